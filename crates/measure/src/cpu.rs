@@ -1,0 +1,184 @@
+//! CPU accounting: per-thread and per-process user/system time (getrusage) and machine-wide
+//! utilisation (/proc/stat).
+//!
+//! Each end sums the CPU time of its own data threads, so an in-process server and the client
+//! in one process still get separate figures; the process and machine-wide figures are
+//! reported beside them.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// User and system CPU time, microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct CpuTime {
+    /// User-mode CPU time, µs.
+    pub user_us: u64,
+    /// Kernel-mode CPU time, µs.
+    pub sys_us: u64,
+}
+
+impl CpuTime {
+    /// CPU time of the calling thread so far.
+    pub fn thread_now() -> Self {
+        rusage(libc::RUSAGE_THREAD)
+    }
+
+    /// CPU time of the whole process so far.
+    pub fn process_now() -> Self {
+        rusage(libc::RUSAGE_SELF)
+    }
+
+    /// The time spent since `earlier`.
+    pub fn since(self, earlier: CpuTime) -> CpuTime {
+        CpuTime {
+            user_us: self.user_us.saturating_sub(earlier.user_us),
+            sys_us: self.sys_us.saturating_sub(earlier.sys_us),
+        }
+    }
+
+    /// Sum of two figures.
+    pub fn plus(self, other: CpuTime) -> CpuTime {
+        CpuTime {
+            user_us: self.user_us + other.user_us,
+            sys_us: self.sys_us + other.sys_us,
+        }
+    }
+
+    /// User + system, µs.
+    pub fn total_us(self) -> u64 {
+        self.user_us + self.sys_us
+    }
+
+    /// User + system as a percentage of one core over `wall` (can exceed 100 with threads).
+    pub fn pct_of(self, wall: Duration) -> f64 {
+        let wall_us = wall.as_secs_f64() * 1e6;
+        if wall_us > 0.0 {
+            self.total_us() as f64 * 100.0 / wall_us
+        } else {
+            0.0
+        }
+    }
+}
+
+fn rusage(who: libc::c_int) -> CpuTime {
+    // SAFETY: getrusage writes a plain-data struct that we zero-initialise; `who` is a valid
+    // constant. It cannot fail for RUSAGE_SELF/RUSAGE_THREAD with a valid pointer.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(who, &mut ru);
+        ru
+    };
+    let us = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000 + tv.tv_usec as u64;
+    CpuTime {
+        user_us: us(ru.ru_utime),
+        sys_us: us(ru.ru_stime),
+    }
+}
+
+/// Machine-wide CPU utilisation over a period.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct SystemCpu {
+    /// Busy share of all cores (100 = every core busy), %.
+    pub busy_pct: f64,
+    /// Of which user + nice, %.
+    pub user_pct: f64,
+    /// Of which system + irq + softirq, %.
+    pub sys_pct: f64,
+    /// Online cores counted.
+    pub cores: u32,
+}
+
+/// A reading of /proc/stat's aggregate `cpu` line, in clock ticks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SystemCpuSnapshot {
+    user: u64,
+    sys: u64,
+    idle: u64,
+    total: u64,
+    cores: u32,
+}
+
+impl SystemCpuSnapshot {
+    /// Reads /proc/stat; `None` where it is not available.
+    pub fn now() -> Option<Self> {
+        Self::parse(&std::fs::read_to_string("/proc/stat").ok()?)
+    }
+
+    /// Parses the text of /proc/stat.
+    pub fn parse(text: &str) -> Option<Self> {
+        let mut lines = text.lines();
+        let first = lines.next()?;
+        let mut fields = first.split_whitespace();
+        if fields.next()? != "cpu" {
+            return None;
+        }
+        let v: Vec<u64> = fields.filter_map(|f| f.parse().ok()).collect();
+        let get = |i: usize| v.get(i).copied().unwrap_or(0);
+        // user nice system idle iowait irq softirq steal (guest time is inside user already)
+        let total: u64 = (0..8).map(get).sum();
+        let cores = lines.filter(|l| l.starts_with("cpu")).count() as u32;
+        Some(Self {
+            user: get(0) + get(1),
+            sys: get(2) + get(5) + get(6),
+            idle: get(3) + get(4),
+            total,
+            cores,
+        })
+    }
+
+    /// Utilisation between `earlier` and this reading.
+    pub fn since(&self, earlier: &SystemCpuSnapshot) -> SystemCpu {
+        let total = self.total.saturating_sub(earlier.total);
+        let pct = |x: u64| {
+            if total == 0 {
+                0.0
+            } else {
+                x as f64 * 100.0 / total as f64
+            }
+        };
+        SystemCpu {
+            busy_pct: pct(total.saturating_sub(self.idle.saturating_sub(earlier.idle))),
+            user_pct: pct(self.user.saturating_sub(earlier.user)),
+            sys_pct: pct(self.sys.saturating_sub(earlier.sys)),
+            cores: self.cores,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_stat_delta() {
+        let a = SystemCpuSnapshot::parse("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 1\ncpu1 1\n").unwrap();
+        let b = SystemCpuSnapshot::parse("cpu  200 0 100 1000 50 0 50 0 0 0\ncpu0 1\ncpu1 1\n").unwrap();
+        let d = b.since(&a);
+        // 400 ticks: 100 user, 100 sys (50 system + 50 softirq), 200 idle → 50 % busy.
+        assert_eq!(d.cores, 2);
+        assert!((d.busy_pct - 50.0).abs() < 1e-9);
+        assert!((d.user_pct - 25.0).abs() < 1e-9);
+        assert!((d.sys_pct - 25.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn cpu_time_arithmetic() {
+        let a = CpuTime { user_us: 1_000_000, sys_us: 500_000 };
+        assert_eq!(a.pct_of(Duration::from_secs(3)), 50.0);
+        assert_eq!(a.since(a), CpuTime::default());
+        assert_eq!(a.plus(a).total_us(), 3_000_000);
+    }
+
+    #[test]
+    fn thread_time_advances_with_work() {
+        let before = CpuTime::thread_now();
+        let mut x = 0u64;
+        let start = std::time::Instant::now();
+        while start.elapsed() < Duration::from_millis(30) {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        }
+        std::hint::black_box(x);
+        assert!(CpuTime::thread_now().since(before).total_us() > 10_000);
+    }
+}

@@ -1,0 +1,11 @@
+//! Measuring without formatting: units, CPU accounting, TCP_INFO and interval statistics.
+//!
+//! Everything here is a value type or a reader of kernel counters. Nothing prints. Units live
+//! in names and types: `_us` microseconds, `_bps` bits per second, `_bytes` bytes.
+
+pub mod cpu;
+pub mod stats;
+pub mod tcp_info;
+pub mod units;
+
+pub use units::UnitError;

@@ -1,0 +1,124 @@
+//! The 8-byte hello both ends send first: `b"LNRT"`, a big-endian u16 version, two zero bytes.
+//!
+//! Laid out as a checked [`HelloPacket`] view over bytes plus a parsed [`Hello`] repr, so the
+//! parse is tested on literal byte arrays and never panics.
+
+use crate::WireError;
+
+/// Magic bytes that open every linerate connection.
+pub const MAGIC: [u8; 4] = *b"LNRT";
+/// The control protocol version this build speaks.
+pub const PROTOCOL_VERSION: u16 = 1;
+/// Length of the hello on the wire.
+pub const HELLO_LEN: usize = 8;
+
+/// A checked view over the hello bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct HelloPacket<T: AsRef<[u8]>> {
+    buffer: T,
+}
+
+impl<T: AsRef<[u8]>> HelloPacket<T> {
+    /// Wraps `buffer`, or returns `None` when it is shorter than [`HELLO_LEN`].
+    pub fn new_checked(buffer: T) -> Option<Self> {
+        (buffer.as_ref().len() >= HELLO_LEN).then_some(Self { buffer })
+    }
+
+    /// The four magic bytes.
+    pub fn magic(&self) -> [u8; 4] {
+        let b = self.buffer.as_ref();
+        [b[0], b[1], b[2], b[3]]
+    }
+
+    /// The protocol version.
+    pub fn version(&self) -> u16 {
+        let b = self.buffer.as_ref();
+        u16::from_be_bytes([b[4], b[5]])
+    }
+}
+
+/// The parsed hello.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hello {
+    /// Protocol version of the sender.
+    pub version: u16,
+}
+
+impl Hello {
+    /// The hello this build sends.
+    pub const fn ours() -> Self {
+        Self {
+            version: PROTOCOL_VERSION,
+        }
+    }
+
+    /// Parses a hello, checking the magic (not the version: see [`Hello::check_version`]).
+    pub fn parse(bytes: &[u8]) -> Result<Self, WireError> {
+        let packet = HelloPacket::new_checked(bytes).ok_or(WireError::Closed { mid_frame: true })?;
+        if packet.magic() != MAGIC {
+            return Err(WireError::BadMagic {
+                found: packet.magic(),
+                expected: MAGIC,
+            });
+        }
+        Ok(Self {
+            version: packet.version(),
+        })
+    }
+
+    /// Errors unless the peer's version equals ours.
+    pub fn check_version(self) -> Result<(), WireError> {
+        if self.version == PROTOCOL_VERSION {
+            Ok(())
+        } else {
+            Err(WireError::VersionMismatch {
+                ours: PROTOCOL_VERSION,
+                theirs: self.version,
+            })
+        }
+    }
+
+    /// The bytes on the wire.
+    pub fn emit(self) -> [u8; HELLO_LEN] {
+        let v = self.version.to_be_bytes();
+        [MAGIC[0], MAGIC[1], MAGIC[2], MAGIC[3], v[0], v[1], 0, 0]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_literal_bytes() {
+        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 1, 0, 0]).unwrap();
+        assert_eq!(hello.version, 1);
+        assert!(hello.check_version().is_ok());
+    }
+
+    #[test]
+    fn emit_parse_round_trip() {
+        let bytes = Hello { version: 513 }.emit();
+        assert_eq!(bytes, [b'L', b'N', b'R', b'T', 2, 1, 0, 0]);
+        assert_eq!(Hello::parse(&bytes).unwrap().version, 513);
+    }
+
+    #[test]
+    fn rejects_wrong_magic() {
+        let err = Hello::parse(b"GET / HTTP/1.1").unwrap_err();
+        assert!(matches!(err, WireError::BadMagic { .. }), "{err}");
+    }
+
+    #[test]
+    fn short_input_is_an_error_not_a_panic() {
+        assert!(Hello::parse(b"LNR").is_err());
+        assert!(HelloPacket::new_checked(&b"LNRT\0"[..]).is_none());
+    }
+
+    #[test]
+    fn version_mismatch_names_both_versions() {
+        let err = Hello { version: 9 }.check_version().unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("version 1") && text.contains("version 9"), "{text}");
+    }
+}

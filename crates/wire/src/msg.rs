@@ -1,0 +1,176 @@
+//! Typed control messages. Each connection, after the hello, sends exactly one of
+//! [`ClientMsg::Start`] (it is a control connection) or [`ClientMsg::Attach`] (a data connection).
+//!
+//! Exchange on the control connection (client → server / server → client):
+//! `Start` / `Accepted` · (data connections attach) · `Begin` / `Begun` ·
+//! `Poll` / `Counters` each interval · `Stop` / `Results`. Either side may send `Error` and close.
+
+use measure::{cpu::CpuTime, cpu::SystemCpu, tcp_info::TcpInfo};
+use serde::{Deserialize, Serialize};
+
+use crate::spec::TestSpec;
+
+/// Messages from client to server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ClientMsg {
+    /// Opens a test session on this (control) connection.
+    Start {
+        /// The test to run.
+        spec: TestSpec,
+    },
+    /// Joins this (data) connection to a session as stream `stream`.
+    Attach {
+        /// Session cookie from `Accepted`.
+        session: u64,
+        /// Stream index, as in `TestSpec::flows`.
+        stream: u16,
+    },
+    /// All streams attached: start measuring now.
+    Begin,
+    /// Asks for the server's byte counters.
+    Poll {
+        /// Echoed in the reply.
+        seq: u64,
+    },
+    /// The test time is over (or the user interrupted): stop sending, drain, report.
+    Stop,
+    /// The client gives up with a reason.
+    Error {
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// Messages from server to client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerMsg {
+    /// The session exists; open the data connections.
+    Accepted {
+        /// Cookie the data connections present.
+        session: u64,
+        /// Facts about the server host.
+        server: ServerInfo,
+    },
+    /// A data connection joined.
+    Attached {
+        /// Its stream index.
+        stream: u16,
+    },
+    /// Measurement started on the server.
+    Begun,
+    /// Byte counters of the server's end, by stream index.
+    Counters {
+        /// Echo of `Poll.seq`.
+        seq: u64,
+        /// Bytes sent or received so far on each stream, in stream-index order.
+        bytes: Vec<u64>,
+    },
+    /// Final figures of the server's end.
+    Results(ServerResults),
+    /// The server refuses or aborts, with a reason.
+    Error {
+        /// What went wrong, naming the input.
+        message: String,
+    },
+}
+
+/// Facts about the server host, sent once per session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ServerInfo {
+    /// linerate version string.
+    pub version: String,
+    /// Host name.
+    pub hostname: String,
+    /// Online CPU count.
+    pub cores: u32,
+}
+
+/// The server's end of one data connection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct StreamEnd {
+    /// Stream index.
+    pub stream: u16,
+    /// Bytes counted when `Stop` arrived.
+    pub bytes_at_stop: u64,
+    /// Bytes counted when the connection closed (after draining).
+    pub bytes_total: u64,
+    /// CPU time of the thread that served this stream.
+    pub cpu: CpuTime,
+    /// TCP_INFO of the connection, when the server was its sender.
+    pub tcp_info: Option<TcpInfo>,
+    /// Error that ended the stream early, if any.
+    pub error: Option<String>,
+}
+
+/// The server's figures for a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ServerResults {
+    /// One entry per stream, in stream-index order.
+    pub streams: Vec<StreamEnd>,
+    /// CPU time of the whole server process from `Begin` to `Stop`.
+    pub process_cpu: CpuTime,
+    /// Machine-wide CPU from `Begin` to `Stop`, measured on the server.
+    pub system_cpu: Option<SystemCpu>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::{decode, encode};
+
+    #[test]
+    fn every_message_round_trips() {
+        let client = vec![
+            ClientMsg::Start {
+                spec: crate::spec::sample(),
+            },
+            ClientMsg::Attach {
+                session: 42,
+                stream: 3,
+            },
+            ClientMsg::Begin,
+            ClientMsg::Poll { seq: 1 },
+            ClientMsg::Stop,
+            ClientMsg::Error {
+                message: "x".into(),
+            },
+        ];
+        for msg in client {
+            let mut buf = Vec::new();
+            encode(&msg, &mut buf).unwrap();
+            assert_eq!(decode::<ClientMsg>(&buf).unwrap().unwrap().0, msg);
+        }
+        let server = vec![
+            ServerMsg::Accepted {
+                session: 1,
+                server: ServerInfo::default(),
+            },
+            ServerMsg::Attached { stream: 0 },
+            ServerMsg::Begun,
+            ServerMsg::Counters {
+                seq: 1,
+                bytes: vec![1, 2],
+            },
+            ServerMsg::Results(ServerResults {
+                streams: vec![StreamEnd::default()],
+                ..Default::default()
+            }),
+            ServerMsg::Error {
+                message: "no".into(),
+            },
+        ];
+        for msg in server {
+            let mut buf = Vec::new();
+            encode(&msg, &mut buf).unwrap();
+            assert_eq!(decode::<ServerMsg>(&buf).unwrap().unwrap().0, msg);
+        }
+    }
+
+    #[test]
+    fn wire_names_are_stable() {
+        let text = serde_json::to_string(&ClientMsg::Poll { seq: 5 }).unwrap();
+        assert_eq!(text, r#"{"type":"poll","seq":5}"#);
+    }
+}

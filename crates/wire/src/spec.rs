@@ -1,0 +1,214 @@
+//! The test a client asks for: sent to the server in `Start`, stored with the results.
+//!
+//! Sizes are bytes, times milliseconds, rates bits per second; field names carry the unit.
+//! The binary validates user input into a `TestSpec`; the server re-checks it against its own
+//! limits with [`TestSpec::check`], since a peer's spec is untrusted input.
+
+use serde::{Deserialize, Serialize};
+
+/// Which test runs. Spelled as netperf/neper spell them, in the CLI, JSON and storage alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TestKind {
+    /// Bulk TCP (or Unix stream socket) transfer.
+    TcpStream,
+}
+
+impl TestKind {
+    /// The shared vocabulary name, e.g. `tcp_stream`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TestKind::TcpStream => "tcp_stream",
+        }
+    }
+}
+
+/// Which way data flows, seen from the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Client sends, server receives (the default).
+    Send,
+    /// Server sends, client receives.
+    Reverse,
+    /// Both at once, each on its own connections.
+    Bidir,
+}
+
+/// The direction one data connection carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Flow {
+    /// Client → server.
+    ClientToServer,
+    /// Server → client.
+    ServerToClient,
+}
+
+impl Flow {
+    /// Short label for tables: `c→s` / `s→c`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Flow::ClientToServer => "c->s",
+            Flow::ServerToClient => "s->c",
+        }
+    }
+}
+
+/// The socket family the data connections use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// TCP over IPv4 or IPv6.
+    Tcp,
+    /// A Unix-domain stream socket (the host's stack without a NIC).
+    Unix,
+}
+
+/// One test, as the client asked for it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestSpec {
+    /// Test kind.
+    pub kind: TestKind,
+    /// Socket family of the data connections.
+    pub transport: Transport,
+    /// Measured duration, milliseconds.
+    pub duration_ms: u64,
+    /// Interval between live rows, milliseconds.
+    pub interval_ms: u64,
+    /// Parallel streams per direction.
+    pub streams: u16,
+    /// Direction of the data.
+    pub direction: Direction,
+    /// Bytes per write (and per read) call.
+    pub write_len_bytes: u32,
+    /// SO_SNDBUF/SO_RCVBUF request, bytes; `None` leaves the kernel's autotuning alone.
+    pub window_bytes: Option<u32>,
+    /// TCP_MAXSEG request, bytes.
+    pub mss_bytes: Option<u32>,
+    /// TCP_NODELAY on every data connection.
+    pub no_delay: bool,
+    /// TCP_CONGESTION algorithm name.
+    pub congestion: Option<String>,
+    /// IP TOS / IPv6 traffic class byte.
+    pub tos: Option<u8>,
+    /// Link speed for the Performance Index, bits/s (client-side only; informational).
+    pub link_speed_bps: Option<u64>,
+}
+
+/// Limits a server enforces on a peer's spec.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpecLimits {
+    /// Longest test, milliseconds.
+    pub max_duration_ms: u64,
+    /// Most streams per direction.
+    pub max_streams: u16,
+    /// Largest write length, bytes.
+    pub max_write_len_bytes: u32,
+}
+
+impl Default for SpecLimits {
+    fn default() -> Self {
+        Self {
+            max_duration_ms: 24 * 3600 * 1000,
+            max_streams: 128,
+            max_write_len_bytes: 64 << 20,
+        }
+    }
+}
+
+impl TestSpec {
+    /// The data connections this spec opens, in stream-index order: `(index, flow)`.
+    /// For `Bidir`, indices `0..streams` go client→server and `streams..2*streams` back.
+    pub fn flows(&self) -> Vec<(u16, Flow)> {
+        let n = self.streams;
+        match self.direction {
+            Direction::Send => (0..n).map(|i| (i, Flow::ClientToServer)).collect(),
+            Direction::Reverse => (0..n).map(|i| (i, Flow::ServerToClient)).collect(),
+            Direction::Bidir => (0..n)
+                .map(|i| (i, Flow::ClientToServer))
+                .chain((n..2 * n).map(|i| (i, Flow::ServerToClient)))
+                .collect(),
+        }
+    }
+
+    /// Checks the spec against `limits`; the error says which field and what is allowed.
+    pub fn check(&self, limits: &SpecLimits) -> Result<(), String> {
+        if self.streams == 0 || self.streams > limits.max_streams {
+            return Err(format!(
+                "streams {} outside 1..={} (server limit)",
+                self.streams, limits.max_streams
+            ));
+        }
+        if self.duration_ms == 0 || self.duration_ms > limits.max_duration_ms {
+            return Err(format!(
+                "duration {} ms outside 1..={} ms (server limit)",
+                self.duration_ms, limits.max_duration_ms
+            ));
+        }
+        if self.write_len_bytes == 0 || self.write_len_bytes > limits.max_write_len_bytes {
+            return Err(format!(
+                "write length {} bytes outside 1..={} (server limit)",
+                self.write_len_bytes, limits.max_write_len_bytes
+            ));
+        }
+        if self.interval_ms == 0 {
+            return Err("interval must be above 0 ms".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+pub(crate) fn sample() -> TestSpec {
+    TestSpec {
+        kind: TestKind::TcpStream,
+        transport: Transport::Tcp,
+        duration_ms: 1000,
+        interval_ms: 1000,
+        streams: 2,
+        direction: Direction::Bidir,
+        write_len_bytes: 131072,
+        window_bytes: None,
+        mss_bytes: None,
+        no_delay: false,
+        congestion: None,
+        tos: None,
+        link_speed_bps: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bidir_flows_split_indices() {
+        let flows = sample().flows();
+        assert_eq!(
+            flows,
+            vec![
+                (0, Flow::ClientToServer),
+                (1, Flow::ClientToServer),
+                (2, Flow::ServerToClient),
+                (3, Flow::ServerToClient)
+            ]
+        );
+    }
+
+    #[test]
+    fn check_names_the_field() {
+        let mut spec = sample();
+        spec.streams = 500;
+        assert!(spec.check(&SpecLimits::default()).unwrap_err().contains("streams 500"));
+        spec.streams = 1;
+        spec.duration_ms = 0;
+        assert!(spec.check(&SpecLimits::default()).unwrap_err().contains("duration"));
+    }
+
+    #[test]
+    fn kind_serializes_in_shared_vocabulary() {
+        assert_eq!(serde_json::to_string(&TestKind::TcpStream).unwrap(), "\"tcp_stream\"");
+        assert_eq!(TestKind::TcpStream.as_str(), "tcp_stream");
+    }
+}
