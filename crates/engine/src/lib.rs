@@ -1,1 +1,23 @@
-//! stub
+//! The data plane: one [`StreamEngine`] per test kind, each driving one data connection per
+//! thread on blocking sockets.
+//!
+//! Invariants: the data loops allocate once, never log or format, and publish progress only
+//! through a [`ByteCounter`] (one relaxed store per syscall). A worker stops sending when its
+//! `stop` [`Signal`] is raised and gives up on anything when `abort` is raised; both are polled
+//! at least every [`POLL_INTERVAL`], which bounds how long any call can block.
+
+pub mod conn;
+pub mod counters;
+pub mod error;
+pub mod mock;
+pub mod sockopt;
+pub mod stream_engine;
+pub mod tcp_stream;
+
+pub use conn::{Conn, Listener};
+pub use counters::{ByteCounter, Signal};
+pub use error::EngineError;
+pub use stream_engine::{engine_for, Role, StreamControl, StreamEngine, StreamReport};
+
+/// Longest a data-path call blocks before the worker looks at its signals again.
+pub const POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);

@@ -1,1 +1,13 @@
-//! stub
+//! What a run produces, as stored and exported: [`schema::RunRecord`] with its intervals and
+//! summary. Every field's unit is in its name; docs/RESULTS.md says what each one means and
+//! which end measured it.
+//!
+//! Depends on `wire` for the spec (the same `TestSpec` the server received, so every stored run
+//! can be re-run) and on `measure` for value types.
+
+pub mod schema;
+
+pub use schema::{
+    CpuSummary, End, FlowInterval, FlowSummary, IntervalSample, RunRecord, StreamSummary,
+    Summary, SCHEMA_VERSION,
+};

@@ -1,0 +1,254 @@
+//! Every socket option linerate sets, in one place, with errors that name the flag.
+//!
+//! The client applies options before connecting (MSS must be set before the SYN); the server
+//! applies the same options to each accepted data connection.
+
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::Duration;
+
+use socket2::{Domain, Protocol, Socket, Type};
+use wire::TestSpec;
+
+use crate::{Conn, EngineError};
+
+/// The socket options a spec asks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SocketOptions {
+    /// SO_SNDBUF and SO_RCVBUF, bytes.
+    pub window_bytes: Option<u32>,
+    /// TCP_MAXSEG, bytes.
+    pub mss_bytes: Option<u32>,
+    /// TCP_NODELAY.
+    pub no_delay: bool,
+    /// TCP_CONGESTION.
+    pub congestion: Option<String>,
+    /// IP_TOS / IPV6_TCLASS.
+    pub tos: Option<u8>,
+}
+
+impl SocketOptions {
+    /// The options of `spec`.
+    pub fn from_spec(spec: &TestSpec) -> Self {
+        Self {
+            window_bytes: spec.window_bytes,
+            mss_bytes: spec.mss_bytes,
+            no_delay: spec.no_delay,
+            congestion: spec.congestion.clone(),
+            tos: spec.tos,
+        }
+    }
+
+    /// Refuses TCP-only options for a Unix-domain transport.
+    pub fn check_unix(&self) -> Result<(), EngineError> {
+        if self.mss_bytes.is_some() {
+            return Err(EngineError::NotForUnix("--mss"));
+        }
+        if self.congestion.is_some() {
+            return Err(EngineError::NotForUnix("--congestion"));
+        }
+        if self.tos.is_some() {
+            return Err(EngineError::NotForUnix("--tos"));
+        }
+        if self.no_delay {
+            return Err(EngineError::NotForUnix("--no-delay"));
+        }
+        Ok(())
+    }
+
+    /// Applies what must precede `connect`, plus everything else, to a fresh TCP socket.
+    fn apply_tcp(&self, fd: RawFd, v6: bool) -> Result<(), EngineError> {
+        self.apply_window(fd)?;
+        if let Some(mss) = self.mss_bytes {
+            set_int(fd, libc::IPPROTO_TCP, libc::TCP_MAXSEG, mss as i32, "--mss", mss)?;
+        }
+        if self.no_delay {
+            set_int(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1, "--no-delay", "")?;
+        }
+        if let Some(name) = &self.congestion {
+            set_congestion(fd, name)?;
+        }
+        if let Some(tos) = self.tos {
+            let (level, opt) = if v6 {
+                (libc::IPPROTO_IPV6, libc::IPV6_TCLASS)
+            } else {
+                (libc::IPPROTO_IP, libc::IP_TOS)
+            };
+            set_int(fd, level, opt, tos as i32, "--tos", tos)?;
+        }
+        Ok(())
+    }
+
+    fn apply_window(&self, fd: RawFd) -> Result<(), EngineError> {
+        if let Some(w) = self.window_bytes {
+            set_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, w as i32, "--window", w)?;
+            set_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, w as i32, "--window", w)?;
+        }
+        Ok(())
+    }
+
+    /// Applies the options to an accepted (server-side) data connection. MSS is not applied
+    /// here: the client's SYN already carried it.
+    pub fn apply_accepted(&self, conn: &Conn) -> Result<(), EngineError> {
+        match conn {
+            Conn::Unix(_) => self.apply_window(conn.as_raw_fd()),
+            Conn::Tcp(s) => {
+                let v6 = s.local_addr().map(|a| a.is_ipv6()).unwrap_or(false);
+                let accepted = SocketOptions {
+                    mss_bytes: None,
+                    ..self.clone()
+                };
+                accepted.apply_tcp(conn.as_raw_fd(), v6)
+            }
+        }
+    }
+}
+
+/// Opens a TCP data or control connection to `addr` with `opts` applied before the SYN.
+pub fn connect_tcp(
+    addr: SocketAddr,
+    bind: Option<SocketAddr>,
+    opts: &SocketOptions,
+    timeout: Duration,
+) -> Result<Conn, ConnectError> {
+    let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
+        .map_err(ConnectError::Io)?;
+    opts.apply_tcp(sock.as_raw_fd(), addr.is_ipv6())
+        .map_err(ConnectError::Option)?;
+    if let Some(local) = bind {
+        sock.bind(&local.into())
+            .map_err(|e| ConnectError::Bind(local, e))?;
+    }
+    sock.connect_timeout(&addr.into(), timeout)
+        .map_err(ConnectError::Io)?;
+    Ok(Conn::Tcp(sock.into()))
+}
+
+/// Why a connection could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// A socket option was refused.
+    #[error(transparent)]
+    Option(EngineError),
+    /// The local address could not be bound.
+    #[error("--bind {0}: {1}")]
+    Bind(SocketAddr, io::Error),
+    /// socket() or connect() failed.
+    #[error("{0}")]
+    Io(io::Error),
+}
+
+/// Checks that a congestion control algorithm can be used, before any test starts.
+pub fn check_congestion(name: &str) -> Result<(), EngineError> {
+    let sock = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP))?;
+    set_congestion(sock.as_raw_fd(), name)
+}
+
+fn set_congestion(fd: RawFd, name: &str) -> Result<(), EngineError> {
+    // SAFETY: the pointer and length describe `name`'s bytes, which outlive the call.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            name.as_ptr().cast(),
+            name.len() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        return Ok(());
+    }
+    let err = io::Error::last_os_error();
+    if err.raw_os_error() == Some(libc::ENOENT) || err.raw_os_error() == Some(libc::EPERM) {
+        let available =
+            std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+                .map(|s| s.trim().to_string())
+                .unwrap_or_else(|_| "unknown".into());
+        return Err(EngineError::UnknownCongestion {
+            name: name.to_string(),
+            available,
+        });
+    }
+    Err(EngineError::SocketOption {
+        option: "--congestion",
+        value: name.to_string(),
+        source: err,
+    })
+}
+
+fn set_int(
+    fd: RawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: i32,
+    option: &'static str,
+    shown: impl ToString,
+) -> Result<(), EngineError> {
+    // SAFETY: passes a pointer to a live i32 and its size.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            (&value as *const i32).cast(),
+            std::mem::size_of::<i32>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(EngineError::SocketOption {
+            option,
+            value: shown.to_string(),
+            source: io::Error::last_os_error(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_congestion_names_what_is_available() {
+        let err = check_congestion("no-such-algo").unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("no-such-algo") && text.contains("available"), "{text}");
+        check_congestion("reno").or_else(|_| check_congestion("cubic")).unwrap();
+    }
+
+    #[test]
+    fn tcp_only_options_are_refused_for_unix() {
+        let opts = SocketOptions {
+            mss_bytes: Some(1000),
+            ..Default::default()
+        };
+        assert!(opts.check_unix().unwrap_err().to_string().contains("--mss"));
+        let opts = SocketOptions {
+            window_bytes: Some(1 << 20),
+            ..Default::default()
+        };
+        assert!(opts.check_unix().is_ok());
+    }
+
+    #[test]
+    fn connect_applies_options() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let opts = SocketOptions {
+            mss_bytes: Some(1000),
+            no_delay: true,
+            window_bytes: Some(256 << 10),
+            ..Default::default()
+        };
+        let conn = connect_tcp(
+            listener.local_addr().unwrap(),
+            None,
+            &opts,
+            Duration::from_secs(2),
+        )
+        .unwrap();
+        let info = measure::tcp_info::read(conn.as_raw_fd()).unwrap();
+        assert!(info.snd_mss_bytes <= 1000, "{info:?}");
+    }
+}

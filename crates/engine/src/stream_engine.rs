@@ -1,0 +1,58 @@
+//! The engine trait: how one data connection is driven for a test kind.
+
+use measure::{cpu::CpuTime, tcp_info::TcpInfo};
+use wire::TestKind;
+
+use crate::{ByteCounter, Conn, EngineError, Signal};
+
+/// Which end of a data connection this worker is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Writes data.
+    Sender,
+    /// Reads data.
+    Receiver,
+}
+
+/// What a worker shares with its orchestrator.
+#[derive(Debug, Clone, Copy)]
+pub struct StreamControl<'a> {
+    /// The worker's running byte total.
+    pub counter: &'a ByteCounter,
+    /// Raised when the test time is over: senders stop, receivers drain to end of stream.
+    pub stop: &'a Signal,
+    /// Raised to give up at once (peer gone, drain took too long, shutdown).
+    pub abort: &'a Signal,
+}
+
+/// What a worker reports when its connection is done.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StreamReport {
+    /// Bytes written or read over the whole connection.
+    pub bytes_total: u64,
+    /// CPU time of the worker thread while it ran.
+    pub cpu: CpuTime,
+    /// TCP_INFO taken at the end, on the sending side of a TCP connection.
+    pub tcp_info: Option<TcpInfo>,
+}
+
+/// Drives one data connection of a test kind. One implementation per file.
+pub trait StreamEngine: Send + Sync {
+    /// The test kind this engine runs.
+    fn kind(&self) -> TestKind;
+
+    /// Runs `conn` as `role` until the stream ends (see [`StreamControl`]).
+    fn run(
+        &self,
+        conn: Conn,
+        role: Role,
+        ctl: StreamControl<'_>,
+    ) -> Result<StreamReport, EngineError>;
+}
+
+/// The engine for a test kind, with its per-stream I/O size.
+pub fn engine_for(kind: TestKind, io_len: usize) -> Box<dyn StreamEngine> {
+    match kind {
+        TestKind::TcpStream => Box::new(crate::tcp_stream::TcpStream::new(io_len)),
+    }
+}

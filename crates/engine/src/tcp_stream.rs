@@ -1,0 +1,177 @@
+//! Bulk transfer over a stream socket (TCP or Unix): the sender writes a fixed buffer until
+//! told to stop, then half-closes; the receiver reads until end of stream.
+//!
+//! The sender waits for the receiver to close after reading everything, so its byte total,
+//! the receiver's byte total and the final TCP_INFO (retransmits) all describe the same,
+//! fully delivered stream.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::Shutdown;
+use std::os::fd::AsRawFd;
+
+use measure::cpu::CpuTime;
+use wire::TestKind;
+
+use crate::{Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL};
+
+/// The `tcp_stream` engine.
+#[derive(Debug, Clone)]
+pub struct TcpStream {
+    io_len: usize,
+}
+
+impl TcpStream {
+    /// An engine writing and reading `io_len` bytes per call.
+    pub fn new(io_len: usize) -> Self {
+        Self {
+            io_len: io_len.max(1),
+        }
+    }
+}
+
+impl StreamEngine for TcpStream {
+    fn kind(&self) -> TestKind {
+        TestKind::TcpStream
+    }
+
+    fn run(
+        &self,
+        mut conn: Conn,
+        role: Role,
+        ctl: StreamControl<'_>,
+    ) -> Result<StreamReport, EngineError> {
+        conn.set_read_timeout(Some(POLL_INTERVAL))?;
+        conn.set_write_timeout(Some(POLL_INTERVAL))?;
+        let cpu_start = CpuTime::thread_now();
+        let mut report = match role {
+            Role::Sender => send(&mut conn, self.io_len, ctl)?,
+            Role::Receiver => receive(&mut conn, self.io_len, ctl)?,
+        };
+        report.cpu = CpuTime::thread_now().since(cpu_start);
+        Ok(report)
+    }
+}
+
+fn is_retry(kind: ErrorKind) -> bool {
+    matches!(
+        kind,
+        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+    )
+}
+
+fn send(conn: &mut Conn, len: usize, ctl: StreamControl<'_>) -> Result<StreamReport, EngineError> {
+    // A non-zero, non-constant pattern so nothing along the path can compress it away.
+    let buf: Vec<u8> = (0..len).map(|i| (i * 7 + 13) as u8).collect();
+    let mut total = 0u64;
+    while !ctl.stop.is_raised() {
+        if ctl.abort.is_raised() {
+            return Err(EngineError::Aborted);
+        }
+        match conn.write(&buf) {
+            Ok(n) => {
+                total += n as u64;
+                ctl.counter.publish(total);
+            }
+            Err(e) if is_retry(e.kind()) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    conn.shutdown(Shutdown::Write)?;
+    // Wait for the receiver to read everything and close: then the stream is fully delivered.
+    let mut scratch = [0u8; 256];
+    loop {
+        if ctl.abort.is_raised() {
+            return Err(EngineError::Aborted);
+        }
+        match conn.read(&mut scratch) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if is_retry(e.kind()) => {}
+            Err(e) if e.kind() == ErrorKind::ConnectionReset => break,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let tcp_info = match conn {
+        Conn::Tcp(_) => measure::tcp_info::read(conn.as_raw_fd()).ok(),
+        Conn::Unix(_) => None,
+    };
+    Ok(StreamReport {
+        bytes_total: total,
+        tcp_info,
+        ..Default::default()
+    })
+}
+
+fn receive(
+    conn: &mut Conn,
+    len: usize,
+    ctl: StreamControl<'_>,
+) -> Result<StreamReport, EngineError> {
+    let mut buf = vec![0u8; len];
+    let mut total = 0u64;
+    loop {
+        if ctl.abort.is_raised() {
+            return Err(EngineError::Aborted);
+        }
+        match conn.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                total += n as u64;
+                ctl.counter.publish(total);
+            }
+            Err(e) if is_retry(e.kind()) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(StreamReport {
+        bytes_total: total,
+        ..Default::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ByteCounter, Signal};
+    use std::os::unix::net::UnixStream;
+    use std::time::Duration;
+
+    #[test]
+    fn sender_and_receiver_totals_reconcile() {
+        let (a, b) = UnixStream::pair().unwrap();
+        let engine = TcpStream::new(4096);
+        let (stop, abort) = (Signal::new(), Signal::new());
+        let (sent, received) = (ByteCounter::default(), ByteCounter::default());
+        let (tx, rx) = std::thread::scope(|s| {
+            let tx = s.spawn(|| {
+                let ctl = StreamControl { counter: &sent, stop: &stop, abort: &abort };
+                engine.run(Conn::Unix(a), Role::Sender, ctl)
+            });
+            let rx = s.spawn(|| {
+                let ctl = StreamControl { counter: &received, stop: &stop, abort: &abort };
+                engine.run(Conn::Unix(b), Role::Receiver, ctl)
+            });
+            std::thread::sleep(Duration::from_millis(50));
+            stop.raise();
+            (tx.join().unwrap().unwrap(), rx.join().unwrap().unwrap())
+        });
+        assert!(tx.bytes_total > 0);
+        assert_eq!(tx.bytes_total, rx.bytes_total);
+        assert_eq!(sent.get(), received.get());
+        assert!(tx.tcp_info.is_none());
+    }
+
+    #[test]
+    fn abort_ends_a_receiver_with_no_sender() {
+        let (a, _keep) = UnixStream::pair().unwrap();
+        let engine = TcpStream::new(1024);
+        let (stop, abort) = (Signal::new(), Signal::new());
+        let counter = ByteCounter::default();
+        abort.raise();
+        let ctl = StreamControl { counter: &counter, stop: &stop, abort: &abort };
+        assert!(matches!(
+            engine.run(Conn::Unix(a), Role::Receiver, ctl),
+            Err(EngineError::Aborted)
+        ));
+    }
+}

@@ -1,0 +1,170 @@
+//! The run record. Byte counts are exact integers; rates are bits per second over the
+//! client-clock window; CPU percentages are of one core unless named `system_`.
+
+use measure::{stats::Spread, tcp_info::TcpInfo};
+use serde::{Deserialize, Serialize};
+use wire::{msg::ServerInfo, spec::Flow, TestKind, TestSpec};
+
+/// Version of this record layout; bumped with every incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Which end of the test did something.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum End {
+    /// The end that ran `linerate tcp …`.
+    Client,
+    /// The end that ran `linerate serve` (or the in-process server).
+    Server,
+}
+
+/// One test run, complete or interrupted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Test kind, e.g. `tcp_stream`.
+    pub kind: TestKind,
+    /// Record layout version.
+    pub schema_version: u32,
+    /// The test as asked for.
+    pub spec: TestSpec,
+    /// Where the client connected: `HOST:PORT`, `unix:PATH`, or `in-process …`.
+    pub target: String,
+    /// Wall-clock start, Unix epoch milliseconds (labelling only; durations use a monotonic clock).
+    pub started_at_unix_ms: u64,
+    /// Facts about the server host.
+    pub server: ServerInfo,
+    /// Per-interval samples, in order.
+    pub intervals: Vec<IntervalSample>,
+    /// The summary of the whole run.
+    pub summary: Summary,
+}
+
+/// One interval on the client's clock.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalSample {
+    /// Interval start, seconds since the test began.
+    pub start_s: f64,
+    /// Interval end, seconds since the test began.
+    pub end_s: f64,
+    /// One entry per direction in the test.
+    pub flows: Vec<FlowInterval>,
+}
+
+/// One direction within one interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlowInterval {
+    /// Direction.
+    pub flow: Flow,
+    /// Bytes the sending end wrote in the interval.
+    pub sender_bytes: u64,
+    /// Bytes the receiving end read in the interval.
+    pub receiver_bytes: u64,
+    /// `receiver_bytes` as bits per second over the interval.
+    pub throughput_bps: f64,
+    /// Bytes read per stream in the interval, in stream order.
+    pub stream_receiver_bytes: Vec<u64>,
+}
+
+/// CPU used by one end.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct CpuSummary {
+    /// User + system CPU of the end's data threads, % of one core.
+    pub threads_pct: f64,
+    /// Of which user mode, %.
+    pub user_pct: f64,
+    /// Of which kernel mode, %.
+    pub sys_pct: f64,
+    /// User + system CPU of the end's whole process, % of one core (includes the other end
+    /// when the server runs in-process).
+    pub process_pct: f64,
+    /// Machine-wide busy share of all cores on that end's host, %.
+    pub system_busy_pct: Option<f64>,
+}
+
+/// One data connection's totals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamSummary {
+    /// Stream index.
+    pub stream: u16,
+    /// Bytes the sender wrote.
+    pub bytes_sent: u64,
+    /// Bytes the receiver had read when the test time ended.
+    pub bytes_received: u64,
+    /// Receiver goodput over the test window, bits/s.
+    pub throughput_bps: f64,
+    /// TCP_INFO of the sending socket, at the end.
+    pub tcp_info: Option<TcpInfo>,
+    /// Error that ended this stream early, from whichever end saw it.
+    pub error: Option<String>,
+}
+
+/// One direction's totals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlowSummary {
+    /// Direction.
+    pub flow: Flow,
+    /// Which end sent.
+    pub sender: End,
+    /// Bytes written by the sender over the test.
+    pub bytes_sent: u64,
+    /// Bytes read by the receiver within the test window.
+    pub bytes_received: u64,
+    /// Bytes written but not yet read when the window closed (`bytes_sent - bytes_received`).
+    pub bytes_in_flight: u64,
+    /// Bytes the receiver read after draining the connections; equals `bytes_sent` when every
+    /// stream closed cleanly.
+    pub bytes_received_after_drain: u64,
+    /// Whether `bytes_received_after_drain == bytes_sent`.
+    pub reconciled: bool,
+    /// Receiver goodput: `bytes_received * 8 / duration_s`.
+    pub throughput_bps: f64,
+    /// Sender rate: `bytes_sent * 8 / duration_s`.
+    pub sender_throughput_bps: f64,
+    /// Spread of per-interval receiver throughput, bits/s.
+    pub interval_throughput_bps: Spread,
+    /// CPU of the sending end's data threads, % of one core.
+    pub sender_cpu_pct: f64,
+    /// CPU of the receiving end's data threads, % of one core.
+    pub receiver_cpu_pct: f64,
+    /// Retransmitted segments, summed over streams (sender's TCP_INFO).
+    pub retransmits: Option<u32>,
+    /// Smoothed RTT, mean over streams, µs (sender's TCP_INFO).
+    pub rtt_us: Option<u32>,
+    /// Per-stream totals.
+    pub streams: Vec<StreamSummary>,
+}
+
+/// The run's summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Test window on the client's clock, seconds.
+    pub duration_s: f64,
+    /// Whether the user interrupted the run (the figures cover what ran).
+    pub interrupted: bool,
+    /// Bytes written, all directions.
+    pub bytes_sent: u64,
+    /// Bytes read within the window, all directions.
+    pub bytes_received: u64,
+    /// Bytes in flight when the window closed, all directions.
+    pub bytes_in_flight: u64,
+    /// Receiver goodput, all directions, bits/s.
+    pub throughput_bps: f64,
+    /// Client data-thread CPU, % of one core.
+    pub local_cpu_pct: f64,
+    /// Server data-thread CPU, % of one core.
+    pub remote_cpu_pct: f64,
+    /// Client CPU detail.
+    pub local_cpu: CpuSummary,
+    /// Server CPU detail.
+    pub remote_cpu: CpuSummary,
+    /// Retransmitted segments, all TCP streams.
+    pub retransmits: Option<u32>,
+    /// Smoothed RTT, mean over all TCP streams, µs.
+    pub rtt_us: Option<u32>,
+    /// Link speed given with `--link-speed`, bits/s.
+    pub link_speed_bps: Option<u64>,
+    /// Performance Index `T/C × T/L` (T Mbit/s, C the busier end's CPU %, L link Mbit/s).
+    pub performance_index: Option<f64>,
+    /// Per-direction figures.
+    pub flows: Vec<FlowSummary>,
+}
