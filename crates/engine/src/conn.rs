@@ -41,6 +41,14 @@ impl Conn {
         }
     }
 
+    /// Switches non-blocking mode.
+    pub fn set_nonblocking(&self, on: bool) -> io::Result<()> {
+        match self {
+            Conn::Tcp(s) => s.set_nonblocking(on),
+            Conn::Unix(s) => s.set_nonblocking(on),
+        }
+    }
+
     /// Half-closes or closes the connection.
     pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         match self {

@@ -13,11 +13,13 @@ pub mod mock;
 pub mod sockopt;
 pub mod stream_engine;
 pub mod tcp_stream;
+pub mod workers;
 
 pub use conn::{Conn, Listener};
 pub use counters::{ByteCounter, Signal};
 pub use error::EngineError;
 pub use stream_engine::{engine_for, Role, StreamControl, StreamEngine, StreamReport};
+pub use workers::{WorkerOutcome, Workers};
 
 /// Longest a data-path call blocks before the worker looks at its signals again.
 pub const POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);

@@ -109,9 +109,12 @@ pub struct StreamEnd {
 pub struct ServerResults {
     /// One entry per stream, in stream-index order.
     pub streams: Vec<StreamEnd>,
-    /// CPU time of the whole server process from `Begin` to `Stop`.
+    /// Wall time from `Begin` until the server's last stream ended, µs: the period its CPU
+    /// figures cover.
+    pub wall_us: u64,
+    /// CPU time of the whole server process over `wall_us`.
     pub process_cpu: CpuTime,
-    /// Machine-wide CPU from `Begin` to `Stop`, measured on the server.
+    /// Machine-wide CPU over `wall_us`, measured on the server.
     pub system_cpu: Option<SystemCpu>,
 }
 

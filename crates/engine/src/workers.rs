@@ -1,0 +1,154 @@
+//! A set of data-connection workers, one thread each, started and joined together.
+//!
+//! Both ends use it: spawn a worker per connection, read the counters while they run, raise
+//! `stop`, then [`Workers::join`] with a drain deadline after which `abort` is raised. Dropping
+//! the set raises `abort`, so an early return never leaves a worker running.
+
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::{ByteCounter, Conn, Role, Signal, StreamControl, StreamEngine, StreamReport};
+
+/// How one worker ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkerOutcome {
+    /// Its counter when it was joined (or given up on).
+    pub bytes_now: u64,
+    /// Its report or error; `None` when it did not finish by the deadline.
+    pub result: Option<Result<StreamReport, String>>,
+}
+
+/// Running workers.
+pub struct Workers {
+    engine: Arc<dyn StreamEngine>,
+    stop: Signal,
+    abort: Signal,
+    counters: Vec<Arc<ByteCounter>>,
+    done_tx: Sender<(usize, Result<StreamReport, String>)>,
+    done_rx: Receiver<(usize, Result<StreamReport, String>)>,
+}
+
+impl Workers {
+    /// An empty set that will run `engine`.
+    pub fn new(engine: Box<dyn StreamEngine>) -> Self {
+        let (done_tx, done_rx) = mpsc::channel();
+        Self {
+            engine: Arc::from(engine),
+            stop: Signal::new(),
+            abort: Signal::new(),
+            counters: Vec::new(),
+            done_tx,
+            done_rx,
+        }
+    }
+
+    /// Starts a worker for `conn` as `role`; its index is the number started before it.
+    pub fn spawn(&mut self, conn: Conn, role: Role, thread_name: String) -> std::io::Result<()> {
+        let index = self.counters.len();
+        let counter = Arc::new(ByteCounter::default());
+        let (c, s, a) = (Arc::clone(&counter), self.stop.clone(), self.abort.clone());
+        let (engine, tx) = (Arc::clone(&self.engine), self.done_tx.clone());
+        std::thread::Builder::new().name(thread_name).spawn(move || {
+            let ctl = StreamControl {
+                counter: &c,
+                stop: &s,
+                abort: &a,
+            };
+            let result = engine.run(conn, role, ctl).map_err(|e| e.to_string());
+            let _ = tx.send((index, result));
+        })?;
+        self.counters.push(counter);
+        Ok(())
+    }
+
+    /// Every worker's byte counter now, in spawn order.
+    pub fn snapshot(&self) -> Vec<u64> {
+        self.counters.iter().map(|c| c.get()).collect()
+    }
+
+    /// Tells senders to stop and receivers to drain.
+    pub fn stop(&self) {
+        self.stop.raise();
+    }
+
+    /// Tells every worker to give up now.
+    pub fn abort(&self) {
+        self.abort.raise();
+    }
+
+    /// Waits for every worker, raising `abort` at `drain` from now.
+    pub fn join(self, drain: Duration) -> Vec<WorkerOutcome> {
+        let n = self.counters.len();
+        let mut results: Vec<Option<Result<StreamReport, String>>> = (0..n).map(|_| None).collect();
+        let deadline = Instant::now() + drain;
+        let mut pending = n;
+        while pending > 0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.done_rx.recv_timeout(left.max(Duration::from_millis(1))) {
+                Ok((i, r)) => {
+                    if let Some(slot) = results.get_mut(i) {
+                        *slot = Some(r);
+                    }
+                    pending -= 1;
+                }
+                Err(RecvTimeoutError::Timeout) if !self.abort.is_raised() => self.abort.raise(),
+                // Aborted workers end within one poll interval; past that, stop waiting.
+                Err(RecvTimeoutError::Timeout) if Instant::now() > deadline + Duration::from_secs(2) => break,
+                Err(_) => {}
+            }
+        }
+        results
+            .into_iter()
+            .zip(&self.counters)
+            .map(|(result, c)| WorkerOutcome {
+                bytes_now: c.get(),
+                result,
+            })
+            .collect()
+    }
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        self.abort.raise();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mock::MockEngine;
+    use std::os::unix::net::UnixStream;
+
+    #[test]
+    fn mock_pair_reconciles_and_joins() {
+        let engine = || Box::new(MockEngine { bytes_per_stream: 12_345 });
+        let (mut tx, mut rx) = (Workers::new(engine()), Workers::new(engine()));
+        for i in 0..3 {
+            let (a, b) = UnixStream::pair().unwrap();
+            tx.spawn(Conn::Unix(a), Role::Sender, format!("t{i}")).unwrap();
+            rx.spawn(Conn::Unix(b), Role::Receiver, format!("r{i}")).unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(tx.snapshot(), vec![12_345; 3]);
+        tx.stop();
+        let sent = tx.join(Duration::from_secs(5));
+        let got = rx.join(Duration::from_secs(5));
+        for (s, r) in sent.iter().zip(&got) {
+            assert_eq!(s.result.as_ref().unwrap().as_ref().unwrap().bytes_total, 12_345);
+            assert_eq!(r.result.as_ref().unwrap().as_ref().unwrap().bytes_total, 12_345);
+        }
+    }
+
+    #[test]
+    fn a_stuck_worker_is_aborted_at_the_deadline() {
+        let (a, _b) = UnixStream::pair().unwrap();
+        let mut rx = Workers::new(Box::new(MockEngine { bytes_per_stream: 0 }));
+        rx.spawn(Conn::Unix(a), Role::Receiver, "r".into()).unwrap();
+        let start = Instant::now();
+        let out = rx.join(Duration::from_millis(100));
+        assert!(start.elapsed() < Duration::from_secs(2));
+        assert!(matches!(out[0].result, Some(Err(_))), "{out:?}");
+    }
+}

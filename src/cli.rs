@@ -1,0 +1,306 @@
+//! The command line: clap definitions (their doc comments are the help text) and their
+//! validation into typed specs. Every error names the flag and what to do.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use measure::units::{parse_bits_per_sec, parse_bytes};
+use wire::spec::{Direction, TestKind, Transport};
+use wire::TestSpec;
+
+use crate::target::{Family, DEFAULT_PORT};
+
+/// linerate: a network performance lab in one binary.
+///
+/// Run `linerate tcp` with no host to measure loopback against an in-process server.
+#[derive(Debug, Parser)]
+#[command(name = "linerate", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve tests to linerate clients (TCP port 5301 on all addresses by default).
+    Serve(ServeArgs),
+    /// Bulk TCP (or Unix-socket) throughput: send, reverse or both ways, N parallel streams.
+    Tcp(TcpArgs),
+}
+
+/// `linerate serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (default: all IPv6 and IPv4 addresses).
+    #[arg(long, short = 'B', value_name = "ADDR")]
+    pub bind: Option<String>,
+    /// TCP port to listen on.
+    #[arg(long, short = 'p', value_name = "PORT", default_value_t = DEFAULT_PORT)]
+    pub port: u16,
+    /// Listen on a Unix-domain socket at this path instead of TCP.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["bind"])]
+    pub unix: Option<PathBuf>,
+    /// Exit after serving one test.
+    #[arg(long, short = '1')]
+    pub one_off: bool,
+    /// Tests that may run at the same time.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    pub max_sessions: usize,
+    /// Longest test a client may ask for.
+    #[arg(long, value_name = "SECONDS", default_value_t = 86_400.0)]
+    pub max_time: f64,
+}
+
+/// `linerate tcp`.
+#[derive(Debug, Args)]
+pub struct TcpArgs {
+    /// Server to test against (name, address, HOST:PORT); none: an in-process server on loopback.
+    #[arg(value_name = "HOST")]
+    pub host: Option<String>,
+    /// Server port.
+    #[arg(long, short = 'p', value_name = "PORT", default_value_t = DEFAULT_PORT)]
+    pub port: u16,
+    /// Test duration.
+    #[arg(long = "time", short = 't', value_name = "SECONDS", default_value_t = 10.0)]
+    pub time: f64,
+    /// Parallel streams per direction, each on its own thread.
+    #[arg(long = "parallel", short = 'P', value_name = "STREAMS", default_value_t = 1)]
+    pub parallel: u32,
+    /// Server sends, client receives.
+    #[arg(long, short = 'R', conflicts_with = "bidir")]
+    pub reverse: bool,
+    /// Both directions at once.
+    #[arg(long)]
+    pub bidir: bool,
+    /// Bytes per write and read call (K, M: binary multiples).
+    #[arg(long = "length", short = 'l', value_name = "BYTES", default_value = "256K")]
+    pub length: String,
+    /// Seconds between live rows; 0 prints none.
+    #[arg(long, short = 'i', value_name = "SECONDS", default_value_t = 1.0)]
+    pub interval: f64,
+    /// Socket buffer size (SO_SNDBUF and SO_RCVBUF) on both ends; default: kernel autotuning.
+    #[arg(long, short = 'w', value_name = "BYTES")]
+    pub window: Option<String>,
+    /// TCP maximum segment size (TCP_MAXSEG), set before connecting.
+    #[arg(long, short = 'M', value_name = "BYTES")]
+    pub mss: Option<u32>,
+    /// Disable Nagle's algorithm (TCP_NODELAY).
+    #[arg(long, short = 'N')]
+    pub no_delay: bool,
+    /// TCP congestion control algorithm on both ends, e.g. cubic, reno, bbr.
+    #[arg(long, short = 'C', value_name = "ALGO")]
+    pub congestion: Option<String>,
+    /// IP TOS / IPv6 traffic class byte (decimal or 0x hex).
+    #[arg(long, short = 'S', value_name = "N")]
+    pub tos: Option<String>,
+    /// IPv4 only.
+    #[arg(short = '4', conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// IPv6 only.
+    #[arg(short = '6')]
+    pub ipv6: bool,
+    /// Local address to connect from.
+    #[arg(long, short = 'B', value_name = "ADDR")]
+    pub bind: Option<String>,
+    /// Test over a Unix-domain stream socket: a server listening at PATH, or an in-process one
+    /// created there when nothing is.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["bind", "ipv4", "ipv6"])]
+    pub unix: Option<PathBuf>,
+    /// Link speed for the Performance Index PI = T/C x T/L (bits/s; K, M, G, T).
+    #[arg(long, value_name = "BITS_PER_SEC")]
+    pub link_speed: Option<String>,
+    /// Print one JSON document instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A validated `tcp` invocation.
+#[derive(Debug, Clone)]
+pub struct TcpPlan {
+    /// The test.
+    pub spec: TestSpec,
+    /// Family restriction.
+    pub family: Family,
+    /// Local bind address.
+    pub bind: Option<SocketAddr>,
+    /// Whether live rows are printed.
+    pub live_rows: bool,
+}
+
+fn seconds(flag: &str, value: f64, min: f64, max: f64) -> Result<Duration, String> {
+    if !value.is_finite() || value < min || value > max {
+        return Err(format!("{flag} {value}: must be between {min} and {max} seconds"));
+    }
+    Ok(Duration::from_secs_f64(value))
+}
+
+fn parse_tos(s: &str) -> Result<u8, String> {
+    let t = s.trim();
+    let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u8::from_str_radix(hex, 16),
+        None => t.parse::<u8>(),
+    };
+    parsed.map_err(|_| format!("--tos {s}: must be a byte, 0 to 255 (or 0x00 to 0xff)"))
+}
+
+impl TcpArgs {
+    /// Validates the flags into a plan.
+    pub fn plan(&self) -> Result<TcpPlan, String> {
+        let duration = seconds("--time", self.time, 0.1, 86_400.0)?;
+        if self.parallel == 0 || self.parallel > 128 {
+            return Err(format!("--parallel {}: must be between 1 and 128 streams", self.parallel));
+        }
+        let length = parse_bytes(&self.length).map_err(|e| format!("--length {}: {e}", self.length))?;
+        if length == 0 || length > 64 << 20 {
+            return Err(format!("--length {}: must be between 1 byte and 64M", self.length));
+        }
+        let interval = if self.interval == 0.0 {
+            duration
+        } else {
+            seconds("--interval", self.interval, 0.05, 3600.0)?
+        };
+        let window = match &self.window {
+            None => None,
+            Some(w) => {
+                let v = parse_bytes(w).map_err(|e| format!("--window {w}: {e}"))?;
+                if !(2048..=(1 << 30)).contains(&v) {
+                    return Err(format!("--window {w}: must be between 2K and 1G"));
+                }
+                Some(v as u32)
+            }
+        };
+        if let Some(m) = self.mss {
+            if !(88..=65535).contains(&m) {
+                return Err(format!("--mss {m}: must be between 88 and 65535 bytes"));
+            }
+        }
+        let tos = self.tos.as_deref().map(parse_tos).transpose()?;
+        let link_speed_bps = match &self.link_speed {
+            None => None,
+            Some(l) => {
+                let v = parse_bits_per_sec(l).map_err(|e| format!("--link-speed {l}: {e}"))?;
+                if v == 0 {
+                    return Err(format!("--link-speed {l}: must be above 0"));
+                }
+                Some(v)
+            }
+        };
+        if let Some(c) = &self.congestion {
+            if c.is_empty() || c.len() > 15 {
+                return Err(format!("--congestion '{c}': not a congestion control name"));
+            }
+        }
+        let bind = match &self.bind {
+            None => None,
+            Some(b) => Some(
+                b.parse::<SocketAddr>()
+                    .or_else(|_| b.parse::<std::net::IpAddr>().map(|ip| SocketAddr::new(ip, 0)))
+                    .map_err(|_| format!("--bind {b}: not an IP address (optionally with :PORT)"))?,
+            ),
+        };
+        let direction = if self.bidir {
+            Direction::Bidir
+        } else if self.reverse {
+            Direction::Reverse
+        } else {
+            Direction::Send
+        };
+        let spec = TestSpec {
+            kind: TestKind::TcpStream,
+            transport: if self.unix.is_some() { Transport::Unix } else { Transport::Tcp },
+            duration_ms: duration.as_millis() as u64,
+            interval_ms: interval.as_millis().max(1) as u64,
+            streams: self.parallel as u16,
+            direction,
+            write_len_bytes: length as u32,
+            window_bytes: window,
+            mss_bytes: self.mss,
+            no_delay: self.no_delay,
+            congestion: self.congestion.clone(),
+            tos,
+            link_speed_bps,
+        };
+        Ok(TcpPlan {
+            spec,
+            family: if self.ipv4 {
+                Family::V4
+            } else if self.ipv6 {
+                Family::V6
+            } else {
+                Family::Any
+            },
+            bind,
+            live_rows: self.interval != 0.0 && !self.json,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    fn plan(args: &[&str]) -> Result<TcpPlan, String> {
+        let cli = Cli::try_parse_from(["linerate", "tcp"].iter().chain(args)).map_err(|e| e.to_string())?;
+        match cli.command {
+            Command::Tcp(t) => t.plan(),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let p = plan(&[]).unwrap();
+        assert_eq!(p.spec.duration_ms, 10_000);
+        assert_eq!(p.spec.streams, 1);
+        assert_eq!(p.spec.direction, Direction::Send);
+        assert!(p.live_rows);
+    }
+
+    #[test]
+    fn flags_map_into_the_spec() {
+        let p = plan(&["-t", "2.5", "-P", "4", "--bidir", "-l", "64K", "-w", "1M", "-M", "1400", "-N", "--tos", "0x10", "--link-speed", "10G"]).unwrap();
+        assert_eq!(p.spec.duration_ms, 2500);
+        assert_eq!(p.spec.streams, 4);
+        assert_eq!(p.spec.direction, Direction::Bidir);
+        assert_eq!(p.spec.write_len_bytes, 65536);
+        assert_eq!(p.spec.window_bytes, Some(1 << 20));
+        assert_eq!(p.spec.mss_bytes, Some(1400));
+        assert_eq!(p.spec.tos, Some(16));
+        assert_eq!(p.spec.link_speed_bps, Some(10_000_000_000));
+    }
+
+    #[test]
+    fn bad_values_name_the_flag() {
+        for (args, needle) in [
+            (&["-t", "0"][..], "--time 0"),
+            (&["-P", "0"], "--parallel 0"),
+            (&["-l", "10X"], "--length 10X: unknown suffix 'X'"),
+            (&["-l", "0"], "--length 0"),
+            (&["-w", "1"], "--window 1"),
+            (&["-M", "10"], "--mss 10"),
+            (&["--tos", "300"], "--tos 300"),
+            (&["--link-speed", "10X"], "--link-speed 10X"),
+            (&["--bind", "nope"], "--bind nope"),
+            (&["-i", "-1"], "--interval -1"),
+        ] {
+            let err = plan(args).unwrap_err();
+            assert!(err.contains(needle), "{args:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn conflicting_flags_are_refused() {
+        assert!(plan(&["--reverse", "--bidir"]).is_err());
+        assert!(plan(&["-4", "-6"]).is_err());
+    }
+}

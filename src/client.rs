@@ -1,0 +1,269 @@
+//! The client side of a test session: connects, opens the data connections, runs the workers,
+//! polls the server each interval and collects both ends' figures. All timing is on this
+//! (the client's) monotonic clock.
+//!
+//! Measurement only: the caller receives interval samples through [`Progress`] and the final
+//! [`RunRecord`]; nothing here prints.
+
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use engine::sockopt::{connect_tcp, ConnectError, SocketOptions};
+use engine::{engine_for, Conn, Role, Signal, Workers};
+use measure::cpu::{CpuTime, SystemCpuSnapshot};
+use results::{IntervalSample, RunRecord};
+use wire::msg::{ServerInfo, ServerResults};
+use wire::spec::Flow;
+use wire::{ClientMsg, ServerMsg, TestSpec, WireError};
+
+use crate::control::{exchange_hello, recv, send, HANDSHAKE_TIMEOUT};
+use crate::summary::{self, IntervalTracker, LocalStream, RawRun};
+use crate::target::Target;
+
+/// What the client runs and where.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// Where the server is.
+    pub target: Target,
+    /// How the target was given, for the record (e.g. `in-process 127.0.0.1:…`).
+    pub target_label: String,
+    /// The test.
+    pub spec: TestSpec,
+    /// Raised on Ctrl-C: the run stops early and returns what it measured.
+    pub interrupt: Signal,
+    /// Longest wait for a connection to open.
+    pub connect_timeout: Duration,
+    /// Longest wait for streams to drain after the test time.
+    pub drain_timeout: Duration,
+}
+
+/// Receives live figures while a test runs.
+pub trait Progress {
+    /// The server accepted the test.
+    fn started(&mut self, server: &ServerInfo, spec: &TestSpec);
+    /// One interval finished.
+    fn interval(&mut self, sample: &IntervalSample);
+}
+
+/// A progress sink that ignores everything.
+pub struct Silent;
+
+impl Progress for Silent {
+    fn started(&mut self, _: &ServerInfo, _: &TestSpec) {}
+    fn interval(&mut self, _: &IntervalSample) {}
+}
+
+/// Why a test could not run or finish.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The connection could not be opened.
+    #[error("cannot connect to {target}: {source}{hint}")]
+    Connect {
+        /// Where.
+        target: String,
+        /// Why.
+        source: ConnectError,
+        /// What to try.
+        hint: &'static str,
+    },
+    /// The peer is not a (compatible) linerate server.
+    #[error("{target}: {source}")]
+    Handshake {
+        /// Where.
+        target: String,
+        /// Why.
+        source: WireError,
+    },
+    /// The server refused the test.
+    #[error("server refused the test: {0}")]
+    Refused(String),
+    /// The control conversation failed.
+    #[error("{0}")]
+    Protocol(String),
+    /// The user interrupted before the test began.
+    #[error("interrupted before the test began")]
+    Interrupted,
+}
+
+fn protocol(context: &str) -> impl Fn(WireError) -> ClientError + '_ {
+    move |e| ClientError::Protocol(format!("{context}: {e}"))
+}
+
+fn connect(config: &ClientConfig, opts: &SocketOptions) -> Result<Conn, ClientError> {
+    let target = config.target.describe();
+    let mut conn = match &config.target {
+        Target::Tcp { addr, bind } => connect_tcp(*addr, *bind, opts, config.connect_timeout)
+            .map_err(|source| {
+                let hint = match &source {
+                    ConnectError::Io(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                        "; is `linerate serve` running there, on that port?"
+                    }
+                    ConnectError::Io(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                        "; check the address and any firewall on the way"
+                    }
+                    _ => "",
+                };
+                ClientError::Connect { target: target.clone(), source, hint }
+            })?,
+        Target::Unix { path } => Conn::Unix(UnixStream::connect(path).map_err(|e| ClientError::Connect {
+            target: target.clone(),
+            source: ConnectError::Io(e),
+            hint: "; is `linerate serve --unix` listening on that path?",
+        })?),
+    };
+    exchange_hello(&mut conn, HANDSHAKE_TIMEOUT)
+        .map_err(|source| ClientError::Handshake { target, source })?;
+    Ok(conn)
+}
+
+/// Runs one test to the end (or to an interrupt) and returns its record.
+pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunRecord, ClientError> {
+    let spec = &config.spec;
+    let started_at_unix_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    let mut ctrl = connect(config, &SocketOptions::default())?;
+    send(&mut ctrl, &ClientMsg::Start { spec: spec.clone() }).map_err(protocol("sending the test"))?;
+    let (session, server) = match recv::<ServerMsg>(&mut ctrl, HANDSHAKE_TIMEOUT)
+        .map_err(protocol("waiting for the server to accept"))?
+    {
+        ServerMsg::Accepted { session, server } => (session, server),
+        ServerMsg::Error { message } => return Err(ClientError::Refused(message)),
+        other => return Err(ClientError::Protocol(format!("unexpected reply {other:?}"))),
+    };
+    let flows = spec.flows();
+    let opts = SocketOptions::from_spec(spec);
+    let mut conns = Vec::with_capacity(flows.len());
+    for &(stream, _) in &flows {
+        if config.interrupt.is_raised() {
+            return Err(ClientError::Interrupted);
+        }
+        let mut conn = connect(config, &opts)?;
+        send(&mut conn, &ClientMsg::Attach { session, stream }).map_err(protocol("attaching a stream"))?;
+        match recv::<ServerMsg>(&mut conn, HANDSHAKE_TIMEOUT).map_err(protocol("attaching a stream"))? {
+            ServerMsg::Attached { .. } => conns.push(conn),
+            ServerMsg::Error { message } => return Err(ClientError::Refused(message)),
+            other => return Err(ClientError::Protocol(format!("unexpected reply {other:?}"))),
+        }
+    }
+    progress.started(&server, spec);
+    let measured = measure_streams(config, &mut ctrl, conns, progress)?;
+    let summary = summary::build(&measured.raw, &measured.intervals);
+    Ok(RunRecord {
+        kind: spec.kind,
+        schema_version: results::SCHEMA_VERSION,
+        spec: spec.clone(),
+        target: config.target_label.clone(),
+        started_at_unix_ms,
+        server,
+        intervals: measured.intervals,
+        summary,
+    })
+}
+
+struct Measured {
+    intervals: Vec<IntervalSample>,
+    raw: RawRun,
+}
+
+fn measure_streams(
+    config: &ClientConfig,
+    ctrl: &mut Conn,
+    conns: Vec<Conn>,
+    progress: &mut dyn Progress,
+) -> Result<Measured, ClientError> {
+    let spec = &config.spec;
+    let flows = spec.flows();
+    let mut workers = Workers::new(engine_for(spec.kind, spec.write_len_bytes as usize));
+    send(ctrl, &ClientMsg::Begin).map_err(protocol("starting the test"))?;
+    let t0 = Instant::now();
+    let cpu0 = CpuTime::process_now();
+    let sys0 = SystemCpuSnapshot::now();
+    for (&(index, flow), conn) in flows.iter().zip(conns) {
+        let role = match flow {
+            Flow::ClientToServer => Role::Sender,
+            Flow::ServerToClient => Role::Receiver,
+        };
+        workers
+            .spawn(conn, role, format!("lr-cli-{index}"))
+            .map_err(|e| ClientError::Protocol(format!("cannot start stream thread: {e}")))?;
+    }
+    match recv::<ServerMsg>(ctrl, HANDSHAKE_TIMEOUT).map_err(protocol("starting the test"))? {
+        ServerMsg::Begun => {}
+        ServerMsg::Error { message } => return Err(ClientError::Refused(message)),
+        other => return Err(ClientError::Protocol(format!("unexpected reply {other:?}"))),
+    }
+
+    let duration = Duration::from_millis(spec.duration_ms);
+    let interval = Duration::from_millis(spec.interval_ms);
+    let mut tracker = IntervalTracker::new(spec);
+    let mut intervals = Vec::new();
+    let mut next_tick = interval;
+    let mut seq = 0u64;
+    let interrupted = loop {
+        if config.interrupt.is_raised() {
+            break true;
+        }
+        let elapsed = t0.elapsed();
+        if elapsed >= duration {
+            break false;
+        }
+        if elapsed >= next_tick {
+            seq += 1;
+            send(ctrl, &ClientMsg::Poll { seq }).map_err(protocol("polling the server"))?;
+            let server_bytes = match recv::<ServerMsg>(ctrl, HANDSHAKE_TIMEOUT).map_err(protocol("polling the server"))? {
+                ServerMsg::Counters { bytes, .. } => bytes,
+                ServerMsg::Error { message } => return Err(ClientError::Protocol(format!("server ended the test: {message}"))),
+                other => return Err(ClientError::Protocol(format!("unexpected reply {other:?}"))),
+            };
+            let sample = tracker.sample(t0.elapsed(), &workers.snapshot(), &server_bytes);
+            progress.interval(&sample);
+            intervals.push(sample);
+            next_tick += interval;
+            continue;
+        }
+        let wait = (next_tick.min(duration) - elapsed).min(Duration::from_millis(50));
+        std::thread::sleep(wait);
+    };
+    workers.stop();
+    let window = t0.elapsed();
+    let local_at_stop = workers.snapshot();
+    send(ctrl, &ClientMsg::Stop).map_err(protocol("stopping the test"))?;
+    let results_wait = config.drain_timeout + HANDSHAKE_TIMEOUT;
+    let server: ServerResults = match recv::<ServerMsg>(ctrl, results_wait).map_err(protocol("waiting for the server's results"))? {
+        ServerMsg::Results(r) => r,
+        ServerMsg::Error { message } => return Err(ClientError::Protocol(format!("server ended the test: {message}"))),
+        other => return Err(ClientError::Protocol(format!("unexpected reply {other:?}"))),
+    };
+    let server_at_stop: Vec<u64> = server.streams.iter().map(|s| s.bytes_at_stop).collect();
+    if window.saturating_sub(tracker.last_end()) >= Duration::from_millis(10) {
+        let sample = tracker.sample(window, &local_at_stop, &server_at_stop);
+        progress.interval(&sample);
+        intervals.push(sample);
+    }
+    let outcomes = workers.join(config.drain_timeout);
+    let local_wall = t0.elapsed();
+    let local_streams = outcomes
+        .into_iter()
+        .zip(local_at_stop)
+        .map(|(o, at_stop)| LocalStream {
+            bytes_at_stop: at_stop,
+            bytes_now: o.bytes_now,
+            result: o.result,
+        })
+        .collect();
+    Ok(Measured {
+        intervals,
+        raw: RawRun {
+            spec: spec.clone(),
+            window,
+            interrupted,
+            local_wall,
+            local_streams,
+            local_process_cpu: CpuTime::process_now().since(cpu0),
+            local_system_cpu: sys0.zip(SystemCpuSnapshot::now()).map(|(a, b)| b.since(&a)),
+            server,
+        },
+    })
+}

@@ -1,0 +1,199 @@
+//! Glue for each subcommand: build listeners and targets from validated flags, run, print.
+
+use std::io::Write;
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::Path;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use engine::{Listener, Signal};
+use results::RunRecord;
+use socket2::{Domain, Protocol, Socket, Type};
+use wire::spec::SpecLimits;
+
+use crate::cli::{ServeArgs, TcpArgs};
+use crate::client::{self, ClientConfig, Silent};
+use crate::output;
+use crate::server::{self, ServerConfig};
+use crate::target::{resolve, Target};
+
+/// Opens a TCP listener; with no address, on every IPv6 and IPv4 address.
+pub fn listen_tcp(bind: Option<SocketAddr>, port: u16) -> std::io::Result<Listener> {
+    let addr = bind.unwrap_or(SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), port));
+    let open = |addr: SocketAddr| -> std::io::Result<Listener> {
+        let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+        sock.set_reuse_address(true)?;
+        if addr.is_ipv6() && bind.is_none() {
+            sock.set_only_v6(false)?;
+        }
+        sock.bind(&addr.into())?;
+        sock.listen(1024)?;
+        Ok(Listener::Tcp(sock.into()))
+    };
+    match open(addr) {
+        // No IPv6 on this host: fall back to all IPv4 addresses.
+        Err(e) if bind.is_none() && e.raw_os_error() == Some(libc::EAFNOSUPPORT) => {
+            open(SocketAddr::new(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED), port))
+        }
+        other => other,
+    }
+}
+
+fn stderr_log() -> server::Log {
+    Arc::new(|line: String| eprintln!("linerate serve: {line}"))
+}
+
+/// `linerate serve`.
+pub fn serve(args: &ServeArgs, shutdown: Signal) -> Result<()> {
+    let listener = match &args.unix {
+        Some(path) => Listener::Unix(
+            UnixListener::bind(path).with_context(|| format!("--unix {}: cannot listen there", path.display()))?,
+            path.clone(),
+        ),
+        None => {
+            let bind = args
+                .bind
+                .as_deref()
+                .map(|b| {
+                    b.parse::<IpAddr>()
+                        .map(|ip| SocketAddr::new(ip, args.port))
+                        .or_else(|_| b.parse::<SocketAddr>())
+                })
+                .transpose()
+                .map_err(|_| anyhow::anyhow!("--bind {}: not an IP address", args.bind.as_deref().unwrap_or("")))?;
+            listen_tcp(bind, args.port).with_context(|| {
+                format!("cannot listen on port {}; is another server using it? (choose one with --port)", args.port)
+            })?
+        }
+    };
+    if args.max_sessions == 0 {
+        bail!("--max-sessions 0: must be at least 1");
+    }
+    if !(args.max_time > 0.0) {
+        bail!("--max-time {}: must be above 0 seconds", args.max_time);
+    }
+    let config = ServerConfig {
+        limits: SpecLimits {
+            max_duration_ms: (args.max_time * 1000.0) as u64,
+            ..SpecLimits::default()
+        },
+        max_sessions: args.max_sessions,
+        one_off: args.one_off,
+        ..ServerConfig::default()
+    };
+    eprintln!(
+        "linerate serve: listening on {} (protocol {}, up to {} tests at once{})",
+        listener.describe(),
+        wire::PROTOCOL_VERSION,
+        config.max_sessions,
+        if config.one_off { ", one test then exit" } else { "" }
+    );
+    server::serve(listener, shutdown, config, stderr_log());
+    Ok(())
+}
+
+/// A server running on a thread of this process, stopped when dropped.
+struct InProcess {
+    shutdown: Signal,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl InProcess {
+    fn start(listener: Listener) -> Self {
+        let shutdown = Signal::new();
+        let s = shutdown.clone();
+        let log: server::Log = Arc::new(|line: String| {
+            if line.contains("refused") || line.contains("early") || line.contains("dropped") {
+                eprintln!("linerate (in-process server): {line}");
+            }
+        });
+        let handle = std::thread::Builder::new()
+            .name("lr-server".into())
+            .spawn(move || server::serve(listener, s, ServerConfig::default(), log))
+            .ok();
+        Self { shutdown, handle }
+    }
+}
+
+impl Drop for InProcess {
+    fn drop(&mut self) {
+        self.shutdown.raise();
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// What `tcp` ended with.
+pub struct TcpOutcome {
+    /// The record.
+    pub record: RunRecord,
+}
+
+fn unix_target(path: &Path) -> Result<(Target, Option<InProcess>, String)> {
+    let target = Target::Unix { path: path.to_path_buf() };
+    if path.exists() {
+        UnixStream::connect(path).with_context(|| {
+            format!("--unix {}: the path exists but nothing accepts connections there; remove it or choose another path", path.display())
+        })?;
+        return Ok((target, None, format!("unix:{}", path.display())));
+    }
+    let listener = UnixListener::bind(path).with_context(|| format!("--unix {}: cannot create a socket there", path.display()))?;
+    let server = InProcess::start(Listener::Unix(listener, path.to_path_buf()));
+    Ok((target, Some(server), format!("unix:{} (in-process server)", path.display())))
+}
+
+/// `linerate tcp`.
+pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<TcpOutcome> {
+    let plan = args.plan().map_err(anyhow::Error::msg)?;
+    if let Some(name) = &plan.spec.congestion {
+        engine::sockopt::check_congestion(name)?;
+    }
+    if args.unix.is_some() {
+        engine::sockopt::SocketOptions::from_spec(&plan.spec).check_unix()?;
+    }
+    let (target, _server, label) = match (&args.unix, &args.host) {
+        (Some(_), Some(host)) => bail!("--unix and HOST '{host}' both given; use one"),
+        (Some(path), None) => unix_target(path)?,
+        (None, Some(host)) => {
+            let addr = resolve(host, args.port, plan.family).map_err(anyhow::Error::msg)?;
+            (Target::Tcp { addr, bind: plan.bind }, None, addr.to_string())
+        }
+        (None, None) => {
+            let loopback = match plan.family {
+                crate::target::Family::V6 => IpAddr::V6(Ipv6Addr::LOCALHOST),
+                _ => IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+            };
+            let listener = listen_tcp(Some(SocketAddr::new(loopback, 0)), 0)
+                .context("cannot open a loopback listener for the in-process server")?;
+            let addr = listener.tcp_addr().context("in-process listener has no address")?;
+            let server = InProcess::start(listener);
+            (Target::Tcp { addr, bind: plan.bind }, Some(server), format!("{addr} (in-process server)"))
+        }
+    };
+    let config = ClientConfig {
+        target,
+        target_label: label.clone(),
+        spec: plan.spec.clone(),
+        interrupt,
+        connect_timeout: Duration::from_secs(5),
+        drain_timeout: Duration::from_secs(10),
+    };
+    let record = if plan.live_rows {
+        let mut live = output::table::LiveTable::new(std::io::stdout(), label);
+        client::run(&config, &mut live)?
+    } else {
+        client::run(&config, &mut Silent)?
+    };
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        output::json::write(&mut out, &record)?;
+    } else {
+        output::table::write_summary(&mut out, &record)?;
+    }
+    out.flush()?;
+    Ok(TcpOutcome { record })
+}

@@ -1,0 +1,13 @@
+//! linerate's orchestration: the server and client sides of a test session, and the output
+//! formats. The `linerate` binary (`main.rs`) is a thin shell over this library, which exists
+//! so that integration tests can run a server in-process with an injected listener and shutdown.
+
+pub mod cli;
+pub mod client;
+pub mod commands;
+pub mod control;
+pub mod output;
+pub mod server;
+pub mod shutdown;
+pub mod summary;
+pub mod target;

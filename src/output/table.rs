@@ -1,0 +1,167 @@
+//! The terminal view: a header, live per-interval rows, and the summary.
+
+use std::io::Write;
+
+use measure::units::{format_bits_per_sec as bps, format_bytes};
+use results::{CpuSummary, End, FlowSummary, IntervalSample, RunRecord};
+use wire::msg::ServerInfo;
+use wire::TestSpec;
+
+use crate::client::Progress;
+
+/// Prints live rows to a writer (stdout in the binary).
+pub struct LiveTable<W: Write> {
+    out: W,
+    target: String,
+}
+
+impl<W: Write> LiveTable<W> {
+    /// A live table headed with `target`.
+    pub fn new(out: W, target: String) -> Self {
+        Self { out, target }
+    }
+}
+
+fn direction_word(spec: &TestSpec) -> &'static str {
+    match spec.direction {
+        wire::Direction::Send => "send (client -> server)",
+        wire::Direction::Reverse => "reverse (server -> client)",
+        wire::Direction::Bidir => "bidirectional",
+    }
+}
+
+impl<W: Write> Progress for LiveTable<W> {
+    fn started(&mut self, server: &ServerInfo, spec: &TestSpec) {
+        let _ = writeln!(
+            self.out,
+            "linerate {} to {}: {}, {} stream{} per direction, {:.2} s, {} per write",
+            spec.kind.as_str(),
+            self.target,
+            direction_word(spec),
+            spec.streams,
+            if spec.streams == 1 { "" } else { "s" },
+            spec.duration_ms as f64 / 1000.0,
+            format_bytes(u64::from(spec.write_len_bytes)),
+        );
+        let _ = writeln!(
+            self.out,
+            "server {} (linerate {}, {} cores); rates are receiver goodput on the client's clock",
+            if server.hostname.is_empty() { "?" } else { &server.hostname },
+            server.version,
+            server.cores
+        );
+        let _ = writeln!(self.out, "{:>15}  {:<4}  {:>11}  {:>11}  {:>13}", "interval s", "dir", "sent", "received", "rate");
+    }
+
+    fn interval(&mut self, s: &IntervalSample) {
+        for f in &s.flows {
+            let _ = writeln!(
+                self.out,
+                "{:>6.2} - {:>6.2}  {:<4}  {:>11}  {:>11}  {:>13}",
+                s.start_s,
+                s.end_s,
+                f.flow.label(),
+                format_bytes(f.sender_bytes),
+                format_bytes(f.receiver_bytes),
+                bps(f.throughput_bps),
+            );
+        }
+        let _ = self.out.flush();
+    }
+}
+
+fn end_name(end: End) -> &'static str {
+    match end {
+        End::Client => "client",
+        End::Server => "server",
+    }
+}
+
+fn other(end: End) -> End {
+    match end {
+        End::Client => End::Server,
+        End::Server => End::Client,
+    }
+}
+
+fn cpu_line(c: &CpuSummary) -> String {
+    let mut s = format!(
+        "{:.1} % (usr {:.1} sys {:.1}; process {:.1} %",
+        c.threads_pct, c.user_pct, c.sys_pct, c.process_pct
+    );
+    if let Some(busy) = c.system_busy_pct {
+        s.push_str(&format!("; host busy {busy:.1} % of all cores"));
+    }
+    s.push(')');
+    s
+}
+
+fn write_flow(w: &mut dyn Write, f: &FlowSummary, secs: f64) -> std::io::Result<()> {
+    let sender = end_name(f.sender);
+    let receiver = end_name(other(f.sender));
+    writeln!(w, "{}  {} -> {}, {} stream{}", f.flow.label(), sender, receiver, f.streams.len(), if f.streams.len() == 1 { "" } else { "s" })?;
+    writeln!(w, "  sent       {:>11} by {sender:<6} = {}", format_bytes(f.bytes_sent), bps(f.sender_throughput_bps))?;
+    writeln!(w, "  received   {:>11} by {receiver:<6} = {} goodput over {secs:.2} s", format_bytes(f.bytes_received), bps(f.throughput_bps))?;
+    let sp = &f.interval_throughput_bps;
+    writeln!(w, "  intervals  cur {}  avg {}  min {}  max {}", bps(sp.cur), bps(sp.avg), bps(sp.min), bps(sp.max))?;
+    let drained = if f.reconciled {
+        format!("all {} delivered after drain", format_bytes(f.bytes_sent))
+    } else {
+        format!(
+            "NOT reconciled: {} read after drain of {} sent",
+            format_bytes(f.bytes_received_after_drain),
+            format_bytes(f.bytes_sent)
+        )
+    };
+    writeln!(w, "  in flight  {} when the test time ended; {drained}", format_bytes(f.bytes_in_flight))?;
+    if let Some(t) = f.streams.iter().find_map(|s| s.tcp_info) {
+        writeln!(
+            w,
+            "  TCP_INFO   retrans {}, rtt {} us (mean), cwnd {} seg, mss {} B, pmtu {} B (from the {sender}'s sockets)",
+            f.retransmits.unwrap_or(0),
+            f.rtt_us.unwrap_or(0),
+            t.snd_cwnd_segments,
+            t.snd_mss_bytes,
+            t.pmtu_bytes
+        )?;
+    }
+    writeln!(w, "  CPU        sender ({sender}) {:.1} %, receiver ({receiver}) {:.1} % of one core", f.sender_cpu_pct, f.receiver_cpu_pct)?;
+    if f.streams.len() > 1 || f.streams.iter().any(|s| s.error.is_some()) {
+        for s in &f.streams {
+            let mut line = format!("    #{:<3} {:>13}  {:>11} received", s.stream, bps(s.throughput_bps), format_bytes(s.bytes_received));
+            if let Some(t) = s.tcp_info {
+                line.push_str(&format!("  retrans {} rtt {} us cwnd {}", t.retransmits, t.rtt_us, t.snd_cwnd_segments));
+            }
+            if let Some(e) = &s.error {
+                line.push_str(&format!("  ERROR {e}"));
+            }
+            writeln!(w, "{line}")?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes the summary block of a run.
+pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
+    let s = &r.summary;
+    let note = if s.interrupted { " (INTERRUPTED: partial)" } else { "" };
+    writeln!(w, "--- summary: {} to {}, {:.2} s on the client's clock{note} ---", r.kind.as_str(), r.target, s.duration_s)?;
+    for f in &s.flows {
+        write_flow(w, f, s.duration_s)?;
+    }
+    if s.flows.len() > 1 {
+        writeln!(w, "total      {} goodput, {} received, {} in flight", bps(s.throughput_bps), format_bytes(s.bytes_received), format_bytes(s.bytes_in_flight))?;
+    }
+    writeln!(w, "CPU local  (client) {}", cpu_line(&s.local_cpu))?;
+    writeln!(w, "CPU remote (server) {}", cpu_line(&s.remote_cpu))?;
+    if let (Some(pi), Some(link)) = (s.performance_index, s.link_speed_bps) {
+        writeln!(
+            w,
+            "PI         {pi:.3} = T/C x T/L with T {:.1} Mbit/s, C {:.1} % (busier end), L {:.0} Mbit/s",
+            s.throughput_bps / 1e6,
+            s.local_cpu_pct.max(s.remote_cpu_pct),
+            link as f64 / 1e6
+        )?;
+    }
+    Ok(())
+}

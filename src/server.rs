@@ -1,0 +1,364 @@
+//! The server: accepts control and data connections on one listener, runs each client's
+//! session on its own threads, and keeps serving whatever one client does.
+//!
+//! Every connection first exchanges hellos, then says what it is: `Start` opens a session,
+//! `Attach` hands a data connection to a waiting session through the [`Sessions`] registry
+//! (passed in, not global). A connection that stays silent is dropped after the handshake
+//! timeout without holding up anyone else; the only refusal for load is more than
+//! `max_sessions` tests running at once.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use engine::{engine_for, sockopt::SocketOptions, Conn, Listener, Role, Signal, WorkerOutcome, Workers};
+use measure::cpu::{CpuTime, SystemCpuSnapshot};
+use wire::msg::{ServerInfo, ServerResults, StreamEnd};
+use wire::spec::{Flow, SpecLimits, Transport};
+use wire::{ClientMsg, ServerMsg, TestSpec, WireError};
+
+use crate::control::{exchange_hello, recv, send, HANDSHAKE_TIMEOUT};
+
+/// How the server behaves.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Limits on what a client may ask for.
+    pub limits: SpecLimits,
+    /// Tests that may run at once.
+    pub max_sessions: usize,
+    /// Wait for a silent peer during setup.
+    pub handshake_timeout: Duration,
+    /// Exit after the first session ends.
+    pub one_off: bool,
+    /// Longest wait for streams to drain after `Stop`.
+    pub drain_timeout: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            limits: SpecLimits::default(),
+            max_sessions: 16,
+            handshake_timeout: HANDSHAKE_TIMEOUT,
+            one_off: false,
+            drain_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Where the server reports what happens (stderr in the binary, a buffer in tests).
+pub type Log = Arc<dyn Fn(String) + Send + Sync>;
+
+/// Sessions waiting for data connections, by cookie.
+#[derive(Default)]
+struct Sessions {
+    waiting: Mutex<HashMap<u64, SyncSender<(u16, Conn)>>>,
+    running: AtomicUsize,
+}
+
+struct Shared {
+    config: ServerConfig,
+    sessions: Sessions,
+    log: Log,
+    shutdown: Signal,
+    info: ServerInfo,
+    finished: Signal,
+}
+
+/// Serves until `shutdown` is raised (or, with `one_off`, after one session).
+pub fn serve(listener: Listener, shutdown: Signal, config: ServerConfig, log: Log) {
+    let shared = Arc::new(Shared {
+        info: server_info(),
+        config,
+        sessions: Sessions::default(),
+        log,
+        shutdown,
+        finished: Signal::new(),
+    });
+    if let Err(e) = listener.set_nonblocking(true) {
+        (shared.log)(format!("cannot poll listener: {e}"));
+        return;
+    }
+    while !shared.shutdown.is_raised() && !(shared.config.one_off && shared.finished.is_raised()) {
+        if !wait_readable(listener.as_raw_fd(), 200) {
+            continue;
+        }
+        match listener.accept() {
+            Ok(conn) => {
+                let for_thread = Arc::clone(&shared);
+                let spawned = std::thread::Builder::new()
+                    .name("lr-conn".into())
+                    .spawn(move || handle_connection(conn, &for_thread));
+                if let Err(e) = spawned {
+                    (shared.log)(format!("cannot start a thread for a connection: {e}"));
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => {
+                (shared.log)(format!("accept failed: {e}"));
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+}
+
+fn wait_readable(fd: std::os::fd::RawFd, timeout_ms: i32) -> bool {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, count 1.
+    unsafe { libc::poll(&mut pfd, 1, timeout_ms) > 0 }
+}
+
+fn server_info() -> ServerInfo {
+    ServerInfo {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default(),
+        cores: std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(1),
+    }
+}
+
+fn handle_connection(mut conn: Conn, shared: &Shared) {
+    let peer = conn.peer();
+    let timeout = shared.config.handshake_timeout;
+    let first = conn
+        .set_nonblocking(false)
+        .map_err(WireError::from)
+        .and_then(|_| exchange_hello(&mut conn, timeout))
+        .and_then(|_| recv::<ClientMsg>(&mut conn, timeout));
+    match first {
+        Ok(ClientMsg::Start { spec }) => run_session(conn, spec, shared, &peer),
+        Ok(ClientMsg::Attach { session, stream }) => attach(conn, session, stream, shared, &peer),
+        Ok(other) => {
+            let message = format!("expected start or attach, got {other:?}");
+            let _ = send(&mut conn, &ServerMsg::Error { message: message.clone() });
+            (shared.log)(format!("{peer}: {message}"));
+        }
+        Err(e) => (shared.log)(format!("{peer}: dropped during handshake: {e}")),
+    }
+}
+
+fn attach(mut conn: Conn, session: u64, stream: u16, shared: &Shared, peer: &str) {
+    let sender = shared
+        .sessions
+        .waiting
+        .lock()
+        .ok()
+        .and_then(|m| m.get(&session).cloned());
+    match sender {
+        Some(tx) => {
+            if tx.send((stream, conn)).is_err() {
+                (shared.log)(format!("{peer}: session {session:x} ended before stream {stream} attached"));
+            }
+        }
+        None => {
+            let message = format!("unknown session {session:x}");
+            let _ = send(&mut conn, &ServerMsg::Error { message: message.clone() });
+            (shared.log)(format!("{peer}: {message}"));
+        }
+    }
+}
+
+/// Removes the session from the registry and the running count however the session ends.
+struct SessionGuard<'a> {
+    shared: &'a Shared,
+    cookie: u64,
+}
+
+impl Drop for SessionGuard<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut m) = self.shared.sessions.waiting.lock() {
+            m.remove(&self.cookie);
+        }
+        self.shared.sessions.running.fetch_sub(1, Ordering::SeqCst);
+        self.shared.finished.raise();
+    }
+}
+
+fn refuse(conn: &mut Conn, shared: &Shared, peer: &str, message: String) {
+    (shared.log)(format!("{peer}: refused: {message}"));
+    let _ = send(conn, &ServerMsg::Error { message });
+}
+
+fn run_session(mut ctrl: Conn, spec: TestSpec, shared: &Shared, peer: &str) {
+    if let Err(message) = check_spec(&spec, &shared.config.limits) {
+        return refuse(&mut ctrl, shared, peer, message);
+    }
+    let running = shared.sessions.running.fetch_add(1, Ordering::SeqCst) + 1;
+    let cookie = std::collections::hash_map::RandomState::new().build_hasher().finish();
+    let (tx, rx) = mpsc::sync_channel(usize::from(spec.streams) * 2);
+    if let Ok(mut m) = shared.sessions.waiting.lock() {
+        m.insert(cookie, tx);
+    }
+    let _guard = SessionGuard { shared, cookie };
+    if running > shared.config.max_sessions {
+        let limit = shared.config.max_sessions;
+        return refuse(&mut ctrl, shared, peer, format!(
+            "server busy: {limit} tests already running (limit {limit}); try again later"
+        ));
+    }
+    (shared.log)(format!(
+        "{peer}: {} {:?} x{} for {} ms",
+        spec.kind.as_str(),
+        spec.direction,
+        spec.streams,
+        spec.duration_ms
+    ));
+    let accepted = ServerMsg::Accepted {
+        session: cookie,
+        server: shared.info.clone(),
+    };
+    let outcome = send(&mut ctrl, &accepted)
+        .map_err(|e| e.to_string())
+        .and_then(|_| collect_streams(&spec, &rx, shared))
+        .and_then(|streams| run_streams(&mut ctrl, &spec, streams, shared));
+    match outcome {
+        Ok(()) => (shared.log)(format!("{peer}: test done")),
+        Err(message) => {
+            (shared.log)(format!("{peer}: test ended early: {message}"));
+            let _ = send(&mut ctrl, &ServerMsg::Error { message });
+        }
+    }
+}
+
+fn check_spec(spec: &TestSpec, limits: &SpecLimits) -> Result<(), String> {
+    spec.check(limits)?;
+    let opts = SocketOptions::from_spec(spec);
+    if spec.transport == Transport::Unix {
+        opts.check_unix().map_err(|e| e.to_string())?;
+    }
+    if let Some(name) = &spec.congestion {
+        engine::sockopt::check_congestion(name).map_err(|e| format!("on the server: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Waits for every data connection the spec needs, in stream-index order.
+fn collect_streams(
+    spec: &TestSpec,
+    rx: &Receiver<(u16, Conn)>,
+    shared: &Shared,
+) -> Result<Vec<Conn>, String> {
+    let flows = spec.flows();
+    let mut slots: Vec<Option<Conn>> = (0..flows.len()).map(|_| None).collect();
+    let deadline = Instant::now() + shared.config.handshake_timeout;
+    let opts = SocketOptions::from_spec(spec);
+    while slots.iter().any(Option::is_none) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let (stream, mut conn) = match rx.recv_timeout(left) {
+            Ok(x) => x,
+            Err(RecvTimeoutError::Timeout) => {
+                let got = slots.iter().filter(|s| s.is_some()).count();
+                return Err(format!(
+                    "only {got} of {} data connections arrived within {:?}; is a firewall blocking new connections to this port?",
+                    flows.len(),
+                    shared.config.handshake_timeout
+                ));
+            }
+            Err(RecvTimeoutError::Disconnected) => return Err("session closed".into()),
+        };
+        let Some(slot) = slots.get_mut(usize::from(stream)) else {
+            let _ = send(&mut conn, &ServerMsg::Error { message: format!("no stream {stream} in this test") });
+            continue;
+        };
+        opts.apply_accepted(&conn).map_err(|e| e.to_string())?;
+        send(&mut conn, &ServerMsg::Attached { stream }).map_err(|e| e.to_string())?;
+        *slot = Some(conn);
+    }
+    Ok(slots.into_iter().flatten().collect())
+}
+
+/// Runs the data streams: answers polls, stops on `Stop`, drains, reports.
+fn run_streams(
+    ctrl: &mut Conn,
+    spec: &TestSpec,
+    conns: Vec<Conn>,
+    shared: &Shared,
+) -> Result<(), String> {
+    match recv::<ClientMsg>(ctrl, shared.config.handshake_timeout).map_err(|e| e.to_string())? {
+        ClientMsg::Begin => {}
+        other => return Err(format!("expected begin, got {other:?}")),
+    }
+    let mut workers = Workers::new(engine_for(spec.kind, spec.write_len_bytes as usize));
+    let t0 = Instant::now();
+    let cpu0 = CpuTime::process_now();
+    let sys0 = SystemCpuSnapshot::now();
+    for ((index, flow), conn) in spec.flows().into_iter().zip(conns) {
+        let role = match flow {
+            Flow::ClientToServer => Role::Receiver,
+            Flow::ServerToClient => Role::Sender,
+        };
+        workers
+            .spawn(conn, role, format!("lr-srv-{index}"))
+            .map_err(|e| format!("cannot start stream thread: {e}"))?;
+    }
+    send(ctrl, &ServerMsg::Begun).map_err(|e| e.to_string())?;
+
+    let idle = Duration::from_millis(spec.interval_ms) + shared.config.handshake_timeout;
+    let bytes_at_stop = loop {
+        match recv::<ClientMsg>(ctrl, idle) {
+            Ok(ClientMsg::Poll { seq }) => {
+                let bytes = workers.snapshot();
+                send(ctrl, &ServerMsg::Counters { seq, bytes }).map_err(|e| e.to_string())?;
+            }
+            Ok(ClientMsg::Stop) => break workers.snapshot(),
+            Ok(other) => return Err(format!("unexpected message mid-test: {other:?}")),
+            Err(e) => return Err(format!("client went away mid-test: {e}")),
+        }
+        if shared.shutdown.is_raised() {
+            return Err("server shutting down".into());
+        }
+    };
+    workers.stop();
+    let outcomes = workers.join(shared.config.drain_timeout);
+    let results = ServerResults {
+        streams: outcomes
+            .into_iter()
+            .zip(bytes_at_stop)
+            .enumerate()
+            .map(|(i, (w, at_stop))| stream_end(i as u16, w, at_stop))
+            .collect(),
+        wall_us: t0.elapsed().as_micros() as u64,
+        process_cpu: CpuTime::process_now().since(cpu0),
+        system_cpu: sys0.zip(SystemCpuSnapshot::now()).map(|(a, b)| b.since(&a)),
+    };
+    send(ctrl, &ServerMsg::Results(results)).map_err(|e| e.to_string())
+}
+
+fn stream_end(stream: u16, w: WorkerOutcome, bytes_at_stop: u64) -> StreamEnd {
+    let bytes_now = w.bytes_now;
+    match w.result {
+        Some(Ok(report)) => StreamEnd {
+            stream,
+            bytes_at_stop,
+            bytes_total: report.bytes_total,
+            cpu: report.cpu,
+            tcp_info: report.tcp_info,
+            error: None,
+        },
+        Some(Err(e)) => StreamEnd {
+            stream,
+            bytes_at_stop,
+            bytes_total: bytes_now,
+            error: Some(e),
+            ..Default::default()
+        },
+        None => StreamEnd {
+            stream,
+            bytes_at_stop,
+            bytes_total: bytes_now,
+            error: Some("stream did not finish draining in time".into()),
+            ..Default::default()
+        },
+    }
+}

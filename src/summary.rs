@@ -1,0 +1,258 @@
+//! Turning both ends' raw counters into interval samples and the run summary.
+//!
+//! Pure functions over plain data, so every formula is unit-tested. Throughput is receiver
+//! goodput over the client-clock window; bytes still in flight when the window closed are
+//! counted separately and reconciled against what the receiver read after draining.
+
+use std::time::Duration;
+
+use measure::cpu::{CpuTime, SystemCpu};
+use measure::stats::Spread;
+use measure::units::bits_per_sec;
+use results::{CpuSummary, End, FlowInterval, FlowSummary, IntervalSample, StreamSummary, Summary};
+use wire::msg::ServerResults;
+use wire::spec::Flow;
+use wire::TestSpec;
+
+/// The client's end of one data connection.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalStream {
+    /// Counter when the window closed.
+    pub bytes_at_stop: u64,
+    /// Counter when the worker was last seen (after draining, or when it was given up on).
+    pub bytes_now: u64,
+    /// The worker's report, `None` if it never finished.
+    pub result: Option<Result<engine::StreamReport, String>>,
+}
+
+/// Everything measured in one run, before summarising.
+#[derive(Debug, Clone)]
+pub struct RawRun {
+    /// The test.
+    pub spec: TestSpec,
+    /// Test window (Begin → Stop) on the client's clock.
+    pub window: Duration,
+    /// Whether the user cut the run short.
+    pub interrupted: bool,
+    /// Begin → the client's last worker ended.
+    pub local_wall: Duration,
+    /// Client ends, in stream order.
+    pub local_streams: Vec<LocalStream>,
+    /// Client process CPU over `local_wall`.
+    pub local_process_cpu: CpuTime,
+    /// Client host CPU over `local_wall`.
+    pub local_system_cpu: Option<SystemCpu>,
+    /// The server's figures.
+    pub server: ServerResults,
+}
+
+/// Turns successive counter snapshots into interval samples.
+#[derive(Debug, Clone)]
+pub struct IntervalTracker {
+    flows: Vec<(u16, Flow)>,
+    prev_local: Vec<u64>,
+    prev_server: Vec<u64>,
+    prev_end: Duration,
+}
+
+impl IntervalTracker {
+    /// A tracker for `spec`'s streams, starting at zero.
+    pub fn new(spec: &TestSpec) -> Self {
+        let flows = spec.flows();
+        let n = flows.len();
+        Self {
+            flows,
+            prev_local: vec![0; n],
+            prev_server: vec![0; n],
+            prev_end: Duration::ZERO,
+        }
+    }
+
+    /// End of the last sample.
+    pub fn last_end(&self) -> Duration {
+        self.prev_end
+    }
+
+    /// The interval from the previous sample to `at`, from both ends' cumulative counters.
+    pub fn sample(&mut self, at: Duration, local: &[u64], server: &[u64]) -> IntervalSample {
+        let secs = (at - self.prev_end.min(at)).as_secs_f64();
+        let mut flows: Vec<FlowInterval> = Vec::new();
+        for (i, &(_, flow)) in self.flows.iter().enumerate() {
+            let dl = local.get(i).copied().unwrap_or(0).saturating_sub(self.prev_local[i]);
+            let ds = server.get(i).copied().unwrap_or(0).saturating_sub(self.prev_server[i]);
+            let (sent, received) = match flow {
+                Flow::ClientToServer => (dl, ds),
+                Flow::ServerToClient => (ds, dl),
+            };
+            let entry = match flows.iter_mut().find(|f| f.flow == flow) {
+                Some(f) => f,
+                None => {
+                    flows.push(FlowInterval {
+                        flow,
+                        sender_bytes: 0,
+                        receiver_bytes: 0,
+                        throughput_bps: 0.0,
+                        stream_receiver_bytes: Vec::new(),
+                    });
+                    flows.last_mut().expect("just pushed")
+                }
+            };
+            entry.sender_bytes += sent;
+            entry.receiver_bytes += received;
+            entry.stream_receiver_bytes.push(received);
+        }
+        for f in &mut flows {
+            f.throughput_bps = bits_per_sec(f.receiver_bytes, secs);
+        }
+        let sample = IntervalSample {
+            start_s: self.prev_end.as_secs_f64(),
+            end_s: at.as_secs_f64(),
+            flows,
+        };
+        self.prev_local = local.to_vec();
+        self.prev_server = server.to_vec();
+        self.prev_end = at;
+        sample
+    }
+}
+
+fn cpu_summary(threads: CpuTime, process: CpuTime, system: Option<SystemCpu>, wall: Duration) -> CpuSummary {
+    let pct = |us: u64| CpuTime { user_us: us, sys_us: 0 }.pct_of(wall);
+    CpuSummary {
+        threads_pct: threads.pct_of(wall),
+        user_pct: pct(threads.user_us),
+        sys_pct: pct(threads.sys_us),
+        process_pct: process.pct_of(wall),
+        system_busy_pct: system.map(|s| s.busy_pct),
+    }
+}
+
+/// Summarises a run. `intervals` supplies the per-interval spread.
+pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
+    let secs = raw.window.as_secs_f64();
+    let flows_of_spec = raw.spec.flows();
+    let server_wall = Duration::from_micros(raw.server.wall_us);
+    let mut local_threads = CpuTime::default();
+    let mut remote_threads = CpuTime::default();
+    let mut flows: Vec<FlowSummary> = Vec::new();
+    for (i, &(stream, flow)) in flows_of_spec.iter().enumerate() {
+        let local = raw.local_streams.get(i);
+        let remote = raw.server.streams.get(i).cloned().unwrap_or_default();
+        let local_report = local.and_then(|l| l.result.as_ref()).and_then(|r| r.as_ref().ok());
+        let local_error = local.and_then(|l| match &l.result {
+            Some(Err(e)) => Some(format!("client: {e}")),
+            None => Some("client: stream did not finish draining in time".into()),
+            Some(Ok(_)) => None,
+        });
+        let local_total = local_report
+            .map(|r| r.bytes_total)
+            .or(local.map(|l| l.bytes_now))
+            .unwrap_or(0);
+        let local_cpu = local_report.map(|r| r.cpu).unwrap_or_default();
+        local_threads = local_threads.plus(local_cpu);
+        remote_threads = remote_threads.plus(remote.cpu);
+        let local_at_stop = local.map(|l| l.bytes_at_stop).unwrap_or(0);
+        let (sent, received, drained, tcp_info) = match flow {
+            Flow::ClientToServer => (local_total, remote.bytes_at_stop, remote.bytes_total, local_report.and_then(|r| r.tcp_info)),
+            Flow::ServerToClient => (remote.bytes_total, local_at_stop, local_total, remote.tcp_info),
+        };
+        let error = local_error.or(remote.error.map(|e| format!("server: {e}")));
+        let (sender_cpu, receiver_cpu) = match flow {
+            Flow::ClientToServer => (local_cpu.pct_of(raw.local_wall), remote.cpu.pct_of(server_wall)),
+            Flow::ServerToClient => (remote.cpu.pct_of(server_wall), local_cpu.pct_of(raw.local_wall)),
+        };
+        let entry = match flows.iter_mut().find(|f| f.flow == flow) {
+            Some(f) => f,
+            None => {
+                flows.push(empty_flow(flow));
+                flows.last_mut().expect("just pushed")
+            }
+        };
+        entry.bytes_sent += sent;
+        entry.bytes_received += received;
+        entry.bytes_received_after_drain += drained;
+        entry.sender_cpu_pct += sender_cpu;
+        entry.receiver_cpu_pct += receiver_cpu;
+        entry.streams.push(StreamSummary {
+            stream,
+            bytes_sent: sent,
+            bytes_received: received,
+            throughput_bps: bits_per_sec(received, secs),
+            tcp_info,
+            error,
+        });
+    }
+    for f in &mut flows {
+        f.bytes_in_flight = f.bytes_sent.saturating_sub(f.bytes_received);
+        f.reconciled = f.bytes_received_after_drain == f.bytes_sent;
+        f.throughput_bps = bits_per_sec(f.bytes_received, secs);
+        f.sender_throughput_bps = bits_per_sec(f.bytes_sent, secs);
+        f.interval_throughput_bps = Spread::of(
+            intervals
+                .iter()
+                .flat_map(|s| s.flows.iter())
+                .filter(|x| x.flow == f.flow)
+                .map(|x| x.throughput_bps),
+        )
+        .unwrap_or_default();
+        let infos: Vec<_> = f.streams.iter().filter_map(|s| s.tcp_info).collect();
+        if !infos.is_empty() {
+            f.retransmits = Some(infos.iter().map(|t| t.retransmits).sum());
+            f.rtt_us = Some(infos.iter().map(|t| t.rtt_us).sum::<u32>() / infos.len() as u32);
+        }
+    }
+    let local_cpu = cpu_summary(local_threads, raw.local_process_cpu, raw.local_system_cpu, raw.local_wall);
+    let remote_cpu = cpu_summary(remote_threads, raw.server.process_cpu, raw.server.system_cpu, server_wall);
+    let throughput_bps: f64 = flows.iter().map(|f| f.throughput_bps).sum();
+    let all_infos: Vec<_> = flows.iter().flat_map(|f| f.streams.iter().filter_map(|s| s.tcp_info)).collect();
+    let link = raw.spec.link_speed_bps;
+    let busier = local_cpu.threads_pct.max(remote_cpu.threads_pct);
+    Summary {
+        duration_s: secs,
+        interrupted: raw.interrupted,
+        bytes_sent: flows.iter().map(|f| f.bytes_sent).sum(),
+        bytes_received: flows.iter().map(|f| f.bytes_received).sum(),
+        bytes_in_flight: flows.iter().map(|f| f.bytes_in_flight).sum(),
+        throughput_bps,
+        local_cpu_pct: local_cpu.threads_pct,
+        remote_cpu_pct: remote_cpu.threads_pct,
+        local_cpu,
+        remote_cpu,
+        retransmits: (!all_infos.is_empty()).then(|| all_infos.iter().map(|t| t.retransmits).sum()),
+        rtt_us: (!all_infos.is_empty())
+            .then(|| all_infos.iter().map(|t| t.rtt_us).sum::<u32>() / all_infos.len() as u32),
+        link_speed_bps: link,
+        performance_index: link.and_then(|l| performance_index(throughput_bps, busier, l as f64)),
+        flows,
+    }
+}
+
+/// `PI = T/C × T/L` with T and L in Mbit/s and C in %; `None` when C or L is zero.
+pub fn performance_index(throughput_bps: f64, cpu_pct: f64, link_bps: f64) -> Option<f64> {
+    let t = throughput_bps / 1e6;
+    let l = link_bps / 1e6;
+    (cpu_pct > 0.0 && l > 0.0).then(|| (t / cpu_pct) * (t / l))
+}
+
+fn empty_flow(flow: Flow) -> FlowSummary {
+    FlowSummary {
+        flow,
+        sender: match flow {
+            Flow::ClientToServer => End::Client,
+            Flow::ServerToClient => End::Server,
+        },
+        bytes_sent: 0,
+        bytes_received: 0,
+        bytes_in_flight: 0,
+        bytes_received_after_drain: 0,
+        reconciled: false,
+        throughput_bps: 0.0,
+        sender_throughput_bps: 0.0,
+        interval_throughput_bps: Spread::default(),
+        sender_cpu_pct: 0.0,
+        receiver_cpu_pct: 0.0,
+        retransmits: None,
+        rtt_us: None,
+        streams: Vec::new(),
+    }
+}

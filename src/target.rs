@@ -1,0 +1,103 @@
+//! Where the client connects: a resolved TCP address or a Unix socket path.
+
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+
+/// linerate's default port.
+pub const DEFAULT_PORT: u16 = 5301;
+
+/// Address family restriction from `-4` / `-6`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Family {
+    /// Whatever the name resolves to first.
+    #[default]
+    Any,
+    /// IPv4 only.
+    V4,
+    /// IPv6 only.
+    V6,
+}
+
+/// A resolved destination.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// TCP to `addr`, optionally from `bind`.
+    Tcp {
+        /// Server address.
+        addr: SocketAddr,
+        /// Local address to bind.
+        bind: Option<SocketAddr>,
+    },
+    /// A Unix-domain stream socket.
+    Unix {
+        /// Socket path.
+        path: PathBuf,
+    },
+}
+
+impl Target {
+    /// Printable form: `HOST:PORT` or `unix:PATH`.
+    pub fn describe(&self) -> String {
+        match self {
+            Target::Tcp { addr, .. } => addr.to_string(),
+            Target::Unix { path } => format!("unix:{}", path.display()),
+        }
+    }
+}
+
+/// Resolves `host` (a name, an address, `host:port` or `[v6]:port`) with `port` as default.
+pub fn resolve(host: &str, port: u16, family: Family) -> Result<SocketAddr, String> {
+    let host = host.trim();
+    if host.is_empty() {
+        return Err("empty host name".into());
+    }
+    let candidates: Vec<SocketAddr> = if let Ok(addr) = host.parse::<SocketAddr>() {
+        vec![addr]
+    } else if let Ok(ip) = host.trim_matches(['[', ']']).parse::<IpAddr>() {
+        vec![SocketAddr::new(ip, port)]
+    } else {
+        let (name, port) = match host.rsplit_once(':') {
+            Some((n, p)) if !n.contains(':') => (
+                n,
+                p.parse()
+                    .map_err(|_| format!("'{host}': port '{p}' is not a number from 1 to 65535"))?,
+            ),
+            _ => (host, port),
+        };
+        (name, port)
+            .to_socket_addrs()
+            .map_err(|e| format!("cannot resolve host '{name}': {e}"))?
+            .collect()
+    };
+    candidates
+        .into_iter()
+        .find(|a| match family {
+            Family::Any => true,
+            Family::V4 => a.is_ipv4(),
+            Family::V6 => a.is_ipv6(),
+        })
+        .ok_or_else(|| {
+            let fam = if family == Family::V4 { "IPv4 (-4)" } else { "IPv6 (-6)" };
+            format!("host '{host}' has no {fam} address")
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_addresses() {
+        assert_eq!(resolve("198.18.0.2", 5301, Family::Any).unwrap().to_string(), "198.18.0.2:5301");
+        assert_eq!(resolve("198.18.0.2:9", 5301, Family::Any).unwrap().port(), 9);
+        assert_eq!(resolve("::1", 7, Family::V6).unwrap().to_string(), "[::1]:7");
+        assert_eq!(resolve("[::1]:8", 7, Family::Any).unwrap().port(), 8);
+    }
+
+    #[test]
+    fn family_filter_and_errors() {
+        assert!(resolve("::1", 7, Family::V4).unwrap_err().contains("no IPv4"));
+        assert!(resolve("localhost:abc", 7, Family::Any).unwrap_err().contains("port 'abc'"));
+        assert!(resolve("", 7, Family::Any).is_err());
+    }
+}
