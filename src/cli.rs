@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use measure::units::{parse_bits_per_sec, parse_bytes};
-use wire::spec::{Direction, TestKind, Transport};
+use wire::spec::{Direction, SendMode, TestKind, Transport};
 use wire::TestSpec;
 
 use crate::target::{Family, DEFAULT_PORT};
@@ -79,6 +79,9 @@ pub struct TcpArgs {
     /// Bytes per write and read call (K, M: binary multiples).
     #[arg(long = "length", short = 'l', value_name = "BYTES", default_value = "256K")]
     pub length: String,
+    /// How senders hand data to the kernel: sendfile (no user-space copy, TCP only) or write.
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = SendModeArg::Sendfile)]
+    pub send_mode: SendModeArg,
     /// Seconds between live rows; 0 prints none.
     #[arg(long, short = 'i', value_name = "SECONDS", default_value_t = 1.0)]
     pub interval: f64,
@@ -116,6 +119,15 @@ pub struct TcpArgs {
     /// Print one JSON document instead of the table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--send-mode` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SendModeArg {
+    /// sendfile(2) from an in-memory file (TCP; Unix sockets fall back to write).
+    Sendfile,
+    /// write(2) from a user buffer.
+    Write,
 }
 
 /// A validated `tcp` invocation.
@@ -217,6 +229,10 @@ impl TcpArgs {
             streams: self.parallel as u16,
             direction,
             write_len_bytes: length as u32,
+            send_mode: match (self.send_mode, self.unix.is_some()) {
+                (SendModeArg::Sendfile, false) => SendMode::Sendfile,
+                _ => SendMode::Write,
+            },
             window_bytes: window,
             mss_bytes: self.mss,
             no_delay: self.no_delay,

@@ -175,7 +175,7 @@ fn measure_streams(
 ) -> Result<Measured, ClientError> {
     let spec = &config.spec;
     let flows = spec.flows();
-    let mut workers = Workers::new(engine_for(spec.kind, spec.write_len_bytes as usize));
+    let mut workers = Workers::new(engine_for(spec));
     send(ctrl, &ClientMsg::Begin).map_err(protocol("starting the test"))?;
     let t0 = Instant::now();
     let cpu0 = CpuTime::process_now();

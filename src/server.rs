@@ -289,7 +289,7 @@ fn run_streams(
         ClientMsg::Begin => {}
         other => return Err(format!("expected begin, got {other:?}")),
     }
-    let mut workers = Workers::new(engine_for(spec.kind, spec.write_len_bytes as usize));
+    let mut workers = Workers::new(engine_for(spec));
     let t0 = Instant::now();
     let cpu0 = CpuTime::process_now();
     let sys0 = SystemCpuSnapshot::now();

@@ -34,7 +34,7 @@ impl<W: Write> Progress for LiveTable<W> {
     fn started(&mut self, server: &ServerInfo, spec: &TestSpec) {
         let _ = writeln!(
             self.out,
-            "linerate {} to {}: {}, {} stream{} per direction, {:.2} s, {} per write",
+            "linerate {} to {}: {}, {} stream{} per direction, {:.2} s, {} per {:?} call",
             spec.kind.as_str(),
             self.target,
             direction_word(spec),
@@ -42,6 +42,7 @@ impl<W: Write> Progress for LiveTable<W> {
             if spec.streams == 1 { "" } else { "s" },
             spec.duration_ms as f64 / 1000.0,
             format_bytes(u64::from(spec.write_len_bytes)),
+            spec.send_mode,
         );
         let _ = writeln!(
             self.out,

@@ -1,7 +1,7 @@
 //! The engine trait: how one data connection is driven for a test kind.
 
 use measure::{cpu::CpuTime, tcp_info::TcpInfo};
-use wire::TestKind;
+use wire::{TestKind, TestSpec};
 
 use crate::{ByteCounter, Conn, EngineError, Signal};
 
@@ -50,9 +50,12 @@ pub trait StreamEngine: Send + Sync {
     ) -> Result<StreamReport, EngineError>;
 }
 
-/// The engine for a test kind, with its per-stream I/O size.
-pub fn engine_for(kind: TestKind, io_len: usize) -> Box<dyn StreamEngine> {
-    match kind {
-        TestKind::TcpStream => Box::new(crate::tcp_stream::TcpStream::new(io_len)),
+/// The engine for a spec's test kind, configured from the spec.
+pub fn engine_for(spec: &TestSpec) -> Box<dyn StreamEngine> {
+    match spec.kind {
+        TestKind::TcpStream => Box::new(crate::tcp_stream::TcpStream::new(
+            spec.write_len_bytes as usize,
+            spec.send_mode,
+        )),
     }
 }

@@ -65,6 +65,18 @@ pub enum Transport {
     Unix,
 }
 
+/// How a stream sender hands data to the kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SendMode {
+    /// sendfile(2) from an in-memory file: the kernel references the pages instead of copying
+    /// from user memory (what file and web servers do; iperf3 `-Z`). The default for TCP.
+    #[default]
+    Sendfile,
+    /// write(2) from a user buffer: one copy per byte on the sender (iperf3's default).
+    Write,
+}
+
 /// One test, as the client asked for it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TestSpec {
@@ -82,6 +94,9 @@ pub struct TestSpec {
     pub direction: Direction,
     /// Bytes per write (and per read) call.
     pub write_len_bytes: u32,
+    /// How senders write.
+    #[serde(default)]
+    pub send_mode: SendMode,
     /// SO_SNDBUF/SO_RCVBUF request, bytes; `None` leaves the kernel's autotuning alone.
     pub window_bytes: Option<u32>,
     /// TCP_MAXSEG request, bytes.
@@ -169,6 +184,7 @@ pub(crate) fn sample() -> TestSpec {
         streams: 2,
         direction: Direction::Bidir,
         write_len_bytes: 131072,
+        send_mode: SendMode::Sendfile,
         window_bytes: None,
         mss_bytes: None,
         no_delay: false,
