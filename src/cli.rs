@@ -65,10 +65,20 @@ pub struct TcpArgs {
     #[arg(long, short = 'p', value_name = "PORT", default_value_t = DEFAULT_PORT)]
     pub port: u16,
     /// Test duration.
-    #[arg(long = "time", short = 't', value_name = "SECONDS", default_value_t = 10.0)]
+    #[arg(
+        long = "time",
+        short = 't',
+        value_name = "SECONDS",
+        default_value_t = 10.0
+    )]
     pub time: f64,
     /// Parallel streams per direction, each on its own thread.
-    #[arg(long = "parallel", short = 'P', value_name = "STREAMS", default_value_t = 1)]
+    #[arg(
+        long = "parallel",
+        short = 'P',
+        value_name = "STREAMS",
+        default_value_t = 1
+    )]
     pub parallel: u32,
     /// Server sends, client receives.
     #[arg(long, short = 'R', conflicts_with = "bidir")]
@@ -77,7 +87,12 @@ pub struct TcpArgs {
     #[arg(long)]
     pub bidir: bool,
     /// Bytes per write and read call (K, M: binary multiples).
-    #[arg(long = "length", short = 'l', value_name = "BYTES", default_value = "256K")]
+    #[arg(
+        long = "length",
+        short = 'l',
+        value_name = "BYTES",
+        default_value = "256K"
+    )]
     pub length: String,
     /// How senders hand data to the kernel: sendfile (no user-space copy, TCP only) or write.
     #[arg(long, value_name = "MODE", value_enum, default_value_t = SendModeArg::Sendfile)]
@@ -145,7 +160,9 @@ pub struct TcpPlan {
 
 fn seconds(flag: &str, value: f64, min: f64, max: f64) -> Result<Duration, String> {
     if !value.is_finite() || value < min || value > max {
-        return Err(format!("{flag} {value}: must be between {min} and {max} seconds"));
+        return Err(format!(
+            "{flag} {value}: must be between {min} and {max} seconds"
+        ));
     }
     Ok(Duration::from_secs_f64(value))
 }
@@ -164,11 +181,18 @@ impl TcpArgs {
     pub fn plan(&self) -> Result<TcpPlan, String> {
         let duration = seconds("--time", self.time, 0.1, 86_400.0)?;
         if self.parallel == 0 || self.parallel > 128 {
-            return Err(format!("--parallel {}: must be between 1 and 128 streams", self.parallel));
+            return Err(format!(
+                "--parallel {}: must be between 1 and 128 streams",
+                self.parallel
+            ));
         }
-        let length = parse_bytes(&self.length).map_err(|e| format!("--length {}: {e}", self.length))?;
+        let length =
+            parse_bytes(&self.length).map_err(|e| format!("--length {}: {e}", self.length))?;
         if length == 0 || length > 64 << 20 {
-            return Err(format!("--length {}: must be between 1 byte and 64M", self.length));
+            return Err(format!(
+                "--length {}: must be between 1 byte and 64M",
+                self.length
+            ));
         }
         let interval = if self.interval == 0.0 {
             duration
@@ -210,8 +234,13 @@ impl TcpArgs {
             None => None,
             Some(b) => Some(
                 b.parse::<SocketAddr>()
-                    .or_else(|_| b.parse::<std::net::IpAddr>().map(|ip| SocketAddr::new(ip, 0)))
-                    .map_err(|_| format!("--bind {b}: not an IP address (optionally with :PORT)"))?,
+                    .or_else(|_| {
+                        b.parse::<std::net::IpAddr>()
+                            .map(|ip| SocketAddr::new(ip, 0))
+                    })
+                    .map_err(|_| {
+                        format!("--bind {b}: not an IP address (optionally with :PORT)")
+                    })?,
             ),
         };
         let direction = if self.bidir {
@@ -223,7 +252,11 @@ impl TcpArgs {
         };
         let spec = TestSpec {
             kind: TestKind::TcpStream,
-            transport: if self.unix.is_some() { Transport::Unix } else { Transport::Tcp },
+            transport: if self.unix.is_some() {
+                Transport::Unix
+            } else {
+                Transport::Tcp
+            },
             duration_ms: duration.as_millis() as u64,
             interval_ms: interval.as_millis().max(1) as u64,
             streams: self.parallel as u16,
@@ -266,7 +299,8 @@ mod tests {
     }
 
     fn plan(args: &[&str]) -> Result<TcpPlan, String> {
-        let cli = Cli::try_parse_from(["linerate", "tcp"].iter().chain(args)).map_err(|e| e.to_string())?;
+        let cli = Cli::try_parse_from(["linerate", "tcp"].iter().chain(args))
+            .map_err(|e| e.to_string())?;
         match cli.command {
             Command::Tcp(t) => t.plan(),
             _ => unreachable!(),
@@ -284,7 +318,25 @@ mod tests {
 
     #[test]
     fn flags_map_into_the_spec() {
-        let p = plan(&["-t", "2.5", "-P", "4", "--bidir", "-l", "64K", "-w", "1M", "-M", "1400", "-N", "--tos", "0x10", "--link-speed", "10G"]).unwrap();
+        let p = plan(&[
+            "-t",
+            "2.5",
+            "-P",
+            "4",
+            "--bidir",
+            "-l",
+            "64K",
+            "-w",
+            "1M",
+            "-M",
+            "1400",
+            "-N",
+            "--tos",
+            "0x10",
+            "--link-speed",
+            "10G",
+        ])
+        .unwrap();
         assert_eq!(p.spec.duration_ms, 2500);
         assert_eq!(p.spec.streams, 4);
         assert_eq!(p.spec.direction, Direction::Bidir);
@@ -307,7 +359,7 @@ mod tests {
             (&["--tos", "300"], "--tos 300"),
             (&["--link-speed", "10X"], "--link-speed 10X"),
             (&["--bind", "nope"], "--bind nope"),
-            (&["-i", "-1"], "--interval -1"),
+            (&["--interval=-1"], "--interval -1"),
         ] {
             let err = plan(args).unwrap_err();
             assert!(err.contains(needle), "{args:?}: {err}");

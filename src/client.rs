@@ -103,13 +103,19 @@ fn connect(config: &ClientConfig, opts: &SocketOptions) -> Result<Conn, ClientEr
                     }
                     _ => "",
                 };
-                ClientError::Connect { target: target.clone(), source, hint }
+                ClientError::Connect {
+                    target: target.clone(),
+                    source,
+                    hint,
+                }
             })?,
-        Target::Unix { path } => Conn::Unix(UnixStream::connect(path).map_err(|e| ClientError::Connect {
-            target: target.clone(),
-            source: ConnectError::Io(e),
-            hint: "; is `linerate serve --unix` listening on that path?",
-        })?),
+        Target::Unix { path } => {
+            Conn::Unix(UnixStream::connect(path).map_err(|e| ClientError::Connect {
+                target: target.clone(),
+                source: ConnectError::Io(e),
+                hint: "; is `linerate serve --unix` listening on that path?",
+            })?)
+        }
     };
     exchange_hello(&mut conn, HANDSHAKE_TIMEOUT)
         .map_err(|source| ClientError::Handshake { target, source })?;
@@ -124,7 +130,8 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
     let mut ctrl = connect(config, &SocketOptions::default())?;
-    send(&mut ctrl, &ClientMsg::Start { spec: spec.clone() }).map_err(protocol("sending the test"))?;
+    send(&mut ctrl, &ClientMsg::Start { spec: spec.clone() })
+        .map_err(protocol("sending the test"))?;
     let (session, server) = match recv::<ServerMsg>(&mut ctrl, HANDSHAKE_TIMEOUT)
         .map_err(protocol("waiting for the server to accept"))?
     {
@@ -140,8 +147,11 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
             return Err(ClientError::Interrupted);
         }
         let mut conn = connect(config, &opts)?;
-        send(&mut conn, &ClientMsg::Attach { session, stream }).map_err(protocol("attaching a stream"))?;
-        match recv::<ServerMsg>(&mut conn, HANDSHAKE_TIMEOUT).map_err(protocol("attaching a stream"))? {
+        send(&mut conn, &ClientMsg::Attach { session, stream })
+            .map_err(protocol("attaching a stream"))?;
+        match recv::<ServerMsg>(&mut conn, HANDSHAKE_TIMEOUT)
+            .map_err(protocol("attaching a stream"))?
+        {
             ServerMsg::Attached { .. } => conns.push(conn),
             ServerMsg::Error { message } => return Err(ClientError::Refused(message)),
             other => return Err(ClientError::Protocol(format!("unexpected reply {other:?}"))),
@@ -212,9 +222,15 @@ fn measure_streams(
         if elapsed >= next_tick {
             seq += 1;
             send(ctrl, &ClientMsg::Poll { seq }).map_err(protocol("polling the server"))?;
-            let server_bytes = match recv::<ServerMsg>(ctrl, HANDSHAKE_TIMEOUT).map_err(protocol("polling the server"))? {
+            let server_bytes = match recv::<ServerMsg>(ctrl, HANDSHAKE_TIMEOUT)
+                .map_err(protocol("polling the server"))?
+            {
                 ServerMsg::Counters { bytes, .. } => bytes,
-                ServerMsg::Error { message } => return Err(ClientError::Protocol(format!("server ended the test: {message}"))),
+                ServerMsg::Error { message } => {
+                    return Err(ClientError::Protocol(format!(
+                        "server ended the test: {message}"
+                    )))
+                }
                 other => return Err(ClientError::Protocol(format!("unexpected reply {other:?}"))),
             };
             let sample = tracker.sample(t0.elapsed(), &workers.snapshot(), &server_bytes);
@@ -231,19 +247,53 @@ fn measure_streams(
     let local_at_stop = workers.snapshot();
     send(ctrl, &ClientMsg::Stop).map_err(protocol("stopping the test"))?;
     let results_wait = config.drain_timeout + HANDSHAKE_TIMEOUT;
-    let server: ServerResults = match recv::<ServerMsg>(ctrl, results_wait).map_err(protocol("waiting for the server's results"))? {
+    let server: ServerResults = match recv::<ServerMsg>(ctrl, results_wait)
+        .map_err(protocol("waiting for the server's results"))?
+    {
         ServerMsg::Results(r) => r,
-        ServerMsg::Error { message } => return Err(ClientError::Protocol(format!("server ended the test: {message}"))),
+        ServerMsg::Error { message } => {
+            return Err(ClientError::Protocol(format!(
+                "server ended the test: {message}"
+            )))
+        }
         other => return Err(ClientError::Protocol(format!("unexpected reply {other:?}"))),
     };
-    let server_at_stop: Vec<u64> = server.streams.iter().map(|s| s.bytes_at_stop).collect();
-    if window.saturating_sub(tracker.last_end()) >= Duration::from_millis(10) {
-        let sample = tracker.sample(window, &local_at_stop, &server_at_stop);
-        progress.interval(&sample);
-        intervals.push(sample);
-    }
     let outcomes = workers.join(config.drain_timeout);
     let local_wall = t0.elapsed();
+    // The last interval ends at Stop: receivers count what they had read by then, senders
+    // everything they wrote (a write in progress at Stop still completes), so the intervals
+    // add up exactly to the summary's totals.
+    let (mut last_local, mut last_server) = (Vec::new(), Vec::new());
+    for (i, &(_, flow)) in flows.iter().enumerate() {
+        let remote = server.streams.get(i);
+        let (local, far) = match flow {
+            Flow::ClientToServer => (outcomes[i].bytes_now, remote.map_or(0, |r| r.bytes_at_stop)),
+            Flow::ServerToClient => (local_at_stop[i], remote.map_or(0, |r| r.bytes_total)),
+        };
+        last_local.push(local);
+        last_server.push(far);
+    }
+    let sample = tracker.sample(window, &last_local, &last_server);
+    if sample.end_s - sample.start_s >= 0.01 || intervals.is_empty() {
+        progress.interval(&sample);
+        intervals.push(sample);
+    } else if let Some(prev) = intervals.last_mut() {
+        // A sliver after the last tick: fold its bytes into the previous interval.
+        prev.end_s = sample.end_s;
+        for (p, f) in prev.flows.iter_mut().zip(&sample.flows) {
+            p.sender_bytes += f.sender_bytes;
+            p.receiver_bytes += f.receiver_bytes;
+            for (a, b) in p
+                .stream_receiver_bytes
+                .iter_mut()
+                .zip(&f.stream_receiver_bytes)
+            {
+                *a += b;
+            }
+            p.throughput_bps =
+                measure::units::bits_per_sec(p.receiver_bytes, prev.end_s - prev.start_s);
+        }
+    }
     let local_streams = outcomes
         .into_iter()
         .zip(local_at_stop)

@@ -35,9 +35,9 @@ pub fn listen_tcp(bind: Option<SocketAddr>, port: u16) -> std::io::Result<Listen
     };
     match open(addr) {
         // No IPv6 on this host: fall back to all IPv4 addresses.
-        Err(e) if bind.is_none() && e.raw_os_error() == Some(libc::EAFNOSUPPORT) => {
-            open(SocketAddr::new(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED), port))
-        }
+        Err(e) if bind.is_none() && e.raw_os_error() == Some(libc::EAFNOSUPPORT) => open(
+            SocketAddr::new(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED), port),
+        ),
         other => other,
     }
 }
@@ -50,7 +50,8 @@ fn stderr_log() -> server::Log {
 pub fn serve(args: &ServeArgs, shutdown: Signal) -> Result<()> {
     let listener = match &args.unix {
         Some(path) => Listener::Unix(
-            UnixListener::bind(path).with_context(|| format!("--unix {}: cannot listen there", path.display()))?,
+            UnixListener::bind(path)
+                .with_context(|| format!("--unix {}: cannot listen there", path.display()))?,
             path.clone(),
         ),
         None => {
@@ -63,7 +64,12 @@ pub fn serve(args: &ServeArgs, shutdown: Signal) -> Result<()> {
                         .or_else(|_| b.parse::<SocketAddr>())
                 })
                 .transpose()
-                .map_err(|_| anyhow::anyhow!("--bind {}: not an IP address", args.bind.as_deref().unwrap_or("")))?;
+                .map_err(|_| {
+                    anyhow::anyhow!(
+                        "--bind {}: not an IP address",
+                        args.bind.as_deref().unwrap_or("")
+                    )
+                })?;
             listen_tcp(bind, args.port).with_context(|| {
                 format!("cannot listen on port {}; is another server using it? (choose one with --port)", args.port)
             })?
@@ -72,7 +78,7 @@ pub fn serve(args: &ServeArgs, shutdown: Signal) -> Result<()> {
     if args.max_sessions == 0 {
         bail!("--max-sessions 0: must be at least 1");
     }
-    if !(args.max_time > 0.0) {
+    if !args.max_time.is_finite() || args.max_time <= 0.0 {
         bail!("--max-time {}: must be above 0 seconds", args.max_time);
     }
     let config = ServerConfig {
@@ -89,7 +95,11 @@ pub fn serve(args: &ServeArgs, shutdown: Signal) -> Result<()> {
         listener.describe(),
         wire::PROTOCOL_VERSION,
         config.max_sessions,
-        if config.one_off { ", one test then exit" } else { "" }
+        if config.one_off {
+            ", one test then exit"
+        } else {
+            ""
+        }
     );
     server::serve(listener, shutdown, config, stderr_log());
     Ok(())
@@ -134,16 +144,23 @@ pub struct TcpOutcome {
 }
 
 fn unix_target(path: &Path) -> Result<(Target, Option<InProcess>, String)> {
-    let target = Target::Unix { path: path.to_path_buf() };
+    let target = Target::Unix {
+        path: path.to_path_buf(),
+    };
     if path.exists() {
         UnixStream::connect(path).with_context(|| {
             format!("--unix {}: the path exists but nothing accepts connections there; remove it or choose another path", path.display())
         })?;
         return Ok((target, None, format!("unix:{}", path.display())));
     }
-    let listener = UnixListener::bind(path).with_context(|| format!("--unix {}: cannot create a socket there", path.display()))?;
+    let listener = UnixListener::bind(path)
+        .with_context(|| format!("--unix {}: cannot create a socket there", path.display()))?;
     let server = InProcess::start(Listener::Unix(listener, path.to_path_buf()));
-    Ok((target, Some(server), format!("unix:{} (in-process server)", path.display())))
+    Ok((
+        target,
+        Some(server),
+        format!("unix:{} (in-process server)", path.display()),
+    ))
 }
 
 /// `linerate tcp`.
@@ -160,7 +177,14 @@ pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<TcpOutcome> {
         (Some(path), None) => unix_target(path)?,
         (None, Some(host)) => {
             let addr = resolve(host, args.port, plan.family).map_err(anyhow::Error::msg)?;
-            (Target::Tcp { addr, bind: plan.bind }, None, addr.to_string())
+            (
+                Target::Tcp {
+                    addr,
+                    bind: plan.bind,
+                },
+                None,
+                addr.to_string(),
+            )
         }
         (None, None) => {
             let loopback = match plan.family {
@@ -169,9 +193,18 @@ pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<TcpOutcome> {
             };
             let listener = listen_tcp(Some(SocketAddr::new(loopback, 0)), 0)
                 .context("cannot open a loopback listener for the in-process server")?;
-            let addr = listener.tcp_addr().context("in-process listener has no address")?;
+            let addr = listener
+                .tcp_addr()
+                .context("in-process listener has no address")?;
             let server = InProcess::start(listener);
-            (Target::Tcp { addr, bind: plan.bind }, Some(server), format!("{addr} (in-process server)"))
+            (
+                Target::Tcp {
+                    addr,
+                    bind: plan.bind,
+                },
+                Some(server),
+                format!("{addr} (in-process server)"),
+            )
         }
     };
     let config = ClientConfig {

@@ -15,7 +15,9 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use engine::{engine_for, sockopt::SocketOptions, Conn, Listener, Role, Signal, WorkerOutcome, Workers};
+use engine::{
+    engine_for, sockopt::SocketOptions, Conn, Listener, Role, Signal, WorkerOutcome, Workers,
+};
 use measure::cpu::{CpuTime, SystemCpuSnapshot};
 use wire::msg::{ServerInfo, ServerResults, StreamEnd};
 use wire::spec::{Flow, SpecLimits, Transport};
@@ -83,7 +85,9 @@ pub fn serve(listener: Listener, shutdown: Signal, config: ServerConfig, log: Lo
         (shared.log)(format!("cannot poll listener: {e}"));
         return;
     }
-    while !shared.shutdown.is_raised() && !(shared.config.one_off && shared.finished.is_raised()) {
+    let done =
+        || shared.shutdown.is_raised() || (shared.config.one_off && shared.finished.is_raised());
+    while !done() {
         if !wait_readable(listener.as_raw_fd(), 200) {
             continue;
         }
@@ -141,9 +145,17 @@ fn handle_connection(mut conn: Conn, shared: &Shared) {
         Ok(ClientMsg::Attach { session, stream }) => attach(conn, session, stream, shared, &peer),
         Ok(other) => {
             let message = format!("expected start or attach, got {other:?}");
-            let _ = send(&mut conn, &ServerMsg::Error { message: message.clone() });
+            let _ = send(
+                &mut conn,
+                &ServerMsg::Error {
+                    message: message.clone(),
+                },
+            );
             (shared.log)(format!("{peer}: {message}"));
         }
+        // A connection closed before saying anything is a port probe, not an event.
+        Err(WireError::Closed { mid_frame: false }) => {}
+        Err(WireError::Io(e)) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
         Err(e) => (shared.log)(format!("{peer}: dropped during handshake: {e}")),
     }
 }
@@ -158,12 +170,19 @@ fn attach(mut conn: Conn, session: u64, stream: u16, shared: &Shared, peer: &str
     match sender {
         Some(tx) => {
             if tx.send((stream, conn)).is_err() {
-                (shared.log)(format!("{peer}: session {session:x} ended before stream {stream} attached"));
+                (shared.log)(format!(
+                    "{peer}: session {session:x} ended before stream {stream} attached"
+                ));
             }
         }
         None => {
             let message = format!("unknown session {session:x}");
-            let _ = send(&mut conn, &ServerMsg::Error { message: message.clone() });
+            let _ = send(
+                &mut conn,
+                &ServerMsg::Error {
+                    message: message.clone(),
+                },
+            );
             (shared.log)(format!("{peer}: {message}"));
         }
     }
@@ -195,7 +214,9 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, shared: &Shared, peer: &str) {
         return refuse(&mut ctrl, shared, peer, message);
     }
     let running = shared.sessions.running.fetch_add(1, Ordering::SeqCst) + 1;
-    let cookie = std::collections::hash_map::RandomState::new().build_hasher().finish();
+    let cookie = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
     let (tx, rx) = mpsc::sync_channel(usize::from(spec.streams) * 2);
     if let Ok(mut m) = shared.sessions.waiting.lock() {
         m.insert(cookie, tx);
@@ -203,9 +224,12 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, shared: &Shared, peer: &str) {
     let _guard = SessionGuard { shared, cookie };
     if running > shared.config.max_sessions {
         let limit = shared.config.max_sessions;
-        return refuse(&mut ctrl, shared, peer, format!(
-            "server busy: {limit} tests already running (limit {limit}); try again later"
-        ));
+        return refuse(
+            &mut ctrl,
+            shared,
+            peer,
+            format!("server busy: {limit} tests already running (limit {limit}); try again later"),
+        );
     }
     (shared.log)(format!(
         "{peer}: {} {:?} x{} for {} ms",
@@ -268,7 +292,12 @@ fn collect_streams(
             Err(RecvTimeoutError::Disconnected) => return Err("session closed".into()),
         };
         let Some(slot) = slots.get_mut(usize::from(stream)) else {
-            let _ = send(&mut conn, &ServerMsg::Error { message: format!("no stream {stream} in this test") });
+            let _ = send(
+                &mut conn,
+                &ServerMsg::Error {
+                    message: format!("no stream {stream} in this test"),
+                },
+            );
             continue;
         };
         opts.apply_accepted(&conn).map_err(|e| e.to_string())?;

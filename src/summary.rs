@@ -78,8 +78,16 @@ impl IntervalTracker {
         let secs = (at - self.prev_end.min(at)).as_secs_f64();
         let mut flows: Vec<FlowInterval> = Vec::new();
         for (i, &(_, flow)) in self.flows.iter().enumerate() {
-            let dl = local.get(i).copied().unwrap_or(0).saturating_sub(self.prev_local[i]);
-            let ds = server.get(i).copied().unwrap_or(0).saturating_sub(self.prev_server[i]);
+            let dl = local
+                .get(i)
+                .copied()
+                .unwrap_or(0)
+                .saturating_sub(self.prev_local[i]);
+            let ds = server
+                .get(i)
+                .copied()
+                .unwrap_or(0)
+                .saturating_sub(self.prev_server[i]);
             let (sent, received) = match flow {
                 Flow::ClientToServer => (dl, ds),
                 Flow::ServerToClient => (ds, dl),
@@ -116,8 +124,19 @@ impl IntervalTracker {
     }
 }
 
-fn cpu_summary(threads: CpuTime, process: CpuTime, system: Option<SystemCpu>, wall: Duration) -> CpuSummary {
-    let pct = |us: u64| CpuTime { user_us: us, sys_us: 0 }.pct_of(wall);
+fn cpu_summary(
+    threads: CpuTime,
+    process: CpuTime,
+    system: Option<SystemCpu>,
+    wall: Duration,
+) -> CpuSummary {
+    let pct = |us: u64| {
+        CpuTime {
+            user_us: us,
+            sys_us: 0,
+        }
+        .pct_of(wall)
+    };
     CpuSummary {
         threads_pct: threads.pct_of(wall),
         user_pct: pct(threads.user_us),
@@ -138,7 +157,9 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
     for (i, &(stream, flow)) in flows_of_spec.iter().enumerate() {
         let local = raw.local_streams.get(i);
         let remote = raw.server.streams.get(i).cloned().unwrap_or_default();
-        let local_report = local.and_then(|l| l.result.as_ref()).and_then(|r| r.as_ref().ok());
+        let local_report = local
+            .and_then(|l| l.result.as_ref())
+            .and_then(|r| r.as_ref().ok());
         let local_error = local.and_then(|l| match &l.result {
             Some(Err(e)) => Some(format!("client: {e}")),
             None => Some("client: stream did not finish draining in time".into()),
@@ -153,13 +174,29 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
         remote_threads = remote_threads.plus(remote.cpu);
         let local_at_stop = local.map(|l| l.bytes_at_stop).unwrap_or(0);
         let (sent, received, drained, tcp_info) = match flow {
-            Flow::ClientToServer => (local_total, remote.bytes_at_stop, remote.bytes_total, local_report.and_then(|r| r.tcp_info)),
-            Flow::ServerToClient => (remote.bytes_total, local_at_stop, local_total, remote.tcp_info),
+            Flow::ClientToServer => (
+                local_total,
+                remote.bytes_at_stop,
+                remote.bytes_total,
+                local_report.and_then(|r| r.tcp_info),
+            ),
+            Flow::ServerToClient => (
+                remote.bytes_total,
+                local_at_stop,
+                local_total,
+                remote.tcp_info,
+            ),
         };
         let error = local_error.or(remote.error.map(|e| format!("server: {e}")));
         let (sender_cpu, receiver_cpu) = match flow {
-            Flow::ClientToServer => (local_cpu.pct_of(raw.local_wall), remote.cpu.pct_of(server_wall)),
-            Flow::ServerToClient => (remote.cpu.pct_of(server_wall), local_cpu.pct_of(raw.local_wall)),
+            Flow::ClientToServer => (
+                local_cpu.pct_of(raw.local_wall),
+                remote.cpu.pct_of(server_wall),
+            ),
+            Flow::ServerToClient => (
+                remote.cpu.pct_of(server_wall),
+                local_cpu.pct_of(raw.local_wall),
+            ),
         };
         let entry = match flows.iter_mut().find(|f| f.flow == flow) {
             Some(f) => f,
@@ -201,10 +238,23 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
             f.rtt_us = Some(infos.iter().map(|t| t.rtt_us).sum::<u32>() / infos.len() as u32);
         }
     }
-    let local_cpu = cpu_summary(local_threads, raw.local_process_cpu, raw.local_system_cpu, raw.local_wall);
-    let remote_cpu = cpu_summary(remote_threads, raw.server.process_cpu, raw.server.system_cpu, server_wall);
+    let local_cpu = cpu_summary(
+        local_threads,
+        raw.local_process_cpu,
+        raw.local_system_cpu,
+        raw.local_wall,
+    );
+    let remote_cpu = cpu_summary(
+        remote_threads,
+        raw.server.process_cpu,
+        raw.server.system_cpu,
+        server_wall,
+    );
     let throughput_bps: f64 = flows.iter().map(|f| f.throughput_bps).sum();
-    let all_infos: Vec<_> = flows.iter().flat_map(|f| f.streams.iter().filter_map(|s| s.tcp_info)).collect();
+    let all_infos: Vec<_> = flows
+        .iter()
+        .flat_map(|f| f.streams.iter().filter_map(|s| s.tcp_info))
+        .collect();
     let link = raw.spec.link_speed_bps;
     let busier = local_cpu.threads_pct.max(remote_cpu.threads_pct);
     Summary {

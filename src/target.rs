@@ -77,7 +77,11 @@ pub fn resolve(host: &str, port: u16, family: Family) -> Result<SocketAddr, Stri
             Family::V6 => a.is_ipv6(),
         })
         .ok_or_else(|| {
-            let fam = if family == Family::V4 { "IPv4 (-4)" } else { "IPv6 (-6)" };
+            let fam = if family == Family::V4 {
+                "IPv4 (-4)"
+            } else {
+                "IPv6 (-6)"
+            };
             format!("host '{host}' has no {fam} address")
         })
 }
@@ -88,16 +92,31 @@ mod tests {
 
     #[test]
     fn literal_addresses() {
-        assert_eq!(resolve("198.18.0.2", 5301, Family::Any).unwrap().to_string(), "198.18.0.2:5301");
-        assert_eq!(resolve("198.18.0.2:9", 5301, Family::Any).unwrap().port(), 9);
-        assert_eq!(resolve("::1", 7, Family::V6).unwrap().to_string(), "[::1]:7");
+        assert_eq!(
+            resolve("198.18.0.2", 5301, Family::Any)
+                .unwrap()
+                .to_string(),
+            "198.18.0.2:5301"
+        );
+        assert_eq!(
+            resolve("198.18.0.2:9", 5301, Family::Any).unwrap().port(),
+            9
+        );
+        assert_eq!(
+            resolve("::1", 7, Family::V6).unwrap().to_string(),
+            "[::1]:7"
+        );
         assert_eq!(resolve("[::1]:8", 7, Family::Any).unwrap().port(), 8);
     }
 
     #[test]
     fn family_filter_and_errors() {
-        assert!(resolve("::1", 7, Family::V4).unwrap_err().contains("no IPv4"));
-        assert!(resolve("localhost:abc", 7, Family::Any).unwrap_err().contains("port 'abc'"));
+        assert!(resolve("::1", 7, Family::V4)
+            .unwrap_err()
+            .contains("no IPv4"));
+        assert!(resolve("localhost:abc", 7, Family::Any)
+            .unwrap_err()
+            .contains("port 'abc'"));
         assert!(resolve("", 7, Family::Any).is_err());
     }
 }

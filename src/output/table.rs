@@ -44,14 +44,19 @@ impl<W: Write> Progress for LiveTable<W> {
             format_bytes(u64::from(spec.write_len_bytes)),
             spec.send_mode,
         );
-        let _ = writeln!(
+        let _ =
+            writeln!(
             self.out,
             "server {} (linerate {}, {} cores); rates are receiver goodput on the client's clock",
             if server.hostname.is_empty() { "?" } else { &server.hostname },
             server.version,
             server.cores
         );
-        let _ = writeln!(self.out, "{:>15}  {:<4}  {:>11}  {:>11}  {:>13}", "interval s", "dir", "sent", "received", "rate");
+        let _ = writeln!(
+            self.out,
+            "{:>15}  {:<4}  {:>11}  {:>11}  {:>13}",
+            "interval s", "dir", "sent", "received", "rate"
+        );
     }
 
     fn interval(&mut self, s: &IntervalSample) {
@@ -100,11 +105,36 @@ fn cpu_line(c: &CpuSummary) -> String {
 fn write_flow(w: &mut dyn Write, f: &FlowSummary, secs: f64) -> std::io::Result<()> {
     let sender = end_name(f.sender);
     let receiver = end_name(other(f.sender));
-    writeln!(w, "{}  {} -> {}, {} stream{}", f.flow.label(), sender, receiver, f.streams.len(), if f.streams.len() == 1 { "" } else { "s" })?;
-    writeln!(w, "  sent       {:>11} by {sender:<6} = {}", format_bytes(f.bytes_sent), bps(f.sender_throughput_bps))?;
-    writeln!(w, "  received   {:>11} by {receiver:<6} = {} goodput over {secs:.2} s", format_bytes(f.bytes_received), bps(f.throughput_bps))?;
+    writeln!(
+        w,
+        "{}  {} -> {}, {} stream{}",
+        f.flow.label(),
+        sender,
+        receiver,
+        f.streams.len(),
+        if f.streams.len() == 1 { "" } else { "s" }
+    )?;
+    writeln!(
+        w,
+        "  sent       {:>11} by {sender:<6} = {}",
+        format_bytes(f.bytes_sent),
+        bps(f.sender_throughput_bps)
+    )?;
+    writeln!(
+        w,
+        "  received   {:>11} by {receiver:<6} = {} goodput over {secs:.2} s",
+        format_bytes(f.bytes_received),
+        bps(f.throughput_bps)
+    )?;
     let sp = &f.interval_throughput_bps;
-    writeln!(w, "  intervals  cur {}  avg {}  min {}  max {}", bps(sp.cur), bps(sp.avg), bps(sp.min), bps(sp.max))?;
+    writeln!(
+        w,
+        "  intervals  cur {}  avg {}  min {}  max {}",
+        bps(sp.cur),
+        bps(sp.avg),
+        bps(sp.min),
+        bps(sp.max)
+    )?;
     let drained = if f.reconciled {
         format!("all {} delivered after drain", format_bytes(f.bytes_sent))
     } else {
@@ -114,7 +144,11 @@ fn write_flow(w: &mut dyn Write, f: &FlowSummary, secs: f64) -> std::io::Result<
             format_bytes(f.bytes_sent)
         )
     };
-    writeln!(w, "  in flight  {} when the test time ended; {drained}", format_bytes(f.bytes_in_flight))?;
+    writeln!(
+        w,
+        "  in flight  {} when the test time ended; {drained}",
+        format_bytes(f.bytes_in_flight)
+    )?;
     if let Some(t) = f.streams.iter().find_map(|s| s.tcp_info) {
         writeln!(
             w,
@@ -126,12 +160,24 @@ fn write_flow(w: &mut dyn Write, f: &FlowSummary, secs: f64) -> std::io::Result<
             t.pmtu_bytes
         )?;
     }
-    writeln!(w, "  CPU        sender ({sender}) {:.1} %, receiver ({receiver}) {:.1} % of one core", f.sender_cpu_pct, f.receiver_cpu_pct)?;
+    writeln!(
+        w,
+        "  CPU        sender ({sender}) {:.1} %, receiver ({receiver}) {:.1} % of one core",
+        f.sender_cpu_pct, f.receiver_cpu_pct
+    )?;
     if f.streams.len() > 1 || f.streams.iter().any(|s| s.error.is_some()) {
         for s in &f.streams {
-            let mut line = format!("    #{:<3} {:>13}  {:>11} received", s.stream, bps(s.throughput_bps), format_bytes(s.bytes_received));
+            let mut line = format!(
+                "    #{:<3} {:>13}  {:>11} received",
+                s.stream,
+                bps(s.throughput_bps),
+                format_bytes(s.bytes_received)
+            );
             if let Some(t) = s.tcp_info {
-                line.push_str(&format!("  retrans {} rtt {} us cwnd {}", t.retransmits, t.rtt_us, t.snd_cwnd_segments));
+                line.push_str(&format!(
+                    "  retrans {} rtt {} us cwnd {}",
+                    t.retransmits, t.rtt_us, t.snd_cwnd_segments
+                ));
             }
             if let Some(e) = &s.error {
                 line.push_str(&format!("  ERROR {e}"));
@@ -145,13 +191,29 @@ fn write_flow(w: &mut dyn Write, f: &FlowSummary, secs: f64) -> std::io::Result<
 /// Writes the summary block of a run.
 pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
     let s = &r.summary;
-    let note = if s.interrupted { " (INTERRUPTED: partial)" } else { "" };
-    writeln!(w, "--- summary: {} to {}, {:.2} s on the client's clock{note} ---", r.kind.as_str(), r.target, s.duration_s)?;
+    let note = if s.interrupted {
+        " (INTERRUPTED: partial)"
+    } else {
+        ""
+    };
+    writeln!(
+        w,
+        "--- summary: {} to {}, {:.2} s on the client's clock{note} ---",
+        r.kind.as_str(),
+        r.target,
+        s.duration_s
+    )?;
     for f in &s.flows {
         write_flow(w, f, s.duration_s)?;
     }
     if s.flows.len() > 1 {
-        writeln!(w, "total      {} goodput, {} received, {} in flight", bps(s.throughput_bps), format_bytes(s.bytes_received), format_bytes(s.bytes_in_flight))?;
+        writeln!(
+            w,
+            "total      {} goodput, {} received, {} in flight",
+            bps(s.throughput_bps),
+            format_bytes(s.bytes_received),
+            format_bytes(s.bytes_in_flight)
+        )?;
     }
     writeln!(w, "CPU local  (client) {}", cpu_line(&s.local_cpu))?;
     writeln!(w, "CPU remote (server) {}", cpu_line(&s.remote_cpu))?;

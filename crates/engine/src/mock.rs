@@ -55,7 +55,8 @@ impl StreamEngine for MockEngine {
                             total += n as u64;
                             ctl.counter.publish(total);
                         }
-                        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+                        Err(e)
+                            if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
                         Err(e) => return Err(e.into()),
                     }
                 }

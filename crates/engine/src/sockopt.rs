@@ -61,10 +61,24 @@ impl SocketOptions {
     fn apply_tcp(&self, fd: RawFd, v6: bool) -> Result<(), EngineError> {
         self.apply_window(fd)?;
         if let Some(mss) = self.mss_bytes {
-            set_int(fd, libc::IPPROTO_TCP, libc::TCP_MAXSEG, mss as i32, "--mss", mss)?;
+            set_int(
+                fd,
+                libc::IPPROTO_TCP,
+                libc::TCP_MAXSEG,
+                mss as i32,
+                "--mss",
+                mss,
+            )?;
         }
         if self.no_delay {
-            set_int(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1, "--no-delay", "")?;
+            set_int(
+                fd,
+                libc::IPPROTO_TCP,
+                libc::TCP_NODELAY,
+                1,
+                "--no-delay",
+                "",
+            )?;
         }
         if let Some(name) = &self.congestion {
             set_congestion(fd, name)?;
@@ -82,8 +96,22 @@ impl SocketOptions {
 
     fn apply_window(&self, fd: RawFd) -> Result<(), EngineError> {
         if let Some(w) = self.window_bytes {
-            set_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, w as i32, "--window", w)?;
-            set_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, w as i32, "--window", w)?;
+            set_int(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_SNDBUF,
+                w as i32,
+                "--window",
+                w,
+            )?;
+            set_int(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUF,
+                w as i32,
+                "--window",
+                w,
+            )?;
         }
         Ok(())
     }
@@ -214,8 +242,13 @@ mod tests {
     fn unknown_congestion_names_what_is_available() {
         let err = check_congestion("no-such-algo").unwrap_err();
         let text = err.to_string();
-        assert!(text.contains("no-such-algo") && text.contains("available"), "{text}");
-        check_congestion("reno").or_else(|_| check_congestion("cubic")).unwrap();
+        assert!(
+            text.contains("no-such-algo") && text.contains("available"),
+            "{text}"
+        );
+        check_congestion("reno")
+            .or_else(|_| check_congestion("cubic"))
+            .unwrap();
     }
 
     #[test]

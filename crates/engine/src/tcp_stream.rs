@@ -53,7 +53,9 @@ impl StreamEngine for TcpStream {
         let mut report = match role {
             Role::Sender if self.mode == SendMode::Sendfile && conn.is_tcp() => {
                 let source = PatternFile::new(self.io_len)?;
-                send(&mut conn, self.io_len, ctl, |c, buf| source.send(c, buf.len()))?
+                send(&mut conn, self.io_len, ctl, |c, buf| {
+                    source.send(c, buf.len())
+                })?
             }
             Role::Sender => send(&mut conn, self.io_len, ctl, |c, buf| c.write(buf))?,
             Role::Receiver => receive(&mut conn, self.io_len, ctl)?,
@@ -97,7 +99,8 @@ impl PatternFile {
     fn send(&self, conn: &Conn, len: usize) -> std::io::Result<usize> {
         let mut offset: libc::off_t = 0;
         // SAFETY: both descriptors are open for the call; `offset` is a valid pointer.
-        let n = unsafe { libc::sendfile(conn.as_raw_fd(), self.file.as_raw_fd(), &mut offset, len) };
+        let n =
+            unsafe { libc::sendfile(conn.as_raw_fd(), self.file.as_raw_fd(), &mut offset, len) };
         if n < 0 {
             Err(std::io::Error::last_os_error())
         } else {
@@ -195,11 +198,19 @@ mod tests {
         let (sent, received) = (ByteCounter::default(), ByteCounter::default());
         let (tx, rx) = std::thread::scope(|s| {
             let tx = s.spawn(|| {
-                let ctl = StreamControl { counter: &sent, stop: &stop, abort: &abort };
+                let ctl = StreamControl {
+                    counter: &sent,
+                    stop: &stop,
+                    abort: &abort,
+                };
                 engine.run(Conn::Unix(a), Role::Sender, ctl)
             });
             let rx = s.spawn(|| {
-                let ctl = StreamControl { counter: &received, stop: &stop, abort: &abort };
+                let ctl = StreamControl {
+                    counter: &received,
+                    stop: &stop,
+                    abort: &abort,
+                };
                 engine.run(Conn::Unix(b), Role::Receiver, ctl)
             });
             std::thread::sleep(Duration::from_millis(50));
@@ -223,7 +234,11 @@ mod tests {
         let mut got = Vec::new();
         std::thread::scope(|s| {
             let tx = s.spawn(|| {
-                let ctl = StreamControl { counter: &sent, stop: &stop, abort: &abort };
+                let ctl = StreamControl {
+                    counter: &sent,
+                    stop: &stop,
+                    abort: &abort,
+                };
                 engine.run(Conn::Tcp(a), Role::Sender, ctl)
             });
             // Read the first bytes by hand to check the pattern arrives intact.
@@ -231,7 +246,11 @@ mod tests {
             got.resize(1000, 0);
             b.read_exact(&mut got).unwrap();
             let rx = s.spawn(|| {
-                let ctl = StreamControl { counter: &received, stop: &stop, abort: &abort };
+                let ctl = StreamControl {
+                    counter: &received,
+                    stop: &stop,
+                    abort: &abort,
+                };
                 engine.run(Conn::Tcp(b), Role::Receiver, ctl)
             });
             std::thread::sleep(Duration::from_millis(50));
@@ -250,7 +269,11 @@ mod tests {
         let (stop, abort) = (Signal::new(), Signal::new());
         let counter = ByteCounter::default();
         abort.raise();
-        let ctl = StreamControl { counter: &counter, stop: &stop, abort: &abort };
+        let ctl = StreamControl {
+            counter: &counter,
+            stop: &stop,
+            abort: &abort,
+        };
         assert!(matches!(
             engine.run(Conn::Unix(a), Role::Receiver, ctl),
             Err(EngineError::Aborted)

@@ -49,15 +49,17 @@ impl Workers {
         let counter = Arc::new(ByteCounter::default());
         let (c, s, a) = (Arc::clone(&counter), self.stop.clone(), self.abort.clone());
         let (engine, tx) = (Arc::clone(&self.engine), self.done_tx.clone());
-        std::thread::Builder::new().name(thread_name).spawn(move || {
-            let ctl = StreamControl {
-                counter: &c,
-                stop: &s,
-                abort: &a,
-            };
-            let result = engine.run(conn, role, ctl).map_err(|e| e.to_string());
-            let _ = tx.send((index, result));
-        })?;
+        std::thread::Builder::new()
+            .name(thread_name)
+            .spawn(move || {
+                let ctl = StreamControl {
+                    counter: &c,
+                    stop: &s,
+                    abort: &a,
+                };
+                let result = engine.run(conn, role, ctl).map_err(|e| e.to_string());
+                let _ = tx.send((index, result));
+            })?;
         self.counters.push(counter);
         Ok(())
     }
@@ -85,7 +87,10 @@ impl Workers {
         let mut pending = n;
         while pending > 0 {
             let left = deadline.saturating_duration_since(Instant::now());
-            match self.done_rx.recv_timeout(left.max(Duration::from_millis(1))) {
+            match self
+                .done_rx
+                .recv_timeout(left.max(Duration::from_millis(1)))
+            {
                 Ok((i, r)) => {
                     if let Some(slot) = results.get_mut(i) {
                         *slot = Some(r);
@@ -94,7 +99,11 @@ impl Workers {
                 }
                 Err(RecvTimeoutError::Timeout) if !self.abort.is_raised() => self.abort.raise(),
                 // Aborted workers end within one poll interval; past that, stop waiting.
-                Err(RecvTimeoutError::Timeout) if Instant::now() > deadline + Duration::from_secs(2) => break,
+                Err(RecvTimeoutError::Timeout)
+                    if Instant::now() > deadline + Duration::from_secs(2) =>
+                {
+                    break
+                }
                 Err(_) => {}
             }
         }
@@ -123,12 +132,18 @@ mod tests {
 
     #[test]
     fn mock_pair_reconciles_and_joins() {
-        let engine = || Box::new(MockEngine { bytes_per_stream: 12_345 });
+        let engine = || {
+            Box::new(MockEngine {
+                bytes_per_stream: 12_345,
+            })
+        };
         let (mut tx, mut rx) = (Workers::new(engine()), Workers::new(engine()));
         for i in 0..3 {
             let (a, b) = UnixStream::pair().unwrap();
-            tx.spawn(Conn::Unix(a), Role::Sender, format!("t{i}")).unwrap();
-            rx.spawn(Conn::Unix(b), Role::Receiver, format!("r{i}")).unwrap();
+            tx.spawn(Conn::Unix(a), Role::Sender, format!("t{i}"))
+                .unwrap();
+            rx.spawn(Conn::Unix(b), Role::Receiver, format!("r{i}"))
+                .unwrap();
         }
         std::thread::sleep(Duration::from_millis(50));
         assert_eq!(tx.snapshot(), vec![12_345; 3]);
@@ -136,15 +151,23 @@ mod tests {
         let sent = tx.join(Duration::from_secs(5));
         let got = rx.join(Duration::from_secs(5));
         for (s, r) in sent.iter().zip(&got) {
-            assert_eq!(s.result.as_ref().unwrap().as_ref().unwrap().bytes_total, 12_345);
-            assert_eq!(r.result.as_ref().unwrap().as_ref().unwrap().bytes_total, 12_345);
+            assert_eq!(
+                s.result.as_ref().unwrap().as_ref().unwrap().bytes_total,
+                12_345
+            );
+            assert_eq!(
+                r.result.as_ref().unwrap().as_ref().unwrap().bytes_total,
+                12_345
+            );
         }
     }
 
     #[test]
     fn a_stuck_worker_is_aborted_at_the_deadline() {
         let (a, _b) = UnixStream::pair().unwrap();
-        let mut rx = Workers::new(Box::new(MockEngine { bytes_per_stream: 0 }));
+        let mut rx = Workers::new(Box::new(MockEngine {
+            bytes_per_stream: 0,
+        }));
         rx.spawn(Conn::Unix(a), Role::Receiver, "r".into()).unwrap();
         let start = Instant::now();
         let out = rx.join(Duration::from_millis(100));

@@ -152,8 +152,10 @@ mod tests {
 
     #[test]
     fn proc_stat_delta() {
-        let a = SystemCpuSnapshot::parse("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 1\ncpu1 1\n").unwrap();
-        let b = SystemCpuSnapshot::parse("cpu  200 0 100 1000 50 0 50 0 0 0\ncpu0 1\ncpu1 1\n").unwrap();
+        let a =
+            SystemCpuSnapshot::parse("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 1\ncpu1 1\n").unwrap();
+        let b = SystemCpuSnapshot::parse("cpu  200 0 100 1000 50 0 50 0 0 0\ncpu0 1\ncpu1 1\n")
+            .unwrap();
         let d = b.since(&a);
         // 400 ticks: 100 user, 100 sys (50 system + 50 softirq), 200 idle → 50 % busy.
         assert_eq!(d.cores, 2);
@@ -164,7 +166,10 @@ mod tests {
 
     #[test]
     fn cpu_time_arithmetic() {
-        let a = CpuTime { user_us: 1_000_000, sys_us: 500_000 };
+        let a = CpuTime {
+            user_us: 1_000_000,
+            sys_us: 500_000,
+        };
         assert_eq!(a.pct_of(Duration::from_secs(3)), 50.0);
         assert_eq!(a.since(a), CpuTime::default());
         assert_eq!(a.plus(a).total_us(), 3_000_000);

@@ -44,7 +44,15 @@ mod tests {
     #[test]
     fn spread_of_values() {
         let s = Spread::of([3.0, 1.0, 2.0]).unwrap();
-        assert_eq!(s, Spread { cur: 2.0, avg: 2.0, min: 1.0, max: 3.0 });
+        assert_eq!(
+            s,
+            Spread {
+                cur: 2.0,
+                avg: 2.0,
+                min: 1.0,
+                max: 3.0
+            }
+        );
         assert!(Spread::of(std::iter::empty()).is_none());
     }
 }

@@ -170,8 +170,14 @@ mod tests {
         );
         assert_eq!(parse_bytes(""), Err(UnitError::Empty));
         assert!(matches!(parse_bytes("abc"), Err(UnitError::NotANumber(_))));
-        assert!(matches!(parse_bytes("1.2.3K"), Err(UnitError::NotANumber(_))));
-        assert!(matches!(parse_bytes("99999999999G"), Err(UnitError::OutOfRange(_))));
+        assert!(matches!(
+            parse_bytes("1.2.3K"),
+            Err(UnitError::NotANumber(_))
+        ));
+        assert!(matches!(
+            parse_bytes("99999999999G"),
+            Err(UnitError::OutOfRange(_))
+        ));
     }
 
     #[test]

@@ -8,6 +8,6 @@
 pub mod schema;
 
 pub use schema::{
-    CpuSummary, End, FlowInterval, FlowSummary, IntervalSample, RunRecord, StreamSummary,
-    Summary, SCHEMA_VERSION,
+    CpuSummary, End, FlowInterval, FlowSummary, IntervalSample, RunRecord, StreamSummary, Summary,
+    SCHEMA_VERSION,
 };

@@ -6,7 +6,9 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum WireError {
     /// The peer's first bytes were not linerate's magic.
-    #[error("peer is not a linerate endpoint (first bytes {found:02x?}, expected {expected:02x?})")]
+    #[error(
+        "peer is not a linerate endpoint (first bytes {found:02x?}, expected {expected:02x?})"
+    )]
     BadMagic {
         /// Magic bytes received.
         found: [u8; 4],

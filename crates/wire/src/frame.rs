@@ -119,7 +119,10 @@ mod tests {
             // Every strict prefix of the first frame is incomplete, never an error.
             let first_len = 4 + u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
             if cut < first_len {
-                assert!(decode::<ClientMsg>(&buf[..cut]).unwrap().is_none(), "cut {cut}");
+                assert!(
+                    decode::<ClientMsg>(&buf[..cut]).unwrap().is_none(),
+                    "cut {cut}"
+                );
             }
         }
         let (msg, used) = decode::<ClientMsg>(&buf).unwrap().unwrap();
@@ -150,8 +153,14 @@ mod tests {
     fn eof_mid_frame_is_reported() {
         let buf = [0, 0, 0, 10, b'{'];
         let err = read_frame::<_, ClientMsg>(&mut &buf[..], std::time::Duration::ZERO).unwrap_err();
-        assert!(matches!(err, WireError::Closed { mid_frame: true }), "{err}");
+        assert!(
+            matches!(err, WireError::Closed { mid_frame: true }),
+            "{err}"
+        );
         let err = read_frame::<_, ClientMsg>(&mut &[][..], std::time::Duration::ZERO).unwrap_err();
-        assert!(matches!(err, WireError::Closed { mid_frame: false }), "{err}");
+        assert!(
+            matches!(err, WireError::Closed { mid_frame: false }),
+            "{err}"
+        );
     }
 }

@@ -54,7 +54,8 @@ impl Hello {
 
     /// Parses a hello, checking the magic (not the version: see [`Hello::check_version`]).
     pub fn parse(bytes: &[u8]) -> Result<Self, WireError> {
-        let packet = HelloPacket::new_checked(bytes).ok_or(WireError::Closed { mid_frame: true })?;
+        let packet =
+            HelloPacket::new_checked(bytes).ok_or(WireError::Closed { mid_frame: true })?;
         if packet.magic() != MAGIC {
             return Err(WireError::BadMagic {
                 found: packet.magic(),
@@ -119,6 +120,9 @@ mod tests {
     fn version_mismatch_names_both_versions() {
         let err = Hello { version: 9 }.check_version().unwrap_err();
         let text = err.to_string();
-        assert!(text.contains("version 1") && text.contains("version 9"), "{text}");
+        assert!(
+            text.contains("version 1") && text.contains("version 9"),
+            "{text}"
+        );
     }
 }

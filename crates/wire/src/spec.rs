@@ -216,15 +216,24 @@ mod tests {
     fn check_names_the_field() {
         let mut spec = sample();
         spec.streams = 500;
-        assert!(spec.check(&SpecLimits::default()).unwrap_err().contains("streams 500"));
+        assert!(spec
+            .check(&SpecLimits::default())
+            .unwrap_err()
+            .contains("streams 500"));
         spec.streams = 1;
         spec.duration_ms = 0;
-        assert!(spec.check(&SpecLimits::default()).unwrap_err().contains("duration"));
+        assert!(spec
+            .check(&SpecLimits::default())
+            .unwrap_err()
+            .contains("duration"));
     }
 
     #[test]
     fn kind_serializes_in_shared_vocabulary() {
-        assert_eq!(serde_json::to_string(&TestKind::TcpStream).unwrap(), "\"tcp_stream\"");
+        assert_eq!(
+            serde_json::to_string(&TestKind::TcpStream).unwrap(),
+            "\"tcp_stream\""
+        );
         assert_eq!(TestKind::TcpStream.as_str(), "tcp_stream");
     }
 }

@@ -45,7 +45,10 @@ mod tests {
         let (_server, _) = listener.accept().unwrap();
         client.write_all(&[0u8; 1000]).unwrap();
         let info = super::read(client.as_raw_fd()).unwrap();
-        assert!(info.snd_mss_bytes > 0 && info.pmtu_bytes >= 1280, "{info:?}");
+        assert!(
+            info.snd_mss_bytes > 0 && info.pmtu_bytes >= 1280,
+            "{info:?}"
+        );
     }
 
     #[test]

@@ -1,0 +1,297 @@
+#!/usr/bin/env bash
+# bench/peers.sh — linerate against its peers (iperf3, iperf 2, nuttcp, NetPIPE) on loopback.
+#
+# One run, tools interleaved within each repetition (and the order rotated per repetition) so that
+# machine noise hits every tool alike. Every tool runs with its own defaults (write size, buffers),
+# plus "iperf3 -Z" (iperf3's sendfile mode) as a separate row for fairness to linerate's sendfile.
+#
+# CPU is measured the same way for every tool, outside the tool: the client's user+sys time from
+# /usr/bin/time, the server's from /proc/PID/stat (utime+stime+cutime+cstime) read after the server
+# is listening and again after the client exits. CPU % is of one core over the test duration;
+# "CPU s/GB" is both ends' CPU seconds per 10^9 bytes received (the CPU-per-byte figure). Tools'
+# own CPU figures (linerate, iperf3, nuttcp) are kept in the JSON output as `self_*` for comparison.
+#
+# Throughput is receiver goodput: linerate .summary.throughput_bps, iperf3 .end.sum_received,
+# iperf 2 the server's per-stream CSV reports summed, nuttcp its (receiver-side) rate_Mbps.
+# NetPIPE is a ping-pong sweep over message sizes: one run, its peak reported, no CPU.
+#
+# This is a benchmark, not a test: exit 0 whether targets pass or not; 2 if a tool failed to run.
+#
+# Usage: bench/peers.sh [--quick] [--reps N] [--seconds S] [--out FILE]
+# Env:   REPS (5), SECONDS (5), OUT (bench/results/peers-<UTC time>.json), PORT_BASE (15300),
+#        LINERATE (target/release/linerate), NP_UPPER (NetPIPE's largest message, 8388608 bytes).
+set -euo pipefail
+
+# bash's SECONDS counts up from its imported value, so read it before anything takes time.
+dur=$SECONDS
+(( dur > 0 )) || dur=5
+reps=${REPS:-5}
+out=${OUT:-}
+np_upper=${NP_UPPER:-8388608}
+np_extra=()
+port_base=${PORT_BASE:-15300}
+
+usage() { sed -n '/^# Usage:/,/^# *LINERATE/s/^# \{0,1\}//p' "$0"; }
+while (( $# )); do
+  case $1 in
+    --quick) reps=3 dur=3 np_extra=(-p 0) ;; # NetPIPE without its ±3-byte perturbations: 3× faster
+    --reps) reps=${2:?--reps needs a number}; shift ;;
+    --seconds|-t) dur=${2:?--seconds needs a number}; shift ;;
+    --out) out=${2:?--out needs a file}; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "peers.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+  esac
+  shift
+done
+[[ $reps =~ ^[1-9][0-9]*$ && $dur =~ ^[1-9][0-9]*$ ]] \
+  || { echo "peers.sh: REPS and SECONDS must be positive integers (got $reps, $dur)" >&2; exit 2; }
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+lr=${LINERATE:-$root/target/release/linerate}
+out=${out:-$root/bench/results/peers-$(date -u +%Y%m%dT%H%M%SZ).json}
+log() { printf '%s\n' "$*" >&2; }
+
+# ---- prerequisites: Debian packages for missing peers, a release build of linerate ----
+declare -A pkg_of=([iperf3]=iperf3 [iperf]=iperf [nuttcp]=nuttcp [NPtcp]=netpipe-tcp [jq]=jq
+                   [/usr/bin/time]=time [ss]=iproute2 [timeout]=coreutils)
+need=()
+for cmd in "${!pkg_of[@]}"; do command -v "$cmd" >/dev/null || need+=("${pkg_of[$cmd]}"); done
+if (( ${#need[@]} )); then
+  sudo=(); (( EUID == 0 )) || sudo=(sudo)
+  log "installing: ${need[*]}"
+  "${sudo[@]}" apt-get update
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y "${need[@]}"
+fi
+if [[ ! -x $lr ]]; then
+  log "building linerate (cargo build --release)"
+  (cd "$root" && cargo build --release)
+fi
+
+# ---- process handling: every server is tracked and killed on exit ----
+tmp=$(mktemp -d)
+servers=()
+stop() { # stop PID: TERM, up to 3 s, then KILL; reap it
+  local pid=$1 i
+  kill "$pid" 2>/dev/null || true
+  for (( i = 0; i < 30; i++ )); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  local rest=() p
+  for p in "${servers[@]}"; do [[ $p == "$pid" ]] || rest+=("$p"); done
+  servers=("${rest[@]}")
+}
+cleanup() {
+  local pid
+  for pid in "${servers[@]}"; do stop "$pid"; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+hz=$(getconf CLK_TCK)
+proc_cpu_s() { # user+sys seconds of a live process, its threads and reaped children
+  local f; f=$(sed 's/.*) //' "/proc/$1/stat")
+  awk -v hz="$hz" '{ printf "%.3f", ($12 + $13 + $14 + $15) / hz }' <<<"$f"
+}
+
+srv_pid=
+start_server() { # start_server PORT CMD...: start it, wait (≤ 5 s) until it listens on PORT
+  local port=$1 i; shift
+  "$@" >"$tmp/server.out" 2>&1 &
+  srv_pid=$!
+  servers+=("$srv_pid")
+  for (( i = 0; i < 50; i++ )); do
+    kill -0 "$srv_pid" 2>/dev/null || { log "server exited: $*"; cat "$tmp/server.out" >&2; return 1; }
+    [[ -n $(ss -Hltn "sport = :$port") ]] && return 0
+    sleep 0.1
+  done
+  log "server not listening on $port after 5 s: $*"; return 1
+}
+
+# ---- one measurement ----
+p_lr=$((port_base + 1)) p_i3=$((port_base + 2)) p_i2=$((port_base + 3))
+p_nc=$((port_base + 4)) p_nd=$((port_base + 5)) p_np=$((port_base + 10)) # nuttcp -N 2: p_nd, p_nd+1
+tools=(linerate iperf3 "iperf3 -Z" iperf2 nuttcp)
+samples=$tmp/samples.jsonl
+: >"$samples"
+failures=0
+
+# parse_TOOL CLIENT_OUT: print "bytes_received self_sender_cpu_pct self_receiver_cpu_pct" (null if none)
+parse_linerate() {
+  jq -er '.summary | [.bytes_received, .local_cpu_pct, .remote_cpu_pct] | map(tostring) | join(" ")' "$1"
+}
+parse_iperf3() {
+  jq -er '[.end.sum_received.bytes, .end.cpu_utilization_percent.host_total,
+           .end.cpu_utilization_percent.remote_total] | map(tostring) | join(" ")' "$1"
+}
+parse_iperf2() { # the server's CSV: one line per stream, bytes in field 8
+  awk -F, 'NF >= 9 { b += $8; n++ } END { if (!n) exit 1; printf "%d null null\n", b }' "$tmp/server.out"
+}
+parse_nuttcp() { # megabytes are 2^20 bytes
+  awk '/megabytes=/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+         printf "%.0f %s %s\n", v["megabytes"] * 1048576, v["tx_cpu"], v["rx_cpu"]; ok = 1 }
+       END { exit !ok }' "$1"
+}
+
+run_one() { # run_one TOOL STREAMS REP: one client run against a fresh server; appends a sample
+  local tool=$1 n=$2 rep=$3 parse port cmd srv cpu0 cpu1 parsed bytes self_snd self_rcv wall usr sys
+  case $tool in
+    linerate) port=$p_lr parse=parse_linerate
+      srv=("$lr" serve -B 127.0.0.1 -p "$port")
+      cmd=("$lr" tcp 127.0.0.1 -p "$port" -t "$dur" -P "$n" -i 0 --json) ;;
+    iperf3*) port=$p_i3 parse=parse_iperf3
+      srv=(iperf3 -s -B 127.0.0.1 -p "$port")
+      cmd=(iperf3 -c 127.0.0.1 -p "$port" -t "$dur" -P "$n" --json)
+      [[ $tool == "iperf3 -Z" ]] && cmd+=(-Z) ;;
+    iperf2) port=$p_i2 parse=parse_iperf2
+      srv=(iperf -s -B 127.0.0.1 -p "$port" -y C)
+      cmd=(iperf -c 127.0.0.1 -p "$port" -t "$dur" -P "$n") ;;
+    nuttcp) port=$p_nc parse=parse_nuttcp
+      srv=(nuttcp -S --nofork -P "$port")
+      cmd=(nuttcp -T "$dur" -P "$port" -p "$p_nd" -fparse)
+      (( n > 1 )) && cmd+=(-N "$n")
+      cmd+=(127.0.0.1) ;;
+  esac
+  start_server "$port" "${srv[@]}" || return 1
+  cpu0=$(proc_cpu_s "$srv_pid")
+  if ! timeout -k 5 $((dur + 30)) /usr/bin/time -f '%e %U %S' -o "$tmp/time" \
+      "${cmd[@]}" >"$tmp/client.out" 2>"$tmp/client.err"; then
+    log "client failed: ${cmd[*]}"; cat "$tmp/client.out" "$tmp/client.err" >&2
+    stop "$srv_pid"; return 1
+  fi
+  sleep 0.3 # let the server see EOF and write its report
+  cpu1=$(proc_cpu_s "$srv_pid")
+  stop "$srv_pid"
+  if ! parsed=$("$parse" "$tmp/client.out"); then
+    log "could not parse $tool output"; cat "$tmp/client.out" >&2; return 1
+  fi
+  read -r bytes self_snd self_rcv <<<"$parsed"
+  read -r wall usr sys < <(tail -n 1 "$tmp/time")
+  jq -cn --arg tool "$tool" --argjson streams "$n" --argjson rep "$rep" --argjson dur "$dur" \
+    --argjson bytes "$bytes" --argjson snd_s "$(awk -v u="$usr" -v s="$sys" 'BEGIN{print u+s}')" \
+    --argjson rcv_s "$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN{print b-a}')" --argjson wall "$wall" \
+    --argjson self_snd "$self_snd" --argjson self_rcv "$self_rcv" '
+    { tool: $tool, streams: $streams, rep: $rep, bytes_received: $bytes,
+      throughput_gbps: ($bytes * 8 / $dur / 1e9),
+      sender_cpu_s: $snd_s, receiver_cpu_s: $rcv_s, client_wall_s: $wall,
+      sender_cpu_pct: ($snd_s / $dur * 100), receiver_cpu_pct: ($rcv_s / $dur * 100),
+      cpu_s_per_gb: (if $bytes > 0 then ($snd_s + $rcv_s) / ($bytes / 1e9) else null end),
+      self_sender_cpu_pct: $self_snd, self_receiver_cpu_pct: $self_rcv }' >>"$samples"
+  jq -r '"  \(.tool) -P \(.streams): \(.throughput_gbps * 100 | round / 100) Gbit/s, CPU \(.sender_cpu_pct | round)% / \(.receiver_cpu_pct | round)%"' \
+    <<<"$(tail -n 1 "$samples")" >&2
+}
+
+log "linerate vs peers on 127.0.0.1: $reps reps × ${dur} s × ${#tools[@]} tools × (1, 2 streams)"
+for (( rep = 1; rep <= reps; rep++ )); do
+  log "rep $rep/$reps"
+  for n in 1 2; do
+    for (( k = 0; k < ${#tools[@]}; k++ )); do
+      tool=${tools[(k + rep - 1) % ${#tools[@]}]} # rotate the order so no tool always goes first
+      if ! run_one "$tool" "$n" "$rep"; then
+        failures=$((failures + 1))
+        jq -cn --arg tool "$tool" --argjson n "$n" --argjson rep "$rep" \
+          '{tool: $tool, streams: $n, rep: $rep, failed: true}' >>"$samples"
+      fi
+      sleep 0.5
+    done
+  done
+done
+
+# ---- NetPIPE: one ping-pong sweep, its peak ----
+log "NetPIPE sweep up to $np_upper bytes (one run)"
+srv_pid=
+if start_server "$p_np" NPtcp -P "$p_np" \
+   && timeout -k 5 300 NPtcp -h 127.0.0.1 -P "$p_np" -u "$np_upper" "${np_extra[@]}" -o "$tmp/np.out" \
+        >"$tmp/np.log" 2>&1 \
+   && peak=$(awk '$2 > m { m = $2; s = $1 } END { if (!m) exit 1; print m, s }' "$tmp/np.out"); then
+  stop "$srv_pid"
+  read -r mbps size <<<"$peak"
+  jq -cn --argjson mbps "$mbps" --argjson size "$size" \
+    '{tool: "NetPIPE", streams: 1, rep: 1, throughput_gbps: ($mbps / 1000), peak_message_bytes: $size}' \
+    >>"$samples"
+  log "  NetPIPE peak: $(awk -v m="$mbps" 'BEGIN{printf "%.2f", m/1000}') Gbit/s at $size-byte messages"
+else
+  [[ -n $srv_pid ]] && stop "$srv_pid"
+  log "NetPIPE failed"; cat "$tmp/np.log" >&2 2>/dev/null || true
+  failures=$((failures + 1))
+  jq -cn '{tool: "NetPIPE", streams: 1, rep: 1, failed: true}' >>"$samples"
+fi
+
+# ---- summary: medians, ratios, targets; JSON to $out, table to stdout ----
+mkdir -p "$(dirname "$out")"
+versions=$(jq -n --arg lr "$("$lr" --version)" --arg i3 "$(iperf3 --version | head -n 1)" \
+  --arg i2 "$(iperf -v 2>&1 | head -n 1)" --arg nc "$(nuttcp -V 2>&1 | head -n 1)" \
+  --arg np "$(dpkg-query -W -f '${Version}' netpipe-tcp 2>/dev/null || echo unknown)" \
+  '{linerate: $lr, iperf3: $i3, iperf2: $i2, nuttcp: $nc, netpipe_tcp: $np}')
+jq -s --argjson reps "$reps" --argjson dur "$dur" --argjson versions "$versions" \
+  --arg date "$(date -u +%FT%TZ)" --arg kernel "$(uname -r)" --argjson cores "$(nproc)" '
+  def median: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
+                     else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+  def med(f): map(f | select(. != null)) | median;
+  def order: {"linerate": 0, "iperf3": 1, "iperf3 -Z": 2, "iperf2": 3, "nuttcp": 4, "NetPIPE": 5}[.];
+  . as $samples
+  | [ group_by([.streams, (.tool | order)])[]
+      | map(select(.failed | not)) as $ok
+      | { tool: .[0].tool, streams: .[0].streams, runs: length, failed: (length - ($ok | length)),
+          throughput_gbps_median: ($ok | med(.throughput_gbps)),
+          throughput_gbps_min: ($ok | map(.throughput_gbps) | min),
+          throughput_gbps_max: ($ok | map(.throughput_gbps) | max),
+          sender_cpu_pct_median: ($ok | med(.sender_cpu_pct)),
+          receiver_cpu_pct_median: ($ok | med(.receiver_cpu_pct)),
+          cpu_s_per_gb_median: ($ok | med(.cpu_s_per_gb)),
+          self_sender_cpu_pct_median: ($ok | med(.self_sender_cpu_pct)),
+          self_receiver_cpu_pct_median: ($ok | med(.self_receiver_cpu_pct)) } ] as $rows
+  | def lr(n): $rows | map(select(.tool == "linerate" and .streams == n))[0];
+    def row(t; n): $rows | map(select(.tool == t and .streams == n))[0];
+    def div(a; b): if a == null or b == null or b == 0 then null else a / b end;
+    def mul(a; k): if a == null then null else a * k end;
+    ($rows | map(. + { linerate_throughput_ratio:
+                         div(lr(.streams).throughput_gbps_median; .throughput_gbps_median),
+                       linerate_cpu_per_byte_ratio:
+                         div(lr(.streams).cpu_s_per_gb_median; .cpu_s_per_gb_median) })) as $rows
+  | def best_peer(n): $rows | map(select(.streams == n and .tool != "linerate"
+                                         and .cpu_s_per_gb_median != null))
+                      | min_by(.cpu_s_per_gb_median);
+    def target(name; have; want; pass; note):
+      { target: name, linerate: have, threshold: want, pass: (if have == null or want == null
+                                                                then null else pass end), note: note };
+  { date: $date, kernel: $kernel, cores: $cores, reps: $reps, seconds: $dur, versions: $versions,
+    rows: $rows,
+    targets: [
+      target("single stream >= 2x iperf3"; lr(1).throughput_gbps_median;
+             mul(row("iperf3"; 1).throughput_gbps_median; 2);
+             lr(1).throughput_gbps_median >= 2 * row("iperf3"; 1).throughput_gbps_median;
+             "Gbit/s; NetPIPE peak \(row("NetPIPE"; 1).throughput_gbps_median)"),
+      target("-P 2 >= 1.2x iperf2"; lr(2).throughput_gbps_median;
+             mul(row("iperf2"; 2).throughput_gbps_median; 1.2);
+             lr(2).throughput_gbps_median >= 1.2 * row("iperf2"; 2).throughput_gbps_median; "Gbit/s"),
+      (1, 2) as $n | best_peer($n) as $b
+      | target("CPU s/GB <= best peer (\(if $n == 1 then "single stream" else "-P 2" end))";
+               lr($n).cpu_s_per_gb_median; $b.cpu_s_per_gb_median;
+               lr($n).cpu_s_per_gb_median <= $b.cpu_s_per_gb_median; "best peer: \($b.tool)")
+    ],
+    samples: $samples }' "$samples" >"$out"
+
+# The table: stdout.
+{
+  printf '%-10s %-5s %4s %8s %8s %8s %7s %7s %8s %8s %8s\n' \
+    tool case runs 'Gbit/s' min max 'snd%' 'rcv%' 'CPUs/GB' 'LR×thr' 'LR×CPU/B'
+  jq -r '.rows[] | [.tool, (if .tool == "NetPIPE" then "peak" elif .streams == 1 then "1"
+                            else "-P \(.streams)" end), "\(.runs - .failed)/\(.runs)",
+    .throughput_gbps_median, .throughput_gbps_min, .throughput_gbps_max, .sender_cpu_pct_median,
+    .receiver_cpu_pct_median, .cpu_s_per_gb_median, .linerate_throughput_ratio,
+    .linerate_cpu_per_byte_ratio] | map(. // "-" | tostring) | @tsv' "$out" \
+  | awk -F'\t' '
+      function f(x, p) { return x == "-" ? "-" : sprintf("%.*f", p, x) }
+      { printf "%-10s %-5s %4s %8s %8s %8s %7s %7s %8s %8s %8s\n", $1, $2, $3, f($4, 2), f($5, 2),
+               f($6, 2), f($7, 0), f($8, 0), f($9, 3), f($10, 2), f($11, 2) }'
+  echo
+  jq -r '.targets[] | "\(if .pass == null then "N/A " elif .pass then "PASS" else "FAIL" end)  \(.target): linerate \(.linerate // "-" | if type == "number" then (. * 1000 | round / 1000) else . end) vs \(.threshold // "-" | if type == "number" then (. * 1000 | round / 1000) else . end) (\(.note))"' "$out"
+  echo
+  echo "CPU: % of one core, measured outside each tool (client: /usr/bin/time, server: /proc/PID/stat);"
+  echo "CPU s/GB = both ends' CPU seconds per 10^9 bytes received. LR×thr = linerate's median over the"
+  echo "tool's (>1: linerate faster); LR×CPU/B = linerate's CPU s/GB over the tool's (<1: linerate cheaper)."
+  echo "results: $out"
+}
+
+if (( failures )); then log "peers.sh: $failures run(s) failed"; exit 2; fi

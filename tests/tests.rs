@@ -1,0 +1,519 @@
+//! linerate's integration tests: real client/server pairs on loopback and across network
+//! namespaces, protocol abuse, bad input through the binary, and Ctrl-C.
+
+mod util;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use linerate::server::ServerConfig;
+use util::*;
+use wire::spec::Direction;
+use wire::{frame, ClientMsg, Hello, ServerMsg};
+
+fn fast_server() -> TestServer {
+    TestServer::start(ServerConfig {
+        handshake_timeout: Duration::from_millis(500),
+        ..ServerConfig::default()
+    })
+}
+
+mod loopback {
+    use super::*;
+
+    #[test]
+    fn send_reconciles_and_intervals_add_up() {
+        let server = fast_server();
+        let r = run(server.addr, spec(Direction::Send, 1, 1000)).unwrap();
+        let s = &r.summary;
+        let f = &s.flows[0];
+        assert!(f.reconciled, "{f:?}");
+        assert!(f.bytes_received > 0 && s.throughput_bps > 0.0);
+        // Exact accounting: sent = received in the window + in flight; intervals sum to the window.
+        assert_eq!(f.bytes_sent, f.bytes_received + f.bytes_in_flight);
+        let interval_sum: u64 = r.intervals.iter().map(|i| i.flows[0].receiver_bytes).sum();
+        assert_eq!(interval_sum, f.bytes_received);
+        let sender_sum: u64 = r.intervals.iter().map(|i| i.flows[0].sender_bytes).sum();
+        assert_eq!(sender_sum, f.bytes_sent);
+        assert!(r.intervals.len() >= 4, "{} intervals", r.intervals.len());
+        assert!((s.duration_s - 1.0).abs() < 0.1, "{}", s.duration_s);
+        let info = f.streams[0].tcp_info.expect("sender TCP_INFO");
+        assert!(info.snd_mss_bytes > 0 && info.rtt_us > 0, "{info:?}");
+        assert!(s.local_cpu_pct > 1.0 && s.remote_cpu_pct > 1.0, "{s:?}");
+    }
+
+    #[test]
+    fn reverse_and_bidir_with_parallel_streams() {
+        let server = fast_server();
+        let r = run(server.addr, spec(Direction::Reverse, 2, 600)).unwrap();
+        assert_eq!(r.summary.flows.len(), 1);
+        assert_eq!(r.summary.flows[0].streams.len(), 2);
+        assert!(r.summary.flows[0].reconciled);
+        assert!(
+            r.summary.flows[0].streams[0].tcp_info.is_some(),
+            "server sends TCP_INFO back"
+        );
+
+        let r = run(server.addr, spec(Direction::Bidir, 3, 600)).unwrap();
+        assert_eq!(r.summary.flows.len(), 2);
+        for f in &r.summary.flows {
+            assert_eq!(f.streams.len(), 3);
+            assert!(f.reconciled && f.bytes_received > 0, "{f:?}");
+            assert!(f.streams.iter().all(|s| s.error.is_none()));
+        }
+        let total: u64 = r.summary.flows.iter().map(|f| f.bytes_received).sum();
+        assert_eq!(total, r.summary.bytes_received);
+    }
+
+    #[test]
+    fn write_mode_and_socket_options() {
+        let server = fast_server();
+        let mut sp = spec(Direction::Send, 1, 500);
+        sp.send_mode = wire::spec::SendMode::Write;
+        sp.mss_bytes = Some(1000);
+        sp.no_delay = true;
+        sp.window_bytes = Some(512 << 10);
+        sp.congestion = Some("reno".into());
+        sp.link_speed_bps = Some(100_000_000_000);
+        let r = run(server.addr, sp).unwrap();
+        let info = r.summary.flows[0].streams[0].tcp_info.unwrap();
+        assert!(info.snd_mss_bytes <= 1000, "{info:?}");
+        assert!(r.summary.performance_index.unwrap() > 0.0);
+    }
+
+    #[test]
+    fn concurrent_clients_are_served() {
+        let server = fast_server();
+        let addr = server.addr;
+        let handles: Vec<_> = (0..3)
+            .map(|_| std::thread::spawn(move || run(addr, spec(Direction::Send, 1, 500))))
+            .collect();
+        for h in handles {
+            assert!(h.join().unwrap().unwrap().summary.flows[0].reconciled);
+        }
+    }
+}
+
+mod protocol {
+    use super::*;
+
+    fn hello_and_start(addr: std::net::SocketAddr, duration_ms: u64) -> (TcpStream, u64) {
+        let mut c = TcpStream::connect(addr).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        c.write_all(&Hello::ours().emit()).unwrap();
+        let mut h = [0u8; 8];
+        c.read_exact(&mut h).unwrap();
+        frame::write_frame(
+            &mut c,
+            &ClientMsg::Start {
+                spec: spec(Direction::Send, 1, duration_ms),
+            },
+        )
+        .unwrap();
+        match frame::read_frame::<_, ServerMsg>(&mut c, Duration::from_secs(5)).unwrap() {
+            ServerMsg::Accepted { session, .. } => (c, session),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn wait_for_log(server: &TestServer, needle: &str) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !server.log_text().contains(needle) {
+            assert!(
+                Instant::now() < deadline,
+                "log lacks '{needle}':\n{}",
+                server.log_text()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    #[test]
+    fn garbage_is_refused_and_the_server_goes_on() {
+        let server = fast_server();
+        let mut c = TcpStream::connect(server.addr).unwrap();
+        c.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+        wait_for_log(&server, "not a linerate endpoint");
+        assert!(run(server.addr, spec(Direction::Send, 1, 300)).is_ok());
+    }
+
+    #[test]
+    fn a_silent_connection_does_not_block_others() {
+        let server = fast_server();
+        let _idle = TcpStream::connect(server.addr).unwrap();
+        let _idle2 = TcpStream::connect(server.addr).unwrap();
+        assert!(run(server.addr, spec(Direction::Send, 1, 300)).is_ok());
+        wait_for_log(&server, "dropped during handshake");
+    }
+
+    #[test]
+    fn version_mismatch_is_named_on_both_sides() {
+        let server = fast_server();
+        let mut c = TcpStream::connect(server.addr).unwrap();
+        c.write_all(&Hello { version: 99 }.emit()).unwrap();
+        wait_for_log(
+            &server,
+            "this linerate speaks version 1, the peer speaks version 99",
+        );
+
+        // A fake server that speaks version 7: the client's error names both versions.
+        let fake = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = fake.local_addr().unwrap();
+        std::thread::spawn(move || {
+            let (mut s, _) = fake.accept().unwrap();
+            s.write_all(&Hello { version: 7 }.emit()).unwrap();
+            std::thread::sleep(Duration::from_millis(500));
+        });
+        let err = run(addr, spec(Direction::Send, 1, 300))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("version 1") && err.contains("version 7"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn oversized_frame_is_refused() {
+        let server = fast_server();
+        let mut c = TcpStream::connect(server.addr).unwrap();
+        c.write_all(&Hello::ours().emit()).unwrap();
+        c.write_all(&[0xff, 0xff, 0xff, 0xff]).unwrap();
+        wait_for_log(&server, "exceeds");
+        assert!(run(server.addr, spec(Direction::Send, 1, 300)).is_ok());
+    }
+
+    #[test]
+    fn unknown_session_is_an_error() {
+        let server = fast_server();
+        let mut c = TcpStream::connect(server.addr).unwrap();
+        c.write_all(&Hello::ours().emit()).unwrap();
+        let mut h = [0u8; 8];
+        c.read_exact(&mut h).unwrap();
+        frame::write_frame(
+            &mut c,
+            &ClientMsg::Attach {
+                session: 1234,
+                stream: 0,
+            },
+        )
+        .unwrap();
+        match frame::read_frame::<_, ServerMsg>(&mut c, Duration::from_secs(5)).unwrap() {
+            ServerMsg::Error { message } => {
+                assert!(message.contains("unknown session"), "{message}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_client_vanishing_mid_test_is_survived() {
+        let server = fast_server();
+        let (mut ctrl, session) = hello_and_start(server.addr, 30_000);
+        let mut data = TcpStream::connect(server.addr).unwrap();
+        data.write_all(&Hello::ours().emit()).unwrap();
+        let mut h = [0u8; 8];
+        data.read_exact(&mut h).unwrap();
+        frame::write_frame(&mut data, &ClientMsg::Attach { session, stream: 0 }).unwrap();
+        let _ = frame::read_frame::<_, ServerMsg>(&mut data, Duration::from_secs(5)).unwrap();
+        frame::write_frame(&mut ctrl, &ClientMsg::Begin).unwrap();
+        let _ = frame::read_frame::<_, ServerMsg>(&mut ctrl, Duration::from_secs(5)).unwrap();
+        data.write_all(&[1u8; 100_000]).unwrap();
+        drop(ctrl);
+        drop(data);
+        wait_for_log(&server, "client went away mid-test");
+        assert!(run(server.addr, spec(Direction::Send, 1, 300)).is_ok());
+    }
+
+    #[test]
+    fn over_the_session_limit_is_refused_clearly() {
+        let server = TestServer::start(ServerConfig {
+            max_sessions: 1,
+            ..ServerConfig::default()
+        });
+        let (_ctrl, _session) = hello_and_start(server.addr, 30_000);
+        let err = run(server.addr, spec(Direction::Send, 1, 300))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("server busy") && err.contains("limit 1"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_spec_over_the_server_limits_is_refused() {
+        let server = fast_server();
+        let err = run(server.addr, spec(Direction::Send, 1000, 300))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("streams 1000"), "{err}");
+    }
+}
+
+mod cli {
+    use super::*;
+
+    fn fails_with(args: &[&str], needle: &str) {
+        let out = linerate().args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"),
+            "{stderr}"
+        );
+    }
+
+    #[test]
+    fn bad_input_is_one_clear_error_with_exit_2() {
+        fails_with(&["tcp", "-t", "0"], "--time 0");
+        fails_with(&["tcp", "-P", "0"], "--parallel 0");
+        fails_with(&["tcp", "-l", "10X"], "--length 10X: unknown suffix 'X'");
+        fails_with(&["tcp", "-w", "5"], "--window 5");
+        fails_with(&["tcp", "-M", "20"], "--mss 20");
+        fails_with(&["tcp", "--tos", "x"], "--tos x");
+        fails_with(&["tcp", "--link-speed", "fast"], "--link-speed fast");
+        fails_with(
+            &["tcp", "-C", "no-such-algo", "-t", "1"],
+            "--congestion no-such-algo: not available on this host; available:",
+        );
+        fails_with(
+            &["tcp", "--unix", "/tmp/x.sock", "-M", "1000"],
+            "--mss applies to TCP only",
+        );
+        fails_with(&["tcp", "--reverse", "--bidir"], "cannot be used with");
+        fails_with(&["tcp", "-t", "abc"], "--time");
+        fails_with(&["tcp", "-6", "127.0.0.1"], "no IPv6 (-6) address");
+        fails_with(&["tcp", "127.0.0.1:99999"], "port '99999'");
+        fails_with(&["frobnicate"], "unrecognized subcommand");
+    }
+
+    #[test]
+    fn refused_connection_says_what_to_do() {
+        // Port 1 on loopback: nothing listens there.
+        fails_with(
+            &["tcp", "127.0.0.1", "-p", "1", "-t", "1"],
+            "is `linerate serve` running there",
+        );
+    }
+
+    #[test]
+    fn serve_port_in_use_is_a_clear_error() {
+        let busy = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+        let port = busy.local_addr().unwrap().port().to_string();
+        fails_with(
+            &["serve", "--bind", "0.0.0.0", "-p", &port],
+            "cannot listen on port",
+        );
+    }
+
+    #[test]
+    fn json_document_has_the_documented_fields() {
+        let out = linerate()
+            .args(["tcp", "-t", "1", "--json", "-P", "2"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["kind"], "tcp_stream");
+        assert!(v["spec"].is_object() && v["intervals"].is_array());
+        let s = &v["summary"];
+        for key in [
+            "bytes_sent",
+            "bytes_received",
+            "duration_s",
+            "throughput_bps",
+            "local_cpu_pct",
+            "remote_cpu_pct",
+            "retransmits",
+            "rtt_us",
+        ] {
+            assert!(!s[key].is_null(), "summary.{key} missing: {s}");
+        }
+        assert_eq!(s["flows"][0]["streams"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn table_output_shows_both_ends() {
+        let out = linerate()
+            .args(["tcp", "-t", "1", "--bidir"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout);
+        for needle in [
+            "c->s",
+            "s->c",
+            "goodput",
+            "TCP_INFO",
+            "CPU local",
+            "CPU remote",
+            "in flight",
+        ] {
+            assert!(text.contains(needle), "missing '{needle}':\n{text}");
+        }
+    }
+
+    #[test]
+    fn unix_socket_in_process_and_external() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lr.sock");
+        let p = path.to_str().unwrap();
+        let out = linerate()
+            .args(["tcp", "--unix", p, "-t", "1", "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["spec"]["transport"], "unix");
+        assert_eq!(v["summary"]["flows"][0]["reconciled"], true);
+        assert!(!path.exists(), "in-process socket is removed");
+
+        let mut server = linerate()
+            .args(["serve", "--unix", p, "--one-off"])
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !path.exists() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let out = linerate()
+            .args(["tcp", "--unix", p, "-t", "1", "-R"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("unix:"));
+        assert!(
+            server.wait().unwrap().success(),
+            "one-off server exits after its test"
+        );
+    }
+
+    #[test]
+    fn separate_server_process_one_off() {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port().to_string()
+        };
+        let mut server = linerate()
+            .args(["serve", "--bind", "127.0.0.1", "-p", &port, "--one-off"])
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        let out = linerate()
+            .args(["tcp", "127.0.0.1", "-p", &port, "-t", "1", "-R", "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let status = server.wait().unwrap();
+        assert!(status.success());
+    }
+
+    #[test]
+    fn ctrl_c_prints_the_partial_summary() {
+        let child = linerate()
+            .args(["tcp", "-t", "30"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        // SAFETY: sending SIGINT to our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        let start = Instant::now();
+        let out = child.wait_with_output().unwrap();
+        assert!(start.elapsed() < Duration::from_secs(8));
+        assert_eq!(out.status.code(), Some(130));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("INTERRUPTED") && text.contains("goodput"),
+            "{text}"
+        );
+    }
+}
+
+mod netns {
+    use super::*;
+
+    /// Goodput a tbf rate allows for full-sized TCP segments: payload 1448 B (MSS with
+    /// timestamps at MTU 1500) of each 1514-byte frame tbf counts (Ethernet header included).
+    fn tbf_goodput_bps(rate_bps: f64) -> f64 {
+        rate_bps * 1448.0 / 1514.0
+    }
+
+    #[test]
+    fn tbf_shaped_veth_goodput_within_3_percent() {
+        if !can_use_netns() {
+            return;
+        }
+        let pair = VethPair::new("tbf");
+        pair.shape(&pair.a, "va", "100mbit");
+        pair.shape(&pair.b, "vb", "100mbit");
+        let mut server = std::process::Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &pair.b,
+                env!("CARGO_BIN_EXE_linerate"),
+                "serve",
+                "--bind",
+                "198.18.0.2",
+            ])
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        let expected = tbf_goodput_bps(100e6);
+        for dir in [None, Some("-R")] {
+            let mut args = vec![
+                "netns",
+                "exec",
+                &pair.a,
+                env!("CARGO_BIN_EXE_linerate"),
+                "tcp",
+                "198.18.0.2",
+                "-t",
+                "4",
+                "--json",
+            ];
+            args.extend(dir);
+            let out = std::process::Command::new("ip")
+                .args(&args)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let got = v["summary"]["throughput_bps"].as_f64().unwrap();
+            let err = (got / expected - 1.0).abs();
+            eprintln!(
+                "{dir:?}: {got:.0} bit/s vs {expected:.0} expected ({:.2} %)",
+                err * 100.0
+            );
+            assert!(err < 0.03, "{dir:?}: {got} bit/s vs {expected} expected");
+            assert_eq!(v["summary"]["flows"][0]["reconciled"], true);
+        }
+        let _ = server.kill();
+        let _ = server.wait();
+    }
+}

@@ -1,0 +1,170 @@
+//! Helpers for the integration tests: an in-process server, the binary, network namespaces.
+
+use std::net::SocketAddr;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use engine::{Listener, Signal};
+use linerate::client::{self, ClientConfig, ClientError, Silent};
+use linerate::server::{self, ServerConfig};
+use linerate::target::Target;
+use results::RunRecord;
+use wire::spec::{Direction, SendMode, TestKind, Transport};
+use wire::TestSpec;
+
+/// A server on 127.0.0.1:0 in this process, with its log captured; stops when dropped.
+pub struct TestServer {
+    pub addr: SocketAddr,
+    pub log: Arc<Mutex<Vec<String>>>,
+    shutdown: Signal,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl TestServer {
+    pub fn start(config: ServerConfig) -> Self {
+        let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = std_listener.local_addr().unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&log);
+        let shutdown = Signal::new();
+        let s = shutdown.clone();
+        let handle = std::thread::spawn(move || {
+            let log: server::Log = Arc::new(move |line| sink.lock().unwrap().push(line));
+            server::serve(Listener::Tcp(std_listener), s, config, log)
+        });
+        Self {
+            addr,
+            log,
+            shutdown,
+            handle: Some(handle),
+        }
+    }
+
+    pub fn log_text(&self) -> String {
+        self.log.lock().unwrap().join("\n")
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.shutdown.raise();
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// A short test spec.
+pub fn spec(direction: Direction, streams: u16, duration_ms: u64) -> TestSpec {
+    TestSpec {
+        kind: TestKind::TcpStream,
+        transport: Transport::Tcp,
+        duration_ms,
+        interval_ms: 250,
+        streams,
+        direction,
+        write_len_bytes: 128 << 10,
+        send_mode: SendMode::Sendfile,
+        window_bytes: None,
+        mss_bytes: None,
+        no_delay: false,
+        congestion: None,
+        tos: None,
+        link_speed_bps: None,
+    }
+}
+
+pub fn config(addr: SocketAddr, spec: TestSpec) -> ClientConfig {
+    ClientConfig {
+        target: Target::Tcp { addr, bind: None },
+        target_label: addr.to_string(),
+        spec,
+        interrupt: Signal::new(),
+        connect_timeout: Duration::from_secs(2),
+        drain_timeout: Duration::from_secs(5),
+    }
+}
+
+pub fn run(addr: SocketAddr, spec: TestSpec) -> Result<RunRecord, ClientError> {
+    client::run(&config(addr, spec), &mut Silent)
+}
+
+/// The linerate binary.
+pub fn linerate() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_linerate"))
+}
+
+/// Whether this process can make network namespaces; prints why not when it cannot.
+pub fn can_use_netns() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIPPED: needs root to create network namespaces");
+        return false;
+    }
+    let ok = Command::new("ip")
+        .arg("-V")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+        && Command::new("tc")
+            .arg("-V")
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false);
+    if !ok {
+        eprintln!("SKIPPED: `ip` and `tc` (iproute2) are not installed");
+    }
+    ok
+}
+
+pub fn sh(cmd: &str) -> String {
+    let out = Command::new("sh").arg("-c").arg(cmd).output().unwrap();
+    assert!(
+        out.status.success(),
+        "`{cmd}` failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Two network namespaces joined by a veth pair: `a` 198.18.0.1/24, `b` 198.18.0.2/24.
+/// Removed when dropped.
+pub struct VethPair {
+    pub a: String,
+    pub b: String,
+}
+
+impl VethPair {
+    pub fn new(tag: &str) -> Self {
+        let id = std::process::id() % 100_000;
+        let pair = Self {
+            a: format!("lr{tag}a{id}"),
+            b: format!("lr{tag}b{id}"),
+        };
+        let (a, b) = (&pair.a, &pair.b);
+        sh(&format!(
+            "ip netns add {a} && ip netns add {b} && \
+             ip link add va netns {a} type veth peer name vb netns {b} && \
+             ip -n {a} addr add 198.18.0.1/24 dev va && ip -n {b} addr add 198.18.0.2/24 dev vb && \
+             ip -n {a} link set va up && ip -n {b} link set vb up && \
+             ip -n {a} link set lo up && ip -n {b} link set lo up"
+        ));
+        pair
+    }
+
+    /// Shapes egress of `ns`'s veth end with tbf at `rate` (tc syntax, e.g. `100mbit`).
+    pub fn shape(&self, ns: &str, dev: &str, rate: &str) {
+        sh(&format!(
+            "ip netns exec {ns} tc qdisc replace dev {dev} root tbf rate {rate} burst 64kb latency 100ms"
+        ));
+    }
+}
+
+impl Drop for VethPair {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.a]).status();
+        let _ = Command::new("ip").args(["netns", "del", &self.b]).status();
+    }
+}
