@@ -125,7 +125,7 @@ parse_iperf3() {
            .end.cpu_utilization_percent.remote_total] | map(tostring) | join(" ")' "$1"
 }
 parse_iperf2() { # the server's CSV: one line per stream, bytes in field 8
-  awk -F, 'NF >= 9 { b += $8; n++ } END { if (!n) exit 1; printf "%d null null\n", b }' "$tmp/server.out"
+  awk -F, 'NF >= 9 { b += $8; n++ } END { if (!n) exit 1; printf "%.0f null null\n", b }' "$tmp/server.out"
 }
 parse_nuttcp() { # megabytes are 2^20 bytes
   awk '/megabytes=/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
@@ -261,7 +261,8 @@ jq -s --argjson reps "$reps" --argjson dur "$dur" --argjson versions "$versions"
       target("single stream >= 2x iperf3"; lr(1).throughput_gbps_median;
              mul(row("iperf3"; 1).throughput_gbps_median; 2);
              lr(1).throughput_gbps_median >= 2 * row("iperf3"; 1).throughput_gbps_median;
-             "Gbit/s; NetPIPE peak \(row("NetPIPE"; 1).throughput_gbps_median)"),
+             "Gbit/s; NetPIPE peak \(row("NetPIPE"; 1).throughput_gbps_median
+                                       | if . == null then "-" else . * 100 | round / 100 end)"),
       target("-P 2 >= 1.2x iperf2"; lr(2).throughput_gbps_median;
              mul(row("iperf2"; 2).throughput_gbps_median; 1.2);
              lr(2).throughput_gbps_median >= 1.2 * row("iperf2"; 2).throughput_gbps_median; "Gbit/s"),

@@ -306,3 +306,197 @@ fn empty_flow(flow: Flow) -> FlowSummary {
         streams: Vec::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use measure::tcp_info::TcpInfo;
+    use wire::msg::StreamEnd;
+    use wire::spec::{Direction, SendMode, TestKind, Transport};
+
+    fn spec(direction: Direction, streams: u16) -> TestSpec {
+        TestSpec {
+            kind: TestKind::TcpStream,
+            transport: Transport::Tcp,
+            duration_ms: 2000,
+            interval_ms: 1000,
+            streams,
+            direction,
+            write_len_bytes: 1000,
+            send_mode: SendMode::Write,
+            window_bytes: None,
+            mss_bytes: None,
+            no_delay: false,
+            congestion: None,
+            tos: None,
+            link_speed_bps: Some(10_000_000_000),
+        }
+    }
+
+    #[test]
+    fn tracker_splits_sender_and_receiver_by_flow() {
+        let mut t = IntervalTracker::new(&spec(Direction::Bidir, 1));
+        // stream 0 client->server, stream 1 server->client
+        let s = t.sample(Duration::from_secs(1), &[1000, 300], &[900, 400]);
+        assert_eq!(s.flows[0].flow, Flow::ClientToServer);
+        assert_eq!(
+            (s.flows[0].sender_bytes, s.flows[0].receiver_bytes),
+            (1000, 900)
+        );
+        assert_eq!(
+            (s.flows[1].sender_bytes, s.flows[1].receiver_bytes),
+            (400, 300)
+        );
+        assert_eq!(s.flows[0].throughput_bps, 7200.0);
+        let s = t.sample(Duration::from_millis(1500), &[2000, 300], &[1900, 400]);
+        assert_eq!(s.start_s, 1.0);
+        assert_eq!(s.flows[0].receiver_bytes, 1000);
+        assert_eq!(s.flows[0].throughput_bps, 16000.0);
+        assert_eq!(s.flows[1].receiver_bytes, 0);
+    }
+
+    fn report(
+        bytes: u64,
+        cpu_us: u64,
+        info: Option<TcpInfo>,
+    ) -> Option<Result<engine::StreamReport, String>> {
+        Some(Ok(engine::StreamReport {
+            bytes_total: bytes,
+            cpu: CpuTime {
+                user_us: 0,
+                sys_us: cpu_us,
+            },
+            tcp_info: info,
+        }))
+    }
+
+    #[test]
+    fn send_summary_reconciles_and_computes_pi() {
+        let info = TcpInfo {
+            retransmits: 3,
+            rtt_us: 100,
+            ..Default::default()
+        };
+        let raw = RawRun {
+            spec: spec(Direction::Send, 2),
+            window: Duration::from_secs(2),
+            interrupted: false,
+            local_wall: Duration::from_secs(2),
+            local_streams: vec![
+                LocalStream {
+                    bytes_at_stop: 0,
+                    bytes_now: 1_000_000,
+                    result: report(1_000_000, 1_000_000, Some(info)),
+                },
+                LocalStream {
+                    bytes_at_stop: 0,
+                    bytes_now: 500_000,
+                    result: report(
+                        500_000,
+                        500_000,
+                        Some(TcpInfo {
+                            retransmits: 1,
+                            rtt_us: 300,
+                            ..info
+                        }),
+                    ),
+                },
+            ],
+            local_process_cpu: CpuTime {
+                user_us: 0,
+                sys_us: 1_500_000,
+            },
+            local_system_cpu: None,
+            server: ServerResults {
+                streams: vec![
+                    StreamEnd {
+                        stream: 0,
+                        bytes_at_stop: 900_000,
+                        bytes_total: 1_000_000,
+                        cpu: CpuTime {
+                            user_us: 250_000,
+                            sys_us: 0,
+                        },
+                        ..Default::default()
+                    },
+                    StreamEnd {
+                        stream: 1,
+                        bytes_at_stop: 500_000,
+                        bytes_total: 500_000,
+                        ..Default::default()
+                    },
+                ],
+                wall_us: 2_000_000,
+                ..Default::default()
+            },
+        };
+        let s = build(&raw, &[]);
+        let f = &s.flows[0];
+        assert_eq!(f.sender, End::Client);
+        assert_eq!(
+            (f.bytes_sent, f.bytes_received, f.bytes_in_flight),
+            (1_500_000, 1_400_000, 100_000)
+        );
+        assert!(f.reconciled);
+        assert_eq!(f.throughput_bps, 5_600_000.0);
+        assert_eq!(f.sender_throughput_bps, 6_000_000.0);
+        assert_eq!(f.retransmits, Some(4));
+        assert_eq!(f.rtt_us, Some(200));
+        assert_eq!(s.local_cpu_pct, 75.0);
+        assert_eq!(s.remote_cpu_pct, 12.5);
+        // PI = (5.6 Mbit/s / 75 %) × (5.6 / 10000)
+        let pi = s.performance_index.unwrap();
+        assert!((pi - (5.6 / 75.0) * (5.6 / 10_000.0)).abs() < 1e-12, "{pi}");
+    }
+
+    #[test]
+    fn unfinished_streams_are_not_reconciled_and_say_why() {
+        let raw = RawRun {
+            spec: spec(Direction::Reverse, 1),
+            window: Duration::from_secs(1),
+            interrupted: true,
+            local_wall: Duration::from_secs(1),
+            local_streams: vec![LocalStream {
+                bytes_at_stop: 100,
+                bytes_now: 150,
+                result: None,
+            }],
+            local_process_cpu: CpuTime::default(),
+            local_system_cpu: None,
+            server: ServerResults {
+                streams: vec![StreamEnd {
+                    stream: 0,
+                    bytes_at_stop: 180,
+                    bytes_total: 200,
+                    ..Default::default()
+                }],
+                wall_us: 1_000_000,
+                ..Default::default()
+            },
+        };
+        let s = build(&raw, &[]);
+        let f = &s.flows[0];
+        assert_eq!(f.sender, End::Server);
+        assert_eq!(
+            (f.bytes_sent, f.bytes_received, f.bytes_received_after_drain),
+            (200, 100, 150)
+        );
+        assert!(!f.reconciled);
+        assert!(f.streams[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("did not finish draining"));
+        assert!(s.interrupted);
+        assert_eq!(s.performance_index, None, "no CPU measured, no PI");
+    }
+
+    #[test]
+    fn performance_index_formula() {
+        assert_eq!(
+            performance_index(1e9, 50.0, 10e9),
+            Some((1000.0 / 50.0) * (1000.0 / 10000.0))
+        );
+        assert_eq!(performance_index(1e9, 0.0, 10e9), None);
+    }
+}

@@ -164,3 +164,28 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use crate::msg::{ClientMsg, ServerMsg};
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn decoding_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+            let _ = decode::<ClientMsg>(&bytes);
+            let _ = decode::<ServerMsg>(&bytes);
+            let _ = crate::Hello::parse(&bytes);
+            let _ = read_frame::<_, ClientMsg>(&mut &bytes[..], std::time::Duration::ZERO);
+        }
+
+        #[test]
+        fn counters_round_trip(seq in any::<u64>(), bytes in proptest::collection::vec(any::<u64>(), 0..64)) {
+            let msg = ServerMsg::Counters { seq, bytes };
+            let mut buf = Vec::new();
+            encode(&msg, &mut buf).unwrap();
+            prop_assert_eq!(decode::<ServerMsg>(&buf).unwrap().unwrap(), (msg, buf.len()));
+        }
+    }
+}
