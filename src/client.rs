@@ -57,22 +57,22 @@ impl Progress for Silent {
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     /// The connection could not be opened.
-    #[error("cannot connect to {target}: {source}{hint}")]
+    #[error("cannot connect to {target}: {reason}{hint}")]
     Connect {
         /// Where.
         target: String,
         /// Why.
-        source: ConnectError,
+        reason: ConnectError,
         /// What to try.
         hint: &'static str,
     },
     /// The peer is not a (compatible) linerate server.
-    #[error("{target}: {source}")]
+    #[error("{target}: {reason}")]
     Handshake {
         /// Where.
         target: String,
         /// Why.
-        source: WireError,
+        reason: WireError,
     },
     /// The server refused the test.
     #[error("server refused the test: {0}")]
@@ -93,8 +93,8 @@ fn connect(config: &ClientConfig, opts: &SocketOptions) -> Result<Conn, ClientEr
     let target = config.target.describe();
     let mut conn = match &config.target {
         Target::Tcp { addr, bind } => connect_tcp(*addr, *bind, opts, config.connect_timeout)
-            .map_err(|source| {
-                let hint = match &source {
+            .map_err(|reason| {
+                let hint = match &reason {
                     ConnectError::Io(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
                         "; is `linerate serve` running there, on that port?"
                     }
@@ -105,21 +105,38 @@ fn connect(config: &ClientConfig, opts: &SocketOptions) -> Result<Conn, ClientEr
                 };
                 ClientError::Connect {
                     target: target.clone(),
-                    source,
+                    reason,
                     hint,
                 }
             })?,
         Target::Unix { path } => {
             Conn::Unix(UnixStream::connect(path).map_err(|e| ClientError::Connect {
                 target: target.clone(),
-                source: ConnectError::Io(e),
+                reason: ConnectError::Io(e),
                 hint: "; is `linerate serve --unix` listening on that path?",
             })?)
         }
     };
     exchange_hello(&mut conn, HANDSHAKE_TIMEOUT)
-        .map_err(|source| ClientError::Handshake { target, source })?;
+        .map_err(|reason| ClientError::Handshake { target, reason })?;
     Ok(conn)
+}
+
+/// Opens data connection `stream` of `session` and waits for the server to confirm it.
+fn open_stream(
+    config: &ClientConfig,
+    opts: &SocketOptions,
+    session: u64,
+    stream: u16,
+) -> Result<Conn, ClientError> {
+    let mut conn = connect(config, opts)?;
+    send(&mut conn, &ClientMsg::Attach { session, stream })
+        .map_err(protocol("attaching a stream"))?;
+    match recv::<ServerMsg>(&mut conn, HANDSHAKE_TIMEOUT).map_err(protocol("attaching a stream"))? {
+        ServerMsg::Attached { .. } => Ok(conn),
+        ServerMsg::Error { message } => Err(ClientError::Refused(message)),
+        other => Err(ClientError::Protocol(format!("unexpected reply {other:?}"))),
+    }
 }
 
 /// Runs one test to the end (or to an interrupt) and returns its record.
@@ -139,24 +156,29 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
         ServerMsg::Error { message } => return Err(ClientError::Refused(message)),
         other => return Err(ClientError::Protocol(format!("unexpected reply {other:?}"))),
     };
-    let flows = spec.flows();
-    let opts = SocketOptions::from_spec(spec);
-    let mut conns = Vec::with_capacity(flows.len());
-    for &(stream, _) in &flows {
-        if config.interrupt.is_raised() {
-            return Err(ClientError::Interrupted);
-        }
-        let mut conn = connect(config, &opts)?;
-        send(&mut conn, &ClientMsg::Attach { session, stream })
-            .map_err(protocol("attaching a stream"))?;
-        match recv::<ServerMsg>(&mut conn, HANDSHAKE_TIMEOUT)
-            .map_err(protocol("attaching a stream"))?
-        {
-            ServerMsg::Attached { .. } => conns.push(conn),
-            ServerMsg::Error { message } => return Err(ClientError::Refused(message)),
-            other => return Err(ClientError::Protocol(format!("unexpected reply {other:?}"))),
-        }
+    if config.interrupt.is_raised() {
+        return Err(ClientError::Interrupted);
     }
+    // Open every data connection at once, so a long path costs one round of handshakes.
+    let opts = SocketOptions::from_spec(spec);
+    let conns = std::thread::scope(|scope| {
+        let pending: Vec<_> = spec
+            .flows()
+            .into_iter()
+            .map(|(stream, _)| {
+                let opts = &opts;
+                scope.spawn(move || open_stream(config, opts, session, stream))
+            })
+            .collect();
+        pending
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(ClientError::Protocol("stream setup thread panicked".into()))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()
+    })?;
     progress.started(&server, spec);
     let measured = measure_streams(config, &mut ctrl, conns, progress)?;
     let summary = summary::build(&measured.raw, &measured.intervals);
@@ -219,7 +241,7 @@ fn measure_streams(
         if elapsed >= duration {
             break false;
         }
-        if elapsed >= next_tick {
+        if elapsed >= next_tick && duration - elapsed > Duration::from_millis(10) {
             seq += 1;
             send(ctrl, &ClientMsg::Poll { seq }).map_err(protocol("polling the server"))?;
             let server_bytes = match recv::<ServerMsg>(ctrl, HANDSHAKE_TIMEOUT)
@@ -274,26 +296,8 @@ fn measure_streams(
         last_server.push(far);
     }
     let sample = tracker.sample(window, &last_local, &last_server);
-    if sample.end_s - sample.start_s >= 0.01 || intervals.is_empty() {
-        progress.interval(&sample);
-        intervals.push(sample);
-    } else if let Some(prev) = intervals.last_mut() {
-        // A sliver after the last tick: fold its bytes into the previous interval.
-        prev.end_s = sample.end_s;
-        for (p, f) in prev.flows.iter_mut().zip(&sample.flows) {
-            p.sender_bytes += f.sender_bytes;
-            p.receiver_bytes += f.receiver_bytes;
-            for (a, b) in p
-                .stream_receiver_bytes
-                .iter_mut()
-                .zip(&f.stream_receiver_bytes)
-            {
-                *a += b;
-            }
-            p.throughput_bps =
-                measure::units::bits_per_sec(p.receiver_bytes, prev.end_s - prev.start_s);
-        }
-    }
+    progress.interval(&sample);
+    intervals.push(sample);
     let local_streams = outcomes
         .into_iter()
         .zip(local_at_stop)

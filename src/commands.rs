@@ -86,7 +86,7 @@ pub fn serve(args: &ServeArgs, shutdown: Signal) -> Result<()> {
             max_duration_ms: (args.max_time * 1000.0) as u64,
             ..SpecLimits::default()
         },
-        max_sessions: args.max_sessions,
+        max_sessions: if args.one_off { 1 } else { args.max_sessions },
         one_off: args.one_off,
         ..ServerConfig::default()
     };

@@ -192,6 +192,8 @@ fn attach(mut conn: Conn, session: u64, stream: u16, shared: &Shared, peer: &str
 struct SessionGuard<'a> {
     shared: &'a Shared,
     cookie: u64,
+    /// Whether the test was accepted (only those count for `--one-off`).
+    ran: bool,
 }
 
 impl Drop for SessionGuard<'_> {
@@ -200,7 +202,9 @@ impl Drop for SessionGuard<'_> {
             m.remove(&self.cookie);
         }
         self.shared.sessions.running.fetch_sub(1, Ordering::SeqCst);
-        self.shared.finished.raise();
+        if self.ran {
+            self.shared.finished.raise();
+        }
     }
 }
 
@@ -221,16 +225,24 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, shared: &Shared, peer: &str) {
     if let Ok(mut m) = shared.sessions.waiting.lock() {
         m.insert(cookie, tx);
     }
-    let _guard = SessionGuard { shared, cookie };
+    let mut guard = SessionGuard {
+        shared,
+        cookie,
+        ran: false,
+    };
     if running > shared.config.max_sessions {
         let limit = shared.config.max_sessions;
         return refuse(
             &mut ctrl,
             shared,
             peer,
-            format!("server busy: {limit} tests already running (limit {limit}); try again later"),
+            format!(
+                "server busy: {} tests already running (limit {limit}); try again later",
+                running - 1
+            ),
         );
     }
+    guard.ran = true;
     (shared.log)(format!(
         "{peer}: {} {:?} x{} for {} ms",
         spec.kind.as_str(),
@@ -245,6 +257,11 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, shared: &Shared, peer: &str) {
     let outcome = send(&mut ctrl, &accepted)
         .map_err(|e| e.to_string())
         .and_then(|_| collect_streams(&spec, &rx, shared))
+        .inspect(|_| {
+            if let Ok(mut m) = shared.sessions.waiting.lock() {
+                m.remove(&cookie);
+            }
+        })
         .and_then(|streams| run_streams(&mut ctrl, &spec, streams, shared));
     match outcome {
         Ok(()) => (shared.log)(format!("{peer}: test done")),
@@ -275,7 +292,8 @@ fn collect_streams(
 ) -> Result<Vec<Conn>, String> {
     let flows = spec.flows();
     let mut slots: Vec<Option<Conn>> = (0..flows.len()).map(|_| None).collect();
-    let deadline = Instant::now() + shared.config.handshake_timeout;
+    // The deadline moves with progress: a slow path with many streams is not cut off.
+    let mut deadline = Instant::now() + shared.config.handshake_timeout;
     let opts = SocketOptions::from_spec(spec);
     while slots.iter().any(Option::is_none) {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -291,18 +309,27 @@ fn collect_streams(
             }
             Err(RecvTimeoutError::Disconnected) => return Err("session closed".into()),
         };
-        let Some(slot) = slots.get_mut(usize::from(stream)) else {
-            let _ = send(
-                &mut conn,
-                &ServerMsg::Error {
-                    message: format!("no stream {stream} in this test"),
-                },
-            );
-            continue;
+        let slot = match slots.get_mut(usize::from(stream)) {
+            Some(slot @ None) => slot,
+            Some(Some(_)) => {
+                let message = format!("stream {stream} is already attached");
+                let _ = send(&mut conn, &ServerMsg::Error { message });
+                continue;
+            }
+            None => {
+                let _ = send(
+                    &mut conn,
+                    &ServerMsg::Error {
+                        message: format!("no stream {stream} in this test"),
+                    },
+                );
+                continue;
+            }
         };
         opts.apply_accepted(&conn).map_err(|e| e.to_string())?;
         send(&mut conn, &ServerMsg::Attached { stream }).map_err(|e| e.to_string())?;
         *slot = Some(conn);
+        deadline = Instant::now() + shared.config.handshake_timeout;
     }
     Ok(slots.into_iter().flatten().collect())
 }
@@ -341,6 +368,7 @@ fn run_streams(
                 send(ctrl, &ServerMsg::Counters { seq, bytes }).map_err(|e| e.to_string())?;
             }
             Ok(ClientMsg::Stop) => break workers.snapshot(),
+            Ok(ClientMsg::Error { message }) => return Err(format!("client gave up: {message}")),
             Ok(other) => return Err(format!("unexpected message mid-test: {other:?}")),
             Err(e) => return Err(format!("client went away mid-test: {e}")),
         }

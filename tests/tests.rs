@@ -529,12 +529,24 @@ mod netns_errors {
         let pair = VethPair::new("unr");
         // 198.18.0.77 is on the link's subnet but nobody answers ARP for it.
         let out = std::process::Command::new("ip")
-            .args(["netns", "exec", &pair.a, env!("CARGO_BIN_EXE_linerate"), "tcp", "198.18.0.77", "-t", "1"])
+            .args([
+                "netns",
+                "exec",
+                &pair.a,
+                env!("CARGO_BIN_EXE_linerate"),
+                "tcp",
+                "198.18.0.77",
+                "-t",
+                "1",
+            ])
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{stderr}");
-        assert!(stderr.starts_with("linerate: cannot connect to 198.18.0.77:5301"), "{stderr}");
+        assert!(
+            stderr.starts_with("linerate: cannot connect to 198.18.0.77:5301"),
+            "{stderr}"
+        );
         assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
     }
 }

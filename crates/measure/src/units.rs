@@ -70,9 +70,15 @@ pub fn parse_bytes(input: &str) -> Result<u64, UnitError> {
 }
 
 /// Parses a bit rate in bits per second: `1000000`, `100M`, `2.5G`, `10G`, `1T`, also with a
-/// trailing `bit/s`, `bps` or `b` (all multiples decimal).
+/// trailing `bit/s`, `bps` or `b` (all multiples decimal). A capital `B` (bytes) is refused.
 pub fn parse_bits_per_sec(input: &str) -> Result<u64, UnitError> {
     let (value, suffix) = split_number(input)?;
+    if suffix.contains('B') {
+        return Err(UnitError::UnknownSuffix {
+            suffix: suffix.to_string(),
+            allowed: "bits/s: K, M, G or T, optionally with 'bit/s' or 'b' (a capital B would mean bytes), e.g. 10G",
+        });
+    }
     let lower = suffix.to_ascii_lowercase();
     let stem = lower
         .strip_suffix("bit/s")
@@ -159,6 +165,11 @@ mod tests {
         assert_eq!(parse_bits_per_sec("2.5g"), Ok(2_500_000_000));
         assert_eq!(parse_bits_per_sec("100Mbit/s"), Ok(100_000_000));
         assert_eq!(parse_bits_per_sec("1000"), Ok(1000));
+        assert_eq!(parse_bits_per_sec("10Gb"), Ok(10_000_000_000));
+        assert!(
+            parse_bits_per_sec("100MB").is_err(),
+            "MB is bytes, not bits"
+        );
     }
 
     #[test]

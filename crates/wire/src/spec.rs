@@ -167,8 +167,12 @@ impl TestSpec {
                 self.write_len_bytes, limits.max_write_len_bytes
             ));
         }
-        if self.interval_ms == 0 {
-            return Err("interval must be above 0 ms".into());
+        if self.interval_ms == 0 || self.interval_ms > self.duration_ms.max(1000) {
+            return Err(format!(
+                "interval {} ms outside 1..={} ms (at most the test duration)",
+                self.interval_ms,
+                self.duration_ms.max(1000)
+            ));
         }
         Ok(())
     }
