@@ -19,7 +19,8 @@
 #
 # Usage: bench/peers.sh [--quick] [--reps N] [--seconds S] [--out FILE]
 # Env:   REPS (5), SECONDS (5), OUT (bench/results/peers-<UTC time>.json), PORT_BASE (15300),
-#        LINERATE (target/release/linerate), NP_UPPER (NetPIPE's largest message, 8388608 bytes).
+#        LINERATE (target/release/linerate), NP_UPPER (NetPIPE's largest message, 8388608 bytes),
+#        NP_TIMEOUT (150 s for the NetPIPE sweep, about 45 s on a 2-core VM; --quick: about 15 s).
 set -euo pipefail
 
 # bash's SECONDS counts up from its imported value, so read it before anything takes time.
@@ -28,10 +29,11 @@ dur=$SECONDS
 reps=${REPS:-5}
 out=${OUT:-}
 np_upper=${NP_UPPER:-8388608}
+np_timeout=${NP_TIMEOUT:-150}
 np_extra=()
 port_base=${PORT_BASE:-15300}
 
-usage() { sed -n '/^# Usage:/,/^# *LINERATE/s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '/^# Usage:/,/^# *NP_TIMEOUT/s/^# \{0,1\}//p' "$0"; }
 while (( $# )); do
   case $1 in
     --quick) reps=3 dur=3 np_extra=(-p 0) ;; # NetPIPE without its ±3-byte perturbations: 3× faster
@@ -200,8 +202,10 @@ done
 # ---- NetPIPE: one ping-pong sweep, its peak ----
 log "NetPIPE sweep up to $np_upper bytes (one run)"
 srv_pid=
-if start_server "$p_np" NPtcp -P "$p_np" \
-   && timeout -k 5 300 NPtcp -h 127.0.0.1 -P "$p_np" -u "$np_upper" "${np_extra[@]}" -o "$tmp/np.out" \
+# Both ends need the same sweep options (-u, -p), or they fall out of step and hang.
+np_args=(-P "$p_np" -u "$np_upper" "${np_extra[@]}")
+if start_server "$p_np" NPtcp "${np_args[@]}" \
+   && timeout -k 5 "$np_timeout" NPtcp -h 127.0.0.1 "${np_args[@]}" -o "$tmp/np.out" \
         >"$tmp/np.log" 2>&1 \
    && peak=$(awk '$2 > m { m = $2; s = $1 } END { if (!m) exit 1; print m, s }' "$tmp/np.out"); then
   stop "$srv_pid"
@@ -219,6 +223,9 @@ fi
 
 # ---- summary: medians, ratios, targets; JSON to $out, table to stdout ----
 mkdir -p "$(dirname "$out")"
+# Results are per machine and per run: keep them out of git (also out of a `git add -A`).
+[[ $out != "$root/bench/results/"* || -e $root/bench/results/.gitignore ]] \
+  || printf '# written by bench/peers.sh: results are not committed\n*\n' >"$root/bench/results/.gitignore"
 versions=$(jq -n --arg lr "$("$lr" --version)" --arg i3 "$(iperf3 --version | head -n 1)" \
   --arg i2 "$(iperf -v 2>&1 | head -n 1)" --arg nc "$(nuttcp -V 2>&1 | head -n 1)" \
   --arg np "$(dpkg-query -W -f '${Version}' netpipe-tcp 2>/dev/null || echo unknown)" \

@@ -91,7 +91,7 @@ pub struct TcpArgs {
         long = "length",
         short = 'l',
         value_name = "BYTES",
-        default_value = "256K"
+        default_value = "512K"
     )]
     pub length: String,
     /// How senders hand data to the kernel: sendfile (no user-space copy, TCP only) or write.
