@@ -202,7 +202,11 @@ impl LowWater {
             return;
         }
         let bps = self.window_bytes as f64 * 8.0 / elapsed.as_secs_f64();
-        let want = if self.on { bps >= Self::OFF_BPS } else { bps >= Self::ON_BPS };
+        let want = if self.on {
+            bps >= Self::OFF_BPS
+        } else {
+            bps >= Self::ON_BPS
+        };
         if want != self.on && set_rcvlowat(fd, if want { self.mark } else { 1 }).is_ok() {
             self.on = want;
         }
