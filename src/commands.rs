@@ -172,6 +172,17 @@ pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<TcpOutcome> {
     if args.unix.is_some() {
         engine::sockopt::SocketOptions::from_spec(&plan.spec).check_unix()?;
     }
+    if let Some(w) = plan.spec.window_bytes {
+        let granted = engine::sockopt::granted_window(w)?;
+        if granted < w {
+            eprintln!(
+                "linerate: warning: --window: this host grants {} of the {} asked for \
+                 (net.core.rmem_max / wmem_max cap it; raise them with sysctl)",
+                measure::units::format_bytes(u64::from(granted)),
+                measure::units::format_bytes(u64::from(w)),
+            );
+        }
+    }
     let (target, _server, label) = match (&args.unix, &args.host) {
         (Some(_), Some(host)) => bail!("--unix and HOST '{host}' both given; use one"),
         (Some(path), None) => unix_target(path)?,

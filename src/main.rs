@@ -10,8 +10,34 @@ use clap::Parser;
 use linerate::cli::{Cli, Command};
 use linerate::{commands, shutdown};
 
+/// Parses the command line. Help and version print as clap formats them; usage errors become
+/// one line naming the input, like every other error.
+fn parse() -> anyhow::Result<Result<Cli, ExitCode>> {
+    use clap::error::ErrorKind;
+    match Cli::try_parse() {
+        Ok(cli) => Ok(Ok(cli)),
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            e.print()?;
+            Ok(Err(ExitCode::SUCCESS))
+        }
+        Err(e) if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            e.print()?;
+            Ok(Err(ExitCode::from(2)))
+        }
+        Err(e) => {
+            let rendered = e.render().to_string();
+            let first = rendered.lines().next().unwrap_or("invalid command line");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            anyhow::bail!("{first} (see linerate --help)")
+        }
+    }
+}
+
 fn run() -> anyhow::Result<ExitCode> {
-    let cli = Cli::parse();
+    let cli = match parse()? {
+        Ok(cli) => cli,
+        Err(code) => return Ok(code),
+    };
     let interrupt = shutdown::on_interrupt()?;
     match &cli.command {
         Command::Serve(args) => {

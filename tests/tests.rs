@@ -288,6 +288,10 @@ mod cli {
         fails_with(&["tcp", "-6", "127.0.0.1"], "no IPv6 (-6) address");
         fails_with(&["tcp", "127.0.0.1:99999"], "port '99999'");
         fails_with(&["frobnicate"], "unrecognized subcommand");
+        fails_with(
+            &["tcp", "--no-such-flag"],
+            "unexpected argument '--no-such-flag'",
+        );
     }
 
     #[test]

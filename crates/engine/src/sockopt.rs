@@ -167,6 +167,21 @@ pub enum ConnectError {
     Io(io::Error),
 }
 
+/// The socket buffer size this host grants for a request of `bytes` (the smaller of send and
+/// receive), found on a scratch socket. Linux silently caps requests at
+/// net.core.wmem_max/rmem_max and reports double the usable size; this undoes the doubling.
+pub fn granted_window(bytes: u32) -> Result<u32, EngineError> {
+    let sock = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP))?;
+    let opts = SocketOptions {
+        window_bytes: Some(bytes),
+        ..Default::default()
+    };
+    opts.apply_window(sock.as_raw_fd())?;
+    let snd = sock.send_buffer_size()? / 2;
+    let rcv = sock.recv_buffer_size()? / 2;
+    Ok(snd.min(rcv) as u32)
+}
+
 /// Checks that a congestion control algorithm can be used, before any test starts.
 pub fn check_congestion(name: &str) -> Result<(), EngineError> {
     let sock = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP))?;
@@ -249,6 +264,14 @@ mod tests {
         check_congestion("reno")
             .or_else(|_| check_congestion("cubic"))
             .unwrap();
+    }
+
+    #[test]
+    fn granted_window_is_what_the_kernel_allows() {
+        assert_eq!(granted_window(64 << 10).unwrap(), 64 << 10);
+        let max = std::fs::read_to_string("/proc/sys/net/core/rmem_max").unwrap();
+        let max: u32 = max.trim().parse().unwrap();
+        assert!(granted_window(1 << 30).unwrap() <= max);
     }
 
     #[test]
