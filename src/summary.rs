@@ -312,24 +312,12 @@ mod tests {
     use super::*;
     use measure::tcp_info::TcpInfo;
     use wire::msg::StreamEnd;
-    use wire::spec::{Direction, SendMode, TestKind, Transport};
+    use wire::spec::{Direction, TestKind};
 
     fn spec(direction: Direction, streams: u16) -> TestSpec {
         TestSpec {
-            kind: TestKind::TcpStream,
-            transport: Transport::Tcp,
-            duration_ms: 2000,
-            interval_ms: 1000,
-            streams,
-            direction,
-            write_len_bytes: 1000,
-            send_mode: SendMode::Write,
-            window_bytes: None,
-            mss_bytes: None,
-            no_delay: false,
-            congestion: None,
-            tos: None,
             link_speed_bps: Some(10_000_000_000),
+            ..TestSpec::new(TestKind::TcpStream, direction, streams, 2000)
         }
     }
 

@@ -98,12 +98,23 @@ mod loopback {
 mod protocol {
     use super::*;
 
-    fn hello_and_start(addr: std::net::SocketAddr, duration_ms: u64) -> (TcpStream, u64) {
+    /// A raw connection that has exchanged hellos with the server.
+    fn raw(addr: std::net::SocketAddr) -> TcpStream {
         let mut c = TcpStream::connect(addr).unwrap();
         c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         c.write_all(&Hello::ours().emit()).unwrap();
         let mut h = [0u8; 8];
         c.read_exact(&mut h).unwrap();
+        c
+    }
+
+    /// The error text of a run that must fail.
+    fn run_err(addr: std::net::SocketAddr, spec: wire::TestSpec) -> String {
+        run(addr, spec).unwrap_err().to_string()
+    }
+
+    fn hello_and_start(addr: std::net::SocketAddr, duration_ms: u64) -> (TcpStream, u64) {
+        let mut c = raw(addr);
         frame::write_frame(
             &mut c,
             &ClientMsg::Start {
@@ -165,9 +176,7 @@ mod protocol {
             s.write_all(&Hello { version: 7 }.emit()).unwrap();
             std::thread::sleep(Duration::from_millis(500));
         });
-        let err = run(addr, spec(Direction::Send, 1, 300))
-            .unwrap_err()
-            .to_string();
+        let err = run_err(addr, spec(Direction::Send, 1, 300));
         assert!(
             err.contains("version 1") && err.contains("version 7"),
             "{err}"
@@ -187,10 +196,7 @@ mod protocol {
     #[test]
     fn unknown_session_is_an_error() {
         let server = fast_server();
-        let mut c = TcpStream::connect(server.addr).unwrap();
-        c.write_all(&Hello::ours().emit()).unwrap();
-        let mut h = [0u8; 8];
-        c.read_exact(&mut h).unwrap();
+        let mut c = raw(server.addr);
         frame::write_frame(
             &mut c,
             &ClientMsg::Attach {
@@ -211,10 +217,7 @@ mod protocol {
     fn a_client_vanishing_mid_test_is_survived() {
         let server = fast_server();
         let (mut ctrl, session) = hello_and_start(server.addr, 30_000);
-        let mut data = TcpStream::connect(server.addr).unwrap();
-        data.write_all(&Hello::ours().emit()).unwrap();
-        let mut h = [0u8; 8];
-        data.read_exact(&mut h).unwrap();
+        let mut data = raw(server.addr);
         frame::write_frame(&mut data, &ClientMsg::Attach { session, stream: 0 }).unwrap();
         let _ = frame::read_frame::<_, ServerMsg>(&mut data, Duration::from_secs(5)).unwrap();
         frame::write_frame(&mut ctrl, &ClientMsg::Begin).unwrap();
@@ -233,9 +236,7 @@ mod protocol {
             ..ServerConfig::default()
         });
         let (_ctrl, _session) = hello_and_start(server.addr, 30_000);
-        let err = run(server.addr, spec(Direction::Send, 1, 300))
-            .unwrap_err()
-            .to_string();
+        let err = run_err(server.addr, spec(Direction::Send, 1, 300));
         assert!(
             err.contains("server busy") && err.contains("limit 1"),
             "{err}"
@@ -245,9 +246,7 @@ mod protocol {
     #[test]
     fn a_spec_over_the_server_limits_is_refused() {
         let server = fast_server();
-        let err = run(server.addr, spec(Direction::Send, 1000, 300))
-            .unwrap_err()
-            .to_string();
+        let err = run_err(server.addr, spec(Direction::Send, 1000, 300));
         assert!(err.contains("streams 1000"), "{err}");
     }
 }

@@ -11,7 +11,7 @@ use linerate::client::{self, ClientConfig, ClientError, Silent};
 use linerate::server::{self, ServerConfig};
 use linerate::target::Target;
 use results::RunRecord;
-use wire::spec::{Direction, SendMode, TestKind, Transport};
+use wire::spec::{Direction, TestKind};
 use wire::TestSpec;
 
 /// A server on 127.0.0.1:0 in this process, with its log captured; stops when dropped.
@@ -59,20 +59,9 @@ impl Drop for TestServer {
 /// A short test spec.
 pub fn spec(direction: Direction, streams: u16, duration_ms: u64) -> TestSpec {
     TestSpec {
-        kind: TestKind::TcpStream,
-        transport: Transport::Tcp,
-        duration_ms,
         interval_ms: 250,
-        streams,
-        direction,
         write_len_bytes: 128 << 10,
-        send_mode: SendMode::Sendfile,
-        window_bytes: None,
-        mss_bytes: None,
-        no_delay: false,
-        congestion: None,
-        tos: None,
-        link_speed_bps: None,
+        ..TestSpec::new(TestKind::TcpStream, direction, streams, duration_ms)
     }
 }
 

@@ -133,6 +133,27 @@ impl Default for SpecLimits {
 }
 
 impl TestSpec {
+    /// A `kind` test with linerate's defaults for everything not given: TCP, 1 s intervals,
+    /// 512 KiB sendfile calls, kernel socket buffers, no other options.
+    pub fn new(kind: TestKind, direction: Direction, streams: u16, duration_ms: u64) -> Self {
+        Self {
+            kind,
+            transport: Transport::Tcp,
+            duration_ms,
+            interval_ms: 1000,
+            streams,
+            direction,
+            write_len_bytes: 512 << 10,
+            send_mode: SendMode::Sendfile,
+            window_bytes: None,
+            mss_bytes: None,
+            no_delay: false,
+            congestion: None,
+            tos: None,
+            link_speed_bps: None,
+        }
+    }
+
     /// The data connections this spec opens, in stream-index order: `(index, flow)`.
     /// For `Bidir`, indices `0..streams` go client→server and `streams..2*streams` back.
     pub fn flows(&self) -> Vec<(u16, Flow)> {
@@ -180,22 +201,7 @@ impl TestSpec {
 
 #[cfg(test)]
 pub(crate) fn sample() -> TestSpec {
-    TestSpec {
-        kind: TestKind::TcpStream,
-        transport: Transport::Tcp,
-        duration_ms: 1000,
-        interval_ms: 1000,
-        streams: 2,
-        direction: Direction::Bidir,
-        write_len_bytes: 131072,
-        send_mode: SendMode::Sendfile,
-        window_bytes: None,
-        mss_bytes: None,
-        no_delay: false,
-        congestion: None,
-        tos: None,
-        link_speed_bps: None,
-    }
+    TestSpec::new(TestKind::TcpStream, Direction::Bidir, 2, 1000)
 }
 
 #[cfg(test)]
