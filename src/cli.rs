@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use measure::units::{parse_bits_per_sec, parse_bytes};
+use wire::datagram::HEADER_LEN;
 use wire::spec::{Direction, SendMode, TestKind, Transport};
 use wire::TestSpec;
 
@@ -30,6 +31,8 @@ pub enum Command {
     Serve(ServeArgs),
     /// Bulk TCP (or Unix-socket) throughput: send, reverse or both ways, N parallel streams.
     Tcp(TcpArgs),
+    /// UDP at a target rate: loss, reordering, duplicates and jitter, exactly accounted.
+    Udp(UdpArgs),
 }
 
 /// `linerate serve`.
@@ -55,9 +58,9 @@ pub struct ServeArgs {
     pub max_time: f64,
 }
 
-/// `linerate tcp`.
+/// Flags every client test takes.
 #[derive(Debug, Args)]
-pub struct TcpArgs {
+pub struct CommonArgs {
     /// Server to test against (name, address, HOST:PORT); none: an in-process server on loopback.
     #[arg(value_name = "HOST")]
     pub host: Option<String>,
@@ -86,6 +89,36 @@ pub struct TcpArgs {
     /// Both directions at once.
     #[arg(long)]
     pub bidir: bool,
+    /// Seconds between live rows; 0 prints none.
+    #[arg(long, short = 'i', value_name = "SECONDS", default_value_t = 1.0)]
+    pub interval: f64,
+    /// Socket buffer size (SO_SNDBUF and SO_RCVBUF) on both ends; default: kernel autotuning
+    /// for TCP, 4M for UDP.
+    #[arg(long, short = 'w', value_name = "BYTES")]
+    pub window: Option<String>,
+    /// IPv4 only.
+    #[arg(short = '4', conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// IPv6 only.
+    #[arg(short = '6')]
+    pub ipv6: bool,
+    /// Local address to connect from.
+    #[arg(long, short = 'B', value_name = "ADDR")]
+    pub bind: Option<String>,
+    /// Link speed for the Performance Index PI = T/C x T/L (bits/s; K, M, G, T).
+    #[arg(long, value_name = "BITS_PER_SEC")]
+    pub link_speed: Option<String>,
+    /// Print one JSON document instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `linerate tcp`.
+#[derive(Debug, Args)]
+pub struct TcpArgs {
+    /// Flags every test takes.
+    #[command(flatten)]
+    pub common: CommonArgs,
     /// Bytes per write and read call (K, M: binary multiples).
     #[arg(
         long = "length",
@@ -97,12 +130,6 @@ pub struct TcpArgs {
     /// How senders hand data to the kernel: sendfile (no user-space copy, TCP only) or write.
     #[arg(long, value_name = "MODE", value_enum, default_value_t = SendModeArg::Sendfile)]
     pub send_mode: SendModeArg,
-    /// Seconds between live rows; 0 prints none.
-    #[arg(long, short = 'i', value_name = "SECONDS", default_value_t = 1.0)]
-    pub interval: f64,
-    /// Socket buffer size (SO_SNDBUF and SO_RCVBUF) on both ends; default: kernel autotuning.
-    #[arg(long, short = 'w', value_name = "BYTES")]
-    pub window: Option<String>,
     /// TCP maximum segment size (TCP_MAXSEG), set before connecting.
     #[arg(long, short = 'M', value_name = "BYTES")]
     pub mss: Option<u32>,
@@ -115,25 +142,43 @@ pub struct TcpArgs {
     /// IP TOS / IPv6 traffic class byte (decimal or 0x hex).
     #[arg(long, short = 'S', value_name = "N")]
     pub tos: Option<String>,
-    /// IPv4 only.
-    #[arg(short = '4', conflicts_with = "ipv6")]
-    pub ipv4: bool,
-    /// IPv6 only.
-    #[arg(short = '6')]
-    pub ipv6: bool,
-    /// Local address to connect from.
-    #[arg(long, short = 'B', value_name = "ADDR")]
-    pub bind: Option<String>,
     /// Test over a Unix-domain stream socket: a server listening at PATH, or an in-process one
     /// created there when nothing is.
     #[arg(long, value_name = "PATH", conflicts_with_all = ["bind", "ipv4", "ipv6"])]
     pub unix: Option<PathBuf>,
-    /// Link speed for the Performance Index PI = T/C x T/L (bits/s; K, M, G, T).
-    #[arg(long, value_name = "BITS_PER_SEC")]
-    pub link_speed: Option<String>,
-    /// Print one JSON document instead of the table.
-    #[arg(long)]
-    pub json: bool,
+}
+
+/// `linerate udp`.
+#[derive(Debug, Args)]
+pub struct UdpArgs {
+    /// Flags every test takes.
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// UDP payload bytes per datagram (at least 16, the linerate header; at most what the path
+    /// carries unfragmented).
+    #[arg(
+        long = "length",
+        short = 'l',
+        value_name = "PAYLOAD_BYTES",
+        default_value = "1472"
+    )]
+    pub length: String,
+    /// Target payload rate per stream in bits/s (K, M, G, T), or `max` for as fast as the
+    /// sender can. Default 1M, as iperf3: UDP has no congestion control.
+    #[arg(long, short = 'b', value_name = "BITS_PER_SEC", conflicts_with = "pps")]
+    pub rate: Option<String>,
+    /// Target datagrams per second per stream (instead of --rate).
+    #[arg(long, value_name = "N")]
+    pub pps: Option<String>,
+    /// Send datagrams in bursts of N back to back, instead of evenly spaced.
+    #[arg(long, value_name = "N")]
+    pub burst: Option<u32>,
+    /// Datagrams per sendmmsg/recvmmsg call.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub batch: u16,
+    /// One datagram per send/recv call (same as --batch 1), to compare.
+    #[arg(long, conflicts_with = "batch")]
+    pub no_batch: bool,
 }
 
 /// `--send-mode` values.
@@ -145,7 +190,7 @@ pub enum SendModeArg {
     Write,
 }
 
-/// A validated `tcp` invocation.
+/// A validated client invocation.
 #[derive(Debug, Clone)]
 pub struct TcpPlan {
     /// The test.
@@ -176,22 +221,24 @@ fn parse_tos(s: &str) -> Result<u8, String> {
     parsed.map_err(|_| format!("--tos {s}: must be a byte, 0 to 255 (or 0x00 to 0xff)"))
 }
 
-impl TcpArgs {
-    /// Validates the flags into a plan.
-    pub fn plan(&self) -> Result<TcpPlan, String> {
+fn length(flag_value: &str, min: u64, max: u64, what: &str) -> Result<u32, String> {
+    let v = parse_bytes(flag_value).map_err(|e| format!("--length {flag_value}: {e}"))?;
+    if v < min || v > max {
+        return Err(format!(
+            "--length {flag_value}: {what} must be between {min} and {max} bytes"
+        ));
+    }
+    Ok(v as u32)
+}
+
+impl CommonArgs {
+    /// Validates the shared flags into a plan for a `kind` test with `write_len` bytes per call.
+    pub fn plan(&self, kind: TestKind, write_len: u32) -> Result<TcpPlan, String> {
         let duration = seconds("--time", self.time, 0.1, 86_400.0)?;
         if self.parallel == 0 || self.parallel > 128 {
             return Err(format!(
                 "--parallel {}: must be between 1 and 128 streams",
                 self.parallel
-            ));
-        }
-        let length =
-            parse_bytes(&self.length).map_err(|e| format!("--length {}: {e}", self.length))?;
-        if length == 0 || length > 64 << 20 {
-            return Err(format!(
-                "--length {}: must be between 1 byte and 64M",
-                self.length
             ));
         }
         let interval = if self.interval == 0.0 {
@@ -209,12 +256,6 @@ impl TcpArgs {
                 Some(v as u32)
             }
         };
-        if let Some(m) = self.mss {
-            if !(88..=65535).contains(&m) {
-                return Err(format!("--mss {m}: must be between 88 and 65535 bytes"));
-            }
-        }
-        let tos = self.tos.as_deref().map(parse_tos).transpose()?;
         let link_speed_bps = match &self.link_speed {
             None => None,
             Some(l) => {
@@ -225,11 +266,6 @@ impl TcpArgs {
                 Some(v)
             }
         };
-        if let Some(c) = &self.congestion {
-            if c.is_empty() || c.len() > 15 {
-                return Err(format!("--congestion '{c}': not a congestion control name"));
-            }
-        }
         let bind = match &self.bind {
             None => None,
             Some(b) => Some(
@@ -251,27 +287,16 @@ impl TcpArgs {
             Direction::Send
         };
         let spec = TestSpec {
-            kind: TestKind::TcpStream,
-            transport: if self.unix.is_some() {
-                Transport::Unix
-            } else {
-                Transport::Tcp
-            },
-            duration_ms: duration.as_millis() as u64,
             interval_ms: interval.as_millis().max(1) as u64,
-            streams: self.parallel as u16,
-            direction,
-            write_len_bytes: length as u32,
-            send_mode: match (self.send_mode, self.unix.is_some()) {
-                (SendModeArg::Sendfile, false) => SendMode::Sendfile,
-                _ => SendMode::Write,
-            },
+            write_len_bytes: write_len,
             window_bytes: window,
-            mss_bytes: self.mss,
-            no_delay: self.no_delay,
-            congestion: self.congestion.clone(),
-            tos,
             link_speed_bps,
+            ..TestSpec::new(
+                kind,
+                direction,
+                self.parallel as u16,
+                duration.as_millis() as u64,
+            )
         };
         Ok(TcpPlan {
             spec,
@@ -285,6 +310,82 @@ impl TcpArgs {
             bind,
             live_rows: self.interval != 0.0 && !self.json,
         })
+    }
+}
+
+impl TcpArgs {
+    /// Validates the flags into a plan.
+    pub fn plan(&self) -> Result<TcpPlan, String> {
+        let len = length(&self.length, 1, 64 << 20, "the write length")?;
+        let mut plan = self.common.plan(TestKind::TcpStream, len)?;
+        if let Some(m) = self.mss {
+            if !(88..=65535).contains(&m) {
+                return Err(format!("--mss {m}: must be between 88 and 65535 bytes"));
+            }
+        }
+        if let Some(c) = &self.congestion {
+            if c.is_empty() || c.len() > 15 {
+                return Err(format!("--congestion '{c}': not a congestion control name"));
+            }
+        }
+        let spec = &mut plan.spec;
+        spec.transport = if self.unix.is_some() {
+            Transport::Unix
+        } else {
+            Transport::Tcp
+        };
+        spec.send_mode = match (self.send_mode, self.unix.is_some()) {
+            (SendModeArg::Sendfile, false) => SendMode::Sendfile,
+            _ => SendMode::Write,
+        };
+        spec.mss_bytes = self.mss;
+        spec.no_delay = self.no_delay;
+        spec.congestion = self.congestion.clone();
+        spec.tos = self.tos.as_deref().map(parse_tos).transpose()?;
+        Ok(plan)
+    }
+}
+
+/// The rate iperf3 and linerate use when no UDP rate is given: 1 Mbit/s.
+pub const DEFAULT_UDP_RATE_BPS: u64 = 1_000_000;
+
+impl UdpArgs {
+    /// Validates the flags into a plan.
+    pub fn plan(&self) -> Result<TcpPlan, String> {
+        let len = length(&self.length, HEADER_LEN as u64, 65_507, "a UDP payload")?;
+        let mut plan = self.common.plan(TestKind::UdpStream, len)?;
+        let spec = &mut plan.spec;
+        spec.send_mode = SendMode::Write;
+        match (&self.rate, &self.pps) {
+            (Some(r), _) if r.eq_ignore_ascii_case("max") => spec.rate_bps = None,
+            (Some(r), _) => {
+                let v = parse_bits_per_sec(r).map_err(|e| format!("--rate {r}: {e}, or max"))?;
+                if v == 0 {
+                    return Err(format!("--rate {r}: must be above 0 (or max)"));
+                }
+                spec.rate_bps = Some(v);
+            }
+            (None, Some(p)) => {
+                let v = parse_bits_per_sec(p).map_err(|e| format!("--pps {p}: {e}"))?;
+                if v == 0 {
+                    return Err(format!("--pps {p}: must be at least 1 datagram per second"));
+                }
+                spec.pps = Some(v);
+            }
+            (None, None) => spec.rate_bps = Some(DEFAULT_UDP_RATE_BPS),
+        }
+        if self.burst == Some(0) {
+            return Err("--burst 0: must be at least 1 datagram".into());
+        }
+        spec.burst_packets = self.burst.unwrap_or(0);
+        if self.batch == 0 || self.batch > 1024 {
+            return Err(format!(
+                "--batch {}: must be between 1 and 1024 datagrams",
+                self.batch
+            ));
+        }
+        spec.batch_packets = if self.no_batch { 1 } else { self.batch };
+        Ok(plan)
     }
 }
 
@@ -362,6 +463,41 @@ mod tests {
             (&["--interval=-1"], "--interval -1"),
         ] {
             let err = plan(args).unwrap_err();
+            assert!(err.contains(needle), "{args:?}: {err}");
+        }
+    }
+
+    fn udp_plan(args: &[&str]) -> Result<TcpPlan, String> {
+        let cli = Cli::try_parse_from(["linerate", "udp"].iter().chain(args))
+            .map_err(|e| e.to_string())?;
+        match cli.command {
+            Command::Udp(u) => u.plan(),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn udp_flags() {
+        let p = udp_plan(&[]).unwrap();
+        assert_eq!(p.spec.kind, TestKind::UdpStream);
+        assert_eq!(p.spec.rate_bps, Some(1_000_000));
+        assert_eq!(p.spec.write_len_bytes, 1472);
+        let p = udp_plan(&["--rate", "max", "-l", "64", "--no-batch"]).unwrap();
+        assert_eq!(
+            (p.spec.rate_bps, p.spec.pps, p.spec.batch_packets),
+            (None, None, 1)
+        );
+        let p = udp_plan(&["--pps", "100K", "--burst", "10"]).unwrap();
+        assert_eq!((p.spec.pps, p.spec.burst_packets), (Some(100_000), 10));
+        for (args, needle) in [
+            (&["--pps", "0"][..], "--pps 0"),
+            (&["--rate", "10X"], "--rate 10X: unknown suffix 'X'"),
+            (&["-l", "8"], "--length 8"),
+            (&["-l", "70000"], "--length 70000"),
+            (&["--burst", "0"], "--burst 0"),
+            (&["--batch", "0"], "--batch 0"),
+        ] {
+            let err = udp_plan(args).unwrap_err();
             assert!(err.contains(needle), "{args:?}: {err}");
         }
     }

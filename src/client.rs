@@ -5,16 +5,18 @@
 //! Measurement only: the caller receives interval samples through [`Progress`] and the final
 //! [`RunRecord`]; nothing here prints.
 
+use std::net::SocketAddr;
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use engine::sockopt::{connect_tcp, ConnectError, SocketOptions};
+use engine::udp_socket::{max_payload, probe, udp_socket};
 use engine::{engine_for, Conn, Role, Signal, Workers};
 use measure::cpu::{CpuTime, SystemCpuSnapshot};
 use results::{IntervalSample, RunRecord};
 use wire::msg::{ServerInfo, ServerResults};
 use wire::spec::Flow;
-use wire::{ClientMsg, ServerMsg, TestSpec, WireError};
+use wire::{ClientMsg, ServerMsg, TestKind, TestSpec, WireError};
 
 use crate::control::{exchange_hello, recv, send, HANDSHAKE_TIMEOUT};
 use crate::summary::{self, IntervalTracker, LocalStream, RawRun};
@@ -139,6 +141,93 @@ fn open_stream(
     }
 }
 
+/// Opens every TCP (or Unix) data connection at once, so a long path costs one round of
+/// handshakes.
+fn open_tcp(config: &ClientConfig, session: u64) -> Result<Vec<Conn>, ClientError> {
+    let opts = SocketOptions::from_spec(&config.spec);
+    let opts = &opts;
+    std::thread::scope(|scope| {
+        let pending: Vec<_> = config
+            .spec
+            .flows()
+            .into_iter()
+            .map(|(stream, _)| scope.spawn(move || open_stream(config, opts, session, stream)))
+            .collect();
+        join_all(pending)
+    })
+}
+
+fn join_all(
+    pending: Vec<std::thread::ScopedJoinHandle<'_, Result<Conn, ClientError>>>,
+) -> Result<Vec<Conn>, ClientError> {
+    pending
+        .into_iter()
+        .map(|h| {
+            h.join().unwrap_or_else(|_| {
+                Err(ClientError::Protocol("stream setup thread panicked".into()))
+            })
+        })
+        .collect()
+}
+
+/// Opens one UDP socket per stream, connected to the server's port for it, checks the payload
+/// fits the path, and completes the probe handshake.
+fn open_udp(config: &ClientConfig, ports: &[u16]) -> Result<Vec<Conn>, ClientError> {
+    let Target::Tcp { addr, bind } = &config.target else {
+        return Err(ClientError::Protocol(
+            "UDP tests need an IP address, not --unix".into(),
+        ));
+    };
+    let flows = config.spec.flows();
+    if ports.len() != flows.len() {
+        return Err(ClientError::Protocol(format!(
+            "server offered {} UDP ports for {} streams",
+            ports.len(),
+            flows.len()
+        )));
+    }
+    let local = bind
+        .map(|b| SocketAddr::new(b.ip(), 0))
+        .unwrap_or(match addr {
+            SocketAddr::V4(_) => SocketAddr::from(([0, 0, 0, 0], 0)),
+            SocketAddr::V6(_) => SocketAddr::from(([0u16; 8], 0)),
+        });
+    let server_ip = addr.ip();
+    std::thread::scope(|scope| {
+        let pending: Vec<_> = flows
+            .iter()
+            .zip(ports)
+            .map(|(&(stream, _), &port)| {
+                scope.spawn(move || {
+                    open_udp_stream(config, local, SocketAddr::new(server_ip, port), stream)
+                })
+            })
+            .collect();
+        join_all(pending)
+    })
+}
+
+fn open_udp_stream(
+    config: &ClientConfig,
+    local: SocketAddr,
+    server: SocketAddr,
+    stream: u16,
+) -> Result<Conn, ClientError> {
+    let setup = |e: std::io::Error| ClientError::Protocol(format!("UDP setup: {e}"));
+    let sock = udp_socket(local, config.spec.window_bytes)
+        .map_err(|e| ClientError::Protocol(format!("UDP setup: {e}")))?;
+    sock.connect(server).map_err(setup)?;
+    let payload = config.spec.write_len_bytes as usize;
+    let max = max_payload(&sock).map_err(setup)?;
+    if payload > max {
+        return Err(ClientError::Refused(format!(
+            "-l {payload}: larger than the path allows; its MTU leaves {max} bytes of UDP payload"
+        )));
+    }
+    probe(&sock, stream, HANDSHAKE_TIMEOUT).map_err(setup)?;
+    Ok(Conn::Udp(sock))
+}
+
 /// Runs one test to the end (or to an interrupt) and returns its record.
 pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunRecord, ClientError> {
     let spec = &config.spec;
@@ -149,36 +238,25 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
     let mut ctrl = connect(config, &SocketOptions::default())?;
     send(&mut ctrl, &ClientMsg::Start { spec: spec.clone() })
         .map_err(protocol("sending the test"))?;
-    let (session, server) = match recv::<ServerMsg>(&mut ctrl, HANDSHAKE_TIMEOUT)
+    let (session, server, udp_ports) = match recv::<ServerMsg>(&mut ctrl, HANDSHAKE_TIMEOUT)
         .map_err(protocol("waiting for the server to accept"))?
     {
-        ServerMsg::Accepted { session, server } => (session, server),
+        ServerMsg::Accepted {
+            session,
+            server,
+            udp_ports,
+        } => (session, server, udp_ports),
         ServerMsg::Error { message } => return Err(ClientError::Refused(message)),
         other => return Err(ClientError::Protocol(format!("unexpected reply {other:?}"))),
     };
     if config.interrupt.is_raised() {
         return Err(ClientError::Interrupted);
     }
-    // Open every data connection at once, so a long path costs one round of handshakes.
-    let opts = SocketOptions::from_spec(spec);
-    let conns = std::thread::scope(|scope| {
-        let pending: Vec<_> = spec
-            .flows()
-            .into_iter()
-            .map(|(stream, _)| {
-                let opts = &opts;
-                scope.spawn(move || open_stream(config, opts, session, stream))
-            })
-            .collect();
-        pending
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(ClientError::Protocol("stream setup thread panicked".into()))
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()
-    })?;
+    let conns = if spec.kind == TestKind::UdpStream {
+        open_udp(config, &udp_ports)?
+    } else {
+        open_tcp(config, session)?
+    };
     progress.started(&server, spec);
     let measured = measure_streams(config, &mut ctrl, conns, progress)?;
     let summary = summary::build(&measured.raw, &measured.intervals);
@@ -244,10 +322,10 @@ fn measure_streams(
         if elapsed >= next_tick && duration - elapsed > Duration::from_millis(10) {
             seq += 1;
             send(ctrl, &ClientMsg::Poll { seq }).map_err(protocol("polling the server"))?;
-            let server_bytes = match recv::<ServerMsg>(ctrl, HANDSHAKE_TIMEOUT)
+            let server_counts = match recv::<ServerMsg>(ctrl, HANDSHAKE_TIMEOUT)
                 .map_err(protocol("polling the server"))?
             {
-                ServerMsg::Counters { bytes, .. } => bytes,
+                ServerMsg::Counters { counts, .. } => counts,
                 ServerMsg::Error { message } => {
                     return Err(ClientError::Protocol(format!(
                         "server ended the test: {message}"
@@ -255,7 +333,7 @@ fn measure_streams(
                 }
                 other => return Err(ClientError::Protocol(format!("unexpected reply {other:?}"))),
             };
-            let sample = tracker.sample(t0.elapsed(), &workers.snapshot(), &server_bytes);
+            let sample = tracker.sample(t0.elapsed(), &workers.snapshot(), &server_counts);
             progress.interval(&sample);
             intervals.push(sample);
             next_tick += interval;
@@ -289,8 +367,14 @@ fn measure_streams(
     for (i, &(_, flow)) in flows.iter().enumerate() {
         let remote = server.streams.get(i);
         let (local, far) = match flow {
-            Flow::ClientToServer => (outcomes[i].bytes_now, remote.map_or(0, |r| r.bytes_at_stop)),
-            Flow::ServerToClient => (local_at_stop[i], remote.map_or(0, |r| r.bytes_total)),
+            Flow::ClientToServer => (
+                outcomes[i].now,
+                remote.map(|r| r.at_stop).unwrap_or_default(),
+            ),
+            Flow::ServerToClient => (
+                local_at_stop[i],
+                remote.map(|r| r.total).unwrap_or_default(),
+            ),
         };
         last_local.push(local);
         last_server.push(far);
@@ -302,8 +386,8 @@ fn measure_streams(
         .into_iter()
         .zip(local_at_stop)
         .map(|(o, at_stop)| LocalStream {
-            bytes_at_stop: at_stop,
-            bytes_now: o.bytes_now,
+            at_stop,
+            now: o.now,
             result: o.result,
         })
         .collect();

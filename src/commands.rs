@@ -14,7 +14,7 @@ use results::RunRecord;
 use socket2::{Domain, Protocol, Socket, Type};
 use wire::spec::SpecLimits;
 
-use crate::cli::{ServeArgs, TcpArgs};
+use crate::cli::{CommonArgs, ServeArgs, TcpArgs, TcpPlan, UdpArgs};
 use crate::client::{self, ClientConfig, Silent};
 use crate::output;
 use crate::server::{self, ServerConfig};
@@ -172,7 +172,17 @@ pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<TcpOutcome> {
     if args.unix.is_some() {
         engine::sockopt::SocketOptions::from_spec(&plan.spec).check_unix()?;
     }
-    if let Some(w) = plan.spec.window_bytes {
+    run_client(&plan, &args.common, args.unix.as_deref(), interrupt)
+}
+
+/// `linerate udp`.
+pub fn udp(args: &UdpArgs, interrupt: Signal) -> Result<TcpOutcome> {
+    let plan = args.plan().map_err(anyhow::Error::msg)?;
+    run_client(&plan, &args.common, None, interrupt)
+}
+
+fn warn_window_cap(window: Option<u32>) -> Result<()> {
+    if let Some(w) = window {
         let granted = engine::sockopt::granted_window(w)?;
         if granted < w {
             eprintln!(
@@ -183,11 +193,22 @@ pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<TcpOutcome> {
             );
         }
     }
-    let (target, _server, label) = match (&args.unix, &args.host) {
+    Ok(())
+}
+
+/// Runs a validated plan against HOST, a Unix socket, or an in-process server, and prints it.
+fn run_client(
+    plan: &TcpPlan,
+    common: &CommonArgs,
+    unix: Option<&Path>,
+    interrupt: Signal,
+) -> Result<TcpOutcome> {
+    warn_window_cap(plan.spec.window_bytes)?;
+    let (target, _server, label) = match (unix, &common.host) {
         (Some(_), Some(host)) => bail!("--unix and HOST '{host}' both given; use one"),
         (Some(path), None) => unix_target(path)?,
         (None, Some(host)) => {
-            let addr = resolve(host, args.port, plan.family).map_err(anyhow::Error::msg)?;
+            let addr = resolve(host, common.port, plan.family).map_err(anyhow::Error::msg)?;
             (
                 Target::Tcp {
                     addr,
@@ -233,7 +254,7 @@ pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<TcpOutcome> {
         client::run(&config, &mut Silent)?
     };
     let mut out = std::io::stdout().lock();
-    if args.json {
+    if common.json {
         output::json::write(&mut out, &record)?;
     } else {
         output::table::write_summary(&mut out, &record)?;

@@ -39,20 +39,19 @@ fn run() -> anyhow::Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     let interrupt = shutdown::on_interrupt()?;
-    match &cli.command {
+    let outcome = match &cli.command {
         Command::Serve(args) => {
             commands::serve(args, interrupt)?;
-            Ok(ExitCode::SUCCESS)
+            return Ok(ExitCode::SUCCESS);
         }
-        Command::Tcp(args) => {
-            let outcome = commands::tcp(args, interrupt)?;
-            Ok(if outcome.record.summary.interrupted {
-                ExitCode::from(130)
-            } else {
-                ExitCode::SUCCESS
-            })
-        }
-    }
+        Command::Tcp(args) => commands::tcp(args, interrupt)?,
+        Command::Udp(args) => commands::udp(args, interrupt)?,
+    };
+    Ok(if outcome.record.summary.interrupted {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {

@@ -9,18 +9,20 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
+use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use engine::udp_socket::{accept_probes, udp_socket};
 use engine::{
     engine_for, sockopt::SocketOptions, Conn, Listener, Role, Signal, WorkerOutcome, Workers,
 };
 use measure::cpu::{CpuTime, SystemCpuSnapshot};
-use wire::msg::{ServerInfo, ServerResults, StreamEnd};
-use wire::spec::{Flow, SpecLimits, Transport};
+use wire::msg::{ServerInfo, ServerResults, StreamCounts, StreamEnd};
+use wire::spec::{Flow, SpecLimits, TestKind, Transport};
 use wire::{ClientMsg, ServerMsg, TestSpec, WireError};
 
 use crate::control::{exchange_hello, recv, send, HANDSHAKE_TIMEOUT};
@@ -250,13 +252,27 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, shared: &Shared, peer: &str) {
         spec.streams,
         spec.duration_ms
     ));
+    let udp = match open_udp(&ctrl, &spec) {
+        Ok(socks) => socks,
+        Err(message) => return refuse(&mut ctrl, shared, peer, message),
+    };
     let accepted = ServerMsg::Accepted {
         session: cookie,
         server: shared.info.clone(),
+        udp_ports: udp
+            .iter()
+            .filter_map(|s| s.local_addr().ok().map(|a| a.port()))
+            .collect(),
     };
     let outcome = send(&mut ctrl, &accepted)
         .map_err(|e| e.to_string())
-        .and_then(|_| collect_streams(&spec, &rx, shared))
+        .and_then(|_| {
+            if spec.kind == TestKind::UdpStream {
+                connect_udp(&ctrl, udp, shared)
+            } else {
+                collect_streams(&spec, &rx, shared)
+            }
+        })
         .inspect(|_| {
             if let Ok(mut m) = shared.sessions.waiting.lock() {
                 m.remove(&cookie);
@@ -270,6 +286,33 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, shared: &Shared, peer: &str) {
             let _ = send(&mut ctrl, &ServerMsg::Error { message });
         }
     }
+}
+
+/// UDP tests: one socket per stream on the address the client reached us at.
+fn open_udp(ctrl: &Conn, spec: &TestSpec) -> Result<Vec<UdpSocket>, String> {
+    if spec.kind != TestKind::UdpStream {
+        return Ok(Vec::new());
+    }
+    let local = ctrl
+        .local_addr()
+        .ok_or("UDP tests need an IP control connection")?;
+    spec.flows()
+        .iter()
+        .map(|_| {
+            udp_socket(SocketAddr::new(local.ip(), 0), spec.window_bytes)
+                .map_err(|e| format!("cannot open a UDP socket: {e}"))
+        })
+        .collect()
+}
+
+/// Waits for the client's probe on every UDP socket; only the control connection's peer
+/// address is accepted, so the server never sends datagrams anywhere else.
+fn connect_udp(ctrl: &Conn, socks: Vec<UdpSocket>, shared: &Shared) -> Result<Vec<Conn>, String> {
+    let peer = ctrl
+        .peer_addr()
+        .ok_or("UDP tests need an IP control connection")?;
+    accept_probes(&socks, peer.ip(), shared.config.handshake_timeout).map_err(|e| e.to_string())?;
+    Ok(socks.into_iter().map(Conn::Udp).collect())
 }
 
 fn check_spec(spec: &TestSpec, limits: &SpecLimits) -> Result<(), String> {
@@ -364,8 +407,8 @@ fn run_streams(
     let bytes_at_stop = loop {
         match recv::<ClientMsg>(ctrl, idle) {
             Ok(ClientMsg::Poll { seq }) => {
-                let bytes = workers.snapshot();
-                send(ctrl, &ServerMsg::Counters { seq, bytes }).map_err(|e| e.to_string())?;
+                let counts = workers.snapshot();
+                send(ctrl, &ServerMsg::Counters { seq, counts }).map_err(|e| e.to_string())?;
             }
             Ok(ClientMsg::Stop) => break workers.snapshot(),
             Ok(ClientMsg::Error { message }) => return Err(format!("client gave up: {message}")),
@@ -392,30 +435,23 @@ fn run_streams(
     send(ctrl, &ServerMsg::Results(results)).map_err(|e| e.to_string())
 }
 
-fn stream_end(stream: u16, w: WorkerOutcome, bytes_at_stop: u64) -> StreamEnd {
-    let bytes_now = w.bytes_now;
-    match w.result {
-        Some(Ok(report)) => StreamEnd {
-            stream,
-            bytes_at_stop,
-            bytes_total: report.bytes_total,
-            cpu: report.cpu,
-            tcp_info: report.tcp_info,
-            error: None,
-        },
-        Some(Err(e)) => StreamEnd {
-            stream,
-            bytes_at_stop,
-            bytes_total: bytes_now,
-            error: Some(e),
-            ..Default::default()
-        },
-        None => StreamEnd {
-            stream,
-            bytes_at_stop,
-            bytes_total: bytes_now,
-            error: Some("stream did not finish draining in time".into()),
-            ..Default::default()
-        },
+fn stream_end(stream: u16, w: WorkerOutcome, at_stop: StreamCounts) -> StreamEnd {
+    let (total, cpu, tcp_info, error) = match w.result {
+        Some(Ok(report)) => (report.counts, report.cpu, report.tcp_info, None),
+        Some(Err(e)) => (w.now, Default::default(), None, Some(e)),
+        None => (
+            w.now,
+            Default::default(),
+            None,
+            Some("stream did not finish draining in time".into()),
+        ),
+    };
+    StreamEnd {
+        stream,
+        at_stop,
+        total,
+        cpu,
+        tcp_info,
+        error,
     }
 }

@@ -8,19 +8,23 @@ use std::time::Duration;
 
 use measure::cpu::{CpuTime, SystemCpu};
 use measure::stats::Spread;
+use measure::udp_stats::UdpCounts;
 use measure::units::bits_per_sec;
-use results::{CpuSummary, End, FlowInterval, FlowSummary, IntervalSample, StreamSummary, Summary};
-use wire::msg::ServerResults;
+use results::{
+    CpuSummary, End, FlowInterval, FlowSummary, IntervalSample, StreamSummary, Summary,
+    UdpInterval, UdpSummary,
+};
+use wire::msg::{ServerResults, StreamCounts};
 use wire::spec::Flow;
-use wire::TestSpec;
+use wire::{TestKind, TestSpec};
 
 /// The client's end of one data connection.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LocalStream {
-    /// Counter when the window closed.
-    pub bytes_at_stop: u64,
-    /// Counter when the worker was last seen (after draining, or when it was given up on).
-    pub bytes_now: u64,
+    /// Counters when the window closed.
+    pub at_stop: StreamCounts,
+    /// Counters when the worker was last seen (after draining, or when it was given up on).
+    pub now: StreamCounts,
     /// The worker's report, `None` if it never finished.
     pub result: Option<Result<engine::StreamReport, String>>,
 }
@@ -50,8 +54,9 @@ pub struct RawRun {
 #[derive(Debug, Clone)]
 pub struct IntervalTracker {
     flows: Vec<(u16, Flow)>,
-    prev_local: Vec<u64>,
-    prev_server: Vec<u64>,
+    udp: bool,
+    prev_local: Vec<StreamCounts>,
+    prev_server: Vec<StreamCounts>,
     prev_end: Duration,
 }
 
@@ -62,35 +67,31 @@ impl IntervalTracker {
         let n = flows.len();
         Self {
             flows,
-            prev_local: vec![0; n],
-            prev_server: vec![0; n],
+            udp: spec.kind == TestKind::UdpStream,
+            prev_local: vec![StreamCounts::default(); n],
+            prev_server: vec![StreamCounts::default(); n],
             prev_end: Duration::ZERO,
         }
     }
 
-    /// End of the last sample.
-    pub fn last_end(&self) -> Duration {
-        self.prev_end
-    }
-
     /// The interval from the previous sample to `at`, from both ends' cumulative counters.
-    pub fn sample(&mut self, at: Duration, local: &[u64], server: &[u64]) -> IntervalSample {
+    pub fn sample(
+        &mut self,
+        at: Duration,
+        local: &[StreamCounts],
+        server: &[StreamCounts],
+    ) -> IntervalSample {
         let secs = (at - self.prev_end.min(at)).as_secs_f64();
         let mut flows: Vec<FlowInterval> = Vec::new();
         for (i, &(_, flow)) in self.flows.iter().enumerate() {
-            let dl = local
-                .get(i)
-                .copied()
-                .unwrap_or(0)
-                .saturating_sub(self.prev_local[i]);
-            let ds = server
-                .get(i)
-                .copied()
-                .unwrap_or(0)
-                .saturating_sub(self.prev_server[i]);
-            let (sent, received) = match flow {
-                Flow::ClientToServer => (dl, ds),
-                Flow::ServerToClient => (ds, dl),
+            let (l, s) = (
+                local.get(i).copied().unwrap_or_default(),
+                server.get(i).copied().unwrap_or_default(),
+            );
+            let (pl, ps) = (self.prev_local[i], self.prev_server[i]);
+            let ((snd, psnd), (rcv, prcv)) = match flow {
+                Flow::ClientToServer => ((l, pl), (s, ps)),
+                Flow::ServerToClient => ((s, ps), (l, pl)),
             };
             let entry = match flows.iter_mut().find(|f| f.flow == flow) {
                 Some(f) => f,
@@ -101,16 +102,30 @@ impl IntervalTracker {
                         receiver_bytes: 0,
                         throughput_bps: 0.0,
                         stream_receiver_bytes: Vec::new(),
+                        udp: self.udp.then(UdpInterval::default),
                     });
                     flows.last_mut().expect("just pushed")
                 }
             };
-            entry.sender_bytes += sent;
+            let received = rcv.bytes.saturating_sub(prcv.bytes);
+            entry.sender_bytes += snd.bytes.saturating_sub(psnd.bytes);
             entry.receiver_bytes += received;
             entry.stream_receiver_bytes.push(received);
+            if let Some(u) = &mut entry.udp {
+                let (rx, prx) = (rcv.rx.unwrap_or_default(), prcv.rx.unwrap_or_default());
+                u.packets_sent += snd.packets.saturating_sub(psnd.packets);
+                u.packets_received += rx.unique.saturating_sub(prx.unique);
+                u.packets_lost += rx.lost_so_far as i64 - prx.lost_so_far as i64;
+                u.packets_out_of_order += rx.out_of_order.saturating_sub(prx.out_of_order);
+                u.packets_duplicate += rx.duplicates.saturating_sub(prx.duplicates);
+            }
         }
         for f in &mut flows {
             f.throughput_bps = bits_per_sec(f.receiver_bytes, secs);
+            if let Some(u) = &mut f.udp {
+                u.pps_sent = per_sec(u.packets_sent, secs);
+                u.pps_received = per_sec(u.packets_received, secs);
+            }
         }
         let sample = IntervalSample {
             start_s: self.prev_end.as_secs_f64(),
@@ -122,6 +137,64 @@ impl IntervalTracker {
         self.prev_end = at;
         sample
     }
+}
+
+fn per_sec(count: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        count as f64 / secs
+    } else {
+        0.0
+    }
+}
+
+/// Datagram accounting of one stream: `sent` by the sender, `rx_end` the receiver's final
+/// accounting, `rx_stop` its accounting when the window closed.
+fn udp_stream_summary(sent: u64, rx_end: UdpCounts, rx_stop: UdpCounts, secs: f64) -> UdpSummary {
+    let lost = rx_end.lost(sent);
+    UdpSummary {
+        packets_sent: sent,
+        packets_received: rx_end.unique,
+        packets_lost: lost,
+        loss_pct: if sent > 0 {
+            lost as f64 * 100.0 / sent as f64
+        } else {
+            0.0
+        },
+        packets_out_of_order: rx_end.out_of_order,
+        packets_duplicate: rx_end.duplicates,
+        packets_late: rx_end.late,
+        jitter_us: rx_end.jitter_ns as f64 / 1000.0,
+        pps_sent: per_sec(sent, secs),
+        pps_received: per_sec(rx_stop.unique, secs),
+    }
+}
+
+/// Sums stream (or flow) accounting; jitter is the mean.
+fn udp_total<'a>(parts: impl Iterator<Item = &'a UdpSummary>) -> Option<UdpSummary> {
+    let mut total: Option<UdpSummary> = None;
+    let mut n = 0.0;
+    for p in parts {
+        let t = total.get_or_insert_with(UdpSummary::default);
+        t.packets_sent += p.packets_sent;
+        t.packets_received += p.packets_received;
+        t.packets_lost += p.packets_lost;
+        t.packets_out_of_order += p.packets_out_of_order;
+        t.packets_duplicate += p.packets_duplicate;
+        t.packets_late += p.packets_late;
+        t.jitter_us += p.jitter_us;
+        t.pps_sent += p.pps_sent;
+        t.pps_received += p.pps_received;
+        n += 1.0;
+    }
+    total.map(|mut t| {
+        t.jitter_us /= n;
+        t.loss_pct = if t.packets_sent > 0 {
+            t.packets_lost as f64 * 100.0 / t.packets_sent as f64
+        } else {
+            0.0
+        };
+        t
+    })
 }
 
 fn cpu_summary(
@@ -150,6 +223,7 @@ fn cpu_summary(
 pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
     let secs = raw.window.as_secs_f64();
     let flows_of_spec = raw.spec.flows();
+    let udp = raw.spec.kind == TestKind::UdpStream;
     let server_wall = Duration::from_micros(raw.server.wall_us);
     let mut local_threads = CpuTime::default();
     let mut remote_threads = CpuTime::default();
@@ -165,28 +239,33 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
             None => Some("client: stream did not finish draining in time".into()),
             Some(Ok(_)) => None,
         });
-        let local_total = local_report
-            .map(|r| r.bytes_total)
-            .or(local.map(|l| l.bytes_now))
-            .unwrap_or(0);
+        let local_end = local_report
+            .map(|r| r.counts)
+            .or(local.map(|l| l.now))
+            .unwrap_or_default();
         let local_cpu = local_report.map(|r| r.cpu).unwrap_or_default();
         local_threads = local_threads.plus(local_cpu);
         remote_threads = remote_threads.plus(remote.cpu);
-        let local_at_stop = local.map(|l| l.bytes_at_stop).unwrap_or(0);
-        let (sent, received, drained, tcp_info) = match flow {
+        let local_at_stop = local.map(|l| l.at_stop).unwrap_or_default();
+        // (sender's final counts, receiver's at stop, receiver's final, sender's TCP_INFO)
+        let (snd, rcv_stop, rcv_end, tcp_info) = match flow {
             Flow::ClientToServer => (
-                local_total,
-                remote.bytes_at_stop,
-                remote.bytes_total,
+                local_end,
+                remote.at_stop,
+                remote.total,
                 local_report.and_then(|r| r.tcp_info),
             ),
-            Flow::ServerToClient => (
-                remote.bytes_total,
-                local_at_stop,
-                local_total,
-                remote.tcp_info,
-            ),
+            Flow::ServerToClient => (remote.total, local_at_stop, local_end, remote.tcp_info),
         };
+        let (sent, received, drained) = (snd.bytes, rcv_stop.bytes, rcv_end.bytes);
+        let udp = udp.then(|| {
+            udp_stream_summary(
+                snd.packets,
+                rcv_end.rx.unwrap_or_default(),
+                rcv_stop.rx.unwrap_or_default(),
+                secs,
+            )
+        });
         let error = local_error.or(remote.error.map(|e| format!("server: {e}")));
         let (sender_cpu, receiver_cpu) = match flow {
             Flow::ClientToServer => (
@@ -216,12 +295,21 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
             bytes_received: received,
             throughput_bps: bits_per_sec(received, secs),
             tcp_info,
+            udp,
             error,
         });
     }
     for f in &mut flows {
         f.bytes_in_flight = f.bytes_sent.saturating_sub(f.bytes_received);
-        f.reconciled = f.bytes_received_after_drain == f.bytes_sent;
+        f.udp = udp_total(f.streams.iter().filter_map(|s| s.udp.as_ref()));
+        // A stream socket delivers every byte or fails; datagrams may be lost, so there the
+        // accounting (sent = received + lost) is exact by construction and "reconciled" means
+        // every stream ended cleanly.
+        f.reconciled = if udp {
+            f.streams.iter().all(|s| s.error.is_none())
+        } else {
+            f.bytes_received_after_drain == f.bytes_sent
+        };
         f.throughput_bps = bits_per_sec(f.bytes_received, secs);
         f.sender_throughput_bps = bits_per_sec(f.bytes_sent, secs);
         f.interval_throughput_bps = Spread::of(
@@ -273,6 +361,7 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
             .then(|| all_infos.iter().map(|t| t.rtt_us).sum::<u32>() / all_infos.len() as u32),
         link_speed_bps: link,
         performance_index: link.and_then(|l| performance_index(throughput_bps, busier, l as f64)),
+        udp: udp_total(flows.iter().filter_map(|f| f.udp.as_ref())),
         flows,
     }
 }
@@ -303,6 +392,7 @@ fn empty_flow(flow: Flow) -> FlowSummary {
         receiver_cpu_pct: 0.0,
         retransmits: None,
         rtt_us: None,
+        udp: None,
         streams: Vec::new(),
     }
 }
@@ -325,7 +415,11 @@ mod tests {
     fn tracker_splits_sender_and_receiver_by_flow() {
         let mut t = IntervalTracker::new(&spec(Direction::Bidir, 1));
         // stream 0 client->server, stream 1 server->client
-        let s = t.sample(Duration::from_secs(1), &[1000, 300], &[900, 400]);
+        let s = t.sample(
+            Duration::from_secs(1),
+            &[bytes(1000), bytes(300)],
+            &[bytes(900), bytes(400)],
+        );
         assert_eq!(s.flows[0].flow, Flow::ClientToServer);
         assert_eq!(
             (s.flows[0].sender_bytes, s.flows[0].receiver_bytes),
@@ -336,26 +430,120 @@ mod tests {
             (400, 300)
         );
         assert_eq!(s.flows[0].throughput_bps, 7200.0);
-        let s = t.sample(Duration::from_millis(1500), &[2000, 300], &[1900, 400]);
+        let s = t.sample(
+            Duration::from_millis(1500),
+            &[bytes(2000), bytes(300)],
+            &[bytes(1900), bytes(400)],
+        );
         assert_eq!(s.start_s, 1.0);
         assert_eq!(s.flows[0].receiver_bytes, 1000);
         assert_eq!(s.flows[0].throughput_bps, 16000.0);
         assert_eq!(s.flows[1].receiver_bytes, 0);
     }
 
+    fn bytes(b: u64) -> StreamCounts {
+        StreamCounts {
+            bytes: b,
+            ..Default::default()
+        }
+    }
+
     fn report(
-        bytes: u64,
+        total: u64,
         cpu_us: u64,
         info: Option<TcpInfo>,
     ) -> Option<Result<engine::StreamReport, String>> {
         Some(Ok(engine::StreamReport {
-            bytes_total: bytes,
+            bytes_total: total,
             cpu: CpuTime {
                 user_us: 0,
                 sys_us: cpu_us,
             },
             tcp_info: info,
+            counts: bytes(total),
         }))
+    }
+
+    #[test]
+    fn udp_intervals_and_summary_reconcile_exactly() {
+        let mut spec = spec(Direction::Send, 1);
+        spec.kind = TestKind::UdpStream;
+        let mut t = IntervalTracker::new(&spec);
+        let rx = |unique: u64, lost_so_far: u64, ooo: u64| UdpCounts {
+            packets: unique,
+            bytes: unique * 100,
+            unique,
+            lost_so_far,
+            out_of_order: ooo,
+            ..Default::default()
+        };
+        let sent = |p: u64| StreamCounts {
+            bytes: p * 100,
+            packets: p,
+            rx: None,
+        };
+        let recv = |c: UdpCounts| StreamCounts {
+            bytes: c.bytes,
+            packets: c.packets,
+            rx: Some(c),
+        };
+        let s1 = t.sample(
+            Duration::from_secs(1),
+            &[sent(1000)],
+            &[recv(rx(990, 10, 0))],
+        );
+        let u = s1.flows[0].udp.unwrap();
+        assert_eq!(
+            (u.packets_sent, u.packets_received, u.packets_lost),
+            (1000, 990, 10)
+        );
+        // Four of the gaps fill late: the interval's loss goes down.
+        let s2 = t.sample(
+            Duration::from_secs(2),
+            &[sent(2000)],
+            &[recv(rx(1994, 6, 4))],
+        );
+        let u = s2.flows[0].udp.unwrap();
+        assert_eq!(
+            (u.packets_received, u.packets_lost, u.packets_out_of_order),
+            (1004, -4, 4)
+        );
+
+        let raw = RawRun {
+            spec,
+            window: Duration::from_secs(2),
+            interrupted: false,
+            local_wall: Duration::from_secs(2),
+            local_streams: vec![LocalStream {
+                at_stop: sent(2000),
+                now: sent(2000),
+                result: Some(Ok(engine::StreamReport {
+                    counts: sent(2000),
+                    ..Default::default()
+                })),
+            }],
+            local_process_cpu: CpuTime::default(),
+            local_system_cpu: None,
+            server: ServerResults {
+                streams: vec![StreamEnd {
+                    at_stop: recv(rx(1994, 6, 4)),
+                    total: recv(rx(1997, 3, 4)),
+                    ..Default::default()
+                }],
+                wall_us: 2_000_000,
+                ..Default::default()
+            },
+        };
+        let s = build(&raw, &[s1, s2]);
+        let u = s.udp.unwrap();
+        assert_eq!(
+            (u.packets_sent, u.packets_received, u.packets_lost),
+            (2000, 1997, 3)
+        );
+        assert_eq!(u.packets_sent, u.packets_received + u.packets_lost);
+        assert_eq!(u.pps_received, 997.0);
+        assert!((u.loss_pct - 0.15).abs() < 1e-9);
+        assert!(s.flows[0].reconciled);
     }
 
     #[test]
@@ -372,13 +560,13 @@ mod tests {
             local_wall: Duration::from_secs(2),
             local_streams: vec![
                 LocalStream {
-                    bytes_at_stop: 0,
-                    bytes_now: 1_000_000,
+                    at_stop: bytes(0),
+                    now: bytes(1_000_000),
                     result: report(1_000_000, 1_000_000, Some(info)),
                 },
                 LocalStream {
-                    bytes_at_stop: 0,
-                    bytes_now: 500_000,
+                    at_stop: bytes(0),
+                    now: bytes(500_000),
                     result: report(
                         500_000,
                         500_000,
@@ -399,8 +587,8 @@ mod tests {
                 streams: vec![
                     StreamEnd {
                         stream: 0,
-                        bytes_at_stop: 900_000,
-                        bytes_total: 1_000_000,
+                        at_stop: bytes(900_000),
+                        total: bytes(1_000_000),
                         cpu: CpuTime {
                             user_us: 250_000,
                             sys_us: 0,
@@ -409,8 +597,8 @@ mod tests {
                     },
                     StreamEnd {
                         stream: 1,
-                        bytes_at_stop: 500_000,
-                        bytes_total: 500_000,
+                        at_stop: bytes(500_000),
+                        total: bytes(500_000),
                         ..Default::default()
                     },
                 ],
@@ -445,8 +633,8 @@ mod tests {
             interrupted: true,
             local_wall: Duration::from_secs(1),
             local_streams: vec![LocalStream {
-                bytes_at_stop: 100,
-                bytes_now: 150,
+                at_stop: bytes(100),
+                now: bytes(150),
                 result: None,
             }],
             local_process_cpu: CpuTime::default(),
@@ -454,8 +642,8 @@ mod tests {
             server: ServerResults {
                 streams: vec![StreamEnd {
                     stream: 0,
-                    bytes_at_stop: 180,
-                    bytes_total: 200,
+                    at_stop: bytes(180),
+                    total: bytes(200),
                     ..Default::default()
                 }],
                 wall_us: 1_000_000,

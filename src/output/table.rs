@@ -5,7 +5,7 @@ use std::io::Write;
 use measure::units::{format_bits_per_sec as bps, format_bytes};
 use results::{CpuSummary, End, FlowSummary, IntervalSample, RunRecord};
 use wire::msg::ServerInfo;
-use wire::TestSpec;
+use wire::{TestKind, TestSpec};
 
 use crate::client::Progress;
 
@@ -32,17 +32,33 @@ fn direction_word(spec: &TestSpec) -> &'static str {
 
 impl<W: Write> Progress for LiveTable<W> {
     fn started(&mut self, server: &ServerInfo, spec: &TestSpec) {
+        let what = match spec.kind {
+            TestKind::TcpStream => format!(
+                "{} per {:?} call",
+                format_bytes(u64::from(spec.write_len_bytes)),
+                spec.send_mode
+            ),
+            TestKind::UdpStream => {
+                let rate = match (spec.pps, spec.rate_bps) {
+                    (Some(p), _) => format!("{p} datagrams/s"),
+                    (None, Some(r)) => bps(r as f64),
+                    (None, None) => "max rate".into(),
+                };
+                format!(
+                    "{}-byte datagrams at {rate} per stream, {} per syscall",
+                    spec.write_len_bytes, spec.batch_packets
+                )
+            }
+        };
         let _ = writeln!(
             self.out,
-            "linerate {} to {}: {}, {} stream{} per direction, {:.2} s, {} per {:?} call",
+            "linerate {} to {}: {}, {} stream{} per direction, {:.2} s, {what}",
             spec.kind.as_str(),
             self.target,
             direction_word(spec),
             spec.streams,
             if spec.streams == 1 { "" } else { "s" },
             spec.duration_ms as f64 / 1000.0,
-            format_bytes(u64::from(spec.write_len_bytes)),
-            spec.send_mode,
         );
         let _ =
             writeln!(
@@ -52,15 +68,39 @@ impl<W: Write> Progress for LiveTable<W> {
             server.version,
             server.cores
         );
-        let _ = writeln!(
-            self.out,
-            "{:>15}  {:<4}  {:>11}  {:>11}  {:>13}",
-            "interval s", "dir", "sent", "received", "rate"
-        );
+        let _ = if spec.kind == TestKind::UdpStream {
+            writeln!(
+                self.out,
+                "{:>15}  {:<4}  {:>13}  {:>10}  {:>10}  {:>7}  {:>6}  {:>6}",
+                "interval s", "dir", "rate", "snd/s", "rcv/s", "loss", "ooo", "dup"
+            )
+        } else {
+            writeln!(
+                self.out,
+                "{:>15}  {:<4}  {:>11}  {:>11}  {:>13}",
+                "interval s", "dir", "sent", "received", "rate"
+            )
+        };
     }
 
     fn interval(&mut self, s: &IntervalSample) {
         for f in &s.flows {
+            if let Some(u) = &f.udp {
+                let _ = writeln!(
+                    self.out,
+                    "{:>6.2} - {:>6.2}  {:<4}  {:>13}  {:>10.0}  {:>10.0}  {:>7}  {:>6}  {:>6}",
+                    s.start_s,
+                    s.end_s,
+                    f.flow.label(),
+                    bps(f.throughput_bps),
+                    u.pps_sent,
+                    u.pps_received,
+                    u.packets_lost,
+                    u.packets_out_of_order,
+                    u.packets_duplicate,
+                );
+                continue;
+            }
             let _ = writeln!(
                 self.out,
                 "{:>6.2} - {:>6.2}  {:<4}  {:>11}  {:>11}  {:>13}",
@@ -144,11 +184,26 @@ fn write_flow(w: &mut dyn Write, f: &FlowSummary, secs: f64) -> std::io::Result<
             format_bytes(f.bytes_sent)
         )
     };
-    writeln!(
-        w,
-        "  in flight  {} when the test time ended; {drained}",
-        format_bytes(f.bytes_in_flight)
-    )?;
+    if f.udp.is_none() {
+        writeln!(
+            w,
+            "  in flight  {} when the test time ended; {drained}",
+            format_bytes(f.bytes_in_flight)
+        )?;
+    }
+    if let Some(u) = &f.udp {
+        writeln!(
+            w,
+            "  datagrams  sent {} = received {} + lost {} ({:.3} %); out of order {}, duplicate {}, late {}",
+            u.packets_sent, u.packets_received, u.packets_lost, u.loss_pct,
+            u.packets_out_of_order, u.packets_duplicate, u.packets_late
+        )?;
+        writeln!(
+            w,
+            "  rate       {:.0} datagrams/s sent, {:.0} received; jitter {:.1} us (RFC 3550)",
+            u.pps_sent, u.pps_received, u.jitter_us
+        )?;
+    }
     if let Some(t) = f.streams.iter().find_map(|s| s.tcp_info) {
         writeln!(
             w,

@@ -4,7 +4,7 @@
 //! sockets in [`crate::sockopt`].
 
 use std::io::{self, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
@@ -17,6 +17,8 @@ pub enum Conn {
     Tcp(TcpStream),
     /// Unix-domain stream socket.
     Unix(UnixStream),
+    /// A UDP socket connected to its peer (datagrams, not a stream).
+    Udp(UdpSocket),
 }
 
 impl Conn {
@@ -30,6 +32,7 @@ impl Conn {
         match self {
             Conn::Tcp(s) => s.set_read_timeout(t),
             Conn::Unix(s) => s.set_read_timeout(t),
+            Conn::Udp(s) => s.set_read_timeout(t),
         }
     }
 
@@ -38,6 +41,7 @@ impl Conn {
         match self {
             Conn::Tcp(s) => s.set_write_timeout(t),
             Conn::Unix(s) => s.set_write_timeout(t),
+            Conn::Udp(s) => s.set_write_timeout(t),
         }
     }
 
@@ -46,6 +50,7 @@ impl Conn {
         match self {
             Conn::Tcp(s) => s.set_nonblocking(on),
             Conn::Unix(s) => s.set_nonblocking(on),
+            Conn::Udp(s) => s.set_nonblocking(on),
         }
     }
 
@@ -54,6 +59,7 @@ impl Conn {
         match self {
             Conn::Tcp(s) => s.shutdown(how),
             Conn::Unix(s) => s.shutdown(how),
+            Conn::Udp(_) => Ok(()),
         }
     }
 
@@ -62,6 +68,7 @@ impl Conn {
         Ok(match self {
             Conn::Tcp(s) => Conn::Tcp(s.try_clone()?),
             Conn::Unix(s) => Conn::Unix(s.try_clone()?),
+            Conn::Udp(s) => Conn::Udp(s.try_clone()?),
         })
     }
 
@@ -73,6 +80,28 @@ impl Conn {
                 .map(|a| a.to_string())
                 .unwrap_or_else(|_| "?".into()),
             Conn::Unix(_) => "unix peer".into(),
+            Conn::Udp(s) => s
+                .peer_addr()
+                .map(|a| format!("udp {a}"))
+                .unwrap_or_else(|_| "?".into()),
+        }
+    }
+
+    /// The peer's IP address, for TCP and UDP.
+    pub fn peer_addr(&self) -> Option<SocketAddr> {
+        match self {
+            Conn::Tcp(s) => s.peer_addr().ok(),
+            Conn::Udp(s) => s.peer_addr().ok(),
+            Conn::Unix(_) => None,
+        }
+    }
+
+    /// The local IP address, for TCP and UDP.
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        match self {
+            Conn::Tcp(s) => s.local_addr().ok(),
+            Conn::Udp(s) => s.local_addr().ok(),
+            Conn::Unix(_) => None,
         }
     }
 }
@@ -83,6 +112,7 @@ impl Read for Conn {
         match self {
             Conn::Tcp(s) => s.read(buf),
             Conn::Unix(s) => s.read(buf),
+            Conn::Udp(s) => s.recv(buf),
         }
     }
 }
@@ -93,6 +123,7 @@ impl Write for Conn {
         match self {
             Conn::Tcp(s) => s.write(buf),
             Conn::Unix(s) => s.write(buf),
+            Conn::Udp(s) => s.send(buf),
         }
     }
 
@@ -106,6 +137,7 @@ impl AsRawFd for Conn {
         match self {
             Conn::Tcp(s) => s.as_raw_fd(),
             Conn::Unix(s) => s.as_raw_fd(),
+            Conn::Udp(s) => s.as_raw_fd(),
         }
     }
 }

@@ -1,23 +1,56 @@
 //! Shared progress counters and one-way signals between a worker and its orchestrator.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-/// Bytes moved by one worker. Only the worker writes it; anyone may read it at any time.
+use measure::udp_stats::UdpCounts;
+use wire::msg::StreamCounts;
+
+/// One worker's running counters. Only the worker writes them; anyone may read them at any
+/// time. Bytes and packets are single-writer atomics (a plain store per syscall); UDP receive
+/// accounting is published once per batch under an uncontended lock.
 #[derive(Debug, Default)]
-pub struct ByteCounter(AtomicU64);
+pub struct StreamCounters {
+    bytes: AtomicU64,
+    packets: AtomicU64,
+    rx: Mutex<Option<UdpCounts>>,
+}
 
-impl ByteCounter {
-    /// Publishes the worker's running total (single writer, so a plain store suffices).
+impl StreamCounters {
+    /// Publishes the worker's running byte total.
     #[inline]
-    pub fn publish(&self, total: u64) {
-        self.0.store(total, Ordering::Relaxed);
+    pub fn publish(&self, bytes: u64) {
+        self.bytes.store(bytes, Ordering::Relaxed);
     }
 
-    /// The last published total.
+    /// Publishes running byte and datagram totals.
+    #[inline]
+    pub fn publish_packets(&self, bytes: u64, packets: u64) {
+        self.bytes.store(bytes, Ordering::Relaxed);
+        self.packets.store(packets, Ordering::Relaxed);
+    }
+
+    /// Publishes a UDP receiver's accounting (and its byte and datagram totals).
+    pub fn publish_rx(&self, rx: UdpCounts) {
+        self.publish_packets(rx.bytes, rx.packets);
+        if let Ok(mut slot) = self.rx.lock() {
+            *slot = Some(rx);
+        }
+    }
+
+    /// The last published byte total.
     #[inline]
     pub fn get(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    /// Everything published so far.
+    pub fn snapshot(&self) -> StreamCounts {
+        StreamCounts {
+            bytes: self.bytes.load(Ordering::Relaxed),
+            packets: self.packets.load(Ordering::Relaxed),
+            rx: self.rx.lock().ok().and_then(|r| *r),
+        }
     }
 }
 
@@ -59,8 +92,35 @@ mod tests {
         assert!(!b.is_raised());
         a.raise();
         assert!(b.is_raised());
-        let c = ByteCounter::default();
+    }
+
+    #[test]
+    fn counters_snapshot() {
+        let c = StreamCounters::default();
         c.publish(5);
         assert_eq!(c.get(), 5);
+        c.publish_packets(10, 2);
+        assert_eq!(
+            c.snapshot(),
+            StreamCounts {
+                bytes: 10,
+                packets: 2,
+                rx: None
+            }
+        );
+        let rx = UdpCounts {
+            bytes: 30,
+            packets: 3,
+            ..Default::default()
+        };
+        c.publish_rx(rx);
+        assert_eq!(
+            c.snapshot(),
+            StreamCounts {
+                bytes: 30,
+                packets: 3,
+                rx: Some(rx)
+            }
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! thread on blocking sockets.
 //!
 //! Invariants: the data loops allocate once, never log or format, and publish progress only
-//! through a [`ByteCounter`] (one relaxed store per syscall). A worker stops sending when its
+//! through [`StreamCounters`] (relaxed stores, once per syscall or batch). A worker stops sending when its
 //! `stop` [`Signal`] is raised and gives up on anything when `abort` is raised; both are polled
 //! at least every [`POLL_INTERVAL`], which bounds how long any call can block.
 
@@ -13,10 +13,12 @@ pub mod mock;
 pub mod sockopt;
 pub mod stream_engine;
 pub mod tcp_stream;
+pub mod udp_socket;
+pub mod udp_stream;
 pub mod workers;
 
 pub use conn::{Conn, Listener};
-pub use counters::{ByteCounter, Signal};
+pub use counters::{Signal, StreamCounters};
 pub use error::EngineError;
 pub use stream_engine::{engine_for, Role, StreamControl, StreamEngine, StreamReport};
 pub use workers::{WorkerOutcome, Workers};

@@ -66,6 +66,10 @@ impl StreamEngine for MockEngine {
             bytes_total: total,
             cpu: CpuTime::default(),
             tcp_info: None,
+            counts: wire::msg::StreamCounts {
+                bytes: total,
+                ..Default::default()
+            },
         })
     }
 }

@@ -1,9 +1,10 @@
 //! The engine trait: how one data connection is driven for a test kind.
 
 use measure::{cpu::CpuTime, tcp_info::TcpInfo};
+use wire::msg::StreamCounts;
 use wire::{TestKind, TestSpec};
 
-use crate::{ByteCounter, Conn, EngineError, Signal};
+use crate::{Conn, EngineError, Signal, StreamCounters};
 
 /// Which end of a data connection this worker is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,8 +18,10 @@ pub enum Role {
 /// What a worker shares with its orchestrator.
 #[derive(Debug, Clone, Copy)]
 pub struct StreamControl<'a> {
-    /// The worker's running byte total.
-    pub counter: &'a ByteCounter,
+    /// Stream index (carried in datagram headers).
+    pub stream: u16,
+    /// The worker's running counters.
+    pub counter: &'a StreamCounters,
     /// Raised when the test time is over: senders stop, receivers drain to end of stream.
     pub stop: &'a Signal,
     /// Raised to give up at once (peer gone, drain took too long, shutdown).
@@ -34,6 +37,8 @@ pub struct StreamReport {
     pub cpu: CpuTime,
     /// TCP_INFO taken at the end, on the sending side of a TCP connection.
     pub tcp_info: Option<TcpInfo>,
+    /// Final counters (UDP: datagrams, and a receiver's sequence accounting).
+    pub counts: StreamCounts,
 }
 
 /// Drives one data connection of a test kind. One implementation per file.
@@ -57,5 +62,6 @@ pub fn engine_for(spec: &TestSpec) -> Box<dyn StreamEngine> {
             spec.write_len_bytes as usize,
             spec.send_mode,
         )),
+        TestKind::UdpStream => Box::new(crate::udp_stream::UdpStream::new(spec)),
     }
 }

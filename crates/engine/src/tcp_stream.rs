@@ -152,11 +152,15 @@ fn send(
     }
     let tcp_info = match conn {
         Conn::Tcp(_) => measure::tcp_info::read(conn.as_raw_fd()).ok(),
-        Conn::Unix(_) => None,
+        Conn::Unix(_) | Conn::Udp(_) => None,
     };
     Ok(StreamReport {
         bytes_total: total,
         tcp_info,
+        counts: wire::msg::StreamCounts {
+            bytes: total,
+            ..Default::default()
+        },
         ..Default::default()
     })
 }
@@ -259,6 +263,10 @@ fn receive(
     }
     Ok(StreamReport {
         bytes_total: total,
+        counts: wire::msg::StreamCounts {
+            bytes: total,
+            ..Default::default()
+        },
         ..Default::default()
     })
 }
@@ -266,7 +274,7 @@ fn receive(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ByteCounter, Signal};
+    use crate::{Signal, StreamCounters};
     use std::os::unix::net::UnixStream;
 
     #[test]
@@ -274,10 +282,11 @@ mod tests {
         let (a, b) = UnixStream::pair().unwrap();
         let engine = TcpStream::new(4096, SendMode::Write);
         let (stop, abort) = (Signal::new(), Signal::new());
-        let (sent, received) = (ByteCounter::default(), ByteCounter::default());
+        let (sent, received) = (StreamCounters::default(), StreamCounters::default());
         let (tx, rx) = std::thread::scope(|s| {
             let tx = s.spawn(|| {
                 let ctl = StreamControl {
+                    stream: 0,
                     counter: &sent,
                     stop: &stop,
                     abort: &abort,
@@ -286,6 +295,7 @@ mod tests {
             });
             let rx = s.spawn(|| {
                 let ctl = StreamControl {
+                    stream: 0,
                     counter: &received,
                     stop: &stop,
                     abort: &abort,
@@ -309,11 +319,12 @@ mod tests {
         let (b, _) = listener.accept().unwrap();
         let engine = TcpStream::new(100_000, SendMode::Sendfile);
         let (stop, abort) = (Signal::new(), Signal::new());
-        let (sent, received) = (ByteCounter::default(), ByteCounter::default());
+        let (sent, received) = (StreamCounters::default(), StreamCounters::default());
         let mut got = Vec::new();
         std::thread::scope(|s| {
             let tx = s.spawn(|| {
                 let ctl = StreamControl {
+                    stream: 0,
                     counter: &sent,
                     stop: &stop,
                     abort: &abort,
@@ -326,6 +337,7 @@ mod tests {
             b.read_exact(&mut got).unwrap();
             let rx = s.spawn(|| {
                 let ctl = StreamControl {
+                    stream: 0,
                     counter: &received,
                     stop: &stop,
                     abort: &abort,
@@ -360,9 +372,10 @@ mod tests {
         let (a, _keep) = UnixStream::pair().unwrap();
         let engine = TcpStream::new(1024, SendMode::Write);
         let (stop, abort) = (Signal::new(), Signal::new());
-        let counter = ByteCounter::default();
+        let counter = StreamCounters::default();
         abort.raise();
         let ctl = StreamControl {
+            stream: 0,
             counter: &counter,
             stop: &stop,
             abort: &abort,

@@ -8,13 +8,15 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::{ByteCounter, Conn, Role, Signal, StreamControl, StreamEngine, StreamReport};
+use wire::msg::StreamCounts;
+
+use crate::{Conn, Role, Signal, StreamControl, StreamCounters, StreamEngine, StreamReport};
 
 /// How one worker ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WorkerOutcome {
-    /// Its counter when it was joined (or given up on).
-    pub bytes_now: u64,
+    /// Its counters when it was joined (or given up on).
+    pub now: StreamCounts,
     /// Its report or error; `None` when it did not finish by the deadline.
     pub result: Option<Result<StreamReport, String>>,
 }
@@ -24,7 +26,7 @@ pub struct Workers {
     engine: Arc<dyn StreamEngine>,
     stop: Signal,
     abort: Signal,
-    counters: Vec<Arc<ByteCounter>>,
+    counters: Vec<Arc<StreamCounters>>,
     done_tx: Sender<(usize, Result<StreamReport, String>)>,
     done_rx: Receiver<(usize, Result<StreamReport, String>)>,
 }
@@ -46,13 +48,14 @@ impl Workers {
     /// Starts a worker for `conn` as `role`; its index is the number started before it.
     pub fn spawn(&mut self, conn: Conn, role: Role, thread_name: String) -> std::io::Result<()> {
         let index = self.counters.len();
-        let counter = Arc::new(ByteCounter::default());
+        let counter = Arc::new(StreamCounters::default());
         let (c, s, a) = (Arc::clone(&counter), self.stop.clone(), self.abort.clone());
         let (engine, tx) = (Arc::clone(&self.engine), self.done_tx.clone());
         std::thread::Builder::new()
             .name(thread_name)
             .spawn(move || {
                 let ctl = StreamControl {
+                    stream: index as u16,
                     counter: &c,
                     stop: &s,
                     abort: &a,
@@ -64,9 +67,9 @@ impl Workers {
         Ok(())
     }
 
-    /// Every worker's byte counter now, in spawn order.
-    pub fn snapshot(&self) -> Vec<u64> {
-        self.counters.iter().map(|c| c.get()).collect()
+    /// Every worker's counters now, in spawn order.
+    pub fn snapshot(&self) -> Vec<StreamCounts> {
+        self.counters.iter().map(|c| c.snapshot()).collect()
     }
 
     /// Tells senders to stop and receivers to drain.
@@ -111,7 +114,7 @@ impl Workers {
             .into_iter()
             .zip(&self.counters)
             .map(|(result, c)| WorkerOutcome {
-                bytes_now: c.get(),
+                now: c.snapshot(),
                 result,
             })
             .collect()
@@ -146,7 +149,7 @@ mod tests {
                 .unwrap();
         }
         std::thread::sleep(Duration::from_millis(50));
-        assert_eq!(tx.snapshot(), vec![12_345; 3]);
+        assert!(tx.snapshot().iter().all(|c| c.bytes == 12_345));
         tx.stop();
         let sent = tx.join(Duration::from_secs(5));
         let got = rx.join(Duration::from_secs(5));

@@ -3,9 +3,11 @@
 //! Everything here is a value type or a reader of kernel counters. Nothing prints. Units live
 //! in names and types: `_us` microseconds, `_bps` bits per second, `_bytes` bytes.
 
+pub mod clock;
 pub mod cpu;
 pub mod stats;
 pub mod tcp_info;
+pub mod udp_stats;
 pub mod units;
 
 pub use units::UnitError;

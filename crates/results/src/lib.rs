@@ -9,5 +9,5 @@ pub mod schema;
 
 pub use schema::{
     CpuSummary, End, FlowInterval, FlowSummary, IntervalSample, RunRecord, StreamSummary, Summary,
-    SCHEMA_VERSION,
+    UdpInterval, UdpSummary, SCHEMA_VERSION,
 };

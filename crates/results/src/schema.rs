@@ -63,6 +63,54 @@ pub struct FlowInterval {
     pub throughput_bps: f64,
     /// Bytes read per stream in the interval, in stream order.
     pub stream_receiver_bytes: Vec<u64>,
+    /// UDP: datagram counts in the interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp: Option<UdpInterval>,
+}
+
+/// One direction's datagram counts within one interval (UDP).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct UdpInterval {
+    /// Datagrams the sender sent in the interval.
+    pub packets_sent: u64,
+    /// Distinct datagrams the receiver got in the interval.
+    pub packets_received: u64,
+    /// Change in open sequence gaps over the interval (negative when late datagrams filled gaps).
+    pub packets_lost: i64,
+    /// Datagrams that arrived out of order in the interval.
+    pub packets_out_of_order: u64,
+    /// Duplicate datagrams in the interval.
+    pub packets_duplicate: u64,
+    /// Sender datagrams per second over the interval.
+    pub pps_sent: f64,
+    /// Receiver distinct datagrams per second over the interval.
+    pub pps_received: f64,
+}
+
+/// A direction's (or the run's) datagram accounting (UDP). Exact: `packets_sent ==
+/// packets_received + packets_lost`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct UdpSummary {
+    /// Datagrams the sender sent (its own count).
+    pub packets_sent: u64,
+    /// Distinct datagrams the receiver got, after draining (duplicates excluded).
+    pub packets_received: u64,
+    /// `packets_sent - packets_received`: never arrived, or arrived too late to classify.
+    pub packets_lost: u64,
+    /// `packets_lost` as a percentage of `packets_sent`.
+    pub loss_pct: f64,
+    /// Datagrams that arrived after a higher sequence number (RFC 4737 reordered).
+    pub packets_out_of_order: u64,
+    /// Datagrams received more than once (extra copies).
+    pub packets_duplicate: u64,
+    /// Datagrams older than the receiver's reordering window (counted as lost).
+    pub packets_late: u64,
+    /// RFC 3550 interarrival jitter at the end of the run, µs (mean over streams).
+    pub jitter_us: f64,
+    /// `packets_sent / duration_s`.
+    pub pps_sent: f64,
+    /// Distinct datagrams received within the window / `duration_s`.
+    pub pps_received: f64,
 }
 
 /// CPU used by one end.
@@ -94,6 +142,9 @@ pub struct StreamSummary {
     pub throughput_bps: f64,
     /// TCP_INFO of the sending socket, at the end.
     pub tcp_info: Option<TcpInfo>,
+    /// UDP: this stream's datagram accounting.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub udp: Option<UdpSummary>,
     /// Error that ended this stream early, from whichever end saw it.
     pub error: Option<String>,
 }
@@ -130,6 +181,9 @@ pub struct FlowSummary {
     pub retransmits: Option<u32>,
     /// Smoothed RTT, mean over streams, µs (sender's TCP_INFO).
     pub rtt_us: Option<u32>,
+    /// UDP: datagram accounting of this direction.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub udp: Option<UdpSummary>,
     /// Per-stream totals.
     pub streams: Vec<StreamSummary>,
 }
@@ -165,6 +219,9 @@ pub struct Summary {
     pub link_speed_bps: Option<u64>,
     /// Performance Index `T/C × T/L` (T Mbit/s, C the busier end's CPU %, L link Mbit/s).
     pub performance_index: Option<f64>,
+    /// UDP: datagram accounting over all directions.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub udp: Option<UdpSummary>,
     /// Per-direction figures.
     pub flows: Vec<FlowSummary>,
 }

@@ -8,6 +8,7 @@
 //! Invariants: decoding never panics on any input; an incomplete frame decodes to `Ok(None)`;
 //! every error names what was wrong. docs/PROTOCOL.md describes the exchange.
 
+pub mod datagram;
 pub mod error;
 pub mod frame;
 pub mod hello;

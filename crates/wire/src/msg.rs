@@ -5,7 +5,7 @@
 //! `Start` / `Accepted` · (data connections attach) · `Begin` / `Begun` ·
 //! `Poll` / `Counters` each interval · `Stop` / `Results`. Either side may send `Error` and close.
 
-use measure::{cpu::CpuTime, cpu::SystemCpu, tcp_info::TcpInfo};
+use measure::{cpu::CpuTime, cpu::SystemCpu, tcp_info::TcpInfo, udp_stats::UdpCounts};
 use serde::{Deserialize, Serialize};
 
 use crate::spec::TestSpec;
@@ -52,6 +52,9 @@ pub enum ServerMsg {
         session: u64,
         /// Facts about the server host.
         server: ServerInfo,
+        /// UDP tests: the server's port for each stream, in stream-index order.
+        #[serde(default)]
+        udp_ports: Vec<u16>,
     },
     /// A data connection joined.
     Attached {
@@ -60,12 +63,12 @@ pub enum ServerMsg {
     },
     /// Measurement started on the server.
     Begun,
-    /// Byte counters of the server's end, by stream index.
+    /// Counters of the server's end, by stream index.
     Counters {
         /// Echo of `Poll.seq`.
         seq: u64,
-        /// Bytes sent or received so far on each stream, in stream-index order.
-        bytes: Vec<u64>,
+        /// Each stream's counters so far, in stream-index order.
+        counts: Vec<StreamCounts>,
     },
     /// Final figures of the server's end.
     Results(ServerResults),
@@ -87,15 +90,28 @@ pub struct ServerInfo {
     pub cores: u32,
 }
 
+/// One end's running counters for one stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct StreamCounts {
+    /// Bytes written or read so far (UDP: payload bytes).
+    pub bytes: u64,
+    /// Datagrams sent or received so far (0 for stream sockets).
+    #[serde(default)]
+    pub packets: u64,
+    /// UDP receivers: sequence accounting so far.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx: Option<UdpCounts>,
+}
+
 /// The server's end of one data connection.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct StreamEnd {
     /// Stream index.
     pub stream: u16,
-    /// Bytes counted when `Stop` arrived.
-    pub bytes_at_stop: u64,
-    /// Bytes counted when the connection closed (after draining).
-    pub bytes_total: u64,
+    /// Counters when `Stop` arrived.
+    pub at_stop: StreamCounts,
+    /// Counters when the stream ended (after draining).
+    pub total: StreamCounts,
     /// CPU time of the thread that served this stream.
     pub cpu: CpuTime,
     /// TCP_INFO of the connection, when the server was its sender.
@@ -149,12 +165,17 @@ mod tests {
             ServerMsg::Accepted {
                 session: 1,
                 server: ServerInfo::default(),
+                udp_ports: vec![4000],
             },
             ServerMsg::Attached { stream: 0 },
             ServerMsg::Begun,
             ServerMsg::Counters {
                 seq: 1,
-                bytes: vec![1, 2],
+                counts: vec![StreamCounts {
+                    bytes: 1,
+                    packets: 2,
+                    rx: Some(UdpCounts::default()),
+                }],
             },
             ServerMsg::Results(ServerResults {
                 streams: vec![StreamEnd::default()],

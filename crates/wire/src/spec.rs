@@ -12,6 +12,8 @@ use serde::{Deserialize, Serialize};
 pub enum TestKind {
     /// Bulk TCP (or Unix stream socket) transfer.
     TcpStream,
+    /// UDP datagrams at a paced rate, with loss, reordering and jitter accounting.
+    UdpStream,
 }
 
 impl TestKind {
@@ -19,6 +21,7 @@ impl TestKind {
     pub fn as_str(self) -> &'static str {
         match self {
             TestKind::TcpStream => "tcp_stream",
+            TestKind::UdpStream => "udp_stream",
         }
     }
 }
@@ -109,6 +112,23 @@ pub struct TestSpec {
     pub tos: Option<u8>,
     /// Link speed for the Performance Index, bits/s (client-side only; informational).
     pub link_speed_bps: Option<u64>,
+    /// UDP: target payload rate per stream, bits/s; `None` with `pps` also `None` is as fast as
+    /// the sender can.
+    #[serde(default)]
+    pub rate_bps: Option<u64>,
+    /// UDP: target datagrams per second per stream (instead of `rate_bps`).
+    #[serde(default)]
+    pub pps: Option<u64>,
+    /// UDP: datagrams sent back to back per pacing step; 0 paces smoothly.
+    #[serde(default)]
+    pub burst_packets: u32,
+    /// UDP: datagrams per sendmmsg/recvmmsg call; 1 sends and receives one per syscall.
+    #[serde(default = "default_batch")]
+    pub batch_packets: u16,
+}
+
+fn default_batch() -> u16 {
+    64
 }
 
 /// Limits a server enforces on a peer's spec.
@@ -151,6 +171,19 @@ impl TestSpec {
             congestion: None,
             tos: None,
             link_speed_bps: None,
+            rate_bps: None,
+            pps: None,
+            burst_packets: 0,
+            batch_packets: default_batch(),
+        }
+    }
+
+    /// UDP: the target datagram rate per stream, or `None` for as fast as possible.
+    pub fn target_pps(&self) -> Option<f64> {
+        match (self.pps, self.rate_bps) {
+            (Some(pps), _) => Some(pps as f64),
+            (None, Some(bps)) => Some(bps as f64 / (f64::from(self.write_len_bytes.max(1)) * 8.0)),
+            (None, None) => None,
         }
     }
 
@@ -187,6 +220,20 @@ impl TestSpec {
                 "write length {} bytes outside 1..={} (server limit)",
                 self.write_len_bytes, limits.max_write_len_bytes
             ));
+        }
+        if self.kind == TestKind::UdpStream {
+            if self.transport != Transport::Tcp {
+                return Err("UDP tests run over IP, not Unix-domain sockets".into());
+            }
+            if self.write_len_bytes > 65_507 {
+                return Err(format!(
+                    "UDP payload {} bytes above the 65507-byte limit",
+                    self.write_len_bytes
+                ));
+            }
+            if self.pps == Some(0) || self.rate_bps == Some(0) || self.batch_packets == 0 {
+                return Err("UDP rate, packet rate and batch must be above 0".into());
+            }
         }
         if self.interval_ms == 0 || self.interval_ms > self.duration_ms.max(1000) {
             return Err(format!(
