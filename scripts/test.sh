@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace. As root it also runs the network-namespace accuracy tests,
-# installing iproute2 (ip, tc) first when it is missing.
+# installing iproute2 (ip, tc) and nftables first when they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v ip >/dev/null 2>&1 || ! command -v tc >/dev/null 2>&1; then
+missing=()
+command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1 || missing+=(iproute2)
+command -v nft >/dev/null 2>&1 || missing+=(nftables)
+if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
   else
-    echo "note: ip/tc are missing and this is not root: the namespace tests will be skipped"
+    echo "note: ${missing[*]} missing and this is not root: the namespace tests will be skipped"
   fi
 fi
 log=$(mktemp)

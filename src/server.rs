@@ -404,13 +404,34 @@ fn run_streams(
     send(ctrl, &ServerMsg::Begun).map_err(|e| e.to_string())?;
 
     let idle = Duration::from_millis(spec.interval_ms) + shared.config.handshake_timeout;
-    let bytes_at_stop = loop {
+    // The server's window closes the test duration after `Begin` arrived, by its own clock, or
+    // at `Stop` if that comes first (an interrupted client). `Stop` itself can be late: on a
+    // loaded path it queues behind the test's own data, which would stretch the window.
+    let window_end = t0 + Duration::from_millis(spec.duration_ms);
+    let mut at_window_end: Option<Vec<StreamCounts>> = None;
+    let mut last_message = Instant::now();
+    let counts_at_stop = loop {
+        let now = Instant::now();
+        if at_window_end.is_none() && now >= window_end {
+            at_window_end = Some(workers.snapshot());
+        }
+        let wait = match at_window_end {
+            None => (window_end - now).min(idle),
+            Some(_) => idle,
+        };
+        if !wait_readable(ctrl.as_raw_fd(), wait.as_millis().max(1) as i32) {
+            if last_message.elapsed() >= idle {
+                return Err(format!("client went away mid-test: silent for {idle:?}"));
+            }
+            continue;
+        }
+        last_message = Instant::now();
         match recv::<ClientMsg>(ctrl, idle) {
             Ok(ClientMsg::Poll { seq }) => {
                 let counts = workers.snapshot();
                 send(ctrl, &ServerMsg::Counters { seq, counts }).map_err(|e| e.to_string())?;
             }
-            Ok(ClientMsg::Stop) => break workers.snapshot(),
+            Ok(ClientMsg::Stop) => break at_window_end.unwrap_or_else(|| workers.snapshot()),
             Ok(ClientMsg::Error { message }) => return Err(format!("client gave up: {message}")),
             Ok(other) => return Err(format!("unexpected message mid-test: {other:?}")),
             Err(e) => return Err(format!("client went away mid-test: {e}")),
@@ -424,7 +445,7 @@ fn run_streams(
     let results = ServerResults {
         streams: outcomes
             .into_iter()
-            .zip(bytes_at_stop)
+            .zip(counts_at_stop)
             .enumerate()
             .map(|(i, (w, at_stop))| stream_end(i as u16, w, at_stop))
             .collect(),

@@ -553,3 +553,148 @@ mod netns_errors {
         assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
     }
 }
+
+mod udp_loopback {
+    use super::*;
+    use wire::spec::TestKind;
+
+    fn udp(direction: Direction, streams: u16, rate_bps: u64) -> wire::TestSpec {
+        wire::TestSpec {
+            kind: TestKind::UdpStream,
+            write_len_bytes: 1200,
+            rate_bps: Some(rate_bps),
+            ..spec(direction, streams, 1000)
+        }
+    }
+
+    #[test]
+    fn clean_path_has_no_loss_reordering_or_duplicates() {
+        let server = fast_server();
+        for direction in [Direction::Send, Direction::Reverse, Direction::Bidir] {
+            let r = run(server.addr, udp(direction, 2, 50_000_000)).unwrap();
+            for f in &r.summary.flows {
+                let u = f.udp.expect("udp accounting");
+                assert!(u.packets_sent > 5000, "{direction:?}: {u:?}");
+                assert_eq!(u.packets_sent, u.packets_received + u.packets_lost);
+                assert_eq!(
+                    (u.packets_lost, u.packets_out_of_order, u.packets_duplicate),
+                    (0, 0, 0),
+                    "{direction:?}"
+                );
+                // Paced at 50 Mbit/s per stream, two streams.
+                let expect = 2.0 * 50e6;
+                assert!(
+                    (f.throughput_bps / expect - 1.0).abs() < 0.05,
+                    "{direction:?}: {}",
+                    f.throughput_bps
+                );
+                let interval_rx: u64 = r
+                    .intervals
+                    .iter()
+                    .flat_map(|i| &i.flows)
+                    .filter(|x| x.flow == f.flow)
+                    .map(|x| x.udp.unwrap().packets_received)
+                    .sum();
+                let at_stop: u64 =
+                    (f.throughput_bps * r.summary.duration_s / 8.0 / 1200.0).round() as u64;
+                assert_eq!(interval_rx, at_stop, "intervals add up to the window");
+            }
+        }
+    }
+
+    #[test]
+    fn oversized_payload_is_refused_before_sending() {
+        let out = linerate()
+            .args(["udp", "-l", "70000", "-t", "1"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--length 70000"));
+    }
+}
+
+mod udp_netns {
+    use super::*;
+
+    fn counter(ns: &str) -> u64 {
+        let text = sh(&format!(
+            "ip netns exec {ns} nft list chain inet lrtest input"
+        ));
+        let at = text.find("counter packets ").expect("counter in rule");
+        text[at + 16..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    }
+
+    /// Drops N % of linerate data datagrams (flags byte 0: not probes, not FINs) arriving in `ns`.
+    fn drop_rule(ns: &str, percent: u32) {
+        sh(&format!(
+            "ip netns exec {ns} nft 'add table inet lrtest; \
+             add chain inet lrtest input {{ type filter hook input priority 0; }}; \
+             add rule inet lrtest input udp dport != 5301 @th,80,8 0 numgen random mod 100 < {percent} counter drop'"
+        ));
+    }
+
+    #[test]
+    fn nft_random_drops_equal_reported_loss_exactly() {
+        if !can_use_netns() {
+            return;
+        }
+        for (dir, receiver_is_b) in [(None, true), (Some("-R"), false)] {
+            for percent in [3, 20] {
+                let pair = VethPair::new("nft");
+                let _server = pair.serve();
+                drop_rule(if receiver_is_b { &pair.b } else { &pair.a }, percent);
+                let mut args = vec!["udp", "-t", "2", "-b", "100M", "-l", "1000"];
+                args.extend(dir);
+                let v = pair.client_json(&args);
+                let s = &v["summary"];
+                let dropped = counter(if receiver_is_b { &pair.b } else { &pair.a });
+                let lost = s["packets_lost"].as_u64().unwrap();
+                let sent = s["packets_sent"].as_u64().unwrap();
+                eprintln!("{dir:?} {percent}%: sent {sent}, lost {lost}, nft dropped {dropped}");
+                assert!(dropped > 0);
+                assert_eq!(
+                    lost, dropped,
+                    "{dir:?} {percent}%: linerate's loss must equal the nft counter"
+                );
+                assert_eq!(sent, s["packets_received"].as_u64().unwrap() + lost);
+            }
+        }
+    }
+
+    #[test]
+    fn tbf_at_twice_the_rate_goodput_and_drops() {
+        if !can_use_netns() {
+            return;
+        }
+        let pair = VethPair::new("utbf");
+        pair.shape(&pair.a, "va", "50mbit");
+        let _server = pair.serve();
+        let v = pair.client_json(&["udp", "-t", "3", "-b", "100M", "-l", "1472"]);
+        let s = &v["summary"];
+        // tbf counts the Ethernet frame: 1472 payload + 8 UDP + 20 IP + 14 Ethernet.
+        let expected = 50e6 * 1472.0 / 1514.0;
+        let got = s["throughput_bps"].as_f64().unwrap();
+        eprintln!("udp tbf: {got:.0} bit/s vs {expected:.0}");
+        assert!((got / expected - 1.0).abs() < 0.03, "{got} vs {expected}");
+        let qdisc = sh(&format!("ip netns exec {} tc -s qdisc show dev va", pair.a));
+        let at = qdisc.find("dropped ").unwrap();
+        let dropped: u64 = qdisc[at + 8..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let lost = s["packets_lost"].as_u64().unwrap();
+        eprintln!("udp tbf: lost {lost}, qdisc dropped {dropped}");
+        // The qdisc also drops the sender's FIN datagrams (up to 3) when its queue is full.
+        assert!(
+            lost <= dropped && dropped <= lost + 3,
+            "lost {lost} vs qdisc dropped {dropped}"
+        );
+    }
+}

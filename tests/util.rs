@@ -151,6 +151,53 @@ impl VethPair {
     }
 }
 
+impl VethPair {
+    /// Starts `linerate serve` in namespace `b` on 198.18.0.2; killed when the guard drops.
+    pub fn serve(&self) -> ServerProcess {
+        let child = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &self.b,
+                env!("CARGO_BIN_EXE_linerate"),
+                "serve",
+                "--bind",
+                "198.18.0.2",
+            ])
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        ServerProcess(child)
+    }
+
+    /// Runs `linerate ARGS --json` in namespace `a` against the server in `b`.
+    pub fn client_json(&self, args: &[&str]) -> serde_json::Value {
+        let out = Command::new("ip")
+            .args(["netns", "exec", &self.a, env!("CARGO_BIN_EXE_linerate")])
+            .args(args)
+            .args(["198.18.0.2", "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+/// A server process, killed when dropped.
+pub struct ServerProcess(std::process::Child);
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 impl Drop for VethPair {
     fn drop(&mut self) {
         let _ = Command::new("ip").args(["netns", "del", &self.a]).status();
