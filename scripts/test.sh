@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace. As root it also runs the network-namespace accuracy tests,
-# installing iproute2 (ip, tc) and nftables first when they are missing.
+# installing iproute2 (ip, tc), nftables and ethtool first when they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=()
 command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1 || missing+=(iproute2)
 command -v nft >/dev/null 2>&1 || missing+=(nftables)
+command -v ethtool >/dev/null 2>&1 || missing+=(ethtool)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq

@@ -179,6 +179,12 @@ pub struct UdpArgs {
     /// One datagram per send/recv call (same as --batch 1), to compare.
     #[arg(long, conflicts_with = "batch")]
     pub no_batch: bool,
+    /// Do not let the kernel segment batches of datagrams (UDP GSO), to compare.
+    #[arg(long)]
+    pub no_gso: bool,
+    /// Do not let the kernel coalesce arriving datagrams (UDP GRO), to compare.
+    #[arg(long)]
+    pub no_gro: bool,
 }
 
 /// `--send-mode` values.
@@ -385,6 +391,8 @@ impl UdpArgs {
             ));
         }
         spec.batch_packets = if self.no_batch { 1 } else { self.batch };
+        spec.gso = !self.no_gso;
+        spec.gro = !self.no_gro;
         Ok(plan)
     }
 }

@@ -119,6 +119,8 @@ pub fn sh(cmd: &str) -> String {
 }
 
 /// Two network namespaces joined by a veth pair: `a` 198.18.0.1/24, `b` 198.18.0.2/24.
+/// UDP segmentation offload is off on both ends, as on a NIC without it: UDP GSO batches are
+/// segmented in software before the "wire", so nft and tbf count one packet per datagram.
 /// Removed when dropped.
 pub struct VethPair {
     pub a: String,
@@ -138,7 +140,9 @@ impl VethPair {
              ip link add va netns {a} type veth peer name vb netns {b} && \
              ip -n {a} addr add 198.18.0.1/24 dev va && ip -n {b} addr add 198.18.0.2/24 dev vb && \
              ip -n {a} link set va up && ip -n {b} link set vb up && \
-             ip -n {a} link set lo up && ip -n {b} link set lo up"
+             ip -n {a} link set lo up && ip -n {b} link set lo up && \
+             ip netns exec {a} ethtool -K va tx-udp-segmentation off && \
+             ip netns exec {b} ethtool -K vb tx-udp-segmentation off"
         ));
         pair
     }

@@ -44,8 +44,14 @@ impl<W: Write> Progress for LiveTable<W> {
                     (None, Some(r)) => bps(r as f64),
                     (None, None) => "max rate".into(),
                 };
+                let offload = match (spec.gso, spec.gro) {
+                    (true, true) => "GSO+GRO where available",
+                    (true, false) => "GSO where available, no GRO",
+                    (false, true) => "no GSO, GRO where available",
+                    (false, false) => "no GSO/GRO",
+                };
                 format!(
-                    "{}-byte datagrams at {rate} per stream, {} per syscall",
+                    "{}-byte datagrams at {rate} per stream, {} per syscall, {offload}",
                     spec.write_len_bytes, spec.batch_packets
                 )
             }

@@ -1,8 +1,10 @@
 //! UDP datagrams at a paced rate over a connected UDP socket.
 //!
 //! The sender stamps every datagram with a [`wire::datagram`] header (stream, sequence, send
-//! time: one clock reading per batch) and sends batches with sendmmsg(2); after `stop` it sends
-//! FIN datagrams carrying its total. The receiver reads batches with recvmmsg(2) and feeds
+//! time: one clock reading per batch) and sends batches with sendmmsg(2), each message carrying
+//! up to 64 datagrams that the kernel segments (UDP GSO) where it can; after `stop` it sends
+//! FIN datagrams carrying its total. The receiver reads batches with recvmmsg(2), with the
+//! kernel coalescing arrivals (UDP GRO, split again here by the reported segment size), and feeds
 //! each header to a [`SeqTracker`] (loss, reordering, duplicates, jitter), publishing its counts
 //! once per batch. It ends when a FIN has been seen and 50 ms have passed (stragglers), or 500 ms
 //! after `stop` without a datagram (every FIN lost).
@@ -35,6 +37,8 @@ pub struct UdpStream {
     batch: usize,
     target_pps: Option<f64>,
     burst: u32,
+    gso: bool,
+    gro: bool,
 }
 
 impl UdpStream {
@@ -45,6 +49,8 @@ impl UdpStream {
             batch: usize::from(spec.batch_packets.max(1)),
             target_pps: spec.target_pps(),
             burst: spec.burst_packets,
+            gso: spec.gso,
+            gro: spec.gro,
         }
     }
 }
@@ -136,31 +142,63 @@ impl Pacer {
     }
 }
 
-/// Buffers and headers for one sendmmsg/recvmmsg call, allocated once.
+/// Most datagrams in one GSO send (the kernel's UDP_MAX_SEGMENTS on older kernels).
+const GSO_MAX_SEGMENTS: usize = 64;
+/// Largest UDP payload in one send, which bounds a GSO message.
+const MAX_UDP_PAYLOAD: usize = 65_507;
+/// Receive buffer per message with GRO (a coalesced message is at most 64 KiB).
+const GRO_MESSAGE: usize = 65_536;
+/// Control buffer per received message (room for one UDP_GRO cmsg).
+const CONTROL_LEN: usize = 64;
+
+/// Buffers and headers for one sendmmsg/recvmmsg call, allocated once. Each message holds up
+/// to `segments` datagrams of `payload` bytes (more than one only with GSO/GRO).
 struct Batch {
     buf: Vec<u8>,
-    slot: usize,
+    msg_cap: usize,
+    payload: usize,
+    segments: usize,
     iov: Vec<libc::iovec>,
     msgs: Vec<libc::mmsghdr>,
+    control: Vec<u8>,
 }
 
 impl Batch {
-    fn new(count: usize, slot: usize) -> Self {
-        let buf: Vec<u8> = (0..count * slot).map(|i| (i * 7 + 13) as u8).collect();
+    fn new(
+        messages: usize,
+        segments: usize,
+        payload: usize,
+        msg_cap: usize,
+        with_control: bool,
+    ) -> Self {
+        let buf: Vec<u8> = (0..messages * msg_cap)
+            .map(|i| (i * 7 + 13) as u8)
+            .collect();
+        let control = vec![
+            0u8;
+            if with_control {
+                messages * CONTROL_LEN
+            } else {
+                0
+            }
+        ];
         let mut batch = Self {
             buf,
-            slot,
-            iov: Vec::with_capacity(count),
-            msgs: Vec::with_capacity(count),
+            msg_cap,
+            payload,
+            segments,
+            iov: Vec::with_capacity(messages),
+            msgs: Vec::with_capacity(messages),
+            control,
         };
-        for i in 0..count {
+        for i in 0..messages {
             batch.iov.push(libc::iovec {
                 // SAFETY: the offset is inside `buf`, whose heap block never moves.
-                iov_base: unsafe { batch.buf.as_mut_ptr().add(i * slot) }.cast(),
-                iov_len: slot,
+                iov_base: unsafe { batch.buf.as_mut_ptr().add(i * msg_cap) }.cast(),
+                iov_len: msg_cap,
             });
         }
-        for i in 0..count {
+        for i in 0..messages {
             // SAFETY: mmsghdr is plain data; zero is a valid empty header.
             let mut m: libc::mmsghdr = unsafe { std::mem::zeroed() };
             // SAFETY: the index is inside `iov`, whose heap block never moves.
@@ -171,19 +209,68 @@ impl Batch {
         batch
     }
 
-    fn slot_mut(&mut self, i: usize) -> &mut [u8] {
-        &mut self.buf[i * self.slot..(i + 1) * self.slot]
+    /// Datagram `k` of the batch: message `k / segments`, slot `k % segments`.
+    fn datagram_mut(&mut self, k: usize) -> &mut [u8] {
+        let at = (k / self.segments) * self.msg_cap + (k % self.segments) * self.payload;
+        &mut self.buf[at..at + self.payload]
     }
 
-    fn received(&self, i: usize) -> &[u8] {
-        let len = (self.msgs[i].msg_len as usize).min(self.slot);
-        &self.buf[i * self.slot..i * self.slot + len]
+    /// Sets the message lengths for `n` datagrams; returns the number of messages.
+    fn prepare_send(&mut self, n: usize) -> usize {
+        let messages = n.div_ceil(self.segments);
+        for m in 0..messages {
+            let count = (n - m * self.segments).min(self.segments);
+            self.iov[m].iov_len = count * self.payload;
+        }
+        messages
+    }
+
+    /// Datagrams in the first `messages` messages of a send of `n`.
+    fn datagrams_in(&self, messages: usize, n: usize) -> usize {
+        (messages * self.segments).min(n)
+    }
+
+    /// Resets lengths and control buffers before a receive.
+    fn prepare_receive(&mut self) {
+        let with_control = !self.control.is_empty();
+        for (i, m) in self.msgs.iter_mut().enumerate() {
+            m.msg_len = 0;
+            if with_control {
+                // SAFETY: the offset is inside `control`, whose heap block never moves.
+                m.msg_hdr.msg_control =
+                    unsafe { self.control.as_mut_ptr().add(i * CONTROL_LEN) }.cast();
+                m.msg_hdr.msg_controllen = CONTROL_LEN as _;
+            }
+        }
+    }
+
+    /// Received message `i` and the GRO segment size the kernel reported for it, if any.
+    fn received(&self, i: usize) -> (&[u8], Option<usize>) {
+        let m = &self.msgs[i];
+        let len = (m.msg_len as usize).min(self.msg_cap);
+        let mut gro = None;
+        if !self.control.is_empty() && m.msg_hdr.msg_controllen > 0 {
+            // SAFETY: the kernel filled `msg_control` with `msg_controllen` bytes of cmsgs;
+            // the CMSG_* macros walk them within that length.
+            unsafe {
+                let mut c = libc::CMSG_FIRSTHDR(&m.msg_hdr);
+                while !c.is_null() {
+                    if (*c).cmsg_level == libc::SOL_UDP && (*c).cmsg_type == libc::UDP_GRO {
+                        let size =
+                            std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::c_int);
+                        gro = usize::try_from(size).ok().filter(|s| *s > 0);
+                    }
+                    c = libc::CMSG_NXTHDR(&m.msg_hdr, c);
+                }
+            }
+        }
+        (&self.buf[i * self.msg_cap..i * self.msg_cap + len], gro)
     }
 }
 
-fn sendmmsg(fd: RawFd, batch: &mut Batch, n: usize) -> io::Result<usize> {
-    // SAFETY: `msgs` holds at least `n` initialised headers pointing into live buffers.
-    let rc = unsafe { libc::sendmmsg(fd, batch.msgs.as_mut_ptr(), n as libc::c_uint, 0) };
+fn sendmmsg(fd: RawFd, batch: &mut Batch, messages: usize) -> io::Result<usize> {
+    // SAFETY: `msgs` holds at least `messages` initialised headers pointing into live buffers.
+    let rc = unsafe { libc::sendmmsg(fd, batch.msgs.as_mut_ptr(), messages as libc::c_uint, 0) };
     if rc < 0 {
         Err(io::Error::last_os_error())
     } else {
@@ -192,10 +279,9 @@ fn sendmmsg(fd: RawFd, batch: &mut Batch, n: usize) -> io::Result<usize> {
 }
 
 fn recvmmsg(fd: RawFd, batch: &mut Batch) -> io::Result<usize> {
-    for m in &mut batch.msgs {
-        m.msg_len = 0;
-    }
-    // SAFETY: `msgs` holds initialised headers pointing into live buffers of `slot` bytes.
+    batch.prepare_receive();
+    // SAFETY: `msgs` holds initialised headers pointing into live buffers of `msg_cap` bytes
+    // and control buffers of CONTROL_LEN bytes.
     let rc = unsafe {
         libc::recvmmsg(
             fd,
@@ -212,6 +298,20 @@ fn recvmmsg(fd: RawFd, batch: &mut Batch) -> io::Result<usize> {
     }
 }
 
+/// Turns on a UDP offload socket option; false where the kernel does not have it.
+fn enable(fd: RawFd, option: libc::c_int, value: libc::c_int) -> bool {
+    // SAFETY: a pointer to a live c_int and its size.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_UDP,
+            option,
+            (&value as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        ) == 0
+    }
+}
+
 fn is_retry(e: &io::Error) -> bool {
     matches!(
         e.kind(),
@@ -225,7 +325,25 @@ fn is_retry(e: &io::Error) -> bool {
 impl UdpStream {
     fn send(&self, sock: &UdpSocket, ctl: StreamControl<'_>) -> Result<StreamReport, EngineError> {
         let fd = sock.as_raw_fd();
-        let mut batch = Batch::new(self.batch, self.payload);
+        let gso_segments = (MAX_UDP_PAYLOAD / self.payload)
+            .clamp(1, GSO_MAX_SEGMENTS)
+            .min(self.batch);
+        let segments = if self.gso
+            && gso_segments > 1
+            && enable(fd, libc::UDP_SEGMENT, self.payload as libc::c_int)
+        {
+            gso_segments
+        } else {
+            1
+        };
+        let messages = self.batch.div_ceil(segments);
+        let mut batch = Batch::new(
+            messages,
+            segments,
+            self.payload,
+            segments * self.payload,
+            false,
+        );
         let pacer = self
             .target_pps
             .map(|pps| Pacer::new(pps, self.burst, self.batch));
@@ -243,12 +361,13 @@ impl UdpStream {
             }
             let stamp = now_ns();
             for i in 0..n {
-                write_header(batch.slot_mut(i), ctl.stream, 0, seq + i as u64, stamp);
+                write_header(batch.datagram_mut(i), ctl.stream, 0, seq + i as u64, stamp);
             }
             let sent = if n == 1 && self.batch == 1 {
-                sock.send(batch.slot_mut(0)).map(|_| 1)
+                sock.send(batch.datagram_mut(0)).map(|_| 1)
             } else {
-                sendmmsg(fd, &mut batch, n)
+                let m = batch.prepare_send(n);
+                sendmmsg(fd, &mut batch, m).map(|done| batch.datagrams_in(done, n))
             };
             match sent {
                 Ok(k) => {
@@ -292,8 +411,13 @@ impl UdpStream {
         ctl: StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
         let fd = sock.as_raw_fd();
-        // One byte more than the payload, so an oversized datagram shows as truncated.
-        let mut batch = Batch::new(self.batch, self.payload + 1);
+        let gro = self.gro && enable(fd, libc::UDP_GRO, 1);
+        let mut batch = if gro {
+            Batch::new(self.batch.min(16), 1, GRO_MESSAGE, GRO_MESSAGE, true)
+        } else {
+            // One byte more than the payload, so an oversized datagram shows as truncated.
+            Batch::new(self.batch, 1, self.payload + 1, self.payload + 1, false)
+        };
         let mut tracker = SeqTracker::new();
         let mut fin_at: Option<Instant> = None;
         let mut stop_seen_at: Option<Instant> = None;
@@ -322,18 +446,20 @@ impl UdpStream {
             let now = now_ns();
             last_arrival = Instant::now();
             for i in 0..n {
-                let data = batch.received(i);
-                let Some(h) = DatagramRepr::parse(data) else {
-                    continue;
-                };
-                if h.stream != ctl.stream || h.is_probe() {
-                    continue;
+                let (data, segment) = batch.received(i);
+                for datagram in data.chunks(segment.unwrap_or(data.len()).max(1)) {
+                    let Some(h) = DatagramRepr::parse(datagram) else {
+                        continue;
+                    };
+                    if h.stream != ctl.stream || h.is_probe() {
+                        continue;
+                    }
+                    if h.is_fin() {
+                        fin_at.get_or_insert_with(Instant::now);
+                        continue;
+                    }
+                    tracker.record(h.seq, h.sent_ns, now, datagram.len().min(self.payload));
                 }
-                if h.is_fin() {
-                    fin_at.get_or_insert_with(Instant::now);
-                    continue;
-                }
-                tracker.record(h.seq, h.sent_ns, now, data.len().min(self.payload));
             }
             ctl.counter.publish_rx(tracker.snapshot());
         }

@@ -125,6 +125,16 @@ pub struct TestSpec {
     /// UDP: datagrams per sendmmsg/recvmmsg call; 1 sends and receives one per syscall.
     #[serde(default = "default_batch")]
     pub batch_packets: u16,
+    /// UDP: let the kernel segment batches (UDP_SEGMENT) where it can.
+    #[serde(default = "default_true")]
+    pub gso: bool,
+    /// UDP: let the kernel coalesce arriving datagrams (UDP_GRO) where it can.
+    #[serde(default = "default_true")]
+    pub gro: bool,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 fn default_batch() -> u16 {
@@ -175,6 +185,8 @@ impl TestSpec {
             pps: None,
             burst_packets: 0,
             batch_packets: default_batch(),
+            gso: true,
+            gro: true,
         }
     }
 
