@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# bench/peers.sh — linerate against its peers (iperf3, iperf 2, nuttcp, NetPIPE) on loopback.
+# bench/peers.sh — linerate against its peers (iperf3, iperf 2, nuttcp, NetPIPE, sockperf) on loopback.
 #
-# One run, tools interleaved within each repetition (and the order rotated per repetition) so that
-# machine noise hits every tool alike. Every tool runs with its own defaults (write size, buffers),
-# plus "iperf3 -Z" (iperf3's sendfile mode) as a separate row for fairness to linerate's sendfile.
+# Two parts, both by default: TCP throughput (1 and 2 streams) and UDP packet rate (64- and
+# 1472-byte payloads at max rate). One run, tools interleaved within each repetition (and the order
+# rotated per repetition) so that machine noise hits every tool alike. TCP: every tool runs with its
+# own defaults (write size, buffers), plus "iperf3 -Z" (iperf3's sendfile mode) as a separate row
+# for fairness to linerate's sendfile.
 #
 # CPU is measured the same way for every tool, outside the tool: the client's user+sys time from
 # /usr/bin/time, the server's from /proc/PID/stat (utime+stime+cutime+cstime) read after the server
@@ -15,9 +17,21 @@
 # iperf 2 the server's per-stream CSV reports summed, nuttcp its (receiver-side) rate_Mbps.
 # NetPIPE is a ping-pong sweep over message sizes: one run, its peak reported, no CPU.
 #
+# UDP: the client sends as fast as it can, the server receives; CPU as for TCP (sender = client).
+# linerate runs three ways: its default (UDP GSO + GRO, 64-datagram batches), --no-gro, and
+# --no-gso --no-gro (plain sendmmsg/recvmmsg), to show what each kernel feature contributes.
+# Sent packets are the sender's count, received the receiver's: linerate .summary; iperf3
+# .end.sum_sent.packets and .end.sum_received (packets - lost_packets); iperf 2 the client's "Sent N
+# datagrams" and the server's CSV (total - lost); nuttcp -fxmitstats tx_megabytes and pkt - drop;
+# sockperf the client's "messages sent" and the server's "messages received" (printed on SIGINT).
+# Loss % = (sent - received) / sent from those counts, the same formula for every tool. linerate's
+# own accounting is checked in every run: packets_sent == packets_received + packets_lost.
+#
 # This is a benchmark, not a test: exit 0 whether targets pass or not; 2 if a tool failed to run.
 #
-# Usage: bench/peers.sh [--quick] [--reps N] [--seconds S] [--out FILE]
+# Usage: bench/peers.sh [--quick] [--only tcp|udp] [--reps N] [--seconds S] [--out FILE]
+#        --quick: 3 reps of 3 s (TCP) and 2 s (UDP) runs, a shorter NetPIPE sweep; --only: one part
+#        (default both); --seconds sets both parts' run length.
 # Env:   REPS (5), SECONDS (5), OUT (bench/results/peers-<UTC time>.json), PORT_BASE (15300),
 #        LINERATE (target/release/linerate), NP_UPPER (NetPIPE's largest message, 8388608 bytes),
 #        NP_TIMEOUT (150 s for the NetPIPE sweep, about 45 s on a 2-core VM; --quick: about 15 s).
@@ -26,6 +40,8 @@ set -euo pipefail
 # bash's SECONDS counts up from its imported value, so read it before anything takes time.
 dur=$SECONDS
 (( dur > 0 )) || dur=5
+udp_dur=
+parts="tcp udp"
 reps=${REPS:-5}
 out=${OUT:-}
 np_upper=${NP_UPPER:-8388608}
@@ -36,17 +52,22 @@ port_base=${PORT_BASE:-15300}
 usage() { sed -n '/^# Usage:/,/^# *NP_TIMEOUT/s/^# \{0,1\}//p' "$0"; }
 while (( $# )); do
   case $1 in
-    --quick) reps=3 dur=3 np_extra=(-p 0) ;; # NetPIPE without its ±3-byte perturbations: 3× faster
+    --quick) reps=3 dur=3 udp_dur=2 np_extra=(-p 0) ;; # NetPIPE without its ±3-byte perturbations: 3× faster
+    --only) case ${2:-} in tcp|udp) parts=$2 ;;
+              *) echo "peers.sh: --only needs 'tcp' or 'udp' (got '${2:-}')" >&2; exit 2 ;; esac
+      shift ;;
     --reps) reps=${2:?--reps needs a number}; shift ;;
-    --seconds|-t) dur=${2:?--seconds needs a number}; shift ;;
+    --seconds|-t) dur=${2:?--seconds needs a number} udp_dur=$dur; shift ;;
     --out) out=${2:?--out needs a file}; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "peers.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
   shift
 done
+udp_dur=${udp_dur:-$dur}
 [[ $reps =~ ^[1-9][0-9]*$ && $dur =~ ^[1-9][0-9]*$ ]] \
   || { echo "peers.sh: REPS and SECONDS must be positive integers (got $reps, $dur)" >&2; exit 2; }
+want() { [[ " $parts " == *" $1 "* ]]; } # want tcp|udp: is that part selected?
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 lr=${LINERATE:-$root/target/release/linerate}
@@ -54,8 +75,10 @@ out=${out:-$root/bench/results/peers-$(date -u +%Y%m%dT%H%M%SZ).json}
 log() { printf '%s\n' "$*" >&2; }
 
 # ---- prerequisites: Debian packages for missing peers, a release build of linerate ----
-declare -A pkg_of=([iperf3]=iperf3 [iperf]=iperf [nuttcp]=nuttcp [NPtcp]=netpipe-tcp [jq]=jq
+declare -A pkg_of=([iperf3]=iperf3 [iperf]=iperf [nuttcp]=nuttcp [jq]=jq
                    [/usr/bin/time]=time [ss]=iproute2 [timeout]=coreutils)
+want tcp && pkg_of[NPtcp]=netpipe-tcp
+want udp && pkg_of[sockperf]=sockperf
 need=()
 for cmd in "${!pkg_of[@]}"; do command -v "$cmd" >/dev/null || need+=("${pkg_of[$cmd]}"); done
 if (( ${#need[@]} )); then
@@ -72,9 +95,9 @@ fi
 # ---- process handling: every server is tracked and killed on exit ----
 tmp=$(mktemp -d)
 servers=()
-stop() { # stop PID: TERM, up to 3 s, then KILL; reap it
+stop() { # stop PID [SIGNAL]: SIGNAL (TERM), up to 3 s, then KILL; reap it
   local pid=$1 i
-  kill "$pid" 2>/dev/null || true
+  kill -"${2:-TERM}" "$pid" 2>/dev/null || true
   for (( i = 0; i < 30; i++ )); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   kill -9 "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
@@ -97,14 +120,14 @@ proc_cpu_s() { # user+sys seconds of a live process, its threads and reaped chil
 }
 
 srv_pid=
-start_server() { # start_server PORT CMD...: start it, wait (≤ 5 s) until it listens on PORT
+start_server() { # start_server PORT CMD...: start it, wait (≤ 5 s) until it listens on PORT (TCP or UDP)
   local port=$1 i; shift
   "$@" >"$tmp/server.out" 2>&1 &
   srv_pid=$!
   servers+=("$srv_pid")
   for (( i = 0; i < 50; i++ )); do
     kill -0 "$srv_pid" 2>/dev/null || { log "server exited: $*"; cat "$tmp/server.out" >&2; return 1; }
-    [[ -n $(ss -Hltn "sport = :$port") ]] && return 0
+    [[ -n $(ss -Hltun "sport = :$port") ]] && return 0
     sleep 0.1
   done
   log "server not listening on $port after 5 s: $*"; return 1
@@ -113,6 +136,7 @@ start_server() { # start_server PORT CMD...: start it, wait (≤ 5 s) until it l
 # ---- one measurement ----
 p_lr=$((port_base + 1)) p_i3=$((port_base + 2)) p_i2=$((port_base + 3))
 p_nc=$((port_base + 4)) p_nd=$((port_base + 5)) p_np=$((port_base + 10)) # nuttcp -N 2: p_nd, p_nd+1
+p_sp=$((port_base + 7))
 tools=(linerate iperf3 "iperf3 -Z" iperf2 nuttcp)
 samples=$tmp/samples.jsonl
 : >"$samples"
@@ -183,42 +207,171 @@ run_one() { # run_one TOOL STREAMS REP: one client run against a fresh server; a
     <<<"$(tail -n 1 "$samples")" >&2
 }
 
-log "linerate vs peers on 127.0.0.1: $reps reps × ${dur} s × ${#tools[@]} tools × (1, 2 streams)"
-for (( rep = 1; rep <= reps; rep++ )); do
-  log "rep $rep/$reps"
-  for n in 1 2; do
-    for (( k = 0; k < ${#tools[@]}; k++ )); do
-      tool=${tools[(k + rep - 1) % ${#tools[@]}]} # rotate the order so no tool always goes first
-      if ! run_one "$tool" "$n" "$rep"; then
-        failures=$((failures + 1))
-        jq -cn --arg tool "$tool" --argjson n "$n" --argjson rep "$rep" \
-          '{tool: $tool, streams: $n, rep: $rep, failed: true}' >>"$samples"
-      fi
-      sleep 0.5
+# ---- TCP: throughput, 1 and 2 streams, then NetPIPE ----
+if want tcp; then
+  log "linerate vs peers on 127.0.0.1: $reps reps × ${dur} s × ${#tools[@]} tools × (1, 2 streams)"
+  for (( rep = 1; rep <= reps; rep++ )); do
+    log "rep $rep/$reps"
+    for n in 1 2; do
+      for (( k = 0; k < ${#tools[@]}; k++ )); do
+        tool=${tools[(k + rep - 1) % ${#tools[@]}]} # rotate the order so no tool always goes first
+        if ! run_one "$tool" "$n" "$rep"; then
+          failures=$((failures + 1))
+          jq -cn --arg tool "$tool" --argjson n "$n" --argjson rep "$rep" \
+            '{tool: $tool, streams: $n, rep: $rep, failed: true}' >>"$samples"
+        fi
+        sleep 0.5
+      done
     done
   done
-done
 
-# ---- NetPIPE: one ping-pong sweep, its peak ----
-log "NetPIPE sweep up to $np_upper bytes (one run)"
-srv_pid=
-# Both ends need the same sweep options (-u, -p), or they fall out of step and hang.
-np_args=(-P "$p_np" -u "$np_upper" "${np_extra[@]}")
-if start_server "$p_np" NPtcp "${np_args[@]}" \
-   && timeout -k 5 "$np_timeout" NPtcp -h 127.0.0.1 "${np_args[@]}" -o "$tmp/np.out" \
-        >"$tmp/np.log" 2>&1 \
-   && peak=$(awk '$2 > m { m = $2; s = $1 } END { if (!m) exit 1; print m, s }' "$tmp/np.out"); then
-  stop "$srv_pid"
-  read -r mbps size <<<"$peak"
-  jq -cn --argjson mbps "$mbps" --argjson size "$size" \
-    '{tool: "NetPIPE", streams: 1, rep: 1, throughput_gbps: ($mbps / 1000), peak_message_bytes: $size}' \
-    >>"$samples"
-  log "  NetPIPE peak: $(awk -v m="$mbps" 'BEGIN{printf "%.2f", m/1000}') Gbit/s at $size-byte messages"
-else
-  [[ -n $srv_pid ]] && stop "$srv_pid"
-  log "NetPIPE failed"; cat "$tmp/np.log" >&2 2>/dev/null || true
-  failures=$((failures + 1))
-  jq -cn '{tool: "NetPIPE", streams: 1, rep: 1, failed: true}' >>"$samples"
+  # ---- NetPIPE: one ping-pong sweep, its peak ----
+  log "NetPIPE sweep up to $np_upper bytes (one run)"
+  srv_pid=
+  # Both ends need the same sweep options (-u, -p), or they fall out of step and hang.
+  np_args=(-P "$p_np" -u "$np_upper" "${np_extra[@]}")
+  if start_server "$p_np" NPtcp "${np_args[@]}" \
+     && timeout -k 5 "$np_timeout" NPtcp -h 127.0.0.1 "${np_args[@]}" -o "$tmp/np.out" \
+          >"$tmp/np.log" 2>&1 \
+     && peak=$(awk '$2 > m { m = $2; s = $1 } END { if (!m) exit 1; print m, s }' "$tmp/np.out"); then
+    stop "$srv_pid"
+    read -r mbps size <<<"$peak"
+    jq -cn --argjson mbps "$mbps" --argjson size "$size" \
+      '{tool: "NetPIPE", streams: 1, rep: 1, throughput_gbps: ($mbps / 1000), peak_message_bytes: $size}' \
+      >>"$samples"
+    log "  NetPIPE peak: $(awk -v m="$mbps" 'BEGIN{printf "%.2f", m/1000}') Gbit/s at $size-byte messages"
+  else
+    [[ -n $srv_pid ]] && stop "$srv_pid"
+    log "NetPIPE failed"; cat "$tmp/np.log" >&2 2>/dev/null || true
+    failures=$((failures + 1))
+    jq -cn '{tool: "NetPIPE", streams: 1, rep: 1, failed: true}' >>"$samples"
+  fi
+fi
+
+# ---- UDP: datagrams per second at max rate, client sending, server receiving ----
+udp_tools=(linerate "linerate --no-gro" "linerate --no-gso --no-gro" iperf3 iperf2 nuttcp sockperf)
+udp_sizes=(64 1472)
+udp_samples=$tmp/udp.jsonl
+: >"$udp_samples"
+
+# parse_udp_TOOL CLIENT_OUT PAYLOAD: print one JSON object with packets_sent, packets_received,
+# pps_sent, pps_received and the tool's own self_loss_pct, self_sender_cpu_pct,
+# self_receiver_cpu_pct (null where it has none). Server output is in $tmp/server.out.
+parse_udp_linerate() {
+  jq -ec '.summary | { packets_sent, packets_received, pps_sent, pps_received,
+    self_loss_pct: .loss_pct, self_sender_cpu_pct: .local_cpu_pct,
+    self_receiver_cpu_pct: .remote_cpu_pct, packets_lost, packets_out_of_order, packets_duplicate,
+    accounting_exact: (.packets_sent == .packets_received + .packets_lost) }' "$1"
+}
+parse_udp_iperf3() { # in .end.sum_received, .packets is the receiver's highest sequence number
+  jq -ec '.end | (.sum_received.packets - .sum_received.lost_packets) as $rcv
+    | { packets_sent: .sum_sent.packets, packets_received: $rcv,
+        pps_sent: (.sum_sent.packets / .sum_sent.seconds), pps_received: ($rcv / .sum_received.seconds),
+        self_loss_pct: .sum_received.lost_percent,
+        self_sender_cpu_pct: .cpu_utilization_percent.host_total,
+        self_receiver_cpu_pct: .cpu_utilization_percent.remote_total }' "$1"
+}
+parse_udp_iperf2() { # client: "Sent N datagrams" and its interval; server CSV: interval (field 7,
+                     # to 0.1 s), lost (11), total = highest sequence number (12), loss % (13)
+  awk -F, '
+    FNR == NR { if (!t && match($0, /[0-9.]+-[0-9.]+ sec/)) { split(substr($0, RSTART), a, /[- ]/); t = a[2] - a[1] }
+                if (match($0, /Sent [0-9]+ datagrams/)) { split(substr($0, RSTART), a, " "); sent = a[2] }
+                next }
+    NF >= 14 { split($7, iv, "-"); rt = iv[2] - iv[1]; rcv = $12 - $11; loss = $13; ok = 1 }
+    END { if (!ok || !sent || t <= 0 || rt <= 0) exit 1
+          printf "{\"packets_sent\":%d,\"packets_received\":%d,\"pps_sent\":%.1f,\"pps_received\":%.1f,", sent, rcv, sent / t, rcv / rt
+          printf "\"self_loss_pct\":%s,\"self_sender_cpu_pct\":null,\"self_receiver_cpu_pct\":null}\n", loss }' \
+    "$1" "$tmp/server.out"
+}
+parse_udp_nuttcp() { # -fparse -fxmitstats: tx_megabytes sent, megabytes (2^20 bytes) and rate_Mbps
+                     # received, pkt = highest sequence number, drop = gaps. The receiving time is
+                     # megabytes / rate: real_seconds has only two decimals.
+  awk -v len="$2" '/megabytes=/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }; ok = 1 }
+    END { if (!ok || v["rate_Mbps"] <= 0 || v["tx_megabytes"] == "") exit 1
+          t = v["megabytes"] * 8.388608 / v["rate_Mbps"]; sent = v["tx_megabytes"] * 1048576 / len
+          rcv = v["pkt"] - v["drop"]
+          printf "{\"packets_sent\":%.0f,\"packets_received\":%d,\"pps_sent\":%.1f,\"pps_received\":%.1f,", sent, rcv, sent / t, rcv / t
+          printf "\"self_loss_pct\":%s,\"self_sender_cpu_pct\":%s,\"self_receiver_cpu_pct\":%s}\n", v["data_loss"], v["tx_cpu"], v["rx_cpu"] }' "$1"
+}
+parse_udp_sockperf() { # client: "Total of N messages sent in T sec"; server: "Total N messages
+                       # received and handled" (on SIGINT). The server keeps no time: T for both.
+  awk '
+    FNR == NR { if (match($0, /Total of [0-9]+ messages sent in [0-9.]+ sec/)) { split(substr($0, RSTART), a, " "); sent = a[3]; t = a[7] }
+                next }
+    match($0, /Total [0-9]+ messages received/) { split(substr($0, RSTART), a, " "); rcv = a[2]; ok = 1 }
+    END { if (!ok || !sent || t <= 0) exit 1
+          printf "{\"packets_sent\":%d,\"packets_received\":%d,\"pps_sent\":%.1f,\"pps_received\":%.1f,", sent, rcv, sent / t, rcv / t
+          printf "\"self_loss_pct\":null,\"self_sender_cpu_pct\":null,\"self_receiver_cpu_pct\":null}\n" }' \
+    "$1" "$tmp/server.out"
+}
+
+run_udp() { # run_udp TOOL PAYLOAD REP: one client run against a fresh server; appends a sample
+  local tool=$1 len=$2 rep=$3 parse port cmd srv sig=TERM extra cpu0 cpu1 parsed wall usr sys
+  case $tool in
+    linerate*) port=$p_lr parse=parse_udp_linerate
+      read -ra extra <<<"${tool#linerate}" # the variants' flags: --no-gro, --no-gso --no-gro
+      srv=("$lr" serve -B 127.0.0.1 -p "$port")
+      cmd=("$lr" udp 127.0.0.1 -p "$port" -t "$udp_dur" -i 0 --rate max -l "$len" --json "${extra[@]}") ;;
+    iperf3) port=$p_i3 parse=parse_udp_iperf3 # no -1: the server must outlive the client's exit for its CPU
+      srv=(iperf3 -s -B 127.0.0.1 -p "$port")
+      cmd=(iperf3 -c 127.0.0.1 -p "$port" -u -b 0 -l "$len" -t "$udp_dur" --json) ;;
+    iperf2) port=$p_i2 parse=parse_udp_iperf2 # -b: a rate above reach is iperf 2's "max"
+      srv=(iperf -s -u -B 127.0.0.1 -p "$port" -y C)
+      cmd=(iperf -c 127.0.0.1 -p "$port" -u -b 100G -l "$len" -t "$udp_dur") ;;
+    nuttcp) port=$p_nc parse=parse_udp_nuttcp
+      srv=(nuttcp -S --nofork -P "$port")
+      cmd=(nuttcp -u -R 100g -l "$len" -T "$udp_dur" -P "$port" -p "$p_nd" -fparse -fxmitstats 127.0.0.1) ;;
+    sockperf) port=$p_sp parse=parse_udp_sockperf sig=INT # it prints its count on SIGINT only
+      srv=(sockperf server -i 127.0.0.1 -p "$port")
+      # Without warm-up messages, which the server would count as received but the client not as sent.
+      cmd=(sockperf throughput -i 127.0.0.1 -p "$port" -m "$len" -t "$udp_dur" --dontwarmup) ;;
+  esac
+  start_server "$port" "${srv[@]}" || return 1
+  cpu0=$(proc_cpu_s "$srv_pid")
+  if ! timeout -k 5 $((udp_dur + 30)) /usr/bin/time -f '%e %U %S' -o "$tmp/time" \
+      "${cmd[@]}" >"$tmp/client.out" 2>"$tmp/client.err"; then
+    log "client failed: ${cmd[*]}"; cat "$tmp/client.out" "$tmp/client.err" >&2
+    stop "$srv_pid"; return 1
+  fi
+  sleep 0.3 # let the server drain its socket and write its report
+  cpu1=$(proc_cpu_s "$srv_pid")
+  stop "$srv_pid" "$sig"
+  if ! parsed=$("$parse" "$tmp/client.out" "$len"); then
+    log "could not parse $tool output"; cat "$tmp/client.out" "$tmp/server.out" >&2; return 1
+  fi
+  read -r wall usr sys < <(tail -n 1 "$tmp/time")
+  jq -c --arg tool "$tool" --argjson len "$len" --argjson rep "$rep" --argjson dur "$udp_dur" \
+    --argjson snd_s "$(awk -v u="$usr" -v s="$sys" 'BEGIN{print u+s}')" \
+    --argjson rcv_s "$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN{print b-a}')" --argjson wall "$wall" '
+    { tool: $tool, payload_bytes: $len, rep: $rep } + .
+    + { loss_pct: (if .packets_sent > 0 then (.packets_sent - .packets_received) / .packets_sent * 100
+                   else null end),
+        sender_cpu_s: $snd_s, receiver_cpu_s: $rcv_s, client_wall_s: $wall,
+        sender_cpu_pct: ($snd_s / $dur * 100), receiver_cpu_pct: ($rcv_s / $dur * 100) }' \
+    <<<"$parsed" >>"$udp_samples"
+  jq -r 'def m: . / 1e6 * 1000 | round / 1000;
+    "  \(.tool) \(.payload_bytes) B: sent \(.pps_sent | m) Mpps, received \(.pps_received | m) Mpps, loss \(.loss_pct * 100 | round / 100)%, CPU \(.sender_cpu_pct | round)% / \(.receiver_cpu_pct | round)%"
+    + if has("accounting_exact") then ", accounting " + (if .accounting_exact then "exact"
+        else "NOT exact" end) + " (sent \(.packets_sent) = received \(.packets_received) + lost \(.packets_lost))"
+      else "" end' <<<"$(tail -n 1 "$udp_samples")" >&2
+}
+
+if want udp; then
+  log "UDP on 127.0.0.1: $reps reps × ${udp_dur} s × ${#udp_tools[@]} tools × (${udp_sizes[*]}-byte payloads)"
+  for (( rep = 1; rep <= reps; rep++ )); do
+    log "UDP rep $rep/$reps"
+    for len in "${udp_sizes[@]}"; do
+      for (( k = 0; k < ${#udp_tools[@]}; k++ )); do
+        tool=${udp_tools[(k + rep - 1) % ${#udp_tools[@]}]} # rotated, as for TCP
+        if ! run_udp "$tool" "$len" "$rep"; then
+          failures=$((failures + 1))
+          jq -cn --arg tool "$tool" --argjson len "$len" --argjson rep "$rep" \
+            '{tool: $tool, payload_bytes: $len, rep: $rep, failed: true}' >>"$udp_samples"
+        fi
+        sleep 0.5
+      done
+    done
+  done
 fi
 
 # ---- summary: medians, ratios, targets; JSON to $out, table to stdout ----

@@ -179,6 +179,10 @@ pub struct UdpArgs {
     /// One datagram per send/recv call (same as --batch 1), to compare.
     #[arg(long, conflicts_with = "batch")]
     pub no_batch: bool,
+    /// Spread each stream's datagrams over N source ports (flows change every batch; with
+    /// --batch 1, every datagram), like pkt-gen's multi-flow runs.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub flows: u32,
     /// Do not let the kernel segment batches of datagrams (UDP GSO), to compare.
     #[arg(long)]
     pub no_gso: bool,
@@ -393,6 +397,13 @@ impl UdpArgs {
         spec.batch_packets = if self.no_batch { 1 } else { self.batch };
         spec.gso = !self.no_gso;
         spec.gro = !self.no_gro;
+        if self.flows == 0 || self.flows > 10_000 {
+            return Err(format!(
+                "--flows {}: must be between 1 and 10000",
+                self.flows
+            ));
+        }
+        spec.flows = self.flows;
         Ok(plan)
     }
 }

@@ -10,7 +10,7 @@ use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use engine::sockopt::{connect_tcp, ConnectError, SocketOptions};
-use engine::udp_socket::{max_payload, probe, udp_socket};
+use engine::udp_socket::{max_payload_to, probe, udp_socket};
 use engine::{engine_for, Conn, Role, Signal, Workers};
 use measure::cpu::{CpuTime, SystemCpuSnapshot};
 use results::{IntervalSample, RunRecord};
@@ -214,17 +214,26 @@ fn open_udp_stream(
     stream: u16,
 ) -> Result<Conn, ClientError> {
     let setup = |e: std::io::Error| ClientError::Protocol(format!("UDP setup: {e}"));
-    let sock = udp_socket(local, config.spec.window_bytes)
-        .map_err(|e| ClientError::Protocol(format!("UDP setup: {e}")))?;
-    sock.connect(server).map_err(setup)?;
     let payload = config.spec.write_len_bytes as usize;
-    let max = max_payload(&sock).map_err(setup)?;
+    let max = max_payload_to(server).map_err(setup)?;
     if payload > max {
         return Err(ClientError::Refused(format!(
             "-l {payload}: larger than the path allows; its MTU leaves {max} bytes of UDP payload"
         )));
     }
-    probe(&sock, stream, HANDSHAKE_TIMEOUT).map_err(setup)?;
+    let sock = udp_socket(local, config.spec.window_bytes)
+        .map_err(|e| ClientError::Protocol(format!("UDP setup: {e}")))?;
+    probe(&sock, server, stream, HANDSHAKE_TIMEOUT).map_err(setup)?;
+    let receiving = config
+        .spec
+        .flows()
+        .iter()
+        .any(|&(s, flow)| s == stream && flow == Flow::ServerToClient);
+    // A multi-flow receiver takes every source port of the server's address.
+    if receiving && config.spec.flows > 1 {
+        return Ok(Conn::UdpFrom(sock, server.ip()));
+    }
+    sock.connect(server).map_err(setup)?;
     Ok(Conn::Udp(sock))
 }
 

@@ -33,11 +33,24 @@ fn parse() -> anyhow::Result<Result<Cli, ExitCode>> {
     }
 }
 
+/// Raises the open-files limit to its hard maximum: `--flows 10000` needs a socket per flow.
+fn raise_file_limit() {
+    // SAFETY: getrlimit/setrlimit on a valid struct; failure leaves the limit as it was.
+    unsafe {
+        let mut lim: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+}
+
 fn run() -> anyhow::Result<ExitCode> {
     let cli = match parse()? {
         Ok(cli) => cli,
         Err(code) => return Ok(code),
     };
+    raise_file_limit();
     let interrupt = shutdown::on_interrupt()?;
     let outcome = match &cli.command {
         Command::Serve(args) => {

@@ -268,7 +268,7 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, shared: &Shared, peer: &str) {
         .map_err(|e| e.to_string())
         .and_then(|_| {
             if spec.kind == TestKind::UdpStream {
-                connect_udp(&ctrl, udp, shared)
+                connect_udp(&ctrl, &spec, udp, shared)
             } else {
                 collect_streams(&spec, &rx, shared)
             }
@@ -307,12 +307,31 @@ fn open_udp(ctrl: &Conn, spec: &TestSpec) -> Result<Vec<UdpSocket>, String> {
 
 /// Waits for the client's probe on every UDP socket; only the control connection's peer
 /// address is accepted, so the server never sends datagrams anywhere else.
-fn connect_udp(ctrl: &Conn, socks: Vec<UdpSocket>, shared: &Shared) -> Result<Vec<Conn>, String> {
+fn connect_udp(
+    ctrl: &Conn,
+    spec: &TestSpec,
+    socks: Vec<UdpSocket>,
+    shared: &Shared,
+) -> Result<Vec<Conn>, String> {
     let peer = ctrl
         .peer_addr()
         .ok_or("UDP tests need an IP control connection")?;
-    accept_probes(&socks, peer.ip(), shared.config.handshake_timeout).map_err(|e| e.to_string())?;
-    Ok(socks.into_iter().map(Conn::Udp).collect())
+    let sources = accept_probes(&socks, peer.ip(), shared.config.handshake_timeout)
+        .map_err(|e| e.to_string())?;
+    socks
+        .into_iter()
+        .zip(sources)
+        .zip(spec.flows())
+        .map(|((sock, source), (_, flow))| {
+            // A multi-flow receiver takes every source port of the client's address.
+            if flow == Flow::ClientToServer && spec.flows > 1 {
+                return Ok(Conn::UdpFrom(sock, peer.ip()));
+            }
+            sock.connect(source)?;
+            Ok(Conn::Udp(sock))
+        })
+        .collect::<std::io::Result<Vec<_>>>()
+        .map_err(|e| format!("UDP setup: {e}"))
 }
 
 fn check_spec(spec: &TestSpec, limits: &SpecLimits) -> Result<(), String> {

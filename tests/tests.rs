@@ -603,6 +603,23 @@ mod udp_loopback {
     }
 
     #[test]
+    fn many_flows_reach_the_receiver_both_ways() {
+        let server = fast_server();
+        for direction in [Direction::Send, Direction::Reverse] {
+            let spec = wire::TestSpec {
+                flows: 100,
+                batch_packets: 1,
+                ..udp(direction, 1, 20_000_000)
+            };
+            let r = run(server.addr, spec).unwrap();
+            let u = r.summary.udp.unwrap();
+            assert!(u.packets_sent > 1000, "{direction:?}: {u:?}");
+            assert_eq!(u.packets_lost, 0, "{direction:?}: {u:?}");
+            assert_eq!(u.packets_sent, u.packets_received);
+        }
+    }
+
+    #[test]
     fn oversized_payload_is_refused_before_sending() {
         let out = linerate()
             .args(["udp", "-l", "70000", "-t", "1"])

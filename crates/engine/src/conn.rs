@@ -19,6 +19,9 @@ pub enum Conn {
     Unix(UnixStream),
     /// A UDP socket connected to its peer (datagrams, not a stream).
     Udp(UdpSocket),
+    /// An unconnected UDP socket taking datagrams from any port of one IP address: a receiver
+    /// whose sender spreads its datagrams over several source ports (`--flows`).
+    UdpFrom(UdpSocket, std::net::IpAddr),
 }
 
 impl Conn {
@@ -32,7 +35,7 @@ impl Conn {
         match self {
             Conn::Tcp(s) => s.set_read_timeout(t),
             Conn::Unix(s) => s.set_read_timeout(t),
-            Conn::Udp(s) => s.set_read_timeout(t),
+            Conn::Udp(s) | Conn::UdpFrom(s, _) => s.set_read_timeout(t),
         }
     }
 
@@ -41,7 +44,7 @@ impl Conn {
         match self {
             Conn::Tcp(s) => s.set_write_timeout(t),
             Conn::Unix(s) => s.set_write_timeout(t),
-            Conn::Udp(s) => s.set_write_timeout(t),
+            Conn::Udp(s) | Conn::UdpFrom(s, _) => s.set_write_timeout(t),
         }
     }
 
@@ -50,7 +53,7 @@ impl Conn {
         match self {
             Conn::Tcp(s) => s.set_nonblocking(on),
             Conn::Unix(s) => s.set_nonblocking(on),
-            Conn::Udp(s) => s.set_nonblocking(on),
+            Conn::Udp(s) | Conn::UdpFrom(s, _) => s.set_nonblocking(on),
         }
     }
 
@@ -59,7 +62,7 @@ impl Conn {
         match self {
             Conn::Tcp(s) => s.shutdown(how),
             Conn::Unix(s) => s.shutdown(how),
-            Conn::Udp(_) => Ok(()),
+            Conn::Udp(_) | Conn::UdpFrom(..) => Ok(()),
         }
     }
 
@@ -69,6 +72,7 @@ impl Conn {
             Conn::Tcp(s) => Conn::Tcp(s.try_clone()?),
             Conn::Unix(s) => Conn::Unix(s.try_clone()?),
             Conn::Udp(s) => Conn::Udp(s.try_clone()?),
+            Conn::UdpFrom(s, ip) => Conn::UdpFrom(s.try_clone()?, *ip),
         })
     }
 
@@ -84,6 +88,7 @@ impl Conn {
                 .peer_addr()
                 .map(|a| format!("udp {a}"))
                 .unwrap_or_else(|_| "?".into()),
+            Conn::UdpFrom(_, ip) => format!("udp from {ip}"),
         }
     }
 
@@ -92,7 +97,7 @@ impl Conn {
         match self {
             Conn::Tcp(s) => s.peer_addr().ok(),
             Conn::Udp(s) => s.peer_addr().ok(),
-            Conn::Unix(_) => None,
+            Conn::UdpFrom(..) | Conn::Unix(_) => None,
         }
     }
 
@@ -100,7 +105,7 @@ impl Conn {
     pub fn local_addr(&self) -> Option<SocketAddr> {
         match self {
             Conn::Tcp(s) => s.local_addr().ok(),
-            Conn::Udp(s) => s.local_addr().ok(),
+            Conn::Udp(s) | Conn::UdpFrom(s, _) => s.local_addr().ok(),
             Conn::Unix(_) => None,
         }
     }
@@ -112,7 +117,7 @@ impl Read for Conn {
         match self {
             Conn::Tcp(s) => s.read(buf),
             Conn::Unix(s) => s.read(buf),
-            Conn::Udp(s) => s.recv(buf),
+            Conn::Udp(s) | Conn::UdpFrom(s, _) => s.recv(buf),
         }
     }
 }
@@ -124,6 +129,10 @@ impl Write for Conn {
             Conn::Tcp(s) => s.write(buf),
             Conn::Unix(s) => s.write(buf),
             Conn::Udp(s) => s.send(buf),
+            Conn::UdpFrom(..) => Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "receive-only UDP socket",
+            )),
         }
     }
 
@@ -137,7 +146,7 @@ impl AsRawFd for Conn {
         match self {
             Conn::Tcp(s) => s.as_raw_fd(),
             Conn::Unix(s) => s.as_raw_fd(),
-            Conn::Udp(s) => s.as_raw_fd(),
+            Conn::Udp(s) | Conn::UdpFrom(s, _) => s.as_raw_fd(),
         }
     }
 }

@@ -22,11 +22,25 @@ pub const IPV6_UDP_OVERHEAD: usize = 48;
 /// A UDP socket bound to `local`, with buffers and path-MTU discovery set (datagrams are never
 /// fragmented: one that does not fit the path fails to send instead).
 pub fn udp_socket(local: SocketAddr, buffer_bytes: Option<u32>) -> Result<UdpSocket, EngineError> {
+    bound(local, Some(buffer_bytes.unwrap_or(DEFAULT_UDP_BUFFER)))
+}
+
+/// An extra sending socket for one more flow of a stream: same local IP, a new port, the
+/// kernel's default buffers (thousands of flows must not each take megabytes), connected to
+/// `peer`.
+pub fn flow_socket(local_ip: IpAddr, peer: SocketAddr) -> Result<UdpSocket, EngineError> {
+    let sock = bound(SocketAddr::new(local_ip, 0), None)?;
+    sock.connect(peer)?;
+    Ok(sock)
+}
+
+fn bound(local: SocketAddr, buffer_bytes: Option<u32>) -> Result<UdpSocket, EngineError> {
     let sock = Socket::new(Domain::for_address(local), Type::DGRAM, Some(Protocol::UDP))?;
-    let size = buffer_bytes.unwrap_or(DEFAULT_UDP_BUFFER) as usize;
-    // The kernel caps these silently; a smaller buffer is not an error.
-    let _ = sock.set_send_buffer_size(size);
-    let _ = sock.set_recv_buffer_size(size);
+    if let Some(size) = buffer_bytes {
+        // The kernel caps these silently; a smaller buffer is not an error.
+        let _ = sock.set_send_buffer_size(size as usize);
+        let _ = sock.set_recv_buffer_size(size as usize);
+    }
     let fd = sock.as_raw_fd();
     if local.is_ipv6() {
         set(
@@ -92,25 +106,31 @@ pub fn max_payload(sock: &UdpSocket) -> io::Result<usize> {
     Ok((mtu as usize).saturating_sub(overhead).min(65_507))
 }
 
-/// Client side: sends setup probes for `stream` until the server echoes one, or `timeout`.
-pub fn probe(sock: &UdpSocket, stream: u16, timeout: Duration) -> io::Result<()> {
+/// Client side: sends setup probes for `stream` to `server` until it echoes one, or `timeout`.
+/// The socket stays unconnected (a multi-flow receiver must not be; see [`accept_probes`]).
+pub fn probe(
+    sock: &UdpSocket,
+    server: SocketAddr,
+    stream: u16,
+    timeout: Duration,
+) -> io::Result<()> {
     let mut out = [0u8; HEADER_LEN];
     write_header(&mut out, stream, FLAG_PROBE, 0, 0);
     let mut buf = [0u8; 2048];
     sock.set_read_timeout(Some(Duration::from_millis(100)))?;
     let deadline = Instant::now() + timeout;
     while Instant::now() < deadline {
-        match sock.send(&out) {
+        match sock.send_to(&out, server) {
             Ok(_) => {}
             // An ICMP error from an earlier probe; the server may not be there yet.
             Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {}
             Err(e) => return Err(e),
         }
-        match sock.recv(&mut buf) {
-            Ok(n) => {
-                if DatagramRepr::parse(&buf[..n])
-                    .is_some_and(|r| r.flags & FLAG_PROBE != 0 && r.stream == stream)
-                {
+        match sock.recv_from(&mut buf) {
+            Ok((n, from)) => {
+                let echo = DatagramRepr::parse(&buf[..n])
+                    .is_some_and(|r| r.flags & FLAG_PROBE != 0 && r.stream == stream);
+                if echo && from == server {
                     return Ok(());
                 }
             }
@@ -130,20 +150,38 @@ pub fn probe(sock: &UdpSocket, stream: u16, timeout: Duration) -> io::Result<()>
     ))
 }
 
-/// Server side: waits on every socket for its stream's probe from `peer_ip`, connects each
-/// socket to the probe's source (so replies go exactly where the client is, through NAT too)
-/// and echoes the probe. Datagrams from any other address are ignored.
-pub fn accept_probes(socks: &[UdpSocket], peer_ip: IpAddr, timeout: Duration) -> io::Result<()> {
-    let mut done = vec![false; socks.len()];
+/// The largest UDP payload the path to `dest` carries unfragmented (asked on a scratch socket).
+pub fn max_payload_to(dest: SocketAddr) -> io::Result<usize> {
+    let local: SocketAddr = if dest.is_ipv6() {
+        "[::]:0".parse()
+    } else {
+        "0.0.0.0:0".parse()
+    }
+    .map_err(|_| io::Error::other("address"))?;
+    let sock = bound(local, None).map_err(|e| io::Error::other(e.to_string()))?;
+    sock.connect(dest)?;
+    max_payload(&sock)
+}
+
+/// Server side: waits on every socket for its stream's probe from `peer_ip`, echoes it, and
+/// returns each probe's source address (where the client's socket really is, through NAT too).
+/// Datagrams from any other address are ignored. The sockets stay unconnected: a socket bound
+/// to port 0 that is connected and later disconnected would lose its port.
+pub fn accept_probes(
+    socks: &[UdpSocket],
+    peer_ip: IpAddr,
+    timeout: Duration,
+) -> io::Result<Vec<SocketAddr>> {
+    let mut done: Vec<Option<SocketAddr>> = vec![None; socks.len()];
     let deadline = Instant::now() + timeout;
     let mut buf = [0u8; 2048];
     for s in socks {
         s.set_nonblocking(true)?;
     }
-    while done.iter().any(|d| !d) {
+    while done.iter().any(Option::is_none) {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            let got = done.iter().filter(|d| **d).count();
+            let got = done.iter().filter(|d| d.is_some()).count();
             return Err(io::Error::new(
                 io::ErrorKind::TimedOut,
                 format!("only {got} of {} UDP streams were set up within {timeout:?}; is UDP blocked on the way?", socks.len()),
@@ -172,58 +210,56 @@ pub fn accept_probes(socks: &[UdpSocket], peer_ip: IpAddr, timeout: Duration) ->
                 if probe.is_none() || from.ip() != peer_ip {
                     continue;
                 }
-                s.connect(from)?;
-                let _ = s.send(&buf[..n]);
-                done[i] = true;
+                let _ = s.send_to(&buf[..n], from);
+                done[i] = Some(from);
             }
         }
     }
     for s in socks {
         s.set_nonblocking(false)?;
     }
-    Ok(())
+    Ok(done.into_iter().flatten().collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn probe_handshake_connects_both_ends() {
+    fn pair() -> (UdpSocket, UdpSocket, SocketAddr) {
         let server = udp_socket("127.0.0.1:0".parse().unwrap(), None).unwrap();
-        let port = server.local_addr().unwrap().port();
+        let to = server.local_addr().unwrap();
         let client = udp_socket("127.0.0.1:0".parse().unwrap(), None).unwrap();
-        client.connect(("127.0.0.1", port)).unwrap();
-        std::thread::scope(|s| {
+        (server, client, to)
+    }
+
+    #[test]
+    fn probe_handshake_finds_the_client() {
+        let (server, client, to) = pair();
+        let peer: IpAddr = "127.0.0.1".parse().unwrap();
+        let sources = std::thread::scope(|s| {
             let h = s.spawn(|| {
-                accept_probes(
-                    std::slice::from_ref(&server),
-                    "127.0.0.1".parse().unwrap(),
-                    Duration::from_secs(3),
-                )
+                accept_probes(std::slice::from_ref(&server), peer, Duration::from_secs(3))
             });
-            probe(&client, 0, Duration::from_secs(3)).unwrap();
-            h.join().unwrap().unwrap();
+            probe(&client, to, 0, Duration::from_secs(3)).unwrap();
+            h.join().unwrap().unwrap()
         });
-        assert_eq!(server.peer_addr().unwrap(), client.local_addr().unwrap());
-        assert!(max_payload(&client).unwrap() >= 1472);
+        assert_eq!(sources, vec![client.local_addr().unwrap()]);
+        assert!(max_payload_to(to).unwrap() >= 1472);
     }
 
     #[test]
     fn probes_from_another_address_are_ignored() {
-        let server = udp_socket("127.0.0.1:0".parse().unwrap(), None).unwrap();
-        let port = server.local_addr().unwrap().port();
-        let client = udp_socket("127.0.0.1:0".parse().unwrap(), None).unwrap();
-        client.connect(("127.0.0.1", port)).unwrap();
+        let (server, client, to) = pair();
+        let other: IpAddr = "127.0.0.2".parse().unwrap();
         std::thread::scope(|s| {
             let h = s.spawn(|| {
                 accept_probes(
                     std::slice::from_ref(&server),
-                    "127.0.0.2".parse().unwrap(),
+                    other,
                     Duration::from_millis(400),
                 )
             });
-            assert!(probe(&client, 0, Duration::from_millis(400)).is_err());
+            assert!(probe(&client, to, 0, Duration::from_millis(400)).is_err());
             assert!(h.join().unwrap().is_err());
         });
     }

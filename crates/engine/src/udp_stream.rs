@@ -10,7 +10,7 @@
 //! after `stop` without a datagram (every FIN lost).
 
 use std::io::{self, ErrorKind};
-use std::net::UdpSocket;
+use std::net::{IpAddr, UdpSocket};
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
@@ -21,6 +21,7 @@ use wire::datagram::{write_header, DatagramRepr, FLAG_FIN, HEADER_LEN};
 use wire::msg::StreamCounts;
 use wire::{TestKind, TestSpec};
 
+use crate::udp_socket::flow_socket;
 use crate::{Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL};
 
 /// How long the receiver keeps reading after a FIN, for datagrams reordered behind it.
@@ -39,6 +40,7 @@ pub struct UdpStream {
     burst: u32,
     gso: bool,
     gro: bool,
+    flows: u32,
 }
 
 impl UdpStream {
@@ -51,6 +53,7 @@ impl UdpStream {
             burst: spec.burst_packets,
             gso: spec.gso,
             gro: spec.gro,
+            flows: spec.flows.max(1),
         }
     }
 }
@@ -66,18 +69,22 @@ impl StreamEngine for UdpStream {
         role: Role,
         ctl: StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
-        let Conn::Udp(sock) = conn else {
-            return Err(EngineError::Io(io::Error::new(
-                ErrorKind::InvalidInput,
-                "udp_stream needs a UDP socket",
-            )));
+        let (sock, only_from) = match conn {
+            Conn::Udp(sock) => (sock, None),
+            Conn::UdpFrom(sock, ip) => (sock, Some(ip)),
+            _ => {
+                return Err(EngineError::Io(io::Error::new(
+                    ErrorKind::InvalidInput,
+                    "udp_stream needs a UDP socket",
+                )))
+            }
         };
         sock.set_read_timeout(Some(POLL_INTERVAL))?;
         sock.set_write_timeout(Some(POLL_INTERVAL))?;
         let cpu_start = CpuTime::thread_now();
         let mut report = match role {
             Role::Sender => self.send(&sock, ctl)?,
-            Role::Receiver => self.receive(&sock, ctl)?,
+            Role::Receiver => self.receive(&sock, only_from, ctl)?,
         };
         report.cpu = CpuTime::thread_now().since(cpu_start);
         Ok(report)
@@ -161,6 +168,7 @@ struct Batch {
     iov: Vec<libc::iovec>,
     msgs: Vec<libc::mmsghdr>,
     control: Vec<u8>,
+    names: Vec<libc::sockaddr_storage>,
 }
 
 impl Batch {
@@ -190,6 +198,7 @@ impl Batch {
             iov: Vec::with_capacity(messages),
             msgs: Vec::with_capacity(messages),
             control,
+            names: Vec::new(),
         };
         for i in 0..messages {
             batch.iov.push(libc::iovec {
@@ -230,11 +239,45 @@ impl Batch {
         (messages * self.segments).min(n)
     }
 
+    /// Asks receives to record each datagram's source address.
+    fn want_sources(&mut self) {
+        // SAFETY: sockaddr_storage is plain data; zero is valid.
+        self.names = vec![unsafe { std::mem::zeroed() }; self.msgs.len()];
+    }
+
+    /// The source IP of received message `i`, when sources are recorded.
+    fn source(&self, i: usize) -> Option<IpAddr> {
+        let name = self.names.get(i)?;
+        // SAFETY: the kernel wrote a sockaddr of the family it states into the storage, which
+        // is large and aligned enough for any of them.
+        unsafe {
+            match i32::from(name.ss_family) {
+                libc::AF_INET => {
+                    let a = &*(name as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>();
+                    Some(IpAddr::from(u32::from_be(a.sin_addr.s_addr).to_be_bytes()))
+                }
+                libc::AF_INET6 => {
+                    let a = &*(name as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>();
+                    let ip = std::net::Ipv6Addr::from(a.sin6_addr.s6_addr);
+                    Some(ip.to_ipv4_mapped().map_or(IpAddr::V6(ip), IpAddr::V4))
+                }
+                _ => None,
+            }
+        }
+    }
+
     /// Resets lengths and control buffers before a receive.
     fn prepare_receive(&mut self) {
         let with_control = !self.control.is_empty();
+        let with_names = !self.names.is_empty();
         for (i, m) in self.msgs.iter_mut().enumerate() {
             m.msg_len = 0;
+            if with_names {
+                // SAFETY: the index is inside `names`, whose heap block never moves.
+                m.msg_hdr.msg_name = unsafe { self.names.as_mut_ptr().add(i) }.cast();
+                m.msg_hdr.msg_namelen =
+                    std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            }
             if with_control {
                 // SAFETY: the offset is inside `control`, whose heap block never moves.
                 m.msg_hdr.msg_control =
@@ -275,6 +318,16 @@ fn sendmmsg(fd: RawFd, batch: &mut Batch, messages: usize) -> io::Result<usize> 
         Err(io::Error::last_os_error())
     } else {
         Ok(rc as usize)
+    }
+}
+
+fn send_one(fd: RawFd, datagram: &[u8]) -> io::Result<usize> {
+    // SAFETY: a valid buffer and its length.
+    let rc = unsafe { libc::send(fd, datagram.as_ptr().cast(), datagram.len(), 0) };
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(1)
     }
 }
 
@@ -344,6 +397,28 @@ impl UdpStream {
             segments * self.payload,
             false,
         );
+        // More flows: more sockets, same peer, new source ports; the sender moves to the next
+        // flow after every batch.
+        let mut extra = Vec::with_capacity(self.flows as usize - 1);
+        if self.flows > 1 {
+            let (local, peer) = (sock.local_addr()?, sock.peer_addr()?);
+            for _ in 1..self.flows {
+                let s = flow_socket(local.ip(), peer)?;
+                if segments > 1 {
+                    enable(
+                        s.as_raw_fd(),
+                        libc::UDP_SEGMENT,
+                        self.payload as libc::c_int,
+                    );
+                }
+                s.set_write_timeout(Some(POLL_INTERVAL))?;
+                extra.push(s);
+            }
+        }
+        let fds: Vec<RawFd> = std::iter::once(fd)
+            .chain(extra.iter().map(|s| s.as_raw_fd()))
+            .collect();
+        let mut flow = 0usize;
         let pacer = self
             .target_pps
             .map(|pps| Pacer::new(pps, self.burst, self.batch));
@@ -363,11 +438,13 @@ impl UdpStream {
             for i in 0..n {
                 write_header(batch.datagram_mut(i), ctl.stream, 0, seq + i as u64, stamp);
             }
+            let out = fds[flow];
+            flow = (flow + 1) % fds.len();
             let sent = if n == 1 && self.batch == 1 {
-                sock.send(batch.datagram_mut(0)).map(|_| 1)
+                send_one(out, batch.datagram_mut(0))
             } else {
                 let m = batch.prepare_send(n);
-                sendmmsg(fd, &mut batch, m).map(|done| batch.datagrams_in(done, n))
+                sendmmsg(out, &mut batch, m).map(|done| batch.datagrams_in(done, n))
             };
             match sent {
                 Ok(k) => {
@@ -408,6 +485,7 @@ impl UdpStream {
     fn receive(
         &self,
         sock: &UdpSocket,
+        only_from: Option<IpAddr>,
         ctl: StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
         let fd = sock.as_raw_fd();
@@ -418,6 +496,9 @@ impl UdpStream {
             // One byte more than the payload, so an oversized datagram shows as truncated.
             Batch::new(self.batch, 1, self.payload + 1, self.payload + 1, false)
         };
+        if only_from.is_some() {
+            batch.want_sources();
+        }
         let mut tracker = SeqTracker::new();
         let mut fin_at: Option<Instant> = None;
         let mut stop_seen_at: Option<Instant> = None;
@@ -446,6 +527,9 @@ impl UdpStream {
             let now = now_ns();
             last_arrival = Instant::now();
             for i in 0..n {
+                if only_from.is_some_and(|ip| batch.source(i) != Some(ip)) {
+                    continue;
+                }
                 let (data, segment) = batch.received(i);
                 for datagram in data.chunks(segment.unwrap_or(data.len()).max(1)) {
                     let Some(h) = DatagramRepr::parse(datagram) else {

@@ -131,6 +131,14 @@ pub struct TestSpec {
     /// UDP: let the kernel coalesce arriving datagrams (UDP_GRO) where it can.
     #[serde(default = "default_true")]
     pub gro: bool,
+    /// UDP: source ports each stream's sender spreads its datagrams over (flows change every
+    /// batch).
+    #[serde(default = "default_flows")]
+    pub flows: u32,
+}
+
+fn default_flows() -> u32 {
+    1
 }
 
 fn default_true() -> bool {
@@ -187,6 +195,7 @@ impl TestSpec {
             batch_packets: default_batch(),
             gso: true,
             gro: true,
+            flows: 1,
         }
     }
 
@@ -242,6 +251,9 @@ impl TestSpec {
                     "UDP payload {} bytes above the 65507-byte limit",
                     self.write_len_bytes
                 ));
+            }
+            if self.flows == 0 || self.flows > 10_000 {
+                return Err(format!("UDP flows {} outside 1..=10000", self.flows));
             }
             if self.pps == Some(0) || self.rate_bps == Some(0) || self.batch_packets == 0 {
                 return Err("UDP rate, packet rate and batch must be above 0".into());
