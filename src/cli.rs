@@ -33,6 +33,9 @@ pub enum Command {
     Tcp(TcpArgs),
     /// UDP at a target rate: loss, reordering, duplicates and jitter, exactly accounted.
     Udp(UdpArgs),
+    /// Packet rate matrix: frame sizes x flow counts at max rate, against the line rate
+    /// link_bps / 8 / (frame + 20).
+    Pps(PpsArgs),
 }
 
 /// `linerate serve`.
@@ -59,7 +62,7 @@ pub struct ServeArgs {
 }
 
 /// Flags every client test takes.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct CommonArgs {
     /// Server to test against (name, address, HOST:PORT); none: an in-process server on loopback.
     #[arg(value_name = "HOST")]
@@ -189,6 +192,105 @@ pub struct UdpArgs {
     /// Do not let the kernel coalesce arriving datagrams (UDP GRO), to compare.
     #[arg(long)]
     pub no_gro: bool,
+}
+
+/// `linerate pps`.
+#[derive(Debug, Args)]
+pub struct PpsArgs {
+    /// Flags every test takes (-t is per cell).
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Ethernet frame sizes in bytes, FCS included (UDP payload = frame - 46 for IPv4).
+    #[arg(
+        long,
+        value_name = "BYTES,...",
+        default_value = "64,128,256,512,1024,1280,1518"
+    )]
+    pub frame: String,
+    /// Flow counts (source ports per stream).
+    #[arg(long, value_name = "N,...", default_value = "1,100,10000")]
+    pub flows: String,
+    /// Offered rate per stream in bits/s, or max.
+    #[arg(long, short = 'b', value_name = "BITS_PER_SEC", default_value = "max")]
+    pub rate: String,
+    /// Datagrams per sendmmsg/recvmmsg call.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub batch: u16,
+    /// Do not use UDP GSO.
+    #[arg(long)]
+    pub no_gso: bool,
+    /// Do not use UDP GRO.
+    #[arg(long)]
+    pub no_gro: bool,
+}
+
+/// A validated `pps` invocation: one plan per cell, in order.
+#[derive(Debug, Clone)]
+pub struct PpsPlan {
+    /// (frame bytes, payload bytes, flows, plan) per cell.
+    pub cells: Vec<(u32, u32, u32, TcpPlan)>,
+}
+
+fn list(flag: &str, value: &str) -> Result<Vec<u32>, String> {
+    let items: Result<Vec<u32>, String> = value
+        .split(',')
+        .map(|v| {
+            v.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("{flag} {value}: '{}' is not a whole number", v.trim()))
+        })
+        .collect();
+    let items = items?;
+    if items.is_empty() {
+        return Err(format!("{flag}: give at least one value"));
+    }
+    Ok(items)
+}
+
+impl PpsArgs {
+    /// Validates the flags into one plan per (frame, flows) cell.
+    pub fn plan(&self) -> Result<PpsPlan, String> {
+        let frames = list("--frame", &self.frame)?;
+        let flows = list("--flows", &self.flows)?;
+        let ipv6 = self.common.ipv6;
+        let mut cells = Vec::new();
+        for &frame in &frames {
+            let payload = measure::line_rate::udp_payload(frame, ipv6)
+                .filter(|p| *p as usize >= HEADER_LEN)
+                .ok_or_else(|| {
+                    let overhead = if ipv6 { 66 } else { 46 };
+                    format!(
+                        "--frame {frame}: too small; {} headers take {overhead} bytes and linerate's header {HEADER_LEN}, so the minimum is {}",
+                        if ipv6 { "IPv6/UDP" } else { "IPv4/UDP" },
+                        overhead + HEADER_LEN as u32
+                    )
+                })?;
+            if payload > 65_507 {
+                return Err(format!("--frame {frame}: above the largest UDP datagram"));
+            }
+            for &f in &flows {
+                if f == 0 || f > 10_000 {
+                    return Err(format!("--flows {f}: must be between 1 and 10000"));
+                }
+                let udp = UdpArgs {
+                    common: CommonArgs {
+                        ..self.common.clone()
+                    },
+                    length: payload.to_string(),
+                    rate: Some(self.rate.clone()),
+                    pps: None,
+                    burst: None,
+                    batch: self.batch,
+                    no_batch: false,
+                    flows: f,
+                    no_gso: self.no_gso,
+                    no_gro: self.no_gro,
+                };
+                cells.push((frame, payload, f, udp.plan()?));
+            }
+        }
+        Ok(PpsPlan { cells })
+    }
 }
 
 /// `--send-mode` values.
@@ -519,6 +621,46 @@ mod tests {
             let err = udp_plan(args).unwrap_err();
             assert!(err.contains(needle), "{args:?}: {err}");
         }
+    }
+
+    #[test]
+    fn pps_matrix_plan() {
+        let cli = Cli::try_parse_from([
+            "linerate",
+            "pps",
+            "--frame",
+            "64,1518",
+            "--flows",
+            "1,100",
+            "--link-speed",
+            "10G",
+        ])
+        .unwrap();
+        let Command::Pps(p) = cli.command else {
+            unreachable!()
+        };
+        let plan = p.plan().unwrap();
+        let cells: Vec<_> = plan.cells.iter().map(|(f, p, n, _)| (*f, *p, *n)).collect();
+        assert_eq!(
+            cells,
+            vec![
+                (64, 18, 1),
+                (64, 18, 100),
+                (1518, 1472, 1),
+                (1518, 1472, 100)
+            ]
+        );
+        assert_eq!(plan.cells[0].3.spec.rate_bps, None, "max rate by default");
+        let cli = Cli::try_parse_from(["linerate", "pps", "--frame", "40"]).unwrap();
+        let Command::Pps(p) = cli.command else {
+            unreachable!()
+        };
+        assert!(p.plan().unwrap_err().contains("--frame 40: too small"));
+        let cli = Cli::try_parse_from(["linerate", "pps", "--flows", "1,x"]).unwrap();
+        let Command::Pps(p) = cli.command else {
+            unreachable!()
+        };
+        assert!(p.plan().unwrap_err().contains("'x' is not a whole number"));
     }
 
     #[test]

@@ -10,11 +10,12 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use engine::{Listener, Signal};
-use results::RunRecord;
+use results::{PpsCell, RunRecord};
 use socket2::{Domain, Protocol, Socket, Type};
 use wire::spec::SpecLimits;
+use wire::TestSpec;
 
-use crate::cli::{CommonArgs, ServeArgs, TcpArgs, TcpPlan, UdpArgs};
+use crate::cli::{CommonArgs, PpsArgs, ServeArgs, TcpArgs, TcpPlan, UdpArgs};
 use crate::client::{self, ClientConfig, Silent};
 use crate::output;
 use crate::server::{self, ServerConfig};
@@ -196,15 +197,14 @@ fn warn_window_cap(window: Option<u32>) -> Result<()> {
     Ok(())
 }
 
-/// Runs a validated plan against HOST, a Unix socket, or an in-process server, and prints it.
-fn run_client(
+/// Where a client test goes: HOST, a Unix socket, or a new in-process server (kept alive by
+/// the returned guard).
+fn target_for(
     plan: &TcpPlan,
     common: &CommonArgs,
     unix: Option<&Path>,
-    interrupt: Signal,
-) -> Result<TcpOutcome> {
-    warn_window_cap(plan.spec.window_bytes)?;
-    let (target, _server, label) = match (unix, &common.host) {
+) -> Result<(Target, Option<InProcess>, String)> {
+    Ok(match (unix, &common.host) {
         (Some(_), Some(host)) => bail!("--unix and HOST '{host}' both given; use one"),
         (Some(path), None) => unix_target(path)?,
         (None, Some(host)) => {
@@ -238,15 +238,30 @@ fn run_client(
                 format!("{addr} (in-process server)"),
             )
         }
-    };
-    let config = ClientConfig {
+    })
+}
+
+fn client_config(target: Target, label: String, spec: TestSpec, interrupt: Signal) -> ClientConfig {
+    ClientConfig {
         target,
-        target_label: label.clone(),
-        spec: plan.spec.clone(),
+        target_label: label,
+        spec,
         interrupt,
         connect_timeout: Duration::from_secs(5),
         drain_timeout: Duration::from_secs(10),
-    };
+    }
+}
+
+/// Runs a validated plan against HOST, a Unix socket, or an in-process server, and prints it.
+fn run_client(
+    plan: &TcpPlan,
+    common: &CommonArgs,
+    unix: Option<&Path>,
+    interrupt: Signal,
+) -> Result<TcpOutcome> {
+    warn_window_cap(plan.spec.window_bytes)?;
+    let (target, _server, label) = target_for(plan, common, unix)?;
+    let config = client_config(target, label.clone(), plan.spec.clone(), interrupt);
     let record = if plan.live_rows {
         let mut live = output::table::LiveTable::new(std::io::stdout(), label);
         client::run(&config, &mut live)?
@@ -260,5 +275,60 @@ fn run_client(
         output::table::write_summary(&mut out, &record)?;
     }
     out.flush()?;
+    Ok(TcpOutcome { record })
+}
+
+/// `linerate pps`: every (frame, flows) cell in turn, then one table or JSON document.
+pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<TcpOutcome> {
+    let plan = args.plan().map_err(anyhow::Error::msg)?;
+    let first = &plan.cells.first().context("no cells")?.3;
+    let (target, _server, label) = target_for(first, &args.common, None)?;
+    let link = first.spec.link_speed_bps;
+    let mut cells = Vec::new();
+    let mut last = None;
+    for (frame, payload, flows, cell) in &plan.cells {
+        if interrupt.is_raised() {
+            break;
+        }
+        eprintln!("linerate pps: {frame}-byte frames ({payload}-byte payload), {flows} flow(s)...");
+        let config = client_config(
+            target.clone(),
+            label.clone(),
+            cell.spec.clone(),
+            interrupt.clone(),
+        );
+        let run = client::run(&config, &mut Silent)?;
+        let udp = run.summary.udp.unwrap_or_default();
+        let line = link.map(|l| measure::line_rate::pps(l as f64, *frame));
+        cells.push(PpsCell {
+            frame_bytes: *frame,
+            payload_bytes: *payload,
+            flows: *flows,
+            line_rate_pps: line,
+            pps_received: udp.pps_received,
+            pps_sent: udp.pps_sent,
+            loss_pct: udp.loss_pct,
+            line_rate_ratio: line.map(|l| udp.pps_received / l),
+            run: run.clone(),
+        });
+        last = Some(run);
+    }
+    let mut out = std::io::stdout().lock();
+    if args.common.json {
+        serde_json::to_writer_pretty(
+            &mut out,
+            &serde_json::json!({
+                "kind": "udp_pps_matrix",
+                "target": label,
+                "link_speed_bps": link,
+                "cells": cells,
+            }),
+        )?;
+        writeln!(out)?;
+    } else {
+        output::table::write_pps(&mut out, &label, link, &cells)?;
+    }
+    out.flush()?;
+    let record = last.context("interrupted before the first cell finished")?;
     Ok(TcpOutcome { record })
 }

@@ -59,6 +59,7 @@ fn run() -> anyhow::Result<ExitCode> {
         }
         Command::Tcp(args) => commands::tcp(args, interrupt)?,
         Command::Udp(args) => commands::udp(args, interrupt)?,
+        Command::Pps(args) => commands::pps(args, interrupt)?,
     };
     Ok(if outcome.record.summary.interrupted {
         ExitCode::from(130)

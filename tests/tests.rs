@@ -620,6 +620,51 @@ mod udp_loopback {
     }
 
     #[test]
+    fn pps_matrix_cells_and_line_rate() {
+        let out = linerate()
+            .args([
+                "pps",
+                "-t",
+                "0.5",
+                "--frame",
+                "64,1518",
+                "--flows",
+                "1,10",
+                "--link-speed",
+                "1G",
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let cells = v["cells"].as_array().unwrap();
+        assert_eq!(cells.len(), 4);
+        for c in cells {
+            let frame = c["frame_bytes"].as_f64().unwrap();
+            let line = c["line_rate_pps"].as_f64().unwrap();
+            assert!((line - 1e9 / 8.0 / (frame + 20.0)).abs() < 1e-6);
+            let s = &c["run"]["summary"];
+            let (sent, got, lost) = (
+                s["packets_sent"].as_u64().unwrap(),
+                s["packets_received"].as_u64().unwrap(),
+                s["packets_lost"].as_u64().unwrap(),
+            );
+            assert!(sent > 0 && got > 0);
+            assert_eq!(sent, got + lost, "exact accounting in every cell");
+            assert_eq!(
+                c["run"]["spec"]["write_len_bytes"].as_f64().unwrap(),
+                frame - 46.0
+            );
+        }
+        assert_eq!(cells[1]["flows"], 10);
+    }
+
+    #[test]
     fn oversized_payload_is_refused_before_sending() {
         let out = linerate()
             .args(["udp", "-l", "70000", "-t", "1"])

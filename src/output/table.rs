@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use measure::units::{format_bits_per_sec as bps, format_bytes};
-use results::{CpuSummary, End, FlowSummary, IntervalSample, RunRecord};
+use results::{CpuSummary, End, FlowSummary, IntervalSample, PpsCell, RunRecord};
 use wire::msg::ServerInfo;
 use wire::{TestKind, TestSpec};
 
@@ -285,6 +285,50 @@ pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
             s.throughput_bps / 1e6,
             s.local_cpu_pct.max(s.remote_cpu_pct),
             link as f64 / 1e6
+        )?;
+    }
+    Ok(())
+}
+
+/// Writes a `linerate pps` matrix: one row per (frame, flows) cell.
+pub fn write_pps(
+    w: &mut dyn Write,
+    target: &str,
+    link_bps: Option<u64>,
+    cells: &[PpsCell],
+) -> std::io::Result<()> {
+    match link_bps {
+        Some(l) => writeln!(
+            w,
+            "packet rate to {target}; line rate = {} / 8 / (frame + 20)",
+            bps(l as f64)
+        )?,
+        None => writeln!(
+            w,
+            "packet rate to {target}; give --link-speed to compare with the line rate"
+        )?,
+    }
+    writeln!(
+        w,
+        "{:>6} {:>8} {:>6} {:>12} {:>12} {:>8} {:>12} {:>7}",
+        "frame", "payload", "flows", "sent pps", "recv pps", "loss %", "line pps", "% line"
+    )?;
+    for c in cells {
+        let (line, ratio) = match (c.line_rate_pps, c.line_rate_ratio) {
+            (Some(l), Some(r)) => (format!("{l:.0}"), format!("{:.1}", r * 100.0)),
+            _ => ("-".into(), "-".into()),
+        };
+        writeln!(
+            w,
+            "{:>6} {:>8} {:>6} {:>12.0} {:>12.0} {:>8.3} {:>12} {:>7}",
+            c.frame_bytes,
+            c.payload_bytes,
+            c.flows,
+            c.pps_sent,
+            c.pps_received,
+            c.loss_pct,
+            line,
+            ratio
         )?;
     }
     Ok(())

@@ -225,3 +225,26 @@ pub struct Summary {
     /// Per-direction figures.
     pub flows: Vec<FlowSummary>,
 }
+
+/// One cell of a `linerate pps` matrix: a frame size and flow count, and the run that measured it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PpsCell {
+    /// Ethernet frame size, FCS included, bytes.
+    pub frame_bytes: u32,
+    /// UDP payload per datagram, bytes (`frame_bytes` − 46 for IPv4, − 66 for IPv6).
+    pub payload_bytes: u32,
+    /// Source ports per stream.
+    pub flows: u32,
+    /// `link_speed_bps / 8 / (frame_bytes + 20)`, when a link speed was given.
+    pub line_rate_pps: Option<f64>,
+    /// Distinct datagrams received per second over the window.
+    pub pps_received: f64,
+    /// Datagrams sent per second.
+    pub pps_sent: f64,
+    /// Lost datagrams, % of sent.
+    pub loss_pct: f64,
+    /// `pps_received / line_rate_pps`.
+    pub line_rate_ratio: Option<f64>,
+    /// The full run.
+    pub run: RunRecord,
+}
