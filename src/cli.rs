@@ -59,6 +59,10 @@ pub struct ServeArgs {
     /// Longest test a client may ask for.
     #[arg(long, value_name = "SECONDS", default_value_t = 86_400.0)]
     pub max_time: f64,
+    /// Highest UDP rate per stream a client may ask for (bits/s; K, M, G, T); default: none,
+    /// so clients may ask for `--rate max`.
+    #[arg(long, value_name = "BITS_PER_SEC")]
+    pub max_rate: Option<String>,
 }
 
 /// Flags every client test takes.

@@ -85,6 +85,14 @@ pub fn serve(args: &ServeArgs, shutdown: Signal) -> Result<()> {
     let config = ServerConfig {
         limits: SpecLimits {
             max_duration_ms: (args.max_time * 1000.0) as u64,
+            max_udp_rate_bps: args
+                .max_rate
+                .as_deref()
+                .map(|r| {
+                    measure::units::parse_bits_per_sec(r)
+                        .map_err(|e| anyhow::anyhow!("--max-rate {r}: {e}"))
+                })
+                .transpose()?,
             ..SpecLimits::default()
         },
         max_sessions: if args.one_off { 1 } else { args.max_sessions },

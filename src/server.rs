@@ -27,6 +27,9 @@ use wire::{ClientMsg, ServerMsg, TestSpec, WireError};
 
 use crate::control::{exchange_hello, recv, send, HANDSHAKE_TIMEOUT};
 
+/// How long after its window the server keeps sending while waiting for the client's Stop.
+const SENDER_GRACE: Duration = Duration::from_secs(2);
+
 /// How the server behaves.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -434,8 +437,15 @@ fn run_streams(
         if at_window_end.is_none() && now >= window_end {
             at_window_end = Some(workers.snapshot());
         }
+        // Never send longer than the spec asked, even if the client's Stop never comes.
+        if now >= window_end + SENDER_GRACE {
+            workers.stop();
+        }
         let wait = match at_window_end {
             None => (window_end - now).min(idle),
+            Some(_) if now < window_end + SENDER_GRACE => {
+                (window_end + SENDER_GRACE - now).min(idle)
+            }
             Some(_) => idle,
         };
         if !wait_readable(ctrl.as_raw_fd(), wait.as_millis().max(1) as i32) {

@@ -287,6 +287,12 @@ mod cli {
         fails_with(&["tcp", "-6", "127.0.0.1"], "no IPv6 (-6) address");
         fails_with(&["tcp", "127.0.0.1:99999"], "port '99999'");
         fails_with(&["frobnicate"], "unrecognized subcommand");
+        fails_with(&["udp", "--pps", "0"], "--pps 0");
+        fails_with(&["udp", "--rate", "10X"], "--rate 10X: unknown suffix 'X'");
+        fails_with(&["udp", "-l", "8"], "--length 8");
+        fails_with(&["udp", "--flows", "0"], "--flows 0");
+        fails_with(&["pps", "--frame", "40"], "--frame 40: too small");
+        fails_with(&["serve", "--max-rate", "fast"], "--max-rate fast");
         fails_with(
             &["tcp", "--no-such-flag"],
             "unexpected argument '--no-such-flag'",
@@ -677,6 +683,36 @@ mod udp_loopback {
 
 mod udp_netns {
     use super::*;
+
+    #[test]
+    fn payload_above_the_path_mtu_is_one_clear_error() {
+        if !can_use_netns() {
+            return;
+        }
+        let pair = VethPair::new("mtu");
+        let _server = pair.serve();
+        let out = std::process::Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &pair.a,
+                env!("CARGO_BIN_EXE_linerate"),
+                "udp",
+                "198.18.0.2",
+                "-l",
+                "2000",
+                "-t",
+                "1",
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains("-l 2000: larger than the path allows") && stderr.contains("1472"),
+            "{stderr}"
+        );
+    }
 
     fn counter(ns: &str) -> u64 {
         let text = sh(&format!(

@@ -158,6 +158,9 @@ pub struct SpecLimits {
     pub max_streams: u16,
     /// Largest write length, bytes.
     pub max_write_len_bytes: u32,
+    /// Highest UDP rate per stream a client may ask for, bits/s (`None`: no limit, so `max` is
+    /// allowed).
+    pub max_udp_rate_bps: Option<u64>,
 }
 
 impl Default for SpecLimits {
@@ -166,6 +169,7 @@ impl Default for SpecLimits {
             max_duration_ms: 24 * 3600 * 1000,
             max_streams: 128,
             max_write_len_bytes: 64 << 20,
+            max_udp_rate_bps: None,
         }
     }
 }
@@ -255,6 +259,17 @@ impl TestSpec {
             if self.flows == 0 || self.flows > 10_000 {
                 return Err(format!("UDP flows {} outside 1..=10000", self.flows));
             }
+            if let Some(limit) = limits.max_udp_rate_bps {
+                let asked = self
+                    .target_pps()
+                    .map(|pps| pps * f64::from(self.write_len_bytes) * 8.0);
+                if asked.is_none_or(|bps| bps > limit as f64) {
+                    return Err(format!(
+                        "UDP rate {} per stream above this server's limit of {limit} bit/s (serve --max-rate)",
+                        asked.map_or("max".to_string(), |b| format!("{b:.0} bit/s"))
+                    ));
+                }
+            }
             if self.pps == Some(0) || self.rate_bps == Some(0) || self.batch_packets == 0 {
                 return Err("UDP rate, packet rate and batch must be above 0".into());
             }
@@ -307,6 +322,25 @@ mod tests {
             .check(&SpecLimits::default())
             .unwrap_err()
             .contains("duration"));
+    }
+
+    #[test]
+    fn server_rate_limit() {
+        let limits = SpecLimits {
+            max_udp_rate_bps: Some(100_000_000),
+            ..SpecLimits::default()
+        };
+        let mut spec = TestSpec::new(TestKind::UdpStream, Direction::Send, 1, 1000);
+        spec.write_len_bytes = 1472;
+        spec.rate_bps = Some(50_000_000);
+        assert!(spec.check(&limits).is_ok());
+        spec.rate_bps = Some(200_000_000);
+        assert!(spec
+            .check(&limits)
+            .unwrap_err()
+            .contains("above this server's limit"));
+        spec.rate_bps = None;
+        assert!(spec.check(&limits).unwrap_err().contains("UDP rate max"));
     }
 
     #[test]
