@@ -13,12 +13,31 @@ use crate::client::Progress;
 pub struct LiveTable<W: Write> {
     out: W,
     target: String,
+    /// Running lost-datagram totals per direction, for the `LOST` column.
+    lost: Vec<(wire::spec::Flow, i64)>,
 }
 
 impl<W: Write> LiveTable<W> {
     /// A live table headed with `target`.
     pub fn new(out: W, target: String) -> Self {
-        Self { out, target }
+        Self {
+            out,
+            target,
+            lost: Vec::new(),
+        }
+    }
+
+    fn lost_total(&mut self, flow: wire::spec::Flow, delta: i64) -> i64 {
+        match self.lost.iter_mut().find(|(f, _)| *f == flow) {
+            Some((_, total)) => {
+                *total += delta;
+                *total
+            }
+            None => {
+                self.lost.push((flow, delta));
+                delta
+            }
+        }
     }
 }
 
@@ -77,8 +96,17 @@ impl<W: Write> Progress for LiveTable<W> {
         let _ = if spec.kind == TestKind::UdpStream {
             writeln!(
                 self.out,
-                "{:>15}  {:<4}  {:>13}  {:>10}  {:>10}  {:>7}  {:>6}  {:>6}",
-                "interval s", "dir", "rate", "snd/s", "rcv/s", "loss", "ooo", "dup"
+                "{:>15}  {:<4}  {:>13}  {:>13}  {:>10}  {:>10}  {:>7}  {:>6}  {:>6}  {:>8}",
+                "interval s",
+                "dir",
+                "sent rate",
+                "recv rate",
+                "snd/s",
+                "rcv/s",
+                "loss",
+                "ooo",
+                "dup",
+                "LOST"
             )
         } else {
             writeln!(
@@ -92,18 +120,22 @@ impl<W: Write> Progress for LiveTable<W> {
     fn interval(&mut self, s: &IntervalSample) {
         for f in &s.flows {
             if let Some(u) = &f.udp {
+                let total_lost = self.lost_total(f.flow, u.packets_lost);
+                let sent_bps = measure::units::bits_per_sec(f.sender_bytes, s.end_s - s.start_s);
                 let _ = writeln!(
                     self.out,
-                    "{:>6.2} - {:>6.2}  {:<4}  {:>13}  {:>10.0}  {:>10.0}  {:>7}  {:>6}  {:>6}",
+                    "{:>6.2} - {:>6.2}  {:<4}  {:>13}  {:>13}  {:>10.0}  {:>10.0}  {:>7}  {:>6}  {:>6}  {:>8}",
                     s.start_s,
                     s.end_s,
                     f.flow.label(),
+                    bps(sent_bps),
                     bps(f.throughput_bps),
                     u.pps_sent,
                     u.pps_received,
                     u.packets_lost,
                     u.packets_out_of_order,
                     u.packets_duplicate,
+                    total_lost,
                 );
                 continue;
             }
