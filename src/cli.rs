@@ -183,7 +183,8 @@ pub struct UdpArgs {
     /// Datagrams per sendmmsg/recvmmsg call.
     #[arg(long, value_name = "N", default_value_t = 64)]
     pub batch: u16,
-    /// One datagram per send/recv call (same as --batch 1), to compare.
+    /// One datagram per sendmmsg/recvmmsg call (--batch 1), to compare; GSO needs batches so
+    /// it is off too, while GRO still coalesces arrivals unless --no-gro.
     #[arg(long, conflicts_with = "batch")]
     pub no_batch: bool,
     /// Spread each stream's datagrams over N source ports (flows change every batch; with
@@ -255,6 +256,17 @@ impl PpsArgs {
     /// Validates the flags into one plan per (frame, flows) cell.
     pub fn plan(&self) -> Result<PpsPlan, String> {
         let frames = list("--frame", &self.frame)?;
+        if let Some(f) = frames.iter().find(|f| **f < 64) {
+            return Err(format!(
+                "--frame {f}: Ethernet frames are at least 64 bytes"
+            ));
+        }
+        if self.common.bidir {
+            return Err(
+                "--bidir: the line rate is per direction; run pps in one direction (default or -R)"
+                    .into(),
+            );
+        }
         let flows = list("--flows", &self.flows)?;
         let ipv6 = self.common.ipv6;
         let mut cells = Vec::new();
@@ -493,6 +505,12 @@ impl UdpArgs {
         if self.burst == Some(0) {
             return Err("--burst 0: must be at least 1 datagram".into());
         }
+        if self.burst.is_some() && spec.rate_bps.is_none() && spec.pps.is_none() {
+            return Err(
+                "--burst: bursts pace a rate; give --rate BITS_PER_SEC or --pps, not --rate max"
+                    .into(),
+            );
+        }
         spec.burst_packets = self.burst.unwrap_or(0);
         if self.batch == 0 || self.batch > 1024 {
             return Err(format!(
@@ -659,7 +677,10 @@ mod tests {
         let Command::Pps(p) = cli.command else {
             unreachable!()
         };
-        assert!(p.plan().unwrap_err().contains("--frame 40: too small"));
+        assert!(p
+            .plan()
+            .unwrap_err()
+            .contains("--frame 40: Ethernet frames are at least 64 bytes"));
         let cli = Cli::try_parse_from(["linerate", "pps", "--flows", "1,x"]).unwrap();
         let Command::Pps(p) = cli.command else {
             unreachable!()

@@ -82,6 +82,9 @@ pub enum ClientError {
     /// The control conversation failed.
     #[error("{0}")]
     Protocol(String),
+    /// The test cannot run as given (found by the client before any data).
+    #[error("{0}")]
+    Input(String),
     /// The user interrupted before the test began.
     #[error("interrupted before the test began")]
     Interrupted,
@@ -217,7 +220,7 @@ fn open_udp_stream(
     let payload = config.spec.write_len_bytes as usize;
     let max = max_payload_to(server).map_err(setup)?;
     if payload > max {
-        return Err(ClientError::Refused(format!(
+        return Err(ClientError::Input(format!(
             "-l {payload}: larger than the path allows; its MTU leaves {max} bytes of UDP payload"
         )));
     }

@@ -187,7 +187,25 @@ pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<TcpOutcome> {
 /// `linerate udp`.
 pub fn udp(args: &UdpArgs, interrupt: Signal) -> Result<TcpOutcome> {
     let plan = args.plan().map_err(anyhow::Error::msg)?;
+    warn_udp_buffer_cap(plan.spec.window_bytes)?;
     run_client(&plan, &args.common, None, interrupt)
+}
+
+/// High packet rates overflow small receive buffers; say so when the host caps linerate's
+/// default UDP buffer (stock kernels allow 208 KiB).
+fn warn_udp_buffer_cap(window: Option<u32>) -> Result<()> {
+    if window.is_none() {
+        let want = engine::udp_socket::DEFAULT_UDP_BUFFER;
+        let granted = engine::sockopt::granted_window(want)?;
+        if granted < want {
+            eprintln!(
+                "linerate: note: UDP socket buffers are capped at {} (net.core.rmem_max / wmem_max); \
+                 at high packet rates datagrams may be dropped at the receiving socket (counted as lost)",
+                measure::units::format_bytes(u64::from(granted)),
+            );
+        }
+    }
+    Ok(())
 }
 
 fn warn_window_cap(window: Option<u32>) -> Result<()> {

@@ -302,8 +302,13 @@ fn open_udp(ctrl: &Conn, spec: &TestSpec) -> Result<Vec<UdpSocket>, String> {
     spec.flows()
         .iter()
         .map(|_| {
-            udp_socket(SocketAddr::new(local.ip(), 0), spec.window_bytes)
-                .map_err(|e| format!("cannot open a UDP socket: {e}"))
+            // An IPv4 client on the dual-stack listener appears as ::ffff:a.b.c.d; an IPv4
+            // socket for it gets IPv4's don't-fragment setting (IPv6's does not cover IPv4).
+            udp_socket(
+                SocketAddr::new(local.ip().to_canonical(), 0),
+                spec.window_bytes,
+            )
+            .map_err(|e| format!("cannot open a UDP socket: {e}"))
         })
         .collect()
 }
@@ -319,6 +324,7 @@ fn connect_udp(
     let peer = ctrl
         .peer_addr()
         .ok_or("UDP tests need an IP control connection")?;
+    let peer = SocketAddr::new(peer.ip().to_canonical(), peer.port());
     let sources = accept_probes(&socks, peer.ip(), shared.config.handshake_timeout)
         .map_err(|e| e.to_string())?;
     socks
@@ -431,11 +437,13 @@ fn run_streams(
     // loaded path it queues behind the test's own data, which would stretch the window.
     let window_end = t0 + Duration::from_millis(spec.duration_ms);
     let mut at_window_end: Option<Vec<StreamCounts>> = None;
+    let mut window = Duration::ZERO;
     let mut last_message = Instant::now();
     let counts_at_stop = loop {
         let now = Instant::now();
         if at_window_end.is_none() && now >= window_end {
             at_window_end = Some(workers.snapshot());
+            window = now - t0;
         }
         // Never send longer than the spec asked, even if the client's Stop never comes.
         if now >= window_end + SENDER_GRACE {
@@ -457,10 +465,17 @@ fn run_streams(
         last_message = Instant::now();
         match recv::<ClientMsg>(ctrl, idle) {
             Ok(ClientMsg::Poll { seq }) => {
-                let counts = workers.snapshot();
+                // A poll after the window closed gets the window's end, so the intervals add
+                // up to the window.
+                let counts = at_window_end.clone().unwrap_or_else(|| workers.snapshot());
                 send(ctrl, &ServerMsg::Counters { seq, counts }).map_err(|e| e.to_string())?;
             }
-            Ok(ClientMsg::Stop) => break at_window_end.unwrap_or_else(|| workers.snapshot()),
+            Ok(ClientMsg::Stop) => {
+                break at_window_end.unwrap_or_else(|| {
+                    window = t0.elapsed();
+                    workers.snapshot()
+                })
+            }
             Ok(ClientMsg::Error { message }) => return Err(format!("client gave up: {message}")),
             Ok(other) => return Err(format!("unexpected message mid-test: {other:?}")),
             Err(e) => return Err(format!("client went away mid-test: {e}")),
@@ -479,6 +494,7 @@ fn run_streams(
             .map(|(i, (w, at_stop))| stream_end(i as u16, w, at_stop))
             .collect(),
         wall_us: t0.elapsed().as_micros() as u64,
+        window_us: window.as_micros() as u64,
         process_cpu: CpuTime::process_now().since(cpu0),
         system_cpu: sys0.zip(SystemCpuSnapshot::now()).map(|(a, b)| b.since(&a)),
     };

@@ -149,7 +149,13 @@ fn per_sec(count: u64, secs: f64) -> f64 {
 
 /// Datagram accounting of one stream: `sent` by the sender, `rx_end` the receiver's final
 /// accounting, `rx_stop` its accounting when the window closed.
-fn udp_stream_summary(sent: u64, rx_end: UdpCounts, rx_stop: UdpCounts, secs: f64) -> UdpSummary {
+fn udp_stream_summary(
+    sent: u64,
+    rx_end: UdpCounts,
+    rx_stop: UdpCounts,
+    secs: f64,
+    rx_secs: f64,
+) -> UdpSummary {
     let lost = rx_end.lost(sent);
     UdpSummary {
         packets_sent: sent,
@@ -165,7 +171,7 @@ fn udp_stream_summary(sent: u64, rx_end: UdpCounts, rx_stop: UdpCounts, secs: f6
         packets_late: rx_end.late,
         jitter_us: rx_end.jitter_ns as f64 / 1000.0,
         pps_sent: per_sec(sent, secs),
-        pps_received: per_sec(rx_stop.unique, secs),
+        pps_received: per_sec(rx_stop.unique, rx_secs),
     }
 }
 
@@ -222,6 +228,16 @@ fn cpu_summary(
 /// Summarises a run. `intervals` supplies the per-interval spread.
 pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
     let secs = raw.window.as_secs_f64();
+    // Each receiver's count covers its own window: the client's, or the server's (the test
+    // duration from Begin by its clock, closed before a Stop that may be late).
+    let server_secs = match raw.server.window_us {
+        0 => secs,
+        us => us as f64 / 1e6,
+    };
+    let rx_secs = |flow: Flow| match flow {
+        Flow::ClientToServer => server_secs,
+        Flow::ServerToClient => secs,
+    };
     let flows_of_spec = raw.spec.flows();
     let udp = raw.spec.kind == TestKind::UdpStream;
     let server_wall = Duration::from_micros(raw.server.wall_us);
@@ -264,6 +280,7 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
                 rcv_end.rx.unwrap_or_default(),
                 rcv_stop.rx.unwrap_or_default(),
                 secs,
+                rx_secs(flow),
             )
         });
         let error = local_error.or(remote.error.map(|e| format!("server: {e}")));
@@ -293,7 +310,7 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
             stream,
             bytes_sent: sent,
             bytes_received: received,
-            throughput_bps: bits_per_sec(received, secs),
+            throughput_bps: bits_per_sec(received, rx_secs(flow)),
             tcp_info,
             udp,
             error,
@@ -310,7 +327,7 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
         } else {
             f.bytes_received_after_drain == f.bytes_sent
         };
-        f.throughput_bps = bits_per_sec(f.bytes_received, secs);
+        f.throughput_bps = bits_per_sec(f.bytes_received, rx_secs(f.flow));
         f.sender_throughput_bps = bits_per_sec(f.bytes_sent, secs);
         f.interval_throughput_bps = Spread::of(
             intervals

@@ -165,7 +165,7 @@ mod protocol {
         c.write_all(&Hello { version: 99 }.emit()).unwrap();
         wait_for_log(
             &server,
-            "this linerate speaks version 1, the peer speaks version 99",
+            "this linerate speaks version 2, the peer speaks version 99",
         );
 
         // A fake server that speaks version 7: the client's error names both versions.
@@ -178,7 +178,7 @@ mod protocol {
         });
         let err = run_err(addr, spec(Direction::Send, 1, 300));
         assert!(
-            err.contains("version 1") && err.contains("version 7"),
+            err.contains("version 2") && err.contains("version 7"),
             "{err}"
         );
     }
@@ -291,7 +291,15 @@ mod cli {
         fails_with(&["udp", "--rate", "10X"], "--rate 10X: unknown suffix 'X'");
         fails_with(&["udp", "-l", "8"], "--length 8");
         fails_with(&["udp", "--flows", "0"], "--flows 0");
-        fails_with(&["pps", "--frame", "40"], "--frame 40: too small");
+        fails_with(
+            &["pps", "--frame", "40"],
+            "--frame 40: Ethernet frames are at least 64 bytes",
+        );
+        fails_with(&["pps", "--frame", "64", "-6"], "--frame 64: too small");
+        fails_with(
+            &["udp", "--rate", "max", "--burst", "8"],
+            "--burst: bursts pace a rate",
+        );
         fails_with(&["serve", "--max-rate", "fast"], "--max-rate fast");
         fails_with(
             &["tcp", "--no-such-flag"],
@@ -594,16 +602,17 @@ mod udp_loopback {
                     "{direction:?}: {}",
                     f.throughput_bps
                 );
-                let interval_rx: u64 = r
+                let interval_bytes: u64 = r
                     .intervals
                     .iter()
                     .flat_map(|i| &i.flows)
                     .filter(|x| x.flow == f.flow)
-                    .map(|x| x.udp.unwrap().packets_received)
+                    .map(|x| x.receiver_bytes)
                     .sum();
-                let at_stop: u64 =
-                    (f.throughput_bps * r.summary.duration_s / 8.0 / 1200.0).round() as u64;
-                assert_eq!(interval_rx, at_stop, "intervals add up to the window");
+                assert_eq!(
+                    interval_bytes, f.bytes_received,
+                    "intervals add up to the window"
+                );
             }
         }
     }

@@ -128,6 +128,11 @@ pub struct ServerResults {
     /// Wall time from `Begin` until the server's last stream ended, µs: the period its CPU
     /// figures cover.
     pub wall_us: u64,
+    /// The server's measurement window, µs: from `Begin` to its end-of-window snapshot (the
+    /// test duration by the server's clock, or `Stop` if that came first). Receiver rates of
+    /// the server's streams divide by this.
+    #[serde(default)]
+    pub window_us: u64,
     /// CPU time of the whole server process over `wall_us`.
     pub process_cpu: CpuTime,
     /// Machine-wide CPU over `wall_us`, measured on the server.
