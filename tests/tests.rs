@@ -483,44 +483,12 @@ mod netns {
         let pair = VethPair::new("tbf");
         pair.shape(&pair.a, "va", "100mbit");
         pair.shape(&pair.b, "vb", "100mbit");
-        let mut server = std::process::Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                &pair.b,
-                env!("CARGO_BIN_EXE_linerate"),
-                "serve",
-                "--bind",
-                "198.18.0.2",
-            ])
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(300));
+        let _server = pair.serve();
         let expected = tbf_goodput_bps(100e6);
         for dir in [None, Some("-R")] {
-            let mut args = vec![
-                "netns",
-                "exec",
-                &pair.a,
-                env!("CARGO_BIN_EXE_linerate"),
-                "tcp",
-                "198.18.0.2",
-                "-t",
-                "4",
-                "--json",
-            ];
+            let mut args = vec!["tcp", "-t", "4"];
             args.extend(dir);
-            let out = std::process::Command::new("ip")
-                .args(&args)
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let v = pair.client_json(&args);
             let got = v["summary"]["throughput_bps"].as_f64().unwrap();
             let err = (got / expected - 1.0).abs();
             eprintln!(
@@ -530,8 +498,6 @@ mod netns {
             assert!(err < 0.03, "{dir:?}: {got} bit/s vs {expected} expected");
             assert_eq!(v["summary"]["flows"][0]["reconciled"], true);
         }
-        let _ = server.kill();
-        let _ = server.wait();
     }
 }
 
@@ -545,19 +511,7 @@ mod netns_errors {
         }
         let pair = VethPair::new("unr");
         // 198.18.0.77 is on the link's subnet but nobody answers ARP for it.
-        let out = std::process::Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                &pair.a,
-                env!("CARGO_BIN_EXE_linerate"),
-                "tcp",
-                "198.18.0.77",
-                "-t",
-                "1",
-            ])
-            .output()
-            .unwrap();
+        let out = pair.client(&["tcp", "198.18.0.77", "-t", "1"]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{stderr}");
         assert!(
@@ -700,21 +654,7 @@ mod udp_netns {
         }
         let pair = VethPair::new("mtu");
         let _server = pair.serve();
-        let out = std::process::Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                &pair.a,
-                env!("CARGO_BIN_EXE_linerate"),
-                "udp",
-                "198.18.0.2",
-                "-l",
-                "2000",
-                "-t",
-                "1",
-            ])
-            .output()
-            .unwrap();
+        let out = pair.client(&["udp", "198.18.0.2", "-l", "2000", "-t", "1"]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{stderr}");
         assert!(

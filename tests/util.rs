@@ -175,14 +175,23 @@ impl VethPair {
         ServerProcess(child)
     }
 
-    /// Runs `linerate ARGS --json` in namespace `a` against the server in `b`.
-    pub fn client_json(&self, args: &[&str]) -> serde_json::Value {
-        let out = Command::new("ip")
+    /// Runs `linerate ARGS` in namespace `a`.
+    pub fn client(&self, args: &[&str]) -> std::process::Output {
+        Command::new("ip")
             .args(["netns", "exec", &self.a, env!("CARGO_BIN_EXE_linerate")])
             .args(args)
-            .args(["198.18.0.2", "--json"])
             .output()
-            .unwrap();
+            .unwrap()
+    }
+
+    /// Runs `linerate ARGS 198.18.0.2 --json` in namespace `a` against the server in `b`.
+    pub fn client_json(&self, args: &[&str]) -> serde_json::Value {
+        let all: Vec<&str> = args
+            .iter()
+            .copied()
+            .chain(["198.18.0.2", "--json"])
+            .collect();
+        let out = self.client(&all);
         assert!(
             out.status.success(),
             "{args:?}: {}",

@@ -220,14 +220,13 @@ fn set_congestion(fd: RawFd, name: &str) -> Result<(), EngineError> {
     })
 }
 
-fn set_int(
+/// Sets an integer socket option: the one place linerate calls setsockopt with an int.
+pub(crate) fn setsockopt_int(
     fd: RawFd,
     level: libc::c_int,
     name: libc::c_int,
     value: i32,
-    option: &'static str,
-    shown: impl ToString,
-) -> Result<(), EngineError> {
+) -> io::Result<()> {
     // SAFETY: passes a pointer to a live i32 and its size.
     let rc = unsafe {
         libc::setsockopt(
@@ -241,12 +240,24 @@ fn set_int(
     if rc == 0 {
         Ok(())
     } else {
-        Err(EngineError::SocketOption {
-            option,
-            value: shown.to_string(),
-            source: io::Error::last_os_error(),
-        })
+        Err(io::Error::last_os_error())
     }
+}
+
+/// [`setsockopt_int`] with an error that names the user's flag and value.
+fn set_int(
+    fd: RawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: i32,
+    option: &'static str,
+    shown: impl ToString,
+) -> Result<(), EngineError> {
+    setsockopt_int(fd, level, name, value).map_err(|source| EngineError::SocketOption {
+        option,
+        value: shown.to_string(),
+        source,
+    })
 }
 
 #[cfg(test)]

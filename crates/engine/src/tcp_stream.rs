@@ -211,29 +211,19 @@ impl LowWater {
         } else {
             bps >= Self::ON_BPS
         };
-        if want != self.on && set_rcvlowat(fd, if want { self.mark } else { 1 }).is_ok() {
+        if want != self.on
+            && crate::sockopt::setsockopt_int(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_RCVLOWAT,
+                if want { self.mark } else { 1 },
+            )
+            .is_ok()
+        {
             self.on = want;
         }
         self.window_start = Instant::now();
         self.window_bytes = 0;
-    }
-}
-
-fn set_rcvlowat(fd: std::os::fd::RawFd, bytes: i32) -> std::io::Result<()> {
-    // SAFETY: passes a pointer to a live i32 and its size.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_RCVLOWAT,
-            (&bytes as *const i32).cast(),
-            std::mem::size_of::<i32>() as libc::socklen_t,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
     }
 }
 

@@ -2,12 +2,13 @@
 
 use std::io;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use socket2::{Domain, Protocol, Socket, Type};
 use wire::datagram::{write_header, DatagramRepr, FLAG_PROBE, HEADER_LEN};
 
+use crate::sockopt::setsockopt_int;
 use crate::EngineError;
 
 /// Socket buffer asked for on UDP sockets when the user gives no `--window`: bursts at high
@@ -43,14 +44,14 @@ fn bound(local: SocketAddr, buffer_bytes: Option<u32>) -> Result<UdpSocket, Engi
     }
     let fd = sock.as_raw_fd();
     if local.is_ipv6() {
-        set(
+        setsockopt_int(
             fd,
             libc::IPPROTO_IPV6,
             libc::IPV6_MTU_DISCOVER,
             libc::IPV6_PMTUDISC_DO,
         )?;
     } else {
-        set(
+        setsockopt_int(
             fd,
             libc::IPPROTO_IP,
             libc::IP_MTU_DISCOVER,
@@ -60,24 +61,6 @@ fn bound(local: SocketAddr, buffer_bytes: Option<u32>) -> Result<UdpSocket, Engi
     sock.bind(&local.into())
         .map_err(|e| EngineError::Io(io::Error::new(e.kind(), format!("bind {local}: {e}"))))?;
     Ok(sock.into())
-}
-
-fn set(fd: RawFd, level: i32, name: i32, value: i32) -> io::Result<()> {
-    // SAFETY: a pointer to a live i32 and its size.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd,
-            level,
-            name,
-            (&value as *const i32).cast(),
-            std::mem::size_of::<i32>() as libc::socklen_t,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
 }
 
 /// The largest UDP payload the path to a connected socket's peer carries unfragmented.

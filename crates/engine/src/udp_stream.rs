@@ -149,6 +149,11 @@ impl Pacer {
     }
 }
 
+/// Turns on a UDP offload socket option; false where the kernel does not have it.
+fn enable(fd: RawFd, option: libc::c_int, value: libc::c_int) -> bool {
+    crate::sockopt::setsockopt_int(fd, libc::SOL_UDP, option, value).is_ok()
+}
+
 /// Most datagrams in one GSO send (the kernel's UDP_MAX_SEGMENTS on older kernels).
 const GSO_MAX_SEGMENTS: usize = 64;
 /// Largest UDP payload in one send, which bounds a GSO message.
@@ -348,20 +353,6 @@ fn recvmmsg(fd: RawFd, batch: &mut Batch) -> io::Result<usize> {
         Err(io::Error::last_os_error())
     } else {
         Ok(rc as usize)
-    }
-}
-
-/// Turns on a UDP offload socket option; false where the kernel does not have it.
-fn enable(fd: RawFd, option: libc::c_int, value: libc::c_int) -> bool {
-    // SAFETY: a pointer to a live c_int and its size.
-    unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_UDP,
-            option,
-            (&value as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        ) == 0
     }
 }
 
