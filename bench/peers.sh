@@ -30,7 +30,7 @@
 # This is a benchmark, not a test: exit 0 whether targets pass or not; 2 if a tool failed to run.
 #
 # Usage: bench/peers.sh [--quick] [--only tcp|udp] [--reps N] [--seconds S] [--out FILE]
-#        --quick: 3 reps of 3 s (TCP) and 2 s (UDP) runs, a shorter NetPIPE sweep; --only: one part
+#        --quick: 3 reps of 3 s (TCP) and 1 s (UDP) runs, a shorter NetPIPE sweep; --only: one part
 #        (default both); --seconds sets both parts' run length.
 # Env:   REPS (5), SECONDS (5), OUT (bench/results/peers-<UTC time>.json), PORT_BASE (15300),
 #        LINERATE (target/release/linerate), NP_UPPER (NetPIPE's largest message, 8388608 bytes),
@@ -52,7 +52,7 @@ port_base=${PORT_BASE:-15300}
 usage() { sed -n '/^# Usage:/,/^# *NP_TIMEOUT/s/^# \{0,1\}//p' "$0"; }
 while (( $# )); do
   case $1 in
-    --quick) reps=3 dur=3 udp_dur=2 np_extra=(-p 0) ;; # NetPIPE without its ±3-byte perturbations: 3× faster
+    --quick) reps=3 dur=3 udp_dur=1 np_extra=(-p 0) ;; # NetPIPE without its ±3-byte perturbations: 3× faster
     --only) case ${2:-} in tcp|udp) parts=$2 ;;
               *) echo "peers.sh: --only needs 'tcp' or 'udp' (got '${2:-}')" >&2; exit 2 ;; esac
       shift ;;
@@ -87,9 +87,11 @@ if (( ${#need[@]} )); then
   "${sudo[@]}" apt-get update
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y "${need[@]}"
 fi
-if [[ ! -x $lr ]]; then
+# Always build (incremental: a no-op when up to date), so a stale binary is never measured;
+# unless LINERATE names a binary of the caller's choosing.
+if [[ -z ${LINERATE:-} ]]; then
   log "building linerate (cargo build --release)"
-  (cd "$root" && cargo build --release)
+  (cd "$root" && cargo build --release --quiet)
 fi
 
 # ---- process handling: every server is tracked and killed on exit ----
@@ -112,6 +114,11 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+# Other work on the machine skews every figure: say so (the load average goes into the JSON too).
+read -r load_start _ </proc/loadavg
+awk -v l="$load_start" 'BEGIN { exit !(l >= 0.5) }' \
+  && log "warning: load average $load_start before the run: other work is running; figures will be noisy"
 
 hz=$(getconf CLK_TCK)
 proc_cpu_s() { # user+sys seconds of a live process, its threads and reaped children
@@ -368,26 +375,34 @@ if want udp; then
           jq -cn --arg tool "$tool" --argjson len "$len" --argjson rep "$rep" \
             '{tool: $tool, payload_bytes: $len, rep: $rep, failed: true}' >>"$udp_samples"
         fi
-        sleep 0.5
+        sleep 0.2
       done
     done
   done
 fi
 
-# ---- summary: medians, ratios, targets; JSON to $out, table to stdout ----
+# ---- summary: medians, ratios, targets; JSON to $out, tables to stdout ----
 mkdir -p "$(dirname "$out")"
 # Results are per machine and per run: keep them out of git (also out of a `git add -A`).
 [[ $out != "$root/bench/results/"* || -e $root/bench/results/.gitignore ]] \
   || printf '# written by bench/peers.sh: results are not committed\n*\n' >"$root/bench/results/.gitignore"
+pkg_version() { dpkg-query -W -f '${Version}' "$1" 2>/dev/null || echo unknown; }
 versions=$(jq -n --arg lr "$("$lr" --version)" --arg i3 "$(iperf3 --version | head -n 1)" \
   --arg i2 "$(iperf -v 2>&1 | head -n 1)" --arg nc "$(nuttcp -V 2>&1 | head -n 1)" \
-  --arg np "$(dpkg-query -W -f '${Version}' netpipe-tcp 2>/dev/null || echo unknown)" \
-  '{linerate: $lr, iperf3: $i3, iperf2: $i2, nuttcp: $nc, netpipe_tcp: $np}')
-jq -s --argjson reps "$reps" --argjson dur "$dur" --argjson versions "$versions" \
-  --arg date "$(date -u +%FT%TZ)" --arg kernel "$(uname -r)" --argjson cores "$(nproc)" '
+  --arg np "$(pkg_version netpipe-tcp)" --arg sp "$(pkg_version sockperf)" \
+  '{linerate: $lr, iperf3: $i3, iperf2: $i2, nuttcp: $nc, netpipe_tcp: $np, sockperf: $sp}')
+# Shared by both parts' summaries.
+jq_lib='
   def median: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
                      else (.[length / 2 - 1] + .[length / 2]) / 2 end;
   def med(f): map(f | select(. != null)) | median;
+  def div(a; b): if a == null or b == null or b == 0 then null else a / b end;
+  def mul(a; k): if a == null then null else a * k end;
+  def target(name; have; want; pass; note):
+    { target: name, linerate: have, threshold: want, pass: (if have == null or want == null
+                                                              then null else pass end), note: note };'
+: >"$tmp/tcp.json"
+want tcp && jq -s --argjson reps "$reps" --argjson dur "$dur" "$jq_lib"'
   def order: {"linerate": 0, "iperf3": 1, "iperf3 -Z": 2, "iperf2": 3, "nuttcp": 4, "NetPIPE": 5}[.];
   . as $samples
   | [ group_by([.streams, (.tool | order)])[]
@@ -403,8 +418,6 @@ jq -s --argjson reps "$reps" --argjson dur "$dur" --argjson versions "$versions"
           self_receiver_cpu_pct_median: ($ok | med(.self_receiver_cpu_pct)) } ] as $rows
   | def lr(n): $rows | map(select(.tool == "linerate" and .streams == n))[0];
     def row(t; n): $rows | map(select(.tool == t and .streams == n))[0];
-    def div(a; b): if a == null or b == null or b == 0 then null else a / b end;
-    def mul(a; k): if a == null then null else a * k end;
     ($rows | map(. + { linerate_throughput_ratio:
                          div(lr(.streams).throughput_gbps_median; .throughput_gbps_median),
                        linerate_cpu_per_byte_ratio:
@@ -412,10 +425,7 @@ jq -s --argjson reps "$reps" --argjson dur "$dur" --argjson versions "$versions"
   | def best_peer(n): $rows | map(select(.streams == n and .tool != "linerate"
                                          and .cpu_s_per_gb_median != null))
                       | min_by(.cpu_s_per_gb_median);
-    def target(name; have; want; pass; note):
-      { target: name, linerate: have, threshold: want, pass: (if have == null or want == null
-                                                                then null else pass end), note: note };
-  { date: $date, kernel: $kernel, cores: $cores, reps: $reps, seconds: $dur, versions: $versions,
+  { reps: $reps, seconds: $dur,
     rows: $rows,
     targets: [
       target("single stream >= 2x iperf3"; lr(1).throughput_gbps_median;
@@ -431,10 +441,61 @@ jq -s --argjson reps "$reps" --argjson dur "$dur" --argjson versions "$versions"
                lr($n).cpu_s_per_gb_median; $b.cpu_s_per_gb_median;
                lr($n).cpu_s_per_gb_median <= $b.cpu_s_per_gb_median; "best peer: \($b.tool)")
     ],
-    samples: $samples }' "$samples" >"$out"
+    samples: $samples }' "$samples" >"$tmp/tcp.json"
+: >"$tmp/udp.json"
+want udp && jq -s --argjson reps "$reps" --argjson dur "$udp_dur" \
+  --argjson tools "$(printf '%s\n' "${udp_tools[@]}" | jq -R . | jq -sc .)" \
+  --argjson sizes "$(printf '%s\n' "${udp_sizes[@]}" | jq -sc .)" "$jq_lib"'
+  def order: . as $t | $tools | index($t);
+  def mpps: if . == null then null else . / 1e6 end;
+  . as $samples
+  | [ group_by([.payload_bytes, (.tool | order)])[]
+      | map(select(.failed | not)) as $ok
+      | { tool: .[0].tool, payload_bytes: .[0].payload_bytes, runs: length,
+          failed: (length - ($ok | length)),
+          pps_sent_median: ($ok | med(.pps_sent)),
+          pps_received_median: ($ok | med(.pps_received)),
+          pps_received_min: ($ok | map(.pps_received) | min),
+          pps_received_max: ($ok | map(.pps_received) | max),
+          loss_pct_median: ($ok | med(.loss_pct)),
+          sender_cpu_pct_median: ($ok | med(.sender_cpu_pct)),
+          receiver_cpu_pct_median: ($ok | med(.receiver_cpu_pct)),
+          self_loss_pct_median: ($ok | med(.self_loss_pct)),
+          self_sender_cpu_pct_median: ($ok | med(.self_sender_cpu_pct)),
+          self_receiver_cpu_pct_median: ($ok | med(.self_receiver_cpu_pct)),
+          accounting_exact_runs: (if .[0].tool | startswith("linerate")
+                                  then $ok | map(select(.accounting_exact)) | length else null end) }
+    ] as $rows
+  | def lr(l): $rows | map(select(.tool == "linerate" and .payload_bytes == l))[0];
+    def row(t; l): $rows | map(select(.tool == t and .payload_bytes == l))[0];
+    ($rows | map(. + { linerate_received_ratio:
+                         div(lr(.payload_bytes).pps_received_median; .pps_received_median) })) as $rows
+  | ($rows | map(select(.tool | startswith("linerate")))) as $lr_rows
+  | { reps: $reps, seconds: $dur, payload_bytes: $sizes,
+      rows: $rows,
+      targets: [
+        target("UDP 64 B received pps >= 3x iperf3"; lr(64).pps_received_median | mpps;
+               mul(row("iperf3"; 64).pps_received_median | mpps; 3);
+               lr(64).pps_received_median >= 3 * row("iperf3"; 64).pps_received_median;
+               "Mpps received, in the same run"),
+        target("UDP accounting exact in every linerate run";
+               $lr_rows | map(.accounting_exact_runs) | add; $lr_rows | map(.runs - .failed) | add;
+               ($lr_rows | map(.accounting_exact_runs) | add) == ($lr_rows | map(.runs - .failed) | add);
+               "runs with packets_sent == packets_received + packets_lost, all variants and payloads")
+      ],
+      samples: $samples }' "$udp_samples" >"$tmp/udp.json"
+jq -n --argjson versions "$versions" --arg date "$(date -u +%FT%TZ)" --arg kernel "$(uname -r)" \
+  --argjson cores "$(nproc)" --arg parts "$parts" --argjson load "$load_start" \
+  --slurpfile tcp "$tmp/tcp.json" --slurpfile udp "$tmp/udp.json" '
+  { date: $date, kernel: $kernel, cores: $cores, parts: ($parts | split(" ")), versions: $versions,
+    loadavg_1min_at_start: $load }
+  + ($tcp[0] // {}) + (if $udp[0] then { udp: $udp[0] } else {} end)' >"$out"
 
-# The table: stdout.
-{
+print_targets() { # print_targets JQ_PATH: one PASS/FAIL/N/A line per target
+  jq -r "$1"'[] | "\(if .pass == null then "N/A " elif .pass then "PASS" else "FAIL" end)  \(.target): linerate \(.linerate // "-" | if type == "number" then (. * 1000 | round / 1000) else . end) vs \(.threshold // "-" | if type == "number" then (. * 1000 | round / 1000) else . end) (\(.note))"' "$out"
+}
+# The tables: stdout.
+if want tcp; then
   printf '%-10s %-5s %4s %8s %8s %8s %7s %7s %8s %8s %8s\n' \
     tool case runs 'Gbit/s' min max 'snd%' 'rcv%' 'CPUs/GB' 'LR×thr' 'LR×CPU/B'
   jq -r '.rows[] | [.tool, (if .tool == "NetPIPE" then "peak" elif .streams == 1 then "1"
@@ -447,12 +508,35 @@ jq -s --argjson reps "$reps" --argjson dur "$dur" --argjson versions "$versions"
       { printf "%-10s %-5s %4s %8s %8s %8s %7s %7s %8s %8s %8s\n", $1, $2, $3, f($4, 2), f($5, 2),
                f($6, 2), f($7, 0), f($8, 0), f($9, 3), f($10, 2), f($11, 2) }'
   echo
-  jq -r '.targets[] | "\(if .pass == null then "N/A " elif .pass then "PASS" else "FAIL" end)  \(.target): linerate \(.linerate // "-" | if type == "number" then (. * 1000 | round / 1000) else . end) vs \(.threshold // "-" | if type == "number" then (. * 1000 | round / 1000) else . end) (\(.note))"' "$out"
+  print_targets .targets
   echo
   echo "CPU: % of one core, measured outside each tool (client: /usr/bin/time, server: /proc/PID/stat);"
   echo "CPU s/GB = both ends' CPU seconds per 10^9 bytes received. LR×thr = linerate's median over the"
   echo "tool's (>1: linerate faster); LR×CPU/B = linerate's CPU s/GB over the tool's (<1: linerate cheaper)."
-  echo "results: $out"
-}
+  echo
+fi
+if want udp; then
+  printf '%-26s %7s %4s %9s %9s %6s %5s %5s %7s %5s\n' \
+    'tool (UDP)' payload runs 'sent Mpps' 'rcv Mpps' 'loss%' 'snd%' 'rcv%' 'LR×rcv' exact
+  jq -r '.udp.rows[] | [.tool, .payload_bytes, "\(.runs - .failed)/\(.runs)",
+    (.pps_sent_median | if . == null then null else . / 1e6 end),
+    (.pps_received_median | if . == null then null else . / 1e6 end), .loss_pct_median,
+    .sender_cpu_pct_median, .receiver_cpu_pct_median, .linerate_received_ratio,
+    (if .accounting_exact_runs == null then null
+     else "\(.accounting_exact_runs)/\(.runs - .failed)" end)] | map(. // "-" | tostring) | @tsv' "$out" \
+  | awk -F'\t' '
+      function f(x, p) { return x == "-" ? "-" : sprintf("%.*f", p, x) }
+      { printf "%-26s %7s %4s %9s %9s %6s %5s %5s %7s %5s\n", $1, $2, $3, f($4, 3), f($5, 3),
+               f($6, 1), f($7, 0), f($8, 0), f($9, 2), $10 }'
+  echo
+  print_targets .udp.targets
+  echo
+  echo "UDP at max rate, client sending: Mpps = 10^6 datagrams/s, median over reps; sent by the sender's"
+  echo "count, received by the receiver's; loss% = (sent - received) / sent. CPU as for TCP (snd = client,"
+  echo "rcv = server). LR×rcv = linerate's (GSO + GRO) received pps over the tool's, same payload."
+  echo "exact: linerate runs with packets_sent == packets_received + packets_lost. '-': not available."
+  echo
+fi
+echo "results: $out"
 
 if (( failures )); then log "peers.sh: $failures run(s) failed"; exit 2; fi

@@ -1,8 +1,9 @@
 //! Turning both ends' raw counters into interval samples and the run summary.
 //!
 //! Pure functions over plain data, so every formula is unit-tested. Throughput is receiver
-//! goodput over the client-clock window; bytes still in flight when the window closed are
-//! counted separately and reconciled against what the receiver read after draining.
+//! goodput over the receiver's own window (the client's, or the server's: the test duration
+//! from `Begin` by its clock); bytes still in flight when the window closed are counted
+//! separately and reconciled against what the receiver read after draining.
 
 use std::time::Duration;
 
@@ -327,7 +328,8 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
         } else {
             f.bytes_received_after_drain == f.bytes_sent
         };
-        f.throughput_bps = bits_per_sec(f.bytes_received, rx_secs(f.flow));
+        f.window_s = rx_secs(f.flow);
+        f.throughput_bps = bits_per_sec(f.bytes_received, f.window_s);
         f.sender_throughput_bps = bits_per_sec(f.bytes_sent, secs);
         f.interval_throughput_bps = Spread::of(
             intervals
@@ -410,6 +412,7 @@ fn empty_flow(flow: Flow) -> FlowSummary {
         retransmits: None,
         rtt_us: None,
         udp: None,
+        window_s: 0.0,
         streams: Vec::new(),
     }
 }

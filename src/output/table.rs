@@ -180,7 +180,7 @@ fn cpu_line(c: &CpuSummary) -> String {
     s
 }
 
-fn write_flow(w: &mut dyn Write, f: &FlowSummary, secs: f64) -> std::io::Result<()> {
+fn write_flow(w: &mut dyn Write, f: &FlowSummary) -> std::io::Result<()> {
     let sender = end_name(f.sender);
     let receiver = end_name(other(f.sender));
     writeln!(
@@ -200,9 +200,10 @@ fn write_flow(w: &mut dyn Write, f: &FlowSummary, secs: f64) -> std::io::Result<
     )?;
     writeln!(
         w,
-        "  received   {:>11} by {receiver:<6} = {} goodput over {secs:.2} s",
+        "  received   {:>11} by {receiver:<6} = {} goodput over its {:.2} s window",
         format_bytes(f.bytes_received),
-        bps(f.throughput_bps)
+        bps(f.throughput_bps),
+        f.window_s
     )?;
     let sp = &f.interval_throughput_bps;
     writeln!(
@@ -297,7 +298,7 @@ pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
         s.duration_s
     )?;
     for f in &s.flows {
-        write_flow(w, f, s.duration_s)?;
+        write_flow(w, f)?;
     }
     if s.flows.len() > 1 {
         writeln!(

@@ -109,7 +109,7 @@ pub struct UdpSummary {
     pub jitter_us: f64,
     /// `packets_sent / duration_s`.
     pub pps_sent: f64,
-    /// Distinct datagrams received within the window / `duration_s`.
+    /// Distinct datagrams received within the receiver's window / that window.
     pub pps_received: f64,
 }
 
@@ -167,7 +167,7 @@ pub struct FlowSummary {
     pub bytes_received_after_drain: u64,
     /// Whether `bytes_received_after_drain == bytes_sent`.
     pub reconciled: bool,
-    /// Receiver goodput: `bytes_received * 8 / duration_s`.
+    /// Receiver goodput: `bytes_received * 8 / window_s`.
     pub throughput_bps: f64,
     /// Sender rate: `bytes_sent * 8 / duration_s`.
     pub sender_throughput_bps: f64,
@@ -184,6 +184,10 @@ pub struct FlowSummary {
     /// UDP: datagram accounting of this direction.
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
     pub udp: Option<UdpSummary>,
+    /// The receiver's window, seconds: the client's `duration_s` when the client receives,
+    /// the server's (the test duration from `Begin` by its clock) when the server does.
+    #[serde(default)]
+    pub window_s: f64,
     /// Per-stream totals.
     pub streams: Vec<StreamSummary>,
 }

@@ -108,7 +108,7 @@ pub struct StreamCounts {
 pub struct StreamEnd {
     /// Stream index.
     pub stream: u16,
-    /// Counters when `Stop` arrived.
+    /// Counters when the server's window closed (see `ServerResults::window_us`).
     pub at_stop: StreamCounts,
     /// Counters when the stream ended (after draining).
     pub total: StreamCounts,
