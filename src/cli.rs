@@ -191,6 +191,10 @@ pub struct UdpArgs {
     /// --batch 1, every datagram), like pkt-gen's multi-flow runs.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub flows: u32,
+    /// Spread each stream's datagrams over N destination ports on the receiver too (the
+    /// sender uses at least one socket per destination, rotating every batch).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub flows_dst: u32,
     /// Do not let the kernel segment batches of datagrams (UDP GSO), to compare.
     #[arg(long)]
     pub no_gso: bool,
@@ -299,6 +303,7 @@ impl PpsArgs {
                     batch: self.batch,
                     no_batch: false,
                     flows: f,
+                    flows_dst: 1,
                     no_gso: self.no_gso,
                     no_gro: self.no_gro,
                 };
@@ -528,6 +533,13 @@ impl UdpArgs {
             ));
         }
         spec.flows = self.flows;
+        if self.flows_dst == 0 || self.flows_dst > 10_000 {
+            return Err(format!(
+                "--flows-dst {}: must be between 1 and 10000",
+                self.flows_dst
+            ));
+        }
+        spec.flows_dst = self.flows_dst;
         Ok(plan)
     }
 }

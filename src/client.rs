@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use engine::sockopt::{connect_tcp, ConnectError, SocketOptions};
 use engine::udp_socket::{max_payload_to, probe, udp_socket};
-use engine::{engine_for, Conn, Role, Signal, Workers};
+use engine::{engine_for, Conn, Role, Signal, UdpMulti, Workers};
 use measure::cpu::{CpuTime, SystemCpuSnapshot};
 use results::{IntervalSample, RunRecord};
 use wire::msg::{ServerInfo, ServerResults};
@@ -175,7 +175,11 @@ fn join_all(
 
 /// Opens one UDP socket per stream, connected to the server's port for it, checks the payload
 /// fits the path, and completes the probe handshake.
-fn open_udp(config: &ClientConfig, ports: &[u16]) -> Result<Vec<Conn>, ClientError> {
+fn open_udp(
+    config: &ClientConfig,
+    ports: &[u16],
+    extra_ports: &[Vec<u16>],
+) -> Result<Vec<Conn>, ClientError> {
     let Target::Tcp { addr, bind } = &config.target else {
         return Err(ClientError::Protocol(
             "UDP tests need an IP address, not --unix".into(),
@@ -201,8 +205,18 @@ fn open_udp(config: &ClientConfig, ports: &[u16]) -> Result<Vec<Conn>, ClientErr
             .iter()
             .zip(ports)
             .map(|(&(stream, _), &port)| {
+                let extra: Vec<SocketAddr> = extra_ports
+                    .get(usize::from(stream))
+                    .map(|ps| ps.iter().map(|&p| SocketAddr::new(server_ip, p)).collect())
+                    .unwrap_or_default();
                 scope.spawn(move || {
-                    open_udp_stream(config, local, SocketAddr::new(server_ip, port), stream)
+                    open_udp_stream(
+                        config,
+                        local,
+                        SocketAddr::new(server_ip, port),
+                        extra,
+                        stream,
+                    )
                 })
             })
             .collect();
@@ -214,30 +228,73 @@ fn open_udp_stream(
     config: &ClientConfig,
     local: SocketAddr,
     server: SocketAddr,
+    extra_dst: Vec<SocketAddr>,
     stream: u16,
 ) -> Result<Conn, ClientError> {
     let setup = |e: std::io::Error| ClientError::Protocol(format!("UDP setup: {e}"));
-    let payload = config.spec.write_len_bytes as usize;
+    let spec = &config.spec;
+    let payload = spec.write_len_bytes as usize;
     let max = max_payload_to(server).map_err(setup)?;
     if payload > max {
         return Err(ClientError::Input(format!(
             "-l {payload}: larger than the path allows; its MTU leaves {max} bytes of UDP payload"
         )));
     }
-    let sock = udp_socket(local, config.spec.window_bytes)
-        .map_err(|e| ClientError::Protocol(format!("UDP setup: {e}")))?;
+    let open = || {
+        udp_socket(local, spec.window_bytes)
+            .map_err(|e| ClientError::Protocol(format!("UDP setup: {e}")))
+    };
+    let sock = open()?;
     probe(&sock, server, stream, HANDSHAKE_TIMEOUT).map_err(setup)?;
-    let receiving = config
-        .spec
+    let receiving = spec
         .flows()
         .iter()
         .any(|&(s, flow)| s == stream && flow == Flow::ServerToClient);
+    if receiving && spec.flows_dst > 1 {
+        let extra_recv = (1..spec.flows_dst)
+            .map(|_| open())
+            .collect::<Result<_, _>>()?;
+        return Ok(Conn::UdpMulti(UdpMulti {
+            sock,
+            only_from: Some(server.ip()),
+            extra_recv,
+            extra_dst: Vec::new(),
+        }));
+    }
     // A multi-flow receiver takes every source port of the server's address.
-    if receiving && config.spec.flows > 1 {
+    if receiving && spec.flows > 1 {
         return Ok(Conn::UdpFrom(sock, server.ip()));
     }
     sock.connect(server).map_err(setup)?;
+    if !receiving && spec.flows_dst > 1 {
+        return Ok(Conn::UdpMulti(UdpMulti {
+            sock,
+            only_from: None,
+            extra_recv: Vec::new(),
+            extra_dst,
+        }));
+    }
     Ok(Conn::Udp(sock))
+}
+
+/// With several destination ports and streams the client receives, tells the server the
+/// client's further receiving ports (the server sends only to the control peer's address).
+fn announce_udp_ports(ctrl: &mut Conn, spec: &TestSpec, conns: &[Conn]) -> Result<(), ClientError> {
+    if spec.flows_dst <= 1 || !spec.flows().iter().any(|&(_, f)| f == Flow::ServerToClient) {
+        return Ok(());
+    }
+    let extra = conns
+        .iter()
+        .map(|c| match c {
+            Conn::UdpMulti(m) => m
+                .extra_recv
+                .iter()
+                .filter_map(|s| s.local_addr().ok().map(|a| a.port()))
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    send(ctrl, &ClientMsg::UdpPorts { extra }).map_err(protocol("announcing UDP ports"))
 }
 
 /// Runs one test to the end (or to an interrupt) and returns its record.
@@ -257,7 +314,8 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
             session,
             server,
             udp_ports,
-        } => (session, server, udp_ports),
+            udp_extra_ports,
+        } => (session, server, (udp_ports, udp_extra_ports)),
         ServerMsg::Error { message } => return Err(ClientError::Refused(message)),
         other => return Err(ClientError::Protocol(format!("unexpected reply {other:?}"))),
     };
@@ -265,7 +323,9 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
         return Err(ClientError::Interrupted);
     }
     let conns = if spec.kind == TestKind::UdpStream {
-        open_udp(config, &udp_ports)?
+        let conns = open_udp(config, &udp_ports.0, &udp_ports.1)?;
+        announce_udp_ports(&mut ctrl, spec, &conns)?;
+        conns
     } else {
         open_tcp(config, session)?
     };

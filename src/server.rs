@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 
 use engine::udp_socket::{accept_probes, udp_socket};
 use engine::{
-    engine_for, sockopt::SocketOptions, Conn, Listener, Role, Signal, WorkerOutcome, Workers,
+    engine_for, sockopt::SocketOptions, Conn, Listener, Role, Signal, UdpMulti, WorkerOutcome,
+    Workers,
 };
 use measure::cpu::{CpuTime, SystemCpuSnapshot};
 use wire::msg::{ServerInfo, ServerResults, StreamCounts, StreamEnd};
@@ -259,19 +260,21 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, shared: &Shared, peer: &str) {
         Ok(socks) => socks,
         Err(message) => return refuse(&mut ctrl, shared, peer, message),
     };
+    let port = |s: &UdpSocket| s.local_addr().map(|a| a.port()).unwrap_or(0);
     let accepted = ServerMsg::Accepted {
         session: cookie,
         server: shared.info.clone(),
-        udp_ports: udp
+        udp_ports: udp.iter().map(|(main, _)| port(main)).collect(),
+        udp_extra_ports: udp
             .iter()
-            .filter_map(|s| s.local_addr().ok().map(|a| a.port()))
+            .map(|(_, extra)| extra.iter().map(port).collect())
             .collect(),
     };
     let outcome = send(&mut ctrl, &accepted)
         .map_err(|e| e.to_string())
         .and_then(|_| {
             if spec.kind == TestKind::UdpStream {
-                connect_udp(&ctrl, &spec, udp, shared)
+                connect_udp(&mut ctrl, &spec, udp, shared)
             } else {
                 collect_streams(&spec, &rx, shared)
             }
@@ -291,53 +294,107 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, shared: &Shared, peer: &str) {
     }
 }
 
-/// UDP tests: one socket per stream on the address the client reached us at.
-fn open_udp(ctrl: &Conn, spec: &TestSpec) -> Result<Vec<UdpSocket>, String> {
+/// UDP tests: one socket per stream on the address the client reached us at, plus
+/// `flows_dst - 1` more for each stream the server receives.
+fn open_udp(ctrl: &Conn, spec: &TestSpec) -> Result<Vec<(UdpSocket, Vec<UdpSocket>)>, String> {
     if spec.kind != TestKind::UdpStream {
         return Ok(Vec::new());
     }
     let local = ctrl
         .local_addr()
         .ok_or("UDP tests need an IP control connection")?;
+    // An IPv4 client on the dual-stack listener appears as ::ffff:a.b.c.d; an IPv4 socket for
+    // it gets IPv4's don't-fragment setting (IPv6's does not cover IPv4).
+    let open = || {
+        udp_socket(
+            SocketAddr::new(local.ip().to_canonical(), 0),
+            spec.window_bytes,
+        )
+        .map_err(|e| format!("cannot open a UDP socket: {e}"))
+    };
     spec.flows()
         .iter()
-        .map(|_| {
-            // An IPv4 client on the dual-stack listener appears as ::ffff:a.b.c.d; an IPv4
-            // socket for it gets IPv4's don't-fragment setting (IPv6's does not cover IPv4).
-            udp_socket(
-                SocketAddr::new(local.ip().to_canonical(), 0),
-                spec.window_bytes,
-            )
-            .map_err(|e| format!("cannot open a UDP socket: {e}"))
+        .map(|&(_, flow)| {
+            let extra = match flow {
+                Flow::ClientToServer => spec.flows_dst.saturating_sub(1),
+                Flow::ServerToClient => 0,
+            };
+            Ok((
+                open()?,
+                (0..extra).map(|_| open()).collect::<Result<_, String>>()?,
+            ))
         })
         .collect()
 }
 
 /// Waits for the client's probe on every UDP socket; only the control connection's peer
-/// address is accepted, so the server never sends datagrams anywhere else.
+/// address is accepted, so the server never sends datagrams anywhere else. With several
+/// destination ports, the client's further ports come in `UdpPorts` (at that same address).
 fn connect_udp(
-    ctrl: &Conn,
+    ctrl: &mut Conn,
     spec: &TestSpec,
-    socks: Vec<UdpSocket>,
+    socks: Vec<(UdpSocket, Vec<UdpSocket>)>,
     shared: &Shared,
 ) -> Result<Vec<Conn>, String> {
     let peer = ctrl
         .peer_addr()
         .ok_or("UDP tests need an IP control connection")?;
-    let peer = SocketAddr::new(peer.ip().to_canonical(), peer.port());
-    let sources = accept_probes(&socks, peer.ip(), shared.config.handshake_timeout)
+    let peer_ip = peer.ip().to_canonical();
+    let mains: Vec<UdpSocket> = socks
+        .iter()
+        .map(|(m, _)| m.try_clone())
+        .collect::<std::io::Result<_>>()
         .map_err(|e| e.to_string())?;
+    let sources = accept_probes(&mains, peer_ip, shared.config.handshake_timeout)
+        .map_err(|e| e.to_string())?;
+    drop(mains);
+    let flows = spec.flows();
+    let client_ports = if spec.flows_dst > 1
+        && flows.iter().any(|&(_, f)| f == Flow::ServerToClient)
+    {
+        match recv::<ClientMsg>(ctrl, shared.config.handshake_timeout).map_err(|e| e.to_string())? {
+            ClientMsg::UdpPorts { extra } => extra,
+            other => return Err(format!("expected udp_ports, got {other:?}")),
+        }
+    } else {
+        Vec::new()
+    };
     socks
         .into_iter()
         .zip(sources)
-        .zip(spec.flows())
-        .map(|((sock, source), (_, flow))| {
-            // A multi-flow receiver takes every source port of the client's address.
-            if flow == Flow::ClientToServer && spec.flows > 1 {
-                return Ok(Conn::UdpFrom(sock, peer.ip()));
+        .zip(flows)
+        .map(|(((sock, extra_recv), source), (stream, flow))| {
+            let multi = spec.flows_dst > 1;
+            match flow {
+                Flow::ClientToServer if multi => Ok(Conn::UdpMulti(UdpMulti {
+                    sock,
+                    only_from: Some(peer_ip),
+                    extra_recv,
+                    extra_dst: Vec::new(),
+                })),
+                // A multi-flow receiver takes every source port of the client's address.
+                Flow::ClientToServer if spec.flows > 1 => Ok(Conn::UdpFrom(sock, peer_ip)),
+                Flow::ClientToServer => sock.connect(source).map(|_| Conn::Udp(sock)),
+                Flow::ServerToClient => {
+                    sock.connect(source)?;
+                    if !multi {
+                        return Ok(Conn::Udp(sock));
+                    }
+                    let ports = client_ports
+                        .get(usize::from(stream))
+                        .cloned()
+                        .unwrap_or_default();
+                    Ok(Conn::UdpMulti(UdpMulti {
+                        sock,
+                        only_from: None,
+                        extra_recv: Vec::new(),
+                        extra_dst: ports
+                            .into_iter()
+                            .map(|p| SocketAddr::new(source.ip(), p))
+                            .collect(),
+                    }))
+                }
             }
-            sock.connect(source)?;
-            Ok(Conn::Udp(sock))
         })
         .collect::<std::io::Result<Vec<_>>>()
         .map_err(|e| format!("UDP setup: {e}"))

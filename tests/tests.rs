@@ -291,6 +291,7 @@ mod cli {
         fails_with(&["udp", "--rate", "10X"], "--rate 10X: unknown suffix 'X'");
         fails_with(&["udp", "-l", "8"], "--length 8");
         fails_with(&["udp", "--flows", "0"], "--flows 0");
+        fails_with(&["udp", "--flows-dst", "20000"], "--flows-dst 20000");
         fails_with(
             &["pps", "--frame", "40"],
             "--frame 40: Ethernet frames are at least 64 bytes",
@@ -585,6 +586,28 @@ mod udp_loopback {
             assert!(u.packets_sent > 1000, "{direction:?}: {u:?}");
             assert_eq!(u.packets_lost, 0, "{direction:?}: {u:?}");
             assert_eq!(u.packets_sent, u.packets_received);
+        }
+    }
+
+    #[test]
+    fn many_destination_ports_both_ways() {
+        let server = fast_server();
+        for direction in [Direction::Send, Direction::Reverse, Direction::Bidir] {
+            let spec = wire::TestSpec {
+                flows: 3,
+                flows_dst: 50,
+                ..udp(direction, 2, 10_000_000)
+            };
+            let r = run(server.addr, spec).unwrap();
+            for f in &r.summary.flows {
+                let u = f.udp.unwrap();
+                assert!(u.packets_sent > 500, "{direction:?}: {u:?}");
+                assert_eq!(
+                    (u.packets_lost, u.packets_received),
+                    (0, u.packets_sent),
+                    "{direction:?}"
+                );
+            }
         }
     }
 

@@ -22,6 +22,23 @@ pub enum Conn {
     /// An unconnected UDP socket taking datagrams from any port of one IP address: a receiver
     /// whose sender spreads its datagrams over several source ports (`--flows`).
     UdpFrom(UdpSocket, std::net::IpAddr),
+    /// A UDP stream end spread over several destination ports (`--flows-dst`): a receiver
+    /// listens on `sock` and `extra_recv`, taking datagrams from any port of `only_from`; a
+    /// sender sends from `sock` (connected) and rotates over `extra_dst` too.
+    UdpMulti(UdpMulti),
+}
+
+/// The sockets and addresses of a [`Conn::UdpMulti`].
+#[derive(Debug)]
+pub struct UdpMulti {
+    /// The stream's main socket.
+    pub sock: UdpSocket,
+    /// Receivers: the peer's address (every source port is accepted).
+    pub only_from: Option<std::net::IpAddr>,
+    /// Receivers: sockets on further destination ports.
+    pub extra_recv: Vec<UdpSocket>,
+    /// Senders: further destinations, besides the one `sock` is connected to.
+    pub extra_dst: Vec<SocketAddr>,
 }
 
 impl Conn {
@@ -35,7 +52,9 @@ impl Conn {
         match self {
             Conn::Tcp(s) => s.set_read_timeout(t),
             Conn::Unix(s) => s.set_read_timeout(t),
-            Conn::Udp(s) | Conn::UdpFrom(s, _) => s.set_read_timeout(t),
+            Conn::Udp(s) | Conn::UdpFrom(s, _) | Conn::UdpMulti(UdpMulti { sock: s, .. }) => {
+                s.set_read_timeout(t)
+            }
         }
     }
 
@@ -44,7 +63,9 @@ impl Conn {
         match self {
             Conn::Tcp(s) => s.set_write_timeout(t),
             Conn::Unix(s) => s.set_write_timeout(t),
-            Conn::Udp(s) | Conn::UdpFrom(s, _) => s.set_write_timeout(t),
+            Conn::Udp(s) | Conn::UdpFrom(s, _) | Conn::UdpMulti(UdpMulti { sock: s, .. }) => {
+                s.set_write_timeout(t)
+            }
         }
     }
 
@@ -53,7 +74,9 @@ impl Conn {
         match self {
             Conn::Tcp(s) => s.set_nonblocking(on),
             Conn::Unix(s) => s.set_nonblocking(on),
-            Conn::Udp(s) | Conn::UdpFrom(s, _) => s.set_nonblocking(on),
+            Conn::Udp(s) | Conn::UdpFrom(s, _) | Conn::UdpMulti(UdpMulti { sock: s, .. }) => {
+                s.set_nonblocking(on)
+            }
         }
     }
 
@@ -62,7 +85,7 @@ impl Conn {
         match self {
             Conn::Tcp(s) => s.shutdown(how),
             Conn::Unix(s) => s.shutdown(how),
-            Conn::Udp(_) | Conn::UdpFrom(..) => Ok(()),
+            Conn::Udp(_) | Conn::UdpFrom(..) | Conn::UdpMulti(_) => Ok(()),
         }
     }
 
@@ -73,6 +96,16 @@ impl Conn {
             Conn::Unix(s) => Conn::Unix(s.try_clone()?),
             Conn::Udp(s) => Conn::Udp(s.try_clone()?),
             Conn::UdpFrom(s, ip) => Conn::UdpFrom(s.try_clone()?, *ip),
+            Conn::UdpMulti(m) => Conn::UdpMulti(UdpMulti {
+                sock: m.sock.try_clone()?,
+                only_from: m.only_from,
+                extra_recv: m
+                    .extra_recv
+                    .iter()
+                    .map(|s| s.try_clone())
+                    .collect::<io::Result<_>>()?,
+                extra_dst: m.extra_dst.clone(),
+            }),
         })
     }
 
@@ -89,6 +122,9 @@ impl Conn {
                 .map(|a| format!("udp {a}"))
                 .unwrap_or_else(|_| "?".into()),
             Conn::UdpFrom(_, ip) => format!("udp from {ip}"),
+            Conn::UdpMulti(m) => {
+                format!("udp, {} ports", 1 + m.extra_recv.len() + m.extra_dst.len())
+            }
         }
     }
 
@@ -97,7 +133,7 @@ impl Conn {
         match self {
             Conn::Tcp(s) => s.peer_addr().ok(),
             Conn::Udp(s) => s.peer_addr().ok(),
-            Conn::UdpFrom(..) | Conn::Unix(_) => None,
+            Conn::UdpFrom(..) | Conn::UdpMulti(_) | Conn::Unix(_) => None,
         }
     }
 
@@ -105,7 +141,9 @@ impl Conn {
     pub fn local_addr(&self) -> Option<SocketAddr> {
         match self {
             Conn::Tcp(s) => s.local_addr().ok(),
-            Conn::Udp(s) | Conn::UdpFrom(s, _) => s.local_addr().ok(),
+            Conn::Udp(s) | Conn::UdpFrom(s, _) | Conn::UdpMulti(UdpMulti { sock: s, .. }) => {
+                s.local_addr().ok()
+            }
             Conn::Unix(_) => None,
         }
     }
@@ -117,7 +155,9 @@ impl Read for Conn {
         match self {
             Conn::Tcp(s) => s.read(buf),
             Conn::Unix(s) => s.read(buf),
-            Conn::Udp(s) | Conn::UdpFrom(s, _) => s.recv(buf),
+            Conn::Udp(s) | Conn::UdpFrom(s, _) | Conn::UdpMulti(UdpMulti { sock: s, .. }) => {
+                s.recv(buf)
+            }
         }
     }
 }
@@ -129,9 +169,9 @@ impl Write for Conn {
             Conn::Tcp(s) => s.write(buf),
             Conn::Unix(s) => s.write(buf),
             Conn::Udp(s) => s.send(buf),
-            Conn::UdpFrom(..) => Err(io::Error::new(
+            Conn::UdpFrom(..) | Conn::UdpMulti(_) => Err(io::Error::new(
                 io::ErrorKind::NotConnected,
-                "receive-only UDP socket",
+                "not a plain connected UDP socket",
             )),
         }
     }
@@ -146,7 +186,9 @@ impl AsRawFd for Conn {
         match self {
             Conn::Tcp(s) => s.as_raw_fd(),
             Conn::Unix(s) => s.as_raw_fd(),
-            Conn::Udp(s) | Conn::UdpFrom(s, _) => s.as_raw_fd(),
+            Conn::Udp(s) | Conn::UdpFrom(s, _) | Conn::UdpMulti(UdpMulti { sock: s, .. }) => {
+                s.as_raw_fd()
+            }
         }
     }
 }

@@ -17,7 +17,7 @@ pub mod udp_socket;
 pub mod udp_stream;
 pub mod workers;
 
-pub use conn::{Conn, Listener};
+pub use conn::{Conn, Listener, UdpMulti};
 pub use counters::{Signal, StreamCounters};
 pub use error::EngineError;
 pub use stream_engine::{engine_for, Role, StreamControl, StreamEngine, StreamReport};

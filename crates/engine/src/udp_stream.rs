@@ -10,7 +10,7 @@
 //! after `stop` without a datagram (every FIN lost).
 
 use std::io::{self, ErrorKind};
-use std::net::{IpAddr, UdpSocket};
+use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
@@ -69,9 +69,10 @@ impl StreamEngine for UdpStream {
         role: Role,
         ctl: StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
-        let (sock, only_from) = match conn {
-            Conn::Udp(sock) => (sock, None),
-            Conn::UdpFrom(sock, ip) => (sock, Some(ip)),
+        let (sock, only_from, extra_recv, extra_dst) = match conn {
+            Conn::Udp(sock) => (sock, None, Vec::new(), Vec::new()),
+            Conn::UdpFrom(sock, ip) => (sock, Some(ip), Vec::new(), Vec::new()),
+            Conn::UdpMulti(m) => (m.sock, m.only_from, m.extra_recv, m.extra_dst),
             _ => {
                 return Err(EngineError::Io(io::Error::new(
                     ErrorKind::InvalidInput,
@@ -83,8 +84,11 @@ impl StreamEngine for UdpStream {
         sock.set_write_timeout(Some(POLL_INTERVAL))?;
         let cpu_start = CpuTime::thread_now();
         let mut report = match role {
-            Role::Sender => self.send(&sock, ctl)?,
-            Role::Receiver => self.receive(&sock, only_from, ctl)?,
+            Role::Sender => self.send(&sock, &extra_dst, ctl)?,
+            Role::Receiver => {
+                let socks: Vec<&UdpSocket> = std::iter::once(&sock).chain(&extra_recv).collect();
+                self.receive(&socks, only_from, ctl)?
+            }
         };
         report.cpu = CpuTime::thread_now().since(cpu_start);
         Ok(report)
@@ -367,7 +371,12 @@ fn is_retry(e: &io::Error) -> bool {
 }
 
 impl UdpStream {
-    fn send(&self, sock: &UdpSocket, ctl: StreamControl<'_>) -> Result<StreamReport, EngineError> {
+    fn send(
+        &self,
+        sock: &UdpSocket,
+        extra_dst: &[SocketAddr],
+        ctl: StreamControl<'_>,
+    ) -> Result<StreamReport, EngineError> {
         let fd = sock.as_raw_fd();
         let gso_segments = (MAX_UDP_PAYLOAD / self.payload)
             .clamp(1, GSO_MAX_SEGMENTS)
@@ -390,11 +399,17 @@ impl UdpStream {
         );
         // More flows: more sockets, same peer, new source ports; the sender moves to the next
         // flow after every batch.
-        let mut extra = Vec::with_capacity(self.flows as usize - 1);
-        if self.flows > 1 {
-            let (local, peer) = (sock.local_addr()?, sock.peer_addr()?);
-            for _ in 1..self.flows {
-                let s = flow_socket(local.ip(), peer)?;
+        // More destinations (`--flows-dst`): one more socket per destination at least, socket k
+        // sending to destination k mod M.
+        let (local, peer) = (sock.local_addr()?, sock.peer_addr()?);
+        let dsts: Vec<SocketAddr> = std::iter::once(peer)
+            .chain(extra_dst.iter().copied())
+            .collect();
+        let sockets = (self.flows as usize).max(dsts.len());
+        let mut extra = Vec::with_capacity(sockets - 1);
+        if sockets > 1 {
+            for k in 1..sockets {
+                let s = flow_socket(local.ip(), dsts[k % dsts.len()])?;
                 if segments > 1 {
                     enable(
                         s.as_raw_fd(),
@@ -475,12 +490,12 @@ impl UdpStream {
 
     fn receive(
         &self,
-        sock: &UdpSocket,
+        socks: &[&UdpSocket],
         only_from: Option<IpAddr>,
         ctl: StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
-        let fd = sock.as_raw_fd();
-        let gro = self.gro && enable(fd, libc::UDP_GRO, 1);
+        let fds: Vec<RawFd> = socks.iter().map(|s| s.as_raw_fd()).collect();
+        let gro = self.gro && fds.iter().all(|&fd| enable(fd, libc::UDP_GRO, 1));
         let mut batch = if gro {
             Batch::new(self.batch.min(16), 1, GRO_MESSAGE, GRO_MESSAGE, true)
         } else {
@@ -490,6 +505,16 @@ impl UdpStream {
         if only_from.is_some() {
             batch.want_sources();
         }
+        // Several destination ports: wait on all of them with epoll, read without blocking.
+        let mut ready = match fds.len() {
+            1 => None,
+            _ => {
+                for s in socks {
+                    s.set_nonblocking(true)?;
+                }
+                Some(Readiness::new(&fds)?)
+            }
+        };
         let mut tracker = SeqTracker::new();
         let mut fin_at: Option<Instant> = None;
         let mut stop_seen_at: Option<Instant> = None;
@@ -510,33 +535,39 @@ impl UdpStream {
                     break;
                 }
             }
-            let n = match recvmmsg(fd, &mut batch) {
-                Ok(n) => n,
-                Err(e) if is_retry(&e) => continue,
-                Err(e) => return Err(e.into()),
+            let readable: &[RawFd] = match &mut ready {
+                None => &fds,
+                Some(r) => r.wait(POLL_INTERVAL)?,
             };
-            let now = now_ns();
-            last_arrival = Instant::now();
-            for i in 0..n {
-                if only_from.is_some_and(|ip| batch.source(i) != Some(ip)) {
-                    continue;
-                }
-                let (data, segment) = batch.received(i);
-                for datagram in data.chunks(segment.unwrap_or(data.len()).max(1)) {
-                    let Some(h) = DatagramRepr::parse(datagram) else {
-                        continue;
-                    };
-                    if h.stream != ctl.stream || h.is_probe() {
+            for &fd in readable {
+                let n = match recvmmsg(fd, &mut batch) {
+                    Ok(n) => n,
+                    Err(e) if is_retry(&e) => continue,
+                    Err(e) => return Err(e.into()),
+                };
+                let now = now_ns();
+                last_arrival = Instant::now();
+                for i in 0..n {
+                    if only_from.is_some_and(|ip| batch.source(i) != Some(ip)) {
                         continue;
                     }
-                    if h.is_fin() {
-                        fin_at.get_or_insert_with(Instant::now);
-                        continue;
+                    let (data, segment) = batch.received(i);
+                    for datagram in data.chunks(segment.unwrap_or(data.len()).max(1)) {
+                        let Some(h) = DatagramRepr::parse(datagram) else {
+                            continue;
+                        };
+                        if h.stream != ctl.stream || h.is_probe() {
+                            continue;
+                        }
+                        if h.is_fin() {
+                            fin_at.get_or_insert_with(Instant::now);
+                            continue;
+                        }
+                        tracker.record(h.seq, h.sent_ns, now, datagram.len().min(self.payload));
                     }
-                    tracker.record(h.seq, h.sent_ns, now, datagram.len().min(self.payload));
                 }
+                ctl.counter.publish_rx(tracker.snapshot());
             }
-            ctl.counter.publish_rx(tracker.snapshot());
         }
         let rx = tracker.snapshot();
         ctl.counter.publish_rx(rx);
@@ -549,5 +580,65 @@ impl UdpStream {
             },
             ..Default::default()
         })
+    }
+}
+
+/// Which of several sockets have datagrams waiting (epoll), for receivers on many ports.
+struct Readiness {
+    epoll: std::os::fd::OwnedFd,
+    events: Vec<libc::epoll_event>,
+    ready: Vec<RawFd>,
+}
+
+impl Readiness {
+    fn new(fds: &[RawFd]) -> io::Result<Self> {
+        // SAFETY: epoll_create1 returns a new descriptor that we own, or -1.
+        let raw = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if raw < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `raw` is a fresh descriptor owned by nothing else.
+        let epoll = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(raw) };
+        for &fd in fds {
+            let mut ev = libc::epoll_event {
+                events: libc::EPOLLIN as u32,
+                u64: fd as u64,
+            };
+            // SAFETY: both descriptors are open; `ev` is a valid event.
+            if unsafe { libc::epoll_ctl(raw, libc::EPOLL_CTL_ADD, fd, &mut ev) } < 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(Self {
+            epoll,
+            events: vec![libc::epoll_event { events: 0, u64: 0 }; 256],
+            ready: Vec::with_capacity(256),
+        })
+    }
+
+    /// The sockets readable now, waiting up to `timeout` for one.
+    fn wait(&mut self, timeout: Duration) -> io::Result<&[RawFd]> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: `events` has room for its length of events.
+        let n = unsafe {
+            libc::epoll_wait(
+                self.epoll.as_raw_fd(),
+                self.events.as_mut_ptr(),
+                self.events.len() as i32,
+                timeout.as_millis() as i32,
+            )
+        };
+        self.ready.clear();
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == ErrorKind::Interrupted {
+                Ok(&self.ready)
+            } else {
+                Err(e)
+            };
+        }
+        self.ready
+            .extend(self.events[..n as usize].iter().map(|e| e.u64 as RawFd));
+        Ok(&self.ready)
     }
 }

@@ -26,6 +26,12 @@ pub enum ClientMsg {
         /// Stream index, as in `TestSpec::flows`.
         stream: u16,
     },
+    /// UDP tests with `flows_dst` > 1, before `Begin`: the client's further receiving ports
+    /// per stream (empty for streams the client sends).
+    UdpPorts {
+        /// Ports by stream index.
+        extra: Vec<Vec<u16>>,
+    },
     /// All streams attached: start measuring now.
     Begin,
     /// Asks for the server's byte counters.
@@ -55,6 +61,10 @@ pub enum ServerMsg {
         /// UDP tests: the server's port for each stream, in stream-index order.
         #[serde(default)]
         udp_ports: Vec<u16>,
+        /// UDP tests with `flows_dst` > 1: the server's further receiving ports per stream
+        /// (empty for streams the server sends).
+        #[serde(default)]
+        udp_extra_ports: Vec<Vec<u16>>,
     },
     /// A data connection joined.
     Attached {
@@ -154,6 +164,9 @@ mod tests {
                 session: 42,
                 stream: 3,
             },
+            ClientMsg::UdpPorts {
+                extra: vec![vec![1, 2]],
+            },
             ClientMsg::Begin,
             ClientMsg::Poll { seq: 1 },
             ClientMsg::Stop,
@@ -171,6 +184,7 @@ mod tests {
                 session: 1,
                 server: ServerInfo::default(),
                 udp_ports: vec![4000],
+                udp_extra_ports: vec![vec![4001]],
             },
             ServerMsg::Attached { stream: 0 },
             ServerMsg::Begun,

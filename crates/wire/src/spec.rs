@@ -135,6 +135,10 @@ pub struct TestSpec {
     /// batch).
     #[serde(default = "default_flows")]
     pub flows: u32,
+    /// UDP: destination ports each stream's receiver listens on; the sender rotates over them
+    /// every batch.
+    #[serde(default = "default_flows")]
+    pub flows_dst: u32,
 }
 
 fn default_flows() -> u32 {
@@ -200,6 +204,7 @@ impl TestSpec {
             gso: true,
             gro: true,
             flows: 1,
+            flows_dst: 1,
         }
     }
 
@@ -258,6 +263,12 @@ impl TestSpec {
             }
             if self.flows == 0 || self.flows > 10_000 {
                 return Err(format!("UDP flows {} outside 1..=10000", self.flows));
+            }
+            if self.flows_dst == 0 || self.flows_dst > 10_000 {
+                return Err(format!(
+                    "UDP destination flows {} outside 1..=10000",
+                    self.flows_dst
+                ));
             }
             if let Some(limit) = limits.max_udp_rate_bps {
                 let asked = self
