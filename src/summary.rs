@@ -119,11 +119,15 @@ impl IntervalTracker {
                 u.packets_lost += rx.lost_so_far as i64 - prx.lost_so_far as i64;
                 u.packets_out_of_order += rx.out_of_order.saturating_sub(prx.out_of_order);
                 u.packets_duplicate += rx.duplicates.saturating_sub(prx.duplicates);
+                u.packets_late += rx.late.saturating_sub(prx.late);
+                // Summed here, divided by the flow's stream count below.
+                u.jitter_us += rx.jitter_ns as f64 / 1000.0;
             }
         }
         for f in &mut flows {
             f.throughput_bps = bits_per_sec(f.receiver_bytes, secs);
             if let Some(u) = &mut f.udp {
+                u.jitter_us /= f.stream_receiver_bytes.len().max(1) as f64;
                 u.pps_sent = per_sec(u.packets_sent, secs);
                 u.pps_received = per_sec(u.packets_received, secs);
             }

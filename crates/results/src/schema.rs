@@ -81,6 +81,12 @@ pub struct UdpInterval {
     pub packets_out_of_order: u64,
     /// Duplicate datagrams in the interval.
     pub packets_duplicate: u64,
+    /// Datagrams too old to classify (beyond the reordering window) in the interval.
+    #[serde(default)]
+    pub packets_late: u64,
+    /// RFC 3550 jitter at the interval's end, µs (mean over streams).
+    #[serde(default)]
+    pub jitter_us: f64,
     /// Sender datagrams per second over the interval.
     pub pps_sent: f64,
     /// Receiver distinct datagrams per second over the interval.
