@@ -36,6 +36,14 @@ pub enum Command {
     /// Packet rate matrix: frame sizes x flow counts at max rate, against the line rate
     /// link_bps / 8 / (frame + 20).
     Pps(PpsArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `linerate man > linerate.1`.
+    Man,
 }
 
 /// `linerate serve`.

@@ -6,6 +6,7 @@ pub mod cli;
 pub mod client;
 pub mod commands;
 pub mod control;
+pub mod docs_gen;
 pub mod output;
 pub mod server;
 pub mod shutdown;

@@ -60,6 +60,14 @@ fn run() -> anyhow::Result<ExitCode> {
         Command::Tcp(args) => commands::tcp(args, interrupt)?,
         Command::Udp(args) => commands::udp(args, interrupt)?,
         Command::Pps(args) => commands::pps(args, interrupt)?,
+        Command::Completions { shell } => {
+            linerate::docs_gen::completions(*shell, &mut std::io::stdout());
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Man => {
+            linerate::docs_gen::man_page(&mut std::io::stdout())?;
+            return Ok(ExitCode::SUCCESS);
+        }
     };
     Ok(if outcome.record.summary.interrupted {
         ExitCode::from(130)
