@@ -36,6 +36,8 @@ pub enum Command {
     /// Packet rate matrix: frame sizes x flow counts at max rate, against the line rate
     /// link_bps / 8 / (frame + 20).
     Pps(PpsArgs),
+    /// Request/response over TCP: transactions per second and round-trip latency percentiles.
+    Rr(RrArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         /// The shell.
@@ -209,6 +211,51 @@ pub struct UdpArgs {
     /// Do not let the kernel coalesce arriving datagrams (UDP GRO), to compare.
     #[arg(long)]
     pub no_gro: bool,
+}
+
+/// `linerate rr`.
+#[derive(Debug, Args)]
+pub struct RrArgs {
+    /// Flags every test takes (-R and --bidir do not apply: the client always asks).
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Request bytes.
+    #[arg(
+        long = "length",
+        short = 'l',
+        value_name = "REQUEST_BYTES",
+        default_value = "64"
+    )]
+    pub length: String,
+    /// Response bytes (default: the request's size).
+    #[arg(long, value_name = "BYTES")]
+    pub response: Option<String>,
+}
+
+impl RrArgs {
+    /// Validates the flags into a plan. TCP_NODELAY is always on: a request/response test
+    /// measures the round trip, not Nagle's algorithm.
+    pub fn plan(&self) -> Result<TcpPlan, String> {
+        if self.common.reverse || self.common.bidir {
+            return Err("--reverse/--bidir: rr sends requests from the client; omit them".into());
+        }
+        let request = length(&self.length, 1, 64 << 20, "a request")?;
+        let response = match &self.response {
+            None => request,
+            Some(r) => {
+                let v = parse_bytes(r).map_err(|e| format!("--response {r}: {e}"))?;
+                if v == 0 || v > 64 << 20 {
+                    return Err(format!("--response {r}: must be between 1 byte and 64M"));
+                }
+                v as u32
+            }
+        };
+        let mut plan = self.common.plan(TestKind::TcpRr, request)?;
+        plan.spec.response_len_bytes = response;
+        plan.spec.no_delay = true;
+        plan.spec.send_mode = SendMode::Write;
+        Ok(plan)
+    }
 }
 
 /// `linerate pps`.

@@ -405,7 +405,8 @@ fn measure_streams(
                 }
                 other => return Err(ClientError::Protocol(format!("unexpected reply {other:?}"))),
             };
-            let sample = tracker.sample(t0.elapsed(), &workers.snapshot(), &server_counts);
+            let mut sample = tracker.sample(t0.elapsed(), &workers.snapshot(), &server_counts);
+            summary::add_latency(&mut sample, workers.take_latency().as_ref());
             progress.interval(&sample);
             intervals.push(sample);
             next_tick += interval;
@@ -431,6 +432,12 @@ fn measure_streams(
         other => return Err(ClientError::Protocol(format!("unexpected reply {other:?}"))),
     };
     let outcomes = workers.join(config.drain_timeout);
+    let mut workers_latency: Option<measure::latency::Latency> = None;
+    for tail in outcomes.iter().filter_map(|o| o.latency_tail.as_ref()) {
+        workers_latency
+            .get_or_insert_with(Default::default)
+            .add(tail);
+    }
     let local_wall = t0.elapsed();
     // The last interval ends at Stop: receivers count what they had read by then, senders
     // everything they wrote (a write in progress at Stop still completes), so the intervals
@@ -451,7 +458,8 @@ fn measure_streams(
         last_local.push(local);
         last_server.push(far);
     }
-    let sample = tracker.sample(window, &last_local, &last_server);
+    let mut sample = tracker.sample(window, &last_local, &last_server);
+    summary::add_latency(&mut sample, workers_latency.as_ref());
     progress.interval(&sample);
     intervals.push(sample);
     let local_streams = outcomes

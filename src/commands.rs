@@ -15,7 +15,7 @@ use socket2::{Domain, Protocol, Socket, Type};
 use wire::spec::SpecLimits;
 use wire::TestSpec;
 
-use crate::cli::{CommonArgs, PpsArgs, ServeArgs, TcpArgs, TcpPlan, UdpArgs};
+use crate::cli::{CommonArgs, PpsArgs, RrArgs, ServeArgs, TcpArgs, TcpPlan, UdpArgs};
 use crate::client::{self, ClientConfig, Silent};
 use crate::output;
 use crate::server::{self, ServerConfig};
@@ -182,6 +182,12 @@ pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<TcpOutcome> {
         engine::sockopt::SocketOptions::from_spec(&plan.spec).check_unix()?;
     }
     run_client(&plan, &args.common, args.unix.as_deref(), interrupt)
+}
+
+/// `linerate rr`.
+pub fn rr(args: &RrArgs, interrupt: Signal) -> Result<TcpOutcome> {
+    let plan = args.plan().map_err(anyhow::Error::msg)?;
+    run_client(&plan, &args.common, None, interrupt)
 }
 
 /// `linerate udp`.

@@ -8,12 +8,13 @@
 use std::time::Duration;
 
 use measure::cpu::{CpuTime, SystemCpu};
+use measure::latency::Latency;
 use measure::stats::Spread;
 use measure::udp_stats::UdpCounts;
 use measure::units::bits_per_sec;
 use results::{
-    CpuSummary, End, FlowInterval, FlowSummary, IntervalSample, StreamSummary, Summary,
-    UdpInterval, UdpSummary,
+    CpuSummary, End, FlowInterval, FlowSummary, IntervalSample, RrInterval, RrSummary,
+    StreamSummary, Summary, UdpInterval, UdpSummary,
 };
 use wire::msg::{ServerResults, StreamCounts};
 use wire::spec::Flow;
@@ -56,6 +57,7 @@ pub struct RawRun {
 pub struct IntervalTracker {
     flows: Vec<(u16, Flow)>,
     udp: bool,
+    rr: bool,
     prev_local: Vec<StreamCounts>,
     prev_server: Vec<StreamCounts>,
     prev_end: Duration,
@@ -69,6 +71,7 @@ impl IntervalTracker {
         Self {
             flows,
             udp: spec.kind == TestKind::UdpStream,
+            rr: spec.kind == TestKind::TcpRr,
             prev_local: vec![StreamCounts::default(); n],
             prev_server: vec![StreamCounts::default(); n],
             prev_end: Duration::ZERO,
@@ -104,6 +107,7 @@ impl IntervalTracker {
                         throughput_bps: 0.0,
                         stream_receiver_bytes: Vec::new(),
                         udp: self.udp.then(UdpInterval::default),
+                        rr: self.rr.then(RrInterval::default),
                     });
                     flows.last_mut().expect("just pushed")
                 }
@@ -112,6 +116,9 @@ impl IntervalTracker {
             entry.sender_bytes += snd.bytes.saturating_sub(psnd.bytes);
             entry.receiver_bytes += received;
             entry.stream_receiver_bytes.push(received);
+            if let Some(r) = &mut entry.rr {
+                r.transactions += snd.packets.saturating_sub(psnd.packets);
+            }
             if let Some(u) = &mut entry.udp {
                 let (rx, prx) = (rcv.rx.unwrap_or_default(), prcv.rx.unwrap_or_default());
                 u.packets_sent += snd.packets.saturating_sub(psnd.packets);
@@ -126,6 +133,9 @@ impl IntervalTracker {
         }
         for f in &mut flows {
             f.throughput_bps = bits_per_sec(f.receiver_bytes, secs);
+            if let Some(r) = &mut f.rr {
+                r.transactions_per_s = per_sec(r.transactions, secs);
+            }
             if let Some(u) = &mut f.udp {
                 u.jitter_us /= f.stream_receiver_bytes.len().max(1) as f64;
                 u.pps_sent = per_sec(u.packets_sent, secs);
@@ -141,6 +151,16 @@ impl IntervalTracker {
         self.prev_server = server.to_vec();
         self.prev_end = at;
         sample
+    }
+}
+
+/// Puts an interval's round-trip percentiles into its request/response figures.
+pub fn add_latency(sample: &mut IntervalSample, latency: Option<&Latency>) {
+    for f in &mut sample.flows {
+        if let (Some(r), Some(l)) = (&mut f.rr, latency.filter(|l| !l.is_empty())) {
+            r.p50_us = Some(l.quantile_us(0.50));
+            r.p99_us = Some(l.quantile_us(0.99));
+        }
     }
 }
 
@@ -385,7 +405,27 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
         link_speed_bps: link,
         performance_index: link.and_then(|l| performance_index(throughput_bps, busier, l as f64)),
         udp: udp_total(flows.iter().filter_map(|f| f.udp.as_ref())),
+        rr: (raw.spec.kind == TestKind::TcpRr).then(|| rr_summary(raw, secs)),
         flows,
+    }
+}
+
+/// Transactions and merged round trips of every requester (the client's streams).
+fn rr_summary(raw: &RawRun, secs: f64) -> RrSummary {
+    let mut latency = Latency::new();
+    let mut transactions = 0;
+    for l in &raw.local_streams {
+        if let Some(Ok(report)) = &l.result {
+            transactions += report.counts.packets;
+            if let Some(h) = &report.latency {
+                latency.add(h);
+            }
+        }
+    }
+    RrSummary {
+        transactions,
+        transactions_per_s: per_sec(transactions, secs),
+        latency_us: latency.summary(),
     }
 }
 
@@ -485,6 +525,7 @@ mod tests {
             },
             tcp_info: info,
             counts: bytes(total),
+            latency: None,
         }))
     }
 

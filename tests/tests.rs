@@ -291,6 +291,9 @@ mod cli {
         fails_with(&["udp", "--rate", "10X"], "--rate 10X: unknown suffix 'X'");
         fails_with(&["udp", "-l", "8"], "--length 8");
         fails_with(&["udp", "--flows", "0"], "--flows 0");
+        fails_with(&["rr", "-R"], "rr sends requests from the client");
+        fails_with(&["rr", "--response", "0"], "--response 0");
+        fails_with(&["rr", "-l", "0"], "--length 0");
         fails_with(&["udp", "--flows-dst", "20000"], "--flows-dst 20000");
         fails_with(
             &["pps", "--frame", "40"],
@@ -768,5 +771,61 @@ mod udp_netns {
             lost <= dropped && dropped <= lost + 3,
             "lost {lost} vs qdisc dropped {dropped}"
         );
+    }
+}
+
+mod rr {
+    use super::*;
+
+    fn rr_json(args: &[&str]) -> serde_json::Value {
+        let out = linerate()
+            .args(["rr", "-i", "0", "--json"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    #[test]
+    fn littles_law_and_ordered_percentiles() {
+        for streams in ["1", "2"] {
+            let v = rr_json(&["-t", "2", "-P", streams]);
+            let s = &v["summary"];
+            assert_eq!(v["kind"], "tcp_rr");
+            let tps = s["transactions_per_s"].as_f64().unwrap();
+            let l = &s["latency_us"];
+            let mean_s = l["mean"].as_f64().unwrap() * 1e-6;
+            let n: f64 = streams.parse().unwrap();
+            // One transaction in flight per stream: mean round trip × rate = streams.
+            let little = mean_s * tps / n;
+            assert!(
+                (little - 1.0).abs() < 0.02,
+                "-P {streams}: mean x rate / streams = {little}"
+            );
+            let q: Vec<f64> = ["min", "p50", "p90", "p99", "p999", "p9999", "max"]
+                .iter()
+                .map(|k| l[k].as_f64().unwrap())
+                .collect();
+            assert!(q.windows(2).all(|w| w[0] <= w[1]), "{q:?}");
+            assert_eq!(l["samples"].as_u64(), s["transactions"].as_u64());
+            let rows = v["intervals"].as_array().unwrap();
+            let interval_tx: u64 = rows
+                .iter()
+                .map(|i| i["flows"][0]["rr"]["transactions"].as_u64().unwrap())
+                .sum();
+            assert_eq!(interval_tx, s["transactions"].as_u64().unwrap());
+        }
+    }
+
+    #[test]
+    fn responses_of_another_size() {
+        let v = rr_json(&["-t", "1", "-l", "1", "--response", "8K"]);
+        assert_eq!(v["spec"]["response_len_bytes"], 8192);
+        assert!(v["summary"]["transactions"].as_u64().unwrap() > 100);
     }
 }

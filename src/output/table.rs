@@ -52,6 +52,10 @@ fn direction_word(spec: &TestSpec) -> &'static str {
 impl<W: Write> Progress for LiveTable<W> {
     fn started(&mut self, server: &ServerInfo, spec: &TestSpec) {
         let what = match spec.kind {
+            TestKind::TcpRr => format!(
+                "{}-byte requests, {}-byte responses, one transaction in flight per stream",
+                spec.write_len_bytes, spec.response_len_bytes
+            ),
             TestKind::TcpStream => format!(
                 "{} per {:?} call",
                 format_bytes(u64::from(spec.write_len_bytes)),
@@ -93,7 +97,13 @@ impl<W: Write> Progress for LiveTable<W> {
             server.version,
             server.cores
         );
-        let _ = if spec.kind == TestKind::UdpStream {
+        let _ = if spec.kind == TestKind::TcpRr {
+            writeln!(
+                self.out,
+                "{:>15}  {:>12}  {:>10}  {:>10}",
+                "interval s", "trans/s", "p50 us", "p99 us"
+            )
+        } else if spec.kind == TestKind::UdpStream {
             writeln!(
                 self.out,
                 "{:>15}  {:<4}  {:>13}  {:>13}  {:>10}  {:>10}  {:>7}  {:>6}  {:>6}  {:>8}",
@@ -119,6 +129,19 @@ impl<W: Write> Progress for LiveTable<W> {
 
     fn interval(&mut self, s: &IntervalSample) {
         for f in &s.flows {
+            if let Some(r) = &f.rr {
+                let us = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+                let _ = writeln!(
+                    self.out,
+                    "{:>6.2} - {:>6.2}  {:>12.0}  {:>10}  {:>10}",
+                    s.start_s,
+                    s.end_s,
+                    r.transactions_per_s,
+                    us(r.p50_us),
+                    us(r.p99_us)
+                );
+                continue;
+            }
             if let Some(u) = &f.udp {
                 let total_lost = self.lost_total(f.flow, u.packets_lost);
                 let sent_bps = measure::units::bits_per_sec(f.sender_bytes, s.end_s - s.start_s);
@@ -297,8 +320,12 @@ pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
         r.target,
         s.duration_s
     )?;
-    for f in &s.flows {
-        write_flow(w, f)?;
+    if let Some(rr) = &s.rr {
+        write_rr(w, rr, s.duration_s)?;
+    } else {
+        for f in &s.flows {
+            write_flow(w, f)?;
+        }
     }
     if s.flows.len() > 1 {
         writeln!(
@@ -321,6 +348,27 @@ pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+fn write_rr(w: &mut dyn Write, rr: &results::RrSummary, secs: f64) -> std::io::Result<()> {
+    writeln!(
+        w,
+        "transactions {} in {secs:.2} s = {:.0} per second (all streams; client clock)",
+        rr.transactions, rr.transactions_per_s
+    )?;
+    let Some(l) = rr.latency_us else {
+        return writeln!(w, "latency      no completed transactions");
+    };
+    writeln!(
+        w,
+        "round trip   min {:.1}  p50 {:.1}  p90 {:.1}  p99 {:.1}  p99.9 {:.1}  p99.99 {:.1}  max {:.1} us",
+        l.min, l.p50, l.p90, l.p99, l.p999, l.p9999, l.max
+    )?;
+    writeln!(
+        w,
+        "             mean {:.1} us, stddev {:.1} us; {} samples, {} significant digits; percentiles above {} rest on fewer than 10 samples",
+        l.mean, l.stddev, l.samples, l.significant_digits, l.supported_percentile()
+    )
 }
 
 /// Writes a `linerate pps` matrix: one row per (frame, flows) cell.

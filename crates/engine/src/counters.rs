@@ -3,6 +3,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use measure::latency::Latency;
 use measure::udp_stats::UdpCounts;
 use wire::msg::StreamCounts;
 
@@ -14,6 +15,7 @@ pub struct StreamCounters {
     bytes: AtomicU64,
     packets: AtomicU64,
     rx: Mutex<Option<UdpCounts>>,
+    latency: Mutex<Option<Latency>>,
 }
 
 impl StreamCounters {
@@ -36,6 +38,18 @@ impl StreamCounters {
         if let Ok(mut slot) = self.rx.lock() {
             *slot = Some(rx);
         }
+    }
+
+    /// Adds latency samples for the orchestrator to collect per interval.
+    pub fn merge_latency(&self, samples: &Latency) {
+        if let Ok(mut slot) = self.latency.lock() {
+            slot.get_or_insert_with(Latency::new).add(samples);
+        }
+    }
+
+    /// Takes the latency samples merged since the last call.
+    pub fn take_latency(&self) -> Option<Latency> {
+        self.latency.lock().ok().and_then(|mut slot| slot.take())
     }
 
     /// The last published byte total.

@@ -12,6 +12,7 @@ pub mod error;
 pub mod mock;
 pub mod sockopt;
 pub mod stream_engine;
+pub mod tcp_rr;
 pub mod tcp_stream;
 pub mod udp_socket;
 pub mod udp_stream;

@@ -66,6 +66,7 @@ impl StreamEngine for MockEngine {
             bytes_total: total,
             cpu: CpuTime::default(),
             tcp_info: None,
+            latency: None,
             counts: wire::msg::StreamCounts {
                 bytes: total,
                 ..Default::default()

@@ -39,6 +39,8 @@ pub struct StreamReport {
     pub tcp_info: Option<TcpInfo>,
     /// Final counters (UDP: datagrams, and a receiver's sequence accounting).
     pub counts: StreamCounts,
+    /// Request/response requesters: every round trip.
+    pub latency: Option<measure::latency::Latency>,
 }
 
 /// Drives one data connection of a test kind. One implementation per file.
@@ -63,5 +65,9 @@ pub fn engine_for(spec: &TestSpec) -> Box<dyn StreamEngine> {
             spec.send_mode,
         )),
         TestKind::UdpStream => Box::new(crate::udp_stream::UdpStream::new(spec)),
+        TestKind::TcpRr => Box::new(crate::tcp_rr::TcpRr::new(
+            spec.write_len_bytes as usize,
+            spec.response_len_bytes as usize,
+        )),
     }
 }

@@ -17,6 +17,8 @@ use crate::{Conn, Role, Signal, StreamControl, StreamCounters, StreamEngine, Str
 pub struct WorkerOutcome {
     /// Its counters when it was joined (or given up on).
     pub now: StreamCounts,
+    /// Latency samples it published that nobody has taken yet (request/response tests).
+    pub latency_tail: Option<measure::latency::Latency>,
     /// Its report or error; `None` when it did not finish by the deadline.
     pub result: Option<Result<StreamReport, String>>,
 }
@@ -72,6 +74,17 @@ impl Workers {
         self.counters.iter().map(|c| c.snapshot()).collect()
     }
 
+    /// Latency samples of every worker since the last call (request/response tests).
+    pub fn take_latency(&self) -> Option<measure::latency::Latency> {
+        let mut all: Option<measure::latency::Latency> = None;
+        for c in &self.counters {
+            if let Some(l) = c.take_latency() {
+                all.get_or_insert_with(Default::default).add(&l);
+            }
+        }
+        all
+    }
+
     /// Tells senders to stop and receivers to drain.
     pub fn stop(&self) {
         self.stop.raise();
@@ -115,6 +128,7 @@ impl Workers {
             .zip(&self.counters)
             .map(|(result, c)| WorkerOutcome {
                 now: c.snapshot(),
+                latency_tail: c.take_latency(),
                 result,
             })
             .collect()

@@ -8,6 +8,6 @@
 pub mod schema;
 
 pub use schema::{
-    CpuSummary, End, FlowInterval, FlowSummary, IntervalSample, PpsCell, RunRecord, StreamSummary,
-    Summary, UdpInterval, UdpSummary, SCHEMA_VERSION,
+    CpuSummary, End, FlowInterval, FlowSummary, IntervalSample, PpsCell, RrInterval, RrSummary,
+    RunRecord, StreamSummary, Summary, UdpInterval, UdpSummary, SCHEMA_VERSION,
 };

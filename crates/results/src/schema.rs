@@ -66,6 +66,33 @@ pub struct FlowInterval {
     /// UDP: datagram counts in the interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp: Option<UdpInterval>,
+    /// Request/response: transactions and round trips in the interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rr: Option<RrInterval>,
+}
+
+/// One interval of a request/response test.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct RrInterval {
+    /// Transactions completed in the interval.
+    pub transactions: u64,
+    /// `transactions` per second of the interval.
+    pub transactions_per_s: f64,
+    /// Median round trip in the interval, µs (absent without samples).
+    pub p50_us: Option<f64>,
+    /// 99th-percentile round trip in the interval, µs.
+    pub p99_us: Option<f64>,
+}
+
+/// A request/response run's transactions and round-trip latency (measured by the client).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct RrSummary {
+    /// Transactions completed, all streams.
+    pub transactions: u64,
+    /// `transactions / duration_s`.
+    pub transactions_per_s: f64,
+    /// Round-trip latency percentiles, µs, with the sample count and precision.
+    pub latency_us: Option<measure::latency::LatencySummary>,
 }
 
 /// One direction's datagram counts within one interval (UDP).
@@ -232,6 +259,9 @@ pub struct Summary {
     /// UDP: datagram accounting over all directions.
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
     pub udp: Option<UdpSummary>,
+    /// Request/response: transactions and latency.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub rr: Option<RrSummary>,
     /// Per-direction figures.
     pub flows: Vec<FlowSummary>,
 }

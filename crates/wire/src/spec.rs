@@ -14,6 +14,8 @@ pub enum TestKind {
     TcpStream,
     /// UDP datagrams at a paced rate, with loss, reordering and jitter accounting.
     UdpStream,
+    /// TCP request/response: one request, one response, repeat; round-trip latency.
+    TcpRr,
 }
 
 impl TestKind {
@@ -22,6 +24,7 @@ impl TestKind {
         match self {
             TestKind::TcpStream => "tcp_stream",
             TestKind::UdpStream => "udp_stream",
+            TestKind::TcpRr => "tcp_rr",
         }
     }
 }
@@ -139,6 +142,9 @@ pub struct TestSpec {
     /// every batch.
     #[serde(default = "default_flows")]
     pub flows_dst: u32,
+    /// Request/response tests: response bytes (the request is `write_len_bytes`).
+    #[serde(default)]
+    pub response_len_bytes: u32,
 }
 
 fn default_flows() -> u32 {
@@ -205,6 +211,7 @@ impl TestSpec {
             gro: true,
             flows: 1,
             flows_dst: 1,
+            response_len_bytes: 0,
         }
     }
 
@@ -283,6 +290,21 @@ impl TestSpec {
             }
             if self.pps == Some(0) || self.rate_bps == Some(0) || self.batch_packets == 0 {
                 return Err("UDP rate, packet rate and batch must be above 0".into());
+            }
+        }
+        if self.kind == TestKind::TcpRr {
+            if self.direction != Direction::Send {
+                return Err(
+                    "request/response tests send requests from the client; no --reverse or --bidir"
+                        .into(),
+                );
+            }
+            if self.response_len_bytes == 0 || self.response_len_bytes > limits.max_write_len_bytes
+            {
+                return Err(format!(
+                    "response length {} bytes outside 1..={} (server limit)",
+                    self.response_len_bytes, limits.max_write_len_bytes
+                ));
             }
         }
         if self.interval_ms == 0 || self.interval_ms > self.duration_ms.max(1000) {

@@ -1,0 +1,223 @@
+//! TCP request/response: the requester (client) writes a request, reads the whole response,
+//! records the round trip, and repeats; the responder (server) answers each request.
+//!
+//! One transaction is in flight per connection, so `mean round trip × transactions/s = 1` per
+//! stream (Little's law) up to the time between transactions. The requester publishes its round
+//! trips every 10 ms for per-interval percentiles and keeps the whole run's histogram.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::Shutdown;
+use std::time::{Duration, Instant};
+
+use measure::cpu::CpuTime;
+use measure::latency::Latency;
+use wire::msg::StreamCounts;
+use wire::TestKind;
+
+use crate::{Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL};
+
+/// How often the requester hands its latest round trips to the orchestrator.
+const PUBLISH_EVERY: Duration = Duration::from_millis(10);
+
+/// The `tcp_rr` engine.
+#[derive(Debug, Clone)]
+pub struct TcpRr {
+    request: usize,
+    response: usize,
+}
+
+impl TcpRr {
+    /// Requests of `request` bytes answered by `response` bytes.
+    pub fn new(request: usize, response: usize) -> Self {
+        Self {
+            request: request.max(1),
+            response: response.max(1),
+        }
+    }
+}
+
+fn is_retry(kind: ErrorKind) -> bool {
+    matches!(
+        kind,
+        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+    )
+}
+
+/// Reads exactly `buf.len()` bytes; `Ok(false)` on a clean end of stream before the first byte.
+fn read_message(
+    conn: &mut Conn,
+    buf: &mut [u8],
+    ctl: &StreamControl<'_>,
+) -> Result<bool, EngineError> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        if ctl.abort.is_raised() {
+            return Err(EngineError::Aborted);
+        }
+        match conn.read(&mut buf[filled..]) {
+            Ok(0) if filled == 0 => return Ok(false),
+            Ok(0) => {
+                return Err(std::io::Error::new(
+                    ErrorKind::UnexpectedEof,
+                    "peer closed mid-message",
+                )
+                .into())
+            }
+            Ok(n) => filled += n,
+            Err(e) if is_retry(e.kind()) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(true)
+}
+
+fn write_message(conn: &mut Conn, buf: &[u8], ctl: &StreamControl<'_>) -> Result<(), EngineError> {
+    let mut sent = 0;
+    while sent < buf.len() {
+        if ctl.abort.is_raised() {
+            return Err(EngineError::Aborted);
+        }
+        match conn.write(&buf[sent..]) {
+            Ok(n) => sent += n,
+            Err(e) if is_retry(e.kind()) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+impl StreamEngine for TcpRr {
+    fn kind(&self) -> TestKind {
+        TestKind::TcpRr
+    }
+
+    fn run(
+        &self,
+        mut conn: Conn,
+        role: Role,
+        ctl: StreamControl<'_>,
+    ) -> Result<StreamReport, EngineError> {
+        conn.set_read_timeout(Some(POLL_INTERVAL))?;
+        conn.set_write_timeout(Some(POLL_INTERVAL))?;
+        let cpu_start = CpuTime::thread_now();
+        let per_transaction = (self.request + self.response) as u64;
+        let (transactions, latency) = match role {
+            Role::Sender => self.request_loop(&mut conn, &ctl, per_transaction)?,
+            Role::Receiver => (self.respond_loop(&mut conn, &ctl, per_transaction)?, None),
+        };
+        Ok(StreamReport {
+            bytes_total: transactions * per_transaction,
+            cpu: CpuTime::thread_now().since(cpu_start),
+            tcp_info: None,
+            counts: StreamCounts {
+                bytes: transactions * per_transaction,
+                packets: transactions,
+                rx: None,
+            },
+            latency,
+        })
+    }
+}
+
+impl TcpRr {
+    fn request_loop(
+        &self,
+        conn: &mut Conn,
+        ctl: &StreamControl<'_>,
+        per_transaction: u64,
+    ) -> Result<(u64, Option<Latency>), EngineError> {
+        let request: Vec<u8> = (0..self.request).map(|i| (i * 7 + 13) as u8).collect();
+        let mut response = vec![0u8; self.response];
+        let (mut all, mut recent) = (Latency::new(), Latency::new());
+        let mut published = Instant::now();
+        let mut transactions = 0u64;
+        while !ctl.stop.is_raised() {
+            let start = Instant::now();
+            write_message(conn, &request, ctl)?;
+            if !read_message(conn, &mut response, ctl)? {
+                return Err(std::io::Error::new(
+                    ErrorKind::UnexpectedEof,
+                    "responder closed the connection",
+                )
+                .into());
+            }
+            let ns = start.elapsed().as_nanos() as u64;
+            all.record_ns(ns);
+            recent.record_ns(ns);
+            transactions += 1;
+            ctl.counter
+                .publish_packets(transactions * per_transaction, transactions);
+            if published.elapsed() >= PUBLISH_EVERY {
+                ctl.counter.merge_latency(&recent);
+                recent.reset();
+                published = Instant::now();
+            }
+        }
+        ctl.counter.merge_latency(&recent);
+        conn.shutdown(Shutdown::Write)?;
+        // The responder closes after our end of stream.
+        let mut scratch = [0u8; 64];
+        while read_message(conn, &mut scratch[..1], ctl)? {}
+        Ok((transactions, Some(all)))
+    }
+
+    fn respond_loop(
+        &self,
+        conn: &mut Conn,
+        ctl: &StreamControl<'_>,
+        per_transaction: u64,
+    ) -> Result<u64, EngineError> {
+        let mut request = vec![0u8; self.request];
+        let response: Vec<u8> = (0..self.response).map(|i| (i * 7 + 13) as u8).collect();
+        let mut transactions = 0u64;
+        while read_message(conn, &mut request, ctl)? {
+            write_message(conn, &response, ctl)?;
+            transactions += 1;
+            ctl.counter
+                .publish_packets(transactions * per_transaction, transactions);
+        }
+        Ok(transactions)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Signal, StreamCounters};
+    use std::os::unix::net::UnixStream;
+
+    #[test]
+    fn requests_and_responses_pair_up() {
+        let (a, b) = UnixStream::pair().unwrap();
+        let engine = TcpRr::new(10, 300);
+        let (stop, abort) = (Signal::new(), Signal::new());
+        let (req, resp) = (StreamCounters::default(), StreamCounters::default());
+        std::thread::scope(|s| {
+            let r = s.spawn(|| {
+                let ctl = StreamControl {
+                    stream: 0,
+                    counter: &req,
+                    stop: &stop,
+                    abort: &abort,
+                };
+                engine.run(Conn::Unix(a), Role::Sender, ctl)
+            });
+            let p = s.spawn(|| {
+                let ctl = StreamControl {
+                    stream: 0,
+                    counter: &resp,
+                    stop: &stop,
+                    abort: &abort,
+                };
+                engine.run(Conn::Unix(b), Role::Receiver, ctl)
+            });
+            std::thread::sleep(Duration::from_millis(100));
+            stop.raise();
+            let (r, p) = (r.join().unwrap().unwrap(), p.join().unwrap().unwrap());
+            assert!(r.counts.packets > 100, "{r:?}");
+            assert_eq!(r.counts.packets, p.counts.packets, "every request answered");
+            assert_eq!(r.latency.as_ref().unwrap().len(), r.counts.packets);
+            assert_eq!(r.bytes_total, r.counts.packets * 310);
+        });
+    }
+}
