@@ -230,6 +230,13 @@ pub struct RrArgs {
     /// Response bytes (default: the request's size).
     #[arg(long, value_name = "BYTES")]
     pub response: Option<String>,
+    /// Warm-up left out of the summary (default: the first interval, when the test lasts more
+    /// than two intervals).
+    #[arg(long, value_name = "SECONDS")]
+    pub omit: Option<f64>,
+    /// Busy-poll the receive path (SO_BUSY_POLL) for this many µs instead of sleeping.
+    #[arg(long, value_name = "US", num_args = 0..=1, default_missing_value = "50")]
+    pub busy_poll: Option<u32>,
 }
 
 impl RrArgs {
@@ -252,6 +259,23 @@ impl RrArgs {
         };
         let mut plan = self.common.plan(TestKind::TcpRr, request)?;
         plan.spec.response_len_bytes = response;
+        let (duration, interval) = (plan.spec.duration_ms, plan.spec.interval_ms);
+        plan.spec.omit_ms = match self.omit {
+            None if duration > 2 * interval => interval,
+            None => 0,
+            Some(s) if s.is_finite() && s >= 0.0 && s * 1000.0 < duration as f64 => {
+                (s * 1000.0) as u64
+            }
+            Some(s) => {
+                return Err(format!(
+                    "--omit {s}: must be at least 0 and shorter than --time"
+                ))
+            }
+        };
+        if self.busy_poll == Some(0) {
+            return Err("--busy-poll 0: give the busy-poll time in µs, e.g. --busy-poll 50".into());
+        }
+        plan.spec.busy_poll_us = self.busy_poll;
         plan.spec.no_delay = true;
         plan.spec.send_mode = SendMode::Write;
         Ok(plan)

@@ -187,6 +187,15 @@ pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<TcpOutcome> {
 /// `linerate rr`.
 pub fn rr(args: &RrArgs, interrupt: Signal) -> Result<TcpOutcome> {
     let plan = args.plan().map_err(anyhow::Error::msg)?;
+    if let Some(us) = plan.spec.busy_poll_us {
+        let granted = engine::sockopt::granted_busy_poll(us)?;
+        if granted != us {
+            eprintln!(
+                "linerate: note: --busy-poll {us}: this host keeps {granted} us (0: ignored); \
+                 the round trips below are measured without it"
+            );
+        }
+    }
     run_client(&plan, &args.common, None, interrupt)
 }
 

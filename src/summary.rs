@@ -411,20 +411,21 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
 }
 
 /// Transactions and merged round trips of every requester (the client's streams).
+/// Every transaction after the warm-up is one histogram sample, so the count comes from there.
 fn rr_summary(raw: &RawRun, secs: f64) -> RrSummary {
     let mut latency = Latency::new();
-    let mut transactions = 0;
     for l in &raw.local_streams {
         if let Some(Ok(report)) = &l.result {
-            transactions += report.counts.packets;
             if let Some(h) = &report.latency {
                 latency.add(h);
             }
         }
     }
+    let omit_s = (raw.spec.omit_ms as f64 / 1000.0).min(secs);
     RrSummary {
-        transactions,
-        transactions_per_s: per_sec(transactions, secs),
+        transactions: latency.len(),
+        transactions_per_s: per_sec(latency.len(), secs - omit_s),
+        omit_s,
         latency_us: latency.summary(),
     }
 }

@@ -294,6 +294,7 @@ mod cli {
         fails_with(&["rr", "-R"], "rr sends requests from the client");
         fails_with(&["rr", "--response", "0"], "--response 0");
         fails_with(&["rr", "-l", "0"], "--length 0");
+        fails_with(&["rr", "-t", "2", "--omit", "3"], "--omit 3");
         fails_with(&["udp", "--flows-dst", "20000"], "--flows-dst 20000");
         fails_with(
             &["pps", "--frame", "40"],
@@ -818,8 +819,26 @@ mod rr {
                 .iter()
                 .map(|i| i["flows"][0]["rr"]["transactions"].as_u64().unwrap())
                 .sum();
+            // No warm-up left out at -t 2 with 1 s intervals, so the intervals hold every one.
+            assert_eq!(s["omit_s"], 0.0);
             assert_eq!(interval_tx, s["transactions"].as_u64().unwrap());
         }
+    }
+
+    #[test]
+    fn warm_up_is_left_out_and_busy_poll_is_set() {
+        let v = rr_json(&["-t", "1.5", "--omit", "0.5", "--busy-poll", "20"]);
+        let s = &v["summary"];
+        assert_eq!(s["omit_s"], 0.5);
+        let all: u64 = v["intervals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["flows"][0]["rr"]["transactions"].as_u64().unwrap())
+            .sum();
+        let kept = s["transactions"].as_u64().unwrap();
+        assert!(kept < all && kept > all / 2, "kept {kept} of {all}");
+        assert_eq!(v["spec"]["busy_poll_us"], 20);
     }
 
     #[test]

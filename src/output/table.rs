@@ -353,8 +353,11 @@ pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
 fn write_rr(w: &mut dyn Write, rr: &results::RrSummary, secs: f64) -> std::io::Result<()> {
     writeln!(
         w,
-        "transactions {} in {secs:.2} s = {:.0} per second (all streams; client clock)",
-        rr.transactions, rr.transactions_per_s
+        "transactions {} in {:.2} s = {:.0} per second (all streams; client clock; first {:.2} s left out as warm-up)",
+        rr.transactions,
+        secs - rr.omit_s,
+        rr.transactions_per_s,
+        rr.omit_s
     )?;
     let Some(l) = rr.latency_us else {
         return writeln!(w, "latency      no completed transactions");

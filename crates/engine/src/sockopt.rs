@@ -26,6 +26,8 @@ pub struct SocketOptions {
     pub congestion: Option<String>,
     /// IP_TOS / IPV6_TCLASS.
     pub tos: Option<u8>,
+    /// SO_BUSY_POLL, µs.
+    pub busy_poll_us: Option<u32>,
 }
 
 impl SocketOptions {
@@ -37,6 +39,7 @@ impl SocketOptions {
             no_delay: spec.no_delay,
             congestion: spec.congestion.clone(),
             tos: spec.tos,
+            busy_poll_us: spec.busy_poll_us,
         }
     }
 
@@ -82,6 +85,16 @@ impl SocketOptions {
         }
         if let Some(name) = &self.congestion {
             set_congestion(fd, name)?;
+        }
+        if let Some(us) = self.busy_poll_us {
+            set_int(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_BUSY_POLL,
+                us as i32,
+                "--busy-poll",
+                us,
+            )?;
         }
         if let Some(tos) = self.tos {
             let (level, opt) = if v6 {
@@ -182,6 +195,34 @@ pub fn granted_window(bytes: u32) -> Result<u32, EngineError> {
     let snd = sock.send_buffer_size()? / 2;
     let rcv = sock.recv_buffer_size()? / 2;
     Ok(snd.min(rcv) as u32)
+}
+
+/// The SO_BUSY_POLL value this host keeps for a request of `us` (0: the kernel ignores it, e.g.
+/// without CAP_NET_ADMIN above net.core.busy_read, or without busy-poll support).
+pub fn granted_busy_poll(us: u32) -> Result<u32, EngineError> {
+    let sock = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP))?;
+    let _ = setsockopt_int(
+        sock.as_raw_fd(),
+        libc::SOL_SOCKET,
+        libc::SO_BUSY_POLL,
+        us as i32,
+    );
+    let mut value: i32 = 0;
+    let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
+    // SAFETY: a pointer to a live i32 and its size.
+    let rc = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_BUSY_POLL,
+            (&mut value as *mut i32).cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error().into());
+    }
+    Ok(value.max(0) as u32)
 }
 
 /// Checks that a congestion control algorithm can be used, before any test starts.

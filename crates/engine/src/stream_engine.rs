@@ -68,6 +68,7 @@ pub fn engine_for(spec: &TestSpec) -> Box<dyn StreamEngine> {
         TestKind::TcpRr => Box::new(crate::tcp_rr::TcpRr::new(
             spec.write_len_bytes as usize,
             spec.response_len_bytes as usize,
+            std::time::Duration::from_millis(spec.omit_ms),
         )),
     }
 }

@@ -24,14 +24,17 @@ const PUBLISH_EVERY: Duration = Duration::from_millis(10);
 pub struct TcpRr {
     request: usize,
     response: usize,
+    omit: Duration,
 }
 
 impl TcpRr {
-    /// Requests of `request` bytes answered by `response` bytes.
-    pub fn new(request: usize, response: usize) -> Self {
+    /// Requests of `request` bytes answered by `response` bytes; round trips that start within
+    /// `omit` of the first are warm-up and stay out of the run's histogram.
+    pub fn new(request: usize, response: usize, omit: Duration) -> Self {
         Self {
             request: request.max(1),
             response: response.max(1),
+            omit,
         }
     }
 }
@@ -131,6 +134,7 @@ impl TcpRr {
         let (mut all, mut recent) = (Latency::new(), Latency::new());
         let mut published = Instant::now();
         let mut transactions = 0u64;
+        let warm_until = Instant::now() + self.omit;
         while !ctl.stop.is_raised() {
             let start = Instant::now();
             write_message(conn, &request, ctl)?;
@@ -142,7 +146,9 @@ impl TcpRr {
                 .into());
             }
             let ns = start.elapsed().as_nanos() as u64;
-            all.record_ns(ns);
+            if start >= warm_until {
+                all.record_ns(ns);
+            }
             recent.record_ns(ns);
             transactions += 1;
             ctl.counter
@@ -189,7 +195,7 @@ mod tests {
     #[test]
     fn requests_and_responses_pair_up() {
         let (a, b) = UnixStream::pair().unwrap();
-        let engine = TcpRr::new(10, 300);
+        let engine = TcpRr::new(10, 300, Duration::ZERO);
         let (stop, abort) = (Signal::new(), Signal::new());
         let (req, resp) = (StreamCounters::default(), StreamCounters::default());
         std::thread::scope(|s| {

@@ -87,10 +87,13 @@ pub struct RrInterval {
 /// A request/response run's transactions and round-trip latency (measured by the client).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
 pub struct RrSummary {
-    /// Transactions completed, all streams.
+    /// Transactions completed after the warm-up, all streams.
     pub transactions: u64,
-    /// `transactions / duration_s`.
+    /// `transactions / (duration_s - omit_s)`.
     pub transactions_per_s: f64,
+    /// Warm-up at the start left out of these figures, seconds.
+    #[serde(default)]
+    pub omit_s: f64,
     /// Round-trip latency percentiles, µs, with the sample count and precision.
     pub latency_us: Option<measure::latency::LatencySummary>,
 }

@@ -145,6 +145,13 @@ pub struct TestSpec {
     /// Request/response tests: response bytes (the request is `write_len_bytes`).
     #[serde(default)]
     pub response_len_bytes: u32,
+    /// Request/response tests: warm-up at the start left out of the summary, milliseconds.
+    #[serde(default)]
+    pub omit_ms: u64,
+    /// SO_BUSY_POLL on the data sockets, µs (the receive path polls the device instead of
+    /// sleeping).
+    #[serde(default)]
+    pub busy_poll_us: Option<u32>,
 }
 
 fn default_flows() -> u32 {
@@ -212,6 +219,8 @@ impl TestSpec {
             flows: 1,
             flows_dst: 1,
             response_len_bytes: 0,
+            omit_ms: 0,
+            busy_poll_us: None,
         }
     }
 
@@ -298,6 +307,12 @@ impl TestSpec {
                     "request/response tests send requests from the client; no --reverse or --bidir"
                         .into(),
                 );
+            }
+            if self.omit_ms >= self.duration_ms {
+                return Err(format!(
+                    "warm-up of {} ms leaves nothing of a {} ms test",
+                    self.omit_ms, self.duration_ms
+                ));
             }
             if self.response_len_bytes == 0 || self.response_len_bytes > limits.max_write_len_bytes
             {
