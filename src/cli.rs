@@ -234,6 +234,10 @@ pub struct RrArgs {
     /// than two intervals).
     #[arg(long, value_name = "SECONDS")]
     pub omit: Option<f64>,
+    /// Request/response over UDP: one datagram each way (at least 16 bytes each); a request
+    /// unanswered within 1 s is counted as lost.
+    #[arg(long)]
+    pub udp: bool,
     /// Busy-poll the receive path (SO_BUSY_POLL) for this many µs instead of sleeping.
     #[arg(long, value_name = "US", num_args = 0..=1, default_missing_value = "50")]
     pub busy_poll: Option<u32>,
@@ -246,18 +250,30 @@ impl RrArgs {
         if self.common.reverse || self.common.bidir {
             return Err("--reverse/--bidir: rr sends requests from the client; omit them".into());
         }
-        let request = length(&self.length, 1, 64 << 20, "a request")?;
+        let (min, max) = if self.udp {
+            (HEADER_LEN as u64, 65_507)
+        } else {
+            (1, 64 << 20)
+        };
+        let request = length(&self.length, min, max, "a request")?;
         let response = match &self.response {
             None => request,
             Some(r) => {
                 let v = parse_bytes(r).map_err(|e| format!("--response {r}: {e}"))?;
-                if v == 0 || v > 64 << 20 {
-                    return Err(format!("--response {r}: must be between 1 byte and 64M"));
+                if v < min || v > max {
+                    return Err(format!(
+                        "--response {r}: must be between {min} and {max} bytes"
+                    ));
                 }
                 v as u32
             }
         };
-        let mut plan = self.common.plan(TestKind::TcpRr, request)?;
+        let kind = if self.udp {
+            TestKind::UdpRr
+        } else {
+            TestKind::TcpRr
+        };
+        let mut plan = self.common.plan(kind, request)?;
         plan.spec.response_len_bytes = response;
         let (duration, interval) = (plan.spec.duration_ms, plan.spec.interval_ms);
         plan.spec.omit_ms = match self.omit {

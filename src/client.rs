@@ -16,7 +16,7 @@ use measure::cpu::{CpuTime, SystemCpuSnapshot};
 use results::{IntervalSample, RunRecord};
 use wire::msg::{ServerInfo, ServerResults};
 use wire::spec::Flow;
-use wire::{ClientMsg, ServerMsg, TestKind, TestSpec, WireError};
+use wire::{ClientMsg, ServerMsg, TestSpec, WireError};
 
 use crate::control::{exchange_hello, recv, send, HANDSHAKE_TIMEOUT};
 use crate::summary::{self, IntervalTracker, LocalStream, RawRun};
@@ -322,7 +322,7 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
     if config.interrupt.is_raised() {
         return Err(ClientError::Interrupted);
     }
-    let conns = if spec.kind == TestKind::UdpStream {
+    let conns = if spec.kind.is_udp() {
         let conns = open_udp(config, &udp_ports.0, &udp_ports.1)?;
         announce_udp_ports(&mut ctrl, spec, &conns)?;
         conns

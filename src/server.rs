@@ -23,7 +23,7 @@ use engine::{
 };
 use measure::cpu::{CpuTime, SystemCpuSnapshot};
 use wire::msg::{ServerInfo, ServerResults, StreamCounts, StreamEnd};
-use wire::spec::{Flow, SpecLimits, TestKind, Transport};
+use wire::spec::{Flow, SpecLimits, Transport};
 use wire::{ClientMsg, ServerMsg, TestSpec, WireError};
 
 use crate::control::{exchange_hello, recv, send, HANDSHAKE_TIMEOUT};
@@ -273,7 +273,7 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, shared: &Shared, peer: &str) {
     let outcome = send(&mut ctrl, &accepted)
         .map_err(|e| e.to_string())
         .and_then(|_| {
-            if spec.kind == TestKind::UdpStream {
+            if spec.kind.is_udp() {
                 connect_udp(&mut ctrl, &spec, udp, shared)
             } else {
                 collect_streams(&spec, &rx, shared)
@@ -297,7 +297,7 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, shared: &Shared, peer: &str) {
 /// UDP tests: one socket per stream on the address the client reached us at, plus
 /// `flows_dst - 1` more for each stream the server receives.
 fn open_udp(ctrl: &Conn, spec: &TestSpec) -> Result<Vec<(UdpSocket, Vec<UdpSocket>)>, String> {
-    if spec.kind != TestKind::UdpStream {
+    if !spec.kind.is_udp() {
         return Ok(Vec::new());
     }
     let local = ctrl

@@ -71,7 +71,7 @@ impl IntervalTracker {
         Self {
             flows,
             udp: spec.kind == TestKind::UdpStream,
-            rr: spec.kind == TestKind::TcpRr,
+            rr: spec.kind.is_rr(),
             prev_local: vec![StreamCounts::default(); n],
             prev_server: vec![StreamCounts::default(); n],
             prev_end: Duration::ZERO,
@@ -405,7 +405,7 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
         link_speed_bps: link,
         performance_index: link.and_then(|l| performance_index(throughput_bps, busier, l as f64)),
         udp: udp_total(flows.iter().filter_map(|f| f.udp.as_ref())),
-        rr: (raw.spec.kind == TestKind::TcpRr).then(|| rr_summary(raw, secs)),
+        rr: raw.spec.kind.is_rr().then(|| rr_summary(raw, secs)),
         flows,
     }
 }
@@ -414,8 +414,10 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
 /// Every transaction after the warm-up is one histogram sample, so the count comes from there.
 fn rr_summary(raw: &RawRun, secs: f64) -> RrSummary {
     let mut latency = Latency::new();
+    let mut lost = 0;
     for l in &raw.local_streams {
         if let Some(Ok(report)) = &l.result {
+            lost += report.lost_transactions;
             if let Some(h) = &report.latency {
                 latency.add(h);
             }
@@ -426,6 +428,7 @@ fn rr_summary(raw: &RawRun, secs: f64) -> RrSummary {
         transactions: latency.len(),
         transactions_per_s: per_sec(latency.len(), secs - omit_s),
         omit_s,
+        lost_transactions: (raw.spec.kind == TestKind::UdpRr).then_some(lost),
         latency_us: latency.summary(),
     }
 }
@@ -527,6 +530,7 @@ mod tests {
             tcp_info: info,
             counts: bytes(total),
             latency: None,
+            lost_transactions: 0,
         }))
     }
 

@@ -294,6 +294,7 @@ mod cli {
         fails_with(&["rr", "-R"], "rr sends requests from the client");
         fails_with(&["rr", "--response", "0"], "--response 0");
         fails_with(&["rr", "-l", "0"], "--length 0");
+        fails_with(&["rr", "--udp", "-l", "8"], "--length 8");
         fails_with(&["rr", "-t", "2", "--omit", "3"], "--omit 3");
         fails_with(&["udp", "--flows-dst", "20000"], "--flows-dst 20000");
         fails_with(
@@ -839,6 +840,26 @@ mod rr {
         let kept = s["transactions"].as_u64().unwrap();
         assert!(kept < all && kept > all / 2, "kept {kept} of {all}");
         assert_eq!(v["spec"]["busy_poll_us"], 20);
+    }
+
+    #[test]
+    fn udp_request_response() {
+        let v = rr_json(&["--udp", "-t", "2", "-l", "100", "--response", "1000"]);
+        let s = &v["summary"];
+        assert_eq!(v["kind"], "udp_rr");
+        assert_eq!(
+            s["lost_transactions"], 0,
+            "a clean loopback loses no request"
+        );
+        let tps = s["transactions_per_s"].as_f64().unwrap();
+        let mean_s = s["latency_us"]["mean"].as_f64().unwrap() * 1e-6;
+        // Between a response and the next request the requester does a little work of its
+        // own, which the round trips do not contain.
+        assert!(
+            (mean_s * tps - 1.0).abs() < 0.05,
+            "mean x rate = {}",
+            mean_s * tps
+        );
     }
 
     #[test]

@@ -52,7 +52,7 @@ fn direction_word(spec: &TestSpec) -> &'static str {
 impl<W: Write> Progress for LiveTable<W> {
     fn started(&mut self, server: &ServerInfo, spec: &TestSpec) {
         let what = match spec.kind {
-            TestKind::TcpRr => format!(
+            TestKind::TcpRr | TestKind::UdpRr => format!(
                 "{}-byte requests, {}-byte responses, one transaction in flight per stream",
                 spec.write_len_bytes, spec.response_len_bytes
             ),
@@ -97,7 +97,7 @@ impl<W: Write> Progress for LiveTable<W> {
             server.version,
             server.cores
         );
-        let _ = if spec.kind == TestKind::TcpRr {
+        let _ = if spec.kind.is_rr() {
             writeln!(
                 self.out,
                 "{:>15}  {:>12}  {:>10}  {:>10}",
@@ -359,6 +359,12 @@ fn write_rr(w: &mut dyn Write, rr: &results::RrSummary, secs: f64) -> std::io::R
         rr.transactions_per_s,
         rr.omit_s
     )?;
+    if let Some(lost) = rr.lost_transactions {
+        writeln!(
+            w,
+            "lost         {lost} requests unanswered within 1 s (UDP)"
+        )?;
+    }
     let Some(l) = rr.latency_us else {
         return writeln!(w, "latency      no completed transactions");
     };

@@ -14,6 +14,7 @@ pub mod sockopt;
 pub mod stream_engine;
 pub mod tcp_rr;
 pub mod tcp_stream;
+pub mod udp_rr;
 pub mod udp_socket;
 pub mod udp_stream;
 pub mod workers;

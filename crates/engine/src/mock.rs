@@ -67,6 +67,7 @@ impl StreamEngine for MockEngine {
             cpu: CpuTime::default(),
             tcp_info: None,
             latency: None,
+            lost_transactions: 0,
             counts: wire::msg::StreamCounts {
                 bytes: total,
                 ..Default::default()

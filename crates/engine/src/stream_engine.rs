@@ -41,6 +41,8 @@ pub struct StreamReport {
     pub counts: StreamCounts,
     /// Request/response requesters: every round trip.
     pub latency: Option<measure::latency::Latency>,
+    /// UDP request/response requesters: requests never answered.
+    pub lost_transactions: u64,
 }
 
 /// Drives one data connection of a test kind. One implementation per file.
@@ -66,6 +68,11 @@ pub fn engine_for(spec: &TestSpec) -> Box<dyn StreamEngine> {
         )),
         TestKind::UdpStream => Box::new(crate::udp_stream::UdpStream::new(spec)),
         TestKind::TcpRr => Box::new(crate::tcp_rr::TcpRr::new(
+            spec.write_len_bytes as usize,
+            spec.response_len_bytes as usize,
+            std::time::Duration::from_millis(spec.omit_ms),
+        )),
+        TestKind::UdpRr => Box::new(crate::udp_rr::UdpRr::new(
             spec.write_len_bytes as usize,
             spec.response_len_bytes as usize,
             std::time::Duration::from_millis(spec.omit_ms),

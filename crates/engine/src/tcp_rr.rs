@@ -118,6 +118,7 @@ impl StreamEngine for TcpRr {
                 rx: None,
             },
             latency,
+            lost_transactions: 0,
         })
     }
 }

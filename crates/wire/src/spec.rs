@@ -16,6 +16,8 @@ pub enum TestKind {
     UdpStream,
     /// TCP request/response: one request, one response, repeat; round-trip latency.
     TcpRr,
+    /// UDP request/response: one datagram each way, repeat; unanswered requests are lost.
+    UdpRr,
 }
 
 impl TestKind {
@@ -25,7 +27,18 @@ impl TestKind {
             TestKind::TcpStream => "tcp_stream",
             TestKind::UdpStream => "udp_stream",
             TestKind::TcpRr => "tcp_rr",
+            TestKind::UdpRr => "udp_rr",
         }
+    }
+
+    /// Whether the data path is UDP.
+    pub fn is_udp(self) -> bool {
+        matches!(self, TestKind::UdpStream | TestKind::UdpRr)
+    }
+
+    /// Whether this is a request/response test.
+    pub fn is_rr(self) -> bool {
+        matches!(self, TestKind::TcpRr | TestKind::UdpRr)
     }
 }
 
@@ -267,7 +280,13 @@ impl TestSpec {
                 self.write_len_bytes, limits.max_write_len_bytes
             ));
         }
-        if self.kind == TestKind::UdpStream {
+        if self.kind.is_udp() {
+            if self.kind == TestKind::UdpRr && !(16..=65_507).contains(&self.response_len_bytes) {
+                return Err(format!(
+                    "UDP response {} bytes outside 16..=65507",
+                    self.response_len_bytes
+                ));
+            }
             if self.transport != Transport::Tcp {
                 return Err("UDP tests run over IP, not Unix-domain sockets".into());
             }
@@ -286,7 +305,11 @@ impl TestSpec {
                     self.flows_dst
                 ));
             }
-            if let Some(limit) = limits.max_udp_rate_bps {
+            // A request/response test keeps one datagram in flight: it limits itself.
+            if let Some(limit) = limits
+                .max_udp_rate_bps
+                .filter(|_| self.kind == TestKind::UdpStream)
+            {
                 let asked = self
                     .target_pps()
                     .map(|pps| pps * f64::from(self.write_len_bytes) * 8.0);
@@ -301,7 +324,7 @@ impl TestSpec {
                 return Err("UDP rate, packet rate and batch must be above 0".into());
             }
         }
-        if self.kind == TestKind::TcpRr {
+        if self.kind.is_rr() {
             if self.direction != Direction::Send {
                 return Err(
                     "request/response tests send requests from the client; no --reverse or --bidir"

@@ -1,0 +1,266 @@
+//! UDP request/response: the requester (client) sends a request datagram, waits for the
+//! response carrying the same sequence number, records the round trip, and repeats; the
+//! responder (server) answers each request with a datagram of the response size.
+//!
+//! A request not answered within [`LOST_AFTER`] is a lost transaction: counted, not timed,
+//! and the requester moves on (a late answer to it is recognised by its sequence and ignored).
+//! After `stop` the requester sends FIN datagrams; the responder ends on a FIN, or 500 ms after
+//! its own `stop` with nothing arriving.
+
+use std::io::{self, ErrorKind};
+use std::net::UdpSocket;
+use std::time::{Duration, Instant};
+
+use measure::clock::now_ns;
+use measure::cpu::CpuTime;
+use measure::latency::Latency;
+use wire::datagram::{write_header, DatagramRepr, FLAG_FIN, HEADER_LEN};
+use wire::msg::StreamCounts;
+use wire::TestKind;
+
+use crate::{Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL};
+
+/// A request unanswered this long is lost.
+pub const LOST_AFTER: Duration = Duration::from_secs(1);
+/// How often the requester hands its latest round trips to the orchestrator.
+const PUBLISH_EVERY: Duration = Duration::from_millis(10);
+/// How long the responder waits after its `stop` with nothing arriving.
+const QUIET_AFTER_STOP: Duration = Duration::from_millis(500);
+
+/// The `udp_rr` engine.
+#[derive(Debug, Clone)]
+pub struct UdpRr {
+    request: usize,
+    response: usize,
+    omit: Duration,
+}
+
+impl UdpRr {
+    /// Request datagrams of `request` bytes answered by `response` bytes (each at least the
+    /// 16-byte header); round trips starting within `omit` are warm-up.
+    pub fn new(request: usize, response: usize, omit: Duration) -> Self {
+        Self {
+            request: request.max(HEADER_LEN),
+            response: response.max(HEADER_LEN),
+            omit,
+        }
+    }
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+    )
+}
+
+impl StreamEngine for UdpRr {
+    fn kind(&self) -> TestKind {
+        TestKind::UdpRr
+    }
+
+    fn run(
+        &self,
+        conn: Conn,
+        role: Role,
+        ctl: StreamControl<'_>,
+    ) -> Result<StreamReport, EngineError> {
+        let Conn::Udp(sock) = conn else {
+            return Err(io::Error::new(
+                ErrorKind::InvalidInput,
+                "udp_rr needs a connected UDP socket",
+            )
+            .into());
+        };
+        sock.set_read_timeout(Some(POLL_INTERVAL))?;
+        sock.set_write_timeout(Some(POLL_INTERVAL))?;
+        let cpu_start = CpuTime::thread_now();
+        let mut report = match role {
+            Role::Sender => self.request_loop(&sock, &ctl)?,
+            Role::Receiver => self.respond_loop(&sock, &ctl)?,
+        };
+        report.cpu = CpuTime::thread_now().since(cpu_start);
+        Ok(report)
+    }
+}
+
+impl UdpRr {
+    fn request_loop(
+        &self,
+        sock: &UdpSocket,
+        ctl: &StreamControl<'_>,
+    ) -> Result<StreamReport, EngineError> {
+        let mut request: Vec<u8> = (0..self.request).map(|i| (i * 7 + 13) as u8).collect();
+        let mut answer = vec![0u8; self.response.max(self.request) + 1];
+        let (mut all, mut recent) = (Latency::new(), Latency::new());
+        let mut published = Instant::now();
+        let warm_until = Instant::now() + self.omit;
+        let per_transaction = (self.request + self.response) as u64;
+        let (mut seq, mut done, mut lost) = (0u64, 0u64, 0u64);
+        while !ctl.stop.is_raised() {
+            if ctl.abort.is_raised() {
+                return Err(EngineError::Aborted);
+            }
+            write_header(&mut request, ctl.stream, 0, seq, now_ns());
+            let start = Instant::now();
+            match sock.send(&request) {
+                Ok(_) => {}
+                Err(e) if is_timeout(&e) || e.kind() == ErrorKind::ConnectionRefused => {}
+                Err(e) => return Err(e.into()),
+            }
+            let answered = loop {
+                if start.elapsed() >= LOST_AFTER || ctl.abort.is_raised() {
+                    break false;
+                }
+                match sock.recv(&mut answer) {
+                    Ok(n) => {
+                        let h = DatagramRepr::parse(&answer[..n]);
+                        if h.is_some_and(|h| h.seq == seq && !h.is_probe() && !h.is_fin()) {
+                            break true;
+                        }
+                    }
+                    Err(e) if is_timeout(&e) || e.kind() == ErrorKind::ConnectionRefused => {}
+                    Err(e) => return Err(e.into()),
+                }
+            };
+            seq += 1;
+            if !answered {
+                lost += 1;
+                continue;
+            }
+            let ns = start.elapsed().as_nanos() as u64;
+            if start >= warm_until {
+                all.record_ns(ns);
+            }
+            recent.record_ns(ns);
+            done += 1;
+            ctl.counter.publish_packets(done * per_transaction, done);
+            if published.elapsed() >= PUBLISH_EVERY {
+                ctl.counter.merge_latency(&recent);
+                recent.reset();
+                published = Instant::now();
+            }
+        }
+        ctl.counter.merge_latency(&recent);
+        let mut fin = [0u8; HEADER_LEN];
+        write_header(&mut fin, ctl.stream, FLAG_FIN, seq, now_ns());
+        for _ in 0..3 {
+            let _ = sock.send(&fin);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(StreamReport {
+            bytes_total: done * per_transaction,
+            counts: StreamCounts {
+                bytes: done * per_transaction,
+                packets: done,
+                rx: None,
+            },
+            latency: Some(all),
+            lost_transactions: lost,
+            ..Default::default()
+        })
+    }
+
+    fn respond_loop(
+        &self,
+        sock: &UdpSocket,
+        ctl: &StreamControl<'_>,
+    ) -> Result<StreamReport, EngineError> {
+        let mut request = vec![0u8; self.request.max(self.response) + 1];
+        let mut response: Vec<u8> = (0..self.response).map(|i| (i * 7 + 13) as u8).collect();
+        let per_transaction = (self.request + self.response) as u64;
+        let mut done = 0u64;
+        let mut stop_seen: Option<Instant> = None;
+        let mut last_arrival = Instant::now();
+        loop {
+            if ctl.abort.is_raised() {
+                return Err(EngineError::Aborted);
+            }
+            if ctl.stop.is_raised() {
+                let since = *stop_seen.get_or_insert_with(Instant::now);
+                if since.elapsed() >= QUIET_AFTER_STOP && last_arrival.elapsed() >= QUIET_AFTER_STOP
+                {
+                    break;
+                }
+            }
+            let n = match sock.recv(&mut request) {
+                Ok(n) => n,
+                Err(e) if is_timeout(&e) || e.kind() == ErrorKind::ConnectionRefused => continue,
+                Err(e) => return Err(e.into()),
+            };
+            last_arrival = Instant::now();
+            let Some(h) = DatagramRepr::parse(&request[..n]) else {
+                continue;
+            };
+            if h.stream != ctl.stream || h.is_probe() {
+                continue;
+            }
+            if h.is_fin() {
+                break;
+            }
+            // The answer carries the request's header back, so the requester can match it.
+            response[..HEADER_LEN].copy_from_slice(&request[..HEADER_LEN]);
+            match sock.send(&response) {
+                Ok(_) => {
+                    done += 1;
+                    ctl.counter.publish_packets(done * per_transaction, done);
+                }
+                Err(e) if is_timeout(&e) || e.kind() == ErrorKind::ConnectionRefused => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(StreamReport {
+            bytes_total: done * per_transaction,
+            counts: StreamCounts {
+                bytes: done * per_transaction,
+                packets: done,
+                rx: None,
+            },
+            ..Default::default()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Signal, StreamCounters};
+
+    #[test]
+    fn every_answered_request_is_timed() {
+        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+        a.connect(b.local_addr().unwrap()).unwrap();
+        b.connect(a.local_addr().unwrap()).unwrap();
+        let engine = UdpRr::new(64, 200, Duration::ZERO);
+        let (stop, abort) = (Signal::new(), Signal::new());
+        let (req, resp) = (StreamCounters::default(), StreamCounters::default());
+        std::thread::scope(|s| {
+            let r = s.spawn(|| {
+                let ctl = StreamControl {
+                    stream: 0,
+                    counter: &req,
+                    stop: &stop,
+                    abort: &abort,
+                };
+                engine.run(Conn::Udp(a), Role::Sender, ctl)
+            });
+            let p = s.spawn(|| {
+                let ctl = StreamControl {
+                    stream: 0,
+                    counter: &resp,
+                    stop: &stop,
+                    abort: &abort,
+                };
+                engine.run(Conn::Udp(b), Role::Receiver, ctl)
+            });
+            std::thread::sleep(Duration::from_millis(100));
+            stop.raise();
+            let (r, p) = (r.join().unwrap().unwrap(), p.join().unwrap().unwrap());
+            assert!(r.counts.packets > 50, "{r:?}");
+            assert_eq!(r.lost_transactions, 0);
+            assert_eq!(r.counts.packets, p.counts.packets);
+            assert_eq!(r.latency.unwrap().len(), r.counts.packets);
+        });
+    }
+}
