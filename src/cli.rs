@@ -38,6 +38,9 @@ pub enum Command {
     Pps(PpsArgs),
     /// Request/response over TCP: transactions per second and round-trip latency percentiles.
     Rr(RrArgs),
+    /// Connect, request, response, close, repeat: connections per second and connect +
+    /// transaction latency percentiles.
+    Crr(RrArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         /// The shell.
@@ -246,7 +249,7 @@ pub struct RrArgs {
 impl RrArgs {
     /// Validates the flags into a plan. TCP_NODELAY is always on: a request/response test
     /// measures the round trip, not Nagle's algorithm.
-    pub fn plan(&self) -> Result<TcpPlan, String> {
+    pub fn plan(&self, crr: bool) -> Result<TcpPlan, String> {
         if self.common.reverse || self.common.bidir {
             return Err("--reverse/--bidir: rr sends requests from the client; omit them".into());
         }
@@ -268,10 +271,13 @@ impl RrArgs {
                 v as u32
             }
         };
-        let kind = if self.udp {
-            TestKind::UdpRr
-        } else {
-            TestKind::TcpRr
+        let kind = match (crr, self.udp) {
+            (true, true) => {
+                return Err("--udp: crr opens TCP connections; use rr --udp for UDP".into())
+            }
+            (true, false) => TestKind::TcpCrr,
+            (false, true) => TestKind::UdpRr,
+            (false, false) => TestKind::TcpRr,
         };
         let mut plan = self.common.plan(kind, request)?;
         plan.spec.response_len_bytes = response;

@@ -315,14 +315,27 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
             server,
             udp_ports,
             udp_extra_ports,
-        } => (session, server, (udp_ports, udp_extra_ports)),
+            crr_port,
+        } => (session, server, (udp_ports, udp_extra_ports, crr_port)),
         ServerMsg::Error { message } => return Err(ClientError::Refused(message)),
         other => return Err(ClientError::Protocol(format!("unexpected reply {other:?}"))),
     };
     if config.interrupt.is_raised() {
         return Err(ClientError::Interrupted);
     }
-    let conns = if spec.kind.is_udp() {
+    let conns = if let Some(port) = udp_ports.2 {
+        let Target::Tcp { addr, .. } = &config.target else {
+            return Err(ClientError::Input(
+                "crr tests need an IP address, not --unix".into(),
+            ));
+        };
+        let target = SocketAddr::new(addr.ip(), port);
+        let opts = SocketOptions::from_spec(spec);
+        spec.flows()
+            .iter()
+            .map(|_| Conn::CrrTarget(target, opts.clone()))
+            .collect()
+    } else if spec.kind.is_udp() {
         let conns = open_udp(config, &udp_ports.0, &udp_ports.1)?;
         announce_udp_ports(&mut ctrl, spec, &conns)?;
         conns

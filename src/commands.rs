@@ -184,9 +184,9 @@ pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<TcpOutcome> {
     run_client(&plan, &args.common, args.unix.as_deref(), interrupt)
 }
 
-/// `linerate rr`.
-pub fn rr(args: &RrArgs, interrupt: Signal) -> Result<TcpOutcome> {
-    let plan = args.plan().map_err(anyhow::Error::msg)?;
+/// `linerate rr` and `linerate crr`.
+pub fn rr(args: &RrArgs, crr: bool, interrupt: Signal) -> Result<TcpOutcome> {
+    let plan = args.plan(crr).map_err(anyhow::Error::msg)?;
     if let Some(us) = plan.spec.busy_poll_us {
         let granted = engine::sockopt::granted_busy_poll(us)?;
         if granted != us {

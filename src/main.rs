@@ -60,7 +60,8 @@ fn run() -> anyhow::Result<ExitCode> {
         Command::Tcp(args) => commands::tcp(args, interrupt)?,
         Command::Udp(args) => commands::udp(args, interrupt)?,
         Command::Pps(args) => commands::pps(args, interrupt)?,
-        Command::Rr(args) => commands::rr(args, interrupt)?,
+        Command::Rr(args) => commands::rr(args, false, interrupt)?,
+        Command::Crr(args) => commands::rr(args, true, interrupt)?,
         Command::Completions { shell } => {
             linerate::docs_gen::completions(*shell, &mut std::io::stdout());
             return Ok(ExitCode::SUCCESS);

@@ -260,6 +260,10 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, shared: &Shared, peer: &str) {
         Ok(socks) => socks,
         Err(message) => return refuse(&mut ctrl, shared, peer, message),
     };
+    let crr = match open_crr_listener(&ctrl, &spec) {
+        Ok(l) => l,
+        Err(message) => return refuse(&mut ctrl, shared, peer, message),
+    };
     let port = |s: &UdpSocket| s.local_addr().map(|a| a.port()).unwrap_or(0);
     let accepted = ServerMsg::Accepted {
         session: cookie,
@@ -269,12 +273,23 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, shared: &Shared, peer: &str) {
             .iter()
             .map(|(_, extra)| extra.iter().map(port).collect())
             .collect(),
+        crr_port: crr
+            .as_ref()
+            .and_then(|l| l.local_addr().ok())
+            .map(|a| a.port()),
     };
     let outcome = send(&mut ctrl, &accepted)
         .map_err(|e| e.to_string())
         .and_then(|_| {
             if spec.kind.is_udp() {
                 connect_udp(&mut ctrl, &spec, udp, shared)
+            } else if let Some(listener) = crr {
+                let shared_listener = Arc::new(listener);
+                Ok(spec
+                    .flows()
+                    .iter()
+                    .map(|_| Conn::CrrListener(Arc::clone(&shared_listener)))
+                    .collect())
             } else {
                 collect_streams(&spec, &rx, shared)
             }
@@ -292,6 +307,24 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, shared: &Shared, peer: &str) {
             let _ = send(&mut ctrl, &ServerMsg::Error { message });
         }
     }
+}
+
+/// `tcp_crr` tests: the session's own listener, on the address the client reached us at; its
+/// responder threads accept from it in turn.
+fn open_crr_listener(
+    ctrl: &Conn,
+    spec: &TestSpec,
+) -> Result<Option<std::net::TcpListener>, String> {
+    if spec.kind != wire::TestKind::TcpCrr {
+        return Ok(None);
+    }
+    let local = ctrl
+        .local_addr()
+        .ok_or("crr tests need an IP control connection")?;
+    let listener = std::net::TcpListener::bind(SocketAddr::new(local.ip().to_canonical(), 0))
+        .map_err(|e| format!("cannot open a listener for connection tests: {e}"))?;
+    listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+    Ok(Some(listener))
 }
 
 /// UDP tests: one socket per stream on the address the client reached us at, plus

@@ -429,6 +429,8 @@ fn rr_summary(raw: &RawRun, secs: f64) -> RrSummary {
         transactions_per_s: per_sec(latency.len(), secs - omit_s),
         omit_s,
         lost_transactions: (raw.spec.kind == TestKind::UdpRr).then_some(lost),
+        connections_per_s: (raw.spec.kind == TestKind::TcpCrr)
+            .then(|| per_sec(latency.len(), secs - omit_s)),
         latency_us: latency.summary(),
     }
 }

@@ -295,6 +295,7 @@ mod cli {
         fails_with(&["rr", "--response", "0"], "--response 0");
         fails_with(&["rr", "-l", "0"], "--length 0");
         fails_with(&["rr", "--udp", "-l", "8"], "--length 8");
+        fails_with(&["crr", "--udp"], "crr opens TCP connections");
         fails_with(&["rr", "-t", "2", "--omit", "3"], "--omit 3");
         fails_with(&["udp", "--flows-dst", "20000"], "--flows-dst 20000");
         fails_with(
@@ -860,6 +861,38 @@ mod rr {
             "mean x rate = {}",
             mean_s * tps
         );
+    }
+
+    #[test]
+    fn connection_per_transaction() {
+        let out = linerate()
+            .args(["crr", "-t", "2", "-P", "2", "-i", "0", "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let s = &v["summary"];
+        assert_eq!(v["kind"], "tcp_crr");
+        let cps = s["connections_per_s"].as_f64().unwrap();
+        assert!(cps > 500.0, "{cps} connections/s");
+        assert_eq!(s["connections_per_s"], s["transactions_per_s"]);
+        let l = &s["latency_us"];
+        assert!(l["p50"].as_f64().unwrap() <= l["p99"].as_f64().unwrap());
+        // The requesters close after the server: no TIME_WAIT, so no port exhaustion.
+        for f in v["summary"]["flows"].as_array().unwrap() {
+            assert!(
+                f["streams"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .all(|s| s["error"].is_null()),
+                "{f}"
+            );
+        }
     }
 
     #[test]

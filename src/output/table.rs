@@ -52,6 +52,10 @@ fn direction_word(spec: &TestSpec) -> &'static str {
 impl<W: Write> Progress for LiveTable<W> {
     fn started(&mut self, server: &ServerInfo, spec: &TestSpec) {
         let what = match spec.kind {
+            TestKind::TcpCrr => format!(
+                "a new connection per transaction, {}-byte requests, {}-byte responses",
+                spec.write_len_bytes, spec.response_len_bytes
+            ),
             TestKind::TcpRr | TestKind::UdpRr => format!(
                 "{}-byte requests, {}-byte responses, one transaction in flight per stream",
                 spec.write_len_bytes, spec.response_len_bytes

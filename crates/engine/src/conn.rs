@@ -26,6 +26,10 @@ pub enum Conn {
     /// listens on `sock` and `extra_recv`, taking datagrams from any port of `only_from`; a
     /// sender sends from `sock` (connected) and rotates over `extra_dst` too.
     UdpMulti(UdpMulti),
+    /// `tcp_crr` requesters: where each transaction connects afresh.
+    CrrTarget(SocketAddr, crate::sockopt::SocketOptions),
+    /// `tcp_crr` responders: the session's listener, shared by its responder threads.
+    CrrListener(std::sync::Arc<TcpListener>),
 }
 
 /// The sockets and addresses of a [`Conn::UdpMulti`].
@@ -55,6 +59,8 @@ impl Conn {
             Conn::Udp(s) | Conn::UdpFrom(s, _) | Conn::UdpMulti(UdpMulti { sock: s, .. }) => {
                 s.set_read_timeout(t)
             }
+            // Per-transaction connections get their timeouts when they are made.
+            Conn::CrrTarget(..) | Conn::CrrListener(_) => Ok(()),
         }
     }
 
@@ -66,6 +72,7 @@ impl Conn {
             Conn::Udp(s) | Conn::UdpFrom(s, _) | Conn::UdpMulti(UdpMulti { sock: s, .. }) => {
                 s.set_write_timeout(t)
             }
+            Conn::CrrTarget(..) | Conn::CrrListener(_) => Ok(()),
         }
     }
 
@@ -77,6 +84,8 @@ impl Conn {
             Conn::Udp(s) | Conn::UdpFrom(s, _) | Conn::UdpMulti(UdpMulti { sock: s, .. }) => {
                 s.set_nonblocking(on)
             }
+            Conn::CrrListener(l) => l.set_nonblocking(on),
+            Conn::CrrTarget(..) => Ok(()),
         }
     }
 
@@ -86,6 +95,7 @@ impl Conn {
             Conn::Tcp(s) => s.shutdown(how),
             Conn::Unix(s) => s.shutdown(how),
             Conn::Udp(_) | Conn::UdpFrom(..) | Conn::UdpMulti(_) => Ok(()),
+            Conn::CrrTarget(..) | Conn::CrrListener(_) => Ok(()),
         }
     }
 
@@ -106,6 +116,8 @@ impl Conn {
                     .collect::<io::Result<_>>()?,
                 extra_dst: m.extra_dst.clone(),
             }),
+            Conn::CrrTarget(a, o) => Conn::CrrTarget(*a, o.clone()),
+            Conn::CrrListener(l) => Conn::CrrListener(std::sync::Arc::clone(l)),
         })
     }
 
@@ -125,6 +137,8 @@ impl Conn {
             Conn::UdpMulti(m) => {
                 format!("udp, {} ports", 1 + m.extra_recv.len() + m.extra_dst.len())
             }
+            Conn::CrrTarget(a, _) => format!("connections to {a}"),
+            Conn::CrrListener(_) => "connection listener".into(),
         }
     }
 
@@ -133,7 +147,8 @@ impl Conn {
         match self {
             Conn::Tcp(s) => s.peer_addr().ok(),
             Conn::Udp(s) => s.peer_addr().ok(),
-            Conn::UdpFrom(..) | Conn::UdpMulti(_) | Conn::Unix(_) => None,
+            Conn::CrrTarget(a, _) => Some(*a),
+            Conn::UdpFrom(..) | Conn::UdpMulti(_) | Conn::Unix(_) | Conn::CrrListener(_) => None,
         }
     }
 
@@ -144,7 +159,8 @@ impl Conn {
             Conn::Udp(s) | Conn::UdpFrom(s, _) | Conn::UdpMulti(UdpMulti { sock: s, .. }) => {
                 s.local_addr().ok()
             }
-            Conn::Unix(_) => None,
+            Conn::CrrListener(l) => l.local_addr().ok(),
+            Conn::Unix(_) | Conn::CrrTarget(..) => None,
         }
     }
 }
@@ -158,6 +174,10 @@ impl Read for Conn {
             Conn::Udp(s) | Conn::UdpFrom(s, _) | Conn::UdpMulti(UdpMulti { sock: s, .. }) => {
                 s.recv(buf)
             }
+            Conn::CrrTarget(..) | Conn::CrrListener(_) => Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "a connection target or listener has no data",
+            )),
         }
     }
 }
@@ -169,10 +189,12 @@ impl Write for Conn {
             Conn::Tcp(s) => s.write(buf),
             Conn::Unix(s) => s.write(buf),
             Conn::Udp(s) => s.send(buf),
-            Conn::UdpFrom(..) | Conn::UdpMulti(_) => Err(io::Error::new(
-                io::ErrorKind::NotConnected,
-                "not a plain connected UDP socket",
-            )),
+            Conn::UdpFrom(..) | Conn::UdpMulti(_) | Conn::CrrTarget(..) | Conn::CrrListener(_) => {
+                Err(io::Error::new(
+                    io::ErrorKind::NotConnected,
+                    "not a connected socket",
+                ))
+            }
         }
     }
 
@@ -189,6 +211,10 @@ impl AsRawFd for Conn {
             Conn::Udp(s) | Conn::UdpFrom(s, _) | Conn::UdpMulti(UdpMulti { sock: s, .. }) => {
                 s.as_raw_fd()
             }
+            Conn::CrrListener(l) => l.as_raw_fd(),
+            // No socket yet: each transaction makes its own. -1 makes any socket call fail
+            // with EBADF instead of touching another descriptor.
+            Conn::CrrTarget(..) => -1,
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod error;
 pub mod mock;
 pub mod sockopt;
 pub mod stream_engine;
+pub mod tcp_crr;
 pub mod tcp_rr;
 pub mod tcp_stream;
 pub mod udp_rr;

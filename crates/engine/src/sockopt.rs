@@ -133,9 +133,12 @@ impl SocketOptions {
     /// here: the client's SYN already carried it.
     pub fn apply_accepted(&self, conn: &Conn) -> Result<(), EngineError> {
         match conn {
-            Conn::Unix(_) | Conn::Udp(_) | Conn::UdpFrom(..) | Conn::UdpMulti(_) => {
-                self.apply_window(conn.as_raw_fd())
-            }
+            Conn::Unix(_)
+            | Conn::Udp(_)
+            | Conn::UdpFrom(..)
+            | Conn::UdpMulti(_)
+            | Conn::CrrTarget(..)
+            | Conn::CrrListener(_) => self.apply_window(conn.as_raw_fd()),
             Conn::Tcp(s) => {
                 let v6 = s.local_addr().map(|a| a.is_ipv6()).unwrap_or(false);
                 let accepted = SocketOptions {

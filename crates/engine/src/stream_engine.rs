@@ -72,6 +72,11 @@ pub fn engine_for(spec: &TestSpec) -> Box<dyn StreamEngine> {
             spec.response_len_bytes as usize,
             std::time::Duration::from_millis(spec.omit_ms),
         )),
+        TestKind::TcpCrr => Box::new(crate::tcp_crr::TcpCrr::new(
+            spec.write_len_bytes as usize,
+            spec.response_len_bytes as usize,
+            std::time::Duration::from_millis(spec.omit_ms),
+        )),
         TestKind::UdpRr => Box::new(crate::udp_rr::UdpRr::new(
             spec.write_len_bytes as usize,
             spec.response_len_bytes as usize,

@@ -47,7 +47,7 @@ fn is_retry(kind: ErrorKind) -> bool {
 }
 
 /// Reads exactly `buf.len()` bytes; `Ok(false)` on a clean end of stream before the first byte.
-fn read_message(
+pub(crate) fn read_message(
     conn: &mut Conn,
     buf: &mut [u8],
     ctl: &StreamControl<'_>,
@@ -74,7 +74,11 @@ fn read_message(
     Ok(true)
 }
 
-fn write_message(conn: &mut Conn, buf: &[u8], ctl: &StreamControl<'_>) -> Result<(), EngineError> {
+pub(crate) fn write_message(
+    conn: &mut Conn,
+    buf: &[u8],
+    ctl: &StreamControl<'_>,
+) -> Result<(), EngineError> {
     let mut sent = 0;
     while sent < buf.len() {
         if ctl.abort.is_raised() {

@@ -152,7 +152,7 @@ fn send(
     }
     let tcp_info = match conn {
         Conn::Tcp(_) => measure::tcp_info::read(conn.as_raw_fd()).ok(),
-        Conn::Unix(_) | Conn::Udp(_) | Conn::UdpFrom(..) | Conn::UdpMulti(_) => None,
+        _ => None,
     };
     Ok(StreamReport {
         bytes_total: total,

@@ -94,6 +94,9 @@ pub struct RrSummary {
     /// Warm-up at the start left out of these figures, seconds.
     #[serde(default)]
     pub omit_s: f64,
+    /// `tcp_crr`: connections per second (each transaction is one connection).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections_per_s: Option<f64>,
     /// UDP: requests not answered within 1 s (whole run, warm-up included).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lost_transactions: Option<u64>,

@@ -65,6 +65,10 @@ pub enum ServerMsg {
         /// (empty for streams the server sends).
         #[serde(default)]
         udp_extra_ports: Vec<Vec<u16>>,
+        /// `tcp_crr` tests: the port of the session's own listener, which every transaction
+        /// connects to afresh.
+        #[serde(default)]
+        crr_port: Option<u16>,
     },
     /// A data connection joined.
     Attached {
@@ -185,6 +189,7 @@ mod tests {
                 server: ServerInfo::default(),
                 udp_ports: vec![4000],
                 udp_extra_ports: vec![vec![4001]],
+                crr_port: Some(4002),
             },
             ServerMsg::Attached { stream: 0 },
             ServerMsg::Begun,

@@ -18,6 +18,8 @@ pub enum TestKind {
     TcpRr,
     /// UDP request/response: one datagram each way, repeat; unanswered requests are lost.
     UdpRr,
+    /// TCP connect, request, response, close, repeat: connection rate and latency.
+    TcpCrr,
 }
 
 impl TestKind {
@@ -28,6 +30,7 @@ impl TestKind {
             TestKind::UdpStream => "udp_stream",
             TestKind::TcpRr => "tcp_rr",
             TestKind::UdpRr => "udp_rr",
+            TestKind::TcpCrr => "tcp_crr",
         }
     }
 
@@ -38,7 +41,7 @@ impl TestKind {
 
     /// Whether this is a request/response test.
     pub fn is_rr(self) -> bool {
-        matches!(self, TestKind::TcpRr | TestKind::UdpRr)
+        matches!(self, TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr)
     }
 }
 

@@ -1,0 +1,217 @@
+//! TCP connect/request/response/close: every transaction is a new connection.
+//!
+//! The requester (client) connects to the session's own listener, sends the request, reads
+//! the response, then reads the server's end of stream and closes; the round trip it records
+//! runs from the start of `connect` to the last byte of the response. The responder (server)
+//! closes first, so TIME_WAIT stays on the server (one listening port) and the client's
+//! ephemeral ports are free again at once. A connect that fails for lack of local ports says
+//! so. Responders keep serving until no connection has come for 200 ms after their `stop`.
+
+use std::io::{ErrorKind, Read};
+use std::net::{Shutdown, SocketAddr, TcpListener};
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+use measure::cpu::CpuTime;
+use measure::latency::Latency;
+use wire::msg::StreamCounts;
+use wire::TestKind;
+
+use crate::sockopt::{connect_tcp, ConnectError, SocketOptions};
+use crate::tcp_rr::{read_message, write_message};
+use crate::{Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL};
+
+const PUBLISH_EVERY: Duration = Duration::from_millis(10);
+/// How long responders wait for one more connection after their `stop`.
+const QUIET_AFTER_STOP: Duration = Duration::from_millis(200);
+
+/// The `tcp_crr` engine.
+#[derive(Debug, Clone)]
+pub struct TcpCrr {
+    request: usize,
+    response: usize,
+    omit: Duration,
+}
+
+impl TcpCrr {
+    /// Requests of `request` bytes answered by `response` bytes; warm-up `omit`.
+    pub fn new(request: usize, response: usize, omit: Duration) -> Self {
+        Self {
+            request: request.max(1),
+            response: response.max(1),
+            omit,
+        }
+    }
+}
+
+impl StreamEngine for TcpCrr {
+    fn kind(&self) -> TestKind {
+        TestKind::TcpCrr
+    }
+
+    fn run(
+        &self,
+        conn: Conn,
+        role: Role,
+        ctl: StreamControl<'_>,
+    ) -> Result<StreamReport, EngineError> {
+        let cpu_start = CpuTime::thread_now();
+        let mut report = match (role, conn) {
+            (Role::Sender, Conn::CrrTarget(addr, opts)) => self.request_loop(addr, &opts, &ctl)?,
+            (Role::Receiver, Conn::CrrListener(listener)) => self.respond_loop(&listener, &ctl)?,
+            _ => {
+                return Err(std::io::Error::new(
+                    ErrorKind::InvalidInput,
+                    "tcp_crr needs a connection target (client) or a listener (server)",
+                )
+                .into())
+            }
+        };
+        report.cpu = CpuTime::thread_now().since(cpu_start);
+        Ok(report)
+    }
+}
+
+fn wait_readable(fd: i32, timeout: Duration) -> bool {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, count 1.
+    unsafe { libc::poll(&mut pfd, 1, timeout.as_millis() as i32) > 0 }
+}
+
+impl TcpCrr {
+    fn request_loop(
+        &self,
+        addr: SocketAddr,
+        opts: &SocketOptions,
+        ctl: &StreamControl<'_>,
+    ) -> Result<StreamReport, EngineError> {
+        let request: Vec<u8> = (0..self.request).map(|i| (i * 7 + 13) as u8).collect();
+        let mut response = vec![0u8; self.response];
+        let (mut all, mut recent) = (Latency::new(), Latency::new());
+        let mut published = Instant::now();
+        let warm_until = Instant::now() + self.omit;
+        let per_transaction = (self.request + self.response) as u64;
+        let mut done = 0u64;
+        while !ctl.stop.is_raised() {
+            if ctl.abort.is_raised() {
+                return Err(EngineError::Aborted);
+            }
+            let start = Instant::now();
+            let mut conn =
+                connect_tcp(addr, None, opts, Duration::from_secs(2)).map_err(|e| match e {
+                    ConnectError::Io(io) if io.raw_os_error() == Some(libc::EADDRNOTAVAIL) => {
+                        EngineError::Io(std::io::Error::new(
+                            io.kind(),
+                            "no free local port for a new connection (ephemeral ports exhausted); \
+                         widen net.ipv4.ip_local_port_range or run fewer streams",
+                        ))
+                    }
+                    ConnectError::Io(io) => EngineError::Io(io),
+                    other => EngineError::Io(std::io::Error::other(other.to_string())),
+                })?;
+            conn.set_read_timeout(Some(POLL_INTERVAL))?;
+            conn.set_write_timeout(Some(POLL_INTERVAL))?;
+            write_message(&mut conn, &request, ctl)?;
+            if !read_message(&mut conn, &mut response, ctl)? {
+                return Err(std::io::Error::new(
+                    ErrorKind::UnexpectedEof,
+                    "responder closed before answering",
+                )
+                .into());
+            }
+            let ns = start.elapsed().as_nanos() as u64;
+            // The server closes first; then we close, leaving no TIME_WAIT on this side.
+            let mut rest = [0u8; 16];
+            while !ctl.abort.is_raised() {
+                match conn.read(&mut rest) {
+                    Ok(0) => break,
+                    Ok(_) => {}
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                        ) => {}
+                    Err(_) => break,
+                }
+            }
+            drop(conn);
+            if start >= warm_until {
+                all.record_ns(ns);
+            }
+            recent.record_ns(ns);
+            done += 1;
+            ctl.counter.publish_packets(done * per_transaction, done);
+            if published.elapsed() >= PUBLISH_EVERY {
+                ctl.counter.merge_latency(&recent);
+                recent.reset();
+                published = Instant::now();
+            }
+        }
+        ctl.counter.merge_latency(&recent);
+        Ok(StreamReport {
+            bytes_total: done * per_transaction,
+            counts: StreamCounts {
+                bytes: done * per_transaction,
+                packets: done,
+                rx: None,
+            },
+            latency: Some(all),
+            ..Default::default()
+        })
+    }
+
+    fn respond_loop(
+        &self,
+        listener: &TcpListener,
+        ctl: &StreamControl<'_>,
+    ) -> Result<StreamReport, EngineError> {
+        let mut request = vec![0u8; self.request];
+        let response: Vec<u8> = (0..self.response).map(|i| (i * 7 + 13) as u8).collect();
+        let per_transaction = (self.request + self.response) as u64;
+        let mut done = 0u64;
+        let mut last_connection = Instant::now();
+        loop {
+            if ctl.abort.is_raised() {
+                return Err(EngineError::Aborted);
+            }
+            if ctl.stop.is_raised() && last_connection.elapsed() >= QUIET_AFTER_STOP {
+                break;
+            }
+            if !wait_readable(listener.as_raw_fd(), Duration::from_millis(20)) {
+                continue;
+            }
+            let stream = match listener.accept() {
+                Ok((s, _)) => s,
+                // Another responder thread took it.
+                Err(e) if e.kind() == ErrorKind::WouldBlock => continue,
+                Err(e) => return Err(e.into()),
+            };
+            last_connection = Instant::now();
+            stream.set_nonblocking(false)?;
+            stream.set_nodelay(true)?;
+            let mut conn = Conn::Tcp(stream);
+            conn.set_read_timeout(Some(POLL_INTERVAL))?;
+            conn.set_write_timeout(Some(POLL_INTERVAL))?;
+            if !read_message(&mut conn, &mut request, ctl)? {
+                continue;
+            }
+            write_message(&mut conn, &response, ctl)?;
+            conn.shutdown(Shutdown::Write)?;
+            done += 1;
+            ctl.counter.publish_packets(done * per_transaction, done);
+        }
+        Ok(StreamReport {
+            bytes_total: done * per_transaction,
+            counts: StreamCounts {
+                bytes: done * per_transaction,
+                packets: done,
+                rx: None,
+            },
+            ..Default::default()
+        })
+    }
+}
