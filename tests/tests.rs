@@ -165,7 +165,7 @@ mod protocol {
         c.write_all(&Hello { version: 99 }.emit()).unwrap();
         wait_for_log(
             &server,
-            "this linerate speaks version 3, the peer speaks version 99",
+            "this linerate speaks version 4, the peer speaks version 99",
         );
 
         // A fake server that speaks version 7: the client's error names both versions.
@@ -178,7 +178,7 @@ mod protocol {
         });
         let err = run_err(addr, spec(Direction::Send, 1, 300));
         assert!(
-            err.contains("version 3") && err.contains("version 7"),
+            err.contains("version 4") && err.contains("version 7"),
             "{err}"
         );
     }

@@ -8,7 +8,7 @@ use crate::WireError;
 /// Magic bytes that open every linerate connection.
 pub const MAGIC: [u8; 4] = *b"LNRT";
 /// The control protocol version this build speaks.
-pub const PROTOCOL_VERSION: u16 = 3;
+pub const PROTOCOL_VERSION: u16 = 4;
 /// Length of the hello on the wire.
 pub const HELLO_LEN: usize = 8;
 
@@ -92,8 +92,8 @@ mod tests {
 
     #[test]
     fn parses_literal_bytes() {
-        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 3, 0, 0]).unwrap();
-        assert_eq!(hello.version, 3);
+        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 4, 0, 0]).unwrap();
+        assert_eq!(hello.version, 4);
         assert!(hello.check_version().is_ok());
     }
 
@@ -121,7 +121,7 @@ mod tests {
         let err = Hello { version: 9 }.check_version().unwrap_err();
         let text = err.to_string();
         assert!(
-            text.contains("version 3") && text.contains("version 9"),
+            text.contains("version 4") && text.contains("version 9"),
             "{text}"
         );
     }
