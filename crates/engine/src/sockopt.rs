@@ -204,12 +204,17 @@ pub fn granted_window(bytes: u32) -> Result<u32, EngineError> {
 /// without CAP_NET_ADMIN above net.core.busy_read, or without busy-poll support).
 pub fn granted_busy_poll(us: u32) -> Result<u32, EngineError> {
     let sock = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP))?;
-    let _ = setsockopt_int(
+    setsockopt_int(
         sock.as_raw_fd(),
         libc::SOL_SOCKET,
         libc::SO_BUSY_POLL,
         us as i32,
-    );
+    )
+    .map_err(|source| EngineError::SocketOption {
+        option: "--busy-poll",
+        value: us.to_string(),
+        source,
+    })?;
     let mut value: i32 = 0;
     let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
     // SAFETY: a pointer to a live i32 and its size.

@@ -77,10 +77,13 @@ pub fn engine_for(spec: &TestSpec) -> Box<dyn StreamEngine> {
             spec.response_len_bytes as usize,
             std::time::Duration::from_millis(spec.omit_ms),
         )),
-        TestKind::UdpRr => Box::new(crate::udp_rr::UdpRr::new(
-            spec.write_len_bytes as usize,
-            spec.response_len_bytes as usize,
-            std::time::Duration::from_millis(spec.omit_ms),
-        )),
+        TestKind::UdpRr => Box::new(
+            crate::udp_rr::UdpRr::new(
+                spec.write_len_bytes as usize,
+                spec.response_len_bytes as usize,
+                std::time::Duration::from_millis(spec.omit_ms),
+            )
+            .with_busy_poll(spec.busy_poll_us),
+        ),
     }
 }

@@ -33,6 +33,7 @@ pub struct UdpRr {
     request: usize,
     response: usize,
     omit: Duration,
+    busy_poll_us: Option<u32>,
 }
 
 impl UdpRr {
@@ -43,7 +44,14 @@ impl UdpRr {
             request: request.max(HEADER_LEN),
             response: response.max(HEADER_LEN),
             omit,
+            busy_poll_us: None,
         }
+    }
+
+    /// Busy-polls each socket's receive path for `us` µs (SO_BUSY_POLL).
+    pub fn with_busy_poll(mut self, us: Option<u32>) -> Self {
+        self.busy_poll_us = us;
+        self
     }
 }
 
@@ -74,6 +82,15 @@ impl StreamEngine for UdpRr {
         };
         sock.set_read_timeout(Some(POLL_INTERVAL))?;
         sock.set_write_timeout(Some(POLL_INTERVAL))?;
+        if let Some(us) = self.busy_poll_us {
+            use std::os::fd::AsRawFd;
+            crate::sockopt::setsockopt_int(
+                sock.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_BUSY_POLL,
+                us as i32,
+            )?;
+        }
         let cpu_start = CpuTime::thread_now();
         let mut report = match role {
             Role::Sender => self.request_loop(&sock, &ctl)?,

@@ -284,11 +284,20 @@ impl TestSpec {
             ));
         }
         if self.kind.is_udp() {
-            if self.kind == TestKind::UdpRr && !(16..=65_507).contains(&self.response_len_bytes) {
-                return Err(format!(
-                    "UDP response {} bytes outside 16..=65507",
-                    self.response_len_bytes
-                ));
+            if self.kind == TestKind::UdpRr {
+                for (what, len) in [
+                    ("request", self.write_len_bytes),
+                    ("response", self.response_len_bytes),
+                ] {
+                    if !(16..=65_507).contains(&len) {
+                        return Err(format!("UDP {what} {len} bytes outside 16..=65507"));
+                    }
+                }
+                if self.flows != 1 || self.flows_dst != 1 {
+                    return Err(
+                        "flows and destination flows apply to udp_stream, not udp_rr".into(),
+                    );
+                }
             }
             if self.transport != Transport::Tcp {
                 return Err("UDP tests run over IP, not Unix-domain sockets".into());
