@@ -10,6 +10,7 @@ pub mod conn;
 pub mod counters;
 pub mod error;
 pub mod mock;
+pub mod round_trips;
 pub mod sockopt;
 pub mod stream_engine;
 pub mod tcp_crr;

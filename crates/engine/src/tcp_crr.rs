@@ -13,15 +13,14 @@ use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use measure::cpu::CpuTime;
-use measure::latency::Latency;
 use wire::msg::StreamCounts;
 use wire::TestKind;
 
+use crate::round_trips::RoundTrips;
 use crate::sockopt::{connect_tcp, ConnectError, SocketOptions};
 use crate::tcp_rr::{read_message, write_message};
 use crate::{Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL};
 
-const PUBLISH_EVERY: Duration = Duration::from_millis(10);
 /// How long responders wait for one more connection after their `stop`.
 const QUIET_AFTER_STOP: Duration = Duration::from_millis(200);
 
@@ -91,11 +90,7 @@ impl TcpCrr {
     ) -> Result<StreamReport, EngineError> {
         let request: Vec<u8> = (0..self.request).map(|i| (i * 7 + 13) as u8).collect();
         let mut response = vec![0u8; self.response];
-        let (mut all, mut recent) = (Latency::new(), Latency::new());
-        let mut published = Instant::now();
-        let warm_until = Instant::now() + self.omit;
-        let per_transaction = (self.request + self.response) as u64;
-        let mut done = 0u64;
+        let mut trips = RoundTrips::new(self.omit, (self.request + self.response) as u64);
         while !ctl.stop.is_raised() {
             if ctl.abort.is_raised() {
                 return Err(EngineError::Aborted);
@@ -123,7 +118,7 @@ impl TcpCrr {
                 )
                 .into());
             }
-            let ns = start.elapsed().as_nanos() as u64;
+            let done_at = Instant::now();
             // The server closes first; then we close, leaving no TIME_WAIT on this side.
             let mut rest = [0u8; 16];
             while !ctl.abort.is_raised() {
@@ -139,29 +134,9 @@ impl TcpCrr {
                 }
             }
             drop(conn);
-            if start >= warm_until {
-                all.record_ns(ns);
-            }
-            recent.record_ns(ns);
-            done += 1;
-            ctl.counter.publish_packets(done * per_transaction, done);
-            if published.elapsed() >= PUBLISH_EVERY {
-                ctl.counter.merge_latency(&recent);
-                recent.reset();
-                published = Instant::now();
-            }
+            trips.record_until(start, done_at, ctl);
         }
-        ctl.counter.merge_latency(&recent);
-        Ok(StreamReport {
-            bytes_total: done * per_transaction,
-            counts: StreamCounts {
-                bytes: done * per_transaction,
-                packets: done,
-                rx: None,
-            },
-            latency: Some(all),
-            ..Default::default()
-        })
+        Ok(trips.finish(ctl, 0))
     }
 
     fn respond_loop(

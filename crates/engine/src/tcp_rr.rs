@@ -10,14 +10,11 @@ use std::net::Shutdown;
 use std::time::{Duration, Instant};
 
 use measure::cpu::CpuTime;
-use measure::latency::Latency;
 use wire::msg::StreamCounts;
 use wire::TestKind;
 
+use crate::round_trips::RoundTrips;
 use crate::{Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL};
-
-/// How often the requester hands its latest round trips to the orchestrator.
-const PUBLISH_EVERY: Duration = Duration::from_millis(10);
 
 /// The `tcp_rr` engine.
 #[derive(Debug, Clone)]
@@ -107,23 +104,12 @@ impl StreamEngine for TcpRr {
         conn.set_read_timeout(Some(POLL_INTERVAL))?;
         conn.set_write_timeout(Some(POLL_INTERVAL))?;
         let cpu_start = CpuTime::thread_now();
-        let per_transaction = (self.request + self.response) as u64;
-        let (transactions, latency) = match role {
-            Role::Sender => self.request_loop(&mut conn, &ctl, per_transaction)?,
-            Role::Receiver => (self.respond_loop(&mut conn, &ctl, per_transaction)?, None),
+        let mut report = match role {
+            Role::Sender => self.request_loop(&mut conn, &ctl)?,
+            Role::Receiver => self.respond_loop(&mut conn, &ctl)?,
         };
-        Ok(StreamReport {
-            bytes_total: transactions * per_transaction,
-            cpu: CpuTime::thread_now().since(cpu_start),
-            tcp_info: None,
-            counts: StreamCounts {
-                bytes: transactions * per_transaction,
-                packets: transactions,
-                rx: None,
-            },
-            latency,
-            lost_transactions: 0,
-        })
+        report.cpu = CpuTime::thread_now().since(cpu_start);
+        Ok(report)
     }
 }
 
@@ -132,14 +118,10 @@ impl TcpRr {
         &self,
         conn: &mut Conn,
         ctl: &StreamControl<'_>,
-        per_transaction: u64,
-    ) -> Result<(u64, Option<Latency>), EngineError> {
+    ) -> Result<StreamReport, EngineError> {
         let request: Vec<u8> = (0..self.request).map(|i| (i * 7 + 13) as u8).collect();
         let mut response = vec![0u8; self.response];
-        let (mut all, mut recent) = (Latency::new(), Latency::new());
-        let mut published = Instant::now();
-        let mut transactions = 0u64;
-        let warm_until = Instant::now() + self.omit;
+        let mut trips = RoundTrips::new(self.omit, (self.request + self.response) as u64);
         while !ctl.stop.is_raised() {
             let start = Instant::now();
             write_message(conn, &request, ctl)?;
@@ -150,44 +132,38 @@ impl TcpRr {
                 )
                 .into());
             }
-            let ns = start.elapsed().as_nanos() as u64;
-            if start >= warm_until {
-                all.record_ns(ns);
-            }
-            recent.record_ns(ns);
-            transactions += 1;
-            ctl.counter
-                .publish_packets(transactions * per_transaction, transactions);
-            if published.elapsed() >= PUBLISH_EVERY {
-                ctl.counter.merge_latency(&recent);
-                recent.reset();
-                published = Instant::now();
-            }
+            trips.record(start, ctl);
         }
-        ctl.counter.merge_latency(&recent);
         conn.shutdown(Shutdown::Write)?;
         // The responder closes after our end of stream.
-        let mut scratch = [0u8; 64];
-        while read_message(conn, &mut scratch[..1], ctl)? {}
-        Ok((transactions, Some(all)))
+        let mut scratch = [0u8; 1];
+        while read_message(conn, &mut scratch, ctl)? {}
+        Ok(trips.finish(ctl, 0))
     }
 
     fn respond_loop(
         &self,
         conn: &mut Conn,
         ctl: &StreamControl<'_>,
-        per_transaction: u64,
-    ) -> Result<u64, EngineError> {
+    ) -> Result<StreamReport, EngineError> {
         let mut request = vec![0u8; self.request];
         let response: Vec<u8> = (0..self.response).map(|i| (i * 7 + 13) as u8).collect();
-        let mut transactions = 0u64;
+        let per_transaction = (self.request + self.response) as u64;
+        let mut done = 0u64;
         while read_message(conn, &mut request, ctl)? {
             write_message(conn, &response, ctl)?;
-            transactions += 1;
-            ctl.counter
-                .publish_packets(transactions * per_transaction, transactions);
+            done += 1;
+            ctl.counter.publish_packets(done * per_transaction, done);
         }
-        Ok(transactions)
+        Ok(StreamReport {
+            bytes_total: done * per_transaction,
+            counts: StreamCounts {
+                bytes: done * per_transaction,
+                packets: done,
+                rx: None,
+            },
+            ..Default::default()
+        })
     }
 }
 

@@ -13,17 +13,15 @@ use std::time::{Duration, Instant};
 
 use measure::clock::now_ns;
 use measure::cpu::CpuTime;
-use measure::latency::Latency;
 use wire::datagram::{write_header, DatagramRepr, FLAG_FIN, HEADER_LEN};
 use wire::msg::StreamCounts;
 use wire::TestKind;
 
+use crate::round_trips::RoundTrips;
 use crate::{Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL};
 
 /// A request unanswered this long is lost.
 pub const LOST_AFTER: Duration = Duration::from_secs(1);
-/// How often the requester hands its latest round trips to the orchestrator.
-const PUBLISH_EVERY: Duration = Duration::from_millis(10);
 /// How long the responder waits after its `stop` with nothing arriving.
 const QUIET_AFTER_STOP: Duration = Duration::from_millis(500);
 
@@ -109,11 +107,8 @@ impl UdpRr {
     ) -> Result<StreamReport, EngineError> {
         let mut request: Vec<u8> = (0..self.request).map(|i| (i * 7 + 13) as u8).collect();
         let mut answer = vec![0u8; self.response.max(self.request) + 1];
-        let (mut all, mut recent) = (Latency::new(), Latency::new());
-        let mut published = Instant::now();
-        let warm_until = Instant::now() + self.omit;
-        let per_transaction = (self.request + self.response) as u64;
-        let (mut seq, mut done, mut lost) = (0u64, 0u64, 0u64);
+        let mut trips = RoundTrips::new(self.omit, (self.request + self.response) as u64);
+        let (mut seq, mut lost) = (0u64, 0u64);
         while !ctl.stop.is_raised() {
             if ctl.abort.is_raised() {
                 return Err(EngineError::Aborted);
@@ -145,37 +140,15 @@ impl UdpRr {
                 lost += 1;
                 continue;
             }
-            let ns = start.elapsed().as_nanos() as u64;
-            if start >= warm_until {
-                all.record_ns(ns);
-            }
-            recent.record_ns(ns);
-            done += 1;
-            ctl.counter.publish_packets(done * per_transaction, done);
-            if published.elapsed() >= PUBLISH_EVERY {
-                ctl.counter.merge_latency(&recent);
-                recent.reset();
-                published = Instant::now();
-            }
+            trips.record(start, ctl);
         }
-        ctl.counter.merge_latency(&recent);
         let mut fin = [0u8; HEADER_LEN];
         write_header(&mut fin, ctl.stream, FLAG_FIN, seq, now_ns());
         for _ in 0..3 {
             let _ = sock.send(&fin);
             std::thread::sleep(Duration::from_millis(1));
         }
-        Ok(StreamReport {
-            bytes_total: done * per_transaction,
-            counts: StreamCounts {
-                bytes: done * per_transaction,
-                packets: done,
-                rx: None,
-            },
-            latency: Some(all),
-            lost_transactions: lost,
-            ..Default::default()
-        })
+        Ok(trips.finish(ctl, lost))
     }
 
     fn respond_loop(
