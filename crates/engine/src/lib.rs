@@ -27,5 +27,11 @@ pub use error::EngineError;
 pub use stream_engine::{engine_for, Role, StreamControl, StreamEngine, StreamReport};
 pub use workers::{WorkerOutcome, Workers};
 
+/// The payload every engine sends: non-zero and non-constant, so nothing along the path can
+/// compress it away.
+pub(crate) fn pattern(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i * 7 + 13) as u8).collect()
+}
+
 /// Longest a data-path call blocks before the worker looks at its signals again.
 pub const POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);

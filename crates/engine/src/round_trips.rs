@@ -1,6 +1,7 @@
-//! The requester's bookkeeping shared by every request/response engine: count transactions,
-//! keep the run's histogram (warm-up left out), and hand recent round trips to the
-//! orchestrator every 10 ms for per-interval percentiles.
+//! Bookkeeping shared by every request/response engine: [`Transactions`] counts and publishes
+//! completed transactions (both ends); [`RoundTrips`] adds the requester's timing: the run's
+//! histogram (warm-up left out) and recent round trips handed to the orchestrator every 10 ms
+//! for per-interval percentiles.
 
 use std::time::{Duration, Instant};
 
@@ -12,14 +13,51 @@ use crate::{StreamControl, StreamReport};
 /// How often recent round trips are handed over.
 const PUBLISH_EVERY: Duration = Duration::from_millis(10);
 
+/// Completed transactions of one end, published as bytes and packets.
+pub(crate) struct Transactions {
+    per_transaction: u64,
+    done: u64,
+}
+
+impl Transactions {
+    /// None yet; each moves `bytes_per_transaction` bytes (request + response).
+    pub(crate) fn new(bytes_per_transaction: u64) -> Self {
+        Self {
+            per_transaction: bytes_per_transaction,
+            done: 0,
+        }
+    }
+
+    /// Counts one more and publishes the totals.
+    #[inline]
+    pub(crate) fn count(&mut self, ctl: &StreamControl<'_>) {
+        self.done += 1;
+        ctl.counter
+            .publish_packets(self.done * self.per_transaction, self.done);
+    }
+
+    /// This end's report: transactions as packets, their bytes as bytes.
+    pub(crate) fn report(&self) -> StreamReport {
+        let bytes = self.done * self.per_transaction;
+        StreamReport {
+            bytes_total: bytes,
+            counts: StreamCounts {
+                bytes,
+                packets: self.done,
+                rx: None,
+            },
+            ..Default::default()
+        }
+    }
+}
+
 /// A requester's round trips so far.
 pub(crate) struct RoundTrips {
     all: Latency,
     recent: Latency,
     published: Instant,
     warm_until: Instant,
-    per_transaction: u64,
-    done: u64,
+    transactions: Transactions,
 }
 
 impl RoundTrips {
@@ -31,8 +69,7 @@ impl RoundTrips {
             recent: Latency::new(),
             published: now,
             warm_until: now + omit,
-            per_transaction: bytes_per_transaction,
-            done: 0,
+            transactions: Transactions::new(bytes_per_transaction),
         }
     }
 
@@ -50,9 +87,7 @@ impl RoundTrips {
             self.all.record_ns(ns);
         }
         self.recent.record_ns(ns);
-        self.done += 1;
-        ctl.counter
-            .publish_packets(self.done * self.per_transaction, self.done);
+        self.transactions.count(ctl);
         if self.published.elapsed() >= PUBLISH_EVERY {
             ctl.counter.merge_latency(&self.recent);
             self.recent.reset();
@@ -63,17 +98,10 @@ impl RoundTrips {
     /// Hands over the last round trips and builds the requester's report.
     pub(crate) fn finish(self, ctl: &StreamControl<'_>, lost_transactions: u64) -> StreamReport {
         ctl.counter.merge_latency(&self.recent);
-        let bytes = self.done * self.per_transaction;
         StreamReport {
-            bytes_total: bytes,
-            counts: StreamCounts {
-                bytes,
-                packets: self.done,
-                rx: None,
-            },
             latency: Some(self.all),
             lost_transactions,
-            ..Default::default()
+            ..self.transactions.report()
         }
     }
 }

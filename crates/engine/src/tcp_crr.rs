@@ -13,10 +13,9 @@ use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use measure::cpu::CpuTime;
-use wire::msg::StreamCounts;
 use wire::TestKind;
 
-use crate::round_trips::RoundTrips;
+use crate::round_trips::{RoundTrips, Transactions};
 use crate::sockopt::{connect_tcp, ConnectError, SocketOptions};
 use crate::tcp_rr::{read_message, write_message};
 use crate::{Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL};
@@ -88,7 +87,7 @@ impl TcpCrr {
         opts: &SocketOptions,
         ctl: &StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
-        let request: Vec<u8> = (0..self.request).map(|i| (i * 7 + 13) as u8).collect();
+        let request: Vec<u8> = crate::pattern(self.request);
         let mut response = vec![0u8; self.response];
         let mut trips = RoundTrips::new(self.omit, (self.request + self.response) as u64);
         while !ctl.stop.is_raised() {
@@ -145,9 +144,8 @@ impl TcpCrr {
         ctl: &StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
         let mut request = vec![0u8; self.request];
-        let response: Vec<u8> = (0..self.response).map(|i| (i * 7 + 13) as u8).collect();
-        let per_transaction = (self.request + self.response) as u64;
-        let mut done = 0u64;
+        let response: Vec<u8> = crate::pattern(self.response);
+        let mut answered = Transactions::new((self.request + self.response) as u64);
         let mut last_connection = Instant::now();
         loop {
             if ctl.abort.is_raised() {
@@ -176,17 +174,8 @@ impl TcpCrr {
             }
             write_message(&mut conn, &response, ctl)?;
             conn.shutdown(Shutdown::Write)?;
-            done += 1;
-            ctl.counter.publish_packets(done * per_transaction, done);
+            answered.count(ctl);
         }
-        Ok(StreamReport {
-            bytes_total: done * per_transaction,
-            counts: StreamCounts {
-                bytes: done * per_transaction,
-                packets: done,
-                rx: None,
-            },
-            ..Default::default()
-        })
+        Ok(answered.report())
     }
 }

@@ -10,10 +10,9 @@ use std::net::Shutdown;
 use std::time::{Duration, Instant};
 
 use measure::cpu::CpuTime;
-use wire::msg::StreamCounts;
 use wire::TestKind;
 
-use crate::round_trips::RoundTrips;
+use crate::round_trips::{RoundTrips, Transactions};
 use crate::{Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL};
 
 /// The `tcp_rr` engine.
@@ -119,7 +118,7 @@ impl TcpRr {
         conn: &mut Conn,
         ctl: &StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
-        let request: Vec<u8> = (0..self.request).map(|i| (i * 7 + 13) as u8).collect();
+        let request: Vec<u8> = crate::pattern(self.request);
         let mut response = vec![0u8; self.response];
         let mut trips = RoundTrips::new(self.omit, (self.request + self.response) as u64);
         while !ctl.stop.is_raised() {
@@ -147,23 +146,13 @@ impl TcpRr {
         ctl: &StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
         let mut request = vec![0u8; self.request];
-        let response: Vec<u8> = (0..self.response).map(|i| (i * 7 + 13) as u8).collect();
-        let per_transaction = (self.request + self.response) as u64;
-        let mut done = 0u64;
+        let response: Vec<u8> = crate::pattern(self.response);
+        let mut answered = Transactions::new((self.request + self.response) as u64);
         while read_message(conn, &mut request, ctl)? {
             write_message(conn, &response, ctl)?;
-            done += 1;
-            ctl.counter.publish_packets(done * per_transaction, done);
+            answered.count(ctl);
         }
-        Ok(StreamReport {
-            bytes_total: done * per_transaction,
-            counts: StreamCounts {
-                bytes: done * per_transaction,
-                packets: done,
-                rx: None,
-            },
-            ..Default::default()
-        })
+        Ok(answered.report())
     }
 }
 

@@ -22,7 +22,9 @@ use measure::cpu::CpuTime;
 use wire::spec::SendMode;
 use wire::TestKind;
 
-use crate::{Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL};
+use crate::{
+    pattern, Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL,
+};
 
 /// The `tcp_stream` engine.
 #[derive(Debug, Clone)]
@@ -75,11 +77,6 @@ fn is_retry(kind: ErrorKind) -> bool {
         kind,
         ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
     )
-}
-
-/// A non-zero, non-constant pattern, so nothing along the path can compress it away.
-fn pattern(len: usize) -> Vec<u8> {
-    (0..len).map(|i| (i * 7 + 13) as u8).collect()
 }
 
 /// An anonymous in-memory file holding the pattern, the source for sendfile(2).

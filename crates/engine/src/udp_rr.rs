@@ -14,10 +14,9 @@ use std::time::{Duration, Instant};
 use measure::clock::now_ns;
 use measure::cpu::CpuTime;
 use wire::datagram::{write_header, DatagramRepr, FLAG_FIN, HEADER_LEN};
-use wire::msg::StreamCounts;
 use wire::TestKind;
 
-use crate::round_trips::RoundTrips;
+use crate::round_trips::{RoundTrips, Transactions};
 use crate::{Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL};
 
 /// A request unanswered this long is lost.
@@ -105,7 +104,7 @@ impl UdpRr {
         sock: &UdpSocket,
         ctl: &StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
-        let mut request: Vec<u8> = (0..self.request).map(|i| (i * 7 + 13) as u8).collect();
+        let mut request: Vec<u8> = crate::pattern(self.request);
         let mut answer = vec![0u8; self.response.max(self.request) + 1];
         let mut trips = RoundTrips::new(self.omit, (self.request + self.response) as u64);
         let (mut seq, mut lost) = (0u64, 0u64);
@@ -157,9 +156,8 @@ impl UdpRr {
         ctl: &StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
         let mut request = vec![0u8; self.request.max(self.response) + 1];
-        let mut response: Vec<u8> = (0..self.response).map(|i| (i * 7 + 13) as u8).collect();
-        let per_transaction = (self.request + self.response) as u64;
-        let mut done = 0u64;
+        let mut response: Vec<u8> = crate::pattern(self.response);
+        let mut answered = Transactions::new((self.request + self.response) as u64);
         let mut stop_seen: Option<Instant> = None;
         let mut last_arrival = Instant::now();
         loop {
@@ -192,22 +190,13 @@ impl UdpRr {
             response[..HEADER_LEN].copy_from_slice(&request[..HEADER_LEN]);
             match sock.send(&response) {
                 Ok(_) => {
-                    done += 1;
-                    ctl.counter.publish_packets(done * per_transaction, done);
+                    answered.count(ctl);
                 }
                 Err(e) if is_timeout(&e) || e.kind() == ErrorKind::ConnectionRefused => {}
                 Err(e) => return Err(e.into()),
             }
         }
-        Ok(StreamReport {
-            bytes_total: done * per_transaction,
-            counts: StreamCounts {
-                bytes: done * per_transaction,
-                packets: done,
-                rx: None,
-            },
-            ..Default::default()
-        })
+        Ok(answered.report())
     }
 }
 

@@ -188,9 +188,7 @@ impl Batch {
         msg_cap: usize,
         with_control: bool,
     ) -> Self {
-        let buf: Vec<u8> = (0..messages * msg_cap)
-            .map(|i| (i * 7 + 13) as u8)
-            .collect();
+        let buf = crate::pattern(messages * msg_cap);
         let control = vec![
             0u8;
             if with_control {
