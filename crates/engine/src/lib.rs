@@ -16,6 +16,8 @@ pub mod stream_engine;
 pub mod tcp_crr;
 pub mod tcp_rr;
 pub mod tcp_stream;
+#[cfg(test)]
+mod testing;
 pub mod udp_rr;
 pub mod udp_socket;
 pub mod udp_stream;

@@ -159,41 +159,22 @@ impl TcpRr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Signal, StreamCounters};
     use std::os::unix::net::UnixStream;
 
     #[test]
     fn requests_and_responses_pair_up() {
         let (a, b) = UnixStream::pair().unwrap();
         let engine = TcpRr::new(10, 300, Duration::ZERO);
-        let (stop, abort) = (Signal::new(), Signal::new());
-        let (req, resp) = (StreamCounters::default(), StreamCounters::default());
-        std::thread::scope(|s| {
-            let r = s.spawn(|| {
-                let ctl = StreamControl {
-                    stream: 0,
-                    counter: &req,
-                    stop: &stop,
-                    abort: &abort,
-                };
-                engine.run(Conn::Unix(a), Role::Sender, ctl)
-            });
-            let p = s.spawn(|| {
-                let ctl = StreamControl {
-                    stream: 0,
-                    counter: &resp,
-                    stop: &stop,
-                    abort: &abort,
-                };
-                engine.run(Conn::Unix(b), Role::Receiver, ctl)
-            });
-            std::thread::sleep(Duration::from_millis(100));
-            stop.raise();
-            let (r, p) = (r.join().unwrap().unwrap(), p.join().unwrap().unwrap());
-            assert!(r.counts.packets > 100, "{r:?}");
-            assert_eq!(r.counts.packets, p.counts.packets, "every request answered");
-            assert_eq!(r.latency.as_ref().unwrap().len(), r.counts.packets);
-            assert_eq!(r.bytes_total, r.counts.packets * 310);
-        });
+        let run = crate::testing::run_pair(
+            &engine,
+            Conn::Unix(a),
+            Conn::Unix(b),
+            Duration::from_millis(100),
+        );
+        let (r, p) = (run.sender, run.receiver);
+        assert!(r.counts.packets > 100, "{r:?}");
+        assert_eq!(r.counts.packets, p.counts.packets, "every request answered");
+        assert_eq!(r.latency.as_ref().unwrap().len(), r.counts.packets);
+        assert_eq!(r.bytes_total, r.counts.packets * 310);
     }
 }

@@ -268,34 +268,16 @@ mod tests {
     fn sender_and_receiver_totals_reconcile() {
         let (a, b) = UnixStream::pair().unwrap();
         let engine = TcpStream::new(4096, SendMode::Write);
-        let (stop, abort) = (Signal::new(), Signal::new());
-        let (sent, received) = (StreamCounters::default(), StreamCounters::default());
-        let (tx, rx) = std::thread::scope(|s| {
-            let tx = s.spawn(|| {
-                let ctl = StreamControl {
-                    stream: 0,
-                    counter: &sent,
-                    stop: &stop,
-                    abort: &abort,
-                };
-                engine.run(Conn::Unix(a), Role::Sender, ctl)
-            });
-            let rx = s.spawn(|| {
-                let ctl = StreamControl {
-                    stream: 0,
-                    counter: &received,
-                    stop: &stop,
-                    abort: &abort,
-                };
-                engine.run(Conn::Unix(b), Role::Receiver, ctl)
-            });
-            std::thread::sleep(Duration::from_millis(50));
-            stop.raise();
-            (tx.join().unwrap().unwrap(), rx.join().unwrap().unwrap())
-        });
+        let run = crate::testing::run_pair(
+            &engine,
+            Conn::Unix(a),
+            Conn::Unix(b),
+            Duration::from_millis(50),
+        );
+        let (tx, rx) = (run.sender, run.receiver);
         assert!(tx.bytes_total > 0);
         assert_eq!(tx.bytes_total, rx.bytes_total);
-        assert_eq!(sent.get(), received.get());
+        assert_eq!(run.sender_published, run.receiver_published);
         assert!(tx.tcp_info.is_none());
     }
 

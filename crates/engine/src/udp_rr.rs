@@ -203,7 +203,6 @@ impl UdpRr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Signal, StreamCounters};
 
     #[test]
     fn every_answered_request_is_timed() {
@@ -212,34 +211,16 @@ mod tests {
         a.connect(b.local_addr().unwrap()).unwrap();
         b.connect(a.local_addr().unwrap()).unwrap();
         let engine = UdpRr::new(64, 200, Duration::ZERO);
-        let (stop, abort) = (Signal::new(), Signal::new());
-        let (req, resp) = (StreamCounters::default(), StreamCounters::default());
-        std::thread::scope(|s| {
-            let r = s.spawn(|| {
-                let ctl = StreamControl {
-                    stream: 0,
-                    counter: &req,
-                    stop: &stop,
-                    abort: &abort,
-                };
-                engine.run(Conn::Udp(a), Role::Sender, ctl)
-            });
-            let p = s.spawn(|| {
-                let ctl = StreamControl {
-                    stream: 0,
-                    counter: &resp,
-                    stop: &stop,
-                    abort: &abort,
-                };
-                engine.run(Conn::Udp(b), Role::Receiver, ctl)
-            });
-            std::thread::sleep(Duration::from_millis(100));
-            stop.raise();
-            let (r, p) = (r.join().unwrap().unwrap(), p.join().unwrap().unwrap());
-            assert!(r.counts.packets > 50, "{r:?}");
-            assert_eq!(r.lost_transactions, 0);
-            assert_eq!(r.counts.packets, p.counts.packets);
-            assert_eq!(r.latency.unwrap().len(), r.counts.packets);
-        });
+        let run = crate::testing::run_pair(
+            &engine,
+            Conn::Udp(a),
+            Conn::Udp(b),
+            Duration::from_millis(100),
+        );
+        let (r, p) = (run.sender, run.receiver);
+        assert!(r.counts.packets > 50, "{r:?}");
+        assert_eq!(r.lost_transactions, 0);
+        assert_eq!(r.counts.packets, p.counts.packets);
+        assert_eq!(r.latency.unwrap().len(), r.counts.packets);
     }
 }

@@ -1,0 +1,42 @@
+//! Test support: run an engine's sender and receiver over a connected pair.
+
+use std::time::Duration;
+
+use crate::{Conn, Role, Signal, StreamControl, StreamCounters, StreamEngine, StreamReport};
+
+/// Both ends' reports, and each end's published byte counter after the run.
+pub(crate) struct PairRun {
+    pub sender: StreamReport,
+    pub receiver: StreamReport,
+    pub sender_published: u64,
+    pub receiver_published: u64,
+}
+
+/// Runs `engine` as sender on `a` and receiver on `b` for `run_for`, then raises stop and
+/// waits for both; panics if either end fails.
+pub(crate) fn run_pair(engine: &dyn StreamEngine, a: Conn, b: Conn, run_for: Duration) -> PairRun {
+    let (stop, abort) = (Signal::new(), Signal::new());
+    let (tx, rx) = (StreamCounters::default(), StreamCounters::default());
+    let ctl = |counter| StreamControl {
+        stream: 0,
+        counter,
+        stop: &stop,
+        abort: &abort,
+    };
+    let (sender, receiver) = std::thread::scope(|s| {
+        let sender = s.spawn(|| engine.run(a, Role::Sender, ctl(&tx)));
+        let receiver = s.spawn(|| engine.run(b, Role::Receiver, ctl(&rx)));
+        std::thread::sleep(run_for);
+        stop.raise();
+        (
+            sender.join().unwrap().unwrap(),
+            receiver.join().unwrap().unwrap(),
+        )
+    });
+    PairRun {
+        sender,
+        receiver,
+        sender_published: tx.get(),
+        receiver_published: rx.get(),
+    }
+}
