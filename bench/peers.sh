@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# bench/peers.sh — linerate against its peers (iperf3, iperf 2, nuttcp, NetPIPE, sockperf) on loopback.
+# bench/peers.sh — linerate against its peers (iperf3, iperf 2, nuttcp, NetPIPE, sockperf, qperf,
+# netperf) on loopback.
 #
-# Two parts, both by default: TCP throughput (1 and 2 streams) and UDP packet rate (64- and
-# 1472-byte payloads at max rate). One run, tools interleaved within each repetition (and the order
+# Three parts, all by default: TCP throughput (1 and 2 streams), UDP packet rate (64- and
+# 1472-byte payloads at max rate) and request/response latency (`rr`: TCP and UDP round trips and
+# TCP connect/request/response/close with 64-byte messages, client and server pinned to the same
+# core and to different cores; see bench/latency.sh, which holds that part). One run, tools interleaved within each repetition (and the order
 # rotated per repetition) so that machine noise hits every tool alike. TCP: every tool runs with its
 # own defaults (write size, buffers), plus "iperf3 -Z" (iperf3's sendfile mode) as a separate row
 # for fairness to linerate's sendfile.
@@ -29,19 +32,20 @@
 #
 # This is a benchmark, not a test: exit 0 whether targets pass or not; 2 if a tool failed to run.
 #
-# Usage: bench/peers.sh [--quick] [--only tcp|udp] [--reps N] [--seconds S] [--out FILE]
-#        --quick: 3 reps of 3 s (TCP) and 1 s (UDP) runs, a shorter NetPIPE sweep; --only: one part
-#        (default both); --seconds sets both parts' run length.
+# Usage: bench/peers.sh [--quick] [--only tcp|udp|rr] [--reps N] [--seconds S] [--out FILE]
+#        --quick: 3 reps of 3 s (TCP, rr) and 1 s (UDP) runs, a shorter NetPIPE sweep; --only: one
+#        part (default all three); --seconds sets every part's run length.
 # Env:   REPS (5), SECONDS (5), OUT (bench/results/peers-<UTC time>.json), PORT_BASE (15300),
 #        LINERATE (target/release/linerate), NP_UPPER (NetPIPE's largest message, 8388608 bytes),
-#        NP_TIMEOUT (150 s for the NetPIPE sweep, about 45 s on a 2-core VM; --quick: about 15 s).
+#        NP_TIMEOUT (150 s for the NetPIPE sweep, about 45 s on a 2-core VM; --quick: about 15 s),
+#        NETPERF_DIR (a directory with netperf and netserver, for rr when they are not on PATH).
 set -euo pipefail
 
 # bash's SECONDS counts up from its imported value, so read it before anything takes time.
 dur=$SECONDS
 (( dur > 0 )) || dur=5
 udp_dur=
-parts="tcp udp"
+parts="tcp udp rr"
 reps=${REPS:-5}
 out=${OUT:-}
 np_upper=${NP_UPPER:-8388608}
@@ -53,8 +57,8 @@ usage() { sed -n '/^# Usage:/,/^# *NP_TIMEOUT/s/^# \{0,1\}//p' "$0"; }
 while (( $# )); do
   case $1 in
     --quick) reps=3 dur=3 udp_dur=1 np_extra=(-p 0) ;; # NetPIPE without its ±3-byte perturbations: 3× faster
-    --only) case ${2:-} in tcp|udp) parts=$2 ;;
-              *) echo "peers.sh: --only needs 'tcp' or 'udp' (got '${2:-}')" >&2; exit 2 ;; esac
+    --only) case ${2:-} in tcp|udp|rr) parts=$2 ;;
+              *) echo "peers.sh: --only needs 'tcp', 'udp' or 'rr' (got '${2:-}')" >&2; exit 2 ;; esac
       shift ;;
     --reps) reps=${2:?--reps needs a number}; shift ;;
     --seconds|-t) dur=${2:?--seconds needs a number} udp_dur=$dur; shift ;;
@@ -67,7 +71,7 @@ done
 udp_dur=${udp_dur:-$dur}
 [[ $reps =~ ^[1-9][0-9]*$ && $dur =~ ^[1-9][0-9]*$ ]] \
   || { echo "peers.sh: REPS and SECONDS must be positive integers (got $reps, $dur)" >&2; exit 2; }
-want() { [[ " $parts " == *" $1 "* ]]; } # want tcp|udp: is that part selected?
+want() { [[ " $parts " == *" $1 "* ]]; } # want tcp|udp|rr: is that part selected?
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 lr=${LINERATE:-$root/target/release/linerate}
@@ -79,6 +83,9 @@ declare -A pkg_of=([iperf3]=iperf3 [iperf]=iperf [nuttcp]=nuttcp [jq]=jq
                    [/usr/bin/time]=time [ss]=iproute2 [timeout]=coreutils)
 want tcp && pkg_of[NPtcp]=netpipe-tcp
 want udp && pkg_of[sockperf]=sockperf
+if want rr; then # netperf is not in Debian's main archive: used when present (bench/latency.sh)
+  pkg_of[sockperf]=sockperf pkg_of[qperf]=qperf pkg_of[taskset]=util-linux
+fi
 need=()
 for cmd in "${!pkg_of[@]}"; do command -v "$cmd" >/dev/null || need+=("${pkg_of[$cmd]}"); done
 if (( ${#need[@]} )); then
@@ -381,6 +388,11 @@ if want udp; then
   done
 fi
 
+# ---- request/response: round-trip latency, transactions/s, connections/s ----
+# shellcheck source=bench/latency.sh
+source "$root/bench/latency.sh"
+want rr && rr_part
+
 # ---- summary: medians, ratios, targets; JSON to $out, tables to stdout ----
 mkdir -p "$(dirname "$out")"
 # Results are per machine and per run: keep them out of git (also out of a `git add -A`).
@@ -390,7 +402,10 @@ pkg_version() { dpkg-query -W -f '${Version}' "$1" 2>/dev/null || echo unknown; 
 versions=$(jq -n --arg lr "$("$lr" --version)" --arg i3 "$(iperf3 --version | head -n 1)" \
   --arg i2 "$(iperf -v 2>&1 | head -n 1)" --arg nc "$(nuttcp -V 2>&1 | head -n 1)" \
   --arg np "$(pkg_version netpipe-tcp)" --arg sp "$(pkg_version sockperf)" \
-  '{linerate: $lr, iperf3: $i3, iperf2: $i2, nuttcp: $nc, netpipe_tcp: $np, sockperf: $sp}')
+  --arg qp "$(pkg_version qperf)" \
+  --arg ne "$([[ -n ${netperf_bin:-} ]] && "$netperf_bin" -V 2>&1 | head -n 1 || echo "not found")" \
+  '{linerate: $lr, iperf3: $i3, iperf2: $i2, nuttcp: $nc, netpipe_tcp: $np, sockperf: $sp,
+    qperf: $qp, netperf: $ne}')
 # Shared by both parts' summaries.
 jq_lib='
   def median: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
@@ -484,12 +499,15 @@ want udp && jq -s --argjson reps "$reps" --argjson dur "$udp_dur" \
                "runs with packets_sent == packets_received + packets_lost, all variants and payloads")
       ],
       samples: $samples }' "$udp_samples" >"$tmp/udp.json"
+: >"$tmp/rr.json"
+want rr && rr_summary >"$tmp/rr.json"
 jq -n --argjson versions "$versions" --arg date "$(date -u +%FT%TZ)" --arg kernel "$(uname -r)" \
   --argjson cores "$(nproc)" --arg parts "$parts" --argjson load "$load_start" \
-  --slurpfile tcp "$tmp/tcp.json" --slurpfile udp "$tmp/udp.json" '
+  --slurpfile tcp "$tmp/tcp.json" --slurpfile udp "$tmp/udp.json" --slurpfile rr "$tmp/rr.json" '
   { date: $date, kernel: $kernel, cores: $cores, parts: ($parts | split(" ")), versions: $versions,
     loadavg_1min_at_start: $load }
-  + ($tcp[0] // {}) + (if $udp[0] then { udp: $udp[0] } else {} end)' >"$out"
+  + ($tcp[0] // {}) + (if $udp[0] then { udp: $udp[0] } else {} end)
+  + (if $rr[0] then { rr: $rr[0] } else {} end)' >"$out"
 
 print_targets() { # print_targets JQ_PATH: one PASS/FAIL/N/A line per target
   jq -r "$1"'[] | "\(if .pass == null then "N/A " elif .pass then "PASS" else "FAIL" end)  \(.target): linerate \(.linerate // "-" | if type == "number" then (. * 1000 | round / 1000) else . end) vs \(.threshold // "-" | if type == "number" then (. * 1000 | round / 1000) else . end) (\(.note))"' "$out"
@@ -537,6 +555,7 @@ if want udp; then
   echo "exact: linerate runs with packets_sent == packets_received + packets_lost. '-': not available."
   echo
 fi
+want rr && { rr_print; echo; }
 echo "results: $out"
 
 if (( failures )); then log "peers.sh: $failures run(s) failed"; exit 2; fi
