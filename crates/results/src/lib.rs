@@ -1,11 +1,12 @@
 //! What a run produces, as stored and exported: [`schema::RunRecord`] with its intervals and
-//! summary. Every field's unit is in its name; docs/RESULTS.md says what each one means and
-//! which end measured it.
+//! summary, and [`store`], the embedded database every run is written to. Every field's unit is
+//! in its name; docs/RESULTS.md says what each one means and which end measured it.
 //!
 //! Depends on `wire` for the spec (the same `TestSpec` the server received, so every stored run
 //! can be re-run) and on `measure` for value types.
 
 pub mod schema;
+pub mod store;
 
 pub use schema::{
     CpuSummary, End, FlowInterval, FlowSummary, IntervalSample, PpsCell, RrInterval, RrSummary,

@@ -1,0 +1,140 @@
+//! What can go wrong opening, writing or reading the store, each as one line that names the
+//! file and says what to do. Every refusal happens before anything is written, so the
+//! database file is left exactly as it was.
+
+use std::path::PathBuf;
+
+use rusqlite::ErrorCode;
+
+use super::RunId;
+
+/// A store error.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// `open_existing` on a path with no file.
+    #[error("{}: no results database there yet (runs are stored there as they finish)", path.display())]
+    Missing {
+        /// The path.
+        path: PathBuf,
+    },
+    /// The file is not an SQLite database at all.
+    #[error("{}: not a linerate results database (the file is not an SQLite database); it was left untouched: move it away or choose another file", path.display())]
+    NotADatabase {
+        /// The path.
+        path: PathBuf,
+    },
+    /// An SQLite database that linerate did not create.
+    #[error("{}: an SQLite database of another program, not a linerate results database; it was left untouched: choose another file", path.display())]
+    Foreign {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A database whose pages are damaged.
+    #[error("{}: the database is damaged ({detail}); it was left untouched: restore it from a backup or choose another file", path.display())]
+    Corrupt {
+        /// The path.
+        path: PathBuf,
+        /// SQLite's words.
+        detail: String,
+    },
+    /// A database written by a newer linerate.
+    #[error("{}: database schema version {found} is newer than this linerate supports (version {supported}); it was left untouched: use a newer linerate, or choose another file", path.display())]
+    NewerSchema {
+        /// The path.
+        path: PathBuf,
+        /// The file's version.
+        found: u32,
+        /// The newest version this build knows.
+        supported: u32,
+    },
+    /// The file (or its file system) is not writable.
+    #[error("{}: the database file is read-only; make it writable, or choose another file", path.display())]
+    ReadOnly {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A read-only database at an older version, which cannot be read until it is upgraded.
+    #[error("{}: the database is at schema version {found} and read-only; make it writable so this linerate can upgrade it to version {supported}", path.display())]
+    ReadOnlyNeedsUpgrade {
+        /// The path.
+        path: PathBuf,
+        /// The file's version.
+        found: u32,
+        /// This build's version.
+        supported: u32,
+    },
+    /// Another process held the database locked for longer than the busy timeout.
+    #[error("{}: the database stayed locked by another process for {timeout_s} s; try again", path.display())]
+    Busy {
+        /// The path.
+        path: PathBuf,
+        /// How long we waited.
+        timeout_s: u64,
+    },
+    /// No run with this id.
+    #[error("run {id}: no such run in {}; `linerate runs` lists the stored runs", path.display())]
+    UnknownRun {
+        /// The id asked for.
+        id: RunId,
+        /// The database.
+        path: PathBuf,
+    },
+    /// A stored run whose JSON this build cannot read.
+    #[error("run {id}: the stored {what} cannot be read by this linerate: {source}")]
+    BadRecord {
+        /// The run.
+        id: RunId,
+        /// `record` or `host facts`.
+        what: &'static str,
+        /// Why.
+        source: serde_json::Error,
+    },
+    /// The record could not be turned into JSON.
+    #[error("cannot encode the run record: {0}")]
+    Encode(#[source] serde_json::Error),
+    /// The database's directory could not be created.
+    #[error("{}: cannot create the database's directory: {source}", path.display())]
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file could not be inspected.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Any other SQLite failure.
+    #[error("{}: {source}", path.display())]
+    Sqlite {
+        /// The path.
+        path: PathBuf,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+}
+
+/// Busy timeout, seconds: how long a writer waits for another process's transaction.
+pub const BUSY_TIMEOUT_S: u64 = 10;
+
+/// Maps an SQLite error on `path` to the variant a user can act on.
+pub(crate) fn classify(path: &std::path::Path, e: rusqlite::Error) -> StoreError {
+    let path = path.to_path_buf();
+    match e.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase) => StoreError::NotADatabase { path },
+        Some(ErrorCode::DatabaseCorrupt) => StoreError::Corrupt {
+            path,
+            detail: e.to_string(),
+        },
+        Some(ErrorCode::ReadOnly) => StoreError::ReadOnly { path },
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Busy {
+            path,
+            timeout_s: BUSY_TIMEOUT_S,
+        },
+        _ => StoreError::Sqlite { path, source: e },
+    }
+}

@@ -1,0 +1,59 @@
+//! Unit tests of the store's parsing and query building; the database itself is exercised
+//! through the public API in `tests/store.rs`.
+
+use super::*;
+
+#[test]
+fn run_ids_parse_with_or_without_hash() {
+    assert_eq!("12".parse::<RunId>(), Ok(RunId(12)));
+    assert_eq!("#12".parse::<RunId>(), Ok(RunId(12)));
+    assert_eq!(RunId(12).to_string(), "#12");
+    for bad in ["", "#", "0", "-3", "+3", "12a", "##12", "1.5"] {
+        assert_eq!(
+            bad.parse::<RunId>(),
+            Err(RunIdError(bad.to_string())),
+            "{bad}"
+        );
+    }
+    assert_eq!(
+        RunIdError("x".into()).to_string(),
+        "x: a run id is a positive number such as 12 or #12"
+    );
+}
+
+#[test]
+fn kinds_parse_as_stored() {
+    assert_eq!(parse_kind("tcp_stream"), Ok(TestKind::TcpStream));
+    assert_eq!(parse_kind("udp_rr"), Ok(TestKind::UdpRr));
+    let err = parse_kind("tcp").unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("tcp: not a test kind; expected one of"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("`tcp_crr`"), "{err}");
+}
+
+#[test]
+fn where_clause_joins_every_condition() {
+    assert_eq!(where_clause(&Filter::default()), (String::new(), vec![]));
+    let filter = Filter {
+        tags: Tags::parse(["mtu=9000", "driver=x"]).unwrap(),
+        kind: Some(TestKind::TcpRr),
+        since_unix_ms: Some(5),
+    };
+    let (clause, values) = where_clause(&filter);
+    assert_eq!(clause.matches('?').count(), values.len(), "{clause}");
+    assert_eq!(clause.matches(" AND id IN").count(), 2, "{clause}");
+    assert_eq!(
+        values,
+        vec![
+            Value::Text("tcp_rr".into()),
+            Value::Integer(5),
+            Value::Text("driver".into()),
+            Value::Text("x".into()),
+            Value::Text("mtu".into()),
+            Value::Text("9000".into()),
+        ]
+    );
+}
