@@ -403,9 +403,10 @@ versions=$(jq -n --arg lr "$("$lr" --version)" --arg i3 "$(iperf3 --version | he
   --arg i2 "$(iperf -v 2>&1 | head -n 1)" --arg nc "$(nuttcp -V 2>&1 | head -n 1)" \
   --arg np "$(pkg_version netpipe-tcp)" --arg sp "$(pkg_version sockperf)" \
   --arg qp "$(pkg_version qperf)" \
+  --arg rev "$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)" \
   --arg ne "$([[ -n ${netperf_bin:-} ]] && "$netperf_bin" -V 2>&1 | head -n 1 || echo "not found")" \
   '{linerate: $lr, iperf3: $i3, iperf2: $i2, nuttcp: $nc, netpipe_tcp: $np, sockperf: $sp,
-    qperf: $qp, netperf: $ne}')
+    qperf: $qp, netperf: $ne, linerate_source: $rev}')
 # Shared by both parts' summaries.
 jq_lib='
   def median: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
