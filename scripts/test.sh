@@ -1,25 +1,33 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace. As root it also runs the network-namespace accuracy tests,
-# installing iproute2 (ip, tc), nftables and ethtool first when they are missing.
+# installing iproute2 (ip, tc), nftables and ethtool first when they are missing, and sockperf
+# for the latency comparison. Tests that compare timings with a peer tool (`quiet::`) run last,
+# on their own and one at a time, so nothing else loads the cores meanwhile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=()
 command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1 || missing+=(iproute2)
 command -v nft >/dev/null 2>&1 || missing+=(nftables)
 command -v ethtool >/dev/null 2>&1 || missing+=(ethtool)
+command -v sockperf >/dev/null 2>&1 || missing+=(sockperf)
+command -v taskset >/dev/null 2>&1 || missing+=(util-linux)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
   else
-    echo "note: ${missing[*]} missing and this is not root: the namespace tests will be skipped"
+    echo "note: ${missing[*]} missing and this is not root: the namespace and peer tests will be skipped"
   fi
 fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e
-cargo test --workspace --release "$@" 2>&1 | tee "$log"
+cargo test --workspace --release "$@" -- --skip quiet:: 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
+if [ "$status" = 0 ]; then
+  cargo test --release --test tests "$@" quiet:: -- --test-threads=1 2>&1 | tee -a "$log"
+  status=${PIPESTATUS[0]}
+fi
 set -e
 # One closing line over every test binary (cargo ends with per-binary lines, the last of which
 # is often an empty doc-test run).

@@ -128,6 +128,10 @@ pub struct CommonArgs {
     /// Link speed for the Performance Index PI = T/C x T/L (bits/s; K, M, G, T).
     #[arg(long, value_name = "BITS_PER_SEC")]
     pub link_speed: Option<String>,
+    /// Pin this end's data threads to CPU CLIENT and the server's to CPU SERVER (as iperf3
+    /// -A); the placement is stored with the run.
+    #[arg(long, short = 'A', value_name = "CLIENT[,SERVER]")]
+    pub affinity: Option<String>,
     /// Print one JSON document instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -166,6 +170,9 @@ pub struct TcpArgs {
     /// created there when nothing is.
     #[arg(long, value_name = "PATH", conflicts_with_all = ["bind", "ipv4", "ipv6"])]
     pub unix: Option<PathBuf>,
+    /// Latency under load.
+    #[command(flatten)]
+    pub latency: crate::latency_args::LatencyArgs,
 }
 
 /// `linerate udp`.
@@ -214,6 +221,9 @@ pub struct UdpArgs {
     /// Do not let the kernel coalesce arriving datagrams (UDP GRO), to compare.
     #[arg(long)]
     pub no_gro: bool,
+    /// Latency under load.
+    #[command(flatten)]
+    pub latency: crate::latency_args::LatencyArgs,
 }
 
 /// `linerate rr`.
@@ -244,6 +254,10 @@ pub struct RrArgs {
     /// Busy-poll the receive path (SO_BUSY_POLL) for this many µs instead of sleeping.
     #[arg(long, value_name = "US", num_args = 0..=1, default_missing_value = "50")]
     pub busy_poll: Option<u32>,
+    /// Start transactions at this rate per stream (per second; K, M) instead of back to back,
+    /// as sockperf --mps; a round trip longer than the gap delays the next, never bunches them.
+    #[arg(long, value_name = "PER_SEC", alias = "mps")]
+    pub tps: Option<String>,
 }
 
 impl RrArgs {
@@ -298,6 +312,18 @@ impl RrArgs {
             return Err("--busy-poll 0: give the busy-poll time in µs, e.g. --busy-poll 50".into());
         }
         plan.spec.busy_poll_us = self.busy_poll;
+        plan.spec.pps = match &self.tps {
+            None => None,
+            Some(t) => {
+                let v = parse_bits_per_sec(t).map_err(|e| format!("--tps {t}: {e}"))?;
+                if v == 0 || v > 10_000_000 {
+                    return Err(format!(
+                        "--tps {t}: must be between 1 and 10M transactions per second"
+                    ));
+                }
+                Some(v)
+            }
+        };
         plan.spec.no_delay = true;
         plan.spec.send_mode = SendMode::Write;
         Ok(plan)
@@ -407,6 +433,11 @@ impl PpsArgs {
                     flows_dst: 1,
                     no_gso: self.no_gso,
                     no_gro: self.no_gro,
+                    latency: crate::latency_args::LatencyArgs {
+                        latency: None,
+                        latency_rate: 100,
+                        latency_idle: 2.0,
+                    },
                 };
                 cells.push((frame, payload, f, udp.plan()?));
             }
@@ -453,6 +484,36 @@ fn parse_tos(s: &str) -> Result<u8, String> {
         None => t.parse::<u8>(),
     };
     parsed.map_err(|_| format!("--tos {s}: must be a byte, 0 to 255 (or 0x00 to 0xff)"))
+}
+
+/// `--affinity CLIENT[,SERVER]`: CPU numbers; the client's is checked against this host.
+fn parse_affinity(value: &str) -> Result<(Option<u32>, Option<u32>), String> {
+    let cpu = |v: &str| -> Result<Option<u32>, String> {
+        let v = v.trim();
+        if v.is_empty() {
+            return Ok(None);
+        }
+        v.parse::<u32>().map(Some).map_err(|_| {
+            format!("--affinity {value}: '{v}' is not a CPU number; e.g. --affinity 0,1")
+        })
+    };
+    let (client, server) = match value.split_once(',') {
+        Some((c, s)) => (cpu(c)?, cpu(s)?),
+        None => (cpu(value)?, None),
+    };
+    if client.is_none() && server.is_none() {
+        return Err(format!(
+            "--affinity {value}: give a CPU for this end and/or the server, e.g. --affinity 0,1"
+        ));
+    }
+    let cpus = engine::affinity::online_cpus();
+    if let Some(c) = client.filter(|&c| c as usize >= cpus) {
+        return Err(format!(
+            "--affinity {value}: this host has {cpus} CPUs (0 to {}); CPU {c} is not one of them",
+            cpus - 1
+        ));
+    }
+    Ok((client, server))
 }
 
 fn length(flag_value: &str, min: u64, max: u64, what: &str) -> Result<u32, String> {
@@ -513,6 +574,10 @@ impl CommonArgs {
                     })?,
             ),
         };
+        let (client_cpu, server_cpu) = match &self.affinity {
+            None => (None, None),
+            Some(a) => parse_affinity(a)?,
+        };
         let direction = if self.bidir {
             Direction::Bidir
         } else if self.reverse {
@@ -525,6 +590,8 @@ impl CommonArgs {
             write_len_bytes: write_len,
             window_bytes: window,
             link_speed_bps,
+            server_cpu,
+            client_cpu,
             ..TestSpec::new(
                 kind,
                 direction,

@@ -371,6 +371,7 @@ fn measure_streams(
     let spec = &config.spec;
     let flows = spec.flows();
     let mut workers = Workers::new(engine_for(spec));
+    workers.pin_to(spec.client_cpu.map(|c| c as usize));
     send(ctrl, &ClientMsg::Begin).map_err(protocol("starting the test"))?;
     let t0 = Instant::now();
     let cpu0 = CpuTime::process_now();

@@ -18,6 +18,7 @@ use wire::TestSpec;
 use crate::cli::{CommonArgs, PpsArgs, RrArgs, ServeArgs, TcpArgs, TcpPlan, UdpArgs};
 use crate::client::{self, ClientConfig, Silent};
 use crate::output;
+use crate::probe::{self, ProbePlan};
 use crate::server::{self, ServerConfig};
 use crate::target::{resolve, Target};
 
@@ -181,7 +182,11 @@ pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<TcpOutcome> {
     if args.unix.is_some() {
         engine::sockopt::SocketOptions::from_spec(&plan.spec).check_unix()?;
     }
-    run_client(&plan, &args.common, args.unix.as_deref(), interrupt)
+    let probe = args.latency.plan().map_err(anyhow::Error::msg)?;
+    if probe.is_some() && args.unix.is_some() {
+        bail!("--latency with --unix: the probes need an IP server; omit one of them");
+    }
+    run_client(&plan, &args.common, args.unix.as_deref(), probe, interrupt)
 }
 
 /// `linerate rr` and `linerate crr`.
@@ -196,14 +201,15 @@ pub fn rr(args: &RrArgs, crr: bool, interrupt: Signal) -> Result<TcpOutcome> {
             );
         }
     }
-    run_client(&plan, &args.common, None, interrupt)
+    run_client(&plan, &args.common, None, None, interrupt)
 }
 
 /// `linerate udp`.
 pub fn udp(args: &UdpArgs, interrupt: Signal) -> Result<TcpOutcome> {
     let plan = args.plan().map_err(anyhow::Error::msg)?;
+    let probe = args.latency.plan().map_err(anyhow::Error::msg)?;
     warn_udp_buffer_cap(plan.spec.window_bytes)?;
-    run_client(&plan, &args.common, None, interrupt)
+    run_client(&plan, &args.common, None, probe, interrupt)
 }
 
 /// High packet rates overflow small receive buffers; say so when the host caps linerate's
@@ -298,16 +304,22 @@ fn run_client(
     plan: &TcpPlan,
     common: &CommonArgs,
     unix: Option<&Path>,
+    probe: Option<ProbePlan>,
     interrupt: Signal,
 ) -> Result<TcpOutcome> {
     warn_window_cap(plan.spec.window_bytes)?;
     let (target, _server, label) = target_for(plan, common, unix)?;
     let config = client_config(target, label.clone(), plan.spec.clone(), interrupt);
-    let record = if plan.live_rows {
-        let mut live = output::table::LiveTable::new(std::io::stdout(), label);
-        client::run(&config, &mut live)?
+    let mut live;
+    let progress: &mut dyn client::Progress = if plan.live_rows {
+        live = output::table::LiveTable::new(std::io::stdout(), label);
+        &mut live
     } else {
-        client::run(&config, &mut Silent)?
+        &mut Silent
+    };
+    let record = match &probe {
+        None => client::run(&config, progress)?,
+        Some(p) => probe::run_with_probes(&config, p, progress)?,
     };
     let mut out = std::io::stdout().lock();
     if common.json {

@@ -442,6 +442,15 @@ fn check_spec(spec: &TestSpec, limits: &SpecLimits) -> Result<(), String> {
     if let Some(name) = &spec.congestion {
         engine::sockopt::check_congestion(name).map_err(|e| format!("on the server: {e}"))?;
     }
+    if let Some(cpu) = spec.server_cpu {
+        let cpus = engine::affinity::online_cpus();
+        if cpu as usize >= cpus {
+            return Err(format!(
+                "--affinity: the server has {cpus} CPUs (0 to {}); CPU {cpu} is not one of them",
+                cpus - 1
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -507,6 +516,7 @@ fn run_streams(
         other => return Err(format!("expected begin, got {other:?}")),
     }
     let mut workers = Workers::new(engine_for(spec));
+    workers.pin_to(spec.server_cpu.map(|c| c as usize));
     let t0 = Instant::now();
     let cpu0 = CpuTime::process_now();
     let sys0 = SystemCpuSnapshot::now();

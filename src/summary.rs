@@ -146,6 +146,7 @@ impl IntervalTracker {
             start_s: self.prev_end.as_secs_f64(),
             end_s: at.as_secs_f64(),
             flows,
+            probe: None,
         };
         self.prev_local = local.to_vec();
         self.prev_server = server.to_vec();
@@ -409,6 +410,7 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
         performance_index: link.and_then(|l| performance_index(throughput_bps, busier, l as f64)),
         udp: udp_total(flows.iter().filter_map(|f| f.udp.as_ref())),
         rr: raw.spec.kind.is_rr().then(|| rr_summary(raw, secs)),
+        latency_under_load: None,
         flows,
     }
 }

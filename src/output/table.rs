@@ -177,6 +177,18 @@ impl<W: Write> Progress for LiveTable<W> {
                 bps(f.throughput_bps),
             );
         }
+        if let Some(p) = &s.probe {
+            let us = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+            let _ = writeln!(
+                self.out,
+                "{:>6.2} - {:>6.2}  rtt   probe p50 {} us, p99 {} us ({} probes)",
+                s.start_s,
+                s.end_s,
+                us(p.p50_us),
+                us(p.p99_us),
+                p.transactions
+            );
+        }
         let _ = self.out.flush();
     }
 }
@@ -340,6 +352,18 @@ pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
             format_bytes(s.bytes_in_flight)
         )?;
     }
+    if let Some(l) = &s.latency_under_load {
+        write_latency_under_load(w, l)?;
+    }
+    if r.spec.client_cpu.is_some() || r.spec.server_cpu.is_some() || r.kind.is_rr() {
+        let on = |cpu: Option<u32>| cpu.map_or("unpinned".to_string(), |c| format!("CPU {c}"));
+        writeln!(
+            w,
+            "placement  client data threads {}, server data threads {}",
+            on(r.spec.client_cpu),
+            on(r.spec.server_cpu)
+        )?;
+    }
     writeln!(w, "CPU local  (client) {}", cpu_line(&s.local_cpu))?;
     writeln!(w, "CPU remote (server) {}", cpu_line(&s.remote_cpu))?;
     if let (Some(pi), Some(link)) = (s.performance_index, s.link_speed_bps) {
@@ -382,6 +406,43 @@ fn write_rr(w: &mut dyn Write, rr: &results::RrSummary, secs: f64) -> std::io::R
         "             mean {:.1} us, stddev {:.1} us; {} samples, {} significant digits; percentiles above {} rest on fewer than 10 samples",
         l.mean, l.stddev, l.samples, l.significant_digits, l.supported_percentile()
     )
+}
+
+fn write_latency_under_load(
+    w: &mut dyn Write,
+    l: &results::schema::LatencyUnderLoad,
+) -> std::io::Result<()> {
+    let phase = |rr: &results::RrSummary| match rr.latency_us {
+        Some(q) => format!(
+            "p50 {:.1}  p90 {:.1}  p99 {:.1}  max {:.1} us ({} probes{})",
+            q.p50,
+            q.p90,
+            q.p99,
+            q.max,
+            q.samples,
+            rr.lost_transactions
+                .filter(|&n| n > 0)
+                .map_or(String::new(), |n| format!(", {n} lost"))
+        ),
+        None => "no answered probes".to_string(),
+    };
+    writeln!(
+        w,
+        "latency    idle       {}   [{} {}-byte probes at {}/s, {:.1} s before the load]",
+        phase(&l.idle),
+        l.probe_kind.as_str(),
+        l.probe_bytes,
+        l.probe_rate_per_s,
+        l.idle_s
+    )?;
+    writeln!(w, "           under load {}", phase(&l.loaded))?;
+    if let (Some(p50), Some(p99)) = (l.added_p50_us, l.added_p99_us) {
+        writeln!(
+            w,
+            "           the load added {p50:+.1} us at p50, {p99:+.1} us at p99"
+        )?;
+    }
+    Ok(())
 }
 
 /// Writes a `linerate pps` matrix: one row per (frame, flows) cell.

@@ -6,10 +6,12 @@
 //! `stop` [`Signal`] is raised and gives up on anything when `abort` is raised; both are polled
 //! at least every [`POLL_INTERVAL`], which bounds how long any call can block.
 
+pub mod affinity;
 pub mod conn;
 pub mod counters;
 pub mod error;
 pub mod mock;
+pub mod pace;
 pub mod round_trips;
 pub mod sockopt;
 pub mod stream_engine;

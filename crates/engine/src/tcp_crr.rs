@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use measure::cpu::CpuTime;
 use wire::TestKind;
 
+use crate::pace::Pace;
 use crate::round_trips::{RoundTrips, Transactions};
 use crate::sockopt::{connect_tcp, ConnectError, SocketOptions};
 use crate::tcp_rr::{read_message, write_message};
@@ -29,6 +30,7 @@ pub struct TcpCrr {
     request: usize,
     response: usize,
     omit: Duration,
+    gap: Option<Duration>,
 }
 
 impl TcpCrr {
@@ -38,7 +40,14 @@ impl TcpCrr {
             request: request.max(1),
             response: response.max(1),
             omit,
+            gap: None,
         }
+    }
+
+    /// Opens connections `gap` apart instead of back to back (see [`crate::pace`]).
+    pub fn with_gap(mut self, gap: Option<Duration>) -> Self {
+        self.gap = gap;
+        self
     }
 }
 
@@ -90,10 +99,8 @@ impl TcpCrr {
         let request: Vec<u8> = crate::pattern(self.request);
         let mut response = vec![0u8; self.response];
         let mut trips = RoundTrips::new(self.omit, (self.request + self.response) as u64);
-        while !ctl.stop.is_raised() {
-            if ctl.abort.is_raised() {
-                return Err(EngineError::Aborted);
-            }
+        let mut pace = Pace::new(self.gap);
+        while !ctl.stop.is_raised() && pace.wait(ctl) {
             let start = Instant::now();
             let mut conn =
                 connect_tcp(addr, None, opts, Duration::from_secs(2)).map_err(|e| match e {
@@ -134,6 +141,9 @@ impl TcpCrr {
             }
             drop(conn);
             trips.record_until(start, done_at, ctl);
+        }
+        if ctl.abort.is_raised() {
+            return Err(EngineError::Aborted);
         }
         Ok(trips.finish(ctl, 0))
     }

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use measure::cpu::CpuTime;
 use wire::TestKind;
 
+use crate::pace::Pace;
 use crate::round_trips::{RoundTrips, Transactions};
 use crate::{Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL};
 
@@ -21,6 +22,7 @@ pub struct TcpRr {
     request: usize,
     response: usize,
     omit: Duration,
+    gap: Option<Duration>,
 }
 
 impl TcpRr {
@@ -31,7 +33,14 @@ impl TcpRr {
             request: request.max(1),
             response: response.max(1),
             omit,
+            gap: None,
         }
+    }
+
+    /// Starts requests `gap` apart instead of back to back (see [`crate::pace`]).
+    pub fn with_gap(mut self, gap: Option<Duration>) -> Self {
+        self.gap = gap;
+        self
     }
 }
 
@@ -121,7 +130,8 @@ impl TcpRr {
         let request: Vec<u8> = crate::pattern(self.request);
         let mut response = vec![0u8; self.response];
         let mut trips = RoundTrips::new(self.omit, (self.request + self.response) as u64);
-        while !ctl.stop.is_raised() {
+        let mut pace = Pace::new(self.gap);
+        while !ctl.stop.is_raised() && pace.wait(ctl) {
             let start = Instant::now();
             write_message(conn, &request, ctl)?;
             if !read_message(conn, &mut response, ctl)? {

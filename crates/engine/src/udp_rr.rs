@@ -4,9 +4,15 @@
 //!
 //! A request not answered within [`LOST_AFTER`] is a lost transaction: counted, not timed,
 //! and the requester moves on (a late answer to it is recognised by its sequence and ignored).
+//!
+//! Paced (a request rate, as latency probes use): requests go out on schedule whether or not
+//! earlier ones were answered, so a queue longer than the gap does not hold the probes back;
+//! answers are matched to their request by sequence number, and a request unanswered after
+//! [`LOST_AFTER`] (or at the end, after waiting at most that long) is lost.
 //! After `stop` the requester sends FIN datagrams; the responder ends on a FIN, or 500 ms after
 //! its own `stop` with nothing arriving.
 
+use std::collections::VecDeque;
 use std::io::{self, ErrorKind};
 use std::net::UdpSocket;
 use std::time::{Duration, Instant};
@@ -16,6 +22,7 @@ use measure::cpu::CpuTime;
 use wire::datagram::{write_header, DatagramRepr, FLAG_FIN, HEADER_LEN};
 use wire::TestKind;
 
+use crate::pace::Pace;
 use crate::round_trips::{RoundTrips, Transactions};
 use crate::{Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL};
 
@@ -31,6 +38,7 @@ pub struct UdpRr {
     response: usize,
     omit: Duration,
     busy_poll_us: Option<u32>,
+    gap: Option<Duration>,
 }
 
 impl UdpRr {
@@ -42,13 +50,47 @@ impl UdpRr {
             response: response.max(HEADER_LEN),
             omit,
             busy_poll_us: None,
+            gap: None,
         }
+    }
+
+    /// Starts requests `gap` apart instead of back to back (see [`crate::pace`]).
+    pub fn with_gap(mut self, gap: Option<Duration>) -> Self {
+        self.gap = gap;
+        self
     }
 
     /// Busy-polls each socket's receive path for `us` µs (SO_BUSY_POLL).
     pub fn with_busy_poll(mut self, us: Option<u32>) -> Self {
         self.busy_poll_us = us;
         self
+    }
+}
+
+/// Whether `sock` has a datagram within `timeout` (nanosecond timer, unlike SO_RCVTIMEO).
+fn readable(sock: &UdpSocket, timeout: Duration) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let mut pfd = libc::pollfd {
+        fd: sock.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: one valid pollfd, a valid timespec, no signal mask.
+    match unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) } {
+        n if n > 0 => Ok(true),
+        0 => Ok(false),
+        _ => {
+            let e = io::Error::last_os_error();
+            if e.kind() == ErrorKind::Interrupted {
+                Ok(false)
+            } else {
+                Err(e)
+            }
+        }
     }
 }
 
@@ -90,6 +132,7 @@ impl StreamEngine for UdpRr {
         }
         let cpu_start = CpuTime::thread_now();
         let mut report = match role {
+            Role::Sender if self.gap.is_some() => self.paced_loop(&sock, &ctl)?,
             Role::Sender => self.request_loop(&sock, &ctl)?,
             Role::Receiver => self.respond_loop(&sock, &ctl)?,
         };
@@ -108,10 +151,8 @@ impl UdpRr {
         let mut answer = vec![0u8; self.response.max(self.request) + 1];
         let mut trips = RoundTrips::new(self.omit, (self.request + self.response) as u64);
         let (mut seq, mut lost) = (0u64, 0u64);
-        while !ctl.stop.is_raised() {
-            if ctl.abort.is_raised() {
-                return Err(EngineError::Aborted);
-            }
+        let mut pace = Pace::new(self.gap);
+        while !ctl.stop.is_raised() && pace.wait(ctl) {
             write_header(&mut request, ctl.stream, 0, seq, now_ns());
             let start = Instant::now();
             match sock.send(&request) {
@@ -140,6 +181,91 @@ impl UdpRr {
                 continue;
             }
             trips.record(start, ctl);
+        }
+        if ctl.abort.is_raised() {
+            return Err(EngineError::Aborted);
+        }
+        let mut fin = [0u8; HEADER_LEN];
+        write_header(&mut fin, ctl.stream, FLAG_FIN, seq, now_ns());
+        for _ in 0..3 {
+            let _ = sock.send(&fin);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(trips.finish(ctl, lost))
+    }
+
+    /// Requests on schedule, several in flight; see the module docs.
+    fn paced_loop(
+        &self,
+        sock: &UdpSocket,
+        ctl: &StreamControl<'_>,
+    ) -> Result<StreamReport, EngineError> {
+        let mut request: Vec<u8> = crate::pattern(self.request);
+        let mut answer = vec![0u8; self.response.max(self.request) + 1];
+        let mut trips = RoundTrips::new(self.omit, (self.request + self.response) as u64);
+        // Requests not yet answered or given up on, oldest first: (seq, sent at).
+        let mut waiting: VecDeque<(u64, Instant)> = VecDeque::new();
+        let (mut seq, mut lost) = (0u64, 0u64);
+        let mut pace = Pace::new(self.gap);
+        let mut stopped_at: Option<Instant> = None;
+        loop {
+            if ctl.abort.is_raised() {
+                return Err(EngineError::Aborted);
+            }
+            let now = Instant::now();
+            while waiting
+                .front()
+                .is_some_and(|&(_, at)| now.duration_since(at) >= LOST_AFTER)
+            {
+                waiting.pop_front();
+                lost += 1;
+            }
+            if ctl.stop.is_raised() {
+                let since = *stopped_at.get_or_insert(now);
+                if waiting.is_empty() || since.elapsed() >= LOST_AFTER {
+                    lost += waiting.len() as u64;
+                    break;
+                }
+            } else if pace.due(now) {
+                write_header(&mut request, ctl.stream, 0, seq, now_ns());
+                let sent_at = Instant::now();
+                match sock.send(&request) {
+                    Ok(_) => {}
+                    Err(e) if is_timeout(&e) || e.kind() == ErrorKind::ConnectionRefused => {}
+                    Err(e) => return Err(e.into()),
+                }
+                waiting.push_back((seq, sent_at));
+                seq += 1;
+            }
+            // Socket timeouts tick in jiffies (up to 10 ms): wait with ppoll's finer timer.
+            let wait = if stopped_at.is_some() {
+                Duration::from_millis(10)
+            } else {
+                pace.next()
+                    .saturating_duration_since(Instant::now())
+                    .min(POLL_INTERVAL)
+            };
+            if !readable(sock, wait)? {
+                continue;
+            }
+            match sock.recv(&mut answer) {
+                Ok(n) => {
+                    let Some(h) = DatagramRepr::parse(&answer[..n]) else {
+                        continue;
+                    };
+                    if h.is_probe() || h.is_fin() {
+                        continue;
+                    }
+                    // Answers arrive in (about) request order: search the sorted queue.
+                    if let Ok(i) = waiting.binary_search_by_key(&h.seq, |&(s, _)| s) {
+                        if let Some((_, sent_at)) = waiting.remove(i) {
+                            trips.record(sent_at, ctl);
+                        }
+                    }
+                }
+                Err(e) if is_timeout(&e) || e.kind() == ErrorKind::ConnectionRefused => {}
+                Err(e) => return Err(e.into()),
+            }
         }
         let mut fin = [0u8; HEADER_LEN];
         write_header(&mut fin, ctl.stream, FLAG_FIN, seq, now_ns());
@@ -203,6 +329,31 @@ impl UdpRr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paced_requests_keep_their_schedule() {
+        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+        a.connect(b.local_addr().unwrap()).unwrap();
+        b.connect(a.local_addr().unwrap()).unwrap();
+        let engine = UdpRr::new(64, 64, Duration::ZERO).with_gap(crate::pace::gap_for(Some(1000)));
+        let run = crate::testing::run_pair(
+            &engine,
+            Conn::Udp(a),
+            Conn::Udp(b),
+            Duration::from_millis(300),
+        );
+        let (r, p) = (run.sender, run.receiver);
+        // 1000 per second for 300 ms.
+        assert!(
+            (280..=302).contains(&r.counts.packets),
+            "{} transactions",
+            r.counts.packets
+        );
+        assert_eq!(r.lost_transactions, 0);
+        assert_eq!(r.counts.packets, p.counts.packets);
+        assert_eq!(r.latency.unwrap().len(), r.counts.packets);
+    }
 
     #[test]
     fn every_answered_request_is_timed() {

@@ -29,6 +29,7 @@ pub struct Workers {
     stop: Signal,
     abort: Signal,
     counters: Vec<Arc<StreamCounters>>,
+    cpu: Option<usize>,
     done_tx: Sender<(usize, Result<StreamReport, String>)>,
     done_rx: Receiver<(usize, Result<StreamReport, String>)>,
 }
@@ -42,9 +43,16 @@ impl Workers {
             stop: Signal::new(),
             abort: Signal::new(),
             counters: Vec::new(),
+            cpu: None,
             done_tx,
             done_rx,
         }
+    }
+
+    /// Pins every worker started from now on to `cpu` (a worker that cannot be pinned ends
+    /// with that error instead of running elsewhere).
+    pub fn pin_to(&mut self, cpu: Option<usize>) {
+        self.cpu = cpu;
     }
 
     /// Starts a worker for `conn` as `role`; its index is the number started before it.
@@ -53,9 +61,16 @@ impl Workers {
         let counter = Arc::new(StreamCounters::default());
         let (c, s, a) = (Arc::clone(&counter), self.stop.clone(), self.abort.clone());
         let (engine, tx) = (Arc::clone(&self.engine), self.done_tx.clone());
+        let cpu = self.cpu;
         std::thread::Builder::new()
             .name(thread_name)
             .spawn(move || {
+                if let Some(cpu) = cpu {
+                    if let Err(e) = crate::affinity::pin_current_thread(cpu) {
+                        let _ = tx.send((index, Err(format!("cannot pin to CPU {cpu}: {e}"))));
+                        return;
+                    }
+                }
                 let ctl = StreamControl {
                     stream: index as u16,
                     counter: &c,

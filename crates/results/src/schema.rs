@@ -48,6 +48,9 @@ pub struct IntervalSample {
     pub end_s: f64,
     /// One entry per direction in the test.
     pub flows: Vec<FlowInterval>,
+    /// `--latency`: the probe stream's round trips in (about) this interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<RrInterval>,
 }
 
 /// One direction within one interval.
@@ -102,6 +105,31 @@ pub struct RrSummary {
     pub lost_transactions: Option<u64>,
     /// Round-trip latency percentiles, µs, with the sample count and precision.
     pub latency_us: Option<measure::latency::LatencySummary>,
+}
+
+/// Round-trip latency of a probe stream measured idle (before the load) and under the load
+/// (`--latency`), as crusader and flent's RRUL report it. Both phases use the same probe.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LatencyUnderLoad {
+    /// The probe's test kind: `udp_rr` or `tcp_rr`.
+    pub probe_kind: TestKind,
+    /// Probe transactions started per second.
+    pub probe_rate_per_s: u64,
+    /// Request (and response) bytes of each probe.
+    pub probe_bytes: u32,
+    /// Length of the idle phase, seconds.
+    pub idle_s: f64,
+    /// The probes before the load started.
+    pub idle: RrSummary,
+    /// The probes while the load ran.
+    pub loaded: RrSummary,
+    /// How long the loaded probes ran, seconds: the bulk test from setup to its last results.
+    #[serde(default)]
+    pub loaded_s: f64,
+    /// Loaded p50 minus idle p50, µs: the latency the load added.
+    pub added_p50_us: Option<f64>,
+    /// Loaded p99 minus idle p99, µs.
+    pub added_p99_us: Option<f64>,
 }
 
 /// One direction's datagram counts within one interval (UDP).
@@ -271,6 +299,9 @@ pub struct Summary {
     /// Request/response: transactions and latency.
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
     pub rr: Option<RrSummary>,
+    /// `--latency`: round trips of a low-rate probe stream before and during the load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_under_load: Option<LatencyUnderLoad>,
     /// Per-direction figures.
     pub flows: Vec<FlowSummary>,
 }

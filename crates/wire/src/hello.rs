@@ -8,7 +8,7 @@ use crate::WireError;
 /// Magic bytes that open every linerate connection.
 pub const MAGIC: [u8; 4] = *b"LNRT";
 /// The control protocol version this build speaks.
-pub const PROTOCOL_VERSION: u16 = 4;
+pub const PROTOCOL_VERSION: u16 = 5;
 /// Length of the hello on the wire.
 pub const HELLO_LEN: usize = 8;
 
@@ -121,7 +121,7 @@ mod tests {
         let err = Hello { version: 9 }.check_version().unwrap_err();
         let text = err.to_string();
         assert!(
-            text.contains("version 4") && text.contains("version 9"),
+            text.contains("version 5") && text.contains("version 9"),
             "{text}"
         );
     }

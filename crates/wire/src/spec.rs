@@ -135,7 +135,8 @@ pub struct TestSpec {
     /// the sender can.
     #[serde(default)]
     pub rate_bps: Option<u64>,
-    /// UDP: target datagrams per second per stream (instead of `rate_bps`).
+    /// UDP: target datagrams per second per stream (instead of `rate_bps`). Request/response
+    /// tests: transactions started per second per stream (`None`: back to back).
     #[serde(default)]
     pub pps: Option<u64>,
     /// UDP: datagrams sent back to back per pacing step; 0 paces smoothly.
@@ -168,6 +169,13 @@ pub struct TestSpec {
     /// sleeping).
     #[serde(default)]
     pub busy_poll_us: Option<u32>,
+    /// The CPU the server pins its data threads to (`None`: wherever the scheduler puts them).
+    #[serde(default)]
+    pub server_cpu: Option<u32>,
+    /// The CPU the client pins its data threads to (informational for the server; kept so a
+    /// stored run says where it ran).
+    #[serde(default)]
+    pub client_cpu: Option<u32>,
 }
 
 fn default_flows() -> u32 {
@@ -237,6 +245,8 @@ impl TestSpec {
             response_len_bytes: 0,
             omit_ms: 0,
             busy_poll_us: None,
+            server_cpu: None,
+            client_cpu: None,
         }
     }
 
@@ -347,6 +357,12 @@ impl TestSpec {
                 return Err(format!(
                     "warm-up of {} ms leaves nothing of a {} ms test",
                     self.omit_ms, self.duration_ms
+                ));
+            }
+            if self.pps == Some(0) || self.pps.is_some_and(|r| r > 10_000_000) {
+                return Err(format!(
+                    "request rate {} per second outside 1..=10000000",
+                    self.pps.unwrap_or(0)
                 ));
             }
             if self.response_len_bytes == 0 || self.response_len_bytes > limits.max_write_len_bytes

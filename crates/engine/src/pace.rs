@@ -1,0 +1,107 @@
+//! Request pacing for request/response requesters: with a rate, each transaction starts on a
+//! fixed schedule (`start + n / rate`) instead of right after the previous one, as a low-rate
+//! latency probe or sockperf's `--mps` does. A requester that falls behind (a round trip longer
+//! than the gap) starts the next request at once and re-anchors the schedule there, so it never
+//! sends a catch-up burst.
+
+use std::time::{Duration, Instant};
+
+use crate::StreamControl;
+
+/// Longest single sleep, so `stop` is seen promptly at low rates.
+const MAX_NAP: Duration = Duration::from_millis(20);
+
+/// When the next request may start.
+#[derive(Debug, Clone)]
+pub(crate) struct Pace {
+    gap: Option<Duration>,
+    next: Instant,
+}
+
+impl Pace {
+    /// Requests `gap` apart (the first at once); `None` for back to back.
+    pub(crate) fn new(gap: Option<Duration>) -> Self {
+        Self {
+            gap,
+            next: Instant::now(),
+        }
+    }
+
+    /// Waits for the next slot; `false` when `stop` or `abort` was raised meanwhile.
+    pub(crate) fn wait(&mut self, ctl: &StreamControl<'_>) -> bool {
+        loop {
+            if ctl.stop.is_raised() || ctl.abort.is_raised() {
+                return false;
+            }
+            let now = Instant::now();
+            if self.due(now) {
+                return true;
+            }
+            std::thread::sleep((self.next - now).min(MAX_NAP));
+        }
+    }
+
+    /// Whether a request may start at `now`; if so, the slot is taken.
+    pub(crate) fn due(&mut self, now: Instant) -> bool {
+        let Some(gap) = self.gap else {
+            return true;
+        };
+        if now < self.next {
+            return false;
+        }
+        // Behind schedule by more than a gap: start now and count from here (no burst).
+        self.next = if now - self.next > gap {
+            now
+        } else {
+            self.next
+        } + gap;
+        true
+    }
+
+    /// When the next slot opens.
+    pub(crate) fn next(&self) -> Instant {
+        self.next
+    }
+}
+
+/// The gap between request starts for `per_second` transactions per second.
+pub fn gap_for(per_second: Option<u64>) -> Option<Duration> {
+    per_second
+        .filter(|&r| r > 0)
+        .map(|r| Duration::from_nanos(1_000_000_000 / r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Signal, StreamCounters};
+
+    #[test]
+    fn holds_the_rate_without_bursts() {
+        let (stop, abort, counter) = (Signal::new(), Signal::new(), StreamCounters::default());
+        let ctl = StreamControl {
+            stream: 0,
+            counter: &counter,
+            stop: &stop,
+            abort: &abort,
+        };
+        let mut pace = Pace::new(gap_for(Some(200)));
+        let t0 = Instant::now();
+        for _ in 0..20 {
+            assert!(pace.wait(&ctl));
+        }
+        // 20 slots at 5 ms: the 20th starts 95 ms after the first.
+        let took = t0.elapsed();
+        assert!(took >= Duration::from_millis(94), "{took:?}");
+        assert!(took < Duration::from_millis(300), "{took:?}");
+        stop.raise();
+        assert!(!pace.wait(&ctl));
+    }
+
+    #[test]
+    fn unpaced_never_waits() {
+        assert_eq!(gap_for(None), None);
+        assert_eq!(gap_for(Some(0)), None);
+        assert_eq!(gap_for(Some(100)), Some(Duration::from_millis(10)));
+    }
+}

@@ -1,0 +1,178 @@
+//! Latency under load (`--latency`): a low-rate request/response probe stream measured idle,
+//! before the load starts, and again while the bulk test runs, as crusader and flent's RRUL
+//! do. The probe is a second session to the same server, so it shares the path but not the
+//! bulk connections' socket queues.
+//!
+//! Measurement only: results land in the bulk run's record ([`results::LatencyUnderLoad`] and
+//! each interval's `probe`); nothing here prints but one progress line on stderr.
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use engine::Signal;
+use results::schema::LatencyUnderLoad;
+use results::{IntervalSample, RrInterval, RunRecord};
+use wire::msg::ServerInfo;
+use wire::spec::{Direction, SendMode, TestKind};
+use wire::TestSpec;
+
+use crate::client::{self, ClientConfig, ClientError, Progress, Silent};
+
+/// A validated `--latency` request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProbePlan {
+    /// `udp_rr` or `tcp_rr`.
+    pub kind: TestKind,
+    /// Probes started per second.
+    pub rate_per_s: u64,
+    /// Request and response bytes.
+    pub bytes: u32,
+    /// Length of the idle phase.
+    pub idle: Duration,
+}
+
+/// The probe session's spec for `duration` beside `bulk`.
+fn probe_spec(bulk: &TestSpec, plan: &ProbePlan, duration: Duration) -> TestSpec {
+    let duration_ms = duration.as_millis().max(1) as u64;
+    TestSpec {
+        write_len_bytes: plan.bytes,
+        response_len_bytes: plan.bytes,
+        send_mode: SendMode::Write,
+        no_delay: true,
+        tos: bulk.tos,
+        pps: Some(plan.rate_per_s),
+        interval_ms: bulk.interval_ms.min(duration_ms),
+        ..TestSpec::new(plan.kind, Direction::Send, 1, duration_ms)
+    }
+}
+
+/// Hands each probe interval to the bulk run's progress.
+struct Forward(mpsc::Sender<RrInterval>);
+
+impl Progress for Forward {
+    fn started(&mut self, _: &ServerInfo, _: &TestSpec) {}
+    fn interval(&mut self, sample: &IntervalSample) {
+        if let Some(rr) = sample.flows.first().and_then(|f| f.rr) {
+            let _ = self.0.send(rr);
+        }
+    }
+}
+
+/// Shows the latest probe interval beside each bulk interval.
+struct WithProbe<'a> {
+    inner: &'a mut dyn Progress,
+    probes: mpsc::Receiver<RrInterval>,
+}
+
+impl Progress for WithProbe<'_> {
+    fn started(&mut self, server: &ServerInfo, spec: &TestSpec) {
+        self.inner.started(server, spec);
+    }
+    fn interval(&mut self, sample: &IntervalSample) {
+        let mut sample = sample.clone();
+        sample.probe = self.probes.try_iter().last();
+        self.inner.interval(&sample);
+    }
+}
+
+/// Measures idle latency, then runs `bulk` with the probe beside it, and returns the bulk
+/// run's record with both phases' latency in it.
+pub fn run_with_probes(
+    bulk: &ClientConfig,
+    plan: &ProbePlan,
+    progress: &mut dyn Progress,
+) -> Result<RunRecord, ClientError> {
+    eprintln!(
+        "linerate: measuring idle latency for {:.1} s ({} {}-byte probes/s over {})...",
+        plan.idle.as_secs_f64(),
+        plan.rate_per_s,
+        plan.bytes,
+        plan.kind.as_str()
+    );
+    let idle_config = ClientConfig {
+        spec: probe_spec(&bulk.spec, plan, plan.idle),
+        ..bulk.clone()
+    };
+    let idle = client::run(&idle_config, &mut Silent)?;
+    if bulk.interrupt.is_raised() {
+        return Err(ClientError::Interrupted);
+    }
+    // The probe runs until the bulk run returns (or a bound well past its duration).
+    let probe_stop = Signal::new();
+    let loaded_config = ClientConfig {
+        spec: probe_spec(
+            &bulk.spec,
+            plan,
+            Duration::from_millis(bulk.spec.duration_ms) + Duration::from_secs(30),
+        ),
+        interrupt: probe_stop.clone(),
+        ..bulk.clone()
+    };
+    let (tx, rx) = mpsc::channel();
+    let (bulk_result, probe_result) = std::thread::scope(|scope| {
+        let probe = scope.spawn(|| client::run(&loaded_config, &mut Forward(tx)));
+        let mut shown = WithProbe {
+            inner: progress,
+            probes: rx,
+        };
+        let bulk_result = client::run(bulk, &mut shown);
+        probe_stop.raise();
+        let probe_result = probe
+            .join()
+            .unwrap_or_else(|_| Err(ClientError::Protocol("latency probe panicked".into())));
+        (bulk_result, probe_result)
+    });
+    let mut record = bulk_result?;
+    let loaded = probe_result.map_err(|e| ClientError::Protocol(format!("latency probe: {e}")))?;
+    for (sample, probe) in record.intervals.iter_mut().zip(&loaded.intervals) {
+        sample.probe = probe.flows.first().and_then(|f| f.rr);
+    }
+    let (idle_rr, loaded_rr) = (
+        idle.summary.rr.unwrap_or_default(),
+        loaded.summary.rr.unwrap_or_default(),
+    );
+    let added = |f: fn(&measure::latency::LatencySummary) -> f64| {
+        Some(f(loaded_rr.latency_us.as_ref()?) - f(idle_rr.latency_us.as_ref()?))
+    };
+    record.summary.latency_under_load = Some(LatencyUnderLoad {
+        probe_kind: plan.kind,
+        probe_rate_per_s: plan.rate_per_s,
+        probe_bytes: plan.bytes,
+        idle_s: idle.summary.duration_s,
+        idle: idle_rr,
+        loaded: loaded_rr,
+        loaded_s: loaded.summary.duration_s,
+        added_p50_us: added(|l| l.p50),
+        added_p99_us: added(|l| l.p99),
+    });
+    Ok(record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probe_spec_is_a_paced_single_stream() {
+        let mut bulk = TestSpec::new(TestKind::TcpStream, Direction::Bidir, 4, 10_000);
+        bulk.tos = Some(0x10);
+        let plan = ProbePlan {
+            kind: TestKind::UdpRr,
+            rate_per_s: 100,
+            bytes: 64,
+            idle: Duration::from_secs(2),
+        };
+        let s = probe_spec(&bulk, &plan, plan.idle);
+        assert_eq!(
+            (s.kind, s.streams, s.direction),
+            (TestKind::UdpRr, 1, Direction::Send)
+        );
+        assert_eq!(
+            (s.pps, s.write_len_bytes, s.response_len_bytes),
+            (Some(100), 64, 64)
+        );
+        assert_eq!((s.duration_ms, s.interval_ms, s.omit_ms), (2000, 1000, 0));
+        assert_eq!(s.tos, Some(0x10));
+        assert!(s.check(&wire::spec::SpecLimits::default()).is_ok());
+    }
+}

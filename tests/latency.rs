@@ -1,0 +1,316 @@
+//! Latency under load, paced request/response, CPU placement, and (in `quiet`, run alone by
+//! scripts/test.sh) linerate's round trips against sockperf's measured in the same run.
+
+use super::*;
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = linerate().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn f(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn probes_count_idle_and_loaded_phases() {
+    let v = json(&[
+        "tcp",
+        "-t",
+        "2",
+        "--latency",
+        "--latency-rate",
+        "200",
+        "--latency-idle",
+        "1",
+        "-i",
+        "0.5",
+        "--json",
+    ]);
+    let l = &v["summary"]["latency_under_load"];
+    assert_eq!(l["probe_kind"], "udp_rr");
+    // Paced probes: rate x time, give or take the last one in flight and timer slack.
+    let idle = f(&l["idle"]["transactions"]);
+    assert!((190.0..=201.0).contains(&idle), "idle probes {idle}");
+    let loaded = f(&l["loaded"]["transactions"]);
+    assert!((370.0..=420.0).contains(&loaded), "loaded probes {loaded}");
+    assert_eq!(
+        l["idle"]["latency_us"]["samples"],
+        l["idle"]["transactions"]
+    );
+    let added = f(&l["added_p50_us"]);
+    let (i50, l50) = (
+        f(&l["idle"]["latency_us"]["p50"]),
+        f(&l["loaded"]["latency_us"]["p50"]),
+    );
+    assert!((added - (l50 - i50)).abs() < 1e-9);
+    // Every interval carries the probe's figures beside the bulk's.
+    let rows = v["intervals"].as_array().unwrap();
+    assert!(rows.len() >= 4);
+    for r in &rows[..rows.len() - 1] {
+        let n = f(&r["probe"]["transactions"]);
+        assert!((80.0..=120.0).contains(&n), "{r}");
+    }
+}
+
+#[test]
+fn paced_transactions_hold_the_rate() {
+    for proto in [&[][..], &["--udp"][..]] {
+        let mut args = vec![
+            "rr", "-t", "2", "--tps", "500", "--omit", "0", "--json", "-i", "0",
+        ];
+        args.extend_from_slice(proto);
+        let v = json(&args);
+        let tps = f(&v["summary"]["transactions_per_s"]);
+        // Never above the rate; below it only by slots a descheduled requester skipped (it
+        // does not catch up in a burst), which a busy 2-core machine does cost.
+        assert!(
+            (425.0..=505.0).contains(&tps),
+            "{proto:?}: {tps} per second"
+        );
+    }
+}
+
+#[test]
+fn affinity_pins_and_is_stored() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let last = (cpus - 1).to_string();
+    let arg = format!("0,{last}");
+    let v = json(&["rr", "-t", "0.5", "-A", &arg, "--json", "-i", "0"]);
+    assert_eq!(v["spec"]["client_cpu"], 0);
+    assert_eq!(f(&v["spec"]["server_cpu"]) as usize, cpus - 1);
+    let out = linerate()
+        .args(["tcp", "-t", "1", "--affinity", "4096"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--affinity 4096") && err.contains("CPUs"),
+        "{err}"
+    );
+    let out = linerate()
+        .args(["tcp", "-t", "1", "--affinity", ",4096"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the server has") && err.contains("4096"),
+        "{err}"
+    );
+}
+
+/// tbf holds at most `limit` bytes: at 20 Mbit/s a 125 000-byte queue drains in 50 ms. UDP
+/// offered at 30 Mbit/s keeps it full, so every probe behind it waits those 50 ms (less up to
+/// one 1514-byte frame, 0.6 ms); idle, probes wait for nothing.
+#[test]
+fn latency_under_load_is_the_tbf_queue() {
+    if !can_use_netns() {
+        return;
+    }
+    let pair = VethPair::new("lul");
+    sh(&format!(
+        "ip netns exec {} tc qdisc replace dev va root tbf rate 20mbit burst 16kb limit 125000",
+        pair.a
+    ));
+    let _server = pair.serve();
+    let v = pair.client_json(&[
+        "udp",
+        "-b",
+        "30M",
+        "-t",
+        "3",
+        "--latency",
+        "--latency-idle",
+        "1",
+        "-i",
+        "0",
+    ]);
+    let l = &v["summary"]["latency_under_load"];
+    let idle50 = f(&l["idle"]["latency_us"]["p50"]);
+    let added50 = f(&l["added_p50_us"]) / 1000.0;
+    assert!(idle50 < 2000.0, "idle p50 {idle50} us");
+    assert!(
+        (47.5..=51.5).contains(&added50),
+        "the load added {added50} ms at p50; the full queue holds 50 ms"
+    );
+    // Probes go out on schedule whatever the queue does: 100 per second for the 3 s. (They are
+    // seldom tail-dropped: tbf's limit is in bytes, and a 106-byte probe fits where a 1514-byte
+    // frame does not.)
+    let sent = f(&l["loaded"]["transactions"]) + f(&l["loaded"]["lost_transactions"]);
+    let expected = 100.0 * f(&l["loaded_s"]);
+    assert!(
+        sent <= expected + 1.0 && sent >= 0.9 * expected,
+        "{sent} probes in {expected} slots"
+    );
+}
+
+/// Tests that compare timings with a peer tool: scripts/test.sh runs them on their own, one at
+/// a time, after everything else, so other tests do not load the two cores meanwhile.
+mod quiet {
+    use super::*;
+    use std::process::{Child, Command, Stdio};
+
+    fn sockperf_present() -> bool {
+        let ok = Command::new("sockperf")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !ok {
+            eprintln!("SKIPPED: sockperf is not installed (scripts/test.sh installs it as root)");
+        }
+        ok
+    }
+
+    struct Kill(Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    /// `ns`: run in that namespace (None: here). `cpu`: taskset CPU list.
+    fn cmd(ns: Option<&str>, cpu: &str, program: &str) -> Command {
+        let mut c = Command::new("ip");
+        match ns {
+            Some(ns) => c.args(["netns", "exec", ns, "taskset", "-c", cpu, program]),
+            None => {
+                c = Command::new("taskset");
+                c.args(["-c", cpu, program])
+            }
+        };
+        c
+    }
+
+    /// The p50 of sockperf's ping-pong round trips, µs.
+    fn sockperf_p50(ns: Option<&str>, cpu: &str, ip: &str, port: u16, tcp: bool) -> f64 {
+        let mut c = cmd(ns, cpu, "sockperf");
+        c.args([
+            "pp",
+            "-i",
+            ip,
+            "-p",
+            &port.to_string(),
+            "-t",
+            "2",
+            "-m",
+            "64",
+        ]);
+        c.arg("--full-rtt");
+        if tcp {
+            c.arg("--tcp");
+        }
+        let out = c.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        text.lines()
+            .find(|l| l.contains("percentile 50.000"))
+            .and_then(|l| l.rsplit('=').next())
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no p50 in sockperf's output:\n{text}"))
+    }
+
+    /// The p50 of linerate's round trips over the same path and placement, µs.
+    fn linerate_p50(ns: Option<&str>, cpu: &str, ip: &str, port: u16, tcp: bool) -> f64 {
+        let mut c = cmd(ns, cpu, env!("CARGO_BIN_EXE_linerate"));
+        // sockperf leaves out a 400 ms warm-up.
+        c.args([
+            "rr",
+            ip,
+            "-p",
+            &port.to_string(),
+            "-t",
+            "2",
+            "--omit",
+            "0.4",
+        ]);
+        c.args(["-l", "64", "-i", "0", "--json"]);
+        if !tcp {
+            c.arg("--udp");
+        }
+        let out = c.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        f(&v["summary"]["latency_us"]["p50"])
+    }
+
+    fn median(mut v: Vec<f64>) -> f64 {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    }
+
+    /// Servers on CPU `server_cpu`, clients on `client_cpu`, runs interleaved; medians compared.
+    fn compare(ns: Option<(&str, &str)>, ip: &str) {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let (client_cpu, server_cpu) = if cpus >= 2 { ("0", "1") } else { ("0", "0") };
+        let (client_ns, server_ns) = match ns {
+            Some((c, s)) => (Some(c), Some(s)),
+            None => (None, None),
+        };
+        let sp_port = 21_000 + (std::process::id() % 1000) as u16;
+        let lr_port = sp_port + 1;
+        let quiet = |mut c: Command| {
+            Kill(
+                c.stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap(),
+            )
+        };
+        for tcp in [false, true] {
+            let mut sp = cmd(server_ns, server_cpu, "sockperf");
+            sp.args(["sr", "-i", ip, "-p", &sp_port.to_string()]);
+            if tcp {
+                sp.arg("--tcp");
+            }
+            let _sp = quiet(sp);
+            let mut lr = cmd(server_ns, server_cpu, env!("CARGO_BIN_EXE_linerate"));
+            lr.args(["serve", "--bind", ip, "-p", &lr_port.to_string()]);
+            let _lr = quiet(lr);
+            std::thread::sleep(Duration::from_millis(500));
+            let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+            for _ in 0..5 {
+                theirs.push(sockperf_p50(client_ns, client_cpu, ip, sp_port, tcp));
+                ours.push(linerate_p50(client_ns, client_cpu, ip, lr_port, tcp));
+            }
+            let (o, t) = (median(ours.clone()), median(theirs.clone()));
+            eprintln!(
+                "{} over {ip}, client CPU {client_cpu}, servers CPU {server_cpu}: linerate p50 {o:.2} us {ours:?}, sockperf p50 {t:.2} us {theirs:?}, ratio {:.3}",
+                if tcp { "TCP" } else { "UDP" },
+                o / t
+            );
+            assert!(
+                (o / t - 1.0).abs() <= 0.10,
+                "{} p50: linerate {o:.2} us vs sockperf {t:.2} us (runs {ours:?} vs {theirs:?})",
+                if tcp { "TCP" } else { "UDP" }
+            );
+        }
+    }
+
+    #[test]
+    fn p50_matches_sockperf_on_loopback() {
+        if sockperf_present() {
+            compare(None, "127.0.0.1");
+        }
+    }
+
+    #[test]
+    fn p50_matches_sockperf_across_veth() {
+        if !can_use_netns() || !sockperf_present() {
+            return;
+        }
+        let pair = VethPair::new("spf");
+        compare(Some((&pair.a, &pair.b)), "198.18.0.2");
+    }
+}
