@@ -12,5 +12,6 @@ pub mod output;
 pub mod probe;
 pub mod server;
 pub mod shutdown;
+pub mod store_cmd;
 pub mod summary;
 pub mod target;

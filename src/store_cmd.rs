@@ -1,0 +1,769 @@
+//! The results database from the command line: the `--db/--no-store/--tag` flags every test
+//! takes ([`StoreArgs`]), storing a finished run ([`RunStore`], [`store_run`]), and the
+//! `linerate runs` and `linerate show` subcommands.
+//!
+//! The database is `--db PATH`, else `$LINERATE_DB`, else
+//! `$XDG_DATA_HOME/linerate/results.sqlite` (`~/.local/share/linerate/results.sqlite`). Times
+//! are printed, and `--since` dates read, in the local time zone. Nothing here prints progress
+//! to stdout: stdout is the listing or the record, and the caller reports "stored as #12" on
+//! stderr.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Result};
+use clap::Args;
+use measure::units::format_bits_per_sec as bps;
+use results::store::{
+    parse_kind, Filter, HostFacts, RunId, RunRow, Store, StoreError, StoredRun, Tag, Tags,
+};
+use results::RunRecord;
+
+mod time;
+pub use time::{format_local, parse_since};
+
+/// Where runs are stored, and how they are tagged (flattened into every test command).
+#[derive(Debug, Clone, Default, Args)]
+pub struct StoreArgs {
+    /// Results database (default: $LINERATE_DB, else
+    /// $XDG_DATA_HOME/linerate/results.sqlite, i.e. ~/.local/share/linerate/results.sqlite).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Do not store this run in the results database.
+    #[arg(long, conflicts_with = "tag")]
+    pub no_store: bool,
+    /// Label the stored run, e.g. --tag driver=velocityget --tag mtu=9000 (repeatable; find
+    /// runs later with `linerate runs --tag KEY=VALUE`).
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    pub tag: Vec<String>,
+}
+
+/// `linerate runs`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RunsArgs {
+    /// Only runs with this tag (repeatable: runs must carry all of them).
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    pub tag: Vec<String>,
+    /// Only runs of this kind: tcp_stream, udp_stream, tcp_rr, udp_rr or tcp_crr.
+    #[arg(long, value_name = "KIND")]
+    pub kind: Option<String>,
+    /// Only runs started at or after DATE: YYYY-MM-DD (local midnight), YYYY-MM-DDTHH:MM or
+    /// YYYY-MM-DDTHH:MM:SS (local time, or UTC with a Z, or with an offset such as +02:00).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Print a JSON array instead of the table.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print CSV (a header line, then one line per run) instead of the table.
+    #[arg(long)]
+    pub csv: bool,
+    /// Results database (default: $LINERATE_DB, else
+    /// $XDG_DATA_HOME/linerate/results.sqlite).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+/// `linerate show`.
+#[derive(Debug, Clone, Args)]
+pub struct ShowArgs {
+    /// The run, as `linerate runs` lists it: 12 or #12.
+    #[arg(value_name = "RUN")]
+    pub run: String,
+    /// Print the stored run as one JSON document: {id, stored_at_unix_ms, tags, host, record}.
+    #[arg(long)]
+    pub json: bool,
+    /// Results database (default: $LINERATE_DB, else
+    /// $XDG_DATA_HOME/linerate/results.sqlite).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+/// The default database path: `$XDG_DATA_HOME/linerate/results.sqlite`, or
+/// `$HOME/.local/share/linerate/results.sqlite`; `None` without either variable.
+pub fn default_db_path() -> Option<PathBuf> {
+    default_db_path_from(std::env::var_os("XDG_DATA_HOME"), std::env::var_os("HOME"))
+}
+
+/// [`default_db_path`] over given variables. A relative `XDG_DATA_HOME` is ignored, as the XDG
+/// base directory spec asks.
+pub fn default_db_path_from(
+    xdg_data_home: Option<OsString>,
+    home: Option<OsString>,
+) -> Option<PathBuf> {
+    let xdg = xdg_data_home.map(PathBuf::from).filter(|p| p.is_absolute());
+    let base = xdg.or_else(|| {
+        home.filter(|h| !h.is_empty())
+            .map(|h| PathBuf::from(h).join(".local/share"))
+    })?;
+    Some(base.join("linerate").join("results.sqlite"))
+}
+
+/// The database a command uses: `--db`, else `$LINERATE_DB`, else [`default_db_path`].
+pub fn resolve_db(db: Option<&Path>) -> Result<PathBuf> {
+    if let Some(p) = db {
+        return Ok(p.to_path_buf());
+    }
+    if let Some(p) = std::env::var_os("LINERATE_DB").filter(|p| !p.is_empty()) {
+        return Ok(PathBuf::from(p));
+    }
+    default_db_path().ok_or_else(|| {
+        anyhow!("no results database: neither XDG_DATA_HOME nor HOME is set; give --db PATH")
+    })
+}
+
+/// Parses `--tag` values: one line naming the bad one.
+pub fn parse_tags(items: &[String]) -> Result<Tags> {
+    let mut tags = Tags::new();
+    for item in items {
+        let tag: Tag = item.parse().map_err(|e| anyhow!("--tag {e}"))?;
+        tags.insert(tag).map_err(|e| anyhow!("--tag {e}"))?;
+    }
+    Ok(tags)
+}
+
+/// An open database and the tags for the runs stored into it: opened before a test starts, so a
+/// bad tag or an unusable database is reported before any time is spent measuring.
+#[derive(Debug)]
+pub struct RunStore {
+    store: Store,
+    tags: Tags,
+}
+
+impl StoreArgs {
+    /// Checks the tags and opens the database (creating it on first use); `None` with
+    /// `--no-store`.
+    pub fn open(&self) -> Result<Option<RunStore>> {
+        let tags = parse_tags(&self.tag)?;
+        if self.no_store {
+            return Ok(None);
+        }
+        let path = resolve_db(self.db.as_deref())?;
+        let store = Store::open(&path).map_err(|e| store_error(e, true))?;
+        Ok(Some(RunStore { store, tags }))
+    }
+}
+
+impl RunStore {
+    /// Stores one run with the user's tags.
+    pub fn save(&mut self, record: &RunRecord, facts: &HostFacts) -> Result<RunId> {
+        self.save_with(record, facts, &Tags::new())
+    }
+
+    /// Stores one run with the user's tags plus `extra` ones (e.g. a `linerate pps` cell's
+    /// `frame_bytes` and `flows`); where a key is in both, the user's value wins.
+    pub fn save_with(
+        &mut self,
+        record: &RunRecord,
+        facts: &HostFacts,
+        extra: &Tags,
+    ) -> Result<RunId> {
+        let mut tags = self.tags.clone();
+        for (k, v) in extra.iter() {
+            if tags.get(k).is_none() {
+                // Keys from a valid `Tags` are valid.
+                let _ = tags.insert(Tag {
+                    key: k.to_string(),
+                    value: v.to_string(),
+                });
+            }
+        }
+        self.store
+            .insert(record, &tags, facts)
+            .map_err(|e| store_error(e, true))
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        self.store.path()
+    }
+}
+
+/// Stores a finished (or interrupted) run as `args` say: `Ok(None)` with `--no-store`. Prints
+/// nothing. Prefer [`StoreArgs::open`] before the test and [`RunStore::save`] after it, so a
+/// bad database is reported before the test runs.
+pub fn store_run(args: &StoreArgs, record: &RunRecord, facts: HostFacts) -> Result<Option<RunId>> {
+    match args.open()? {
+        Some(mut store) => store.save(record, &facts).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// A store error as one line; when storing, says how to skip it.
+fn store_error(e: StoreError, storing: bool) -> anyhow::Error {
+    let hint = match &e {
+        StoreError::ReadOnly { .. }
+        | StoreError::NotADatabase { .. }
+        | StoreError::Foreign { .. }
+        | StoreError::Corrupt { .. }
+        | StoreError::NewerSchema { .. }
+        | StoreError::CreateDir { .. }
+            if storing =>
+        {
+            " (--db PATH stores elsewhere, --no-store skips storing)"
+        }
+        _ => "",
+    };
+    anyhow!("{e}{hint}")
+}
+
+/// `linerate runs`: the stored runs that match, oldest first, as a table, JSON or CSV.
+pub fn runs(args: &RunsArgs) -> Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    runs_to(args, &mut out)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// [`runs`] into `out`.
+pub fn runs_to(args: &RunsArgs, out: &mut dyn Write) -> Result<()> {
+    let filter = Filter {
+        tags: parse_tags(&args.tag)?,
+        kind: args
+            .kind
+            .as_deref()
+            .map(parse_kind)
+            .transpose()
+            .map_err(|e| anyhow!("--kind {e}"))?,
+        since_unix_ms: args
+            .since
+            .as_deref()
+            .map(|s| parse_since(s).map_err(|e| anyhow!("--since {s}: {e}")))
+            .transpose()?,
+    };
+    let path = resolve_db(args.db.as_deref())?;
+    let rows = match Store::open_existing(&path) {
+        Ok(store) => store.list(&filter).map_err(|e| store_error(e, false))?,
+        Err(StoreError::Missing { .. }) => {
+            eprintln!(
+                "linerate: no runs stored yet ({} does not exist)",
+                path.display()
+            );
+            Vec::new()
+        }
+        Err(e) => return Err(store_error(e, false)),
+    };
+    if args.json {
+        serde_json::to_writer_pretty(&mut *out, &rows)?;
+        writeln!(out)?;
+    } else if args.csv {
+        write_csv(out, &rows)?;
+    } else {
+        write_table(out, &rows)?;
+    }
+    Ok(())
+}
+
+/// `linerate show RUN`: one stored run in full.
+pub fn show(args: &ShowArgs) -> Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    show_to(args, &mut out)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// [`show`] into `out`.
+pub fn show_to(args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
+    let id: RunId = args
+        .run
+        .parse()
+        .map_err(|e| anyhow!("linerate show {e}; `linerate runs` lists them"))?;
+    let path = resolve_db(args.db.as_deref())?;
+    let store = match Store::open_existing(&path) {
+        Ok(store) => store,
+        Err(StoreError::Missing { path }) => bail!(
+            "run {id}: no such run; no runs stored yet ({} does not exist)",
+            path.display()
+        ),
+        Err(e) => return Err(store_error(e, false)),
+    };
+    let run = store.get(id).map_err(|e| store_error(e, false))?;
+    if args.json {
+        serde_json::to_writer_pretty(&mut *out, &run)?;
+        writeln!(out)?;
+    } else {
+        write_stored(out, &run)?;
+    }
+    Ok(())
+}
+
+fn opt<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
+    v.map_or_else(|| "-".to_string(), f)
+}
+
+/// The `linerate runs` table: kind-specific columns only when some row has them.
+pub fn write_table(w: &mut dyn Write, rows: &[RunRow]) -> std::io::Result<()> {
+    if rows.is_empty() {
+        return writeln!(w, "no runs");
+    }
+    type Col = (&'static str, fn(&RunRow) -> String, bool);
+    let any = |f: fn(&RunRow) -> bool| rows.iter().any(f);
+    let cols: [Col; 11] = [
+        (
+            "RUN",
+            |r| format!("{}{}", r.id, if r.interrupted { "*" } else { "" }),
+            true,
+        ),
+        ("STARTED", |r| format_local(r.started_at_unix_ms), true),
+        ("KIND", |r| r.kind.clone(), true),
+        ("THROUGHPUT", |r| opt(r.throughput_bps, bps), true),
+        (
+            "CPU L/R %",
+            |r| match (r.local_cpu_pct, r.remote_cpu_pct) {
+                (Some(l), Some(rm)) => format!("{l:.0}/{rm:.0}"),
+                _ => "-".into(),
+            },
+            true,
+        ),
+        (
+            "RETR",
+            |r| opt(r.retransmits, |x| x.to_string()),
+            any(|r| r.retransmits.is_some()),
+        ),
+        (
+            "TRANS/S",
+            |r| opt(r.transactions_per_s, |x| format!("{x:.0}")),
+            any(|r| r.transactions_per_s.is_some()),
+        ),
+        (
+            "P50 us",
+            |r| opt(r.p50_us, |x| format!("{x:.1}")),
+            any(|r| r.p50_us.is_some()),
+        ),
+        (
+            "P99 us",
+            |r| opt(r.p99_us, |x| format!("{x:.1}")),
+            any(|r| r.p99_us.is_some()),
+        ),
+        (
+            "LOSS %",
+            |r| opt(r.loss_pct, |x| format!("{x:.3}")),
+            any(|r| r.loss_pct.is_some()),
+        ),
+        ("TAGS", |r| r.tags.to_string(), true),
+    ];
+    let cols: Vec<&Col> = cols.iter().filter(|c| c.2).collect();
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| cols.iter().map(|c| (c.1)(r)).collect())
+        .collect();
+    let widths: Vec<usize> = cols
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            cells
+                .iter()
+                .map(|row| row[i].chars().count())
+                .chain([c.0.len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |w: &mut dyn Write, items: Vec<&str>| -> std::io::Result<()> {
+        let mut s = String::new();
+        for (i, item) in items.iter().enumerate() {
+            if i + 1 == items.len() {
+                s.push_str(item);
+            } else {
+                s.push_str(&format!("{item:<width$}  ", width = widths[i]));
+            }
+        }
+        writeln!(w, "{}", s.trim_end())
+    };
+    line(w, cols.iter().map(|c| c.0).collect())?;
+    for row in &cells {
+        line(w, row.iter().map(String::as_str).collect())?;
+    }
+    if rows.iter().any(|r| r.interrupted) {
+        writeln!(w, "* interrupted: the figures cover what ran")?;
+    }
+    Ok(())
+}
+
+/// `linerate runs --csv`: every [`RunRow`] field, plain numbers, empty for none.
+pub fn write_csv(w: &mut dyn Write, rows: &[RunRow]) -> Result<()> {
+    let mut csv = csv::Writer::from_writer(w);
+    csv.write_record([
+        "id",
+        "started_at_unix_ms",
+        "kind",
+        "target",
+        "tags",
+        "interrupted",
+        "hostname",
+        "duration_s",
+        "throughput_bps",
+        "local_cpu_pct",
+        "remote_cpu_pct",
+        "retransmits",
+        "rtt_us",
+        "transactions_per_s",
+        "p50_us",
+        "p99_us",
+        "loss_pct",
+        "pps_received",
+    ])?;
+    fn num<T: ToString>(v: Option<T>) -> String {
+        v.map_or_else(String::new, |x| x.to_string())
+    }
+    for r in rows {
+        csv.write_record([
+            r.id.0.to_string(),
+            r.started_at_unix_ms.to_string(),
+            r.kind.clone(),
+            r.target.clone(),
+            r.tags.to_string(),
+            r.interrupted.to_string(),
+            r.hostname.clone(),
+            num(r.duration_s),
+            num(r.throughput_bps),
+            num(r.local_cpu_pct),
+            num(r.remote_cpu_pct),
+            num(r.retransmits),
+            num(r.rtt_us),
+            num(r.transactions_per_s),
+            num(r.p50_us),
+            num(r.p99_us),
+            num(r.loss_pct),
+            num(r.pps_received),
+        ])?;
+    }
+    csv.flush()?;
+    Ok(())
+}
+
+/// `linerate show`: identity, tags, both hosts, the intervals, then the summary as printed
+/// when the run finished.
+pub fn write_stored(w: &mut dyn Write, run: &StoredRun) -> std::io::Result<()> {
+    let r = &run.record;
+    let h = &run.host;
+    writeln!(w, "run {}: {} to {}", run.id, r.kind.as_str(), r.target)?;
+    writeln!(w, "started   {}", format_local(r.started_at_unix_ms))?;
+    if !run.tags.is_empty() {
+        writeln!(w, "tags      {}", run.tags)?;
+    }
+    let cpu = h.cpu_model.as_deref().unwrap_or("?");
+    writeln!(
+        w,
+        "client    {} (kernel {}, {} cores, {cpu})",
+        if h.hostname.is_empty() {
+            "?"
+        } else {
+            &h.hostname
+        },
+        h.kernel_release.as_deref().unwrap_or("?"),
+        h.cores,
+    )?;
+    if let Some(iface) = &h.interface {
+        writeln!(
+            w,
+            "interface {iface}, MTU {}, driver {}",
+            opt(h.mtu_bytes, |m| m.to_string()),
+            h.driver.as_deref().unwrap_or("none")
+        )?;
+    }
+    writeln!(
+        w,
+        "server    {} (linerate {}, {} cores)",
+        r.server.hostname, r.server.version, r.server.cores
+    )?;
+    writeln!(w, "intervals")?;
+    for iv in &r.intervals {
+        for f in &iv.flows {
+            // The flow as JSON spells it, e.g. client_to_server.
+            let flow = serde_json::to_value(f.flow)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            let span = format!("{:.2}-{:.2} s", iv.start_s, iv.end_s);
+            let mut line = format!("  {span:<15}  {flow:<16}  {:>12}", bps(f.throughput_bps));
+            if let Some(rr) = &f.rr {
+                line.push_str(&format!(
+                    "  {:.0} trans/s  p50 {} us  p99 {} us",
+                    rr.transactions_per_s,
+                    opt(rr.p50_us, |x| format!("{x:.1}")),
+                    opt(rr.p99_us, |x| format!("{x:.1}"))
+                ));
+            }
+            if let Some(u) = &f.udp {
+                line.push_str(&format!(
+                    "  {} lost of {} sent",
+                    u.packets_lost, u.packets_sent
+                ));
+            }
+            writeln!(w, "{line}")?;
+        }
+    }
+    crate::output::table::write_summary(w, r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The flags as the binary will wire them: flattened into a test command, and as their
+    /// own subcommands.
+    #[derive(Debug, clap::Parser)]
+    struct Wired {
+        #[command(subcommand)]
+        command: WiredCommand,
+    }
+
+    #[derive(Debug, clap::Subcommand)]
+    enum WiredCommand {
+        Tcp {
+            #[command(flatten)]
+            tcp: Box<crate::cli::TcpArgs>,
+            #[command(flatten)]
+            store: StoreArgs,
+        },
+        Runs(RunsArgs),
+        Show(ShowArgs),
+    }
+
+    #[test]
+    fn flags_parse_as_wired() {
+        use clap::{CommandFactory, Parser};
+        Wired::command().debug_assert();
+        let cli = Wired::try_parse_from([
+            "linerate",
+            "tcp",
+            "--tag",
+            "driver=velocityget",
+            "--tag",
+            "mtu=9000",
+            "--db",
+            "/x",
+        ])
+        .unwrap();
+        let WiredCommand::Tcp { store, .. } = cli.command else {
+            panic!("not tcp")
+        };
+        assert_eq!(store.tag, ["driver=velocityget", "mtu=9000"]);
+        assert_eq!(store.db, Some(PathBuf::from("/x")));
+        assert!(Wired::try_parse_from(["linerate", "tcp", "--no-store", "--tag", "a=b"]).is_err());
+        assert!(Wired::try_parse_from(["linerate", "runs", "--json", "--csv"]).is_err());
+        let cli = Wired::try_parse_from(["linerate", "show", "#12", "--json"]).unwrap();
+        let WiredCommand::Show(show) = cli.command else {
+            panic!("not show")
+        };
+        assert_eq!((show.run.as_str(), show.json), ("#12", true));
+    }
+
+    #[test]
+    fn default_path_follows_xdg() {
+        let p = |x: Option<&str>, h: Option<&str>| {
+            default_db_path_from(x.map(Into::into), h.map(Into::into))
+        };
+        assert_eq!(
+            p(Some("/data"), Some("/home/a")),
+            Some(PathBuf::from("/data/linerate/results.sqlite"))
+        );
+        assert_eq!(
+            p(Some("relative"), Some("/home/a")),
+            Some(PathBuf::from(
+                "/home/a/.local/share/linerate/results.sqlite"
+            ))
+        );
+        assert_eq!(
+            p(None, Some("/home/a")),
+            Some(PathBuf::from(
+                "/home/a/.local/share/linerate/results.sqlite"
+            ))
+        );
+        assert_eq!(p(None, None), None);
+    }
+
+    #[test]
+    fn tags_name_the_flag() {
+        let err = parse_tags(&["mtu".into()]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--tag mtu: a tag is KEY=VALUE, e.g. mtu=9000"
+        );
+        let tags = parse_tags(&["mtu=9000".into(), "driver=velocityget".into()]).unwrap();
+        assert_eq!(tags.to_string(), "driver=velocityget,mtu=9000");
+        assert!(parse_tags(&["a=1".into(), "a=2".into()]).is_err());
+    }
+
+    fn row(id: i64) -> RunRow {
+        RunRow {
+            id: RunId(id),
+            started_at_unix_ms: 1_779_235_200_000,
+            kind: "tcp_rr".into(),
+            target: "127.0.0.1:5301".into(),
+            tags: Tags::parse(["mtu=9000", "driver=x"]).unwrap(),
+            interrupted: id == 2,
+            hostname: "lab-a".into(),
+            duration_s: Some(10.0),
+            throughput_bps: Some(9.41e9),
+            local_cpu_pct: Some(51.7),
+            remote_cpu_pct: Some(54.6),
+            retransmits: None,
+            rtt_us: None,
+            transactions_per_s: Some(38_678.5),
+            p50_us: Some(25.567),
+            p99_us: None,
+            loss_pct: None,
+            pps_received: None,
+        }
+    }
+
+    #[test]
+    fn table_and_csv() {
+        let mut out = Vec::new();
+        write_table(&mut out, &[row(1), row(2)]).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("RUN  STARTED "), "{text}");
+        assert!(
+            lines[0].contains("TRANS/S") && lines[0].contains("P50 us"),
+            "{text}"
+        );
+        assert!(
+            !lines[0].contains("LOSS") && !lines[0].contains("RETR") && !lines[0].contains("P99"),
+            "{text}"
+        );
+        assert!(
+            lines[1].starts_with("#1 ") && lines[1].ends_with("driver=x,mtu=9000"),
+            "{text}"
+        );
+        assert!(
+            lines[1].contains("9.41 Gbit/s") && lines[1].contains("52/55"),
+            "{text}"
+        );
+        assert!(lines[2].starts_with("#2*"), "{text}");
+        assert_eq!(lines[3], "* interrupted: the figures cover what ran");
+
+        let mut out = Vec::new();
+        write_csv(&mut out, &[row(1)]).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("id,started_at_unix_ms,kind,target,tags,"));
+        assert_eq!(
+            lines[1],
+            "1,1779235200000,tcp_rr,127.0.0.1:5301,\"driver=x,mtu=9000\",false,lab-a,10,9410000000,51.7,54.6,,,38678.5,25.567,,,"
+        );
+        let mut out = Vec::new();
+        write_table(&mut out, &[]).unwrap();
+        assert_eq!(out, b"no runs\n");
+    }
+
+    #[test]
+    fn stores_and_lists_through_the_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("sub/results.sqlite");
+        let record: RunRecord =
+            serde_json::from_str(include_str!("../crates/results/tests/fixtures/rr.json")).unwrap();
+        let args = StoreArgs {
+            db: Some(db.clone()),
+            no_store: false,
+            tag: vec!["mtu=9000".into()],
+        };
+        let id = store_run(&args, &record, HostFacts::default()).unwrap();
+        assert_eq!(id, Some(RunId(1)));
+        let none = StoreArgs {
+            no_store: true,
+            ..args.clone()
+        };
+        assert_eq!(
+            store_run(&none, &record, HostFacts::default()).unwrap(),
+            None
+        );
+        let store = Store::open_existing(&db).unwrap();
+        let rows = store.list(&Filter::default()).unwrap();
+        assert_eq!(rows.len(), 1);
+        let mut out = Vec::new();
+        write_stored(&mut out, &store.get(RunId(1)).unwrap()).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("run #1: tcp_rr to "), "{text}");
+        assert!(text.contains("tags      mtu=9000"), "{text}");
+        assert!(text.contains("--- summary: tcp_rr"), "{text}");
+
+        // `linerate runs` and `linerate show` over it.
+        let list = |f: fn(&mut RunsArgs)| {
+            let mut a = RunsArgs {
+                db: Some(db.clone()),
+                ..RunsArgs::default()
+            };
+            f(&mut a);
+            let mut out = Vec::new();
+            runs_to(&a, &mut out).map(|()| String::from_utf8(out).unwrap())
+        };
+        assert!(list(|_| {}).unwrap().contains("#1 "));
+        assert!(list(|a| a.tag = vec!["mtu=9000".into()])
+            .unwrap()
+            .contains("#1 "));
+        assert_eq!(
+            list(|a| a.tag = vec!["mtu=1500".into()]).unwrap(),
+            "no runs\n"
+        );
+        assert_eq!(
+            list(|a| a.kind = Some("udp_rr".into())).unwrap(),
+            "no runs\n"
+        );
+        assert!(list(|a| a.since = Some("2020-01-01".into()))
+            .unwrap()
+            .contains("#1 "));
+        let json: serde_json::Value =
+            serde_json::from_str(&list(|a| a.json = true).unwrap()).unwrap();
+        assert_eq!(json[0]["id"], 1);
+        assert_eq!(json[0]["tags"]["mtu"], "9000");
+        assert_eq!(list(|a| a.csv = true).unwrap().lines().count(), 2);
+        let err = list(|a| a.kind = Some("tcp".into()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("--kind tcp: not a test kind; expected one of"),
+            "{err}"
+        );
+        let err = list(|a| a.since = Some("May 20".into()))
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("--since May 20: not a date"), "{err}");
+        let show = |run: &str, json: bool| {
+            let a = ShowArgs {
+                run: run.into(),
+                json,
+                db: Some(db.clone()),
+            };
+            let mut out = Vec::new();
+            show_to(&a, &mut out).map(|()| String::from_utf8(out).unwrap())
+        };
+        assert!(show("#1", false).unwrap().starts_with("run #1: tcp_rr"));
+        let json: serde_json::Value = serde_json::from_str(&show("1", true).unwrap()).unwrap();
+        assert_eq!(json["record"]["kind"], "tcp_rr");
+        let err = show("#7", false).unwrap_err().to_string();
+        assert!(err.starts_with("run #7: no such run in "), "{err}");
+        let err = show("seven", false).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "linerate show seven: a run id is a positive number such as 12 or #12; \
+             `linerate runs` lists them"
+        );
+
+        // A bad tag is refused before anything is opened.
+        let bad = StoreArgs {
+            db: Some(dir.path().join("never.sqlite")),
+            no_store: false,
+            tag: vec!["mtu".into()],
+        };
+        assert!(bad.open().is_err());
+        assert!(!dir.path().join("never.sqlite").exists());
+        // A read-only database: one line, says how to go on, file untouched.
+        use std::os::unix::fs::PermissionsExt;
+        drop(store);
+        std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let before = std::fs::read(&db).unwrap();
+        let err = store_run(&args, &record, HostFacts::default()).unwrap_err();
+        let msg = format!("{err:#}");
+        assert!(
+            msg.contains("read-only") && msg.contains("--no-store"),
+            "{msg}"
+        );
+        assert!(!msg.contains('\n'));
+        assert_eq!(std::fs::read(&db).unwrap(), before);
+    }
+}
