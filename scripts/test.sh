@@ -11,6 +11,7 @@ command -v nft >/dev/null 2>&1 || missing+=(nftables)
 command -v ethtool >/dev/null 2>&1 || missing+=(ethtool)
 command -v sockperf >/dev/null 2>&1 || missing+=(sockperf)
 command -v taskset >/dev/null 2>&1 || missing+=(util-linux)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq

@@ -1,0 +1,208 @@
+//! Throughput and CPU side by side: on the left one throughput bar per column, on the right
+//! the client's and the server's CPU per column (solid: client; light: server). Each figure is
+//! the median over the column's runs, as in the comparison.
+
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::scale::{decimal_unit, linear_ticks, max_of, short, upto, Ticked};
+use super::{color, draw_error, ChartKind, FONT, HEIGHT, WIDTH};
+use crate::labeled::median;
+use crate::{Error, LabeledRuns, Result};
+
+/// One column's bars.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Bars {
+    pub label: String,
+    pub throughput_bps: f64,
+    pub client_cpu_pct: f64,
+    pub server_cpu_pct: f64,
+}
+
+/// One bar group per column with runs.
+pub(crate) fn bars(columns: &[LabeledRuns]) -> Vec<Bars> {
+    columns
+        .iter()
+        .filter_map(|c| {
+            let s = |f: fn(&results::Summary) -> f64| median(c.runs.iter().map(|r| f(&r.summary)));
+            Some(Bars {
+                label: c.series_label(),
+                throughput_bps: s(|s| s.throughput_bps)?,
+                client_cpu_pct: s(|s| s.local_cpu_pct)?,
+                server_cpu_pct: s(|s| s.remote_cpu_pct)?,
+            })
+        })
+        .collect()
+}
+
+/// `label` cut to `max` characters with an ellipsis.
+fn fit(label: &str, max: usize) -> String {
+    if label.chars().count() <= max {
+        label.to_string()
+    } else {
+        let mut s: String = label.chars().take(max.saturating_sub(1)).collect();
+        s.push('…');
+        s
+    }
+}
+
+pub(crate) fn draw(columns: &[LabeledRuns]) -> Result<String> {
+    let kind = ChartKind::ThroughputCpu;
+    let err = draw_error(kind);
+    let bars = bars(columns);
+    if bars.is_empty() {
+        return Err(Error::NoData {
+            chart: kind.name(),
+            reason: "no runs given".into(),
+        });
+    }
+    let n = bars.len();
+    let x_range = -0.5..n as f64 - 0.5;
+    let x_ticks: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    // Roughly 7 px per character of the estimate plotters uses for 12 px text.
+    let max_chars = ((WIDTH as usize / 2 - 90) / n / 7).max(4);
+    let labels: Vec<String> = bars.iter().map(|b| fit(&b.label, max_chars)).collect();
+    let x_fmt = |v: &f64| labels.get(v.round() as usize).cloned().unwrap_or_default();
+    let value_style = TextStyle::from((FONT, 11)).pos(Pos::new(HPos::Center, VPos::Bottom));
+
+    let unit = decimal_unit(max_of(bars.iter().map(|b| b.throughput_bps)));
+    let tput: Vec<f64> = bars
+        .iter()
+        .map(|b| b.throughput_bps / unit.divisor)
+        .collect();
+    let cpu_max = max_of(
+        bars.iter()
+            .flat_map(|b| [b.client_cpu_pct, b.server_cpu_pct]),
+    );
+    let y_fmt = |v: &f64| short(*v);
+
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(&err)?;
+        let root = root.titled(kind.title(), (FONT, 20)).map_err(&err)?;
+        let (left, right) = root.split_horizontally(WIDTH / 2);
+
+        let y_range = upto(max_of(tput.iter().copied()));
+        let y_ticks = linear_ticks(&y_range, 8);
+        let mut chart = ChartBuilder::on(&left)
+            .margin(14)
+            .x_label_area_size(46)
+            .y_label_area_size(64)
+            .build_cartesian_2d(
+                Ticked::new(x_range.clone(), x_ticks.clone()),
+                Ticked::new(y_range, y_ticks),
+            )
+            .map_err(&err)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_desc("")
+            .y_desc(format!("throughput ({}bit/s)", unit.prefix))
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&y_fmt)
+            .label_style((FONT, 12))
+            .axis_desc_style((FONT, 14))
+            .bold_line_style(RGBColor(225, 225, 225))
+            .draw()
+            .map_err(&err)?;
+        chart
+            .draw_series(tput.iter().enumerate().map(|(i, &v)| {
+                let x = i as f64;
+                Rectangle::new([(x - 0.35, 0.0), (x + 0.35, v)], color(i).filled())
+            }))
+            .map_err(&err)?;
+        chart
+            .draw_series(
+                tput.iter()
+                    .enumerate()
+                    .map(|(i, &v)| Text::new(short(v), (i as f64, v), value_style.clone())),
+            )
+            .map_err(&err)?;
+
+        // Extra headroom: the legend sits top right, above the bars.
+        let y_range = upto(cpu_max * 1.2);
+        let y_ticks = linear_ticks(&y_range, 8);
+        let mut chart = ChartBuilder::on(&right)
+            .margin(14)
+            .x_label_area_size(46)
+            .y_label_area_size(64)
+            .build_cartesian_2d(Ticked::new(x_range, x_ticks), Ticked::new(y_range, y_ticks))
+            .map_err(&err)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_desc("")
+            .y_desc("CPU (% of one core)")
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&y_fmt)
+            .label_style((FONT, 12))
+            .axis_desc_style((FONT, 14))
+            .bold_line_style(RGBColor(225, 225, 225))
+            .draw()
+            .map_err(&err)?;
+        let swatch = |c: RGBAColor| {
+            move |(x, y): (i32, i32)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.filled())
+        };
+        chart
+            .draw_series(bars.iter().enumerate().map(|(i, b)| {
+                let x = i as f64;
+                Rectangle::new(
+                    [(x - 0.38, 0.0), (x - 0.02, b.client_cpu_pct)],
+                    color(i).filled(),
+                )
+            }))
+            .map_err(&err)?
+            .label("client")
+            .legend(swatch(RGBColor(90, 90, 90).mix(1.0)));
+        chart
+            .draw_series(bars.iter().enumerate().map(|(i, b)| {
+                let x = i as f64;
+                Rectangle::new(
+                    [(x + 0.02, 0.0), (x + 0.38, b.server_cpu_pct)],
+                    color(i).mix(0.45).filled(),
+                )
+            }))
+            .map_err(&err)?
+            .label("server")
+            .legend(swatch(RGBColor(90, 90, 90).mix(0.45)));
+        chart
+            .draw_series(bars.iter().enumerate().flat_map(|(i, b)| {
+                let x = i as f64;
+                [
+                    Text::new(
+                        short(b.client_cpu_pct),
+                        (x - 0.2, b.client_cpu_pct),
+                        value_style.clone(),
+                    ),
+                    Text::new(
+                        short(b.server_cpu_pct),
+                        (x + 0.2, b.server_cpu_pct),
+                        value_style.clone(),
+                    ),
+                ]
+            }))
+            .map_err(&err)?;
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .label_font((FONT, 12))
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(160, 160, 160))
+            .draw()
+            .map_err(&err)?;
+        root.present().map_err(&err)?;
+    }
+    Ok(svg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_labels_are_cut() {
+        assert_eq!(fit("driver=velocityget", 8), "driver=…");
+        assert_eq!(fit("#12", 8), "#12");
+    }
+}

@@ -1,0 +1,189 @@
+//! Charts as SVG (plotters' SVG backend), and PNG by rasterising that SVG (resvg).
+//!
+//! Each chart file reads its series from the runs (numbers in the units the axes name) and
+//! hands them to one of two drawers: `line` for x/y series, `bars` for per-column bars.
+//! Series carry their column's label and tags; axes carry units. No font files are needed to
+//! draw: text goes into the SVG as `<text>` elements sized by plotters' estimate, and the
+//! viewer (a browser, or resvg with the system's fonts) sets it. Output is deterministic.
+
+mod bars;
+mod latency;
+mod line;
+mod msg_size;
+mod png;
+mod pps;
+mod scale;
+mod timeline;
+
+use plotters::style::RGBColor;
+
+use crate::{Error, LabeledRuns, PpsMatrix, Result};
+
+/// Width of every chart, pixels.
+pub const WIDTH: u32 = 800;
+/// Height of every chart, pixels.
+pub const HEIGHT: u32 = 450;
+
+/// Which chart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChartKind {
+    /// Throughput per interval over time, one series per run.
+    Throughput,
+    /// Throughput and both ends' CPU side by side, one bar group per column.
+    ThroughputCpu,
+    /// Round-trip latency distribution (request/response runs), one series per column.
+    LatencyCdf,
+    /// Throughput against write size, one series per column.
+    MessageSize,
+    /// Packets/s per frame size against the line rate (a `linerate pps` matrix).
+    Pps,
+}
+
+impl ChartKind {
+    /// Every kind, in the order a report shows them.
+    pub const ALL: [ChartKind; 5] = [
+        ChartKind::Throughput,
+        ChartKind::ThroughputCpu,
+        ChartKind::LatencyCdf,
+        ChartKind::MessageSize,
+        ChartKind::Pps,
+    ];
+
+    /// The kind's name on the command line: `throughput`, `throughput-cpu`, `latency-cdf`,
+    /// `message-size`, `pps`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChartKind::Throughput => "throughput",
+            ChartKind::ThroughputCpu => "throughput-cpu",
+            ChartKind::LatencyCdf => "latency-cdf",
+            ChartKind::MessageSize => "message-size",
+            ChartKind::Pps => "pps",
+        }
+    }
+
+    /// The kind named `name` (as [`ChartKind::name`] spells it).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The chart's caption.
+    pub fn title(self) -> &'static str {
+        match self {
+            ChartKind::Throughput => "Throughput per interval",
+            ChartKind::ThroughputCpu => "Throughput and CPU",
+            ChartKind::LatencyCdf => "Round-trip latency distribution",
+            ChartKind::MessageSize => "Throughput by write size",
+            ChartKind::Pps => "Packet rate by frame size",
+        }
+    }
+
+    /// What the chart shows and how it was reduced, for a caption.
+    pub fn about(self) -> &'static str {
+        match self {
+            ChartKind::Throughput => "Receiver throughput of each interval, all directions added up, one line per run.",
+            ChartKind::ThroughputCpu => "Throughput (left) and the data threads' CPU of each end (right; solid: client, light: server), the median over each column's runs.",
+            ChartKind::LatencyCdf => "Round-trip percentiles on a nines scale (p90, p99, p99.9 evenly spaced), log-scale time; straight lines join the recorded percentiles, the median over each column's runs.",
+            ChartKind::MessageSize => "Throughput at each write size (--len), the median over each column's runs at that size.",
+            ChartKind::Pps => "Datagrams received per second at each frame size (FCS included), one line per flow count; dashed: the line rate of the link speed.",
+        }
+    }
+}
+
+/// A drawn chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chart {
+    /// Which chart.
+    pub kind: ChartKind,
+    /// The SVG document (`<svg …>…</svg>`, no XML declaration, so it can be inlined in HTML).
+    pub svg: String,
+}
+
+impl Chart {
+    /// The chart rasterised to PNG at `scale` × its size (2.0 for a sharp 1600×900). Text
+    /// uses the system's fonts; without any, the PNG has the lines and bars but no text.
+    pub fn to_png(&self, scale: f32) -> Result<Vec<u8>> {
+        png::render(&self.svg, scale)
+    }
+}
+
+/// Draws `kind` over `columns`. Fails with [`Error::NoData`] when the runs hold nothing the
+/// chart shows (say, a latency chart of bulk-transfer runs), and for [`ChartKind::Pps`], which
+/// is drawn from a matrix by [`pps_chart`].
+pub fn render(kind: ChartKind, columns: &[LabeledRuns]) -> Result<Chart> {
+    let svg = match kind {
+        ChartKind::Throughput => timeline::draw(columns)?,
+        ChartKind::ThroughputCpu => bars::draw(columns)?,
+        ChartKind::LatencyCdf => latency::draw(columns)?,
+        ChartKind::MessageSize => msg_size::draw(columns)?,
+        ChartKind::Pps => {
+            return Err(Error::NoData {
+                chart: kind.name(),
+                reason: "drawn from a `linerate pps --json` matrix, not from runs".into(),
+            })
+        }
+    };
+    Ok(Chart { kind, svg })
+}
+
+/// Draws the packet rate of `matrix` per frame size, one series per flow count, against the
+/// line-rate curve when the matrix has a link speed.
+pub fn pps_chart(matrix: &PpsMatrix) -> Result<Chart> {
+    Ok(Chart {
+        kind: ChartKind::Pps,
+        svg: pps::draw(matrix)?,
+    })
+}
+
+/// The kinds that `columns` have data for, in [`ChartKind::ALL`] order ([`ChartKind::Pps`]
+/// never: it needs a matrix).
+pub fn applicable(columns: &[LabeledRuns]) -> Vec<ChartKind> {
+    let mut kinds = Vec::new();
+    if timeline::has_data(columns) {
+        kinds.push(ChartKind::Throughput);
+    }
+    if columns.iter().any(|c| !c.runs.is_empty()) {
+        kinds.push(ChartKind::ThroughputCpu);
+    }
+    if latency::has_data(columns) {
+        kinds.push(ChartKind::LatencyCdf);
+    }
+    if msg_size::has_data(columns) {
+        kinds.push(ChartKind::MessageSize);
+    }
+    kinds
+}
+
+/// One x/y series with its legend label.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Series {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Okabe–Ito colours (distinguishable with the common colour-vision deficiencies), black last.
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(0, 114, 178),
+    RGBColor(230, 159, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
+    RGBColor(213, 94, 0),
+    RGBColor(240, 228, 66),
+    RGBColor(0, 0, 0),
+];
+
+/// The colour of the `i`th series.
+pub(crate) fn color(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// Maps a plotters error to ours, naming the chart.
+pub(crate) fn draw_error<E: std::fmt::Debug>(chart: ChartKind) -> impl Fn(E) -> Error {
+    move |e| Error::Draw {
+        chart: chart.name(),
+        message: format!("{e:?}"),
+    }
+}
+
+/// Font family of every text element: generic, so any viewer resolves it.
+pub(crate) const FONT: &str = "sans-serif";

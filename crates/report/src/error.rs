@@ -1,0 +1,39 @@
+//! The library's one error type. Messages name the input and say what to do.
+
+use thiserror::Error;
+
+/// Why an export, chart or report could not be written.
+#[derive(Debug, Error)]
+pub enum Error {
+    /// Writing to the output failed.
+    #[error("writing the output: {0}")]
+    Io(#[from] std::io::Error),
+    /// The CSV writer failed.
+    #[error("writing CSV: {0}")]
+    Csv(#[from] csv::Error),
+    /// The JSON writer failed.
+    #[error("writing JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// A chart was asked of runs that hold none of what it shows.
+    #[error("{chart} chart: {reason}")]
+    NoData {
+        /// Which chart.
+        chart: &'static str,
+        /// What is missing and what would have it.
+        reason: String,
+    },
+    /// plotters failed to draw (a bug, or data it cannot place, such as non-finite values).
+    #[error("drawing the {chart} chart: {message}")]
+    Draw {
+        /// Which chart.
+        chart: &'static str,
+        /// plotters' message.
+        message: String,
+    },
+    /// The SVG could not be rasterised.
+    #[error("rendering PNG: {0}")]
+    Png(String),
+    /// The HTML template failed to render (a bug in the template).
+    #[error("rendering the HTML report: {0}")]
+    Template(#[from] minijinja::Error),
+}

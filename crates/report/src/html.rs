@@ -1,0 +1,148 @@
+//! The HTML report: one self-contained file (inline CSS, inline SVG charts, one inline
+//! script), readable offline — no external URL appears anywhere in it.
+//!
+//! The page is a minijinja template (`templates/report.html`) over the same tables the other
+//! exporters write: the columns and their tags, the comparison, the run list, the packet-rate
+//! matrix when given, and every chart the data supports. Its script counts the drawn charts
+//! into `<body data-charts>`, so a headless browser's DOM shows that the page ran.
+
+use minijinja::value::Serde;
+use minijinja::{context, Environment, Value};
+use serde::Serialize;
+
+use crate::chart;
+use crate::format::comparison_cells;
+use crate::{Comparison, Error, LabeledRuns, PpsMatrix, Result, RunsTable};
+
+const TEMPLATE: &str = include_str!("../templates/report.html");
+
+/// What a report shows.
+#[derive(Debug, Clone, Copy)]
+pub struct Report<'a> {
+    /// Page title and heading.
+    pub title: &'a str,
+    /// A line under the title, e.g. when and from which store the report was made (the
+    /// library reads no clock, so reports of the same runs are identical).
+    pub subtitle: Option<&'a str>,
+    /// The columns compared; their runs are listed and charted.
+    pub columns: &'a [LabeledRuns],
+    /// A packet-rate matrix to tabulate and chart.
+    pub pps: Option<&'a PpsMatrix>,
+}
+
+/// A table as the template's `table` macro takes it.
+#[derive(Serialize)]
+struct Cells {
+    headers: Vec<String>,
+    rows: Vec<Vec<String>>,
+    text_columns: usize,
+}
+
+fn pps_cells(m: &PpsMatrix) -> Cells {
+    let opt = |v: Option<f64>, f: fn(f64) -> String| v.map(f).unwrap_or_else(|| "-".into());
+    Cells {
+        headers: [
+            "frame (bytes)",
+            "payload (bytes)",
+            "flows",
+            "sent (packets/s)",
+            "received (packets/s)",
+            "loss (%)",
+            "line rate (packets/s)",
+            "of line rate (%)",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: m
+            .cells
+            .iter()
+            .map(|c| {
+                vec![
+                    c.frame_bytes.to_string(),
+                    c.payload_bytes.to_string(),
+                    c.flows.to_string(),
+                    format!("{:.0}", c.pps_sent),
+                    format!("{:.0}", c.pps_received),
+                    format!("{:.3}", c.loss_pct),
+                    opt(c.line_rate_pps, |v| format!("{v:.0}")),
+                    opt(c.line_rate_ratio, |v| format!("{:.1}", v * 100.0)),
+                ]
+            })
+            .collect(),
+        text_columns: 0,
+    }
+}
+
+/// Every chart the report's data supports, in [`chart::ChartKind::ALL`] order.
+pub fn charts(report: &Report<'_>) -> Result<Vec<chart::Chart>> {
+    let mut out = Vec::new();
+    for kind in chart::applicable(report.columns) {
+        match chart::render(kind, report.columns) {
+            Ok(c) => out.push(c),
+            Err(Error::NoData { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if let Some(m) = report.pps.filter(|m| !m.cells.is_empty()) {
+        out.push(chart::pps_chart(m)?);
+    }
+    Ok(out)
+}
+
+/// The report as one HTML document.
+pub fn render(report: &Report<'_>) -> Result<String> {
+    let mut env = Environment::new();
+    env.add_template("report.html", TEMPLATE)?;
+    let cmp = Comparison::new(report.columns);
+    let (headers, rows) = comparison_cells(&cmp);
+    let comparison = Cells {
+        headers,
+        rows: if cmp.columns.is_empty() { vec![] } else { rows },
+        text_columns: 2,
+    };
+    let runs = RunsTable::new(report.columns);
+    let charts: Vec<Value> = charts(report)?
+        .into_iter()
+        .map(|c| {
+            Value::from(Serde(ChartView {
+                name: c.kind.name(),
+                title: c.kind.title(),
+                about: c.kind.about(),
+                // The SVG is ours (plotters escapes every text it writes), so it goes in as is.
+                svg: Value::from_safe_string(c.svg),
+            }))
+        })
+        .collect();
+    let pps = report.pps.map(|m| {
+        context! {
+            target => m.target.clone(),
+            link => m.link_speed_bps.map(|l| measure::units::format_bits_per_sec(l as f64)),
+            table => Value::from(Serde(pps_cells(m))),
+        }
+    });
+    let columns: Vec<Value> = report
+        .columns
+        .iter()
+        .map(
+            |c| context! { label => c.label.clone(), tags => c.tags.clone(), runs => c.runs.len() },
+        )
+        .collect();
+    let html = env.get_template("report.html")?.render(context! {
+        title => report.title,
+        subtitle => report.subtitle,
+        columns => columns,
+        comparison => Value::from(Serde(comparison)),
+        runs => Value::from(Serde(runs)),
+        pps => pps,
+        charts => charts,
+    })?;
+    Ok(html)
+}
+
+#[derive(Serialize)]
+struct ChartView {
+    name: &'static str,
+    title: &'static str,
+    about: &'static str,
+    svg: Value,
+}

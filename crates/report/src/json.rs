@@ -1,0 +1,51 @@
+//! JSON: the comparison as it is held (numbers, not text), and runs with their labels.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use results::RunRecord;
+use serde::Serialize;
+
+use crate::{Comparison, LabeledRuns, Result};
+
+/// Writes the comparison, pretty-printed, with a trailing newline.
+pub(crate) fn comparison(w: &mut dyn Write, cmp: &Comparison) -> Result<()> {
+    serde_json::to_writer_pretty(&mut *w, cmp)?;
+    writeln!(w)?;
+    Ok(())
+}
+
+/// One exported run: the record as stored, with the label and tags it was asked for under.
+#[derive(Serialize)]
+struct Exported<'a> {
+    label: String,
+    tags: &'a BTreeMap<String, String>,
+    run: &'a RunRecord,
+}
+
+fn exported(columns: &[LabeledRuns]) -> impl Iterator<Item = Exported<'_>> {
+    columns.iter().flat_map(|c| {
+        c.runs.iter().enumerate().map(move |(i, run)| Exported {
+            label: c.run_label(i),
+            tags: &c.tags,
+            run,
+        })
+    })
+}
+
+/// Writes every run as one pretty-printed JSON array of `{label, tags, run}`.
+pub(crate) fn runs(w: &mut dyn Write, columns: &[LabeledRuns]) -> Result<()> {
+    let all: Vec<Exported> = exported(columns).collect();
+    serde_json::to_writer_pretty(&mut *w, &all)?;
+    writeln!(w)?;
+    Ok(())
+}
+
+/// Writes every run as one compact `{label, tags, run}` object per line (JSON Lines).
+pub(crate) fn runs_lines(w: &mut dyn Write, columns: &[LabeledRuns]) -> Result<()> {
+    for e in exported(columns) {
+        serde_json::to_writer(&mut *w, &e)?;
+        writeln!(w)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,43 @@
+//! Exporters over linerate results: comparison tables, Markdown, CSV, JSON, SVG/PNG charts and
+//! a self-contained HTML report.
+//!
+//! Everything here reads finished [`results::RunRecord`]s and writes text or images; nothing
+//! measures and nothing touches the store. The binary loads runs (by id or tag set), wraps each
+//! column of a comparison in a [`LabeledRuns`], and hands them to:
+//!
+//! - [`Comparison::new`] then [`write_comparison`] for `linerate compare` (table, Markdown,
+//!   CSV, JSON);
+//! - [`export_runs`] for `linerate export` (JSON, JSON Lines, per-interval CSV, Markdown);
+//! - [`chart::render`] / [`chart::pps_chart`] and [`chart::Chart::to_png`] for `linerate chart`;
+//! - [`html::render`] for `linerate report`.
+//!
+//! Measurement is kept apart from formatting: [`Comparison`] and the chart series hold numbers
+//! in the units their names say; only the exporters turn them into text. Every output is
+//! deterministic for the same input (no clocks, no random ids), so it can be snapshot-tested.
+
+pub mod chart;
+mod compare;
+mod csv_out;
+mod error;
+mod export;
+mod format;
+pub mod html;
+mod json;
+mod labeled;
+mod markdown;
+mod metrics;
+mod pps;
+mod summary;
+mod table;
+
+pub use compare::{Column, Comparison, Row};
+pub use error::Error;
+pub use export::{export_runs, write_comparison, CompareFormat, ExportFormat};
+pub use labeled::LabeledRuns;
+pub use metrics::{metrics, Better, Metric};
+pub use pps::PpsMatrix;
+pub use summary::RunsTable;
+pub use table::{comparison_table, runs_table};
+
+/// Result of every fallible function here.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,7 @@
+//! The report crate's integration tests: snapshots of every text exporter and a chart SVG over
+//! fixed synthetic runs (`tests/fixtures/*.json`), PNG rendering, and the HTML report opened in
+//! headless Chromium.
+
+mod browser;
+mod fixtures;
+mod snapshots;
