@@ -97,7 +97,7 @@ pub fn render(report: &Report<'_>) -> Result<String> {
     let (headers, rows) = comparison_cells(&cmp);
     let comparison = Cells {
         headers,
-        rows: if cmp.columns.is_empty() { vec![] } else { rows },
+        rows,
         text_columns: 2,
     };
     let runs = RunsTable::new(report.columns);
