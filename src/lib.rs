@@ -14,4 +14,5 @@ pub mod server;
 pub mod shutdown;
 pub mod store_cmd;
 pub mod summary;
+pub mod sweep;
 pub mod target;

@@ -1,0 +1,716 @@
+//! The command line of `linerate sweep …`, `linerate rfc2544` and the `--repeat/--until-ci`
+//! flags (clap derive; the doc comments are the help), and their validation into plans.
+//!
+//! The test a parameter sweep runs is given after `--` in the test commands' own syntax
+//! (`-- tcp HOST -P 2 -l 64K`) and parsed with their clap definitions, so every flag means
+//! what it means there. `sweep size` and `rfc2544` build their tests the same way, from
+//! argument lists, so they reuse the test commands' validation without copying it.
+//! Everything is checked here, before anything runs: a plan that exists is runnable.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use wire::spec::TestKind;
+
+use super::knob::KnobPlan;
+use super::ladder::{parse_bound, size_ladder, DEFAULT_PERTURBATION};
+use super::param::Parameter;
+use super::plan::{FramePlan, PlannedPoint, Rfc2544Plan, SweepPlan};
+use super::repeat::RepeatPlan;
+use super::result::SweepKind;
+use super::values::{parse_values, SweepValue, ValueUnit};
+use crate::cli::{Cli, Command, CommonArgs, TcpPlan};
+use crate::probe::ProbePlan;
+use crate::store_cmd::StoreArgs;
+use crate::target::DEFAULT_PORT;
+
+/// `--repeat N` and `--until-ci LEVEL:PCT`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RepeatArgs {
+    /// Run each test N times and report the median, minimum, maximum and spread of every
+    /// figure (with --until-ci: at most N times; default 10).
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<u32>,
+    /// Repeat until the LEVEL % confidence interval of the mean is at most PCT % of the mean
+    /// wide (as netperf -I LEVEL,PCT: 95:2 is mean ± 1 %), after at least 3 runs.
+    #[arg(long, value_name = "LEVEL:PCT")]
+    pub until_ci: Option<String>,
+}
+
+impl RepeatArgs {
+    /// The validated plan.
+    pub fn plan(&self) -> Result<RepeatPlan, String> {
+        RepeatPlan::new(self.repeat, self.until_ci.as_deref())
+    }
+}
+
+/// How results are printed.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct OutputArgs {
+    /// Print one JSON document instead of the table.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print CSV (a header line, then one line per point) instead of the table.
+    #[arg(long)]
+    pub csv: bool,
+}
+
+/// `linerate sweep`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// What to sweep.
+    #[command(subcommand)]
+    pub what: SweepCommand,
+}
+
+/// What a sweep varies.
+#[derive(Debug, Subcommand)]
+pub enum SweepCommand {
+    /// Message sizes, NetPIPE-style: a short stream test and a request/response test per
+    /// size, from --min to --max on a geometric ladder with ±3-byte perturbations; reports
+    /// peak throughput, n½ (the smallest size reaching half of it) and small-message latency.
+    Size(SizeArgs),
+    /// Parallel streams (-P) of the test after --, e.g. --values 1,2,4,8 -- tcp HOST.
+    Streams(ParamArgs),
+    /// Socket buffer size (-w) of the test after --, e.g. --values 64K,256K,1M.
+    Window(ParamArgs),
+    /// TCP maximum segment size (-M) of the test after --, e.g. --values 536,1460,8960.
+    Mss(ParamArgs),
+    /// UDP rate per stream (-b, bits/s) of the `udp` test after --, e.g. --values 100M,1G.
+    Rate(ParamArgs),
+    /// Bytes per write (-l; for rr the request and response size) of the test after --.
+    Payload(ParamArgs),
+    /// A setting changed by your own command before each point: --pre 'CMD … {value}'
+    /// runs (without a shell) with each value in place of {value}.
+    Knob(KnobArgs),
+}
+
+/// Transport of a size sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Proto {
+    /// tcp_stream and tcp_rr.
+    Tcp,
+    /// udp_stream (at max rate) and udp_rr.
+    Udp,
+}
+
+/// `linerate sweep size`.
+#[derive(Debug, Args)]
+pub struct SizeArgs {
+    /// Server to test against; none: an in-process server on loopback.
+    #[arg(value_name = "HOST")]
+    pub host: Option<String>,
+    /// Server port.
+    #[arg(long, short = 'p', value_name = "PORT", default_value_t = DEFAULT_PORT)]
+    pub port: u16,
+    /// Smallest message (K, M: binary multiples; default 1, or 16 for UDP).
+    #[arg(long, value_name = "BYTES")]
+    pub min: Option<String>,
+    /// Largest message (default 8M, or 65507 for UDP, less where the path's MTU is smaller).
+    #[arg(long, value_name = "BYTES")]
+    pub max: Option<String>,
+    /// Transport.
+    #[arg(long, value_enum, default_value_t = Proto::Tcp)]
+    pub proto: Proto,
+    /// Also measure each size this many bytes below and above (0: off), as NetPIPE does.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_PERTURBATION)]
+    pub perturbation: u32,
+    /// Duration of each test (each size runs a stream test and a request/response test).
+    #[arg(
+        long = "time",
+        short = 't',
+        value_name = "SECONDS",
+        default_value_t = 1.0
+    )]
+    pub time: f64,
+    /// Socket buffer size on both ends.
+    #[arg(long, short = 'w', value_name = "BYTES")]
+    pub window: Option<String>,
+    /// IPv4 only.
+    #[arg(short = '4', conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// IPv6 only.
+    #[arg(short = '6')]
+    pub ipv6: bool,
+    /// Local address to connect from.
+    #[arg(long, short = 'B', value_name = "ADDR")]
+    pub bind: Option<String>,
+    /// Pin this end's data threads to CPU CLIENT and the server's to CPU SERVER.
+    #[arg(long, short = 'A', value_name = "CLIENT[,SERVER]")]
+    pub affinity: Option<String>,
+    /// Throughput only: skip the request/response test at each size.
+    #[arg(long)]
+    pub no_latency: bool,
+    /// Repetitions.
+    #[command(flatten)]
+    pub repeat: RepeatArgs,
+    /// Output format.
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Results database.
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// `linerate sweep streams|window|mss|rate|payload`.
+#[derive(Debug, Args)]
+pub struct ParamArgs {
+    /// Server to test against (or give it in the test after --).
+    #[arg(value_name = "HOST")]
+    pub host: Option<String>,
+    /// The values, in increasing order, comma-separated (bytes: K, M binary; rates: K, M, G
+    /// bits/s).
+    #[arg(long, value_name = "V1,V2,...", allow_hyphen_values = true)]
+    pub values: String,
+    /// Repetitions of each point.
+    #[command(flatten)]
+    pub repeat: RepeatArgs,
+    /// Output format.
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Results database.
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The test to run at each point, as its own command: `-- tcp HOST -t 5` (default: tcp).
+    #[arg(last = true, value_name = "TEST")]
+    pub test: Vec<String>,
+}
+
+/// `linerate sweep knob`.
+#[derive(Debug, Args)]
+pub struct KnobArgs {
+    /// Server to test against (or give it in the test after --).
+    #[arg(value_name = "HOST")]
+    pub host: Option<String>,
+    /// The values, comma-separated: numbers in increasing order, or words (run in the order
+    /// given, each once).
+    #[arg(long, value_name = "V1,V2,...", allow_hyphen_values = true)]
+    pub values: String,
+    /// Command run before each point, with {value} replaced by the point's value, e.g.
+    /// 'ethtool -C eth0 rx-usecs {value}'. No shell: quote with ' or "; for pipes, write a
+    /// script (the value is also in $LINERATE_VALUE). A failure stops the sweep.
+    #[arg(long, value_name = "CMD", allow_hyphen_values = true)]
+    pub pre: String,
+    /// Command run after each point (e.g. to restore a setting); {value} works here too.
+    #[arg(long, value_name = "CMD", allow_hyphen_values = true)]
+    pub post: Option<String>,
+    /// Repetitions of each point.
+    #[command(flatten)]
+    pub repeat: RepeatArgs,
+    /// Output format.
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Results database.
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The test to run at each point, as its own command: `-- tcp HOST` (default: tcp).
+    #[arg(last = true, value_name = "TEST")]
+    pub test: Vec<String>,
+}
+
+/// `linerate rfc2544`.
+#[derive(Debug, Args)]
+pub struct Rfc2544Args {
+    /// Server to test against; none: an in-process server on loopback.
+    #[arg(value_name = "HOST")]
+    pub host: Option<String>,
+    /// Server port.
+    #[arg(long, short = 'p', value_name = "PORT", default_value_t = DEFAULT_PORT)]
+    pub port: u16,
+    /// Ethernet frame sizes in bytes, FCS included, increasing (UDP payload = frame − 46 for
+    /// IPv4, − 66 for IPv6).
+    #[arg(
+        long,
+        value_name = "BYTES,...",
+        default_value = "64,128,256,512,1024,1280,1518"
+    )]
+    pub frame: String,
+    /// Largest lost share of frames that still passes a trial, percent (RFC 2544: 0).
+    #[arg(long, value_name = "PERCENT", default_value_t = 0.0)]
+    pub loss: f64,
+    /// Length of each trial: 10s, 500ms, 30 (seconds).
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub trial: String,
+    /// Stop searching when the best pass is within this many percent of the lowest failure.
+    #[arg(long, value_name = "PERCENT", default_value_t = 0.5)]
+    pub resolution: f64,
+    /// Most trials per frame size.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub max_trials: u32,
+    /// Link speed (bits/s; K, M, G, T): the first trial offers its line rate, and the table
+    /// shows the theoretical frame rate beside each result.
+    #[arg(long, value_name = "BITS_PER_SEC")]
+    pub link_speed: Option<String>,
+    /// Parallel streams (the rate is split over them).
+    #[arg(
+        long = "parallel",
+        short = 'P',
+        value_name = "STREAMS",
+        default_value_t = 1
+    )]
+    pub parallel: u32,
+    /// Socket buffer size on both ends (default: 4M, as `linerate udp`).
+    #[arg(long, short = 'w', value_name = "BYTES")]
+    pub window: Option<String>,
+    /// Datagrams per sendmmsg/recvmmsg call (a paced sender sends a batch back to back).
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub batch: u16,
+    /// IPv4 only.
+    #[arg(short = '4', conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// IPv6 only (frames carry 20 more header bytes).
+    #[arg(short = '6')]
+    pub ipv6: bool,
+    /// Local address to connect from.
+    #[arg(long, short = 'B', value_name = "ADDR")]
+    pub bind: Option<String>,
+    /// Pin this end's data threads to CPU CLIENT and the server's to CPU SERVER.
+    #[arg(long, short = 'A', value_name = "CLIENT[,SERVER]")]
+    pub affinity: Option<String>,
+    /// Skip the latency run at each answer.
+    #[arg(long)]
+    pub no_latency: bool,
+    /// Output format.
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Results database.
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// The test a sweep runs, parsed with the test commands' definitions: what the caller needs
+/// to resolve the target (`common`, `unix`) and the plan whose spec each point varies.
+#[derive(Debug, Clone)]
+pub struct BaseTest {
+    /// The shared flags (HOST, port, family, bind).
+    pub common: CommonArgs,
+    /// The validated test.
+    pub plan: TcpPlan,
+    /// `tcp --unix PATH`.
+    pub unix: Option<PathBuf>,
+    /// `--latency`.
+    pub probe: Option<ProbePlan>,
+}
+
+/// Parses `test` (the words after `--`; empty means `tcp`) as a linerate test command, with
+/// `host` (given before `--`) as its HOST.
+pub fn parse_base_test(host: Option<&str>, test: &[String]) -> Result<BaseTest, String> {
+    for flag in ["--repeat", "--until-ci"] {
+        if test
+            .iter()
+            .any(|w| w == flag || w.starts_with(&format!("{flag}=")))
+        {
+            return Err(format!(
+                "{flag} after --: give it before -- (it applies to every point of the sweep)"
+            ));
+        }
+    }
+    let words = if test.is_empty() {
+        vec!["tcp".to_string()]
+    } else {
+        test.to_vec()
+    };
+    let mut base = parse_test(&words, Some(&format!("-- {}", words.join(" "))))?;
+    match (host, &base.common.host) {
+        (Some(a), Some(b)) => {
+            return Err(format!(
+                "HOST given twice ('{a}' before -- and '{b}' after it); give it once"
+            ))
+        }
+        (Some(a), None) => base.common.host = Some(a.to_string()),
+        _ => {}
+    }
+    Ok(base)
+}
+
+/// Parses `words` (a test command and its flags) with the test commands' clap definitions and
+/// validates them; a usage error is prefixed with `context` (what the user typed), if any.
+fn parse_test(words: &[String], context: Option<&str>) -> Result<BaseTest, String> {
+    let argv = std::iter::once("linerate".to_string()).chain(words.iter().cloned());
+    let cli = Cli::try_parse_from(argv).map_err(|e| {
+        let rendered = e.render().to_string();
+        let first = rendered.lines().next().unwrap_or("not a test command");
+        let first = first.strip_prefix("error: ").unwrap_or(first);
+        match context {
+            Some(c) => format!("{c}: {first}"),
+            None => first.to_string(),
+        }
+    })?;
+    let (common, plan, unix, probe) = match cli.command {
+        Command::Tcp(a) => (
+            a.common.clone(),
+            a.plan()?,
+            a.unix.clone(),
+            a.latency.plan()?,
+        ),
+        Command::Udp(a) => (a.common.clone(), a.plan()?, None, a.latency.plan()?),
+        Command::Rr(a) => (a.common.clone(), a.plan(false)?, None, None),
+        Command::Crr(a) => (a.common.clone(), a.plan(true)?, None, None),
+        _ => {
+            return Err(format!(
+                "-- {}: a sweep runs one test per point: tcp, udp, rr or crr",
+                words.first().map_or("", String::as_str)
+            ))
+        }
+    };
+    Ok(BaseTest {
+        common,
+        plan,
+        unix,
+        probe,
+    })
+}
+
+/// The shared flags of `sweep size` and `rfc2544` as test-command words.
+struct Shared<'a> {
+    host: &'a Option<String>,
+    port: u16,
+    window: &'a Option<String>,
+    ipv4: bool,
+    ipv6: bool,
+    bind: &'a Option<String>,
+    affinity: &'a Option<String>,
+}
+
+impl Shared<'_> {
+    fn words(&self, command: &str, seconds: f64) -> Vec<String> {
+        let mut w = vec![command.to_string()];
+        w.extend(self.host.iter().cloned());
+        w.extend([
+            "--port".into(),
+            self.port.to_string(),
+            "--time".into(),
+            seconds.to_string(),
+            "--interval".into(),
+            "0".into(),
+        ]);
+        let mut opt = |flag: &str, v: &Option<String>| {
+            if let Some(v) = v {
+                w.push(format!("{flag}={v}"));
+            }
+        };
+        opt("--window", self.window);
+        opt("--bind", self.bind);
+        opt("--affinity", self.affinity);
+        if self.ipv4 {
+            w.push("-4".into());
+        }
+        if self.ipv6 {
+            w.push("-6".into());
+        }
+        w
+    }
+}
+
+/// A validated sweep and the test it is built on (for resolving the target).
+#[derive(Debug, Clone)]
+pub struct PreparedSweep {
+    /// The points.
+    pub plan: SweepPlan,
+    /// The test, as parsed.
+    pub base: BaseTest,
+}
+
+impl SweepArgs {
+    /// Validates everything: values, commands, the test after `--`.
+    pub fn plan(&self) -> Result<PreparedSweep, String> {
+        match &self.what {
+            SweepCommand::Size(a) => a.plan(),
+            SweepCommand::Streams(a) => a.plan(Parameter::Streams),
+            SweepCommand::Window(a) => a.plan(Parameter::Window),
+            SweepCommand::Mss(a) => a.plan(Parameter::Mss),
+            SweepCommand::Rate(a) => a.plan(Parameter::Rate),
+            SweepCommand::Payload(a) => a.plan(Parameter::Payload),
+            SweepCommand::Knob(a) => a.plan(),
+        }
+    }
+
+    /// The results-database flags.
+    pub fn store(&self) -> &StoreArgs {
+        match &self.what {
+            SweepCommand::Size(a) => &a.store,
+            SweepCommand::Knob(a) => &a.store,
+            SweepCommand::Streams(a)
+            | SweepCommand::Window(a)
+            | SweepCommand::Mss(a)
+            | SweepCommand::Rate(a)
+            | SweepCommand::Payload(a) => &a.store,
+        }
+    }
+
+    /// The output flags.
+    pub fn output(&self) -> OutputArgs {
+        match &self.what {
+            SweepCommand::Size(a) => a.output,
+            SweepCommand::Knob(a) => a.output,
+            SweepCommand::Streams(a)
+            | SweepCommand::Window(a)
+            | SweepCommand::Mss(a)
+            | SweepCommand::Rate(a)
+            | SweepCommand::Payload(a) => a.output,
+        }
+    }
+}
+
+impl SizeArgs {
+    /// The ladder, and a stream and a request/response spec per size.
+    pub fn plan(&self) -> Result<PreparedSweep, String> {
+        let udp = self.proto == Proto::Udp;
+        let (dmin, dmax) = if udp { ("16", "65507") } else { ("1", "8M") };
+        let min = parse_bound("--min", self.min.as_deref().unwrap_or(dmin), udp)?;
+        let max = parse_bound("--max", self.max.as_deref().unwrap_or(dmax), udp)?;
+        let sizes = size_ladder(min, max, self.perturbation)?;
+        let shared = Shared {
+            host: &self.host,
+            port: self.port,
+            window: &self.window,
+            ipv4: self.ipv4,
+            ipv6: self.ipv6,
+            bind: &self.bind,
+            affinity: &self.affinity,
+        };
+        let mut stream_words = shared.words(if udp { "udp" } else { "tcp" }, self.time);
+        stream_words.extend(if udp {
+            ["--rate".to_string(), "max".to_string()]
+        } else {
+            ["--send-mode".to_string(), "write".to_string()]
+        });
+        let stream = parse_test(&stream_words, None)?;
+        let rr = if self.no_latency {
+            None
+        } else {
+            let mut words = shared.words("rr", self.time);
+            if udp {
+                words.push("--udp".into());
+            }
+            Some(parse_test(&words, None)?.plan.spec)
+        };
+        let points = sizes
+            .iter()
+            .map(|&size| {
+                let mut specs = vec![with_len(&stream.plan.spec, size)];
+                if let Some(rr) = &rr {
+                    specs.push(with_len(rr, size));
+                }
+                PlannedPoint {
+                    value: SweepValue::number(u64::from(size)),
+                    specs,
+                }
+            })
+            .collect();
+        Ok(PreparedSweep {
+            plan: SweepPlan {
+                kind: SweepKind::Size,
+                points,
+                repeat: self.repeat.plan()?,
+                knob: None,
+                probe: None,
+            },
+            base: stream,
+        })
+    }
+}
+
+/// `spec` with messages of `len` bytes (a request/response test: request and response).
+fn with_len(spec: &wire::TestSpec, len: u32) -> wire::TestSpec {
+    let mut s = spec.clone();
+    s.write_len_bytes = len;
+    if s.kind.is_rr() {
+        s.response_len_bytes = len;
+    }
+    s
+}
+
+impl ParamArgs {
+    /// The test after `--` with each value of `parameter` applied.
+    pub fn plan(&self, parameter: Parameter) -> Result<PreparedSweep, String> {
+        let values = parse_values(&self.values, parameter.unit())?;
+        let base = parse_base_test(self.host.as_deref(), &self.test)?;
+        parameter.check_kind(base.plan.spec.kind)?;
+        let points = values
+            .into_iter()
+            .map(|value| {
+                Ok(PlannedPoint {
+                    specs: vec![parameter.apply(&base.plan.spec, &value)?],
+                    value,
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(PreparedSweep {
+            plan: SweepPlan {
+                kind: SweepKind::Param(parameter),
+                points,
+                repeat: self.repeat.plan()?,
+                knob: None,
+                probe: base.probe,
+            },
+            base,
+        })
+    }
+}
+
+impl KnobArgs {
+    /// The test after `--` once per value, with the commands checked.
+    pub fn plan(&self) -> Result<PreparedSweep, String> {
+        let values = parse_values(&self.values, ValueUnit::Text)?;
+        let labels: Vec<String> = values.iter().map(|v| v.label.clone()).collect();
+        let knob = KnobPlan::new(&self.pre, self.post.as_deref(), &labels)?;
+        let base = parse_base_test(self.host.as_deref(), &self.test)?;
+        let points = values
+            .into_iter()
+            .map(|value| PlannedPoint {
+                value,
+                specs: vec![base.plan.spec.clone()],
+            })
+            .collect();
+        Ok(PreparedSweep {
+            plan: SweepPlan {
+                kind: SweepKind::Knob,
+                points,
+                repeat: self.repeat.plan()?,
+                knob: Some(knob),
+                probe: base.probe,
+            },
+            base,
+        })
+    }
+}
+
+/// Parses a duration: `10s`, `500ms`, `1.5s`, `30` (seconds).
+pub fn parse_duration(flag: &str, text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let (num, scale) = if let Some(ms) = t.strip_suffix("ms") {
+        (ms, 0.001)
+    } else if let Some(s) = t.strip_suffix('s') {
+        (s, 1.0)
+    } else {
+        (t, 1.0)
+    };
+    let secs = num
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .map(|v| v * scale)
+        .ok_or_else(|| format!("{flag} {text}: give a duration, e.g. 10s, 500ms or 30"))?;
+    if !(0.1..=86_400.0).contains(&secs) {
+        return Err(format!(
+            "{flag} {text}: must be between 0.1 and 86400 seconds"
+        ));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// A validated rfc2544 run and the test it is built on.
+#[derive(Debug, Clone)]
+pub struct PreparedRfc2544 {
+    /// The search.
+    pub plan: Rfc2544Plan,
+    /// The first frame size's test (for resolving the target).
+    pub base: BaseTest,
+}
+
+impl Rfc2544Args {
+    /// Validates frames, loss, trial length and the UDP test.
+    pub fn plan(&self) -> Result<PreparedRfc2544, String> {
+        let frames = parse_values(&self.frame, ValueUnit::Count)
+            .map_err(|e| e.replacen("--values", "--frame", 1))?;
+        if !(self.loss.is_finite() && (0.0..100.0).contains(&self.loss)) {
+            return Err(format!(
+                "--loss {}: a percentage of frames, at least 0 and below 100",
+                self.loss
+            ));
+        }
+        if !(self.resolution.is_finite() && self.resolution > 0.0 && self.resolution <= 50.0) {
+            return Err(format!(
+                "--resolution {}: a percentage above 0 and at most 50, e.g. 0.5",
+                self.resolution
+            ));
+        }
+        if self.max_trials == 0 || self.max_trials > 100 {
+            return Err(format!(
+                "--max-trials {}: between 1 and 100",
+                self.max_trials
+            ));
+        }
+        let trial = parse_duration("--trial", &self.trial)?;
+        let shared = Shared {
+            host: &self.host,
+            port: self.port,
+            window: &self.window,
+            ipv4: self.ipv4,
+            ipv6: self.ipv6,
+            bind: &self.bind,
+            affinity: &self.affinity,
+        };
+        let mut words = shared.words("udp", trial.as_secs_f64());
+        words.extend([
+            "--rate".into(),
+            "max".into(),
+            "--parallel".into(),
+            self.parallel.to_string(),
+            "--batch".into(),
+            self.batch.to_string(),
+        ]);
+        if let Some(l) = &self.link_speed {
+            words.push(format!("--link-speed={l}"));
+        }
+        let base = parse_test(&words, None)?;
+        let link = base.plan.spec.link_speed_bps;
+        let mut plans = Vec::new();
+        for f in &frames {
+            let frame = f.number.unwrap_or(0.0) as u32;
+            if frame < 64 {
+                return Err(format!(
+                    "--frame {frame}: Ethernet frames are at least 64 bytes"
+                ));
+            }
+            let min_frame = if self.ipv6 { 66 } else { 46 } + wire::datagram::HEADER_LEN as u32;
+            let payload = measure::line_rate::udp_payload(frame, self.ipv6)
+                .filter(|p| *p as usize >= wire::datagram::HEADER_LEN)
+                .ok_or_else(|| {
+                    format!(
+                        "--frame {frame}: too small for linerate's 16-byte header over {}; the smallest is {min_frame}",
+                        if self.ipv6 { "IPv6/UDP" } else { "IPv4/UDP" }
+                    )
+                })?;
+            if payload > 65_507 {
+                return Err(format!("--frame {frame}: above the largest UDP datagram"));
+            }
+            let mut spec = base.plan.spec.clone();
+            spec.write_len_bytes = payload;
+            plans.push(FramePlan {
+                frame_bytes: frame,
+                payload_bytes: payload,
+                spec,
+                line_rate_pps: link.map(|l| measure::line_rate::pps(l as f64, frame)),
+            });
+        }
+        let latency = (!self.no_latency).then(|| {
+            (
+                ProbePlan {
+                    kind: TestKind::UdpRr,
+                    rate_per_s: 100,
+                    bytes: 64,
+                    idle: Duration::from_secs(1),
+                },
+                trial.as_millis() as u64,
+            )
+        });
+        Ok(PreparedRfc2544 {
+            plan: Rfc2544Plan {
+                frames: plans,
+                loss_ratio: self.loss / 100.0,
+                resolution: self.resolution / 100.0,
+                max_trials: self.max_trials,
+                latency,
+                link_speed_bps: link,
+            },
+            base,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

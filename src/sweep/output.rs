@@ -1,0 +1,635 @@
+//! Writers for sweep, repetition and rfc2544 results: a plain-text table, CSV (via the csv
+//! crate) and JSON (the result types as serde serializes them). Writers only format: every
+//! figure was computed in `result.rs`, `repeat.rs` or `rfc2544.rs`. Output is deterministic
+//! for the same result, so it can be compared in tests.
+
+use std::io::Write;
+
+use anyhow::Result;
+use measure::units::format_bits_per_sec as bps;
+use serde::Serialize;
+
+use super::args::OutputArgs;
+use super::knob::Phase;
+use super::repeat::RepeatStats;
+use super::result::{Stopped, SweepPoint, SweepResult};
+use super::rfc2544::{End, Rfc2544Result};
+use super::run::RepeatResult;
+
+/// Which writer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Aligned columns for people.
+    Table,
+    /// One pretty-printed JSON document.
+    Json,
+    /// A header line, then one line per point.
+    Csv,
+}
+
+impl OutputArgs {
+    /// The format the flags ask for.
+    pub fn format(&self) -> Format {
+        if self.json {
+            Format::Json
+        } else if self.csv {
+            Format::Csv
+        } else {
+            Format::Table
+        }
+    }
+}
+
+/// Writes `value` as pretty JSON and a newline.
+pub fn write_json<T: Serialize>(w: &mut dyn Write, value: &T) -> Result<()> {
+    serde_json::to_writer_pretty(&mut *w, value)?;
+    writeln!(w)?;
+    Ok(())
+}
+
+/// Writes rows under headers, each column as wide as its widest cell; numeric columns
+/// (`right`) are right-aligned. Trailing spaces are trimmed.
+fn table(
+    w: &mut dyn Write,
+    headers: &[String],
+    rows: &[Vec<String>],
+    right: &[bool],
+) -> std::io::Result<()> {
+    let widths: Vec<usize> = (0..headers.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain([headers[i].chars().count()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |w: &mut dyn Write, cells: &[String]| -> std::io::Result<()> {
+        let mut s = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            let pad = widths[i].saturating_sub(c.chars().count());
+            if right.get(i).copied().unwrap_or(false) {
+                s.push_str(&" ".repeat(pad));
+                s.push_str(c);
+            } else {
+                s.push_str(c);
+                s.push_str(&" ".repeat(pad));
+            }
+            s.push_str("  ");
+        }
+        writeln!(w, "{}", s.trim_end())
+    };
+    line(w, headers)?;
+    for r in rows {
+        line(w, r)?;
+    }
+    Ok(())
+}
+
+fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    v.map_or_else(|| "-".to_string(), f)
+}
+
+/// `12,13,14,20` → `#12-14, #20`.
+pub fn id_ranges(ids: &[i64]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < ids.len() {
+        let mut j = i;
+        while j + 1 < ids.len() && ids[j + 1] == ids[j] + 1 {
+            j += 1;
+        }
+        out.push(if j > i {
+            format!("#{}-{}", ids[i], ids[j])
+        } else {
+            format!("#{}", ids[i])
+        });
+        i = j + 1;
+    }
+    out.join(", ")
+}
+
+fn mbit(v: f64) -> String {
+    format!("{:.2}", v / 1e6)
+}
+
+fn value_header(parameter: &str) -> String {
+    match parameter {
+        "size_bytes" => "BYTES".into(),
+        "knob" => "VALUE".into(),
+        p => p
+            .trim_end_matches("_bytes")
+            .trim_end_matches("_bps")
+            .to_uppercase(),
+    }
+}
+
+fn knob_status(p: &SweepPoint) -> String {
+    p.knob
+        .iter()
+        .map(|k| {
+            let phase = match k.phase {
+                Phase::Pre => "pre",
+                Phase::Post => "post",
+            };
+            let status = match (k.exit_code, &k.spawn_error) {
+                (_, Some(_)) => "not run".to_string(),
+                (Some(c), None) => c.to_string(),
+                (None, None) => format!("signal {}", k.signal.unwrap_or(0)),
+            };
+            format!("{phase} {status}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The sweep as a table, its summary and how it ended.
+pub fn write_sweep_table(w: &mut dyn Write, r: &SweepResult) -> std::io::Result<()> {
+    writeln!(
+        w,
+        "linerate {}: {} against {}",
+        r.kind.replace('_', " "),
+        r.test.as_str(),
+        r.target
+    )?;
+    if let Some(k) = &r.knob {
+        write!(w, "  --pre {}", k.pre.text)?;
+        if let Some(post) = &k.post {
+            write!(w, "  --post {}", post.text)?;
+        }
+        writeln!(w)?;
+    }
+    let points = &r.points;
+    let any = |f: fn(&SweepPoint) -> bool| points.iter().any(f);
+    let stats = |p: &SweepPoint| -> Option<RepeatStats> {
+        let s = p.repeat.first()?;
+        s.get(&s.primary).copied()
+    };
+    let repeated = any(|p| !p.repeat.is_empty());
+    let ci = points.iter().find_map(|p| p.repeat.first()?.ci).is_some();
+    let size = r.parameter == "size_bytes";
+    type Col<'a> = (String, Box<dyn Fn(&SweepPoint) -> String + 'a>, bool);
+    let mut cols: Vec<Col> = vec![(
+        value_header(&r.parameter),
+        Box::new(|p: &SweepPoint| {
+            format!("{}{}", p.value.label, if p.interrupted { "*" } else { "" })
+        }),
+        size,
+    )];
+    if any(|p| p.throughput_bps.is_some()) {
+        cols.push((
+            "MBIT/S".into(),
+            Box::new(|p| opt(p.throughput_bps, mbit)),
+            true,
+        ));
+    }
+    if repeated {
+        cols.push((
+            "MIN".into(),
+            Box::new(move |p| opt(stats(p).map(|s| s.min), mbit)),
+            true,
+        ));
+        cols.push((
+            "MAX".into(),
+            Box::new(move |p| opt(stats(p).map(|s| s.max), mbit)),
+            true,
+        ));
+        cols.push((
+            "SPREAD %".into(),
+            Box::new(move |p| opt(stats(p).and_then(|s| s.spread_pct), |v| format!("{v:.1}"))),
+            true,
+        ));
+        cols.push((
+            "N".into(),
+            Box::new(move |p| stats(p).map_or("-".into(), |s| s.n.to_string())),
+            true,
+        ));
+    }
+    if ci {
+        cols.push((
+            "CI".into(),
+            Box::new(|p| match p.repeat.first().and_then(|s| s.ci) {
+                Some(c) if c.reached => "ok".into(),
+                Some(_) => "no".into(),
+                None => "-".into(),
+            }),
+            false,
+        ));
+    }
+    if any(|p| p.rtt_p50_us.is_some()) {
+        cols.push((
+            "RTT P50 us".into(),
+            Box::new(|p| opt(p.rtt_p50_us, |v| format!("{v:.1}"))),
+            true,
+        ));
+    }
+    if !size && any(|p| p.transactions_per_s.is_some()) {
+        cols.push((
+            "TRANS/S".into(),
+            Box::new(|p| opt(p.transactions_per_s, |v| format!("{v:.0}"))),
+            true,
+        ));
+    }
+    if any(|p| p.loss_pct.is_some()) {
+        cols.push((
+            "LOSS %".into(),
+            Box::new(|p| opt(p.loss_pct, |v| format!("{v:.3}"))),
+            true,
+        ));
+    }
+    if any(|p| p.retransmits.is_some()) {
+        cols.push((
+            "RETR".into(),
+            Box::new(|p| opt(p.retransmits, |v| format!("{v:.0}"))),
+            true,
+        ));
+    }
+    cols.push((
+        "CPU L/R %".into(),
+        Box::new(|p| match (p.local_cpu_pct, p.remote_cpu_pct) {
+            (Some(l), Some(rm)) => format!("{l:.0}/{rm:.0}"),
+            _ => "-".into(),
+        }),
+        true,
+    ));
+    if any(|p| !p.knob.is_empty()) {
+        cols.push(("KNOB EXIT".into(), Box::new(knob_status), false));
+    }
+    cols.push((
+        "RUNS".into(),
+        Box::new(|p| {
+            let ids = p.run_ids();
+            if ids.is_empty() {
+                "-".into()
+            } else {
+                id_ranges(&ids)
+            }
+        }),
+        false,
+    ));
+    let headers: Vec<String> = cols.iter().map(|c| c.0.clone()).collect();
+    let right: Vec<bool> = cols.iter().map(|c| c.2).collect();
+    let rows: Vec<Vec<String>> = points
+        .iter()
+        .map(|p| cols.iter().map(|c| (c.1)(p)).collect())
+        .collect();
+    if rows.is_empty() {
+        writeln!(w, "no points finished")?;
+    } else {
+        table(w, &headers, &rows, &right)?;
+    }
+    let s = &r.summary;
+    if let (Some(peak), Some(at)) = (s.peak_throughput_bps, s.peak_at) {
+        let at = if size {
+            format!("{at} bytes")
+        } else {
+            let label = points
+                .iter()
+                .find(|p| p.value.number == Some(at))
+                .map_or_else(|| at.to_string(), |p| p.value.label.clone());
+            format!("{}={label}", r.parameter)
+        };
+        write!(w, "peak {} at {at}", bps(peak))?;
+        if let Some(n) = s.n_half_bytes {
+            write!(
+                w,
+                "; n½ {n} bytes (the smallest size reaching {})",
+                bps(peak / 2.0)
+            )?;
+        }
+        writeln!(w)?;
+    }
+    if let (Some(rtt), Some(b)) = (s.small_message_rtt_us, s.small_message_bytes) {
+        writeln!(
+            w,
+            "small-message round trip {rtt:.1} us (p50, {b}-byte messages)"
+        )?;
+    }
+    if any(|p| p.interrupted) {
+        writeln!(
+            w,
+            "* interrupted: the figures cover what ran; left out of the summary"
+        )?;
+    }
+    for note in &r.notes {
+        writeln!(w, "note: {note}")?;
+    }
+    write_stopped(w, r.stopped.as_ref(), points.len())
+}
+
+fn write_stopped(w: &mut dyn Write, stopped: Option<&Stopped>, kept: usize) -> std::io::Result<()> {
+    match stopped {
+        None => Ok(()),
+        Some(Stopped::Interrupted) => writeln!(
+            w,
+            "stopped: interrupted; the {kept} point(s) above are kept (and stored)"
+        ),
+        Some(Stopped::Failed { message }) => writeln!(
+            w,
+            "stopped: {message}; the {kept} point(s) above are kept (and stored)"
+        ),
+    }
+}
+
+fn csv_opt(v: Option<f64>) -> String {
+    v.map_or_else(String::new, |v| v.to_string())
+}
+
+/// The sweep as CSV: one line per point, plain numbers in the units the header names, empty
+/// for none.
+pub fn write_sweep_csv(w: &mut dyn Write, r: &SweepResult) -> Result<()> {
+    let mut out = csv::Writer::from_writer(w);
+    out.write_record([
+        "kind",
+        "parameter",
+        "value",
+        "value_num",
+        "throughput_bps",
+        "throughput_min_bps",
+        "throughput_max_bps",
+        "throughput_spread_pct",
+        "ci_width_pct",
+        "ci_reached",
+        "runs",
+        "rtt_p50_us",
+        "transactions_per_s",
+        "loss_pct",
+        "retransmits",
+        "local_cpu_pct",
+        "remote_cpu_pct",
+        "knob_pre_exit",
+        "knob_post_exit",
+        "run_ids",
+        "interrupted",
+    ])?;
+    for p in &r.points {
+        let summary = p.repeat.first();
+        let st = summary.and_then(|s| s.get(&s.primary));
+        let exit = |phase: Phase| {
+            p.knob
+                .iter()
+                .find(|k| k.phase == phase)
+                .and_then(|k| k.exit_code)
+                .map_or_else(String::new, |c| c.to_string())
+        };
+        out.write_record([
+            r.kind.clone(),
+            r.parameter.clone(),
+            p.value.label.clone(),
+            csv_opt(p.value.number),
+            csv_opt(p.throughput_bps),
+            csv_opt(st.map(|s| s.min)),
+            csv_opt(st.map(|s| s.max)),
+            csv_opt(st.and_then(|s| s.spread_pct)),
+            csv_opt(st.and_then(|s| s.ci_width_pct)),
+            summary
+                .and_then(|s| s.ci)
+                .map_or_else(String::new, |c| c.reached.to_string()),
+            p.runs.len().to_string(),
+            csv_opt(p.rtt_p50_us),
+            csv_opt(p.transactions_per_s),
+            csv_opt(p.loss_pct),
+            csv_opt(p.retransmits),
+            csv_opt(p.local_cpu_pct),
+            csv_opt(p.remote_cpu_pct),
+            exit(Phase::Pre),
+            exit(Phase::Post),
+            p.run_ids()
+                .iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(" "),
+            p.interrupted.to_string(),
+        ])?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// A figure of metric `name` in its unit.
+fn metric_value(name: &str, v: f64) -> String {
+    if name.ends_with("_bps") {
+        bps(v)
+    } else if name.ends_with("_pct") || name.ends_with("_us") {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// A repetition's statistics as a table, with whether `--until-ci` got its interval.
+pub fn write_repeat_table(w: &mut dyn Write, r: &RepeatResult) -> std::io::Result<()> {
+    let ok = r
+        .runs
+        .iter()
+        .filter(|x| !x.record.summary.interrupted)
+        .count();
+    writeln!(
+        w,
+        "linerate {} against {}: {ok} run(s)",
+        r.test.as_str(),
+        r.target
+    )?;
+    if let Some(s) = &r.summary {
+        let headers: Vec<String> = [
+            "METRIC".to_string(),
+            "MEDIAN".into(),
+            "MIN".into(),
+            "MAX".into(),
+            "MEAN".into(),
+            "STDDEV".into(),
+            "SPREAD %".into(),
+            format!("CI{} %", s.level_pct),
+        ]
+        .to_vec();
+        let rows: Vec<Vec<String>> = s
+            .metrics
+            .iter()
+            .map(|m| {
+                let st = &m.stats;
+                let f = |v: f64| metric_value(&m.metric, v);
+                vec![
+                    m.metric.clone(),
+                    f(st.median),
+                    f(st.min),
+                    f(st.max),
+                    f(st.mean),
+                    f(st.stddev),
+                    opt(st.spread_pct, |v| format!("{v:.1}")),
+                    opt(st.ci_width_pct, |v| format!("{v:.1}")),
+                ]
+            })
+            .collect();
+        let mut right = vec![true; headers.len()];
+        right[0] = false;
+        table(w, &headers, &rows, &right)?;
+        if let Some(ci) = s.ci {
+            let width = opt(ci.width_pct, |v| format!("{v:.2} %"));
+            let target = format!("{}:{}", ci.target.level_pct, ci.target.width_pct);
+            if ci.reached {
+                writeln!(
+                    w,
+                    "--until-ci {target}: reached after {} runs: the {} % interval of the mean {} is {width} of it wide",
+                    s.runs, ci.target.level_pct, s.primary
+                )?;
+            } else {
+                writeln!(
+                    w,
+                    "--until-ci {target}: NOT reached after {} runs: the {} % interval of the mean {} is {width} of it wide, not within {} %",
+                    s.runs, ci.target.level_pct, s.primary, ci.target.width_pct
+                )?;
+            }
+        }
+    }
+    let ids: Vec<i64> = r.runs.iter().filter_map(|x| x.run_id).collect();
+    if !ids.is_empty() {
+        writeln!(w, "stored as {}", id_ranges(&ids))?;
+    }
+    write_stopped(w, r.stopped.as_ref(), r.runs.len())
+}
+
+/// A repetition as CSV: one line per metric.
+pub fn write_repeat_csv(w: &mut dyn Write, r: &RepeatResult) -> Result<()> {
+    let mut out = csv::Writer::from_writer(w);
+    out.write_record([
+        "test",
+        "metric",
+        "n",
+        "median",
+        "min",
+        "max",
+        "mean",
+        "stddev",
+        "spread_pct",
+        "ci_level_pct",
+        "ci_width_pct",
+    ])?;
+    if let Some(s) = &r.summary {
+        for m in &s.metrics {
+            let st = &m.stats;
+            out.write_record([
+                r.test.as_str().to_string(),
+                m.metric.clone(),
+                st.n.to_string(),
+                st.median.to_string(),
+                st.min.to_string(),
+                st.max.to_string(),
+                st.mean.to_string(),
+                st.stddev.to_string(),
+                csv_opt(st.spread_pct),
+                s.level_pct.to_string(),
+                csv_opt(st.ci_width_pct),
+            ])?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn end_name(end: Option<End>) -> &'static str {
+    match end {
+        None => "-",
+        Some(End::LineRate) => "line rate",
+        Some(End::SenderLimited) => "sender-limited",
+        Some(End::Resolution) => "resolution",
+        Some(End::MaxTrials) => "max trials",
+        Some(End::NothingPassed) => "nothing passed",
+    }
+}
+
+/// The RFC 2544 throughput table (section 26.1: frame size, frames/s and bits/s, beside the
+/// theoretical rate of the medium), with latency at each answer (26.2).
+pub fn write_rfc2544_table(w: &mut dyn Write, r: &Rfc2544Result) -> std::io::Result<()> {
+    writeln!(
+        w,
+        "linerate rfc2544 against {}: {} s trials, loss <= {} %, resolution {} %{}",
+        r.target,
+        r.trial_s,
+        r.loss_pct,
+        r.resolution_pct,
+        r.link_speed_bps
+            .map_or_else(String::new, |l| format!(", link {}", bps(l as f64)))
+    )?;
+    let headers: Vec<String> = [
+        "FRAME",
+        "THROUGHPUT fps",
+        "Mbit/s",
+        "LINE RATE fps",
+        "% LINE",
+        "LOSS %",
+        "P50 us",
+        "P99 us",
+        "TRIALS",
+        "END",
+    ]
+    .map(String::from)
+    .to_vec();
+    let rows: Vec<Vec<String>> = r
+        .frames
+        .iter()
+        .map(|f| {
+            vec![
+                f.frame_bytes.to_string(),
+                opt(f.throughput_fps, |v| format!("{v:.0}")),
+                opt(f.throughput_bps, mbit),
+                opt(f.line_rate_fps, |v| format!("{v:.0}")),
+                opt(f.line_rate_pct, |v| format!("{v:.1}")),
+                opt(f.loss_pct, |v| format!("{v:.3}")),
+                opt(f.latency.and_then(|l| l.rtt_p50_us), |v| format!("{v:.1}")),
+                opt(f.latency.and_then(|l| l.rtt_p99_us), |v| format!("{v:.1}")),
+                f.trials.len().to_string(),
+                end_name(f.end).to_string(),
+            ]
+        })
+        .collect();
+    let mut right = vec![true; headers.len()];
+    right[headers.len() - 1] = false;
+    if rows.is_empty() {
+        writeln!(w, "no frame size finished")?;
+    } else {
+        table(w, &headers, &rows, &right)?;
+    }
+    writeln!(
+        w,
+        "Mbit/s counts whole frames (FCS included); latency: round trips of 64-byte probes at the throughput rate"
+    )?;
+    write_stopped(w, r.stopped.as_ref(), r.frames.len())
+}
+
+/// The RFC 2544 table as CSV.
+pub fn write_rfc2544_csv(w: &mut dyn Write, r: &Rfc2544Result) -> Result<()> {
+    let mut out = csv::Writer::from_writer(w);
+    out.write_record([
+        "frame_bytes",
+        "payload_bytes",
+        "throughput_fps",
+        "throughput_bps",
+        "line_rate_fps",
+        "line_rate_pct",
+        "loss_pct",
+        "rtt_p50_us",
+        "rtt_p99_us",
+        "trials",
+        "end",
+    ])?;
+    for f in &r.frames {
+        out.write_record([
+            f.frame_bytes.to_string(),
+            f.payload_bytes.to_string(),
+            csv_opt(f.throughput_fps),
+            csv_opt(f.throughput_bps),
+            csv_opt(f.line_rate_fps),
+            csv_opt(f.line_rate_pct),
+            csv_opt(f.loss_pct),
+            csv_opt(f.latency.and_then(|l| l.rtt_p50_us)),
+            csv_opt(f.latency.and_then(|l| l.rtt_p99_us)),
+            f.trials.len().to_string(),
+            end_name(f.end).replace(' ', "_"),
+        ])?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

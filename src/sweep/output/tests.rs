@@ -1,0 +1,262 @@
+use super::*;
+use crate::sweep::knob::{run_command, KnobPlan};
+use crate::sweep::repeat::{RepeatPlan, RepeatSummary};
+use crate::sweep::result::{PointRun, SweepKind, SweepSummary};
+use crate::sweep::rfc2544::{FrameResult, LatencyAtRate, Search, SearchConfig, TrialCounts};
+use crate::sweep::testing::{record_with, rr_with_rtt};
+use crate::sweep::values::SweepValue;
+
+fn run(id: i64, record: results::RunRecord) -> PointRun {
+    PointRun {
+        run_id: Some(id),
+        record,
+    }
+}
+
+fn size_sweep() -> SweepResult {
+    let points: Vec<SweepPoint> = [
+        (1u64, 2.5e6, 21.25),
+        (64, 150e6, 22.5),
+        (65536, 9.41e9, 160.0),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, &(size, bps, rtt))| {
+        let id = 2 * i as i64 + 10;
+        SweepPoint::new(
+            SweepValue::number(size),
+            vec![
+                run(id, record_with("tcp", bps)),
+                run(id + 1, rr_with_rtt(rtt)),
+            ],
+        )
+    })
+    .collect();
+    SweepResult {
+        kind: SweepKind::Size.name(),
+        parameter: SweepKind::Size.parameter().into(),
+        test: wire::TestKind::TcpStream,
+        target: "127.0.0.1:5301".into(),
+        sweep_id: "1".into(),
+        started_at_unix_ms: 1,
+        knob: None,
+        summary: SweepSummary::of(SweepKind::Size, &points),
+        points,
+        stopped: None,
+        notes: vec![],
+    }
+}
+
+fn text(f: impl FnOnce(&mut Vec<u8>)) -> String {
+    let mut out = Vec::new();
+    f(&mut out);
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn size_sweep_table() {
+    let t = text(|o| write_sweep_table(o, &size_sweep()).unwrap());
+    assert_eq!(
+        t,
+        "\
+linerate sweep size: tcp_stream against 127.0.0.1:5301
+BYTES   MBIT/S  RTT P50 us  RETR  CPU L/R %  RUNS
+    1     2.50        21.2     8      75/65  #10-11
+   64   150.00        22.5     8      75/65  #12-13
+65536  9410.00       160.0     8      75/65  #14-15
+peak 9.41 Gbit/s at 65536 bytes; n½ 65536 bytes (the smallest size reaching 4.71 Gbit/s)
+small-message round trip 21.2 us (p50, 1-byte messages)
+"
+    );
+}
+
+#[test]
+fn size_sweep_csv() {
+    let t = text(|o| write_sweep_csv(o, &size_sweep()).unwrap());
+    let lines: Vec<&str> = t.lines().collect();
+    assert_eq!(lines.len(), 4);
+    assert!(lines[0].starts_with("kind,parameter,value,value_num,throughput_bps,"));
+    assert_eq!(
+        lines[1],
+        "sweep_size,size_bytes,1,1,2500000,,,,,,2,21.25,47058.82352941176,,8,74.54916520085041,65.40689827098804,,,10 11,false"
+    );
+}
+
+#[test]
+fn json_round_trips() {
+    let r = size_sweep();
+    let t = text(|o| write_json(o, &r).unwrap());
+    let back: SweepResult = serde_json::from_str(&t).unwrap();
+    assert_eq!(back, r);
+    let v: serde_json::Value = serde_json::from_str(&t).unwrap();
+    assert_eq!(v["kind"], "sweep_size");
+    assert_eq!(v["summary"]["n_half_bytes"], 65536.0);
+    assert_eq!(v["points"][0]["value"]["label"], "1");
+}
+
+#[test]
+fn knob_sweep_with_repeats_stopped_by_a_failure() {
+    let plan = RepeatPlan::new(Some(3), Some("95:2")).unwrap();
+    let values = ["1".to_string(), "2".to_string()];
+    let knob = KnobPlan::new("echo {value}", None, &values).unwrap();
+    let runs: Vec<PointRun> = [1.0e9, 1.01e9, 0.99e9]
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| run(i as i64 + 1, record_with("tcp", b)))
+        .collect();
+    let records: Vec<&results::RunRecord> = runs.iter().map(|r| &r.record).collect();
+    let summary = RepeatSummary::of(&records, &plan).unwrap();
+    let mut p1 = SweepPoint::new(
+        SweepValue {
+            label: "1".into(),
+            number: Some(1.0),
+        },
+        runs,
+    );
+    p1.repeat = vec![summary];
+    p1.knob = vec![run_command(Phase::Pre, &knob.pre.render("1"), "1")];
+    let mut p2 = SweepPoint::new(
+        SweepValue {
+            label: "2".into(),
+            number: Some(2.0),
+        },
+        vec![],
+    );
+    p2.knob = vec![run_command(
+        Phase::Pre,
+        &["sh".into(), "-c".into(), "exit 4".into()],
+        "2",
+    )];
+    let points = vec![p1, p2];
+    let r = SweepResult {
+        kind: SweepKind::Knob.name(),
+        parameter: "knob".into(),
+        test: wire::TestKind::TcpStream,
+        target: "h:5301".into(),
+        sweep_id: "1".into(),
+        started_at_unix_ms: 1,
+        summary: SweepSummary::of(SweepKind::Knob, &points),
+        knob: Some(knob),
+        points,
+        stopped: Some(Stopped::Failed {
+            message: "--pre for value 2: `sh -c 'exit 4'` exited with status 4".into(),
+        }),
+        notes: vec![],
+    };
+    let t = text(|o| write_sweep_table(o, &r).unwrap());
+    assert_eq!(
+        t,
+        "\
+linerate sweep knob: tcp_stream against h:5301
+  --pre echo {value}
+VALUE   MBIT/S     MIN      MAX  SPREAD %  N  CI  RETR  CPU L/R %  KNOB EXIT  RUNS
+1      1000.00  990.00  1010.00       2.0  3  no     8      97/76  pre 0      #1-3
+2            -       -        -         -  -  -      -          -  pre 4      -
+peak 1.00 Gbit/s at knob=1
+stopped: --pre for value 2: `sh -c 'exit 4'` exited with status 4; the 2 point(s) above are kept (and stored)
+"
+    );
+    let csv = text(|o| write_sweep_csv(o, &r).unwrap());
+    let line2: Vec<&str> = csv.lines().nth(2).unwrap().split(',').collect();
+    assert_eq!((line2[2], line2[17], line2[10]), ("2", "4", "0"));
+}
+
+#[test]
+fn repeat_table_says_whether_the_interval_was_reached() {
+    let plan = RepeatPlan::new(Some(3), Some("95:5")).unwrap();
+    let runs: Vec<PointRun> = [1.0e9, 1.01e9, 0.99e9]
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| run(i as i64 + 7, record_with("tcp", b)))
+        .collect();
+    let records: Vec<&results::RunRecord> = runs.iter().map(|r| &r.record).collect();
+    let r = RepeatResult {
+        kind: "repeat".into(),
+        test: wire::TestKind::TcpStream,
+        target: "h:5301".into(),
+        summary: RepeatSummary::of(&records, &plan),
+        runs,
+        stopped: None,
+    };
+    let t = text(|o| write_repeat_table(o, &r).unwrap());
+    let lines: Vec<&str> = t.lines().collect();
+    assert_eq!(lines[0], "linerate tcp_stream against h:5301: 3 run(s)");
+    assert_eq!(
+        lines[1],
+        "METRIC               MEDIAN         MIN          MAX         MEAN       STDDEV  SPREAD %  CI95 %"
+    );
+    assert_eq!(
+        lines[2],
+        "throughput_bps  1.00 Gbit/s  990 Mbit/s  1.01 Gbit/s  1.00 Gbit/s  10.0 Mbit/s       2.0     5.0"
+    );
+    assert!(lines.contains(&"--until-ci 95:5: reached after 3 runs: the 95 % interval of the mean throughput_bps is 4.97 % of it wide"));
+    assert_eq!(lines.last(), Some(&"stored as #7-9"));
+    let csv = text(|o| write_repeat_csv(o, &r).unwrap());
+    assert!(csv.starts_with("test,metric,n,median,"));
+    assert!(csv.contains("\ntcp_stream,throughput_bps,3,1000000000,990000000,1010000000,"));
+}
+
+#[test]
+fn rfc2544_table_beside_the_line_rate() {
+    let line = measure::line_rate::pps(1e9, 64);
+    let mut s = Search::new(SearchConfig {
+        line_rate_pps: Some(line),
+        loss_ratio: 0.0,
+        resolution: 0.005,
+        max_trials: 20,
+        min_pps: 1.0,
+    });
+    while let Some(o) = s.next_offer() {
+        let offered = o.pps().unwrap();
+        let sent = (offered * 10.0) as u64;
+        let got = sent.min(4_000_000);
+        s.record(TrialCounts {
+            sent,
+            lost: sent - got,
+            sent_pps: offered,
+            received_pps: got as f64 / 10.0,
+        });
+    }
+    let mut row = FrameResult::from_search(64, 18, &s);
+    row.latency = Some(LatencyAtRate {
+        rtt_p50_us: Some(35.25),
+        rtt_p99_us: Some(80.0),
+        samples: 1000,
+        loss_pct: 0.0,
+        run_id: None,
+    });
+    let r = Rfc2544Result {
+        kind: "rfc2544".into(),
+        target: "dut:5301".into(),
+        link_speed_bps: Some(1_000_000_000),
+        trial_s: 10.0,
+        loss_pct: 0.0,
+        resolution_pct: 0.5,
+        frames: vec![row],
+        stopped: None,
+    };
+    let t = text(|o| write_rfc2544_table(o, &r).unwrap());
+    let lines: Vec<&str> = t.lines().collect();
+    assert_eq!(
+        lines[0],
+        "linerate rfc2544 against dut:5301: 10 s trials, loss <= 0 %, resolution 0.5 %, link 1.00 Gbit/s"
+    );
+    assert_eq!(
+        lines[1],
+        "FRAME  THROUGHPUT fps  Mbit/s  LINE RATE fps  % LINE  LOSS %  P50 us  P99 us  TRIALS  END"
+    );
+    assert_eq!(
+        lines[2],
+        "   64          399990  204.79        1488095    26.9   0.000    35.2    80.0       4  resolution"
+    );
+    assert!(lines[2].contains("1488095"), "{}", lines[2]);
+    assert!(lines[2].ends_with("resolution"), "{}", lines[2]);
+    let csv = text(|o| write_rfc2544_csv(o, &r).unwrap());
+    assert!(csv.lines().nth(1).unwrap().starts_with("64,18,39"));
+}
+
+#[test]
+fn id_ranges_compress_consecutive_runs() {
+    assert_eq!(id_ranges(&[12, 13, 14, 20, 22, 23]), "#12-14, #20, #22-23");
+    assert_eq!(id_ranges(&[]), "");
+}

@@ -1,0 +1,195 @@
+//! The parameters a sweep can vary in a test's [`TestSpec`] (`streams`, `window`, `mss`,
+//! `rate`, `payload`), each value checked against the same limits the test commands apply, so
+//! a bad value is refused before the first point runs.
+
+use serde::{Deserialize, Serialize};
+use wire::datagram::HEADER_LEN;
+use wire::spec::TestKind;
+use wire::TestSpec;
+
+use super::values::{SweepValue, ValueUnit};
+
+/// A swept test parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Parameter {
+    /// Parallel streams per direction (`-P`).
+    Streams,
+    /// Socket buffer size on both ends (`-w`), bytes.
+    Window,
+    /// TCP maximum segment size (`-M`), bytes.
+    Mss,
+    /// UDP send rate per stream (`-b`), bits/s.
+    Rate,
+    /// Bytes per write (`-l`): the UDP payload, the TCP write length, or the request and
+    /// response size of a request/response test.
+    Payload,
+}
+
+impl Parameter {
+    /// The sweep's name on the command line: `streams`, `window`, …
+    pub fn name(self) -> &'static str {
+        match self {
+            Parameter::Streams => "streams",
+            Parameter::Window => "window",
+            Parameter::Mss => "mss",
+            Parameter::Rate => "rate",
+            Parameter::Payload => "payload",
+        }
+    }
+
+    /// The name with its unit, as a tag key, a JSON field and a CSV/table column:
+    /// `streams`, `window_bytes`, `mss_bytes`, `rate_bps`, `payload_bytes`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Parameter::Streams => "streams",
+            Parameter::Window => "window_bytes",
+            Parameter::Mss => "mss_bytes",
+            Parameter::Rate => "rate_bps",
+            Parameter::Payload => "payload_bytes",
+        }
+    }
+
+    /// How `--values` items are read.
+    pub fn unit(self) -> ValueUnit {
+        match self {
+            Parameter::Streams | Parameter::Mss => ValueUnit::Count,
+            Parameter::Window | Parameter::Payload => ValueUnit::Bytes,
+            Parameter::Rate => ValueUnit::BitsPerSec,
+        }
+    }
+
+    /// Whether the parameter means anything for a `kind` test; the error says what to run.
+    pub fn check_kind(self, kind: TestKind) -> Result<(), String> {
+        match self {
+            Parameter::Mss if kind.is_udp() => Err(format!(
+                "sweep mss: the MSS is a TCP setting; the test after -- is {} (use tcp or rr)",
+                kind.as_str()
+            )),
+            Parameter::Rate if kind != TestKind::UdpStream => Err(format!(
+                "sweep rate: sweeps the UDP send rate; the test after -- is {} (use udp)",
+                kind.as_str()
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// `spec` with `value` applied; the error names the value and the limit.
+    pub fn apply(self, spec: &TestSpec, value: &SweepValue) -> Result<TestSpec, String> {
+        let v = value.number.unwrap_or(f64::NAN);
+        let label = &value.label;
+        let within = |lo: f64, hi: f64, what: &str| -> Result<u64, String> {
+            if v.is_finite() && v >= lo && v <= hi {
+                Ok(v as u64)
+            } else {
+                Err(format!(
+                    "--values {label}: {what} must be between {lo} and {hi}"
+                ))
+            }
+        };
+        let mut s = spec.clone();
+        match self {
+            Parameter::Streams => s.streams = within(1.0, 128.0, "streams")? as u16,
+            Parameter::Window => {
+                s.window_bytes =
+                    Some(within(2048.0, f64::from(1u32 << 30), "a window (bytes)")? as u32)
+            }
+            Parameter::Mss => s.mss_bytes = Some(within(88.0, 65535.0, "an MSS (bytes)")? as u32),
+            Parameter::Rate => {
+                s.rate_bps = Some(within(1.0, 1e15, "a rate (bits/s)")?);
+                s.pps = None;
+            }
+            Parameter::Payload => {
+                let (lo, hi) = if s.kind.is_udp() {
+                    (HEADER_LEN as f64, 65_507.0)
+                } else {
+                    (1.0, f64::from(64u32 << 20))
+                };
+                let what = match s.kind {
+                    TestKind::UdpStream => "a UDP payload (bytes)",
+                    k if k.is_rr() => "a request (bytes)",
+                    _ => "a write length (bytes)",
+                };
+                let len = within(lo, hi, what)? as u32;
+                s.write_len_bytes = len;
+                if s.kind.is_rr() {
+                    s.response_len_bytes = len;
+                }
+            }
+        }
+        Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wire::spec::Direction;
+
+    fn spec(kind: TestKind) -> TestSpec {
+        TestSpec::new(kind, Direction::Send, 1, 1000)
+    }
+
+    #[test]
+    fn values_land_in_the_spec() {
+        let tcp = spec(TestKind::TcpStream);
+        let s = Parameter::Streams
+            .apply(&tcp, &SweepValue::number(8))
+            .unwrap();
+        assert_eq!(s.streams, 8);
+        let s = Parameter::Window
+            .apply(&tcp, &SweepValue::number(1 << 20))
+            .unwrap();
+        assert_eq!(s.window_bytes, Some(1 << 20));
+        let s = Parameter::Mss
+            .apply(&tcp, &SweepValue::number(1400))
+            .unwrap();
+        assert_eq!(s.mss_bytes, Some(1400));
+        let s = Parameter::Payload
+            .apply(&tcp, &SweepValue::number(4096))
+            .unwrap();
+        assert_eq!(s.write_len_bytes, 4096);
+        let mut udp = spec(TestKind::UdpStream);
+        udp.pps = Some(10);
+        let s = Parameter::Rate
+            .apply(&udp, &SweepValue::number(1_000_000_000))
+            .unwrap();
+        assert_eq!((s.rate_bps, s.pps), (Some(1_000_000_000), None));
+        let s = Parameter::Payload
+            .apply(&spec(TestKind::TcpRr), &SweepValue::number(100))
+            .unwrap();
+        assert_eq!((s.write_len_bytes, s.response_len_bytes), (100, 100));
+    }
+
+    #[test]
+    fn out_of_range_values_name_the_value() {
+        let tcp = spec(TestKind::TcpStream);
+        let err = Parameter::Streams
+            .apply(&tcp, &SweepValue::number(200))
+            .unwrap_err();
+        assert_eq!(err, "--values 200: streams must be between 1 and 128");
+        let err = Parameter::Payload
+            .apply(&spec(TestKind::UdpStream), &SweepValue::number(8))
+            .unwrap_err();
+        assert!(
+            err.contains("a UDP payload (bytes) must be between 16"),
+            "{err}"
+        );
+        assert!(Parameter::Window
+            .apply(&tcp, &SweepValue::number(100))
+            .is_err());
+    }
+
+    #[test]
+    fn parameters_that_do_not_apply_are_refused() {
+        assert!(Parameter::Mss
+            .check_kind(TestKind::UdpStream)
+            .unwrap_err()
+            .contains("use tcp or rr"));
+        assert!(Parameter::Rate
+            .check_kind(TestKind::TcpStream)
+            .unwrap_err()
+            .contains("use udp"));
+        assert!(Parameter::Streams.check_kind(TestKind::TcpRr).is_ok());
+    }
+}

@@ -1,0 +1,109 @@
+//! Validated sweeps, ready to run: what `args.rs` builds from the command line and `run.rs`
+//! executes. Everything a user can get wrong has been checked by the time a plan exists.
+
+use wire::TestSpec;
+
+use super::knob::KnobPlan;
+use super::repeat::RepeatPlan;
+use super::result::SweepKind;
+use super::values::SweepValue;
+use crate::probe::ProbePlan;
+
+/// One value of a sweep and the tests it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedPoint {
+    /// The value.
+    pub value: SweepValue,
+    /// The tests, in order (a size point: the stream test, then the request/response test).
+    pub specs: Vec<TestSpec>,
+}
+
+/// A validated sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepPlan {
+    /// What is swept.
+    pub kind: SweepKind,
+    /// The points, in order.
+    pub points: Vec<PlannedPoint>,
+    /// Runs per test.
+    pub repeat: RepeatPlan,
+    /// `sweep knob`: the commands.
+    pub knob: Option<KnobPlan>,
+    /// `--latency` of the test after `--`: probes beside every stream run.
+    pub probe: Option<ProbePlan>,
+}
+
+impl SweepPlan {
+    /// The test of the first spec of each point (size sweeps: the stream test).
+    pub fn test(&self) -> Option<wire::TestKind> {
+        self.points
+            .first()
+            .and_then(|p| p.specs.first())
+            .map(|s| s.kind)
+    }
+
+    /// Planned seconds per point: test durations × the runs expected (the minimum for
+    /// `--until-ci`), plus a second of setup per run.
+    pub fn planned_seconds(&self) -> Vec<f64> {
+        let runs = match self.repeat.ci {
+            Some(_) => f64::from(self.repeat.runs.min(super::repeat::MIN_RUNS_FOR_CI)),
+            None => f64::from(self.repeat.runs),
+        };
+        let probe_idle = self.probe.map_or(0.0, |p| p.idle.as_secs_f64());
+        self.points
+            .iter()
+            .map(|p| {
+                p.specs
+                    .iter()
+                    .map(|s| (s.duration_ms as f64 / 1000.0 + 1.0 + probe_idle) * runs)
+                    .sum()
+            })
+            .collect()
+    }
+}
+
+/// One frame size of an rfc2544 run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FramePlan {
+    /// Ethernet frame size, FCS included, bytes.
+    pub frame_bytes: u32,
+    /// UDP payload, bytes.
+    pub payload_bytes: u32,
+    /// The trial's test (udp_stream; the search sets its rate).
+    pub spec: TestSpec,
+    /// The line rate at this size, frames/s (`--link-speed`).
+    pub line_rate_pps: Option<f64>,
+}
+
+/// A validated `linerate rfc2544`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rfc2544Plan {
+    /// Frame sizes, in order.
+    pub frames: Vec<FramePlan>,
+    /// Allowed loss, a share of frames sent (0.0 to 1.0).
+    pub loss_ratio: f64,
+    /// Search resolution, a share of the rate.
+    pub resolution: f64,
+    /// Most trials per frame size.
+    pub max_trials: u32,
+    /// The latency run at each answer: its probe and duration (`None`: `--no-latency`).
+    pub latency: Option<(ProbePlan, u64)>,
+    /// `--link-speed`, bits/s.
+    pub link_speed_bps: Option<u64>,
+}
+
+impl Rfc2544Plan {
+    /// Planned seconds per frame size: about eight trials and the latency run.
+    pub fn planned_seconds(&self) -> Vec<f64> {
+        let latency = self.latency.map_or(0.0, |(p, ms)| {
+            p.idle.as_secs_f64() + ms as f64 / 1000.0 + 1.0
+        });
+        self.frames
+            .iter()
+            .map(|f| {
+                let trials = if f.line_rate_pps.is_some() { 6.0 } else { 7.0 };
+                trials * (f.spec.duration_ms as f64 / 1000.0 + 1.0) + latency
+            })
+            .collect()
+    }
+}
