@@ -41,6 +41,10 @@ pub enum Command {
     /// Connect, request, response, close, repeat: connections per second and connect +
     /// transaction latency percentiles.
     Crr(RrArgs),
+    /// List stored runs, oldest first: --tag K=V, --kind, --since DATE; --json or --csv.
+    Runs(crate::store_cmd::RunsArgs),
+    /// Print one stored run in full (12 or #12, as `linerate runs` lists it).
+    Show(crate::store_cmd::ShowArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         /// The shell.
@@ -135,6 +139,9 @@ pub struct CommonArgs {
     /// Print one JSON document instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Results database, tags, --no-store.
+    #[command(flatten)]
+    pub store: crate::store_cmd::StoreArgs,
 }
 
 /// `linerate tcp`.

@@ -308,7 +308,10 @@ fn run_client(
     interrupt: Signal,
 ) -> Result<TcpOutcome> {
     warn_window_cap(plan.spec.window_bytes)?;
+    // Bad tags or an unusable database fail before the test, not after it.
+    let mut store = common.store.open()?;
     let (target, _server, label) = target_for(plan, common, unix)?;
+    let facts = crate::store_cmd::host_facts(&target);
     let config = client_config(target, label.clone(), plan.spec.clone(), interrupt);
     let mut live;
     let progress: &mut dyn client::Progress = if plan.live_rows {
@@ -328,6 +331,10 @@ fn run_client(
         output::table::write_summary(&mut out, &record)?;
     }
     out.flush()?;
+    if let Some(s) = store.as_mut() {
+        let id = s.save(&record, &facts)?;
+        eprintln!("linerate: stored as {id} in {}", s.path().display());
+    }
     Ok(TcpOutcome { record })
 }
 
@@ -335,7 +342,9 @@ fn run_client(
 pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<TcpOutcome> {
     let plan = args.plan().map_err(anyhow::Error::msg)?;
     let first = &plan.cells.first().context("no cells")?.3;
+    let mut store = args.common.store.open()?;
     let (target, _server, label) = target_for(first, &args.common, None)?;
+    let facts = crate::store_cmd::host_facts(&target);
     let link = first.spec.link_speed_bps;
     let mut cells = Vec::new();
     let mut last = None;
@@ -351,6 +360,14 @@ pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<TcpOutcome> {
             interrupt.clone(),
         );
         let run = client::run(&config, &mut Silent)?;
+        if let Some(s) = store.as_mut() {
+            let cell_tags = results::store::Tags::parse([
+                format!("frame_bytes={frame}"),
+                format!("flows={flows}"),
+            ])?;
+            let id = s.save_with(&run, &facts, &cell_tags)?;
+            eprintln!("linerate: cell stored as {id}");
+        }
         let udp = run.summary.udp.unwrap_or_default();
         let line = link.map(|l| measure::line_rate::pps(l as f64, *frame));
         cells.push(PpsCell {

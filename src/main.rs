@@ -62,6 +62,14 @@ fn run() -> anyhow::Result<ExitCode> {
         Command::Pps(args) => commands::pps(args, interrupt)?,
         Command::Rr(args) => commands::rr(args, false, interrupt)?,
         Command::Crr(args) => commands::rr(args, true, interrupt)?,
+        Command::Runs(args) => {
+            linerate::store_cmd::runs(args)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Show(args) => {
+            linerate::store_cmd::show(args)?;
+            return Ok(ExitCode::SUCCESS);
+        }
         Command::Completions { shell } => {
             linerate::docs_gen::completions(*shell, &mut std::io::stdout());
             return Ok(ExitCode::SUCCESS);

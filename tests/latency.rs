@@ -106,6 +106,77 @@ fn affinity_pins_and_is_stored() {
     );
 }
 
+fn fails_with(args: &[&str], needle: &str) {
+    let out = linerate().args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{args:?}: one line: {stderr}");
+}
+
+#[test]
+fn bad_latency_input_is_one_clear_error() {
+    fails_with(&["rr", "--tps", "0"], "--tps 0");
+    fails_with(&["rr", "--tps", "5X"], "--tps 5X");
+    fails_with(
+        &["tcp", "--latency", "--latency-rate", "0"],
+        "--latency-rate 0",
+    );
+    fails_with(
+        &["tcp", "--latency", "--latency-idle", "0"],
+        "--latency-idle 0",
+    );
+    fails_with(
+        &["tcp", "--latency", "--unix", "/tmp/lr-none.sock"],
+        "--latency with --unix",
+    );
+    fails_with(&["tcp", "--affinity", "x"], "--affinity x");
+    fails_with(&["rr", "--response", "65M"], "--response 65M");
+    fails_with(&["rr", "--udp", "-l", "70000"], "--length 70000");
+    // A port nobody listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    fails_with(
+        &["crr", "127.0.0.1", "-p", &port.to_string(), "-t", "1"],
+        "is `linerate serve` running there",
+    );
+}
+
+/// Request/response clients killed mid-transaction (no Stop, no FIN) cost the server nothing
+/// but those sessions: the next client is served.
+#[test]
+fn server_survives_clients_killed_mid_transaction() {
+    let server = fast_server();
+    let port = server.addr.port().to_string();
+    for kind in [&["rr"][..], &["rr", "--udp"], &["crr"]] {
+        let mut child = linerate()
+            .args(kind)
+            .args(["127.0.0.1", "-p", &port, "-t", "30", "-i", "0"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(700));
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    let v = json(&[
+        "rr",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-t",
+        "0.5",
+        "-i",
+        "0",
+        "--json",
+    ]);
+    assert!(f(&v["summary"]["transactions"]) > 0.0);
+}
+
 /// tbf holds at most `limit` bytes: at 20 Mbit/s a 125 000-byte queue drains in 50 ms. UDP
 /// offered at 30 Mbit/s keeps it full, so every probe behind it waits those 50 ms (less up to
 /// one 1514-byte frame, 0.6 ms); idle, probes wait for nothing.
@@ -179,10 +250,12 @@ mod quiet {
     /// `ns`: run in that namespace (None: here). `cpu`: taskset CPU list.
     fn cmd(ns: Option<&str>, cpu: &str, program: &str) -> Command {
         let mut c = Command::new("ip");
+        c.env("LINERATE_DB", test_db());
         match ns {
             Some(ns) => c.args(["netns", "exec", ns, "taskset", "-c", cpu, program]),
             None => {
                 c = Command::new("taskset");
+                c.env("LINERATE_DB", test_db());
                 c.args(["-c", cpu, program])
             }
         };

@@ -82,7 +82,14 @@ pub fn run(addr: SocketAddr, spec: TestSpec) -> Result<RunRecord, ClientError> {
 
 /// The linerate binary.
 pub fn linerate() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_linerate"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_linerate"));
+    c.env("LINERATE_DB", test_db());
+    c
+}
+
+/// The results database every run of this test process stores into (never the user's).
+pub fn test_db() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("linerate-tests-{}.sqlite", std::process::id()))
 }
 
 /// Whether this process can make network namespaces; prints why not when it cannot.
@@ -182,6 +189,7 @@ impl VethPair {
     pub fn client(&self, args: &[&str]) -> std::process::Output {
         Command::new("ip")
             .args(["netns", "exec", &self.a, env!("CARGO_BIN_EXE_linerate")])
+            .env("LINERATE_DB", test_db())
             .args(args)
             .output()
             .unwrap()

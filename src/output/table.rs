@@ -414,7 +414,7 @@ fn write_latency_under_load(
 ) -> std::io::Result<()> {
     let phase = |rr: &results::RrSummary| match rr.latency_us {
         Some(q) => format!(
-            "p50 {:.1}  p90 {:.1}  p99 {:.1}  max {:.1} us ({} probes{})",
+            "p50 {:.1}  p90 {:.1}  p99 {:.1}  max {:.1} us ({} probes{}{})",
             q.p50,
             q.p90,
             q.p99,
@@ -422,7 +422,12 @@ fn write_latency_under_load(
             q.samples,
             rr.lost_transactions
                 .filter(|&n| n > 0)
-                .map_or(String::new(), |n| format!(", {n} lost"))
+                .map_or(String::new(), |n| format!(", {n} lost")),
+            if q.samples < 1000 {
+                format!("; above {} fewer than 10 probes", q.supported_percentile())
+            } else {
+                String::new()
+            }
         ),
         None => "no answered probes".to_string(),
     };

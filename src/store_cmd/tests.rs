@@ -2,31 +2,11 @@
 
 use super::*;
 
-/// The flags as the binary will wire them: flattened into a test command, and as their
-/// own subcommands.
-#[derive(Debug, clap::Parser)]
-struct Wired {
-    #[command(subcommand)]
-    command: WiredCommand,
-}
-
-#[derive(Debug, clap::Subcommand)]
-enum WiredCommand {
-    Tcp {
-        #[command(flatten)]
-        tcp: Box<crate::cli::TcpArgs>,
-        #[command(flatten)]
-        store: StoreArgs,
-    },
-    Runs(RunsArgs),
-    Show(ShowArgs),
-}
-
 #[test]
 fn flags_parse_as_wired() {
-    use clap::{CommandFactory, Parser};
-    Wired::command().debug_assert();
-    let cli = Wired::try_parse_from([
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+    let cli = Cli::try_parse_from([
         "linerate",
         "tcp",
         "--tag",
@@ -37,15 +17,16 @@ fn flags_parse_as_wired() {
         "/x",
     ])
     .unwrap();
-    let WiredCommand::Tcp { store, .. } = cli.command else {
+    let Command::Tcp(tcp) = cli.command else {
         panic!("not tcp")
     };
+    let store = &tcp.common.store;
     assert_eq!(store.tag, ["driver=velocityget", "mtu=9000"]);
     assert_eq!(store.db, Some(PathBuf::from("/x")));
-    assert!(Wired::try_parse_from(["linerate", "tcp", "--no-store", "--tag", "a=b"]).is_err());
-    assert!(Wired::try_parse_from(["linerate", "runs", "--json", "--csv"]).is_err());
-    let cli = Wired::try_parse_from(["linerate", "show", "#12", "--json"]).unwrap();
-    let WiredCommand::Show(show) = cli.command else {
+    assert!(Cli::try_parse_from(["linerate", "tcp", "--no-store", "--tag", "a=b"]).is_err());
+    assert!(Cli::try_parse_from(["linerate", "runs", "--json", "--csv"]).is_err());
+    let cli = Cli::try_parse_from(["linerate", "show", "#12", "--json"]).unwrap();
+    let Command::Show(show) = cli.command else {
         panic!("not show")
     };
     assert_eq!((show.run.as_str(), show.json), ("#12", true));

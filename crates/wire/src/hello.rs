@@ -92,8 +92,8 @@ mod tests {
 
     #[test]
     fn parses_literal_bytes() {
-        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 4, 0, 0]).unwrap();
-        assert_eq!(hello.version, 4);
+        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 5, 0, 0]).unwrap();
+        assert_eq!(hello.version, 5);
         assert!(hello.check_version().is_ok());
     }
 

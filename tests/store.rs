@@ -1,0 +1,83 @@
+//! The results database through the binary: every run stored with its tags, listed, shown,
+//! and the bad input the issue names refused in one line with exit 2.
+
+use super::*;
+
+fn db_in(dir: &std::path::Path) -> String {
+    dir.join("runs.sqlite").display().to_string()
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = linerate().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn fails(args: &[&str], needle: &str) {
+    let out = linerate().args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn runs_are_stored_tagged_listed_and_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(dir.path());
+    let db = db.as_str();
+    ok(&[
+        "tcp", "-t", "0.3", "-i", "0", "--db", db, "--tag", "driver=a", "--tag", "mtu=1500",
+    ]);
+    ok(&[
+        "rr", "-t", "0.3", "-i", "0", "--db", db, "--tag", "driver=b",
+    ]);
+    ok(&["tcp", "-t", "0.3", "-i", "0", "--db", db, "--no-store"]);
+    let all: serde_json::Value =
+        serde_json::from_str(&ok(&["runs", "--db", db, "--json"])).unwrap();
+    let rows = all.as_array().unwrap();
+    assert_eq!(rows.len(), 2, "--no-store stored nothing: {all}");
+    let a: serde_json::Value =
+        serde_json::from_str(&ok(&["runs", "--db", db, "--tag", "driver=a", "--json"])).unwrap();
+    assert_eq!(a.as_array().unwrap().len(), 1);
+    assert_eq!(a[0]["kind"], "tcp_stream");
+    let id = a[0]["id"].as_i64().unwrap().to_string();
+    let shown: serde_json::Value =
+        serde_json::from_str(&ok(&["show", &id, "--db", db, "--json"])).unwrap();
+    assert_eq!(shown["record"]["kind"], "tcp_stream");
+    assert!(shown["record"]["intervals"]
+        .as_array()
+        .is_some_and(|i| !i.is_empty()));
+    assert!(
+        shown["host"]["kernel_release"].is_string(),
+        "{}",
+        shown["host"]
+    );
+    let rr = ok(&["runs", "--db", db, "--kind", "tcp_rr"]);
+    assert!(rr.contains("driver=b"), "{rr}");
+    let csv = ok(&["runs", "--db", db, "--csv"]);
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+}
+
+#[test]
+fn bad_store_input_is_refused_and_the_file_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(dir.path());
+    fails(
+        &["tcp", "-t", "0.2", "--db", &db, "--tag", "mtu"],
+        "--tag mtu",
+    );
+    fails(&["show", "999", "--db", &db], "999");
+    let junk = dir.path().join("junk.sqlite");
+    std::fs::write(&junk, b"not a database at all, just text").unwrap();
+    let before = std::fs::read(&junk).unwrap();
+    fails(
+        &["tcp", "-t", "0.2", "--db", &junk.display().to_string()],
+        "junk.sqlite",
+    );
+    assert_eq!(std::fs::read(&junk).unwrap(), before, "left as it was");
+}
