@@ -817,8 +817,12 @@ mod rr {
                 let n: f64 = streams.parse().unwrap();
                 // One transaction in flight per stream: mean round trip × rate = streams.
                 let little = mean_s * tps / n;
+                // One stream: within 2 %. Two streams: four busy threads (two requesters, two
+                // responders) share the two cores, so a requester is sometimes descheduled
+                // between a response and its next request, time no round trip contains: 3 %.
+                let tolerance = if n == 1.0 { 0.02 } else { 0.03 };
                 assert!(
-                    (little - 1.0).abs() < 0.02,
+                    (little - 1.0).abs() < tolerance,
                     "-P {streams}: mean x rate / streams = {little}"
                 );
                 let q: Vec<f64> = ["min", "p50", "p90", "p99", "p999", "p9999", "max"]

@@ -29,6 +29,10 @@ impl Pace {
 
     /// Waits for the next slot; `false` when `stop` or `abort` was raised meanwhile.
     pub(crate) fn wait(&mut self, ctl: &StreamControl<'_>) -> bool {
+        if self.gap.is_none() {
+            // Back to back: no clock read in the requester's loop.
+            return !ctl.stop.is_raised() && !ctl.abort.is_raised();
+        }
         loop {
             if ctl.stop.is_raised() || ctl.abort.is_raised() {
                 return false;
