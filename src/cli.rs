@@ -41,6 +41,12 @@ pub enum Command {
     /// Connect, request, response, close, repeat: connections per second and connect +
     /// transaction latency percentiles.
     Crr(RrArgs),
+    /// Sweep message sizes (NetPIPE-style), a test parameter or your own setting (a command
+    /// run before each point); every point a stored run.
+    Sweep(crate::sweep::SweepArgs),
+    /// RFC 2544 throughput: per frame size, the highest rate with loss within --loss, by
+    /// binary search over trials, with latency at that rate and the line rate beside it.
+    Rfc2544(crate::sweep::Rfc2544Args),
     /// List stored runs, oldest first: --tag K=V, --kind, --since DATE; --json or --csv.
     Runs(crate::store_cmd::RunsArgs),
     /// Print one stored run in full (12 or #12, as `linerate runs` lists it).
@@ -180,6 +186,9 @@ pub struct TcpArgs {
     /// Latency under load.
     #[command(flatten)]
     pub latency: crate::latency_args::LatencyArgs,
+    /// Repetitions.
+    #[command(flatten)]
+    pub repeat: crate::sweep::RepeatArgs,
 }
 
 /// `linerate udp`.
@@ -231,6 +240,9 @@ pub struct UdpArgs {
     /// Latency under load.
     #[command(flatten)]
     pub latency: crate::latency_args::LatencyArgs,
+    /// Repetitions.
+    #[command(flatten)]
+    pub repeat: crate::sweep::RepeatArgs,
 }
 
 /// `linerate rr`.
@@ -265,6 +277,9 @@ pub struct RrArgs {
     /// as sockperf --mps; a round trip longer than the gap delays the next, never bunches them.
     #[arg(long, value_name = "PER_SEC", alias = "mps")]
     pub tps: Option<String>,
+    /// Repetitions.
+    #[command(flatten)]
+    pub repeat: crate::sweep::RepeatArgs,
 }
 
 impl RrArgs {
@@ -445,6 +460,7 @@ impl PpsArgs {
                         latency_rate: 100,
                         latency_idle: 2.0,
                     },
+                    repeat: Default::default(),
                 };
                 cells.push((frame, payload, f, udp.plan()?));
             }

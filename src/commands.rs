@@ -20,6 +20,12 @@ use crate::client::{self, ClientConfig, Silent};
 use crate::output;
 use crate::probe::{self, ProbePlan};
 use crate::server::{self, ServerConfig};
+use crate::sweep::output::{self as sweep_output, Format};
+use crate::sweep::progress::StderrBar;
+use crate::sweep::repeat::RepeatPlan;
+use crate::sweep::result::Stopped;
+use crate::sweep::run::{run_repeated, run_rfc2544, run_sweep, ClientRunner, Point};
+use crate::sweep::{Rfc2544Args, SweepArgs};
 use crate::target::{resolve, Target};
 
 /// Opens a TCP listener; with no address, on every IPv6 and IPv4 address.
@@ -147,10 +153,28 @@ impl Drop for InProcess {
     }
 }
 
-/// What `tcp` ended with.
+/// How a client command ended (for the exit code).
 pub struct TcpOutcome {
-    /// The record.
-    pub record: RunRecord,
+    /// Ctrl-C cut it short; what was measured was printed and stored.
+    pub interrupted: bool,
+}
+
+impl TcpOutcome {
+    fn of(record: &RunRecord) -> Self {
+        Self {
+            interrupted: record.summary.interrupted,
+        }
+    }
+
+    /// A sweep, repeat or rfc2544 ending: a failed point is an error (after the finished
+    /// points were printed).
+    fn stopped(stopped: Option<Stopped>) -> Result<Self> {
+        match stopped {
+            None => Ok(Self { interrupted: false }),
+            Some(Stopped::Interrupted) => Ok(Self { interrupted: true }),
+            Some(Stopped::Failed { message }) => bail!("{message}"),
+        }
+    }
 }
 
 fn unix_target(path: &Path) -> Result<(Target, Option<InProcess>, String)> {
@@ -186,7 +210,15 @@ pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<TcpOutcome> {
     if probe.is_some() && args.unix.is_some() {
         bail!("--latency with --unix: the probes need an IP server; omit one of them");
     }
-    run_client(&plan, &args.common, args.unix.as_deref(), probe, interrupt)
+    let repeat = args.repeat.plan().map_err(anyhow::Error::msg)?;
+    run_client(
+        &plan,
+        &args.common,
+        args.unix.as_deref(),
+        probe,
+        &repeat,
+        interrupt,
+    )
 }
 
 /// `linerate rr` and `linerate crr`.
@@ -201,15 +233,17 @@ pub fn rr(args: &RrArgs, crr: bool, interrupt: Signal) -> Result<TcpOutcome> {
             );
         }
     }
-    run_client(&plan, &args.common, None, None, interrupt)
+    let repeat = args.repeat.plan().map_err(anyhow::Error::msg)?;
+    run_client(&plan, &args.common, None, None, &repeat, interrupt)
 }
 
 /// `linerate udp`.
 pub fn udp(args: &UdpArgs, interrupt: Signal) -> Result<TcpOutcome> {
     let plan = args.plan().map_err(anyhow::Error::msg)?;
     let probe = args.latency.plan().map_err(anyhow::Error::msg)?;
+    let repeat = args.repeat.plan().map_err(anyhow::Error::msg)?;
     warn_udp_buffer_cap(plan.spec.window_bytes)?;
-    run_client(&plan, &args.common, None, probe, interrupt)
+    run_client(&plan, &args.common, None, probe, &repeat, interrupt)
 }
 
 /// High packet rates overflow small receive buffers; say so when the host caps linerate's
@@ -305,6 +339,7 @@ fn run_client(
     common: &CommonArgs,
     unix: Option<&Path>,
     probe: Option<ProbePlan>,
+    repeat: &RepeatPlan,
     interrupt: Signal,
 ) -> Result<TcpOutcome> {
     warn_window_cap(plan.spec.window_bytes)?;
@@ -312,6 +347,29 @@ fn run_client(
     let mut store = common.store.open()?;
     let (target, _server, label) = target_for(plan, common, unix)?;
     let facts = crate::store_cmd::host_facts(&target);
+    if repeat.repeats() {
+        let mut runner = ClientRunner::new(target, label, interrupt.clone(), store, facts);
+        let point = Point {
+            spec: plan.spec.clone(),
+            tags: Vec::new(),
+            probe,
+        };
+        let r = run_repeated(
+            &point,
+            repeat,
+            &mut runner,
+            &interrupt,
+            &mut StderrBar::new(),
+        );
+        let mut out = std::io::stdout().lock();
+        if common.json {
+            sweep_output::write_json(&mut out, &r)?;
+        } else {
+            sweep_output::write_repeat_table(&mut out, &r)?;
+        }
+        out.flush()?;
+        return TcpOutcome::stopped(r.stopped);
+    }
     let config = client_config(target, label.clone(), plan.spec.clone(), interrupt);
     let mut live;
     let progress: &mut dyn client::Progress = if plan.live_rows {
@@ -335,7 +393,7 @@ fn run_client(
         let id = s.save(&record, &facts)?;
         eprintln!("linerate: stored as {id} in {}", s.path().display());
     }
-    Ok(TcpOutcome { record })
+    Ok(TcpOutcome::of(&record))
 }
 
 /// `linerate pps`: every (frame, flows) cell in turn, then one table or JSON document.
@@ -400,5 +458,50 @@ pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<TcpOutcome> {
     }
     out.flush()?;
     let record = last.context("interrupted before the first cell finished")?;
-    Ok(TcpOutcome { record })
+    Ok(TcpOutcome::of(&record))
+}
+
+/// `linerate sweep …`: every point a stored run; the table (or JSON/CSV) of the finished
+/// points, also after Ctrl-C or a failed point.
+pub fn sweep(args: &SweepArgs, interrupt: Signal) -> Result<TcpOutcome> {
+    let p = args.plan().map_err(anyhow::Error::msg)?;
+    if !p.base.common.store.tag.is_empty()
+        || p.base.common.store.db.is_some()
+        || p.base.common.store.no_store
+    {
+        bail!("--tag/--db/--no-store after --: give them before --, to the sweep");
+    }
+    let store = args.store().open()?;
+    let (target, _server, label) =
+        target_for(&p.base.plan, &p.base.common, p.base.unix.as_deref())?;
+    let facts = crate::store_cmd::host_facts(&target);
+    let mut runner = ClientRunner::new(target, label, interrupt.clone(), store, facts);
+    let r = run_sweep(&p.plan, &mut runner, &interrupt, &mut StderrBar::new());
+    let mut out = std::io::stdout().lock();
+    match args.output().format() {
+        Format::Table => sweep_output::write_sweep_table(&mut out, &r)?,
+        Format::Json => sweep_output::write_json(&mut out, &r)?,
+        Format::Csv => sweep_output::write_sweep_csv(&mut out, &r)?,
+    }
+    out.flush()?;
+    TcpOutcome::stopped(r.stopped)
+}
+
+/// `linerate rfc2544`: the zero-loss (or allowed-loss) rate per frame size by binary search.
+pub fn rfc2544(args: &Rfc2544Args, interrupt: Signal) -> Result<TcpOutcome> {
+    let p = args.plan().map_err(anyhow::Error::msg)?;
+    let store = args.store.open()?;
+    warn_udp_buffer_cap(p.base.plan.spec.window_bytes)?;
+    let (target, _server, label) = target_for(&p.base.plan, &p.base.common, None)?;
+    let facts = crate::store_cmd::host_facts(&target);
+    let mut runner = ClientRunner::new(target, label, interrupt.clone(), store, facts);
+    let r = run_rfc2544(&p.plan, &mut runner, &interrupt, &mut StderrBar::new());
+    let mut out = std::io::stdout().lock();
+    match args.output.format() {
+        Format::Table => sweep_output::write_rfc2544_table(&mut out, &r)?,
+        Format::Json => sweep_output::write_json(&mut out, &r)?,
+        Format::Csv => sweep_output::write_rfc2544_csv(&mut out, &r)?,
+    }
+    out.flush()?;
+    TcpOutcome::stopped(r.stopped)
 }

@@ -62,6 +62,8 @@ fn run() -> anyhow::Result<ExitCode> {
         Command::Pps(args) => commands::pps(args, interrupt)?,
         Command::Rr(args) => commands::rr(args, false, interrupt)?,
         Command::Crr(args) => commands::rr(args, true, interrupt)?,
+        Command::Sweep(args) => commands::sweep(args, interrupt)?,
+        Command::Rfc2544(args) => commands::rfc2544(args, interrupt)?,
         Command::Runs(args) => {
             linerate::store_cmd::runs(args)?;
             return Ok(ExitCode::SUCCESS);
@@ -79,7 +81,7 @@ fn run() -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
     };
-    Ok(if outcome.record.summary.interrupted {
+    Ok(if outcome.interrupted {
         ExitCode::from(130)
     } else {
         ExitCode::SUCCESS

@@ -3,6 +3,7 @@
 
 mod latency;
 mod store;
+mod sweep;
 mod util;
 
 use std::io::{Read, Write};

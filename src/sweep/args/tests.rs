@@ -1,36 +1,10 @@
 use super::*;
 use clap::CommandFactory;
 
-/// The commands as the binary will wire them: `sweep` and `rfc2544` as subcommands, and
-/// `--repeat/--until-ci` flattened into a test command (so a clash of flag names with
-/// `tcp`'s or `rr`'s own shows up here).
-#[derive(Debug, clap::Parser)]
-#[command(name = "linerate")]
-struct Wired {
-    #[command(subcommand)]
-    command: WiredCommand,
-}
-
-#[derive(Debug, clap::Subcommand)]
-enum WiredCommand {
-    Sweep(SweepArgs),
-    Rfc2544(Rfc2544Args),
-    Tcp {
-        #[command(flatten)]
-        tcp: Box<crate::cli::TcpArgs>,
-        #[command(flatten)]
-        repeat: RepeatArgs,
-    },
-    Rr {
-        #[command(flatten)]
-        rr: Box<crate::cli::RrArgs>,
-        #[command(flatten)]
-        repeat: RepeatArgs,
-    },
-}
+use crate::cli::{Cli, Command as WiredCommand};
 
 fn parse(args: &[&str]) -> Result<WiredCommand, String> {
-    Wired::try_parse_from(std::iter::once("linerate").chain(args.iter().copied()))
+    <Cli as clap::Parser>::try_parse_from(std::iter::once("linerate").chain(args.iter().copied()))
         .map(|w| w.command)
         .map_err(|e| e.to_string())
 }
@@ -55,23 +29,23 @@ fn rfc(args: &[&str]) -> Result<PreparedRfc2544, String> {
 
 #[test]
 fn definitions_are_consistent() {
-    Wired::command().debug_assert();
+    Cli::command().debug_assert();
 }
 
 #[test]
 fn repeat_flags_on_a_test_command() {
-    let WiredCommand::Tcp { repeat, .. } =
+    let WiredCommand::Tcp(tcp) =
         parse(&["tcp", "HOST", "--repeat", "5", "--until-ci", "95:2"]).unwrap()
     else {
         unreachable!()
     };
-    let plan = repeat.plan().unwrap();
+    let plan = tcp.repeat.plan().unwrap();
     assert_eq!(plan.runs, 5);
     assert_eq!(plan.ci.unwrap().width_pct, 2.0);
-    let WiredCommand::Rr { repeat, .. } = parse(&["rr", "--until-ci", "99:5"]).unwrap() else {
+    let WiredCommand::Rr(rr) = parse(&["rr", "--until-ci", "99:5"]).unwrap() else {
         unreachable!()
     };
-    assert_eq!(repeat.plan().unwrap().runs, 10);
+    assert_eq!(rr.repeat.plan().unwrap().runs, 10);
 }
 
 #[test]

@@ -1,0 +1,174 @@
+//! Sweeps, repetitions and RFC 2544 through the binary: ground truths on a tbf-shaped veth
+//! pair, and the bad input the issue names.
+
+use super::*;
+
+fn f(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+fn fails(args: &[&str], needle: &str) {
+    let out = linerate().args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{args:?}: one line: {stderr}");
+}
+
+#[test]
+fn bad_sweep_input_is_refused_before_anything_runs() {
+    fails(&["sweep", "streams", "--values", ""], "--values");
+    fails(&["sweep", "streams", "--values", "4,2"], "increasing");
+    fails(
+        &["sweep", "knob", "--values", "1,2", "--pre", "true"],
+        "{value}",
+    );
+    fails(
+        &[
+            "sweep",
+            "knob",
+            "--values",
+            "1,2",
+            "--pre",
+            "no-such-program-lr {value}",
+        ],
+        "no-such-program-lr",
+    );
+    fails(&["tcp", "--until-ci", "95"], "--until-ci");
+    fails(&["rfc2544", "--frame", "32"], "--frame");
+}
+
+#[test]
+fn sweeps_and_repeats_store_every_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.sqlite").display().to_string();
+    let out = linerate()
+        .args([
+            "sweep", "streams", "--values", "1,2", "--db", &db, "--json", "--",
+        ])
+        .args(["tcp", "-t", "0.3"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["points"].as_array().unwrap().len(), 2, "{v}");
+    let out = linerate()
+        .args(["rr", "-t", "0.3", "--repeat", "3", "--json", "--db", &db])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let runs = linerate()
+        .args(["runs", "--db", &db, "--json"])
+        .output()
+        .unwrap();
+    let rows: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
+    assert_eq!(
+        rows.as_array().unwrap().len(),
+        5,
+        "2 sweep points + 3 repeats"
+    );
+    let streams: Vec<_> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["tags"]["streams"].as_str())
+        .collect();
+    assert_eq!(streams, ["1", "2"], "{rows}");
+}
+
+/// tbf at 100 Mbit/s carries 100e6 × 1448/1514 bit/s of TCP goodput (1448-byte segments in
+/// 1514-byte frames with timestamps): the sweep's peak is within 3 % of it.
+#[test]
+fn size_sweep_peak_is_the_shaped_goodput() {
+    if !can_use_netns() {
+        return;
+    }
+    let pair = VethPair::new("swp");
+    pair.shape(&pair.a, "va", "100mbit");
+    let _server = pair.serve();
+    let v = pair.client_json(&[
+        "sweep",
+        "size",
+        "--min",
+        "16K",
+        "--max",
+        "256K",
+        "--perturbation",
+        "0",
+        "-t",
+        "3",
+        "--no-latency",
+    ]);
+    let peak = f(&v["summary"]["peak_throughput_bps"]);
+    let shaped = 100e6 * 1448.0 / 1514.0;
+    assert!(
+        (peak / shaped - 1.0).abs() <= 0.03,
+        "peak {peak} vs shaped goodput {shaped}"
+    );
+}
+
+/// Timing-sensitive ground truths, run alone by scripts/test.sh.
+mod quiet {
+    use super::*;
+
+    /// tbf at 50 Mbit/s passes 50e6 / 8 / 1514 frames/s of 1518-byte frames (tbf counts the
+    /// frame without its FCS). A small bucket and queue (128 KiB + 5 ms) let a 2 s trial
+    /// overshoot by at most ~1.3 %, so the search must land within 5 % of that rate, and a
+    /// run at its answer must cost the qdisc no drop.
+    #[test]
+    fn rfc2544_finds_the_shaped_rate_without_loss() {
+        if !can_use_netns() {
+            return;
+        }
+        let pair = VethPair::new("rfc");
+        let shape = format!(
+            "ip netns exec {} tc qdisc replace dev va root tbf rate 50mbit burst 128kb latency 5ms",
+            pair.a
+        );
+        sh(&shape);
+        let _server = pair.serve();
+        let v = pair.client_json(&[
+            "rfc2544",
+            "--frame",
+            "1518",
+            "--trial",
+            "2s",
+            "--resolution",
+            "1",
+            "--no-latency",
+        ]);
+        let row = &v["frames"][0];
+        let fps = f(&row["throughput_fps"]);
+        let shaped = 50e6 / 8.0 / 1514.0;
+        assert!(
+            (fps / shaped - 1.0).abs() <= 0.05,
+            "answer {fps} frames/s vs shaped {shaped}: {row}"
+        );
+        assert_eq!(f(&row["loss_pct"]), 0.0, "{row}");
+        // The kernel's word for it: a fresh qdisc, a run at the answer, no drop.
+        sh(&format!(
+            "ip netns exec {} tc qdisc del dev va root",
+            pair.a
+        ));
+        sh(&shape.replace("replace", "add"));
+        let pps = format!("{}", fps.floor() as u64);
+        let run = pair.client_json(&["udp", "--pps", &pps, "-l", "1472", "-t", "2", "-i", "0"]);
+        let stats = sh(&format!("ip netns exec {} tc -s qdisc show dev va", pair.a));
+        let dropped: u64 = stats
+            .split("dropped ")
+            .nth(1)
+            .and_then(|t| t.split([',', ' ']).next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no drop counter in {stats}"));
+        assert_eq!(dropped, 0, "qdisc dropped at the answer's rate: {stats}");
+        assert_eq!(run["summary"]["packets_lost"], 0, "{}", run["summary"]);
+    }
+}
