@@ -51,6 +51,16 @@ pub enum Command {
     Runs(crate::store_cmd::RunsArgs),
     /// Print one stored run in full (12 or #12, as `linerate runs` lists it).
     Show(crate::store_cmd::ShowArgs),
+    /// Stored runs side by side, metric by metric, with ratios to the first: runs (12, #12) or
+    /// tag sets (driver=a, driver=a,mtu=9000: the median of the runs carrying them).
+    Compare(crate::report_cmd::CompareArgs),
+    /// One self-contained HTML file (inline charts, no network access) of stored runs.
+    Report(crate::report_cmd::ReportArgs),
+    /// Chart stored runs as SVG or PNG: throughput over time, throughput and CPU, latency
+    /// percentiles, throughput by message size, packet rate by frame size.
+    Chart(crate::report_cmd::ChartArgs),
+    /// Write stored runs in full as JSON, JSON Lines, per-interval CSV or Markdown.
+    Export(crate::report_cmd::ExportArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         /// The shell.

@@ -10,6 +10,7 @@ pub mod docs_gen;
 pub mod latency_args;
 pub mod output;
 pub mod probe;
+pub mod report_cmd;
 pub mod server;
 pub mod shutdown;
 pub mod store_cmd;

@@ -72,6 +72,22 @@ fn run() -> anyhow::Result<ExitCode> {
             linerate::store_cmd::show(args)?;
             return Ok(ExitCode::SUCCESS);
         }
+        Command::Compare(args) => {
+            linerate::report_cmd::compare(args)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Report(args) => {
+            linerate::report_cmd::report(args)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Chart(args) => {
+            linerate::report_cmd::chart(args)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Export(args) => {
+            linerate::report_cmd::export(args)?;
+            return Ok(ExitCode::SUCCESS);
+        }
         Command::Completions { shell } => {
             linerate::docs_gen::completions(*shell, &mut std::io::stdout());
             return Ok(ExitCode::SUCCESS);

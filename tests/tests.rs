@@ -2,6 +2,7 @@
 //! namespaces, protocol abuse, bad input through the binary, and Ctrl-C.
 
 mod latency;
+mod report_cli;
 mod store;
 mod sweep;
 mod util;

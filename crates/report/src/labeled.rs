@@ -45,10 +45,11 @@ impl LabeledRuns {
     }
 
     /// The label a chart series carries: the label, then the tags when the label does not
-    /// already spell them (`#12 (driver=velocityget)`).
+    /// already spell them (`#12 (driver=velocityget)`; a label `driver=a,mtu=9000`, as the
+    /// command line writes a tag set, spells them too).
     pub fn series_label(&self) -> String {
         let tags = self.tags_text();
-        if tags.is_empty() || self.label == tags {
+        if tags.is_empty() || self.label == tags || self.label == tags.replace(", ", ",") {
             self.label.clone()
         } else {
             format!("{} ({tags})", self.label)
@@ -101,5 +102,10 @@ mod tests {
         assert_eq!(by_id.series_label(), "#12 (driver=velocityget)");
         let by_tag = LabeledRuns::new("driver=velocityget", vec![]).with_tags(tags);
         assert_eq!(by_tag.series_label(), "driver=velocityget");
+        let two: BTreeMap<_, _> = [("driver", "a"), ("mtu", "9000")]
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .into();
+        let set = LabeledRuns::new("driver=a,mtu=9000", vec![]).with_tags(two);
+        assert_eq!(set.series_label(), "driver=a,mtu=9000");
     }
 }

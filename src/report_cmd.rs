@@ -1,0 +1,363 @@
+//! Stored runs out of the results database and into people's hands: `linerate compare`
+//! (side by side with ratios), `linerate report` (one self-contained HTML file), `linerate
+//! chart` (SVG or PNG) and `linerate export` (JSON, JSON Lines, CSV, Markdown).
+//!
+//! This is glue: [`select`] turns the command line's items (`12`, `#12`, or a tag set such as
+//! `driver=velocityget,mtu=9000`) into labeled columns of stored runs, and the `report` crate
+//! formats them. Invariants: every item is parsed before the database is opened, so a bad item
+//! is reported without touching it; the database is only read (opened as `linerate runs` opens
+//! it); a file named by `--out` is written whole or not at all ([`out::write_atomically`]);
+//! stdout carries only the output, stderr only warnings.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Result};
+use clap::{Args, ValueEnum};
+use report::chart::{self, ChartKind};
+use report::{CompareFormat, Comparison, ExportFormat};
+use results::store::Filter;
+
+use crate::store_cmd::{format_local, parse_since};
+
+mod out;
+mod select;
+
+pub use out::write_atomically;
+pub use select::{Column, Item};
+
+/// `linerate compare`.
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// Columns, the first being the baseline of every ratio: a stored run (12 or #12), or a
+    /// tag set (driver=velocityget, or driver=a,mtu=9000 for runs carrying all of these tags)
+    /// standing for the median of its runs.
+    #[arg(value_name = "RUN_OR_TAGSET", required = true)]
+    pub items: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = CompareFormatArg::Table)]
+    pub format: CompareFormatArg,
+    /// Only runs of this kind within each column: tcp_stream, udp_stream, tcp_rr, udp_rr or
+    /// tcp_crr.
+    #[arg(long, value_name = "KIND")]
+    pub kind: Option<String>,
+    /// Results database (default: $LINERATE_DB, else
+    /// $XDG_DATA_HOME/linerate/results.sqlite).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+/// How `linerate compare` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormatArg {
+    /// A terminal table ($COLUMNS wide when set).
+    Table,
+    /// A Markdown table.
+    Markdown,
+    /// CSV: metric, unit, better, then each column and its ratio to the first, raw numbers.
+    Csv,
+    /// JSON: {columns, rows: [{metric, unit, better, values, ratios}]}.
+    Json,
+}
+
+/// `linerate report`.
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// Columns, as `linerate compare` takes them (12, #12, driver=a or driver=a,mtu=9000);
+    /// none: every stored run that passes --tag, --kind and --since, grouped into one column per
+    /// kind and tag set (an untagged run is a column of its own; `linerate pps` cells go to the
+    /// packet-rate matrix instead).
+    #[arg(value_name = "RUN_OR_TAGSET")]
+    pub items: Vec<String>,
+    /// Only runs with this tag (repeatable: runs must carry all of them).
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    pub tag: Vec<String>,
+    /// Only runs of this kind: tcp_stream, udp_stream, tcp_rr, udp_rr or tcp_crr.
+    #[arg(long, value_name = "KIND")]
+    pub kind: Option<String>,
+    /// Only runs started at or after DATE: YYYY-MM-DD (local midnight) or
+    /// YYYY-MM-DDTHH:MM[:SS] (local time, or UTC with a Z, or with an offset such as +02:00).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// The HTML file to write (replaced whole, never half-written).
+    #[arg(long, short = 'o', value_name = "PATH")]
+    pub out: PathBuf,
+    /// Page title and heading.
+    #[arg(long, value_name = "TEXT", default_value = "linerate report")]
+    pub title: String,
+    /// Results database (default: $LINERATE_DB, else
+    /// $XDG_DATA_HOME/linerate/results.sqlite).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+/// `linerate chart`.
+#[derive(Debug, Clone, Args)]
+pub struct ChartArgs {
+    /// Series: stored runs (12 or #12) or tag sets (driver=a, driver=a,mtu=9000), each labeled
+    /// with its tags.
+    #[arg(value_name = "RUN_OR_TAGSET", required = true)]
+    pub items: Vec<String>,
+    /// Which chart (default: the first of these the runs have data for; pps needs
+    /// `linerate pps` cells).
+    #[arg(long, value_enum, value_name = "CHART")]
+    pub kind: Option<ChartKindArg>,
+    /// The image to write: .svg, or .png (the SVG rasterised with the system's fonts).
+    #[arg(long, short = 'o', value_name = "PATH")]
+    pub out: PathBuf,
+    /// PNG only: pixels per SVG pixel (2 gives 1600x900).
+    #[arg(long, value_name = "FACTOR", default_value_t = 2.0)]
+    pub scale: f32,
+    /// Results database (default: $LINERATE_DB, else
+    /// $XDG_DATA_HOME/linerate/results.sqlite).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+/// The charts `linerate chart` draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ChartKindArg {
+    /// Throughput per interval over time, one line per run.
+    Throughput,
+    /// Throughput and both ends' CPU, one bar group per column (medians).
+    ThroughputCpu,
+    /// Round-trip latency percentiles of request/response runs, one line per column.
+    LatencyCdf,
+    /// Throughput against write size, one line per column.
+    MessageSize,
+    /// Packets/s per frame size and flow count against the line rate (`linerate pps` cells).
+    Pps,
+}
+
+impl From<ChartKindArg> for ChartKind {
+    fn from(k: ChartKindArg) -> ChartKind {
+        match k {
+            ChartKindArg::Throughput => ChartKind::Throughput,
+            ChartKindArg::ThroughputCpu => ChartKind::ThroughputCpu,
+            ChartKindArg::LatencyCdf => ChartKind::LatencyCdf,
+            ChartKindArg::MessageSize => ChartKind::MessageSize,
+            ChartKindArg::Pps => ChartKind::Pps,
+        }
+    }
+}
+
+/// `linerate export`.
+#[derive(Debug, Clone, Args)]
+pub struct ExportArgs {
+    /// Runs to export: stored runs (12 or #12) or tag sets (driver=a, driver=a,mtu=9000).
+    #[arg(value_name = "RUN_OR_TAGSET", required = true)]
+    pub items: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = ExportFormatArg::Json)]
+    pub format: ExportFormatArg,
+    /// Write to this file (replaced whole, never half-written) instead of stdout.
+    #[arg(long, short = 'o', value_name = "PATH")]
+    pub out: Option<PathBuf>,
+    /// Results database (default: $LINERATE_DB, else
+    /// $XDG_DATA_HOME/linerate/results.sqlite).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+/// How `linerate export` writes runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormatArg {
+    /// One JSON array of {label, tags, run}, `run` being the full stored record.
+    Json,
+    /// One {label, tags, run} object per line (JSON Lines).
+    Jsonl,
+    /// One row per interval per direction per run (docs/RESULTS.md lists the columns).
+    Csv,
+    /// A Markdown table, one line per run.
+    Markdown,
+}
+
+/// The width a terminal table may take: `$COLUMNS` when it is a number, else none (the
+/// table's natural width, as pipes get).
+fn terminal_width() -> Option<u16> {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<u16>().ok())
+        .filter(|w| *w > 0)
+}
+
+/// Warns (stderr) about a column whose medians would mix kinds of test.
+fn warn_mixed_kinds(columns: &[Column]) {
+    for c in columns {
+        let kinds = c.kinds();
+        if kinds.len() > 1 {
+            eprintln!(
+                "linerate: warning: {} holds runs of several kinds ({}); its medians mix them, \
+                 --kind KIND keeps one",
+                c.label,
+                kinds.join(", ")
+            );
+        }
+    }
+}
+
+/// Parses `--kind` into a filter.
+fn kind_filter(kind: Option<&str>) -> Result<Filter> {
+    Ok(Filter {
+        kind: kind
+            .map(results::store::parse_kind)
+            .transpose()
+            .map_err(|e| anyhow!("--kind {e}"))?,
+        ..Filter::default()
+    })
+}
+
+/// `linerate compare`: the items side by side, metric by metric, each later column also as a
+/// ratio to the first.
+pub fn compare(args: &CompareArgs) -> Result<()> {
+    let filter = kind_filter(args.kind.as_deref())?;
+    let columns = select::columns(&args.items, &filter, args.db.as_deref())?;
+    warn_mixed_kinds(&columns);
+    let labeled: Vec<_> = columns.iter().map(Column::labeled).collect();
+    let cmp = Comparison::new(&labeled);
+    let format = match args.format {
+        CompareFormatArg::Table => CompareFormat::Table,
+        CompareFormatArg::Markdown => CompareFormat::Markdown,
+        CompareFormatArg::Csv => CompareFormat::Csv,
+        CompareFormatArg::Json => CompareFormat::Json,
+    };
+    let mut stdout = std::io::stdout().lock();
+    report::write_comparison(&mut stdout, &cmp, format, terminal_width())?;
+    stdout.flush()?;
+    Ok(())
+}
+
+/// `linerate export`: the items' full runs, to stdout or `--out`.
+pub fn export(args: &ExportArgs) -> Result<()> {
+    let columns = select::columns(&args.items, &Filter::default(), args.db.as_deref())?;
+    let labeled: Vec<_> = columns.iter().map(Column::labeled).collect();
+    let format = match args.format {
+        ExportFormatArg::Json => ExportFormat::Json,
+        ExportFormatArg::Jsonl => ExportFormat::JsonLines,
+        ExportFormatArg::Csv => ExportFormat::Csv,
+        ExportFormatArg::Markdown => ExportFormat::Markdown,
+    };
+    match &args.out {
+        Some(path) => {
+            let mut buf = Vec::new();
+            report::export_runs(&mut buf, &labeled, format)?;
+            write_atomically(path, &buf)
+        }
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            report::export_runs(&mut stdout, &labeled, format)?;
+            stdout.flush()?;
+            Ok(())
+        }
+    }
+}
+
+/// What `--out` of `linerate chart` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ImageFormat {
+    Svg,
+    Png,
+}
+
+/// The image format `path`'s extension names; an error naming the extension otherwise.
+fn image_format(path: &Path) -> Result<ImageFormat> {
+    let shown = path.display();
+    match path.extension().and_then(|e| e.to_str()) {
+        Some(e) if e.eq_ignore_ascii_case("svg") => Ok(ImageFormat::Svg),
+        Some(e) if e.eq_ignore_ascii_case("png") => Ok(ImageFormat::Png),
+        Some(e) => bail!("--out {shown}: unknown image extension '.{e}'; use .svg or .png"),
+        None => bail!("--out {shown}: no extension; end the file name in .svg or .png"),
+    }
+}
+
+/// `linerate chart`: one chart of the items, as SVG or PNG.
+pub fn chart(args: &ChartArgs) -> Result<()> {
+    let format = image_format(&args.out)?;
+    if format == ImageFormat::Png && !(args.scale > 0.0 && args.scale <= 16.0) {
+        bail!(
+            "--scale {}: must be above 0 and at most 16, e.g. --scale 2",
+            args.scale
+        );
+    }
+    let columns = select::columns(&args.items, &Filter::default(), args.db.as_deref())?;
+    let labeled: Vec<_> = columns.iter().map(Column::labeled).collect();
+    let matrix = select::pps_matrix(columns.iter().flat_map(|c| &c.runs));
+    let kind = match args.kind {
+        Some(k) => ChartKind::from(k),
+        None => chart::applicable(&labeled)
+            .first()
+            .copied()
+            .or(matrix.as_ref().map(|_| ChartKind::Pps))
+            .ok_or_else(|| anyhow!("{}: nothing to chart in these runs", args.items.join(" ")))?,
+    };
+    let drawn = match (kind, &matrix) {
+        (ChartKind::Pps, Some(m)) => chart::pps_chart(m)?,
+        (ChartKind::Pps, None) => bail!(
+            "--kind pps: none of these runs is a `linerate pps` cell (tagged frame_bytes and \
+             flows); give the cells' tags, e.g. `linerate chart flows=1 --kind pps`"
+        ),
+        (k, _) => chart::render(k, &labeled)?,
+    };
+    let bytes = match format {
+        ImageFormat::Svg => drawn.svg.into_bytes(),
+        ImageFormat::Png => drawn.to_png(args.scale)?,
+    };
+    write_atomically(&args.out, &bytes)
+}
+
+/// `linerate report`: one self-contained HTML file (inline CSS and SVG, no external URL) with
+/// the comparison, the runs, every chart they support and the packet-rate matrix.
+pub fn report(args: &ReportArgs) -> Result<()> {
+    let mut filter = kind_filter(args.kind.as_deref())?;
+    filter.tags = crate::store_cmd::parse_tags(&args.tag)?;
+    filter.since_unix_ms = args
+        .since
+        .as_deref()
+        .map(|s| parse_since(s).map_err(|e| anyhow!("--since {s}: {e}")))
+        .transpose()?;
+    let (columns, cells, db) = if args.items.is_empty() {
+        select::grouped(&filter, args.db.as_deref())?
+    } else {
+        let db = crate::store_cmd::resolve_db(args.db.as_deref())?;
+        (
+            select::columns(&args.items, &filter, Some(&db))?,
+            vec![],
+            db,
+        )
+    };
+    warn_mixed_kinds(&columns);
+    let labeled: Vec<_> = columns.iter().map(Column::labeled).collect();
+    let matrix = select::pps_matrix(columns.iter().flat_map(|c| &c.runs).chain(&cells));
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let subtitle = format!("Generated {} from {}", format_local(now_ms), db.display());
+    let html = report::html::render(&report::html::Report {
+        title: &args.title,
+        subtitle: Some(&subtitle),
+        columns: &labeled,
+        pps: matrix.as_ref(),
+    })?;
+    write_atomically(&args.out, html.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_format_follows_the_extension() {
+        assert_eq!(image_format(Path::new("a.svg")).unwrap(), ImageFormat::Svg);
+        assert_eq!(
+            image_format(Path::new("d/a.PNG")).unwrap(),
+            ImageFormat::Png
+        );
+        let err = image_format(Path::new("a.jpg")).unwrap_err().to_string();
+        assert!(
+            err.contains("'.jpg'") && err.contains(".svg or .png"),
+            "{err}"
+        );
+        let err = image_format(Path::new("chart")).unwrap_err().to_string();
+        assert!(err.contains("no extension"), "{err}");
+    }
+}

@@ -1,0 +1,311 @@
+//! Which stored runs a command is about: the command line's items (`12`, `#12`, or a tag set
+//! `driver=a,mtu=9000`) resolved into labeled columns, or, for a report without items, every
+//! run that passes the filters grouped by kind and tags.
+//!
+//! Invariants: a column is never empty (an item that matches nothing is an error naming it);
+//! runs in a column are oldest first; a tag-set column is labeled with its tags in key order,
+//! as `linerate runs` prints them, so a label can be pasted back as an item.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Result};
+use report::{LabeledRuns, PpsMatrix};
+use results::store::{Filter, RunId, Store, StoredRun, Tags};
+use results::PpsCell;
+use wire::TestKind;
+
+use crate::store_cmd::resolve_db;
+
+/// One item of the command line.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    /// One stored run: `12` or `#12`.
+    Run(RunId),
+    /// The runs carrying all of these tags: `driver=a` or `driver=a,mtu=9000`.
+    Tags(Tags),
+}
+
+impl Item {
+    /// Parses an item: a tag set when it holds `=`, a run id when it is a number (with or
+    /// without `#`); anything else is refused in one line naming it.
+    pub fn parse(s: &str) -> Result<Item> {
+        let t = s.trim();
+        if t.contains('=') {
+            let pieces = t.split(',').map(str::trim).filter(|p| !p.is_empty());
+            return Tags::parse(pieces)
+                .map(Item::Tags)
+                .map_err(|e| anyhow!("{s}: {e}"));
+        }
+        if t.starts_with('#') || (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())) {
+            return t.parse().map(Item::Run).map_err(|e| anyhow!("{e}"));
+        }
+        bail!(
+            "{s}: neither a run id (12 or #12) nor a tag set; a tag is KEY=VALUE, e.g. \
+             driver=velocityget (driver=a,mtu=9000 for runs carrying both)"
+        )
+    }
+
+    /// The column's label: `#12`, or the tags as `driver=a,mtu=9000` (key order).
+    pub fn label(&self) -> String {
+        match self {
+            Item::Run(id) => id.to_string(),
+            Item::Tags(tags) => tags.to_string(),
+        }
+    }
+}
+
+/// A column of a comparison, chart or report: stored runs under one label.
+#[derive(Debug, Clone)]
+pub struct Column {
+    /// `#12`, or the tag set.
+    pub label: String,
+    /// The tags a chart series carries: the run's own for one run, the set for a group.
+    pub tags: Tags,
+    /// The runs, oldest first; never empty.
+    pub runs: Vec<StoredRun>,
+}
+
+impl Column {
+    /// The column as the report crate takes it.
+    pub fn labeled(&self) -> LabeledRuns {
+        let tags = self
+            .tags
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let runs = self.runs.iter().map(|r| r.record.clone()).collect();
+        LabeledRuns::new(self.label.clone(), runs).with_tags(tags)
+    }
+
+    /// The distinct kinds of the column's runs, in order of first appearance.
+    pub fn kinds(&self) -> Vec<&'static str> {
+        let mut kinds = Vec::new();
+        for r in &self.runs {
+            let k = r.record.kind.as_str();
+            if !kinds.contains(&k) {
+                kinds.push(k);
+            }
+        }
+        kinds
+    }
+}
+
+/// Opens the database at `path` for reading; one line when it is missing or unusable (the
+/// store refuses a newer, foreign or damaged file before writing anything to it).
+fn open(path: &Path) -> Result<Store> {
+    Store::open_existing(path).map_err(|e| anyhow!("{e}"))
+}
+
+/// Whether `run` passes `filter`.
+fn passes(filter: &Filter, run: &StoredRun) -> bool {
+    run.tags.contains_all(&filter.tags)
+        && filter.kind.is_none_or(|k| run.record.kind == k)
+        && filter
+            .since_unix_ms
+            .is_none_or(|s| run.record.started_at_unix_ms >= s)
+}
+
+/// The filter's flags, for a message: `--tag a=b --kind tcp_rr --since`.
+fn describe(filter: &Filter) -> String {
+    let mut parts: Vec<String> = filter
+        .tags
+        .iter()
+        .map(|(k, v)| format!("--tag {k}={v}"))
+        .collect();
+    if let Some(k) = filter.kind {
+        parts.push(format!("--kind {}", k.as_str()));
+    }
+    if filter.since_unix_ms.is_some() {
+        parts.push("--since".into());
+    }
+    parts.join(" ")
+}
+
+/// One column per item, in order. Every item is parsed before the database is opened.
+pub fn columns(items: &[String], filter: &Filter, db: Option<&Path>) -> Result<Vec<Column>> {
+    let parsed = items
+        .iter()
+        .map(|s| Item::parse(s))
+        .collect::<Result<Vec<_>>>()?;
+    let store = open(&resolve_db(db)?)?;
+    parsed.iter().map(|i| resolve(&store, i, filter)).collect()
+}
+
+/// The runs of one item that pass `filter`.
+fn resolve(store: &Store, item: &Item, filter: &Filter) -> Result<Column> {
+    let label = item.label();
+    let (tags, runs) = match item {
+        Item::Run(id) => {
+            let run = store.get(*id).map_err(|e| anyhow!("{e}"))?;
+            (run.tags.clone(), vec![run])
+        }
+        Item::Tags(tags) => {
+            let runs = store.find(tags).map_err(|e| anyhow!("{e}"))?;
+            if runs.is_empty() {
+                let flags: Vec<String> =
+                    tags.iter().map(|(k, v)| format!("--tag {k}={v}")).collect();
+                bail!(
+                    "{label}: no stored run carries these tags; see `linerate runs {}`",
+                    flags.join(" ")
+                );
+            }
+            (tags.clone(), runs)
+        }
+    };
+    let total = runs.len();
+    let runs: Vec<StoredRun> = runs.into_iter().filter(|r| passes(filter, r)).collect();
+    if runs.is_empty() {
+        bail!(
+            "{label}: none of its {total} stored run(s) matches {}",
+            describe(filter)
+        );
+    }
+    Ok(Column { label, tags, runs })
+}
+
+/// A report's columns when no items are given: every stored run that passes `filter`, one
+/// column per (kind, tag set) in order of first appearance, an untagged run in a column of its
+/// own; `linerate pps` cells are left out of the columns and returned apart, for the matrix.
+/// Also returns the database's path, for the report's subtitle.
+pub fn grouped(
+    filter: &Filter,
+    db: Option<&Path>,
+) -> Result<(Vec<Column>, Vec<StoredRun>, PathBuf)> {
+    let path = resolve_db(db)?;
+    let store = open(&path)?;
+    let runs: Vec<StoredRun> = store
+        .find(&filter.tags)
+        .map_err(|e| anyhow!("{e}"))?
+        .into_iter()
+        .filter(|r| passes(filter, r))
+        .collect();
+    if runs.is_empty() {
+        let which = describe(filter);
+        if which.is_empty() {
+            bail!("{}: no runs stored yet", path.display());
+        }
+        bail!("no stored run matches {which}; `linerate runs` lists them");
+    }
+    let (cells, runs): (Vec<StoredRun>, Vec<StoredRun>) =
+        runs.into_iter().partition(|r| pps_key(r).is_some());
+    // With several kinds, the kind goes into the label: tags alone would not tell the
+    // columns apart in a legend.
+    let first_kind = runs.first().map(|r| r.record.kind);
+    let mixed = runs.iter().any(|r| Some(r.record.kind) != first_kind);
+    let mut columns: Vec<Column> = Vec::new();
+    let mut index: HashMap<(String, &'static str), usize> = HashMap::new();
+    for run in runs {
+        if run.tags.is_empty() {
+            columns.push(Column {
+                label: run.id.to_string(),
+                tags: Tags::new(),
+                runs: vec![run],
+            });
+            continue;
+        }
+        let key = (run.tags.to_string(), run.record.kind.as_str());
+        match index.get(&key) {
+            Some(&i) => columns[i].runs.push(run),
+            None => {
+                let label = if mixed {
+                    format!("{}: {}", key.1, key.0)
+                } else {
+                    key.0.clone()
+                };
+                index.insert(key, columns.len());
+                columns.push(Column {
+                    label,
+                    tags: run.tags.clone(),
+                    runs: vec![run],
+                });
+            }
+        }
+    }
+    Ok((columns, cells, path))
+}
+
+/// `(frame_bytes, flows)` of a `linerate pps` cell: a UDP run tagged with both.
+fn pps_key(run: &StoredRun) -> Option<(u32, u32)> {
+    if run.record.kind != TestKind::UdpStream {
+        return None;
+    }
+    let frame = run.tags.get("frame_bytes")?.parse().ok()?;
+    let flows = run.tags.get("flows")?.parse().ok()?;
+    Some((frame, flows))
+}
+
+/// The packet-rate matrix of the `linerate pps` cells among `runs`: for each (frame size,
+/// flow count), the latest cell; the line rate from the latest cell's link speed. `None`
+/// without cells.
+pub fn pps_matrix<'a>(runs: impl IntoIterator<Item = &'a StoredRun>) -> Option<PpsMatrix> {
+    let mut latest: BTreeMap<(u32, u32), &StoredRun> = BTreeMap::new();
+    let order = |r: &StoredRun| (r.record.started_at_unix_ms, r.id);
+    for run in runs {
+        if let Some(key) = pps_key(run) {
+            let slot = latest.entry(key).or_insert(run);
+            if order(run) > order(slot) {
+                *slot = run;
+            }
+        }
+    }
+    let newest = latest.values().copied().max_by_key(|r| order(r))?;
+    let link = newest.record.spec.link_speed_bps;
+    let cells = latest
+        .into_iter()
+        .map(|((frame, flows), run)| {
+            let udp = run.record.summary.udp.unwrap_or_default();
+            let line = link.map(|l| measure::line_rate::pps(l as f64, frame));
+            PpsCell {
+                frame_bytes: frame,
+                payload_bytes: run.record.spec.write_len_bytes,
+                flows,
+                line_rate_pps: line,
+                pps_received: udp.pps_received,
+                pps_sent: udp.pps_sent,
+                loss_pct: udp.loss_pct,
+                line_rate_ratio: line.map(|l| udp.pps_received / l),
+                run: run.record.clone(),
+            }
+        })
+        .collect();
+    Some(PpsMatrix {
+        target: newest.record.target.clone(),
+        link_speed_bps: link,
+        cells,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn items_are_run_ids_or_tag_sets() {
+        assert_eq!(Item::parse("12").unwrap(), Item::Run(RunId(12)));
+        assert_eq!(Item::parse("#7").unwrap(), Item::Run(RunId(7)));
+        let set = Item::parse("mtu=9000, driver=a").unwrap();
+        assert_eq!(
+            set,
+            Item::Tags(Tags::parse(["driver=a", "mtu=9000"]).unwrap())
+        );
+        assert_eq!(set.label(), "driver=a,mtu=9000");
+        assert_eq!(Item::parse("#7").unwrap().label(), "#7");
+    }
+
+    #[test]
+    fn bad_items_name_themselves() {
+        for (item, needle) in [
+            ("driver", "driver: neither a run id"),
+            ("#x", "#x: a run id is a positive number"),
+            ("0", "0: a run id is a positive number"),
+            ("driver=a,mtu", "driver=a,mtu: mtu: a tag is KEY=VALUE"),
+            ("=a", "=a: =a: the key before '=' is empty"),
+            ("a=1,a=2", "given twice"),
+        ] {
+            let err = Item::parse(item).unwrap_err().to_string();
+            assert!(err.contains(needle), "{item}: {err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+        }
+    }
+}

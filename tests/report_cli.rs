@@ -1,0 +1,249 @@
+//! `linerate compare`, `report`, `chart` and `export` through the binary, over a few short
+//! tagged loopback runs in a database of their own; and the bad input the issue names,
+//! refused in one line with exit 2 and the database file left as it was.
+
+use std::path::Path;
+use std::process::Output;
+
+use super::*;
+
+fn run_cmd(db: &Path, args: &[&str]) -> Output {
+    linerate().args(args).arg("--db").arg(db).output().unwrap()
+}
+
+fn ok(db: &Path, args: &[&str]) -> String {
+    let out = run_cmd(db, args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn fails(db: &Path, args: &[&str], needle: &str) {
+    let out = run_cmd(db, args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+}
+
+/// Three short loopback runs: one tagged driver=a, two driver=b. Returns their ids.
+fn three_runs(db: &Path) -> Vec<String> {
+    for driver in ["a", "b", "b"] {
+        let tag = format!("driver={driver}");
+        ok(db, &["tcp", "-t", "0.3", "-i", "0", "--tag", &tag]);
+    }
+    let rows: serde_json::Value = serde_json::from_str(&ok(db, &["runs", "--json"])).unwrap();
+    let ids: Vec<String> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].to_string())
+        .collect();
+    assert_eq!(ids.len(), 3, "{rows}");
+    ids
+}
+
+#[test]
+fn compare_export_chart_and_report_stored_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.sqlite");
+    let ids = three_runs(&db);
+    let (first, second) = (format!("#{}", ids[0]), ids[1].clone());
+
+    let table = ok(&db, &["compare", &first, &second]);
+    assert!(table.contains('×'), "{table}");
+    assert!(table.contains(&format!("#{second} / {first}")), "{table}");
+    assert!(table.contains("throughput"), "{table}");
+
+    let md = ok(
+        &db,
+        &["compare", "driver=a", "driver=b", "--format", "markdown"],
+    );
+    assert!(
+        md.lines().all(|l| l.is_empty() || l.starts_with('|')),
+        "{md}"
+    );
+    assert!(md.contains("driver=b (median of 2)"), "{md}");
+    assert!(md.contains("driver=b / driver=a"), "{md}");
+
+    let csv = ok(&db, &["compare", "driver=a", "driver=b", "--format", "csv"]);
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("metric,unit,better,driver=a,driver=b,driver=b / driver=a")
+    );
+    assert!(
+        lines.any(|l| l.starts_with("throughput,Mbit/s,higher,")),
+        "{csv}"
+    );
+
+    let json: serde_json::Value = serde_json::from_str(&ok(
+        &db,
+        &["compare", "driver=a", "driver=b", "--format", "json"],
+    ))
+    .unwrap();
+    assert_eq!(json["columns"][1]["runs"], 2, "{json}");
+    assert_eq!(json["rows"][0]["metric"], "throughput", "{json}");
+    assert!(json["rows"][0]["ratios"][1].as_f64().unwrap() > 0.0);
+
+    let exported: serde_json::Value =
+        serde_json::from_str(&ok(&db, &["export", "driver=a", "driver=b"])).unwrap();
+    let exported = exported.as_array().unwrap();
+    assert_eq!(exported.len(), 3);
+    assert_eq!(exported[1]["label"], "driver=b [1/2]");
+    assert_eq!(exported[1]["tags"]["driver"], "b");
+    assert_eq!(exported[1]["run"]["kind"], "tcp_stream");
+    let csv = ok(&db, &["export", &first, "--format", "csv"]);
+    assert!(
+        csv.starts_with("label,run,kind,start_s,end_s,flow,"),
+        "{csv}"
+    );
+    assert!(csv.lines().count() > 1, "{csv}");
+    let md = ok(&db, &["export", "driver=b", "--format", "markdown"]);
+    assert!(md.starts_with('|') && md.contains("driver=b"), "{md}");
+    let jsonl = dir.path().join("runs.jsonl");
+    let quiet = ok(
+        &db,
+        &[
+            "export",
+            "driver=b",
+            "--format",
+            "jsonl",
+            "--out",
+            &jsonl.display().to_string(),
+        ],
+    );
+    assert!(quiet.is_empty(), "--out writes nothing to stdout: {quiet}");
+    assert_eq!(std::fs::read_to_string(&jsonl).unwrap().lines().count(), 2);
+
+    let svg_path = dir.path().join("chart.svg");
+    ok(
+        &db,
+        &[
+            "chart",
+            "driver=a",
+            "driver=b",
+            "--out",
+            &svg_path.display().to_string(),
+        ],
+    );
+    let svg = std::fs::read_to_string(&svg_path).unwrap();
+    assert!(
+        svg.starts_with("<svg") || svg.starts_with("<?xml"),
+        "{svg:.80}"
+    );
+    assert!(
+        svg.contains("time (s)") && svg.contains("bit/s)"),
+        "axes carry units"
+    );
+    assert!(
+        svg.contains("driver=a") && svg.contains("driver=b"),
+        "series carry tags"
+    );
+    let png_path = dir.path().join("cpu.png");
+    ok(
+        &db,
+        &[
+            "chart",
+            &first,
+            "driver=b",
+            "--kind",
+            "throughput-cpu",
+            "--out",
+            &png_path.display().to_string(),
+        ],
+    );
+    let png = std::fs::read(&png_path).unwrap();
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "PNG magic");
+
+    let html_path = dir.path().join("report.html");
+    let html_arg = html_path.display().to_string();
+    ok(
+        &db,
+        &[
+            "report", "--tag", "driver=b", "--out", &html_arg, "--title", "Drivers",
+        ],
+    );
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    assert!(
+        html.contains("<svg") && html.contains("Drivers"),
+        "{html:.200}"
+    );
+    assert!(html.contains("Generated "), "the subtitle dates the report");
+    let stripped = html.replace("http://www.w3.org/2000/svg", "");
+    assert!(
+        !stripped.contains("http://") && !stripped.contains("https://"),
+        "the report reaches nothing on the network"
+    );
+    ok(&db, &["report", "driver=a", "driver=b", "--out", &html_arg]);
+    assert!(std::fs::read_to_string(&html_path)
+        .unwrap()
+        .contains("driver=b (median of 2)"));
+}
+
+#[test]
+fn bad_report_input_is_one_line_and_the_database_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.sqlite");
+    ok(&db, &["tcp", "-t", "0.2", "-i", "0", "--tag", "driver=a"]);
+    let svg = dir.path().join("c.svg").display().to_string();
+    fails(&db, &["compare", "999", "driver=a"], "#999: no such run");
+    fails(
+        &db,
+        &["compare", "driver", "driver=a"],
+        "driver: neither a run id",
+    );
+    fails(
+        &db,
+        &["compare", "driver=x"],
+        "driver=x: no stored run carries these tags; see `linerate runs --tag driver=x`",
+    );
+    fails(&db, &["export", "driver=a,mtu"], "mtu: a tag is KEY=VALUE");
+    fails(
+        &db,
+        &["chart", "driver=a", "--out", "c.jpg"],
+        "unknown image extension '.jpg'",
+    );
+    fails(
+        &db,
+        &["chart", "driver=a", "--kind", "pps", "--out", &svg],
+        "--kind pps",
+    );
+    fails(
+        &db,
+        &["report", "--tag", "mtu", "--out", "r.html"],
+        "--tag mtu",
+    );
+    fails(
+        &db,
+        &["report", "--kind", "tcp_rr", "--out", "r.html"],
+        "no stored run matches --kind tcp_rr",
+    );
+
+    // A database from a newer linerate (user_version, bytes 60..64 of the header) and a file
+    // that is no database: refused, byte for byte as they were.
+    let newer = dir.path().join("newer.sqlite");
+    let mut bytes = std::fs::read(&db).unwrap();
+    bytes[60..64].copy_from_slice(&99u32.to_be_bytes());
+    std::fs::write(&newer, &bytes).unwrap();
+    let junk = dir.path().join("junk.sqlite");
+    std::fs::write(&junk, b"not a database at all, just text").unwrap();
+    for (file, needle) in [
+        (&newer, "newer than this linerate"),
+        (&junk, "not a linerate"),
+    ] {
+        let before = std::fs::read(file).unwrap();
+        fails(file, &["compare", "1"], needle);
+        fails(file, &["report", "--out", "r.html"], needle);
+        assert_eq!(
+            std::fs::read(file).unwrap(),
+            before,
+            "{} kept",
+            file.display()
+        );
+    }
+    assert!(!Path::new("r.html").exists() && !Path::new("c.jpg").exists());
+}
