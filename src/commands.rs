@@ -465,6 +465,9 @@ pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<TcpOutcome> {
 /// points, also after Ctrl-C or a failed point.
 pub fn sweep(args: &SweepArgs, interrupt: Signal) -> Result<TcpOutcome> {
     let p = args.plan().map_err(anyhow::Error::msg)?;
+    if let Some(path) = &args.output().chart {
+        chart_extension(path)?;
+    }
     if !p.base.common.store.tag.is_empty()
         || p.base.common.store.db.is_some()
         || p.base.common.store.no_store
@@ -484,7 +487,45 @@ pub fn sweep(args: &SweepArgs, interrupt: Signal) -> Result<TcpOutcome> {
         Format::Csv => sweep_output::write_sweep_csv(&mut out, &r)?,
     }
     out.flush()?;
+    if let Some(path) = &args.output().chart {
+        write_sweep_chart(path, &r)?;
+        eprintln!("linerate: chart written to {}", path.display());
+    }
     TcpOutcome::stopped(r.stopped)
+}
+
+/// Draws a sweep: throughput by message size for `sweep size`, by swept value otherwise.
+fn chart_extension(path: &Path) -> Result<&str> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some(ext @ ("svg" | "png")) => Ok(ext),
+        _ => bail!(
+            "--chart {}: give a path ending in .svg or .png",
+            path.display()
+        ),
+    }
+}
+
+fn write_sweep_chart(path: &Path, r: &crate::sweep::SweepResult) -> Result<()> {
+    let ext = chart_extension(path)?;
+    let label = format!("{} {}", r.test.as_str(), r.target);
+    let chart = if r.kind == "sweep_size" {
+        let runs = report::LabeledRuns::new(label, r.stream_records());
+        report::chart::render(report::chart::ChartKind::MessageSize, &[runs])?
+    } else {
+        let points: Vec<(String, f64)> = r
+            .points
+            .iter()
+            .filter_map(|p| Some((p.value.label.clone(), p.throughput_bps?)))
+            .collect();
+        report::chart::sweep_chart(&r.parameter, &label, &points)?
+    };
+    let bytes = if ext == "png" {
+        chart.to_png(2.0)?
+    } else {
+        chart.svg.into_bytes()
+    };
+    std::fs::write(path, bytes).with_context(|| format!("--chart {}", path.display()))?;
+    Ok(())
 }
 
 /// `linerate rfc2544`: the zero-loss (or allowed-loss) rate per frame size by binary search.

@@ -36,16 +36,20 @@ fn bad_sweep_input_is_refused_before_anything_runs() {
     );
     fails(&["tcp", "--until-ci", "95"], "--until-ci");
     fails(&["rfc2544", "--frame", "32"], "--frame");
+    fails(
+        &["sweep", "streams", "--values", "1", "--chart", "x.gif"],
+        "--chart x.gif",
+    );
 }
 
 #[test]
 fn sweeps_and_repeats_store_every_point() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.sqlite").display().to_string();
+    let chart = dir.path().join("streams.svg");
     let out = linerate()
-        .args([
-            "sweep", "streams", "--values", "1,2", "--db", &db, "--json", "--",
-        ])
+        .args(["sweep", "streams", "--values", "1,2", "--db", &db, "--json"])
+        .args(["--chart", &chart.display().to_string(), "--"])
         .args(["tcp", "-t", "0.3"])
         .output()
         .unwrap();
@@ -56,6 +60,9 @@ fn sweeps_and_repeats_store_every_point() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["points"].as_array().unwrap().len(), 2, "{v}");
+    // The chart: the swept value on x, throughput with its unit on y.
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("streams") && svg.contains("bit/s"));
     let out = linerate()
         .args(["rr", "-t", "0.3", "--repeat", "3", "--json", "--db", &db])
         .output()

@@ -46,7 +46,7 @@ impl RepeatArgs {
 }
 
 /// How results are printed.
-#[derive(Debug, Clone, Copy, Default, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct OutputArgs {
     /// Print one JSON document instead of the table.
     #[arg(long, conflicts_with = "csv")]
@@ -54,6 +54,10 @@ pub struct OutputArgs {
     /// Print CSV (a header line, then one line per point) instead of the table.
     #[arg(long)]
     pub csv: bool,
+    /// Also draw the result as a chart: throughput against message size (log x axis) for
+    /// `sweep size`, against the swept value for the others; .svg or .png by the extension.
+    #[arg(long, value_name = "PATH")]
+    pub chart: Option<PathBuf>,
 }
 
 /// `linerate sweep`.
@@ -440,15 +444,15 @@ impl SweepArgs {
     }
 
     /// The output flags.
-    pub fn output(&self) -> OutputArgs {
+    pub fn output(&self) -> &OutputArgs {
         match &self.what {
-            SweepCommand::Size(a) => a.output,
-            SweepCommand::Knob(a) => a.output,
+            SweepCommand::Size(a) => &a.output,
+            SweepCommand::Knob(a) => &a.output,
             SweepCommand::Streams(a)
             | SweepCommand::Window(a)
             | SweepCommand::Mss(a)
             | SweepCommand::Rate(a)
-            | SweepCommand::Payload(a) => a.output,
+            | SweepCommand::Payload(a) => &a.output,
         }
     }
 }

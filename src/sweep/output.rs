@@ -184,14 +184,25 @@ pub fn write_sweep_table(w: &mut dyn Write, r: &SweepResult) -> std::io::Result<
         ));
     }
     if repeated {
+        // The spread is of each point's primary metric: bits/s for stream tests,
+        // transactions/s for request/response ones; the headers say which.
+        let in_bits = points
+            .iter()
+            .find_map(|p| p.repeat.first())
+            .is_none_or(|s| s.primary == "throughput_bps");
+        let (unit, fmt): (&str, fn(f64) -> String) = if in_bits {
+            ("MBIT/S", mbit)
+        } else {
+            ("TRANS/S", |v| format!("{v:.0}"))
+        };
         cols.push((
-            "MIN".into(),
-            Box::new(move |p| opt(stats(p).map(|s| s.min), mbit)),
+            format!("MIN {unit}"),
+            Box::new(move |p| opt(stats(p).map(|s| s.min), fmt)),
             true,
         ));
         cols.push((
-            "MAX".into(),
-            Box::new(move |p| opt(stats(p).map(|s| s.max), mbit)),
+            format!("MAX {unit}"),
+            Box::new(move |p| opt(stats(p).map(|s| s.max), fmt)),
             true,
         ));
         cols.push((
@@ -345,9 +356,10 @@ pub fn write_sweep_csv(w: &mut dyn Write, r: &SweepResult) -> Result<()> {
         "value",
         "value_num",
         "throughput_bps",
-        "throughput_min_bps",
-        "throughput_max_bps",
-        "throughput_spread_pct",
+        "repeat_metric",
+        "repeat_min",
+        "repeat_max",
+        "repeat_spread_pct",
         "ci_width_pct",
         "ci_reached",
         "runs",
@@ -378,6 +390,7 @@ pub fn write_sweep_csv(w: &mut dyn Write, r: &SweepResult) -> Result<()> {
             p.value.label.clone(),
             csv_opt(p.value.number),
             csv_opt(p.throughput_bps),
+            summary.map_or_else(String::new, |s| s.primary.clone()),
             csv_opt(st.map(|s| s.min)),
             csv_opt(st.map(|s| s.max)),
             csv_opt(st.and_then(|s| s.spread_pct)),

@@ -78,7 +78,7 @@ fn size_sweep_csv() {
     assert!(lines[0].starts_with("kind,parameter,value,value_num,throughput_bps,"));
     assert_eq!(
         lines[1],
-        "sweep_size,size_bytes,1,1,2500000,,,,,,2,21.25,47058.82352941176,,8,74.54916520085041,65.40689827098804,,,10 11,false"
+        "sweep_size,size_bytes,1,1,2500000,,,,,,,2,21.25,47058.82352941176,,8,74.54916520085041,65.40689827098804,,,10 11,false"
     );
 }
 
@@ -149,16 +149,16 @@ fn knob_sweep_with_repeats_stopped_by_a_failure() {
         "\
 linerate sweep knob: tcp_stream against h:5301
   --pre echo {value}
-VALUE   MBIT/S     MIN      MAX  SPREAD %  N  CI  RETR  CPU L/R %  KNOB EXIT  RUNS
-1      1000.00  990.00  1010.00       2.0  3  no     8      97/76  pre 0      #1-3
-2            -       -        -         -  -  -      -          -  pre 4      -
+VALUE   MBIT/S  MIN MBIT/S  MAX MBIT/S  SPREAD %  N  CI  RETR  CPU L/R %  KNOB EXIT  RUNS
+1      1000.00      990.00     1010.00       2.0  3  no     8      97/76  pre 0      #1-3
+2            -           -           -         -  -  -      -          -  pre 4      -
 peak 1.00 Gbit/s at knob=1
 stopped: --pre for value 2: `sh -c 'exit 4'` exited with status 4; the 2 point(s) above are kept (and stored)
 "
     );
     let csv = text(|o| write_sweep_csv(o, &r).unwrap());
     let line2: Vec<&str> = csv.lines().nth(2).unwrap().split(',').collect();
-    assert_eq!((line2[2], line2[17], line2[10]), ("2", "4", "0"));
+    assert_eq!((line2[2], line2[18], line2[11]), ("2", "4", "0"));
 }
 
 #[test]

@@ -13,6 +13,7 @@ mod msg_size;
 mod png;
 mod pps;
 mod scale;
+mod sweep_value;
 mod timeline;
 
 use plotters::style::RGBColor;
@@ -37,6 +38,9 @@ pub enum ChartKind {
     MessageSize,
     /// Packets/s per frame size against the line rate (a `linerate pps` matrix).
     Pps,
+    /// Throughput at each value of a swept parameter or knob (a `linerate sweep`); not in
+    /// [`ChartKind::ALL`]: drawn by [`sweep_chart`] from a sweep's points.
+    Sweep,
 }
 
 impl ChartKind {
@@ -58,6 +62,7 @@ impl ChartKind {
             ChartKind::LatencyCdf => "latency-cdf",
             ChartKind::MessageSize => "message-size",
             ChartKind::Pps => "pps",
+            ChartKind::Sweep => "sweep",
         }
     }
 
@@ -74,6 +79,7 @@ impl ChartKind {
             ChartKind::LatencyCdf => "Round-trip latency distribution",
             ChartKind::MessageSize => "Throughput by write size",
             ChartKind::Pps => "Packet rate by frame size",
+            ChartKind::Sweep => "Throughput by swept value",
         }
     }
 
@@ -85,6 +91,7 @@ impl ChartKind {
             ChartKind::LatencyCdf => "Round-trip percentiles on a nines scale (p90, p99, p99.9 evenly spaced), log-scale time; straight lines join the recorded percentiles, the median over each column's runs.",
             ChartKind::MessageSize => "Throughput at each write size (--len), the median over each column's runs at that size.",
             ChartKind::Pps => "Datagrams received per second at each frame size (FCS included), one line per flow count; dashed: the line rate of the link speed.",
+            ChartKind::Sweep => "Receiver throughput at each value of the swept parameter, in the order swept (the median of the point's runs).",
         }
     }
 }
@@ -121,8 +128,24 @@ pub fn render(kind: ChartKind, columns: &[LabeledRuns]) -> Result<Chart> {
                 reason: "drawn from a `linerate pps --json` matrix, not from runs".into(),
             })
         }
+        ChartKind::Sweep => {
+            return Err(Error::NoData {
+                chart: kind.name(),
+                reason: "drawn from a sweep's points (linerate sweep --chart)".into(),
+            })
+        }
     };
     Ok(Chart { kind, svg })
+}
+
+/// Draws throughput against a swept value: `points` are (value as the user wrote it,
+/// throughput bits/s) in sweep order, spaced evenly on x (values may be words, e.g. a knob's);
+/// `parameter` names the x axis, with its unit, e.g. `window (bytes)`.
+pub fn sweep_chart(parameter: &str, series_label: &str, points: &[(String, f64)]) -> Result<Chart> {
+    Ok(Chart {
+        kind: ChartKind::Sweep,
+        svg: sweep_value::draw(parameter, series_label, points)?,
+    })
 }
 
 /// Draws the packet rate of `matrix` per frame size, one series per flow count, against the
