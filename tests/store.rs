@@ -17,14 +17,6 @@ fn ok(args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn fails(args: &[&str], needle: &str) {
-    let out = linerate().args(args).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-    assert!(stderr.contains(needle), "{args:?}: {stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-}
-
 #[test]
 fn runs_are_stored_tagged_listed_and_shown() {
     let dir = tempfile::tempdir().unwrap();
@@ -67,15 +59,15 @@ fn runs_are_stored_tagged_listed_and_shown() {
 fn bad_store_input_is_refused_and_the_file_kept() {
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(dir.path());
-    fails(
+    fails_in_one_line(
         &["tcp", "-t", "0.2", "--db", &db, "--tag", "mtu"],
         "--tag mtu",
     );
-    fails(&["show", "999", "--db", &db], "999");
+    fails_in_one_line(&["show", "999", "--db", &db], "999");
     let junk = dir.path().join("junk.sqlite");
     std::fs::write(&junk, b"not a database at all, just text").unwrap();
     let before = std::fs::read(&junk).unwrap();
-    fails(
+    fails_in_one_line(
         &["tcp", "-t", "0.2", "--db", &junk.display().to_string()],
         "junk.sqlite",
     );

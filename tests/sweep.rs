@@ -3,27 +3,15 @@
 
 use super::*;
 
-fn f(v: &serde_json::Value) -> f64 {
-    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
-}
-
-fn fails(args: &[&str], needle: &str) {
-    let out = linerate().args(args).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-    assert!(stderr.contains(needle), "{args:?}: {stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{args:?}: one line: {stderr}");
-}
-
 #[test]
 fn bad_sweep_input_is_refused_before_anything_runs() {
-    fails(&["sweep", "streams", "--values", ""], "--values");
-    fails(&["sweep", "streams", "--values", "4,2"], "increasing");
-    fails(
+    fails_in_one_line(&["sweep", "streams", "--values", ""], "--values");
+    fails_in_one_line(&["sweep", "streams", "--values", "4,2"], "increasing");
+    fails_in_one_line(
         &["sweep", "knob", "--values", "1,2", "--pre", "true"],
         "{value}",
     );
-    fails(
+    fails_in_one_line(
         &[
             "sweep",
             "knob",
@@ -34,9 +22,9 @@ fn bad_sweep_input_is_refused_before_anything_runs() {
         ],
         "no-such-program-lr",
     );
-    fails(&["tcp", "--until-ci", "95"], "--until-ci");
-    fails(&["rfc2544", "--frame", "32"], "--frame");
-    fails(
+    fails_in_one_line(&["tcp", "--until-ci", "95"], "--until-ci");
+    fails_in_one_line(&["rfc2544", "--frame", "32"], "--frame");
+    fails_in_one_line(
         &["sweep", "streams", "--values", "1", "--chart", "x.gif"],
         "--chart x.gif",
     );
@@ -114,7 +102,7 @@ fn size_sweep_peak_is_the_shaped_goodput() {
         "3",
         "--no-latency",
     ]);
-    let peak = f(&v["summary"]["peak_throughput_bps"]);
+    let peak = num(&v["summary"]["peak_throughput_bps"]);
     let shaped = 100e6 * 1448.0 / 1514.0;
     assert!(
         (peak / shaped - 1.0).abs() <= 0.03,
@@ -153,13 +141,13 @@ mod quiet {
             "--no-latency",
         ]);
         let row = &v["frames"][0];
-        let fps = f(&row["throughput_fps"]);
+        let fps = num(&row["throughput_fps"]);
         let shaped = 50e6 / 8.0 / 1514.0;
         assert!(
             (fps / shaped - 1.0).abs() <= 0.05,
             "answer {fps} frames/s vs shaped {shaped}: {row}"
         );
-        assert_eq!(f(&row["loss_pct"]), 0.0, "{row}");
+        assert_eq!(num(&row["loss_pct"]), 0.0, "{row}");
         // The kernel's word for it: a fresh qdisc, a run at the answer, no drop.
         sh(&format!(
             "ip netns exec {} tc qdisc del dev va root",

@@ -228,3 +228,18 @@ impl Drop for VethPair {
         let _ = Command::new("ip").args(["netns", "del", &self.b]).status();
     }
 }
+
+/// A JSON number as f64 (panics naming the value when it is not one).
+pub fn num(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// Runs `linerate ARGS` and checks it fails as bad input should: exit 2, one stderr line
+/// containing `needle`.
+pub fn fails_in_one_line(args: &[&str], needle: &str) {
+    let out = linerate().args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{args:?}: one line: {stderr}");
+}

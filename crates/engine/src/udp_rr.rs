@@ -94,6 +94,16 @@ fn readable(sock: &UdpSocket, timeout: Duration) -> io::Result<bool> {
     }
 }
 
+/// Tells the responder the requests are over: three FINs, 1 ms apart, in case one is lost.
+fn send_fins(sock: &UdpSocket, stream: u16, seq: u64) {
+    let mut fin = [0u8; HEADER_LEN];
+    write_header(&mut fin, stream, FLAG_FIN, seq, now_ns());
+    for _ in 0..3 {
+        let _ = sock.send(&fin);
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 fn is_timeout(e: &io::Error) -> bool {
     matches!(
         e.kind(),
@@ -185,12 +195,7 @@ impl UdpRr {
         if ctl.abort.is_raised() {
             return Err(EngineError::Aborted);
         }
-        let mut fin = [0u8; HEADER_LEN];
-        write_header(&mut fin, ctl.stream, FLAG_FIN, seq, now_ns());
-        for _ in 0..3 {
-            let _ = sock.send(&fin);
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        send_fins(sock, ctl.stream, seq);
         Ok(trips.finish(ctl, lost))
     }
 
@@ -267,12 +272,7 @@ impl UdpRr {
                 Err(e) => return Err(e.into()),
             }
         }
-        let mut fin = [0u8; HEADER_LEN];
-        write_header(&mut fin, ctl.stream, FLAG_FIN, seq, now_ns());
-        for _ in 0..3 {
-            let _ = sock.send(&fin);
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        send_fins(sock, ctl.stream, seq);
         Ok(trips.finish(ctl, lost))
     }
 
