@@ -167,3 +167,36 @@ mod quiet {
         assert_eq!(run["summary"]["packets_lost"], 0, "{}", run["summary"]);
     }
 }
+
+/// A knob command's exit status and output are stored with every run of its point.
+#[test]
+fn knob_commands_are_stored_with_their_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.sqlite").display().to_string();
+    let out = linerate()
+        .args(["sweep", "knob", "--values", "1,2", "--db", &db])
+        .args([
+            "--pre",
+            "echo set dma_length={value}",
+            "--",
+            "tcp",
+            "-t",
+            "0.2",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let runs = linerate()
+        .args(["runs", "--db", &db, "--tag", "knob=2", "--json"])
+        .output()
+        .unwrap();
+    let rows: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
+    let tags = &rows[0]["tags"];
+    assert_eq!(tags["knob_pre_exit"], "0", "{rows}");
+    assert_eq!(tags["knob_pre_output"], "set dma_length=2", "{rows}");
+    assert_eq!(tags["knob_pre"], "echo set dma_length=2", "{rows}");
+}

@@ -344,7 +344,7 @@ pub fn run_sweep(
             }
         };
         if pre_ok {
-            let base_tags = vec![
+            let mut base_tags = vec![
                 (
                     "sweep".to_string(),
                     result.kind.trim_start_matches("sweep_").to_string(),
@@ -352,6 +352,11 @@ pub fn run_sweep(
                 ("sweep_id".to_string(), sweep_id.clone()),
                 (parameter.to_string(), tag_value(&planned.value, plan.kind)),
             ];
+            // The knob command that set this point, its exit status and output, stored with
+            // every run of the point (the sweep's JSON keeps them whole, --post's too).
+            if let Some(pre) = knob_runs.first() {
+                base_tags.extend(knob_tags(pre));
+            }
             for spec in &planned.specs {
                 let point = Point {
                     spec: spec.clone(),
@@ -401,6 +406,28 @@ pub fn run_sweep(
     result.summary = SweepSummary::of(plan.kind, &result.points);
     progress.finish();
     result
+}
+
+/// Tags recording a `--pre` command's run: `knob_pre` (the command), `knob_pre_exit`, and
+/// `knob_pre_output` (stdout then stderr, lines joined with ` | `, at most 500 characters).
+fn knob_tags(run: &knob::KnobRun) -> Vec<(String, String)> {
+    let output: String = format!("{}\n{}", run.stdout.trim(), run.stderr.trim())
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" | ")
+        .chars()
+        .take(500)
+        .collect();
+    vec![
+        ("knob_pre".to_string(), run.argv.join(" ")),
+        (
+            "knob_pre_exit".to_string(),
+            run.exit_code.map_or("none".to_string(), |c| c.to_string()),
+        ),
+        ("knob_pre_output".to_string(), output),
+    ]
 }
 
 /// A value as its tag: in the parameter's unit (`window_bytes=1048576` for `1M`), the text
