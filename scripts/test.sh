@@ -26,7 +26,8 @@ set +e
 cargo test --workspace --release "$@" -- --skip quiet:: 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 if [ "$status" = 0 ]; then
-  cargo test --release --test tests "$@" quiet:: -- --test-threads=1 2>&1 | tee -a "$log"
+  # The same cargo invocation as above (so nothing is rebuilt), filtered to the quiet tests.
+  cargo test --workspace --release "$@" -- --test-threads=1 quiet:: 2>&1 | tee -a "$log"
   status=${PIPESTATUS[0]}
 fi
 set -e
