@@ -39,6 +39,21 @@ pub struct ClientConfig {
     pub drain_timeout: Duration,
 }
 
+impl ClientConfig {
+    /// A test of `spec` against `target` with the command line's timeouts: 5 s to open a
+    /// connection, 10 s for streams to drain after the test time.
+    pub fn new(target: Target, target_label: String, spec: TestSpec, interrupt: Signal) -> Self {
+        Self {
+            target,
+            target_label,
+            spec,
+            interrupt,
+            connect_timeout: Duration::from_secs(5),
+            drain_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
 /// Receives live figures while a test runs.
 pub trait Progress {
     /// The server accepted the test.

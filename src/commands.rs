@@ -6,14 +6,12 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use engine::{Listener, Signal};
 use results::{PpsCell, RunRecord};
 use socket2::{Domain, Protocol, Socket, Type};
 use wire::spec::SpecLimits;
-use wire::TestSpec;
 
 use crate::cli::{CommonArgs, PpsArgs, RrArgs, ServeArgs, TcpArgs, TcpPlan, UdpArgs};
 use crate::client::{self, ClientConfig, Silent};
@@ -322,17 +320,6 @@ fn target_for(
     })
 }
 
-fn client_config(target: Target, label: String, spec: TestSpec, interrupt: Signal) -> ClientConfig {
-    ClientConfig {
-        target,
-        target_label: label,
-        spec,
-        interrupt,
-        connect_timeout: Duration::from_secs(5),
-        drain_timeout: Duration::from_secs(10),
-    }
-}
-
 /// Runs a validated plan against HOST, a Unix socket, or an in-process server, and prints it.
 fn run_client(
     plan: &TcpPlan,
@@ -370,7 +357,7 @@ fn run_client(
         out.flush()?;
         return TcpOutcome::stopped(r.stopped);
     }
-    let config = client_config(target, label.clone(), plan.spec.clone(), interrupt);
+    let config = ClientConfig::new(target, label.clone(), plan.spec.clone(), interrupt);
     let mut live;
     let progress: &mut dyn client::Progress = if plan.live_rows {
         live = output::table::LiveTable::new(std::io::stdout(), label);
@@ -411,7 +398,7 @@ pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<TcpOutcome> {
             break;
         }
         eprintln!("linerate pps: {frame}-byte frames ({payload}-byte payload), {flows} flow(s)...");
-        let config = client_config(
+        let config = ClientConfig::new(
             target.clone(),
             label.clone(),
             cell.spec.clone(),

@@ -13,7 +13,7 @@
 //!   a knob's as given; plus `repeat=<n>` when repeated), so the points of one sweep can
 //!   be found again with `linerate runs --tag sweep_id=…`.
 
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::Result;
 use engine::Signal;
@@ -101,14 +101,12 @@ impl ClientRunner {
 
 impl PointRunner for ClientRunner {
     fn run(&mut self, point: &Point) -> Result<Measured> {
-        let config = ClientConfig {
-            target: self.target.clone(),
-            target_label: self.label.clone(),
-            spec: point.spec.clone(),
-            interrupt: self.interrupt.clone(),
-            connect_timeout: Duration::from_secs(5),
-            drain_timeout: Duration::from_secs(10),
-        };
+        let config = ClientConfig::new(
+            self.target.clone(),
+            self.label.clone(),
+            point.spec.clone(),
+            self.interrupt.clone(),
+        );
         let record = match &point.probe {
             None => client::run(&config, &mut Silent)?,
             Some(p) => probe::run_with_probes(&config, p, &mut Silent)?,

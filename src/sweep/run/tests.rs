@@ -5,6 +5,7 @@ use crate::sweep::plan::{FramePlan, PlannedPoint};
 use crate::sweep::progress::Quiet;
 use crate::sweep::testing::{record_with, rr_with_rtt, udp_trial, MockRunner};
 use crate::sweep::values::SweepValue;
+use std::time::Duration;
 use wire::spec::{Direction, TestKind};
 
 fn spec(kind: TestKind, len: u32) -> TestSpec {
