@@ -330,8 +330,7 @@ impl UdpRr {
 mod tests {
     use super::*;
 
-    #[test]
-    fn paced_requests_keep_their_schedule() {
+    fn paced_run(ms: u64) -> (StreamReport, StreamReport) {
         let a = UdpSocket::bind("127.0.0.1:0").unwrap();
         let b = UdpSocket::bind("127.0.0.1:0").unwrap();
         a.connect(b.local_addr().unwrap()).unwrap();
@@ -341,18 +340,37 @@ mod tests {
             &engine,
             Conn::Udp(a),
             Conn::Udp(b),
-            Duration::from_millis(300),
+            Duration::from_millis(ms),
         );
-        let (r, p) = (run.sender, run.receiver);
-        // 1000 per second for 300 ms.
+        (run.sender, run.receiver)
+    }
+
+    #[test]
+    fn paced_requests_never_exceed_the_rate() {
+        // 1000 per second for 300 ms: never more than 300 (+2 for the slots at both ends), however
+        // busy the machine; how close to 300 it gets is the quiet test's question.
+        let (r, p) = paced_run(300);
         assert!(
-            (280..=302).contains(&r.counts.packets),
+            (1..=302).contains(&r.counts.packets),
             "{} transactions",
             r.counts.packets
         );
         assert_eq!(r.lost_transactions, 0);
         assert_eq!(r.counts.packets, p.counts.packets);
         assert_eq!(r.latency.unwrap().len(), r.counts.packets);
+    }
+
+    /// Timing: runs alone (scripts/test.sh runs `quiet::` tests one at a time after the rest).
+    mod quiet {
+        #[test]
+        fn paced_requests_keep_their_schedule() {
+            let (r, _) = super::paced_run(300);
+            assert!(
+                (280..=302).contains(&r.counts.packets),
+                "{} transactions",
+                r.counts.packets
+            );
+        }
     }
 
     #[test]
