@@ -323,7 +323,10 @@ fn open_crr_listener(
         .ok_or("crr tests need an IP control connection")?;
     let listener = std::net::TcpListener::bind(SocketAddr::new(local.ip().to_canonical(), 0))
         .map_err(|e| format!("cannot open a listener for connection tests: {e}"))?;
-    listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+    // Every accepted connection inherits the listener's options (window, congestion, TOS...).
+    SocketOptions::from_spec(spec)
+        .apply_listener(&listener)
+        .map_err(|e| e.to_string())?;
     Ok(Some(listener))
 }
 

@@ -78,7 +78,7 @@ fn bad_latency_input_is_one_clear_error() {
 /// but those sessions: the next client is served.
 #[test]
 fn server_survives_clients_killed_mid_transaction() {
-    let server = fast_server();
+    let server = test_server();
     let port = server.addr.port().to_string();
     for kind in [&["rr"][..], &["rr", "--udp"], &["crr"]] {
         let mut child = linerate()

@@ -79,40 +79,40 @@ fn sweeps_and_repeats_store_every_point() {
     assert_eq!(streams, ["1", "2"], "{rows}");
 }
 
-/// tbf at 100 Mbit/s carries 100e6 × 1448/1514 bit/s of TCP goodput (1448-byte segments in
-/// 1514-byte frames with timestamps): the sweep's peak is within 3 % of it.
-#[test]
-fn size_sweep_peak_is_the_shaped_goodput() {
-    if !can_use_netns() {
-        return;
-    }
-    let pair = VethPair::new("swp");
-    pair.shape(&pair.a, "va", "100mbit");
-    let _server = pair.serve();
-    let v = pair.client_json(&[
-        "sweep",
-        "size",
-        "--min",
-        "16K",
-        "--max",
-        "256K",
-        "--perturbation",
-        "0",
-        "-t",
-        "3",
-        "--no-latency",
-    ]);
-    let peak = num(&v["summary"]["peak_throughput_bps"]);
-    let shaped = 100e6 * 1448.0 / 1514.0;
-    assert!(
-        (peak / shaped - 1.0).abs() <= 0.03,
-        "peak {peak} vs shaped goodput {shaped}"
-    );
-}
-
 /// Timing-sensitive ground truths, run alone by scripts/test.sh.
 mod quiet {
     use super::*;
+
+    /// tbf at 100 Mbit/s carries 100e6 × 1448/1514 bit/s of TCP goodput (1448-byte segments in
+    /// 1514-byte frames with timestamps): the sweep's peak is within 3 % of it.
+    #[test]
+    fn size_sweep_peak_is_the_shaped_goodput() {
+        if !can_use_netns() {
+            return;
+        }
+        let pair = VethPair::new("swp");
+        pair.shape(&pair.a, "va", "100mbit");
+        let _server = pair.serve();
+        let v = pair.client_json(&[
+            "sweep",
+            "size",
+            "--min",
+            "16K",
+            "--max",
+            "256K",
+            "--perturbation",
+            "0",
+            "-t",
+            "3",
+            "--no-latency",
+        ]);
+        let peak = num(&v["summary"]["peak_throughput_bps"]);
+        let shaped = 100e6 * 1448.0 / 1514.0;
+        assert!(
+            (peak / shaped - 1.0).abs() <= 0.03,
+            "peak {peak} vs shaped goodput {shaped}"
+        );
+    }
 
     /// tbf at 50 Mbit/s passes 50e6 / 8 / 1514 frames/s of 1518-byte frames (tbf counts the
     /// frame without its FCS). A small bucket and queue (128 KiB + 5 ms) let a 2 s trial

@@ -115,6 +115,34 @@ pub fn can_use_netns() -> bool {
     ok
 }
 
+/// Waits (at most 10 s) until a TCP socket listens on `port`, as `ss` run after `prefix` (e.g.
+/// `ip netns exec NS `) sees it: a server process on a busy machine may take a while to start.
+pub fn wait_listening(prefix: &str, port: u16) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let needle = format!(":{port}");
+    while !sh(&format!("{prefix}ss -Htln 'sport = :{port}'")).contains(&needle) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nothing listens on port {port} after 10 s ({prefix})"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// UDP datagrams namespace `ns` dropped for a full socket receive buffer so far
+/// (`RcvbufErrors` in its /proc/net/snmp): a receiver that falls behind on a busy machine loses
+/// these on top of what a rule or qdisc drops.
+pub fn udp_rcvbuf_errors(ns: &str) -> u64 {
+    let snmp = sh(&format!("ip netns exec {ns} cat /proc/net/snmp"));
+    let mut udp = snmp.lines().filter(|l| l.starts_with("Udp: "));
+    let (names, values) = (udp.next().unwrap(), udp.next().unwrap());
+    let at = names
+        .split_whitespace()
+        .position(|n| n == "RcvbufErrors")
+        .unwrap();
+    values.split_whitespace().nth(at).unwrap().parse().unwrap()
+}
+
 pub fn sh(cmd: &str) -> String {
     let out = Command::new("sh").arg("-c").arg(cmd).output().unwrap();
     assert!(
@@ -181,7 +209,7 @@ impl VethPair {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(300));
+        wait_listening(&format!("ip netns exec {} ", self.b), 5301);
         ServerProcess(child)
     }
 

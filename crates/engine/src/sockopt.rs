@@ -129,6 +129,17 @@ impl SocketOptions {
         Ok(())
     }
 
+    /// Applies the accepted-side options to a listening socket, whose accepted connections
+    /// inherit them (Linux copies the listener's socket state into each new connection).
+    pub fn apply_listener(&self, listener: &std::net::TcpListener) -> Result<(), EngineError> {
+        let v6 = listener.local_addr().map(|a| a.is_ipv6()).unwrap_or(false);
+        let accepted = SocketOptions {
+            mss_bytes: None,
+            ..self.clone()
+        };
+        accepted.apply_tcp(listener.as_raw_fd(), v6)
+    }
+
     /// Applies the options to an accepted (server-side) data connection. MSS is not applied
     /// here: the client's SYN already carried it.
     pub fn apply_accepted(&self, conn: &Conn) -> Result<(), EngineError> {
@@ -169,6 +180,50 @@ pub fn connect_tcp(
     sock.connect_timeout(&addr.into(), timeout)
         .map_err(ConnectError::Io)?;
     Ok(Conn::Tcp(sock.into()))
+}
+
+/// Opens a blocking TCP connection for a connect/request/response transaction: the fewest
+/// system calls that still bound every wait. Read and write timeouts of `poll` are set before
+/// the SYN; a blocking connect waits at most the write timeout, so it is retried, checking
+/// `abort` between tries, until `timeout` has passed.
+pub fn connect_tcp_quick(
+    addr: SocketAddr,
+    opts: &SocketOptions,
+    poll: Duration,
+    timeout: Duration,
+    abort: impl Fn() -> bool,
+) -> Result<std::net::TcpStream, ConnectError> {
+    let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
+        .map_err(ConnectError::Io)?;
+    opts.apply_tcp(sock.as_raw_fd(), addr.is_ipv6())
+        .map_err(ConnectError::Option)?;
+    sock.set_read_timeout(Some(poll))
+        .map_err(ConnectError::Io)?;
+    sock.set_write_timeout(Some(poll))
+        .map_err(ConnectError::Io)?;
+    let deadline = std::time::Instant::now() + timeout;
+    let target = addr.into();
+    loop {
+        match sock.connect(&target) {
+            Ok(()) => break,
+            Err(e) if e.raw_os_error() == Some(libc::EISCONN) => break,
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EINPROGRESS | libc::EALREADY | libc::EINTR)
+                ) =>
+            {
+                if abort() || std::time::Instant::now() >= deadline {
+                    return Err(ConnectError::Io(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!("connection to {addr} timed out"),
+                    )));
+                }
+            }
+            Err(e) => return Err(ConnectError::Io(e)),
+        }
+    }
+    Ok(sock.into())
 }
 
 /// Why a connection could not be opened.
@@ -348,6 +403,46 @@ mod tests {
             ..Default::default()
         };
         assert!(opts.check_unix().is_ok());
+    }
+
+    #[test]
+    fn accepted_connections_inherit_the_listeners_options() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let opts = SocketOptions {
+            window_bytes: Some(96 << 10),
+            no_delay: true,
+            tos: Some(0x20),
+            ..Default::default()
+        };
+        opts.apply_listener(&listener).unwrap();
+        socket2::SockRef::from(&listener)
+            .set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+        let _client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (accepted, _) = listener.accept().unwrap();
+        let sock = socket2::SockRef::from(&accepted);
+        assert_eq!(sock.recv_buffer_size().unwrap(), 2 * (96 << 10));
+        assert!(sock.tcp_nodelay().unwrap());
+        assert_eq!(sock.tos_v4().unwrap(), 0x20);
+        assert_eq!(
+            sock.read_timeout().unwrap(),
+            Some(Duration::from_millis(100))
+        );
+    }
+
+    #[test]
+    fn quick_connect_opens_and_refuses() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let poll = Duration::from_millis(100); // whole jiffies: the kernel rounds timeouts
+        let s = connect_tcp_quick(addr, &SocketOptions::default(), poll, poll * 4, || false);
+        assert_eq!(s.unwrap().read_timeout().unwrap(), Some(poll));
+        drop(listener);
+        let refused = connect_tcp_quick(addr, &SocketOptions::default(), poll, poll, || false);
+        let Err(ConnectError::Io(e)) = refused else {
+            panic!("{refused:?}")
+        };
+        assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused);
     }
 
     #[test]

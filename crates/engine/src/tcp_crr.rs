@@ -8,8 +8,7 @@
 //! so. Responders keep serving until no connection has come for 200 ms after their `stop`.
 
 use std::io::{ErrorKind, Read};
-use std::net::{Shutdown, SocketAddr, TcpListener};
-use std::os::fd::AsRawFd;
+use std::net::{SocketAddr, TcpListener};
 use std::time::{Duration, Instant};
 
 use measure::cpu::CpuTime;
@@ -17,12 +16,15 @@ use wire::TestKind;
 
 use crate::pace::Pace;
 use crate::round_trips::{RoundTrips, Transactions};
-use crate::sockopt::{connect_tcp, ConnectError, SocketOptions};
+use crate::sockopt::{connect_tcp_quick, ConnectError, SocketOptions};
 use crate::tcp_rr::{read_message, write_message};
 use crate::{Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL};
 
 /// How long responders wait for one more connection after their `stop`.
 const QUIET_AFTER_STOP: Duration = Duration::from_millis(200);
+
+/// How long one connection may take to open.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The `tcp_crr` engine.
 #[derive(Debug, Clone)]
@@ -79,16 +81,6 @@ impl StreamEngine for TcpCrr {
     }
 }
 
-fn wait_readable(fd: i32, timeout: Duration) -> bool {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd, count 1.
-    unsafe { libc::poll(&mut pfd, 1, timeout.as_millis() as i32) > 0 }
-}
-
 impl TcpCrr {
     fn request_loop(
         &self,
@@ -102,20 +94,20 @@ impl TcpCrr {
         let mut pace = Pace::new(self.gap);
         while !ctl.stop.is_raised() && pace.wait(ctl) {
             let start = Instant::now();
-            let mut conn =
-                connect_tcp(addr, None, opts, Duration::from_secs(2)).map_err(|e| match e {
+            let abort = || ctl.abort.is_raised();
+            let stream = connect_tcp_quick(addr, opts, POLL_INTERVAL, CONNECT_TIMEOUT, abort)
+                .map_err(|e| match e {
                     ConnectError::Io(io) if io.raw_os_error() == Some(libc::EADDRNOTAVAIL) => {
                         EngineError::Io(std::io::Error::new(
                             io.kind(),
                             "no free local port for a new connection (ephemeral ports exhausted); \
-                         widen net.ipv4.ip_local_port_range or run fewer streams",
+                             widen net.ipv4.ip_local_port_range or run fewer streams",
                         ))
                     }
                     ConnectError::Io(io) => EngineError::Io(io),
                     other => EngineError::Io(std::io::Error::other(other.to_string())),
                 })?;
-            conn.set_read_timeout(Some(POLL_INTERVAL))?;
-            conn.set_write_timeout(Some(POLL_INTERVAL))?;
+            let mut conn = Conn::Tcp(stream);
             write_message(&mut conn, &request, ctl)?;
             if !read_message(&mut conn, &mut response, ctl)? {
                 return Err(std::io::Error::new(
@@ -156,6 +148,14 @@ impl TcpCrr {
         let mut request = vec![0u8; self.request];
         let response: Vec<u8> = crate::pattern(self.response);
         let mut answered = Transactions::new((self.request + self.response) as u64);
+        // A blocking accept with the listener's receive timeout wakes at least every
+        // POLL_INTERVAL to look at stop and abort. Accepted connections inherit both timeouts
+        // and the options the server set on the listener, so each costs accept, read, write
+        // and close, no more.
+        listener.set_nonblocking(false)?;
+        let sock = socket2::SockRef::from(listener);
+        sock.set_read_timeout(Some(POLL_INTERVAL))?;
+        sock.set_write_timeout(Some(POLL_INTERVAL))?;
         let mut last_connection = Instant::now();
         loop {
             if ctl.abort.is_raised() {
@@ -164,26 +164,27 @@ impl TcpCrr {
             if ctl.stop.is_raised() && last_connection.elapsed() >= QUIET_AFTER_STOP {
                 break;
             }
-            if !wait_readable(listener.as_raw_fd(), Duration::from_millis(20)) {
-                continue;
-            }
             let stream = match listener.accept() {
                 Ok((s, _)) => s,
-                // Another responder thread took it.
-                Err(e) if e.kind() == ErrorKind::WouldBlock => continue,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                    ) =>
+                {
+                    continue
+                }
                 Err(e) => return Err(e.into()),
             };
             last_connection = Instant::now();
-            stream.set_nonblocking(false)?;
-            stream.set_nodelay(true)?;
             let mut conn = Conn::Tcp(stream);
-            conn.set_read_timeout(Some(POLL_INTERVAL))?;
-            conn.set_write_timeout(Some(POLL_INTERVAL))?;
             if !read_message(&mut conn, &mut request, ctl)? {
                 continue;
             }
             write_message(&mut conn, &response, ctl)?;
-            conn.shutdown(Shutdown::Write)?;
+            // Closing first (the whole request was read, so this sends a FIN, not a reset)
+            // leaves TIME_WAIT on this side.
+            drop(conn);
             answered.count(ctl);
         }
         Ok(answered.report())

@@ -182,7 +182,7 @@ mod tests {
             Duration::from_millis(100),
         );
         let (r, p) = (run.sender, run.receiver);
-        assert!(r.counts.packets > 100, "{r:?}");
+        assert!(r.counts.packets > 0, "{r:?}");
         assert_eq!(r.counts.packets, p.counts.packets, "every request answered");
         assert_eq!(r.latency.as_ref().unwrap().len(), r.counts.packets);
         assert_eq!(r.bytes_total, r.counts.packets * 310);

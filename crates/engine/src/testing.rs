@@ -6,6 +6,9 @@ use crate::{Conn, Role, Signal, StreamControl, StreamCounters, StreamEngine, Str
 
 /// Both ends' reports, and each end's published byte counter after the run.
 pub(crate) struct PairRun {
+    /// From before the threads started until stop was raised (at least `run_for`; more when
+    /// the test thread woke late).
+    pub ran_for: Duration,
     pub sender: StreamReport,
     pub receiver: StreamReport,
     pub sender_published: u64,
@@ -23,10 +26,13 @@ pub(crate) fn run_pair(engine: &dyn StreamEngine, a: Conn, b: Conn, run_for: Dur
         stop: &stop,
         abort: &abort,
     };
+    let t0 = std::time::Instant::now();
+    let mut ran_for = run_for;
     let (sender, receiver) = std::thread::scope(|s| {
         let sender = s.spawn(|| engine.run(a, Role::Sender, ctl(&tx)));
         let receiver = s.spawn(|| engine.run(b, Role::Receiver, ctl(&rx)));
         std::thread::sleep(run_for);
+        ran_for = t0.elapsed();
         stop.raise();
         (
             sender.join().unwrap().unwrap(),
@@ -34,6 +40,7 @@ pub(crate) fn run_pair(engine: &dyn StreamEngine, a: Conn, b: Conn, run_for: Dur
         )
     });
     PairRun {
+        ran_for,
         sender,
         receiver,
         sender_published: tx.get(),

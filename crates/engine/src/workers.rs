@@ -177,8 +177,13 @@ mod tests {
             rx.spawn(Conn::Unix(b), Role::Receiver, format!("r{i}"))
                 .unwrap();
         }
-        std::thread::sleep(Duration::from_millis(50));
-        assert!(tx.snapshot().iter().all(|c| c.bytes == 12_345));
+        // The counters reach 12 345 once every sender thread has run; a busy machine may take a
+        // while to start them.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while !tx.snapshot().iter().all(|c| c.bytes == 12_345) {
+            assert!(std::time::Instant::now() < deadline, "{:?}", tx.snapshot());
+            std::thread::sleep(Duration::from_millis(5));
+        }
         tx.stop();
         let sent = tx.join(Duration::from_secs(5));
         let got = rx.join(Duration::from_secs(5));
