@@ -11,6 +11,12 @@
 # netperf is not in Debian's main archive: it runs when `netperf` and `netserver` are on PATH or in
 # $NETPERF_DIR (a directory holding both, e.g. a build tree's src/); otherwise its rows are skipped.
 #
+# Namespace: as root, every run (server and client) gets a fresh network namespace of its own
+# (its loopback, plus a veth pair holding 198.18.99.1/32, because netperf's name lookup refuses a
+# host with only a loopback address), deleted after the run. A TCP_CRR run leaves up to 131 072
+# TIME_WAIT sockets behind for 60 s (net.ipv4.tcp_max_tw_buckets); in a shared namespace they
+# would slow whichever run came next. Not root: every run shares the host's namespace, said so.
+#
 # CPU placement: every tool runs as two processes pinned with taskset, so placement is identical
 # across tools — "same core": server and client on CPU 0; "cross core": server on CPU 1, client on
 # CPU 0 (linerate too: `linerate serve` in its own process, never the in-process server). Every
@@ -35,6 +41,10 @@
 #
 # Targets (issue): linerate p50 <= 1.05x sockperf p50 at the same placement (TCP and UDP);
 # linerate tcp_rr transactions/s >= netperf TCP_RR; linerate crr connections/s >= netperf TCP_CRR.
+# Each target compares the median over repetitions of the paired ratio (linerate's run over the
+# peer's run in the same repetition and placement, run minutes apart at most): the machine's speed
+# drifts over a benchmark (other guests on the host), and a pair shares the drift. The ratio of the
+# two medians is in the table too.
 
 rr_len=64
 p_rr_lr=$((port_base + 21)) p_rr_sp=$((port_base + 22)) p_rr_qp=$((port_base + 23))
@@ -130,18 +140,43 @@ rr_parse_iperf2() { # "[  1] 0.0000-5.0100 sec ... 141808=0.020/0.014/11.188/0.0
     END { if (!cnt || t <= 0) exit 1; printf "%.1f null null %.3f\n", cnt / t, avg_ms * 1000 }' "$1"
 }
 
+rr_netns=0 # 1: each run in a namespace of its own (see the head of this file)
+rr_ns_check() {
+  if (( EUID == 0 )) && ip netns add "lrbench$$-probe" 2>/dev/null; then
+    ip netns del "lrbench$$-probe"; rr_netns=1
+  else
+    log "not root or no 'ip netns': runs share the host's network namespace (a crr run's TIME_WAIT sockets slow the next run)"
+  fi
+}
+rr_ns_up() { # a fresh namespace for one run; sets ns_exec
+  (( rr_netns )) || return 0
+  local ns=lrbench$$
+  ip netns del "$ns" 2>/dev/null || true
+  ip netns add "$ns" && ip -n "$ns" link set lo up \
+    && ip -n "$ns" link add lrb0 type veth peer name lrb1 \
+    && ip -n "$ns" addr add 198.18.99.1/32 dev lrb0 \
+    && ip -n "$ns" link set lrb0 up && ip -n "$ns" link set lrb1 up || return 1
+  ns_exec=(ip netns exec "$ns")
+}
+rr_ns_down() {
+  (( rr_netns )) || return 0
+  ns_exec=()
+  ip netns del "lrbench$$" 2>/dev/null || true
+  sleep 0.5 # the kernel frees the namespace's sockets in the background
+}
+
 rr_run() { # rr_run KIND TOOL PLACEMENT REP: one pinned client run against a fresh pinned server
   local kind=$1 tool=$2 place ccpu scpu rep=$4 port srv cmd cpu0 cpu1 parsed wall usr sys raw
   IFS=: read -r place ccpu scpu <<<"$3"
   "rr_cmd_$tool" "$kind"
   raw=$rr_raw/$rep-$place-$kind-$tool
-  if ! start_server "$port" taskset -c "$scpu" "${srv[@]}"; then
+  if ! start_server "$port" "${ns_exec[@]}" taskset -c "$scpu" "${srv[@]}"; then
     cp "$tmp/server.out" "$raw.server"; stop "$srv_pid"; return 1
   fi
   cpu0=$(proc_cpu_s "$srv_pid")
   local rc=0
   timeout -k 5 $((dur + 30)) /usr/bin/time -f '%e %U %S' -o "$tmp/time" \
-    taskset -c "$ccpu" "${cmd[@]}" >"$tmp/client.out" 2>"$tmp/client.err" || rc=$?
+    "${ns_exec[@]}" taskset -c "$ccpu" "${cmd[@]}" >"$tmp/client.out" 2>"$tmp/client.err" || rc=$?
   sleep 0.3 # let the server see the end of the test
   cpu1=$(proc_cpu_s "$srv_pid")
   stop "$srv_pid"
@@ -172,6 +207,7 @@ rr_run() { # rr_run KIND TOOL PLACEMENT REP: one pinned client run against a fre
 rr_part() { # the whole part: every (placement, kind, tool) × $reps, into $rr_samples
   : >"$rr_samples"
   mkdir -p "$rr_raw"
+  rr_ns_check
   # Help texts read whole (iperf --help exits 1; grep -q would cut a pipe short under pipefail).
   local sp_help i2_help
   sp_help=$(sockperf ping-pong --help 2>&1 || true) i2_help=$(iperf --help 2>&1 || true)
@@ -197,7 +233,11 @@ rr_part() { # the whole part: every (placement, kind, tool) × $reps, into $rr_s
       for (( k = 0; k < ${#cases[@]}; k++ )); do
         c=${cases[(k + rep - 1) % ${#cases[@]}]} # rotated, as for throughput
         read -r kind tool <<<"$c"
-        if ! rr_run "$kind" "$tool" "${placements[(p + rep - 1) % ${#placements[@]}]}" "$rep"; then
+        local ok=1
+        rr_ns_up || { log "could not make a network namespace for the run"; ok=0; }
+        (( ok )) && rr_run "$kind" "$tool" "${placements[(p + rep - 1) % ${#placements[@]}]}" "$rep" || ok=0
+        rr_ns_down
+        if (( !ok )); then
           failures=$((failures + 1))
           IFS=: read -r place _ <<<"${placements[(p + rep - 1) % ${#placements[@]}]}"
           jq -cn --arg kind "$kind" --arg tool "$tool" --arg place "$place" --argjson rep "$rep" \
@@ -228,10 +268,20 @@ rr_summary() { # the part's JSON (rows, targets, samples) on stdout; needs peers
           client_cpu_pct_median: ($ok | med(.client_cpu_pct)),
           server_cpu_pct_median: ($ok | med(.server_cpu_pct)) } ] as $rows
   | def row($p; $k; $t): $rows | map(select(.placement == $p and .kind == $k and .tool == $t))[0];
+    # The median over repetitions of linerate figure / this tool figure, both from the same
+    # repetition and placement.
+    def paired(f): . as $r
+      | [ $samples[] | select((.failed | not) and .placement == $r.placement and .kind == $r.kind
+                              and .tool == $r.tool) as $s
+          | $samples[] | select((.failed | not) and .placement == $s.placement and .kind == $s.kind
+                                and .tool == "linerate" and .rep == $s.rep)
+          | div(f; $s | f) | select(. != null) ] | median;
     ($rows | map(. + { linerate_p50_ratio: div(row(.placement; .kind; "linerate").rtt_p50_us_median;
                                                .rtt_p50_us_median),
                        linerate_tps_ratio: div(row(.placement; .kind; "linerate").transactions_per_s_median;
-                                               .transactions_per_s_median) })) as $rows
+                                               .transactions_per_s_median),
+                       linerate_p50_ratio_paired: paired(.rtt_p50_us),
+                       linerate_tps_ratio_paired: paired(.transactions_per_s) })) as $rows
   | def row($p; $k; $t): $rows | map(select(.placement == $p and .kind == $k and .tool == $t))[0];
     def where($p): "\($p) core, client CPU \(row($p; "tcp_rr"; "linerate").client_cpu // "-"), server CPU \(row($p; "tcp_rr"; "linerate").server_cpu // "-")";
     def absent($t): if $t == "netperf" and $netperf == "" then "not measured: netperf not found" else "not measured" end;
@@ -239,19 +289,18 @@ rr_summary() { # the part's JSON (rows, targets, samples) on stdout; needs peers
     targets: [
       ($rows | map(.placement) | unique | sort_by(pl)[]) as $p
       | (("tcp_rr", "udp_rr") as $k
-         | row($p; $k; "linerate").rtt_p50_us_median as $have
-         | row($p; $k; "sockperf").rtt_p50_us_median as $peer
-         | target("\($k) p50 <= 1.05x sockperf (\($p) core)"; $have; mul($peer; 1.05);
-                  $have <= 1.05 * $peer;
-                  "round-trip µs, \(where($p)); ratio \(div($have; $peer) | if . == null then "-" else . * 1000 | round / 1000 end)")),
-        (row($p; "tcp_rr"; "linerate").transactions_per_s_median as $have
-         | row($p; "tcp_rr"; "netperf").transactions_per_s_median as $peer
-         | target("tcp_rr transactions/s >= netperf TCP_RR (\($p) core)"; $have; $peer; $have >= $peer;
-                  if $peer == null then absent("netperf") else "transactions/s, \(where($p))" end)),
-        (row($p; "tcp_crr"; "linerate").transactions_per_s_median as $have
-         | row($p; "tcp_crr"; "netperf").transactions_per_s_median as $peer
-         | target("crr connections/s >= netperf TCP_CRR (\($p) core)"; $have; $peer; $have >= $peer;
-                  if $peer == null then absent("netperf") else "connections/s, \(where($p))" end))
+         | row($p; $k; "sockperf") as $peer
+         | target("\($k) p50 <= 1.05x sockperf (\($p) core)"; $peer.linerate_p50_ratio_paired; 1.05;
+                  $peer.linerate_p50_ratio_paired <= 1.05;
+                  "median of paired p50 ratios, \(where($p)); medians \(row($p; $k; "linerate").rtt_p50_us_median // "-") vs \($peer.rtt_p50_us_median // "-") µs")),
+        (row($p; "tcp_rr"; "netperf") as $peer
+         | target("tcp_rr transactions/s >= netperf TCP_RR (\($p) core)"; $peer.linerate_tps_ratio_paired; 1;
+                  $peer.linerate_tps_ratio_paired >= 1;
+                  if $peer == null then absent("netperf") else "median of paired transactions/s ratios, \(where($p)); medians \(row($p; "tcp_rr"; "linerate").transactions_per_s_median | round) vs \($peer.transactions_per_s_median | round)" end)),
+        (row($p; "tcp_crr"; "netperf") as $peer
+         | target("crr connections/s >= netperf TCP_CRR (\($p) core)"; $peer.linerate_tps_ratio_paired; 1;
+                  $peer.linerate_tps_ratio_paired >= 1;
+                  if $peer == null then absent("netperf") else "median of paired connections/s ratios, \(where($p)); medians \(row($p; "tcp_crr"; "linerate").transactions_per_s_median | round) vs \($peer.transactions_per_s_median | round)" end))
     ],
     samples: $samples }' "$rr_samples"
 }
@@ -268,7 +317,7 @@ rr_print() { # the Markdown table and target lines from $out's .rr, on stdout an
         .kind, ({"iperf2": "iperf 2 bounceback", "netperf": "netperf \(.kind | ascii_upcase)",
                  "qperf": "qperf \(.kind | sub("_rr"; "_lat"))"}[.tool] // .tool),
         "\(.runs - .failed)/\(.runs)", .rtt_p50_us_median, .rtt_p99_us_median, .rtt_mean_us_median,
-        .transactions_per_s_median, .linerate_p50_ratio, .linerate_tps_ratio,
+        .transactions_per_s_median, .linerate_p50_ratio_paired, .linerate_tps_ratio_paired,
         .client_cpu_pct_median, .server_cpu_pct_median] | map(. // "-" | tostring) | @tsv' "$out" \
     | awk -F'\t' '
         function f(x, p) { return x == "-" ? "-" : sprintf("%.*f", p, x) }
@@ -281,7 +330,11 @@ rr_print() { # the Markdown table and target lines from $out's .rr, on stdout an
     echo "qperf reports one-way latency (RTT/2), shown ×2, mean only; iperf 2 --bounceback gives the mean"
     echo "round trip only (its histogram has 100 µs bins); netperf whole µs. tcp_crr: connect + request +"
     echo "response + close, trans/s = connections/s. LR p50 × = linerate's p50 over the tool's (<1: linerate"
-    echo "faster); LR trans/s × = linerate's transactions/s over the tool's (>1: linerate faster)."
+    echo "faster); LR trans/s × = linerate's transactions/s over the tool's (>1: linerate faster); both are"
+    echo "medians of the ratios of runs paired by repetition (the JSON also has the ratio of the medians)."
+    if (( rr_netns )); then
+      echo "Each run had a network namespace of its own (no TIME_WAIT carried from one run to the next)."
+    fi
     echo "CPU % of one core, measured outside each tool. '-': not given by the tool."
   } | tee "$rr_md"
   echo "rr table: $rr_md; raw outputs: $rr_raw/"

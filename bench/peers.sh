@@ -134,6 +134,7 @@ proc_cpu_s() { # user+sys seconds of a live process, its threads and reaped chil
 }
 
 srv_pid=
+ns_exec=() # `ip netns exec NS` while a part runs its tools in a namespace of their own; empty: the host's
 start_server() { # start_server PORT CMD...: start it, wait (≤ 5 s) until it listens on PORT (TCP or UDP)
   local port=$1 i; shift
   "$@" >"$tmp/server.out" 2>&1 &
@@ -141,7 +142,7 @@ start_server() { # start_server PORT CMD...: start it, wait (≤ 5 s) until it l
   servers+=("$srv_pid")
   for (( i = 0; i < 50; i++ )); do
     kill -0 "$srv_pid" 2>/dev/null || { log "server exited: $*"; cat "$tmp/server.out" >&2; return 1; }
-    [[ -n $(ss -Hltun "sport = :$port") ]] && return 0
+    [[ -n $("${ns_exec[@]}" ss -Hltun "sport = :$port") ]] && return 0
     sleep 0.1
   done
   log "server not listening on $port after 5 s: $*"; return 1

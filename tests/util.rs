@@ -133,13 +133,16 @@ pub fn wait_listening(prefix: &str, port: u16) {
 /// (`RcvbufErrors` in its /proc/net/snmp): a receiver that falls behind on a busy machine loses
 /// these on top of what a rule or qdisc drops.
 pub fn udp_rcvbuf_errors(ns: &str) -> u64 {
-    let snmp = sh(&format!("ip netns exec {ns} cat /proc/net/snmp"));
-    let mut udp = snmp.lines().filter(|l| l.starts_with("Udp: "));
-    let (names, values) = (udp.next().unwrap(), udp.next().unwrap());
-    let at = names
-        .split_whitespace()
-        .position(|n| n == "RcvbufErrors")
-        .unwrap();
+    snmp(ns, "Udp", "RcvbufErrors")
+}
+
+/// One counter of namespace `ns`'s /proc/net/snmp, e.g. `snmp(ns, "Tcp", "PassiveOpens")`.
+pub fn snmp(ns: &str, protocol: &str, name: &str) -> u64 {
+    let text = sh(&format!("ip netns exec {ns} cat /proc/net/snmp"));
+    let prefix = format!("{protocol}: ");
+    let mut rows = text.lines().filter(|l| l.starts_with(&prefix));
+    let (names, values) = (rows.next().unwrap(), rows.next().unwrap());
+    let at = names.split_whitespace().position(|n| n == name).unwrap();
     values.split_whitespace().nth(at).unwrap().parse().unwrap()
 }
 
