@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace. As root it also runs the network-namespace accuracy tests,
-# installing iproute2 (ip, tc), nftables and ethtool first when they are missing, and sockperf
-# for the latency comparison. Tests that compare timings with a peer tool (`quiet::`) run last,
-# on their own and one at a time, so nothing else loads the cores meanwhile.
+# installing iproute2 (ip, tc), nftables and ethtool first when they are missing, sockperf for
+# the latency comparison, Chromium for the HTML report test and DejaVu fonts for PNG text. Tests
+# that compare timings with a peer tool (`quiet::`) run last, on their own and one at a time, so
+# nothing else loads the cores meanwhile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=()
@@ -12,6 +13,8 @@ command -v ethtool >/dev/null 2>&1 || missing+=(ethtool)
 command -v sockperf >/dev/null 2>&1 || missing+=(sockperf)
 command -v taskset >/dev/null 2>&1 || missing+=(util-linux)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# PNG charts draw their text with a system font (resvg finds DejaVu Sans through fontconfig).
+[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq

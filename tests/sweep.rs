@@ -22,12 +22,37 @@ fn bad_sweep_input_is_refused_before_anything_runs() {
         ],
         "no-such-program-lr",
     );
+    fails_in_one_line(
+        &["sweep", "streams", "--values", "1", "--", "tcp", "--json"],
+        "--json after --",
+    );
     fails_in_one_line(&["tcp", "--until-ci", "95"], "--until-ci");
     fails_in_one_line(&["rfc2544", "--frame", "32"], "--frame");
     fails_in_one_line(
         &["sweep", "streams", "--values", "1", "--chart", "x.gif"],
         "--chart x.gif",
     );
+}
+
+/// A --pre command that fails at the second value ends the sweep: both points are printed (the
+/// second with its exit status), the failure is said once on stderr (the command's error), and
+/// the exit status is not 0.
+#[test]
+fn a_failing_knob_command_is_said_once() {
+    let out = linerate()
+        .args(["sweep", "knob", "--values", "0,3", "--no-store"])
+        .args(["--pre", "sh -c 'exit {value}'", "--", "tcp", "-t", "0.2"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert_eq!(
+        stderr.matches("exited with status 3").count(),
+        1,
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("the 2 point(s) above are kept"), "{stdout}");
 }
 
 #[test]

@@ -358,6 +358,19 @@ fn parse_test(words: &[String], context: Option<&str>) -> Result<BaseTest, Strin
             ))
         }
     };
+    // Output and storage belong to the sweep, which prints one document for all its points and
+    // stores every run itself: the same flags after `--` would be silently ignored.
+    let misplaced = [
+        (common.json, "--json"),
+        (common.store.db.is_some(), "--db"),
+        (common.store.no_store, "--no-store"),
+        (!common.store.tag.is_empty(), "--tag"),
+    ];
+    if let Some((_, flag)) = misplaced.iter().find(|(given, _)| *given) {
+        return Err(format!(
+            "{flag} after --: give it before -- (the sweep prints and stores all its points)"
+        ));
+    }
     Ok(BaseTest {
         common,
         plan,

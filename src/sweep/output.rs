@@ -333,12 +333,11 @@ fn write_stopped(w: &mut dyn Write, stopped: Option<&Stopped>, kept: usize) -> s
         None => Ok(()),
         Some(Stopped::Interrupted) => writeln!(
             w,
-            "stopped: interrupted; the {kept} point(s) above are kept (and stored)"
+            "stopped: interrupted; the {kept} point(s) above are kept"
         ),
-        Some(Stopped::Failed { message }) => writeln!(
-            w,
-            "stopped: {message}; the {kept} point(s) above are kept (and stored)"
-        ),
+        Some(Stopped::Failed { message }) => {
+            writeln!(w, "stopped: {message}; the {kept} point(s) above are kept")
+        }
     }
 }
 
@@ -543,7 +542,7 @@ fn end_name(end: Option<End>) -> &'static str {
     match end {
         None => "-",
         Some(End::LineRate) => "line rate",
-        Some(End::SenderLimited) => "sender-limited",
+        Some(End::SenderLimited) => "sender limited",
         Some(End::Resolution) => "resolution",
         Some(End::MaxTrials) => "max trials",
         Some(End::NothingPassed) => "nothing passed",

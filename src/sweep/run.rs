@@ -394,9 +394,7 @@ pub fn run_sweep(
         }
         progress.point_done(i, &label, t0.elapsed().as_secs_f64());
         if let Some(s) = stop {
-            if let Stopped::Failed { message } = &s {
-                progress.note(&format!("linerate: {message}"));
-            }
+            // A failure is said once, by the command's error after the points are printed.
             result.stopped = Some(s);
             break;
         }
@@ -553,9 +551,7 @@ pub fn run_rfc2544(
         result.frames.push(row);
         progress.point_done(i, &label, t0.elapsed().as_secs_f64());
         if let Some(s) = stop {
-            if let Stopped::Failed { message } = &s {
-                progress.note(&format!("linerate: {message}"));
-            }
+            // A failure is said once, by the command's error after the points are printed.
             result.stopped = Some(s);
             break;
         }

@@ -153,7 +153,7 @@ VALUE   MBIT/S  MIN MBIT/S  MAX MBIT/S  SPREAD %  N  CI  RETR  CPU L/R %  KNOB E
 1      1000.00      990.00     1010.00       2.0  3  no     8      97/76  pre 0      #1-3
 2            -           -           -         -  -  -      -          -  pre 4      -
 peak 1.00 Gbit/s at knob=1
-stopped: --pre for value 2: `sh -c 'exit 4'` exited with status 4; the 2 point(s) above are kept (and stored)
+stopped: --pre for value 2: `sh -c 'exit 4'` exited with status 4; the 2 point(s) above are kept
 "
     );
     let csv = text(|o| write_sweep_csv(o, &r).unwrap());
