@@ -1,7 +1,8 @@
-//! Bookkeeping shared by every request/response engine: [`Transactions`] counts and publishes
-//! completed transactions (both ends); [`RoundTrips`] adds the requester's timing: the run's
-//! histogram (warm-up left out) and recent round trips handed to the orchestrator every 10 ms
-//! for per-interval percentiles.
+//! What every request/response engine shares: [`RrShape`], the transaction it is asked to
+//! repeat (sizes, warm-up, pacing); [`Transactions`] counts and publishes completed
+//! transactions (both ends); [`RoundTrips`] adds the requester's timing: the run's histogram
+//! (warm-up left out) and recent round trips handed to the orchestrator every 10 ms for
+//! per-interval percentiles.
 
 use std::time::{Duration, Instant};
 
@@ -12,6 +13,55 @@ use crate::{StreamControl, StreamReport};
 
 /// How often recent round trips are handed over.
 const PUBLISH_EVERY: Duration = Duration::from_millis(10);
+
+/// One request/response engine's transaction: `request` bytes answered by `response` bytes;
+/// round trips that start within `omit` of the first are warm-up and stay out of the run's
+/// histogram; with a `gap`, requests start that far apart instead of back to back (see
+/// [`crate::pace`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RrShape {
+    /// Request bytes, at least 1.
+    pub request: usize,
+    /// Response bytes, at least 1.
+    pub response: usize,
+    /// Warm-up left out of the run's histogram.
+    pub omit: Duration,
+    /// Time between request starts; `None`: back to back.
+    pub gap: Option<Duration>,
+}
+
+impl RrShape {
+    /// Back-to-back transactions of `request` and `response` bytes (each at least 1).
+    pub fn new(request: usize, response: usize, omit: Duration) -> Self {
+        Self {
+            request: request.max(1),
+            response: response.max(1),
+            omit,
+            gap: None,
+        }
+    }
+
+    /// The transaction a spec asks for: its sizes, warm-up and rate (`pps`).
+    pub fn of(spec: &wire::TestSpec) -> Self {
+        Self::new(
+            spec.write_len_bytes as usize,
+            spec.response_len_bytes as usize,
+            Duration::from_millis(spec.omit_ms),
+        )
+        .with_gap(crate::pace::gap_for(spec.pps))
+    }
+
+    /// Starts requests `gap` apart instead of back to back.
+    pub fn with_gap(mut self, gap: Option<Duration>) -> Self {
+        self.gap = gap;
+        self
+    }
+
+    /// Request and response bytes together.
+    pub(crate) fn bytes_per_transaction(&self) -> u64 {
+        (self.request + self.response) as u64
+    }
+}
 
 /// Completed transactions of one end, published as bytes and packets.
 pub(crate) struct Transactions {

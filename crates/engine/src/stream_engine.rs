@@ -61,37 +61,17 @@ pub trait StreamEngine: Send + Sync {
 
 /// The engine for a spec's test kind, configured from the spec.
 pub fn engine_for(spec: &TestSpec) -> Box<dyn StreamEngine> {
-    use crate::pace::gap_for;
+    use crate::round_trips::RrShape;
     match spec.kind {
         TestKind::TcpStream => Box::new(crate::tcp_stream::TcpStream::new(
             spec.write_len_bytes as usize,
             spec.send_mode,
         )),
         TestKind::UdpStream => Box::new(crate::udp_stream::UdpStream::new(spec)),
-        TestKind::TcpRr => Box::new(
-            crate::tcp_rr::TcpRr::new(
-                spec.write_len_bytes as usize,
-                spec.response_len_bytes as usize,
-                std::time::Duration::from_millis(spec.omit_ms),
-            )
-            .with_gap(gap_for(spec.pps)),
-        ),
-        TestKind::TcpCrr => Box::new(
-            crate::tcp_crr::TcpCrr::new(
-                spec.write_len_bytes as usize,
-                spec.response_len_bytes as usize,
-                std::time::Duration::from_millis(spec.omit_ms),
-            )
-            .with_gap(gap_for(spec.pps)),
-        ),
-        TestKind::UdpRr => Box::new(
-            crate::udp_rr::UdpRr::new(
-                spec.write_len_bytes as usize,
-                spec.response_len_bytes as usize,
-                std::time::Duration::from_millis(spec.omit_ms),
-            )
-            .with_busy_poll(spec.busy_poll_us)
-            .with_gap(gap_for(spec.pps)),
-        ),
+        TestKind::TcpRr => Box::new(crate::tcp_rr::TcpRr::new(RrShape::of(spec))),
+        TestKind::TcpCrr => Box::new(crate::tcp_crr::TcpCrr::new(RrShape::of(spec))),
+        TestKind::UdpRr => {
+            Box::new(crate::udp_rr::UdpRr::new(RrShape::of(spec)).with_busy_poll(spec.busy_poll_us))
+        }
     }
 }

@@ -16,7 +16,7 @@ use measure::cpu::CpuTime;
 use wire::TestKind;
 
 use crate::pace::Pace;
-use crate::round_trips::{RoundTrips, Transactions};
+use crate::round_trips::{RoundTrips, RrShape, Transactions};
 use crate::sockopt::{connect_tcp_quick, ConnectError, SocketOptions};
 use crate::tcp_rr::{read_message, write_message};
 use crate::{Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL};
@@ -34,27 +34,13 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// The `tcp_crr` engine.
 #[derive(Debug, Clone)]
 pub struct TcpCrr {
-    request: usize,
-    response: usize,
-    omit: Duration,
-    gap: Option<Duration>,
+    shape: RrShape,
 }
 
 impl TcpCrr {
-    /// Requests of `request` bytes answered by `response` bytes; warm-up `omit`.
-    pub fn new(request: usize, response: usize, omit: Duration) -> Self {
-        Self {
-            request: request.max(1),
-            response: response.max(1),
-            omit,
-            gap: None,
-        }
-    }
-
-    /// Opens connections `gap` apart instead of back to back (see [`crate::pace`]).
-    pub fn with_gap(mut self, gap: Option<Duration>) -> Self {
-        self.gap = gap;
-        self
+    /// Repeats `shape`'s transaction, each on a new connection.
+    pub fn new(shape: RrShape) -> Self {
+        Self { shape }
     }
 }
 
@@ -121,10 +107,10 @@ impl TcpCrr {
         opts: &SocketOptions,
         ctl: &StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
-        let request: Vec<u8> = crate::pattern(self.request);
-        let mut response = vec![0u8; self.response];
-        let mut trips = RoundTrips::new(self.omit, (self.request + self.response) as u64);
-        let mut pace = Pace::new(self.gap);
+        let request: Vec<u8> = crate::pattern(self.shape.request);
+        let mut response = vec![0u8; self.shape.response];
+        let mut trips = RoundTrips::new(self.shape.omit, self.shape.bytes_per_transaction());
+        let mut pace = Pace::new(self.shape.gap);
         while !ctl.stop.is_raised() && pace.wait(ctl) {
             let start = Instant::now();
             let abort = || ctl.abort.is_raised();
@@ -178,9 +164,9 @@ impl TcpCrr {
         listener: &TcpListener,
         ctl: &StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
-        let mut request = vec![0u8; self.request];
-        let response: Vec<u8> = crate::pattern(self.response);
-        let mut answered = Transactions::new((self.request + self.response) as u64);
+        let mut request = vec![0u8; self.shape.request];
+        let response: Vec<u8> = crate::pattern(self.shape.response);
+        let mut answered = Transactions::new(self.shape.bytes_per_transaction());
         // A blocking accept with the listener's receive timeout wakes at least every
         // POLL_INTERVAL to look at stop and abort. Accepted connections inherit both timeouts
         // and the options the server set on the listener, so each costs accept, read, write
@@ -250,7 +236,7 @@ mod tests {
     fn pair(request: usize, response: usize) -> (StreamReport, StreamReport) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
-        let engine = TcpCrr::new(request, response, Duration::ZERO);
+        let engine = TcpCrr::new(RrShape::new(request, response, Duration::ZERO));
         let run = crate::testing::run_pair(
             &engine,
             Conn::CrrTarget(addr, SocketOptions::default()),

@@ -7,40 +7,25 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::Shutdown;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use measure::cpu::CpuTime;
 use wire::TestKind;
 
 use crate::pace::Pace;
-use crate::round_trips::{RoundTrips, Transactions};
+use crate::round_trips::{RoundTrips, RrShape, Transactions};
 use crate::{Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL};
 
 /// The `tcp_rr` engine.
 #[derive(Debug, Clone)]
 pub struct TcpRr {
-    request: usize,
-    response: usize,
-    omit: Duration,
-    gap: Option<Duration>,
+    shape: RrShape,
 }
 
 impl TcpRr {
-    /// Requests of `request` bytes answered by `response` bytes; round trips that start within
-    /// `omit` of the first are warm-up and stay out of the run's histogram.
-    pub fn new(request: usize, response: usize, omit: Duration) -> Self {
-        Self {
-            request: request.max(1),
-            response: response.max(1),
-            omit,
-            gap: None,
-        }
-    }
-
-    /// Starts requests `gap` apart instead of back to back (see [`crate::pace`]).
-    pub fn with_gap(mut self, gap: Option<Duration>) -> Self {
-        self.gap = gap;
-        self
+    /// Repeats `shape`'s transaction on one connection.
+    pub fn new(shape: RrShape) -> Self {
+        Self { shape }
     }
 }
 
@@ -127,10 +112,10 @@ impl TcpRr {
         conn: &mut Conn,
         ctl: &StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
-        let request: Vec<u8> = crate::pattern(self.request);
-        let mut response = vec![0u8; self.response];
-        let mut trips = RoundTrips::new(self.omit, (self.request + self.response) as u64);
-        let mut pace = Pace::new(self.gap);
+        let request: Vec<u8> = crate::pattern(self.shape.request);
+        let mut response = vec![0u8; self.shape.response];
+        let mut trips = RoundTrips::new(self.shape.omit, self.shape.bytes_per_transaction());
+        let mut pace = Pace::new(self.shape.gap);
         while !ctl.stop.is_raised() && pace.wait(ctl) {
             let start = Instant::now();
             write_message(conn, &request, ctl)?;
@@ -155,9 +140,9 @@ impl TcpRr {
         conn: &mut Conn,
         ctl: &StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
-        let mut request = vec![0u8; self.request];
-        let response: Vec<u8> = crate::pattern(self.response);
-        let mut answered = Transactions::new((self.request + self.response) as u64);
+        let mut request = vec![0u8; self.shape.request];
+        let response: Vec<u8> = crate::pattern(self.shape.response);
+        let mut answered = Transactions::new(self.shape.bytes_per_transaction());
         while read_message(conn, &mut request, ctl)? {
             write_message(conn, &response, ctl)?;
             answered.count(ctl);
@@ -170,11 +155,12 @@ impl TcpRr {
 mod tests {
     use super::*;
     use std::os::unix::net::UnixStream;
+    use std::time::Duration;
 
     #[test]
     fn requests_and_responses_pair_up() {
         let (a, b) = UnixStream::pair().unwrap();
-        let engine = TcpRr::new(10, 300, Duration::ZERO);
+        let engine = TcpRr::new(RrShape::new(10, 300, Duration::ZERO));
         let run = crate::testing::run_pair(
             &engine,
             Conn::Unix(a),

@@ -23,7 +23,7 @@ use wire::datagram::{write_header, DatagramRepr, FLAG_FIN, HEADER_LEN};
 use wire::TestKind;
 
 use crate::pace::Pace;
-use crate::round_trips::{RoundTrips, Transactions};
+use crate::round_trips::{RoundTrips, RrShape, Transactions};
 use crate::{Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL};
 
 /// A request unanswered this long is lost.
@@ -34,30 +34,22 @@ const QUIET_AFTER_STOP: Duration = Duration::from_millis(500);
 /// The `udp_rr` engine.
 #[derive(Debug, Clone)]
 pub struct UdpRr {
-    request: usize,
-    response: usize,
-    omit: Duration,
+    shape: RrShape,
     busy_poll_us: Option<u32>,
-    gap: Option<Duration>,
 }
 
 impl UdpRr {
-    /// Request datagrams of `request` bytes answered by `response` bytes (each at least the
-    /// 16-byte header); round trips starting within `omit` are warm-up.
-    pub fn new(request: usize, response: usize, omit: Duration) -> Self {
+    /// Repeats `shape`'s transaction as request and response datagrams (each at least the
+    /// 16-byte header).
+    pub fn new(shape: RrShape) -> Self {
         Self {
-            request: request.max(HEADER_LEN),
-            response: response.max(HEADER_LEN),
-            omit,
+            shape: RrShape {
+                request: shape.request.max(HEADER_LEN),
+                response: shape.response.max(HEADER_LEN),
+                ..shape
+            },
             busy_poll_us: None,
-            gap: None,
         }
-    }
-
-    /// Starts requests `gap` apart instead of back to back (see [`crate::pace`]).
-    pub fn with_gap(mut self, gap: Option<Duration>) -> Self {
-        self.gap = gap;
-        self
     }
 
     /// Busy-polls each socket's receive path for `us` µs (SO_BUSY_POLL).
@@ -142,7 +134,7 @@ impl StreamEngine for UdpRr {
         }
         let cpu_start = CpuTime::thread_now();
         let mut report = match role {
-            Role::Sender if self.gap.is_some() => self.paced_loop(&sock, &ctl)?,
+            Role::Sender if self.shape.gap.is_some() => self.paced_loop(&sock, &ctl)?,
             Role::Sender => self.request_loop(&sock, &ctl)?,
             Role::Receiver => self.respond_loop(&sock, &ctl)?,
         };
@@ -157,11 +149,11 @@ impl UdpRr {
         sock: &UdpSocket,
         ctl: &StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
-        let mut request: Vec<u8> = crate::pattern(self.request);
-        let mut answer = vec![0u8; self.response.max(self.request) + 1];
-        let mut trips = RoundTrips::new(self.omit, (self.request + self.response) as u64);
+        let mut request: Vec<u8> = crate::pattern(self.shape.request);
+        let mut answer = vec![0u8; self.shape.response.max(self.shape.request) + 1];
+        let mut trips = RoundTrips::new(self.shape.omit, self.shape.bytes_per_transaction());
         let (mut seq, mut lost) = (0u64, 0u64);
-        let mut pace = Pace::new(self.gap);
+        let mut pace = Pace::new(self.shape.gap);
         while !ctl.stop.is_raised() && pace.wait(ctl) {
             write_header(&mut request, ctl.stream, 0, seq, now_ns());
             let start = Instant::now();
@@ -205,13 +197,13 @@ impl UdpRr {
         sock: &UdpSocket,
         ctl: &StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
-        let mut request: Vec<u8> = crate::pattern(self.request);
-        let mut answer = vec![0u8; self.response.max(self.request) + 1];
-        let mut trips = RoundTrips::new(self.omit, (self.request + self.response) as u64);
+        let mut request: Vec<u8> = crate::pattern(self.shape.request);
+        let mut answer = vec![0u8; self.shape.response.max(self.shape.request) + 1];
+        let mut trips = RoundTrips::new(self.shape.omit, self.shape.bytes_per_transaction());
         // Requests not yet answered or given up on, oldest first: (seq, sent at).
         let mut waiting: VecDeque<(u64, Instant)> = VecDeque::new();
         let (mut seq, mut lost) = (0u64, 0u64);
-        let mut pace = Pace::new(self.gap);
+        let mut pace = Pace::new(self.shape.gap);
         let mut stopped_at: Option<Instant> = None;
         loop {
             if ctl.abort.is_raised() {
@@ -281,9 +273,9 @@ impl UdpRr {
         sock: &UdpSocket,
         ctl: &StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
-        let mut request = vec![0u8; self.request.max(self.response) + 1];
-        let mut response: Vec<u8> = crate::pattern(self.response);
-        let mut answered = Transactions::new((self.request + self.response) as u64);
+        let mut request = vec![0u8; self.shape.request.max(self.shape.response) + 1];
+        let mut response: Vec<u8> = crate::pattern(self.shape.response);
+        let mut answered = Transactions::new(self.shape.bytes_per_transaction());
         let mut stop_seen: Option<Instant> = None;
         let mut last_arrival = Instant::now();
         loop {
@@ -335,7 +327,9 @@ mod tests {
         let b = UdpSocket::bind("127.0.0.1:0").unwrap();
         a.connect(b.local_addr().unwrap()).unwrap();
         b.connect(a.local_addr().unwrap()).unwrap();
-        let engine = UdpRr::new(64, 64, Duration::ZERO).with_gap(crate::pace::gap_for(Some(1000)));
+        let engine = UdpRr::new(
+            RrShape::new(64, 64, Duration::ZERO).with_gap(crate::pace::gap_for(Some(1000))),
+        );
         let run = crate::testing::run_pair(
             &engine,
             Conn::Udp(a),
@@ -381,7 +375,7 @@ mod tests {
         let b = UdpSocket::bind("127.0.0.1:0").unwrap();
         a.connect(b.local_addr().unwrap()).unwrap();
         b.connect(a.local_addr().unwrap()).unwrap();
-        let engine = UdpRr::new(64, 200, Duration::ZERO);
+        let engine = UdpRr::new(RrShape::new(64, 200, Duration::ZERO));
         let run = crate::testing::run_pair(
             &engine,
             Conn::Udp(a),
