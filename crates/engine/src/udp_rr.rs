@@ -154,18 +154,19 @@ impl UdpRr {
         let mut trips = RoundTrips::new(self.shape.omit, self.shape.bytes_per_transaction());
         let (mut seq, mut lost) = (0u64, 0u64);
         let mut pace = Pace::new(self.shape.gap);
+        // One clock reading at the start and one at the answer per transaction, as sockperf
+        // takes: the header's send time (CLOCK_MONOTONIC ns) is derived from the start.
+        let (t0, t0_ns) = (Instant::now(), now_ns());
         while !ctl.stop.is_raised() && pace.wait(ctl) {
-            write_header(&mut request, ctl.stream, 0, seq, now_ns());
             let start = Instant::now();
+            let sent_ns = t0_ns + start.duration_since(t0).as_nanos() as u64;
+            write_header(&mut request, ctl.stream, 0, seq, sent_ns);
             match sock.send(&request) {
                 Ok(_) => {}
                 Err(e) if is_timeout(&e) || e.kind() == ErrorKind::ConnectionRefused => {}
                 Err(e) => return Err(e.into()),
             }
             let answered = loop {
-                if start.elapsed() >= LOST_AFTER || ctl.abort.is_raised() {
-                    break false;
-                }
                 match sock.recv(&mut answer) {
                     Ok(n) => {
                         let h = DatagramRepr::parse(&answer[..n]);
@@ -175,6 +176,10 @@ impl UdpRr {
                     }
                     Err(e) if is_timeout(&e) || e.kind() == ErrorKind::ConnectionRefused => {}
                     Err(e) => return Err(e.into()),
+                }
+                // Not (yet) the answer: a late answer to an earlier request, or a timeout.
+                if ctl.abort.is_raised() || start.elapsed() >= LOST_AFTER {
+                    break false;
                 }
             };
             seq += 1;
