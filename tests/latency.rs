@@ -3,22 +3,12 @@
 
 use super::*;
 
-fn json(args: &[&str]) -> serde_json::Value {
-    let out = linerate().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 #[test]
 fn affinity_pins_and_is_stored() {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let last = (cpus - 1).to_string();
     let arg = format!("0,{last}");
-    let v = json(&["rr", "-t", "0.5", "-A", &arg, "--json", "-i", "0"]);
+    let v = linerate_json(&["rr", "-t", "0.5", "-A", &arg, "--json", "-i", "0"]);
     assert_eq!(v["spec"]["client_cpu"], 0);
     assert_eq!(num(&v["spec"]["server_cpu"]) as usize, cpus - 1);
     let out = linerate()
@@ -92,7 +82,7 @@ fn server_survives_clients_killed_mid_transaction() {
         child.kill().unwrap();
         child.wait().unwrap();
     }
-    let v = json(&[
+    let v = linerate_json(&[
         "rr",
         "127.0.0.1",
         "-p",
@@ -266,7 +256,7 @@ mod quiet {
 
     #[test]
     fn probes_count_idle_and_loaded_phases() {
-        let v = json(&[
+        let v = linerate_json(&[
             "tcp",
             "-t",
             "2",
@@ -312,7 +302,7 @@ mod quiet {
                 "rr", "-t", "2", "--tps", "500", "--omit", "0", "--json", "-i", "0",
             ];
             args.extend_from_slice(proto);
-            let v = json(&args);
+            let v = linerate_json(&args);
             let tps = num(&v["summary"]["transactions_per_s"]);
             // Never above the rate; below it only by slots a descheduled requester skipped (it
             // does not catch up in a burst), which a busy 2-core machine does cost.

@@ -12,13 +12,8 @@ fn run_cmd(db: &Path, args: &[&str]) -> Output {
 }
 
 fn ok(db: &Path, args: &[&str]) -> String {
-    let out = run_cmd(db, args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    let db = db.display().to_string();
+    linerate_ok(&[args, &["--db", &db]].concat())
 }
 
 fn fails(db: &Path, args: &[&str], needle: &str) {

@@ -7,39 +7,31 @@ fn db_in(dir: &std::path::Path) -> String {
     dir.join("runs.sqlite").display().to_string()
 }
 
-fn ok(args: &[&str]) -> String {
-    let out = linerate().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 #[test]
 fn runs_are_stored_tagged_listed_and_shown() {
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(dir.path());
     let db = db.as_str();
-    ok(&[
+    linerate_ok(&[
         "tcp", "-t", "0.3", "-i", "0", "--db", db, "--tag", "driver=a", "--tag", "mtu=1500",
     ]);
-    ok(&[
+    linerate_ok(&[
         "rr", "-t", "0.3", "-i", "0", "--db", db, "--tag", "driver=b",
     ]);
-    ok(&["tcp", "-t", "0.3", "-i", "0", "--db", db, "--no-store"]);
+    linerate_ok(&["tcp", "-t", "0.3", "-i", "0", "--db", db, "--no-store"]);
     let all: serde_json::Value =
-        serde_json::from_str(&ok(&["runs", "--db", db, "--json"])).unwrap();
+        serde_json::from_str(&linerate_ok(&["runs", "--db", db, "--json"])).unwrap();
     let rows = all.as_array().unwrap();
     assert_eq!(rows.len(), 2, "--no-store stored nothing: {all}");
-    let a: serde_json::Value =
-        serde_json::from_str(&ok(&["runs", "--db", db, "--tag", "driver=a", "--json"])).unwrap();
+    let a: serde_json::Value = serde_json::from_str(&linerate_ok(&[
+        "runs", "--db", db, "--tag", "driver=a", "--json",
+    ]))
+    .unwrap();
     assert_eq!(a.as_array().unwrap().len(), 1);
     assert_eq!(a[0]["kind"], "tcp_stream");
     let id = a[0]["id"].as_i64().unwrap().to_string();
     let shown: serde_json::Value =
-        serde_json::from_str(&ok(&["show", &id, "--db", db, "--json"])).unwrap();
+        serde_json::from_str(&linerate_ok(&["show", &id, "--db", db, "--json"])).unwrap();
     assert_eq!(shown["record"]["kind"], "tcp_stream");
     assert!(shown["record"]["intervals"]
         .as_array()
@@ -49,9 +41,9 @@ fn runs_are_stored_tagged_listed_and_shown() {
         "{}",
         shown["host"]
     );
-    let rr = ok(&["runs", "--db", db, "--kind", "tcp_rr"]);
+    let rr = linerate_ok(&["runs", "--db", db, "--kind", "tcp_rr"]);
     assert!(rr.contains("driver=b"), "{rr}");
-    let csv = ok(&["runs", "--db", db, "--csv"]);
+    let csv = linerate_ok(&["runs", "--db", db, "--csv"]);
     assert_eq!(csv.lines().count(), 3, "{csv}");
 }
 

@@ -60,36 +60,28 @@ fn sweeps_and_repeats_store_every_point() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.sqlite").display().to_string();
     let chart = dir.path().join("streams.svg");
-    let out = linerate()
-        .args(["sweep", "streams", "--values", "1,2", "--db", &db, "--json"])
-        .args(["--chart", &chart.display().to_string(), "--"])
-        .args(["tcp", "-t", "0.3"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let chart_path = chart.display().to_string();
+    let v = linerate_json(&[
+        "sweep",
+        "streams",
+        "--values",
+        "1,2",
+        "--db",
+        &db,
+        "--json",
+        "--chart",
+        &chart_path,
+        "--",
+        "tcp",
+        "-t",
+        "0.3",
+    ]);
     assert_eq!(v["points"].as_array().unwrap().len(), 2, "{v}");
     // The chart: the swept value on x, throughput with its unit on y.
     let svg = std::fs::read_to_string(&chart).unwrap();
     assert!(svg.contains("<svg") && svg.contains("streams") && svg.contains("bit/s"));
-    let out = linerate()
-        .args(["rr", "-t", "0.3", "--repeat", "3", "--json", "--db", &db])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let runs = linerate()
-        .args(["runs", "--db", &db, "--json"])
-        .output()
-        .unwrap();
-    let rows: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
+    linerate_ok(&["rr", "-t", "0.3", "--repeat", "3", "--json", "--db", &db]);
+    let rows = linerate_json(&["runs", "--db", &db, "--json"]);
     assert_eq!(
         rows.as_array().unwrap().len(),
         5,
@@ -198,28 +190,21 @@ mod quiet {
 fn knob_commands_are_stored_with_their_points() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("k.sqlite").display().to_string();
-    let out = linerate()
-        .args(["sweep", "knob", "--values", "1,2", "--db", &db])
-        .args([
-            "--pre",
-            "echo set dma_length={value}",
-            "--",
-            "tcp",
-            "-t",
-            "0.2",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let runs = linerate()
-        .args(["runs", "--db", &db, "--tag", "knob=2", "--json"])
-        .output()
-        .unwrap();
-    let rows: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
+    linerate_ok(&[
+        "sweep",
+        "knob",
+        "--values",
+        "1,2",
+        "--db",
+        &db,
+        "--pre",
+        "echo set dma_length={value}",
+        "--",
+        "tcp",
+        "-t",
+        "0.2",
+    ]);
+    let rows = linerate_json(&["runs", "--db", &db, "--tag", "knob=2", "--json"]);
     let tags = &rows[0]["tags"];
     assert_eq!(tags["knob_pre_exit"], "0", "{rows}");
     assert_eq!(tags["knob_pre_output"], "set dma_length=2", "{rows}");

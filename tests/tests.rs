@@ -349,16 +349,7 @@ mod cli {
 
     #[test]
     fn json_document_has_the_documented_fields() {
-        let out = linerate()
-            .args(["tcp", "-t", "1", "--json", "-P", "2"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v = linerate_json(&["tcp", "-t", "1", "--json", "-P", "2"]);
         assert_eq!(v["kind"], "tcp_stream");
         assert!(v["spec"].is_object() && v["intervals"].is_array());
         let s = &v["summary"];
@@ -403,16 +394,7 @@ mod cli {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("lr.sock");
         let p = path.to_str().unwrap();
-        let out = linerate()
-            .args(["tcp", "--unix", p, "-t", "1", "--json"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v = linerate_json(&["tcp", "--unix", p, "-t", "1", "--json"]);
         assert_eq!(v["spec"]["transport"], "unix");
         assert_eq!(v["summary"]["flows"][0]["reconciled"], true);
         assert!(!path.exists(), "in-process socket is removed");
@@ -425,16 +407,7 @@ mod cli {
         while !path.exists() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
         }
-        let out = linerate()
-            .args(["tcp", "--unix", p, "-t", "1", "-R"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(String::from_utf8_lossy(&out.stdout).contains("unix:"));
+        assert!(linerate_ok(&["tcp", "--unix", p, "-t", "1", "-R"]).contains("unix:"));
         assert!(
             server.wait().unwrap().success(),
             "one-off server exits after its test"
@@ -452,15 +425,7 @@ mod cli {
             .spawn()
             .unwrap();
         wait_listening("", port.parse().unwrap());
-        let out = linerate()
-            .args(["tcp", "127.0.0.1", "-p", &port, "-t", "1", "-R", "--json"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        linerate_ok(&["tcp", "127.0.0.1", "-p", &port, "-t", "1", "-R", "--json"]);
         let status = server.wait().unwrap();
         assert!(status.success());
     }
@@ -690,27 +655,18 @@ mod udp_loopback {
 
     #[test]
     fn pps_matrix_cells_and_line_rate() {
-        let out = linerate()
-            .args([
-                "pps",
-                "-t",
-                "0.5",
-                "--frame",
-                "64,1518",
-                "--flows",
-                "1,10",
-                "--link-speed",
-                "1G",
-                "--json",
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v = linerate_json(&[
+            "pps",
+            "-t",
+            "0.5",
+            "--frame",
+            "64,1518",
+            "--flows",
+            "1,10",
+            "--link-speed",
+            "1G",
+            "--json",
+        ]);
         let cells = v["cells"].as_array().unwrap();
         assert_eq!(cells.len(), 4);
         for c in cells {
@@ -872,17 +828,7 @@ mod rr {
     use super::*;
 
     fn rr_json(args: &[&str]) -> serde_json::Value {
-        let out = linerate()
-            .args(["rr", "-i", "0", "--json"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
+        linerate_json(&[&["rr", "-i", "0", "--json"], args].concat())
     }
 
     /// Little's law holds only while nothing else takes the cores between transactions:
@@ -977,16 +923,7 @@ mod rr {
 
     #[test]
     fn connection_per_transaction() {
-        let out = linerate()
-            .args(["crr", "-t", "2", "-P", "2", "-i", "0", "--json"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v = linerate_json(&["crr", "-t", "2", "-P", "2", "-i", "0", "--json"]);
         let s = &v["summary"];
         assert_eq!(v["kind"], "tcp_crr");
         let cps = s["connections_per_s"].as_f64().unwrap();

@@ -265,6 +265,23 @@ pub fn num(v: &serde_json::Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
+/// Runs `linerate ARGS`, checks that it succeeded (else panics with the arguments and its
+/// stderr) and returns its stdout.
+pub fn linerate_ok(args: &[&str]) -> String {
+    let out = linerate().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// [`linerate_ok`], its stdout read as one JSON document.
+pub fn linerate_json(args: &[&str]) -> serde_json::Value {
+    serde_json::from_str(&linerate_ok(args)).unwrap()
+}
+
 /// Runs `linerate ARGS` and checks it fails as bad input should: exit 2, one stderr line
 /// containing `needle`.
 pub fn fails_in_one_line(args: &[&str], needle: &str) {
