@@ -18,7 +18,7 @@ use report::chart::{self, ChartKind};
 use report::{CompareFormat, Comparison, ExportFormat};
 use results::store::Filter;
 
-use crate::store_cmd::{format_local, parse_since};
+use crate::store_cmd::format_local;
 
 mod out;
 mod select;
@@ -69,16 +69,8 @@ pub struct ReportArgs {
     /// packet-rate matrix instead).
     #[arg(value_name = "RUN_OR_TAGSET")]
     pub items: Vec<String>,
-    /// Only runs with this tag (repeatable: runs must carry all of them).
-    #[arg(long = "tag", value_name = "KEY=VALUE")]
-    pub tag: Vec<String>,
-    /// Only runs of this kind: tcp_stream, udp_stream, tcp_rr, udp_rr or tcp_crr.
-    #[arg(long, value_name = "KIND")]
-    pub kind: Option<String>,
-    /// Only runs started at or after DATE: YYYY-MM-DD (local midnight) or
-    /// YYYY-MM-DDTHH:MM[:SS] (local time, or UTC with a Z, or with an offset such as +02:00).
-    #[arg(long, value_name = "DATE")]
-    pub since: Option<String>,
+    #[command(flatten)]
+    pub filter: crate::store_cmd::RunFilterArgs,
     /// The HTML file to write (replaced whole, never half-written).
     #[arg(long, short = 'o', value_name = "PATH")]
     pub out: PathBuf,
@@ -199,10 +191,7 @@ fn warn_mixed_kinds(columns: &[Column]) {
 /// Parses `--kind` into a filter.
 fn kind_filter(kind: Option<&str>) -> Result<Filter> {
     Ok(Filter {
-        kind: kind
-            .map(results::store::parse_kind)
-            .transpose()
-            .map_err(|e| anyhow!("--kind {e}"))?,
+        kind: crate::store_cmd::parse_kind_arg(kind)?,
         ..Filter::default()
     })
 }
@@ -308,13 +297,7 @@ pub fn chart(args: &ChartArgs) -> Result<()> {
 /// `linerate report`: one self-contained HTML file (inline CSS and SVG, no external URL) with
 /// the comparison, the runs, every chart they support and the packet-rate matrix.
 pub fn report(args: &ReportArgs) -> Result<()> {
-    let mut filter = kind_filter(args.kind.as_deref())?;
-    filter.tags = crate::store_cmd::parse_tags(&args.tag)?;
-    filter.since_unix_ms = args
-        .since
-        .as_deref()
-        .map(|s| parse_since(s).map_err(|e| anyhow!("--since {s}: {e}")))
-        .transpose()?;
+    let filter = args.filter.filter()?;
     let (columns, cells, db) = if args.items.is_empty() {
         select::grouped(&filter, args.db.as_deref())?
     } else {

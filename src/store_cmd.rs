@@ -41,9 +41,10 @@ pub struct StoreArgs {
     pub tag: Vec<String>,
 }
 
-/// `linerate runs`.
+/// Which stored runs a listing takes: `--tag`, `--kind`, `--since` (`linerate runs` and
+/// `linerate report`).
 #[derive(Debug, Clone, Default, Args)]
-pub struct RunsArgs {
+pub struct RunFilterArgs {
     /// Only runs with this tag (repeatable: runs must carry all of them).
     #[arg(long = "tag", value_name = "KEY=VALUE")]
     pub tag: Vec<String>,
@@ -54,6 +55,35 @@ pub struct RunsArgs {
     /// YYYY-MM-DDTHH:MM:SS (local time, or UTC with a Z, or with an offset such as +02:00).
     #[arg(long, value_name = "DATE")]
     pub since: Option<String>,
+}
+
+impl RunFilterArgs {
+    /// The store's filter; a bad value is an error naming its flag.
+    pub fn filter(&self) -> Result<Filter> {
+        Ok(Filter {
+            tags: parse_tags(&self.tag)?,
+            kind: parse_kind_arg(self.kind.as_deref())?,
+            since_unix_ms: self
+                .since
+                .as_deref()
+                .map(|s| parse_since(s).map_err(|e| anyhow!("--since {s}: {e}")))
+                .transpose()?,
+        })
+    }
+}
+
+/// `--kind KIND` as a test kind; the error names the flag.
+pub fn parse_kind_arg(kind: Option<&str>) -> Result<Option<wire::TestKind>> {
+    kind.map(parse_kind)
+        .transpose()
+        .map_err(|e| anyhow!("--kind {e}"))
+}
+
+/// `linerate runs`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RunsArgs {
+    #[command(flatten)]
+    pub filter: RunFilterArgs,
     /// Print a JSON array instead of the table.
     #[arg(long, conflicts_with = "csv")]
     pub json: bool,
@@ -233,20 +263,7 @@ pub fn runs(args: &RunsArgs) -> Result<()> {
 
 /// [`runs`] into `out`.
 pub fn runs_to(args: &RunsArgs, out: &mut dyn Write) -> Result<()> {
-    let filter = Filter {
-        tags: parse_tags(&args.tag)?,
-        kind: args
-            .kind
-            .as_deref()
-            .map(parse_kind)
-            .transpose()
-            .map_err(|e| anyhow!("--kind {e}"))?,
-        since_unix_ms: args
-            .since
-            .as_deref()
-            .map(|s| parse_since(s).map_err(|e| anyhow!("--since {s}: {e}")))
-            .transpose()?,
-    };
+    let filter = args.filter.filter()?;
     let path = resolve_db(args.db.as_deref())?;
     let rows = match Store::open_existing(&path) {
         Ok(store) => store.list(&filter).map_err(|e| store_error(e, false))?,

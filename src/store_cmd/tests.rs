@@ -192,32 +192,32 @@ fn stores_and_lists_through_the_flags() {
         runs_to(&a, &mut out).map(|()| String::from_utf8(out).unwrap())
     };
     assert!(list(|_| {}).unwrap().contains("#1 "));
-    assert!(list(|a| a.tag = vec!["mtu=9000".into()])
+    assert!(list(|a| a.filter.tag = vec!["mtu=9000".into()])
         .unwrap()
         .contains("#1 "));
     assert_eq!(
-        list(|a| a.tag = vec!["mtu=1500".into()]).unwrap(),
+        list(|a| a.filter.tag = vec!["mtu=1500".into()]).unwrap(),
         "no runs\n"
     );
     assert_eq!(
-        list(|a| a.kind = Some("udp_rr".into())).unwrap(),
+        list(|a| a.filter.kind = Some("udp_rr".into())).unwrap(),
         "no runs\n"
     );
-    assert!(list(|a| a.since = Some("2020-01-01".into()))
+    assert!(list(|a| a.filter.since = Some("2020-01-01".into()))
         .unwrap()
         .contains("#1 "));
     let json: serde_json::Value = serde_json::from_str(&list(|a| a.json = true).unwrap()).unwrap();
     assert_eq!(json[0]["id"], 1);
     assert_eq!(json[0]["tags"]["mtu"], "9000");
     assert_eq!(list(|a| a.csv = true).unwrap().lines().count(), 2);
-    let err = list(|a| a.kind = Some("tcp".into()))
+    let err = list(|a| a.filter.kind = Some("tcp".into()))
         .unwrap_err()
         .to_string();
     assert!(
         err.starts_with("--kind tcp: not a test kind; expected one of"),
         "{err}"
     );
-    let err = list(|a| a.since = Some("May 20".into()))
+    let err = list(|a| a.filter.since = Some("May 20".into()))
         .unwrap_err()
         .to_string();
     assert!(err.starts_with("--since May 20: not a date"), "{err}");
