@@ -39,3 +39,13 @@ pub(crate) fn pattern(len: usize) -> Vec<u8> {
 
 /// Longest a data-path call blocks before the worker looks at its signals again.
 pub const POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Whether a stream socket call that failed with `kind` should simply be tried again: its
+/// [`POLL_INTERVAL`] timeout ran out (`WouldBlock`/`TimedOut`) or a signal interrupted it.
+pub(crate) fn is_retry(kind: std::io::ErrorKind) -> bool {
+    use std::io::ErrorKind;
+    matches!(
+        kind,
+        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+    )
+}

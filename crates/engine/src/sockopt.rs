@@ -132,12 +132,7 @@ impl SocketOptions {
     /// Applies the accepted-side options to a listening socket, whose accepted connections
     /// inherit them (Linux copies the listener's socket state into each new connection).
     pub fn apply_listener(&self, listener: &std::net::TcpListener) -> Result<(), EngineError> {
-        let v6 = listener.local_addr().map(|a| a.is_ipv6()).unwrap_or(false);
-        let accepted = SocketOptions {
-            mss_bytes: None,
-            ..self.clone()
-        };
-        accepted.apply_tcp(listener.as_raw_fd(), v6)
+        self.apply_accepted_tcp(listener.as_raw_fd(), listener.local_addr())
     }
 
     /// Applies the options to an accepted (server-side) data connection. MSS is not applied
@@ -148,17 +143,23 @@ impl SocketOptions {
             | Conn::Udp(_)
             | Conn::UdpFrom(..)
             | Conn::UdpMulti(_)
-            | Conn::CrrTarget(..)
-            | Conn::CrrListener(_) => self.apply_window(conn.as_raw_fd()),
-            Conn::Tcp(s) => {
-                let v6 = s.local_addr().map(|a| a.is_ipv6()).unwrap_or(false);
-                let accepted = SocketOptions {
-                    mss_bytes: None,
-                    ..self.clone()
-                };
-                accepted.apply_tcp(conn.as_raw_fd(), v6)
-            }
+            | Conn::CrrTarget(..) => self.apply_window(conn.as_raw_fd()),
+            Conn::Tcp(s) => self.apply_accepted_tcp(s.as_raw_fd(), s.local_addr()),
+            Conn::CrrListener(l) => self.apply_listener(l),
         }
+    }
+
+    /// Everything but MSS, on an accepted connection or a listener at `local`.
+    fn apply_accepted_tcp(
+        &self,
+        fd: RawFd,
+        local: io::Result<SocketAddr>,
+    ) -> Result<(), EngineError> {
+        let accepted = SocketOptions {
+            mss_bytes: None,
+            ..self.clone()
+        };
+        accepted.apply_tcp(fd, local.is_ok_and(|a| a.is_ipv6()))
     }
 }
 

@@ -18,8 +18,10 @@ use wire::TestKind;
 use crate::pace::Pace;
 use crate::round_trips::{RoundTrips, RrShape, Transactions};
 use crate::sockopt::{connect_tcp_quick, ConnectError, SocketOptions};
-use crate::tcp_rr::{read_message, write_message};
-use crate::{Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL};
+use crate::tcp_rr::{read_message, write_message, write_message_with};
+use crate::{
+    is_retry, Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL,
+};
 
 /// How long responders wait for one more connection after their `stop`.
 const QUIET_AFTER_STOP: Duration = Duration::from_millis(200);
@@ -74,30 +76,23 @@ impl StreamEngine for TcpCrr {
 
 /// Writes all of `buf` with MSG_MORE: full segments leave at once, the last partial one waits
 /// for the close that follows, which sets FIN on it.
-fn write_held(conn: &Conn, buf: &[u8], ctl: &StreamControl<'_>) -> Result<(), EngineError> {
-    let fd = conn.as_raw_fd();
-    let mut sent = 0;
-    while sent < buf.len() {
-        if ctl.abort.is_raised() {
-            return Err(EngineError::Aborted);
+fn write_held(conn: &mut Conn, buf: &[u8], ctl: &StreamControl<'_>) -> Result<(), EngineError> {
+    write_message_with(conn, buf, ctl, |c, rest| {
+        // SAFETY: `rest` is a live buffer of `rest.len()` bytes; the socket is open for the call.
+        let n = unsafe {
+            libc::send(
+                c.as_raw_fd(),
+                rest.as_ptr().cast(),
+                rest.len(),
+                libc::MSG_MORE,
+            )
+        };
+        if n < 0 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
         }
-        let rest = &buf[sent..];
-        // SAFETY: `rest` is a live buffer of `rest.len()` bytes; `fd` is the open socket `conn`
-        // owns for the whole call.
-        let n = unsafe { libc::send(fd, rest.as_ptr().cast(), rest.len(), libc::MSG_MORE) };
-        if n >= 0 {
-            sent += n as usize;
-            continue;
-        }
-        let e = std::io::Error::last_os_error();
-        if !matches!(
-            e.kind(),
-            ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-        ) {
-            return Err(e.into());
-        }
-    }
-    Ok(())
+    })
 }
 
 impl TcpCrr {
@@ -142,11 +137,7 @@ impl TcpCrr {
                 match conn.read(&mut rest) {
                     Ok(0) => break,
                     Ok(_) => {}
-                    Err(e)
-                        if matches!(
-                            e.kind(),
-                            ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-                        ) => {}
+                    Err(e) if is_retry(e.kind()) => {}
                     Err(_) => break,
                 }
             }
@@ -201,14 +192,7 @@ impl TcpCrr {
             }
             let stream = match listener.accept() {
                 Ok((s, _)) => s,
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-                    ) =>
-                {
-                    continue
-                }
+                Err(e) if is_retry(e.kind()) => continue,
                 Err(e) => return Err(e.into()),
             };
             last_connection = Instant::now();
@@ -216,7 +200,7 @@ impl TcpCrr {
             if !read_message(&mut conn, &mut request, ctl)? {
                 continue;
             }
-            write_held(&conn, &response, ctl)?;
+            write_held(&mut conn, &response, ctl)?;
             // Closing first (the whole request was read, so this sends a FIN, not a reset)
             // leaves TIME_WAIT on this side. The FIN rides on the response's last segment,
             // which MSG_MORE held back: the requester reads the response and the end of stream

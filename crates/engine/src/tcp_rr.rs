@@ -14,7 +14,9 @@ use wire::TestKind;
 
 use crate::pace::Pace;
 use crate::round_trips::{RoundTrips, RrShape, Transactions};
-use crate::{Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL};
+use crate::{
+    is_retry, Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL,
+};
 
 /// The `tcp_rr` engine.
 #[derive(Debug, Clone)]
@@ -27,13 +29,6 @@ impl TcpRr {
     pub fn new(shape: RrShape) -> Self {
         Self { shape }
     }
-}
-
-fn is_retry(kind: ErrorKind) -> bool {
-    matches!(
-        kind,
-        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-    )
 }
 
 /// Reads exactly `buf.len()` bytes; `Ok(false)` on a clean end of stream before the first byte.
@@ -69,12 +64,23 @@ pub(crate) fn write_message(
     buf: &[u8],
     ctl: &StreamControl<'_>,
 ) -> Result<(), EngineError> {
+    write_message_with(conn, buf, ctl, |c, rest| c.write(rest))
+}
+
+/// Writes all of `buf` with `put` (one send call on the rest), retrying timeouts and
+/// interruptions, until done or `abort`.
+pub(crate) fn write_message_with(
+    conn: &mut Conn,
+    buf: &[u8],
+    ctl: &StreamControl<'_>,
+    mut put: impl FnMut(&mut Conn, &[u8]) -> std::io::Result<usize>,
+) -> Result<(), EngineError> {
     let mut sent = 0;
     while sent < buf.len() {
         if ctl.abort.is_raised() {
             return Err(EngineError::Aborted);
         }
-        match conn.write(&buf[sent..]) {
+        match put(conn, &buf[sent..]) {
             Ok(n) => sent += n,
             Err(e) if is_retry(e.kind()) => {}
             Err(e) => return Err(e.into()),

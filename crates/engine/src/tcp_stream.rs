@@ -23,7 +23,8 @@ use wire::spec::SendMode;
 use wire::TestKind;
 
 use crate::{
-    pattern, Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL,
+    is_retry, pattern, Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport,
+    POLL_INTERVAL,
 };
 
 /// The `tcp_stream` engine.
@@ -70,13 +71,6 @@ impl StreamEngine for TcpStream {
         report.cpu = CpuTime::thread_now().since(cpu_start);
         Ok(report)
     }
-}
-
-fn is_retry(kind: ErrorKind) -> bool {
-    matches!(
-        kind,
-        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-    )
 }
 
 /// An anonymous in-memory file holding the pattern, the source for sendfile(2).
