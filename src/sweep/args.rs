@@ -300,16 +300,6 @@ pub struct BaseTest {
 /// Parses `test` (the words after `--`; empty means `tcp`) as a linerate test command, with
 /// `host` (given before `--`) as its HOST.
 pub fn parse_base_test(host: Option<&str>, test: &[String]) -> Result<BaseTest, String> {
-    for flag in ["--repeat", "--until-ci"] {
-        if test
-            .iter()
-            .any(|w| w == flag || w.starts_with(&format!("{flag}=")))
-        {
-            return Err(format!(
-                "{flag} after --: give it before -- (it applies to every point of the sweep)"
-            ));
-        }
-    }
     let words = if test.is_empty() {
         vec!["tcp".to_string()]
     } else {
@@ -341,6 +331,33 @@ fn parse_test(words: &[String], context: Option<&str>) -> Result<BaseTest, Strin
             None => first.to_string(),
         }
     })?;
+    let (common, repeat) = match &cli.command {
+        Command::Tcp(a) => (&a.common, &a.repeat),
+        Command::Udp(a) => (&a.common, &a.repeat),
+        Command::Rr(a) | Command::Crr(a) => (&a.common, &a.repeat),
+        _ => {
+            return Err(format!(
+                "-- {}: a sweep runs one test per point: tcp, udp, rr or crr",
+                words.first().map_or("", String::as_str)
+            ))
+        }
+    };
+    // Repetition, output and storage belong to the sweep, which repeats every point, prints one
+    // document for all of them and stores every run itself: the same flags after `--` would be
+    // silently ignored.
+    let every_point = "it applies to every point of the sweep";
+    let printed = "the sweep prints and stores all its points";
+    let misplaced = [
+        (repeat.repeat.is_some(), "--repeat", every_point),
+        (repeat.until_ci.is_some(), "--until-ci", every_point),
+        (common.json, "--json", printed),
+        (common.store.db.is_some(), "--db", printed),
+        (common.store.no_store, "--no-store", printed),
+        (!common.store.tag.is_empty(), "--tag", printed),
+    ];
+    if let Some((_, flag, why)) = misplaced.iter().find(|(given, ..)| *given) {
+        return Err(format!("{flag} after --: give it before -- ({why})"));
+    }
     let (common, plan, unix, probe) = match cli.command {
         Command::Tcp(a) => (
             a.common.clone(),
@@ -351,26 +368,8 @@ fn parse_test(words: &[String], context: Option<&str>) -> Result<BaseTest, Strin
         Command::Udp(a) => (a.common.clone(), a.plan()?, None, a.latency.plan()?),
         Command::Rr(a) => (a.common.clone(), a.plan(false)?, None, None),
         Command::Crr(a) => (a.common.clone(), a.plan(true)?, None, None),
-        _ => {
-            return Err(format!(
-                "-- {}: a sweep runs one test per point: tcp, udp, rr or crr",
-                words.first().map_or("", String::as_str)
-            ))
-        }
+        _ => unreachable!("refused above"),
     };
-    // Output and storage belong to the sweep, which prints one document for all its points and
-    // stores every run itself: the same flags after `--` would be silently ignored.
-    let misplaced = [
-        (common.json, "--json"),
-        (common.store.db.is_some(), "--db"),
-        (common.store.no_store, "--no-store"),
-        (!common.store.tag.is_empty(), "--tag"),
-    ];
-    if let Some((_, flag)) = misplaced.iter().find(|(given, _)| *given) {
-        return Err(format!(
-            "{flag} after --: give it before -- (the sweep prints and stores all its points)"
-        ));
-    }
     Ok(BaseTest {
         common,
         plan,
