@@ -8,7 +8,7 @@
 # core and to different cores; see bench/latency.sh, which holds that part). One run, tools interleaved within each repetition (and the order
 # rotated per repetition) so that machine noise hits every tool alike. TCP: every tool runs with its
 # own defaults (write size, buffers), plus "iperf3 -Z" (iperf3's sendfile mode) as a separate row
-# for fairness to linerate's sendfile.
+# for fairness to linerate's zero-copy send (splice).
 #
 # CPU is measured the same way for every tool, outside the tool: the client's user+sys time from
 # /usr/bin/time, the server's from /proc/PID/stat (utime+stime+cutime+cstime) read after the server

@@ -174,8 +174,9 @@ pub struct TcpArgs {
         default_value = "512K"
     )]
     pub length: String,
-    /// How senders hand data to the kernel: sendfile (no user-space copy, TCP only) or write.
-    #[arg(long, value_name = "MODE", value_enum, default_value_t = SendModeArg::Sendfile)]
+    /// How senders hand data to the kernel: splice or sendfile (no user-space copy, TCP only) or
+    /// write.
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = SendModeArg::Splice)]
     pub send_mode: SendModeArg,
     /// TCP maximum segment size (TCP_MAXSEG), set before connecting.
     #[arg(long, short = 'M', value_name = "BYTES")]
@@ -482,6 +483,9 @@ impl PpsArgs {
 /// `--send-mode` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum SendModeArg {
+    /// splice(2) from a pipe holding the pattern's pages, refilled by tee(2) (TCP; Unix sockets
+    /// fall back to write; sendfile where a pipe cannot hold -l bytes).
+    Splice,
     /// sendfile(2) from an in-memory file (TCP; Unix sockets fall back to write).
     Sendfile,
     /// write(2) from a user buffer.
@@ -669,6 +673,7 @@ impl TcpArgs {
             Transport::Tcp
         };
         spec.send_mode = match (self.send_mode, self.unix.is_some()) {
+            (SendModeArg::Splice, false) => SendMode::Splice,
             (SendModeArg::Sendfile, false) => SendMode::Sendfile,
             _ => SendMode::Write,
         };
@@ -771,6 +776,15 @@ mod tests {
         assert_eq!(p.spec.streams, 1);
         assert_eq!(p.spec.direction, Direction::Send);
         assert!(p.live_rows);
+    }
+
+    #[test]
+    fn send_mode_is_splice_on_tcp_and_write_on_unix_sockets() {
+        assert_eq!(plan(&[]).unwrap().spec.send_mode, SendMode::Splice);
+        let sendfile = plan(&["--send-mode", "sendfile"]).unwrap();
+        assert_eq!(sendfile.spec.send_mode, SendMode::Sendfile);
+        let unix = plan(&["--unix", "/tmp/x.sock"]).unwrap();
+        assert_eq!(unix.spec.send_mode, SendMode::Write);
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod mock;
 pub mod pace;
 pub mod round_trips;
 pub mod sockopt;
+mod splice_source;
 pub mod stream_engine;
 pub mod tcp_crr;
 pub mod tcp_rr;

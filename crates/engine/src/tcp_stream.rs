@@ -1,9 +1,11 @@
 //! Bulk transfer over a stream socket (TCP or Unix): the sender writes a fixed buffer until
 //! told to stop, then half-closes; the receiver reads until end of stream.
 //!
-//! With [`SendMode::Sendfile`] on TCP the sender calls sendfile(2) from an in-memory file
-//! (memfd) holding one buffer of the pattern, so the kernel references those pages instead of
-//! copying from user memory; the receiver always copies into user memory, as applications do.
+//! With [`SendMode::Splice`] (the default) on TCP the sender splices the pattern's pages from a
+//! pipe (see [`SpliceSource`]); with [`SendMode::Sendfile`] it calls sendfile(2) from an
+//! in-memory file (memfd) holding one buffer of the pattern. Either way the kernel references
+//! those pages instead of copying from user memory; the receiver always copies into user
+//! memory, as applications do.
 //!
 //! At high rates the receiver raises SO_RCVLOWAT (see [`LowWater`]) so that each wake-up reads
 //! a large block instead of one segment; this roughly halves the receiver's cost per byte on
@@ -22,6 +24,7 @@ use measure::cpu::CpuTime;
 use wire::spec::SendMode;
 use wire::TestKind;
 
+use crate::splice_source::SpliceSource;
 use crate::{
     is_retry, pattern, Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport,
     POLL_INTERVAL,
@@ -59,11 +62,22 @@ impl StreamEngine for TcpStream {
         conn.set_write_timeout(Some(POLL_INTERVAL))?;
         let cpu_start = CpuTime::thread_now();
         let mut report = match role {
-            Role::Sender if self.mode == SendMode::Sendfile && conn.is_tcp() => {
+            Role::Sender if self.mode != SendMode::Write && conn.is_tcp() => {
                 let source = PatternFile::new(self.io_len)?;
-                send(&mut conn, self.io_len, ctl, |c, buf| {
-                    source.send(c, buf.len())
-                })?
+                // A pipe that cannot hold the pattern (above /proc/sys/fs/pipe-max-size without
+                // CAP_SYS_RESOURCE) leaves sendfile, which references the same pages.
+                let spliced = match self.mode {
+                    SendMode::Splice => SpliceSource::new(&source.file, self.io_len).ok(),
+                    _ => None,
+                };
+                match spliced {
+                    Some(mut pipe) => {
+                        send(&mut conn, self.io_len, ctl, |c, _| pipe.send(c.as_raw_fd()))?
+                    }
+                    None => send(&mut conn, self.io_len, ctl, |c, buf| {
+                        source.send(c, buf.len())
+                    })?,
+                }
             }
             Role::Sender => send(&mut conn, self.io_len, ctl, |c, buf| c.write(buf))?,
             Role::Receiver => receive(&mut conn, self.io_len, ctl)?,
@@ -276,11 +290,20 @@ mod tests {
     }
 
     #[test]
+    fn splice_over_tcp_reconciles() {
+        zero_copy_over_tcp_reconciles(SendMode::Splice);
+    }
+
+    #[test]
     fn sendfile_over_tcp_reconciles() {
+        zero_copy_over_tcp_reconciles(SendMode::Sendfile);
+    }
+
+    fn zero_copy_over_tcp_reconciles(mode: SendMode) {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let a = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (b, _) = listener.accept().unwrap();
-        let engine = TcpStream::new(100_000, SendMode::Sendfile);
+        let engine = TcpStream::new(100_000, mode);
         let (stop, abort) = (Signal::new(), Signal::new());
         let (sent, received) = (StreamCounters::default(), StreamCounters::default());
         let mut got = Vec::new();

@@ -8,7 +8,7 @@ use crate::WireError;
 /// Magic bytes that open every linerate connection.
 pub const MAGIC: [u8; 4] = *b"LNRT";
 /// The control protocol version this build speaks.
-pub const PROTOCOL_VERSION: u16 = 5;
+pub const PROTOCOL_VERSION: u16 = 6;
 /// Length of the hello on the wire.
 pub const HELLO_LEN: usize = 8;
 
@@ -92,8 +92,8 @@ mod tests {
 
     #[test]
     fn parses_literal_bytes() {
-        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 5, 0, 0]).unwrap();
-        assert_eq!(hello.version, 5);
+        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 6, 0, 0]).unwrap();
+        assert_eq!(hello.version, 6);
         assert!(hello.check_version().is_ok());
     }
 
@@ -121,7 +121,7 @@ mod tests {
         let err = Hello { version: 9 }.check_version().unwrap_err();
         let text = err.to_string();
         assert!(
-            text.contains("version 5") && text.contains("version 9"),
+            text.contains("version 6") && text.contains("version 9"),
             "{text}"
         );
     }

@@ -91,8 +91,13 @@ pub enum Transport {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum SendMode {
+    /// splice(2) from a pipe holding the pattern's pages, refilled with tee(2): the kernel
+    /// references the pages instead of copying from user memory, and finds them without a file
+    /// lookup per page. The default for TCP.
+    Splice,
     /// sendfile(2) from an in-memory file: the kernel references the pages instead of copying
-    /// from user memory (what file and web servers do; iperf3 `-Z`). The default for TCP.
+    /// from user memory (what file and web servers do; iperf3 `-Z`). A spec without
+    /// `send_mode` (stored before the field existed) reads as this.
     #[default]
     Sendfile,
     /// write(2) from a user buffer: one copy per byte on the sender (iperf3's default).
@@ -217,7 +222,7 @@ impl Default for SpecLimits {
 
 impl TestSpec {
     /// A `kind` test with linerate's defaults for everything not given: TCP, 1 s intervals,
-    /// 512 KiB sendfile calls, kernel socket buffers, no other options.
+    /// 512 KiB splice calls, kernel socket buffers, no other options.
     pub fn new(kind: TestKind, direction: Direction, streams: u16, duration_ms: u64) -> Self {
         Self {
             kind,
@@ -227,7 +232,7 @@ impl TestSpec {
             streams,
             direction,
             write_len_bytes: 512 << 10,
-            send_mode: SendMode::Sendfile,
+            send_mode: SendMode::Splice,
             window_bytes: None,
             mss_bytes: None,
             no_delay: false,
