@@ -243,11 +243,16 @@ mod quiet {
                 "{} over {ip}, client CPU {client_cpu}, servers CPU {server_cpu}: linerate p50 {o:.2} us {ours:?}, sockperf p50 {t:.2} us {theirs:?}, median paired ratio {ratio:.3}",
                 if tcp { "TCP" } else { "UDP" },
             );
-            // Within 10 % above sockperf (the bound). Below it, 15 %: across a veth pair
-            // linerate's UDP p50 came out 8-14 % under sockperf's in three of four runs (about
-            // 2 µs less per round trip), which is the tools' own work per message, not the path.
+            // Within 10 % above sockperf (the bound). Below it, a sanity bound against
+            // under-reporting (half the round trip would be 0.5): sockperf's UDP sockets are not
+            // connected, so every datagram it sends and receives takes a route lookup
+            // (sendto/recvfrom with an address; strace), where linerate's connected sockets use
+            // the cached route. Across a veth pair linerate's UDP p50 came out 8-19 % under
+            // sockperf's (0.807 once in CI), which is the tools' own work per message, not the
+            // path; over TCP both tools do the same calls, so 15 % there.
+            let floor = if tcp { 0.85 } else { 0.75 };
             assert!(
-                (0.85..=1.10).contains(&ratio),
+                (floor..=1.10).contains(&ratio),
                 "{} p50: linerate {o:.2} us vs sockperf {t:.2} us, median paired ratio {ratio:.3} (runs {ours:?} vs {theirs:?})",
                 if tcp { "TCP" } else { "UDP" }
             );
