@@ -292,6 +292,7 @@ rr_summary() { # the part's JSON (rows, targets, samples) on stdout; needs peers
                                                     .transactions_per_s_max) })) as $rows
   | def row($p; $k; $t): $rows | map(select(.placement == $p and .kind == $k and .tool == $t))[0];
     def where($p): "\($p) core, client CPU \(row($p; "tcp_rr"; "linerate").client_cpu // "-"), server CPU \(row($p; "tcp_rr"; "linerate").server_cpu // "-")";
+    def r3: if type == "number" then . * 1000 | round / 1000 else "-" end; # a ratio as printed
     def absent($t): if $t == "netperf" and $netperf == "" then "not measured: netperf not found" else "not measured" end;
   { reps: $reps, seconds: $dur, message_bytes: $len, rows: $rows,
     targets: [
@@ -300,15 +301,15 @@ rr_summary() { # the part's JSON (rows, targets, samples) on stdout; needs peers
          | row($p; $k; "sockperf") as $peer
          | target("\($k) p50 <= 1.05x sockperf (\($p) core)"; $peer.linerate_p50_ratio_paired; 1.05;
                   $peer.linerate_p50_ratio_paired <= 1.05;
-                  "median of paired p50 ratios, \(where($p)); medians \(row($p; $k; "linerate").rtt_p50_us_median // "-") vs \($peer.rtt_p50_us_median // "-") µs; best of reps \(row($p; $k; "linerate").rtt_p50_us_min // "-") vs \($peer.rtt_p50_us_min // "-") µs, ratio \($peer.linerate_p50_ratio_best // "-" | if type == "number" then . * 1000 | round / 1000 else . end)")),
+                  "median of paired p50 ratios, \(where($p)); medians \(row($p; $k; "linerate").rtt_p50_us_median // "-") vs \($peer.rtt_p50_us_median // "-") µs; best of reps \(row($p; $k; "linerate").rtt_p50_us_min // "-") vs \($peer.rtt_p50_us_min // "-") µs, ratio \($peer.linerate_p50_ratio_best | r3)")),
         (row($p; "tcp_rr"; "netperf") as $peer
          | target("tcp_rr transactions/s >= netperf TCP_RR (\($p) core)"; $peer.linerate_tps_ratio_paired; 1;
                   $peer.linerate_tps_ratio_paired >= 1;
-                  if $peer == null then absent("netperf") else "median of paired transactions/s ratios, \(where($p)); medians \(row($p; "tcp_rr"; "linerate").transactions_per_s_median | round) vs \($peer.transactions_per_s_median | round); best of reps ratio \($peer.linerate_tps_ratio_best * 1000 | round / 1000)" end)),
+                  if $peer == null then absent("netperf") else "median of paired transactions/s ratios, \(where($p)); medians \(row($p; "tcp_rr"; "linerate").transactions_per_s_median | round) vs \($peer.transactions_per_s_median | round); best of reps ratio \($peer.linerate_tps_ratio_best | r3)" end)),
         (row($p; "tcp_crr"; "netperf") as $peer
          | target("crr connections/s >= netperf TCP_CRR (\($p) core)"; $peer.linerate_tps_ratio_paired; 1;
                   $peer.linerate_tps_ratio_paired >= 1;
-                  if $peer == null then absent("netperf") else "median of paired connections/s ratios, \(where($p)); medians \(row($p; "tcp_crr"; "linerate").transactions_per_s_median | round) vs \($peer.transactions_per_s_median | round); best of reps ratio \($peer.linerate_tps_ratio_best * 1000 | round / 1000)" end))
+                  if $peer == null then absent("netperf") else "median of paired connections/s ratios, \(where($p)); medians \(row($p; "tcp_crr"; "linerate").transactions_per_s_median | round) vs \($peer.transactions_per_s_median | round); best of reps ratio \($peer.linerate_tps_ratio_best | r3)" end))
     ],
     samples: $samples }' "$rr_samples"
 }
