@@ -19,8 +19,9 @@ pub(crate) struct SpliceSource {
 }
 
 impl SpliceSource {
-    /// Holds `data` in a pipe, or says why that is not possible here (a pipe cannot be made
-    /// that large: above /proc/sys/fs/pipe-max-size for an unprivileged process).
+    /// Holds the first `len` bytes of `file` in a pipe, or says why that is not possible here (a
+    /// pipe cannot be made that large: above /proc/sys/fs/pipe-max-size for an unprivileged
+    /// process).
     pub(crate) fn new(file: &std::fs::File, len: usize) -> io::Result<Self> {
         let held = pipe_of(len)?;
         let out = pipe_of(len)?;
@@ -88,6 +89,8 @@ impl SpliceSource {
 
 /// A pipe (read end, write end) holding at least `len` bytes.
 fn pipe_of(len: usize) -> io::Result<(OwnedFd, OwnedFd)> {
+    let size =
+        libc::c_int::try_from(len).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
     let mut fds = [0 as RawFd; 2];
     // SAFETY: `fds` has room for the two descriptors pipe2 writes.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -95,8 +98,6 @@ fn pipe_of(len: usize) -> io::Result<(OwnedFd, OwnedFd)> {
     }
     // SAFETY: pipe2 succeeded, so both descriptors are open and owned by nobody else.
     let pipe = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    let size =
-        libc::c_int::try_from(len).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
     // SAFETY: F_SETPIPE_SZ takes an int argument; the descriptor is open.
     let got = unsafe { libc::fcntl(pipe.1.as_raw_fd(), libc::F_SETPIPE_SZ, size) };
     if got < 0 {
@@ -108,7 +109,7 @@ fn pipe_of(len: usize) -> io::Result<(OwnedFd, OwnedFd)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::{Read, Write};
+    use std::io::Read;
 
     #[test]
     fn the_stream_is_whole_patterns_in_order_even_when_the_socket_takes_part_of_a_call() {
@@ -121,9 +122,8 @@ mod tests {
             .unwrap();
         tx.set_write_timeout(Some(std::time::Duration::from_millis(1)))
             .unwrap();
-        let mut file = memfd();
-        file.write_all(&crate::pattern(len)).unwrap();
-        let mut source = SpliceSource::new(&file, len).unwrap();
+        let file = crate::tcp_stream::PatternFile::new(len).unwrap();
+        let mut source = SpliceSource::new(&file.file, len).unwrap();
         let want = 3 * len + 12_345;
         let sender = std::thread::spawn(move || {
             let (mut sent, mut calls, mut partial) = (0, 0, 0);
@@ -160,13 +160,5 @@ mod tests {
         for (i, block) in got.chunks(len).enumerate() {
             assert_eq!(block, &pattern[..block.len()], "block {i}");
         }
-    }
-
-    fn memfd() -> std::fs::File {
-        // SAFETY: the name is a valid C string; the descriptor is owned by the File.
-        let fd = unsafe { libc::memfd_create(c"test".as_ptr(), libc::MFD_CLOEXEC) };
-        assert!(fd >= 0);
-        // SAFETY: `fd` was just created and nothing else owns it.
-        unsafe { std::fs::File::from_raw_fd(fd) }
     }
 }

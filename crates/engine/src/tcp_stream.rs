@@ -87,13 +87,14 @@ impl StreamEngine for TcpStream {
     }
 }
 
-/// An anonymous in-memory file holding the pattern, the source for sendfile(2).
-struct PatternFile {
-    file: std::fs::File,
+/// An anonymous in-memory file holding the pattern: what sendfile(2) sends from, and what
+/// [`SpliceSource`] loads into its pipe.
+pub(crate) struct PatternFile {
+    pub(crate) file: std::fs::File,
 }
 
 impl PatternFile {
-    fn new(len: usize) -> std::io::Result<Self> {
+    pub(crate) fn new(len: usize) -> std::io::Result<Self> {
         // SAFETY: the name is a valid C string; the returned descriptor is owned by `File`.
         let fd = unsafe { libc::memfd_create(c"linerate-pattern".as_ptr(), libc::MFD_CLOEXEC) };
         if fd < 0 {
