@@ -372,6 +372,18 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
     })
 }
 
+/// How long the polling loop sleeps at `elapsed` (< `duration`): until the next interval tick
+/// or the end, at most 50 ms. A tick already due was skipped for being within 10 ms of the end,
+/// so then it sleeps toward the end.
+fn wait_before_next_look(elapsed: Duration, next_tick: Duration, duration: Duration) -> Duration {
+    let until = if next_tick > elapsed {
+        next_tick.min(duration)
+    } else {
+        duration
+    };
+    until.saturating_sub(elapsed).min(Duration::from_millis(50))
+}
+
 struct Measured {
     intervals: Vec<IntervalSample>,
     raw: RawRun,
@@ -441,8 +453,7 @@ fn measure_streams(
             next_tick += interval;
             continue;
         }
-        let wait = (next_tick.min(duration) - elapsed).min(Duration::from_millis(50));
-        std::thread::sleep(wait);
+        std::thread::sleep(wait_before_next_look(elapsed, next_tick, duration));
     };
     workers.stop();
     let window = t0.elapsed();
@@ -513,4 +524,20 @@ fn measure_streams(
             server,
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_polling_loop_never_waits_past_a_tick_or_the_end() {
+        let ms = Duration::from_millis;
+        assert_eq!(wait_before_next_look(ms(990), ms(1000), ms(3000)), ms(10));
+        assert_eq!(wait_before_next_look(ms(100), ms(1000), ms(3000)), ms(50));
+        assert_eq!(wait_before_next_look(ms(2990), ms(4000), ms(3000)), ms(10));
+        // A tick due within 10 ms of the end is skipped: sleep toward the end (this subtraction
+        // overflowed once, panicking the client at the end of a run).
+        assert_eq!(wait_before_next_look(ms(2995), ms(2993), ms(3000)), ms(5));
+    }
 }
