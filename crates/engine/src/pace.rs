@@ -103,6 +103,28 @@ mod tests {
     }
 
     #[test]
+    fn slots_follow_the_schedule_and_a_late_requester_re_anchors_without_a_burst() {
+        let ms = Duration::from_millis;
+        let mut pace = Pace::new(Some(ms(10)));
+        let t0 = pace.next();
+        // On time, and late by less than a gap: the schedule stays t0 + 10 n.
+        assert!(pace.due(t0));
+        assert!(!pace.due(t0 + ms(9)));
+        assert!(pace.due(t0 + ms(10)));
+        assert!(pace.due(t0 + ms(27))); // slot 20, 7 ms late
+        assert_eq!(pace.next(), t0 + ms(30));
+        assert!(!pace.due(t0 + ms(29)));
+        // Late by more than a gap: one request now, the next a gap later (no catch-up burst).
+        assert!(pace.due(t0 + ms(55))); // slot 30, 25 ms late
+        assert_eq!(pace.next(), t0 + ms(65));
+        assert!(!pace.due(t0 + ms(56)));
+        assert!(pace.due(t0 + ms(65)));
+        // Back to back: always due.
+        let mut free = Pace::new(None);
+        assert!(free.due(t0) && free.due(t0));
+    }
+
+    #[test]
     fn unpaced_never_waits() {
         assert_eq!(gap_for(None), None);
         assert_eq!(gap_for(Some(0)), None);

@@ -327,13 +327,14 @@ impl UdpRr {
 mod tests {
     use super::*;
 
-    fn paced_run(ms: u64) -> (StreamReport, StreamReport, Duration) {
+    /// `per_second` paced transactions for `ms` milliseconds.
+    fn paced_run(per_second: u64, ms: u64) -> (StreamReport, StreamReport, Duration) {
         let a = UdpSocket::bind("127.0.0.1:0").unwrap();
         let b = UdpSocket::bind("127.0.0.1:0").unwrap();
         a.connect(b.local_addr().unwrap()).unwrap();
         b.connect(a.local_addr().unwrap()).unwrap();
         let engine = UdpRr::new(
-            RrShape::new(64, 64, Duration::ZERO).with_gap(crate::pace::gap_for(Some(1000))),
+            RrShape::new(64, 64, Duration::ZERO).with_gap(crate::pace::gap_for(Some(per_second))),
         );
         let run = crate::testing::run_pair(
             &engine,
@@ -348,7 +349,7 @@ mod tests {
     fn paced_requests_never_exceed_the_rate() {
         // 1000 per second: never more than one per ms the run lasted (+2 for the slots at both
         // ends), however busy the machine; how close it gets is the quiet test's question.
-        let (r, p, ran_for) = paced_run(300);
+        let (r, p, ran_for) = paced_run(1000, 300);
         let most = ran_for.as_millis() as u64 + 2;
         assert!(
             (1..=most).contains(&r.counts.packets),
@@ -362,12 +363,16 @@ mod tests {
 
     /// Timing: runs alone (scripts/test.sh runs `quiet::` tests one at a time after the rest).
     mod quiet {
+        /// 5 ms apart: a sleep that wakes late by less than a gap keeps the schedule, and this
+        /// VM's timer wake-ups are late by up to ~8 ms now and then (p99 3.2 ms measured), which
+        /// at 1 ms gaps cost a run up to a third of its slots (`Pace` skips missed slots rather
+        /// than bursting; pace.rs tests that logic exactly). At least 93.5 % of the slots.
         #[test]
         fn paced_requests_keep_their_schedule() {
-            let (r, _, ran_for) = super::paced_run(300);
-            let most = ran_for.as_millis() as u64 + 2;
+            let (r, _, ran_for) = super::paced_run(200, 1000);
+            let most = ran_for.as_millis() as u64 / 5 + 2;
             assert!(
-                (280..=most).contains(&r.counts.packets),
+                (187..=most).contains(&r.counts.packets),
                 "{} transactions in {ran_for:?}",
                 r.counts.packets
             );
