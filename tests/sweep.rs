@@ -131,10 +131,16 @@ mod quiet {
         );
     }
 
-    /// tbf at 50 Mbit/s passes 50e6 / 8 / 1514 frames/s of 1518-byte frames (tbf counts the
-    /// frame without its FCS). A small bucket and queue (128 KiB + 5 ms) let a 2 s trial
-    /// overshoot by at most ~1.3 %, so the search must land within 5 % of that rate, and a
-    /// run at its answer must cost the qdisc no drop.
+    /// tbf at 50 Mbit/s forwards R = 50e6 / 8 / 1514 frames/s of 1518-byte frames (tbf counts
+    /// the frame without its FCS). Its 128 KiB bucket and its queue (limit = R × 5 ms + bucket,
+    /// 162 322 bytes) absorb 293 394 bytes above R, so a 2 s trial can pass at up to
+    /// R + 293 394 / 1514 / 2 = R × 1.0235 and never above: the answer lies between R less 5 %
+    /// and that bound (plus 1 % for the trial's length). The qdisc's own counters then check the
+    /// loss the search reported (every frame it dropped, over all trials) and that a run at the
+    /// answer really offered that rate. A rerun at the answer may drop some frames (62 of 8437
+    /// once, none in four other runs): the answer is the highest rate that passed, often within
+    /// a dozen frames of what bucket and queue absorb, where a late timer wake-up's burst meets
+    /// a full queue; so the rerun checks the counts, not a zero.
     #[test]
     fn rfc2544_finds_the_shaped_rate_without_loss() {
         if !can_use_netns() {
@@ -147,6 +153,7 @@ mod quiet {
         );
         sh(&shape);
         let _server = pair.serve();
+        let full_before = udp_rcvbuf_errors(&pair.b);
         let v = pair.client_json(&[
             "rfc2544",
             "--frame",
@@ -156,33 +163,76 @@ mod quiet {
             "--resolution",
             "1",
             "--no-latency",
+            // The qdisc counts a GSO batch it drops as one packet: frame by frame here.
+            "--no-gso",
         ]);
         let row = &v["frames"][0];
         let fps = num(&row["throughput_fps"]);
         let shaped = 50e6 / 8.0 / 1514.0;
+        let absorbed = (131_072.0 + 50e6 / 8.0 * 0.005 + 131_072.0) / 1514.0;
+        let most = (shaped + absorbed / 2.0) * 1.01;
         assert!(
-            (fps / shaped - 1.0).abs() <= 0.05,
-            "answer {fps} frames/s vs shaped {shaped}: {row}"
+            fps >= shaped * 0.95 && fps <= most,
+            "answer {fps} frames/s vs shaped {shaped}, at most {most}: {row}"
         );
         assert_eq!(num(&row["loss_pct"]), 0.0, "{row}");
-        // The kernel's word for it: a fresh qdisc, a run at the answer, no drop.
+        // Every frame the qdisc dropped during the search is one the search counted lost (the
+        // qdisc may also drop up to 3 end-of-test datagrams per trial, which are not frames).
+        let trials = row["trials"].as_array().unwrap();
+        let lost: u64 = trials.iter().map(|t| t["lost"].as_u64().unwrap()).sum();
+        let full = udp_rcvbuf_errors(&pair.b) - full_before;
+        let (_, dropped) = qdisc_packets(&pair.a);
+        assert!(
+            lost <= dropped + full && dropped <= lost + 3 * trials.len() as u64,
+            "search lost {lost} frames (+{full} receive buffer full), qdisc dropped {dropped}: {row}"
+        );
+        // A run at the answer on a fresh qdisc: the qdisc saw the answer's rate offered (its
+        // packets, sent plus dropped, include ~40 of the control connection's), and the run's
+        // loss is the qdisc's drops.
         sh(&format!(
             "ip netns exec {} tc qdisc del dev va root",
             pair.a
         ));
         sh(&shape.replace("replace", "add"));
         let pps = format!("{}", fps.floor() as u64);
-        let run = pair.client_json(&["udp", "--pps", &pps, "-l", "1472", "-t", "2", "-i", "0"]);
-        let stats = sh(&format!("ip netns exec {} tc -s qdisc show dev va", pair.a));
-        let dropped: u64 = stats
-            .split("dropped ")
-            .nth(1)
-            .and_then(|t| t.split([',', ' ']).next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no drop counter in {stats}"));
-        assert_eq!(dropped, 0, "qdisc dropped at the answer's rate: {stats}");
-        assert_eq!(run["summary"]["packets_lost"], 0, "{}", run["summary"]);
+        let full_before = udp_rcvbuf_errors(&pair.b);
+        let run = pair.client_json(&[
+            "udp", "--pps", &pps, "-l", "1472", "-t", "2", "-i", "0", "--no-gso",
+        ]);
+        let (passed, dropped) = qdisc_packets(&pair.a);
+        eprintln!("rfc2544: answer {fps:.0} frames/s (shaped {shaped:.0}, at most {most:.0}); at it, qdisc passed {passed} dropped {dropped}");
+        let offered = (passed + dropped) as f64;
+        assert!(
+            (offered / (2.0 * fps.floor()) - 1.0).abs() <= 0.02,
+            "qdisc saw {offered} packets for {pps} frames/s over 2 s"
+        );
+        let lost = run["summary"]["packets_lost"].as_u64().unwrap();
+        let full = udp_rcvbuf_errors(&pair.b) - full_before;
+        assert!(
+            lost <= dropped + full && dropped <= lost + 3,
+            "run at the answer lost {lost} (+{full} receive buffer full), qdisc dropped {dropped}"
+        );
     }
+}
+
+/// Packets namespace `ns`'s qdisc on `va` passed and dropped, from `tc -s`.
+fn qdisc_packets(ns: &str) -> (u64, u64) {
+    let stats = sh(&format!("ip netns exec {ns} tc -s qdisc show dev va"));
+    let after = |key: &str| -> u64 {
+        stats
+            .split(key)
+            .nth(1)
+            .and_then(|t| t.trim_start().split([',', ' ', ')']).next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no `{key}` counter in {stats}"))
+    };
+    let passed = stats
+        .split(" pkt")
+        .next()
+        .and_then(|t| t.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no packet counter in {stats}"));
+    (passed, after("dropped"))
 }
 
 /// A knob command's exit status and output are stored with every run of its point.

@@ -260,6 +260,10 @@ pub struct Rfc2544Args {
     /// Datagrams per sendmmsg/recvmmsg call (a paced sender sends a batch back to back).
     #[arg(long, value_name = "N", default_value_t = 64)]
     pub batch: u16,
+    /// Send every frame as its own datagram through the stack (no UDP GSO): a qdisc or a NIC
+    /// then sees and counts each frame, not batches of them.
+    #[arg(long)]
+    pub no_gso: bool,
     /// IPv4 only.
     #[arg(short = '4', conflicts_with = "ipv6")]
     pub ipv4: bool,
@@ -669,6 +673,9 @@ impl Rfc2544Args {
             "--batch".into(),
             self.batch.to_string(),
         ]);
+        if self.no_gso {
+            words.push("--no-gso".into());
+        }
         if let Some(l) = &self.link_speed {
             words.push(format!("--link-speed={l}"));
         }

@@ -272,6 +272,7 @@ fn rfc2544_plan() {
         (TestKind::UdpStream, 2000)
     );
     assert_eq!((f.spec.rate_bps, f.spec.pps), (None, None));
+    assert!(f.spec.gso);
     assert_eq!(p.plan.loss_ratio, 0.0);
     assert_eq!(p.plan.resolution, 0.005);
     assert_eq!(p.plan.latency.unwrap().1, 2000);
@@ -284,8 +285,10 @@ fn rfc2544_plan() {
         "--no-latency",
         "-P",
         "2",
+        "--no-gso",
     ])
     .unwrap();
+    assert!(!p.plan.frames[0].spec.gso);
     assert_eq!(p.plan.frames[0].payload_bytes, 1452);
     assert_eq!(p.plan.frames[0].line_rate_pps, None);
     assert_eq!(p.plan.frames[0].spec.streams, 2);
