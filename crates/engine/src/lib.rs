@@ -3,9 +3,12 @@
 //!
 //! Invariants: the data loops allocate once, never log or format, and publish progress only
 //! through [`StreamCounters`] (relaxed stores, once per syscall or batch). A worker stops sending when its
-//! `stop` [`Signal`] is raised and gives up on anything when `abort` is raised; both are polled
-//! at least every [`POLL_INTERVAL`], which bounds how long any call can block.
+//! `stop` [`Signal`] is raised and gives up on anything when its [`Abort`] is raised; both are
+//! polled at least every [`POLL_INTERVAL`], which bounds how long any call can block, except
+//! where an engine blocks without a timeout on a socket it registered with the [`Abort`], which
+//! shuts that socket down when raised.
 
+pub mod abort;
 pub mod affinity;
 pub mod conn;
 pub mod counters;
@@ -26,6 +29,7 @@ pub mod udp_socket;
 pub mod udp_stream;
 pub mod workers;
 
+pub use abort::Abort;
 pub use conn::{Conn, Listener, UdpMulti};
 pub use counters::{Signal, StreamCounters};
 pub use error::EngineError;

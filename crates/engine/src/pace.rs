@@ -82,7 +82,11 @@ mod tests {
 
     #[test]
     fn holds_the_rate_without_bursts() {
-        let (stop, abort, counter) = (Signal::new(), Signal::new(), StreamCounters::default());
+        let (stop, abort, counter) = (
+            Signal::new(),
+            crate::Abort::new(),
+            StreamCounters::default(),
+        );
         let ctl = StreamControl {
             stream: 0,
             counter: &counter,

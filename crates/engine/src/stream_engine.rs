@@ -4,7 +4,7 @@ use measure::{cpu::CpuTime, tcp_info::TcpInfo};
 use wire::msg::StreamCounts;
 use wire::{TestKind, TestSpec};
 
-use crate::{Conn, EngineError, Signal, StreamCounters};
+use crate::{Abort, Conn, EngineError, Signal, StreamCounters};
 
 /// Which end of a data connection this worker is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,7 +25,7 @@ pub struct StreamControl<'a> {
     /// Raised when the test time is over: senders stop, receivers drain to end of stream.
     pub stop: &'a Signal,
     /// Raised to give up at once (peer gone, drain took too long, shutdown).
-    pub abort: &'a Signal,
+    pub abort: &'a Abort,
 }
 
 /// What a worker reports when its connection is done.

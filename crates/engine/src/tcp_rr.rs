@@ -7,6 +7,7 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::Shutdown;
+use std::os::fd::AsRawFd;
 use std::time::Instant;
 
 use measure::cpu::CpuTime;
@@ -43,6 +44,8 @@ pub(crate) fn read_message(
             return Err(EngineError::Aborted);
         }
         match conn.read(&mut buf[filled..]) {
+            // A socket shut down by the abort reads as end of stream.
+            Ok(0) | Err(_) if ctl.abort.is_raised() => return Err(EngineError::Aborted),
             Ok(0) if filled == 0 => return Ok(false),
             Ok(0) => {
                 return Err(std::io::Error::new(
@@ -81,6 +84,7 @@ pub(crate) fn write_message_with(
             return Err(EngineError::Aborted);
         }
         match put(conn, &buf[sent..]) {
+            Err(_) if ctl.abort.is_raised() => return Err(EngineError::Aborted),
             Ok(n) => sent += n,
             Err(e) if is_retry(e.kind()) => {}
             Err(e) => return Err(e.into()),
@@ -100,8 +104,11 @@ impl StreamEngine for TcpRr {
         role: Role,
         ctl: StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
-        conn.set_read_timeout(Some(POLL_INTERVAL))?;
+        // Reads block without a timeout, which would arm a kernel timer at every wait, twice
+        // per transaction (see `crate::abort`); raising abort shuts the socket down instead.
+        conn.set_read_timeout(None)?;
         conn.set_write_timeout(Some(POLL_INTERVAL))?;
+        let _wake = ctl.abort.wake_on_raise(conn.as_raw_fd());
         let cpu_start = CpuTime::thread_now();
         let mut report = match role {
             Role::Sender => self.request_loop(&mut conn, &ctl)?,
@@ -178,5 +185,32 @@ mod tests {
         assert_eq!(r.counts.packets, p.counts.packets, "every request answered");
         assert_eq!(r.latency.as_ref().unwrap().len(), r.counts.packets);
         assert_eq!(r.bytes_total, r.counts.packets * 310);
+    }
+
+    /// Both ends block in reads without a timeout; the abort's shutdown ends them, as
+    /// `Aborted`, long before any timeout would have (the peers never send or close).
+    #[test]
+    fn abort_wakes_both_ends_blocked_without_a_timeout() {
+        let engine = || Box::new(TcpRr::new(RrShape::new(10, 300, Duration::ZERO)));
+        let (requester, silent_responder) = UnixStream::pair().unwrap();
+        let (responder, silent_requester) = UnixStream::pair().unwrap();
+        let mut tx = crate::Workers::new(engine());
+        let mut rx = crate::Workers::new(engine());
+        tx.spawn(Conn::Unix(requester), Role::Sender, "q".into())
+            .unwrap();
+        rx.spawn(Conn::Unix(responder), Role::Receiver, "a".into())
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        let start = std::time::Instant::now();
+        let (sent, answered) = (tx.join(Duration::ZERO), rx.join(Duration::ZERO));
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            start.elapsed()
+        );
+        for out in [&sent[0], &answered[0]] {
+            assert_eq!(out.result, Some(Err("aborted".into())), "{out:?}");
+        }
+        drop((silent_responder, silent_requester));
     }
 }

@@ -305,7 +305,7 @@ mod tests {
         let a = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (b, _) = listener.accept().unwrap();
         let engine = TcpStream::new(100_000, mode);
-        let (stop, abort) = (Signal::new(), Signal::new());
+        let (stop, abort) = (Signal::new(), crate::Abort::new());
         let (sent, received) = (StreamCounters::default(), StreamCounters::default());
         let mut got = Vec::new();
         std::thread::scope(|s| {
@@ -358,7 +358,7 @@ mod tests {
     fn abort_ends_a_receiver_with_no_sender() {
         let (a, _keep) = UnixStream::pair().unwrap();
         let engine = TcpStream::new(1024, SendMode::Write);
-        let (stop, abort) = (Signal::new(), Signal::new());
+        let (stop, abort) = (Signal::new(), crate::Abort::new());
         let counter = StreamCounters::default();
         abort.raise();
         let ctl = StreamControl {

@@ -18,7 +18,7 @@ pub(crate) struct PairRun {
 /// Runs `engine` as sender on `a` and receiver on `b` for `run_for`, then raises stop and
 /// waits for both; panics if either end fails.
 pub(crate) fn run_pair(engine: &dyn StreamEngine, a: Conn, b: Conn, run_for: Duration) -> PairRun {
-    let (stop, abort) = (Signal::new(), Signal::new());
+    let (stop, abort) = (Signal::new(), crate::Abort::new());
     let (tx, rx) = (StreamCounters::default(), StreamCounters::default());
     let ctl = |counter| StreamControl {
         stream: 0,

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use wire::msg::StreamCounts;
 
-use crate::{Conn, Role, Signal, StreamControl, StreamCounters, StreamEngine, StreamReport};
+use crate::{Abort, Conn, Role, Signal, StreamControl, StreamCounters, StreamEngine, StreamReport};
 
 /// How one worker ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,7 +27,7 @@ pub struct WorkerOutcome {
 pub struct Workers {
     engine: Arc<dyn StreamEngine>,
     stop: Signal,
-    abort: Signal,
+    abort: Abort,
     counters: Vec<Arc<StreamCounters>>,
     cpu: Option<usize>,
     done_tx: Sender<(usize, Result<StreamReport, String>)>,
@@ -41,7 +41,7 @@ impl Workers {
         Self {
             engine: Arc::from(engine),
             stop: Signal::new(),
-            abort: Signal::new(),
+            abort: Abort::new(),
             counters: Vec::new(),
             cpu: None,
             done_tx,
