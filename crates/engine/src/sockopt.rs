@@ -184,9 +184,10 @@ pub fn connect_tcp(
 }
 
 /// Opens a blocking TCP connection for a connect/request/response transaction: the fewest
-/// system calls that still bound every wait. Read and write timeouts of `poll` are set before
-/// the SYN; a blocking connect waits at most the write timeout, so it is retried, checking
-/// `abort` between tries, until `timeout` has passed.
+/// system calls that still bound the connect. A write timeout of `poll` is set before the SYN;
+/// a blocking connect waits at most the write timeout, so it is retried, checking `abort`
+/// between tries, until `timeout` has passed. Reads get no timeout (it would arm a kernel timer
+/// at every wait): the caller registers the socket with its [`crate::Abort`].
 pub fn connect_tcp_quick(
     addr: SocketAddr,
     opts: &SocketOptions,
@@ -198,8 +199,6 @@ pub fn connect_tcp_quick(
         .map_err(ConnectError::Io)?;
     opts.apply_tcp(sock.as_raw_fd(), addr.is_ipv6())
         .map_err(ConnectError::Option)?;
-    sock.set_read_timeout(Some(poll))
-        .map_err(ConnectError::Io)?;
     sock.set_write_timeout(Some(poll))
         .map_err(ConnectError::Io)?;
     let deadline = std::time::Instant::now() + timeout;
@@ -437,7 +436,9 @@ mod tests {
         let addr = listener.local_addr().unwrap();
         let poll = Duration::from_millis(100); // whole jiffies: the kernel rounds timeouts
         let s = connect_tcp_quick(addr, &SocketOptions::default(), poll, poll * 4, || false);
-        assert_eq!(s.unwrap().read_timeout().unwrap(), Some(poll));
+        let s = s.unwrap();
+        assert_eq!(s.write_timeout().unwrap(), Some(poll));
+        assert_eq!(s.read_timeout().unwrap(), None);
         drop(listener);
         let refused = connect_tcp_quick(addr, &SocketOptions::default(), poll, poll, || false);
         let Err(ConnectError::Io(e)) = refused else {

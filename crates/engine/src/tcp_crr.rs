@@ -122,6 +122,8 @@ impl TcpCrr {
                     other => EngineError::Io(std::io::Error::other(other.to_string())),
                 })?;
             let mut conn = Conn::Tcp(stream);
+            // Reads wait without a timeout; the abort shuts the socket down (`crate::abort`).
+            let wake = ctl.abort.wake_on_raise(conn.as_raw_fd());
             write_message(&mut conn, &request, ctl)?;
             if !read_message(&mut conn, &mut response, ctl)? {
                 return Err(std::io::Error::new(
@@ -141,6 +143,7 @@ impl TcpCrr {
                     Err(_) => break,
                 }
             }
+            drop(wake); // unregistered before the descriptor is closed and reused
             drop(conn);
             trips.record_until(start, done_at, ctl);
         }
