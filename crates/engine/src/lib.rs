@@ -19,6 +19,7 @@ pub mod round_trips;
 pub mod sockopt;
 mod splice_source;
 pub mod stream_engine;
+pub mod sys_io;
 pub mod tcp_crr;
 pub mod tcp_rr;
 pub mod tcp_stream;

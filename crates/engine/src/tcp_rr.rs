@@ -5,7 +5,7 @@
 //! stream (Little's law) up to the time between transactions. The requester publishes its round
 //! trips every 10 ms for per-interval percentiles and keeps the whole run's histogram.
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::ErrorKind;
 use std::net::Shutdown;
 use std::os::fd::AsRawFd;
 use std::time::Instant;
@@ -43,7 +43,7 @@ pub(crate) fn read_message(
         if ctl.abort.is_raised() {
             return Err(EngineError::Aborted);
         }
-        match conn.read(&mut buf[filled..]) {
+        match crate::sys_io::recv(conn.as_raw_fd(), &mut buf[filled..]) {
             // A socket shut down by the abort reads as end of stream.
             Ok(0) | Err(_) if ctl.abort.is_raised() => return Err(EngineError::Aborted),
             Ok(0) if filled == 0 => return Ok(false),
@@ -67,7 +67,9 @@ pub(crate) fn write_message(
     buf: &[u8],
     ctl: &StreamControl<'_>,
 ) -> Result<(), EngineError> {
-    write_message_with(conn, buf, ctl, |c, rest| c.write(rest))
+    write_message_with(conn, buf, ctl, |c, rest| {
+        crate::sys_io::send(c.as_raw_fd(), rest)
+    })
 }
 
 /// Writes all of `buf` with `put` (one send call on the rest), retrying timeouts and

@@ -15,6 +15,7 @@
 use std::collections::VecDeque;
 use std::io::{self, ErrorKind};
 use std::net::UdpSocket;
+use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use measure::clock::now_ns;
@@ -24,6 +25,7 @@ use wire::TestKind;
 
 use crate::pace::Pace;
 use crate::round_trips::{RoundTrips, RrShape, Transactions};
+use crate::sys_io;
 use crate::{Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL};
 
 /// A request unanswered this long is lost.
@@ -61,7 +63,6 @@ impl UdpRr {
 
 /// Whether `sock` has a datagram within `timeout` (nanosecond timer, unlike SO_RCVTIMEO).
 fn readable(sock: &UdpSocket, timeout: Duration) -> io::Result<bool> {
-    use std::os::fd::AsRawFd;
     let mut pfd = libc::pollfd {
         fd: sock.as_raw_fd(),
         events: libc::POLLIN,
@@ -124,7 +125,6 @@ impl StreamEngine for UdpRr {
         sock.set_read_timeout(Some(POLL_INTERVAL))?;
         sock.set_write_timeout(Some(POLL_INTERVAL))?;
         if let Some(us) = self.busy_poll_us {
-            use std::os::fd::AsRawFd;
             crate::sockopt::setsockopt_int(
                 sock.as_raw_fd(),
                 libc::SOL_SOCKET,
@@ -149,6 +149,7 @@ impl UdpRr {
         sock: &UdpSocket,
         ctl: &StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
+        let fd = sock.as_raw_fd();
         let mut request: Vec<u8> = crate::pattern(self.shape.request);
         let mut answer = vec![0u8; self.shape.response.max(self.shape.request) + 1];
         let mut trips = RoundTrips::new(self.shape.omit, self.shape.bytes_per_transaction());
@@ -161,13 +162,13 @@ impl UdpRr {
             let start = Instant::now();
             let sent_ns = t0_ns + start.duration_since(t0).as_nanos() as u64;
             write_header(&mut request, ctl.stream, 0, seq, sent_ns);
-            match sock.send(&request) {
+            match sys_io::send(fd, &request) {
                 Ok(_) => {}
                 Err(e) if is_timeout(&e) || e.kind() == ErrorKind::ConnectionRefused => {}
                 Err(e) => return Err(e.into()),
             }
             let answered = loop {
-                match sock.recv(&mut answer) {
+                match sys_io::recv(fd, &mut answer) {
                     Ok(n) => {
                         let h = DatagramRepr::parse(&answer[..n]);
                         if h.is_some_and(|h| h.seq == seq && !h.is_probe() && !h.is_fin()) {
@@ -202,6 +203,7 @@ impl UdpRr {
         sock: &UdpSocket,
         ctl: &StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
+        let fd = sock.as_raw_fd();
         let mut request: Vec<u8> = crate::pattern(self.shape.request);
         let mut answer = vec![0u8; self.shape.response.max(self.shape.request) + 1];
         let mut trips = RoundTrips::new(self.shape.omit, self.shape.bytes_per_transaction());
@@ -231,7 +233,7 @@ impl UdpRr {
             } else if pace.due(now) {
                 write_header(&mut request, ctl.stream, 0, seq, now_ns());
                 let sent_at = Instant::now();
-                match sock.send(&request) {
+                match sys_io::send(fd, &request) {
                     Ok(_) => {}
                     Err(e) if is_timeout(&e) || e.kind() == ErrorKind::ConnectionRefused => {}
                     Err(e) => return Err(e.into()),
@@ -250,7 +252,7 @@ impl UdpRr {
             if !readable(sock, wait)? {
                 continue;
             }
-            match sock.recv(&mut answer) {
+            match sys_io::recv(fd, &mut answer) {
                 Ok(n) => {
                     let Some(h) = DatagramRepr::parse(&answer[..n]) else {
                         continue;
@@ -278,6 +280,7 @@ impl UdpRr {
         sock: &UdpSocket,
         ctl: &StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
+        let fd = sock.as_raw_fd();
         let mut request = vec![0u8; self.shape.request.max(self.shape.response) + 1];
         let mut response: Vec<u8> = crate::pattern(self.shape.response);
         let mut answered = Transactions::new(self.shape.bytes_per_transaction());
@@ -294,7 +297,7 @@ impl UdpRr {
                     break;
                 }
             }
-            let n = match sock.recv(&mut request) {
+            let n = match sys_io::recv(fd, &mut request) {
                 Ok(n) => n,
                 Err(e) if is_timeout(&e) || e.kind() == ErrorKind::ConnectionRefused => continue,
                 Err(e) => return Err(e.into()),
@@ -311,7 +314,7 @@ impl UdpRr {
             }
             // The answer carries the request's header back, so the requester can match it.
             response[..HEADER_LEN].copy_from_slice(&request[..HEADER_LEN]);
-            match sock.send(&response) {
+            match sys_io::send(fd, &response) {
                 Ok(_) => {
                     answered.count(ctl);
                 }

@@ -1,0 +1,85 @@
+//! Socket send and receive as bare system calls, for the request/response hot paths.
+//!
+//! glibc's `send` and `recv` are thread-cancellation points: in a process with more than one
+//! thread (linerate always has several), each call turns asynchronous cancellation on before
+//! the system call and off after it, two atomic updates of the thread's cancel state. linerate
+//! never cancels a thread, so the loops that make one small call per message call the kernel
+//! directly. With client and server on one core, six alternating pairs of 2 s `rr` runs (64-byte
+//! messages, loopback) gave p50 8.54 µs and 111,900 transactions/s through glibc, 8.31 µs and
+//! 116,800/s this way (medians); netperf TCP_RR, single-threaded, 118,000/s in the same runs.
+
+use std::io;
+use std::os::fd::RawFd;
+
+/// `send(fd, buf, 0)` with MSG_NOSIGNAL, as std's sockets send: bytes taken.
+#[inline]
+pub fn send(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    // SAFETY: sendto(2) reads `buf.len()` bytes from a valid slice; no address is passed.
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_sendto,
+            fd,
+            buf.as_ptr(),
+            buf.len(),
+            libc::MSG_NOSIGNAL,
+            std::ptr::null::<libc::sockaddr>(),
+            0 as libc::socklen_t,
+        )
+    };
+    result(n)
+}
+
+/// `recv(fd, buf, 0)`: bytes read, 0 at end of stream.
+#[inline]
+pub fn recv(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: recvfrom(2) writes at most `buf.len()` bytes into a valid slice; no address is
+    // asked for.
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_recvfrom,
+            fd,
+            buf.as_mut_ptr(),
+            buf.len(),
+            0,
+            std::ptr::null_mut::<libc::sockaddr>(),
+            std::ptr::null_mut::<libc::socklen_t>(),
+        )
+    };
+    result(n)
+}
+
+fn result(n: libc::c_long) -> io::Result<usize> {
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::net::UnixStream;
+
+    #[test]
+    fn sends_and_receives_like_the_socket_calls() {
+        let (a, b) = UnixStream::pair().unwrap();
+        assert_eq!(send(a.as_raw_fd(), b"request").unwrap(), 7);
+        let mut buf = [0u8; 16];
+        assert_eq!(recv(b.as_raw_fd(), &mut buf).unwrap(), 7);
+        assert_eq!(&buf[..7], b"request");
+        drop(a);
+        assert_eq!(recv(b.as_raw_fd(), &mut buf).unwrap(), 0, "end of stream");
+        let err = send(b.as_raw_fd(), b"x").unwrap_err();
+        assert_eq!(
+            err.raw_os_error(),
+            Some(libc::EPIPE),
+            "no SIGPIPE: an error"
+        );
+        assert_eq!(
+            recv(-1, &mut buf).unwrap_err().raw_os_error(),
+            Some(libc::EBADF)
+        );
+    }
+}
