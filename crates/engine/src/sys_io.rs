@@ -11,9 +11,15 @@
 use std::io;
 use std::os::fd::RawFd;
 
-/// `send(fd, buf, 0)` with MSG_NOSIGNAL, as std's sockets send: bytes taken.
+/// `send(fd, buf, MSG_NOSIGNAL)`, as std's sockets send: bytes taken.
 #[inline]
 pub fn send(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    send_with(fd, buf, 0)
+}
+
+/// `send(fd, buf, flags | MSG_NOSIGNAL)`: bytes taken.
+#[inline]
+pub fn send_with(fd: RawFd, buf: &[u8], flags: libc::c_int) -> io::Result<usize> {
     // SAFETY: sendto(2) reads `buf.len()` bytes from a valid slice; no address is passed.
     let n = unsafe {
         libc::syscall(
@@ -21,7 +27,7 @@ pub fn send(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
             fd,
             buf.as_ptr(),
             buf.len(),
-            libc::MSG_NOSIGNAL,
+            flags | libc::MSG_NOSIGNAL,
             std::ptr::null::<libc::sockaddr>(),
             0 as libc::socklen_t,
         )

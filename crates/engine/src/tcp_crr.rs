@@ -7,7 +7,7 @@
 //! ephemeral ports are free again at once. A connect that fails for lack of local ports says
 //! so. Responders keep serving until no connection has come for 200 ms after their `stop`.
 
-use std::io::{ErrorKind, Read};
+use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpListener};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
@@ -78,20 +78,7 @@ impl StreamEngine for TcpCrr {
 /// for the close that follows, which sets FIN on it.
 fn write_held(conn: &mut Conn, buf: &[u8], ctl: &StreamControl<'_>) -> Result<(), EngineError> {
     write_message_with(conn, buf, ctl, |c, rest| {
-        // SAFETY: `rest` is a live buffer of `rest.len()` bytes; the socket is open for the call.
-        let n = unsafe {
-            libc::send(
-                c.as_raw_fd(),
-                rest.as_ptr().cast(),
-                rest.len(),
-                libc::MSG_MORE,
-            )
-        };
-        if n < 0 {
-            Err(std::io::Error::last_os_error())
-        } else {
-            Ok(n as usize)
-        }
+        crate::sys_io::send_with(c.as_raw_fd(), rest, libc::MSG_MORE)
     })
 }
 
@@ -136,7 +123,7 @@ impl TcpCrr {
             // The server closes first; then we close, leaving no TIME_WAIT on this side.
             let mut rest = [0u8; 16];
             while !ctl.abort.is_raised() {
-                match conn.read(&mut rest) {
+                match crate::sys_io::recv(conn.as_raw_fd(), &mut rest) {
                     Ok(0) => break,
                     Ok(_) => {}
                     Err(e) if is_retry(e.kind()) => {}
