@@ -48,11 +48,14 @@
 # p50, highest rate per tool, as lmbench reports the best of its runs): host interference only ever
 # slows a run, and on this VM it flips runs between two speeds (same-core round trips ~6.5 vs
 # ~9-11 µs, for every tool) independently per run, so the best run estimates each tool's own cost.
+# Before every run a fixed CPU-bound loop is timed on CPU 0 (rr_probe); each sample carries it as
+# host_probe_s and the report prints the spread, so a reader can tell a noisy host from a slow tool.
 
 rr_len=64
 p_rr_lr=$((port_base + 21)) p_rr_sp=$((port_base + 22)) p_rr_qp=$((port_base + 23))
 p_rr_ns=$((port_base + 24)) p_rr_i2=$((port_base + 25))
 rr_samples=$tmp/rr.jsonl
+rr_probes=$tmp/rr-probe.txt # host speed probe, seconds, one per run
 rr_raw=${out%.json}-rr-raw # every client's and server's output, kept beside the JSON
 rr_md=${out%.json}-rr.md   # the Markdown table and target lines, as printed
 
@@ -168,11 +171,22 @@ rr_ns_down() {
   sleep 0.5 # the kernel frees the namespace's sockets in the background
 }
 
+# The host's speed just before a run: seconds a fixed CPU-bound loop takes on CPU 0 (~0.1 s). On
+# a quiet host it varies by a few percent; other guests on the same host stretch it (2x seen), and
+# the round trips of the run with it.
+rr_probe() {
+  local t0=$EPOCHREALTIME t1
+  taskset -c 0 awk 'BEGIN { for (i = 0; i < 3000000; i++) s += i }'
+  t1=$EPOCHREALTIME
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }' | tee -a "$rr_probes"
+}
+
 rr_run() { # rr_run KIND TOOL PLACEMENT REP: one pinned client run against a fresh pinned server
   local kind=$1 tool=$2 place ccpu scpu rep=$4 port srv cmd cpu0 cpu1 parsed wall usr sys raw
   IFS=: read -r place ccpu scpu <<<"$3"
   "rr_cmd_$tool" "$kind"
   raw=$rr_raw/$rep-$place-$kind-$tool
+  local probe; probe=$(rr_probe)
   if ! start_server "$port" "${ns_exec[@]}" taskset -c "$scpu" "${srv[@]}"; then
     cp "$tmp/server.out" "$raw.server"; stop "$srv_pid"; return 1
   fi
@@ -195,20 +209,22 @@ rr_run() { # rr_run KIND TOOL PLACEMENT REP: one pinned client run against a fre
   read -r wall usr sys < <(tail -n 1 "$tmp/time")
   jq -cn --arg kind "$kind" --arg tool "$tool" --arg place "$place" --argjson ccpu "$ccpu" \
     --argjson scpu "$scpu" --argjson rep "$rep" --argjson dur "$dur" --argjson tps "$tps" \
+    --argjson probe "$probe" \
     --argjson p50 "$p50" --argjson p99 "$p99" --argjson mean "$mean" --argjson wall "$wall" \
     --argjson cl_s "$(awk -v u="$usr" -v s="$sys" 'BEGIN{print u+s}')" \
     --argjson sv_s "$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN{print b-a}')" '
     { kind: $kind, tool: $tool, placement: $place, client_cpu: $ccpu, server_cpu: $scpu, rep: $rep,
       transactions_per_s: $tps, rtt_p50_us: $p50, rtt_p99_us: $p99, rtt_mean_us: $mean,
       client_cpu_pct: ($cl_s / $dur * 100), server_cpu_pct: ($sv_s / $dur * 100),
-      client_wall_s: $wall }' >>"$rr_samples"
+      client_wall_s: $wall, host_probe_s: $probe }' >>"$rr_samples"
   jq -r 'def f: if . == null then "-" else . * 10 | round / 10 end;
-    "  \(.placement) \(.kind) \(.tool): p50 \(.rtt_p50_us | f) µs, mean \(.rtt_mean_us | f) µs, \(.transactions_per_s | round)/s, CPU \(.client_cpu_pct | round)% / \(.server_cpu_pct | round)%"' \
+    "  \(.placement) \(.kind) \(.tool): p50 \(.rtt_p50_us | f) µs, mean \(.rtt_mean_us | f) µs, \(.transactions_per_s | round)/s, CPU \(.client_cpu_pct | round)% / \(.server_cpu_pct | round)%, host probe \(.host_probe_s) s"' \
     <<<"$(tail -n 1 "$rr_samples")" >&2
 }
 
 rr_part() { # the whole part: every (placement, kind, tool) × $reps, into $rr_samples
   : >"$rr_samples"
+  : >"$rr_probes"
   mkdir -p "$rr_raw"
   rr_ns_check
   # Help texts read whole (iperf --help exits 1; grep -q would cut a pipe short under pipefail).
@@ -254,7 +270,7 @@ rr_part() { # the whole part: every (placement, kind, tool) × $reps, into $rr_s
 
 rr_summary() { # the part's JSON (rows, targets, samples) on stdout; needs peers.sh's $jq_lib
   jq -s --argjson reps "$reps" --argjson dur "$dur" --argjson len "$rr_len" \
-    --arg netperf "${netperf_bin:-}" "$jq_lib"'
+    --arg netperf "${netperf_bin:-}" --slurpfile probe "$rr_probes" "$jq_lib"'
   def order: {"tcp_rr": 0, "udp_rr": 1, "tcp_crr": 2}[.kind] * 10
              + {"linerate": 0, "sockperf": 1, "qperf": 2, "netperf": 3, "iperf2": 4}[.tool];
   def pl: {"same": 0, "cross": 1}[.];
@@ -295,6 +311,8 @@ rr_summary() { # the part's JSON (rows, targets, samples) on stdout; needs peers
     def r3: if type == "number" then . * 1000 | round / 1000 else "-" end; # a ratio as printed
     def absent($t): if $t == "netperf" and $netperf == "" then "not measured: netperf not found" else "not measured" end;
   { reps: $reps, seconds: $dur, message_bytes: $len, rows: $rows,
+    host_probe_s: $probe, host_probe_spread: (if ($probe | length) > 0 and ($probe | min) > 0
+                                               then ($probe | max) / ($probe | min) else null end),
     targets: [
       ($rows | map(.placement) | unique | sort_by(pl)[]) as $p
       | (("tcp_rr", "udp_rr") as $k
@@ -335,6 +353,7 @@ rr_print() { # the Markdown table and target lines from $out's .rr, on stdout an
     echo
     print_targets .rr.targets
     echo
+    jq -r '.rr | "Host speed probe (a fixed awk loop on CPU 0 before each run, \(.host_probe_s | length) runs): fastest \(.host_probe_s | min) s, median \(.host_probe_s | sort | .[length / 2 | floor]) s, slowest \(.host_probe_s | max) s; slowest/fastest \(.host_probe_spread // "-" | if type == "number" then . * 100 | round / 100 else . end)." + (if (.host_probe_spread // 1) > 1.2 then " Above 1.2: other guests slowed some runs (each sample in the JSON has its own host_probe_s); the best-of-repetitions ratios are then the steadier estimate." else "" end)' "$out"
     echo "Latency is the round trip in µs for every tool: sockperf $( ((${#sockperf_rtt[@]})) && echo "with --full-rtt" || echo "one-way ×2");"
     echo "qperf reports one-way latency (RTT/2), shown ×2, mean only; iperf 2 --bounceback gives the mean"
     echo "round trip only (its histogram has 100 µs bins); netperf whole µs. tcp_crr: connect + request +"
