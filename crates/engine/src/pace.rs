@@ -98,10 +98,12 @@ mod tests {
         for _ in 0..20 {
             assert!(pace.wait(&ctl));
         }
-        // 20 slots at 5 ms: the 20th starts 95 ms after the first.
+        // 20 slots at 5 ms: the 20th starts 95 ms after the first, never sooner (no burst).
+        // Late timer wake-ups on a busy host only stretch it (347 ms seen in CI): the exact
+        // schedule is tested over synthetic instants below.
         let took = t0.elapsed();
         assert!(took >= Duration::from_millis(94), "{took:?}");
-        assert!(took < Duration::from_millis(300), "{took:?}");
+        assert!(took < Duration::from_secs(5), "{took:?}");
         stop.raise();
         assert!(!pace.wait(&ctl));
     }

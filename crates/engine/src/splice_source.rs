@@ -115,16 +115,24 @@ mod tests {
     fn the_stream_is_whole_patterns_in_order_even_when_the_socket_takes_part_of_a_call() {
         let len = 100_000; // not a whole number of pages
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        // Small buffers at both ends (the accepted socket inherits the listener's), a 1 ms send
+        // timeout, and a reader that waits until a call came back short: the socket must take
+        // part of a call.
+        let small = |fd| {
+            crate::sockopt::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, 8192).unwrap();
+            crate::sockopt::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, 8192).unwrap();
+        };
+        small(listener.as_raw_fd());
         let tx = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (mut rx, _) = listener.accept().unwrap();
-        // A small send buffer and timeout make the socket take part of a call now and then.
-        crate::sockopt::setsockopt_int(tx.as_raw_fd(), libc::SOL_SOCKET, libc::SO_SNDBUF, 8192)
-            .unwrap();
+        small(tx.as_raw_fd());
         tx.set_write_timeout(Some(std::time::Duration::from_millis(1)))
             .unwrap();
         let file = crate::tcp_stream::PatternFile::new(len).unwrap();
         let mut source = SpliceSource::new(&file.file, len).unwrap();
         let want = 3 * len + 12_345;
+        let short_call = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let seen = std::sync::Arc::clone(&short_call);
         let sender = std::thread::spawn(move || {
             let (mut sent, mut calls, mut partial) = (0, 0, 0);
             while sent < want {
@@ -133,6 +141,9 @@ mod tests {
                         sent += n;
                         calls += 1;
                         partial += usize::from(n < len);
+                        if n < len {
+                            seen.store(true, std::sync::atomic::Ordering::Release);
+                        }
                     }
                     Err(e) if crate::is_retry(e.kind()) => {}
                     Err(e) => panic!("{e}"),
@@ -141,7 +152,12 @@ mod tests {
             (sent, calls, partial)
         });
         let mut got = Vec::new();
-        std::thread::sleep(std::time::Duration::from_millis(20)); // let the sender fill up
+        let waiting = std::time::Instant::now();
+        while !short_call.load(std::sync::atomic::Ordering::Acquire)
+            && waiting.elapsed() < std::time::Duration::from_secs(5)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
         let mut chunk = vec![0u8; 4096];
         while got.len() < want {
             let n = rx.read(&mut chunk).unwrap();
