@@ -181,7 +181,7 @@ mod quiet {
         let trials = row["trials"].as_array().unwrap();
         let lost: u64 = trials.iter().map(|t| t["lost"].as_u64().unwrap()).sum();
         let full = udp_rcvbuf_errors(&pair.b) - full_before;
-        let (_, dropped) = qdisc_packets(&pair.a);
+        let (_, dropped) = qdisc_packets(&pair.a, "va");
         assert!(
             lost <= dropped + full && dropped <= lost + 3 * trials.len() as u64,
             "search lost {lost} frames (+{full} receive buffer full), qdisc dropped {dropped}: {row}"
@@ -199,7 +199,7 @@ mod quiet {
         let run = pair.client_json(&[
             "udp", "--pps", &pps, "-l", "1472", "-t", "2", "-i", "0", "--no-gso",
         ]);
-        let (passed, dropped) = qdisc_packets(&pair.a);
+        let (passed, dropped) = qdisc_packets(&pair.a, "va");
         eprintln!("rfc2544: answer {fps:.0} frames/s (shaped {shaped:.0}, at most {most:.0}); at it, qdisc passed {passed} dropped {dropped}");
         let offered = (passed + dropped) as f64;
         assert!(
@@ -213,26 +213,6 @@ mod quiet {
             "run at the answer lost {lost} (+{full} receive buffer full), qdisc dropped {dropped}"
         );
     }
-}
-
-/// Packets namespace `ns`'s qdisc on `va` passed and dropped, from `tc -s`.
-fn qdisc_packets(ns: &str) -> (u64, u64) {
-    let stats = sh(&format!("ip netns exec {ns} tc -s qdisc show dev va"));
-    let after = |key: &str| -> u64 {
-        stats
-            .split(key)
-            .nth(1)
-            .and_then(|t| t.trim_start().split([',', ' ', ')']).next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no `{key}` counter in {stats}"))
-    };
-    let passed = stats
-        .split(" pkt")
-        .next()
-        .and_then(|t| t.rsplit(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no packet counter in {stats}"));
-    (passed, after("dropped"))
 }
 
 /// A knob command's exit status and output are stored with every run of its point.

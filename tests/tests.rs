@@ -814,14 +814,7 @@ mod udp_netns {
             let got = s["throughput_bps"].as_f64().unwrap();
             eprintln!("udp tbf: {got:.0} bit/s vs {expected:.0}");
             assert!((got / expected - 1.0).abs() < 0.03, "{got} vs {expected}");
-            let qdisc = sh(&format!("ip netns exec {} tc -s qdisc show dev va", pair.a));
-            let at = qdisc.find("dropped ").unwrap();
-            let dropped: u64 = qdisc[at + 8..]
-                .split(|c: char| !c.is_ascii_digit())
-                .next()
-                .unwrap()
-                .parse()
-                .unwrap();
+            let (_, dropped) = qdisc_packets(&pair.a, "va");
             // Datagrams the receiving socket had no room for are lost too; the kernel counts them.
             let full = udp_rcvbuf_errors(&pair.b) - full_before;
             let lost = s["packets_lost"].as_u64().unwrap() - full;

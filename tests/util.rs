@@ -146,6 +146,25 @@ pub fn snmp(ns: &str, protocol: &str, name: &str) -> u64 {
     values.split_whitespace().nth(at).unwrap().parse().unwrap()
 }
 
+/// Packets the root qdisc of `dev` in namespace `ns` passed and dropped so far, from `tc -s`
+/// ("Sent B bytes P pkt (dropped D, ...)").
+pub fn qdisc_packets(ns: &str, dev: &str) -> (u64, u64) {
+    let stats = sh(&format!("ip netns exec {ns} tc -s qdisc show dev {dev}"));
+    let passed = stats
+        .split(" pkt")
+        .next()
+        .and_then(|t| t.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no packet counter in {stats}"));
+    let dropped = stats
+        .split("dropped ")
+        .nth(1)
+        .and_then(|t| t.split([',', ' ', ')']).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no drop counter in {stats}"));
+    (passed, dropped)
+}
+
 pub fn sh(cmd: &str) -> String {
     let out = Command::new("sh").arg("-c").arg(cmd).output().unwrap();
     assert!(
