@@ -55,7 +55,6 @@ rr_len=64
 p_rr_lr=$((port_base + 21)) p_rr_sp=$((port_base + 22)) p_rr_qp=$((port_base + 23))
 p_rr_ns=$((port_base + 24)) p_rr_i2=$((port_base + 25))
 rr_samples=$tmp/rr.jsonl
-rr_probes=$tmp/rr-probe.txt # host speed probe, seconds, one per run
 rr_raw=${out%.json}-rr-raw # every client's and server's output, kept beside the JSON
 rr_md=${out%.json}-rr.md   # the Markdown table and target lines, as printed
 
@@ -178,7 +177,7 @@ rr_probe() {
   local t0=$EPOCHREALTIME t1
   taskset -c 0 awk 'BEGIN { for (i = 0; i < 3000000; i++) s += i }'
   t1=$EPOCHREALTIME
-  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }' | tee -a "$rr_probes"
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }'
 }
 
 rr_run() { # rr_run KIND TOOL PLACEMENT REP: one pinned client run against a fresh pinned server
@@ -224,7 +223,6 @@ rr_run() { # rr_run KIND TOOL PLACEMENT REP: one pinned client run against a fre
 
 rr_part() { # the whole part: every (placement, kind, tool) × $reps, into $rr_samples
   : >"$rr_samples"
-  : >"$rr_probes"
   mkdir -p "$rr_raw"
   rr_ns_check
   # Help texts read whole (iperf --help exits 1; grep -q would cut a pipe short under pipefail).
@@ -270,7 +268,7 @@ rr_part() { # the whole part: every (placement, kind, tool) × $reps, into $rr_s
 
 rr_summary() { # the part's JSON (rows, targets, samples) on stdout; needs peers.sh's $jq_lib
   jq -s --argjson reps "$reps" --argjson dur "$dur" --argjson len "$rr_len" \
-    --arg netperf "${netperf_bin:-}" --slurpfile probe "$rr_probes" "$jq_lib"'
+    --arg netperf "${netperf_bin:-}" "$jq_lib"'
   def order: {"tcp_rr": 0, "udp_rr": 1, "tcp_crr": 2}[.kind] * 10
              + {"linerate": 0, "sockperf": 1, "qperf": 2, "netperf": 3, "iperf2": 4}[.tool];
   def pl: {"same": 0, "cross": 1}[.];
@@ -311,8 +309,11 @@ rr_summary() { # the part's JSON (rows, targets, samples) on stdout; needs peers
     def r3: if type == "number" then . * 1000 | round / 1000 else "-" end; # a ratio as printed
     def absent($t): if $t == "netperf" and $netperf == "" then "not measured: netperf not found" else "not measured" end;
   { reps: $reps, seconds: $dur, message_bytes: $len, rows: $rows,
-    host_probe_s: $probe, host_probe_spread: (if ($probe | length) > 0 and ($probe | min) > 0
-                                               then ($probe | max) / ($probe | min) else null end),
+    # The probe of every completed run, in run order (a failed run records none).
+    host_probe_s: ($samples | map(.host_probe_s | select(. != null))),
+    host_probe_s_median: ($samples | med(.host_probe_s)),
+    host_probe_spread: ($samples | map(.host_probe_s | select(. != null))
+                        | if length > 0 and min > 0 then max / min else null end),
     targets: [
       ($rows | map(.placement) | unique | sort_by(pl)[]) as $p
       | (("tcp_rr", "udp_rr") as $k
@@ -353,7 +354,7 @@ rr_print() { # the Markdown table and target lines from $out's .rr, on stdout an
     echo
     print_targets .rr.targets
     echo
-    jq -r '.rr | "Host speed probe (a fixed awk loop on CPU 0 before each run, \(.host_probe_s | length) runs): fastest \(.host_probe_s | min) s, median \(.host_probe_s | sort | .[length / 2 | floor]) s, slowest \(.host_probe_s | max) s; slowest/fastest \(.host_probe_spread // "-" | if type == "number" then . * 100 | round / 100 else . end)." + (if (.host_probe_spread // 1) > 1.2 then " Above 1.2: other guests slowed some runs (each sample in the JSON has its own host_probe_s); the best-of-repetitions ratios are then the steadier estimate." else "" end)' "$out"
+    jq -r '.rr | "Host speed probe (a fixed awk loop on CPU 0 before each run, \(.host_probe_s | length) runs): fastest \(.host_probe_s | min) s, median \(.host_probe_s_median) s, slowest \(.host_probe_s | max) s; slowest/fastest \(.host_probe_spread // "-" | if type == "number" then . * 100 | round / 100 else . end)." + (if (.host_probe_spread // 1) > 1.2 then " Above 1.2: other guests slowed some runs (each sample in the JSON has its own host_probe_s); the best-of-repetitions ratios are then the steadier estimate." else "" end)' "$out"
     echo "Latency is the round trip in µs for every tool: sockperf $( ((${#sockperf_rtt[@]})) && echo "with --full-rtt" || echo "one-way ×2");"
     echo "qperf reports one-way latency (RTT/2), shown ×2, mean only; iperf 2 --bounceback gives the mean"
     echo "round trip only (its histogram has 100 µs bins); netperf whole µs. tcp_crr: connect + request +"
