@@ -766,6 +766,7 @@ mod udp_netns {
                 let receiver = if receiver_is_b { &pair.b } else { &pair.a };
                 drop_rule(receiver, percent);
                 let full_before = udp_rcvbuf_errors(receiver);
+                let no_port_before = snmp(receiver, "Udp", "NoPorts");
                 let mut args = vec!["udp", "-t", "2", "-b", "100M", "-l", "1000"];
                 args.extend(dir);
                 let v = pair.client_json(&args);
@@ -776,9 +777,12 @@ mod udp_netns {
                 let full = udp_rcvbuf_errors(receiver) - full_before;
                 let lost = s["packets_lost"].as_u64().unwrap();
                 let sent = s["packets_sent"].as_u64().unwrap();
+                // Not part of the equation (the FINs after the receiver ended land there too), but a
+                // data datagram delivered after the receiver closed would show here.
+                let no_port = snmp(receiver, "Udp", "NoPorts") - no_port_before;
                 eprintln!(
                     "{dir:?} {percent}%: sent {sent}, lost {lost}, nft dropped {dropped}, \
-                     receive buffer full {full}"
+                     receive buffer full {full}, to a closed port {no_port}"
                 );
                 assert!(dropped > 0);
                 assert_eq!(

@@ -6,8 +6,9 @@
 //! FIN datagrams carrying its total. The receiver reads batches with recvmmsg(2), with the
 //! kernel coalescing arrivals (UDP GRO, split again here by the reported segment size), and feeds
 //! each header to a [`SeqTracker`] (loss, reordering, duplicates, jitter), publishing its counts
-//! once per batch. It ends when a FIN has been seen and 50 ms have passed (stragglers), or 500 ms
-//! after `stop` without a datagram (every FIN lost).
+//! once per batch. It ends when a FIN has been seen and every datagram it counts has arrived, or
+//! 50 ms after the FIN (stragglers), or 500 ms after `stop` without a datagram (every FIN lost);
+//! before ending on a timer it reads whatever is already queued, without waiting.
 
 use std::io::{self, ErrorKind};
 use std::net::{IpAddr, SocketAddr, UdpSocket};
@@ -338,7 +339,9 @@ fn send_one(fd: RawFd, datagram: &[u8]) -> io::Result<usize> {
     }
 }
 
-fn recvmmsg(fd: RawFd, batch: &mut Batch) -> io::Result<usize> {
+/// Reads up to a batch of messages from `fd`; `flags` is `MSG_WAITFORONE` (block, by the
+/// socket's timeout, for the first only) or `MSG_DONTWAIT` (never block).
+fn recvmmsg(fd: RawFd, batch: &mut Batch, flags: libc::c_int) -> io::Result<usize> {
     batch.prepare_receive();
     // SAFETY: `msgs` holds initialised headers pointing into live buffers of `msg_cap` bytes
     // and control buffers of CONTROL_LEN bytes.
@@ -347,7 +350,7 @@ fn recvmmsg(fd: RawFd, batch: &mut Batch) -> io::Result<usize> {
             fd,
             batch.msgs.as_mut_ptr(),
             batch.msgs.len() as libc::c_uint,
-            libc::MSG_WAITFORONE,
+            flags,
             std::ptr::null_mut(),
         )
     };
@@ -514,15 +517,19 @@ impl UdpStream {
             }
         };
         let mut tracker = SeqTracker::new();
-        let mut fin_at: Option<Instant> = None;
+        let mut fin: Option<Fin> = None;
         let mut stop_seen_at: Option<Instant> = None;
         let mut last_arrival = Instant::now();
         loop {
             if ctl.abort.is_raised() {
                 return Err(EngineError::Aborted);
             }
-            if let Some(t) = fin_at {
-                if t.elapsed() >= AFTER_FIN {
+            if let Some(f) = &fin {
+                if tracker.snapshot().unique >= f.total {
+                    break;
+                }
+                if f.at.elapsed() >= AFTER_FIN {
+                    self.drain(&fds, &mut batch, only_from, &ctl, &mut tracker, &mut fin)?;
                     break;
                 }
             }
@@ -530,6 +537,7 @@ impl UdpStream {
                 let since = *stop_seen_at.get_or_insert_with(Instant::now);
                 if since.elapsed() >= QUIET_AFTER_STOP && last_arrival.elapsed() >= QUIET_AFTER_STOP
                 {
+                    self.drain(&fds, &mut batch, only_from, &ctl, &mut tracker, &mut fin)?;
                     break;
                 }
             }
@@ -538,33 +546,13 @@ impl UdpStream {
                 Some(r) => r.wait(POLL_INTERVAL)?,
             };
             for &fd in readable {
-                let n = match recvmmsg(fd, &mut batch) {
+                let n = match recvmmsg(fd, &mut batch, libc::MSG_WAITFORONE) {
                     Ok(n) => n,
                     Err(e) if is_retry(&e) => continue,
                     Err(e) => return Err(e.into()),
                 };
-                let now = now_ns();
                 last_arrival = Instant::now();
-                for i in 0..n {
-                    if only_from.is_some_and(|ip| batch.source(i) != Some(ip)) {
-                        continue;
-                    }
-                    let (data, segment) = batch.received(i);
-                    for datagram in data.chunks(segment.unwrap_or(data.len()).max(1)) {
-                        let Some(h) = DatagramRepr::parse(datagram) else {
-                            continue;
-                        };
-                        if h.stream != ctl.stream || h.is_probe() {
-                            continue;
-                        }
-                        if h.is_fin() {
-                            fin_at.get_or_insert_with(Instant::now);
-                            continue;
-                        }
-                        tracker.record(h.seq, h.sent_ns, now, datagram.len().min(self.payload));
-                    }
-                }
-                ctl.counter.publish_rx(tracker.snapshot());
+                self.absorb(&batch, n, only_from, &ctl, &mut tracker, &mut fin);
             }
         }
         let rx = tracker.snapshot();
@@ -578,6 +566,78 @@ impl UdpStream {
             },
             ..Default::default()
         })
+    }
+}
+
+/// The first FIN datagram a receiver saw: when, and the sender's total it carries.
+struct Fin {
+    at: Instant,
+    total: u64,
+}
+
+/// Batches a receiver reads without waiting before it ends, at most.
+const DRAIN_BATCHES: usize = 1024;
+
+impl UdpStream {
+    /// Feeds the `n` messages of `batch` just received to `tracker`, noting the first FIN.
+    fn absorb(
+        &self,
+        batch: &Batch,
+        n: usize,
+        only_from: Option<IpAddr>,
+        ctl: &StreamControl<'_>,
+        tracker: &mut SeqTracker,
+        fin: &mut Option<Fin>,
+    ) {
+        let now = now_ns();
+        for i in 0..n {
+            if only_from.is_some_and(|ip| batch.source(i) != Some(ip)) {
+                continue;
+            }
+            let (data, segment) = batch.received(i);
+            for datagram in data.chunks(segment.unwrap_or(data.len()).max(1)) {
+                let Some(h) = DatagramRepr::parse(datagram) else {
+                    continue;
+                };
+                if h.stream != ctl.stream || h.is_probe() {
+                    continue;
+                }
+                if h.is_fin() {
+                    fin.get_or_insert_with(|| Fin {
+                        at: Instant::now(),
+                        total: h.seq,
+                    });
+                    continue;
+                }
+                tracker.record(h.seq, h.sent_ns, now, datagram.len().min(self.payload));
+            }
+        }
+        ctl.counter.publish_rx(tracker.snapshot());
+    }
+
+    /// Reads what is already queued on every socket without waiting, so that datagrams that
+    /// arrived while the receiver was not running (a starved CPU) still count before it ends.
+    fn drain(
+        &self,
+        fds: &[RawFd],
+        batch: &mut Batch,
+        only_from: Option<IpAddr>,
+        ctl: &StreamControl<'_>,
+        tracker: &mut SeqTracker,
+        fin: &mut Option<Fin>,
+    ) -> Result<(), EngineError> {
+        for &fd in fds {
+            for _ in 0..DRAIN_BATCHES {
+                let n = match recvmmsg(fd, batch, libc::MSG_DONTWAIT) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if is_retry(&e) => break,
+                    Err(e) => return Err(e.into()),
+                };
+                self.absorb(batch, n, only_from, ctl, tracker, fin);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -638,5 +698,78 @@ impl Readiness {
         self.ready
             .extend(self.events[..n as usize].iter().map(|e| e.u64 as RawFd));
         Ok(&self.ready)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Abort, Signal, StreamCounters};
+
+    /// A receiver on a loopback socket fed, in order, the data sequence numbers in `seqs` and then
+    /// (or first, with `fin_first`) a FIN carrying `total`; stop is never raised, so only the
+    /// FIN can end it. Returns what it counted.
+    fn receive(seqs: &[u64], total: u64, fin_first: bool) -> measure::udp_stats::UdpCounts {
+        let engine = UdpStream {
+            payload: 64,
+            batch: 16,
+            target_pps: None,
+            burst: 0,
+            gso: false,
+            gro: false,
+            flows: 1,
+        };
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_read_timeout(Some(POLL_INTERVAL)).unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        tx.connect(rx.local_addr().unwrap()).unwrap();
+        let send = |flags, seq| {
+            let mut d = [0u8; 64];
+            write_header(&mut d, 0, flags, seq, now_ns());
+            tx.send(&d).unwrap();
+        };
+        if fin_first {
+            send(FLAG_FIN, total);
+        }
+        for &s in seqs {
+            send(0, s);
+        }
+        if !fin_first {
+            send(FLAG_FIN, total);
+        }
+        let (stop, abort, counter) = (Signal::new(), Abort::new(), StreamCounters::default());
+        let ctl = StreamControl {
+            stream: 0,
+            counter: &counter,
+            stop: &stop,
+            abort: &abort,
+        };
+        let report = engine.receive(&[&rx], None, ctl).unwrap();
+        report.counts.rx.unwrap()
+    }
+
+    #[test]
+    fn a_complete_stream_ends_at_its_fin() {
+        let seqs: Vec<u64> = (0..100).collect();
+        assert_eq!(receive(&seqs, 100, false).unique, 100);
+    }
+
+    /// The FIN overtook the data (another CPU's backlog): the receiver keeps reading until the
+    /// count the FIN carries is complete.
+    #[test]
+    fn datagrams_behind_the_fin_are_counted() {
+        let seqs: Vec<u64> = (0..100).collect();
+        let got = receive(&seqs, 100, true);
+        assert_eq!((got.unique, got.duplicates), (100, 0));
+    }
+
+    /// One datagram never comes: the receiver still ends, 50 ms after the FIN, one short.
+    #[test]
+    fn a_missing_datagram_ends_after_the_straggler_wait() {
+        let seqs: Vec<u64> = (0..100).filter(|&s| s != 50).collect();
+        let started = Instant::now();
+        let got = receive(&seqs, 100, false);
+        assert_eq!(got.unique, 99);
+        assert!(started.elapsed() >= AFTER_FIN, "{:?}", started.elapsed());
     }
 }
