@@ -101,10 +101,14 @@ impl Transactions {
     }
 }
 
+/// Room for the round trips of one hand-over at up to ~400,000 transactions/s.
+const RECENT_CAPACITY: usize = 4096;
+
 /// A requester's round trips so far.
 pub(crate) struct RoundTrips {
     all: Latency,
-    recent: Latency,
+    /// Round trips (ns) since the last hand-over.
+    recent: Vec<u64>,
     published: Instant,
     warm_until: Instant,
     transactions: Transactions,
@@ -116,7 +120,7 @@ impl RoundTrips {
         let now = Instant::now();
         Self {
             all: Latency::new(),
-            recent: Latency::new(),
+            recent: Vec::with_capacity(RECENT_CAPACITY),
             published: now,
             warm_until: now + omit,
             transactions: Transactions::new(bytes_per_transaction),
@@ -136,19 +140,22 @@ impl RoundTrips {
         if start >= self.warm_until {
             self.all.record_ns(ns);
         }
-        self.recent.record_ns(ns);
+        self.recent.push(ns);
         self.transactions.count(ctl);
         // `end` is a fresh enough clock: one read fewer per transaction.
         if end.saturating_duration_since(self.published) >= PUBLISH_EVERY {
-            ctl.counter.merge_latency(&self.recent);
-            self.recent.reset();
+            ctl.counter.hand_over_latency(&mut self.recent);
             self.published = end;
         }
     }
 
     /// Hands over the last round trips and builds the requester's report.
-    pub(crate) fn finish(self, ctl: &StreamControl<'_>, lost_transactions: u64) -> StreamReport {
-        ctl.counter.merge_latency(&self.recent);
+    pub(crate) fn finish(
+        mut self,
+        ctl: &StreamControl<'_>,
+        lost_transactions: u64,
+    ) -> StreamReport {
+        ctl.counter.hand_over_latency(&mut self.recent);
         StreamReport {
             latency: Some(self.all),
             lost_transactions,
