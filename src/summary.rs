@@ -419,10 +419,11 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
 /// Every transaction after the warm-up is one histogram sample, so the count comes from there.
 fn rr_summary(raw: &RawRun, secs: f64) -> RrSummary {
     let mut latency = Latency::new();
-    let mut lost = 0;
+    let (mut lost, mut missed) = (0, 0);
     for l in &raw.local_streams {
         if let Some(Ok(report)) = &l.result {
             lost += report.lost_transactions;
+            missed += report.slots_missed;
             if let Some(h) = &report.latency {
                 latency.add(h);
             }
@@ -434,6 +435,7 @@ fn rr_summary(raw: &RawRun, secs: f64) -> RrSummary {
         transactions_per_s: per_sec(latency.len(), secs - omit_s),
         omit_s,
         lost_transactions: (raw.spec.kind == TestKind::UdpRr).then_some(lost),
+        slots_missed: raw.spec.pps.is_some().then_some(missed),
         connections_per_s: (raw.spec.kind == TestKind::TcpCrr)
             .then(|| per_sec(latency.len(), secs - omit_s)),
         latency_us: latency.summary(),
@@ -538,6 +540,7 @@ mod tests {
             counts: bytes(total),
             latency: None,
             lost_transactions: 0,
+            slots_missed: 0,
         }))
     }
 

@@ -393,6 +393,12 @@ fn write_rr(w: &mut dyn Write, rr: &results::RrSummary, secs: f64) -> std::io::R
             "lost         {lost} requests unanswered within 1 s (UDP)"
         )?;
     }
+    if let Some(missed) = rr.slots_missed.filter(|&n| n > 0) {
+        writeln!(
+            w,
+            "pacing       {missed} slots missed: the requester started that many requests late by a gap or more and skipped them (no catch-up burst)"
+        )?;
+    }
     let Some(l) = rr.latency_us else {
         return writeln!(w, "latency      no completed transactions");
     };
@@ -414,7 +420,7 @@ fn write_latency_under_load(
 ) -> std::io::Result<()> {
     let phase = |rr: &results::RrSummary| match rr.latency_us {
         Some(q) => format!(
-            "p50 {:.1}  p90 {:.1}  p99 {:.1}  max {:.1} us ({} probes{}{})",
+            "p50 {:.1}  p90 {:.1}  p99 {:.1}  max {:.1} us ({} probes{}{}{})",
             q.p50,
             q.p90,
             q.p99,
@@ -423,6 +429,9 @@ fn write_latency_under_load(
             rr.lost_transactions
                 .filter(|&n| n > 0)
                 .map_or(String::new(), |n| format!(", {n} lost")),
+            rr.slots_missed
+                .filter(|&n| n > 0)
+                .map_or(String::new(), |n| format!(", {n} slots missed")),
             if q.samples < 1000 {
                 format!("; above {} fewer than 10 probes", q.supported_percentile())
             } else {

@@ -68,6 +68,7 @@ impl StreamEngine for MockEngine {
             tcp_info: None,
             latency: None,
             lost_transactions: 0,
+            slots_missed: 0,
             counts: wire::msg::StreamCounts {
                 bytes: total,
                 ..Default::default()

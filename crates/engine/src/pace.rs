@@ -1,8 +1,9 @@
 //! Request pacing for request/response requesters: with a rate, each transaction starts on a
 //! fixed schedule (`start + n / rate`) instead of right after the previous one, as a low-rate
 //! latency probe or sockperf's `--mps` does. A requester that falls behind (a round trip longer
-//! than the gap) starts the next request at once and re-anchors the schedule there, so it never
-//! sends a catch-up burst.
+//! than the gap, a late wake-up) starts the next request at once in the latest slot that has
+//! opened and counts the slots before it as missed, so it never sends a catch-up burst and every
+//! slot of the schedule is either taken or counted.
 
 use std::time::{Duration, Instant};
 
@@ -16,6 +17,7 @@ const MAX_NAP: Duration = Duration::from_millis(20);
 pub(crate) struct Pace {
     gap: Option<Duration>,
     next: Instant,
+    missed: u64,
 }
 
 impl Pace {
@@ -24,6 +26,7 @@ impl Pace {
         Self {
             gap,
             next: Instant::now(),
+            missed: 0,
         }
     }
 
@@ -53,13 +56,18 @@ impl Pace {
         if now < self.next {
             return false;
         }
-        // Behind schedule by more than a gap: start now and count from here (no burst).
-        self.next = if now - self.next > gap {
-            now
-        } else {
-            self.next
-        } + gap;
+        // Slots that opened before the latest one are missed: skipped, not made up in a burst.
+        let gap_ns = gap.as_nanos().max(1);
+        let behind = (now - self.next).as_nanos() / gap_ns;
+        self.missed += behind as u64;
+        self.next += Duration::from_nanos(((behind + 1) * gap_ns).min(u128::from(u64::MAX)) as u64);
         true
+    }
+
+    /// Slots that opened and passed without a request (the requester was late by a gap or
+    /// more); 0 when unpaced.
+    pub(crate) fn missed(&self) -> u64 {
+        self.missed
     }
 
     /// When the next slot opens.
@@ -109,7 +117,7 @@ mod tests {
     }
 
     #[test]
-    fn slots_follow_the_schedule_and_a_late_requester_re_anchors_without_a_burst() {
+    fn slots_follow_the_schedule_and_a_late_requester_skips_missed_slots() {
         let ms = Duration::from_millis;
         let mut pace = Pace::new(Some(ms(10)));
         let t0 = pace.next();
@@ -120,11 +128,16 @@ mod tests {
         assert!(pace.due(t0 + ms(27))); // slot 20, 7 ms late
         assert_eq!(pace.next(), t0 + ms(30));
         assert!(!pace.due(t0 + ms(29)));
-        // Late by more than a gap: one request now, the next a gap later (no catch-up burst).
-        assert!(pace.due(t0 + ms(55))); // slot 30, 25 ms late
-        assert_eq!(pace.next(), t0 + ms(65));
-        assert!(!pace.due(t0 + ms(56)));
-        assert!(pace.due(t0 + ms(65)));
+        assert_eq!(pace.missed(), 0);
+        // Late by more than a gap: one request now in the latest open slot (50), the two
+        // before it (30, 40) counted missed, the next at 60 (no catch-up burst).
+        assert!(pace.due(t0 + ms(55)));
+        assert_eq!((pace.next(), pace.missed()), (t0 + ms(60), 2));
+        assert!(!pace.due(t0 + ms(59)));
+        assert!(pace.due(t0 + ms(60)));
+        // Late by exactly a gap: slot 70 is missed, 80 taken.
+        assert!(pace.due(t0 + ms(80)));
+        assert_eq!((pace.next(), pace.missed()), (t0 + ms(90), 3));
         // Back to back: always due.
         let mut free = Pace::new(None);
         assert!(free.due(t0) && free.due(t0));

@@ -154,11 +154,13 @@ impl RoundTrips {
         mut self,
         ctl: &StreamControl<'_>,
         lost_transactions: u64,
+        slots_missed: u64,
     ) -> StreamReport {
         ctl.counter.hand_over_latency(&mut self.recent);
         StreamReport {
             latency: Some(self.all),
             lost_transactions,
+            slots_missed,
             ..self.transactions.report()
         }
     }

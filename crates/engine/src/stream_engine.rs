@@ -43,6 +43,8 @@ pub struct StreamReport {
     pub latency: Option<measure::latency::Latency>,
     /// UDP request/response requesters: requests never answered.
     pub lost_transactions: u64,
+    /// Paced requesters: schedule slots that passed without a request (see `pace`).
+    pub slots_missed: u64,
 }
 
 /// Drives one data connection of a test kind. One implementation per file.

@@ -137,7 +137,7 @@ impl TcpCrr {
         if ctl.abort.is_raised() {
             return Err(EngineError::Aborted);
         }
-        Ok(trips.finish(ctl, 0))
+        Ok(trips.finish(ctl, 0, pace.missed()))
     }
 
     fn respond_loop(

@@ -147,7 +147,7 @@ impl TcpRr {
         // The responder closes after our end of stream.
         let mut scratch = [0u8; 1];
         while read_message(conn, &mut scratch, ctl)? {}
-        Ok(trips.finish(ctl, 0))
+        Ok(trips.finish(ctl, 0, pace.missed()))
     }
 
     fn respond_loop(

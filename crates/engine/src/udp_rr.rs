@@ -194,7 +194,7 @@ impl UdpRr {
             return Err(EngineError::Aborted);
         }
         send_fins(sock, ctl.stream, seq);
-        Ok(trips.finish(ctl, lost))
+        Ok(trips.finish(ctl, lost, pace.missed()))
     }
 
     /// Requests on schedule, several in flight; see the module docs.
@@ -272,7 +272,7 @@ impl UdpRr {
             }
         }
         send_fins(sock, ctl.stream, seq);
-        Ok(trips.finish(ctl, lost))
+        Ok(trips.finish(ctl, lost, pace.missed()))
     }
 
     fn respond_loop(

@@ -103,6 +103,11 @@ pub struct RrSummary {
     /// UDP: requests not answered within 1 s (whole run, warm-up included).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lost_transactions: Option<u64>,
+    /// Paced runs (`--tps`, latency probes): schedule slots that passed without a request
+    /// because the requester was late by a gap or more (whole run, warm-up included). Slots
+    /// taken plus slots missed are the schedule's slots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slots_missed: Option<u64>,
     /// Round-trip latency percentiles, µs, with the sample count and precision.
     pub latency_us: Option<measure::latency::LatencySummary>,
 }
