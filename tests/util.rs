@@ -136,6 +136,16 @@ pub fn udp_rcvbuf_errors(ns: &str) -> u64 {
     snmp(ns, "Udp", "RcvbufErrors")
 }
 
+/// A counter of device `dev` in namespace `ns` from sysfs, e.g. `tx_dropped`.
+pub fn dev_stat(ns: &str, dev: &str, name: &str) -> u64 {
+    sh(&format!(
+        "ip netns exec {ns} cat /sys/class/net/{dev}/statistics/{name}"
+    ))
+    .trim()
+    .parse()
+    .unwrap()
+}
+
 /// One counter of namespace `ns`'s /proc/net/snmp, e.g. `snmp(ns, "Tcp", "PassiveOpens")`.
 pub fn snmp(ns: &str, protocol: &str, name: &str) -> u64 {
     let text = sh(&format!("ip netns exec {ns} cat /proc/net/snmp"));

@@ -33,6 +33,11 @@ impl TcpRr {
 }
 
 /// Reads exactly `buf.len()` bytes; `Ok(false)` on a clean end of stream before the first byte.
+///
+/// `abort` is looked at only when a call did not bring data (end of stream, an error, a
+/// timeout): an abort shuts a registered socket down (`crate::abort`), which ends a blocked or
+/// later call, and a socket with a timeout comes back here. One cache line less per call in
+/// the round trip.
 pub(crate) fn read_message(
     conn: &mut Conn,
     buf: &mut [u8],
@@ -40,9 +45,6 @@ pub(crate) fn read_message(
 ) -> Result<bool, EngineError> {
     let mut filled = 0;
     while filled < buf.len() {
-        if ctl.abort.is_raised() {
-            return Err(EngineError::Aborted);
-        }
         match crate::sys_io::recv(conn.as_raw_fd(), &mut buf[filled..]) {
             // A socket shut down by the abort reads as end of stream.
             Ok(0) | Err(_) if ctl.abort.is_raised() => return Err(EngineError::Aborted),
@@ -57,6 +59,9 @@ pub(crate) fn read_message(
             Ok(n) => filled += n,
             Err(e) if is_retry(e.kind()) => {}
             Err(e) => return Err(e.into()),
+        }
+        if filled < buf.len() && ctl.abort.is_raised() {
+            return Err(EngineError::Aborted);
         }
     }
     Ok(true)
