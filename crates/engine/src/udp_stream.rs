@@ -516,45 +516,47 @@ impl UdpStream {
                 Some(Readiness::new(&fds)?)
             }
         };
-        let mut tracker = SeqTracker::new();
-        let mut fin: Option<Fin> = None;
+        let mut intake = Intake {
+            batch,
+            tracker: SeqTracker::new(),
+            fin: None,
+            only_from,
+            payload: self.payload,
+        };
         let mut stop_seen_at: Option<Instant> = None;
         let mut last_arrival = Instant::now();
         loop {
             if ctl.abort.is_raised() {
                 return Err(EngineError::Aborted);
             }
-            if let Some(f) = &fin {
-                if tracker.snapshot().unique >= f.total {
-                    break;
-                }
-                if f.at.elapsed() >= AFTER_FIN {
-                    self.drain(&fds, &mut batch, only_from, &ctl, &mut tracker, &mut fin)?;
-                    break;
-                }
+            if intake.complete() {
+                break;
             }
-            if ctl.stop.is_raised() {
+            let fin_waited = intake
+                .fin
+                .as_ref()
+                .is_some_and(|f| f.at.elapsed() >= AFTER_FIN);
+            let quiet = ctl.stop.is_raised() && {
                 let since = *stop_seen_at.get_or_insert_with(Instant::now);
-                if since.elapsed() >= QUIET_AFTER_STOP && last_arrival.elapsed() >= QUIET_AFTER_STOP
-                {
-                    self.drain(&fds, &mut batch, only_from, &ctl, &mut tracker, &mut fin)?;
-                    break;
-                }
+                since.elapsed() >= QUIET_AFTER_STOP && last_arrival.elapsed() >= QUIET_AFTER_STOP
+            };
+            if fin_waited || quiet {
+                intake.drain(&fds, &ctl)?;
+                break;
             }
             let readable: &[RawFd] = match &mut ready {
                 None => &fds,
                 Some(r) => r.wait(POLL_INTERVAL)?,
             };
             for &fd in readable {
-                let n = match recvmmsg(fd, &mut batch, libc::MSG_WAITFORONE) {
-                    Ok(n) => n,
-                    Err(e) if is_retry(&e) => continue,
+                match intake.read(fd, libc::MSG_WAITFORONE, &ctl) {
+                    Ok(_) => last_arrival = Instant::now(),
+                    Err(e) if is_retry(&e) => {}
                     Err(e) => return Err(e.into()),
-                };
-                last_arrival = Instant::now();
-                self.absorb(&batch, n, only_from, &ctl, &mut tracker, &mut fin);
+                }
             }
         }
+        let tracker = intake.tracker;
         let rx = tracker.snapshot();
         ctl.counter.publish_rx(rx);
         Ok(StreamReport {
@@ -578,23 +580,48 @@ struct Fin {
 /// Batches a receiver reads without waiting before it ends, at most.
 const DRAIN_BATCHES: usize = 1024;
 
-impl UdpStream {
-    /// Feeds the `n` messages of `batch` just received to `tracker`, noting the first FIN.
-    fn absorb(
-        &self,
-        batch: &Batch,
-        n: usize,
-        only_from: Option<IpAddr>,
+/// A receiver's reading state: its buffers, its accounting and the first FIN it saw.
+struct Intake {
+    batch: Batch,
+    tracker: SeqTracker,
+    fin: Option<Fin>,
+    /// Datagrams from other sources are ignored.
+    only_from: Option<IpAddr>,
+    payload: usize,
+}
+
+impl Intake {
+    /// Whether a FIN came and every datagram it counts has arrived: nothing is on its way.
+    fn complete(&self) -> bool {
+        self.fin
+            .as_ref()
+            .is_some_and(|f| self.tracker.snapshot().unique >= f.total)
+    }
+
+    /// Reads a batch from `fd` (`flags`: see [`recvmmsg`]) and accounts for it; the number of
+    /// messages read.
+    fn read(
+        &mut self,
+        fd: RawFd,
+        flags: libc::c_int,
         ctl: &StreamControl<'_>,
-        tracker: &mut SeqTracker,
-        fin: &mut Option<Fin>,
-    ) {
+    ) -> io::Result<usize> {
+        let n = recvmmsg(fd, &mut self.batch, flags)?;
+        self.absorb(n, ctl);
+        Ok(n)
+    }
+
+    /// Feeds the `n` messages just received to the tracker, noting the first FIN.
+    fn absorb(&mut self, n: usize, ctl: &StreamControl<'_>) {
         let now = now_ns();
         for i in 0..n {
-            if only_from.is_some_and(|ip| batch.source(i) != Some(ip)) {
+            if self
+                .only_from
+                .is_some_and(|ip| self.batch.source(i) != Some(ip))
+            {
                 continue;
             }
-            let (data, segment) = batch.received(i);
+            let (data, segment) = self.batch.received(i);
             for datagram in data.chunks(segment.unwrap_or(data.len()).max(1)) {
                 let Some(h) = DatagramRepr::parse(datagram) else {
                     continue;
@@ -603,38 +630,30 @@ impl UdpStream {
                     continue;
                 }
                 if h.is_fin() {
-                    fin.get_or_insert_with(|| Fin {
+                    self.fin.get_or_insert_with(|| Fin {
                         at: Instant::now(),
                         total: h.seq,
                     });
                     continue;
                 }
-                tracker.record(h.seq, h.sent_ns, now, datagram.len().min(self.payload));
+                let len = datagram.len().min(self.payload);
+                self.tracker.record(h.seq, h.sent_ns, now, len);
             }
         }
-        ctl.counter.publish_rx(tracker.snapshot());
+        ctl.counter.publish_rx(self.tracker.snapshot());
     }
 
     /// Reads what is already queued on every socket without waiting, so that datagrams that
     /// arrived while the receiver was not running (a starved CPU) still count before it ends.
-    fn drain(
-        &self,
-        fds: &[RawFd],
-        batch: &mut Batch,
-        only_from: Option<IpAddr>,
-        ctl: &StreamControl<'_>,
-        tracker: &mut SeqTracker,
-        fin: &mut Option<Fin>,
-    ) -> Result<(), EngineError> {
+    fn drain(&mut self, fds: &[RawFd], ctl: &StreamControl<'_>) -> Result<(), EngineError> {
         for &fd in fds {
             for _ in 0..DRAIN_BATCHES {
-                let n = match recvmmsg(fd, batch, libc::MSG_DONTWAIT) {
+                match self.read(fd, libc::MSG_DONTWAIT, ctl) {
                     Ok(0) => break,
-                    Ok(n) => n,
+                    Ok(_) => {}
                     Err(e) if is_retry(&e) => break,
                     Err(e) => return Err(e.into()),
-                };
-                self.absorb(batch, n, only_from, ctl, tracker, fin);
+                }
             }
         }
         Ok(())
