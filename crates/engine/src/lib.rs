@@ -13,6 +13,7 @@ pub mod affinity;
 pub mod conn;
 pub mod counters;
 pub mod error;
+mod fd_table;
 pub mod mock;
 pub mod pace;
 pub mod round_trips;

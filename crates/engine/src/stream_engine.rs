@@ -59,6 +59,15 @@ pub trait StreamEngine: Send + Sync {
         role: Role,
         ctl: StreamControl<'_>,
     ) -> Result<StreamReport, EngineError>;
+
+    /// Whether a worker runs this engine with a descriptor table of its own (see
+    /// `fd_table`) when its connection is a stream socket: that socket and the standard
+    /// streams only, so that its socket calls skip the reference counting a shared table
+    /// costs. Such an engine ends its streams with an explicit `shutdown`, and registers no
+    /// socket it opens itself with the abort.
+    fn private_fd_table(&self) -> bool {
+        false
+    }
 }
 
 /// The engine for a spec's test kind, configured from the spec.

@@ -105,6 +105,11 @@ impl StreamEngine for TcpRr {
         TestKind::TcpRr
     }
 
+    /// Two socket calls per transaction on each end: see `crate::fd_table`.
+    fn private_fd_table(&self) -> bool {
+        true
+    }
+
     fn run(
         &self,
         mut conn: Conn,
@@ -167,6 +172,9 @@ impl TcpRr {
             write_message(conn, &response, ctl)?;
             answered.count(ctl);
         }
+        // The requester waits for our end of stream, and closing our copy of the socket does
+        // not send it while the shared table's copy is open (`crate::fd_table`).
+        conn.shutdown(Shutdown::Write)?;
         Ok(answered.report())
     }
 }

@@ -3,7 +3,13 @@
 //! Both ends use it: spawn a worker per connection, read the counters while they run, raise
 //! `stop`, then [`Workers::join`] with a drain deadline after which `abort` is raised. Dropping
 //! the set raises `abort`, so an early return never leaves a worker running.
+//!
+//! A worker whose engine asks for its own descriptor table (`StreamEngine::private_fd_table`)
+//! takes its connection into it; the set keeps the shared table's copy open for `abort` and
+//! closes it when the worker has ended (in `join`, or for workers still running when the set
+//! is dropped, in a thread that waits for them).
 
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -23,6 +29,24 @@ pub struct WorkerOutcome {
     pub result: Option<Result<StreamReport, String>>,
 }
 
+/// What a worker sends when it ends.
+struct Done {
+    index: usize,
+    result: Result<StreamReport, String>,
+    /// The shared table's copy of a connection the worker took into its own table.
+    shared_copy: Option<RawFd>,
+}
+
+impl Done {
+    /// Closes the shared copy (the worker has ended) and gives the result.
+    fn settle(self) -> (usize, Result<StreamReport, String>) {
+        if let Some(fd) = self.shared_copy {
+            crate::fd_table::close_shared_copy(fd);
+        }
+        (self.index, self.result)
+    }
+}
+
 /// Running workers.
 pub struct Workers {
     engine: Arc<dyn StreamEngine>,
@@ -30,8 +54,10 @@ pub struct Workers {
     abort: Abort,
     counters: Vec<Arc<StreamCounters>>,
     cpu: Option<usize>,
-    done_tx: Sender<(usize, Result<StreamReport, String>)>,
-    done_rx: Receiver<(usize, Result<StreamReport, String>)>,
+    /// Workers started and not yet heard from.
+    running: usize,
+    done_tx: Sender<Done>,
+    done_rx: Receiver<Done>,
 }
 
 impl Workers {
@@ -44,6 +70,7 @@ impl Workers {
             abort: Abort::new(),
             counters: Vec::new(),
             cpu: None,
+            running: 0,
             done_tx,
             done_rx,
         }
@@ -67,10 +94,19 @@ impl Workers {
             .spawn(move || {
                 if let Some(cpu) = cpu {
                     if let Err(e) = crate::affinity::pin_current_thread(cpu) {
-                        let _ = tx.send((index, Err(format!("cannot pin to CPU {cpu}: {e}"))));
+                        let _ = tx.send(Done {
+                            index,
+                            result: Err(format!("cannot pin to CPU {cpu}: {e}")),
+                            shared_copy: None,
+                        });
                         return;
                     }
                 }
+                let shared_copy = if engine.private_fd_table() {
+                    take_into_own_table(&conn)
+                } else {
+                    None
+                };
                 let ctl = StreamControl {
                     stream: index as u16,
                     counter: &c,
@@ -78,9 +114,14 @@ impl Workers {
                     abort: &a,
                 };
                 let result = engine.run(conn, role, ctl).map_err(|e| e.to_string());
-                let _ = tx.send((index, result));
+                let _ = tx.send(Done {
+                    index,
+                    result,
+                    shared_copy,
+                });
             })?;
         self.counters.push(counter);
+        self.running += 1;
         Ok(())
     }
 
@@ -111,7 +152,7 @@ impl Workers {
     }
 
     /// Waits for every worker, raising `abort` at `drain` from now.
-    pub fn join(self, drain: Duration) -> Vec<WorkerOutcome> {
+    pub fn join(mut self, drain: Duration) -> Vec<WorkerOutcome> {
         let n = self.counters.len();
         let mut results: Vec<Option<Result<StreamReport, String>>> = (0..n).map(|_| None).collect();
         let deadline = Instant::now() + drain;
@@ -122,11 +163,13 @@ impl Workers {
                 .done_rx
                 .recv_timeout(left.max(Duration::from_millis(1)))
             {
-                Ok((i, r)) => {
+                Ok(done) => {
+                    let (i, r) = done.settle();
                     if let Some(slot) = results.get_mut(i) {
                         *slot = Some(r);
                     }
                     pending -= 1;
+                    self.running -= 1;
                 }
                 Err(RecvTimeoutError::Timeout) if !self.abort.is_raised() => self.abort.raise(),
                 // Aborted workers end within one poll interval; past that, stop waiting.
@@ -153,7 +196,29 @@ impl Workers {
 impl Drop for Workers {
     fn drop(&mut self) {
         self.abort.raise();
+        if self.running > 0 && self.engine.private_fd_table() {
+            // Workers still running hold connections whose shared copies are closed when each
+            // ends; a thread waits for them (the channel closes when the last one has ended).
+            let (tx, rx) = mpsc::channel();
+            drop(std::mem::replace(&mut self.done_tx, tx));
+            let late = std::mem::replace(&mut self.done_rx, rx);
+            let _ = std::thread::Builder::new()
+                .name("lr-reap".into())
+                .spawn(move || late.iter().for_each(|done| drop(done.settle())));
+        }
     }
+}
+
+/// Moves this worker thread to a descriptor table of its own holding `conn`'s socket (see
+/// `fd_table`); the shared table's copy, if any, is returned for the set to close once the
+/// worker has ended. `None` and no change when `conn` is not a stream socket this worker alone
+/// owns (a listener shared by responders, UDP sockets, no socket yet) or the kernel refuses.
+fn take_into_own_table(conn: &Conn) -> Option<RawFd> {
+    let keep = match conn {
+        Conn::Tcp(_) | Conn::Unix(_) => conn.as_raw_fd(),
+        _ => return None,
+    };
+    crate::fd_table::make_private(keep).ok().map(|()| keep)
 }
 
 #[cfg(test)]
@@ -210,5 +275,58 @@ mod tests {
         let out = rx.join(Duration::from_millis(100));
         assert!(start.elapsed() < Duration::from_secs(2));
         assert!(matches!(out[0].result, Some(Err(_))), "{out:?}");
+    }
+
+    /// Runs in a table of its own until stop or abort, then drops its connection without a
+    /// shutdown: its peer sees end of stream only once the shared copy is closed too.
+    struct Quiet;
+
+    impl StreamEngine for Quiet {
+        fn kind(&self) -> wire::TestKind {
+            wire::TestKind::TcpRr
+        }
+
+        fn run(
+            &self,
+            _conn: Conn,
+            _role: Role,
+            ctl: StreamControl<'_>,
+        ) -> Result<StreamReport, crate::EngineError> {
+            while !ctl.stop.is_raised() && !ctl.abort.is_raised() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Ok(StreamReport::default())
+        }
+
+        fn private_fd_table(&self) -> bool {
+            true
+        }
+    }
+
+    /// End of stream at `peer` within 5 s.
+    fn ends(mut peer: UnixStream) -> bool {
+        use std::io::Read;
+        peer.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        matches!(peer.read(&mut [0u8; 1]), Ok(0))
+    }
+
+    #[test]
+    fn a_private_table_workers_connection_is_closed_at_join() {
+        let (a, peer) = UnixStream::pair().unwrap();
+        let mut w = Workers::new(Box::new(Quiet));
+        w.spawn(Conn::Unix(a), Role::Receiver, "q".into()).unwrap();
+        w.stop();
+        let out = w.join(Duration::from_secs(5));
+        assert_eq!(out[0].result, Some(Ok(StreamReport::default())));
+        assert!(ends(peer));
+    }
+
+    #[test]
+    fn a_private_table_workers_connection_is_closed_after_a_drop() {
+        let (a, peer) = UnixStream::pair().unwrap();
+        let mut w = Workers::new(Box::new(Quiet));
+        w.spawn(Conn::Unix(a), Role::Receiver, "q".into()).unwrap();
+        drop(w); // raises abort; the worker ends after the set is gone
+        assert!(ends(peer));
     }
 }
