@@ -47,6 +47,34 @@ impl Done {
     }
 }
 
+/// A worker's way to send its [`Done`]: once, or, if the worker panics, as an error when
+/// unwinding drops it (so the set still hears of it and closes its shared copy).
+struct Report {
+    tx: Sender<Done>,
+    index: usize,
+    shared_copy: Option<RawFd>,
+    sent: bool,
+}
+
+impl Report {
+    fn send(&mut self, result: Result<StreamReport, String>) {
+        self.sent = true;
+        let _ = self.tx.send(Done {
+            index: self.index,
+            result,
+            shared_copy: self.shared_copy.take(),
+        });
+    }
+}
+
+impl Drop for Report {
+    fn drop(&mut self) {
+        if !self.sent {
+            self.send(Err("worker thread panicked".into()));
+        }
+    }
+}
+
 /// Running workers.
 pub struct Workers {
     engine: Arc<dyn StreamEngine>,
@@ -92,33 +120,28 @@ impl Workers {
         std::thread::Builder::new()
             .name(thread_name)
             .spawn(move || {
+                let mut report = Report {
+                    tx,
+                    index,
+                    shared_copy: None,
+                    sent: false,
+                };
                 if let Some(cpu) = cpu {
                     if let Err(e) = crate::affinity::pin_current_thread(cpu) {
-                        let _ = tx.send(Done {
-                            index,
-                            result: Err(format!("cannot pin to CPU {cpu}: {e}")),
-                            shared_copy: None,
-                        });
+                        report.send(Err(format!("cannot pin to CPU {cpu}: {e}")));
                         return;
                     }
                 }
-                let shared_copy = if engine.private_fd_table() {
-                    take_into_own_table(&conn)
-                } else {
-                    None
-                };
+                if engine.private_fd_table() {
+                    report.shared_copy = take_into_own_table(&conn);
+                }
                 let ctl = StreamControl {
                     stream: index as u16,
                     counter: &c,
                     stop: &s,
                     abort: &a,
                 };
-                let result = engine.run(conn, role, ctl).map_err(|e| e.to_string());
-                let _ = tx.send(Done {
-                    index,
-                    result,
-                    shared_copy,
-                });
+                report.send(engine.run(conn, role, ctl).map_err(|e| e.to_string()));
             })?;
         self.counters.push(counter);
         self.running += 1;
@@ -318,6 +341,38 @@ mod tests {
         w.stop();
         let out = w.join(Duration::from_secs(5));
         assert_eq!(out[0].result, Some(Ok(StreamReport::default())));
+        assert!(ends(peer));
+    }
+
+    /// Panics in a table of its own.
+    struct Panics;
+
+    impl StreamEngine for Panics {
+        fn kind(&self) -> wire::TestKind {
+            wire::TestKind::TcpRr
+        }
+
+        fn run(
+            &self,
+            _conn: Conn,
+            _role: Role,
+            _ctl: StreamControl<'_>,
+        ) -> Result<StreamReport, crate::EngineError> {
+            panic!("engine bug")
+        }
+
+        fn private_fd_table(&self) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn a_panicked_worker_is_reported_and_its_connection_closed() {
+        let (a, peer) = UnixStream::pair().unwrap();
+        let mut w = Workers::new(Box::new(Panics));
+        w.spawn(Conn::Unix(a), Role::Receiver, "p".into()).unwrap();
+        let out = w.join(Duration::from_secs(5));
+        assert_eq!(out[0].result, Some(Err("worker thread panicked".into())));
         assert!(ends(peer));
     }
 
