@@ -1,6 +1,6 @@
 # bench/latency.sh — the request/response (latency) part of bench/peers.sh (`--only rr`).
 # Sourced by peers.sh, not run on its own: it uses peers.sh's settings ($lr, $dur, $reps, $tmp,
-# $port_base, $out) and helpers (log, start_server, stop, proc_cpu_s, $jq_lib).
+# $port_base, $out, $rr_tools) and helpers (log, start_server, stop, proc_cpu_s, $jq_lib).
 # shellcheck shell=bash disable=SC2154 # settings and helpers come from peers.sh, which sources this
 #
 # What runs: one transaction in flight on one connection, 64-byte request and 64-byte response,
@@ -239,6 +239,11 @@ rr_part() { # the whole part: every (placement, kind, tool) × $reps, into $rr_s
   [[ -n $netperf_bin ]] && cases+=("udp_rr netperf")
   cases+=("tcp_crr linerate")
   [[ -n $netperf_bin ]] && cases+=("tcp_crr netperf")
+  local kept=() c # --rr-tools: linerate and the peers asked for
+  for c in "${cases[@]}"; do
+    [[ $c == *" linerate" || ",$rr_tools," == *",${c#* },"* ]] && kept+=("$c")
+  done
+  cases=("${kept[@]}")
   local placements=("same:0:0") # name:client CPU:server CPU
   if taskset -c 1 true 2>/dev/null; then placements+=("cross:0:1")
   else log "CPU 1 not available: cross-core placement skipped"; fi

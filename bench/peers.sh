@@ -33,8 +33,11 @@
 # This is a benchmark, not a test: exit 0 whether targets pass or not; 2 if a tool failed to run.
 #
 # Usage: bench/peers.sh [--quick] [--only tcp|udp|rr] [--reps N] [--seconds S] [--out FILE]
+#                       [--rr-tools LIST]
 #        --quick: 3 reps of 3 s (TCP, rr) and 1 s (UDP) runs, a shorter NetPIPE sweep; --only: one
-#        part (default all three); --seconds sets every part's run length.
+#        part (default all three); --seconds sets every part's run length; --rr-tools: the rr
+#        part runs linerate and only these peers (comma-separated: sockperf,qperf,netperf,iperf2),
+#        e.g. many repetitions of one comparison in the time all tools take for a few.
 # Env:   REPS (5), SECONDS (5), OUT (bench/results/peers-<UTC time>.json), PORT_BASE (15300),
 #        LINERATE (target/release/linerate), NP_UPPER (NetPIPE's largest message, 8388608 bytes),
 #        NP_TIMEOUT (150 s for the NetPIPE sweep, about 45 s on a 2-core VM; --quick: about 15 s),
@@ -52,6 +55,7 @@ np_upper=${NP_UPPER:-8388608}
 np_timeout=${NP_TIMEOUT:-150}
 np_extra=()
 port_base=${PORT_BASE:-15300}
+rr_tools=sockperf,qperf,netperf,iperf2
 
 usage() { sed -n '/^# Usage:/,/^# *NP_TIMEOUT/s/^# \{0,1\}//p' "$0"; }
 while (( $# )); do
@@ -63,6 +67,9 @@ while (( $# )); do
     --reps) reps=${2:?--reps needs a number}; shift ;;
     --seconds|-t) dur=${2:?--seconds needs a number} udp_dur=$dur; shift ;;
     --out) out=${2:?--out needs a file}; shift ;;
+    --rr-tools) rr_tools=${2:?--rr-tools needs a list}; shift
+      [[ $rr_tools =~ ^(sockperf|qperf|netperf|iperf2)(,(sockperf|qperf|netperf|iperf2))*$ ]] \
+        || { echo "peers.sh: --rr-tools takes sockperf, qperf, netperf, iperf2, comma-separated (got '$rr_tools')" >&2; exit 2; } ;;
     -h|--help) usage; exit 0 ;;
     *) echo "peers.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
