@@ -301,10 +301,13 @@ mod tests {
     }
 
     /// Runs in a table of its own until stop or abort, then drops its connection without a
-    /// shutdown: its peer sees end of stream only once the shared copy is closed too.
-    struct Quiet;
+    /// shutdown (its peer sees end of stream only once the shared copy is closed too); with
+    /// `panics`, panics at once instead.
+    struct OwnTable {
+        panics: bool,
+    }
 
-    impl StreamEngine for Quiet {
+    impl StreamEngine for OwnTable {
         fn kind(&self) -> wire::TestKind {
             wire::TestKind::TcpRr
         }
@@ -315,6 +318,7 @@ mod tests {
             _role: Role,
             ctl: StreamControl<'_>,
         ) -> Result<StreamReport, crate::EngineError> {
+            assert!(!self.panics, "engine bug");
             while !ctl.stop.is_raised() && !ctl.abort.is_raised() {
                 std::thread::sleep(Duration::from_millis(1));
             }
@@ -336,7 +340,7 @@ mod tests {
     #[test]
     fn a_private_table_workers_connection_is_closed_at_join() {
         let (a, peer) = UnixStream::pair().unwrap();
-        let mut w = Workers::new(Box::new(Quiet));
+        let mut w = Workers::new(Box::new(OwnTable { panics: false }));
         w.spawn(Conn::Unix(a), Role::Receiver, "q".into()).unwrap();
         w.stop();
         let out = w.join(Duration::from_secs(5));
@@ -344,32 +348,10 @@ mod tests {
         assert!(ends(peer));
     }
 
-    /// Panics in a table of its own.
-    struct Panics;
-
-    impl StreamEngine for Panics {
-        fn kind(&self) -> wire::TestKind {
-            wire::TestKind::TcpRr
-        }
-
-        fn run(
-            &self,
-            _conn: Conn,
-            _role: Role,
-            _ctl: StreamControl<'_>,
-        ) -> Result<StreamReport, crate::EngineError> {
-            panic!("engine bug")
-        }
-
-        fn private_fd_table(&self) -> bool {
-            true
-        }
-    }
-
     #[test]
     fn a_panicked_worker_is_reported_and_its_connection_closed() {
         let (a, peer) = UnixStream::pair().unwrap();
-        let mut w = Workers::new(Box::new(Panics));
+        let mut w = Workers::new(Box::new(OwnTable { panics: true }));
         w.spawn(Conn::Unix(a), Role::Receiver, "p".into()).unwrap();
         let out = w.join(Duration::from_secs(5));
         assert_eq!(out[0].result, Some(Err("worker thread panicked".into())));
@@ -379,7 +361,7 @@ mod tests {
     #[test]
     fn a_private_table_workers_connection_is_closed_after_a_drop() {
         let (a, peer) = UnixStream::pair().unwrap();
-        let mut w = Workers::new(Box::new(Quiet));
+        let mut w = Workers::new(Box::new(OwnTable { panics: false }));
         w.spawn(Conn::Unix(a), Role::Receiver, "q".into()).unwrap();
         drop(w); // raises abort; the worker ends after the set is gone
         assert!(ends(peer));
