@@ -179,8 +179,7 @@ impl Workers {
         let n = self.counters.len();
         let mut results: Vec<Option<Result<StreamReport, String>>> = (0..n).map(|_| None).collect();
         let deadline = Instant::now() + drain;
-        let mut pending = n;
-        while pending > 0 {
+        while self.running > 0 {
             let left = deadline.saturating_duration_since(Instant::now());
             match self
                 .done_rx
@@ -191,7 +190,6 @@ impl Workers {
                     if let Some(slot) = results.get_mut(i) {
                         *slot = Some(r);
                     }
-                    pending -= 1;
                     self.running -= 1;
                 }
                 Err(RecvTimeoutError::Timeout) if !self.abort.is_raised() => self.abort.raise(),
