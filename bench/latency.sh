@@ -50,6 +50,9 @@
 # ~9-11 µs, for every tool) independently per run, so the best run estimates each tool's own cost.
 # Before every run a fixed CPU-bound loop is timed on CPU 0 (rr_probe); each sample carries it as
 # host_probe_s and the report prints the spread, so a reader can tell a noisy host from a slow tool.
+# Each target also carries a 95 % confidence interval for that median (order statistics by the sign
+# test, no distribution assumed; 6 pairs at least) and says "within noise" when the interval holds
+# the threshold: PASS or FAIL is then the run's luck, not a difference between the tools.
 
 rr_len=64
 p_rr_lr=$((port_base + 21)) p_rr_sp=$((port_base + 22)) p_rr_qp=$((port_base + 23))
@@ -298,13 +301,23 @@ rr_summary() { # the part's JSON (rows, targets, samples) on stdout; needs peers
                               and .tool == $r.tool) as $s
           | $samples[] | select((.failed | not) and .placement == $s.placement and .kind == $s.kind
                                 and .tool == "linerate" and .rep == $s.rep)
-          | div(f; $s | f) | select(. != null) ] | median;
+          | div(f; $s | f) | select(. != null) ];
+    # A 95 % confidence interval for the median of paired ratios that assumes no distribution:
+    # order statistics k and n+1-k, k the largest with P(Binomial(n, 1/2) < k) <= 0.025 (the sign
+    # test). n = 20 gives the 6th and 15th. null below 6 pairs, where no such interval exists.
+    def median_ci: sort | length as $n
+      | [foreach range(0; $n) as $i ({p: pow(2; -$n), c: 0};
+                                      .c += .p | .p = .p * ($n - $i) / ($i + 1); .c)] as $cdf
+      | ([range(0; $n) | select($cdf[.] <= 0.025)] | length) as $k
+      | if $k == 0 then null else [.[$k - 1], .[$n - $k]] end;
     ($rows | map(. + { linerate_p50_ratio: div(row(.placement; .kind; "linerate").rtt_p50_us_median;
                                                .rtt_p50_us_median),
                        linerate_tps_ratio: div(row(.placement; .kind; "linerate").transactions_per_s_median;
                                                .transactions_per_s_median),
-                       linerate_p50_ratio_paired: paired(.rtt_p50_us),
-                       linerate_tps_ratio_paired: paired(.transactions_per_s),
+                       linerate_p50_ratio_paired: (paired(.rtt_p50_us) | median),
+                       linerate_tps_ratio_paired: (paired(.transactions_per_s) | median),
+                       linerate_p50_ratio_paired_ci95: (paired(.rtt_p50_us) | median_ci),
+                       linerate_tps_ratio_paired_ci95: (paired(.transactions_per_s) | median_ci),
                        linerate_p50_ratio_best: div(row(.placement; .kind; "linerate").rtt_p50_us_min;
                                                     .rtt_p50_us_min),
                        linerate_tps_ratio_best: div(row(.placement; .kind; "linerate").transactions_per_s_max;
@@ -312,6 +325,13 @@ rr_summary() { # the part's JSON (rows, targets, samples) on stdout; needs peers
   | def row($p; $k; $t): $rows | map(select(.placement == $p and .kind == $k and .tool == $t))[0];
     def where($p): "\($p) core, client CPU \(row($p; "tcp_rr"; "linerate").client_cpu // "-"), server CPU \(row($p; "tcp_rr"; "linerate").server_cpu // "-")";
     def r3: if type == "number" then . * 1000 | round / 1000 else "-" end; # a ratio as printed
+    # The interval in the note of a target, and whether it holds the threshold (the run cannot tell
+    # linerate from the tool at that threshold).
+    def ci_text($ci; $want): if $ci == null then "; too few pairs for a 95 % CI"
+      else "; 95 % CI of that median \($ci[0] | r3)–\($ci[1] | r3)"
+           + (if $ci[0] <= $want and $want <= $ci[1] then ", which holds \($want): within noise" else "" end) end;
+    def with_ci($ci; $want): . + { ci95: $ci,
+      within_noise: (if $ci == null then null else $ci[0] <= $want and $want <= $ci[1] end) };
     def absent($t): if $t == "netperf" and $netperf == "" then "not measured: netperf not found" else "not measured" end;
   { reps: $reps, seconds: $dur, message_bytes: $len, rows: $rows,
     # The probe of every completed run, in run order (a failed run records none).
@@ -325,15 +345,18 @@ rr_summary() { # the part's JSON (rows, targets, samples) on stdout; needs peers
          | row($p; $k; "sockperf") as $peer
          | target("\($k) p50 <= 1.05x sockperf (\($p) core)"; $peer.linerate_p50_ratio_paired; 1.05;
                   $peer.linerate_p50_ratio_paired <= 1.05;
-                  "median of paired p50 ratios, \(where($p)); medians \(row($p; $k; "linerate").rtt_p50_us_median // "-") vs \($peer.rtt_p50_us_median // "-") µs; best of reps \(row($p; $k; "linerate").rtt_p50_us_min // "-") vs \($peer.rtt_p50_us_min // "-") µs, ratio \($peer.linerate_p50_ratio_best | r3)")),
+                  if $peer == null then absent("sockperf") else "median of paired p50 ratios\(ci_text($peer.linerate_p50_ratio_paired_ci95; 1.05)), \(where($p)); medians \(row($p; $k; "linerate").rtt_p50_us_median // "-") vs \($peer.rtt_p50_us_median // "-") µs; best of reps \(row($p; $k; "linerate").rtt_p50_us_min // "-") vs \($peer.rtt_p50_us_min // "-") µs, ratio \($peer.linerate_p50_ratio_best | r3)" end)
+           | with_ci($peer.linerate_p50_ratio_paired_ci95; 1.05)),
         (row($p; "tcp_rr"; "netperf") as $peer
          | target("tcp_rr transactions/s >= netperf TCP_RR (\($p) core)"; $peer.linerate_tps_ratio_paired; 1;
                   $peer.linerate_tps_ratio_paired >= 1;
-                  if $peer == null then absent("netperf") else "median of paired transactions/s ratios, \(where($p)); medians \(row($p; "tcp_rr"; "linerate").transactions_per_s_median | round) vs \($peer.transactions_per_s_median | round); best of reps ratio \($peer.linerate_tps_ratio_best | r3)" end)),
+                  if $peer == null then absent("netperf") else "median of paired transactions/s ratios\(ci_text($peer.linerate_tps_ratio_paired_ci95; 1)), \(where($p)); medians \(row($p; "tcp_rr"; "linerate").transactions_per_s_median | round) vs \($peer.transactions_per_s_median | round); best of reps ratio \($peer.linerate_tps_ratio_best | r3)" end)
+           | with_ci($peer.linerate_tps_ratio_paired_ci95; 1)),
         (row($p; "tcp_crr"; "netperf") as $peer
          | target("crr connections/s >= netperf TCP_CRR (\($p) core)"; $peer.linerate_tps_ratio_paired; 1;
                   $peer.linerate_tps_ratio_paired >= 1;
-                  if $peer == null then absent("netperf") else "median of paired connections/s ratios, \(where($p)); medians \(row($p; "tcp_crr"; "linerate").transactions_per_s_median | round) vs \($peer.transactions_per_s_median | round); best of reps ratio \($peer.linerate_tps_ratio_best | r3)" end))
+                  if $peer == null then absent("netperf") else "median of paired connections/s ratios\(ci_text($peer.linerate_tps_ratio_paired_ci95; 1)), \(where($p)); medians \(row($p; "tcp_crr"; "linerate").transactions_per_s_median | round) vs \($peer.transactions_per_s_median | round); best of reps ratio \($peer.linerate_tps_ratio_best | r3)" end)
+           | with_ci($peer.linerate_tps_ratio_paired_ci95; 1))
     ],
     samples: $samples }' "$rr_samples"
 }
@@ -366,6 +389,8 @@ rr_print() { # the Markdown table and target lines from $out's .rr, on stdout an
     echo "response + close, trans/s = connections/s. LR p50 × = linerate's p50 over the tool's (<1: linerate"
     echo "faster); LR trans/s × = linerate's transactions/s over the tool's (>1: linerate faster); both are"
     echo "medians of the ratios of runs paired by repetition (the JSON also has the ratio of the medians)."
+    echo "A target's 95 % CI is that of the median paired ratio (sign test, at least 6 pairs); \"within"
+    echo "noise\": the interval holds the threshold, so this run cannot tell linerate from the tool there."
     if (( rr_netns )); then
       echo "Each run had a network namespace of its own (no TIME_WAIT carried from one run to the next)."
     fi
