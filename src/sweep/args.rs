@@ -199,6 +199,10 @@ pub struct KnobArgs {
     /// Command run after each point (e.g. to restore a setting); {value} works here too.
     #[arg(long, value_name = "CMD", allow_hyphen_values = true)]
     pub post: Option<String>,
+    /// How long --pre or --post may run before it is killed, with all it started in its
+    /// process group, and the sweep stops: 120s, 500ms, 30 (seconds).
+    #[arg(long, value_name = "DURATION", default_value = "120s")]
+    pub knob_timeout: String,
     /// Repetitions of each point.
     #[command(flatten)]
     pub repeat: RepeatArgs,
@@ -575,7 +579,8 @@ impl KnobArgs {
     pub fn plan(&self) -> Result<PreparedSweep, String> {
         let values = parse_values(&self.values, ValueUnit::Text)?;
         let labels: Vec<String> = values.iter().map(|v| v.label.clone()).collect();
-        let knob = KnobPlan::new(&self.pre, self.post.as_deref(), &labels)?;
+        let timeout = parse_duration("--knob-timeout", &self.knob_timeout)?;
+        let knob = KnobPlan::new(&self.pre, self.post.as_deref(), &labels, timeout)?;
         let base = parse_base_test(self.host.as_deref(), &self.test)?;
         let points = values
             .into_iter()

@@ -15,18 +15,22 @@
 //! The value is also in the command's environment as `LINERATE_VALUE`, for scripts.
 
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+mod exec;
+pub use exec::run_command;
 
 /// The placeholder replaced by each value.
 pub const PLACEHOLDER: &str = "{value}";
 
 /// Most bytes of a command's stdout (and of its stderr) kept in the results.
 pub const OUTPUT_LIMIT_BYTES: usize = 64 << 10;
+
+/// How long a knob command may run before it is killed, unless `--knob-timeout` says otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Splits `text` into words as a POSIX shell would, without expanding anything: whitespace
 /// separates words; `'…'` is literal; in `"…"` a backslash escapes `"`, `\`, `$` and a
@@ -220,6 +224,9 @@ pub struct KnobRun {
     pub spawn_error: Option<String>,
     /// Whether it started and exited with status 0.
     pub success: bool,
+    /// Whether it was killed (with its process group) for running past the timeout.
+    #[serde(default)]
+    pub timed_out: bool,
     /// Its standard output (lossy UTF-8, at most [`OUTPUT_LIMIT_BYTES`]).
     pub stdout: String,
     /// Its standard error, likewise.
@@ -231,44 +238,6 @@ pub struct KnobRun {
 fn keep(bytes: &[u8]) -> String {
     let cut = &bytes[..bytes.len().min(OUTPUT_LIMIT_BYTES)];
     String::from_utf8_lossy(cut).into_owned()
-}
-
-/// Runs `argv` with no shell, stdin from /dev/null, `LINERATE_VALUE=value` in its
-/// environment, and waits for it.
-pub fn run_command(phase: Phase, argv: &[String], value: &str) -> KnobRun {
-    let started = Instant::now();
-    let mut run = KnobRun {
-        phase,
-        argv: argv.to_vec(),
-        exit_code: None,
-        signal: None,
-        spawn_error: None,
-        success: false,
-        stdout: String::new(),
-        stderr: String::new(),
-        duration_s: 0.0,
-    };
-    let Some((program, args)) = argv.split_first() else {
-        run.spawn_error = Some("empty command".into());
-        return run;
-    };
-    match Command::new(program)
-        .args(args)
-        .env("LINERATE_VALUE", value)
-        .stdin(Stdio::null())
-        .output()
-    {
-        Ok(out) => {
-            run.exit_code = out.status.code();
-            run.signal = out.status.signal();
-            run.success = out.status.success();
-            run.stdout = keep(&out.stdout);
-            run.stderr = keep(&out.stderr);
-        }
-        Err(e) => run.spawn_error = Some(e.to_string()),
-    }
-    run.duration_s = started.elapsed().as_secs_f64();
-    run
 }
 
 /// `argv` as one line a user could paste into a shell: words with anything but
@@ -301,6 +270,11 @@ impl KnobRun {
             Phase::Post => "--post",
         };
         let how = match (&self.spawn_error, self.exit_code, self.signal) {
+            _ if self.timed_out => format!(
+                "was still running after {:.1} s and was killed (raise --knob-timeout if it \
+                 needs longer)",
+                self.duration_s
+            ),
             (Some(e), _, _) => format!("could not start: {e}"),
             (None, Some(code), _) => format!("exited with status {code}"),
             (None, None, Some(sig)) => format!("was killed by signal {sig}"),
@@ -330,12 +304,19 @@ pub struct KnobPlan {
     pub pre: CommandTemplate,
     /// Run after each point, if given.
     pub post: Option<CommandTemplate>,
+    /// How long each may run before it is killed, ms.
+    pub timeout_ms: u64,
 }
 
 impl KnobPlan {
     /// Parses and checks both commands for `values`: everything a user can get wrong here is
     /// found before anything runs.
-    pub fn new(pre: &str, post: Option<&str>, values: &[String]) -> Result<Self, String> {
+    pub fn new(
+        pre: &str,
+        post: Option<&str>,
+        values: &[String],
+        timeout: Duration,
+    ) -> Result<Self, String> {
         let pre = CommandTemplate::parse("--pre", pre, true)?;
         let post = post
             .map(|p| CommandTemplate::parse("--post", p, false))
@@ -344,7 +325,16 @@ impl KnobPlan {
         if let Some(post) = &post {
             post.check_program(values.iter().map(String::as_str))?;
         }
-        Ok(Self { pre, post })
+        Ok(Self {
+            pre,
+            post,
+            timeout_ms: timeout.as_millis().try_into().unwrap_or(u64::MAX),
+        })
+    }
+
+    /// How long each command may run.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms)
     }
 }
 
@@ -397,10 +387,10 @@ mod tests {
         let t = CommandTemplate::parse("--pre", "echo rx-usecs={value} {value}", true).unwrap();
         let argv = t.render("1; rm -rf /");
         assert_eq!(argv, ["echo", "rx-usecs=1; rm -rf /", "1; rm -rf /"]);
-        let run = run_command(Phase::Pre, &argv, "1; rm -rf /");
+        let run = run_command(Phase::Pre, &argv, "1; rm -rf /", DEFAULT_TIMEOUT);
         assert!(run.success, "{run:?}");
         assert_eq!(run.stdout, "rx-usecs=1; rm -rf / 1; rm -rf /\n");
-        let run = run_command(Phase::Pre, &t.render("$(id)"), "$(id)");
+        let run = run_command(Phase::Pre, &t.render("$(id)"), "$(id)", DEFAULT_TIMEOUT);
         assert_eq!(run.stdout, "rx-usecs=$(id) $(id)\n");
     }
 
@@ -426,15 +416,27 @@ mod tests {
         assert!(find_program(plain, None).is_none(), "not executable");
         assert!(find_program("/", None).is_none(), "a directory");
         let values = ["1".to_string()];
-        let err = KnobPlan::new("linerate-no-such-tool {value}", None, &values).unwrap_err();
+        let err = KnobPlan::new(
+            "linerate-no-such-tool {value}",
+            None,
+            &values,
+            DEFAULT_TIMEOUT,
+        )
+        .unwrap_err();
         assert_eq!(
             err,
             "--pre 'linerate-no-such-tool {value}': linerate-no-such-tool: not found on PATH; \
              give the program's full path or install it"
         );
-        let err = KnobPlan::new("echo {value}", Some("/no/such/post"), &values).unwrap_err();
+        let err = KnobPlan::new(
+            "echo {value}",
+            Some("/no/such/post"),
+            &values,
+            DEFAULT_TIMEOUT,
+        )
+        .unwrap_err();
         assert!(err.contains("--post '/no/such/post': /no/such/post: no executable file there"));
-        assert!(KnobPlan::new("echo {value}", Some("true"), &values).is_ok());
+        assert!(KnobPlan::new("echo {value}", Some("true"), &values, DEFAULT_TIMEOUT).is_ok());
     }
 
     #[test]
@@ -442,7 +444,7 @@ mod tests {
         let argv: Vec<String> = ["sh", "-c", "echo out; echo oops >&2; exit 3"]
             .map(String::from)
             .to_vec();
-        let run = run_command(Phase::Post, &argv, "7");
+        let run = run_command(Phase::Post, &argv, "7", DEFAULT_TIMEOUT);
         assert_eq!((run.exit_code, run.success), (Some(3), false));
         assert_eq!(
             (run.stdout.as_str(), run.stderr.as_str()),
@@ -455,8 +457,16 @@ mod tests {
         let argv: Vec<String> = ["sh", "-c", "printf %s \"$LINERATE_VALUE\""]
             .map(String::from)
             .to_vec();
-        assert_eq!(run_command(Phase::Pre, &argv, "9000").stdout, "9000");
-        let missing = run_command(Phase::Pre, &["/no/such/tool".to_string()], "1");
+        assert_eq!(
+            run_command(Phase::Pre, &argv, "9000", DEFAULT_TIMEOUT).stdout,
+            "9000"
+        );
+        let missing = run_command(
+            Phase::Pre,
+            &["/no/such/tool".to_string()],
+            "1",
+            DEFAULT_TIMEOUT,
+        );
         assert!(missing.failure("1").unwrap().contains("could not start"));
     }
 }

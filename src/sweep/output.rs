@@ -133,6 +133,7 @@ fn knob_status(p: &SweepPoint) -> String {
                 Phase::Post => "post",
             };
             let status = match (k.exit_code, &k.spawn_error) {
+                _ if k.timed_out => "timed out".to_string(),
                 (_, Some(_)) => "not run".to_string(),
                 (Some(c), None) => c.to_string(),
                 (None, None) => format!("signal {}", k.signal.unwrap_or(0)),

@@ -333,7 +333,7 @@ pub fn run_sweep(
         let pre_ok = match &plan.knob {
             None => true,
             Some(k) => {
-                let run = knob::run_command(Phase::Pre, &k.pre.render(value), value);
+                let run = knob::run_command(Phase::Pre, &k.pre.render(value), value, k.timeout());
                 stop = run
                     .failure(value)
                     .map(|message| Stopped::Failed { message });
@@ -376,8 +376,12 @@ pub fn run_sweep(
                     break;
                 }
             }
-            if let Some(post) = plan.knob.as_ref().and_then(|k| k.post.as_ref()) {
-                let run = knob::run_command(Phase::Post, &post.render(value), value);
+            if let Some((k, post)) = plan
+                .knob
+                .as_ref()
+                .and_then(|k| k.post.as_ref().map(|p| (k, p)))
+            {
+                let run = knob::run_command(Phase::Post, &post.render(value), value, k.timeout());
                 if stop.is_none() {
                     stop = run
                         .failure(value)

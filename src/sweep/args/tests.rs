@@ -153,6 +153,18 @@ fn bad_input_is_one_line_before_anything_runs() {
             "'|' is shell syntax",
         ),
         (
+            &[
+                "knob",
+                "--values",
+                "1",
+                "--pre",
+                "echo {value}",
+                "--knob-timeout",
+                "soon",
+            ],
+            "--knob-timeout soon: give a duration",
+        ),
+        (
             &["size", "--proto", "udp", "--min", "8"],
             "--min 8: a UDP message is between 16",
         ),
@@ -194,6 +206,7 @@ fn knob_sweep_plan() {
     let knob = p.plan.knob.unwrap();
     assert_eq!(knob.pre.render("5"), ["echo", "dma_length=5"]);
     assert!(knob.post.is_some());
+    assert_eq!(knob.timeout(), Duration::from_secs(120));
     assert_eq!(p.plan.points[0].specs[0].duration_ms, 3000);
     // Words are run in the order given.
     let p = sweep(&[

@@ -1,5 +1,5 @@
 use super::*;
-use crate::sweep::knob::{run_command, KnobPlan};
+use crate::sweep::knob::{run_command, KnobPlan, DEFAULT_TIMEOUT};
 use crate::sweep::repeat::{RepeatPlan, RepeatSummary};
 use crate::sweep::result::{PointRun, SweepKind, SweepSummary};
 use crate::sweep::rfc2544::{FrameResult, LatencyAtRate, Search, SearchConfig, TrialCounts};
@@ -98,7 +98,7 @@ fn json_round_trips() {
 fn knob_sweep_with_repeats_stopped_by_a_failure() {
     let plan = RepeatPlan::new(Some(3), Some("95:2")).unwrap();
     let values = ["1".to_string(), "2".to_string()];
-    let knob = KnobPlan::new("echo {value}", None, &values).unwrap();
+    let knob = KnobPlan::new("echo {value}", None, &values, DEFAULT_TIMEOUT).unwrap();
     let runs: Vec<PointRun> = [1.0e9, 1.01e9, 0.99e9]
         .iter()
         .enumerate()
@@ -114,7 +114,12 @@ fn knob_sweep_with_repeats_stopped_by_a_failure() {
         runs,
     );
     p1.repeat = vec![summary];
-    p1.knob = vec![run_command(Phase::Pre, &knob.pre.render("1"), "1")];
+    p1.knob = vec![run_command(
+        Phase::Pre,
+        &knob.pre.render("1"),
+        "1",
+        DEFAULT_TIMEOUT,
+    )];
     let mut p2 = SweepPoint::new(
         SweepValue {
             label: "2".into(),
@@ -126,6 +131,7 @@ fn knob_sweep_with_repeats_stopped_by_a_failure() {
         Phase::Pre,
         &["sh".into(), "-c".into(), "exit 4".into()],
         "2",
+        DEFAULT_TIMEOUT,
     )];
     let points = vec![p1, p2];
     let r = SweepResult {

@@ -148,7 +148,7 @@ fn knob_plan(values: &[&str], pre: &str, post: Option<&str>) -> SweepPlan {
             })
             .collect(),
         repeat: RepeatPlan::once(),
-        knob: Some(KnobPlan::new(pre, post, &labels).unwrap()),
+        knob: Some(KnobPlan::new(pre, post, &labels, crate::sweep::knob::DEFAULT_TIMEOUT).unwrap()),
         probe: None,
     }
 }
