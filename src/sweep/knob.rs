@@ -222,7 +222,7 @@ pub struct KnobRun {
     pub signal: Option<i32>,
     /// Why it could not be started, if it could not.
     pub spawn_error: Option<String>,
-    /// Whether it started and exited with status 0.
+    /// Whether it started and exited with status 0 (before the timeout).
     pub success: bool,
     /// Whether it was killed (with its process group) for running past the timeout.
     #[serde(default)]
@@ -297,6 +297,10 @@ impl KnobRun {
     }
 }
 
+fn default_timeout_ms() -> u64 {
+    DEFAULT_TIMEOUT.as_millis() as u64
+}
+
 /// The validated `--pre`/`--post` of a knob sweep.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KnobPlan {
@@ -305,6 +309,7 @@ pub struct KnobPlan {
     /// Run after each point, if given.
     pub post: Option<CommandTemplate>,
     /// How long each may run before it is killed, ms.
+    #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
 }
 
@@ -341,6 +346,7 @@ impl KnobPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use engine::Signal;
 
     fn words(s: &str) -> Vec<String> {
         split_words(s).unwrap()
@@ -387,10 +393,22 @@ mod tests {
         let t = CommandTemplate::parse("--pre", "echo rx-usecs={value} {value}", true).unwrap();
         let argv = t.render("1; rm -rf /");
         assert_eq!(argv, ["echo", "rx-usecs=1; rm -rf /", "1; rm -rf /"]);
-        let run = run_command(Phase::Pre, &argv, "1; rm -rf /", DEFAULT_TIMEOUT);
+        let run = run_command(
+            Phase::Pre,
+            &argv,
+            "1; rm -rf /",
+            DEFAULT_TIMEOUT,
+            &Signal::new(),
+        );
         assert!(run.success, "{run:?}");
         assert_eq!(run.stdout, "rx-usecs=1; rm -rf / 1; rm -rf /\n");
-        let run = run_command(Phase::Pre, &t.render("$(id)"), "$(id)", DEFAULT_TIMEOUT);
+        let run = run_command(
+            Phase::Pre,
+            &t.render("$(id)"),
+            "$(id)",
+            DEFAULT_TIMEOUT,
+            &Signal::new(),
+        );
         assert_eq!(run.stdout, "rx-usecs=$(id) $(id)\n");
     }
 
@@ -444,7 +462,7 @@ mod tests {
         let argv: Vec<String> = ["sh", "-c", "echo out; echo oops >&2; exit 3"]
             .map(String::from)
             .to_vec();
-        let run = run_command(Phase::Post, &argv, "7", DEFAULT_TIMEOUT);
+        let run = run_command(Phase::Post, &argv, "7", DEFAULT_TIMEOUT, &Signal::new());
         assert_eq!((run.exit_code, run.success), (Some(3), false));
         assert_eq!(
             (run.stdout.as_str(), run.stderr.as_str()),
@@ -458,7 +476,7 @@ mod tests {
             .map(String::from)
             .to_vec();
         assert_eq!(
-            run_command(Phase::Pre, &argv, "9000", DEFAULT_TIMEOUT).stdout,
+            run_command(Phase::Pre, &argv, "9000", DEFAULT_TIMEOUT, &Signal::new()).stdout,
             "9000"
         );
         let missing = run_command(
@@ -466,6 +484,7 @@ mod tests {
             &["/no/such/tool".to_string()],
             "1",
             DEFAULT_TIMEOUT,
+            &Signal::new(),
         );
         assert!(missing.failure("1").unwrap().contains("could not start"));
     }

@@ -333,10 +333,17 @@ pub fn run_sweep(
         let pre_ok = match &plan.knob {
             None => true,
             Some(k) => {
-                let run = knob::run_command(Phase::Pre, &k.pre.render(value), value, k.timeout());
-                stop = run
-                    .failure(value)
-                    .map(|message| Stopped::Failed { message });
+                let run = knob::run_command(
+                    Phase::Pre,
+                    &k.pre.render(value),
+                    value,
+                    k.timeout(),
+                    interrupt,
+                );
+                stop = match run.failure(value) {
+                    Some(_) if interrupt.is_raised() => Some(Stopped::Interrupted),
+                    failed => failed.map(|message| Stopped::Failed { message }),
+                };
                 knob_runs.push(run);
                 stop.is_none()
             }
@@ -381,7 +388,13 @@ pub fn run_sweep(
                 .as_ref()
                 .and_then(|k| k.post.as_ref().map(|p| (k, p)))
             {
-                let run = knob::run_command(Phase::Post, &post.render(value), value, k.timeout());
+                let run = knob::run_command(
+                    Phase::Post,
+                    &post.render(value),
+                    value,
+                    k.timeout(),
+                    interrupt,
+                );
                 if stop.is_none() {
                     stop = run
                         .failure(value)

@@ -1,11 +1,13 @@
 //! Running one knob command: no shell, a process group of its own, a deadline, and its output
 //! read while it runs.
 
-use std::io::Read;
+use std::io::{ErrorKind, Read};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
+
+use engine::Signal;
 
 use super::{keep, KnobRun, Phase, OUTPUT_LIMIT_BYTES};
 
@@ -16,36 +18,62 @@ const OUTPUT_GRACE: Duration = Duration::from_millis(500);
 /// How often a running command is looked at.
 const WAIT_STEP: Duration = Duration::from_millis(10);
 
-/// What a reader thread has kept of one pipe so far, and whether the pipe has closed.
+/// How long a command may take to end after Ctrl-C was passed on to it before it is killed.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
+
+/// What a reader thread has kept of one pipe so far, and whether it is done with the pipe.
 type Kept = Arc<(Mutex<(Vec<u8>, bool)>, Condvar)>;
+
+/// Marks `kept` done, with `note` after what it holds.
+fn finish(kept: &Kept, note: &[u8]) {
+    let mut state = kept.0.lock().unwrap_or_else(|e| e.into_inner());
+    state.0.extend_from_slice(note);
+    state.1 = true;
+    kept.1.notify_all();
+}
 
 /// Reads `pipe` to its end on a thread of its own, keeping the first [`OUTPUT_LIMIT_BYTES`]
 /// and draining the rest (a command blocked on a full pipe would never exit).
 fn collect(pipe: Option<impl Read + Send + 'static>) -> Kept {
     let kept: Kept = Arc::default();
     let Some(mut pipe) = pipe else {
-        kept.0.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
+        finish(&kept, b"");
         return kept;
     };
     let shared = Arc::clone(&kept);
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 8192];
-        loop {
-            let n = pipe.read(&mut buf).unwrap_or(0);
-            let mut state = shared.0.lock().unwrap_or_else(|e| e.into_inner());
-            let room = OUTPUT_LIMIT_BYTES.saturating_sub(state.0.len());
-            state.0.extend_from_slice(&buf[..n.min(room)]);
-            if n == 0 {
-                state.1 = true;
-                shared.1.notify_all();
-                return;
+    let reader = std::thread::Builder::new()
+        .name("lr-knob-out".into())
+        .spawn(move || {
+            let mut buf = [0u8; 8192];
+            loop {
+                let n = match pipe.read(&mut buf) {
+                    Ok(n) => n,
+                    Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                    Err(e) => {
+                        finish(
+                            &shared,
+                            format!("[linerate: reading stopped: {e}]").as_bytes(),
+                        );
+                        return;
+                    }
+                };
+                if n == 0 {
+                    finish(&shared, b"");
+                    return;
+                }
+                let mut state = shared.0.lock().unwrap_or_else(|e| e.into_inner());
+                let room = OUTPUT_LIMIT_BYTES.saturating_sub(state.0.len());
+                state.0.extend_from_slice(&buf[..n.min(room)]);
             }
-        }
-    });
+        });
+    if let Err(e) = reader {
+        // The pipe was moved into the closure and is closed now: a write gets EPIPE.
+        finish(&kept, format!("[linerate: not read: {e}]").as_bytes());
+    }
     kept
 }
 
-/// The text kept from a pipe once it has closed, or at `deadline` (what came until then) if a
+/// The text kept from a pipe once it is done, or at `deadline` (what came until then) if a
 /// process left running in the background still holds it open.
 fn kept_text(kept: &Kept, deadline: Instant) -> String {
     let mut state = kept.0.lock().unwrap_or_else(|e| e.into_inner());
@@ -62,18 +90,59 @@ fn kept_text(kept: &Kept, deadline: Instant) -> String {
     keep(&state.0)
 }
 
-/// Waits for `child` until `deadline`; past it, kills the child's process group (the child
-/// leads one of its own) and reaps the child. `Ok((status, timed_out))`.
-fn wait_until(child: &mut Child, deadline: Instant) -> std::io::Result<(ExitStatus, bool)> {
+/// Sends `signal` to the process group `child` leads. The group cannot be another's: the child
+/// is not reaped yet, so its id is not free for reuse.
+fn signal_group(child: &Child, signal: libc::c_int) {
+    let group = child.id() as libc::pid_t;
+    // SAFETY: kill(2) with a negative pid signals that process group; no memory involved.
+    unsafe { libc::kill(-group, signal) };
+}
+
+/// How a command ended.
+struct Ended {
+    status: ExitStatus,
+    /// Killed for running past the timeout.
+    timed_out: bool,
+}
+
+/// Waits for `child` until `deadline`, then kills its process group. Ctrl-C (`interrupt`
+/// raised while it runs, not before: a `--post` after Ctrl-C must still restore its setting)
+/// is passed on to the group as SIGINT, as the terminal would have, and the group is killed if
+/// it is still there [`INTERRUPT_GRACE`] later. The child is reaped on every path.
+fn wait_for(child: &mut Child, deadline: Instant, interrupt: &Signal) -> std::io::Result<Ended> {
+    let already = interrupt.is_raised();
+    let mut kill_at = deadline;
+    let mut passed_on = false;
     loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok((status, false));
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                return Ok(Ended {
+                    status,
+                    timed_out: false,
+                })
+            }
+            Ok(None) => {}
+            Err(e) => {
+                signal_group(child, libc::SIGKILL);
+                let _ = child.wait();
+                return Err(e);
+            }
         }
-        if Instant::now() >= deadline {
-            let group = child.id() as libc::pid_t;
-            // SAFETY: kill(2) with a negative pid signals that process group; no memory involved.
-            unsafe { libc::kill(-group, libc::SIGKILL) };
-            return Ok((child.wait()?, true));
+        let now = Instant::now();
+        if !already && !passed_on && interrupt.is_raised() {
+            signal_group(child, libc::SIGINT);
+            passed_on = true;
+            kill_at = kill_at.min(now + INTERRUPT_GRACE);
+        }
+        if now >= kill_at {
+            signal_group(child, libc::SIGKILL);
+            let status = child.wait()?;
+            // It may have exited on its own just before the kill.
+            let killed = status.signal() == Some(libc::SIGKILL);
+            return Ok(Ended {
+                status,
+                timed_out: killed && now >= deadline,
+            });
         }
         std::thread::sleep(WAIT_STEP);
     }
@@ -82,7 +151,13 @@ fn wait_until(child: &mut Child, deadline: Instant) -> std::io::Result<(ExitStat
 /// Runs `argv` with no shell, stdin from /dev/null, `LINERATE_VALUE=value` in its
 /// environment, in a process group of its own, and waits for it at most `timeout`: then it is
 /// killed with everything it started in that group, and the run says it timed out.
-pub fn run_command(phase: Phase, argv: &[String], value: &str, timeout: Duration) -> KnobRun {
+pub fn run_command(
+    phase: Phase,
+    argv: &[String],
+    value: &str,
+    timeout: Duration,
+    interrupt: &Signal,
+) -> KnobRun {
     let started = Instant::now();
     let mut run = KnobRun {
         phase,
@@ -117,19 +192,23 @@ pub fn run_command(phase: Phase, argv: &[String], value: &str, timeout: Duration
     };
     let stdout = collect(child.stdout.take());
     let stderr = collect(child.stderr.take());
-    match wait_until(&mut child, started + timeout) {
-        Ok((status, timed_out)) => {
-            run.exit_code = status.code();
-            run.signal = status.signal();
-            run.timed_out = timed_out;
-            run.success = status.success() && !timed_out;
+    match wait_for(&mut child, started + timeout, interrupt) {
+        Ok(ended) => {
+            run.exit_code = ended.status.code();
+            run.signal = ended.status.signal();
+            run.timed_out = ended.timed_out;
+            run.success = ended.status.success();
         }
-        Err(e) => run.spawn_error = Some(format!("waiting for it failed: {e}")),
+        // Killed and reaped; what wait said goes with the signal.
+        Err(e) => {
+            run.signal = Some(libc::SIGKILL);
+            run.stderr = format!("[linerate: waiting for it failed: {e}]");
+        }
     }
     run.duration_s = started.elapsed().as_secs_f64();
     let grace = Instant::now() + OUTPUT_GRACE;
     run.stdout = kept_text(&stdout, grace);
-    run.stderr = kept_text(&stderr, grace);
+    run.stderr.insert_str(0, &kept_text(&stderr, grace));
     run
 }
 
@@ -148,7 +227,13 @@ mod tests {
         let path = marker.path().to_str().unwrap().to_string();
         // The shell and the sleep it starts are both in the command's group.
         let argv = sh(&format!("echo begun; sleep 1; echo late > {path}"));
-        let run = run_command(Phase::Pre, &argv, "5", Duration::from_millis(300));
+        let run = run_command(
+            Phase::Pre,
+            &argv,
+            "5",
+            Duration::from_millis(300),
+            &Signal::new(),
+        );
         assert!(run.timed_out && !run.success, "{run:?}");
         assert_eq!(run.signal, Some(libc::SIGKILL));
         assert!(run.duration_s < 0.9, "{run:?}");
@@ -169,9 +254,41 @@ mod tests {
     #[test]
     fn a_background_process_holding_the_output_does_not_hold_the_sweep() {
         let started = Instant::now();
-        let run = run_command(Phase::Pre, &sh("sleep 3 & echo set"), "1", DEFAULT_TIMEOUT);
+        let run = run_command(
+            Phase::Pre,
+            &sh("sleep 3 & echo set"),
+            "1",
+            DEFAULT_TIMEOUT,
+            &Signal::new(),
+        );
         assert!(run.success && !run.timed_out, "{run:?}");
         assert_eq!(run.stdout, "set\n");
         assert!(started.elapsed() < Duration::from_secs(2), "{run:?}");
+    }
+
+    #[test]
+    fn ctrl_c_during_a_command_is_passed_on_but_not_one_from_before() {
+        let interrupt = Signal::new();
+        let raiser = interrupt.clone();
+        let later = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            raiser.raise();
+        });
+        let argv = sh("trap 'echo got-int; exit 7' INT; sleep 5 & wait");
+        let run = run_command(Phase::Pre, &argv, "1", DEFAULT_TIMEOUT, &interrupt);
+        later.join().unwrap();
+        assert_eq!((run.exit_code, run.timed_out), (Some(7), false), "{run:?}");
+        assert!(run.stdout.starts_with("got-int"), "{run:?}");
+        assert!(run.duration_s < 2.0, "{run:?}");
+        // Raised before it started (a --post after Ctrl-C): it runs to its end.
+        let run = run_command(
+            Phase::Post,
+            &sh("sleep 0.3; echo restored"),
+            "1",
+            DEFAULT_TIMEOUT,
+            &interrupt,
+        );
+        assert!(run.success, "{run:?}");
+        assert_eq!(run.stdout, "restored\n");
     }
 }

@@ -119,6 +119,7 @@ fn knob_sweep_with_repeats_stopped_by_a_failure() {
         &knob.pre.render("1"),
         "1",
         DEFAULT_TIMEOUT,
+        &engine::Signal::new(),
     )];
     let mut p2 = SweepPoint::new(
         SweepValue {
@@ -132,6 +133,7 @@ fn knob_sweep_with_repeats_stopped_by_a_failure() {
         &["sh".into(), "-c".into(), "exit 4".into()],
         "2",
         DEFAULT_TIMEOUT,
+        &engine::Signal::new(),
     )];
     let points = vec![p1, p2];
     let r = SweepResult {
