@@ -272,11 +272,74 @@ rr_part() { # the whole part: every (placement, kind, tool) × $reps, into $rr_s
       done
     done
   done
+  : >"$rr_at_once_samples"
+  [[ " ${cases[*]} " == *" tcp_rr netperf "* ]] && rr_at_once_part
+}
+
+# ---- same core, at once: linerate rr and netperf TCP_RR sharing CPU 0 in the same seconds ----
+# On one core a tool's transactions/s is the inverse of the CPU time a transaction costs its
+# client and server together: the core never idles. Run one after the other, the two tools also
+# meet different host speeds (the probe's spread, up to 4x here), which no number of repetitions
+# averages out quickly. Run at once, all four processes pinned to CPU 0, each pair gets half of
+# the core in the same seconds, so the ratio of the two rates is the inverse ratio of the two
+# tools' CPU cost per transaction whatever the host does meanwhile. Which client starts first
+# alternates; each runs $dur s from its own start (linerate's handshake takes a few ms longer).
+rr_at_once_samples=$tmp/rr_at_once.jsonl
+rr_at_once_run() { # rr_at_once_run REP: both pairs at once in one namespace; appends a sample
+  # Not "lr": that is the linerate binary.
+  local rep=$1 lr_port np_port lr_s lr_c np_s np_c lr_pid np_pid a b rc=0 probe lr_fig np_fig
+  rr_cmd_linerate tcp_rr; lr_port=$port lr_s=("${srv[@]}") lr_c=("${cmd[@]}")
+  rr_cmd_netperf tcp_rr; np_port=$port np_s=("${srv[@]}") np_c=("${cmd[@]}")
+  probe=$(rr_probe)
+  start_server "$lr_port" "${ns_exec[@]}" taskset -c 0 "${lr_s[@]}" || return 1
+  lr_pid=$srv_pid
+  start_server "$np_port" "${ns_exec[@]}" taskset -c 0 "${np_s[@]}" || { stop "$lr_pid"; return 1; }
+  np_pid=$srv_pid
+  local t=(timeout -k 5 $((dur + 30)) "${ns_exec[@]}" taskset -c 0)
+  if (( rep % 2 )); then
+    "${t[@]}" "${lr_c[@]}" >"$tmp/once_lr.out" 2>"$tmp/once_lr.err" & a=$!
+    "${t[@]}" "${np_c[@]}" >"$tmp/once_np.out" 2>&1 & b=$!
+  else
+    "${t[@]}" "${np_c[@]}" >"$tmp/once_np.out" 2>&1 & b=$!
+    "${t[@]}" "${lr_c[@]}" >"$tmp/once_lr.out" 2>"$tmp/once_lr.err" & a=$!
+  fi
+  wait "$a" || rc=1
+  wait "$b" || rc=1
+  sleep 0.3
+  stop "$lr_pid"; stop "$np_pid"
+  cat "$tmp/once_lr.out" "$tmp/once_lr.err" >"$rr_raw/$rep-same-at_once-linerate.client"
+  cp "$tmp/once_np.out" "$rr_raw/$rep-same-at_once-netperf.client"
+  if (( rc )); then log "an at-once client failed (raw: $rr_raw/$rep-same-at_once-*)"; return 1; fi
+  if ! lr_fig=$(rr_parse_linerate "$tmp/once_lr.out") \
+    || ! np_fig=$(rr_parse_netperf "$tmp/once_np.out"); then
+    log "could not parse an at-once run (raw: $rr_raw/$rep-same-at_once-*)"; return 1
+  fi
+  jq -cn --argjson rep "$rep" --argjson lr "${lr_fig%% *}" --argjson np "${np_fig%% *}" \
+    --argjson probe "$probe" --arg first "$( ((rep % 2)) && echo linerate || echo netperf)" \
+    '{rep: $rep, first: $first, linerate_tps: $lr, netperf_tps: $np, host_probe_s: $probe}' \
+    >>"$rr_at_once_samples"
+  jq -r '"  same (at once) tcp_rr: linerate \(.linerate_tps | round)/s, netperf \(.netperf_tps | round)/s, ratio \(.linerate_tps / .netperf_tps * 1000 | round / 1000), host probe \(.host_probe_s) s"' \
+    <<<"$(tail -n 1 "$rr_at_once_samples")" >&2
+}
+rr_at_once_part() {
+  log "same core, at once: linerate rr and netperf TCP_RR both on CPU 0, $reps × ${dur} s"
+  local rep ok
+  for (( rep = 1; rep <= reps; rep++ )); do
+    ok=1
+    rr_ns_up || { log "could not make a network namespace for the run"; ok=0; }
+    (( ok )) && rr_at_once_run "$rep" || ok=0
+    rr_ns_down
+    if (( !ok )); then
+      failures=$((failures + 1))
+      jq -cn --argjson rep "$rep" '{rep: $rep, failed: true}' >>"$rr_at_once_samples"
+    fi
+    sleep 0.2
+  done
 }
 
 rr_summary() { # the part's JSON (rows, targets, samples) on stdout; needs peers.sh's $jq_lib
   jq -s --argjson reps "$reps" --argjson dur "$dur" --argjson len "$rr_len" \
-    --arg netperf "${netperf_bin:-}" "$jq_lib"'
+    --arg netperf "${netperf_bin:-}" --slurpfile once "$rr_at_once_samples" "$jq_lib"'
   def order: {"tcp_rr": 0, "udp_rr": 1, "tcp_crr": 2}[.kind] * 10
              + {"linerate": 0, "sockperf": 1, "qperf": 2, "netperf": 3, "iperf2": 4}[.tool];
   def pl: {"same": 0, "cross": 1}[.];
@@ -340,7 +403,7 @@ rr_summary() { # the part's JSON (rows, targets, samples) on stdout; needs peers
     host_probe_spread: ($samples | map(.host_probe_s | select(. != null))
                         | if length > 0 and min > 0 then max / min else null end),
     targets: [
-      ($rows | map(.placement) | unique | sort_by(pl)[]) as $p
+      (($rows | map(.placement) | unique | sort_by(pl)[]) as $p
       | (("tcp_rr", "udp_rr") as $k
          | row($p; $k; "sockperf") as $peer
          | target("\($k) p50 <= 1.05x sockperf (\($p) core)"; $peer.linerate_p50_ratio_paired; 1.05;
@@ -356,8 +419,15 @@ rr_summary() { # the part's JSON (rows, targets, samples) on stdout; needs peers
          | target("crr connections/s >= netperf TCP_CRR (\($p) core)"; $peer.linerate_tps_ratio_paired; 1;
                   $peer.linerate_tps_ratio_paired >= 1;
                   if $peer == null then absent("netperf") else "median of paired connections/s ratios\(ci_text($peer.linerate_tps_ratio_paired_ci95; 1)), \(where($p)); medians \(row($p; "tcp_crr"; "linerate").transactions_per_s_median | round) vs \($peer.transactions_per_s_median | round); best of reps ratio \($peer.linerate_tps_ratio_best | r3)" end)
-           | with_ci($peer.linerate_tps_ratio_paired_ci95; 1))
+           | with_ci($peer.linerate_tps_ratio_paired_ci95; 1))),
+      ($once | map(select(.failed | not)) | select(length > 0) as $ok
+       | ($ok | map(.linerate_tps / .netperf_tps)) as $r
+       | target("tcp_rr transactions/s >= netperf TCP_RR (same core, at once)"; $r | median; 1;
+                ($r | median) >= 1;
+                "median ratio of \($r | length) runs with both pairs on CPU 0 at the same time\(ci_text($r | median_ci; 1)); medians \($ok | med(.linerate_tps) | round) vs \($ok | med(.netperf_tps) | round) (half the core each): the inverse ratio of CPU time per transaction, at the same host speed")
+       | with_ci($r | median_ci; 1))
     ],
+    at_once: $once,
     samples: $samples }' "$rr_samples"
 }
 
@@ -391,6 +461,8 @@ rr_print() { # the Markdown table and target lines from $out's .rr, on stdout an
     echo "medians of the ratios of runs paired by repetition (the JSON also has the ratio of the medians)."
     echo "A target's 95 % CI is that of the median paired ratio (sign test, at least 6 pairs); \"within"
     echo "noise\": the interval holds the threshold, so this run cannot tell linerate from the tool there."
+    echo "\"At once\": linerate rr and netperf TCP_RR run together, all four processes on CPU 0, so the"
+    echo "host's speed swings hit both alike; the ratio of their rates is that of their CPU cost per transaction."
     if (( rr_netns )); then
       echo "Each run had a network namespace of its own (no TIME_WAIT carried from one run to the next)."
     fi
