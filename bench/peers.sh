@@ -124,6 +124,8 @@ stop() { # stop PID [SIGNAL]: SIGNAL (TERM), up to 3 s, then KILL; reap it
 cleanup() {
   local pid
   for pid in "${servers[@]}"; do stop "$pid"; done
+  # A run's network namespace (bench/latency.sh), should the script end in the middle of one.
+  if declare -F rr_ns_down >/dev/null; then rr_ns_down; fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
