@@ -50,28 +50,27 @@ impl Done {
 /// A worker's way to send its [`Done`]: once, or, if the worker panics, as an error when
 /// unwinding drops it (so the set still hears of it and closes its shared copy).
 struct Report {
-    tx: Sender<Done>,
+    /// Taken by the one send.
+    tx: Option<Sender<Done>>,
     index: usize,
     shared_copy: Option<RawFd>,
-    sent: bool,
 }
 
 impl Report {
     fn send(&mut self, result: Result<StreamReport, String>) {
-        self.sent = true;
-        let _ = self.tx.send(Done {
-            index: self.index,
-            result,
-            shared_copy: self.shared_copy.take(),
-        });
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(Done {
+                index: self.index,
+                result,
+                shared_copy: self.shared_copy.take(),
+            });
+        }
     }
 }
 
 impl Drop for Report {
     fn drop(&mut self) {
-        if !self.sent {
-            self.send(Err("worker thread panicked".into()));
-        }
+        self.send(Err("worker thread panicked".into()));
     }
 }
 
@@ -121,10 +120,9 @@ impl Workers {
             .name(thread_name)
             .spawn(move || {
                 let mut report = Report {
-                    tx,
+                    tx: Some(tx),
                     index,
                     shared_copy: None,
-                    sent: false,
                 };
                 if let Some(cpu) = cpu {
                     if let Err(e) = crate::affinity::pin_current_thread(cpu) {
@@ -328,6 +326,14 @@ mod tests {
         }
     }
 
+    /// A set running one `OwnTable` worker on one end of a socket pair, and the other end.
+    fn one_own_table_worker(panics: bool) -> (Workers, UnixStream) {
+        let (a, peer) = UnixStream::pair().unwrap();
+        let mut w = Workers::new(Box::new(OwnTable { panics }));
+        w.spawn(Conn::Unix(a), Role::Receiver, "q".into()).unwrap();
+        (w, peer)
+    }
+
     /// End of stream at `peer` within 5 s.
     fn ends(mut peer: UnixStream) -> bool {
         use std::io::Read;
@@ -337,9 +343,7 @@ mod tests {
 
     #[test]
     fn a_private_table_workers_connection_is_closed_at_join() {
-        let (a, peer) = UnixStream::pair().unwrap();
-        let mut w = Workers::new(Box::new(OwnTable { panics: false }));
-        w.spawn(Conn::Unix(a), Role::Receiver, "q".into()).unwrap();
+        let (w, peer) = one_own_table_worker(false);
         w.stop();
         let out = w.join(Duration::from_secs(5));
         assert_eq!(out[0].result, Some(Ok(StreamReport::default())));
@@ -348,9 +352,7 @@ mod tests {
 
     #[test]
     fn a_panicked_worker_is_reported_and_its_connection_closed() {
-        let (a, peer) = UnixStream::pair().unwrap();
-        let mut w = Workers::new(Box::new(OwnTable { panics: true }));
-        w.spawn(Conn::Unix(a), Role::Receiver, "p".into()).unwrap();
+        let (w, peer) = one_own_table_worker(true);
         let out = w.join(Duration::from_secs(5));
         assert_eq!(out[0].result, Some(Err("worker thread panicked".into())));
         assert!(ends(peer));
@@ -358,9 +360,7 @@ mod tests {
 
     #[test]
     fn a_private_table_workers_connection_is_closed_after_a_drop() {
-        let (a, peer) = UnixStream::pair().unwrap();
-        let mut w = Workers::new(Box::new(OwnTable { panics: false }));
-        w.spawn(Conn::Unix(a), Role::Receiver, "q".into()).unwrap();
+        let (w, peer) = one_own_table_worker(false);
         drop(w); // raises abort; the worker ends after the set is gone
         assert!(ends(peer));
     }
