@@ -383,10 +383,11 @@ pub fn run_sweep(
                     break;
                 }
             }
-            if let Some((k, post)) = plan
-                .knob
-                .as_ref()
-                .and_then(|k| k.post.as_ref().map(|p| (k, p)))
+            if let Some(
+                k @ knob::KnobPlan {
+                    post: Some(post), ..
+                },
+            ) = &plan.knob
             {
                 let run = knob::run_command(
                     Phase::Post,

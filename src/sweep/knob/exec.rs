@@ -21,14 +21,26 @@ const WAIT_STEP: Duration = Duration::from_millis(10);
 /// How long a command may take to end after Ctrl-C was passed on to it before it is killed.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
 
-/// What a reader thread has kept of one pipe so far, and whether it is done with the pipe.
-type Kept = Arc<(Mutex<(Vec<u8>, bool)>, Condvar)>;
+/// What a reader thread has kept of one pipe so far.
+#[derive(Default)]
+struct Output {
+    bytes: Vec<u8>,
+    /// The reader is done with the pipe.
+    done: bool,
+}
+
+/// One pipe's [`Output`], shared with its reader, which signals the condition when done.
+type Kept = Arc<(Mutex<Output>, Condvar)>;
+
+fn lock(kept: &Kept) -> std::sync::MutexGuard<'_, Output> {
+    kept.0.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Marks `kept` done, with `note` after what it holds.
 fn finish(kept: &Kept, note: &[u8]) {
-    let mut state = kept.0.lock().unwrap_or_else(|e| e.into_inner());
-    state.0.extend_from_slice(note);
-    state.1 = true;
+    let mut out = lock(kept);
+    out.bytes.extend_from_slice(note);
+    out.done = true;
     kept.1.notify_all();
 }
 
@@ -61,9 +73,9 @@ fn collect(pipe: Option<impl Read + Send + 'static>) -> Kept {
                     finish(&shared, b"");
                     return;
                 }
-                let mut state = shared.0.lock().unwrap_or_else(|e| e.into_inner());
-                let room = OUTPUT_LIMIT_BYTES.saturating_sub(state.0.len());
-                state.0.extend_from_slice(&buf[..n.min(room)]);
+                let mut out = lock(&shared);
+                let room = OUTPUT_LIMIT_BYTES.saturating_sub(out.bytes.len());
+                out.bytes.extend_from_slice(&buf[..n.min(room)]);
             }
         });
     if let Err(e) = reader {
@@ -76,18 +88,12 @@ fn collect(pipe: Option<impl Read + Send + 'static>) -> Kept {
 /// The text kept from a pipe once it is done, or at `deadline` (what came until then) if a
 /// process left running in the background still holds it open.
 fn kept_text(kept: &Kept, deadline: Instant) -> String {
-    let mut state = kept.0.lock().unwrap_or_else(|e| e.into_inner());
-    while !state.1 {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            break;
-        }
-        state = match kept.1.wait_timeout(state, left) {
-            Ok((s, _)) => s,
-            Err(e) => e.into_inner().0,
-        };
-    }
-    keep(&state.0)
+    let left = deadline.saturating_duration_since(Instant::now());
+    let out = match kept.1.wait_timeout_while(lock(kept), left, |out| !out.done) {
+        Ok((out, _)) => out,
+        Err(e) => e.into_inner().0,
+    };
+    keep(&out.bytes)
 }
 
 /// Sends `signal` to the process group `child` leads. The group cannot be another's: the child
