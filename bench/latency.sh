@@ -224,6 +224,14 @@ rr_run() { # rr_run KIND TOOL PLACEMENT REP: one pinned client run against a fre
     <<<"$(tail -n 1 "$rr_samples")" >&2
 }
 
+rr_in_own_ns() { # rr_in_own_ns CMD...: CMD in a fresh namespace (when there are any); CMD's status
+  local ok=1
+  rr_ns_up || { log "could not make a network namespace for the run"; ok=0; }
+  (( ok )) && "$@" || ok=0
+  rr_ns_down
+  (( ok ))
+}
+
 rr_part() { # the whole part: every (placement, kind, tool) × $reps, into $rr_samples
   : >"$rr_samples"
   mkdir -p "$rr_raw"
@@ -258,11 +266,7 @@ rr_part() { # the whole part: every (placement, kind, tool) × $reps, into $rr_s
       for (( k = 0; k < ${#cases[@]}; k++ )); do
         c=${cases[(k + rep - 1) % ${#cases[@]}]} # rotated, as for throughput
         read -r kind tool <<<"$c"
-        local ok=1
-        rr_ns_up || { log "could not make a network namespace for the run"; ok=0; }
-        (( ok )) && rr_run "$kind" "$tool" "${placements[(p + rep - 1) % ${#placements[@]}]}" "$rep" || ok=0
-        rr_ns_down
-        if (( !ok )); then
+        if ! rr_in_own_ns rr_run "$kind" "$tool" "${placements[(p + rep - 1) % ${#placements[@]}]}" "$rep"; then
           failures=$((failures + 1))
           IFS=: read -r place _ <<<"${placements[(p + rep - 1) % ${#placements[@]}]}"
           jq -cn --arg kind "$kind" --arg tool "$tool" --arg place "$place" --argjson rep "$rep" \
@@ -323,13 +327,9 @@ rr_at_once_run() { # rr_at_once_run REP: both pairs at once in one namespace; ap
 }
 rr_at_once_part() {
   log "same core, at once: linerate rr and netperf TCP_RR both on CPU 0, $reps × ${dur} s"
-  local rep ok
+  local rep
   for (( rep = 1; rep <= reps; rep++ )); do
-    ok=1
-    rr_ns_up || { log "could not make a network namespace for the run"; ok=0; }
-    (( ok )) && rr_at_once_run "$rep" || ok=0
-    rr_ns_down
-    if (( !ok )); then
+    if ! rr_in_own_ns rr_at_once_run "$rep"; then
       failures=$((failures + 1))
       jq -cn --argjson rep "$rep" '{rep: $rep, failed: true}' >>"$rr_at_once_samples"
     fi
@@ -373,14 +373,15 @@ rr_summary() { # the part's JSON (rows, targets, samples) on stdout; needs peers
                                       .c += .p | .p = .p * ($n - $i) / ($i + 1); .c)] as $cdf
       | ([range(0; $n) | select($cdf[.] <= 0.025)] | length) as $k
       | if $k == 0 then null else [.[$k - 1], .[$n - $k]] end;
-    ($rows | map(. + { linerate_p50_ratio: div(row(.placement; .kind; "linerate").rtt_p50_us_median;
+    ($rows | map(paired(.rtt_p50_us) as $p50 | paired(.transactions_per_s) as $tps
+                 | . + { linerate_p50_ratio: div(row(.placement; .kind; "linerate").rtt_p50_us_median;
                                                .rtt_p50_us_median),
                        linerate_tps_ratio: div(row(.placement; .kind; "linerate").transactions_per_s_median;
                                                .transactions_per_s_median),
-                       linerate_p50_ratio_paired: (paired(.rtt_p50_us) | median),
-                       linerate_tps_ratio_paired: (paired(.transactions_per_s) | median),
-                       linerate_p50_ratio_paired_ci95: (paired(.rtt_p50_us) | median_ci),
-                       linerate_tps_ratio_paired_ci95: (paired(.transactions_per_s) | median_ci),
+                       linerate_p50_ratio_paired: ($p50 | median),
+                       linerate_tps_ratio_paired: ($tps | median),
+                       linerate_p50_ratio_paired_ci95: ($p50 | median_ci),
+                       linerate_tps_ratio_paired_ci95: ($tps | median_ci),
                        linerate_p50_ratio_best: div(row(.placement; .kind; "linerate").rtt_p50_us_min;
                                                     .rtt_p50_us_min),
                        linerate_tps_ratio_best: div(row(.placement; .kind; "linerate").transactions_per_s_max;
@@ -421,11 +422,10 @@ rr_summary() { # the part's JSON (rows, targets, samples) on stdout; needs peers
                   if $peer == null then absent("netperf") else "median of paired connections/s ratios\(ci_text($peer.linerate_tps_ratio_paired_ci95; 1)), \(where($p)); medians \(row($p; "tcp_crr"; "linerate").transactions_per_s_median | round) vs \($peer.transactions_per_s_median | round); best of reps ratio \($peer.linerate_tps_ratio_best | r3)" end)
            | with_ci($peer.linerate_tps_ratio_paired_ci95; 1))),
       ($once | map(select(.failed | not)) | select(length > 0) as $ok
-       | ($ok | map(.linerate_tps / .netperf_tps)) as $r
-       | target("tcp_rr transactions/s >= netperf TCP_RR (same core, at once)"; $r | median; 1;
-                ($r | median) >= 1;
-                "median ratio of \($r | length) runs with both pairs on CPU 0 at the same time\(ci_text($r | median_ci; 1)); medians \($ok | med(.linerate_tps) | round) vs \($ok | med(.netperf_tps) | round) (half the core each): the inverse ratio of CPU time per transaction, at the same host speed")
-       | with_ci($r | median_ci; 1))
+       | ($ok | map(.linerate_tps / .netperf_tps)) as $r | ($r | median) as $m | ($r | median_ci) as $ci
+       | target("tcp_rr transactions/s >= netperf TCP_RR (same core, at once)"; $m; 1; $m >= 1;
+                "median ratio of \($r | length) runs with both pairs on CPU 0 at the same time\(ci_text($ci; 1)); medians \($ok | med(.linerate_tps) | round) vs \($ok | med(.netperf_tps) | round) (half the core each): the inverse ratio of CPU time per transaction, at the same host speed")
+       | with_ci($ci; 1))
     ],
     at_once: $once,
     samples: $samples }' "$rr_samples"
