@@ -46,6 +46,151 @@ fn fit(label: &str, max: usize) -> String {
     }
 }
 
+/// The x axis both halves share: one slot per column, labelled with the column's (cut) label.
+struct Columns {
+    range: std::ops::Range<f64>,
+    ticks: Vec<f64>,
+    labels: Vec<String>,
+}
+
+impl Columns {
+    fn new(bars: &[Bars]) -> Self {
+        let n = bars.len();
+        // Roughly 7 px per character of the estimate plotters uses for 12 px text.
+        let max_chars = ((WIDTH as usize / 2 - 90) / n / 7).max(4);
+        Self {
+            range: -0.5..n as f64 - 0.5,
+            ticks: (0..n).map(|i| i as f64).collect(),
+            labels: bars.iter().map(|b| fit(&b.label, max_chars)).collect(),
+        }
+    }
+
+    fn label(&self, v: &f64) -> String {
+        self.labels
+            .get(v.round() as usize)
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<Ticked, Ticked>>;
+
+/// One half's chart: the shared x axis, a y axis from 0 to `y_max` described by `y_desc`.
+fn half<'a, 'b>(
+    area: &'a Area<'b>,
+    columns: &Columns,
+    y_max: f64,
+    y_desc: &str,
+) -> Result<Chart<'a, 'b>> {
+    let err = draw_error(ChartKind::ThroughputCpu);
+    let y_range = upto(y_max);
+    let y_ticks = linear_ticks(&y_range, 8);
+    let mut chart = ChartBuilder::on(area)
+        .margin(14)
+        .x_label_area_size(46)
+        .y_label_area_size(64)
+        .build_cartesian_2d(
+            Ticked::new(columns.range.clone(), columns.ticks.clone()),
+            Ticked::new(y_range, y_ticks),
+        )
+        .map_err(&err)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_desc("")
+        .y_desc(y_desc)
+        .x_label_formatter(&|v| columns.label(v))
+        .y_label_formatter(&|v| short(*v))
+        .label_style((FONT, 12))
+        .axis_desc_style((FONT, 14))
+        .bold_line_style(RGBColor(225, 225, 225))
+        .draw()
+        .map_err(&err)?;
+    Ok(chart)
+}
+
+fn value_style() -> TextStyle<'static> {
+    TextStyle::from((FONT, 11)).pos(Pos::new(HPos::Center, VPos::Bottom))
+}
+
+/// The left half: one throughput bar per column, its value on top.
+fn draw_throughput(area: &Area<'_>, columns: &Columns, bars: &[Bars]) -> Result<()> {
+    let err = draw_error(ChartKind::ThroughputCpu);
+    let unit = decimal_unit(max_of(bars.iter().map(|b| b.throughput_bps)));
+    let tput: Vec<f64> = bars
+        .iter()
+        .map(|b| b.throughput_bps / unit.divisor)
+        .collect();
+    let desc = format!("throughput ({}bit/s)", unit.prefix);
+    let mut chart = half(area, columns, max_of(tput.iter().copied()), &desc)?;
+    chart
+        .draw_series(tput.iter().enumerate().map(|(i, &v)| {
+            let x = i as f64;
+            Rectangle::new([(x - 0.35, 0.0), (x + 0.35, v)], color(i).filled())
+        }))
+        .map_err(&err)?;
+    chart
+        .draw_series(
+            tput.iter()
+                .enumerate()
+                .map(|(i, &v)| Text::new(short(v), (i as f64, v), value_style())),
+        )
+        .map_err(&err)?;
+    Ok(())
+}
+
+/// The right half: the client's (solid) and the server's (light) CPU per column, with a legend.
+fn draw_cpu(area: &Area<'_>, columns: &Columns, bars: &[Bars]) -> Result<()> {
+    let err = draw_error(ChartKind::ThroughputCpu);
+    let cpu_max = max_of(
+        bars.iter()
+            .flat_map(|b| [b.client_cpu_pct, b.server_cpu_pct]),
+    );
+    // Extra headroom: the legend sits top right, above the bars.
+    let mut chart = half(area, columns, cpu_max * 1.2, "CPU (% of one core)")?;
+    let swatch = |c: RGBAColor| {
+        move |(x, y): (i32, i32)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.filled())
+    };
+    // (x offset of the bar's left edge, alpha, legend label, the figure)
+    type Side = (f64, f64, &'static str, fn(&Bars) -> f64);
+    let sides: [Side; 2] = [
+        (-0.38, 1.0, "client", |b| b.client_cpu_pct),
+        (0.02, 0.45, "server", |b| b.server_cpu_pct),
+    ];
+    for (offset, alpha, label, figure) in sides {
+        chart
+            .draw_series(bars.iter().enumerate().map(|(i, b)| {
+                let x = i as f64 + offset;
+                Rectangle::new(
+                    [(x, 0.0), (x + 0.36, figure(b))],
+                    color(i).mix(alpha).filled(),
+                )
+            }))
+            .map_err(&err)?
+            .label(label)
+            .legend(swatch(RGBColor(90, 90, 90).mix(alpha)));
+    }
+    // Values after both bars, so no bar covers a neighbour's value.
+    chart
+        .draw_series(bars.iter().enumerate().flat_map(|(i, b)| {
+            sides.map(|(offset, _, _, figure)| {
+                let x = i as f64 + offset + 0.18;
+                Text::new(short(figure(b)), (x, figure(b)), value_style())
+            })
+        }))
+        .map_err(&err)?;
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .label_font((FONT, 12))
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(160, 160, 160))
+        .draw()
+        .map_err(&err)?;
+    Ok(())
+}
+
 pub(crate) fn draw(columns: &[LabeledRuns]) -> Result<String> {
     let kind = ChartKind::ThroughputCpu;
     let err = draw_error(kind);
@@ -56,141 +201,15 @@ pub(crate) fn draw(columns: &[LabeledRuns]) -> Result<String> {
             reason: "no runs given".into(),
         });
     }
-    let n = bars.len();
-    let x_range = -0.5..n as f64 - 0.5;
-    let x_ticks: Vec<f64> = (0..n).map(|i| i as f64).collect();
-    // Roughly 7 px per character of the estimate plotters uses for 12 px text.
-    let max_chars = ((WIDTH as usize / 2 - 90) / n / 7).max(4);
-    let labels: Vec<String> = bars.iter().map(|b| fit(&b.label, max_chars)).collect();
-    let x_fmt = |v: &f64| labels.get(v.round() as usize).cloned().unwrap_or_default();
-    let value_style = TextStyle::from((FONT, 11)).pos(Pos::new(HPos::Center, VPos::Bottom));
-
-    let unit = decimal_unit(max_of(bars.iter().map(|b| b.throughput_bps)));
-    let tput: Vec<f64> = bars
-        .iter()
-        .map(|b| b.throughput_bps / unit.divisor)
-        .collect();
-    let cpu_max = max_of(
-        bars.iter()
-            .flat_map(|b| [b.client_cpu_pct, b.server_cpu_pct]),
-    );
-    let y_fmt = |v: &f64| short(*v);
-
+    let columns = Columns::new(&bars);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE).map_err(&err)?;
         let root = root.titled(kind.title(), (FONT, 20)).map_err(&err)?;
         let (left, right) = root.split_horizontally(WIDTH / 2);
-
-        let y_range = upto(max_of(tput.iter().copied()));
-        let y_ticks = linear_ticks(&y_range, 8);
-        let mut chart = ChartBuilder::on(&left)
-            .margin(14)
-            .x_label_area_size(46)
-            .y_label_area_size(64)
-            .build_cartesian_2d(
-                Ticked::new(x_range.clone(), x_ticks.clone()),
-                Ticked::new(y_range, y_ticks),
-            )
-            .map_err(&err)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_desc("")
-            .y_desc(format!("throughput ({}bit/s)", unit.prefix))
-            .x_label_formatter(&x_fmt)
-            .y_label_formatter(&y_fmt)
-            .label_style((FONT, 12))
-            .axis_desc_style((FONT, 14))
-            .bold_line_style(RGBColor(225, 225, 225))
-            .draw()
-            .map_err(&err)?;
-        chart
-            .draw_series(tput.iter().enumerate().map(|(i, &v)| {
-                let x = i as f64;
-                Rectangle::new([(x - 0.35, 0.0), (x + 0.35, v)], color(i).filled())
-            }))
-            .map_err(&err)?;
-        chart
-            .draw_series(
-                tput.iter()
-                    .enumerate()
-                    .map(|(i, &v)| Text::new(short(v), (i as f64, v), value_style.clone())),
-            )
-            .map_err(&err)?;
-
-        // Extra headroom: the legend sits top right, above the bars.
-        let y_range = upto(cpu_max * 1.2);
-        let y_ticks = linear_ticks(&y_range, 8);
-        let mut chart = ChartBuilder::on(&right)
-            .margin(14)
-            .x_label_area_size(46)
-            .y_label_area_size(64)
-            .build_cartesian_2d(Ticked::new(x_range, x_ticks), Ticked::new(y_range, y_ticks))
-            .map_err(&err)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_desc("")
-            .y_desc("CPU (% of one core)")
-            .x_label_formatter(&x_fmt)
-            .y_label_formatter(&y_fmt)
-            .label_style((FONT, 12))
-            .axis_desc_style((FONT, 14))
-            .bold_line_style(RGBColor(225, 225, 225))
-            .draw()
-            .map_err(&err)?;
-        let swatch = |c: RGBAColor| {
-            move |(x, y): (i32, i32)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.filled())
-        };
-        chart
-            .draw_series(bars.iter().enumerate().map(|(i, b)| {
-                let x = i as f64;
-                Rectangle::new(
-                    [(x - 0.38, 0.0), (x - 0.02, b.client_cpu_pct)],
-                    color(i).filled(),
-                )
-            }))
-            .map_err(&err)?
-            .label("client")
-            .legend(swatch(RGBColor(90, 90, 90).mix(1.0)));
-        chart
-            .draw_series(bars.iter().enumerate().map(|(i, b)| {
-                let x = i as f64;
-                Rectangle::new(
-                    [(x + 0.02, 0.0), (x + 0.38, b.server_cpu_pct)],
-                    color(i).mix(0.45).filled(),
-                )
-            }))
-            .map_err(&err)?
-            .label("server")
-            .legend(swatch(RGBColor(90, 90, 90).mix(0.45)));
-        chart
-            .draw_series(bars.iter().enumerate().flat_map(|(i, b)| {
-                let x = i as f64;
-                [
-                    Text::new(
-                        short(b.client_cpu_pct),
-                        (x - 0.2, b.client_cpu_pct),
-                        value_style.clone(),
-                    ),
-                    Text::new(
-                        short(b.server_cpu_pct),
-                        (x + 0.2, b.server_cpu_pct),
-                        value_style.clone(),
-                    ),
-                ]
-            }))
-            .map_err(&err)?;
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font((FONT, 12))
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(160, 160, 160))
-            .draw()
-            .map_err(&err)?;
+        draw_throughput(&left, &columns, &bars)?;
+        draw_cpu(&right, &columns, &bars)?;
         root.present().map_err(&err)?;
     }
     Ok(svg)
