@@ -37,7 +37,7 @@ pub use labeled::LabeledRuns;
 pub use metrics::{metrics, Better, Metric};
 pub use pps::PpsMatrix;
 pub use summary::RunsTable;
-pub use table::{comparison_table, runs_table};
+pub use table::{comparison_table, runs_table, Align, TableStyle, TextTable};
 
 /// Result of every fallible function here.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
