@@ -3,7 +3,8 @@
 # installing iproute2 (ip, tc), nftables and ethtool first when they are missing, sockperf for
 # the latency comparison, Chromium for the HTML report test and DejaVu fonts for PNG text. Tests
 # that compare timings with a peer tool (`quiet::`) run last, on their own and one at a time, so
-# nothing else loads the cores meanwhile.
+# nothing else loads the cores meanwhile. Tests that cannot run here count as skipped, listed
+# with their reasons above the closing `tests: N passed, N failed, N skipped`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=()
@@ -24,7 +25,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# Tests that cannot run here (not root, a tool missing) append `test-name: reason` to this file
+# (tests/skip.rs): libtest counts them as passed, the closing line as skipped.
+LINERATE_SKIP_LOG=$(mktemp)
+export LINERATE_SKIP_LOG
+trap 'rm -f "$log" "$LINERATE_SKIP_LOG"' EXIT
 set +e
 cargo test --workspace --release "$@" -- --skip quiet:: 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
@@ -34,8 +39,7 @@ if [ "$status" = 0 ]; then
   status=${PIPESTATUS[0]}
 fi
 set -e
-# One closing line over every test binary (cargo ends with per-binary lines, the last of which
-# is often an empty doc-test run).
-awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i } }
-     END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"
+# The skipped tests and their reasons, then one closing line over every test binary (cargo
+# ends with per-binary lines, the last of which is often an empty doc-test run).
+bash scripts/test-counts.sh "$log" "$LINERATE_SKIP_LOG"
 exit "$status"

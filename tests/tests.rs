@@ -1,8 +1,10 @@
 //! linerate's integration tests: real client/server pairs on loopback and across network
 //! namespaces, protocol abuse, bad input through the binary, and Ctrl-C.
 
+mod harness;
 mod latency;
 mod report_cli;
+mod skip;
 mod store;
 mod sweep;
 mod util;

@@ -14,6 +14,8 @@ use results::RunRecord;
 use wire::spec::{Direction, TestKind};
 use wire::TestSpec;
 
+pub use crate::skip::skip;
+
 /// A server on 127.0.0.1:0 in this process, with its log captured; stops when dropped.
 pub struct TestServer {
     pub addr: SocketAddr,
@@ -92,25 +94,23 @@ pub fn test_db() -> std::path::PathBuf {
     std::env::temp_dir().join(format!("linerate-tests-{}.sqlite", std::process::id()))
 }
 
-/// Whether this process can make network namespaces; prints why not when it cannot.
+/// Whether this process can make network namespaces; when it cannot, reports the running test
+/// as skipped with the reason ([`crate::skip::skip`]), so call it first and return on `false`.
 pub fn can_use_netns() -> bool {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("SKIPPED: needs root to create network namespaces");
+        skip("needs root to create network namespaces");
         return false;
     }
-    let ok = Command::new("ip")
-        .arg("-V")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-        && Command::new("tc")
+    let runs = |tool: &str| {
+        Command::new(tool)
             .arg("-V")
             .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false);
+            .is_ok_and(|o| o.status.success())
+    };
+    let ok = runs("ip") && runs("tc");
     if !ok {
-        eprintln!("SKIPPED: `ip` and `tc` (iproute2) are not installed");
+        skip("`ip` and `tc` (iproute2) are not installed");
     }
     ok
 }

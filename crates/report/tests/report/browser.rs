@@ -3,8 +3,8 @@
 //!
 //! Chromium (Debian package `chromium`; scripts/test.sh installs it when run as root) prints
 //! each console message, errors and uncaught exceptions included, to stderr as a `CONSOLE`
-//! log line with `--enable-logging=stderr`. Without Chromium the browser tests are skipped with
-//! a note, unless running as root, where its absence is a setup error.
+//! log line with `--enable-logging=stderr`. Without Chromium the browser tests report themselves
+//! skipped (`tests/skip.rs`), unless running as root, where its absence is a setup error.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -87,7 +87,7 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
-/// The browser, or `None` (with a note) when the test should be skipped.
+/// The browser, or `None` (the running test reported skipped) when the test should be skipped.
 fn browser_or_skip() -> Option<PathBuf> {
     match chromium() {
         Some(p) => Some(p),
@@ -96,7 +96,9 @@ fn browser_or_skip() -> Option<PathBuf> {
              scripts/test.sh, which does)"
         ),
         None => {
-            eprintln!("skipped: chromium is not installed and this is not root (apt-get install chromium)");
+            crate::skip::skip(
+                "chromium is not installed and this is not root (apt-get install chromium)",
+            );
             None
         }
     }

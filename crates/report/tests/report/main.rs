@@ -4,4 +4,7 @@
 
 mod browser;
 mod fixtures;
+// The workspace's one runtime-skip helper (std only), shared with the binary's tests.
+#[path = "../../../../tests/skip.rs"]
+mod skip;
 mod snapshots;
