@@ -358,29 +358,42 @@ fn run_client(
         return TcpOutcome::stopped(r.stopped);
     }
     let config = ClientConfig::new(target, label.clone(), plan.spec.clone(), interrupt);
-    let mut live;
-    let progress: &mut dyn client::Progress = if plan.live_rows {
-        live = output::table::LiveTable::new(std::io::stdout(), label);
-        &mut live
-    } else {
-        &mut Silent
+    let mut live = plan
+        .live_rows
+        .then(|| output::table::LiveTable::new(std::io::stdout(), label));
+    let mut silent = Silent;
+    let progress: &mut dyn client::Progress = match live.as_mut() {
+        Some(live) => live,
+        None => &mut silent,
     };
     let record = match &probe {
         None => client::run(&config, progress)?,
         Some(p) => probe::run_with_probes(&config, p, progress)?,
     };
-    let mut out = std::io::stdout().lock();
-    if common.json {
-        output::json::write(&mut out, &record)?;
-    } else {
-        output::table::write_summary(&mut out, &record)?;
-    }
-    out.flush()?;
+    // A failed write to stdout fails the command only once the run is stored: the measurement
+    // is good whatever happened to its printout.
+    let printed = live
+        .map_or(Ok(()), output::table::LiveTable::finish)
+        .context("writing the live rows to stdout")
+        .and_then(|()| print_record(&record, common.json));
     if let Some(s) = store.as_mut() {
         let id = s.save(&record, &facts)?;
         eprintln!("linerate: stored as {id} in {}", s.path().display());
     }
+    printed?;
     Ok(TcpOutcome::of(&record))
+}
+
+/// Writes a run's summary (a table, or JSON) to stdout.
+fn print_record(record: &RunRecord, json: bool) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    if json {
+        output::json::write(&mut out, record)
+    } else {
+        output::table::write_summary(&mut out, record)
+    }
+    .and_then(|()| out.flush())
+    .context("writing the summary to stdout")
 }
 
 /// `linerate pps`: every (frame, flows) cell in turn, then one table or JSON document.

@@ -65,3 +65,42 @@ fn bad_store_input_is_refused_and_the_file_kept() {
     );
     assert_eq!(std::fs::read(&junk).unwrap(), before, "left as it was");
 }
+
+/// Issue 13: a live row that cannot be written (stdout on /dev/full: ENOSPC) is an error, exit
+/// 2 naming it, and comes after the run was stored; a broken pipe alone still exits 0.
+#[test]
+fn failed_live_output_is_an_error_after_the_run_is_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(dir.path());
+    let full = std::fs::File::create("/dev/full").unwrap();
+    let out = linerate()
+        .args(["tcp", "-t", "1", "--db", &db])
+        .stdout(full)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("linerate: writing the live rows to stdout: No space left on device"),
+        "{stderr}"
+    );
+    let stored = stderr.find("stored as").expect("stored");
+    assert!(
+        stored < stderr.find("writing the live rows").unwrap(),
+        "{stderr}"
+    );
+    // A reader that went away (`| head`): stored, exit 0, nothing said.
+    let mut child = linerate()
+        .args(["tcp", "-t", "0.3", "--db", &db])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("writing"), "{stderr}");
+    let runs = linerate_json(&["runs", "--db", &db, "--json"]);
+    assert_eq!(runs.as_array().map(Vec::len), Some(2), "{runs}");
+}

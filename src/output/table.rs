@@ -10,11 +10,16 @@ use wire::{TestKind, TestSpec};
 use crate::client::Progress;
 
 /// Prints live rows to a writer (stdout in the binary).
+///
+/// [`Progress`] cannot fail, so the first write error is kept instead of dropped: rows stop
+/// there, the run goes on to its end (and is stored), and [`LiveTable::finish`] returns it.
 pub struct LiveTable<W: Write> {
     out: W,
     target: String,
     /// Running lost-datagram totals per direction, for the `LOST` column.
     lost: Vec<(wire::spec::Flow, i64)>,
+    /// The first failed write; nothing more is written after it.
+    error: Option<std::io::Error>,
 }
 
 impl<W: Write> LiveTable<W> {
@@ -24,6 +29,21 @@ impl<W: Write> LiveTable<W> {
             out,
             target,
             lost: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// Ends the table: the first write error of its rows, if any.
+    pub fn finish(self) -> std::io::Result<()> {
+        self.error.map_or(Ok(()), Err)
+    }
+
+    /// Runs `write` unless an earlier write failed, keeping its error if it is the first.
+    fn emit(&mut self, write: impl FnOnce(&mut Self) -> std::io::Result<()>) {
+        if self.error.is_none() {
+            if let Err(e) = write(self) {
+                self.error = Some(e);
+            }
         }
     }
 
@@ -49,41 +69,47 @@ fn direction_word(spec: &TestSpec) -> &'static str {
     }
 }
 
-impl<W: Write> Progress for LiveTable<W> {
-    fn started(&mut self, server: &ServerInfo, spec: &TestSpec) {
-        let what = match spec.kind {
-            TestKind::TcpCrr => format!(
-                "a new connection per transaction, {}-byte requests, {}-byte responses",
-                spec.write_len_bytes, spec.response_len_bytes
-            ),
-            TestKind::TcpRr | TestKind::UdpRr => format!(
-                "{}-byte requests, {}-byte responses, one transaction in flight per stream",
-                spec.write_len_bytes, spec.response_len_bytes
-            ),
-            TestKind::TcpStream => format!(
-                "{} per {:?} call",
-                format_bytes(u64::from(spec.write_len_bytes)),
-                spec.send_mode
-            ),
-            TestKind::UdpStream => {
-                let rate = match (spec.pps, spec.rate_bps) {
-                    (Some(p), _) => format!("{p} datagrams/s"),
-                    (None, Some(r)) => bps(r as f64),
-                    (None, None) => "max rate".into(),
-                };
-                let offload = match (spec.gso, spec.gro) {
-                    (true, true) => "GSO+GRO where available",
-                    (true, false) => "GSO where available, no GRO",
-                    (false, true) => "no GSO, GRO where available",
-                    (false, false) => "no GSO/GRO",
-                };
-                format!(
-                    "{}-byte datagrams at {rate} per stream, {} per syscall, {offload}",
-                    spec.write_len_bytes, spec.batch_packets
-                )
-            }
-        };
-        let _ = writeln!(
+/// What each stream does, e.g. "128 KiB per Write call".
+fn test_words(spec: &TestSpec) -> String {
+    match spec.kind {
+        TestKind::TcpCrr => format!(
+            "a new connection per transaction, {}-byte requests, {}-byte responses",
+            spec.write_len_bytes, spec.response_len_bytes
+        ),
+        TestKind::TcpRr | TestKind::UdpRr => format!(
+            "{}-byte requests, {}-byte responses, one transaction in flight per stream",
+            spec.write_len_bytes, spec.response_len_bytes
+        ),
+        TestKind::TcpStream => format!(
+            "{} per {:?} call",
+            format_bytes(u64::from(spec.write_len_bytes)),
+            spec.send_mode
+        ),
+        TestKind::UdpStream => {
+            let rate = match (spec.pps, spec.rate_bps) {
+                (Some(p), _) => format!("{p} datagrams/s"),
+                (None, Some(r)) => bps(r as f64),
+                (None, None) => "max rate".into(),
+            };
+            let offload = match (spec.gso, spec.gro) {
+                (true, true) => "GSO+GRO where available",
+                (true, false) => "GSO where available, no GRO",
+                (false, true) => "no GSO, GRO where available",
+                (false, false) => "no GSO/GRO",
+            };
+            format!(
+                "{}-byte datagrams at {rate} per stream, {} per syscall, {offload}",
+                spec.write_len_bytes, spec.batch_packets
+            )
+        }
+    }
+}
+
+impl<W: Write> LiveTable<W> {
+    /// The header: what runs where, then the column names.
+    fn write_header(&mut self, server: &ServerInfo, spec: &TestSpec) -> std::io::Result<()> {
+        let what = test_words(spec);
+        writeln!(
             self.out,
             "linerate {} to {}: {}, {} stream{} per direction, {:.2} s, {what}",
             spec.kind.as_str(),
@@ -92,16 +118,19 @@ impl<W: Write> Progress for LiveTable<W> {
             spec.streams,
             if spec.streams == 1 { "" } else { "s" },
             spec.duration_ms as f64 / 1000.0,
-        );
-        let _ =
-            writeln!(
+        )?;
+        writeln!(
             self.out,
             "server {} (linerate {}, {} cores); rates are receiver goodput on the client's clock",
-            if server.hostname.is_empty() { "?" } else { &server.hostname },
+            if server.hostname.is_empty() {
+                "?"
+            } else {
+                &server.hostname
+            },
             server.version,
             server.cores
-        );
-        let _ = if spec.kind.is_rr() {
+        )?;
+        if spec.kind.is_rr() {
             writeln!(
                 self.out,
                 "{:>15}  {:>12}  {:>10}  {:>10}",
@@ -128,14 +157,15 @@ impl<W: Write> Progress for LiveTable<W> {
                 "{:>15}  {:<4}  {:>11}  {:>11}  {:>13}",
                 "interval s", "dir", "sent", "received", "rate"
             )
-        };
+        }
     }
 
-    fn interval(&mut self, s: &IntervalSample) {
+    /// One interval's rows: one per direction, and the probes' round trips.
+    fn write_rows(&mut self, s: &IntervalSample) -> std::io::Result<()> {
         for f in &s.flows {
             if let Some(r) = &f.rr {
                 let us = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
-                let _ = writeln!(
+                writeln!(
                     self.out,
                     "{:>6.2} - {:>6.2}  {:>12.0}  {:>10}  {:>10}",
                     s.start_s,
@@ -143,13 +173,13 @@ impl<W: Write> Progress for LiveTable<W> {
                     r.transactions_per_s,
                     us(r.p50_us),
                     us(r.p99_us)
-                );
+                )?;
                 continue;
             }
             if let Some(u) = &f.udp {
                 let total_lost = self.lost_total(f.flow, u.packets_lost);
                 let sent_bps = measure::units::bits_per_sec(f.sender_bytes, s.end_s - s.start_s);
-                let _ = writeln!(
+                writeln!(
                     self.out,
                     "{:>6.2} - {:>6.2}  {:<4}  {:>13}  {:>13}  {:>10.0}  {:>10.0}  {:>7}  {:>6}  {:>6}  {:>8}",
                     s.start_s,
@@ -163,10 +193,10 @@ impl<W: Write> Progress for LiveTable<W> {
                     u.packets_out_of_order,
                     u.packets_duplicate,
                     total_lost,
-                );
+                )?;
                 continue;
             }
-            let _ = writeln!(
+            writeln!(
                 self.out,
                 "{:>6.2} - {:>6.2}  {:<4}  {:>11}  {:>11}  {:>13}",
                 s.start_s,
@@ -175,11 +205,11 @@ impl<W: Write> Progress for LiveTable<W> {
                 format_bytes(f.sender_bytes),
                 format_bytes(f.receiver_bytes),
                 bps(f.throughput_bps),
-            );
+            )?;
         }
         if let Some(p) = &s.probe {
             let us = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
-            let _ = writeln!(
+            writeln!(
                 self.out,
                 "{:>6.2} - {:>6.2}  rtt   probe p50 {} us, p99 {} us ({} probes)",
                 s.start_s,
@@ -187,9 +217,19 @@ impl<W: Write> Progress for LiveTable<W> {
                 us(p.p50_us),
                 us(p.p99_us),
                 p.transactions
-            );
+            )?;
         }
-        let _ = self.out.flush();
+        self.out.flush()
+    }
+}
+
+impl<W: Write> Progress for LiveTable<W> {
+    fn started(&mut self, server: &ServerInfo, spec: &TestSpec) {
+        self.emit(|t| t.write_header(server, spec));
+    }
+
+    fn interval(&mut self, s: &IntervalSample) {
+        self.emit(|t| t.write_rows(s));
     }
 }
 
