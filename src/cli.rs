@@ -8,7 +8,9 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use measure::units::{parse_bits_per_sec, parse_bytes};
 use wire::datagram::HEADER_LEN;
-use wire::spec::{Direction, SendMode, TestKind, Transport};
+use wire::spec::{
+    Direction, Params, RrParams, SendMode, StreamParams, TcpOptions, Transport, UdpParams, UdpRate,
+};
 use wire::TestSpec;
 
 use crate::target::{Family, DEFAULT_PORT};
@@ -318,18 +320,24 @@ impl RrArgs {
                 v as u32
             }
         };
-        let kind = match (crr, self.udp) {
-            (true, true) => {
-                return Err("--udp: crr opens TCP connections; use rr --udp for UDP".into())
-            }
-            (true, false) => TestKind::TcpCrr,
-            (false, true) => TestKind::UdpRr,
-            (false, false) => TestKind::TcpRr,
+        if crr && self.udp {
+            return Err("--udp: crr opens TCP connections; use rr --udp for UDP".into());
+        }
+        let params = |rr| match (crr, self.udp) {
+            (true, _) => Params::TcpCrr {
+                rr,
+                tcp: TcpOptions::no_delay(),
+            },
+            (false, true) => Params::UdpRr { rr },
+            (false, false) => Params::TcpRr {
+                rr,
+                tcp: TcpOptions::no_delay(),
+            },
         };
-        let mut plan = self.common.plan(kind, request)?;
-        plan.spec.response_len_bytes = response;
+        let mut rr = RrParams::new(request, response);
+        let mut plan = self.common.plan(params(rr))?;
         let (duration, interval) = (plan.spec.duration_ms, plan.spec.interval_ms);
-        plan.spec.omit_ms = match self.omit {
+        rr.omit_ms = match self.omit {
             None if duration > 2 * interval => interval,
             None => 0,
             Some(s) if s.is_finite() && s >= 0.0 && s * 1000.0 < duration as f64 => {
@@ -344,8 +352,8 @@ impl RrArgs {
         if self.busy_poll == Some(0) {
             return Err("--busy-poll 0: give the busy-poll time in µs, e.g. --busy-poll 50".into());
         }
-        plan.spec.busy_poll_us = self.busy_poll;
-        plan.spec.pps = match &self.tps {
+        rr.busy_poll_us = self.busy_poll;
+        rr.transactions_per_sec = match &self.tps {
             None => None,
             Some(t) => {
                 let v = parse_bits_per_sec(t).map_err(|e| format!("--tps {t}: {e}"))?;
@@ -357,8 +365,7 @@ impl RrArgs {
                 Some(v)
             }
         };
-        plan.spec.no_delay = true;
-        plan.spec.send_mode = SendMode::Write;
+        plan.spec.params = params(rr);
         Ok(plan)
     }
 }
@@ -564,8 +571,19 @@ fn length(flag_value: &str, min: u64, max: u64, what: &str) -> Result<u32, Strin
 }
 
 impl CommonArgs {
-    /// Validates the shared flags into a plan for a `kind` test with `write_len` bytes per call.
-    pub fn plan(&self, kind: TestKind, write_len: u32) -> Result<TcpPlan, String> {
+    /// Which way the data flows: `-R`, `--bidir`, or client to server.
+    pub fn direction(&self) -> Direction {
+        if self.bidir {
+            Direction::Bidir
+        } else if self.reverse {
+            Direction::Reverse
+        } else {
+            Direction::Send
+        }
+    }
+
+    /// Validates the shared flags into a plan for a test with `params`.
+    pub fn plan(&self, params: Params) -> Result<TcpPlan, String> {
         let duration = seconds("--time", self.time, 0.1, 86_400.0)?;
         if self.parallel == 0 || self.parallel > 128 {
             return Err(format!(
@@ -615,26 +633,13 @@ impl CommonArgs {
             None => (None, None),
             Some(a) => parse_affinity(a)?,
         };
-        let direction = if self.bidir {
-            Direction::Bidir
-        } else if self.reverse {
-            Direction::Reverse
-        } else {
-            Direction::Send
-        };
         let spec = TestSpec {
             interval_ms: interval.as_millis().max(1) as u64,
-            write_len_bytes: write_len,
             window_bytes: window,
             link_speed_bps,
             server_cpu,
             client_cpu,
-            ..TestSpec::new(
-                kind,
-                direction,
-                self.parallel as u16,
-                duration.as_millis() as u64,
-            )
+            ..TestSpec::new(params, self.parallel as u16, duration.as_millis() as u64)
         };
         Ok(TcpPlan {
             spec,
@@ -655,7 +660,14 @@ impl TcpArgs {
     /// Validates the flags into a plan.
     pub fn plan(&self) -> Result<TcpPlan, String> {
         let len = length(&self.length, 1, 64 << 20, "the write length")?;
-        let mut plan = self.common.plan(TestKind::TcpStream, len)?;
+        let stream = StreamParams {
+            write_len_bytes: len,
+            ..StreamParams::new(self.common.direction())
+        };
+        let mut plan = self.common.plan(Params::TcpStream {
+            stream,
+            tcp: TcpOptions::default(),
+        })?;
         if let Some(m) = self.mss {
             if !(88..=65535).contains(&m) {
                 return Err(format!("--mss {m}: must be between 88 and 65535 bytes"));
@@ -666,21 +678,26 @@ impl TcpArgs {
                 return Err(format!("--congestion '{c}': not a congestion control name"));
             }
         }
-        let spec = &mut plan.spec;
-        spec.transport = if self.unix.is_some() {
-            Transport::Unix
-        } else {
-            Transport::Tcp
+        let stream = StreamParams {
+            transport: if self.unix.is_some() {
+                Transport::Unix
+            } else {
+                Transport::Tcp
+            },
+            send_mode: match (self.send_mode, self.unix.is_some()) {
+                (SendModeArg::Splice, false) => SendMode::Splice,
+                (SendModeArg::Sendfile, false) => SendMode::Sendfile,
+                _ => SendMode::Write,
+            },
+            ..stream
         };
-        spec.send_mode = match (self.send_mode, self.unix.is_some()) {
-            (SendModeArg::Splice, false) => SendMode::Splice,
-            (SendModeArg::Sendfile, false) => SendMode::Sendfile,
-            _ => SendMode::Write,
+        let tcp = TcpOptions {
+            mss_bytes: self.mss,
+            no_delay: self.no_delay,
+            congestion: self.congestion.clone(),
+            tos: self.tos.as_deref().map(parse_tos).transpose()?,
         };
-        spec.mss_bytes = self.mss;
-        spec.no_delay = self.no_delay;
-        spec.congestion = self.congestion.clone();
-        spec.tos = self.tos.as_deref().map(parse_tos).transpose()?;
+        plan.spec.params = Params::TcpStream { stream, tcp };
         Ok(plan)
     }
 }
@@ -692,60 +709,63 @@ impl UdpArgs {
     /// Validates the flags into a plan.
     pub fn plan(&self) -> Result<TcpPlan, String> {
         let len = length(&self.length, HEADER_LEN as u64, 65_507, "a UDP payload")?;
-        let mut plan = self.common.plan(TestKind::UdpStream, len)?;
-        let spec = &mut plan.spec;
-        spec.send_mode = SendMode::Write;
-        match (&self.rate, &self.pps) {
-            (Some(r), _) if r.eq_ignore_ascii_case("max") => spec.rate_bps = None,
+        let mut udp = UdpParams {
+            payload_len_bytes: len,
+            ..UdpParams::new(self.common.direction())
+        };
+        let mut plan = self.common.plan(Params::UdpStream { udp })?;
+        udp.rate = match (&self.rate, &self.pps) {
+            (Some(r), _) if r.eq_ignore_ascii_case("max") => UdpRate::Max,
             (Some(r), _) => {
                 let v = parse_bits_per_sec(r).map_err(|e| format!("--rate {r}: {e}, or max"))?;
                 if v == 0 {
                     return Err(format!("--rate {r}: must be above 0 (or max)"));
                 }
-                spec.rate_bps = Some(v);
+                UdpRate::BitsPerSec(v)
             }
             (None, Some(p)) => {
                 let v = parse_bits_per_sec(p).map_err(|e| format!("--pps {p}: {e}"))?;
                 if v == 0 {
                     return Err(format!("--pps {p}: must be at least 1 datagram per second"));
                 }
-                spec.pps = Some(v);
+                UdpRate::PacketsPerSec(v)
             }
-            (None, None) => spec.rate_bps = Some(DEFAULT_UDP_RATE_BPS),
-        }
+            (None, None) => UdpRate::BitsPerSec(DEFAULT_UDP_RATE_BPS),
+        };
         if self.burst == Some(0) {
             return Err("--burst 0: must be at least 1 datagram".into());
         }
-        if self.burst.is_some() && spec.rate_bps.is_none() && spec.pps.is_none() {
+        if self.burst.is_some() && udp.rate == UdpRate::Max {
             return Err(
                 "--burst: bursts pace a rate; give --rate BITS_PER_SEC or --pps, not --rate max"
                     .into(),
             );
         }
-        spec.burst_packets = self.burst.unwrap_or(0);
+        udp.burst_packets = self.burst.unwrap_or(0);
         if self.batch == 0 || self.batch > 1024 {
             return Err(format!(
                 "--batch {}: must be between 1 and 1024 datagrams",
                 self.batch
             ));
         }
-        spec.batch_packets = if self.no_batch { 1 } else { self.batch };
-        spec.gso = !self.no_gso;
-        spec.gro = !self.no_gro;
+        udp.batch_packets = if self.no_batch { 1 } else { self.batch };
+        udp.gso = !self.no_gso;
+        udp.gro = !self.no_gro;
         if self.flows == 0 || self.flows > 10_000 {
             return Err(format!(
                 "--flows {}: must be between 1 and 10000",
                 self.flows
             ));
         }
-        spec.flows = self.flows;
+        udp.flows = self.flows;
         if self.flows_dst == 0 || self.flows_dst > 10_000 {
             return Err(format!(
                 "--flows-dst {}: must be between 1 and 10000",
                 self.flows_dst
             ));
         }
-        spec.flows_dst = self.flows_dst;
+        udp.flows_dst = self.flows_dst;
+        plan.spec.params = Params::UdpStream { udp };
         Ok(plan)
     }
 }
@@ -754,6 +774,7 @@ impl UdpArgs {
 mod tests {
     use super::*;
     use clap::CommandFactory;
+    use wire::spec::TestKind;
 
     #[test]
     fn cli_definition_is_consistent() {
@@ -774,17 +795,19 @@ mod tests {
         let p = plan(&[]).unwrap();
         assert_eq!(p.spec.duration_ms, 10_000);
         assert_eq!(p.spec.streams, 1);
-        assert_eq!(p.spec.direction, Direction::Send);
+        assert_eq!(p.spec.direction(), Direction::Send);
         assert!(p.live_rows);
     }
 
     #[test]
     fn send_mode_is_splice_on_tcp_and_write_on_unix_sockets() {
-        assert_eq!(plan(&[]).unwrap().spec.send_mode, SendMode::Splice);
+        let mode = |p: TcpPlan| p.spec.stream().unwrap().send_mode;
+        assert_eq!(mode(plan(&[]).unwrap()), SendMode::Splice);
         let sendfile = plan(&["--send-mode", "sendfile"]).unwrap();
-        assert_eq!(sendfile.spec.send_mode, SendMode::Sendfile);
+        assert_eq!(mode(sendfile), SendMode::Sendfile);
         let unix = plan(&["--unix", "/tmp/x.sock"]).unwrap();
-        assert_eq!(unix.spec.send_mode, SendMode::Write);
+        assert!(unix.spec.is_unix());
+        assert_eq!(mode(unix), SendMode::Write);
     }
 
     #[test]
@@ -810,11 +833,14 @@ mod tests {
         .unwrap();
         assert_eq!(p.spec.duration_ms, 2500);
         assert_eq!(p.spec.streams, 4);
-        assert_eq!(p.spec.direction, Direction::Bidir);
-        assert_eq!(p.spec.write_len_bytes, 65536);
+        assert_eq!(p.spec.direction(), Direction::Bidir);
+        assert_eq!(p.spec.stream().unwrap().write_len_bytes, 65536);
         assert_eq!(p.spec.window_bytes, Some(1 << 20));
-        assert_eq!(p.spec.mss_bytes, Some(1400));
-        assert_eq!(p.spec.tos, Some(16));
+        let tcp = p.spec.tcp().unwrap();
+        assert_eq!(
+            (tcp.mss_bytes, tcp.no_delay, tcp.tos),
+            (Some(1400), true, Some(16))
+        );
         assert_eq!(p.spec.link_speed_bps, Some(10_000_000_000));
     }
 
@@ -849,16 +875,19 @@ mod tests {
     #[test]
     fn udp_flags() {
         let p = udp_plan(&[]).unwrap();
-        assert_eq!(p.spec.kind, TestKind::UdpStream);
-        assert_eq!(p.spec.rate_bps, Some(1_000_000));
-        assert_eq!(p.spec.write_len_bytes, 1472);
+        assert_eq!(p.spec.kind(), TestKind::UdpStream);
+        let udp = *p.spec.udp().unwrap();
+        assert_eq!(udp.rate, UdpRate::BitsPerSec(1_000_000));
+        assert_eq!(udp.payload_len_bytes, 1472);
         let p = udp_plan(&["--rate", "max", "-l", "64", "--no-batch"]).unwrap();
+        let udp = *p.spec.udp().unwrap();
+        assert_eq!((udp.rate, udp.batch_packets), (UdpRate::Max, 1));
+        let p = udp_plan(&["--pps", "100K", "--burst", "10", "-R"]).unwrap();
+        let udp = *p.spec.udp().unwrap();
         assert_eq!(
-            (p.spec.rate_bps, p.spec.pps, p.spec.batch_packets),
-            (None, None, 1)
+            (udp.rate, udp.burst_packets, udp.direction),
+            (UdpRate::PacketsPerSec(100_000), 10, Direction::Reverse)
         );
-        let p = udp_plan(&["--pps", "100K", "--burst", "10"]).unwrap();
-        assert_eq!((p.spec.pps, p.spec.burst_packets), (Some(100_000), 10));
         for (args, needle) in [
             (&["--pps", "0"][..], "--pps 0"),
             (&["--rate", "10X"], "--rate 10X: unknown suffix 'X'"),
@@ -868,6 +897,62 @@ mod tests {
             (&["--batch", "0"], "--batch 0"),
         ] {
             let err = udp_plan(args).unwrap_err();
+            assert!(err.contains(needle), "{args:?}: {err}");
+        }
+    }
+
+    fn rr_plan(args: &[&str]) -> Result<TcpPlan, String> {
+        let cli =
+            Cli::try_parse_from(["linerate"].iter().chain(args)).map_err(|e| e.to_string())?;
+        match cli.command {
+            Command::Rr(r) => r.plan(false),
+            Command::Crr(r) => r.plan(true),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn rr_flags_land_in_the_transaction() {
+        let p = rr_plan(&[
+            "rr",
+            "-t",
+            "3",
+            "--udp",
+            "-l",
+            "32",
+            "--tps",
+            "5K",
+            "--busy-poll",
+        ])
+        .unwrap();
+        assert_eq!(
+            p.spec.params,
+            Params::UdpRr {
+                rr: RrParams {
+                    request_len_bytes: 32,
+                    response_len_bytes: 32,
+                    omit_ms: 1000,
+                    transactions_per_sec: Some(5000),
+                    busy_poll_us: Some(50),
+                }
+            }
+        );
+        let p = rr_plan(&["crr", "-t", "2", "--response", "1K"]).unwrap();
+        assert_eq!(
+            p.spec.params,
+            Params::TcpCrr {
+                rr: RrParams::new(64, 1024),
+                tcp: TcpOptions::no_delay(),
+            }
+        );
+        assert_eq!(p.spec.direction(), Direction::Send);
+        for (args, needle) in [
+            (&["rr", "-R"][..], "--reverse/--bidir"),
+            (&["crr", "--udp"], "--udp: crr opens TCP connections"),
+            (&["rr", "--tps", "0"], "--tps 0"),
+            (&["rr", "--omit", "20"], "--omit 20"),
+        ] {
+            let err = rr_plan(args).unwrap_err();
             assert!(err.contains(needle), "{args:?}: {err}");
         }
     }
@@ -899,7 +984,11 @@ mod tests {
                 (1518, 1472, 100)
             ]
         );
-        assert_eq!(plan.cells[0].3.spec.rate_bps, None, "max rate by default");
+        assert_eq!(
+            plan.cells[0].3.spec.udp().map(|u| u.rate),
+            Some(UdpRate::Max),
+            "max rate by default"
+        );
         let cli = Cli::try_parse_from(["linerate", "pps", "--frame", "40"]).unwrap();
         let Command::Pps(p) = cli.command else {
             unreachable!()

@@ -248,7 +248,7 @@ fn open_udp_stream(
 ) -> Result<Conn, ClientError> {
     let setup = |e: std::io::Error| ClientError::Protocol(format!("UDP setup: {e}"));
     let spec = &config.spec;
-    let payload = spec.write_len_bytes as usize;
+    let payload = spec.message_len_bytes() as usize;
     let max = max_payload_to(server).map_err(setup)?;
     if payload > max {
         return Err(ClientError::Input(format!(
@@ -261,14 +261,14 @@ fn open_udp_stream(
     };
     let sock = open()?;
     probe(&sock, server, stream, HANDSHAKE_TIMEOUT).map_err(setup)?;
+    // Only `udp_stream` spreads over ports; `udp_rr` has one socket each way.
+    let (flows, flows_dst) = spec.udp().map_or((1, 1), |u| (u.flows, u.flows_dst));
     let receiving = spec
         .flows()
         .iter()
         .any(|&(s, flow)| s == stream && flow == Flow::ServerToClient);
-    if receiving && spec.flows_dst > 1 {
-        let extra_recv = (1..spec.flows_dst)
-            .map(|_| open())
-            .collect::<Result<_, _>>()?;
+    if receiving && flows_dst > 1 {
+        let extra_recv = (1..flows_dst).map(|_| open()).collect::<Result<_, _>>()?;
         return Ok(Conn::UdpMulti(UdpMulti {
             sock,
             only_from: Some(server.ip()),
@@ -277,11 +277,11 @@ fn open_udp_stream(
         }));
     }
     // A multi-flow receiver takes every source port of the server's address.
-    if receiving && spec.flows > 1 {
+    if receiving && flows > 1 {
         return Ok(Conn::UdpFrom(sock, server.ip()));
     }
     sock.connect(server).map_err(setup)?;
-    if !receiving && spec.flows_dst > 1 {
+    if !receiving && flows_dst > 1 {
         return Ok(Conn::UdpMulti(UdpMulti {
             sock,
             only_from: None,
@@ -295,7 +295,8 @@ fn open_udp_stream(
 /// With several destination ports and streams the client receives, tells the server the
 /// client's further receiving ports (the server sends only to the control peer's address).
 fn announce_udp_ports(ctrl: &mut Conn, spec: &TestSpec, conns: &[Conn]) -> Result<(), ClientError> {
-    if spec.flows_dst <= 1 || !spec.flows().iter().any(|&(_, f)| f == Flow::ServerToClient) {
+    let flows_dst = spec.udp().map_or(1, |u| u.flows_dst);
+    if flows_dst <= 1 || !spec.flows().iter().any(|&(_, f)| f == Flow::ServerToClient) {
         return Ok(());
     }
     let extra = conns
@@ -350,7 +351,7 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
             .iter()
             .map(|_| Conn::CrrTarget(target, opts.clone()))
             .collect()
-    } else if spec.kind.is_udp() {
+    } else if spec.kind().is_udp() {
         let conns = open_udp(config, &udp_ports.0, &udp_ports.1)?;
         announce_udp_ports(&mut ctrl, spec, &conns)?;
         conns
@@ -361,7 +362,7 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
     let measured = measure_streams(config, &mut ctrl, conns, progress)?;
     let summary = summary::build(&measured.raw, &measured.intervals);
     Ok(RunRecord {
-        kind: spec.kind,
+        kind: spec.kind(),
         schema_version: results::SCHEMA_VERSION,
         spec: spec.clone(),
         target: config.target_label.clone(),

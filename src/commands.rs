@@ -198,7 +198,7 @@ fn unix_target(path: &Path) -> Result<(Target, Option<InProcess>, String)> {
 /// `linerate tcp`.
 pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<TcpOutcome> {
     let plan = args.plan().map_err(anyhow::Error::msg)?;
-    if let Some(name) = &plan.spec.congestion {
+    if let Some(name) = plan.spec.tcp().and_then(|t| t.congestion.as_ref()) {
         engine::sockopt::check_congestion(name)?;
     }
     if args.unix.is_some() {
@@ -222,7 +222,7 @@ pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<TcpOutcome> {
 /// `linerate rr` and `linerate crr`.
 pub fn rr(args: &RrArgs, crr: bool, interrupt: Signal) -> Result<TcpOutcome> {
     let plan = args.plan(crr).map_err(anyhow::Error::msg)?;
-    if let Some(us) = plan.spec.busy_poll_us {
+    if let Some(us) = plan.spec.rr().and_then(|rr| rr.busy_poll_us) {
         let granted = engine::sockopt::granted_busy_poll(us)?;
         if granted != us {
             eprintln!(

@@ -13,7 +13,7 @@ use engine::Signal;
 use results::schema::LatencyUnderLoad;
 use results::{IntervalSample, RrInterval, RunRecord};
 use wire::msg::ServerInfo;
-use wire::spec::{Direction, SendMode, TestKind};
+use wire::spec::{Params, RrParams, TcpOptions, TestKind};
 use wire::TestSpec;
 
 use crate::client::{self, ClientConfig, ClientError, Progress, Silent};
@@ -34,15 +34,23 @@ pub struct ProbePlan {
 /// The probe session's spec for `duration` beside `bulk`.
 fn probe_spec(bulk: &TestSpec, plan: &ProbePlan, duration: Duration) -> TestSpec {
     let duration_ms = duration.as_millis().max(1) as u64;
+    let rr = RrParams {
+        transactions_per_sec: Some(plan.rate_per_s),
+        ..RrParams::new(plan.bytes, plan.bytes)
+    };
+    // A TCP probe carries the bulk test's TOS (UDP sockets do not set one).
+    let tcp = TcpOptions {
+        tos: bulk.tcp().and_then(|t| t.tos),
+        ..TcpOptions::no_delay()
+    };
+    let params = if plan.kind == TestKind::TcpRr {
+        Params::TcpRr { rr, tcp }
+    } else {
+        Params::UdpRr { rr }
+    };
     TestSpec {
-        write_len_bytes: plan.bytes,
-        response_len_bytes: plan.bytes,
-        send_mode: SendMode::Write,
-        no_delay: true,
-        tos: bulk.tos,
-        pps: Some(plan.rate_per_s),
         interval_ms: bulk.interval_ms.min(duration_ms),
-        ..TestSpec::new(plan.kind, Direction::Send, 1, duration_ms)
+        ..TestSpec::new(params, 1, duration_ms)
     }
 }
 
@@ -154,25 +162,29 @@ mod tests {
 
     #[test]
     fn probe_spec_is_a_paced_single_stream() {
-        let mut bulk = TestSpec::new(TestKind::TcpStream, Direction::Bidir, 4, 10_000);
-        bulk.tos = Some(0x10);
-        let plan = ProbePlan {
+        let mut bulk = TestSpec::new(Params::defaults(TestKind::TcpStream), 4, 10_000);
+        bulk.tcp_mut().unwrap().tos = Some(0x10);
+        let mut plan = ProbePlan {
             kind: TestKind::UdpRr,
             rate_per_s: 100,
             bytes: 64,
             idle: Duration::from_secs(2),
         };
         let s = probe_spec(&bulk, &plan, plan.idle);
-        assert_eq!(
-            (s.kind, s.streams, s.direction),
-            (TestKind::UdpRr, 1, Direction::Send)
-        );
-        assert_eq!(
-            (s.pps, s.write_len_bytes, s.response_len_bytes),
-            (Some(100), 64, 64)
-        );
-        assert_eq!((s.duration_ms, s.interval_ms, s.omit_ms), (2000, 1000, 0));
-        assert_eq!(s.tos, Some(0x10));
+        assert_eq!((s.kind(), s.streams), (TestKind::UdpRr, 1));
+        let rr = RrParams {
+            transactions_per_sec: Some(100),
+            ..RrParams::new(64, 64)
+        };
+        assert_eq!(s.rr(), Some(&rr));
+        assert_eq!((s.duration_ms, s.interval_ms), (2000, 1000));
         assert!(s.check(&wire::spec::SpecLimits::default()).is_ok());
+        plan.kind = TestKind::TcpRr;
+        let s = probe_spec(&bulk, &plan, plan.idle);
+        assert_eq!(
+            (s.rr(), s.tcp().and_then(|t| t.tos)),
+            (Some(&rr), Some(0x10))
+        );
+        assert!(s.tcp().unwrap().no_delay);
     }
 }

@@ -23,7 +23,7 @@ use engine::{
 };
 use measure::cpu::{CpuTime, SystemCpuSnapshot};
 use wire::msg::{ServerInfo, ServerResults, StreamCounts, StreamEnd};
-use wire::spec::{Flow, SpecLimits, Transport};
+use wire::spec::{Flow, SpecLimits};
 use wire::{ClientMsg, ServerMsg, TestSpec, WireError};
 
 use crate::control::{exchange_hello, recv, send, HANDSHAKE_TIMEOUT};
@@ -251,8 +251,8 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, shared: &Shared, peer: &str) {
     guard.ran = true;
     (shared.log)(format!(
         "{peer}: {} {:?} x{} for {} ms",
-        spec.kind.as_str(),
-        spec.direction,
+        spec.kind().as_str(),
+        spec.direction(),
         spec.streams,
         spec.duration_ms
     ));
@@ -281,7 +281,7 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, shared: &Shared, peer: &str) {
     let outcome = send(&mut ctrl, &accepted)
         .map_err(|e| e.to_string())
         .and_then(|_| {
-            if spec.kind.is_udp() {
+            if spec.kind().is_udp() {
                 connect_udp(&mut ctrl, &spec, udp, shared)
             } else if let Some(listener) = crr {
                 let shared_listener = Arc::new(listener);
@@ -315,7 +315,7 @@ fn open_crr_listener(
     ctrl: &Conn,
     spec: &TestSpec,
 ) -> Result<Option<std::net::TcpListener>, String> {
-    if spec.kind != wire::TestKind::TcpCrr {
+    if spec.kind() != wire::TestKind::TcpCrr {
         return Ok(None);
     }
     let local = ctrl
@@ -333,9 +333,11 @@ fn open_crr_listener(
 /// UDP tests: one socket per stream on the address the client reached us at, plus
 /// `flows_dst - 1` more for each stream the server receives.
 fn open_udp(ctrl: &Conn, spec: &TestSpec) -> Result<Vec<(UdpSocket, Vec<UdpSocket>)>, String> {
-    if !spec.kind.is_udp() {
+    if !spec.kind().is_udp() {
         return Ok(Vec::new());
     }
+    // Only `udp_stream` spreads over ports; `udp_rr` has one socket each way.
+    let flows_dst = spec.udp().map_or(1, |u| u.flows_dst);
     let local = ctrl
         .local_addr()
         .ok_or("UDP tests need an IP control connection")?;
@@ -352,7 +354,7 @@ fn open_udp(ctrl: &Conn, spec: &TestSpec) -> Result<Vec<(UdpSocket, Vec<UdpSocke
         .iter()
         .map(|&(_, flow)| {
             let extra = match flow {
-                Flow::ClientToServer => spec.flows_dst.saturating_sub(1),
+                Flow::ClientToServer => flows_dst.saturating_sub(1),
                 Flow::ServerToClient => 0,
             };
             Ok((
@@ -385,9 +387,8 @@ fn connect_udp(
         .map_err(|e| e.to_string())?;
     drop(mains);
     let flows = spec.flows();
-    let client_ports = if spec.flows_dst > 1
-        && flows.iter().any(|&(_, f)| f == Flow::ServerToClient)
-    {
+    let (src_flows, flows_dst) = spec.udp().map_or((1, 1), |u| (u.flows, u.flows_dst));
+    let client_ports = if flows_dst > 1 && flows.iter().any(|&(_, f)| f == Flow::ServerToClient) {
         match recv::<ClientMsg>(ctrl, shared.config.handshake_timeout).map_err(|e| e.to_string())? {
             ClientMsg::UdpPorts { extra } => extra,
             other => return Err(format!("expected udp_ports, got {other:?}")),
@@ -400,7 +401,7 @@ fn connect_udp(
         .zip(sources)
         .zip(flows)
         .map(|(((sock, extra_recv), source), (stream, flow))| {
-            let multi = spec.flows_dst > 1;
+            let multi = flows_dst > 1;
             match flow {
                 Flow::ClientToServer if multi => Ok(Conn::UdpMulti(UdpMulti {
                     sock,
@@ -409,7 +410,7 @@ fn connect_udp(
                     extra_dst: Vec::new(),
                 })),
                 // A multi-flow receiver takes every source port of the client's address.
-                Flow::ClientToServer if spec.flows > 1 => Ok(Conn::UdpFrom(sock, peer_ip)),
+                Flow::ClientToServer if src_flows > 1 => Ok(Conn::UdpFrom(sock, peer_ip)),
                 Flow::ClientToServer => sock.connect(source).map(|_| Conn::Udp(sock)),
                 Flow::ServerToClient => {
                     sock.connect(source)?;
@@ -439,10 +440,10 @@ fn connect_udp(
 fn check_spec(spec: &TestSpec, limits: &SpecLimits) -> Result<(), String> {
     spec.check(limits)?;
     let opts = SocketOptions::from_spec(spec);
-    if spec.transport == Transport::Unix {
+    if spec.is_unix() {
         opts.check_unix().map_err(|e| e.to_string())?;
     }
-    if let Some(name) = &spec.congestion {
+    if let Some(name) = spec.tcp().and_then(|t| t.congestion.as_ref()) {
         engine::sockopt::check_congestion(name).map_err(|e| format!("on the server: {e}"))?;
     }
     if let Some(cpu) = spec.server_cpu {

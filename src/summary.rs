@@ -70,8 +70,8 @@ impl IntervalTracker {
         let n = flows.len();
         Self {
             flows,
-            udp: spec.kind == TestKind::UdpStream,
-            rr: spec.kind.is_rr(),
+            udp: spec.kind() == TestKind::UdpStream,
+            rr: spec.kind().is_rr(),
             prev_local: vec![StreamCounts::default(); n],
             prev_server: vec![StreamCounts::default(); n],
             prev_end: Duration::ZERO,
@@ -265,10 +265,10 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
         Flow::ServerToClient => secs,
     };
     let flows_of_spec = raw.spec.flows();
-    let udp = raw.spec.kind == TestKind::UdpStream;
+    let udp = raw.spec.kind() == TestKind::UdpStream;
     // Datagram tests may lose data by design; for them "reconciled" means every stream ended
     // cleanly (stream sockets must deliver every byte).
-    let datagrams = raw.spec.kind.is_udp();
+    let datagrams = raw.spec.kind().is_udp();
     let server_wall = Duration::from_micros(raw.server.wall_us);
     let mut local_threads = CpuTime::default();
     let mut remote_threads = CpuTime::default();
@@ -409,7 +409,7 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
         link_speed_bps: link,
         performance_index: link.and_then(|l| performance_index(throughput_bps, busier, l as f64)),
         udp: udp_total(flows.iter().filter_map(|f| f.udp.as_ref())),
-        rr: raw.spec.kind.is_rr().then(|| rr_summary(raw, secs)),
+        rr: raw.spec.kind().is_rr().then(|| rr_summary(raw, secs)),
         latency_under_load: None,
         flows,
     }
@@ -429,14 +429,18 @@ fn rr_summary(raw: &RawRun, secs: f64) -> RrSummary {
             }
         }
     }
-    let omit_s = (raw.spec.omit_ms as f64 / 1000.0).min(secs);
+    let omit_s = (raw.spec.rr().map_or(0, |rr| rr.omit_ms) as f64 / 1000.0).min(secs);
     RrSummary {
         transactions: latency.len(),
         transactions_per_s: per_sec(latency.len(), secs - omit_s),
         omit_s,
-        lost_transactions: (raw.spec.kind == TestKind::UdpRr).then_some(lost),
-        slots_missed: raw.spec.pps.is_some().then_some(missed),
-        connections_per_s: (raw.spec.kind == TestKind::TcpCrr)
+        lost_transactions: (raw.spec.kind() == TestKind::UdpRr).then_some(lost),
+        slots_missed: raw
+            .spec
+            .rr()
+            .is_some_and(|rr| rr.transactions_per_sec.is_some())
+            .then_some(missed),
+        connections_per_s: (raw.spec.kind() == TestKind::TcpCrr)
             .then(|| per_sec(latency.len(), secs - omit_s)),
         latency_us: latency.summary(),
     }
@@ -479,12 +483,16 @@ mod tests {
     use super::*;
     use measure::tcp_info::TcpInfo;
     use wire::msg::StreamEnd;
-    use wire::spec::{Direction, TestKind};
+    use wire::spec::{Direction, Params, StreamParams, TestKind};
 
     fn spec(direction: Direction, streams: u16) -> TestSpec {
+        let params = Params::TcpStream {
+            stream: StreamParams::new(direction),
+            tcp: Default::default(),
+        };
         TestSpec {
             link_speed_bps: Some(10_000_000_000),
-            ..TestSpec::new(TestKind::TcpStream, direction, streams, 2000)
+            ..TestSpec::new(params, streams, 2000)
         }
     }
 
@@ -547,7 +555,7 @@ mod tests {
     #[test]
     fn udp_intervals_and_summary_reconcile_exactly() {
         let mut spec = spec(Direction::Send, 1);
-        spec.kind = TestKind::UdpStream;
+        spec.params = Params::defaults(TestKind::UdpStream);
         let mut t = IntervalTracker::new(&spec);
         let rx = |unique: u64, lost_so_far: u64, ooo: u64| UdpCounts {
             packets: unique,

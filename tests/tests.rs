@@ -82,11 +82,14 @@ mod loopback {
     fn write_mode_and_socket_options() {
         let server = test_server();
         let mut sp = spec(Direction::Send, 1, 500);
-        sp.send_mode = wire::spec::SendMode::Write;
-        sp.mss_bytes = Some(1000);
-        sp.no_delay = true;
+        let wire::Params::TcpStream { stream, tcp } = &mut sp.params else {
+            unreachable!("spec() is a tcp_stream")
+        };
+        stream.send_mode = wire::spec::SendMode::Write;
+        tcp.mss_bytes = Some(1000);
+        tcp.no_delay = true;
+        tcp.congestion = Some("reno".into());
         sp.window_bytes = Some(512 << 10);
-        sp.congestion = Some("reno".into());
         sp.link_speed_bps = Some(100_000_000_000);
         let r = run(server.addr, sp).unwrap();
         let info = r.summary.flows[0].streams[0].tcp_info.unwrap();
@@ -183,18 +186,22 @@ mod protocol {
             ),
         );
 
-        // A fake server that speaks version 7: the client's error names both versions.
+        // A fake server of the previous release (version 6, before the spec was split): the
+        // client's error names both versions.
+        let previous = wire::PROTOCOL_VERSION - 1;
         let fake = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = fake.local_addr().unwrap();
         std::thread::spawn(move || {
             let (mut s, _) = fake.accept().unwrap();
-            s.write_all(&Hello { version: 7 }.emit()).unwrap();
+            s.write_all(&Hello { version: previous }.emit()).unwrap();
             std::thread::sleep(Duration::from_millis(500));
         });
         let err = run_err(addr, spec(Direction::Send, 1, 300));
         assert!(
-            err.contains(&format!("version {}", wire::PROTOCOL_VERSION))
-                && err.contains("version 7"),
+            err.contains(&format!(
+                "this linerate speaks version {}, the peer speaks version {previous}",
+                wire::PROTOCOL_VERSION
+            )),
             "{err}"
         );
     }
@@ -397,7 +404,7 @@ mod cli {
         let path = dir.path().join("lr.sock");
         let p = path.to_str().unwrap();
         let v = linerate_json(&["tcp", "--unix", p, "-t", "1", "--json"]);
-        assert_eq!(v["spec"]["transport"], "unix");
+        assert_eq!(v["spec"]["params"]["stream"]["transport"], "unix");
         assert_eq!(v["summary"]["flows"][0]["reconciled"], true);
         assert!(!path.exists(), "in-process socket is removed");
 
@@ -568,15 +575,28 @@ mod netns_errors {
 
 mod udp_loopback {
     use super::*;
-    use wire::spec::TestKind;
+    use wire::spec::{UdpParams, UdpRate};
 
-    fn udp(direction: Direction, streams: u16, rate_bps: u64) -> wire::TestSpec {
+    fn udp_with(
+        direction: Direction,
+        streams: u16,
+        rate_bps: u64,
+        tweak: impl FnOnce(&mut UdpParams),
+    ) -> wire::TestSpec {
+        let mut udp = UdpParams {
+            payload_len_bytes: 1200,
+            rate: UdpRate::BitsPerSec(rate_bps),
+            ..UdpParams::new(direction)
+        };
+        tweak(&mut udp);
         wire::TestSpec {
-            kind: TestKind::UdpStream,
-            write_len_bytes: 1200,
-            rate_bps: Some(rate_bps),
+            params: wire::Params::UdpStream { udp },
             ..spec(direction, streams, 1000)
         }
+    }
+
+    fn udp(direction: Direction, streams: u16, rate_bps: u64) -> wire::TestSpec {
+        udp_with(direction, streams, rate_bps, |_| {})
     }
 
     /// Loopback at 2 × 50 Mbit/s in every direction: the accounting always adds up; with
@@ -633,11 +653,10 @@ mod udp_loopback {
     fn many_flows_reach_the_receiver_both_ways() {
         let server = test_server();
         for direction in [Direction::Send, Direction::Reverse] {
-            let spec = wire::TestSpec {
-                flows: 100,
-                batch_packets: 1,
-                ..udp(direction, 1, 20_000_000)
-            };
+            let spec = udp_with(direction, 1, 20_000_000, |u| {
+                u.flows = 100;
+                u.batch_packets = 1;
+            });
             let r = run(server.addr, spec).unwrap();
             let u = r.summary.udp.unwrap();
             assert!(u.packets_sent > 1000, "{direction:?}: {u:?}");
@@ -650,11 +669,10 @@ mod udp_loopback {
     fn many_destination_ports_both_ways() {
         let server = test_server();
         for direction in [Direction::Send, Direction::Reverse, Direction::Bidir] {
-            let spec = wire::TestSpec {
-                flows: 3,
-                flows_dst: 50,
-                ..udp(direction, 2, 10_000_000)
-            };
+            let spec = udp_with(direction, 2, 10_000_000, |u| {
+                u.flows = 3;
+                u.flows_dst = 50;
+            });
             let r = run(server.addr, spec).unwrap();
             for f in &r.summary.flows {
                 let u = f.udp.unwrap();
@@ -697,7 +715,9 @@ mod udp_loopback {
             assert!(sent > 0 && got > 0);
             assert_eq!(sent, got + lost, "exact accounting in every cell");
             assert_eq!(
-                c["run"]["spec"]["write_len_bytes"].as_f64().unwrap(),
+                c["run"]["spec"]["params"]["udp"]["payload_len_bytes"]
+                    .as_f64()
+                    .unwrap(),
                 frame - 46.0
             );
         }
@@ -923,7 +943,7 @@ mod rr {
             .sum();
         let kept = s["transactions"].as_u64().unwrap();
         assert!(0 < kept && kept < all, "kept {kept} of {all}");
-        assert_eq!(v["spec"]["busy_poll_us"], 20);
+        assert_eq!(v["spec"]["params"]["rr"]["busy_poll_us"], 20);
     }
 
     #[test]
@@ -968,7 +988,7 @@ mod rr {
     #[test]
     fn responses_of_another_size() {
         let v = rr_json(&["-t", "1", "-l", "1", "--response", "8K"]);
-        assert_eq!(v["spec"]["response_len_bytes"], 8192);
+        assert_eq!(v["spec"]["params"]["rr"]["response_len_bytes"], 8192);
         assert!(v["summary"]["transactions"].as_u64().unwrap() > 100);
     }
 }

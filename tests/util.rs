@@ -11,7 +11,7 @@ use linerate::client::{self, ClientConfig, ClientError, Silent};
 use linerate::server::{self, ServerConfig};
 use linerate::target::Target;
 use results::RunRecord;
-use wire::spec::{Direction, TestKind};
+use wire::spec::{Direction, Params, StreamParams, TcpOptions};
 use wire::TestSpec;
 
 pub use crate::skip::skip;
@@ -60,10 +60,17 @@ impl Drop for TestServer {
 
 /// A short test spec.
 pub fn spec(direction: Direction, streams: u16, duration_ms: u64) -> TestSpec {
+    let stream = StreamParams {
+        write_len_bytes: 128 << 10,
+        ..StreamParams::new(direction)
+    };
+    let params = Params::TcpStream {
+        stream,
+        tcp: TcpOptions::default(),
+    };
     TestSpec {
         interval_ms: 250,
-        write_len_bytes: 128 << 10,
-        ..TestSpec::new(TestKind::TcpStream, direction, streams, duration_ms)
+        ..TestSpec::new(params, streams, duration_ms)
     }
 }
 

@@ -5,7 +5,8 @@ use std::io::Write;
 use measure::units::{format_bits_per_sec as bps, format_bytes};
 use results::{CpuSummary, End, FlowSummary, IntervalSample, PpsCell, RunRecord};
 use wire::msg::ServerInfo;
-use wire::{TestKind, TestSpec};
+use wire::spec::UdpRate;
+use wire::{Params, TestKind, TestSpec};
 
 use crate::client::Progress;
 
@@ -62,7 +63,7 @@ impl<W: Write> LiveTable<W> {
 }
 
 fn direction_word(spec: &TestSpec) -> &'static str {
-    match spec.direction {
+    match spec.direction() {
         wire::Direction::Send => "send (client -> server)",
         wire::Direction::Reverse => "reverse (server -> client)",
         wire::Direction::Bidir => "bidirectional",
@@ -71,27 +72,27 @@ fn direction_word(spec: &TestSpec) -> &'static str {
 
 /// What each stream does, e.g. "128 KiB per Write call".
 fn test_words(spec: &TestSpec) -> String {
-    match spec.kind {
-        TestKind::TcpCrr => format!(
+    match &spec.params {
+        Params::TcpCrr { rr, .. } => format!(
             "a new connection per transaction, {}-byte requests, {}-byte responses",
-            spec.write_len_bytes, spec.response_len_bytes
+            rr.request_len_bytes, rr.response_len_bytes
         ),
-        TestKind::TcpRr | TestKind::UdpRr => format!(
+        Params::TcpRr { rr, .. } | Params::UdpRr { rr } => format!(
             "{}-byte requests, {}-byte responses, one transaction in flight per stream",
-            spec.write_len_bytes, spec.response_len_bytes
+            rr.request_len_bytes, rr.response_len_bytes
         ),
-        TestKind::TcpStream => format!(
+        Params::TcpStream { stream, .. } => format!(
             "{} per {:?} call",
-            format_bytes(u64::from(spec.write_len_bytes)),
-            spec.send_mode
+            format_bytes(u64::from(stream.write_len_bytes)),
+            stream.send_mode
         ),
-        TestKind::UdpStream => {
-            let rate = match (spec.pps, spec.rate_bps) {
-                (Some(p), _) => format!("{p} datagrams/s"),
-                (None, Some(r)) => bps(r as f64),
-                (None, None) => "max rate".into(),
+        Params::UdpStream { udp } => {
+            let rate = match udp.rate {
+                UdpRate::PacketsPerSec(p) => format!("{p} datagrams/s"),
+                UdpRate::BitsPerSec(r) => bps(r as f64),
+                UdpRate::Max => "max rate".into(),
             };
-            let offload = match (spec.gso, spec.gro) {
+            let offload = match (udp.gso, udp.gro) {
                 (true, true) => "GSO+GRO where available",
                 (true, false) => "GSO where available, no GRO",
                 (false, true) => "no GSO, GRO where available",
@@ -99,7 +100,7 @@ fn test_words(spec: &TestSpec) -> String {
             };
             format!(
                 "{}-byte datagrams at {rate} per stream, {} per syscall, {offload}",
-                spec.write_len_bytes, spec.batch_packets
+                udp.payload_len_bytes, udp.batch_packets
             )
         }
     }
@@ -112,7 +113,7 @@ impl<W: Write> LiveTable<W> {
         writeln!(
             self.out,
             "linerate {} to {}: {}, {} stream{} per direction, {:.2} s, {what}",
-            spec.kind.as_str(),
+            spec.kind().as_str(),
             self.target,
             direction_word(spec),
             spec.streams,
@@ -130,13 +131,13 @@ impl<W: Write> LiveTable<W> {
             server.version,
             server.cores
         )?;
-        if spec.kind.is_rr() {
+        if spec.kind().is_rr() {
             writeln!(
                 self.out,
                 "{:>15}  {:>12}  {:>10}  {:>10}",
                 "interval s", "trans/s", "p50 us", "p99 us"
             )
-        } else if spec.kind == TestKind::UdpStream {
+        } else if spec.kind() == TestKind::UdpStream {
             writeln!(
                 self.out,
                 "{:>15}  {:<4}  {:>13}  {:>13}  {:>10}  {:>10}  {:>7}  {:>6}  {:>6}  {:>8}",

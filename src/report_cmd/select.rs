@@ -258,7 +258,7 @@ pub fn pps_matrix<'a>(runs: impl IntoIterator<Item = &'a StoredRun>) -> Option<P
             let line = link.map(|l| measure::line_rate::pps(l as f64, frame));
             PpsCell {
                 frame_bytes: frame,
-                payload_bytes: run.record.spec.write_len_bytes,
+                payload_bytes: run.record.spec.message_len_bytes(),
                 flows,
                 line_rate_pps: line,
                 pps_received: udp.pps_received,

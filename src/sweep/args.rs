@@ -539,10 +539,7 @@ impl SizeArgs {
 /// `spec` with messages of `len` bytes (a request/response test: request and response).
 fn with_len(spec: &wire::TestSpec, len: u32) -> wire::TestSpec {
     let mut s = spec.clone();
-    s.write_len_bytes = len;
-    if s.kind.is_rr() {
-        s.response_len_bytes = len;
-    }
+    s.set_message_len_bytes(len);
     s
 }
 
@@ -551,7 +548,7 @@ impl ParamArgs {
     pub fn plan(&self, parameter: Parameter) -> Result<PreparedSweep, String> {
         let values = parse_values(&self.values, parameter.unit())?;
         let base = parse_base_test(self.host.as_deref(), &self.test)?;
-        parameter.check_kind(base.plan.spec.kind)?;
+        parameter.check_kind(base.plan.spec.kind())?;
         let points = values
             .into_iter()
             .map(|value| {
@@ -707,7 +704,7 @@ impl Rfc2544Args {
                 return Err(format!("--frame {frame}: above the largest UDP datagram"));
             }
             let mut spec = base.plan.spec.clone();
-            spec.write_len_bytes = payload;
+            spec.set_message_len_bytes(payload);
             plans.push(FramePlan {
                 frame_bytes: frame,
                 payload_bytes: payload,

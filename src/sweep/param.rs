@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 use wire::datagram::HEADER_LEN;
-use wire::spec::TestKind;
+use wire::spec::{TestKind, UdpRate};
 use wire::TestSpec;
 
 use super::values::{SweepValue, ValueUnit};
@@ -94,27 +94,31 @@ impl Parameter {
                 s.window_bytes =
                     Some(within(2048.0, f64::from(1u32 << 30), "a window (bytes)")? as u32)
             }
-            Parameter::Mss => s.mss_bytes = Some(within(88.0, 65535.0, "an MSS (bytes)")? as u32),
+            // `check_kind` refused the kinds without TCP options or a UDP rate.
+            Parameter::Mss => {
+                let mss = Some(within(88.0, 65535.0, "an MSS (bytes)")? as u32);
+                if let Some(tcp) = s.tcp_mut() {
+                    tcp.mss_bytes = mss;
+                }
+            }
             Parameter::Rate => {
-                s.rate_bps = Some(within(1.0, 1e15, "a rate (bits/s)")?);
-                s.pps = None;
+                let rate = UdpRate::BitsPerSec(within(1.0, 1e15, "a rate (bits/s)")?);
+                if let Some(udp) = s.udp_mut() {
+                    udp.rate = rate;
+                }
             }
             Parameter::Payload => {
-                let (lo, hi) = if s.kind.is_udp() {
+                let (lo, hi) = if s.kind().is_udp() {
                     (HEADER_LEN as f64, 65_507.0)
                 } else {
                     (1.0, f64::from(64u32 << 20))
                 };
-                let what = match s.kind {
+                let what = match s.kind() {
                     TestKind::UdpStream => "a UDP payload (bytes)",
                     k if k.is_rr() => "a request (bytes)",
                     _ => "a write length (bytes)",
                 };
-                let len = within(lo, hi, what)? as u32;
-                s.write_len_bytes = len;
-                if s.kind.is_rr() {
-                    s.response_len_bytes = len;
-                }
+                s.set_message_len_bytes(within(lo, hi, what)? as u32);
             }
         }
         Ok(s)
@@ -124,10 +128,10 @@ impl Parameter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wire::spec::Direction;
+    use wire::spec::Params;
 
     fn spec(kind: TestKind) -> TestSpec {
-        TestSpec::new(kind, Direction::Send, 1, 1000)
+        TestSpec::new(Params::defaults(kind), 1, 1000)
     }
 
     #[test]
@@ -144,21 +148,22 @@ mod tests {
         let s = Parameter::Mss
             .apply(&tcp, &SweepValue::number(1400))
             .unwrap();
-        assert_eq!(s.mss_bytes, Some(1400));
+        assert_eq!(s.tcp().unwrap().mss_bytes, Some(1400));
         let s = Parameter::Payload
             .apply(&tcp, &SweepValue::number(4096))
             .unwrap();
-        assert_eq!(s.write_len_bytes, 4096);
+        assert_eq!(s.message_len_bytes(), 4096);
         let mut udp = spec(TestKind::UdpStream);
-        udp.pps = Some(10);
+        udp.udp_mut().unwrap().rate = UdpRate::PacketsPerSec(10);
         let s = Parameter::Rate
             .apply(&udp, &SweepValue::number(1_000_000_000))
             .unwrap();
-        assert_eq!((s.rate_bps, s.pps), (Some(1_000_000_000), None));
+        assert_eq!(s.udp().unwrap().rate, UdpRate::BitsPerSec(1_000_000_000));
         let s = Parameter::Payload
             .apply(&spec(TestKind::TcpRr), &SweepValue::number(100))
             .unwrap();
-        assert_eq!((s.write_len_bytes, s.response_len_bytes), (100, 100));
+        let rr = s.rr().unwrap();
+        assert_eq!((rr.request_len_bytes, rr.response_len_bytes), (100, 100));
     }
 
     #[test]

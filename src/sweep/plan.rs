@@ -39,7 +39,7 @@ impl SweepPlan {
         self.points
             .first()
             .and_then(|p| p.specs.first())
-            .map(|s| s.kind)
+            .map(|s| s.kind())
     }
 
     /// Planned seconds per point: test durations × the runs expected (the minimum for

@@ -20,6 +20,7 @@ use engine::Signal;
 use results::store::{HostFacts, Tag, Tags};
 use results::RunRecord;
 use serde::{Deserialize, Serialize};
+use wire::spec::UdpRate;
 use wire::TestSpec;
 
 use super::knob::{self, Phase};
@@ -179,7 +180,7 @@ fn repeat_runs(
     interrupt: &Signal,
     after_run: &mut dyn FnMut(usize, f64),
 ) -> Repeated {
-    let primary = primary_metric(point.spec.kind);
+    let primary = primary_metric(point.spec.kind());
     let mut runs: Vec<PointRun> = Vec::new();
     let mut values = Vec::new();
     let mut stopped = None;
@@ -250,21 +251,21 @@ pub fn run_repeated(
 ) -> RepeatResult {
     let per_run = point.spec.duration_ms as f64 / 1000.0 + 1.0;
     progress.begin(
-        &format!("linerate {} x{}", point.spec.kind.as_str(), plan.runs),
+        &format!("linerate {} x{}", point.spec.kind().as_str(), plan.runs),
         &vec![per_run; plan.runs as usize],
     );
     let mut point = point.clone();
     point
         .tags
         .push(("repeat_id".into(), now_unix_ms().to_string()));
-    let label = point.spec.kind.as_str();
+    let label = point.spec.kind().as_str();
     let out = repeat_runs(&point, plan, runner, interrupt, &mut |i, secs| {
         progress.point_done(i, &format!("{label} run {}", i + 1), secs);
     });
     progress.finish();
     RepeatResult {
         kind: "repeat".into(),
-        test: point.spec.kind,
+        test: point.spec.kind(),
         target: runner.target(),
         runs: out.runs,
         summary: out.summary,
@@ -366,7 +367,7 @@ pub fn run_sweep(
                 let point = Point {
                     spec: spec.clone(),
                     tags: base_tags.clone(),
-                    probe: plan.probe.filter(|_| !spec.kind.is_rr()),
+                    probe: plan.probe.filter(|_| !spec.kind().is_rr()),
                 };
                 let out = repeat_runs(&point, &plan.repeat, runner, interrupt, &mut |_, _| {});
                 runs.extend(out.runs);
@@ -458,10 +459,12 @@ fn tag_value(value: &super::values::SweepValue, kind: SweepKind) -> String {
 /// The trial spec for `offer`: the total rate spread over the streams.
 fn trial_spec(base: &TestSpec, offer: Offer) -> TestSpec {
     let mut spec = base.clone();
-    spec.rate_bps = None;
-    spec.pps = offer
-        .pps()
-        .map(|p| (p / f64::from(spec.streams.max(1))).round().max(1.0) as u64);
+    let streams = f64::from(spec.streams.max(1));
+    if let Some(udp) = spec.udp_mut() {
+        udp.rate = offer.pps().map_or(UdpRate::Max, |p| {
+            UdpRate::PacketsPerSec((p / streams).round().max(1.0) as u64)
+        });
+    }
     spec
 }
 

@@ -99,7 +99,7 @@ impl<F: FnMut(&TestSpec) -> RunRecord> PointRunner for MockRunner<F> {
             anyhow::bail!("cannot connect to 192.0.2.1:5301: connection refused");
         }
         let mut record = (self.figures)(&point.spec);
-        record.kind = point.spec.kind;
+        record.kind = point.spec.kind();
         record.spec = point.spec.clone();
         if let Some((at, signal)) = &self.interrupt_after {
             if *at == index {

@@ -41,14 +41,14 @@ impl RrShape {
         }
     }
 
-    /// The transaction a spec asks for: its sizes, warm-up and rate (`pps`).
-    pub fn of(spec: &wire::TestSpec) -> Self {
+    /// The transaction a spec asks for: its sizes, warm-up and rate.
+    pub fn of(rr: &wire::spec::RrParams) -> Self {
         Self::new(
-            spec.write_len_bytes as usize,
-            spec.response_len_bytes as usize,
-            Duration::from_millis(spec.omit_ms),
+            rr.request_len_bytes as usize,
+            rr.response_len_bytes as usize,
+            Duration::from_millis(rr.omit_ms),
         )
-        .with_gap(crate::pace::gap_for(spec.pps))
+        .with_gap(crate::pace::gap_for(rr.transactions_per_sec))
     }
 
     /// Starts requests `gap` apart instead of back to back.

@@ -31,15 +31,16 @@ pub struct SocketOptions {
 }
 
 impl SocketOptions {
-    /// The options of `spec`.
+    /// The options of `spec`: its window, its kind's TCP options, its transaction's busy poll.
     pub fn from_spec(spec: &TestSpec) -> Self {
+        let tcp = spec.tcp().cloned().unwrap_or_default();
         Self {
             window_bytes: spec.window_bytes,
-            mss_bytes: spec.mss_bytes,
-            no_delay: spec.no_delay,
-            congestion: spec.congestion.clone(),
-            tos: spec.tos,
-            busy_poll_us: spec.busy_poll_us,
+            mss_bytes: tcp.mss_bytes,
+            no_delay: tcp.no_delay,
+            congestion: tcp.congestion,
+            tos: tcp.tos,
+            busy_poll_us: spec.rr().and_then(|rr| rr.busy_poll_us),
         }
     }
 

@@ -2,7 +2,7 @@
 
 use measure::{cpu::CpuTime, tcp_info::TcpInfo};
 use wire::msg::StreamCounts;
-use wire::{TestKind, TestSpec};
+use wire::{Params, TestKind, TestSpec};
 
 use crate::{Abort, Conn, EngineError, Signal, StreamCounters};
 
@@ -70,19 +70,19 @@ pub trait StreamEngine: Send + Sync {
     }
 }
 
-/// The engine for a spec's test kind, configured from the spec.
+/// The engine for a spec's test kind, configured from the kind's parameters.
 pub fn engine_for(spec: &TestSpec) -> Box<dyn StreamEngine> {
     use crate::round_trips::RrShape;
-    match spec.kind {
-        TestKind::TcpStream => Box::new(crate::tcp_stream::TcpStream::new(
-            spec.write_len_bytes as usize,
-            spec.send_mode,
+    match &spec.params {
+        Params::TcpStream { stream, .. } => Box::new(crate::tcp_stream::TcpStream::new(
+            stream.write_len_bytes as usize,
+            stream.send_mode,
         )),
-        TestKind::UdpStream => Box::new(crate::udp_stream::UdpStream::new(spec)),
-        TestKind::TcpRr => Box::new(crate::tcp_rr::TcpRr::new(RrShape::of(spec))),
-        TestKind::TcpCrr => Box::new(crate::tcp_crr::TcpCrr::new(RrShape::of(spec))),
-        TestKind::UdpRr => {
-            Box::new(crate::udp_rr::UdpRr::new(RrShape::of(spec)).with_busy_poll(spec.busy_poll_us))
+        Params::UdpStream { udp } => Box::new(crate::udp_stream::UdpStream::new(udp)),
+        Params::TcpRr { rr, .. } => Box::new(crate::tcp_rr::TcpRr::new(RrShape::of(rr))),
+        Params::TcpCrr { rr, .. } => Box::new(crate::tcp_crr::TcpCrr::new(RrShape::of(rr))),
+        Params::UdpRr { rr } => {
+            Box::new(crate::udp_rr::UdpRr::new(RrShape::of(rr)).with_busy_poll(rr.busy_poll_us))
         }
     }
 }

@@ -20,7 +20,8 @@ use measure::cpu::CpuTime;
 use measure::udp_stats::SeqTracker;
 use wire::datagram::{write_header, DatagramRepr, FLAG_FIN, HEADER_LEN};
 use wire::msg::StreamCounts;
-use wire::{TestKind, TestSpec};
+use wire::spec::UdpParams;
+use wire::TestKind;
 
 use crate::udp_socket::flow_socket;
 use crate::{Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL};
@@ -45,16 +46,16 @@ pub struct UdpStream {
 }
 
 impl UdpStream {
-    /// An engine for `spec`'s payload size, batching and pacing.
-    pub fn new(spec: &TestSpec) -> Self {
+    /// An engine for `udp`'s payload size, batching and pacing.
+    pub fn new(udp: &UdpParams) -> Self {
         Self {
-            payload: (spec.write_len_bytes as usize).max(HEADER_LEN),
-            batch: usize::from(spec.batch_packets.max(1)),
-            target_pps: spec.target_pps(),
-            burst: spec.burst_packets,
-            gso: spec.gso,
-            gro: spec.gro,
-            flows: spec.flows.max(1),
+            payload: (udp.payload_len_bytes as usize).max(HEADER_LEN),
+            batch: usize::from(udp.batch_packets.max(1)),
+            target_pps: udp.target_pps(),
+            burst: udp.burst_packets,
+            gso: udp.gso,
+            gro: udp.gro,
+            flows: udp.flows.max(1),
         }
     }
 }

@@ -3,8 +3,10 @@
 //! in its name; docs/RESULTS.md says what each one means and which end measured it.
 //!
 //! Depends on `wire` for the spec (the same `TestSpec` the server received, so every stored run
-//! can be re-run) and on `measure` for value types.
+//! can be re-run) and on `measure` for value types. Records of an older layout read as the
+//! current one ([`layout_v1`]).
 
+pub mod layout_v1;
 pub mod schema;
 pub mod store;
 

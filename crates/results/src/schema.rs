@@ -1,12 +1,18 @@
 //! The run record. Byte counts are exact integers; rates are bits per second over the
 //! client-clock window; CPU percentages are of one core unless named `system_`.
+//!
+//! Invariant: a [`RunRecord`] reads from JSON of any layout version this build knows (an older
+//! layout is converted as it is read, see [`crate::layout_v1`]) and is always written in the
+//! current one, [`SCHEMA_VERSION`].
 
 use measure::{stats::Spread, tcp_info::TcpInfo};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use wire::{msg::ServerInfo, spec::Flow, TestKind, TestSpec};
 
-/// Version of this record layout; bumped with every incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of this record layout; bumped with every incompatible change. Version 2 split the
+/// flat `spec` of version 1 into the fields every test kind has and its kind's own `params`
+/// (control protocol version 7).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Which end of the test did something.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -19,7 +25,10 @@ pub enum End {
 }
 
 /// One test run, complete or interrupted.
+// `remote = "Self"` makes the derives inherent functions, which the trait impls below wrap:
+// reading converts an older layout first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct RunRecord {
     /// Test kind, e.g. `tcp_stream`.
     pub kind: TestKind,
@@ -37,6 +46,22 @@ pub struct RunRecord {
     pub intervals: Vec<IntervalSample>,
     /// The summary of the whole run.
     pub summary: Summary,
+}
+
+impl Serialize for RunRecord {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        RunRecord::serialize(self, serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for RunRecord {
+    /// Reads a record of layout 1 or 2; a layout-1 record is converted and reads as layout 2.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut value = serde_json::Value::deserialize(deserializer)?;
+        crate::layout_v1::upgrade(&mut value).map_err(D::Error::custom)?;
+        RunRecord::deserialize(value).map_err(D::Error::custom)
+    }
 }
 
 /// One interval on the client's clock.

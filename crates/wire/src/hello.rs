@@ -7,8 +7,9 @@ use crate::WireError;
 
 /// Magic bytes that open every linerate connection.
 pub const MAGIC: [u8; 4] = *b"LNRT";
-/// The control protocol version this build speaks.
-pub const PROTOCOL_VERSION: u16 = 6;
+/// The control protocol version this build speaks. Version 7 split the `Start` spec into the
+/// fields every test kind has and its kind's own parameters (docs/PROTOCOL.md section 9).
+pub const PROTOCOL_VERSION: u16 = 7;
 /// Length of the hello on the wire.
 pub const HELLO_LEN: usize = 8;
 
@@ -92,8 +93,8 @@ mod tests {
 
     #[test]
     fn parses_literal_bytes() {
-        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 6, 0, 0]).unwrap();
-        assert_eq!(hello.version, 6);
+        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 7, 0, 0]).unwrap();
+        assert_eq!(hello.version, 7);
         assert!(hello.check_version().is_ok());
     }
 
@@ -121,8 +122,25 @@ mod tests {
         let err = Hello { version: 9 }.check_version().unwrap_err();
         let text = err.to_string();
         assert!(
-            text.contains("version 6") && text.contains("version 9"),
+            text.contains("version 7") && text.contains("version 9"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn a_version_6_peer_is_told_apart() {
+        // Version 6 sent the flat spec that version 7 split; its hello must fail, not its
+        // `start` as an undecodable message.
+        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 6, 0, 0]).unwrap();
+        let err = hello.check_version().unwrap_err();
+        assert!(
+            matches!(err, WireError::VersionMismatch { ours: 7, theirs: 6 }),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "protocol version mismatch: this linerate speaks version 7, the peer speaks version 6; \
+             run the same linerate release on both ends"
         );
     }
 }

@@ -18,4 +18,4 @@ pub mod spec;
 pub use error::WireError;
 pub use hello::{Hello, HELLO_LEN, MAGIC, PROTOCOL_VERSION};
 pub use msg::{ClientMsg, ServerMsg};
-pub use spec::{Direction, TestKind, TestSpec};
+pub use spec::{Direction, Params, TestKind, TestSpec};

@@ -1,10 +1,19 @@
 //! The test a client asks for: sent to the server in `Start`, stored with the results.
 //!
-//! Sizes are bytes, times milliseconds, rates bits per second; field names carry the unit.
-//! The binary validates user input into a `TestSpec`; the server re-checks it against its own
-//! limits with [`TestSpec::check`], since a peer's spec is untrusted input.
+//! A [`TestSpec`] holds the fields every test kind has (duration, interval, streams, socket
+//! buffers, link speed, CPU placement) and its kind's own [`Params`], whose variant is the kind:
+//! a spec cannot hold a setting its kind has no use for, nor disagree with itself about its kind
+//! (see [`params`]). Sizes are bytes, times milliseconds, rates per second; field names carry
+//! the unit. The binary validates user input into a `TestSpec`; the server re-checks it against
+//! its own limits with [`TestSpec::check`], since a peer's spec is untrusted input: that check
+//! covers what the types cannot say (ranges and limits).
 
 use serde::{Deserialize, Serialize};
+
+mod check;
+pub mod params;
+
+pub use params::{Params, RrParams, StreamParams, TcpOptions, UdpParams, UdpRate};
 
 /// Which test runs. Spelled as netperf/neper spell them, in the CLI, JSON and storage alike.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,103 +105,35 @@ pub enum SendMode {
     /// lookup per page. The default for TCP.
     Splice,
     /// sendfile(2) from an in-memory file: the kernel references the pages instead of copying
-    /// from user memory (what file and web servers do; iperf3 `-Z`). A spec without
-    /// `send_mode` (stored before the field existed) reads as this.
+    /// from user memory (what file and web servers do; iperf3 `-Z`). A run stored before the
+    /// field existed reads as this.
     #[default]
     Sendfile,
     /// write(2) from a user buffer: one copy per byte on the sender (iperf3's default).
     Write,
 }
 
-/// One test, as the client asked for it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One test, as the client asked for it: the fields every kind has, and its kind's own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TestSpec {
-    /// Test kind.
-    pub kind: TestKind,
-    /// Socket family of the data connections.
-    pub transport: Transport,
     /// Measured duration, milliseconds.
     pub duration_ms: u64,
     /// Interval between live rows, milliseconds.
     pub interval_ms: u64,
     /// Parallel streams per direction.
     pub streams: u16,
-    /// Direction of the data.
-    pub direction: Direction,
-    /// Bytes per write (and per read) call.
-    pub write_len_bytes: u32,
-    /// How senders write.
-    #[serde(default)]
-    pub send_mode: SendMode,
-    /// SO_SNDBUF/SO_RCVBUF request, bytes; `None` leaves the kernel's autotuning alone.
+    /// SO_SNDBUF/SO_RCVBUF request, bytes; `None` leaves the kernel's autotuning alone (UDP:
+    /// asks for 4 MiB).
     pub window_bytes: Option<u32>,
-    /// TCP_MAXSEG request, bytes.
-    pub mss_bytes: Option<u32>,
-    /// TCP_NODELAY on every data connection.
-    pub no_delay: bool,
-    /// TCP_CONGESTION algorithm name.
-    pub congestion: Option<String>,
-    /// IP TOS / IPv6 traffic class byte.
-    pub tos: Option<u8>,
     /// Link speed for the Performance Index, bits/s (client-side only; informational).
     pub link_speed_bps: Option<u64>,
-    /// UDP: target payload rate per stream, bits/s; `None` with `pps` also `None` is as fast as
-    /// the sender can.
-    #[serde(default)]
-    pub rate_bps: Option<u64>,
-    /// UDP: target datagrams per second per stream (instead of `rate_bps`). Request/response
-    /// tests: transactions started per second per stream (`None`: back to back).
-    #[serde(default)]
-    pub pps: Option<u64>,
-    /// UDP: datagrams sent back to back per pacing step; 0 paces smoothly.
-    #[serde(default)]
-    pub burst_packets: u32,
-    /// UDP: datagrams per sendmmsg/recvmmsg call; 1 sends and receives one per syscall.
-    #[serde(default = "default_batch")]
-    pub batch_packets: u16,
-    /// UDP: let the kernel segment batches (UDP_SEGMENT) where it can.
-    #[serde(default = "default_true")]
-    pub gso: bool,
-    /// UDP: let the kernel coalesce arriving datagrams (UDP_GRO) where it can.
-    #[serde(default = "default_true")]
-    pub gro: bool,
-    /// UDP: source ports each stream's sender spreads its datagrams over (flows change every
-    /// batch).
-    #[serde(default = "default_flows")]
-    pub flows: u32,
-    /// UDP: destination ports each stream's receiver listens on; the sender rotates over them
-    /// every batch.
-    #[serde(default = "default_flows")]
-    pub flows_dst: u32,
-    /// Request/response tests: response bytes (the request is `write_len_bytes`).
-    #[serde(default)]
-    pub response_len_bytes: u32,
-    /// Request/response tests: warm-up at the start left out of the summary, milliseconds.
-    #[serde(default)]
-    pub omit_ms: u64,
-    /// SO_BUSY_POLL on the data sockets, µs (the receive path polls the device instead of
-    /// sleeping).
-    #[serde(default)]
-    pub busy_poll_us: Option<u32>,
     /// The CPU the server pins its data threads to (`None`: wherever the scheduler puts them).
-    #[serde(default)]
     pub server_cpu: Option<u32>,
     /// The CPU the client pins its data threads to (informational for the server; kept so a
     /// stored run says where it ran).
-    #[serde(default)]
     pub client_cpu: Option<u32>,
-}
-
-fn default_flows() -> u32 {
-    1
-}
-
-fn default_true() -> bool {
-    true
-}
-
-fn default_batch() -> u16 {
-    64
+    /// The kind and its own parameters.
+    pub params: Params,
 }
 
 /// Limits a server enforces on a peer's spec.
@@ -221,46 +162,115 @@ impl Default for SpecLimits {
 }
 
 impl TestSpec {
-    /// A `kind` test with linerate's defaults for everything not given: TCP, 1 s intervals,
-    /// 512 KiB splice calls, kernel socket buffers, no other options.
-    pub fn new(kind: TestKind, direction: Direction, streams: u16, duration_ms: u64) -> Self {
+    /// A test with `params` and linerate's defaults for the common fields: 1 s intervals,
+    /// kernel socket buffers, no link speed, no CPU pinning.
+    pub fn new(params: Params, streams: u16, duration_ms: u64) -> Self {
         Self {
-            kind,
-            transport: Transport::Tcp,
             duration_ms,
             interval_ms: 1000,
             streams,
-            direction,
-            write_len_bytes: 512 << 10,
-            send_mode: SendMode::Splice,
             window_bytes: None,
-            mss_bytes: None,
-            no_delay: false,
-            congestion: None,
-            tos: None,
             link_speed_bps: None,
-            rate_bps: None,
-            pps: None,
-            burst_packets: 0,
-            batch_packets: default_batch(),
-            gso: true,
-            gro: true,
-            flows: 1,
-            flows_dst: 1,
-            response_len_bytes: 0,
-            omit_ms: 0,
-            busy_poll_us: None,
             server_cpu: None,
             client_cpu: None,
+            params,
         }
     }
 
-    /// UDP: the target datagram rate per stream, or `None` for as fast as possible.
-    pub fn target_pps(&self) -> Option<f64> {
-        match (self.pps, self.rate_bps) {
-            (Some(pps), _) => Some(pps as f64),
-            (None, Some(bps)) => Some(bps as f64 / (f64::from(self.write_len_bytes.max(1)) * 8.0)),
-            (None, None) => None,
+    /// The test kind (the variant of [`TestSpec::params`]).
+    pub fn kind(&self) -> TestKind {
+        self.params.kind()
+    }
+
+    /// Which way data flows; request/response tests always send their requests from the client.
+    pub fn direction(&self) -> Direction {
+        match &self.params {
+            Params::TcpStream { stream, .. } => stream.direction,
+            Params::UdpStream { udp } => udp.direction,
+            Params::TcpRr { .. } | Params::UdpRr { .. } | Params::TcpCrr { .. } => Direction::Send,
+        }
+    }
+
+    /// Whether the data connections are Unix-domain stream sockets (only `tcp_stream` can be).
+    pub fn is_unix(&self) -> bool {
+        self.stream()
+            .is_some_and(|s| s.transport == Transport::Unix)
+    }
+
+    /// Bytes per send call, what `-l` sets: the TCP write length, the UDP payload, or the
+    /// request of a request/response test.
+    pub fn message_len_bytes(&self) -> u32 {
+        match &self.params {
+            Params::TcpStream { stream, .. } => stream.write_len_bytes,
+            Params::UdpStream { udp } => udp.payload_len_bytes,
+            Params::TcpRr { rr, .. } | Params::UdpRr { rr } | Params::TcpCrr { rr, .. } => {
+                rr.request_len_bytes
+            }
+        }
+    }
+
+    /// Sets the bytes per send call to `len`: the write length, the UDP payload, or both the
+    /// request and the response of a request/response test.
+    pub fn set_message_len_bytes(&mut self, len: u32) {
+        match &mut self.params {
+            Params::TcpStream { stream, .. } => stream.write_len_bytes = len,
+            Params::UdpStream { udp } => udp.payload_len_bytes = len,
+            Params::TcpRr { rr, .. } | Params::UdpRr { rr } | Params::TcpCrr { rr, .. } => {
+                rr.request_len_bytes = len;
+                rr.response_len_bytes = len;
+            }
+        }
+    }
+
+    /// `tcp_stream`'s parameters.
+    pub fn stream(&self) -> Option<&StreamParams> {
+        match &self.params {
+            Params::TcpStream { stream, .. } => Some(stream),
+            _ => None,
+        }
+    }
+
+    /// `udp_stream`'s parameters.
+    pub fn udp(&self) -> Option<&UdpParams> {
+        match &self.params {
+            Params::UdpStream { udp } => Some(udp),
+            _ => None,
+        }
+    }
+
+    /// `udp_stream`'s parameters, to change.
+    pub fn udp_mut(&mut self) -> Option<&mut UdpParams> {
+        match &mut self.params {
+            Params::UdpStream { udp } => Some(udp),
+            _ => None,
+        }
+    }
+
+    /// The request/response kinds' transaction.
+    pub fn rr(&self) -> Option<&RrParams> {
+        match &self.params {
+            Params::TcpRr { rr, .. } | Params::UdpRr { rr } | Params::TcpCrr { rr, .. } => Some(rr),
+            _ => None,
+        }
+    }
+
+    /// The TCP kinds' socket options (`tcp_stream` over a Unix socket has them too, unset).
+    pub fn tcp(&self) -> Option<&TcpOptions> {
+        match &self.params {
+            Params::TcpStream { tcp, .. }
+            | Params::TcpRr { tcp, .. }
+            | Params::TcpCrr { tcp, .. } => Some(tcp),
+            Params::UdpStream { .. } | Params::UdpRr { .. } => None,
+        }
+    }
+
+    /// The TCP kinds' socket options, to change.
+    pub fn tcp_mut(&mut self) -> Option<&mut TcpOptions> {
+        match &mut self.params {
+            Params::TcpStream { tcp, .. }
+            | Params::TcpRr { tcp, .. }
+            | Params::TcpCrr { tcp, .. } => Some(tcp),
+            Params::UdpStream { .. } | Params::UdpRr { .. } => None,
         }
     }
 
@@ -268,7 +278,7 @@ impl TestSpec {
     /// For `Bidir`, indices `0..streams` go client→server and `streams..2*streams` back.
     pub fn flows(&self) -> Vec<(u16, Flow)> {
         let n = self.streams;
-        match self.direction {
+        match self.direction() {
             Direction::Send => (0..n).map(|i| (i, Flow::ClientToServer)).collect(),
             Direction::Reverse => (0..n).map(|i| (i, Flow::ServerToClient)).collect(),
             Direction::Bidir => (0..n)
@@ -277,121 +287,19 @@ impl TestSpec {
                 .collect(),
         }
     }
-
-    /// Checks the spec against `limits`; the error says which field and what is allowed.
-    pub fn check(&self, limits: &SpecLimits) -> Result<(), String> {
-        if self.streams == 0 || self.streams > limits.max_streams {
-            return Err(format!(
-                "streams {} outside 1..={} (server limit)",
-                self.streams, limits.max_streams
-            ));
-        }
-        if self.duration_ms == 0 || self.duration_ms > limits.max_duration_ms {
-            return Err(format!(
-                "duration {} ms outside 1..={} ms (server limit)",
-                self.duration_ms, limits.max_duration_ms
-            ));
-        }
-        if self.write_len_bytes == 0 || self.write_len_bytes > limits.max_write_len_bytes {
-            return Err(format!(
-                "write length {} bytes outside 1..={} (server limit)",
-                self.write_len_bytes, limits.max_write_len_bytes
-            ));
-        }
-        if self.kind.is_udp() {
-            if self.kind == TestKind::UdpRr {
-                for (what, len) in [
-                    ("request", self.write_len_bytes),
-                    ("response", self.response_len_bytes),
-                ] {
-                    if !(16..=65_507).contains(&len) {
-                        return Err(format!("UDP {what} {len} bytes outside 16..=65507"));
-                    }
-                }
-                if self.flows != 1 || self.flows_dst != 1 {
-                    return Err(
-                        "flows and destination flows apply to udp_stream, not udp_rr".into(),
-                    );
-                }
-            }
-            if self.transport != Transport::Tcp {
-                return Err("UDP tests run over IP, not Unix-domain sockets".into());
-            }
-            if self.write_len_bytes > 65_507 {
-                return Err(format!(
-                    "UDP payload {} bytes above the 65507-byte limit",
-                    self.write_len_bytes
-                ));
-            }
-            if self.flows == 0 || self.flows > 10_000 {
-                return Err(format!("UDP flows {} outside 1..=10000", self.flows));
-            }
-            if self.flows_dst == 0 || self.flows_dst > 10_000 {
-                return Err(format!(
-                    "UDP destination flows {} outside 1..=10000",
-                    self.flows_dst
-                ));
-            }
-            // A request/response test keeps one datagram in flight: it limits itself.
-            if let Some(limit) = limits
-                .max_udp_rate_bps
-                .filter(|_| self.kind == TestKind::UdpStream)
-            {
-                let asked = self
-                    .target_pps()
-                    .map(|pps| pps * f64::from(self.write_len_bytes) * 8.0);
-                if asked.is_none_or(|bps| bps > limit as f64) {
-                    return Err(format!(
-                        "UDP rate {} per stream above this server's limit of {limit} bit/s (serve --max-rate)",
-                        asked.map_or("max".to_string(), |b| format!("{b:.0} bit/s"))
-                    ));
-                }
-            }
-            if self.pps == Some(0) || self.rate_bps == Some(0) || self.batch_packets == 0 {
-                return Err("UDP rate, packet rate and batch must be above 0".into());
-            }
-        }
-        if self.kind.is_rr() {
-            if self.direction != Direction::Send {
-                return Err(
-                    "request/response tests send requests from the client; no --reverse or --bidir"
-                        .into(),
-                );
-            }
-            if self.omit_ms >= self.duration_ms {
-                return Err(format!(
-                    "warm-up of {} ms leaves nothing of a {} ms test",
-                    self.omit_ms, self.duration_ms
-                ));
-            }
-            if self.pps == Some(0) || self.pps.is_some_and(|r| r > 10_000_000) {
-                return Err(format!(
-                    "request rate {} per second outside 1..=10000000",
-                    self.pps.unwrap_or(0)
-                ));
-            }
-            if self.response_len_bytes == 0 || self.response_len_bytes > limits.max_write_len_bytes
-            {
-                return Err(format!(
-                    "response length {} bytes outside 1..={} (server limit)",
-                    self.response_len_bytes, limits.max_write_len_bytes
-                ));
-            }
-        }
-        if self.interval_ms == 0 || self.interval_ms > self.duration_ms.max(1000) {
-            return Err(format!(
-                "interval {} ms outside 1..={} ms (at most the test duration)",
-                self.interval_ms,
-                self.duration_ms.max(1000)
-            ));
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]
 pub(crate) fn sample() -> TestSpec {
-    TestSpec::new(TestKind::TcpStream, Direction::Bidir, 2, 1000)
+    let stream = StreamParams::new(Direction::Bidir);
+    TestSpec::new(
+        Params::TcpStream {
+            stream,
+            tcp: TcpOptions::default(),
+        },
+        2,
+        1000,
+    )
 }
 
 #[cfg(test)]
@@ -413,38 +321,37 @@ mod tests {
     }
 
     #[test]
-    fn check_names_the_field() {
+    fn request_response_always_sends() {
         let mut spec = sample();
-        spec.streams = 500;
-        assert!(spec
-            .check(&SpecLimits::default())
-            .unwrap_err()
-            .contains("streams 500"));
-        spec.streams = 1;
-        spec.duration_ms = 0;
-        assert!(spec
-            .check(&SpecLimits::default())
-            .unwrap_err()
-            .contains("duration"));
+        spec.params = Params::defaults(TestKind::TcpCrr);
+        assert_eq!(spec.direction(), Direction::Send);
+        assert_eq!(
+            spec.flows(),
+            vec![(0, Flow::ClientToServer), (1, Flow::ClientToServer)]
+        );
     }
 
     #[test]
-    fn server_rate_limit() {
-        let limits = SpecLimits {
-            max_udp_rate_bps: Some(100_000_000),
-            ..SpecLimits::default()
-        };
-        let mut spec = TestSpec::new(TestKind::UdpStream, Direction::Send, 1, 1000);
-        spec.write_len_bytes = 1472;
-        spec.rate_bps = Some(50_000_000);
-        assert!(spec.check(&limits).is_ok());
-        spec.rate_bps = Some(200_000_000);
-        assert!(spec
-            .check(&limits)
-            .unwrap_err()
-            .contains("above this server's limit"));
-        spec.rate_bps = None;
-        assert!(spec.check(&limits).unwrap_err().contains("UDP rate max"));
+    fn message_length_is_each_kinds_own() {
+        let mut spec = sample();
+        spec.set_message_len_bytes(4096);
+        assert_eq!(spec.stream().unwrap().write_len_bytes, 4096);
+        spec.params = Params::defaults(TestKind::UdpRr);
+        spec.set_message_len_bytes(100);
+        let rr = spec.rr().unwrap();
+        assert_eq!((rr.request_len_bytes, rr.response_len_bytes), (100, 100));
+        assert_eq!(spec.message_len_bytes(), 100);
+        assert!(spec.tcp().is_none() && spec.udp().is_none());
+    }
+
+    #[test]
+    fn spec_layout_is_stable() {
+        let text = serde_json::to_string(&sample()).unwrap();
+        assert_eq!(
+            text,
+            r#"{"duration_ms":1000,"interval_ms":1000,"streams":2,"window_bytes":null,"link_speed_bps":null,"server_cpu":null,"client_cpu":null,"params":{"kind":"tcp_stream","stream":{"direction":"bidir","transport":"tcp","write_len_bytes":524288,"send_mode":"splice"},"tcp":{"mss_bytes":null,"no_delay":false,"congestion":null,"tos":null}}}"#
+        );
+        assert_eq!(serde_json::from_str::<TestSpec>(&text).unwrap(), sample());
     }
 
     #[test]

@@ -2,6 +2,7 @@ use super::*;
 use clap::CommandFactory;
 
 use crate::cli::{Cli, Command as WiredCommand};
+use wire::spec::UdpRate;
 
 fn parse(args: &[&str]) -> Result<WiredCommand, String> {
     <Cli as clap::Parser>::try_parse_from(std::iter::once("linerate").chain(args.iter().copied()))
@@ -59,7 +60,7 @@ fn parameter_sweep_over_the_test_after_the_dashes() {
     let streams: Vec<u16> = p.plan.points.iter().map(|x| x.specs[0].streams).collect();
     assert_eq!(streams, [1, 2, 4, 8]);
     let s = &p.plan.points[3].specs[0];
-    assert_eq!((s.duration_ms, s.write_len_bytes), (2000, 65536));
+    assert_eq!((s.duration_ms, s.message_len_bytes()), (2000, 65536));
     // The default test is tcp, and the host may come after --.
     let p = sweep(&["window", "--values", "64K,1M", "--", "tcp", "h2"]).unwrap();
     assert_eq!(p.base.common.host.as_deref(), Some("h2"));
@@ -68,15 +69,17 @@ fn parameter_sweep_over_the_test_after_the_dashes() {
         "payload", "--values", "16,1472", "--", "udp", "--rate", "1G",
     ])
     .unwrap();
-    assert_eq!(p.plan.points[1].specs[0].write_len_bytes, 1472);
-    assert_eq!(p.plan.points[1].specs[0].rate_bps, Some(1_000_000_000));
+    assert_eq!(p.plan.points[1].specs[0].message_len_bytes(), 1472);
+    let rate = |p: &PreparedSweep, i: usize| p.plan.points[i].specs[0].udp().map(|u| u.rate);
+    assert_eq!(rate(&p, 1), Some(UdpRate::BitsPerSec(1_000_000_000)));
     let p = sweep(&["rate", "--values", "100M,1G", "--", "udp"]).unwrap();
-    assert_eq!(p.plan.points[0].specs[0].rate_bps, Some(100_000_000));
+    assert_eq!(rate(&p, 0), Some(UdpRate::BitsPerSec(100_000_000)));
     let p = sweep(&["mss", "--values", "536,1460", "--", "rr", "-t", "1"]).unwrap();
-    assert_eq!(p.plan.points[0].specs[0].mss_bytes, Some(536));
+    let tcp = p.plan.points[0].specs[0].tcp().unwrap();
+    assert_eq!(tcp.mss_bytes, Some(536));
     let p = sweep(&["streams", "--values", "1,2", "--repeat", "3"]).unwrap();
     assert_eq!(p.plan.repeat.runs, 3);
-    assert_eq!(p.plan.points[0].specs[0].kind, TestKind::TcpStream);
+    assert_eq!(p.plan.points[0].specs[0].kind(), TestKind::TcpStream);
     let p = sweep(&["streams", "--values", "1", "--", "udp", "--latency"]).unwrap();
     assert!(p.plan.probe.is_some(), "--latency of the test carries over");
 }
@@ -230,25 +233,32 @@ fn size_sweep_plan() {
     assert_eq!(last.value.number, Some(64.0));
     let (stream, rr) = (&last.specs[0], &last.specs[1]);
     assert_eq!(
-        (stream.kind, stream.write_len_bytes),
+        (stream.kind(), stream.message_len_bytes()),
         (TestKind::TcpStream, 64)
     );
-    assert_eq!(stream.send_mode, wire::spec::SendMode::Write);
+    assert_eq!(
+        stream.stream().unwrap().send_mode,
+        wire::spec::SendMode::Write
+    );
     assert_eq!(stream.duration_ms, 500);
     assert_eq!(
-        (rr.kind, rr.write_len_bytes, rr.response_len_bytes),
-        (TestKind::TcpRr, 64, 64)
+        (
+            rr.kind(),
+            rr.rr().map(|t| (t.request_len_bytes, t.response_len_bytes))
+        ),
+        (TestKind::TcpRr, Some((64, 64)))
     );
     let p = sweep(&["size", "--proto", "udp", "--max", "1472", "--no-latency"]).unwrap();
     let first = &p.plan.points[0];
     assert_eq!(first.value.number, Some(16.0));
     assert_eq!(first.specs.len(), 1);
     assert_eq!(
-        (first.specs[0].kind, first.specs[0].rate_bps),
-        (TestKind::UdpStream, None)
+        first.specs[0].udp().map(|u| u.rate),
+        Some(UdpRate::Max),
+        "udp_stream at max rate"
     );
     let p = sweep(&["size", "--proto", "udp", "--max", "100", "-w", "1M", "-4"]).unwrap();
-    assert_eq!(p.plan.points[0].specs[1].kind, TestKind::UdpRr);
+    assert_eq!(p.plan.points[0].specs[1].kind(), TestKind::UdpRr);
     assert_eq!(p.plan.points[0].specs[1].window_bytes, Some(1 << 20));
     assert_eq!(p.base.plan.family, crate::target::Family::V4);
     // Planned time: (0.5 s + 1 s setup) × 2 tests per size.
@@ -281,11 +291,13 @@ fn rfc2544_plan() {
     let f = &p.plan.frames[0];
     assert_eq!(f.line_rate_pps.map(f64::round), Some(1_488_095.0));
     assert_eq!(
-        (f.spec.kind, f.spec.duration_ms),
+        (f.spec.kind(), f.spec.duration_ms),
         (TestKind::UdpStream, 2000)
     );
-    assert_eq!((f.spec.rate_bps, f.spec.pps), (None, None));
-    assert!(f.spec.gso);
+    assert_eq!(
+        f.spec.udp().map(|u| (u.rate, u.gso)),
+        Some((UdpRate::Max, true))
+    );
     assert_eq!(p.plan.loss_ratio, 0.0);
     assert_eq!(p.plan.resolution, 0.005);
     assert_eq!(p.plan.latency.unwrap().1, 2000);
@@ -301,7 +313,7 @@ fn rfc2544_plan() {
         "--no-gso",
     ])
     .unwrap();
-    assert!(!p.plan.frames[0].spec.gso);
+    assert!(!p.plan.frames[0].spec.udp().unwrap().gso);
     assert_eq!(p.plan.frames[0].payload_bytes, 1452);
     assert_eq!(p.plan.frames[0].line_rate_pps, None);
     assert_eq!(p.plan.frames[0].spec.streams, 2);

@@ -6,15 +6,20 @@ use crate::sweep::progress::Quiet;
 use crate::sweep::testing::{record_with, rr_with_rtt, udp_trial, MockRunner};
 use crate::sweep::values::SweepValue;
 use std::time::Duration;
-use wire::spec::{Direction, TestKind};
+use wire::spec::{Params, TestKind, UdpRate};
 
 fn spec(kind: TestKind, len: u32) -> TestSpec {
-    let mut s = TestSpec::new(kind, Direction::Send, 1, 1000);
-    s.write_len_bytes = len;
-    if kind.is_rr() {
-        s.response_len_bytes = len;
-    }
+    let mut s = TestSpec::new(Params::defaults(kind), 1, 1000);
+    s.set_message_len_bytes(len);
     s
+}
+
+/// A UDP spec's datagram rate, when it asks for one.
+fn pps_of(s: &TestSpec) -> Option<u64> {
+    match s.udp().map(|u| u.rate) {
+        Some(UdpRate::PacketsPerSec(p)) => Some(p),
+        _ => None,
+    }
 }
 
 fn size_plan(sizes: &[u32]) -> SweepPlan {
@@ -35,8 +40,8 @@ fn size_plan(sizes: &[u32]) -> SweepPlan {
 
 /// A path of 1 Gbit/s with 20 µs of fixed round trip: small writes are per-call bound.
 fn netpipe_like(s: &TestSpec) -> RunRecord {
-    let size = f64::from(s.write_len_bytes);
-    if s.kind.is_rr() {
+    let size = f64::from(s.message_len_bytes());
+    if s.kind().is_rr() {
         rr_with_rtt(20.0 + size * 8.0 / 1e3)
     } else {
         record_with("tcp", (size * 8.0 * 1e6).min(1e9))
@@ -62,7 +67,7 @@ fn size_sweep_runs_both_tests_per_size_and_summarizes() {
     assert_eq!(r.stopped, None);
     assert_eq!(r.points.len(), 6);
     assert_eq!(runner.asked.len(), 12);
-    let kinds: Vec<TestKind> = runner.asked.iter().take(2).map(|p| p.spec.kind).collect();
+    let kinds: Vec<TestKind> = runner.asked.iter().take(2).map(|p| p.spec.kind()).collect();
     assert_eq!(kinds, [TestKind::TcpStream, TestKind::TcpRr]);
     let first = &runner.asked[0];
     assert_eq!(tag(first, "sweep"), Some("size"));
@@ -103,7 +108,7 @@ fn an_interrupted_run_is_kept_flagged() {
     let plan = size_plan(&[1, 2]);
     let mut runner = MockRunner::new(|s: &TestSpec| {
         let mut r = netpipe_like(s);
-        r.summary.interrupted = s.write_len_bytes == 2 && !s.kind.is_rr();
+        r.summary.interrupted = s.message_len_bytes() == 2 && !s.kind().is_rr();
         r
     });
     let r = run_sweep(&plan, &mut runner, &Signal::new(), &mut Quiet);
@@ -308,11 +313,12 @@ impl<R: PointRunner> PointRunner for Mtu1500<R> {
 fn udp_size_sweeps_leave_out_sizes_the_path_would_fragment() {
     let mut plan = size_plan(&[16, 1024, 1472, 1475, 4096]);
     for p in &mut plan.points {
-        p.specs[0].kind = TestKind::UdpStream;
-        p.specs[1].kind = TestKind::UdpRr;
+        let len = p.specs[0].message_len_bytes();
+        p.specs[0] = spec(TestKind::UdpStream, len);
+        p.specs[1] = spec(TestKind::UdpRr, len);
     }
     let mut runner = Mtu1500(MockRunner::new(|s: &TestSpec| {
-        if s.kind.is_rr() {
+        if s.kind().is_rr() {
             rr_with_rtt(30.0)
         } else {
             record_with("udp", 1e8)
@@ -354,12 +360,12 @@ fn rfc2544_finds_the_shaped_rate_and_measures_latency_there() {
     };
     // The path carries 100 000 frames/s; the sender manages 1.2 million.
     let mut runner = MockRunner::new(|s: &TestSpec| {
-        let offered = s.pps.map_or(1.2e6, |p| p as f64 * f64::from(s.streams));
+        let offered = pps_of(s).map_or(1.2e6, |p| p as f64 * f64::from(s.streams));
         udp_trial(
             offered,
             1e5,
             s.duration_ms as f64 / 1000.0,
-            s.write_len_bytes,
+            s.message_len_bytes(),
         )
     });
     let r = run_rfc2544(&plan, &mut runner, &Signal::new(), &mut Quiet);
@@ -372,15 +378,15 @@ fn rfc2544_finds_the_shaped_rate_and_measures_latency_there() {
     assert_eq!(row.run_ids.len(), row.trials.len());
     let first = &runner.asked[0];
     assert_eq!(
-        (first.spec.pps, first.spec.rate_bps),
-        (None, None),
+        first.spec.udp().map(|u| u.rate),
+        Some(UdpRate::Max),
         "max rate first"
     );
     assert_eq!(tag(first, "frame_bytes"), Some("64"));
     let last = runner.asked.last().unwrap();
     assert!(last.probe.is_some(), "the latency run has probes");
     assert_eq!(last.spec.duration_ms, 5_000);
-    assert_eq!(last.spec.pps, Some(fps.round() as u64));
+    assert_eq!(pps_of(&last.spec), Some(fps.round() as u64));
     let lat = row.latency.unwrap();
     assert_eq!(lat.loss_pct, 0.0);
 }
@@ -402,7 +408,7 @@ fn rfc2544_keeps_finished_frames_when_stopped() {
         link_speed_bps: Some(1_000_000_000),
     };
     let mut runner = MockRunner::new(|s: &TestSpec| {
-        udp_trial(s.pps.unwrap() as f64, 1e7, 1.0, s.write_len_bytes)
+        udp_trial(pps_of(s).unwrap() as f64, 1e7, 1.0, s.message_len_bytes())
     });
     runner.fail_at = Some(1);
     let r = run_rfc2544(&plan, &mut runner, &Signal::new(), &mut Quiet);
@@ -453,8 +459,10 @@ fn client_runner_sweeps_a_loopback_server() {
         for s in &mut p.specs {
             s.duration_ms = 300;
             s.interval_ms = 300;
-            s.send_mode = wire::spec::SendMode::Write;
-            s.no_delay = s.kind.is_rr();
+            // The request/response specs have TCP_NODELAY already.
+            if let Params::TcpStream { stream, .. } = &mut s.params {
+                stream.send_mode = wire::spec::SendMode::Write;
+            }
         }
     }
     let mut runner = ClientRunner::new(

@@ -26,7 +26,7 @@ pub(crate) fn series(columns: &[LabeledRuns]) -> Vec<Series> {
             let mut by_size: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
             for r in &c.runs {
                 by_size
-                    .entry(r.spec.write_len_bytes)
+                    .entry(r.spec.message_len_bytes())
                     .or_default()
                     .push(r.summary.throughput_bps);
             }

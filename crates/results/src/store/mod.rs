@@ -7,7 +7,9 @@
 //! the figures `linerate runs` filters and lists on (kind, start, throughput, CPU, loss,
 //! latency) as indexed columns. Tags live in `run_tags`. Intervals stay inside the record JSON:
 //! they are only ever read whole, with their run, and SQLite's `json_each` reaches them for ad
-//! hoc queries.
+//! hoc queries. A row keeps the record layout it was written with (`record_schema_version`);
+//! an older layout is converted as it is read ([`crate::layout_v1`]), so a record layout
+//! change needs no migration here.
 //!
 //! Invariants:
 //! - a run is written in one transaction (`BEGIN IMMEDIATE`): a crash, a kill or Ctrl-C leaves
