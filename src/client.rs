@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use engine::sockopt::{connect_tcp, ConnectError, SocketOptions};
 use engine::udp_socket::{max_payload_to, probe, udp_socket};
-use engine::{engine_for, Conn, Role, Signal, UdpMulti, Workers};
+use engine::{engine_for, Conn, CrrTarget, Endpoint, Role, Signal, UdpMulti, Workers};
 use measure::cpu::{CpuTime, SystemCpuSnapshot};
 use results::{IntervalSample, RunRecord};
 use wire::msg::{ServerInfo, ServerResults};
@@ -345,18 +345,23 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
                 "crr tests need an IP address, not --unix".into(),
             ));
         };
-        let target = SocketAddr::new(addr.ip(), port);
-        let opts = SocketOptions::from_spec(spec);
+        let target = CrrTarget {
+            addr: SocketAddr::new(addr.ip(), port),
+            options: SocketOptions::from_spec(spec),
+        };
         spec.flows()
             .iter()
-            .map(|_| Conn::CrrTarget(target, opts.clone()))
+            .map(|_| Endpoint::Connect(target.clone()))
             .collect()
     } else if spec.kind().is_udp() {
         let conns = open_udp(config, &udp_ports.0, &udp_ports.1)?;
         announce_udp_ports(&mut ctrl, spec, &conns)?;
-        conns
+        conns.into_iter().map(Endpoint::Socket).collect()
     } else {
         open_tcp(config, session)?
+            .into_iter()
+            .map(Endpoint::Socket)
+            .collect()
     };
     progress.started(&server, spec);
     let measured = measure_streams(config, &mut ctrl, conns, progress)?;
@@ -393,7 +398,7 @@ struct Measured {
 fn measure_streams(
     config: &ClientConfig,
     ctrl: &mut Conn,
-    conns: Vec<Conn>,
+    conns: Vec<Endpoint>,
     progress: &mut dyn Progress,
 ) -> Result<Measured, ClientError> {
     let spec = &config.spec;

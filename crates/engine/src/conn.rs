@@ -1,7 +1,10 @@
-//! A connected stream socket, TCP or Unix-domain, and a listener for either.
+//! A data socket ([`Conn`]: TCP, Unix-domain, UDP, or a `tcp_crr` session's listener), a
+//! listener for the control port, and what a worker drives ([`Endpoint`]): a socket, or the
+//! [`CrrTarget`] a `tcp_crr` requester connects to afresh for every transaction.
 //!
-//! Everything above this module is transport-agnostic; TCP-only options are refused for Unix
-//! sockets in [`crate::sockopt`].
+//! Invariant: a `Conn` always holds a socket, so every `Conn` has a descriptor; an address
+//! to connect to later is a `CrrTarget`, never a `Conn`. Everything above this module is
+//! transport-agnostic; TCP-only options are refused for Unix sockets in [`crate::sockopt`].
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, UdpSocket};
@@ -10,7 +13,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// A connected stream socket.
+/// A data socket.
 #[derive(Debug)]
 pub enum Conn {
     /// TCP over IPv4/IPv6.
@@ -26,8 +29,6 @@ pub enum Conn {
     /// listens on `sock` and `extra_recv`, taking datagrams from any port of `only_from`; a
     /// sender sends from `sock` (connected) and rotates over `extra_dst` too.
     UdpMulti(UdpMulti),
-    /// `tcp_crr` requesters: where each transaction connects afresh.
-    CrrTarget(SocketAddr, crate::sockopt::SocketOptions),
     /// `tcp_crr` responders: the session's listener, shared by its responder threads.
     CrrListener(std::sync::Arc<TcpListener>),
 }
@@ -60,7 +61,7 @@ impl Conn {
                 s.set_read_timeout(t)
             }
             // Per-transaction connections get their timeouts when they are made.
-            Conn::CrrTarget(..) | Conn::CrrListener(_) => Ok(()),
+            Conn::CrrListener(_) => Ok(()),
         }
     }
 
@@ -72,7 +73,7 @@ impl Conn {
             Conn::Udp(s) | Conn::UdpFrom(s, _) | Conn::UdpMulti(UdpMulti { sock: s, .. }) => {
                 s.set_write_timeout(t)
             }
-            Conn::CrrTarget(..) | Conn::CrrListener(_) => Ok(()),
+            Conn::CrrListener(_) => Ok(()),
         }
     }
 
@@ -85,7 +86,6 @@ impl Conn {
                 s.set_nonblocking(on)
             }
             Conn::CrrListener(l) => l.set_nonblocking(on),
-            Conn::CrrTarget(..) => Ok(()),
         }
     }
 
@@ -94,8 +94,7 @@ impl Conn {
         match self {
             Conn::Tcp(s) => s.shutdown(how),
             Conn::Unix(s) => s.shutdown(how),
-            Conn::Udp(_) | Conn::UdpFrom(..) | Conn::UdpMulti(_) => Ok(()),
-            Conn::CrrTarget(..) | Conn::CrrListener(_) => Ok(()),
+            Conn::Udp(_) | Conn::UdpFrom(..) | Conn::UdpMulti(_) | Conn::CrrListener(_) => Ok(()),
         }
     }
 
@@ -116,7 +115,6 @@ impl Conn {
                     .collect::<io::Result<_>>()?,
                 extra_dst: m.extra_dst.clone(),
             }),
-            Conn::CrrTarget(a, o) => Conn::CrrTarget(*a, o.clone()),
             Conn::CrrListener(l) => Conn::CrrListener(std::sync::Arc::clone(l)),
         })
     }
@@ -137,7 +135,6 @@ impl Conn {
             Conn::UdpMulti(m) => {
                 format!("udp, {} ports", 1 + m.extra_recv.len() + m.extra_dst.len())
             }
-            Conn::CrrTarget(a, _) => format!("connections to {a}"),
             Conn::CrrListener(_) => "connection listener".into(),
         }
     }
@@ -147,7 +144,6 @@ impl Conn {
         match self {
             Conn::Tcp(s) => s.peer_addr().ok(),
             Conn::Udp(s) => s.peer_addr().ok(),
-            Conn::CrrTarget(a, _) => Some(*a),
             Conn::UdpFrom(..) | Conn::UdpMulti(_) | Conn::Unix(_) | Conn::CrrListener(_) => None,
         }
     }
@@ -160,7 +156,7 @@ impl Conn {
                 s.local_addr().ok()
             }
             Conn::CrrListener(l) => l.local_addr().ok(),
-            Conn::Unix(_) | Conn::CrrTarget(..) => None,
+            Conn::Unix(_) => None,
         }
     }
 }
@@ -174,9 +170,9 @@ impl Read for Conn {
             Conn::Udp(s) | Conn::UdpFrom(s, _) | Conn::UdpMulti(UdpMulti { sock: s, .. }) => {
                 s.recv(buf)
             }
-            Conn::CrrTarget(..) | Conn::CrrListener(_) => Err(io::Error::new(
+            Conn::CrrListener(_) => Err(io::Error::new(
                 io::ErrorKind::NotConnected,
-                "a connection target or listener has no data",
+                "a listener has no data",
             )),
         }
     }
@@ -189,12 +185,10 @@ impl Write for Conn {
             Conn::Tcp(s) => s.write(buf),
             Conn::Unix(s) => s.write(buf),
             Conn::Udp(s) => s.send(buf),
-            Conn::UdpFrom(..) | Conn::UdpMulti(_) | Conn::CrrTarget(..) | Conn::CrrListener(_) => {
-                Err(io::Error::new(
-                    io::ErrorKind::NotConnected,
-                    "not a connected socket",
-                ))
-            }
+            Conn::UdpFrom(..) | Conn::UdpMulti(_) | Conn::CrrListener(_) => Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "not a connected socket",
+            )),
         }
     }
 
@@ -212,10 +206,56 @@ impl AsRawFd for Conn {
                 s.as_raw_fd()
             }
             Conn::CrrListener(l) => l.as_raw_fd(),
-            // No socket yet: each transaction makes its own. -1 makes any socket call fail
-            // with EBADF instead of touching another descriptor.
-            Conn::CrrTarget(..) => -1,
         }
+    }
+}
+
+/// Where a `tcp_crr` requester connects for every transaction (the session's own listener),
+/// and the options each new connection gets. An address, not a socket: each transaction opens
+/// its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrrTarget {
+    /// The listener's address.
+    pub addr: SocketAddr,
+    /// Socket options set on each connection before it connects.
+    pub options: crate::sockopt::SocketOptions,
+}
+
+/// What a worker drives: a data socket, or the target a `tcp_crr` requester connects to.
+#[derive(Debug)]
+pub enum Endpoint {
+    /// A socket the engine reads and writes (or, for `tcp_crr` responders, accepts on).
+    Socket(Conn),
+    /// `tcp_crr` requesters: a new connection to this target per transaction.
+    Connect(CrrTarget),
+}
+
+impl Endpoint {
+    /// The socket, for an engine that needs one; the error names the engine's kind.
+    pub fn into_socket(self, kind: wire::TestKind) -> io::Result<Conn> {
+        match self {
+            Endpoint::Socket(conn) => Ok(conn),
+            Endpoint::Connect(target) => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} runs on a socket, not on connections to {}",
+                    kind.as_str(),
+                    target.addr
+                ),
+            )),
+        }
+    }
+}
+
+impl From<Conn> for Endpoint {
+    fn from(conn: Conn) -> Self {
+        Endpoint::Socket(conn)
+    }
+}
+
+impl From<CrrTarget> for Endpoint {
+    fn from(target: CrrTarget) -> Self {
+        Endpoint::Connect(target)
     }
 }
 
@@ -279,5 +319,31 @@ impl Drop for Listener {
         if let Listener::Unix(_, path) = self {
             let _ = std::fs::remove_file(path);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_connection_target_is_not_a_socket() {
+        let target = CrrTarget {
+            addr: SocketAddr::from(([127, 0, 0, 1], 9)),
+            options: crate::sockopt::SocketOptions::default(),
+        };
+        let err = Endpoint::from(target)
+            .into_socket(wire::TestKind::TcpRr)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "tcp_rr runs on a socket, not on connections to 127.0.0.1:9"
+        );
+        let (a, _b) = UnixStream::pair().unwrap();
+        let end = Endpoint::from(Conn::Unix(a));
+        assert!(matches!(
+            end.into_socket(wire::TestKind::TcpStream),
+            Ok(Conn::Unix(_))
+        ));
     }
 }

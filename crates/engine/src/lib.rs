@@ -32,7 +32,7 @@ pub mod udp_stream;
 pub mod workers;
 
 pub use abort::Abort;
-pub use conn::{Conn, Listener, UdpMulti};
+pub use conn::{Conn, CrrTarget, Endpoint, Listener, UdpMulti};
 pub use counters::{Signal, StreamCounters};
 pub use error::EngineError;
 pub use stream_engine::{engine_for, Role, StreamControl, StreamEngine, StreamReport};

@@ -7,7 +7,9 @@ use std::net::Shutdown;
 use measure::cpu::CpuTime;
 use wire::TestKind;
 
-use crate::{Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL};
+use crate::{
+    Endpoint, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL,
+};
 
 /// The mock engine.
 #[derive(Debug, Clone)]
@@ -23,10 +25,11 @@ impl StreamEngine for MockEngine {
 
     fn run(
         &self,
-        mut conn: Conn,
+        end: Endpoint,
         role: Role,
         ctl: StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
+        let mut conn = end.into_socket(self.kind())?;
         conn.set_read_timeout(Some(POLL_INTERVAL))?;
         let mut total = 0u64;
         match role {

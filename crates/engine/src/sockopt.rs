@@ -140,11 +140,9 @@ impl SocketOptions {
     /// here: the client's SYN already carried it.
     pub fn apply_accepted(&self, conn: &Conn) -> Result<(), EngineError> {
         match conn {
-            Conn::Unix(_)
-            | Conn::Udp(_)
-            | Conn::UdpFrom(..)
-            | Conn::UdpMulti(_)
-            | Conn::CrrTarget(..) => self.apply_window(conn.as_raw_fd()),
+            Conn::Unix(_) | Conn::Udp(_) | Conn::UdpFrom(..) | Conn::UdpMulti(_) => {
+                self.apply_window(conn.as_raw_fd())
+            }
             Conn::Tcp(s) => self.apply_accepted_tcp(s.as_raw_fd(), s.local_addr()),
             Conn::CrrListener(l) => self.apply_listener(l),
         }

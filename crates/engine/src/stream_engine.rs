@@ -4,7 +4,7 @@ use measure::{cpu::CpuTime, tcp_info::TcpInfo};
 use wire::msg::StreamCounts;
 use wire::{Params, TestKind, TestSpec};
 
-use crate::{Abort, Conn, EngineError, Signal, StreamCounters};
+use crate::{Abort, Endpoint, EngineError, Signal, StreamCounters};
 
 /// Which end of a data connection this worker is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,10 +52,11 @@ pub trait StreamEngine: Send + Sync {
     /// The test kind this engine runs.
     fn kind(&self) -> TestKind;
 
-    /// Runs `conn` as `role` until the stream ends (see [`StreamControl`]).
+    /// Runs `end` (a socket, or a `tcp_crr` requester's target) as `role` until the stream
+    /// ends (see [`StreamControl`]).
     fn run(
         &self,
-        conn: Conn,
+        end: Endpoint,
         role: Role,
         ctl: StreamControl<'_>,
     ) -> Result<StreamReport, EngineError>;

@@ -8,7 +8,7 @@
 //! so. Responders keep serving until no connection has come for 200 ms after their `stop`.
 
 use std::io::ErrorKind;
-use std::net::{SocketAddr, TcpListener};
+use std::net::TcpListener;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
@@ -17,10 +17,11 @@ use wire::TestKind;
 
 use crate::pace::Pace;
 use crate::round_trips::{RoundTrips, RrShape, Transactions};
-use crate::sockopt::{connect_tcp_quick, ConnectError, SocketOptions};
+use crate::sockopt::{connect_tcp_quick, ConnectError};
 use crate::tcp_rr::{read_message, write_message, write_message_with};
 use crate::{
-    is_retry, Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL,
+    is_retry, Conn, CrrTarget, Endpoint, EngineError, Role, StreamControl, StreamEngine,
+    StreamReport, POLL_INTERVAL,
 };
 
 /// How long responders wait for one more connection after their `stop`.
@@ -53,14 +54,16 @@ impl StreamEngine for TcpCrr {
 
     fn run(
         &self,
-        conn: Conn,
+        end: Endpoint,
         role: Role,
         ctl: StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
         let cpu_start = CpuTime::thread_now();
-        let mut report = match (role, conn) {
-            (Role::Sender, Conn::CrrTarget(addr, opts)) => self.request_loop(addr, &opts, &ctl)?,
-            (Role::Receiver, Conn::CrrListener(listener)) => self.respond_loop(&listener, &ctl)?,
+        let mut report = match (role, end) {
+            (Role::Sender, Endpoint::Connect(target)) => self.request_loop(&target, &ctl)?,
+            (Role::Receiver, Endpoint::Socket(Conn::CrrListener(listener))) => {
+                self.respond_loop(&listener, &ctl)?
+            }
             _ => {
                 return Err(std::io::Error::new(
                     ErrorKind::InvalidInput,
@@ -85,8 +88,7 @@ fn write_held(conn: &mut Conn, buf: &[u8], ctl: &StreamControl<'_>) -> Result<()
 impl TcpCrr {
     fn request_loop(
         &self,
-        addr: SocketAddr,
-        opts: &SocketOptions,
+        target: &CrrTarget,
         ctl: &StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
         let request: Vec<u8> = crate::pattern(self.shape.request);
@@ -96,18 +98,24 @@ impl TcpCrr {
         while !ctl.stop.is_raised() && pace.wait(ctl) {
             let start = Instant::now();
             let abort = || ctl.abort.is_raised();
-            let stream = connect_tcp_quick(addr, opts, POLL_INTERVAL, CONNECT_TIMEOUT, abort)
-                .map_err(|e| match e {
-                    ConnectError::Io(io) if io.raw_os_error() == Some(libc::EADDRNOTAVAIL) => {
-                        EngineError::Io(std::io::Error::new(
-                            io.kind(),
-                            "no free local port for a new connection (ephemeral ports exhausted); \
+            let stream = connect_tcp_quick(
+                target.addr,
+                &target.options,
+                POLL_INTERVAL,
+                CONNECT_TIMEOUT,
+                abort,
+            )
+            .map_err(|e| match e {
+                ConnectError::Io(io) if io.raw_os_error() == Some(libc::EADDRNOTAVAIL) => {
+                    EngineError::Io(std::io::Error::new(
+                        io.kind(),
+                        "no free local port for a new connection (ephemeral ports exhausted); \
                              widen net.ipv4.ip_local_port_range or run fewer streams",
-                        ))
-                    }
-                    ConnectError::Io(io) => EngineError::Io(io),
-                    other => EngineError::Io(std::io::Error::other(other.to_string())),
-                })?;
+                    ))
+                }
+                ConnectError::Io(io) => EngineError::Io(io),
+                other => EngineError::Io(std::io::Error::other(other.to_string())),
+            })?;
             let mut conn = Conn::Tcp(stream);
             // Reads wait without a timeout; the abort shuts the socket down (`crate::abort`).
             let wake = ctl.abort.wake_on_raise(conn.as_raw_fd());
@@ -205,6 +213,7 @@ impl TcpCrr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sockopt::SocketOptions;
     use std::sync::Arc;
 
     fn pair(request: usize, response: usize) -> (StreamReport, StreamReport) {
@@ -213,7 +222,10 @@ mod tests {
         let engine = TcpCrr::new(RrShape::new(request, response, Duration::ZERO));
         let run = crate::testing::run_pair(
             &engine,
-            Conn::CrrTarget(addr, SocketOptions::default()),
+            CrrTarget {
+                addr,
+                options: SocketOptions::default(),
+            },
             Conn::CrrListener(Arc::new(listener)),
             Duration::from_millis(200),
         );

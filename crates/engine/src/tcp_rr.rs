@@ -16,7 +16,8 @@ use wire::TestKind;
 use crate::pace::Pace;
 use crate::round_trips::{RoundTrips, RrShape, Transactions};
 use crate::{
-    is_retry, Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL,
+    is_retry, Conn, Endpoint, EngineError, Role, StreamControl, StreamEngine, StreamReport,
+    POLL_INTERVAL,
 };
 
 /// The `tcp_rr` engine.
@@ -112,10 +113,11 @@ impl StreamEngine for TcpRr {
 
     fn run(
         &self,
-        mut conn: Conn,
+        end: Endpoint,
         role: Role,
         ctl: StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
+        let mut conn = end.into_socket(self.kind())?;
         // Reads block without a timeout, which would arm a kernel timer at every wait, twice
         // per transaction (see `crate::abort`); raising abort shuts the socket down instead.
         conn.set_read_timeout(None)?;

@@ -26,8 +26,8 @@ use wire::TestKind;
 
 use crate::splice_source::SpliceSource;
 use crate::{
-    is_retry, pattern, Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport,
-    POLL_INTERVAL,
+    is_retry, pattern, Conn, Endpoint, EngineError, Role, StreamControl, StreamEngine,
+    StreamReport, POLL_INTERVAL,
 };
 
 /// The `tcp_stream` engine.
@@ -54,10 +54,11 @@ impl StreamEngine for TcpStream {
 
     fn run(
         &self,
-        mut conn: Conn,
+        end: Endpoint,
         role: Role,
         ctl: StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
+        let mut conn = end.into_socket(self.kind())?;
         conn.set_read_timeout(Some(POLL_INTERVAL))?;
         conn.set_write_timeout(Some(POLL_INTERVAL))?;
         let cpu_start = CpuTime::thread_now();
@@ -316,7 +317,7 @@ mod tests {
                     stop: &stop,
                     abort: &abort,
                 };
-                engine.run(Conn::Tcp(a), Role::Sender, ctl)
+                engine.run(Conn::Tcp(a).into(), Role::Sender, ctl)
             });
             // Read the first bytes by hand to check the pattern arrives intact.
             let mut b = b;
@@ -329,7 +330,7 @@ mod tests {
                     stop: &stop,
                     abort: &abort,
                 };
-                engine.run(Conn::Tcp(b), Role::Receiver, ctl)
+                engine.run(Conn::Tcp(b).into(), Role::Receiver, ctl)
             });
             std::thread::sleep(Duration::from_millis(50));
             stop.raise();
@@ -368,7 +369,7 @@ mod tests {
             abort: &abort,
         };
         assert!(matches!(
-            engine.run(Conn::Unix(a), Role::Receiver, ctl),
+            engine.run(Conn::Unix(a).into(), Role::Receiver, ctl),
             Err(EngineError::Aborted)
         ));
     }

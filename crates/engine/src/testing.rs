@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::{Conn, Role, Signal, StreamControl, StreamCounters, StreamEngine, StreamReport};
+use crate::{Endpoint, Role, Signal, StreamControl, StreamCounters, StreamEngine, StreamReport};
 
 /// Both ends' reports, and each end's published byte counter after the run.
 pub(crate) struct PairRun {
@@ -17,7 +17,13 @@ pub(crate) struct PairRun {
 
 /// Runs `engine` as sender on `a` and receiver on `b` for `run_for`, then raises stop and
 /// waits for both; panics if either end fails.
-pub(crate) fn run_pair(engine: &dyn StreamEngine, a: Conn, b: Conn, run_for: Duration) -> PairRun {
+pub(crate) fn run_pair(
+    engine: &dyn StreamEngine,
+    a: impl Into<Endpoint>,
+    b: impl Into<Endpoint>,
+    run_for: Duration,
+) -> PairRun {
+    let (a, b) = (a.into(), b.into());
     let (stop, abort) = (Signal::new(), crate::Abort::new());
     let (tx, rx) = (StreamCounters::default(), StreamCounters::default());
     let ctl = |counter| StreamControl {

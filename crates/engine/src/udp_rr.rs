@@ -26,7 +26,9 @@ use wire::TestKind;
 use crate::pace::Pace;
 use crate::round_trips::{RoundTrips, RrShape, Transactions};
 use crate::sys_io;
-use crate::{Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL};
+use crate::{
+    Conn, Endpoint, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL,
+};
 
 /// A request unanswered this long is lost.
 pub const LOST_AFTER: Duration = Duration::from_secs(1);
@@ -111,11 +113,11 @@ impl StreamEngine for UdpRr {
 
     fn run(
         &self,
-        conn: Conn,
+        end: Endpoint,
         role: Role,
         ctl: StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
-        let Conn::Udp(sock) = conn else {
+        let Conn::Udp(sock) = end.into_socket(self.kind())? else {
             return Err(io::Error::new(
                 ErrorKind::InvalidInput,
                 "udp_rr needs a connected UDP socket",

@@ -24,7 +24,9 @@ use wire::spec::UdpParams;
 use wire::TestKind;
 
 use crate::udp_socket::flow_socket;
-use crate::{Conn, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL};
+use crate::{
+    Conn, Endpoint, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL,
+};
 
 /// How long the receiver keeps reading after a FIN, for datagrams reordered behind it.
 const AFTER_FIN: Duration = Duration::from_millis(50);
@@ -67,11 +69,11 @@ impl StreamEngine for UdpStream {
 
     fn run(
         &self,
-        conn: Conn,
+        end: Endpoint,
         role: Role,
         ctl: StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
-        let (sock, only_from, extra_recv, extra_dst) = match conn {
+        let (sock, only_from, extra_recv, extra_dst) = match end.into_socket(self.kind())? {
             Conn::Udp(sock) => (sock, None, Vec::new(), Vec::new()),
             Conn::UdpFrom(sock, ip) => (sock, Some(ip), Vec::new(), Vec::new()),
             Conn::UdpMulti(m) => (m.sock, m.only_from, m.extra_recv, m.extra_dst),

@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 
 use wire::msg::StreamCounts;
 
-use crate::{Abort, Conn, Role, Signal, StreamControl, StreamCounters, StreamEngine, StreamReport};
+use crate::{
+    Abort, Conn, Endpoint, Role, Signal, StreamControl, StreamCounters, StreamEngine, StreamReport,
+};
 
 /// How one worker ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -109,8 +111,15 @@ impl Workers {
         self.cpu = cpu;
     }
 
-    /// Starts a worker for `conn` as `role`; its index is the number started before it.
-    pub fn spawn(&mut self, conn: Conn, role: Role, thread_name: String) -> std::io::Result<()> {
+    /// Starts a worker for `end` (a socket, or a `tcp_crr` requester's target) as `role`; its
+    /// index is the number started before it.
+    pub fn spawn(
+        &mut self,
+        end: impl Into<Endpoint>,
+        role: Role,
+        thread_name: String,
+    ) -> std::io::Result<()> {
+        let end = end.into();
         let index = self.counters.len();
         let counter = Arc::new(StreamCounters::default());
         let (c, s, a) = (Arc::clone(&counter), self.stop.clone(), self.abort.clone());
@@ -131,7 +140,7 @@ impl Workers {
                     }
                 }
                 if engine.private_fd_table() {
-                    report.shared_copy = take_into_own_table(&conn);
+                    report.shared_copy = take_into_own_table(&end);
                 }
                 let ctl = StreamControl {
                     stream: index as u16,
@@ -139,7 +148,7 @@ impl Workers {
                     stop: &s,
                     abort: &a,
                 };
-                report.send(engine.run(conn, role, ctl).map_err(|e| e.to_string()));
+                report.send(engine.run(end, role, ctl).map_err(|e| e.to_string()));
             })?;
         self.counters.push(counter);
         self.running += 1;
@@ -228,13 +237,13 @@ impl Drop for Workers {
     }
 }
 
-/// Moves this worker thread to a descriptor table of its own holding `conn`'s socket (see
+/// Moves this worker thread to a descriptor table of its own holding `end`'s socket (see
 /// `fd_table`); the shared table's copy, if any, is returned for the set to close once the
-/// worker has ended. `None` and no change when `conn` is not a stream socket this worker alone
+/// worker has ended. `None` and no change when `end` is not a stream socket this worker alone
 /// owns (a listener shared by responders, UDP sockets, no socket yet) or the kernel refuses.
-fn take_into_own_table(conn: &Conn) -> Option<RawFd> {
-    let keep = match conn {
-        Conn::Tcp(_) | Conn::Unix(_) => conn.as_raw_fd(),
+fn take_into_own_table(end: &Endpoint) -> Option<RawFd> {
+    let keep = match end {
+        Endpoint::Socket(conn @ (Conn::Tcp(_) | Conn::Unix(_))) => conn.as_raw_fd(),
         _ => return None,
     };
     crate::fd_table::make_private(keep).ok().map(|()| keep)
@@ -310,7 +319,7 @@ mod tests {
 
         fn run(
             &self,
-            _conn: Conn,
+            _end: Endpoint,
             _role: Role,
             ctl: StreamControl<'_>,
         ) -> Result<StreamReport, crate::EngineError> {
