@@ -298,7 +298,7 @@ pub struct RrArgs {
 impl RrArgs {
     /// Validates the flags into a plan. TCP_NODELAY is always on: a request/response test
     /// measures the round trip, not Nagle's algorithm.
-    pub fn plan(&self, crr: bool) -> Result<TcpPlan, String> {
+    pub fn plan(&self, crr: bool) -> Result<RunPlan, String> {
         if self.common.reverse || self.common.bidir {
             return Err("--reverse/--bidir: rr sends requests from the client; omit them".into());
         }
@@ -404,7 +404,7 @@ pub struct PpsArgs {
 #[derive(Debug, Clone)]
 pub struct PpsPlan {
     /// (frame bytes, payload bytes, flows, plan) per cell.
-    pub cells: Vec<(u32, u32, u32, TcpPlan)>,
+    pub cells: Vec<(u32, u32, u32, RunPlan)>,
 }
 
 fn list(flag: &str, value: &str) -> Result<Vec<u32>, String> {
@@ -499,9 +499,9 @@ pub enum SendModeArg {
     Write,
 }
 
-/// A validated client invocation.
+/// A validated client invocation of any test kind: the spec, and how to reach the server.
 #[derive(Debug, Clone)]
-pub struct TcpPlan {
+pub struct RunPlan {
     /// The test.
     pub spec: TestSpec,
     /// Family restriction.
@@ -583,7 +583,7 @@ impl CommonArgs {
     }
 
     /// Validates the shared flags into a plan for a test with `params`.
-    pub fn plan(&self, params: Params) -> Result<TcpPlan, String> {
+    pub fn plan(&self, params: Params) -> Result<RunPlan, String> {
         let duration = seconds("--time", self.time, 0.1, 86_400.0)?;
         if self.parallel == 0 || self.parallel > 128 {
             return Err(format!(
@@ -641,7 +641,7 @@ impl CommonArgs {
             client_cpu,
             ..TestSpec::new(params, self.parallel as u16, duration.as_millis() as u64)
         };
-        Ok(TcpPlan {
+        Ok(RunPlan {
             spec,
             family: if self.ipv4 {
                 Family::V4
@@ -658,7 +658,7 @@ impl CommonArgs {
 
 impl TcpArgs {
     /// Validates the flags into a plan.
-    pub fn plan(&self) -> Result<TcpPlan, String> {
+    pub fn plan(&self) -> Result<RunPlan, String> {
         let len = length(&self.length, 1, 64 << 20, "the write length")?;
         let stream = StreamParams {
             write_len_bytes: len,
@@ -707,7 +707,7 @@ pub const DEFAULT_UDP_RATE_BPS: u64 = 1_000_000;
 
 impl UdpArgs {
     /// Validates the flags into a plan.
-    pub fn plan(&self) -> Result<TcpPlan, String> {
+    pub fn plan(&self) -> Result<RunPlan, String> {
         let len = length(&self.length, HEADER_LEN as u64, 65_507, "a UDP payload")?;
         let mut udp = UdpParams {
             payload_len_bytes: len,
@@ -781,7 +781,7 @@ mod tests {
         Cli::command().debug_assert();
     }
 
-    fn plan(args: &[&str]) -> Result<TcpPlan, String> {
+    fn plan(args: &[&str]) -> Result<RunPlan, String> {
         let cli = Cli::try_parse_from(["linerate", "tcp"].iter().chain(args))
             .map_err(|e| e.to_string())?;
         match cli.command {
@@ -801,7 +801,7 @@ mod tests {
 
     #[test]
     fn send_mode_is_splice_on_tcp_and_write_on_unix_sockets() {
-        let mode = |p: TcpPlan| p.spec.stream().unwrap().send_mode;
+        let mode = |p: RunPlan| p.spec.stream().unwrap().send_mode;
         assert_eq!(mode(plan(&[]).unwrap()), SendMode::Splice);
         let sendfile = plan(&["--send-mode", "sendfile"]).unwrap();
         assert_eq!(mode(sendfile), SendMode::Sendfile);
@@ -863,7 +863,7 @@ mod tests {
         }
     }
 
-    fn udp_plan(args: &[&str]) -> Result<TcpPlan, String> {
+    fn udp_plan(args: &[&str]) -> Result<RunPlan, String> {
         let cli = Cli::try_parse_from(["linerate", "udp"].iter().chain(args))
             .map_err(|e| e.to_string())?;
         match cli.command {
@@ -901,7 +901,7 @@ mod tests {
         }
     }
 
-    fn rr_plan(args: &[&str]) -> Result<TcpPlan, String> {
+    fn rr_plan(args: &[&str]) -> Result<RunPlan, String> {
         let cli =
             Cli::try_parse_from(["linerate"].iter().chain(args)).map_err(|e| e.to_string())?;
         match cli.command {

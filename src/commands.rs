@@ -13,7 +13,7 @@ use results::{PpsCell, RunRecord};
 use socket2::{Domain, Protocol, Socket, Type};
 use wire::spec::SpecLimits;
 
-use crate::cli::{CommonArgs, PpsArgs, RrArgs, ServeArgs, TcpArgs, TcpPlan, UdpArgs};
+use crate::cli::{CommonArgs, PpsArgs, RrArgs, RunPlan, ServeArgs, TcpArgs, UdpArgs};
 use crate::client::{self, ClientConfig, Silent};
 use crate::output;
 use crate::probe::{self, ProbePlan};
@@ -152,12 +152,12 @@ impl Drop for InProcess {
 }
 
 /// How a client command ended (for the exit code).
-pub struct TcpOutcome {
+pub struct RunOutcome {
     /// Ctrl-C cut it short; what was measured was printed and stored.
     pub interrupted: bool,
 }
 
-impl TcpOutcome {
+impl RunOutcome {
     fn of(record: &RunRecord) -> Self {
         Self {
             interrupted: record.summary.interrupted,
@@ -196,7 +196,7 @@ fn unix_target(path: &Path) -> Result<(Target, Option<InProcess>, String)> {
 }
 
 /// `linerate tcp`.
-pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<TcpOutcome> {
+pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<RunOutcome> {
     let plan = args.plan().map_err(anyhow::Error::msg)?;
     if let Some(name) = plan.spec.tcp().and_then(|t| t.congestion.as_ref()) {
         engine::sockopt::check_congestion(name)?;
@@ -220,7 +220,7 @@ pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<TcpOutcome> {
 }
 
 /// `linerate rr` and `linerate crr`.
-pub fn rr(args: &RrArgs, crr: bool, interrupt: Signal) -> Result<TcpOutcome> {
+pub fn rr(args: &RrArgs, crr: bool, interrupt: Signal) -> Result<RunOutcome> {
     let plan = args.plan(crr).map_err(anyhow::Error::msg)?;
     if let Some(us) = plan.spec.rr().and_then(|rr| rr.busy_poll_us) {
         let granted = engine::sockopt::granted_busy_poll(us)?;
@@ -236,7 +236,7 @@ pub fn rr(args: &RrArgs, crr: bool, interrupt: Signal) -> Result<TcpOutcome> {
 }
 
 /// `linerate udp`.
-pub fn udp(args: &UdpArgs, interrupt: Signal) -> Result<TcpOutcome> {
+pub fn udp(args: &UdpArgs, interrupt: Signal) -> Result<RunOutcome> {
     let plan = args.plan().map_err(anyhow::Error::msg)?;
     let probe = args.latency.plan().map_err(anyhow::Error::msg)?;
     let repeat = args.repeat.plan().map_err(anyhow::Error::msg)?;
@@ -279,7 +279,7 @@ fn warn_window_cap(window: Option<u32>) -> Result<()> {
 /// Where a client test goes: HOST, a Unix socket, or a new in-process server (kept alive by
 /// the returned guard).
 fn target_for(
-    plan: &TcpPlan,
+    plan: &RunPlan,
     common: &CommonArgs,
     unix: Option<&Path>,
 ) -> Result<(Target, Option<InProcess>, String)> {
@@ -322,13 +322,13 @@ fn target_for(
 
 /// Runs a validated plan against HOST, a Unix socket, or an in-process server, and prints it.
 fn run_client(
-    plan: &TcpPlan,
+    plan: &RunPlan,
     common: &CommonArgs,
     unix: Option<&Path>,
     probe: Option<ProbePlan>,
     repeat: &RepeatPlan,
     interrupt: Signal,
-) -> Result<TcpOutcome> {
+) -> Result<RunOutcome> {
     warn_window_cap(plan.spec.window_bytes)?;
     // Bad tags or an unusable database fail before the test, not after it.
     let mut store = common.store.open()?;
@@ -355,7 +355,7 @@ fn run_client(
             sweep_output::write_repeat_table(&mut out, &r)?;
         }
         out.flush()?;
-        return TcpOutcome::stopped(r.stopped);
+        return RunOutcome::stopped(r.stopped);
     }
     let config = ClientConfig::new(target, label.clone(), plan.spec.clone(), interrupt);
     let mut live = plan
@@ -381,7 +381,7 @@ fn run_client(
         eprintln!("linerate: stored as {id} in {}", s.path().display());
     }
     printed?;
-    Ok(TcpOutcome::of(&record))
+    Ok(RunOutcome::of(&record))
 }
 
 /// Writes a run's summary (a table, or JSON) to stdout.
@@ -397,7 +397,7 @@ fn print_record(record: &RunRecord, json: bool) -> Result<()> {
 }
 
 /// `linerate pps`: every (frame, flows) cell in turn, then one table or JSON document.
-pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<TcpOutcome> {
+pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<RunOutcome> {
     let plan = args.plan().map_err(anyhow::Error::msg)?;
     let first = &plan.cells.first().context("no cells")?.3;
     let mut store = args.common.store.open()?;
@@ -458,12 +458,12 @@ pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<TcpOutcome> {
     }
     out.flush()?;
     let record = last.context("interrupted before the first cell finished")?;
-    Ok(TcpOutcome::of(&record))
+    Ok(RunOutcome::of(&record))
 }
 
 /// `linerate sweep …`: every point a stored run; the table (or JSON/CSV) of the finished
 /// points, also after Ctrl-C or a failed point.
-pub fn sweep(args: &SweepArgs, interrupt: Signal) -> Result<TcpOutcome> {
+pub fn sweep(args: &SweepArgs, interrupt: Signal) -> Result<RunOutcome> {
     let p = args.plan().map_err(anyhow::Error::msg)?;
     if let Some(path) = &args.output().chart {
         chart_extension(path)?;
@@ -491,7 +491,7 @@ pub fn sweep(args: &SweepArgs, interrupt: Signal) -> Result<TcpOutcome> {
         write_sweep_chart(path, &r)?;
         eprintln!("linerate: chart written to {}", path.display());
     }
-    TcpOutcome::stopped(r.stopped)
+    RunOutcome::stopped(r.stopped)
 }
 
 /// Draws a sweep: throughput by message size for `sweep size`, by swept value otherwise.
@@ -529,7 +529,7 @@ fn write_sweep_chart(path: &Path, r: &crate::sweep::SweepResult) -> Result<()> {
 }
 
 /// `linerate rfc2544`: the zero-loss (or allowed-loss) rate per frame size by binary search.
-pub fn rfc2544(args: &Rfc2544Args, interrupt: Signal) -> Result<TcpOutcome> {
+pub fn rfc2544(args: &Rfc2544Args, interrupt: Signal) -> Result<RunOutcome> {
     let p = args.plan().map_err(anyhow::Error::msg)?;
     let store = args.store.open()?;
     warn_udp_buffer_cap(p.base.plan.spec.window_bytes)?;
@@ -544,5 +544,5 @@ pub fn rfc2544(args: &Rfc2544Args, interrupt: Signal) -> Result<TcpOutcome> {
         Format::Csv => sweep_output::write_rfc2544_csv(&mut out, &r)?,
     }
     out.flush()?;
-    TcpOutcome::stopped(r.stopped)
+    RunOutcome::stopped(r.stopped)
 }

@@ -20,7 +20,7 @@ use super::plan::{FramePlan, PlannedPoint, Rfc2544Plan, SweepPlan};
 use super::repeat::RepeatPlan;
 use super::result::SweepKind;
 use super::values::{parse_values, SweepValue, ValueUnit};
-use crate::cli::{Cli, Command, CommonArgs, TcpPlan};
+use crate::cli::{Cli, Command, CommonArgs, RunPlan};
 use crate::probe::ProbePlan;
 use crate::store_cmd::StoreArgs;
 use crate::target::DEFAULT_PORT;
@@ -298,7 +298,7 @@ pub struct BaseTest {
     /// The shared flags (HOST, port, family, bind).
     pub common: CommonArgs,
     /// The validated test.
-    pub plan: TcpPlan,
+    pub plan: RunPlan,
     /// `tcp --unix PATH`.
     pub unix: Option<PathBuf>,
     /// `--latency`.
