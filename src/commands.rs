@@ -20,11 +20,11 @@ use crate::probe::{self, ProbePlan};
 use crate::server::{self, ServerConfig};
 use crate::sweep::output::{self as sweep_output, Format};
 use crate::sweep::progress::StderrBar;
-use crate::sweep::repeat::RepeatPlan;
 use crate::sweep::result::Stopped;
 use crate::sweep::run::{run_repeated, run_rfc2544, run_sweep, ClientRunner, Point};
 use crate::sweep::{Rfc2544Args, SweepArgs};
 use crate::target::{resolve, Target};
+use analysis::repeat::RepeatPlan;
 
 /// Opens a TCP listener; with no address, on every IPv6 and IPv4 address.
 pub fn listen_tcp(bind: Option<SocketAddr>, port: u16) -> std::io::Result<Listener> {

@@ -14,6 +14,5 @@ pub mod report_cmd;
 pub mod server;
 pub mod shutdown;
 pub mod store_cmd;
-pub mod summary;
 pub mod sweep;
 pub mod target;

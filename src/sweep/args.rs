@@ -17,13 +17,13 @@ use super::knob::KnobPlan;
 use super::ladder::{parse_bound, size_ladder, DEFAULT_PERTURBATION};
 use super::param::Parameter;
 use super::plan::{FramePlan, PlannedPoint, Rfc2544Plan, SweepPlan};
-use super::repeat::RepeatPlan;
 use super::result::SweepKind;
 use super::values::{parse_values, SweepValue, ValueUnit};
 use crate::cli::{Cli, Command, CommonArgs, TcpPlan};
 use crate::probe::ProbePlan;
 use crate::store_cmd::StoreArgs;
 use crate::target::DEFAULT_PORT;
+use analysis::repeat::RepeatPlan;
 
 /// `--repeat N` and `--until-ci LEVEL:PCT`.
 #[derive(Debug, Clone, Default, Args)]

@@ -6,7 +6,8 @@
 //!   refused there, before anything runs);
 //! - [`ladder`], [`values`], [`param`], [`knob`]: message-size ladders, `--values` lists, the
 //!   swept test parameters, and user commands with `{value}`;
-//! - [`repeat`]: statistics over repetitions and the confidence-interval stopping rule;
+//! - `analysis::repeat` (a crate of its own): statistics over repetitions and the
+//!   confidence-interval stopping rule;
 //! - [`rfc2544`]: the zero-loss throughput search as a pure state machine;
 //! - [`plan`], [`run`]: validated plans and their executors over a [`run::PointRunner`]
 //!   (the real one runs `client::run` and stores every run);
@@ -24,7 +25,6 @@ pub mod output;
 pub mod param;
 pub mod plan;
 pub mod progress;
-pub mod repeat;
 pub mod result;
 pub mod rfc2544;
 pub mod run;

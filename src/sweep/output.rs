@@ -11,10 +11,10 @@ use serde::Serialize;
 
 use super::args::OutputArgs;
 use super::knob::Phase;
-use super::repeat::RepeatStats;
 use super::result::{Stopped, SweepPoint, SweepResult};
 use super::rfc2544::{End, Rfc2544Result};
 use super::run::RepeatResult;
+use analysis::repeat::RepeatStats;
 
 /// Which writer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

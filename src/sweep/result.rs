@@ -18,8 +18,8 @@ use wire::TestKind;
 
 use super::knob::{KnobPlan, KnobRun};
 use super::param::Parameter;
-use super::repeat::RepeatSummary;
 use super::values::SweepValue;
+use analysis::repeat::RepeatSummary;
 
 /// What is swept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -25,7 +25,6 @@ use wire::TestSpec;
 use super::knob::{self, Phase};
 use super::plan::{Rfc2544Plan, SweepPlan};
 use super::progress::SweepProgress;
-use super::repeat::{metrics_of, primary_metric, RepeatPlan, RepeatSummary};
 use super::result::{PointRun, Stopped, SweepKind, SweepPoint, SweepResult, SweepSummary};
 use super::rfc2544::{
     FrameResult, LatencyAtRate, Offer, Rfc2544Result, Search, SearchConfig, TrialCounts,
@@ -34,6 +33,7 @@ use crate::client::{self, ClientConfig, Silent};
 use crate::probe::{self, ProbePlan};
 use crate::store_cmd::RunStore;
 use crate::target::Target;
+use analysis::repeat::{metrics_of, primary_metric, RepeatPlan, RepeatSummary};
 
 /// One test to run, with the tags to store it under.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,10 +1,10 @@
 use super::*;
 use crate::sweep::knob::{run_command, KnobPlan, DEFAULT_TIMEOUT};
-use crate::sweep::repeat::{RepeatPlan, RepeatSummary};
 use crate::sweep::result::{PointRun, SweepKind, SweepSummary};
 use crate::sweep::rfc2544::{FrameResult, LatencyAtRate, Search, SearchConfig, TrialCounts};
 use crate::sweep::testing::{record_with, rr_with_rtt};
 use crate::sweep::values::SweepValue;
+use analysis::repeat::{RepeatPlan, RepeatSummary};
 
 fn run(id: i64, record: results::RunRecord) -> PointRun {
     PointRun {

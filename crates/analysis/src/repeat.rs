@@ -374,7 +374,7 @@ impl RepeatSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::testing::record_with;
+    use crate::testing::record_with;
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol
