@@ -7,24 +7,23 @@ use std::path::Path;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+use analysis::repeat::RepeatPlan;
 use anyhow::{bail, Context, Result};
 use engine::{Listener, Signal};
 use results::{PpsCell, RunRecord};
 use socket2::{Domain, Protocol, Socket, Type};
+use sweep::{run_repeated, run_rfc2544, run_sweep, Point, ProbePlan, Stopped};
 use wire::spec::SpecLimits;
 
 use crate::cli::{CommonArgs, PpsArgs, RrArgs, ServeArgs, TcpArgs, TcpPlan, UdpArgs};
 use crate::client::{self, ClientConfig, Silent};
 use crate::output;
-use crate::probe::{self, ProbePlan};
+use crate::probe;
 use crate::server::{self, ServerConfig};
 use crate::sweep::output::{self as sweep_output, Format};
 use crate::sweep::progress::StderrBar;
-use crate::sweep::result::Stopped;
-use crate::sweep::run::{run_repeated, run_rfc2544, run_sweep, ClientRunner, Point};
-use crate::sweep::{Rfc2544Args, SweepArgs};
+use crate::sweep::{ClientRunner, Rfc2544Args, SweepArgs};
 use crate::target::{resolve, Target};
-use analysis::repeat::RepeatPlan;
 
 /// Opens a TCP listener; with no address, on every IPv6 and IPv4 address.
 pub fn listen_tcp(bind: Option<SocketAddr>, port: u16) -> std::io::Result<Listener> {
@@ -345,7 +344,7 @@ fn run_client(
             &point,
             repeat,
             &mut runner,
-            &interrupt,
+            &interrupt.flag(),
             &mut StderrBar::new(),
         );
         let mut out = std::io::stdout().lock();
@@ -466,7 +465,12 @@ pub fn sweep(args: &SweepArgs, interrupt: Signal) -> Result<TcpOutcome> {
         target_for(&p.base.plan, &p.base.common, p.base.unix.as_deref())?;
     let facts = crate::store_cmd::host_facts(&target);
     let mut runner = ClientRunner::new(target, label, interrupt.clone(), store, facts);
-    let r = run_sweep(&p.plan, &mut runner, &interrupt, &mut StderrBar::new());
+    let r = run_sweep(
+        &p.plan,
+        &mut runner,
+        &interrupt.flag(),
+        &mut StderrBar::new(),
+    );
     let mut out = std::io::stdout().lock();
     match args.output().format() {
         Format::Table => sweep_output::write_sweep_table(&mut out, &r)?,
@@ -492,7 +496,7 @@ fn chart_extension(path: &Path) -> Result<&str> {
     }
 }
 
-fn write_sweep_chart(path: &Path, r: &crate::sweep::SweepResult) -> Result<()> {
+fn write_sweep_chart(path: &Path, r: &sweep::SweepResult) -> Result<()> {
     let ext = chart_extension(path)?;
     let label = format!("{} {}", r.test.as_str(), r.target);
     let chart = if r.kind == "sweep_size" {
@@ -523,7 +527,12 @@ pub fn rfc2544(args: &Rfc2544Args, interrupt: Signal) -> Result<TcpOutcome> {
     let (target, _server, label) = target_for(&p.base.plan, &p.base.common, None)?;
     let facts = crate::store_cmd::host_facts(&target);
     let mut runner = ClientRunner::new(target, label, interrupt.clone(), store, facts);
-    let r = run_rfc2544(&p.plan, &mut runner, &interrupt, &mut StderrBar::new());
+    let r = run_rfc2544(
+        &p.plan,
+        &mut runner,
+        &interrupt.flag(),
+        &mut StderrBar::new(),
+    );
     let mut out = std::io::stdout().lock();
     match args.output.format() {
         Format::Table => sweep_output::write_rfc2544_table(&mut out, &r)?,

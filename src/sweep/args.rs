@@ -10,20 +10,20 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use analysis::repeat::RepeatPlan;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use sweep::knob::KnobPlan;
+use sweep::ladder::{parse_bound, size_ladder, DEFAULT_PERTURBATION};
+use sweep::param::Parameter;
+use sweep::plan::{FramePlan, PlannedPoint, Rfc2544Plan, SweepPlan};
+use sweep::result::SweepKind;
+use sweep::values::{parse_values, SweepValue, ValueUnit};
+use sweep::ProbePlan;
 use wire::spec::TestKind;
 
-use super::knob::KnobPlan;
-use super::ladder::{parse_bound, size_ladder, DEFAULT_PERTURBATION};
-use super::param::Parameter;
-use super::plan::{FramePlan, PlannedPoint, Rfc2544Plan, SweepPlan};
-use super::result::SweepKind;
-use super::values::{parse_values, SweepValue, ValueUnit};
 use crate::cli::{Cli, Command, CommonArgs, TcpPlan};
-use crate::probe::ProbePlan;
 use crate::store_cmd::StoreArgs;
 use crate::target::DEFAULT_PORT;
-use analysis::repeat::RepeatPlan;
 
 /// `--repeat N` and `--until-ci LEVEL:PCT`.
 #[derive(Debug, Clone, Default, Args)]

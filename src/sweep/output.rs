@@ -9,11 +9,12 @@ use anyhow::Result;
 use measure::units::format_bits_per_sec as bps;
 use serde::Serialize;
 
+use sweep::knob::Phase;
+use sweep::result::{Stopped, SweepPoint, SweepResult};
+use sweep::rfc2544::{End, Rfc2544Result};
+use sweep::run::RepeatResult;
+
 use super::args::OutputArgs;
-use super::knob::Phase;
-use super::result::{Stopped, SweepPoint, SweepResult};
-use super::rfc2544::{End, Rfc2544Result};
-use super::run::RepeatResult;
 use analysis::repeat::RepeatStats;
 
 /// Which writer.

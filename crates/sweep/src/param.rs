@@ -7,7 +7,7 @@ use wire::datagram::HEADER_LEN;
 use wire::spec::TestKind;
 use wire::TestSpec;
 
-use super::values::{SweepValue, ValueUnit};
+use crate::values::{SweepValue, ValueUnit};
 
 /// A swept test parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

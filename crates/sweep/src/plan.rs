@@ -3,10 +3,10 @@
 
 use wire::TestSpec;
 
-use super::knob::KnobPlan;
-use super::result::SweepKind;
-use super::values::SweepValue;
+use crate::knob::KnobPlan;
 use crate::probe::ProbePlan;
+use crate::result::SweepKind;
+use crate::values::SweepValue;
 use analysis::repeat::RepeatPlan;
 
 /// One value of a sweep and the tests it runs.

@@ -1,11 +1,13 @@
-//! Test helpers: a mock [`PointRunner`] whose figures come from a closure, and (re-exported)
-//! the fixture records of `analysis::testing`.
+//! Test helpers: a mock [`PointRunner`] whose figures come from a closure. Records come from
+//! `analysis::testing`.
 
-pub use analysis::testing::{record_with, rr_with_rtt, udp_trial};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
 use results::RunRecord;
 use wire::TestSpec;
 
-use super::run::{Measured, Point, PointRunner};
+use crate::run::{Measured, Point, PointRunner, RunError};
 
 /// A runner that answers each spec with `figures(spec)` and remembers what it was asked.
 pub struct MockRunner<F: FnMut(&TestSpec) -> RunRecord> {
@@ -15,8 +17,8 @@ pub struct MockRunner<F: FnMut(&TestSpec) -> RunRecord> {
     pub asked: Vec<Point>,
     /// Fail the run with this index (0-based), if set.
     pub fail_at: Option<usize>,
-    /// Raise this signal after the run with this index.
-    pub interrupt_after: Option<(usize, engine::Signal)>,
+    /// Raise this interrupt flag after the run with this index.
+    pub interrupt_after: Option<(usize, Arc<AtomicBool>)>,
 }
 
 impl<F: FnMut(&TestSpec) -> RunRecord> MockRunner<F> {
@@ -32,18 +34,18 @@ impl<F: FnMut(&TestSpec) -> RunRecord> MockRunner<F> {
 }
 
 impl<F: FnMut(&TestSpec) -> RunRecord> PointRunner for MockRunner<F> {
-    fn run(&mut self, point: &Point) -> anyhow::Result<Measured> {
+    fn run(&mut self, point: &Point) -> Result<Measured, RunError> {
         let index = self.asked.len();
         self.asked.push(point.clone());
         if self.fail_at == Some(index) {
-            anyhow::bail!("cannot connect to 192.0.2.1:5301: connection refused");
+            return Err("cannot connect to 192.0.2.1:5301: connection refused".into());
         }
         let mut record = (self.figures)(&point.spec);
         record.kind = point.spec.kind;
         record.spec = point.spec.clone();
         if let Some((at, signal)) = &self.interrupt_after {
             if *at == index {
-                signal.raise();
+                signal.store(true, Ordering::Release);
             }
         }
         Ok(Measured {

@@ -1,7 +1,7 @@
 //! What a sweep produces: one [`SweepPoint`] per value, each holding the stored runs behind it,
 //! and a [`SweepSummary`] (peak throughput and where; for message sizes also n½ and the
 //! small-message round trip). Numbers only, in the units their names say; the writers in
-//! `output.rs` turn them into text.
+//! `output.rs` of the binary turn them into text.
 //!
 //! Definitions (docs/METHODOLOGY.md should carry them):
 //! - a point's figure is the median over its runs (one run without `--repeat`);
@@ -16,9 +16,9 @@ use results::RunRecord;
 use serde::{Deserialize, Serialize};
 use wire::TestKind;
 
-use super::knob::{KnobPlan, KnobRun};
-use super::param::Parameter;
-use super::values::SweepValue;
+use crate::knob::{KnobPlan, KnobRun};
+use crate::param::Parameter;
+use crate::values::SweepValue;
 use analysis::repeat::RepeatSummary;
 
 /// What is swept.
@@ -266,7 +266,7 @@ impl SweepResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::testing::{record_with, rr_with_rtt};
+    use analysis::testing::{record_with, rr_with_rtt};
 
     fn size_point(bytes: u64, bps: f64, rtt: f64) -> SweepPoint {
         SweepPoint::new(

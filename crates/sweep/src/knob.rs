@@ -346,7 +346,7 @@ impl KnobPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use engine::Signal;
+    use std::sync::atomic::AtomicBool;
 
     fn words(s: &str) -> Vec<String> {
         split_words(s).unwrap()
@@ -398,7 +398,7 @@ mod tests {
             &argv,
             "1; rm -rf /",
             DEFAULT_TIMEOUT,
-            &Signal::new(),
+            &AtomicBool::new(false),
         );
         assert!(run.success, "{run:?}");
         assert_eq!(run.stdout, "rx-usecs=1; rm -rf / 1; rm -rf /\n");
@@ -407,7 +407,7 @@ mod tests {
             &t.render("$(id)"),
             "$(id)",
             DEFAULT_TIMEOUT,
-            &Signal::new(),
+            &AtomicBool::new(false),
         );
         assert_eq!(run.stdout, "rx-usecs=$(id) $(id)\n");
     }
@@ -462,7 +462,13 @@ mod tests {
         let argv: Vec<String> = ["sh", "-c", "echo out; echo oops >&2; exit 3"]
             .map(String::from)
             .to_vec();
-        let run = run_command(Phase::Post, &argv, "7", DEFAULT_TIMEOUT, &Signal::new());
+        let run = run_command(
+            Phase::Post,
+            &argv,
+            "7",
+            DEFAULT_TIMEOUT,
+            &AtomicBool::new(false),
+        );
         assert_eq!((run.exit_code, run.success), (Some(3), false));
         assert_eq!(
             (run.stdout.as_str(), run.stderr.as_str()),
@@ -476,7 +482,14 @@ mod tests {
             .map(String::from)
             .to_vec();
         assert_eq!(
-            run_command(Phase::Pre, &argv, "9000", DEFAULT_TIMEOUT, &Signal::new()).stdout,
+            run_command(
+                Phase::Pre,
+                &argv,
+                "9000",
+                DEFAULT_TIMEOUT,
+                &AtomicBool::new(false)
+            )
+            .stdout,
             "9000"
         );
         let missing = run_command(
@@ -484,7 +497,7 @@ mod tests {
             &["/no/such/tool".to_string()],
             "1",
             DEFAULT_TIMEOUT,
-            &Signal::new(),
+            &AtomicBool::new(false),
         );
         assert!(missing.failure("1").unwrap().contains("could not start"));
     }
