@@ -207,7 +207,7 @@ pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<TcpOutcome> {
     if probe.is_some() && args.unix.is_some() {
         bail!("--latency with --unix: the probes need an IP server; omit one of them");
     }
-    let repeat = args.repeat.plan().map_err(anyhow::Error::msg)?;
+    let repeat = args.repeat.plan()?;
     run_client(
         &plan,
         &args.common,
@@ -230,7 +230,7 @@ pub fn rr(args: &RrArgs, crr: bool, interrupt: Signal) -> Result<TcpOutcome> {
             );
         }
     }
-    let repeat = args.repeat.plan().map_err(anyhow::Error::msg)?;
+    let repeat = args.repeat.plan()?;
     run_client(&plan, &args.common, None, None, &repeat, interrupt)
 }
 
@@ -238,7 +238,7 @@ pub fn rr(args: &RrArgs, crr: bool, interrupt: Signal) -> Result<TcpOutcome> {
 pub fn udp(args: &UdpArgs, interrupt: Signal) -> Result<TcpOutcome> {
     let plan = args.plan().map_err(anyhow::Error::msg)?;
     let probe = args.latency.plan().map_err(anyhow::Error::msg)?;
-    let repeat = args.repeat.plan().map_err(anyhow::Error::msg)?;
+    let repeat = args.repeat.plan()?;
     warn_udp_buffer_cap(plan.spec.window_bytes)?;
     run_client(&plan, &args.common, None, probe, &repeat, interrupt)
 }
@@ -450,7 +450,7 @@ pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<TcpOutcome> {
 /// `linerate sweep …`: every point a stored run; the table (or JSON/CSV) of the finished
 /// points, also after Ctrl-C or a failed point.
 pub fn sweep(args: &SweepArgs, interrupt: Signal) -> Result<TcpOutcome> {
-    let p = args.plan().map_err(anyhow::Error::msg)?;
+    let p = args.plan()?;
     if let Some(path) = &args.output().chart {
         chart_extension(path)?;
     }
@@ -499,7 +499,7 @@ fn chart_extension(path: &Path) -> Result<&str> {
 fn write_sweep_chart(path: &Path, r: &sweep::SweepResult) -> Result<()> {
     let ext = chart_extension(path)?;
     let label = format!("{} {}", r.test.as_str(), r.target);
-    let chart = if r.kind == "sweep_size" {
+    let chart = if r.kind == sweep::result::SweepKind::Size {
         let runs = report::LabeledRuns::new(label, r.stream_records());
         report::chart::render(report::chart::ChartKind::MessageSize, &[runs])?
     } else {
@@ -508,7 +508,7 @@ fn write_sweep_chart(path: &Path, r: &sweep::SweepResult) -> Result<()> {
             .iter()
             .filter_map(|p| Some((p.value.label.clone(), p.throughput_bps?)))
             .collect();
-        report::chart::sweep_chart(&r.parameter, &label, &points)?
+        report::chart::sweep_chart(r.parameter.as_str(), &label, &points)?
     };
     let bytes = if ext == "png" {
         chart.to_png(2.0)?
@@ -521,7 +521,7 @@ fn write_sweep_chart(path: &Path, r: &sweep::SweepResult) -> Result<()> {
 
 /// `linerate rfc2544`: the zero-loss (or allowed-loss) rate per frame size by binary search.
 pub fn rfc2544(args: &Rfc2544Args, interrupt: Signal) -> Result<TcpOutcome> {
-    let p = args.plan().map_err(anyhow::Error::msg)?;
+    let p = args.plan()?;
     let store = args.store.open()?;
     warn_udp_buffer_cap(p.base.plan.spec.window_bytes)?;
     let (target, _server, label) = target_for(&p.base.plan, &p.base.common, None)?;

@@ -3,8 +3,8 @@
 //!
 //! The plans, their executors and what they produce are the `sweep` crate's (statistics over
 //! repetitions, `analysis::repeat`); here, one concept per file:
-//! - [`args`]: the clap definitions and their validation into plans (all bad input is
-//!   refused there, before anything runs);
+//! - [`args`], [`rfc2544_args`]: the clap definitions and their validation into plans (all
+//!   bad input is refused there, before anything runs);
 //! - [`runner`]: the real [`sweep::PointRunner`], which runs `client::run` and stores every
 //!   run;
 //! - [`output`], [`progress`]: the writers (table, CSV, JSON) and the progress bar on stderr.
@@ -15,9 +15,9 @@
 pub mod args;
 pub mod output;
 pub mod progress;
+pub mod rfc2544_args;
 pub mod runner;
 
-pub use args::{
-    KnobArgs, OutputArgs, ParamArgs, RepeatArgs, Rfc2544Args, SizeArgs, SweepArgs, SweepCommand,
-};
+pub use args::{KnobArgs, OutputArgs, ParamArgs, RepeatArgs, SizeArgs, SweepArgs, SweepCommand};
+pub use rfc2544_args::Rfc2544Args;
 pub use runner::ClientRunner;

@@ -242,8 +242,8 @@ pub fn run_sweep(
     let (plan, notes) = fit_to_path(plan, runner);
     let parameter = plan.kind.parameter();
     let mut result = SweepResult {
-        kind: plan.kind.name(),
-        parameter: parameter.to_string(),
+        kind: plan.kind,
+        parameter,
         test: plan.test().unwrap_or(wire::TestKind::TcpStream),
         target: runner.target(),
         sweep_id: sweep_id.clone(),
@@ -255,7 +255,7 @@ pub fn run_sweep(
         notes: notes.clone(),
     };
     progress.begin(
-        &format!("linerate {}", result.kind.replace('_', " ")),
+        &format!("linerate {}", result.kind.name().replace('_', " ")),
         &plan.planned_seconds(),
     );
     for note in &notes {
@@ -264,7 +264,7 @@ pub fn run_sweep(
     let sweep_tags = [
         (
             "sweep".to_string(),
-            result.kind.trim_start_matches("sweep_").to_string(),
+            result.kind.name().trim_start_matches("sweep_").to_string(),
         ),
         ("sweep_id".to_string(), sweep_id),
     ];

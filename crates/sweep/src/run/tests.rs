@@ -64,7 +64,7 @@ fn size_sweep_runs_both_tests_per_size_and_summarizes() {
     let mut runner = MockRunner::new(netpipe_like);
     let r = run_sweep(&plan, &mut runner, &calm(), &mut Quiet);
     assert_eq!(
-        (r.kind.as_str(), r.parameter.as_str()),
+        (r.kind.name(), r.parameter.as_str()),
         ("sweep_size", "size_bytes")
     );
     assert_eq!(r.stopped, None);
@@ -224,7 +224,7 @@ fn post_runs_even_when_the_test_fails() {
 #[test]
 fn repeated_points_carry_statistics_and_tags() {
     let mut plan = SweepPlan {
-        kind: SweepKind::Param(Parameter::Streams),
+        kind: SweepKind::Streams,
         points: [1u64, 2]
             .iter()
             .map(|&n| PlannedPoint {
@@ -425,7 +425,7 @@ fn rfc2544_keeps_finished_frames_when_stopped() {
 #[test]
 fn parameter_values_are_tagged_in_their_unit() {
     let plan = SweepPlan {
-        kind: SweepKind::Param(Parameter::Window),
+        kind: SweepKind::Window,
         points: vec![PlannedPoint {
             value: SweepValue {
                 label: "64K".into(),
