@@ -15,15 +15,18 @@ use socket2::{Domain, Protocol, Socket, Type};
 use sweep::{run_repeated, run_rfc2544, run_sweep, Point, ProbePlan, Stopped};
 use wire::spec::SpecLimits;
 
-use crate::cli::{CommonArgs, PpsArgs, RrArgs, ServeArgs, TcpArgs, TcpPlan, UdpArgs};
+use crate::cli::ServeArgs;
 use crate::client::{self, ClientConfig, Silent};
 use crate::output;
+use crate::pps_args::PpsArgs;
 use crate::probe;
 use crate::server::{self, ServerConfig};
+use crate::store_args::host_facts;
 use crate::sweep::output::{self as sweep_output, Format};
 use crate::sweep::progress::StderrBar;
 use crate::sweep::{ClientRunner, Rfc2544Args, SweepArgs};
 use crate::target::{resolve, Target};
+use crate::test_args::{CommonArgs, RrArgs, TcpArgs, TcpPlan, UdpArgs};
 
 /// Opens a TCP listener; with no address, on every IPv6 and IPv4 address.
 pub fn listen_tcp(bind: Option<SocketAddr>, port: u16) -> std::io::Result<Listener> {
@@ -332,7 +335,7 @@ fn run_client(
     // Bad tags or an unusable database fail before the test, not after it.
     let mut store = common.store.open()?;
     let (target, _server, label) = target_for(plan, common, unix)?;
-    let facts = crate::store_cmd::host_facts(&target);
+    let facts = host_facts(&target);
     if repeat.repeats() {
         let mut runner = ClientRunner::new(target, label, interrupt.clone(), store, facts);
         let point = Point {
@@ -388,7 +391,7 @@ pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<TcpOutcome> {
     let first = &plan.cells.first().context("no cells")?.3;
     let mut store = args.common.store.open()?;
     let (target, _server, label) = target_for(first, &args.common, None)?;
-    let facts = crate::store_cmd::host_facts(&target);
+    let facts = host_facts(&target);
     let link = first.spec.link_speed_bps;
     let mut cells = Vec::new();
     let mut last = None;
@@ -463,7 +466,7 @@ pub fn sweep(args: &SweepArgs, interrupt: Signal) -> Result<TcpOutcome> {
     let store = args.store().open()?;
     let (target, _server, label) =
         target_for(&p.base.plan, &p.base.common, p.base.unix.as_deref())?;
-    let facts = crate::store_cmd::host_facts(&target);
+    let facts = host_facts(&target);
     let mut runner = ClientRunner::new(target, label, interrupt.clone(), store, facts);
     let r = run_sweep(
         &p.plan,
@@ -525,7 +528,7 @@ pub fn rfc2544(args: &Rfc2544Args, interrupt: Signal) -> Result<TcpOutcome> {
     let store = args.store.open()?;
     warn_udp_buffer_cap(p.base.plan.spec.window_bytes)?;
     let (target, _server, label) = target_for(&p.base.plan, &p.base.common, None)?;
-    let facts = crate::store_cmd::host_facts(&target);
+    let facts = host_facts(&target);
     let mut runner = ClientRunner::new(target, label, interrupt.clone(), store, facts);
     let r = run_rfc2544(
         &p.plan,

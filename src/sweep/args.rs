@@ -11,7 +11,6 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use analysis::repeat::{RepeatError, RepeatPlan};
 use anyhow::{anyhow, bail, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use sweep::knob::KnobPlan;
@@ -22,29 +21,10 @@ use sweep::result::SweepKind;
 use sweep::values::{parse_values, SweepValue, ValueUnit};
 use sweep::ProbePlan;
 
-use crate::cli::{Cli, Command, CommonArgs, TcpPlan};
-use crate::store_cmd::StoreArgs;
+use crate::repeat_args::RepeatArgs;
+use crate::store_args::StoreArgs;
 use crate::target::DEFAULT_PORT;
-
-/// `--repeat N` and `--until-ci LEVEL:PCT`.
-#[derive(Debug, Clone, Default, Args)]
-pub struct RepeatArgs {
-    /// Run each test N times and report the median, minimum, maximum and spread of every
-    /// figure (with --until-ci: at most N times; default 10).
-    #[arg(long, value_name = "N")]
-    pub repeat: Option<u32>,
-    /// Repeat until the LEVEL % confidence interval of the mean is at most PCT % of the mean
-    /// wide (as netperf -I LEVEL,PCT: 95:2 is mean ± 1 %), after at least 3 runs.
-    #[arg(long, value_name = "LEVEL:PCT")]
-    pub until_ci: Option<String>,
-}
-
-impl RepeatArgs {
-    /// The validated plan.
-    pub fn plan(&self) -> Result<RepeatPlan, RepeatError> {
-        RepeatPlan::new(self.repeat, self.until_ci.as_deref())
-    }
-}
+use crate::test_args::{CommonArgs, TcpPlan, TestCli, TestCommand};
 
 /// How results are printed.
 #[derive(Debug, Clone, Default, Args)]
@@ -255,7 +235,7 @@ pub fn parse_base_test(host: Option<&str>, test: &[String]) -> Result<BaseTest> 
 /// validates them; a usage error is prefixed with `context` (what the user typed), if any.
 pub(super) fn parse_test(words: &[String], context: Option<&str>) -> Result<BaseTest> {
     let argv = std::iter::once("linerate".to_string()).chain(words.iter().cloned());
-    let cli = Cli::try_parse_from(argv).map_err(|e| {
+    let cli = TestCli::try_parse_from(argv).map_err(|e| {
         let rendered = e.render().to_string();
         let first = rendered.lines().next().unwrap_or("not a test command");
         let first = first.strip_prefix("error: ").unwrap_or(first);
@@ -265,10 +245,10 @@ pub(super) fn parse_test(words: &[String], context: Option<&str>) -> Result<Base
         }
     })?;
     let (common, repeat) = match &cli.command {
-        Command::Tcp(a) => (&a.common, &a.repeat),
-        Command::Udp(a) => (&a.common, &a.repeat),
-        Command::Rr(a) | Command::Crr(a) => (&a.common, &a.repeat),
-        _ => bail!(
+        TestCommand::Tcp(a) => (&a.common, &a.repeat),
+        TestCommand::Udp(a) => (&a.common, &a.repeat),
+        TestCommand::Rr(a) | TestCommand::Crr(a) => (&a.common, &a.repeat),
+        TestCommand::Other(_) => bail!(
             "-- {}: a sweep runs one test per point: tcp, udp, rr or crr",
             words.first().map_or("", String::as_str)
         ),
@@ -291,31 +271,31 @@ pub(super) fn parse_test(words: &[String], context: Option<&str>) -> Result<Base
     }
     // The test commands' own validation words its errors as strings.
     let (common, plan, unix, probe) = match cli.command {
-        Command::Tcp(a) => (
+        TestCommand::Tcp(a) => (
             a.common.clone(),
             a.plan().map_err(anyhow::Error::msg)?,
             a.unix.clone(),
             a.latency.plan().map_err(anyhow::Error::msg)?,
         ),
-        Command::Udp(a) => (
+        TestCommand::Udp(a) => (
             a.common.clone(),
             a.plan().map_err(anyhow::Error::msg)?,
             None,
             a.latency.plan().map_err(anyhow::Error::msg)?,
         ),
-        Command::Rr(a) => (
+        TestCommand::Rr(a) => (
             a.common.clone(),
             a.plan(false).map_err(anyhow::Error::msg)?,
             None,
             None,
         ),
-        Command::Crr(a) => (
+        TestCommand::Crr(a) => (
             a.common.clone(),
             a.plan(true).map_err(anyhow::Error::msg)?,
             None,
             None,
         ),
-        _ => unreachable!("refused above"),
+        TestCommand::Other(_) => unreachable!("refused above"),
     };
     Ok(BaseTest {
         common,

@@ -18,6 +18,6 @@ pub mod progress;
 pub mod rfc2544_args;
 pub mod runner;
 
-pub use args::{KnobArgs, OutputArgs, ParamArgs, RepeatArgs, SizeArgs, SweepArgs, SweepCommand};
+pub use args::{KnobArgs, OutputArgs, ParamArgs, SizeArgs, SweepArgs, SweepCommand};
 pub use rfc2544_args::Rfc2544Args;
 pub use runner::ClientRunner;

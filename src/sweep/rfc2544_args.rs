@@ -13,7 +13,7 @@ use sweep::ProbePlan;
 use wire::spec::TestKind;
 
 use super::args::{parse_duration, parse_test, BaseTest, OutputArgs, Shared};
-use crate::store_cmd::StoreArgs;
+use crate::store_args::StoreArgs;
 use crate::target::DEFAULT_PORT;
 
 /// `linerate rfc2544`.

@@ -8,7 +8,7 @@ use sweep::{Measured, Point, PointRunner, RunError};
 
 use crate::client::{self, ClientConfig, Silent};
 use crate::probe;
-use crate::store_cmd::RunStore;
+use crate::store_args::RunStore;
 use crate::target::Target;
 
 /// Runs each point against one target and stores it.
