@@ -9,6 +9,7 @@ use std::net::SocketAddr;
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use analysis::{IntervalTracker, LocalStream, RawRun, WorkerReport};
 use engine::sockopt::{connect_tcp, ConnectError, SocketOptions};
 use engine::udp_socket::{max_payload_to, probe, udp_socket};
 use engine::{engine_for, Conn, CrrTarget, Endpoint, Role, Signal, UdpMulti, Workers};
@@ -19,7 +20,6 @@ use wire::spec::Flow;
 use wire::{ClientMsg, ServerMsg, TestSpec, WireError};
 
 use crate::control::{exchange_hello, recv, send, HANDSHAKE_TIMEOUT};
-use crate::summary::{self, IntervalTracker, LocalStream, RawRun};
 use crate::target::Target;
 
 /// What the client runs and where.
@@ -365,7 +365,7 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
     };
     progress.started(&server, spec);
     let measured = measure_streams(config, &mut ctrl, conns, progress)?;
-    let summary = summary::build(&measured.raw, &measured.intervals);
+    let summary = analysis::build(&measured.raw, &measured.intervals);
     Ok(RunRecord {
         kind: spec.kind(),
         schema_version: results::SCHEMA_VERSION,
@@ -453,7 +453,7 @@ fn measure_streams(
                 other => return Err(ClientError::Protocol(format!("unexpected reply {other:?}"))),
             };
             let mut sample = tracker.sample(t0.elapsed(), &workers.snapshot(), &server_counts);
-            summary::add_latency(&mut sample, workers.take_latency().as_ref());
+            analysis::add_latency(&mut sample, workers.take_latency().as_ref());
             progress.interval(&sample);
             intervals.push(sample);
             next_tick += interval;
@@ -505,7 +505,7 @@ fn measure_streams(
         last_server.push(far);
     }
     let mut sample = tracker.sample(window, &last_local, &last_server);
-    summary::add_latency(&mut sample, workers_latency.as_ref());
+    analysis::add_latency(&mut sample, workers_latency.as_ref());
     progress.interval(&sample);
     intervals.push(sample);
     let local_streams = outcomes
@@ -514,7 +514,7 @@ fn measure_streams(
         .map(|(o, at_stop)| LocalStream {
             at_stop,
             now: o.now,
-            result: o.result,
+            result: o.result.map(|r| r.map(worker_report)),
         })
         .collect();
     Ok(Measured {
@@ -530,6 +530,18 @@ fn measure_streams(
             server,
         },
     })
+}
+
+/// The figures of a worker's report that the summary reads.
+fn worker_report(r: engine::StreamReport) -> WorkerReport {
+    WorkerReport {
+        cpu: r.cpu,
+        tcp_info: r.tcp_info,
+        counts: r.counts,
+        latency: r.latency,
+        lost_transactions: r.lost_transactions,
+        slots_missed: r.slots_missed,
+    }
 }
 
 #[cfg(test)]

@@ -7,24 +7,26 @@ use std::path::Path;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+use analysis::repeat::RepeatPlan;
 use anyhow::{bail, Context, Result};
 use engine::{Listener, Signal};
 use results::{PpsCell, RunRecord};
 use socket2::{Domain, Protocol, Socket, Type};
+use sweep::{run_repeated, run_rfc2544, run_sweep, Point, ProbePlan, Stopped};
 use wire::spec::SpecLimits;
 
-use crate::cli::{CommonArgs, PpsArgs, RrArgs, RunPlan, ServeArgs, TcpArgs, UdpArgs};
+use crate::cli::ServeArgs;
 use crate::client::{self, ClientConfig, Silent};
 use crate::output;
-use crate::probe::{self, ProbePlan};
+use crate::pps_args::PpsArgs;
+use crate::probe;
 use crate::server::{self, ServerConfig};
+use crate::store_args::host_facts;
 use crate::sweep::output::{self as sweep_output, Format};
 use crate::sweep::progress::StderrBar;
-use crate::sweep::repeat::RepeatPlan;
-use crate::sweep::result::Stopped;
-use crate::sweep::run::{run_repeated, run_rfc2544, run_sweep, ClientRunner, Point};
-use crate::sweep::{Rfc2544Args, SweepArgs};
+use crate::sweep::{ClientRunner, Rfc2544Args, SweepArgs};
 use crate::target::{resolve, Target};
+use crate::test_args::{CommonArgs, RrArgs, RunPlan, TcpArgs, UdpArgs};
 
 /// Opens a TCP listener; with no address, on every IPv6 and IPv4 address.
 pub fn listen_tcp(bind: Option<SocketAddr>, port: u16) -> std::io::Result<Listener> {
@@ -208,7 +210,7 @@ pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<RunOutcome> {
     if probe.is_some() && args.unix.is_some() {
         bail!("--latency with --unix: the probes need an IP server; omit one of them");
     }
-    let repeat = args.repeat.plan().map_err(anyhow::Error::msg)?;
+    let repeat = args.repeat.plan()?;
     run_client(
         &plan,
         &args.common,
@@ -231,7 +233,7 @@ pub fn rr(args: &RrArgs, crr: bool, interrupt: Signal) -> Result<RunOutcome> {
             );
         }
     }
-    let repeat = args.repeat.plan().map_err(anyhow::Error::msg)?;
+    let repeat = args.repeat.plan()?;
     run_client(&plan, &args.common, None, None, &repeat, interrupt)
 }
 
@@ -239,7 +241,7 @@ pub fn rr(args: &RrArgs, crr: bool, interrupt: Signal) -> Result<RunOutcome> {
 pub fn udp(args: &UdpArgs, interrupt: Signal) -> Result<RunOutcome> {
     let plan = args.plan().map_err(anyhow::Error::msg)?;
     let probe = args.latency.plan().map_err(anyhow::Error::msg)?;
-    let repeat = args.repeat.plan().map_err(anyhow::Error::msg)?;
+    let repeat = args.repeat.plan()?;
     warn_udp_buffer_cap(plan.spec.window_bytes)?;
     run_client(&plan, &args.common, None, probe, &repeat, interrupt)
 }
@@ -333,7 +335,7 @@ fn run_client(
     // Bad tags or an unusable database fail before the test, not after it.
     let mut store = common.store.open()?;
     let (target, _server, label) = target_for(plan, common, unix)?;
-    let facts = crate::store_cmd::host_facts(&target);
+    let facts = host_facts(&target);
     if repeat.repeats() {
         let mut runner = ClientRunner::new(target, label, interrupt.clone(), store, facts);
         let point = Point {
@@ -345,7 +347,7 @@ fn run_client(
             &point,
             repeat,
             &mut runner,
-            &interrupt,
+            &interrupt.flag(),
             &mut StderrBar::new(),
         );
         let mut out = std::io::stdout().lock();
@@ -402,7 +404,7 @@ pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<RunOutcome> {
     let first = &plan.cells.first().context("no cells")?.3;
     let mut store = args.common.store.open()?;
     let (target, _server, label) = target_for(first, &args.common, None)?;
-    let facts = crate::store_cmd::host_facts(&target);
+    let facts = host_facts(&target);
     let link = first.spec.link_speed_bps;
     let mut cells = Vec::new();
     let mut last = None;
@@ -464,7 +466,7 @@ pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<RunOutcome> {
 /// `linerate sweep …`: every point a stored run; the table (or JSON/CSV) of the finished
 /// points, also after Ctrl-C or a failed point.
 pub fn sweep(args: &SweepArgs, interrupt: Signal) -> Result<RunOutcome> {
-    let p = args.plan().map_err(anyhow::Error::msg)?;
+    let p = args.plan()?;
     if let Some(path) = &args.output().chart {
         chart_extension(path)?;
     }
@@ -477,9 +479,14 @@ pub fn sweep(args: &SweepArgs, interrupt: Signal) -> Result<RunOutcome> {
     let store = args.store().open()?;
     let (target, _server, label) =
         target_for(&p.base.plan, &p.base.common, p.base.unix.as_deref())?;
-    let facts = crate::store_cmd::host_facts(&target);
+    let facts = host_facts(&target);
     let mut runner = ClientRunner::new(target, label, interrupt.clone(), store, facts);
-    let r = run_sweep(&p.plan, &mut runner, &interrupt, &mut StderrBar::new());
+    let r = run_sweep(
+        &p.plan,
+        &mut runner,
+        &interrupt.flag(),
+        &mut StderrBar::new(),
+    );
     let mut out = std::io::stdout().lock();
     match args.output().format() {
         Format::Table => sweep_output::write_sweep_table(&mut out, &r)?,
@@ -505,10 +512,10 @@ fn chart_extension(path: &Path) -> Result<&str> {
     }
 }
 
-fn write_sweep_chart(path: &Path, r: &crate::sweep::SweepResult) -> Result<()> {
+fn write_sweep_chart(path: &Path, r: &sweep::SweepResult) -> Result<()> {
     let ext = chart_extension(path)?;
     let label = format!("{} {}", r.test.as_str(), r.target);
-    let chart = if r.kind == "sweep_size" {
+    let chart = if r.kind == sweep::result::SweepKind::Size {
         let runs = report::LabeledRuns::new(label, r.stream_records());
         report::chart::render(report::chart::ChartKind::MessageSize, &[runs])?
     } else {
@@ -517,7 +524,7 @@ fn write_sweep_chart(path: &Path, r: &crate::sweep::SweepResult) -> Result<()> {
             .iter()
             .filter_map(|p| Some((p.value.label.clone(), p.throughput_bps?)))
             .collect();
-        report::chart::sweep_chart(&r.parameter, &label, &points)?
+        report::chart::sweep_chart(r.parameter.as_str(), &label, &points)?
     };
     let bytes = if ext == "png" {
         chart.to_png(2.0)?
@@ -530,13 +537,18 @@ fn write_sweep_chart(path: &Path, r: &crate::sweep::SweepResult) -> Result<()> {
 
 /// `linerate rfc2544`: the zero-loss (or allowed-loss) rate per frame size by binary search.
 pub fn rfc2544(args: &Rfc2544Args, interrupt: Signal) -> Result<RunOutcome> {
-    let p = args.plan().map_err(anyhow::Error::msg)?;
+    let p = args.plan()?;
     let store = args.store.open()?;
     warn_udp_buffer_cap(p.base.plan.spec.window_bytes)?;
     let (target, _server, label) = target_for(&p.base.plan, &p.base.common, None)?;
-    let facts = crate::store_cmd::host_facts(&target);
+    let facts = host_facts(&target);
     let mut runner = ClientRunner::new(target, label, interrupt.clone(), store, facts);
-    let r = run_rfc2544(&p.plan, &mut runner, &interrupt, &mut StderrBar::new());
+    let r = run_rfc2544(
+        &p.plan,
+        &mut runner,
+        &interrupt.flag(),
+        &mut StderrBar::new(),
+    );
     let mut out = std::io::stdout().lock();
     match args.output.format() {
         Format::Table => sweep_output::write_rfc2544_table(&mut out, &r)?,

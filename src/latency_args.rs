@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::Args;
 use wire::spec::TestKind;
 
-use crate::probe::ProbePlan;
+use sweep::ProbePlan;
 
 /// Latency-under-load flags.
 #[derive(Debug, Clone, Args)]

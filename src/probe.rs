@@ -16,20 +16,9 @@ use wire::msg::ServerInfo;
 use wire::spec::{Params, RrParams, TcpOptions, TestKind};
 use wire::TestSpec;
 
-use crate::client::{self, ClientConfig, ClientError, Progress, Silent};
+use sweep::ProbePlan;
 
-/// A validated `--latency` request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProbePlan {
-    /// `udp_rr` or `tcp_rr`.
-    pub kind: TestKind,
-    /// Probes started per second.
-    pub rate_per_s: u64,
-    /// Request and response bytes.
-    pub bytes: u32,
-    /// Length of the idle phase.
-    pub idle: Duration,
-}
+use crate::client::{self, ClientConfig, ClientError, Progress, Silent};
 
 /// The probe session's spec for `duration` beside `bulk`.
 fn probe_spec(bulk: &TestSpec, plan: &ProbePlan, duration: Duration) -> TestSpec {
@@ -159,6 +148,7 @@ pub fn run_with_probes(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wire::spec::TestKind;
 
     #[test]
     fn probe_spec_is_a_paced_single_stream() {

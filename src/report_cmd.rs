@@ -18,7 +18,7 @@ use report::chart::{self, ChartKind};
 use report::{CompareFormat, Comparison, ExportFormat};
 use results::store::Filter;
 
-use crate::store_cmd::format_local;
+use crate::local_time::format_local;
 
 mod out;
 mod select;
@@ -70,7 +70,7 @@ pub struct ReportArgs {
     #[arg(value_name = "RUN_OR_TAGSET")]
     pub items: Vec<String>,
     #[command(flatten)]
-    pub filter: crate::store_cmd::RunFilterArgs,
+    pub filter: crate::store_args::RunFilterArgs,
     /// The HTML file to write (replaced whole, never half-written).
     #[arg(long, short = 'o', value_name = "PATH")]
     pub out: PathBuf,
@@ -191,7 +191,7 @@ fn warn_mixed_kinds(columns: &[Column]) {
 /// Parses `--kind` into a filter.
 fn kind_filter(kind: Option<&str>) -> Result<Filter> {
     Ok(Filter {
-        kind: crate::store_cmd::parse_kind_arg(kind)?,
+        kind: crate::store_args::parse_kind_arg(kind)?,
         ..Filter::default()
     })
 }
@@ -301,7 +301,7 @@ pub fn report(args: &ReportArgs) -> Result<()> {
     let (columns, cells, db) = if args.items.is_empty() {
         select::grouped(&filter, args.db.as_deref())?
     } else {
-        let db = crate::store_cmd::resolve_db(args.db.as_deref())?;
+        let db = crate::store_args::resolve_db(args.db.as_deref())?;
         (
             select::columns(&args.items, &filter, Some(&db))?,
             vec![],

@@ -1,83 +1,20 @@
-//! The results database from the command line: the `--db/--no-store/--tag` flags every test
-//! takes ([`StoreArgs`]), storing a finished run ([`RunStore`], [`store_run`]), and the
-//! `linerate runs` and `linerate show` subcommands.
+//! `linerate runs` and `linerate show`: the stored runs as a listing (table, JSON or CSV) and
+//! one stored run in full. The flags they share with the test commands, and storing, are
+//! `store_args`'s.
 //!
-//! The database is `--db PATH`, else `$LINERATE_DB`, else
-//! `$XDG_DATA_HOME/linerate/results.sqlite` (`~/.local/share/linerate/results.sqlite`). Times
-//! are printed, and `--since` dates read, in the local time zone. Nothing here prints progress
-//! to stdout: stdout is the listing or the record, and the caller reports "stored as #12" on
-//! stderr.
+//! Times are printed, and `--since` dates read, in the local time zone. stdout is the listing
+//! or the record; nothing else is printed there.
 
-use std::ffi::OsString;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use measure::units::format_bits_per_sec as bps;
-use results::store::{
-    parse_kind, Filter, HostFacts, RunId, RunRow, Store, StoreError, StoredRun, Tag, Tags,
-};
-use results::RunRecord;
+use results::store::{RunId, RunRow, Store, StoreError, StoredRun};
 
-use crate::target::Target;
-
-mod time;
-pub use time::{format_local, parse_since};
-
-/// Where runs are stored, and how they are tagged (flattened into every test command).
-#[derive(Debug, Clone, Default, Args)]
-pub struct StoreArgs {
-    /// Results database (default: $LINERATE_DB, else
-    /// $XDG_DATA_HOME/linerate/results.sqlite, i.e. ~/.local/share/linerate/results.sqlite).
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
-    /// Do not store this run in the results database.
-    #[arg(long, conflicts_with = "tag")]
-    pub no_store: bool,
-    /// Label the stored run, e.g. --tag driver=velocityget --tag mtu=9000 (repeatable; find
-    /// runs later with `linerate runs --tag KEY=VALUE`).
-    #[arg(long = "tag", value_name = "KEY=VALUE")]
-    pub tag: Vec<String>,
-}
-
-/// Which stored runs a listing takes: `--tag`, `--kind`, `--since` (`linerate runs` and
-/// `linerate report`).
-#[derive(Debug, Clone, Default, Args)]
-pub struct RunFilterArgs {
-    /// Only runs with this tag (repeatable: runs must carry all of them).
-    #[arg(long = "tag", value_name = "KEY=VALUE")]
-    pub tag: Vec<String>,
-    /// Only runs of this kind: tcp_stream, udp_stream, tcp_rr, udp_rr or tcp_crr.
-    #[arg(long, value_name = "KIND")]
-    pub kind: Option<String>,
-    /// Only runs started at or after DATE: YYYY-MM-DD (local midnight), YYYY-MM-DDTHH:MM or
-    /// YYYY-MM-DDTHH:MM:SS (local time, or UTC with a Z, or with an offset such as +02:00).
-    #[arg(long, value_name = "DATE")]
-    pub since: Option<String>,
-}
-
-impl RunFilterArgs {
-    /// The store's filter; a bad value is an error naming its flag.
-    pub fn filter(&self) -> Result<Filter> {
-        Ok(Filter {
-            tags: parse_tags(&self.tag)?,
-            kind: parse_kind_arg(self.kind.as_deref())?,
-            since_unix_ms: self
-                .since
-                .as_deref()
-                .map(|s| parse_since(s).map_err(|e| anyhow!("--since {s}: {e}")))
-                .transpose()?,
-        })
-    }
-}
-
-/// `--kind KIND` as a test kind; the error names the flag.
-pub fn parse_kind_arg(kind: Option<&str>) -> Result<Option<wire::TestKind>> {
-    kind.map(parse_kind)
-        .transpose()
-        .map_err(|e| anyhow!("--kind {e}"))
-}
+use crate::local_time::format_local;
+use crate::store_args::{resolve_db, store_error, RunFilterArgs};
 
 /// `linerate runs`.
 #[derive(Debug, Clone, Default, Args)]
@@ -109,147 +46,6 @@ pub struct ShowArgs {
     /// $XDG_DATA_HOME/linerate/results.sqlite).
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
-}
-
-/// The default database path: `$XDG_DATA_HOME/linerate/results.sqlite`, or
-/// `$HOME/.local/share/linerate/results.sqlite`; `None` without either variable.
-pub fn default_db_path() -> Option<PathBuf> {
-    default_db_path_from(std::env::var_os("XDG_DATA_HOME"), std::env::var_os("HOME"))
-}
-
-/// [`default_db_path`] over given variables. A relative `XDG_DATA_HOME` is ignored, as the XDG
-/// base directory spec asks.
-pub fn default_db_path_from(
-    xdg_data_home: Option<OsString>,
-    home: Option<OsString>,
-) -> Option<PathBuf> {
-    let xdg = xdg_data_home.map(PathBuf::from).filter(|p| p.is_absolute());
-    let base = xdg.or_else(|| {
-        home.filter(|h| !h.is_empty())
-            .map(|h| PathBuf::from(h).join(".local/share"))
-    })?;
-    Some(base.join("linerate").join("results.sqlite"))
-}
-
-/// The database a command uses: `--db`, else `$LINERATE_DB`, else [`default_db_path`].
-pub fn resolve_db(db: Option<&Path>) -> Result<PathBuf> {
-    if let Some(p) = db {
-        return Ok(p.to_path_buf());
-    }
-    if let Some(p) = std::env::var_os("LINERATE_DB").filter(|p| !p.is_empty()) {
-        return Ok(PathBuf::from(p));
-    }
-    default_db_path().ok_or_else(|| {
-        anyhow!("no results database: neither XDG_DATA_HOME nor HOME is set; give --db PATH")
-    })
-}
-
-/// Parses `--tag` values: one line naming the bad one.
-pub fn parse_tags(items: &[String]) -> Result<Tags> {
-    let mut tags = Tags::new();
-    for item in items {
-        let tag: Tag = item.parse().map_err(|e| anyhow!("--tag {e}"))?;
-        tags.insert(tag).map_err(|e| anyhow!("--tag {e}"))?;
-    }
-    Ok(tags)
-}
-
-/// An open database and the tags for the runs stored into it: opened before a test starts, so a
-/// bad tag or an unusable database is reported before any time is spent measuring.
-#[derive(Debug)]
-pub struct RunStore {
-    store: Store,
-    tags: Tags,
-}
-
-impl StoreArgs {
-    /// Checks the tags and opens the database (creating it on first use); `None` with
-    /// `--no-store`.
-    pub fn open(&self) -> Result<Option<RunStore>> {
-        let tags = parse_tags(&self.tag)?;
-        if self.no_store {
-            return Ok(None);
-        }
-        let path = resolve_db(self.db.as_deref())?;
-        let store = Store::open(&path).map_err(|e| store_error(e, true))?;
-        Ok(Some(RunStore { store, tags }))
-    }
-}
-
-impl RunStore {
-    /// Stores one run with the user's tags.
-    pub fn save(&mut self, record: &RunRecord, facts: &HostFacts) -> Result<RunId> {
-        self.save_with(record, facts, &Tags::new())
-    }
-
-    /// Stores one run with the user's tags plus `extra` ones (e.g. a `linerate pps` cell's
-    /// `frame_bytes` and `flows`); where a key is in both, the user's value wins.
-    pub fn save_with(
-        &mut self,
-        record: &RunRecord,
-        facts: &HostFacts,
-        extra: &Tags,
-    ) -> Result<RunId> {
-        let mut tags = self.tags.clone();
-        for (k, v) in extra.iter() {
-            if tags.get(k).is_none() {
-                // Keys from a valid `Tags` are valid.
-                let _ = tags.insert(Tag {
-                    key: k.to_string(),
-                    value: v.to_string(),
-                });
-            }
-        }
-        self.store
-            .insert(record, &tags, facts)
-            .map_err(|e| store_error(e, true))
-    }
-
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        self.store.path()
-    }
-}
-
-/// Facts about this host and the interface its connection to `target` uses: the `--bind`
-/// address's interface when one was given, else the one the kernel routes to the server from
-/// (found without sending anything); no interface for a Unix socket.
-pub fn host_facts(target: &Target) -> HostFacts {
-    match target {
-        Target::Tcp { bind: Some(b), .. } if !b.ip().is_unspecified() => {
-            HostFacts::collect(Some(b.ip()))
-        }
-        Target::Tcp { addr, .. } => HostFacts::collect_towards(Some(*addr)),
-        Target::Unix { .. } => HostFacts::collect(None),
-    }
-}
-
-/// Stores a finished (or interrupted) run as `args` say: `Ok(None)` with `--no-store`. Prints
-/// nothing. Prefer [`StoreArgs::open`] before the test and [`RunStore::save`] after it, so a
-/// bad database is reported before the test runs.
-pub fn store_run(args: &StoreArgs, record: &RunRecord, facts: HostFacts) -> Result<Option<RunId>> {
-    match args.open()? {
-        Some(mut store) => store.save(record, &facts).map(Some),
-        None => Ok(None),
-    }
-}
-
-/// A store error as one line; when storing, says how to skip it.
-fn store_error(e: StoreError, storing: bool) -> anyhow::Error {
-    let hint = match &e {
-        StoreError::ReadOnly { .. }
-        | StoreError::NotADatabase { .. }
-        | StoreError::Foreign { .. }
-        | StoreError::Corrupt { .. }
-        | StoreError::NewerSchema { .. }
-        | StoreError::CreateDir { .. }
-            if storing =>
-        {
-            " (--db PATH stores elsewhere, --no-store skips storing)"
-        }
-        _ => "",
-    };
-    anyhow!("{e}{hint}")
 }
 
 /// `linerate runs`: the stored runs that match, oldest first, as a table, JSON or CSV.
@@ -325,14 +121,13 @@ fn opt<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
     v.map_or_else(|| "-".to_string(), f)
 }
 
-/// The `linerate runs` table: kind-specific columns only when some row has them.
-pub fn write_table(w: &mut dyn Write, rows: &[RunRow]) -> std::io::Result<()> {
-    if rows.is_empty() {
-        return writeln!(w, "no runs");
-    }
-    type Col = (&'static str, fn(&RunRow) -> String, bool);
+/// A `linerate runs` column: its header, its cell for a row, and whether it is shown.
+type RunCol = (&'static str, fn(&RunRow) -> String, bool);
+
+/// The `linerate runs` columns: kind-specific ones shown only when some row has them.
+fn run_columns(rows: &[RunRow]) -> [RunCol; 11] {
     let any = |f: fn(&RunRow) -> bool| rows.iter().any(f);
-    let cols: [Col; 11] = [
+    [
         (
             "RUN",
             |r| format!("{}{}", r.id, if r.interrupted { "*" } else { "" }),
@@ -375,8 +170,16 @@ pub fn write_table(w: &mut dyn Write, rows: &[RunRow]) -> std::io::Result<()> {
             any(|r| r.loss_pct.is_some()),
         ),
         ("TAGS", |r| r.tags.to_string(), true),
-    ];
-    let cols: Vec<&Col> = cols.iter().filter(|c| c.2).collect();
+    ]
+}
+
+/// The `linerate runs` table: kind-specific columns only when some row has them.
+pub fn write_table(w: &mut dyn Write, rows: &[RunRow]) -> std::io::Result<()> {
+    if rows.is_empty() {
+        return writeln!(w, "no runs");
+    }
+    let cols = run_columns(rows);
+    let cols: Vec<&RunCol> = cols.iter().filter(|c| c.2).collect();
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| cols.iter().map(|c| (c.1)(r)).collect())

@@ -15,7 +15,7 @@ use results::store::{Filter, RunId, Store, StoredRun, Tags};
 use results::PpsCell;
 use wire::TestKind;
 
-use crate::store_cmd::resolve_db;
+use crate::store_args::resolve_db;
 
 /// One item of the command line.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,6 +1,9 @@
-//! Tests of the store flags and subcommands over a temporary database.
+//! Tests of the store subcommands, and of the store flags as wired, over a temporary database.
 
 use super::*;
+use crate::store_args::{store_run, StoreArgs};
+use results::store::{Filter, HostFacts, Tags};
+use results::RunRecord;
 
 #[test]
 fn flags_parse_as_wired() {
@@ -30,61 +33,6 @@ fn flags_parse_as_wired() {
         panic!("not show")
     };
     assert_eq!((show.run.as_str(), show.json), ("#12", true));
-}
-
-#[test]
-fn host_facts_of_targets() {
-    let lo = host_facts(&Target::Tcp {
-        addr: "127.0.0.1:5301".parse().unwrap(),
-        bind: None,
-    });
-    assert!(lo.interface.is_some() && lo.driver.is_none(), "{lo:?}");
-    let bound = host_facts(&Target::Tcp {
-        addr: "127.0.0.1:5301".parse().unwrap(),
-        bind: Some("127.0.0.1:0".parse().unwrap()),
-    });
-    assert_eq!(bound.interface, lo.interface);
-    let unix = host_facts(&Target::Unix {
-        path: "/tmp/x".into(),
-    });
-    assert_eq!((unix.interface, unix.mtu_bytes), (None, None));
-    assert_eq!(unix.hostname, lo.hostname);
-}
-
-#[test]
-fn default_path_follows_xdg() {
-    let p = |x: Option<&str>, h: Option<&str>| {
-        default_db_path_from(x.map(Into::into), h.map(Into::into))
-    };
-    assert_eq!(
-        p(Some("/data"), Some("/home/a")),
-        Some(PathBuf::from("/data/linerate/results.sqlite"))
-    );
-    assert_eq!(
-        p(Some("relative"), Some("/home/a")),
-        Some(PathBuf::from(
-            "/home/a/.local/share/linerate/results.sqlite"
-        ))
-    );
-    assert_eq!(
-        p(None, Some("/home/a")),
-        Some(PathBuf::from(
-            "/home/a/.local/share/linerate/results.sqlite"
-        ))
-    );
-    assert_eq!(p(None, None), None);
-}
-
-#[test]
-fn tags_name_the_flag() {
-    let err = parse_tags(&["mtu".into()]).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "--tag mtu: a tag is KEY=VALUE, e.g. mtu=9000"
-    );
-    let tags = parse_tags(&["mtu=9000".into(), "driver=velocityget".into()]).unwrap();
-    assert_eq!(tags.to_string(), "driver=velocityget,mtu=9000");
-    assert!(parse_tags(&["a=1".into(), "a=2".into()]).is_err());
 }
 
 fn row(id: i64) -> RunRow {

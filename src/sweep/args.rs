@@ -1,5 +1,6 @@
-//! The command line of `linerate sweep …`, `linerate rfc2544` and the `--repeat/--until-ci`
-//! flags (clap derive; the doc comments are the help), and their validation into plans.
+//! The command line of `linerate sweep …` and the `--repeat/--until-ci` flags (clap derive;
+//! the doc comments are the help), and their validation into plans; `linerate rfc2544`'s is
+//! in `rfc2544_args.rs`.
 //!
 //! The test a parameter sweep runs is given after `--` in the test commands' own syntax
 //! (`-- tcp HOST -P 2 -l 64K`) and parsed with their clap definitions, so every flag means
@@ -10,40 +11,20 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use anyhow::{anyhow, bail, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use wire::spec::TestKind;
+use sweep::knob::KnobPlan;
+use sweep::ladder::{parse_bound, size_ladder, DEFAULT_PERTURBATION};
+use sweep::param::{ParamError, Parameter};
+use sweep::plan::{PlannedPoint, SweepPlan};
+use sweep::result::SweepKind;
+use sweep::values::{parse_values, SweepValue, ValueUnit};
+use sweep::ProbePlan;
 
-use super::knob::KnobPlan;
-use super::ladder::{parse_bound, size_ladder, DEFAULT_PERTURBATION};
-use super::param::Parameter;
-use super::plan::{FramePlan, PlannedPoint, Rfc2544Plan, SweepPlan};
-use super::repeat::RepeatPlan;
-use super::result::SweepKind;
-use super::values::{parse_values, SweepValue, ValueUnit};
-use crate::cli::{Cli, Command, CommonArgs, RunPlan};
-use crate::probe::ProbePlan;
-use crate::store_cmd::StoreArgs;
+use crate::repeat_args::RepeatArgs;
+use crate::store_args::StoreArgs;
 use crate::target::DEFAULT_PORT;
-
-/// `--repeat N` and `--until-ci LEVEL:PCT`.
-#[derive(Debug, Clone, Default, Args)]
-pub struct RepeatArgs {
-    /// Run each test N times and report the median, minimum, maximum and spread of every
-    /// figure (with --until-ci: at most N times; default 10).
-    #[arg(long, value_name = "N")]
-    pub repeat: Option<u32>,
-    /// Repeat until the LEVEL % confidence interval of the mean is at most PCT % of the mean
-    /// wide (as netperf -I LEVEL,PCT: 95:2 is mean ± 1 %), after at least 3 runs.
-    #[arg(long, value_name = "LEVEL:PCT")]
-    pub until_ci: Option<String>,
-}
-
-impl RepeatArgs {
-    /// The validated plan.
-    pub fn plan(&self) -> Result<RepeatPlan, String> {
-        RepeatPlan::new(self.repeat, self.until_ci.as_deref())
-    }
-}
+use crate::test_args::{CommonArgs, RunPlan, TestCli, TestCommand};
 
 /// How results are printed.
 #[derive(Debug, Clone, Default, Args)]
@@ -217,80 +198,6 @@ pub struct KnobArgs {
     pub test: Vec<String>,
 }
 
-/// `linerate rfc2544`.
-#[derive(Debug, Args)]
-pub struct Rfc2544Args {
-    /// Server to test against; none: an in-process server on loopback.
-    #[arg(value_name = "HOST")]
-    pub host: Option<String>,
-    /// Server port.
-    #[arg(long, short = 'p', value_name = "PORT", default_value_t = DEFAULT_PORT)]
-    pub port: u16,
-    /// Ethernet frame sizes in bytes, FCS included, increasing (UDP payload = frame − 46 for
-    /// IPv4, − 66 for IPv6).
-    #[arg(
-        long,
-        value_name = "BYTES,...",
-        default_value = "64,128,256,512,1024,1280,1518"
-    )]
-    pub frame: String,
-    /// Largest lost share of frames that still passes a trial, percent (RFC 2544: 0).
-    #[arg(long, value_name = "PERCENT", default_value_t = 0.0)]
-    pub loss: f64,
-    /// Length of each trial: 10s, 500ms, 30 (seconds).
-    #[arg(long, value_name = "DURATION", default_value = "10s")]
-    pub trial: String,
-    /// Stop searching when the best pass is within this many percent of the lowest failure.
-    #[arg(long, value_name = "PERCENT", default_value_t = 0.5)]
-    pub resolution: f64,
-    /// Most trials per frame size.
-    #[arg(long, value_name = "N", default_value_t = 20)]
-    pub max_trials: u32,
-    /// Link speed (bits/s; K, M, G, T): the first trial offers its line rate, and the table
-    /// shows the theoretical frame rate beside each result.
-    #[arg(long, value_name = "BITS_PER_SEC")]
-    pub link_speed: Option<String>,
-    /// Parallel streams (the rate is split over them).
-    #[arg(
-        long = "parallel",
-        short = 'P',
-        value_name = "STREAMS",
-        default_value_t = 1
-    )]
-    pub parallel: u32,
-    /// Socket buffer size on both ends (default: 4M, as `linerate udp`).
-    #[arg(long, short = 'w', value_name = "BYTES")]
-    pub window: Option<String>,
-    /// Datagrams per sendmmsg/recvmmsg call (a paced sender sends a batch back to back).
-    #[arg(long, value_name = "N", default_value_t = 64)]
-    pub batch: u16,
-    /// Send every frame as its own datagram through the stack (no UDP GSO): a qdisc or a NIC
-    /// then sees and counts each frame, not batches of them.
-    #[arg(long)]
-    pub no_gso: bool,
-    /// IPv4 only.
-    #[arg(short = '4', conflicts_with = "ipv6")]
-    pub ipv4: bool,
-    /// IPv6 only (frames carry 20 more header bytes).
-    #[arg(short = '6')]
-    pub ipv6: bool,
-    /// Local address to connect from.
-    #[arg(long, short = 'B', value_name = "ADDR")]
-    pub bind: Option<String>,
-    /// Pin this end's data threads to CPU CLIENT and the server's to CPU SERVER.
-    #[arg(long, short = 'A', value_name = "CLIENT[,SERVER]")]
-    pub affinity: Option<String>,
-    /// Skip the latency run at each answer.
-    #[arg(long)]
-    pub no_latency: bool,
-    /// Output format.
-    #[command(flatten)]
-    pub output: OutputArgs,
-    /// Results database.
-    #[command(flatten)]
-    pub store: StoreArgs,
-}
-
 /// The test a sweep runs, parsed with the test commands' definitions: what the caller needs
 /// to resolve the target (`common`, `unix`) and the plan whose spec each point varies.
 #[derive(Debug, Clone)]
@@ -307,7 +214,7 @@ pub struct BaseTest {
 
 /// Parses `test` (the words after `--`; empty means `tcp`) as a linerate test command, with
 /// `host` (given before `--`) as its HOST.
-pub fn parse_base_test(host: Option<&str>, test: &[String]) -> Result<BaseTest, String> {
+pub fn parse_base_test(host: Option<&str>, test: &[String]) -> Result<BaseTest> {
     let words = if test.is_empty() {
         vec!["tcp".to_string()]
     } else {
@@ -316,9 +223,7 @@ pub fn parse_base_test(host: Option<&str>, test: &[String]) -> Result<BaseTest, 
     let mut base = parse_test(&words, Some(&format!("-- {}", words.join(" "))))?;
     match (host, &base.common.host) {
         (Some(a), Some(b)) => {
-            return Err(format!(
-                "HOST given twice ('{a}' before -- and '{b}' after it); give it once"
-            ))
+            bail!("HOST given twice ('{a}' before -- and '{b}' after it); give it once")
         }
         (Some(a), None) => base.common.host = Some(a.to_string()),
         _ => {}
@@ -328,27 +233,25 @@ pub fn parse_base_test(host: Option<&str>, test: &[String]) -> Result<BaseTest, 
 
 /// Parses `words` (a test command and its flags) with the test commands' clap definitions and
 /// validates them; a usage error is prefixed with `context` (what the user typed), if any.
-fn parse_test(words: &[String], context: Option<&str>) -> Result<BaseTest, String> {
+pub(super) fn parse_test(words: &[String], context: Option<&str>) -> Result<BaseTest> {
     let argv = std::iter::once("linerate".to_string()).chain(words.iter().cloned());
-    let cli = Cli::try_parse_from(argv).map_err(|e| {
+    let cli = TestCli::try_parse_from(argv).map_err(|e| {
         let rendered = e.render().to_string();
         let first = rendered.lines().next().unwrap_or("not a test command");
         let first = first.strip_prefix("error: ").unwrap_or(first);
         match context {
-            Some(c) => format!("{c}: {first}"),
-            None => first.to_string(),
+            Some(c) => anyhow!("{c}: {first}"),
+            None => anyhow!("{first}"),
         }
     })?;
     let (common, repeat) = match &cli.command {
-        Command::Tcp(a) => (&a.common, &a.repeat),
-        Command::Udp(a) => (&a.common, &a.repeat),
-        Command::Rr(a) | Command::Crr(a) => (&a.common, &a.repeat),
-        _ => {
-            return Err(format!(
-                "-- {}: a sweep runs one test per point: tcp, udp, rr or crr",
-                words.first().map_or("", String::as_str)
-            ))
-        }
+        TestCommand::Tcp(a) => (&a.common, &a.repeat),
+        TestCommand::Udp(a) => (&a.common, &a.repeat),
+        TestCommand::Rr(a) | TestCommand::Crr(a) => (&a.common, &a.repeat),
+        TestCommand::Other(_) => bail!(
+            "-- {}: a sweep runs one test per point: tcp, udp, rr or crr",
+            words.first().map_or("", String::as_str)
+        ),
     };
     // Repetition, output and storage belong to the sweep, which repeats every point, prints one
     // document for all of them and stores every run itself: the same flags after `--` would be
@@ -364,19 +267,35 @@ fn parse_test(words: &[String], context: Option<&str>) -> Result<BaseTest, Strin
         (!common.store.tag.is_empty(), "--tag", printed),
     ];
     if let Some((_, flag, why)) = misplaced.iter().find(|(given, ..)| *given) {
-        return Err(format!("{flag} after --: give it before -- ({why})"));
+        bail!("{flag} after --: give it before -- ({why})");
     }
+    // The test commands' own validation words its errors as strings.
     let (common, plan, unix, probe) = match cli.command {
-        Command::Tcp(a) => (
+        TestCommand::Tcp(a) => (
             a.common.clone(),
-            a.plan()?,
+            a.plan().map_err(anyhow::Error::msg)?,
             a.unix.clone(),
-            a.latency.plan()?,
+            a.latency.plan().map_err(anyhow::Error::msg)?,
         ),
-        Command::Udp(a) => (a.common.clone(), a.plan()?, None, a.latency.plan()?),
-        Command::Rr(a) => (a.common.clone(), a.plan(false)?, None, None),
-        Command::Crr(a) => (a.common.clone(), a.plan(true)?, None, None),
-        _ => unreachable!("refused above"),
+        TestCommand::Udp(a) => (
+            a.common.clone(),
+            a.plan().map_err(anyhow::Error::msg)?,
+            None,
+            a.latency.plan().map_err(anyhow::Error::msg)?,
+        ),
+        TestCommand::Rr(a) => (
+            a.common.clone(),
+            a.plan(false).map_err(anyhow::Error::msg)?,
+            None,
+            None,
+        ),
+        TestCommand::Crr(a) => (
+            a.common.clone(),
+            a.plan(true).map_err(anyhow::Error::msg)?,
+            None,
+            None,
+        ),
+        TestCommand::Other(_) => unreachable!("refused above"),
     };
     Ok(BaseTest {
         common,
@@ -387,18 +306,18 @@ fn parse_test(words: &[String], context: Option<&str>) -> Result<BaseTest, Strin
 }
 
 /// The shared flags of `sweep size` and `rfc2544` as test-command words.
-struct Shared<'a> {
-    host: &'a Option<String>,
-    port: u16,
-    window: &'a Option<String>,
-    ipv4: bool,
-    ipv6: bool,
-    bind: &'a Option<String>,
-    affinity: &'a Option<String>,
+pub(super) struct Shared<'a> {
+    pub(super) host: &'a Option<String>,
+    pub(super) port: u16,
+    pub(super) window: &'a Option<String>,
+    pub(super) ipv4: bool,
+    pub(super) ipv6: bool,
+    pub(super) bind: &'a Option<String>,
+    pub(super) affinity: &'a Option<String>,
 }
 
 impl Shared<'_> {
-    fn words(&self, command: &str, seconds: f64) -> Vec<String> {
+    pub(super) fn words(&self, command: &str, seconds: f64) -> Vec<String> {
         let mut w = vec![command.to_string()];
         w.extend(self.host.iter().cloned());
         w.extend([
@@ -438,7 +357,7 @@ pub struct PreparedSweep {
 
 impl SweepArgs {
     /// Validates everything: values, commands, the test after `--`.
-    pub fn plan(&self) -> Result<PreparedSweep, String> {
+    pub fn plan(&self) -> Result<PreparedSweep> {
         match &self.what {
             SweepCommand::Size(a) => a.plan(),
             SweepCommand::Streams(a) => a.plan(Parameter::Streams),
@@ -479,7 +398,7 @@ impl SweepArgs {
 
 impl SizeArgs {
     /// The ladder, and a stream and a request/response spec per size.
-    pub fn plan(&self) -> Result<PreparedSweep, String> {
+    pub fn plan(&self) -> Result<PreparedSweep> {
         let udp = self.proto == Proto::Udp;
         let (dmin, dmax) = if udp { ("16", "65507") } else { ("1", "8M") };
         let min = parse_bound("--min", self.min.as_deref().unwrap_or(dmin), udp)?;
@@ -545,7 +464,7 @@ fn with_len(spec: &wire::TestSpec, len: u32) -> wire::TestSpec {
 
 impl ParamArgs {
     /// The test after `--` with each value of `parameter` applied.
-    pub fn plan(&self, parameter: Parameter) -> Result<PreparedSweep, String> {
+    pub fn plan(&self, parameter: Parameter) -> Result<PreparedSweep> {
         let values = parse_values(&self.values, parameter.unit())?;
         let base = parse_base_test(self.host.as_deref(), &self.test)?;
         parameter.check_kind(base.plan.spec.kind())?;
@@ -557,10 +476,10 @@ impl ParamArgs {
                     value,
                 })
             })
-            .collect::<Result<Vec<_>, String>>()?;
+            .collect::<Result<Vec<_>, ParamError>>()?;
         Ok(PreparedSweep {
             plan: SweepPlan {
-                kind: SweepKind::Param(parameter),
+                kind: SweepKind::from(parameter),
                 points,
                 repeat: self.repeat.plan()?,
                 knob: None,
@@ -573,10 +492,11 @@ impl ParamArgs {
 
 impl KnobArgs {
     /// The test after `--` once per value, with the commands checked.
-    pub fn plan(&self) -> Result<PreparedSweep, String> {
+    pub fn plan(&self) -> Result<PreparedSweep> {
         let values = parse_values(&self.values, ValueUnit::Text)?;
         let labels: Vec<String> = values.iter().map(|v| v.label.clone()).collect();
-        let timeout = parse_duration("--knob-timeout", &self.knob_timeout)?;
+        let timeout =
+            parse_duration("--knob-timeout", &self.knob_timeout).map_err(anyhow::Error::msg)?;
         let knob = KnobPlan::new(&self.pre, self.post.as_deref(), &labels, timeout)?;
         let base = parse_base_test(self.host.as_deref(), &self.test)?;
         let points = values
@@ -622,119 +542,6 @@ pub fn parse_duration(flag: &str, text: &str) -> Result<Duration, String> {
         ));
     }
     Ok(Duration::from_secs_f64(secs))
-}
-
-/// A validated rfc2544 run and the test it is built on.
-#[derive(Debug, Clone)]
-pub struct PreparedRfc2544 {
-    /// The search.
-    pub plan: Rfc2544Plan,
-    /// The first frame size's test (for resolving the target).
-    pub base: BaseTest,
-}
-
-impl Rfc2544Args {
-    /// Validates frames, loss, trial length and the UDP test.
-    pub fn plan(&self) -> Result<PreparedRfc2544, String> {
-        let frames = parse_values(&self.frame, ValueUnit::Count)
-            .map_err(|e| e.replacen("--values", "--frame", 1))?;
-        if !(self.loss.is_finite() && (0.0..100.0).contains(&self.loss)) {
-            return Err(format!(
-                "--loss {}: a percentage of frames, at least 0 and below 100",
-                self.loss
-            ));
-        }
-        if !(self.resolution.is_finite() && self.resolution > 0.0 && self.resolution <= 50.0) {
-            return Err(format!(
-                "--resolution {}: a percentage above 0 and at most 50, e.g. 0.5",
-                self.resolution
-            ));
-        }
-        if self.max_trials == 0 || self.max_trials > 100 {
-            return Err(format!(
-                "--max-trials {}: between 1 and 100",
-                self.max_trials
-            ));
-        }
-        let trial = parse_duration("--trial", &self.trial)?;
-        let shared = Shared {
-            host: &self.host,
-            port: self.port,
-            window: &self.window,
-            ipv4: self.ipv4,
-            ipv6: self.ipv6,
-            bind: &self.bind,
-            affinity: &self.affinity,
-        };
-        let mut words = shared.words("udp", trial.as_secs_f64());
-        words.extend([
-            "--rate".into(),
-            "max".into(),
-            "--parallel".into(),
-            self.parallel.to_string(),
-            "--batch".into(),
-            self.batch.to_string(),
-        ]);
-        if self.no_gso {
-            words.push("--no-gso".into());
-        }
-        if let Some(l) = &self.link_speed {
-            words.push(format!("--link-speed={l}"));
-        }
-        let base = parse_test(&words, None)?;
-        let link = base.plan.spec.link_speed_bps;
-        let mut plans = Vec::new();
-        for f in &frames {
-            let frame = f.number.unwrap_or(0.0) as u32;
-            if frame < 64 {
-                return Err(format!(
-                    "--frame {frame}: Ethernet frames are at least 64 bytes"
-                ));
-            }
-            let min_frame = if self.ipv6 { 66 } else { 46 } + wire::datagram::HEADER_LEN as u32;
-            let payload = measure::line_rate::udp_payload(frame, self.ipv6)
-                .filter(|p| *p as usize >= wire::datagram::HEADER_LEN)
-                .ok_or_else(|| {
-                    format!(
-                        "--frame {frame}: too small for linerate's 16-byte header over {}; the smallest is {min_frame}",
-                        if self.ipv6 { "IPv6/UDP" } else { "IPv4/UDP" }
-                    )
-                })?;
-            if payload > 65_507 {
-                return Err(format!("--frame {frame}: above the largest UDP datagram"));
-            }
-            let mut spec = base.plan.spec.clone();
-            spec.set_message_len_bytes(payload);
-            plans.push(FramePlan {
-                frame_bytes: frame,
-                payload_bytes: payload,
-                spec,
-                line_rate_pps: link.map(|l| measure::line_rate::pps(l as f64, frame)),
-            });
-        }
-        let latency = (!self.no_latency).then(|| {
-            (
-                ProbePlan {
-                    kind: TestKind::UdpRr,
-                    rate_per_s: 100,
-                    bytes: 64,
-                    idle: Duration::from_secs(1),
-                },
-                trial.as_millis() as u64,
-            )
-        });
-        Ok(PreparedRfc2544 {
-            plan: Rfc2544Plan {
-                frames: plans,
-                loss_ratio: self.loss / 100.0,
-                resolution: self.resolution / 100.0,
-                max_trials: self.max_trials,
-                latency,
-                link_speed_bps: link,
-            },
-            base,
-        })
-    }
 }
 
 #[cfg(test)]

@@ -1,44 +1,23 @@
-//! Sweeps, repetitions and test methodology: `linerate sweep size|streams|window|mss|rate|
-//! payload|knob`, `--repeat N [--until-ci LEVEL:PCT]` and `linerate rfc2544`.
+//! The binary's side of sweeps, repetitions and rfc2544: `linerate sweep size|streams|window|
+//! mss|rate|payload|knob`, `--repeat N [--until-ci LEVEL:PCT]` and `linerate rfc2544`.
 //!
-//! Layout, one concept per file:
-//! - [`args`]: the clap definitions and their validation into plans (all bad input is
-//!   refused there, before anything runs);
-//! - [`ladder`], [`values`], [`param`], [`knob`]: message-size ladders, `--values` lists, the
-//!   swept test parameters, and user commands with `{value}`;
-//! - [`repeat`]: statistics over repetitions and the confidence-interval stopping rule;
-//! - [`rfc2544`]: the zero-loss throughput search as a pure state machine;
-//! - [`plan`], [`run`]: validated plans and their executors over a [`run::PointRunner`]
-//!   (the real one runs `client::run` and stores every run);
-//! - [`result`], [`output`], [`progress`]: what a sweep produced, its writers (table, CSV,
-//!   JSON), and the progress bar on stderr.
+//! The plans, their executors and what they produce are the `sweep` crate's (statistics over
+//! repetitions, `analysis::repeat`); here, one concept per file:
+//! - [`args`], [`rfc2544_args`]: the clap definitions and their validation into plans (all
+//!   bad input is refused there, before anything runs);
+//! - [`runner`]: the real [`sweep::PointRunner`], which runs `client::run` and stores every
+//!   run;
+//! - [`output`], [`progress`]: the writers (table, CSV, JSON) and the progress bar on stderr.
 //!
-//! Invariants: every point is a stored run, tagged with the sweep and its value; a sweep that
-//! stops (Ctrl-C, a failed run or knob command) keeps every finished point; measurement and
-//! formatting stay apart (executors return numbers, writers format them).
+//! Invariants: every point is a stored run, tagged with the sweep and its value; measurement
+//! and formatting stay apart (the executors return numbers, the writers here format them).
 
 pub mod args;
-pub mod knob;
-pub mod ladder;
 pub mod output;
-pub mod param;
-pub mod plan;
 pub mod progress;
-pub mod repeat;
-pub mod result;
-pub mod rfc2544;
-pub mod run;
-pub mod values;
+pub mod rfc2544_args;
+pub mod runner;
 
-#[cfg(test)]
-mod testing;
-
-pub use args::{
-    KnobArgs, OutputArgs, ParamArgs, RepeatArgs, Rfc2544Args, SizeArgs, SweepArgs, SweepCommand,
-};
-pub use plan::{Rfc2544Plan, SweepPlan};
-pub use result::{Stopped, SweepPoint, SweepResult, SweepSummary};
-pub use rfc2544::Rfc2544Result;
-pub use run::{
-    run_repeated, run_rfc2544, run_sweep, ClientRunner, Point, PointRunner, RepeatResult,
-};
+pub use args::{KnobArgs, OutputArgs, ParamArgs, SizeArgs, SweepArgs, SweepCommand};
+pub use rfc2544_args::Rfc2544Args;
+pub use runner::ClientRunner;

@@ -9,12 +9,12 @@ use anyhow::Result;
 use measure::units::format_bits_per_sec as bps;
 use serde::Serialize;
 
+use sweep::knob::Phase;
+use sweep::result::{Stopped, SweepKind, SweepParameter, SweepPoint, SweepResult};
+use sweep::run::RepeatResult;
+
 use super::args::OutputArgs;
-use super::knob::Phase;
-use super::repeat::RepeatStats;
-use super::result::{Stopped, SweepPoint, SweepResult};
-use super::rfc2544::{End, Rfc2544Result};
-use super::run::RepeatResult;
+use analysis::repeat::RepeatStats;
 
 /// Which writer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,14 +113,15 @@ fn mbit(v: f64) -> String {
     format!("{:.2}", v / 1e6)
 }
 
-fn value_header(parameter: &str) -> String {
+fn value_header(parameter: SweepParameter) -> &'static str {
     match parameter {
-        "size_bytes" => "BYTES".into(),
-        "knob" => "VALUE".into(),
-        p => p
-            .trim_end_matches("_bytes")
-            .trim_end_matches("_bps")
-            .to_uppercase(),
+        SweepParameter::SizeBytes => "BYTES",
+        SweepParameter::Streams => "STREAMS",
+        SweepParameter::WindowBytes => "WINDOW",
+        SweepParameter::MssBytes => "MSS",
+        SweepParameter::RateBps => "RATE",
+        SweepParameter::PayloadBytes => "PAYLOAD",
+        SweepParameter::Knob => "VALUE",
     }
 }
 
@@ -144,12 +145,15 @@ fn knob_status(p: &SweepPoint) -> String {
         .join(", ")
 }
 
+/// A table column: its header, its cell for a point, and whether it is right-aligned.
+type Col<'a> = (String, Box<dyn Fn(&SweepPoint) -> String + 'a>, bool);
+
 /// The sweep as a table, its summary and how it ended.
 pub fn write_sweep_table(w: &mut dyn Write, r: &SweepResult) -> std::io::Result<()> {
     writeln!(
         w,
         "linerate {}: {} against {}",
-        r.kind.replace('_', " "),
+        r.kind.name().replace('_', " "),
         r.test.as_str(),
         r.target
     )?;
@@ -160,18 +164,29 @@ pub fn write_sweep_table(w: &mut dyn Write, r: &SweepResult) -> std::io::Result<
         }
         writeln!(w)?;
     }
+    let cols = sweep_columns(r);
+    let headers: Vec<String> = cols.iter().map(|c| c.0.clone()).collect();
+    let right: Vec<bool> = cols.iter().map(|c| c.2).collect();
+    let rows: Vec<Vec<String>> = r
+        .points
+        .iter()
+        .map(|p| cols.iter().map(|c| (c.1)(p)).collect())
+        .collect();
+    if rows.is_empty() {
+        writeln!(w, "no points finished")?;
+    } else {
+        table(w, &headers, &rows, &right)?;
+    }
+    write_sweep_summary(w, r)
+}
+
+/// The sweep table's columns: the value, then only the figures some point has.
+fn sweep_columns(r: &SweepResult) -> Vec<Col<'_>> {
     let points = &r.points;
     let any = |f: fn(&SweepPoint) -> bool| points.iter().any(f);
-    let stats = |p: &SweepPoint| -> Option<RepeatStats> {
-        let s = p.repeat.first()?;
-        s.get(&s.primary).copied()
-    };
-    let repeated = any(|p| !p.repeat.is_empty());
-    let ci = points.iter().find_map(|p| p.repeat.first()?.ci).is_some();
-    let size = r.parameter == "size_bytes";
-    type Col<'a> = (String, Box<dyn Fn(&SweepPoint) -> String + 'a>, bool);
+    let size = r.kind == SweepKind::Size;
     let mut cols: Vec<Col> = vec![(
-        value_header(&r.parameter),
+        value_header(r.parameter).to_string(),
         Box::new(|p: &SweepPoint| {
             format!("{}{}", p.value.label, if p.interrupted { "*" } else { "" })
         }),
@@ -184,40 +199,10 @@ pub fn write_sweep_table(w: &mut dyn Write, r: &SweepResult) -> std::io::Result<
             true,
         ));
     }
-    if repeated {
-        // The spread is of each point's primary metric: bits/s for stream tests,
-        // transactions/s for request/response ones; the headers say which.
-        let in_bits = points
-            .iter()
-            .find_map(|p| p.repeat.first())
-            .is_none_or(|s| s.primary == "throughput_bps");
-        let (unit, fmt): (&str, fn(f64) -> String) = if in_bits {
-            ("MBIT/S", mbit)
-        } else {
-            ("TRANS/S", |v| format!("{v:.0}"))
-        };
-        cols.push((
-            format!("MIN {unit}"),
-            Box::new(move |p| opt(stats(p).map(|s| s.min), fmt)),
-            true,
-        ));
-        cols.push((
-            format!("MAX {unit}"),
-            Box::new(move |p| opt(stats(p).map(|s| s.max), fmt)),
-            true,
-        ));
-        cols.push((
-            "SPREAD %".into(),
-            Box::new(move |p| opt(stats(p).and_then(|s| s.spread_pct), |v| format!("{v:.1}"))),
-            true,
-        ));
-        cols.push((
-            "N".into(),
-            Box::new(move |p| stats(p).map_or("-".into(), |s| s.n.to_string())),
-            true,
-        ));
+    if any(|p| !p.repeat.is_empty()) {
+        cols.extend(repeat_columns(points));
     }
-    if ci {
+    if points.iter().find_map(|p| p.repeat.first()?.ci).is_some() {
         cols.push((
             "CI".into(),
             Box::new(|p| match p.repeat.first().and_then(|s| s.ci) {
@@ -242,6 +227,54 @@ pub fn write_sweep_table(w: &mut dyn Write, r: &SweepResult) -> std::io::Result<
             true,
         ));
     }
+    cols.extend(cost_columns(points));
+    cols
+}
+
+/// With `--repeat`: the spread of each point's primary metric, bits/s for stream tests,
+/// transactions/s for request/response ones (the headers say which).
+fn repeat_columns(points: &[SweepPoint]) -> Vec<Col<'static>> {
+    let stats = |p: &SweepPoint| -> Option<RepeatStats> {
+        let s = p.repeat.first()?;
+        s.get(&s.primary).copied()
+    };
+    let in_bits = points
+        .iter()
+        .find_map(|p| p.repeat.first())
+        .is_none_or(|s| s.primary == "throughput_bps");
+    let (unit, fmt): (&str, fn(f64) -> String) = if in_bits {
+        ("MBIT/S", mbit)
+    } else {
+        ("TRANS/S", |v| format!("{v:.0}"))
+    };
+    vec![
+        (
+            format!("MIN {unit}"),
+            Box::new(move |p| opt(stats(p).map(|s| s.min), fmt)),
+            true,
+        ),
+        (
+            format!("MAX {unit}"),
+            Box::new(move |p| opt(stats(p).map(|s| s.max), fmt)),
+            true,
+        ),
+        (
+            "SPREAD %".into(),
+            Box::new(move |p| opt(stats(p).and_then(|s| s.spread_pct), |v| format!("{v:.1}"))),
+            true,
+        ),
+        (
+            "N".into(),
+            Box::new(move |p| stats(p).map_or("-".into(), |s| s.n.to_string())),
+            true,
+        ),
+    ]
+}
+
+/// Loss, retransmits and CPU, the knob commands' exits and the stored runs.
+fn cost_columns(points: &[SweepPoint]) -> Vec<Col<'static>> {
+    let any = |f: fn(&SweepPoint) -> bool| points.iter().any(f);
+    let mut cols: Vec<Col> = Vec::new();
     if any(|p| p.loss_pct.is_some()) {
         cols.push((
             "LOSS %".into(),
@@ -279,20 +312,15 @@ pub fn write_sweep_table(w: &mut dyn Write, r: &SweepResult) -> std::io::Result<
         }),
         false,
     ));
-    let headers: Vec<String> = cols.iter().map(|c| c.0.clone()).collect();
-    let right: Vec<bool> = cols.iter().map(|c| c.2).collect();
-    let rows: Vec<Vec<String>> = points
-        .iter()
-        .map(|p| cols.iter().map(|c| (c.1)(p)).collect())
-        .collect();
-    if rows.is_empty() {
-        writeln!(w, "no points finished")?;
-    } else {
-        table(w, &headers, &rows, &right)?;
-    }
+    cols
+}
+
+/// The lines under the sweep table: peak, n½, small-message latency, notes, how it ended.
+fn write_sweep_summary(w: &mut dyn Write, r: &SweepResult) -> std::io::Result<()> {
+    let points = &r.points;
     let s = &r.summary;
     if let (Some(peak), Some(at)) = (s.peak_throughput_bps, s.peak_at) {
-        let at = if size {
+        let at = if r.kind == SweepKind::Size {
             format!("{at} bytes")
         } else {
             let label = points
@@ -317,7 +345,7 @@ pub fn write_sweep_table(w: &mut dyn Write, r: &SweepResult) -> std::io::Result<
             "small-message round trip {rtt:.1} us (p50, {b}-byte messages)"
         )?;
     }
-    if any(|p| p.interrupted) {
+    if points.iter().any(|p| p.interrupted) {
         writeln!(
             w,
             "* interrupted: the figures cover what ran; left out of the summary"
@@ -385,8 +413,8 @@ pub fn write_sweep_csv(w: &mut dyn Write, r: &SweepResult) -> Result<()> {
                 .map_or_else(String::new, |c| c.to_string())
         };
         out.write_record([
-            r.kind.clone(),
-            r.parameter.clone(),
+            r.kind.name().to_string(),
+            r.parameter.to_string(),
             p.value.label.clone(),
             csv_opt(p.value.number),
             csv_opt(p.throughput_bps),
@@ -539,110 +567,8 @@ pub fn write_repeat_csv(w: &mut dyn Write, r: &RepeatResult) -> Result<()> {
     Ok(())
 }
 
-fn end_name(end: Option<End>) -> &'static str {
-    match end {
-        None => "-",
-        Some(End::LineRate) => "line rate",
-        Some(End::SenderLimited) => "sender limited",
-        Some(End::Resolution) => "resolution",
-        Some(End::MaxTrials) => "max trials",
-        Some(End::NothingPassed) => "nothing passed",
-    }
-}
-
-/// The RFC 2544 throughput table (section 26.1: frame size, frames/s and bits/s, beside the
-/// theoretical rate of the medium), with latency at each answer (26.2).
-pub fn write_rfc2544_table(w: &mut dyn Write, r: &Rfc2544Result) -> std::io::Result<()> {
-    writeln!(
-        w,
-        "linerate rfc2544 against {}: {} s trials, loss <= {} %, resolution {} %{}",
-        r.target,
-        r.trial_s,
-        r.loss_pct,
-        r.resolution_pct,
-        r.link_speed_bps
-            .map_or_else(String::new, |l| format!(", link {}", bps(l as f64)))
-    )?;
-    let headers: Vec<String> = [
-        "FRAME",
-        "THROUGHPUT fps",
-        "Mbit/s",
-        "LINE RATE fps",
-        "% LINE",
-        "LOSS %",
-        "P50 us",
-        "P99 us",
-        "TRIALS",
-        "END",
-    ]
-    .map(String::from)
-    .to_vec();
-    let rows: Vec<Vec<String>> = r
-        .frames
-        .iter()
-        .map(|f| {
-            vec![
-                f.frame_bytes.to_string(),
-                opt(f.throughput_fps, |v| format!("{v:.0}")),
-                opt(f.throughput_bps, mbit),
-                opt(f.line_rate_fps, |v| format!("{v:.0}")),
-                opt(f.line_rate_pct, |v| format!("{v:.1}")),
-                opt(f.loss_pct, |v| format!("{v:.3}")),
-                opt(f.latency.and_then(|l| l.rtt_p50_us), |v| format!("{v:.1}")),
-                opt(f.latency.and_then(|l| l.rtt_p99_us), |v| format!("{v:.1}")),
-                f.trials.len().to_string(),
-                end_name(f.end).to_string(),
-            ]
-        })
-        .collect();
-    let mut right = vec![true; headers.len()];
-    right[headers.len() - 1] = false;
-    if rows.is_empty() {
-        writeln!(w, "no frame size finished")?;
-    } else {
-        table(w, &headers, &rows, &right)?;
-    }
-    writeln!(
-        w,
-        "Mbit/s counts whole frames (FCS included); latency: round trips of 64-byte probes at the throughput rate"
-    )?;
-    write_stopped(w, r.stopped.as_ref(), r.frames.len())
-}
-
-/// The RFC 2544 table as CSV.
-pub fn write_rfc2544_csv(w: &mut dyn Write, r: &Rfc2544Result) -> Result<()> {
-    let mut out = csv::Writer::from_writer(w);
-    out.write_record([
-        "frame_bytes",
-        "payload_bytes",
-        "throughput_fps",
-        "throughput_bps",
-        "line_rate_fps",
-        "line_rate_pct",
-        "loss_pct",
-        "rtt_p50_us",
-        "rtt_p99_us",
-        "trials",
-        "end",
-    ])?;
-    for f in &r.frames {
-        out.write_record([
-            f.frame_bytes.to_string(),
-            f.payload_bytes.to_string(),
-            csv_opt(f.throughput_fps),
-            csv_opt(f.throughput_bps),
-            csv_opt(f.line_rate_fps),
-            csv_opt(f.line_rate_pct),
-            csv_opt(f.loss_pct),
-            csv_opt(f.latency.and_then(|l| l.rtt_p50_us)),
-            csv_opt(f.latency.and_then(|l| l.rtt_p99_us)),
-            f.trials.len().to_string(),
-            end_name(f.end).replace(' ', "_"),
-        ])?;
-    }
-    out.flush()?;
-    Ok(())
-}
-
+mod rfc2544;
 #[cfg(test)]
 mod tests;
+
+pub use rfc2544::{write_rfc2544_csv, write_rfc2544_table};

@@ -230,6 +230,14 @@ impl TestSpec {
         }
     }
 
+    /// `tcp_stream`'s parameters, to change.
+    pub fn stream_mut(&mut self) -> Option<&mut StreamParams> {
+        match &mut self.params {
+            Params::TcpStream { stream, .. } => Some(stream),
+            _ => None,
+        }
+    }
+
     /// `udp_stream`'s parameters.
     pub fn udp(&self) -> Option<&UdpParams> {
         match &self.params {

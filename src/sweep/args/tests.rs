@@ -1,8 +1,9 @@
 use super::*;
 use clap::CommandFactory;
+use wire::spec::{TestKind, UdpRate};
 
 use crate::cli::{Cli, Command as WiredCommand};
-use wire::spec::UdpRate;
+use crate::sweep::rfc2544_args::PreparedRfc2544;
 
 fn parse(args: &[&str]) -> Result<WiredCommand, String> {
     <Cli as clap::Parser>::try_parse_from(std::iter::once("linerate").chain(args.iter().copied()))
@@ -14,7 +15,7 @@ fn sweep(args: &[&str]) -> Result<PreparedSweep, String> {
     let mut all = vec!["sweep"];
     all.extend_from_slice(args);
     match parse(&all)? {
-        WiredCommand::Sweep(s) => s.plan(),
+        WiredCommand::Sweep(s) => s.plan().map_err(|e| format!("{e:#}")),
         _ => unreachable!(),
     }
 }
@@ -23,7 +24,7 @@ fn rfc(args: &[&str]) -> Result<PreparedRfc2544, String> {
     let mut all = vec!["rfc2544"];
     all.extend_from_slice(args);
     match parse(&all)? {
-        WiredCommand::Rfc2544(a) => a.plan(),
+        WiredCommand::Rfc2544(a) => a.plan().map_err(|e| format!("{e:#}")),
         _ => unreachable!(),
     }
 }
@@ -56,7 +57,7 @@ fn parameter_sweep_over_the_test_after_the_dashes() {
     ])
     .unwrap();
     assert_eq!(p.base.common.host.as_deref(), Some("server1"));
-    assert_eq!(p.plan.kind, SweepKind::Param(Parameter::Streams));
+    assert_eq!(p.plan.kind, SweepKind::Streams);
     let streams: Vec<u16> = p.plan.points.iter().map(|x| x.specs[0].streams).collect();
     assert_eq!(streams, [1, 2, 4, 8]);
     let s = &p.plan.points[3].specs[0];

@@ -1,10 +1,12 @@
 use super::*;
-use crate::sweep::knob::{run_command, KnobPlan, DEFAULT_TIMEOUT};
-use crate::sweep::repeat::{RepeatPlan, RepeatSummary};
-use crate::sweep::result::{PointRun, SweepKind, SweepSummary};
-use crate::sweep::rfc2544::{FrameResult, LatencyAtRate, Search, SearchConfig, TrialCounts};
-use crate::sweep::testing::{record_with, rr_with_rtt};
-use crate::sweep::values::SweepValue;
+use analysis::repeat::{RepeatPlan, RepeatSummary};
+use analysis::testing::{record_with, rr_with_rtt};
+use sweep::knob::{run_command, KnobPlan, DEFAULT_TIMEOUT};
+use sweep::result::{PointRun, SweepKind, SweepSummary};
+use sweep::rfc2544::{
+    FrameResult, LatencyAtRate, Rfc2544Result, Search, SearchConfig, TrialCounts,
+};
+use sweep::values::SweepValue;
 
 fn run(id: i64, record: results::RunRecord) -> PointRun {
     PointRun {
@@ -33,8 +35,8 @@ fn size_sweep() -> SweepResult {
     })
     .collect();
     SweepResult {
-        kind: SweepKind::Size.name(),
-        parameter: SweepKind::Size.parameter().into(),
+        kind: SweepKind::Size,
+        parameter: SweepKind::Size.parameter(),
         test: wire::TestKind::TcpStream,
         target: "127.0.0.1:5301".into(),
         sweep_id: "1".into(),
@@ -119,7 +121,7 @@ fn knob_sweep_with_repeats_stopped_by_a_failure() {
         &knob.pre.render("1"),
         "1",
         DEFAULT_TIMEOUT,
-        &engine::Signal::new(),
+        &std::sync::atomic::AtomicBool::new(false),
     )];
     let mut p2 = SweepPoint::new(
         SweepValue {
@@ -133,12 +135,12 @@ fn knob_sweep_with_repeats_stopped_by_a_failure() {
         &["sh".into(), "-c".into(), "exit 4".into()],
         "2",
         DEFAULT_TIMEOUT,
-        &engine::Signal::new(),
+        &std::sync::atomic::AtomicBool::new(false),
     )];
     let points = vec![p1, p2];
     let r = SweepResult {
-        kind: SweepKind::Knob.name(),
-        parameter: "knob".into(),
+        kind: SweepKind::Knob,
+        parameter: SweepKind::Knob.parameter(),
         test: wire::TestKind::TcpStream,
         target: "h:5301".into(),
         sweep_id: "1".into(),

@@ -3,11 +3,11 @@
 
 use wire::TestSpec;
 
-use super::knob::KnobPlan;
-use super::repeat::RepeatPlan;
-use super::result::SweepKind;
-use super::values::SweepValue;
+use crate::knob::KnobPlan;
 use crate::probe::ProbePlan;
+use crate::result::SweepKind;
+use crate::values::SweepValue;
+use analysis::repeat::RepeatPlan;
 
 /// One value of a sweep and the tests it runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,7 +46,7 @@ impl SweepPlan {
     /// `--until-ci`), plus a second of setup per run.
     pub fn planned_seconds(&self) -> Vec<f64> {
         let runs = match self.repeat.ci {
-            Some(_) => f64::from(self.repeat.runs.min(super::repeat::MIN_RUNS_FOR_CI)),
+            Some(_) => f64::from(self.repeat.runs.min(analysis::repeat::MIN_RUNS_FOR_CI)),
             None => f64::from(self.repeat.runs),
         };
         let probe_idle = self.probe.map_or(0.0, |p| p.idle.as_secs_f64());

@@ -7,9 +7,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use engine::Signal;
-
 use super::{keep, KnobRun, Phase, OUTPUT_LIMIT_BYTES};
+use crate::interrupt::Interrupt;
 
 /// How long the output of a command that has exited is still read: a process it left running
 /// in the background may hold its stdout open for ever.
@@ -115,7 +114,11 @@ struct Ended {
 /// raised while it runs, not before: a `--post` after Ctrl-C must still restore its setting)
 /// is passed on to the group as SIGINT, as the terminal would have, and the group is killed if
 /// it is still there [`INTERRUPT_GRACE`] later. The child is reaped on every path.
-fn wait_for(child: &mut Child, deadline: Instant, interrupt: &Signal) -> std::io::Result<Ended> {
+fn wait_for(
+    child: &mut Child,
+    deadline: Instant,
+    interrupt: &dyn Interrupt,
+) -> std::io::Result<Ended> {
     let already = interrupt.is_raised();
     let mut kill_at = deadline;
     let mut passed_on = false;
@@ -162,7 +165,7 @@ pub fn run_command(
     argv: &[String],
     value: &str,
     timeout: Duration,
-    interrupt: &Signal,
+    interrupt: &dyn Interrupt,
 ) -> KnobRun {
     let started = Instant::now();
     let mut run = KnobRun {
@@ -222,6 +225,7 @@ pub fn run_command(
 mod tests {
     use super::super::DEFAULT_TIMEOUT;
     use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
 
     fn sh(script: &str) -> Vec<String> {
         ["sh", "-c", script].map(String::from).to_vec()
@@ -238,7 +242,7 @@ mod tests {
             &argv,
             "5",
             Duration::from_millis(300),
-            &Signal::new(),
+            &AtomicBool::new(false),
         );
         assert!(run.timed_out && !run.success, "{run:?}");
         assert_eq!(run.signal, Some(libc::SIGKILL));
@@ -265,7 +269,7 @@ mod tests {
             &sh("sleep 3 & echo set"),
             "1",
             DEFAULT_TIMEOUT,
-            &Signal::new(),
+            &AtomicBool::new(false),
         );
         assert!(run.success && !run.timed_out, "{run:?}");
         assert_eq!(run.stdout, "set\n");
@@ -274,11 +278,11 @@ mod tests {
 
     #[test]
     fn ctrl_c_during_a_command_is_passed_on_but_not_one_from_before() {
-        let interrupt = Signal::new();
-        let raiser = interrupt.clone();
+        let interrupt = Arc::new(AtomicBool::new(false));
+        let raiser = Arc::clone(&interrupt);
         let later = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(200));
-            raiser.raise();
+            raiser.store(true, Ordering::Release);
         });
         let argv = sh("trap 'echo got-int; exit 7' INT; sleep 5 & wait");
         let run = run_command(Phase::Pre, &argv, "1", DEFAULT_TIMEOUT, &interrupt);

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use thiserror::Error;
 
 mod exec;
 pub use exec::run_command;
@@ -32,11 +33,87 @@ pub const OUTPUT_LIMIT_BYTES: usize = 64 << 10;
 /// How long a knob command may run before it is killed, unless `--knob-timeout` says otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// Why a command could not be split into words.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum WordsError {
+    /// A quote without its closing one.
+    #[error("a {quote} is not closed")]
+    Unclosed {
+        /// `'` or `"`.
+        quote: char,
+    },
+    /// A backslash at the very end.
+    #[error("a trailing \\ escapes nothing")]
+    TrailingBackslash,
+    /// Unquoted shell syntax, which would not mean what it means in a shell.
+    #[error(
+        "'{c}' is shell syntax, but the command runs without a shell; put it in single quotes \
+         to pass it literally, or put the commands in a script and run that"
+    )]
+    ShellSyntax {
+        /// The character.
+        c: char,
+    },
+    /// Nothing but whitespace.
+    #[error("the command is empty")]
+    Empty,
+}
+
+/// A `--pre`/`--post` command that cannot be run for every value; the message names the flag
+/// and the command as given.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum KnobError {
+    /// It could not be split into words.
+    #[error("{flag} '{text}': {reason}")]
+    Words {
+        /// `--pre` or `--post`.
+        flag: String,
+        /// The command as given.
+        text: String,
+        /// Why not.
+        reason: WordsError,
+    },
+    /// A `--pre` without `{value}`.
+    #[error(
+        "{flag} '{text}': no {p} in it; write {p} where each value goes, e.g. {flag} \
+         'ethtool -C eth0 rx-usecs {p}'",
+        p = PLACEHOLDER
+    )]
+    NoPlaceholder {
+        /// The flag.
+        flag: String,
+        /// The command as given.
+        text: String,
+    },
+    /// A program given by its path that is not an executable file.
+    #[error("{flag} '{text}': {program}: no executable file there; give the program's full path or install it")]
+    NotExecutable {
+        /// The flag.
+        flag: String,
+        /// The command as given.
+        text: String,
+        /// The program, with the value in place.
+        program: String,
+    },
+    /// A program name not found on `PATH`.
+    #[error(
+        "{flag} '{text}': {program}: not found on PATH; give the program's full path or install it"
+    )]
+    NotOnPath {
+        /// The flag.
+        flag: String,
+        /// The command as given.
+        text: String,
+        /// The program, with the value in place.
+        program: String,
+    },
+}
+
 /// Splits `text` into words as a POSIX shell would, without expanding anything: whitespace
 /// separates words; `'…'` is literal; in `"…"` a backslash escapes `"`, `\`, `$` and a
 /// backquote; elsewhere a backslash escapes the next character. Unquoted shell operators and
 /// expansions are refused.
-pub fn split_words(text: &str) -> Result<Vec<String>, String> {
+pub fn split_words(text: &str) -> Result<Vec<String>, WordsError> {
     let mut words = Vec::new();
     let mut word = String::new();
     let mut in_word = false;
@@ -55,7 +132,7 @@ pub fn split_words(text: &str) -> Result<Vec<String>, String> {
                     match chars.next() {
                         Some('\'') => break,
                         Some(c) => word.push(c),
-                        None => return Err("a ' is not closed".into()),
+                        None => return Err(WordsError::Unclosed { quote: '\'' }),
                     }
                 }
             }
@@ -71,11 +148,11 @@ pub fn split_words(text: &str) -> Result<Vec<String>, String> {
                                 word.push('\\');
                                 word.push(other);
                             }
-                            None => return Err("a \" is not closed".into()),
+                            None => return Err(WordsError::Unclosed { quote: '"' }),
                         },
-                        Some(c @ ('$' | '`')) => return Err(shell_syntax(c)),
+                        Some(c @ ('$' | '`')) => return Err(WordsError::ShellSyntax { c }),
                         Some(c) => word.push(c),
-                        None => return Err("a \" is not closed".into()),
+                        None => return Err(WordsError::Unclosed { quote: '"' }),
                     }
                 }
             }
@@ -84,10 +161,10 @@ pub fn split_words(text: &str) -> Result<Vec<String>, String> {
                 match chars.next() {
                     Some('\n') => {}
                     Some(c) => word.push(c),
-                    None => return Err("a trailing \\ escapes nothing".into()),
+                    None => return Err(WordsError::TrailingBackslash),
                 }
             }
-            '|' | ';' | '&' | '<' | '>' | '$' | '`' => return Err(shell_syntax(c)),
+            '|' | ';' | '&' | '<' | '>' | '$' | '`' => return Err(WordsError::ShellSyntax { c }),
             c => {
                 in_word = true;
                 word.push(c);
@@ -98,16 +175,9 @@ pub fn split_words(text: &str) -> Result<Vec<String>, String> {
         words.push(word);
     }
     if words.is_empty() {
-        return Err("the command is empty".into());
+        return Err(WordsError::Empty);
     }
     Ok(words)
-}
-
-fn shell_syntax(c: char) -> String {
-    format!(
-        "'{c}' is shell syntax, but the command runs without a shell; put it in single quotes \
-         to pass it literally, or put the commands in a script and run that"
-    )
 }
 
 /// A `--pre`/`--post` command, split into words, with `{value}` still in them.
@@ -123,13 +193,17 @@ pub struct CommandTemplate {
 
 impl CommandTemplate {
     /// Splits `text`; with `need_placeholder`, refuses a template without `{value}`.
-    pub fn parse(flag: &str, text: &str, need_placeholder: bool) -> Result<Self, String> {
-        let words = split_words(text).map_err(|e| format!("{flag} '{text}': {e}"))?;
+    pub fn parse(flag: &str, text: &str, need_placeholder: bool) -> Result<Self, KnobError> {
+        let words = split_words(text).map_err(|reason| KnobError::Words {
+            flag: flag.to_string(),
+            text: text.to_string(),
+            reason,
+        })?;
         if need_placeholder && !words.iter().any(|w| w.contains(PLACEHOLDER)) {
-            return Err(format!(
-                "{flag} '{text}': no {PLACEHOLDER} in it; write {PLACEHOLDER} where each value \
-                 goes, e.g. {flag} 'ethtool -C eth0 rx-usecs {PLACEHOLDER}'"
-            ));
+            return Err(KnobError::NoPlaceholder {
+                flag: flag.to_string(),
+                text: text.to_string(),
+            });
         }
         Ok(Self {
             flag: flag.to_string(),
@@ -150,7 +224,7 @@ impl CommandTemplate {
     pub fn check_program<'a>(
         &self,
         values: impl IntoIterator<Item = &'a str>,
-    ) -> Result<(), String> {
+    ) -> Result<(), KnobError> {
         let mut checked = Vec::new();
         for value in values {
             let program = self.words[0].replace(PLACEHOLDER, value);
@@ -158,15 +232,20 @@ impl CommandTemplate {
                 continue;
             }
             if find_program(&program, std::env::var_os("PATH").as_deref()).is_none() {
-                let where_ = if program.contains('/') {
-                    "no executable file there".to_string()
+                let (flag, text) = (self.flag.clone(), self.text.clone());
+                return Err(if program.contains('/') {
+                    KnobError::NotExecutable {
+                        flag,
+                        text,
+                        program,
+                    }
                 } else {
-                    "not found on PATH".to_string()
-                };
-                return Err(format!(
-                    "{} '{}': {program}: {where_}; give the program's full path or install it",
-                    self.flag, self.text
-                ));
+                    KnobError::NotOnPath {
+                        flag,
+                        text,
+                        program,
+                    }
+                });
             }
             checked.push(program);
         }
@@ -321,7 +400,7 @@ impl KnobPlan {
         post: Option<&str>,
         values: &[String],
         timeout: Duration,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, KnobError> {
         let pre = CommandTemplate::parse("--pre", pre, true)?;
         let post = post
             .map(|p| CommandTemplate::parse("--post", p, false))
@@ -346,7 +425,7 @@ impl KnobPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use engine::Signal;
+    use std::sync::atomic::AtomicBool;
 
     fn words(s: &str) -> Vec<String> {
         split_words(s).unwrap()
@@ -382,8 +461,9 @@ mod tests {
             ("echo 'open", "a ' is not closed"),
             ("echo \"open", "a \" is not closed"),
             ("   ", "the command is empty"),
+            ("echo x\\", "a trailing \\ escapes nothing"),
         ] {
-            let err = split_words(text).unwrap_err();
+            let err = split_words(text).unwrap_err().to_string();
             assert!(err.contains(needle), "{text}: {err}");
         }
     }
@@ -398,7 +478,7 @@ mod tests {
             &argv,
             "1; rm -rf /",
             DEFAULT_TIMEOUT,
-            &Signal::new(),
+            &AtomicBool::new(false),
         );
         assert!(run.success, "{run:?}");
         assert_eq!(run.stdout, "rx-usecs=1; rm -rf / 1; rm -rf /\n");
@@ -407,14 +487,16 @@ mod tests {
             &t.render("$(id)"),
             "$(id)",
             DEFAULT_TIMEOUT,
-            &Signal::new(),
+            &AtomicBool::new(false),
         );
         assert_eq!(run.stdout, "rx-usecs=$(id) $(id)\n");
     }
 
     #[test]
     fn placeholder_is_required_in_pre() {
-        let err = CommandTemplate::parse("--pre", "ethtool -C eth0 rx-usecs 3", true).unwrap_err();
+        let err = CommandTemplate::parse("--pre", "ethtool -C eth0 rx-usecs 3", true)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("--pre 'ethtool -C eth0 rx-usecs 3': no {value} in it"),
             "{err}"
@@ -440,7 +522,8 @@ mod tests {
             &values,
             DEFAULT_TIMEOUT,
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert_eq!(
             err,
             "--pre 'linerate-no-such-tool {value}': linerate-no-such-tool: not found on PATH; \
@@ -452,7 +535,8 @@ mod tests {
             &values,
             DEFAULT_TIMEOUT,
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("--post '/no/such/post': /no/such/post: no executable file there"));
         assert!(KnobPlan::new("echo {value}", Some("true"), &values, DEFAULT_TIMEOUT).is_ok());
     }
@@ -462,7 +546,13 @@ mod tests {
         let argv: Vec<String> = ["sh", "-c", "echo out; echo oops >&2; exit 3"]
             .map(String::from)
             .to_vec();
-        let run = run_command(Phase::Post, &argv, "7", DEFAULT_TIMEOUT, &Signal::new());
+        let run = run_command(
+            Phase::Post,
+            &argv,
+            "7",
+            DEFAULT_TIMEOUT,
+            &AtomicBool::new(false),
+        );
         assert_eq!((run.exit_code, run.success), (Some(3), false));
         assert_eq!(
             (run.stdout.as_str(), run.stderr.as_str()),
@@ -476,7 +566,14 @@ mod tests {
             .map(String::from)
             .to_vec();
         assert_eq!(
-            run_command(Phase::Pre, &argv, "9000", DEFAULT_TIMEOUT, &Signal::new()).stdout,
+            run_command(
+                Phase::Pre,
+                &argv,
+                "9000",
+                DEFAULT_TIMEOUT,
+                &AtomicBool::new(false)
+            )
+            .stdout,
             "9000"
         );
         let missing = run_command(
@@ -484,7 +581,7 @@ mod tests {
             &["/no/such/tool".to_string()],
             "1",
             DEFAULT_TIMEOUT,
-            &Signal::new(),
+            &AtomicBool::new(false),
         );
         assert!(missing.failure("1").unwrap().contains("could not start"));
     }

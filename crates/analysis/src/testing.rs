@@ -1,18 +1,17 @@
 //! Test helpers: run records built from the results crate's JSON fixtures with numbers edited
-//! (never struct literals, so a field added to the schema does not break these tests), and a
-//! mock [`PointRunner`] whose figures come from a closure.
+//! (never struct literals, so a field added to the schema does not break these tests).
+//!
+//! Compiled for this crate's tests and, with the `testing` feature, for the unit tests of the
+//! crates and the binary that use it. A missing fixture is a bug in the test, so these panic.
 
 use results::RunRecord;
 use serde_json::{json, Value};
-use wire::TestSpec;
-
-use super::run::{Measured, Point, PointRunner};
 
 fn fixture(name: &str) -> Value {
     let text = match name {
-        "tcp" => include_str!("../../crates/results/tests/fixtures/tcp.json"),
-        "udp" => include_str!("../../crates/results/tests/fixtures/udp.json"),
-        "rr" => include_str!("../../crates/results/tests/fixtures/rr.json"),
+        "tcp" => include_str!("../../results/tests/fixtures/tcp.json"),
+        "udp" => include_str!("../../results/tests/fixtures/udp.json"),
+        "rr" => include_str!("../../results/tests/fixtures/rr.json"),
         other => panic!("no fixture {other}"),
     };
     serde_json::from_str(text).expect("fixture parses")
@@ -65,50 +64,4 @@ pub fn udp_trial(offered_pps: f64, capacity_pps: f64, secs: f64, payload: u32) -
     s["pps_received"] = json!(received as f64 / secs);
     s["throughput_bps"] = json!(received as f64 * f64::from(payload) * 8.0 / secs);
     record(v)
-}
-
-/// A runner that answers each spec with `figures(spec)` and remembers what it was asked.
-pub struct MockRunner<F: FnMut(&TestSpec) -> RunRecord> {
-    /// Produces each run's record.
-    pub figures: F,
-    /// Every point asked for, in order.
-    pub asked: Vec<Point>,
-    /// Fail the run with this index (0-based), if set.
-    pub fail_at: Option<usize>,
-    /// Raise this signal after the run with this index.
-    pub interrupt_after: Option<(usize, engine::Signal)>,
-}
-
-impl<F: FnMut(&TestSpec) -> RunRecord> MockRunner<F> {
-    /// A runner over `figures`.
-    pub fn new(figures: F) -> Self {
-        Self {
-            figures,
-            asked: Vec::new(),
-            fail_at: None,
-            interrupt_after: None,
-        }
-    }
-}
-
-impl<F: FnMut(&TestSpec) -> RunRecord> PointRunner for MockRunner<F> {
-    fn run(&mut self, point: &Point) -> anyhow::Result<Measured> {
-        let index = self.asked.len();
-        self.asked.push(point.clone());
-        if self.fail_at == Some(index) {
-            anyhow::bail!("cannot connect to 192.0.2.1:5301: connection refused");
-        }
-        let mut record = (self.figures)(&point.spec);
-        record.kind = point.spec.kind();
-        record.spec = point.spec.clone();
-        if let Some((at, signal)) = &self.interrupt_after {
-            if *at == index {
-                signal.raise();
-            }
-        }
-        Ok(Measured {
-            record,
-            run_id: Some(index as i64 + 1),
-        })
-    }
 }

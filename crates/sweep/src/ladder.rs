@@ -5,7 +5,8 @@
 //!
 //! Invariants of a ladder: sorted, no duplicates, every size within `[min, max]`.
 
-use measure::units::parse_bytes;
+use measure::units::{parse_bytes, UnitError};
+use thiserror::Error;
 use wire::datagram::HEADER_LEN;
 
 /// NetPIPE's default perturbation: each rung is also measured 3 bytes below and above.
@@ -16,6 +17,47 @@ pub const TCP_MAX_BYTES: u32 = 64 << 20;
 
 /// Largest UDP payload (65 535 − 8 UDP − 20 IPv4 header bytes).
 pub const UDP_MAX_BYTES: u32 = 65_507;
+
+/// A `--min`/`--max` bound that cannot be used, or a ladder that cannot be built; the message
+/// names the flag.
+#[derive(Debug, PartialEq, Eq, Error)]
+pub enum LadderError {
+    /// The size did not parse.
+    #[error("{flag} {value}: {reason}")]
+    Unparsable {
+        /// `--min` or `--max`.
+        flag: &'static str,
+        /// As given.
+        value: String,
+        /// Why it did not parse.
+        reason: UnitError,
+    },
+    /// The protocol cannot carry the size in one message.
+    #[error("{flag} {value}: a {proto} message is between {lo} and {hi} bytes")]
+    OutOfRange {
+        /// `--min` or `--max`.
+        flag: &'static str,
+        /// As given.
+        value: String,
+        /// `TCP` or `UDP`.
+        proto: &'static str,
+        /// Smallest message, bytes.
+        lo: u32,
+        /// Largest message, bytes.
+        hi: u32,
+    },
+    /// `--min 0`.
+    #[error("--min 0: the smallest message is 1 byte")]
+    ZeroMin,
+    /// `--min` above `--max`.
+    #[error("--min {min} is above --max {max}: give the smallest size first")]
+    MinAboveMax {
+        /// `--min`, bytes.
+        min: u32,
+        /// `--max`, bytes.
+        max: u32,
+    },
+}
 
 /// The sizes a protocol can carry in one message: TCP 1 byte to 64 MiB; UDP linerate's
 /// 16-byte datagram header to 65 507 bytes (less where the path's MTU is smaller: the client
@@ -30,14 +72,21 @@ pub fn size_limits(udp: bool) -> (u32, u32) {
 
 /// Parses `--min`/`--max` (bytes; K, M, G are binary multiples) and checks them against the
 /// protocol's limits. Errors name the flag.
-pub fn parse_bound(flag: &str, value: &str, udp: bool) -> Result<u32, String> {
+pub fn parse_bound(flag: &'static str, value: &str, udp: bool) -> Result<u32, LadderError> {
     let (lo, hi) = size_limits(udp);
-    let v = parse_bytes(value).map_err(|e| format!("{flag} {value}: {e}"))?;
+    let v = parse_bytes(value).map_err(|reason| LadderError::Unparsable {
+        flag,
+        value: value.to_string(),
+        reason,
+    })?;
     if v < u64::from(lo) || v > u64::from(hi) {
-        let proto = if udp { "UDP" } else { "TCP" };
-        return Err(format!(
-            "{flag} {value}: a {proto} message is between {lo} and {hi} bytes"
-        ));
+        return Err(LadderError::OutOfRange {
+            flag,
+            value: value.to_string(),
+            proto: if udp { "UDP" } else { "TCP" },
+            lo,
+            hi,
+        });
     }
     Ok(v as u32)
 }
@@ -46,14 +95,12 @@ pub fn parse_bound(flag: &str, value: &str, udp: bool) -> Result<u32, String> {
 ///
 /// Rungs are `min`, every power of two strictly between, and `max`; each contributes
 /// `rung - p`, `rung`, `rung + p`, kept when within `[min, max]`.
-pub fn size_ladder(min: u32, max: u32, perturbation: u32) -> Result<Vec<u32>, String> {
+pub fn size_ladder(min: u32, max: u32, perturbation: u32) -> Result<Vec<u32>, LadderError> {
     if min == 0 {
-        return Err("--min 0: the smallest message is 1 byte".into());
+        return Err(LadderError::ZeroMin);
     }
     if min > max {
-        return Err(format!(
-            "--min {min} is above --max {max}: give the smallest size first"
-        ));
+        return Err(LadderError::MinAboveMax { min, max });
     }
     let mut rungs = vec![min];
     let mut p2 = min.next_power_of_two();
@@ -127,16 +174,22 @@ mod tests {
 
     #[test]
     fn bad_bounds_are_refused() {
-        assert!(size_ladder(0, 10, 3).unwrap_err().contains("--min 0"));
+        assert!(size_ladder(0, 10, 3)
+            .unwrap_err()
+            .to_string()
+            .contains("--min 0"));
         assert!(size_ladder(10, 5, 3)
             .unwrap_err()
+            .to_string()
             .contains("--min 10 is above --max 5"));
         assert_eq!(parse_bound("--max", "8M", false), Ok(8 << 20));
         assert!(parse_bound("--min", "8", true)
             .unwrap_err()
+            .to_string()
             .contains("--min 8: a UDP message is between 16 and 65507 bytes"));
         assert!(parse_bound("--max", "1X", false)
             .unwrap_err()
+            .to_string()
             .starts_with("--max 1X: unknown suffix"));
     }
 

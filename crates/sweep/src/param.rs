@@ -3,11 +3,41 @@
 //! a bad value is refused before the first point runs.
 
 use serde::{Deserialize, Serialize};
+use thiserror::Error;
 use wire::datagram::HEADER_LEN;
 use wire::spec::{TestKind, UdpRate};
 use wire::TestSpec;
 
-use super::values::{SweepValue, ValueUnit};
+use crate::values::{SweepValue, ValueUnit};
+
+/// A parameter that does not fit the test, or a value out of its range.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum ParamError {
+    /// `sweep mss` of a UDP test.
+    #[error("sweep mss: the MSS is a TCP setting; the test after -- is {} (use tcp or rr)", .kind.as_str())]
+    MssOverUdp {
+        /// The test after `--`.
+        kind: TestKind,
+    },
+    /// `sweep rate` of a test other than `udp`.
+    #[error("sweep rate: sweeps the UDP send rate; the test after -- is {} (use udp)", .kind.as_str())]
+    RateNotUdp {
+        /// The test after `--`.
+        kind: TestKind,
+    },
+    /// A value outside the limits the test commands apply.
+    #[error("--values {label}: {what} must be between {lo} and {hi}")]
+    OutOfRange {
+        /// The value as given.
+        label: String,
+        /// What it is, with its unit (`a window (bytes)`).
+        what: &'static str,
+        /// Smallest allowed.
+        lo: f64,
+        /// Largest allowed.
+        hi: f64,
+    },
+}
 
 /// A swept test parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,29 +57,6 @@ pub enum Parameter {
 }
 
 impl Parameter {
-    /// The sweep's name on the command line: `streams`, `window`, …
-    pub fn name(self) -> &'static str {
-        match self {
-            Parameter::Streams => "streams",
-            Parameter::Window => "window",
-            Parameter::Mss => "mss",
-            Parameter::Rate => "rate",
-            Parameter::Payload => "payload",
-        }
-    }
-
-    /// The name with its unit, as a tag key, a JSON field and a CSV/table column:
-    /// `streams`, `window_bytes`, `mss_bytes`, `rate_bps`, `payload_bytes`.
-    pub fn key(self) -> &'static str {
-        match self {
-            Parameter::Streams => "streams",
-            Parameter::Window => "window_bytes",
-            Parameter::Mss => "mss_bytes",
-            Parameter::Rate => "rate_bps",
-            Parameter::Payload => "payload_bytes",
-        }
-    }
-
     /// How `--values` items are read.
     pub fn unit(self) -> ValueUnit {
         match self {
@@ -60,31 +67,28 @@ impl Parameter {
     }
 
     /// Whether the parameter means anything for a `kind` test; the error says what to run.
-    pub fn check_kind(self, kind: TestKind) -> Result<(), String> {
+    pub fn check_kind(self, kind: TestKind) -> Result<(), ParamError> {
         match self {
-            Parameter::Mss if kind.is_udp() => Err(format!(
-                "sweep mss: the MSS is a TCP setting; the test after -- is {} (use tcp or rr)",
-                kind.as_str()
-            )),
-            Parameter::Rate if kind != TestKind::UdpStream => Err(format!(
-                "sweep rate: sweeps the UDP send rate; the test after -- is {} (use udp)",
-                kind.as_str()
-            )),
+            Parameter::Mss if kind.is_udp() => Err(ParamError::MssOverUdp { kind }),
+            Parameter::Rate if kind != TestKind::UdpStream => Err(ParamError::RateNotUdp { kind }),
             _ => Ok(()),
         }
     }
 
     /// `spec` with `value` applied; the error names the value and the limit.
-    pub fn apply(self, spec: &TestSpec, value: &SweepValue) -> Result<TestSpec, String> {
+    pub fn apply(self, spec: &TestSpec, value: &SweepValue) -> Result<TestSpec, ParamError> {
         let v = value.number.unwrap_or(f64::NAN);
         let label = &value.label;
-        let within = |lo: f64, hi: f64, what: &str| -> Result<u64, String> {
+        let within = |lo: f64, hi: f64, what: &'static str| -> Result<u64, ParamError> {
             if v.is_finite() && v >= lo && v <= hi {
                 Ok(v as u64)
             } else {
-                Err(format!(
-                    "--values {label}: {what} must be between {lo} and {hi}"
-                ))
+                Err(ParamError::OutOfRange {
+                    label: label.clone(),
+                    what,
+                    lo,
+                    hi,
+                })
             }
         };
         let mut s = spec.clone();
@@ -172,10 +176,14 @@ mod tests {
         let err = Parameter::Streams
             .apply(&tcp, &SweepValue::number(200))
             .unwrap_err();
-        assert_eq!(err, "--values 200: streams must be between 1 and 128");
+        assert_eq!(
+            err.to_string(),
+            "--values 200: streams must be between 1 and 128"
+        );
         let err = Parameter::Payload
             .apply(&spec(TestKind::UdpStream), &SweepValue::number(8))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("a UDP payload (bytes) must be between 16"),
             "{err}"
@@ -190,10 +198,12 @@ mod tests {
         assert!(Parameter::Mss
             .check_kind(TestKind::UdpStream)
             .unwrap_err()
+            .to_string()
             .contains("use tcp or rr"));
         assert!(Parameter::Rate
             .check_kind(TestKind::TcpStream)
             .unwrap_err()
+            .to_string()
             .contains("use udp"));
         assert!(Parameter::Streams.check_kind(TestKind::TcpRr).is_ok());
     }

@@ -13,6 +13,7 @@
 
 use results::RunRecord;
 use serde::{Deserialize, Serialize};
+use thiserror::Error;
 use wire::TestKind;
 
 /// Fewest runs before a confidence interval is trusted to stop a repetition (netperf's
@@ -24,6 +25,50 @@ pub const DEFAULT_CI_CAP: u32 = 10;
 
 /// Most runs `--repeat` accepts.
 pub const MAX_REPEAT: u32 = 1000;
+
+/// `--repeat` or `--until-ci` that cannot be used; the message names the flag.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum RepeatError {
+    /// `--until-ci` is not `LEVEL:PCT`.
+    #[error("--until-ci {text}: give LEVEL:PCT, e.g. --until-ci 95:2 (95 % confidence that the mean is within ±1 %)")]
+    CiUsage {
+        /// As given.
+        text: String,
+    },
+    /// The confidence level is out of range.
+    #[error(
+        "--until-ci {text}: the confidence level must be between 50 and 99.9 (percent), e.g. 95"
+    )]
+    CiLevel {
+        /// As given.
+        text: String,
+    },
+    /// The interval width is out of range.
+    #[error("--until-ci {text}: the interval width must be above 0 and at most 100 (percent of the mean)")]
+    CiWidth {
+        /// As given.
+        text: String,
+    },
+    /// `--repeat 0`.
+    #[error("--repeat 0: run at least once")]
+    Zero,
+    /// More runs than [`MAX_REPEAT`].
+    #[error("--repeat {runs}: at most {max} runs", max = MAX_REPEAT)]
+    TooMany {
+        /// As given.
+        runs: u32,
+    },
+    /// Fewer runs than a confidence interval needs, with `--until-ci`.
+    #[error(
+        "--repeat {runs} with --until-ci: a confidence interval needs at least {min} runs; \
+         --repeat is the most runs to make",
+        min = MIN_RUNS_FOR_CI
+    )]
+    TooFewForCi {
+        /// As given.
+        runs: u32,
+    },
+}
 
 /// `P(|T| ≤ t)` for Student's t with `df` degrees of freedom, at `t = √df · tan θ`.
 fn two_sided_at_angle(theta: f64, df: u32) -> f64 {
@@ -83,25 +128,24 @@ pub struct CiTarget {
 }
 
 /// Parses `--until-ci LEVEL:PCT`, e.g. `95:2`.
-pub fn parse_until_ci(text: &str) -> Result<CiTarget, String> {
-    let usage =
-        "give LEVEL:PCT, e.g. --until-ci 95:2 (95 % confidence that the mean is within ±1 %)";
-    let (level, width) = text
-        .split_once(':')
-        .ok_or_else(|| format!("--until-ci {text}: {usage}"))?;
+pub fn parse_until_ci(text: &str) -> Result<CiTarget, RepeatError> {
+    let usage = || RepeatError::CiUsage {
+        text: text.to_string(),
+    };
+    let (level, width) = text.split_once(':').ok_or_else(usage)?;
     let num = |s: &str| s.trim().trim_end_matches('%').parse::<f64>().ok();
     let (Some(level_pct), Some(width_pct)) = (num(level), num(width)) else {
-        return Err(format!("--until-ci {text}: {usage}"));
+        return Err(usage());
     };
     if !(50.0..=99.9).contains(&level_pct) {
-        return Err(format!(
-            "--until-ci {text}: the confidence level must be between 50 and 99.9 (percent), e.g. 95"
-        ));
+        return Err(RepeatError::CiLevel {
+            text: text.to_string(),
+        });
     }
     if !(width_pct > 0.0 && width_pct <= 100.0) {
-        return Err(format!(
-            "--until-ci {text}: the interval width must be above 0 and at most 100 (percent of the mean)"
-        ));
+        return Err(RepeatError::CiWidth {
+            text: text.to_string(),
+        });
     }
     Ok(CiTarget {
         level_pct,
@@ -131,18 +175,13 @@ impl RepeatPlan {
     }
 
     /// Validates `--repeat` and `--until-ci`.
-    pub fn new(repeat: Option<u32>, until_ci: Option<&str>) -> Result<Self, String> {
+    pub fn new(repeat: Option<u32>, until_ci: Option<&str>) -> Result<Self, RepeatError> {
         let ci = until_ci.map(parse_until_ci).transpose()?;
         let runs = match (repeat, ci) {
-            (Some(0), _) => return Err("--repeat 0: run at least once".into()),
-            (Some(n), _) if n > MAX_REPEAT => {
-                return Err(format!("--repeat {n}: at most {MAX_REPEAT} runs"))
-            }
+            (Some(0), _) => return Err(RepeatError::Zero),
+            (Some(n), _) if n > MAX_REPEAT => return Err(RepeatError::TooMany { runs: n }),
             (Some(n), Some(_)) if n < MIN_RUNS_FOR_CI => {
-                return Err(format!(
-                    "--repeat {n} with --until-ci: a confidence interval needs at least \
-                     {MIN_RUNS_FOR_CI} runs; --repeat is the most runs to make"
-                ))
+                return Err(RepeatError::TooFewForCi { runs: n })
             }
             (Some(n), _) => n,
             (None, Some(_)) => DEFAULT_CI_CAP,
@@ -374,7 +413,7 @@ impl RepeatSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::testing::record_with;
+    use crate::testing::record_with;
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol
@@ -438,7 +477,8 @@ mod tests {
             ("100:2", "between 50 and 99.9"),
             ("95:0", "above 0"),
         ] {
-            assert!(parse_until_ci(text).unwrap_err().contains(needle), "{text}");
+            let err = parse_until_ci(text).unwrap_err().to_string();
+            assert!(err.contains(needle), "{text}: {err}");
         }
     }
 
@@ -448,12 +488,20 @@ mod tests {
         assert_eq!(RepeatPlan::new(Some(5), None).unwrap().runs, 5);
         let p = RepeatPlan::new(None, Some("95:2")).unwrap();
         assert_eq!(p.runs, DEFAULT_CI_CAP);
-        assert!(RepeatPlan::new(Some(0), None)
-            .unwrap_err()
-            .contains("--repeat 0"));
-        assert!(RepeatPlan::new(Some(2), Some("95:2"))
-            .unwrap_err()
-            .contains("at least 3 runs"));
+        let err = |r: Result<RepeatPlan, RepeatError>| r.unwrap_err().to_string();
+        assert_eq!(
+            err(RepeatPlan::new(Some(0), None)),
+            "--repeat 0: run at least once"
+        );
+        assert_eq!(
+            err(RepeatPlan::new(Some(1001), None)),
+            "--repeat 1001: at most 1000 runs"
+        );
+        assert_eq!(
+            err(RepeatPlan::new(Some(2), Some("95:2"))),
+            "--repeat 2 with --until-ci: a confidence interval needs at least 3 runs; \
+             --repeat is the most runs to make"
+        );
     }
 
     #[test]

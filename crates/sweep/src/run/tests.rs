@@ -1,12 +1,20 @@
 use super::*;
-use crate::sweep::knob::KnobPlan;
-use crate::sweep::param::Parameter;
-use crate::sweep::plan::{FramePlan, PlannedPoint};
-use crate::sweep::progress::Quiet;
-use crate::sweep::testing::{record_with, rr_with_rtt, udp_trial, MockRunner};
-use crate::sweep::values::SweepValue;
+use crate::knob::KnobPlan;
+use crate::param::Parameter;
+use crate::plan::{FramePlan, PlannedPoint, Rfc2544Plan};
+use crate::progress::Quiet;
+use crate::testing::MockRunner;
+use crate::values::SweepValue;
+use analysis::testing::{record_with, rr_with_rtt, udp_trial};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Duration;
 use wire::spec::{Params, TestKind, UdpRate};
+
+/// An interrupt flag nobody raises.
+fn calm() -> AtomicBool {
+    AtomicBool::new(false)
+}
 
 fn spec(kind: TestKind, len: u32) -> TestSpec {
     let mut s = TestSpec::new(Params::defaults(kind), 1, 1000);
@@ -59,9 +67,9 @@ fn tag<'a>(p: &'a Point, key: &str) -> Option<&'a str> {
 fn size_sweep_runs_both_tests_per_size_and_summarizes() {
     let plan = size_plan(&[1, 16, 64, 128, 1024, 65536]);
     let mut runner = MockRunner::new(netpipe_like);
-    let r = run_sweep(&plan, &mut runner, &Signal::new(), &mut Quiet);
+    let r = run_sweep(&plan, &mut runner, &calm(), &mut Quiet);
     assert_eq!(
-        (r.kind.as_str(), r.parameter.as_str()),
+        (r.kind.name(), r.parameter.as_str()),
         ("sweep_size", "size_bytes")
     );
     assert_eq!(r.stopped, None);
@@ -91,11 +99,11 @@ fn size_sweep_runs_both_tests_per_size_and_summarizes() {
 #[test]
 fn ctrl_c_keeps_every_finished_point() {
     let plan = size_plan(&[1, 2, 4, 8]);
-    let signal = Signal::new();
+    let signal = Arc::new(calm());
     let mut runner = MockRunner::new(netpipe_like);
     // Raised during the fourth run (the second size's rr test): that point finishes, no
     // other starts.
-    runner.interrupt_after = Some((3, signal.clone()));
+    runner.interrupt_after = Some((3, Arc::clone(&signal)));
     let r = run_sweep(&plan, &mut runner, &signal, &mut Quiet);
     assert_eq!(r.stopped, Some(Stopped::Interrupted));
     assert_eq!(r.points.len(), 2);
@@ -111,7 +119,7 @@ fn an_interrupted_run_is_kept_flagged() {
         r.summary.interrupted = s.message_len_bytes() == 2 && !s.kind().is_rr();
         r
     });
-    let r = run_sweep(&plan, &mut runner, &Signal::new(), &mut Quiet);
+    let r = run_sweep(&plan, &mut runner, &calm(), &mut Quiet);
     assert_eq!(r.stopped, Some(Stopped::Interrupted));
     assert_eq!(r.points.len(), 2);
     assert!(r.points[1].interrupted);
@@ -128,7 +136,7 @@ fn a_failed_run_stops_the_sweep_with_the_value_named() {
     let plan = size_plan(&[1, 2, 4]);
     let mut runner = MockRunner::new(netpipe_like);
     runner.fail_at = Some(2);
-    let r = run_sweep(&plan, &mut runner, &Signal::new(), &mut Quiet);
+    let r = run_sweep(&plan, &mut runner, &calm(), &mut Quiet);
     assert_eq!(r.points.len(), 1);
     assert_eq!(
         r.stopped,
@@ -153,7 +161,7 @@ fn knob_plan(values: &[&str], pre: &str, post: Option<&str>) -> SweepPlan {
             })
             .collect(),
         repeat: RepeatPlan::once(),
-        knob: Some(KnobPlan::new(pre, post, &labels, crate::sweep::knob::DEFAULT_TIMEOUT).unwrap()),
+        knob: Some(KnobPlan::new(pre, post, &labels, crate::knob::DEFAULT_TIMEOUT).unwrap()),
         probe: None,
     }
 }
@@ -162,7 +170,7 @@ fn knob_plan(values: &[&str], pre: &str, post: Option<&str>) -> SweepPlan {
 fn knob_commands_run_around_each_point_and_are_stored() {
     let plan = knob_plan(&["0", "1; rm -rf /"], "echo set {value}", Some("true"));
     let mut runner = MockRunner::new(|_: &TestSpec| record_with("tcp", 1e9));
-    let r = run_sweep(&plan, &mut runner, &Signal::new(), &mut Quiet);
+    let r = run_sweep(&plan, &mut runner, &calm(), &mut Quiet);
     assert_eq!(r.stopped, None);
     assert_eq!(r.points.len(), 2);
     let k = &r.points[1].knob;
@@ -182,7 +190,7 @@ fn a_failing_knob_command_stops_the_sweep_with_its_output() {
         None,
     );
     let mut runner = MockRunner::new(|_: &TestSpec| record_with("tcp", 1e9));
-    let r = run_sweep(&plan, &mut runner, &Signal::new(), &mut Quiet);
+    let r = run_sweep(&plan, &mut runner, &calm(), &mut Quiet);
     assert_eq!(runner.asked.len(), 1, "the test never ran for value 2");
     assert_eq!(
         r.points.len(),
@@ -210,7 +218,7 @@ fn post_runs_even_when_the_test_fails() {
     let plan = knob_plan(&["1", "2"], "true {value}", Some("echo restore {value}"));
     let mut runner = MockRunner::new(|_: &TestSpec| record_with("tcp", 1e9));
     runner.fail_at = Some(0);
-    let r = run_sweep(&plan, &mut runner, &Signal::new(), &mut Quiet);
+    let r = run_sweep(&plan, &mut runner, &calm(), &mut Quiet);
     assert_eq!(r.points.len(), 1);
     let k = &r.points[0].knob;
     assert_eq!(k.len(), 2);
@@ -221,7 +229,7 @@ fn post_runs_even_when_the_test_fails() {
 #[test]
 fn repeated_points_carry_statistics_and_tags() {
     let mut plan = SweepPlan {
-        kind: SweepKind::Param(Parameter::Streams),
+        kind: SweepKind::Streams,
         points: [1u64, 2]
             .iter()
             .map(|&n| PlannedPoint {
@@ -240,7 +248,7 @@ fn repeated_points_carry_statistics_and_tags() {
         i += 1.0;
         record_with("tcp", f64::from(s.streams) * 1e9 + i * 1e6)
     });
-    let r = run_sweep(&plan, &mut runner, &Signal::new(), &mut Quiet);
+    let r = run_sweep(&plan, &mut runner, &calm(), &mut Quiet);
     assert_eq!(runner.asked.len(), 6);
     assert_eq!(tag(&runner.asked[2], "repeat"), Some("3"));
     assert_eq!(tag(&runner.asked[2], "streams"), Some("1"));
@@ -256,7 +264,7 @@ fn repeated_points_carry_statistics_and_tags() {
     assert_eq!(r.summary.peak_at, Some(2.0));
     plan.repeat = RepeatPlan::new(Some(8), Some("95:2")).unwrap();
     let mut runner = MockRunner::new(|_: &TestSpec| record_with("tcp", 1e9));
-    let r = run_sweep(&plan, &mut runner, &Signal::new(), &mut Quiet);
+    let r = run_sweep(&plan, &mut runner, &calm(), &mut Quiet);
     assert_eq!(
         runner.asked.len(),
         6,
@@ -279,7 +287,7 @@ fn until_ci_repeats_until_the_interval_or_the_cap() {
         record_with("tcp", figures[n - 1] * 1e7)
     });
     let plan = RepeatPlan::new(Some(10), Some("95:2")).unwrap();
-    let r = run_repeated(&point, &plan, &mut runner, &Signal::new(), &mut Quiet);
+    let r = run_repeated(&point, &plan, &mut runner, &calm(), &mut Quiet);
     assert_eq!(r.runs.len(), 5, "1.76 % wide after the fifth run");
     let s = r.summary.unwrap();
     assert!(s.ci.unwrap().reached);
@@ -291,7 +299,7 @@ fn until_ci_repeats_until_the_interval_or_the_cap() {
         record_with("tcp", if flip { 1e9 } else { 2e9 })
     });
     let plan = RepeatPlan::new(Some(4), Some("95:2")).unwrap();
-    let r = run_repeated(&point, &plan, &mut runner, &Signal::new(), &mut Quiet);
+    let r = run_repeated(&point, &plan, &mut runner, &calm(), &mut Quiet);
     assert_eq!(r.runs.len(), 4);
     let ci = r.summary.unwrap().ci.unwrap();
     assert!(!ci.reached);
@@ -301,7 +309,7 @@ fn until_ci_repeats_until_the_interval_or_the_cap() {
 struct Mtu1500<R>(R);
 
 impl<R: PointRunner> PointRunner for Mtu1500<R> {
-    fn run(&mut self, point: &Point) -> Result<Measured> {
+    fn run(&mut self, point: &Point) -> Result<Measured, RunError> {
         self.0.run(point)
     }
     fn max_udp_payload(&self) -> Option<u32> {
@@ -324,7 +332,7 @@ fn udp_size_sweeps_leave_out_sizes_the_path_would_fragment() {
             record_with("udp", 1e8)
         }
     }));
-    let r = run_sweep(&plan, &mut runner, &Signal::new(), &mut Quiet);
+    let r = run_sweep(&plan, &mut runner, &calm(), &mut Quiet);
     assert_eq!(r.points.len(), 3);
     assert_eq!(
         r.notes,
@@ -368,7 +376,7 @@ fn rfc2544_finds_the_shaped_rate_and_measures_latency_there() {
             s.message_len_bytes(),
         )
     });
-    let r = run_rfc2544(&plan, &mut runner, &Signal::new(), &mut Quiet);
+    let r = run_rfc2544(&plan, &mut runner, &calm(), &mut Quiet);
     assert_eq!(r.stopped, None);
     let row = &r.frames[0];
     let fps = row.throughput_fps.unwrap();
@@ -411,9 +419,9 @@ fn rfc2544_keeps_finished_frames_when_stopped() {
         udp_trial(pps_of(s).unwrap() as f64, 1e7, 1.0, s.message_len_bytes())
     });
     runner.fail_at = Some(1);
-    let r = run_rfc2544(&plan, &mut runner, &Signal::new(), &mut Quiet);
+    let r = run_rfc2544(&plan, &mut runner, &calm(), &mut Quiet);
     assert_eq!(r.frames.len(), 2);
-    assert_eq!(r.frames[0].end, Some(crate::sweep::rfc2544::End::LineRate));
+    assert_eq!(r.frames[0].end, Some(crate::rfc2544::End::LineRate));
     assert_eq!(r.frames[1].throughput_fps, None);
     assert!(
         matches!(&r.stopped, Some(Stopped::Failed { message }) if message.starts_with("128-byte frames: "))
@@ -423,7 +431,7 @@ fn rfc2544_keeps_finished_frames_when_stopped() {
 #[test]
 fn parameter_values_are_tagged_in_their_unit() {
     let plan = SweepPlan {
-        kind: SweepKind::Param(Parameter::Window),
+        kind: SweepKind::Window,
         points: vec![PlannedPoint {
             value: SweepValue {
                 label: "64K".into(),
@@ -436,53 +444,7 @@ fn parameter_values_are_tagged_in_their_unit() {
         probe: None,
     };
     let mut runner = MockRunner::new(|_: &TestSpec| record_with("tcp", 1e9));
-    run_sweep(&plan, &mut runner, &Signal::new(), &mut Quiet);
+    run_sweep(&plan, &mut runner, &calm(), &mut Quiet);
     assert_eq!(tag(&runner.asked[0], "window_bytes"), Some("65536"));
     assert_eq!(tag(&runner.asked[0], "sweep"), Some("window"));
-}
-
-/// The real runner against an in-process server on loopback: a two-size sweep end to end.
-#[test]
-fn client_runner_sweeps_a_loopback_server() {
-    use std::net::{Ipv4Addr, SocketAddr};
-    let listener =
-        crate::commands::listen_tcp(Some(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))), 0).unwrap();
-    let addr = listener.tcp_addr().unwrap();
-    let stop = Signal::new();
-    let s = stop.clone();
-    let log: crate::server::Log = std::sync::Arc::new(|_: String| {});
-    let server = std::thread::spawn(move || {
-        crate::server::serve(listener, s, crate::server::ServerConfig::default(), log)
-    });
-    let mut plan = size_plan(&[64, 4096]);
-    for p in &mut plan.points {
-        for s in &mut p.specs {
-            s.duration_ms = 300;
-            s.interval_ms = 300;
-            // The request/response specs have TCP_NODELAY already.
-            if let Params::TcpStream { stream, .. } = &mut s.params {
-                stream.send_mode = wire::spec::SendMode::Write;
-            }
-        }
-    }
-    let mut runner = ClientRunner::new(
-        Target::Tcp { addr, bind: None },
-        format!("{addr} (test server)"),
-        Signal::new(),
-        None,
-        HostFacts::collect(None),
-    );
-    let r = run_sweep(&plan, &mut runner, &Signal::new(), &mut Quiet);
-    stop.raise();
-    let _ = server.join();
-    assert_eq!(r.stopped, None, "{:?}", r.stopped);
-    assert_eq!(r.points.len(), 2);
-    assert!(r.target.ends_with("(test server)"));
-    for p in &r.points {
-        assert!(p.throughput_bps.unwrap() > 0.0);
-        assert!(p.rtt_p50_us.unwrap() > 0.0);
-        assert!(p.run_ids().is_empty(), "not stored without a store");
-    }
-    assert!(r.summary.peak_throughput_bps.is_some());
-    assert!(runner.max_udp_payload().unwrap() >= 1472);
 }

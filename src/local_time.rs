@@ -1,5 +1,6 @@
-//! Dates and times for `linerate runs`: `--since` parsing and local-time display, with the
-//! C library's time zone rules (`localtime_r`), so no time zone database is bundled.
+//! Dates and times of stored runs: `--since` parsing and local-time display (`linerate runs`,
+//! `show`, reports), with the C library's time zone rules (`localtime_r`), so no time zone
+//! database is bundled.
 
 use anyhow::{anyhow, Context, Result};
 

@@ -9,8 +9,9 @@
 //! - a `knob` list with any non-numeric item (`on,off`, `cubic,bbr`) is run in the order
 //!   given, and only duplicates are refused.
 
-use measure::units::{parse_bits_per_sec, parse_bytes};
+use measure::units::{parse_bits_per_sec, parse_bytes, UnitError};
 use serde::{Deserialize, Serialize};
+use thiserror::Error;
 
 /// One value of a sweep: as the user wrote it, and as a number in the parameter's unit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,36 +45,118 @@ pub enum ValueUnit {
     Text,
 }
 
+/// A value list that cannot be used; the message names the flag and the list.
+#[derive(Debug, PartialEq, Eq, Error)]
+pub enum ValuesError {
+    /// No values.
+    #[error("{flag}: give at least one value, e.g. {flag} 1,2,4,8")]
+    Empty {
+        /// The flag (`--values`, `--frame`).
+        flag: &'static str,
+    },
+    /// Two commas in a row, or one at an end.
+    #[error("{flag} {text}: an empty value; separate values with single commas")]
+    EmptyItem {
+        /// The flag.
+        flag: &'static str,
+        /// The list as given.
+        text: String,
+    },
+    /// A count that is not a whole number.
+    #[error("{flag} {text}: '{label}' is not a whole number")]
+    NotWhole {
+        /// The flag.
+        flag: &'static str,
+        /// The list as given.
+        text: String,
+        /// The item.
+        label: String,
+    },
+    /// A size or rate that did not parse.
+    #[error("{flag} {text}: '{label}': {reason}")]
+    Unparsable {
+        /// The flag.
+        flag: &'static str,
+        /// The list as given.
+        text: String,
+        /// The item.
+        label: String,
+        /// Why it did not parse.
+        reason: UnitError,
+    },
+    /// A numeric list with a value twice.
+    #[error("{flag} {text}: {a} and {b} are the same value; give each once")]
+    Repeated {
+        /// The flag.
+        flag: &'static str,
+        /// The list as given.
+        text: String,
+        /// The first of the two, as given.
+        a: String,
+        /// The second.
+        b: String,
+    },
+    /// A numeric list out of order.
+    #[error("{flag} {text}: give the values in increasing order ({b} comes after {a})")]
+    Unordered {
+        /// The flag.
+        flag: &'static str,
+        /// The list as given.
+        text: String,
+        /// The larger value, given first.
+        a: String,
+        /// The smaller value after it.
+        b: String,
+    },
+    /// A text list with a value twice.
+    #[error("{flag} {text}: '{label}' is given twice; give each value once")]
+    Twice {
+        /// The flag.
+        flag: &'static str,
+        /// The list as given.
+        text: String,
+        /// The item.
+        label: String,
+    },
+}
+
 /// Parses `text` (comma-separated) as `--values` for a parameter read in `unit`.
-pub fn parse_values(text: &str, unit: ValueUnit) -> Result<Vec<SweepValue>, String> {
-    let flag = "--values";
+pub fn parse_values(text: &str, unit: ValueUnit) -> Result<Vec<SweepValue>, ValuesError> {
+    parse_list("--values", text, unit)
+}
+
+/// Parses `text`, given with `flag`, as a list read in `unit`, by the rules of `--values`.
+pub fn parse_list(
+    flag: &'static str,
+    text: &str,
+    unit: ValueUnit,
+) -> Result<Vec<SweepValue>, ValuesError> {
     if text.trim().is_empty() {
-        return Err(format!(
-            "{flag}: give at least one value, e.g. {flag} 1,2,4,8"
-        ));
+        return Err(ValuesError::Empty { flag });
     }
     let mut values = Vec::new();
     for item in text.split(',') {
         let label = item.trim();
+        let unparsable = |reason| ValuesError::Unparsable {
+            flag,
+            text: text.to_string(),
+            label: label.to_string(),
+            reason,
+        };
         if label.is_empty() {
-            return Err(format!(
-                "{flag} {text}: an empty value; separate values with single commas"
-            ));
+            return Err(ValuesError::EmptyItem {
+                flag,
+                text: text.to_string(),
+            });
         }
         let number = match unit {
-            ValueUnit::Count => Some(
-                label
-                    .parse::<u64>()
-                    .map_err(|_| format!("{flag} {text}: '{label}' is not a whole number"))?
-                    as f64,
-            ),
-            ValueUnit::Bytes => Some(
-                parse_bytes(label).map_err(|e| format!("{flag} {text}: '{label}': {e}"))? as f64,
-            ),
-            ValueUnit::BitsPerSec => Some(
-                parse_bits_per_sec(label).map_err(|e| format!("{flag} {text}: '{label}': {e}"))?
-                    as f64,
-            ),
+            ValueUnit::Count => Some(label.parse::<u64>().map_err(|_| ValuesError::NotWhole {
+                flag,
+                text: text.to_string(),
+                label: label.to_string(),
+            })? as f64),
+            ValueUnit::Bytes => Some(parse_bytes(label).map_err(unparsable)? as f64),
+            ValueUnit::BitsPerSec => Some(parse_bits_per_sec(label).map_err(unparsable)? as f64),
             ValueUnit::Text => label.parse::<f64>().ok().filter(|v| v.is_finite()),
         };
         values.push(SweepValue {
@@ -81,34 +164,32 @@ pub fn parse_values(text: &str, unit: ValueUnit) -> Result<Vec<SweepValue>, Stri
             number,
         });
     }
-    check_order(text, &values)?;
+    check_order(flag, text, &values)?;
     Ok(values)
 }
 
 /// Numeric lists must increase strictly; any list must not repeat a value.
-fn check_order(text: &str, values: &[SweepValue]) -> Result<(), String> {
+fn check_order(flag: &'static str, text: &str, values: &[SweepValue]) -> Result<(), ValuesError> {
     let numbers: Option<Vec<f64>> = values.iter().map(|v| v.number).collect();
     match numbers {
         Some(n) => {
             if let Some(w) = n.windows(2).position(|w| w[0] >= w[1]) {
-                let (a, b) = (&values[w].label, &values[w + 1].label);
+                let (a, b) = (values[w].label.clone(), values[w + 1].label.clone());
+                let text = text.to_string();
                 if n[w] == n[w + 1] {
-                    return Err(format!(
-                        "--values {text}: {a} and {b} are the same value; give each once"
-                    ));
+                    return Err(ValuesError::Repeated { flag, text, a, b });
                 }
-                return Err(format!(
-                    "--values {text}: give the values in increasing order ({b} comes after {a})"
-                ));
+                return Err(ValuesError::Unordered { flag, text, a, b });
             }
         }
         None => {
             for (i, v) in values.iter().enumerate() {
                 if values[..i].iter().any(|u| u.label == v.label) {
-                    return Err(format!(
-                        "--values {text}: '{}' is given twice; give each value once",
-                        v.label
-                    ));
+                    return Err(ValuesError::Twice {
+                        flag,
+                        text: text.to_string(),
+                        label: v.label.clone(),
+                    });
                 }
             }
         }
@@ -162,7 +243,7 @@ mod tests {
             ("7,3", ValueUnit::Text, "increasing order"),
             ("on,off,on", ValueUnit::Text, "'on' is given twice"),
         ] {
-            let err = parse_values(text, unit).unwrap_err();
+            let err = parse_values(text, unit).unwrap_err().to_string();
             assert!(err.contains(needle), "{text}: {err}");
         }
     }

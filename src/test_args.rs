@@ -1,5 +1,10 @@
-//! The command line: clap definitions (their doc comments are the help text) and their
-//! validation into typed specs. Every error names the flag and what to do.
+//! The test commands' flags (`linerate tcp`, `udp`, `rr`, `crr` and the flags they share):
+//! clap definitions (their doc comments are the help text) and their validation into typed
+//! specs. Every error names the flag and what to do.
+//!
+//! [`TestCli`] parses a test command on its own, as sweeps and rfc2544 give one (after `--`, or
+//! built from their flags), so they reuse this validation; the whole command line, which
+//! holds those commands too, is `cli`'s. This module depends on neither.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -13,91 +18,35 @@ use wire::spec::{
 };
 use wire::TestSpec;
 
+use crate::latency_args::LatencyArgs;
+use crate::repeat_args::RepeatArgs;
+use crate::store_args::StoreArgs;
 use crate::target::{Family, DEFAULT_PORT};
 
-/// linerate: a network performance lab in one binary.
-///
-/// Run `linerate tcp` with no host to measure loopback against an in-process server.
+/// A test command alone, parsed as `linerate` parses it (the first word is the program name).
 #[derive(Debug, Parser)]
-#[command(name = "linerate", version, about, long_about = None, propagate_version = true)]
-pub struct Cli {
-    /// What to do.
+#[command(name = "linerate", version, propagate_version = true)]
+pub struct TestCli {
+    /// The test.
     #[command(subcommand)]
-    pub command: Command,
+    pub command: TestCommand,
 }
 
-/// Subcommands.
+/// The test commands, as `cli::Command` has them (a test checks that their help agrees).
 #[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Serve tests to linerate clients (TCP port 5301 on all addresses by default).
-    Serve(ServeArgs),
+pub enum TestCommand {
     /// Bulk TCP (or Unix-socket) throughput: send, reverse or both ways, N parallel streams.
     Tcp(TcpArgs),
     /// UDP at a target rate: loss, reordering, duplicates and jitter, exactly accounted.
     Udp(UdpArgs),
-    /// Packet rate matrix: frame sizes x flow counts at max rate, against the line rate
-    /// link_bps / 8 / (frame + 20).
-    Pps(PpsArgs),
     /// Request/response over TCP: transactions per second and round-trip latency percentiles.
     Rr(RrArgs),
     /// Connect, request, response, close, repeat: connections per second and connect +
     /// transaction latency percentiles.
     Crr(RrArgs),
-    /// Sweep message sizes (NetPIPE-style), a test parameter or your own setting (a command
-    /// run before each point); every point a stored run.
-    Sweep(crate::sweep::SweepArgs),
-    /// RFC 2544 throughput: per frame size, the highest rate with loss within --loss, by
-    /// binary search over trials, with latency at that rate and the line rate beside it.
-    Rfc2544(crate::sweep::Rfc2544Args),
-    /// List stored runs, oldest first: --tag K=V, --kind, --since DATE; --json or --csv.
-    Runs(crate::store_cmd::RunsArgs),
-    /// Print one stored run in full (12 or #12, as `linerate runs` lists it).
-    Show(crate::store_cmd::ShowArgs),
-    /// Stored runs side by side, metric by metric, with ratios to the first: runs (12, #12) or
-    /// tag sets (driver=a, driver=a,mtu=9000: the median of the runs carrying them).
-    Compare(crate::report_cmd::CompareArgs),
-    /// One self-contained HTML file (inline charts, no network access) of stored runs.
-    Report(crate::report_cmd::ReportArgs),
-    /// Chart stored runs as SVG or PNG: throughput over time, throughput and CPU, latency
-    /// percentiles, throughput by message size, packet rate by frame size.
-    Chart(crate::report_cmd::ChartArgs),
-    /// Write stored runs in full as JSON, JSON Lines, per-interval CSV or Markdown.
-    Export(crate::report_cmd::ExportArgs),
-    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
-    Completions {
-        /// The shell.
-        #[arg(value_enum)]
-        shell: clap_complete::Shell,
-    },
-    /// Print the man page (roff), e.g. `linerate man > linerate.1`.
-    Man,
-}
-
-/// `linerate serve`.
-#[derive(Debug, Args)]
-pub struct ServeArgs {
-    /// Address to listen on (default: all IPv6 and IPv4 addresses).
-    #[arg(long, short = 'B', value_name = "ADDR")]
-    pub bind: Option<String>,
-    /// TCP port to listen on.
-    #[arg(long, short = 'p', value_name = "PORT", default_value_t = DEFAULT_PORT)]
-    pub port: u16,
-    /// Listen on a Unix-domain socket at this path instead of TCP.
-    #[arg(long, value_name = "PATH", conflicts_with_all = ["bind"])]
-    pub unix: Option<PathBuf>,
-    /// Exit after serving one test.
-    #[arg(long, short = '1')]
-    pub one_off: bool,
-    /// Tests that may run at the same time.
-    #[arg(long, value_name = "N", default_value_t = 16)]
-    pub max_sessions: usize,
-    /// Longest test a client may ask for.
-    #[arg(long, value_name = "SECONDS", default_value_t = 86_400.0)]
-    pub max_time: f64,
-    /// Highest UDP rate per stream a client may ask for (bits/s; K, M, G, T); default: none,
-    /// so clients may ask for `--rate max`.
-    #[arg(long, value_name = "BITS_PER_SEC")]
-    pub max_rate: Option<String>,
+    /// Any other command, kept whole so the caller can say why it does not fit.
+    #[command(external_subcommand)]
+    Other(Vec<String>),
 }
 
 /// Flags every client test takes.
@@ -159,7 +108,7 @@ pub struct CommonArgs {
     pub json: bool,
     /// Results database, tags, --no-store.
     #[command(flatten)]
-    pub store: crate::store_cmd::StoreArgs,
+    pub store: StoreArgs,
 }
 
 /// `linerate tcp`.
@@ -198,10 +147,10 @@ pub struct TcpArgs {
     pub unix: Option<PathBuf>,
     /// Latency under load.
     #[command(flatten)]
-    pub latency: crate::latency_args::LatencyArgs,
+    pub latency: LatencyArgs,
     /// Repetitions.
     #[command(flatten)]
-    pub repeat: crate::sweep::RepeatArgs,
+    pub repeat: RepeatArgs,
 }
 
 /// `linerate udp`.
@@ -252,10 +201,10 @@ pub struct UdpArgs {
     pub no_gro: bool,
     /// Latency under load.
     #[command(flatten)]
-    pub latency: crate::latency_args::LatencyArgs,
+    pub latency: LatencyArgs,
     /// Repetitions.
     #[command(flatten)]
-    pub repeat: crate::sweep::RepeatArgs,
+    pub repeat: RepeatArgs,
 }
 
 /// `linerate rr`.
@@ -292,7 +241,7 @@ pub struct RrArgs {
     pub tps: Option<String>,
     /// Repetitions.
     #[command(flatten)]
-    pub repeat: crate::sweep::RepeatArgs,
+    pub repeat: RepeatArgs,
 }
 
 impl RrArgs {
@@ -370,123 +319,6 @@ impl RrArgs {
     }
 }
 
-/// `linerate pps`.
-#[derive(Debug, Args)]
-pub struct PpsArgs {
-    /// Flags every test takes (-t is per cell).
-    #[command(flatten)]
-    pub common: CommonArgs,
-    /// Ethernet frame sizes in bytes, FCS included (UDP payload = frame - 46 for IPv4).
-    #[arg(
-        long,
-        value_name = "BYTES,...",
-        default_value = "64,128,256,512,1024,1280,1518"
-    )]
-    pub frame: String,
-    /// Flow counts (source ports per stream).
-    #[arg(long, value_name = "N,...", default_value = "1,100,10000")]
-    pub flows: String,
-    /// Offered rate per stream in bits/s, or max.
-    #[arg(long, short = 'b', value_name = "BITS_PER_SEC", default_value = "max")]
-    pub rate: String,
-    /// Datagrams per sendmmsg/recvmmsg call.
-    #[arg(long, value_name = "N", default_value_t = 64)]
-    pub batch: u16,
-    /// Do not use UDP GSO.
-    #[arg(long)]
-    pub no_gso: bool,
-    /// Do not use UDP GRO.
-    #[arg(long)]
-    pub no_gro: bool,
-}
-
-/// A validated `pps` invocation: one plan per cell, in order.
-#[derive(Debug, Clone)]
-pub struct PpsPlan {
-    /// (frame bytes, payload bytes, flows, plan) per cell.
-    pub cells: Vec<(u32, u32, u32, RunPlan)>,
-}
-
-fn list(flag: &str, value: &str) -> Result<Vec<u32>, String> {
-    let items: Result<Vec<u32>, String> = value
-        .split(',')
-        .map(|v| {
-            v.trim()
-                .parse::<u32>()
-                .map_err(|_| format!("{flag} {value}: '{}' is not a whole number", v.trim()))
-        })
-        .collect();
-    let items = items?;
-    if items.is_empty() {
-        return Err(format!("{flag}: give at least one value"));
-    }
-    Ok(items)
-}
-
-impl PpsArgs {
-    /// Validates the flags into one plan per (frame, flows) cell.
-    pub fn plan(&self) -> Result<PpsPlan, String> {
-        let frames = list("--frame", &self.frame)?;
-        if let Some(f) = frames.iter().find(|f| **f < 64) {
-            return Err(format!(
-                "--frame {f}: Ethernet frames are at least 64 bytes"
-            ));
-        }
-        if self.common.bidir {
-            return Err(
-                "--bidir: the line rate is per direction; run pps in one direction (default or -R)"
-                    .into(),
-            );
-        }
-        let flows = list("--flows", &self.flows)?;
-        let ipv6 = self.common.ipv6;
-        let mut cells = Vec::new();
-        for &frame in &frames {
-            let payload = measure::line_rate::udp_payload(frame, ipv6)
-                .filter(|p| *p as usize >= HEADER_LEN)
-                .ok_or_else(|| {
-                    let overhead = if ipv6 { 66 } else { 46 };
-                    format!(
-                        "--frame {frame}: too small; {} headers take {overhead} bytes and linerate's header {HEADER_LEN}, so the minimum is {}",
-                        if ipv6 { "IPv6/UDP" } else { "IPv4/UDP" },
-                        overhead + HEADER_LEN as u32
-                    )
-                })?;
-            if payload > 65_507 {
-                return Err(format!("--frame {frame}: above the largest UDP datagram"));
-            }
-            for &f in &flows {
-                if f == 0 || f > 10_000 {
-                    return Err(format!("--flows {f}: must be between 1 and 10000"));
-                }
-                let udp = UdpArgs {
-                    common: CommonArgs {
-                        ..self.common.clone()
-                    },
-                    length: payload.to_string(),
-                    rate: Some(self.rate.clone()),
-                    pps: None,
-                    burst: None,
-                    batch: self.batch,
-                    no_batch: false,
-                    flows: f,
-                    flows_dst: 1,
-                    no_gso: self.no_gso,
-                    no_gro: self.no_gro,
-                    latency: crate::latency_args::LatencyArgs {
-                        latency: None,
-                        latency_rate: 100,
-                        latency_idle: 2.0,
-                    },
-                    repeat: Default::default(),
-                };
-                cells.push((frame, payload, f, udp.plan()?));
-            }
-        }
-        Ok(PpsPlan { cells })
-    }
-}
-
 /// `--send-mode` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum SendModeArg {
@@ -528,6 +360,16 @@ fn parse_tos(s: &str) -> Result<u8, String> {
         None => t.parse::<u8>(),
     };
     parsed.map_err(|_| format!("--tos {s}: must be a byte, 0 to 255 (or 0x00 to 0xff)"))
+}
+
+/// `--bind ADDR[:PORT]`: the local address to connect from.
+fn parse_bind(b: &str) -> Result<SocketAddr, String> {
+    b.parse::<SocketAddr>()
+        .or_else(|_| {
+            b.parse::<std::net::IpAddr>()
+                .map(|ip| SocketAddr::new(ip, 0))
+        })
+        .map_err(|_| format!("--bind {b}: not an IP address (optionally with :PORT)"))
 }
 
 /// `--affinity CLIENT[,SERVER]`: CPU numbers; the client's is checked against this host.
@@ -616,19 +458,7 @@ impl CommonArgs {
                 Some(v)
             }
         };
-        let bind = match &self.bind {
-            None => None,
-            Some(b) => Some(
-                b.parse::<SocketAddr>()
-                    .or_else(|_| {
-                        b.parse::<std::net::IpAddr>()
-                            .map(|ip| SocketAddr::new(ip, 0))
-                    })
-                    .map_err(|_| {
-                        format!("--bind {b}: not an IP address (optionally with :PORT)")
-                    })?,
-            ),
-        };
+        let bind = self.bind.as_deref().map(parse_bind).transpose()?;
         let (client_cpu, server_cpu) = match &self.affinity {
             None => (None, None),
             Some(a) => parse_affinity(a)?,
@@ -771,242 +601,4 @@ impl UdpArgs {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::CommandFactory;
-    use wire::spec::TestKind;
-
-    #[test]
-    fn cli_definition_is_consistent() {
-        Cli::command().debug_assert();
-    }
-
-    fn plan(args: &[&str]) -> Result<RunPlan, String> {
-        let cli = Cli::try_parse_from(["linerate", "tcp"].iter().chain(args))
-            .map_err(|e| e.to_string())?;
-        match cli.command {
-            Command::Tcp(t) => t.plan(),
-            _ => unreachable!(),
-        }
-    }
-
-    #[test]
-    fn defaults() {
-        let p = plan(&[]).unwrap();
-        assert_eq!(p.spec.duration_ms, 10_000);
-        assert_eq!(p.spec.streams, 1);
-        assert_eq!(p.spec.direction(), Direction::Send);
-        assert!(p.live_rows);
-    }
-
-    #[test]
-    fn send_mode_is_splice_on_tcp_and_write_on_unix_sockets() {
-        let mode = |p: RunPlan| p.spec.stream().unwrap().send_mode;
-        assert_eq!(mode(plan(&[]).unwrap()), SendMode::Splice);
-        let sendfile = plan(&["--send-mode", "sendfile"]).unwrap();
-        assert_eq!(mode(sendfile), SendMode::Sendfile);
-        let unix = plan(&["--unix", "/tmp/x.sock"]).unwrap();
-        assert!(unix.spec.is_unix());
-        assert_eq!(mode(unix), SendMode::Write);
-    }
-
-    #[test]
-    fn flags_map_into_the_spec() {
-        let p = plan(&[
-            "-t",
-            "2.5",
-            "-P",
-            "4",
-            "--bidir",
-            "-l",
-            "64K",
-            "-w",
-            "1M",
-            "-M",
-            "1400",
-            "-N",
-            "--tos",
-            "0x10",
-            "--link-speed",
-            "10G",
-        ])
-        .unwrap();
-        assert_eq!(p.spec.duration_ms, 2500);
-        assert_eq!(p.spec.streams, 4);
-        assert_eq!(p.spec.direction(), Direction::Bidir);
-        assert_eq!(p.spec.stream().unwrap().write_len_bytes, 65536);
-        assert_eq!(p.spec.window_bytes, Some(1 << 20));
-        let tcp = p.spec.tcp().unwrap();
-        assert_eq!(
-            (tcp.mss_bytes, tcp.no_delay, tcp.tos),
-            (Some(1400), true, Some(16))
-        );
-        assert_eq!(p.spec.link_speed_bps, Some(10_000_000_000));
-    }
-
-    #[test]
-    fn bad_values_name_the_flag() {
-        for (args, needle) in [
-            (&["-t", "0"][..], "--time 0"),
-            (&["-P", "0"], "--parallel 0"),
-            (&["-l", "10X"], "--length 10X: unknown suffix 'X'"),
-            (&["-l", "0"], "--length 0"),
-            (&["-w", "1"], "--window 1"),
-            (&["-M", "10"], "--mss 10"),
-            (&["--tos", "300"], "--tos 300"),
-            (&["--link-speed", "10X"], "--link-speed 10X"),
-            (&["--bind", "nope"], "--bind nope"),
-            (&["--interval=-1"], "--interval -1"),
-        ] {
-            let err = plan(args).unwrap_err();
-            assert!(err.contains(needle), "{args:?}: {err}");
-        }
-    }
-
-    fn udp_plan(args: &[&str]) -> Result<RunPlan, String> {
-        let cli = Cli::try_parse_from(["linerate", "udp"].iter().chain(args))
-            .map_err(|e| e.to_string())?;
-        match cli.command {
-            Command::Udp(u) => u.plan(),
-            _ => unreachable!(),
-        }
-    }
-
-    #[test]
-    fn udp_flags() {
-        let p = udp_plan(&[]).unwrap();
-        assert_eq!(p.spec.kind(), TestKind::UdpStream);
-        let udp = *p.spec.udp().unwrap();
-        assert_eq!(udp.rate, UdpRate::BitsPerSec(1_000_000));
-        assert_eq!(udp.payload_len_bytes, 1472);
-        let p = udp_plan(&["--rate", "max", "-l", "64", "--no-batch"]).unwrap();
-        let udp = *p.spec.udp().unwrap();
-        assert_eq!((udp.rate, udp.batch_packets), (UdpRate::Max, 1));
-        let p = udp_plan(&["--pps", "100K", "--burst", "10", "-R"]).unwrap();
-        let udp = *p.spec.udp().unwrap();
-        assert_eq!(
-            (udp.rate, udp.burst_packets, udp.direction),
-            (UdpRate::PacketsPerSec(100_000), 10, Direction::Reverse)
-        );
-        for (args, needle) in [
-            (&["--pps", "0"][..], "--pps 0"),
-            (&["--rate", "10X"], "--rate 10X: unknown suffix 'X'"),
-            (&["-l", "8"], "--length 8"),
-            (&["-l", "70000"], "--length 70000"),
-            (&["--burst", "0"], "--burst 0"),
-            (&["--batch", "0"], "--batch 0"),
-        ] {
-            let err = udp_plan(args).unwrap_err();
-            assert!(err.contains(needle), "{args:?}: {err}");
-        }
-    }
-
-    fn rr_plan(args: &[&str]) -> Result<RunPlan, String> {
-        let cli =
-            Cli::try_parse_from(["linerate"].iter().chain(args)).map_err(|e| e.to_string())?;
-        match cli.command {
-            Command::Rr(r) => r.plan(false),
-            Command::Crr(r) => r.plan(true),
-            _ => unreachable!(),
-        }
-    }
-
-    #[test]
-    fn rr_flags_land_in_the_transaction() {
-        let p = rr_plan(&[
-            "rr",
-            "-t",
-            "3",
-            "--udp",
-            "-l",
-            "32",
-            "--tps",
-            "5K",
-            "--busy-poll",
-        ])
-        .unwrap();
-        assert_eq!(
-            p.spec.params,
-            Params::UdpRr {
-                rr: RrParams {
-                    request_len_bytes: 32,
-                    response_len_bytes: 32,
-                    omit_ms: 1000,
-                    transactions_per_sec: Some(5000),
-                    busy_poll_us: Some(50),
-                }
-            }
-        );
-        let p = rr_plan(&["crr", "-t", "2", "--response", "1K"]).unwrap();
-        assert_eq!(
-            p.spec.params,
-            Params::TcpCrr {
-                rr: RrParams::new(64, 1024),
-                tcp: TcpOptions::no_delay(),
-            }
-        );
-        assert_eq!(p.spec.direction(), Direction::Send);
-        for (args, needle) in [
-            (&["rr", "-R"][..], "--reverse/--bidir"),
-            (&["crr", "--udp"], "--udp: crr opens TCP connections"),
-            (&["rr", "--tps", "0"], "--tps 0"),
-            (&["rr", "--omit", "20"], "--omit 20"),
-        ] {
-            let err = rr_plan(args).unwrap_err();
-            assert!(err.contains(needle), "{args:?}: {err}");
-        }
-    }
-
-    #[test]
-    fn pps_matrix_plan() {
-        let cli = Cli::try_parse_from([
-            "linerate",
-            "pps",
-            "--frame",
-            "64,1518",
-            "--flows",
-            "1,100",
-            "--link-speed",
-            "10G",
-        ])
-        .unwrap();
-        let Command::Pps(p) = cli.command else {
-            unreachable!()
-        };
-        let plan = p.plan().unwrap();
-        let cells: Vec<_> = plan.cells.iter().map(|(f, p, n, _)| (*f, *p, *n)).collect();
-        assert_eq!(
-            cells,
-            vec![
-                (64, 18, 1),
-                (64, 18, 100),
-                (1518, 1472, 1),
-                (1518, 1472, 100)
-            ]
-        );
-        assert_eq!(
-            plan.cells[0].3.spec.udp().map(|u| u.rate),
-            Some(UdpRate::Max),
-            "max rate by default"
-        );
-        let cli = Cli::try_parse_from(["linerate", "pps", "--frame", "40"]).unwrap();
-        let Command::Pps(p) = cli.command else {
-            unreachable!()
-        };
-        assert!(p
-            .plan()
-            .unwrap_err()
-            .contains("--frame 40: Ethernet frames are at least 64 bytes"));
-        let cli = Cli::try_parse_from(["linerate", "pps", "--flows", "1,x"]).unwrap();
-        let Command::Pps(p) = cli.command else {
-            unreachable!()
-        };
-        assert!(p.plan().unwrap_err().contains("'x' is not a whole number"));
-    }
-
-    #[test]
-    fn conflicting_flags_are_refused() {
-        assert!(plan(&["--reverse", "--bidir"]).is_err());
-        assert!(plan(&["-4", "-6"]).is_err());
-    }
-}
+mod tests;

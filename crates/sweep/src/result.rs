@@ -1,7 +1,7 @@
 //! What a sweep produces: one [`SweepPoint`] per value, each holding the stored runs behind it,
 //! and a [`SweepSummary`] (peak throughput and where; for message sizes also n½ and the
 //! small-message round trip). Numbers only, in the units their names say; the writers in
-//! `output.rs` turn them into text.
+//! `output.rs` of the binary turn them into text.
 //!
 //! Definitions (docs/METHODOLOGY.md should carry them):
 //! - a point's figure is the median over its runs (one run without `--repeat`);
@@ -16,41 +16,122 @@ use results::RunRecord;
 use serde::{Deserialize, Serialize};
 use wire::TestKind;
 
-use super::knob::{KnobPlan, KnobRun};
-use super::param::Parameter;
-use super::repeat::RepeatSummary;
-use super::values::SweepValue;
+use crate::knob::{KnobPlan, KnobRun};
+use crate::param::Parameter;
+use crate::values::SweepValue;
+use analysis::repeat::RepeatSummary;
 
-/// What is swept.
+/// What is swept: the result's `kind` (`sweep_size`, `sweep_streams`, …, `sweep_knob`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
 pub enum SweepKind {
     /// Message sizes, NetPIPE-style: a stream test and a request/response test per size.
+    #[serde(rename = "sweep_size")]
     Size,
-    /// A test parameter.
-    Param(Parameter),
+    /// Parallel streams ([`Parameter::Streams`]).
+    #[serde(rename = "sweep_streams")]
+    Streams,
+    /// Socket buffer size ([`Parameter::Window`]).
+    #[serde(rename = "sweep_window")]
+    Window,
+    /// TCP maximum segment size ([`Parameter::Mss`]).
+    #[serde(rename = "sweep_mss")]
+    Mss,
+    /// UDP send rate ([`Parameter::Rate`]).
+    #[serde(rename = "sweep_rate")]
+    Rate,
+    /// Bytes per write ([`Parameter::Payload`]).
+    #[serde(rename = "sweep_payload")]
+    Payload,
     /// A user command's setting (`--pre … {value}`).
+    #[serde(rename = "sweep_knob")]
     Knob,
 }
 
+impl From<Parameter> for SweepKind {
+    fn from(p: Parameter) -> Self {
+        match p {
+            Parameter::Streams => SweepKind::Streams,
+            Parameter::Window => SweepKind::Window,
+            Parameter::Mss => SweepKind::Mss,
+            Parameter::Rate => SweepKind::Rate,
+            Parameter::Payload => SweepKind::Payload,
+        }
+    }
+}
+
 impl SweepKind {
-    /// The result's `kind`: `sweep_size`, `sweep_streams`, …, `sweep_knob`.
-    pub fn name(self) -> String {
+    /// The result's `kind`, as serialized: `sweep_size`, `sweep_streams`, …, `sweep_knob`.
+    pub fn name(self) -> &'static str {
         match self {
-            SweepKind::Size => "sweep_size".into(),
-            SweepKind::Param(p) => format!("sweep_{}", p.name()),
-            SweepKind::Knob => "sweep_knob".into(),
+            SweepKind::Size => "sweep_size",
+            SweepKind::Streams => "sweep_streams",
+            SweepKind::Window => "sweep_window",
+            SweepKind::Mss => "sweep_mss",
+            SweepKind::Rate => "sweep_rate",
+            SweepKind::Payload => "sweep_payload",
+            SweepKind::Knob => "sweep_knob",
         }
     }
 
-    /// The swept value's name with its unit: `size_bytes`, `streams`, `window_bytes`, …,
-    /// `knob` (also the tag key on every stored run).
-    pub fn parameter(self) -> &'static str {
+    /// The swept value's name with its unit.
+    pub fn parameter(self) -> SweepParameter {
         match self {
-            SweepKind::Size => "size_bytes",
-            SweepKind::Param(p) => p.key(),
-            SweepKind::Knob => "knob",
+            SweepKind::Size => SweepParameter::SizeBytes,
+            SweepKind::Streams => SweepParameter::Streams,
+            SweepKind::Window => SweepParameter::WindowBytes,
+            SweepKind::Mss => SweepParameter::MssBytes,
+            SweepKind::Rate => SweepParameter::RateBps,
+            SweepKind::Payload => SweepParameter::PayloadBytes,
+            SweepKind::Knob => SweepParameter::Knob,
         }
+    }
+}
+
+/// The swept value's name with its unit: the result's `parameter`, the tag key on every stored
+/// run, and the value's CSV/table column (`size_bytes`, `streams`, …, `knob`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SweepParameter {
+    /// Message size, bytes.
+    #[serde(rename = "size_bytes")]
+    SizeBytes,
+    /// Parallel streams per direction.
+    #[serde(rename = "streams")]
+    Streams,
+    /// Socket buffer size, bytes.
+    #[serde(rename = "window_bytes")]
+    WindowBytes,
+    /// TCP maximum segment size, bytes.
+    #[serde(rename = "mss_bytes")]
+    MssBytes,
+    /// UDP send rate per stream, bits/s.
+    #[serde(rename = "rate_bps")]
+    RateBps,
+    /// Bytes per write.
+    #[serde(rename = "payload_bytes")]
+    PayloadBytes,
+    /// A knob command's value, as given.
+    #[serde(rename = "knob")]
+    Knob,
+}
+
+impl SweepParameter {
+    /// The name, as serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SweepParameter::SizeBytes => "size_bytes",
+            SweepParameter::Streams => "streams",
+            SweepParameter::WindowBytes => "window_bytes",
+            SweepParameter::MssBytes => "mss_bytes",
+            SweepParameter::RateBps => "rate_bps",
+            SweepParameter::PayloadBytes => "payload_bytes",
+            SweepParameter::Knob => "knob",
+        }
+    }
+}
+
+impl std::fmt::Display for SweepParameter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -222,10 +303,10 @@ impl SweepSummary {
 /// A whole sweep.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepResult {
-    /// `sweep_size`, `sweep_streams`, …, `sweep_knob`.
-    pub kind: String,
+    /// What was swept: `sweep_size`, `sweep_streams`, …, `sweep_knob`.
+    pub kind: SweepKind,
     /// The swept value's name with its unit (`size_bytes`, `streams`, …, `knob`).
-    pub parameter: String,
+    pub parameter: SweepParameter,
     /// The test run at each point (size sweeps: the stream test; each point also runs the
     /// matching request/response test).
     pub test: TestKind,
@@ -266,7 +347,7 @@ impl SweepResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::testing::{record_with, rr_with_rtt};
+    use analysis::testing::{record_with, rr_with_rtt};
 
     fn size_point(bytes: u64, bps: f64, rtt: f64) -> SweepPoint {
         SweepPoint::new(
@@ -318,7 +399,7 @@ mod tests {
             (Some(1.0), Some(20.0))
         );
         // Parameter sweeps have a peak but no n½.
-        let s = SweepSummary::of(SweepKind::Param(Parameter::Streams), &points);
+        let s = SweepSummary::of(SweepKind::Streams, &points);
         assert_eq!((s.peak_at, s.n_half_bytes), (Some(65536.0), None));
     }
 
@@ -333,13 +414,26 @@ mod tests {
 
     #[test]
     fn kinds_and_parameters_are_named_with_units() {
-        assert_eq!(SweepKind::Size.name(), "sweep_size");
-        assert_eq!(SweepKind::Param(Parameter::Window).name(), "sweep_window");
-        assert_eq!(
-            SweepKind::Param(Parameter::Window).parameter(),
-            "window_bytes"
-        );
-        assert_eq!(SweepKind::Knob.parameter(), "knob");
+        let kinds = [
+            (SweepKind::Size, "sweep_size", "size_bytes"),
+            (Parameter::Streams.into(), "sweep_streams", "streams"),
+            (Parameter::Window.into(), "sweep_window", "window_bytes"),
+            (Parameter::Mss.into(), "sweep_mss", "mss_bytes"),
+            (Parameter::Rate.into(), "sweep_rate", "rate_bps"),
+            (Parameter::Payload.into(), "sweep_payload", "payload_bytes"),
+            (SweepKind::Knob, "sweep_knob", "knob"),
+        ];
+        for (kind, name, parameter) in kinds {
+            assert_eq!(kind.name(), name);
+            assert_eq!(kind.parameter().as_str(), parameter);
+            // As serialized, and back.
+            assert_eq!(serde_json::to_value(kind).unwrap(), name);
+            assert_eq!(serde_json::to_value(kind.parameter()).unwrap(), parameter);
+            let back: SweepKind = serde_json::from_value(name.into()).unwrap();
+            assert_eq!(back, kind);
+            let back: SweepParameter = serde_json::from_value(parameter.into()).unwrap();
+            assert_eq!(back, kind.parameter());
+        }
         let stopped = serde_json::to_value(Stopped::Failed {
             message: "x".into(),
         })

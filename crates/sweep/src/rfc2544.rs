@@ -330,7 +330,7 @@ pub struct Rfc2544Result {
     /// One row per frame size searched, in order.
     pub frames: Vec<FrameResult>,
     /// Why it stopped early, if it did.
-    pub stopped: Option<super::result::Stopped>,
+    pub stopped: Option<crate::result::Stopped>,
 }
 
 #[cfg(test)]

@@ -1,0 +1,187 @@
+//! Turning successive cumulative counter snapshots of both ends into interval samples.
+//!
+//! Invariant: the intervals of a run add up to its totals, because each sample is the
+//! difference from the previous snapshot and the last one is taken at Stop.
+
+use std::time::Duration;
+
+use measure::latency::Latency;
+use measure::units::bits_per_sec;
+use results::{FlowInterval, IntervalSample, RrInterval, UdpInterval};
+use wire::msg::StreamCounts;
+use wire::spec::Flow;
+use wire::{TestKind, TestSpec};
+
+use crate::per_sec;
+
+/// Turns successive counter snapshots into interval samples.
+#[derive(Debug, Clone)]
+pub struct IntervalTracker {
+    flows: Vec<(u16, Flow)>,
+    udp: bool,
+    rr: bool,
+    prev_local: Vec<StreamCounts>,
+    prev_server: Vec<StreamCounts>,
+    prev_end: Duration,
+}
+
+impl IntervalTracker {
+    /// A tracker for `spec`'s streams, starting at zero.
+    pub fn new(spec: &TestSpec) -> Self {
+        let flows = spec.flows();
+        let n = flows.len();
+        Self {
+            flows,
+            udp: spec.kind() == TestKind::UdpStream,
+            rr: spec.kind().is_rr(),
+            prev_local: vec![StreamCounts::default(); n],
+            prev_server: vec![StreamCounts::default(); n],
+            prev_end: Duration::ZERO,
+        }
+    }
+
+    /// The interval from the previous sample to `at`, from both ends' cumulative counters.
+    pub fn sample(
+        &mut self,
+        at: Duration,
+        local: &[StreamCounts],
+        server: &[StreamCounts],
+    ) -> IntervalSample {
+        let secs = (at - self.prev_end.min(at)).as_secs_f64();
+        let mut flows: Vec<FlowInterval> = Vec::new();
+        for (i, &(_, flow)) in self.flows.iter().enumerate() {
+            let (l, s) = (
+                local.get(i).copied().unwrap_or_default(),
+                server.get(i).copied().unwrap_or_default(),
+            );
+            let (pl, ps) = (self.prev_local[i], self.prev_server[i]);
+            let ((snd, psnd), (rcv, prcv)) = match flow {
+                Flow::ClientToServer => ((l, pl), (s, ps)),
+                Flow::ServerToClient => ((s, ps), (l, pl)),
+            };
+            let entry = match flows.iter().position(|f| f.flow == flow) {
+                Some(at) => &mut flows[at],
+                None => {
+                    flows.push(self.empty_flow(flow));
+                    let last = flows.len() - 1;
+                    &mut flows[last]
+                }
+            };
+            let received = rcv.bytes.saturating_sub(prcv.bytes);
+            entry.sender_bytes += snd.bytes.saturating_sub(psnd.bytes);
+            entry.receiver_bytes += received;
+            entry.stream_receiver_bytes.push(received);
+            if let Some(r) = &mut entry.rr {
+                r.transactions += snd.packets.saturating_sub(psnd.packets);
+            }
+            if let Some(u) = &mut entry.udp {
+                let (rx, prx) = (rcv.rx.unwrap_or_default(), prcv.rx.unwrap_or_default());
+                u.packets_sent += snd.packets.saturating_sub(psnd.packets);
+                u.packets_received += rx.unique.saturating_sub(prx.unique);
+                u.packets_lost += rx.lost_so_far as i64 - prx.lost_so_far as i64;
+                u.packets_out_of_order += rx.out_of_order.saturating_sub(prx.out_of_order);
+                u.packets_duplicate += rx.duplicates.saturating_sub(prx.duplicates);
+                u.packets_late += rx.late.saturating_sub(prx.late);
+                // Summed here, divided by the flow's stream count below.
+                u.jitter_us += rx.jitter_ns as f64 / 1000.0;
+            }
+        }
+        for f in &mut flows {
+            rates(f, secs);
+        }
+        let sample = IntervalSample {
+            start_s: self.prev_end.as_secs_f64(),
+            end_s: at.as_secs_f64(),
+            flows,
+            probe: None,
+        };
+        self.prev_local = local.to_vec();
+        self.prev_server = server.to_vec();
+        self.prev_end = at;
+        sample
+    }
+
+    /// A flow's interval before any stream is added to it.
+    fn empty_flow(&self, flow: Flow) -> FlowInterval {
+        FlowInterval {
+            flow,
+            sender_bytes: 0,
+            receiver_bytes: 0,
+            throughput_bps: 0.0,
+            stream_receiver_bytes: Vec::new(),
+            udp: self.udp.then(UdpInterval::default),
+            rr: self.rr.then(RrInterval::default),
+        }
+    }
+}
+
+/// Fills a flow interval's rates over `secs` once all its streams are in.
+fn rates(f: &mut FlowInterval, secs: f64) {
+    f.throughput_bps = bits_per_sec(f.receiver_bytes, secs);
+    if let Some(r) = &mut f.rr {
+        r.transactions_per_s = per_sec(r.transactions, secs);
+    }
+    if let Some(u) = &mut f.udp {
+        u.jitter_us /= f.stream_receiver_bytes.len().max(1) as f64;
+        u.pps_sent = per_sec(u.packets_sent, secs);
+        u.pps_received = per_sec(u.packets_received, secs);
+    }
+}
+
+/// Puts an interval's round-trip percentiles into its request/response figures.
+pub fn add_latency(sample: &mut IntervalSample, latency: Option<&Latency>) {
+    for f in &mut sample.flows {
+        if let (Some(r), Some(l)) = (&mut f.rr, latency.filter(|l| !l.is_empty())) {
+            r.p50_us = Some(l.quantile_us(0.50));
+            r.p99_us = Some(l.quantile_us(0.99));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wire::spec::{Direction, Params, StreamParams};
+
+    fn bytes(b: u64) -> StreamCounts {
+        StreamCounts {
+            bytes: b,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn tracker_splits_sender_and_receiver_by_flow() {
+        let params = Params::TcpStream {
+            stream: StreamParams::new(Direction::Bidir),
+            tcp: Default::default(),
+        };
+        let spec = TestSpec::new(params, 1, 2000);
+        let mut t = IntervalTracker::new(&spec);
+        // stream 0 client->server, stream 1 server->client
+        let s = t.sample(
+            Duration::from_secs(1),
+            &[bytes(1000), bytes(300)],
+            &[bytes(900), bytes(400)],
+        );
+        assert_eq!(s.flows[0].flow, Flow::ClientToServer);
+        assert_eq!(
+            (s.flows[0].sender_bytes, s.flows[0].receiver_bytes),
+            (1000, 900)
+        );
+        assert_eq!(
+            (s.flows[1].sender_bytes, s.flows[1].receiver_bytes),
+            (400, 300)
+        );
+        assert_eq!(s.flows[0].throughput_bps, 7200.0);
+        let s = t.sample(
+            Duration::from_millis(1500),
+            &[bytes(2000), bytes(300)],
+            &[bytes(1900), bytes(400)],
+        );
+        assert_eq!(s.start_s, 1.0);
+        assert_eq!(s.flows[0].receiver_bytes, 1000);
+        assert_eq!(s.flows[0].throughput_bps, 16000.0);
+        assert_eq!(s.flows[1].receiver_bytes, 0);
+    }
+}

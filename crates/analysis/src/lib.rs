@@ -1,0 +1,33 @@
+//! Analysis of linerate measurements, as pure functions over plain data: nothing here opens a
+//! socket, runs a test, reads a clock or prints, so every formula is unit-tested.
+//!
+//! - [`raw`]: everything one run measured, as the client collected it;
+//! - [`intervals`]: successive counter snapshots into interval samples;
+//! - [`summary`]: a run's summary (goodput, reconciliation, CPU, TCP_INFO, the performance
+//!   index), with the datagram and request/response parts in `udp_rr`;
+//! - [`repeat`]: statistics over repeated runs, Student-t confidence intervals and the
+//!   `--until-ci` stopping rule.
+//!
+//! Depends on `wire`, `measure` and `results` only: the engine's reports reach it as
+//! [`raw::WorkerReport`], so the data plane and the analysis can change apart.
+
+pub mod intervals;
+pub mod raw;
+pub mod repeat;
+pub mod summary;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+mod udp_rr;
+
+pub use intervals::{add_latency, IntervalTracker};
+pub use raw::{LocalStream, RawRun, WorkerReport};
+pub use summary::{build, performance_index};
+
+/// `count` per second over `secs`; 0 for an empty window.
+fn per_sec(count: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        count as f64 / secs
+    } else {
+        0.0
+    }
+}

@@ -1,0 +1,62 @@
+//! Everything one run measured, before summarising: both ends' counters, reports and CPU
+//! figures, as the client collected them. Plain data; [`crate::summary::build`] reads it.
+
+use std::time::Duration;
+
+use measure::cpu::{CpuTime, SystemCpu};
+use measure::latency::Latency;
+use measure::tcp_info::TcpInfo;
+use wire::msg::{ServerResults, StreamCounts};
+use wire::TestSpec;
+
+/// What a client worker reported when its connection was done: the figures of the engine's
+/// stream report that a summary reads. The binary fills it from `engine::StreamReport`, so
+/// this crate does not depend on the data plane.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WorkerReport {
+    /// CPU time of the worker thread while it ran.
+    pub cpu: CpuTime,
+    /// TCP_INFO taken at the end, on the sending side of a TCP connection.
+    pub tcp_info: Option<TcpInfo>,
+    /// Final counters (UDP: datagrams, and a receiver's sequence accounting).
+    pub counts: StreamCounts,
+    /// Request/response requesters: every round trip.
+    pub latency: Option<Latency>,
+    /// UDP request/response requesters: requests never answered.
+    pub lost_transactions: u64,
+    /// Paced requesters: schedule slots that passed without a request.
+    pub slots_missed: u64,
+}
+
+/// The client's end of one data connection.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalStream {
+    /// Counters when the window closed.
+    pub at_stop: StreamCounts,
+    /// Counters when the worker was last seen (after draining, or when it was given up on).
+    pub now: StreamCounts,
+    /// The worker's report, or its error as the engine worded it; `None` if it never
+    /// finished.
+    pub result: Option<Result<WorkerReport, String>>,
+}
+
+/// Everything measured in one run, before summarising.
+#[derive(Debug, Clone)]
+pub struct RawRun {
+    /// The test.
+    pub spec: TestSpec,
+    /// Test window (Begin → Stop) on the client's clock.
+    pub window: Duration,
+    /// Whether the user cut the run short.
+    pub interrupted: bool,
+    /// Begin → the client's last worker ended.
+    pub local_wall: Duration,
+    /// Client ends, in stream order.
+    pub local_streams: Vec<LocalStream>,
+    /// Client process CPU over `local_wall`.
+    pub local_process_cpu: CpuTime,
+    /// Client host CPU over `local_wall`.
+    pub local_system_cpu: Option<SystemCpu>,
+    /// The server's figures.
+    pub server: ServerResults,
+}

@@ -1,0 +1,44 @@
+//! Sweeps, repetitions and test methodology, independent of how a test is run: the plans of
+//! `linerate sweep size|streams|window|mss|rate|payload|knob`, `--repeat N [--until-ci
+//! LEVEL:PCT]` and `linerate rfc2544`, and their executors.
+//!
+//! Layout, one concept per file:
+//! - [`ladder`], [`values`], [`param`], [`knob`]: message-size ladders, `--values` lists, the
+//!   swept test parameters, and user commands with `{value}`;
+//! - [`rfc2544`]: the zero-loss throughput search as a pure state machine;
+//! - [`plan`], [`run`]: validated plans and their executors over a [`run::PointRunner`], which
+//!   runs and stores one test (the binary's runs `client::run`; tests use a mock);
+//! - [`result`]: what a sweep produced; [`progress`]: what executors report while they run;
+//! - [`probe`]: the latency probes a point may carry; [`interrupt`]: how Ctrl-C reaches here.
+//!
+//! Statistics over repetitions are `analysis::repeat`.
+//!
+//! Invariants: every point is a run handed to the runner, tagged with the sweep and its value;
+//! a sweep that stops (Ctrl-C, a failed run or knob command) keeps every finished point;
+//! measurement and formatting stay apart (executors return numbers; the binary's writers
+//! format them). Depends on `analysis`, `results`, `wire` and `measure` only.
+
+pub mod interrupt;
+pub mod knob;
+pub mod ladder;
+pub mod param;
+pub mod plan;
+pub mod probe;
+pub mod progress;
+pub mod result;
+pub mod rfc2544;
+pub mod run;
+pub mod values;
+
+#[cfg(test)]
+mod testing;
+
+pub use interrupt::Interrupt;
+pub use plan::{Rfc2544Plan, SweepPlan};
+pub use probe::ProbePlan;
+pub use progress::{Quiet, SweepProgress};
+pub use result::{Stopped, SweepPoint, SweepResult, SweepSummary};
+pub use rfc2544::Rfc2544Result;
+pub use run::{
+    run_repeated, run_rfc2544, run_sweep, Measured, Point, PointRunner, RepeatResult, RunError,
+};

@@ -1,0 +1,129 @@
+//! The whole command line: the `linerate` parser and its subcommands (clap derive; the doc
+//! comments are the help text), and the flags of `linerate serve`. Each client command's flags
+//! live with their validation (`test_args`, `pps_args`, `sweep::args`, `store_cmd`,
+//! `report_cmd`); this module only gathers them, so nothing it names depends on it.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::target::DEFAULT_PORT;
+
+/// linerate: a network performance lab in one binary.
+///
+/// Run `linerate tcp` with no host to measure loopback against an in-process server.
+#[derive(Debug, Parser)]
+#[command(name = "linerate", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve tests to linerate clients (TCP port 5301 on all addresses by default).
+    Serve(ServeArgs),
+    /// Bulk TCP (or Unix-socket) throughput: send, reverse or both ways, N parallel streams.
+    Tcp(crate::test_args::TcpArgs),
+    /// UDP at a target rate: loss, reordering, duplicates and jitter, exactly accounted.
+    Udp(crate::test_args::UdpArgs),
+    /// Packet rate matrix: frame sizes x flow counts at max rate, against the line rate
+    /// link_bps / 8 / (frame + 20).
+    Pps(crate::pps_args::PpsArgs),
+    /// Request/response over TCP: transactions per second and round-trip latency percentiles.
+    Rr(crate::test_args::RrArgs),
+    /// Connect, request, response, close, repeat: connections per second and connect +
+    /// transaction latency percentiles.
+    Crr(crate::test_args::RrArgs),
+    /// Sweep message sizes (NetPIPE-style), a test parameter or your own setting (a command
+    /// run before each point); every point a stored run.
+    Sweep(crate::sweep::SweepArgs),
+    /// RFC 2544 throughput: per frame size, the highest rate with loss within --loss, by
+    /// binary search over trials, with latency at that rate and the line rate beside it.
+    Rfc2544(crate::sweep::Rfc2544Args),
+    /// List stored runs, oldest first: --tag K=V, --kind, --since DATE; --json or --csv.
+    Runs(crate::store_cmd::RunsArgs),
+    /// Print one stored run in full (12 or #12, as `linerate runs` lists it).
+    Show(crate::store_cmd::ShowArgs),
+    /// Stored runs side by side, metric by metric, with ratios to the first: runs (12, #12) or
+    /// tag sets (driver=a, driver=a,mtu=9000: the median of the runs carrying them).
+    Compare(crate::report_cmd::CompareArgs),
+    /// One self-contained HTML file (inline charts, no network access) of stored runs.
+    Report(crate::report_cmd::ReportArgs),
+    /// Chart stored runs as SVG or PNG: throughput over time, throughput and CPU, latency
+    /// percentiles, throughput by message size, packet rate by frame size.
+    Chart(crate::report_cmd::ChartArgs),
+    /// Write stored runs in full as JSON, JSON Lines, per-interval CSV or Markdown.
+    Export(crate::report_cmd::ExportArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `linerate man > linerate.1`.
+    Man,
+}
+
+/// `linerate serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (default: all IPv6 and IPv4 addresses).
+    #[arg(long, short = 'B', value_name = "ADDR")]
+    pub bind: Option<String>,
+    /// TCP port to listen on.
+    #[arg(long, short = 'p', value_name = "PORT", default_value_t = DEFAULT_PORT)]
+    pub port: u16,
+    /// Listen on a Unix-domain socket at this path instead of TCP.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["bind"])]
+    pub unix: Option<PathBuf>,
+    /// Exit after serving one test.
+    #[arg(long, short = '1')]
+    pub one_off: bool,
+    /// Tests that may run at the same time.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    pub max_sessions: usize,
+    /// Longest test a client may ask for.
+    #[arg(long, value_name = "SECONDS", default_value_t = 86_400.0)]
+    pub max_time: f64,
+    /// Highest UDP rate per stream a client may ask for (bits/s; K, M, G, T); default: none,
+    /// so clients may ask for `--rate max`.
+    #[arg(long, value_name = "BITS_PER_SEC")]
+    pub max_rate: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_args::TestCli;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+        TestCli::command().debug_assert();
+    }
+
+    /// The test commands a sweep parses after `--` read and explain themselves as linerate's.
+    #[test]
+    fn test_commands_match_the_cli() {
+        let (cli, tests) = (Cli::command(), TestCli::command());
+        for name in ["tcp", "udp", "rr", "crr"] {
+            let (a, b) = (
+                cli.find_subcommand(name).unwrap(),
+                tests.find_subcommand(name).unwrap(),
+            );
+            assert_eq!(
+                a.get_about().map(ToString::to_string),
+                b.get_about().map(ToString::to_string),
+                "{name}"
+            );
+            let flags = |c: &clap::Command| -> Vec<String> {
+                c.get_arguments().map(|a| a.get_id().to_string()).collect()
+            };
+            assert_eq!(flags(a), flags(b), "{name}");
+        }
+    }
+}

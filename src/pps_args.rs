@@ -1,0 +1,181 @@
+//! `linerate pps`: the packet-rate matrix's flags and their validation into one UDP test plan
+//! per (frame size, flow count) cell, each validated as `linerate udp` would validate it.
+
+use clap::Args;
+use wire::datagram::HEADER_LEN;
+
+use crate::latency_args::LatencyArgs;
+use crate::test_args::{CommonArgs, RunPlan, UdpArgs};
+
+/// `linerate pps`.
+#[derive(Debug, Args)]
+pub struct PpsArgs {
+    /// Flags every test takes (-t is per cell).
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Ethernet frame sizes in bytes, FCS included (UDP payload = frame - 46 for IPv4).
+    #[arg(
+        long,
+        value_name = "BYTES,...",
+        default_value = "64,128,256,512,1024,1280,1518"
+    )]
+    pub frame: String,
+    /// Flow counts (source ports per stream).
+    #[arg(long, value_name = "N,...", default_value = "1,100,10000")]
+    pub flows: String,
+    /// Offered rate per stream in bits/s, or max.
+    #[arg(long, short = 'b', value_name = "BITS_PER_SEC", default_value = "max")]
+    pub rate: String,
+    /// Datagrams per sendmmsg/recvmmsg call.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub batch: u16,
+    /// Do not use UDP GSO.
+    #[arg(long)]
+    pub no_gso: bool,
+    /// Do not use UDP GRO.
+    #[arg(long)]
+    pub no_gro: bool,
+}
+
+/// A validated `pps` invocation: one plan per cell, in order.
+#[derive(Debug, Clone)]
+pub struct PpsPlan {
+    /// (frame bytes, payload bytes, flows, plan) per cell.
+    pub cells: Vec<(u32, u32, u32, RunPlan)>,
+}
+
+fn list(flag: &str, value: &str) -> Result<Vec<u32>, String> {
+    let items: Result<Vec<u32>, String> = value
+        .split(',')
+        .map(|v| {
+            v.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("{flag} {value}: '{}' is not a whole number", v.trim()))
+        })
+        .collect();
+    let items = items?;
+    if items.is_empty() {
+        return Err(format!("{flag}: give at least one value"));
+    }
+    Ok(items)
+}
+
+impl PpsArgs {
+    /// Validates the flags into one plan per (frame, flows) cell.
+    pub fn plan(&self) -> Result<PpsPlan, String> {
+        let frames = list("--frame", &self.frame)?;
+        if let Some(f) = frames.iter().find(|f| **f < 64) {
+            return Err(format!(
+                "--frame {f}: Ethernet frames are at least 64 bytes"
+            ));
+        }
+        if self.common.bidir {
+            return Err(
+                "--bidir: the line rate is per direction; run pps in one direction (default or -R)"
+                    .into(),
+            );
+        }
+        let flows = list("--flows", &self.flows)?;
+        let ipv6 = self.common.ipv6;
+        let mut cells = Vec::new();
+        for &frame in &frames {
+            let payload = measure::line_rate::udp_payload(frame, ipv6)
+                .filter(|p| *p as usize >= HEADER_LEN)
+                .ok_or_else(|| {
+                    let overhead = if ipv6 { 66 } else { 46 };
+                    format!(
+                        "--frame {frame}: too small; {} headers take {overhead} bytes and linerate's header {HEADER_LEN}, so the minimum is {}",
+                        if ipv6 { "IPv6/UDP" } else { "IPv4/UDP" },
+                        overhead + HEADER_LEN as u32
+                    )
+                })?;
+            if payload > 65_507 {
+                return Err(format!("--frame {frame}: above the largest UDP datagram"));
+            }
+            for &f in &flows {
+                if f == 0 || f > 10_000 {
+                    return Err(format!("--flows {f}: must be between 1 and 10000"));
+                }
+                let udp = UdpArgs {
+                    common: CommonArgs {
+                        ..self.common.clone()
+                    },
+                    length: payload.to_string(),
+                    rate: Some(self.rate.clone()),
+                    pps: None,
+                    burst: None,
+                    batch: self.batch,
+                    no_batch: false,
+                    flows: f,
+                    flows_dst: 1,
+                    no_gso: self.no_gso,
+                    no_gro: self.no_gro,
+                    latency: LatencyArgs {
+                        latency: None,
+                        latency_rate: 100,
+                        latency_idle: 2.0,
+                    },
+                    repeat: Default::default(),
+                };
+                cells.push((frame, payload, f, udp.plan()?));
+            }
+        }
+        Ok(PpsPlan { cells })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    /// `linerate pps` on its own.
+    #[derive(Parser)]
+    struct Pps {
+        #[command(flatten)]
+        args: PpsArgs,
+    }
+
+    fn pps(args: &[&str]) -> PpsArgs {
+        Pps::try_parse_from(std::iter::once("pps").chain(args.iter().copied()))
+            .unwrap()
+            .args
+    }
+
+    #[test]
+    fn pps_matrix_plan() {
+        let plan = pps(&[
+            "--frame",
+            "64,1518",
+            "--flows",
+            "1,100",
+            "--link-speed",
+            "10G",
+        ])
+        .plan()
+        .unwrap();
+        let cells: Vec<_> = plan.cells.iter().map(|(f, p, n, _)| (*f, *p, *n)).collect();
+        assert_eq!(
+            cells,
+            vec![
+                (64, 18, 1),
+                (64, 18, 100),
+                (1518, 1472, 1),
+                (1518, 1472, 100)
+            ]
+        );
+        assert_eq!(
+            plan.cells[0].3.spec.udp().map(|u| u.rate),
+            Some(wire::spec::UdpRate::Max),
+            "max rate by default"
+        );
+        assert!(pps(&["--frame", "40"])
+            .plan()
+            .unwrap_err()
+            .contains("--frame 40: Ethernet frames are at least 64 bytes"));
+        assert!(pps(&["--flows", "1,x"])
+            .plan()
+            .unwrap_err()
+            .contains("'x' is not a whole number"));
+    }
+}

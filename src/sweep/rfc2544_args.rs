@@ -1,0 +1,211 @@
+//! The command line of `linerate rfc2544` (clap derive; the doc comments are the help) and its
+//! validation into an [`Rfc2544Plan`]: frame sizes, loss, resolution, trial length and the
+//! UDP test each trial runs, built from test-command words so it reuses their validation.
+//! Everything is checked here, before anything runs.
+
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Result};
+use clap::Args;
+use sweep::plan::{FramePlan, Rfc2544Plan};
+use sweep::values::{parse_list, SweepValue, ValueUnit};
+use sweep::ProbePlan;
+use wire::spec::TestKind;
+
+use super::args::{parse_duration, parse_test, BaseTest, OutputArgs, Shared};
+use crate::store_args::StoreArgs;
+use crate::target::DEFAULT_PORT;
+
+/// `linerate rfc2544`.
+#[derive(Debug, Args)]
+pub struct Rfc2544Args {
+    /// Server to test against; none: an in-process server on loopback.
+    #[arg(value_name = "HOST")]
+    pub host: Option<String>,
+    /// Server port.
+    #[arg(long, short = 'p', value_name = "PORT", default_value_t = DEFAULT_PORT)]
+    pub port: u16,
+    /// Ethernet frame sizes in bytes, FCS included, increasing (UDP payload = frame − 46 for
+    /// IPv4, − 66 for IPv6).
+    #[arg(
+        long,
+        value_name = "BYTES,...",
+        default_value = "64,128,256,512,1024,1280,1518"
+    )]
+    pub frame: String,
+    /// Largest lost share of frames that still passes a trial, percent (RFC 2544: 0).
+    #[arg(long, value_name = "PERCENT", default_value_t = 0.0)]
+    pub loss: f64,
+    /// Length of each trial: 10s, 500ms, 30 (seconds).
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub trial: String,
+    /// Stop searching when the best pass is within this many percent of the lowest failure.
+    #[arg(long, value_name = "PERCENT", default_value_t = 0.5)]
+    pub resolution: f64,
+    /// Most trials per frame size.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub max_trials: u32,
+    /// Link speed (bits/s; K, M, G, T): the first trial offers its line rate, and the table
+    /// shows the theoretical frame rate beside each result.
+    #[arg(long, value_name = "BITS_PER_SEC")]
+    pub link_speed: Option<String>,
+    /// Parallel streams (the rate is split over them).
+    #[arg(
+        long = "parallel",
+        short = 'P',
+        value_name = "STREAMS",
+        default_value_t = 1
+    )]
+    pub parallel: u32,
+    /// Socket buffer size on both ends (default: 4M, as `linerate udp`).
+    #[arg(long, short = 'w', value_name = "BYTES")]
+    pub window: Option<String>,
+    /// Datagrams per sendmmsg/recvmmsg call (a paced sender sends a batch back to back).
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub batch: u16,
+    /// Send every frame as its own datagram through the stack (no UDP GSO): a qdisc or a NIC
+    /// then sees and counts each frame, not batches of them.
+    #[arg(long)]
+    pub no_gso: bool,
+    /// IPv4 only.
+    #[arg(short = '4', conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// IPv6 only (frames carry 20 more header bytes).
+    #[arg(short = '6')]
+    pub ipv6: bool,
+    /// Local address to connect from.
+    #[arg(long, short = 'B', value_name = "ADDR")]
+    pub bind: Option<String>,
+    /// Pin this end's data threads to CPU CLIENT and the server's to CPU SERVER.
+    #[arg(long, short = 'A', value_name = "CLIENT[,SERVER]")]
+    pub affinity: Option<String>,
+    /// Skip the latency run at each answer.
+    #[arg(long)]
+    pub no_latency: bool,
+    /// Output format.
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Results database.
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// A validated rfc2544 run and the test it is built on.
+#[derive(Debug, Clone)]
+pub struct PreparedRfc2544 {
+    /// The search.
+    pub plan: Rfc2544Plan,
+    /// The first frame size's test (for resolving the target).
+    pub base: BaseTest,
+}
+
+impl Rfc2544Args {
+    /// Validates frames, loss, trial length and the UDP test.
+    pub fn plan(&self) -> Result<PreparedRfc2544> {
+        let frames = parse_list("--frame", &self.frame, ValueUnit::Count)?;
+        if !(self.loss.is_finite() && (0.0..100.0).contains(&self.loss)) {
+            bail!(
+                "--loss {}: a percentage of frames, at least 0 and below 100",
+                self.loss
+            );
+        }
+        if !(self.resolution.is_finite() && self.resolution > 0.0 && self.resolution <= 50.0) {
+            bail!(
+                "--resolution {}: a percentage above 0 and at most 50, e.g. 0.5",
+                self.resolution
+            );
+        }
+        if self.max_trials == 0 || self.max_trials > 100 {
+            bail!("--max-trials {}: between 1 and 100", self.max_trials);
+        }
+        let trial = parse_duration("--trial", &self.trial).map_err(anyhow::Error::msg)?;
+        let base = self.trial_test(trial)?;
+        let link = base.plan.spec.link_speed_bps;
+        let frames = self.frame_plans(&frames, &base)?;
+        let latency = (!self.no_latency).then(|| {
+            (
+                ProbePlan {
+                    kind: TestKind::UdpRr,
+                    rate_per_s: 100,
+                    bytes: 64,
+                    idle: Duration::from_secs(1),
+                },
+                trial.as_millis() as u64,
+            )
+        });
+        Ok(PreparedRfc2544 {
+            plan: Rfc2544Plan {
+                frames,
+                loss_ratio: self.loss / 100.0,
+                resolution: self.resolution / 100.0,
+                max_trials: self.max_trials,
+                latency,
+                link_speed_bps: link,
+            },
+            base,
+        })
+    }
+
+    /// The UDP test of every trial, `trial` long, at the sender's top speed (the search sets
+    /// the rate of each trial).
+    fn trial_test(&self, trial: Duration) -> Result<BaseTest> {
+        let shared = Shared {
+            host: &self.host,
+            port: self.port,
+            window: &self.window,
+            ipv4: self.ipv4,
+            ipv6: self.ipv6,
+            bind: &self.bind,
+            affinity: &self.affinity,
+        };
+        let mut words = shared.words("udp", trial.as_secs_f64());
+        words.extend([
+            "--rate".into(),
+            "max".into(),
+            "--parallel".into(),
+            self.parallel.to_string(),
+            "--batch".into(),
+            self.batch.to_string(),
+        ]);
+        if self.no_gso {
+            words.push("--no-gso".into());
+        }
+        if let Some(l) = &self.link_speed {
+            words.push(format!("--link-speed={l}"));
+        }
+        parse_test(&words, None)
+    }
+
+    /// A plan per `--frame` size: its UDP payload, its trial test and its line rate.
+    fn frame_plans(&self, frames: &[SweepValue], base: &BaseTest) -> Result<Vec<FramePlan>> {
+        let link = base.plan.spec.link_speed_bps;
+        let mut plans = Vec::new();
+        for f in frames {
+            let frame = f.number.unwrap_or(0.0) as u32;
+            if frame < 64 {
+                bail!("--frame {frame}: Ethernet frames are at least 64 bytes");
+            }
+            let min_frame = if self.ipv6 { 66 } else { 46 } + wire::datagram::HEADER_LEN as u32;
+            let payload = measure::line_rate::udp_payload(frame, self.ipv6)
+                .filter(|p| *p as usize >= wire::datagram::HEADER_LEN)
+                .ok_or_else(|| {
+                    anyhow!(
+                        "--frame {frame}: too small for linerate's 16-byte header over {}; the smallest is {min_frame}",
+                        if self.ipv6 { "IPv6/UDP" } else { "IPv4/UDP" }
+                    )
+                })?;
+            if payload > 65_507 {
+                bail!("--frame {frame}: above the largest UDP datagram");
+            }
+            let mut spec = base.plan.spec.clone();
+            spec.set_message_len_bytes(payload);
+            plans.push(FramePlan {
+                frame_bytes: frame,
+                payload_bytes: payload,
+                spec,
+                line_rate_pps: link.map(|l| measure::line_rate::pps(l as f64, frame)),
+            });
+        }
+        Ok(plans)
+    }
+}

@@ -1,0 +1,166 @@
+//! The real [`PointRunner`]: `client::run` (with `probe::run_with_probes` for `--latency`)
+//! against a resolved target, then the results database, every run tagged as the executor
+//! asks.
+
+use engine::Signal;
+use results::store::{HostFacts, Tag, Tags};
+use sweep::{Measured, Point, PointRunner, RunError};
+
+use crate::client::{self, ClientConfig, Silent};
+use crate::probe;
+use crate::store_args::RunStore;
+use crate::target::Target;
+
+/// Runs each point against one target and stores it.
+pub struct ClientRunner {
+    target: Target,
+    label: String,
+    interrupt: Signal,
+    store: Option<RunStore>,
+    facts: HostFacts,
+}
+
+impl ClientRunner {
+    /// A runner against `target` (labelled `label` in records), storing into `store` (none with
+    /// `--no-store`) with `facts` about this host.
+    pub fn new(
+        target: Target,
+        label: String,
+        interrupt: Signal,
+        store: Option<RunStore>,
+        facts: HostFacts,
+    ) -> Self {
+        Self {
+            target,
+            label,
+            interrupt,
+            store,
+            facts,
+        }
+    }
+
+    fn run_and_store(&mut self, point: &Point) -> anyhow::Result<Measured> {
+        let config = ClientConfig::new(
+            self.target.clone(),
+            self.label.clone(),
+            point.spec.clone(),
+            self.interrupt.clone(),
+        );
+        let record = match &point.probe {
+            None => client::run(&config, &mut Silent)?,
+            Some(p) => probe::run_with_probes(&config, p, &mut Silent)?,
+        };
+        let run_id = match &mut self.store {
+            None => None,
+            Some(store) => {
+                let mut tags = Tags::new();
+                for (key, value) in &point.tags {
+                    // Keys are the executors' constants; a repeated one keeps its first value.
+                    let _ = tags.insert(Tag {
+                        key: key.clone(),
+                        value: value.clone(),
+                    });
+                }
+                Some(store.save_with(&record, &self.facts, &tags)?.0)
+            }
+        };
+        Ok(Measured { record, run_id })
+    }
+}
+
+impl PointRunner for ClientRunner {
+    fn run(&mut self, point: &Point) -> Result<Measured, RunError> {
+        self.run_and_store(point).map_err(Into::into)
+    }
+
+    fn target(&self) -> String {
+        self.label.clone()
+    }
+
+    fn max_udp_payload(&self) -> Option<u32> {
+        match &self.target {
+            Target::Tcp { addr, .. } => engine::udp_socket::max_payload_to(*addr)
+                .ok()
+                .map(|m| m as u32),
+            Target::Unix { .. } => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::{Ipv4Addr, SocketAddr};
+    use sweep::plan::{PlannedPoint, SweepPlan};
+    use sweep::result::SweepKind;
+    use sweep::values::SweepValue;
+    use sweep::{run_sweep, Quiet};
+    use wire::spec::{Params, SendMode, TestKind};
+    use wire::TestSpec;
+
+    /// A size sweep over `sizes`: a short stream and request/response test per size.
+    fn size_plan(sizes: &[u32]) -> SweepPlan {
+        let spec = |kind: TestKind, len: u32| {
+            let mut s = TestSpec::new(Params::defaults(kind), 1, 300);
+            s.set_message_len_bytes(len);
+            s.interval_ms = 300;
+            if let Some(stream) = s.stream_mut() {
+                stream.send_mode = SendMode::Write;
+            }
+            if let Some(tcp) = s.tcp_mut() {
+                tcp.no_delay = kind.is_rr();
+            }
+            s
+        };
+        SweepPlan {
+            kind: SweepKind::Size,
+            points: sizes
+                .iter()
+                .map(|&s| PlannedPoint {
+                    value: SweepValue::number(u64::from(s)),
+                    specs: vec![spec(TestKind::TcpStream, s), spec(TestKind::TcpRr, s)],
+                })
+                .collect(),
+            repeat: Default::default(),
+            knob: None,
+            probe: None,
+        }
+    }
+
+    /// The real runner against an in-process server on loopback: a two-size sweep end to end.
+    #[test]
+    fn client_runner_sweeps_a_loopback_server() {
+        let listener =
+            crate::commands::listen_tcp(Some(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))), 0)
+                .unwrap();
+        let addr = listener.tcp_addr().unwrap();
+        let stop = Signal::new();
+        let s = stop.clone();
+        let log: crate::server::Log = std::sync::Arc::new(|_: String| {});
+        let server = std::thread::spawn(move || {
+            crate::server::serve(listener, s, crate::server::ServerConfig::default(), log)
+        });
+        let plan = size_plan(&[64, 4096]);
+        let interrupt = Signal::new();
+        let mut runner = ClientRunner::new(
+            Target::Tcp { addr, bind: None },
+            format!("{addr} (test server)"),
+            interrupt.clone(),
+            None,
+            HostFacts::collect(None),
+        );
+        let r = run_sweep(&plan, &mut runner, &interrupt.flag(), &mut Quiet);
+        stop.raise();
+        let _ = server.join();
+        assert_eq!(r.stopped, None, "{:?}", r.stopped);
+        assert_eq!(r.points.len(), 2);
+        assert!(r.target.ends_with("(test server)"));
+        for p in &r.points {
+            assert!(p.throughput_bps.unwrap() > 0.0);
+            assert!(p.rtt_p50_us.unwrap() > 0.0);
+            assert!(p.run_ids().is_empty(), "not stored without a store");
+        }
+        assert!(r.summary.peak_throughput_bps.is_some());
+        assert!(runner.max_udp_payload().unwrap() >= 1472);
+    }
+}
