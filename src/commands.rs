@@ -16,17 +16,17 @@ use sweep::{run_repeated, run_rfc2544, run_sweep, Point, ProbePlan, Stopped};
 use wire::spec::SpecLimits;
 
 use crate::cli::ServeArgs;
-use crate::client::{self, ClientConfig, Silent};
 use crate::output;
 use crate::pps_args::PpsArgs;
-use crate::probe;
-use crate::server::{self, ServerConfig};
 use crate::store_args::host_facts;
 use crate::sweep::output::{self as sweep_output, Format};
 use crate::sweep::progress::StderrBar;
 use crate::sweep::{ClientRunner, Rfc2544Args, SweepArgs};
-use crate::target::{resolve, Target};
 use crate::test_args::{CommonArgs, RrArgs, RunPlan, TcpArgs, UdpArgs};
+use session::client::{self, ClientConfig, Silent};
+use session::probe;
+use session::server::{self, ServerConfig};
+use session::target::{resolve, Target};
 
 /// Opens a TCP listener; with no address, on every IPv6 and IPv4 address.
 pub fn listen_tcp(bind: Option<SocketAddr>, port: u16) -> std::io::Result<Listener> {
@@ -301,7 +301,7 @@ fn target_for(
         }
         (None, None) => {
             let loopback = match plan.family {
-                crate::target::Family::V6 => IpAddr::V6(Ipv6Addr::LOCALHOST),
+                session::target::Family::V6 => IpAddr::V6(Ipv6Addr::LOCALHOST),
                 _ => IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
             };
             let listener = listen_tcp(Some(SocketAddr::new(loopback, 0)), 0)

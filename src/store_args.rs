@@ -17,7 +17,7 @@ use results::store::{parse_kind, Filter, HostFacts, RunId, Store, StoreError, Ta
 use results::RunRecord;
 
 use crate::local_time::parse_since;
-use crate::target::Target;
+use session::target::Target;
 
 /// Where runs are stored, and how they are tagged (flattened into every test command).
 #[derive(Debug, Clone, Default, Args)]

@@ -21,7 +21,7 @@ use wire::TestSpec;
 use crate::latency_args::LatencyArgs;
 use crate::repeat_args::RepeatArgs;
 use crate::store_args::StoreArgs;
-use crate::target::{Family, DEFAULT_PORT};
+use session::target::{Family, DEFAULT_PORT};
 
 /// A test command alone, parsed as `linerate` parses it (the first word is the program name).
 #[derive(Debug, Parser)]

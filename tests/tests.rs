@@ -13,7 +13,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use linerate::server::ServerConfig;
+use session::server::ServerConfig;
 use util::*;
 use wire::spec::Direction;
 use wire::{frame, ClientMsg, Hello, ServerMsg};

@@ -7,10 +7,10 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use engine::{Listener, Signal};
-use linerate::client::{self, ClientConfig, ClientError, Silent};
-use linerate::server::{self, ServerConfig};
-use linerate::target::Target;
 use results::RunRecord;
+use session::client::{self, ClientConfig, ClientError, Silent};
+use session::server::{self, ServerConfig};
+use session::target::Target;
 use wire::spec::{Direction, Params, StreamParams, TcpOptions};
 use wire::TestSpec;
 

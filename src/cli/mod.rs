@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::target::DEFAULT_PORT;
+use session::target::DEFAULT_PORT;
 
 /// linerate: a network performance lab in one binary.
 ///

@@ -8,7 +8,7 @@ use wire::msg::ServerInfo;
 use wire::spec::UdpRate;
 use wire::{Params, TestKind, TestSpec};
 
-use crate::client::Progress;
+use session::client::Progress;
 
 /// Prints live rows to a writer (stdout in the binary).
 ///

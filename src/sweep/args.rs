@@ -23,8 +23,8 @@ use sweep::ProbePlan;
 
 use crate::repeat_args::RepeatArgs;
 use crate::store_args::StoreArgs;
-use crate::target::DEFAULT_PORT;
 use crate::test_args::{CommonArgs, RunPlan, TestCli, TestCommand};
+use session::target::DEFAULT_PORT;
 
 /// How results are printed.
 #[derive(Debug, Clone, Default, Args)]

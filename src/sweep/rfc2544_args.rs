@@ -14,7 +14,7 @@ use wire::spec::TestKind;
 
 use super::args::{parse_duration, parse_test, BaseTest, OutputArgs, Shared};
 use crate::store_args::StoreArgs;
-use crate::target::DEFAULT_PORT;
+use session::target::DEFAULT_PORT;
 
 /// `linerate rfc2544`.
 #[derive(Debug, Args)]

@@ -6,10 +6,10 @@ use engine::Signal;
 use results::store::{HostFacts, Tag, Tags};
 use sweep::{Measured, Point, PointRunner, RunError};
 
-use crate::client::{self, ClientConfig, Silent};
-use crate::probe;
 use crate::store_args::RunStore;
-use crate::target::Target;
+use session::client::{self, ClientConfig, Silent};
+use session::probe;
+use session::target::Target;
 
 /// Runs each point against one target and stores it.
 pub struct ClientRunner {
@@ -136,9 +136,9 @@ mod tests {
         let addr = listener.tcp_addr().unwrap();
         let stop = Signal::new();
         let s = stop.clone();
-        let log: crate::server::Log = std::sync::Arc::new(|_: String| {});
+        let log: session::server::Log = std::sync::Arc::new(|_: String| {});
         let server = std::thread::spawn(move || {
-            crate::server::serve(listener, s, crate::server::ServerConfig::default(), log)
+            session::server::serve(listener, s, session::server::ServerConfig::default(), log)
         });
         let plan = size_plan(&[64, 4096]);
         let interrupt = Signal::new();

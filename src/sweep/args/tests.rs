@@ -261,7 +261,7 @@ fn size_sweep_plan() {
     let p = sweep(&["size", "--proto", "udp", "--max", "100", "-w", "1M", "-4"]).unwrap();
     assert_eq!(p.plan.points[0].specs[1].kind(), TestKind::UdpRr);
     assert_eq!(p.plan.points[0].specs[1].window_bytes, Some(1 << 20));
-    assert_eq!(p.base.plan.family, crate::target::Family::V4);
+    assert_eq!(p.base.plan.family, session::target::Family::V4);
     // Planned time: (0.5 s + 1 s setup) × 2 tests per size.
     let p = sweep(&["size", "--max", "4", "-t", "0.5"]).unwrap();
     assert_eq!(p.plan.planned_seconds(), [3.0; 3]);

@@ -45,11 +45,43 @@ impl Target {
     }
 }
 
+/// Why a host could not be resolved; the message names the host as given.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    /// Nothing but spaces.
+    #[error("empty host name")]
+    Empty,
+    /// `name:port` with a port that is not one.
+    #[error("'{host}': port '{port}' is not a number from 1 to 65535")]
+    BadPort {
+        /// The host as given.
+        host: String,
+        /// The part after the colon.
+        port: String,
+    },
+    /// The resolver failed.
+    #[error("cannot resolve host '{name}': {source}")]
+    Lookup {
+        /// The name looked up.
+        name: String,
+        /// The resolver's answer.
+        source: std::io::Error,
+    },
+    /// The name has addresses, but none of the family asked for.
+    #[error("host '{host}' has no {} address", if *.family == Family::V4 { "IPv4 (-4)" } else { "IPv6 (-6)" })]
+    NoAddressOfFamily {
+        /// The host as given.
+        host: String,
+        /// `-4` or `-6`.
+        family: Family,
+    },
+}
+
 /// Resolves `host` (a name, an address, `host:port` or `[v6]:port`) with `port` as default.
-pub fn resolve(host: &str, port: u16, family: Family) -> Result<SocketAddr, String> {
+pub fn resolve(host: &str, port: u16, family: Family) -> Result<SocketAddr, ResolveError> {
     let host = host.trim();
     if host.is_empty() {
-        return Err("empty host name".into());
+        return Err(ResolveError::Empty);
     }
     let candidates: Vec<SocketAddr> = if let Ok(addr) = host.parse::<SocketAddr>() {
         vec![addr]
@@ -59,14 +91,19 @@ pub fn resolve(host: &str, port: u16, family: Family) -> Result<SocketAddr, Stri
         let (name, port) = match host.rsplit_once(':') {
             Some((n, p)) if !n.contains(':') => (
                 n,
-                p.parse()
-                    .map_err(|_| format!("'{host}': port '{p}' is not a number from 1 to 65535"))?,
+                p.parse().map_err(|_| ResolveError::BadPort {
+                    host: host.to_string(),
+                    port: p.to_string(),
+                })?,
             ),
             _ => (host, port),
         };
         (name, port)
             .to_socket_addrs()
-            .map_err(|e| format!("cannot resolve host '{name}': {e}"))?
+            .map_err(|source| ResolveError::Lookup {
+                name: name.to_string(),
+                source,
+            })?
             .collect()
     };
     candidates
@@ -76,13 +113,9 @@ pub fn resolve(host: &str, port: u16, family: Family) -> Result<SocketAddr, Stri
             Family::V4 => a.is_ipv4(),
             Family::V6 => a.is_ipv6(),
         })
-        .ok_or_else(|| {
-            let fam = if family == Family::V4 {
-                "IPv4 (-4)"
-            } else {
-                "IPv6 (-6)"
-            };
-            format!("host '{host}' has no {fam} address")
+        .ok_or_else(|| ResolveError::NoAddressOfFamily {
+            host: host.to_string(),
+            family,
         })
 }
 
@@ -113,9 +146,11 @@ mod tests {
     fn family_filter_and_errors() {
         assert!(resolve("::1", 7, Family::V4)
             .unwrap_err()
+            .to_string()
             .contains("no IPv4"));
         assert!(resolve("localhost:abc", 7, Family::Any)
             .unwrap_err()
+            .to_string()
             .contains("port 'abc'"));
         assert!(resolve("", 7, Family::Any).is_err());
     }

@@ -1,0 +1,251 @@
+//! Measuring a test on the client: start one worker per stream, poll the server each
+//! interval for its counters, stop, collect the server's results and both ends' last interval.
+//! All timing is on the client's own monotonic clock.
+
+use std::time::{Duration, Instant};
+
+use analysis::{IntervalTracker, LocalStream, RawRun, WorkerReport};
+use engine::{engine_for, Conn, Endpoint, Role, Workers};
+use measure::cpu::{CpuTime, SystemCpuSnapshot};
+use results::IntervalSample;
+use wire::msg::ServerResults;
+use wire::spec::Flow;
+use wire::{ClientMsg, ServerMsg};
+
+use super::{protocol, unexpected, ClientConfig, ClientError, Progress};
+use crate::control::{recv, send, HANDSHAKE_TIMEOUT};
+
+/// How long the polling loop sleeps at `elapsed` (< `duration`): until the next interval tick
+/// or the end, at most 50 ms. A tick already due was skipped for being within 10 ms of the end,
+/// so then it sleeps toward the end.
+fn wait_before_next_look(elapsed: Duration, next_tick: Duration, duration: Duration) -> Duration {
+    let until = if next_tick > elapsed {
+        next_tick.min(duration)
+    } else {
+        duration
+    };
+    until.saturating_sub(elapsed).min(Duration::from_millis(50))
+}
+
+/// The intervals and the raw figures of both ends, for the summary.
+pub(super) struct Measured {
+    pub intervals: Vec<IntervalSample>,
+    pub raw: RawRun,
+}
+
+/// The streams while they run, with the clocks the results are measured from.
+struct Running {
+    workers: Workers,
+    t0: Instant,
+    cpu0: CpuTime,
+    sys0: Option<SystemCpuSnapshot>,
+}
+
+/// Runs the test on `conns` and returns what both ends measured.
+pub(super) fn measure_streams(
+    config: &ClientConfig,
+    ctrl: &mut Conn,
+    conns: Vec<Endpoint>,
+    progress: &mut dyn Progress,
+) -> Result<Measured, ClientError> {
+    let running = start(config, ctrl, conns)?;
+    let mut tracker = IntervalTracker::new(&config.spec);
+    let mut intervals = Vec::new();
+    let interrupted = poll_until_end(config, ctrl, &running, &mut tracker, &mut |sample| {
+        progress.interval(&sample);
+        intervals.push(sample);
+    })?;
+    let (sample, raw) = finish(config, ctrl, running, &mut tracker, interrupted)?;
+    progress.interval(&sample);
+    intervals.push(sample);
+    Ok(Measured { intervals, raw })
+}
+
+/// Starts a worker per stream and the test on both ends (`Begin`, `Begun`).
+fn start(
+    config: &ClientConfig,
+    ctrl: &mut Conn,
+    conns: Vec<Endpoint>,
+) -> Result<Running, ClientError> {
+    let spec = &config.spec;
+    let mut workers = Workers::new(engine_for(spec));
+    workers.pin_to(spec.client_cpu.map(|c| c as usize));
+    send(ctrl, &ClientMsg::Begin).map_err(protocol("starting the test"))?;
+    let t0 = Instant::now();
+    let cpu0 = CpuTime::process_now();
+    let sys0 = SystemCpuSnapshot::now();
+    for (&(index, flow), conn) in spec.flows().iter().zip(conns) {
+        let role = match flow {
+            Flow::ClientToServer => Role::Sender,
+            Flow::ServerToClient => Role::Receiver,
+        };
+        workers
+            .spawn(conn, role, format!("lr-cli-{index}"))
+            .map_err(|e| ClientError::Protocol(format!("cannot start stream thread: {e}")))?;
+    }
+    match recv::<ServerMsg>(ctrl, HANDSHAKE_TIMEOUT).map_err(protocol("starting the test"))? {
+        ServerMsg::Begun => {}
+        ServerMsg::Error { message } => return Err(ClientError::Refused(message)),
+        other => return Err(unexpected(&other)),
+    }
+    Ok(Running {
+        workers,
+        t0,
+        cpu0,
+        sys0,
+    })
+}
+
+/// Polls the server each interval until the test time is up (false) or the user interrupts
+/// (true), handing every interval sample to `emit`. A tick within 10 ms of the end is left to
+/// the last interval, which ends at `Stop`.
+fn poll_until_end(
+    config: &ClientConfig,
+    ctrl: &mut Conn,
+    running: &Running,
+    tracker: &mut IntervalTracker,
+    emit: &mut dyn FnMut(IntervalSample),
+) -> Result<bool, ClientError> {
+    let spec = &config.spec;
+    let (workers, t0) = (&running.workers, running.t0);
+    let duration = Duration::from_millis(spec.duration_ms);
+    let interval = Duration::from_millis(spec.interval_ms);
+    let mut next_tick = interval;
+    let mut seq = 0u64;
+    loop {
+        if config.interrupt.is_raised() {
+            return Ok(true);
+        }
+        let elapsed = t0.elapsed();
+        if elapsed >= duration {
+            return Ok(false);
+        }
+        if elapsed >= next_tick && duration - elapsed > Duration::from_millis(10) {
+            seq += 1;
+            send(ctrl, &ClientMsg::Poll { seq }).map_err(protocol("polling the server"))?;
+            let server_counts = match recv::<ServerMsg>(ctrl, HANDSHAKE_TIMEOUT)
+                .map_err(protocol("polling the server"))?
+            {
+                ServerMsg::Counters { counts, .. } => counts,
+                ServerMsg::Error { message } => return Err(server_ended(&message)),
+                other => return Err(unexpected(&other)),
+            };
+            let mut sample = tracker.sample(t0.elapsed(), &workers.snapshot(), &server_counts);
+            analysis::add_latency(&mut sample, workers.take_latency().as_ref());
+            emit(sample);
+            next_tick += interval;
+            continue;
+        }
+        std::thread::sleep(wait_before_next_look(elapsed, next_tick, duration));
+    }
+}
+
+fn server_ended(message: &str) -> ClientError {
+    ClientError::Protocol(format!("server ended the test: {message}"))
+}
+
+/// Stops the test on both ends and returns the last interval (which ends at `Stop`) and the
+/// raw figures of both ends.
+fn finish(
+    config: &ClientConfig,
+    ctrl: &mut Conn,
+    running: Running,
+    tracker: &mut IntervalTracker,
+    interrupted: bool,
+) -> Result<(IntervalSample, RawRun), ClientError> {
+    let Running {
+        workers,
+        t0,
+        cpu0,
+        sys0,
+    } = running;
+    workers.stop();
+    let window = t0.elapsed();
+    let local_at_stop = workers.snapshot();
+    send(ctrl, &ClientMsg::Stop).map_err(protocol("stopping the test"))?;
+    let results_wait = config.drain_timeout + HANDSHAKE_TIMEOUT;
+    let server: ServerResults = match recv::<ServerMsg>(ctrl, results_wait)
+        .map_err(protocol("waiting for the server's results"))?
+    {
+        ServerMsg::Results(r) => r,
+        ServerMsg::Error { message } => return Err(server_ended(&message)),
+        other => return Err(unexpected(&other)),
+    };
+    let outcomes = workers.join(config.drain_timeout);
+    let mut workers_latency: Option<measure::latency::Latency> = None;
+    for tail in outcomes.iter().filter_map(|o| o.latency_tail.as_ref()) {
+        workers_latency
+            .get_or_insert_with(Default::default)
+            .add(tail);
+    }
+    let local_wall = t0.elapsed();
+    // The last interval ends at Stop: receivers count what they had read by then, senders
+    // everything they wrote (a write in progress at Stop still completes), so the intervals
+    // add up exactly to the summary's totals.
+    let (mut last_local, mut last_server) = (Vec::new(), Vec::new());
+    for (i, &(_, flow)) in config.spec.flows().iter().enumerate() {
+        let remote = server.streams.get(i);
+        let (local, far) = match flow {
+            Flow::ClientToServer => (
+                outcomes[i].now,
+                remote.map(|r| r.at_stop).unwrap_or_default(),
+            ),
+            Flow::ServerToClient => (
+                local_at_stop[i],
+                remote.map(|r| r.total).unwrap_or_default(),
+            ),
+        };
+        last_local.push(local);
+        last_server.push(far);
+    }
+    let mut sample = tracker.sample(window, &last_local, &last_server);
+    analysis::add_latency(&mut sample, workers_latency.as_ref());
+    let local_streams = outcomes
+        .into_iter()
+        .zip(local_at_stop)
+        .map(|(o, at_stop)| LocalStream {
+            at_stop,
+            now: o.now,
+            result: o.result.map(|r| r.map(worker_report)),
+        })
+        .collect();
+    let raw = RawRun {
+        spec: config.spec.clone(),
+        window,
+        interrupted,
+        local_wall,
+        local_streams,
+        local_process_cpu: CpuTime::process_now().since(cpu0),
+        local_system_cpu: sys0.zip(SystemCpuSnapshot::now()).map(|(a, b)| b.since(&a)),
+        server,
+    };
+    Ok((sample, raw))
+}
+
+/// The figures of a worker's report that the summary reads.
+fn worker_report(r: engine::StreamReport) -> WorkerReport {
+    WorkerReport {
+        cpu: r.cpu,
+        tcp_info: r.tcp_info,
+        counts: r.counts,
+        latency: r.latency,
+        lost_transactions: r.lost_transactions,
+        slots_missed: r.slots_missed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_polling_loop_never_waits_past_a_tick_or_the_end() {
+        let ms = Duration::from_millis;
+        assert_eq!(wait_before_next_look(ms(990), ms(1000), ms(3000)), ms(10));
+        assert_eq!(wait_before_next_look(ms(100), ms(1000), ms(3000)), ms(50));
+        assert_eq!(wait_before_next_look(ms(2990), ms(4000), ms(3000)), ms(10));
+        // A tick due within 10 ms of the end is skipped: sleep toward the end (this subtraction
+        // overflowed once, panicking the client at the end of a run).
+        assert_eq!(wait_before_next_look(ms(2995), ms(2993), ms(3000)), ms(5));
+    }
+}

@@ -1,0 +1,196 @@
+//! The client side of a test session: connects, opens the data connections, runs the workers,
+//! polls the server each interval and collects both ends' figures. All timing is on this
+//! (the client's) monotonic clock.
+//!
+//! Measurement only: the caller receives interval samples through [`Progress`] and the final
+//! [`RunRecord`]; nothing here prints.
+
+mod measure;
+mod open;
+
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use engine::sockopt::{connect_tcp, ConnectError, SocketOptions};
+use engine::{Conn, Signal};
+use results::{IntervalSample, RunRecord};
+use wire::msg::ServerInfo;
+use wire::{ClientMsg, ServerMsg, TestSpec, WireError};
+
+use crate::control::{exchange_hello, recv, send, HANDSHAKE_TIMEOUT};
+use crate::target::Target;
+
+/// What the client runs and where.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// Where the server is.
+    pub target: Target,
+    /// How the target was given, for the record (e.g. `in-process 127.0.0.1:…`).
+    pub target_label: String,
+    /// The test.
+    pub spec: TestSpec,
+    /// Raised on Ctrl-C: the run stops early and returns what it measured.
+    pub interrupt: Signal,
+    /// Longest wait for a connection to open.
+    pub connect_timeout: Duration,
+    /// Longest wait for streams to drain after the test time.
+    pub drain_timeout: Duration,
+}
+
+impl ClientConfig {
+    /// A test of `spec` against `target` with the command line's timeouts: 5 s to open a
+    /// connection, 10 s for streams to drain after the test time.
+    pub fn new(target: Target, target_label: String, spec: TestSpec, interrupt: Signal) -> Self {
+        Self {
+            target,
+            target_label,
+            spec,
+            interrupt,
+            connect_timeout: Duration::from_secs(5),
+            drain_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Receives live figures while a test runs.
+pub trait Progress {
+    /// The server accepted the test.
+    fn started(&mut self, server: &ServerInfo, spec: &TestSpec);
+    /// One interval finished.
+    fn interval(&mut self, sample: &IntervalSample);
+}
+
+/// A progress sink that ignores everything.
+pub struct Silent;
+
+impl Progress for Silent {
+    fn started(&mut self, _: &ServerInfo, _: &TestSpec) {}
+    fn interval(&mut self, _: &IntervalSample) {}
+}
+
+/// Why a test could not run or finish.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The connection could not be opened.
+    #[error("cannot connect to {target}: {reason}{hint}")]
+    Connect {
+        /// Where.
+        target: String,
+        /// Why.
+        reason: ConnectError,
+        /// What to try.
+        hint: &'static str,
+    },
+    /// The peer is not a (compatible) linerate server.
+    #[error("{target}: {reason}")]
+    Handshake {
+        /// Where.
+        target: String,
+        /// Why.
+        reason: WireError,
+    },
+    /// The server refused the test.
+    #[error("server refused the test: {0}")]
+    Refused(String),
+    /// The control conversation failed.
+    #[error("{0}")]
+    Protocol(String),
+    /// The test cannot run as given (found by the client before any data).
+    #[error("{0}")]
+    Input(String),
+    /// The user interrupted before the test began.
+    #[error("interrupted before the test began")]
+    Interrupted,
+}
+
+fn protocol(context: &str) -> impl Fn(WireError) -> ClientError + '_ {
+    move |e| ClientError::Protocol(format!("{context}: {e}"))
+}
+
+fn connect(config: &ClientConfig, opts: &SocketOptions) -> Result<Conn, ClientError> {
+    let target = config.target.describe();
+    let mut conn = match &config.target {
+        Target::Tcp { addr, bind } => connect_tcp(*addr, *bind, opts, config.connect_timeout)
+            .map_err(|reason| {
+                let hint = match &reason {
+                    ConnectError::Io(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                        "; is `linerate serve` running there, on that port?"
+                    }
+                    ConnectError::Io(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                        "; check the address and any firewall on the way"
+                    }
+                    _ => "",
+                };
+                ClientError::Connect {
+                    target: target.clone(),
+                    reason,
+                    hint,
+                }
+            })?,
+        Target::Unix { path } => {
+            Conn::Unix(UnixStream::connect(path).map_err(|e| ClientError::Connect {
+                target: target.clone(),
+                reason: ConnectError::Io(e),
+                hint: "; is `linerate serve --unix` listening on that path?",
+            })?)
+        }
+    };
+    exchange_hello(&mut conn, HANDSHAKE_TIMEOUT)
+        .map_err(|reason| ClientError::Handshake { target, reason })?;
+    Ok(conn)
+}
+
+/// Runs one test to the end (or to an interrupt) and returns its record.
+pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunRecord, ClientError> {
+    let spec = &config.spec;
+    let started_at_unix_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    let mut ctrl = connect(config, &SocketOptions::default())?;
+    send(&mut ctrl, &ClientMsg::Start { spec: spec.clone() })
+        .map_err(protocol("sending the test"))?;
+    let (server, offered) = match recv::<ServerMsg>(&mut ctrl, HANDSHAKE_TIMEOUT)
+        .map_err(protocol("waiting for the server to accept"))?
+    {
+        ServerMsg::Accepted {
+            session,
+            server,
+            udp_ports,
+            udp_extra_ports,
+            crr_port,
+        } => (
+            server,
+            open::Offered {
+                session,
+                udp_ports,
+                udp_extra_ports,
+                crr_port,
+            },
+        ),
+        ServerMsg::Error { message } => return Err(ClientError::Refused(message)),
+        other => return Err(unexpected(&other)),
+    };
+    if config.interrupt.is_raised() {
+        return Err(ClientError::Interrupted);
+    }
+    let endpoints = open::endpoints(config, &mut ctrl, &offered)?;
+    progress.started(&server, spec);
+    let measured = measure::measure_streams(config, &mut ctrl, endpoints, progress)?;
+    let summary = analysis::build(&measured.raw, &measured.intervals);
+    Ok(RunRecord {
+        kind: spec.kind(),
+        schema_version: results::SCHEMA_VERSION,
+        spec: spec.clone(),
+        target: config.target_label.clone(),
+        started_at_unix_ms,
+        server,
+        intervals: measured.intervals,
+        summary,
+    })
+}
+
+/// A reply that is not the next step of the protocol.
+fn unexpected(reply: &ServerMsg) -> ClientError {
+    ClientError::Protocol(format!("unexpected reply {reply:?}"))
+}

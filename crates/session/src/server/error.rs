@@ -1,0 +1,98 @@
+//! [`SessionError`]: why the server refused a test or ended it early. Its `Display` is what
+//! the client is told (in `ServerMsg::Error`) and what the server's log says, so every variant
+//! names the cause and, where there is one, what to change.
+
+use std::time::Duration;
+
+use engine::EngineError;
+use wire::{ClientMsg, WireError};
+
+/// Why a session was refused or ended before its results.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The spec is outside the protocol's ranges or this server's limits.
+    #[error("{0}")]
+    Spec(String),
+    /// A socket option the spec asks for is refused here.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The congestion control the spec names is not available on this host.
+    #[error("on the server: {0}")]
+    Congestion(EngineError),
+    /// `--affinity` names a CPU this host does not have.
+    #[error("--affinity: the server has {cpus} CPUs (0 to {}); CPU {cpu} is not one of them", cpus - 1)]
+    NoSuchCpu {
+        /// Online CPUs here.
+        cpus: usize,
+        /// The CPU asked for.
+        cpu: u32,
+    },
+    /// More tests are running than the server allows at once.
+    #[error("server busy: {running} tests already running (limit {limit}); try again later")]
+    Busy {
+        /// Tests running before this one.
+        running: usize,
+        /// `max_sessions`.
+        limit: usize,
+    },
+    /// UDP and connection tests open sockets on the control connection's address.
+    #[error("{tests} need an IP control connection")]
+    NotIp {
+        /// `UDP tests` or `crr tests`.
+        tests: &'static str,
+    },
+    /// The listener of a connection test could not be opened.
+    #[error("cannot open a listener for connection tests: {0}")]
+    CrrListener(std::io::Error),
+    /// A UDP socket could not be opened.
+    #[error("cannot open a UDP socket: {0}")]
+    UdpSocket(EngineError),
+    /// The UDP probe handshake or a socket call after it failed.
+    #[error("UDP setup: {0}")]
+    UdpSetup(std::io::Error),
+    /// A socket call during setup failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// Not every data connection arrived in time.
+    #[error("only {got} of {want} data connections arrived within {waited:?}; is a firewall blocking new connections to this port?")]
+    StreamsMissing {
+        /// Connections that arrived.
+        got: usize,
+        /// Connections the test needs.
+        want: usize,
+        /// The handshake timeout.
+        waited: Duration,
+    },
+    /// The session's registry entry went away (the server is ending).
+    #[error("session closed")]
+    Closed,
+    /// The client sent something other than the next step of the protocol.
+    #[error("expected {expected}, got {got:?}")]
+    Unexpected {
+        /// The message the protocol calls for here.
+        expected: &'static str,
+        /// What came.
+        got: Box<ClientMsg>,
+    },
+    /// The client sent something out of place while the test ran.
+    #[error("unexpected message mid-test: {0:?}")]
+    UnexpectedMidTest(Box<ClientMsg>),
+    /// A stream's worker thread could not start.
+    #[error("cannot start stream thread: {0}")]
+    Thread(std::io::Error),
+    /// The client said nothing for longer than an interval plus the handshake timeout.
+    #[error("client went away mid-test: silent for {0:?}")]
+    ClientSilent(Duration),
+    /// The control connection failed while the test ran.
+    #[error("client went away mid-test: {0}")]
+    ClientGone(WireError),
+    /// The client ended the test with an error of its own.
+    #[error("client gave up: {0}")]
+    ClientGaveUp(String),
+    /// The server was told to shut down.
+    #[error("server shutting down")]
+    ShuttingDown,
+    /// The control connection failed outside the test's run.
+    #[error(transparent)]
+    Wire(#[from] WireError),
+}

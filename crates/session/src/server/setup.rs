@@ -1,0 +1,282 @@
+//! Setting up a session's data connections: checking the spec against this server, the
+//! listener of a connection test, the UDP sockets with their probe handshake, and the TCP (or
+//! Unix) data connections attached by cookie. Datagrams only ever go to the control
+//! connection's peer address.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::Instant;
+
+use engine::udp_socket::{accept_probes, udp_socket};
+use engine::{sockopt::SocketOptions, Conn, UdpMulti};
+use wire::spec::{Flow, SpecLimits};
+use wire::{ClientMsg, ServerMsg, TestSpec};
+
+use wire::msg::ServerInfo;
+
+use super::{SessionError, Shared};
+use crate::control::{recv, send};
+
+/// The sockets a session opens before it accepts: UDP sockets (UDP tests) or a listener
+/// (connection tests); none for TCP and Unix streams, whose connections attach by cookie.
+pub(super) struct Sockets {
+    udp: Vec<(UdpSocket, Vec<UdpSocket>)>,
+    crr: Option<std::net::TcpListener>,
+}
+
+impl Sockets {
+    /// Opens what `spec` needs on the address the client reached us at.
+    pub(super) fn open(ctrl: &Conn, spec: &TestSpec) -> Result<Self, SessionError> {
+        Ok(Self {
+            udp: open_udp(ctrl, spec)?,
+            crr: open_crr_listener(ctrl, spec)?,
+        })
+    }
+
+    /// The `Accepted` answer: the session's cookie, this server, and the ports opened.
+    pub(super) fn accepted(&self, session: u64, server: &ServerInfo) -> ServerMsg {
+        let port = |s: &UdpSocket| s.local_addr().map(|a| a.port()).unwrap_or(0);
+        ServerMsg::Accepted {
+            session,
+            server: server.clone(),
+            udp_ports: self.udp.iter().map(|(main, _)| port(main)).collect(),
+            udp_extra_ports: self
+                .udp
+                .iter()
+                .map(|(_, extra)| extra.iter().map(port).collect())
+                .collect(),
+            crr_port: self
+                .crr
+                .as_ref()
+                .and_then(|l| l.local_addr().ok())
+                .map(|a| a.port()),
+        }
+    }
+}
+
+/// Every data connection of the session, in stream-index order: the UDP sockets once the
+/// client's probes arrived, the connection test's shared listener, or the attached streams.
+pub(super) fn data_connections(
+    ctrl: &mut Conn,
+    spec: &TestSpec,
+    sockets: Sockets,
+    attached: &Receiver<(u16, Conn)>,
+    shared: &Shared,
+) -> Result<Vec<Conn>, SessionError> {
+    if spec.kind().is_udp() {
+        connect_udp(ctrl, spec, sockets.udp, shared)
+    } else if let Some(listener) = sockets.crr {
+        let listener = Arc::new(listener);
+        Ok(spec
+            .flows()
+            .iter()
+            .map(|_| Conn::CrrListener(Arc::clone(&listener)))
+            .collect())
+    } else {
+        collect_streams(spec, attached, shared)
+    }
+}
+
+/// `tcp_crr` tests: the session's own listener, on the address the client reached us at; its
+/// responder threads accept from it in turn.
+fn open_crr_listener(
+    ctrl: &Conn,
+    spec: &TestSpec,
+) -> Result<Option<std::net::TcpListener>, SessionError> {
+    if spec.kind() != wire::TestKind::TcpCrr {
+        return Ok(None);
+    }
+    let local = ctrl
+        .local_addr()
+        .ok_or(SessionError::NotIp { tests: "crr tests" })?;
+    let listener = std::net::TcpListener::bind(SocketAddr::new(local.ip().to_canonical(), 0))
+        .map_err(SessionError::CrrListener)?;
+    // Every accepted connection inherits the listener's options (window, congestion, TOS...).
+    SocketOptions::from_spec(spec).apply_listener(&listener)?;
+    Ok(Some(listener))
+}
+
+/// UDP tests: one socket per stream on the address the client reached us at, plus
+/// `flows_dst - 1` more for each stream the server receives.
+fn open_udp(
+    ctrl: &Conn,
+    spec: &TestSpec,
+) -> Result<Vec<(UdpSocket, Vec<UdpSocket>)>, SessionError> {
+    if !spec.kind().is_udp() {
+        return Ok(Vec::new());
+    }
+    // Only `udp_stream` spreads over ports; `udp_rr` has one socket each way.
+    let flows_dst = spec.udp().map_or(1, |u| u.flows_dst);
+    let local = ctrl
+        .local_addr()
+        .ok_or(SessionError::NotIp { tests: "UDP tests" })?;
+    // An IPv4 client on the dual-stack listener appears as ::ffff:a.b.c.d; an IPv4 socket for
+    // it gets IPv4's don't-fragment setting (IPv6's does not cover IPv4).
+    let open = || {
+        udp_socket(
+            SocketAddr::new(local.ip().to_canonical(), 0),
+            spec.window_bytes,
+        )
+        .map_err(SessionError::UdpSocket)
+    };
+    spec.flows()
+        .iter()
+        .map(|&(_, flow)| {
+            let extra = match flow {
+                Flow::ClientToServer => flows_dst.saturating_sub(1),
+                Flow::ServerToClient => 0,
+            };
+            Ok((
+                open()?,
+                (0..extra)
+                    .map(|_| open())
+                    .collect::<Result<_, SessionError>>()?,
+            ))
+        })
+        .collect()
+}
+
+/// Waits for the client's probe on every UDP socket; only the control connection's peer
+/// address is accepted, so the server never sends datagrams anywhere else. With several
+/// destination ports, the client's further ports come in `UdpPorts` (at that same address).
+fn connect_udp(
+    ctrl: &mut Conn,
+    spec: &TestSpec,
+    socks: Vec<(UdpSocket, Vec<UdpSocket>)>,
+    shared: &Shared,
+) -> Result<Vec<Conn>, SessionError> {
+    let peer = ctrl
+        .peer_addr()
+        .ok_or(SessionError::NotIp { tests: "UDP tests" })?;
+    let peer_ip = peer.ip().to_canonical();
+    let mains: Vec<UdpSocket> = socks
+        .iter()
+        .map(|(m, _)| m.try_clone())
+        .collect::<std::io::Result<_>>()?;
+    let sources = accept_probes(&mains, peer_ip, shared.config.handshake_timeout)
+        .map_err(SessionError::UdpSetup)?;
+    drop(mains);
+    let flows = spec.flows();
+    let (src_flows, flows_dst) = spec.udp().map_or((1, 1), |u| (u.flows, u.flows_dst));
+    let client_ports = if flows_dst > 1 && flows.iter().any(|&(_, f)| f == Flow::ServerToClient) {
+        match recv::<ClientMsg>(ctrl, shared.config.handshake_timeout)? {
+            ClientMsg::UdpPorts { extra } => extra,
+            other => {
+                return Err(SessionError::Unexpected {
+                    expected: "udp_ports",
+                    got: Box::new(other),
+                })
+            }
+        }
+    } else {
+        Vec::new()
+    };
+    socks
+        .into_iter()
+        .zip(sources)
+        .zip(flows)
+        .map(|(((sock, extra_recv), source), (stream, flow))| {
+            let multi = flows_dst > 1;
+            match flow {
+                Flow::ClientToServer if multi => Ok(Conn::UdpMulti(UdpMulti {
+                    sock,
+                    only_from: Some(peer_ip),
+                    extra_recv,
+                    extra_dst: Vec::new(),
+                })),
+                // A multi-flow receiver takes every source port of the client's address.
+                Flow::ClientToServer if src_flows > 1 => Ok(Conn::UdpFrom(sock, peer_ip)),
+                Flow::ClientToServer => sock.connect(source).map(|_| Conn::Udp(sock)),
+                Flow::ServerToClient => {
+                    sock.connect(source)?;
+                    if !multi {
+                        return Ok(Conn::Udp(sock));
+                    }
+                    let ports = client_ports
+                        .get(usize::from(stream))
+                        .cloned()
+                        .unwrap_or_default();
+                    Ok(Conn::UdpMulti(UdpMulti {
+                        sock,
+                        only_from: None,
+                        extra_recv: Vec::new(),
+                        extra_dst: ports
+                            .into_iter()
+                            .map(|p| SocketAddr::new(source.ip(), p))
+                            .collect(),
+                    }))
+                }
+            }
+        })
+        .collect::<std::io::Result<Vec<_>>>()
+        .map_err(SessionError::UdpSetup)
+}
+
+pub(super) fn check_spec(spec: &TestSpec, limits: &SpecLimits) -> Result<(), SessionError> {
+    spec.check(limits).map_err(SessionError::Spec)?;
+    let opts = SocketOptions::from_spec(spec);
+    if spec.is_unix() {
+        opts.check_unix()?;
+    }
+    if let Some(name) = spec.tcp().and_then(|t| t.congestion.as_ref()) {
+        engine::sockopt::check_congestion(name).map_err(SessionError::Congestion)?;
+    }
+    if let Some(cpu) = spec.server_cpu {
+        let cpus = engine::affinity::online_cpus();
+        if cpu as usize >= cpus {
+            return Err(SessionError::NoSuchCpu { cpus, cpu });
+        }
+    }
+    Ok(())
+}
+
+/// Waits for every data connection the spec needs, in stream-index order.
+fn collect_streams(
+    spec: &TestSpec,
+    rx: &Receiver<(u16, Conn)>,
+    shared: &Shared,
+) -> Result<Vec<Conn>, SessionError> {
+    let flows = spec.flows();
+    let mut slots: Vec<Option<Conn>> = (0..flows.len()).map(|_| None).collect();
+    // The deadline moves with progress: a slow path with many streams is not cut off.
+    let mut deadline = Instant::now() + shared.config.handshake_timeout;
+    let opts = SocketOptions::from_spec(spec);
+    while slots.iter().any(Option::is_none) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let (stream, mut conn) = match rx.recv_timeout(left) {
+            Ok(x) => x,
+            Err(RecvTimeoutError::Timeout) => {
+                let got = slots.iter().filter(|s| s.is_some()).count();
+                return Err(SessionError::StreamsMissing {
+                    got,
+                    want: flows.len(),
+                    waited: shared.config.handshake_timeout,
+                });
+            }
+            Err(RecvTimeoutError::Disconnected) => return Err(SessionError::Closed),
+        };
+        let slot = match slots.get_mut(usize::from(stream)) {
+            Some(slot @ None) => slot,
+            Some(Some(_)) => {
+                let message = format!("stream {stream} is already attached");
+                let _ = send(&mut conn, &ServerMsg::Error { message });
+                continue;
+            }
+            None => {
+                let _ = send(
+                    &mut conn,
+                    &ServerMsg::Error {
+                        message: format!("no stream {stream} in this test"),
+                    },
+                );
+                continue;
+            }
+        };
+        opts.apply_accepted(&conn)?;
+        send(&mut conn, &ServerMsg::Attached { stream })?;
+        *slot = Some(conn);
+        deadline = Instant::now() + shared.config.handshake_timeout;
+    }
+    Ok(slots.into_iter().flatten().collect())
+}

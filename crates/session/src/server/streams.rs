@@ -1,0 +1,183 @@
+//! Running a session's data streams on the server: start one worker per stream, answer the
+//! client's polls, close the window by the server's own clock, then drain and send the results.
+
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+use engine::{engine_for, Conn, Role, WorkerOutcome, Workers};
+use measure::cpu::{CpuTime, SystemCpuSnapshot};
+use wire::msg::{ServerResults, StreamCounts, StreamEnd};
+use wire::spec::Flow;
+use wire::{ClientMsg, ServerMsg, TestSpec};
+
+use super::{wait_readable, SessionError, Shared};
+use crate::control::{recv, send};
+
+/// How long after its window the server keeps sending while waiting for the client's Stop.
+const SENDER_GRACE: Duration = Duration::from_secs(2);
+
+/// The streams while they run, with the clocks the results are measured from.
+struct Running {
+    workers: Workers,
+    t0: Instant,
+    cpu0: CpuTime,
+    sys0: Option<SystemCpuSnapshot>,
+}
+
+/// What the server counted when its window closed.
+struct Window {
+    /// Every stream's counters at the window's end (or at `Stop`, if that came first).
+    counts: Vec<StreamCounts>,
+    /// The window's length by the server's clock.
+    length: Duration,
+}
+
+/// Runs the data streams: answers polls, stops on `Stop`, drains, reports.
+pub(super) fn run_streams(
+    ctrl: &mut Conn,
+    spec: &TestSpec,
+    conns: Vec<Conn>,
+    shared: &Shared,
+) -> Result<(), SessionError> {
+    match recv::<ClientMsg>(ctrl, shared.config.handshake_timeout)? {
+        ClientMsg::Begin => {}
+        other => {
+            return Err(SessionError::Unexpected {
+                expected: "begin",
+                got: Box::new(other),
+            })
+        }
+    }
+    let mut running = start_workers(spec, conns)?;
+    send(ctrl, &ServerMsg::Begun)?;
+    let window = serve_polls(ctrl, spec, &mut running, shared)?;
+    let workers = running.workers;
+    workers.stop();
+    let outcomes = workers.join(shared.config.drain_timeout);
+    let results = ServerResults {
+        streams: outcomes
+            .into_iter()
+            .zip(window.counts)
+            .enumerate()
+            .map(|(i, (w, at_stop))| stream_end(i as u16, w, at_stop))
+            .collect(),
+        wall_us: running.t0.elapsed().as_micros() as u64,
+        window_us: window.length.as_micros() as u64,
+        process_cpu: CpuTime::process_now().since(running.cpu0),
+        system_cpu: running
+            .sys0
+            .zip(SystemCpuSnapshot::now())
+            .map(|(a, b)| b.since(&a)),
+    };
+    Ok(send(ctrl, &ServerMsg::Results(results))?)
+}
+
+/// One worker per stream, in the role the stream's direction gives the server.
+fn start_workers(spec: &TestSpec, conns: Vec<Conn>) -> Result<Running, SessionError> {
+    let mut workers = Workers::new(engine_for(spec));
+    workers.pin_to(spec.server_cpu.map(|c| c as usize));
+    let t0 = Instant::now();
+    let cpu0 = CpuTime::process_now();
+    let sys0 = SystemCpuSnapshot::now();
+    for ((index, flow), conn) in spec.flows().into_iter().zip(conns) {
+        let role = match flow {
+            Flow::ClientToServer => Role::Receiver,
+            Flow::ServerToClient => Role::Sender,
+        };
+        workers
+            .spawn(conn, role, format!("lr-srv-{index}"))
+            .map_err(SessionError::Thread)?;
+    }
+    Ok(Running {
+        workers,
+        t0,
+        cpu0,
+        sys0,
+    })
+}
+
+/// Answers the client's polls until its `Stop`. The server's window closes the test duration
+/// after `Begin` arrived, by its own clock, or at `Stop` if that comes first (an interrupted
+/// client). `Stop` itself can be late: on a loaded path it queues behind the test's own data,
+/// which would stretch the window.
+fn serve_polls(
+    ctrl: &mut Conn,
+    spec: &TestSpec,
+    running: &mut Running,
+    shared: &Shared,
+) -> Result<Window, SessionError> {
+    let (workers, t0) = (&mut running.workers, running.t0);
+    let idle = Duration::from_millis(spec.interval_ms) + shared.config.handshake_timeout;
+    let window_end = t0 + Duration::from_millis(spec.duration_ms);
+    let mut at_window_end: Option<Vec<StreamCounts>> = None;
+    let mut length = Duration::ZERO;
+    let mut last_message = Instant::now();
+    loop {
+        let now = Instant::now();
+        if at_window_end.is_none() && now >= window_end {
+            at_window_end = Some(workers.snapshot());
+            length = now - t0;
+        }
+        // Never send longer than the spec asked, even if the client's Stop never comes.
+        if now >= window_end + SENDER_GRACE {
+            workers.stop();
+        }
+        let wait = match at_window_end {
+            None => (window_end - now).min(idle),
+            Some(_) if now < window_end + SENDER_GRACE => {
+                (window_end + SENDER_GRACE - now).min(idle)
+            }
+            Some(_) => idle,
+        };
+        if !wait_readable(ctrl.as_raw_fd(), wait.as_millis().max(1) as i32) {
+            if last_message.elapsed() >= idle {
+                return Err(SessionError::ClientSilent(idle));
+            }
+            continue;
+        }
+        last_message = Instant::now();
+        match recv::<ClientMsg>(ctrl, idle).map_err(SessionError::ClientGone)? {
+            ClientMsg::Poll { seq } => {
+                // A poll after the window closed gets the window's end, so the intervals add
+                // up to the window.
+                let counts = at_window_end.clone().unwrap_or_else(|| workers.snapshot());
+                send(ctrl, &ServerMsg::Counters { seq, counts })?;
+            }
+            ClientMsg::Stop => {
+                let counts = at_window_end.unwrap_or_else(|| {
+                    length = t0.elapsed();
+                    workers.snapshot()
+                });
+                return Ok(Window { counts, length });
+            }
+            ClientMsg::Error { message } => return Err(SessionError::ClientGaveUp(message)),
+            other => return Err(SessionError::UnexpectedMidTest(Box::new(other))),
+        }
+        if shared.shutdown.is_raised() {
+            return Err(SessionError::ShuttingDown);
+        }
+    }
+}
+
+/// A stream's end as the client receives it: its counters at `Stop` and at the end, its CPU
+/// and TCP_INFO, or why it failed.
+fn stream_end(stream: u16, w: WorkerOutcome, at_stop: StreamCounts) -> StreamEnd {
+    let (total, cpu, tcp_info, error) = match w.result {
+        Some(Ok(report)) => (report.counts, report.cpu, report.tcp_info, None),
+        Some(Err(e)) => (w.now, Default::default(), None, Some(e)),
+        None => (
+            w.now,
+            Default::default(),
+            None,
+            Some("stream did not finish draining in time".into()),
+        ),
+    };
+    StreamEnd {
+        stream,
+        at_stop,
+        total,
+        cpu,
+        tcp_info,
+        error,
+    }
+}
