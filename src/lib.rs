@@ -6,7 +6,6 @@ pub mod cli;
 pub mod commands;
 pub mod docs_gen;
 pub mod latency_args;
-pub mod local_time;
 pub mod output;
 pub mod pps_args;
 pub mod repeat_args;

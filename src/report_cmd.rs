@@ -18,7 +18,7 @@ use report::chart::{self, ChartKind};
 use report::{CompareFormat, Comparison, ExportFormat};
 use results::store::Filter;
 
-use crate::local_time::format_local;
+use report::local_time::format_local;
 
 mod out;
 mod select;

@@ -16,7 +16,7 @@ use clap::Args;
 use results::store::{parse_kind, Filter, HostFacts, RunId, Store, StoreError, Tag, Tags};
 use results::RunRecord;
 
-use crate::local_time::parse_since;
+use report::local_time::parse_since;
 use session::target::Target;
 
 /// Where runs are stored, and how they are tagged (flattened into every test command).

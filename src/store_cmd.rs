@@ -13,8 +13,8 @@ use clap::Args;
 use measure::units::format_bits_per_sec as bps;
 use results::store::{RunId, RunRow, Store, StoreError, StoredRun};
 
-use crate::local_time::format_local;
 use crate::store_args::{resolve_db, store_error, RunFilterArgs};
+use report::local_time::format_local;
 
 /// `linerate runs`.
 #[derive(Debug, Clone, Default, Args)]

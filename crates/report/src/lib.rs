@@ -24,6 +24,7 @@ mod format;
 pub mod html;
 mod json;
 mod labeled;
+pub mod local_time;
 mod markdown;
 mod metrics;
 mod pps;

@@ -1,13 +1,28 @@
 //! Dates and times of stored runs: `--since` parsing and local-time display (`linerate runs`,
 //! `show`, reports), with the C library's time zone rules (`localtime_r`), so no time zone
-//! database is bundled.
+//! database is bundled. The only place that reads the local time zone.
 
-use anyhow::{anyhow, Context, Result};
+/// Why a `--since` date was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DateError {
+    /// Not in one of the accepted forms.
+    #[error("not a date; use YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS], e.g. 2026-05-20")]
+    NotADate,
+    /// A well-formed date the calendar does not have (2025-02-29).
+    #[error("no such day")]
+    NoSuchDay,
+    /// A well-formed time the clock does not have (25:00).
+    #[error("no such time of day")]
+    NoSuchTime,
+    /// Before the Unix epoch.
+    #[error("dates before 1970 are not supported")]
+    BeforeEpoch,
+}
 
 /// Parses a `--since` date into Unix epoch ms: `YYYY-MM-DD`, `YYYY-MM-DDTHH:MM[:SS]` (a space
 /// may stand for the `T`), in local time unless followed by `Z` or `±HH:MM`.
-pub fn parse_since(s: &str) -> Result<u64> {
-    let bad = || anyhow!("not a date; use YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS], e.g. 2026-05-20");
+pub fn parse_since(s: &str) -> Result<u64, DateError> {
+    let bad = || DateError::NotADate;
     let s = s.trim();
     let (date, time) = match s.find(['T', 't', ' ']) {
         Some(i) => (&s[..i], Some(&s[i + 1..])),
@@ -19,7 +34,7 @@ pub fn parse_since(s: &str) -> Result<u64> {
     else {
         return Err(bad());
     };
-    let num = |t: &str, len: usize| -> Result<i64> {
+    let num = |t: &str, len: usize| -> Result<i64, DateError> {
         (t.len() == len && t.bytes().all(|b| b.is_ascii_digit()))
             .then(|| t.parse().ok())
             .flatten()
@@ -27,7 +42,7 @@ pub fn parse_since(s: &str) -> Result<u64> {
     };
     let (y, mo, d) = (num(y, 4)?, num(mo, 2)?, num(d, 2)?);
     if !(1..=12).contains(&mo) || d < 1 || d > days_in_month(y, mo) {
-        return Err(anyhow!("no such day"));
+        return Err(DateError::NoSuchDay);
     }
     let (mut secs, mut offset) = (0, None);
     if let Some(t) = time {
@@ -42,7 +57,7 @@ pub fn parse_since(s: &str) -> Result<u64> {
             _ => return Err(bad()),
         };
         if h > 23 || m > 59 || sec > 60 {
-            return Err(anyhow!("no such time of day"));
+            return Err(DateError::NoSuchTime);
         }
         secs = h * 3600 + m * 60 + sec;
         offset = match zone {
@@ -66,7 +81,7 @@ pub fn parse_since(s: &str) -> Result<u64> {
     };
     u64::try_from(utc)
         .map(|s| s * 1000)
-        .context("dates before 1970 are not supported")
+        .map_err(|_| DateError::BeforeEpoch)
 }
 
 fn is_leap(y: i64) -> bool {
