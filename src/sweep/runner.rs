@@ -91,40 +91,22 @@ impl PointRunner for ClientRunner {
 mod tests {
     use super::*;
     use std::net::{Ipv4Addr, SocketAddr};
-    use sweep::plan::{PlannedPoint, SweepPlan};
-    use sweep::result::SweepKind;
-    use sweep::values::SweepValue;
     use sweep::{run_sweep, Quiet};
     use wire::spec::{Params, SendMode, TestKind};
     use wire::TestSpec;
 
-    /// A size sweep over `sizes`: a short stream and request/response test per size.
-    fn size_plan(sizes: &[u32]) -> SweepPlan {
-        let spec = |kind: TestKind, len: u32| {
-            let mut s = TestSpec::new(Params::defaults(kind), 1, 300);
-            s.set_message_len_bytes(len);
-            s.interval_ms = 300;
-            if let Some(stream) = s.stream_mut() {
-                stream.send_mode = SendMode::Write;
-            }
-            if let Some(tcp) = s.tcp_mut() {
-                tcp.no_delay = kind.is_rr();
-            }
-            s
-        };
-        SweepPlan {
-            kind: SweepKind::Size,
-            points: sizes
-                .iter()
-                .map(|&s| PlannedPoint {
-                    value: SweepValue::number(u64::from(s)),
-                    specs: vec![spec(TestKind::TcpStream, s), spec(TestKind::TcpRr, s)],
-                })
-                .collect(),
-            repeat: Default::default(),
-            knob: None,
-            probe: None,
+    /// A short stream and request/response test of `len` bytes.
+    fn short(kind: TestKind, len: u32) -> TestSpec {
+        let mut s = TestSpec::new(Params::defaults(kind), 1, 300);
+        s.set_message_len_bytes(len);
+        s.interval_ms = 300;
+        if let Some(stream) = s.stream_mut() {
+            stream.send_mode = SendMode::Write;
         }
+        if let Some(tcp) = s.tcp_mut() {
+            tcp.no_delay = kind.is_rr();
+        }
+        s
     }
 
     /// The real runner against an in-process server on loopback: a two-size sweep end to end.
@@ -140,7 +122,7 @@ mod tests {
         let server = std::thread::spawn(move || {
             session::server::serve(listener, s, session::server::ServerConfig::default(), log)
         });
-        let plan = size_plan(&[64, 4096]);
+        let plan = sweep::testing::size_plan(&[64, 4096], short);
         let interrupt = Signal::new();
         let mut runner = ClientRunner::new(
             Target::Tcp { addr, bind: None },

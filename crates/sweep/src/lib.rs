@@ -30,8 +30,8 @@ pub mod rfc2544;
 pub mod run;
 pub mod values;
 
-#[cfg(test)]
-mod testing;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 pub use interrupt::Interrupt;
 pub use plan::{Rfc2544Plan, SweepPlan};

@@ -1,4 +1,5 @@
-//! Test helpers: a mock [`PointRunner`] whose figures come from a closure. Records come from
+//! Test helpers (the `testing` feature, for this crate's tests and the binary's): a mock
+//! [`PointRunner`] whose figures come from a closure, and a size-sweep plan. Records come from
 //! `analysis::testing`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -7,7 +8,30 @@ use std::sync::Arc;
 use results::RunRecord;
 use wire::TestSpec;
 
+use crate::plan::{PlannedPoint, SweepPlan};
+use crate::result::SweepKind;
 use crate::run::{Measured, Point, PointRunner, RunError};
+use crate::values::SweepValue;
+use analysis::repeat::RepeatPlan;
+use wire::spec::TestKind;
+
+/// A size sweep over `sizes`, NetPIPE-style: a stream and a request/response test per size,
+/// each spec made by `spec(kind, size)`; run once, no knob, no probe.
+pub fn size_plan(sizes: &[u32], spec: impl Fn(TestKind, u32) -> TestSpec) -> SweepPlan {
+    SweepPlan {
+        kind: SweepKind::Size,
+        points: sizes
+            .iter()
+            .map(|&s| PlannedPoint {
+                value: SweepValue::number(u64::from(s)),
+                specs: vec![spec(TestKind::TcpStream, s), spec(TestKind::TcpRr, s)],
+            })
+            .collect(),
+        repeat: RepeatPlan::once(),
+        knob: None,
+        probe: None,
+    }
+}
 
 /// A runner that answers each spec with `figures(spec)` and remembers what it was asked.
 pub struct MockRunner<F: FnMut(&TestSpec) -> RunRecord> {

@@ -31,19 +31,7 @@ fn pps_of(s: &TestSpec) -> Option<u64> {
 }
 
 fn size_plan(sizes: &[u32]) -> SweepPlan {
-    SweepPlan {
-        kind: SweepKind::Size,
-        points: sizes
-            .iter()
-            .map(|&s| PlannedPoint {
-                value: SweepValue::number(u64::from(s)),
-                specs: vec![spec(TestKind::TcpStream, s), spec(TestKind::TcpRr, s)],
-            })
-            .collect(),
-        repeat: RepeatPlan::once(),
-        knob: None,
-        probe: None,
-    }
+    crate::testing::size_plan(sizes, spec)
 }
 
 /// A path of 1 Gbit/s with 20 µs of fixed round trip: small writes are per-call bound.
