@@ -3,7 +3,7 @@
 //! A [`TestSpec`] holds the fields every test kind has (duration, interval, streams, socket
 //! buffers, link speed, CPU placement) and its kind's own [`Params`], whose variant is the kind:
 //! a spec cannot hold a setting its kind has no use for, nor disagree with itself about its kind
-//! (see [`params`]). Sizes are bytes, times milliseconds, rates per second; field names carry
+//! (see [`kind`] and [`params`]). Sizes are bytes, times milliseconds, rates per second; field names carry
 //! the unit. The binary validates user input into a `TestSpec`; the server re-checks it against
 //! its own limits with [`TestSpec::check`], since a peer's spec is untrusted input: that check
 //! covers what the types cannot say (ranges and limits).
@@ -11,48 +11,11 @@
 use serde::{Deserialize, Serialize};
 
 mod check;
+pub mod kind;
 pub mod params;
 
-pub use params::{Params, RrParams, StreamParams, TcpOptions, UdpParams, UdpRate};
-
-/// Which test runs. Spelled as netperf/neper spell them, in the CLI, JSON and storage alike.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TestKind {
-    /// Bulk TCP (or Unix stream socket) transfer.
-    TcpStream,
-    /// UDP datagrams at a paced rate, with loss, reordering and jitter accounting.
-    UdpStream,
-    /// TCP request/response: one request, one response, repeat; round-trip latency.
-    TcpRr,
-    /// UDP request/response: one datagram each way, repeat; unanswered requests are lost.
-    UdpRr,
-    /// TCP connect, request, response, close, repeat: connection rate and latency.
-    TcpCrr,
-}
-
-impl TestKind {
-    /// The shared vocabulary name, e.g. `tcp_stream`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TestKind::TcpStream => "tcp_stream",
-            TestKind::UdpStream => "udp_stream",
-            TestKind::TcpRr => "tcp_rr",
-            TestKind::UdpRr => "udp_rr",
-            TestKind::TcpCrr => "tcp_crr",
-        }
-    }
-
-    /// Whether the data path is UDP.
-    pub fn is_udp(self) -> bool {
-        matches!(self, TestKind::UdpStream | TestKind::UdpRr)
-    }
-
-    /// Whether this is a request/response test.
-    pub fn is_rr(self) -> bool {
-        matches!(self, TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr)
-    }
-}
+pub use kind::{Params, TestKind};
+pub use params::{RrParams, StreamParams, TcpOptions, UdpParams, UdpRate};
 
 /// Which way data flows, seen from the client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -184,11 +147,7 @@ impl TestSpec {
 
     /// Which way data flows; request/response tests always send their requests from the client.
     pub fn direction(&self) -> Direction {
-        match &self.params {
-            Params::TcpStream { stream, .. } => stream.direction,
-            Params::UdpStream { udp } => udp.direction,
-            Params::TcpRr { .. } | Params::UdpRr { .. } | Params::TcpCrr { .. } => Direction::Send,
-        }
+        self.params.direction()
     }
 
     /// Whether the data connections are Unix-domain stream sockets (only `tcp_stream` can be).
@@ -200,86 +159,48 @@ impl TestSpec {
     /// Bytes per send call, what `-l` sets: the TCP write length, the UDP payload, or the
     /// request of a request/response test.
     pub fn message_len_bytes(&self) -> u32 {
-        match &self.params {
-            Params::TcpStream { stream, .. } => stream.write_len_bytes,
-            Params::UdpStream { udp } => udp.payload_len_bytes,
-            Params::TcpRr { rr, .. } | Params::UdpRr { rr } | Params::TcpCrr { rr, .. } => {
-                rr.request_len_bytes
-            }
-        }
+        self.params.message_len_bytes()
     }
 
     /// Sets the bytes per send call to `len`: the write length, the UDP payload, or both the
     /// request and the response of a request/response test.
     pub fn set_message_len_bytes(&mut self, len: u32) {
-        match &mut self.params {
-            Params::TcpStream { stream, .. } => stream.write_len_bytes = len,
-            Params::UdpStream { udp } => udp.payload_len_bytes = len,
-            Params::TcpRr { rr, .. } | Params::UdpRr { rr } | Params::TcpCrr { rr, .. } => {
-                rr.request_len_bytes = len;
-                rr.response_len_bytes = len;
-            }
-        }
+        self.params.set_message_len_bytes(len)
     }
 
     /// `tcp_stream`'s parameters.
     pub fn stream(&self) -> Option<&StreamParams> {
-        match &self.params {
-            Params::TcpStream { stream, .. } => Some(stream),
-            _ => None,
-        }
+        self.params.stream()
     }
 
     /// `tcp_stream`'s parameters, to change.
     pub fn stream_mut(&mut self) -> Option<&mut StreamParams> {
-        match &mut self.params {
-            Params::TcpStream { stream, .. } => Some(stream),
-            _ => None,
-        }
+        self.params.stream_mut()
     }
 
     /// `udp_stream`'s parameters.
     pub fn udp(&self) -> Option<&UdpParams> {
-        match &self.params {
-            Params::UdpStream { udp } => Some(udp),
-            _ => None,
-        }
+        self.params.udp()
     }
 
     /// `udp_stream`'s parameters, to change.
     pub fn udp_mut(&mut self) -> Option<&mut UdpParams> {
-        match &mut self.params {
-            Params::UdpStream { udp } => Some(udp),
-            _ => None,
-        }
+        self.params.udp_mut()
     }
 
     /// The request/response kinds' transaction.
     pub fn rr(&self) -> Option<&RrParams> {
-        match &self.params {
-            Params::TcpRr { rr, .. } | Params::UdpRr { rr } | Params::TcpCrr { rr, .. } => Some(rr),
-            _ => None,
-        }
+        self.params.rr()
     }
 
     /// The TCP kinds' socket options (`tcp_stream` over a Unix socket has them too, unset).
     pub fn tcp(&self) -> Option<&TcpOptions> {
-        match &self.params {
-            Params::TcpStream { tcp, .. }
-            | Params::TcpRr { tcp, .. }
-            | Params::TcpCrr { tcp, .. } => Some(tcp),
-            Params::UdpStream { .. } | Params::UdpRr { .. } => None,
-        }
+        self.params.tcp()
     }
 
     /// The TCP kinds' socket options, to change.
     pub fn tcp_mut(&mut self) -> Option<&mut TcpOptions> {
-        match &mut self.params {
-            Params::TcpStream { tcp, .. }
-            | Params::TcpRr { tcp, .. }
-            | Params::TcpCrr { tcp, .. } => Some(tcp),
-            Params::UdpStream { .. } | Params::UdpRr { .. } => None,
-        }
+        self.params.tcp_mut()
     }
 
     /// The data connections this spec opens, in stream-index order: `(index, flow)`.

@@ -1,4 +1,5 @@
-//! Each test kind's own parameters, beside the fields every kind shares in [`super::TestSpec`].
+//! Each test kind's own parameters, beside the fields every kind shares in [`super::TestSpec`];
+//! [`super::kind::Params`] says which kind uses which.
 //!
 //! Invariants, held by the types rather than by checks: the [`Params`] variant *is* the test
 //! kind, so a spec cannot carry one kind's settings under another kind's name; a setting
@@ -10,84 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Direction, SendMode, TestKind, Transport};
-
-/// A test kind's own parameters; the variant is the kind ([`Params::kind`]). On the wire and in
-/// stored runs it is an object whose `kind` field names the variant in the shared vocabulary.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Params {
-    /// Bulk transfer over TCP or a Unix-domain stream socket.
-    TcpStream {
-        /// What each stream writes, which way, over what.
-        stream: StreamParams,
-        /// TCP socket options (refused over a Unix-domain socket when set).
-        tcp: TcpOptions,
-    },
-    /// UDP datagrams at a paced (or unpaced) rate.
-    UdpStream {
-        /// Payload, rate, batching and flows.
-        udp: UdpParams,
-    },
-    /// TCP request/response on one connection per stream.
-    TcpRr {
-        /// The transaction.
-        rr: RrParams,
-        /// TCP socket options.
-        tcp: TcpOptions,
-    },
-    /// UDP request/response: one datagram each way.
-    UdpRr {
-        /// The transaction.
-        rr: RrParams,
-    },
-    /// TCP connect, request, response, close: a new connection per transaction.
-    TcpCrr {
-        /// The transaction.
-        rr: RrParams,
-        /// TCP socket options, set on every connection.
-        tcp: TcpOptions,
-    },
-}
-
-impl Params {
-    /// The test kind these parameters are for.
-    pub fn kind(&self) -> TestKind {
-        match self {
-            Params::TcpStream { .. } => TestKind::TcpStream,
-            Params::UdpStream { .. } => TestKind::UdpStream,
-            Params::TcpRr { .. } => TestKind::TcpRr,
-            Params::UdpRr { .. } => TestKind::UdpRr,
-            Params::TcpCrr { .. } => TestKind::TcpCrr,
-        }
-    }
-
-    /// linerate's defaults for a `kind` test sending from the client: see
-    /// [`StreamParams::new`], [`UdpParams::new`] (as fast as possible), and for the
-    /// request/response kinds 64-byte requests and responses back to back with `TCP_NODELAY`
-    /// (a request/response test measures the round trip, not Nagle's algorithm).
-    pub fn defaults(kind: TestKind) -> Params {
-        let rr = RrParams::new(64, 64);
-        match kind {
-            TestKind::TcpStream => Params::TcpStream {
-                stream: StreamParams::new(Direction::Send),
-                tcp: TcpOptions::default(),
-            },
-            TestKind::UdpStream => Params::UdpStream {
-                udp: UdpParams::new(Direction::Send),
-            },
-            TestKind::TcpRr => Params::TcpRr {
-                rr,
-                tcp: TcpOptions::no_delay(),
-            },
-            TestKind::UdpRr => Params::UdpRr { rr },
-            TestKind::TcpCrr => Params::TcpCrr {
-                rr,
-                tcp: TcpOptions::no_delay(),
-            },
-        }
-    }
-}
+use super::{Direction, SendMode, Transport};
 
 /// `tcp_stream`: what each stream writes, which way, over what.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -234,6 +158,7 @@ impl RrParams {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{Params, TestKind};
     use super::*;
 
     #[test]

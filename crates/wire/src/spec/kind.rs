@@ -1,0 +1,227 @@
+//! The test kinds: [`TestKind`], the name every kind goes by, and [`Params`], whose variant is
+//! the kind and holds its own parameters (the structs of [`super::params`]). Everything that
+//! depends on the kind alone is a `match` here, so a new kind shaped like an existing one adds
+//! its variant to both enums and its arms in this file, and nowhere else in this crate.
+
+use serde::{Deserialize, Serialize};
+
+use super::params::{RrParams, StreamParams, TcpOptions, UdpParams};
+use super::Direction;
+
+/// Which test runs. Spelled as netperf/neper spell them, in the CLI, JSON and storage alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TestKind {
+    /// Bulk TCP (or Unix stream socket) transfer.
+    TcpStream,
+    /// UDP datagrams at a paced rate, with loss, reordering and jitter accounting.
+    UdpStream,
+    /// TCP request/response: one request, one response, repeat; round-trip latency.
+    TcpRr,
+    /// UDP request/response: one datagram each way, repeat; unanswered requests are lost.
+    UdpRr,
+    /// TCP connect, request, response, close, repeat: connection rate and latency.
+    TcpCrr,
+}
+
+impl TestKind {
+    /// The shared vocabulary name, e.g. `tcp_stream`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TestKind::TcpStream => "tcp_stream",
+            TestKind::UdpStream => "udp_stream",
+            TestKind::TcpRr => "tcp_rr",
+            TestKind::UdpRr => "udp_rr",
+            TestKind::TcpCrr => "tcp_crr",
+        }
+    }
+
+    /// Whether the data path is UDP.
+    pub fn is_udp(self) -> bool {
+        matches!(self, TestKind::UdpStream | TestKind::UdpRr)
+    }
+
+    /// Whether this is a request/response test.
+    pub fn is_rr(self) -> bool {
+        matches!(self, TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr)
+    }
+}
+
+/// A test kind's own parameters; the variant is the kind ([`Params::kind`]). On the wire and in
+/// stored runs it is an object whose `kind` field names the variant in the shared vocabulary.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Params {
+    /// Bulk transfer over TCP or a Unix-domain stream socket.
+    TcpStream {
+        /// What each stream writes, which way, over what.
+        stream: StreamParams,
+        /// TCP socket options (refused over a Unix-domain socket when set).
+        tcp: TcpOptions,
+    },
+    /// UDP datagrams at a paced (or unpaced) rate.
+    UdpStream {
+        /// Payload, rate, batching and flows.
+        udp: UdpParams,
+    },
+    /// TCP request/response on one connection per stream.
+    TcpRr {
+        /// The transaction.
+        rr: RrParams,
+        /// TCP socket options.
+        tcp: TcpOptions,
+    },
+    /// UDP request/response: one datagram each way.
+    UdpRr {
+        /// The transaction.
+        rr: RrParams,
+    },
+    /// TCP connect, request, response, close: a new connection per transaction.
+    TcpCrr {
+        /// The transaction.
+        rr: RrParams,
+        /// TCP socket options, set on every connection.
+        tcp: TcpOptions,
+    },
+}
+
+impl Params {
+    /// The test kind these parameters are for.
+    pub fn kind(&self) -> TestKind {
+        match self {
+            Params::TcpStream { .. } => TestKind::TcpStream,
+            Params::UdpStream { .. } => TestKind::UdpStream,
+            Params::TcpRr { .. } => TestKind::TcpRr,
+            Params::UdpRr { .. } => TestKind::UdpRr,
+            Params::TcpCrr { .. } => TestKind::TcpCrr,
+        }
+    }
+
+    /// linerate's defaults for a `kind` test sending from the client: see
+    /// [`StreamParams::new`], [`UdpParams::new`] (as fast as possible), and for the
+    /// request/response kinds 64-byte requests and responses back to back with `TCP_NODELAY`
+    /// (a request/response test measures the round trip, not Nagle's algorithm).
+    pub fn defaults(kind: TestKind) -> Params {
+        let rr = RrParams::new(64, 64);
+        match kind {
+            TestKind::TcpStream => Params::TcpStream {
+                stream: StreamParams::new(Direction::Send),
+                tcp: TcpOptions::default(),
+            },
+            TestKind::UdpStream => Params::UdpStream {
+                udp: UdpParams::new(Direction::Send),
+            },
+            TestKind::TcpRr => Params::TcpRr {
+                rr,
+                tcp: TcpOptions::no_delay(),
+            },
+            TestKind::UdpRr => Params::UdpRr { rr },
+            TestKind::TcpCrr => Params::TcpCrr {
+                rr,
+                tcp: TcpOptions::no_delay(),
+            },
+        }
+    }
+
+    /// Which way data flows; request/response tests always send their requests from the client.
+    pub fn direction(&self) -> Direction {
+        match self {
+            Params::TcpStream { stream, .. } => stream.direction,
+            Params::UdpStream { udp } => udp.direction,
+            Params::TcpRr { .. } | Params::UdpRr { .. } | Params::TcpCrr { .. } => Direction::Send,
+        }
+    }
+
+    /// Bytes per send call, what `-l` sets: the TCP write length, the UDP payload, or the
+    /// request of a request/response test.
+    pub fn message_len_bytes(&self) -> u32 {
+        match self {
+            Params::TcpStream { stream, .. } => stream.write_len_bytes,
+            Params::UdpStream { udp } => udp.payload_len_bytes,
+            Params::TcpRr { rr, .. } | Params::UdpRr { rr } | Params::TcpCrr { rr, .. } => {
+                rr.request_len_bytes
+            }
+        }
+    }
+
+    /// Sets the bytes per send call to `len`: the write length, the UDP payload, or both the
+    /// request and the response of a request/response test.
+    pub fn set_message_len_bytes(&mut self, len: u32) {
+        match self {
+            Params::TcpStream { stream, .. } => stream.write_len_bytes = len,
+            Params::UdpStream { udp } => udp.payload_len_bytes = len,
+            Params::TcpRr { rr, .. } | Params::UdpRr { rr } | Params::TcpCrr { rr, .. } => {
+                rr.request_len_bytes = len;
+                rr.response_len_bytes = len;
+            }
+        }
+    }
+
+    /// `tcp_stream`'s parameters.
+    pub fn stream(&self) -> Option<&StreamParams> {
+        match self {
+            Params::TcpStream { stream, .. } => Some(stream),
+            _ => None,
+        }
+    }
+
+    /// `tcp_stream`'s parameters, to change.
+    pub fn stream_mut(&mut self) -> Option<&mut StreamParams> {
+        match self {
+            Params::TcpStream { stream, .. } => Some(stream),
+            _ => None,
+        }
+    }
+
+    /// `udp_stream`'s parameters.
+    pub fn udp(&self) -> Option<&UdpParams> {
+        match self {
+            Params::UdpStream { udp } => Some(udp),
+            _ => None,
+        }
+    }
+
+    /// `udp_stream`'s parameters, to change.
+    pub fn udp_mut(&mut self) -> Option<&mut UdpParams> {
+        match self {
+            Params::UdpStream { udp } => Some(udp),
+            _ => None,
+        }
+    }
+
+    /// The request/response kinds' transaction.
+    pub fn rr(&self) -> Option<&RrParams> {
+        match self {
+            Params::TcpRr { rr, .. } | Params::UdpRr { rr } | Params::TcpCrr { rr, .. } => Some(rr),
+            _ => None,
+        }
+    }
+
+    /// The request/response kinds' transaction, to change.
+    pub fn rr_mut(&mut self) -> Option<&mut RrParams> {
+        match self {
+            Params::TcpRr { rr, .. } | Params::UdpRr { rr } | Params::TcpCrr { rr, .. } => Some(rr),
+            _ => None,
+        }
+    }
+
+    /// The TCP kinds' socket options (`tcp_stream` over a Unix socket has them too, unset).
+    pub fn tcp(&self) -> Option<&TcpOptions> {
+        match self {
+            Params::TcpStream { tcp, .. }
+            | Params::TcpRr { tcp, .. }
+            | Params::TcpCrr { tcp, .. } => Some(tcp),
+            Params::UdpStream { .. } | Params::UdpRr { .. } => None,
+        }
+    }
+
+    /// The TCP kinds' socket options, to change.
+    pub fn tcp_mut(&mut self) -> Option<&mut TcpOptions> {
+        match self {
+            Params::TcpStream { tcp, .. }
+            | Params::TcpRr { tcp, .. }
+            | Params::TcpCrr { tcp, .. } => Some(tcp),
+            Params::UdpStream { .. } | Params::UdpRr { .. } => None,
+        }
+    }
+}
