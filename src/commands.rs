@@ -5,13 +5,11 @@ use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 
 use analysis::repeat::RepeatPlan;
 use anyhow::{bail, Context, Result};
 use engine::{Listener, Signal};
 use results::{PpsCell, RunRecord};
-use socket2::{Domain, Protocol, Socket, Type};
 use sweep::{run_repeated, run_rfc2544, run_sweep, Point, ProbePlan, Stopped};
 use wire::spec::SpecLimits;
 
@@ -25,30 +23,8 @@ use crate::sweep::{ClientRunner, Rfc2544Args, SweepArgs};
 use crate::test_args::{CommonArgs, RrArgs, RunPlan, TcpArgs, UdpArgs};
 use session::client::{self, ClientConfig, Silent};
 use session::probe;
-use session::server::{self, ServerConfig};
+use session::server::{self, listen_tcp, ServerConfig, ServerThread};
 use session::target::{resolve, Target};
-
-/// Opens a TCP listener; with no address, on every IPv6 and IPv4 address.
-pub fn listen_tcp(bind: Option<SocketAddr>, port: u16) -> std::io::Result<Listener> {
-    let addr = bind.unwrap_or(SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), port));
-    let open = |addr: SocketAddr| -> std::io::Result<Listener> {
-        let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
-        sock.set_reuse_address(true)?;
-        if addr.is_ipv6() && bind.is_none() {
-            sock.set_only_v6(false)?;
-        }
-        sock.bind(&addr.into())?;
-        sock.listen(1024)?;
-        Ok(Listener::Tcp(sock.into()))
-    };
-    match open(addr) {
-        // No IPv6 on this host: fall back to all IPv4 addresses.
-        Err(e) if bind.is_none() && e.raw_os_error() == Some(libc::EAFNOSUPPORT) => open(
-            SocketAddr::new(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED), port),
-        ),
-        other => other,
-    }
-}
 
 fn stderr_log() -> server::Log {
     Arc::new(|line: String| eprintln!("linerate serve: {line}"))
@@ -121,36 +97,15 @@ pub fn serve(args: &ServeArgs, shutdown: Signal) -> Result<()> {
     Ok(())
 }
 
-/// A server running on a thread of this process, stopped when dropped.
-struct InProcess {
-    shutdown: Signal,
-    handle: Option<JoinHandle<()>>,
-}
-
-impl InProcess {
-    fn start(listener: Listener) -> Self {
-        let shutdown = Signal::new();
-        let s = shutdown.clone();
-        let log: server::Log = Arc::new(|line: String| {
-            if line.contains("refused") || line.contains("early") || line.contains("dropped") {
-                eprintln!("linerate (in-process server): {line}");
-            }
-        });
-        let handle = std::thread::Builder::new()
-            .name("lr-server".into())
-            .spawn(move || server::serve(listener, s, ServerConfig::default(), log))
-            .ok();
-        Self { shutdown, handle }
-    }
-}
-
-impl Drop for InProcess {
-    fn drop(&mut self) {
-        self.shutdown.raise();
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
+/// The in-process server of a run without a host: it logs only what went wrong.
+fn in_process(listener: Listener) -> Result<ServerThread> {
+    let log: server::Log = Arc::new(|line: String| {
+        if line.contains("refused") || line.contains("early") || line.contains("dropped") {
+            eprintln!("linerate (in-process server): {line}");
         }
-    }
+    });
+    ServerThread::start(listener, ServerConfig::default(), log)
+        .context("cannot start the in-process server")
 }
 
 /// How a client command ended (for the exit code).
@@ -177,7 +132,7 @@ impl RunOutcome {
     }
 }
 
-fn unix_target(path: &Path) -> Result<(Target, Option<InProcess>, String)> {
+fn unix_target(path: &Path) -> Result<(Target, Option<ServerThread>, String)> {
     let target = Target::Unix {
         path: path.to_path_buf(),
     };
@@ -189,7 +144,7 @@ fn unix_target(path: &Path) -> Result<(Target, Option<InProcess>, String)> {
     }
     let listener = UnixListener::bind(path)
         .with_context(|| format!("--unix {}: cannot create a socket there", path.display()))?;
-    let server = InProcess::start(Listener::Unix(listener, path.to_path_buf()));
+    let server = in_process(Listener::Unix(listener, path.to_path_buf()))?;
     Ok((
         target,
         Some(server),
@@ -284,7 +239,7 @@ fn target_for(
     plan: &RunPlan,
     common: &CommonArgs,
     unix: Option<&Path>,
-) -> Result<(Target, Option<InProcess>, String)> {
+) -> Result<(Target, Option<ServerThread>, String)> {
     Ok(match (unix, &common.host) {
         (Some(_), Some(host)) => bail!("--unix and HOST '{host}' both given; use one"),
         (Some(path), None) => unix_target(path)?,
@@ -309,7 +264,7 @@ fn target_for(
             let addr = listener
                 .tcp_addr()
                 .context("in-process listener has no address")?;
-            let server = InProcess::start(listener);
+            let server = in_process(listener)?;
             (
                 Target::Tcp {
                     addr,

@@ -3,13 +3,12 @@
 use std::net::SocketAddr;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use engine::{Listener, Signal};
 use results::RunRecord;
 use session::client::{self, ClientConfig, ClientError, Silent};
-use session::server::{self, ServerConfig};
+use session::server::{self, ServerConfig, ServerThread};
 use session::target::Target;
 use wire::spec::{Direction, Params, StreamParams, TcpOptions};
 use wire::TestSpec;
@@ -20,8 +19,7 @@ pub use crate::skip::skip;
 pub struct TestServer {
     pub addr: SocketAddr,
     pub log: Arc<Mutex<Vec<String>>>,
-    shutdown: Signal,
-    handle: Option<JoinHandle<()>>,
+    _server: ServerThread,
 }
 
 impl TestServer {
@@ -30,31 +28,17 @@ impl TestServer {
         let addr = std_listener.local_addr().unwrap();
         let log = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&log);
-        let shutdown = Signal::new();
-        let s = shutdown.clone();
-        let handle = std::thread::spawn(move || {
-            let log: server::Log = Arc::new(move |line| sink.lock().unwrap().push(line));
-            server::serve(Listener::Tcp(std_listener), s, config, log)
-        });
+        let server_log: server::Log = Arc::new(move |line| sink.lock().unwrap().push(line));
+        let server = ServerThread::start(Listener::Tcp(std_listener), config, server_log).unwrap();
         Self {
             addr,
             log,
-            shutdown,
-            handle: Some(handle),
+            _server: server,
         }
     }
 
     pub fn log_text(&self) -> String {
         self.log.lock().unwrap().join("\n")
-    }
-}
-
-impl Drop for TestServer {
-    fn drop(&mut self) {
-        self.shutdown.raise();
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
     }
 }
 

@@ -113,15 +113,12 @@ mod tests {
     #[test]
     fn client_runner_sweeps_a_loopback_server() {
         let listener =
-            crate::commands::listen_tcp(Some(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))), 0)
+            session::server::listen_tcp(Some(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))), 0)
                 .unwrap();
         let addr = listener.tcp_addr().unwrap();
-        let stop = Signal::new();
-        let s = stop.clone();
         let log: session::server::Log = std::sync::Arc::new(|_: String| {});
-        let server = std::thread::spawn(move || {
-            session::server::serve(listener, s, session::server::ServerConfig::default(), log)
-        });
+        let server =
+            session::server::ServerThread::start(listener, Default::default(), log).unwrap();
         let plan = sweep::testing::size_plan(&[64, 4096], short);
         let interrupt = Signal::new();
         let mut runner = ClientRunner::new(
@@ -132,8 +129,7 @@ mod tests {
             HostFacts::collect(None),
         );
         let r = run_sweep(&plan, &mut runner, &interrupt.flag(), &mut Quiet);
-        stop.raise();
-        let _ = server.join();
+        drop(server);
         assert_eq!(r.stopped, None, "{:?}", r.stopped);
         assert_eq!(r.points.len(), 2);
         assert!(r.target.ends_with("(test server)"));

@@ -8,6 +8,7 @@
 //! `max_sessions` tests running at once.
 
 mod error;
+mod running;
 mod setup;
 mod streams;
 
@@ -27,6 +28,7 @@ use wire::{ClientMsg, ServerMsg, TestSpec, WireError};
 use crate::control::{exchange_hello, recv, send, HANDSHAKE_TIMEOUT};
 
 pub use error::SessionError;
+pub use running::{listen_tcp, ServerThread};
 
 /// How the server behaves.
 #[derive(Debug, Clone)]
