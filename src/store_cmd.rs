@@ -134,7 +134,7 @@ fn run_columns(rows: &[RunRow]) -> [RunCol; 11] {
             true,
         ),
         ("STARTED", |r| format_local(r.started_at_unix_ms), true),
-        ("KIND", |r| r.kind.clone(), true),
+        ("KIND", |r| r.kind.as_str().to_string(), true),
         ("THROUGHPUT", |r| opt(r.throughput_bps, bps), true),
         (
             "CPU L/R %",
@@ -247,7 +247,7 @@ pub fn write_csv(w: &mut dyn Write, rows: &[RunRow]) -> Result<()> {
         csv.write_record([
             r.id.0.to_string(),
             r.started_at_unix_ms.to_string(),
-            r.kind.clone(),
+            r.kind.as_str().to_string(),
             r.target.clone(),
             r.tags.to_string(),
             r.interrupted.to_string(),

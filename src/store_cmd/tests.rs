@@ -39,7 +39,7 @@ fn row(id: i64) -> RunRow {
     RunRow {
         id: RunId(id),
         started_at_unix_ms: 1_779_235_200_000,
-        kind: "tcp_rr".into(),
+        kind: wire::TestKind::TcpRr,
         target: "127.0.0.1:5301".into(),
         tags: Tags::parse(["mtu=9000", "driver=x"]).unwrap(),
         interrupted: id == 2,

@@ -208,7 +208,7 @@ fn the_version_1_store_fixture_reads_as_layout_2() {
     let store = Store::open_existing(&path).unwrap();
     let rows = store.list(&Filter::default()).unwrap();
     let spec_of = |kind: &str| {
-        let row = rows.iter().find(|r| r.kind == kind).unwrap();
+        let row = rows.iter().find(|r| r.kind.as_str() == kind).unwrap();
         store.get(row.id).unwrap().record.spec
     };
     let tcp = spec_of("tcp_stream");

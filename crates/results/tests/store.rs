@@ -125,7 +125,7 @@ fn round_trip_insert_get_list() {
     assert_eq!(rows.len(), 3);
     let t = &rows.iter().find(|r| r.id == tcp).unwrap();
     let rec = record("tcp");
-    assert_eq!(t.kind, "tcp_stream");
+    assert_eq!(t.kind, wire::TestKind::TcpStream);
     assert_eq!(t.started_at_unix_ms, rec.started_at_unix_ms);
     assert_eq!(t.target, rec.target);
     assert_eq!(t.hostname, "lab-a");

@@ -2,6 +2,8 @@
 //! through the public API in `tests/store.rs`.
 
 use super::*;
+use rusqlite::types::Value;
+use wire::TestKind;
 
 #[test]
 fn run_ids_parse_with_or_without_hash() {

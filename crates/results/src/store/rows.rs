@@ -1,0 +1,131 @@
+//! What the store hands out and takes in besides records: run ids, the filter of
+//! [`super::Store::list`], the rows of `linerate runs` and whole stored runs.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use wire::TestKind;
+
+use super::{HostFacts, Tags};
+use crate::schema::RunRecord;
+
+/// A stored run's id: a positive integer, shown as `#12`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RunId(pub i64);
+
+impl fmt::Display for RunId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// A run id that is not `12` or `#12`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}: a run id is a positive number such as 12 or #12")]
+pub struct RunIdError(pub String);
+
+impl FromStr for RunId {
+    type Err = RunIdError;
+
+    fn from_str(s: &str) -> Result<RunId, RunIdError> {
+        let digits = s.trim().strip_prefix('#').unwrap_or(s.trim());
+        match digits.parse::<i64>() {
+            Ok(n) if n > 0 && digits.bytes().all(|b| b.is_ascii_digit()) => Ok(RunId(n)),
+            _ => Err(RunIdError(s.to_string())),
+        }
+    }
+}
+
+/// A test kind name that is not one of linerate's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{input}: not a test kind; {expected}")]
+pub struct KindError {
+    /// What was given.
+    pub input: String,
+    /// The accepted names.
+    pub expected: String,
+}
+
+/// Parses a test kind as stored (`tcp_stream`, `udp_rr`, …).
+pub fn parse_kind(s: &str) -> Result<TestKind, KindError> {
+    use serde::de::IntoDeserializer;
+    let de: serde::de::value::StrDeserializer<'_, serde::de::value::Error> = s.into_deserializer();
+    TestKind::deserialize(de).map_err(|e| {
+        let e = e.to_string();
+        KindError {
+            input: s.to_string(),
+            expected: e.find("expected").map_or(e.clone(), |i| e[i..].to_string()),
+        }
+    })
+}
+
+/// Which runs [`Store::list`] returns: all conditions must hold.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Filter {
+    /// Every one of these tags, with these values.
+    pub tags: Tags,
+    /// Only this kind.
+    pub kind: Option<TestKind>,
+    /// Only runs started at or after this instant, Unix epoch ms.
+    pub since_unix_ms: Option<u64>,
+}
+
+/// One line of `linerate runs`: a run's identity, tags and headline figures (from the indexed
+/// columns; the full record is [`Store::get`]'s). Figures that do not apply to the run's kind,
+/// or were not finite, are `None`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRow {
+    /// The id.
+    pub id: RunId,
+    /// Wall-clock start, Unix epoch ms.
+    pub started_at_unix_ms: u64,
+    /// Test kind.
+    pub kind: TestKind,
+    /// Where the client connected.
+    pub target: String,
+    /// The run's tags.
+    pub tags: Tags,
+    /// Whether the user interrupted the run.
+    pub interrupted: bool,
+    /// The client host's name.
+    pub hostname: String,
+    /// Test window, seconds.
+    pub duration_s: Option<f64>,
+    /// Receiver goodput, all directions, bits/s.
+    pub throughput_bps: Option<f64>,
+    /// Client data-thread CPU, % of one core.
+    pub local_cpu_pct: Option<f64>,
+    /// Server data-thread CPU, % of one core.
+    pub remote_cpu_pct: Option<f64>,
+    /// Retransmitted segments (TCP).
+    pub retransmits: Option<u64>,
+    /// Smoothed RTT, µs (TCP).
+    pub rtt_us: Option<u64>,
+    /// Transactions per second (request/response).
+    pub transactions_per_s: Option<f64>,
+    /// Median round trip, µs (request/response).
+    pub p50_us: Option<f64>,
+    /// 99th-percentile round trip, µs (request/response).
+    pub p99_us: Option<f64>,
+    /// Lost datagrams, % of sent (UDP).
+    pub loss_pct: Option<f64>,
+    /// Distinct datagrams received per second (UDP).
+    pub pps_received: Option<f64>,
+}
+
+/// One run as stored: everything `linerate show` prints.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredRun {
+    /// The id.
+    pub id: RunId,
+    /// When it was stored, Unix epoch ms.
+    pub stored_at_unix_ms: u64,
+    /// Its tags.
+    pub tags: Tags,
+    /// The client host's facts.
+    pub host: HostFacts,
+    /// The full record.
+    pub record: RunRecord,
+}

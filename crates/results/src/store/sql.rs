@@ -1,0 +1,163 @@
+//! Between rows and values: the `WHERE` clause of a filter, `runs` rows into [`RunRow`]s and
+//! [`StoredRun`]s, and the indexed copies of a record's headline figures.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rusqlite::types::Value;
+use rusqlite::Row;
+use wire::TestKind;
+
+use super::{parse_kind, Filter, RunId, RunRow, StoreError, StoredRun, Tags};
+use crate::schema::RunRecord;
+
+/// `WHERE …` for a filter, and its parameters.
+pub(super) fn where_clause(filter: &Filter) -> (String, Vec<Value>) {
+    let mut conds = Vec::new();
+    let mut values = Vec::new();
+    if let Some(kind) = filter.kind {
+        conds.push("kind = ?".to_string());
+        values.push(Value::Text(kind.as_str().to_string()));
+    }
+    if let Some(since) = filter.since_unix_ms {
+        conds.push("started_at_unix_ms >= ?".to_string());
+        values.push(Value::Integer(to_i64(since)));
+    }
+    for (k, v) in filter.tags.iter() {
+        conds.push("id IN (SELECT run_id FROM run_tags WHERE key = ? AND value = ?)".to_string());
+        values.push(Value::Text(k.to_string()));
+        values.push(Value::Text(v.to_string()));
+    }
+    if conds.is_empty() {
+        (String::new(), values)
+    } else {
+        (format!(" WHERE {}", conds.join(" AND ")), values)
+    }
+}
+
+pub(super) fn read_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
+    let tags: Option<String> = r.get(17)?;
+    Ok(RunRow {
+        id: RunId(r.get(0)?),
+        started_at_unix_ms: to_u64(r.get(1)?),
+        kind: read_kind(r, 2)?,
+        target: r.get(3)?,
+        interrupted: r.get(4)?,
+        duration_s: r.get(5)?,
+        throughput_bps: r.get(6)?,
+        local_cpu_pct: r.get(7)?,
+        remote_cpu_pct: r.get(8)?,
+        retransmits: r.get::<_, Option<i64>>(9)?.map(to_u64),
+        rtt_us: r.get::<_, Option<i64>>(10)?.map(to_u64),
+        transactions_per_s: r.get(11)?,
+        p50_us: r.get(12)?,
+        p99_us: r.get(13)?,
+        loss_pct: r.get(14)?,
+        pps_received: r.get(15)?,
+        hostname: r.get(16)?,
+        tags: parse_tags(tags.as_deref()),
+    })
+}
+
+/// The kind column: a name this linerate knows (it wrote it).
+fn read_kind(r: &Row<'_>, column: usize) -> rusqlite::Result<TestKind> {
+    let name: String = r.get(column)?;
+    parse_kind(&name).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, Box::new(e))
+    })
+}
+
+/// A `runs` row as read, before its JSON is decoded.
+pub(super) struct RawStored {
+    id: RunId,
+    stored_at_unix_ms: u64,
+    host_json: String,
+    record_json: String,
+    tags_json: Option<String>,
+}
+
+impl RawStored {
+    pub(super) fn read(r: &Row<'_>) -> rusqlite::Result<RawStored> {
+        Ok(RawStored {
+            id: RunId(r.get(0)?),
+            stored_at_unix_ms: to_u64(r.get(1)?),
+            host_json: r.get(2)?,
+            record_json: r.get(3)?,
+            tags_json: r.get(4)?,
+        })
+    }
+
+    pub(super) fn decode(self) -> Result<StoredRun, StoreError> {
+        let bad = |what| {
+            move |source| StoreError::BadRecord {
+                id: self.id,
+                what,
+                source,
+            }
+        };
+        Ok(StoredRun {
+            id: self.id,
+            stored_at_unix_ms: self.stored_at_unix_ms,
+            tags: parse_tags(self.tags_json.as_deref()),
+            host: serde_json::from_str(&self.host_json).map_err(bad("host facts"))?,
+            record: serde_json::from_str(&self.record_json).map_err(bad("record"))?,
+        })
+    }
+}
+
+/// Tags from `json_group_object` (keys were validated when stored).
+pub(super) fn parse_tags(json: Option<&str>) -> Tags {
+    json.and_then(|j| serde_json::from_str(j).ok())
+        .map(Tags::from_map)
+        .unwrap_or_default()
+}
+
+/// The indexed copies of a record's headline figures.
+pub(super) struct Figures {
+    pub(super) duration_s: Option<f64>,
+    pub(super) throughput_bps: Option<f64>,
+    pub(super) local_cpu_pct: Option<f64>,
+    pub(super) remote_cpu_pct: Option<f64>,
+    pub(super) retransmits: Option<u32>,
+    pub(super) rtt_us: Option<u32>,
+    pub(super) transactions_per_s: Option<f64>,
+    pub(super) p50_us: Option<f64>,
+    pub(super) p99_us: Option<f64>,
+    pub(super) loss_pct: Option<f64>,
+    pub(super) pps_received: Option<f64>,
+}
+
+impl Figures {
+    pub(super) fn of(r: &RunRecord) -> Figures {
+        let s = &r.summary;
+        // SQLite stores NaN as NULL anyway; say so explicitly for every non-finite figure.
+        let fin = |x: f64| x.is_finite().then_some(x);
+        let latency = s.rr.and_then(|rr| rr.latency_us);
+        Figures {
+            duration_s: fin(s.duration_s),
+            throughput_bps: fin(s.throughput_bps),
+            local_cpu_pct: fin(s.local_cpu_pct),
+            remote_cpu_pct: fin(s.remote_cpu_pct),
+            retransmits: s.retransmits,
+            rtt_us: s.rtt_us,
+            transactions_per_s: s.rr.and_then(|rr| fin(rr.transactions_per_s)),
+            p50_us: latency.and_then(|l| fin(l.p50)),
+            p99_us: latency.and_then(|l| fin(l.p99)),
+            loss_pct: s.udp.and_then(|u| fin(u.loss_pct)),
+            pps_received: s.udp.and_then(|u| fin(u.pps_received)),
+        }
+    }
+}
+
+pub(super) fn now_unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+pub(super) fn to_i64(x: u64) -> i64 {
+    i64::try_from(x).unwrap_or(i64::MAX)
+}
+
+pub(super) fn to_u64(x: i64) -> u64 {
+    u64::try_from(x).unwrap_or(0)
+}
