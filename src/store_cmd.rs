@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use measure::units::format_bits_per_sec as bps;
+use report::{Align, TableStyle, TextTable};
 use results::store::{RunId, RunRow, Store, StoreError, StoredRun};
 
 use crate::store_args::{resolve_db, store_error, RunFilterArgs};
@@ -180,37 +181,13 @@ pub fn write_table(w: &mut dyn Write, rows: &[RunRow]) -> std::io::Result<()> {
     }
     let cols = run_columns(rows);
     let cols: Vec<&RunCol> = cols.iter().filter(|c| c.2).collect();
-    let cells: Vec<Vec<String>> = rows
+    let mut table = cols
         .iter()
-        .map(|r| cols.iter().map(|c| (c.1)(r)).collect())
-        .collect();
-    let widths: Vec<usize> = cols
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            cells
-                .iter()
-                .map(|row| row[i].chars().count())
-                .chain([c.0.len()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let line = |w: &mut dyn Write, items: Vec<&str>| -> std::io::Result<()> {
-        let mut s = String::new();
-        for (i, item) in items.iter().enumerate() {
-            if i + 1 == items.len() {
-                s.push_str(item);
-            } else {
-                s.push_str(&format!("{item:<width$}  ", width = widths[i]));
-            }
-        }
-        writeln!(w, "{}", s.trim_end())
-    };
-    line(w, cols.iter().map(|c| c.0).collect())?;
-    for row in &cells {
-        line(w, row.iter().map(String::as_str).collect())?;
+        .fold(TextTable::new(), |t, c| t.column(c.0, Align::Left));
+    for r in rows {
+        table.row(cols.iter().map(|c| (c.1)(r)).collect());
     }
+    w.write_all(table.render(TableStyle::Plain).as_bytes())?;
     if rows.iter().any(|r| r.interrupted) {
         writeln!(w, "* interrupted: the figures cover what ran")?;
     }

@@ -7,6 +7,7 @@ use std::io::Write;
 
 use anyhow::Result;
 use measure::units::format_bits_per_sec as bps;
+use report::{Align, TableStyle, TextTable};
 use serde::Serialize;
 
 use sweep::knob::Phase;
@@ -47,43 +48,28 @@ pub fn write_json<T: Serialize>(w: &mut dyn Write, value: &T) -> Result<()> {
     Ok(())
 }
 
-/// Writes rows under headers, each column as wide as its widest cell; numeric columns
-/// (`right`) are right-aligned. Trailing spaces are trimmed.
+/// A plain table (the one renderer, `report::TextTable`): `right` marks the columns of figures.
 fn table(
     w: &mut dyn Write,
     headers: &[String],
     rows: &[Vec<String>],
     right: &[bool],
 ) -> std::io::Result<()> {
-    let widths: Vec<usize> = (0..headers.len())
-        .map(|i| {
-            rows.iter()
-                .map(|r| r[i].chars().count())
-                .chain([headers[i].chars().count()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let line = |w: &mut dyn Write, cells: &[String]| -> std::io::Result<()> {
-        let mut s = String::new();
-        for (i, c) in cells.iter().enumerate() {
-            let pad = widths[i].saturating_sub(c.chars().count());
-            if right.get(i).copied().unwrap_or(false) {
-                s.push_str(&" ".repeat(pad));
-                s.push_str(c);
+    let mut t = headers
+        .iter()
+        .enumerate()
+        .fold(TextTable::new(), |t, (i, h)| {
+            let align = if right.get(i).copied().unwrap_or(false) {
+                Align::Right
             } else {
-                s.push_str(c);
-                s.push_str(&" ".repeat(pad));
-            }
-            s.push_str("  ");
-        }
-        writeln!(w, "{}", s.trim_end())
-    };
-    line(w, headers)?;
+                Align::Left
+            };
+            t.column(h.clone(), align)
+        });
     for r in rows {
-        line(w, r)?;
+        t.row(r.clone());
     }
-    Ok(())
+    w.write_all(t.render(TableStyle::Plain).as_bytes())
 }
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
