@@ -289,34 +289,11 @@ pub fn primary_metric(kind: TestKind) -> &'static str {
     }
 }
 
-/// The figures of one run that repetitions summarize, named with their units; a figure the
-/// run does not have (no retransmits over UDP) is left out.
-pub fn metrics_of(record: &RunRecord) -> Vec<(&'static str, f64)> {
-    let s = &record.summary;
-    let mut m = vec![
-        ("throughput_bps", s.throughput_bps),
-        ("local_cpu_pct", s.local_cpu_pct),
-        ("remote_cpu_pct", s.remote_cpu_pct),
-    ];
-    if let Some(r) = s.retransmits {
-        m.push(("retransmits", f64::from(r)));
-    }
-    if let Some(rr) = &s.rr {
-        m.push(("transactions_per_s", rr.transactions_per_s));
-        if let Some(l) = &rr.latency_us {
-            m.push(("rtt_p50_us", l.p50));
-            m.push(("rtt_p99_us", l.p99));
-        }
-    }
-    if let Some(u) = &s.udp {
-        m.push(("loss_pct", u.loss_pct));
-        m.push(("pps_received", u.pps_received));
-    }
-    if let Some(l) = s.latency_under_load.and_then(|l| l.loaded.latency_us) {
-        m.push(("loaded_rtt_p50_us", l.p50));
-    }
-    m
-}
+/// Reads the figures of one run that repetitions summarize: `(name with unit, value)`, e.g.
+/// `("throughput_bps", 9.4e9)`, leaving out what the run does not have. The list of figures is
+/// the report's metric list (`report::summarized_figures`), handed in by the caller, so this
+/// crate computes statistics without naming figures of its own.
+pub type Figures = fn(&RunRecord) -> Vec<(&'static str, f64)>;
 
 /// One named metric's statistics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -355,13 +332,13 @@ pub struct RepeatSummary {
 }
 
 impl RepeatSummary {
-    /// Summarizes `records` (runs of one test) under `plan`; `None` without records.
-    pub fn of(records: &[&RunRecord], plan: &RepeatPlan) -> Option<Self> {
+    /// Summarizes `records` (runs of one test) under `plan`, over the `figures` each run has;
+    /// `None` without records.
+    pub fn of(records: &[&RunRecord], plan: &RepeatPlan, figures: Figures) -> Option<Self> {
         let first = records.first()?;
         let primary = primary_metric(first.kind);
         let level = plan.level_pct();
-        let per_run: Vec<Vec<(&'static str, f64)>> =
-            records.iter().map(|r| metrics_of(r)).collect();
+        let per_run: Vec<Vec<(&'static str, f64)>> = records.iter().map(|r| figures(r)).collect();
         let mut names: Vec<&'static str> = per_run[0].iter().map(|(n, _)| *n).collect();
         names.retain(|n| per_run.iter().all(|m| m.iter().any(|(k, _)| k == n)));
         names.sort_by_key(|n| *n != primary);
@@ -523,6 +500,22 @@ mod tests {
         assert!(!fixed.wants_another(&[1.0, 1.0, 1.0]));
     }
 
+    /// A few figures, as the report's metric list names them.
+    fn figures(r: &RunRecord) -> Vec<(&'static str, f64)> {
+        let s = &r.summary;
+        let mut m = vec![
+            ("throughput_bps", s.throughput_bps),
+            ("local_cpu_pct", s.local_cpu_pct),
+        ];
+        if let Some(rr) = &s.rr {
+            m.push(("transactions_per_s", rr.transactions_per_s));
+            if let Some(l) = &rr.latency_us {
+                m.push(("rtt_p50_us", l.p50));
+            }
+        }
+        m
+    }
+
     #[test]
     fn summary_over_records_says_whether_the_ci_was_reached() {
         let runs: Vec<_> = [9.0e9, 9.1e9, 8.9e9]
@@ -531,7 +524,7 @@ mod tests {
             .collect();
         let refs: Vec<&RunRecord> = runs.iter().collect();
         let plan = RepeatPlan::new(Some(3), Some("95:2")).unwrap();
-        let s = RepeatSummary::of(&refs, &plan).unwrap();
+        let s = RepeatSummary::of(&refs, &plan, figures).unwrap();
         assert_eq!((s.runs, s.primary.as_str()), (3, "throughput_bps"));
         assert_eq!(s.metrics[0].metric, "throughput_bps");
         let t = s.get("throughput_bps").unwrap();
@@ -540,7 +533,7 @@ mod tests {
         assert!(!ci.reached, "5.5 % wide is not within 2 %: {ci:?}");
         assert!(s.get("local_cpu_pct").is_some());
         let rr = [record_with("rr", 0.0)];
-        let s = RepeatSummary::of(&[&rr[0]], &RepeatPlan::once()).unwrap();
+        let s = RepeatSummary::of(&[&rr[0]], &RepeatPlan::once(), figures).unwrap();
         assert_eq!(s.primary, "transactions_per_s");
         assert!(s.get("rtt_p50_us").is_some());
     }

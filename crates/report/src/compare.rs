@@ -53,7 +53,7 @@ impl Comparison {
         for m in metrics() {
             let values: Vec<Option<f64>> = columns
                 .iter()
-                .map(|c| median(c.runs.iter().filter_map(m.value)))
+                .map(|c| median(c.runs.iter().filter_map(|r| m.value(r))))
                 .collect();
             if values.iter().all(Option::is_none) {
                 continue;

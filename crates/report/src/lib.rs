@@ -35,7 +35,7 @@ pub use compare::{Column, Comparison, Row};
 pub use error::Error;
 pub use export::{export_runs, write_comparison, CompareFormat, ExportFormat};
 pub use labeled::LabeledRuns;
-pub use metrics::{metrics, Better, Metric};
+pub use metrics::{metrics, summarized_figures, Better, Metric};
 pub use pps::PpsMatrix;
 pub use summary::RunsTable;
 pub use table::{comparison_table, runs_table, Align, TableStyle, TextTable};

@@ -29,16 +29,38 @@ pub struct Metric {
     pub unit: &'static str,
     /// Which way is better.
     pub better: Better,
-    /// Reads the value from a run, in `unit`; `None` when it does not apply.
-    pub value: fn(&RunRecord) -> Option<f64>,
+    /// Reads the figure from a run in its base unit (bit/s, %, µs, 1/s); `None` when it does
+    /// not apply. [`Metric::value`] gives it in `unit`.
+    pub base: fn(&RunRecord) -> Option<f64>,
+    /// Base units per `unit` (1e6 for Mbit/s over bit/s, else 1).
+    pub per_unit: f64,
+    /// The figure's name in base units where repetitions summarize it (`throughput_bps`,
+    /// `rtt_p50_us`: the names of the repeat statistics' JSON); `None` where they do not.
+    pub key: Option<&'static str>,
     /// Earlier metrics this one may only repeat: a comparison leaves this row out when its
     /// values equal one of theirs in every column.
     pub repeats: &'static [&'static str],
 }
 
+impl Metric {
+    /// The figure of `r` in `unit`; `None` when it does not apply.
+    pub fn value(&self, r: &RunRecord) -> Option<f64> {
+        (self.base)(r).map(|v| v / self.per_unit)
+    }
+}
+
 /// Every metric, in row order.
 pub fn metrics() -> &'static [Metric] {
     &METRICS
+}
+
+/// The figures of `r` that repetitions summarize, by key and in base units, in row order; a
+/// figure the run does not have (no retransmits over UDP) is left out.
+pub fn summarized_figures(r: &RunRecord) -> Vec<(&'static str, f64)> {
+    METRICS
+        .iter()
+        .filter_map(|m| Some((m.key?, (m.base)(r)?)))
+        .collect()
 }
 
 const MBIT: f64 = 1e6;
@@ -63,171 +85,231 @@ fn latency(r: &RunRecord) -> Option<measure::latency::LatencySummary> {
 
 use Better::{Higher, Lower};
 
-static METRICS: [Metric; 23] = [
+static METRICS: [Metric; 24] = [
     Metric {
         name: "throughput",
         unit: "Mbit/s",
         better: Higher,
-        value: |r| Some(r.summary.throughput_bps / MBIT),
+        base: |r| Some(r.summary.throughput_bps),
+        per_unit: MBIT,
+        key: Some("throughput_bps"),
         repeats: &[],
     },
     Metric {
         name: "throughput c->s",
         unit: "Mbit/s",
         better: Higher,
-        value: |r| flow(r, Flow::ClientToServer).map(|f| f.throughput_bps / MBIT),
+        base: |r| flow(r, Flow::ClientToServer).map(|f| f.throughput_bps),
+        per_unit: MBIT,
+        key: None,
         repeats: &[],
     },
     Metric {
         name: "throughput s->c",
         unit: "Mbit/s",
         better: Higher,
-        value: |r| flow(r, Flow::ServerToClient).map(|f| f.throughput_bps / MBIT),
+        base: |r| flow(r, Flow::ServerToClient).map(|f| f.throughput_bps),
+        per_unit: MBIT,
+        key: None,
         repeats: &[],
     },
     Metric {
         name: "client CPU",
         unit: "%",
         better: Lower,
-        value: |r| Some(r.summary.local_cpu_pct),
+        base: |r| Some(r.summary.local_cpu_pct),
+        per_unit: 1.0,
+        key: Some("local_cpu_pct"),
         repeats: &[],
     },
     Metric {
         name: "server CPU",
         unit: "%",
         better: Lower,
-        value: |r| Some(r.summary.remote_cpu_pct),
+        base: |r| Some(r.summary.remote_cpu_pct),
+        per_unit: 1.0,
+        key: Some("remote_cpu_pct"),
         repeats: &[],
     },
     Metric {
         name: "sender CPU",
         unit: "%",
         better: Lower,
-        value: |r| only_flow(r).map(|f| f.sender_cpu_pct),
+        base: |r| only_flow(r).map(|f| f.sender_cpu_pct),
+        per_unit: 1.0,
+        key: None,
         repeats: &["client CPU", "server CPU"],
     },
     Metric {
         name: "receiver CPU",
         unit: "%",
         better: Lower,
-        value: |r| only_flow(r).map(|f| f.receiver_cpu_pct),
+        base: |r| only_flow(r).map(|f| f.receiver_cpu_pct),
+        per_unit: 1.0,
+        key: None,
         repeats: &["client CPU", "server CPU"],
     },
     Metric {
         name: "PI",
         unit: "T/C×T/L",
         better: Higher,
-        value: |r| r.summary.performance_index,
+        base: |r| r.summary.performance_index,
+        per_unit: 1.0,
+        key: None,
         repeats: &[],
     },
     Metric {
         name: "retransmits",
         unit: "segments",
         better: Lower,
-        value: |r| r.summary.retransmits.map(f64::from),
+        base: |r| r.summary.retransmits.map(f64::from),
+        per_unit: 1.0,
+        key: Some("retransmits"),
         repeats: &[],
     },
     Metric {
         name: "RTT",
         unit: "µs",
         better: Lower,
-        value: |r| r.summary.rtt_us.map(f64::from),
+        base: |r| r.summary.rtt_us.map(f64::from),
+        per_unit: 1.0,
+        key: None,
         repeats: &[],
     },
     Metric {
         name: "loss",
         unit: "%",
         better: Lower,
-        value: |r| r.summary.udp.map(|u| u.loss_pct),
+        base: |r| r.summary.udp.map(|u| u.loss_pct),
+        per_unit: 1.0,
+        key: Some("loss_pct"),
         repeats: &[],
     },
     Metric {
         name: "received",
         unit: "packets/s",
         better: Higher,
-        value: |r| r.summary.udp.map(|u| u.pps_received),
+        base: |r| r.summary.udp.map(|u| u.pps_received),
+        per_unit: 1.0,
+        key: Some("pps_received"),
         repeats: &[],
     },
     Metric {
         name: "jitter",
         unit: "µs",
         better: Lower,
-        value: |r| r.summary.udp.map(|u| u.jitter_us),
+        base: |r| r.summary.udp.map(|u| u.jitter_us),
+        per_unit: 1.0,
+        key: None,
         repeats: &[],
     },
     Metric {
         name: "out of order",
         unit: "packets",
         better: Lower,
-        value: |r| r.summary.udp.map(|u| u.packets_out_of_order as f64),
+        base: |r| r.summary.udp.map(|u| u.packets_out_of_order as f64),
+        per_unit: 1.0,
+        key: None,
         repeats: &[],
     },
     Metric {
         name: "transactions",
         unit: "1/s",
         better: Higher,
-        value: |r| r.summary.rr.map(|rr| rr.transactions_per_s),
+        base: |r| r.summary.rr.map(|rr| rr.transactions_per_s),
+        per_unit: 1.0,
+        key: Some("transactions_per_s"),
         repeats: &[],
     },
     Metric {
         name: "connections",
         unit: "1/s",
         better: Higher,
-        value: |r| r.summary.rr.and_then(|rr| rr.connections_per_s),
+        base: |r| r.summary.rr.and_then(|rr| rr.connections_per_s),
+        per_unit: 1.0,
+        key: None,
         repeats: &[],
     },
     Metric {
         name: "lost transactions",
         unit: "transactions",
         better: Lower,
-        value: |r| {
+        base: |r| {
             r.summary
                 .rr
                 .and_then(|rr| rr.lost_transactions)
                 .map(|n| n as f64)
         },
+        per_unit: 1.0,
+        key: None,
         repeats: &[],
     },
     Metric {
         name: "latency p50",
         unit: "µs",
         better: Lower,
-        value: |r| latency(r).map(|l| l.p50),
+        base: |r| latency(r).map(|l| l.p50),
+        per_unit: 1.0,
+        key: Some("rtt_p50_us"),
         repeats: &[],
     },
     Metric {
         name: "latency p90",
         unit: "µs",
         better: Lower,
-        value: |r| latency(r).map(|l| l.p90),
+        base: |r| latency(r).map(|l| l.p90),
+        per_unit: 1.0,
+        key: None,
         repeats: &[],
     },
     Metric {
         name: "latency p99",
         unit: "µs",
         better: Lower,
-        value: |r| latency(r).map(|l| l.p99),
+        base: |r| latency(r).map(|l| l.p99),
+        per_unit: 1.0,
+        key: Some("rtt_p99_us"),
         repeats: &[],
     },
     Metric {
         name: "latency p99.9",
         unit: "µs",
         better: Lower,
-        value: |r| latency(r).map(|l| l.p999),
+        base: |r| latency(r).map(|l| l.p999),
+        per_unit: 1.0,
+        key: None,
         repeats: &[],
     },
     Metric {
         name: "latency p99.99",
         unit: "µs",
         better: Lower,
-        value: |r| latency(r).map(|l| l.p9999),
+        base: |r| latency(r).map(|l| l.p9999),
+        per_unit: 1.0,
+        key: None,
         repeats: &[],
     },
     Metric {
         name: "latency max",
         unit: "µs",
         better: Lower,
-        value: |r| latency(r).map(|l| l.max),
+        base: |r| latency(r).map(|l| l.max),
+        per_unit: 1.0,
+        key: None,
+        repeats: &[],
+    },
+    Metric {
+        name: "loaded latency p50",
+        unit: "µs",
+        better: Lower,
+        base: |r| {
+            r.summary
+                .latency_under_load
+                .and_then(|l| l.loaded.latency_us)
+                .map(|l| l.p50)
+        },
+        per_unit: 1.0,
+        key: Some("loaded_rtt_p50_us"),
         repeats: &[],
     },
 ];

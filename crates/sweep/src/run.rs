@@ -17,7 +17,8 @@
 use std::error::Error;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use analysis::repeat::{metrics_of, primary_metric, RepeatPlan, RepeatSummary};
+use analysis::repeat::{primary_metric, RepeatPlan, RepeatSummary};
+use report::summarized_figures;
 use results::RunRecord;
 use serde::{Deserialize, Serialize};
 use wire::TestSpec;
@@ -144,7 +145,7 @@ fn repeat_runs(
             }
             Ok(m) => {
                 let interrupted = m.record.summary.interrupted;
-                let value = metrics_of(&m.record)
+                let value = summarized_figures(&m.record)
                     .iter()
                     .find(|(k, _)| *k == primary)
                     .map_or(0.0, |(_, v)| *v);
@@ -170,7 +171,7 @@ fn repeat_runs(
         .filter(|r| !r.summary.interrupted)
         .collect();
     Repeated {
-        summary: RepeatSummary::of(&finished, plan),
+        summary: RepeatSummary::of(&finished, plan, summarized_figures),
         runs,
         stopped,
     }

@@ -107,7 +107,7 @@ fn knob_sweep_with_repeats_stopped_by_a_failure() {
         .map(|(i, &b)| run(i as i64 + 1, record_with("tcp", b)))
         .collect();
     let records: Vec<&results::RunRecord> = runs.iter().map(|r| &r.record).collect();
-    let summary = RepeatSummary::of(&records, &plan).unwrap();
+    let summary = RepeatSummary::of(&records, &plan, report::summarized_figures).unwrap();
     let mut p1 = SweepPoint::new(
         SweepValue {
             label: "1".into(),
@@ -184,7 +184,7 @@ fn repeat_table_says_whether_the_interval_was_reached() {
         kind: "repeat".into(),
         test: wire::TestKind::TcpStream,
         target: "h:5301".into(),
-        summary: RepeatSummary::of(&records, &plan),
+        summary: RepeatSummary::of(&records, &plan, report::summarized_figures),
         runs,
         stopped: None,
     };
