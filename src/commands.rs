@@ -16,7 +16,6 @@ use wire::spec::SpecLimits;
 use crate::cli::ServeArgs;
 use crate::output;
 use crate::pps_args::PpsArgs;
-use crate::store_args::host_facts;
 use crate::sweep::output::{self as sweep_output, Format};
 use crate::sweep::progress::StderrBar;
 use crate::sweep::{ClientRunner, Rfc2544Args, SweepArgs};
@@ -290,7 +289,7 @@ fn run_client(
     // Bad tags or an unusable database fail before the test, not after it.
     let mut store = common.store.open()?;
     let (target, _server, label) = target_for(plan, common, unix)?;
-    let facts = host_facts(&target);
+    let facts = target.host_facts();
     if repeat.repeats() {
         let mut runner = ClientRunner::new(target, label, interrupt.clone(), store, facts);
         let point = Point {
@@ -347,7 +346,7 @@ fn print_record(record: &RunRecord, json: bool) -> Result<()> {
     if json {
         output::json::write(&mut out, record)
     } else {
-        output::table::write_summary(&mut out, record)
+        report::run_text::write_summary(&mut out, record)
     }
     .and_then(|()| out.flush())
     .context("writing the summary to stdout")
@@ -359,7 +358,7 @@ pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<RunOutcome> {
     let first = &plan.cells.first().context("no cells")?.3;
     let mut store = args.common.store.open()?;
     let (target, _server, label) = target_for(first, &args.common, None)?;
-    let facts = host_facts(&target);
+    let facts = target.host_facts();
     let link = first.spec.link_speed_bps;
     let mut cells = Vec::new();
     let mut last = None;
@@ -411,7 +410,7 @@ pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<RunOutcome> {
         )?;
         writeln!(out)?;
     } else {
-        output::table::write_pps(&mut out, &label, link, &cells)?;
+        report::run_text::write_pps(&mut out, &label, link, &cells)?;
     }
     out.flush()?;
     let record = last.context("interrupted before the first cell finished")?;
@@ -434,7 +433,7 @@ pub fn sweep(args: &SweepArgs, interrupt: Signal) -> Result<RunOutcome> {
     let store = args.store().open()?;
     let (target, _server, label) =
         target_for(&p.base.plan, &p.base.common, p.base.unix.as_deref())?;
-    let facts = host_facts(&target);
+    let facts = target.host_facts();
     let mut runner = ClientRunner::new(target, label, interrupt.clone(), store, facts);
     let r = run_sweep(
         &p.plan,
@@ -496,7 +495,7 @@ pub fn rfc2544(args: &Rfc2544Args, interrupt: Signal) -> Result<RunOutcome> {
     let store = args.store.open()?;
     warn_udp_buffer_cap(p.base.plan.spec.window_bytes)?;
     let (target, _server, label) = target_for(&p.base.plan, &p.base.common, None)?;
-    let facts = host_facts(&target);
+    let facts = target.host_facts();
     let mut runner = ClientRunner::new(target, label, interrupt.clone(), store, facts);
     let r = run_rfc2544(
         &p.plan,

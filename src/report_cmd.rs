@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, Result};
 use clap::{Args, ValueEnum};
 use report::chart::{self, ChartKind};
-use report::{CompareFormat, Comparison, ExportFormat};
+use report::{CompareFormat, Comparison, ExportFormat, PpsMatrix};
 use results::store::Filter;
 
 use report::local_time::format_local;
@@ -270,7 +270,7 @@ pub fn chart(args: &ChartArgs) -> Result<()> {
     }
     let columns = select::columns(&args.items, &Filter::default(), args.db.as_deref())?;
     let labeled: Vec<_> = columns.iter().map(Column::labeled).collect();
-    let matrix = select::pps_matrix(columns.iter().flat_map(|c| &c.runs));
+    let matrix = PpsMatrix::of_cells(columns.iter().flat_map(|c| &c.runs));
     let kind = match args.kind {
         Some(k) => ChartKind::from(k),
         None => chart::applicable(&labeled)
@@ -310,7 +310,7 @@ pub fn report(args: &ReportArgs) -> Result<()> {
     };
     warn_mixed_kinds(&columns);
     let labeled: Vec<_> = columns.iter().map(Column::labeled).collect();
-    let matrix = select::pps_matrix(columns.iter().flat_map(|c| &c.runs).chain(&cells));
+    let matrix = PpsMatrix::of_cells(columns.iter().flat_map(|c| &c.runs).chain(&cells));
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);

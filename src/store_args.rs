@@ -1,8 +1,7 @@
 //! The results database from the command line, for every command that stores or reads runs:
 //! the `--db/--no-store/--tag` flags every test takes ([`StoreArgs`]), the `--tag/--kind/
 //! --since` filter of listings ([`RunFilterArgs`]), where the database is ([`resolve_db`]),
-//! storing a finished run ([`RunStore`], [`store_run`]) with the facts of this host
-//! ([`host_facts`]).
+//! storing a finished run ([`RunStore`], [`store_run`]) with the facts of this host.
 //!
 //! The database is `--db PATH`, else `$LINERATE_DB`, else
 //! `$XDG_DATA_HOME/linerate/results.sqlite` (`~/.local/share/linerate/results.sqlite`).
@@ -17,7 +16,6 @@ use results::store::{parse_kind, Filter, HostFacts, RunId, Store, StoreError, Ta
 use results::RunRecord;
 
 use report::local_time::parse_since;
-use session::target::Target;
 
 /// Where runs are stored, and how they are tagged (flattened into every test command).
 #[derive(Debug, Clone, Default, Args)]
@@ -173,19 +171,6 @@ impl RunStore {
     }
 }
 
-/// Facts about this host and the interface its connection to `target` uses: the `--bind`
-/// address's interface when one was given, else the one the kernel routes to the server from
-/// (found without sending anything); no interface for a Unix socket.
-pub fn host_facts(target: &Target) -> HostFacts {
-    match target {
-        Target::Tcp { bind: Some(b), .. } if !b.ip().is_unspecified() => {
-            HostFacts::collect(Some(b.ip()))
-        }
-        Target::Tcp { addr, .. } => HostFacts::collect_towards(Some(*addr)),
-        Target::Unix { .. } => HostFacts::collect(None),
-    }
-}
-
 /// Stores a finished (or interrupted) run as `args` say: `Ok(None)` with `--no-store`. Prints
 /// nothing. Prefer [`StoreArgs::open`] before the test and [`RunStore::save`] after it, so a
 /// bad database is reported before the test runs.
@@ -217,25 +202,6 @@ pub(crate) fn store_error(e: StoreError, storing: bool) -> anyhow::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn host_facts_of_targets() {
-        let lo = host_facts(&Target::Tcp {
-            addr: "127.0.0.1:5301".parse().unwrap(),
-            bind: None,
-        });
-        assert!(lo.interface.is_some() && lo.driver.is_none(), "{lo:?}");
-        let bound = host_facts(&Target::Tcp {
-            addr: "127.0.0.1:5301".parse().unwrap(),
-            bind: Some("127.0.0.1:0".parse().unwrap()),
-        });
-        assert_eq!(bound.interface, lo.interface);
-        let unix = host_facts(&Target::Unix {
-            path: "/tmp/x".into(),
-        });
-        assert_eq!((unix.interface, unix.mtu_bytes), (None, None));
-        assert_eq!(unix.hostname, lo.hostname);
-    }
 
     #[test]
     fn default_path_follows_xdg() {

@@ -308,7 +308,7 @@ pub fn write_stored(w: &mut dyn Write, run: &StoredRun) -> std::io::Result<()> {
             writeln!(w, "{line}")?;
         }
     }
-    crate::output::table::write_summary(w, r)
+    report::run_text::write_summary(w, r)
 }
 
 #[cfg(test)]

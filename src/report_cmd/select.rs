@@ -6,14 +6,12 @@
 //! runs in a column are oldest first; a tag-set column is labeled with its tags in key order,
 //! as `linerate runs` prints them, so a label can be pasted back as an item.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Result};
 use report::{LabeledRuns, PpsMatrix};
 use results::store::{Filter, RunId, Store, StoredRun, Tags};
-use results::PpsCell;
-use wire::TestKind;
 
 use crate::store_args::resolve_db;
 
@@ -187,8 +185,9 @@ pub fn grouped(
         }
         bail!("no stored run matches {which}; `linerate runs` lists them");
     }
-    let (cells, runs): (Vec<StoredRun>, Vec<StoredRun>) =
-        runs.into_iter().partition(|r| pps_key(r).is_some());
+    let (cells, runs): (Vec<StoredRun>, Vec<StoredRun>) = runs
+        .into_iter()
+        .partition(|r| PpsMatrix::cell_key(r).is_some());
     // With several kinds, the kind goes into the label: tags alone would not tell the
     // columns apart in a legend.
     let first_kind = runs.first().map(|r| r.record.kind);
@@ -223,57 +222,6 @@ pub fn grouped(
         }
     }
     Ok((columns, cells, path))
-}
-
-/// `(frame_bytes, flows)` of a `linerate pps` cell: a UDP run tagged with both.
-fn pps_key(run: &StoredRun) -> Option<(u32, u32)> {
-    if run.record.kind != TestKind::UdpStream {
-        return None;
-    }
-    let frame = run.tags.get("frame_bytes")?.parse().ok()?;
-    let flows = run.tags.get("flows")?.parse().ok()?;
-    Some((frame, flows))
-}
-
-/// The packet-rate matrix of the `linerate pps` cells among `runs`: for each (frame size,
-/// flow count), the latest cell; the line rate from the latest cell's link speed. `None`
-/// without cells.
-pub fn pps_matrix<'a>(runs: impl IntoIterator<Item = &'a StoredRun>) -> Option<PpsMatrix> {
-    let mut latest: BTreeMap<(u32, u32), &StoredRun> = BTreeMap::new();
-    let order = |r: &StoredRun| (r.record.started_at_unix_ms, r.id);
-    for run in runs {
-        if let Some(key) = pps_key(run) {
-            let slot = latest.entry(key).or_insert(run);
-            if order(run) > order(slot) {
-                *slot = run;
-            }
-        }
-    }
-    let newest = latest.values().copied().max_by_key(|r| order(r))?;
-    let link = newest.record.spec.link_speed_bps;
-    let cells = latest
-        .into_iter()
-        .map(|((frame, flows), run)| {
-            let udp = run.record.summary.udp.unwrap_or_default();
-            let line = link.map(|l| measure::line_rate::pps(l as f64, frame));
-            PpsCell {
-                frame_bytes: frame,
-                payload_bytes: run.record.spec.message_len_bytes(),
-                flows,
-                line_rate_pps: line,
-                pps_received: udp.pps_received,
-                pps_sent: udp.pps_sent,
-                loss_pct: udp.loss_pct,
-                line_rate_ratio: line.map(|l| udp.pps_received / l),
-                run: run.record.clone(),
-            }
-        })
-        .collect();
-    Some(PpsMatrix {
-        target: newest.record.target.clone(),
-        link_speed_bps: link,
-        cells,
-    })
 }
 
 #[cfg(test)]

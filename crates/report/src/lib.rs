@@ -28,6 +28,7 @@ pub mod local_time;
 mod markdown;
 mod metrics;
 mod pps;
+pub mod run_text;
 mod summary;
 mod table;
 

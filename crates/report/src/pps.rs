@@ -1,7 +1,12 @@
-//! [`PpsMatrix`]: the document `linerate pps --json` writes, read back for charts and reports.
+//! [`PpsMatrix`]: the document `linerate pps --json` writes, read back for charts and reports,
+//! or gathered from the stored cells of `linerate pps` runs.
 
+use std::collections::BTreeMap;
+
+use results::store::StoredRun;
 use results::PpsCell;
 use serde::{Deserialize, Serialize};
+use wire::TestKind;
 
 /// A packet-rate matrix: one cell per (frame size, flow count).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -14,4 +19,57 @@ pub struct PpsMatrix {
     pub link_speed_bps: Option<u64>,
     /// The cells, in the order they ran.
     pub cells: Vec<PpsCell>,
+}
+
+impl PpsMatrix {
+    /// `(frame_bytes, flows)` of a `linerate pps` cell: a UDP run tagged with both.
+    pub fn cell_key(run: &StoredRun) -> Option<(u32, u32)> {
+        if run.record.kind != TestKind::UdpStream {
+            return None;
+        }
+        let frame = run.tags.get("frame_bytes")?.parse().ok()?;
+        let flows = run.tags.get("flows")?.parse().ok()?;
+        Some((frame, flows))
+    }
+
+    /// The packet-rate matrix of the `linerate pps` cells among `runs`: for each (frame size,
+    /// flow count), the latest cell; the line rate from the latest cell's link speed. `None`
+    /// without cells.
+    pub fn of_cells<'a>(runs: impl IntoIterator<Item = &'a StoredRun>) -> Option<PpsMatrix> {
+        let mut latest: BTreeMap<(u32, u32), &StoredRun> = BTreeMap::new();
+        let order = |r: &StoredRun| (r.record.started_at_unix_ms, r.id);
+        for run in runs {
+            if let Some(key) = Self::cell_key(run) {
+                let slot = latest.entry(key).or_insert(run);
+                if order(run) > order(slot) {
+                    *slot = run;
+                }
+            }
+        }
+        let newest = latest.values().copied().max_by_key(|r| order(r))?;
+        let link = newest.record.spec.link_speed_bps;
+        let cells = latest
+            .into_iter()
+            .map(|((frame, flows), run)| {
+                let udp = run.record.summary.udp.unwrap_or_default();
+                let line = link.map(|l| measure::line_rate::pps(l as f64, frame));
+                PpsCell {
+                    frame_bytes: frame,
+                    payload_bytes: run.record.spec.message_len_bytes(),
+                    flows,
+                    line_rate_pps: line,
+                    pps_received: udp.pps_received,
+                    pps_sent: udp.pps_sent,
+                    loss_pct: udp.loss_pct,
+                    line_rate_ratio: line.map(|l| udp.pps_received / l),
+                    run: run.record.clone(),
+                }
+            })
+            .collect();
+        Some(PpsMatrix {
+            target: newest.record.target.clone(),
+            link_speed_bps: link,
+            cells,
+        })
+    }
 }

@@ -1,0 +1,377 @@
+//! A finished run as text: the summary block `linerate tcp`/`udp`/`rr`/`crr` print at the end
+//! and `linerate show` prints for a stored run, the words a live table's header uses for a
+//! test, and the `linerate pps` matrix. Every figure names its unit and the end that measured it.
+
+use std::io::Write;
+
+use measure::units::{format_bits_per_sec as bps, format_bytes};
+use results::{CpuSummary, End, FlowSummary, PpsCell, RunRecord};
+use wire::spec::UdpRate;
+use wire::{Params, TestSpec};
+
+/// Which way the data flows, in words.
+pub fn direction_word(spec: &TestSpec) -> &'static str {
+    match spec.direction() {
+        wire::Direction::Send => "send (client -> server)",
+        wire::Direction::Reverse => "reverse (server -> client)",
+        wire::Direction::Bidir => "bidirectional",
+    }
+}
+
+/// What each stream does, e.g. "128 KiB per Write call".
+pub fn test_words(spec: &TestSpec) -> String {
+    match &spec.params {
+        Params::TcpCrr { rr, .. } => format!(
+            "a new connection per transaction, {}-byte requests, {}-byte responses",
+            rr.request_len_bytes, rr.response_len_bytes
+        ),
+        Params::TcpRr { rr, .. } | Params::UdpRr { rr } => format!(
+            "{}-byte requests, {}-byte responses, one transaction in flight per stream",
+            rr.request_len_bytes, rr.response_len_bytes
+        ),
+        Params::TcpStream { stream, .. } => format!(
+            "{} per {:?} call",
+            format_bytes(u64::from(stream.write_len_bytes)),
+            stream.send_mode
+        ),
+        Params::UdpStream { udp } => {
+            let rate = match udp.rate {
+                UdpRate::PacketsPerSec(p) => format!("{p} datagrams/s"),
+                UdpRate::BitsPerSec(r) => bps(r as f64),
+                UdpRate::Max => "max rate".into(),
+            };
+            let offload = match (udp.gso, udp.gro) {
+                (true, true) => "GSO+GRO where available",
+                (true, false) => "GSO where available, no GRO",
+                (false, true) => "no GSO, GRO where available",
+                (false, false) => "no GSO/GRO",
+            };
+            format!(
+                "{}-byte datagrams at {rate} per stream, {} per syscall, {offload}",
+                udp.payload_len_bytes, udp.batch_packets
+            )
+        }
+    }
+}
+
+fn end_name(end: End) -> &'static str {
+    match end {
+        End::Client => "client",
+        End::Server => "server",
+    }
+}
+
+fn other(end: End) -> End {
+    match end {
+        End::Client => End::Server,
+        End::Server => End::Client,
+    }
+}
+
+fn cpu_line(c: &CpuSummary) -> String {
+    let mut s = format!(
+        "{:.1} % (usr {:.1} sys {:.1}; process {:.1} %",
+        c.threads_pct, c.user_pct, c.sys_pct, c.process_pct
+    );
+    if let Some(busy) = c.system_busy_pct {
+        s.push_str(&format!("; host busy {busy:.1} % of all cores"));
+    }
+    s.push(')');
+    s
+}
+
+/// One direction of a run: who sent, what arrived, the intervals' spread, what was in flight.
+fn write_flow(w: &mut dyn Write, f: &FlowSummary) -> std::io::Result<()> {
+    let sender = end_name(f.sender);
+    let receiver = end_name(other(f.sender));
+    writeln!(
+        w,
+        "{}  {} -> {}, {} stream{}",
+        f.flow.label(),
+        sender,
+        receiver,
+        f.streams.len(),
+        if f.streams.len() == 1 { "" } else { "s" }
+    )?;
+    writeln!(
+        w,
+        "  sent       {:>11} by {sender:<6} = {}",
+        format_bytes(f.bytes_sent),
+        bps(f.sender_throughput_bps)
+    )?;
+    writeln!(
+        w,
+        "  received   {:>11} by {receiver:<6} = {} goodput over its {:.2} s window",
+        format_bytes(f.bytes_received),
+        bps(f.throughput_bps),
+        f.window_s
+    )?;
+    let sp = &f.interval_throughput_bps;
+    writeln!(
+        w,
+        "  intervals  cur {}  avg {}  min {}  max {}",
+        bps(sp.cur),
+        bps(sp.avg),
+        bps(sp.min),
+        bps(sp.max)
+    )?;
+    let drained = if f.reconciled {
+        format!("all {} delivered after drain", format_bytes(f.bytes_sent))
+    } else {
+        format!(
+            "NOT reconciled: {} read after drain of {} sent",
+            format_bytes(f.bytes_received_after_drain),
+            format_bytes(f.bytes_sent)
+        )
+    };
+    if f.udp.is_none() {
+        writeln!(
+            w,
+            "  in flight  {} when the test time ended; {drained}",
+            format_bytes(f.bytes_in_flight)
+        )?;
+    }
+    write_flow_detail(w, f, sender, receiver)
+}
+
+/// A direction's UDP accounting, TCP_INFO, CPU and (with several streams or an error) its
+/// streams.
+fn write_flow_detail(
+    w: &mut dyn Write,
+    f: &FlowSummary,
+    sender: &str,
+    receiver: &str,
+) -> std::io::Result<()> {
+    if let Some(u) = &f.udp {
+        writeln!(
+            w,
+            "  datagrams  sent {} = received {} + lost {} ({:.3} %); out of order {}, duplicate {}, late {}",
+            u.packets_sent, u.packets_received, u.packets_lost, u.loss_pct,
+            u.packets_out_of_order, u.packets_duplicate, u.packets_late
+        )?;
+        writeln!(
+            w,
+            "  rate       {:.0} datagrams/s sent, {:.0} received; jitter {:.1} us (RFC 3550)",
+            u.pps_sent, u.pps_received, u.jitter_us
+        )?;
+    }
+    if let Some(t) = f.streams.iter().find_map(|s| s.tcp_info) {
+        writeln!(
+            w,
+            "  TCP_INFO   retrans {}, rtt {} us (mean), cwnd {} seg, mss {} B, pmtu {} B (from the {sender}'s sockets)",
+            f.retransmits.unwrap_or(0),
+            f.rtt_us.unwrap_or(0),
+            t.snd_cwnd_segments,
+            t.snd_mss_bytes,
+            t.pmtu_bytes
+        )?;
+    }
+    writeln!(
+        w,
+        "  CPU        sender ({sender}) {:.1} %, receiver ({receiver}) {:.1} % of one core",
+        f.sender_cpu_pct, f.receiver_cpu_pct
+    )?;
+    if f.streams.len() > 1 || f.streams.iter().any(|s| s.error.is_some()) {
+        for s in &f.streams {
+            let mut line = format!(
+                "    #{:<3} {:>13}  {:>11} received",
+                s.stream,
+                bps(s.throughput_bps),
+                format_bytes(s.bytes_received)
+            );
+            if let Some(t) = s.tcp_info {
+                line.push_str(&format!(
+                    "  retrans {} rtt {} us cwnd {}",
+                    t.retransmits, t.rtt_us, t.snd_cwnd_segments
+                ));
+            }
+            if let Some(e) = &s.error {
+                line.push_str(&format!("  ERROR {e}"));
+            }
+            writeln!(w, "{line}")?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes the summary block of a run.
+pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
+    let s = &r.summary;
+    let note = if s.interrupted {
+        " (INTERRUPTED: partial)"
+    } else {
+        ""
+    };
+    writeln!(
+        w,
+        "--- summary: {} to {}, {:.2} s on the client's clock{note} ---",
+        r.kind.as_str(),
+        r.target,
+        s.duration_s
+    )?;
+    if let Some(rr) = &s.rr {
+        write_rr(w, rr, s.duration_s)?;
+    } else {
+        for f in &s.flows {
+            write_flow(w, f)?;
+        }
+    }
+    if s.flows.len() > 1 {
+        writeln!(
+            w,
+            "total      {} goodput, {} received, {} in flight",
+            bps(s.throughput_bps),
+            format_bytes(s.bytes_received),
+            format_bytes(s.bytes_in_flight)
+        )?;
+    }
+    if let Some(l) = &s.latency_under_load {
+        write_latency_under_load(w, l)?;
+    }
+    if r.spec.client_cpu.is_some() || r.spec.server_cpu.is_some() || r.kind.is_rr() {
+        let on = |cpu: Option<u32>| cpu.map_or("unpinned".to_string(), |c| format!("CPU {c}"));
+        writeln!(
+            w,
+            "placement  client data threads {}, server data threads {}",
+            on(r.spec.client_cpu),
+            on(r.spec.server_cpu)
+        )?;
+    }
+    writeln!(w, "CPU local  (client) {}", cpu_line(&s.local_cpu))?;
+    writeln!(w, "CPU remote (server) {}", cpu_line(&s.remote_cpu))?;
+    if let (Some(pi), Some(link)) = (s.performance_index, s.link_speed_bps) {
+        writeln!(
+            w,
+            "PI         {pi:.3} = T/C x T/L with T {:.1} Mbit/s, C {:.1} % (busier end), L {:.0} Mbit/s",
+            s.throughput_bps / 1e6,
+            s.local_cpu_pct.max(s.remote_cpu_pct),
+            link as f64 / 1e6
+        )?;
+    }
+    Ok(())
+}
+
+fn write_rr(w: &mut dyn Write, rr: &results::RrSummary, secs: f64) -> std::io::Result<()> {
+    writeln!(
+        w,
+        "transactions {} in {:.2} s = {:.0} per second (all streams; client clock; first {:.2} s left out as warm-up)",
+        rr.transactions,
+        secs - rr.omit_s,
+        rr.transactions_per_s,
+        rr.omit_s
+    )?;
+    if let Some(lost) = rr.lost_transactions {
+        writeln!(
+            w,
+            "lost         {lost} requests unanswered within 1 s (UDP)"
+        )?;
+    }
+    if let Some(missed) = rr.slots_missed.filter(|&n| n > 0) {
+        writeln!(
+            w,
+            "pacing       {missed} slots missed: the requester started that many requests late by a gap or more and skipped them (no catch-up burst)"
+        )?;
+    }
+    let Some(l) = rr.latency_us else {
+        return writeln!(w, "latency      no completed transactions");
+    };
+    writeln!(
+        w,
+        "round trip   min {:.1}  p50 {:.1}  p90 {:.1}  p99 {:.1}  p99.9 {:.1}  p99.99 {:.1}  max {:.1} us",
+        l.min, l.p50, l.p90, l.p99, l.p999, l.p9999, l.max
+    )?;
+    writeln!(
+        w,
+        "             mean {:.1} us, stddev {:.1} us; {} samples, {} significant digits; percentiles above {} rest on fewer than 10 samples",
+        l.mean, l.stddev, l.samples, l.significant_digits, l.supported_percentile()
+    )
+}
+
+fn write_latency_under_load(
+    w: &mut dyn Write,
+    l: &results::schema::LatencyUnderLoad,
+) -> std::io::Result<()> {
+    let phase = |rr: &results::RrSummary| match rr.latency_us {
+        Some(q) => format!(
+            "p50 {:.1}  p90 {:.1}  p99 {:.1}  max {:.1} us ({} probes{}{}{})",
+            q.p50,
+            q.p90,
+            q.p99,
+            q.max,
+            q.samples,
+            rr.lost_transactions
+                .filter(|&n| n > 0)
+                .map_or(String::new(), |n| format!(", {n} lost")),
+            rr.slots_missed
+                .filter(|&n| n > 0)
+                .map_or(String::new(), |n| format!(", {n} slots missed")),
+            if q.samples < 1000 {
+                format!("; above {} fewer than 10 probes", q.supported_percentile())
+            } else {
+                String::new()
+            }
+        ),
+        None => "no answered probes".to_string(),
+    };
+    writeln!(
+        w,
+        "latency    idle       {}   [{} {}-byte probes at {}/s, {:.1} s before the load]",
+        phase(&l.idle),
+        l.probe_kind.as_str(),
+        l.probe_bytes,
+        l.probe_rate_per_s,
+        l.idle_s
+    )?;
+    writeln!(w, "           under load {}", phase(&l.loaded))?;
+    if let (Some(p50), Some(p99)) = (l.added_p50_us, l.added_p99_us) {
+        writeln!(
+            w,
+            "           the load added {p50:+.1} us at p50, {p99:+.1} us at p99"
+        )?;
+    }
+    Ok(())
+}
+
+/// Writes a `linerate pps` matrix: one row per (frame, flows) cell.
+pub fn write_pps(
+    w: &mut dyn Write,
+    target: &str,
+    link_bps: Option<u64>,
+    cells: &[PpsCell],
+) -> std::io::Result<()> {
+    match link_bps {
+        Some(l) => writeln!(
+            w,
+            "packet rate to {target}; line rate = {} / 8 / (frame + 20)",
+            bps(l as f64)
+        )?,
+        None => writeln!(
+            w,
+            "packet rate to {target}; give --link-speed to compare with the line rate"
+        )?,
+    }
+    writeln!(
+        w,
+        "{:>6} {:>8} {:>6} {:>12} {:>12} {:>8} {:>12} {:>7}",
+        "frame", "payload", "flows", "sent pps", "recv pps", "loss %", "line pps", "% line"
+    )?;
+    for c in cells {
+        let (line, ratio) = match (c.line_rate_pps, c.line_rate_ratio) {
+            (Some(l), Some(r)) => (format!("{l:.0}"), format!("{:.1}", r * 100.0)),
+            _ => ("-".into(), "-".into()),
+        };
+        writeln!(
+            w,
+            "{:>6} {:>8} {:>6} {:>12.0} {:>12.0} {:>8.3} {:>12} {:>7}",
+            c.frame_bytes,
+            c.payload_bytes,
+            c.flows,
+            c.pps_sent,
+            c.pps_received,
+            c.loss_pct,
+            line,
+            ratio
+        )?;
+    }
+    Ok(())
+}
