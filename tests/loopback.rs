@@ -1,0 +1,78 @@
+//! TCP tests against an in-process server on loopback: reconciliation, intervals, directions, streams.
+
+use super::*;
+
+#[test]
+fn send_reconciles_and_intervals_add_up() {
+    let server = test_server();
+    let r = run(server.addr, spec(Direction::Send, 1, 1000)).unwrap();
+    let s = &r.summary;
+    let f = &s.flows[0];
+    assert!(f.reconciled, "{f:?}");
+    assert!(f.bytes_received > 0 && s.throughput_bps > 0.0);
+    // Exact accounting: sent = received in the window + in flight; intervals sum to the window.
+    assert_eq!(f.bytes_sent, f.bytes_received + f.bytes_in_flight);
+    let interval_sum: u64 = r.intervals.iter().map(|i| i.flows[0].receiver_bytes).sum();
+    assert_eq!(interval_sum, f.bytes_received);
+    let sender_sum: u64 = r.intervals.iter().map(|i| i.flows[0].sender_bytes).sum();
+    assert_eq!(sender_sum, f.bytes_sent);
+    assert!(r.intervals.len() >= 4, "{} intervals", r.intervals.len());
+    assert!((s.duration_s - 1.0).abs() < 0.1, "{}", s.duration_s);
+    let info = f.streams[0].tcp_info.expect("sender TCP_INFO");
+    assert!(info.snd_mss_bytes > 0 && info.rtt_us > 0, "{info:?}");
+    assert!(s.local_cpu_pct > 1.0 && s.remote_cpu_pct > 1.0, "{s:?}");
+}
+
+#[test]
+fn reverse_and_bidir_with_parallel_streams() {
+    let server = test_server();
+    let r = run(server.addr, spec(Direction::Reverse, 2, 600)).unwrap();
+    assert_eq!(r.summary.flows.len(), 1);
+    assert_eq!(r.summary.flows[0].streams.len(), 2);
+    assert!(r.summary.flows[0].reconciled);
+    assert!(
+        r.summary.flows[0].streams[0].tcp_info.is_some(),
+        "server sends TCP_INFO back"
+    );
+
+    let r = run(server.addr, spec(Direction::Bidir, 3, 600)).unwrap();
+    assert_eq!(r.summary.flows.len(), 2);
+    for f in &r.summary.flows {
+        assert_eq!(f.streams.len(), 3);
+        assert!(f.reconciled && f.bytes_received > 0, "{f:?}");
+        assert!(f.streams.iter().all(|s| s.error.is_none()));
+    }
+    let total: u64 = r.summary.flows.iter().map(|f| f.bytes_received).sum();
+    assert_eq!(total, r.summary.bytes_received);
+}
+
+#[test]
+fn write_mode_and_socket_options() {
+    let server = test_server();
+    let mut sp = spec(Direction::Send, 1, 500);
+    let wire::Params::TcpStream { stream, tcp } = &mut sp.params else {
+        unreachable!("spec() is a tcp_stream")
+    };
+    stream.send_mode = wire::spec::SendMode::Write;
+    tcp.mss_bytes = Some(1000);
+    tcp.no_delay = true;
+    tcp.congestion = Some("reno".into());
+    sp.window_bytes = Some(512 << 10);
+    sp.link_speed_bps = Some(100_000_000_000);
+    let r = run(server.addr, sp).unwrap();
+    let info = r.summary.flows[0].streams[0].tcp_info.unwrap();
+    assert!(info.snd_mss_bytes <= 1000, "{info:?}");
+    assert!(r.summary.performance_index.unwrap() > 0.0);
+}
+
+#[test]
+fn concurrent_clients_are_served() {
+    let server = test_server();
+    let addr = server.addr;
+    let handles: Vec<_> = (0..3)
+        .map(|_| std::thread::spawn(move || run(addr, spec(Direction::Send, 1, 500))))
+        .collect();
+    for h in handles {
+        assert!(h.join().unwrap().unwrap().summary.flows[0].reconciled);
+    }
+}

@@ -1,0 +1,52 @@
+//! TCP across network namespaces joined by a veth pair (198.18.0.0/15), against a tbf rate.
+
+use super::*;
+
+/// Goodput a tbf rate allows for full-sized TCP segments: payload 1448 B (MSS with
+/// timestamps at MTU 1500) of each 1514-byte frame tbf counts (Ethernet header included).
+fn tbf_goodput_bps(rate_bps: f64) -> f64 {
+    rate_bps * 1448.0 / 1514.0
+}
+
+/// Goodput against a shaped rate needs both ends on time: run alone (`quiet::`).
+mod quiet {
+    use super::*;
+
+    #[test]
+    fn tbf_shaped_veth_goodput_within_3_percent() {
+        if !can_use_netns() {
+            return;
+        }
+        let pair = VethPair::new("tbf");
+        pair.shape(&pair.a, "va", "100mbit");
+        pair.shape(&pair.b, "vb", "100mbit");
+        let _server = pair.serve();
+        let expected = tbf_goodput_bps(100e6);
+        // Steal time on a VM can make tbf's dequeue timer fire late, so the shaped link
+        // itself runs below its rate now and then (seen once in CI: -7.8 % in one direction,
+        // the next eight runs within 0.5 %): a direction gets a second run before failing.
+        for dir in [None, Some("-R")] {
+            let mut args = vec!["tcp", "-t", "4"];
+            args.extend(dir);
+            let mut errors = Vec::new();
+            for _attempt in 0..2 {
+                let v = pair.client_json(&args);
+                assert_eq!(v["summary"]["flows"][0]["reconciled"], true);
+                let got = v["summary"]["throughput_bps"].as_f64().unwrap();
+                let err = (got / expected - 1.0).abs();
+                eprintln!(
+                    "{dir:?}: {got:.0} bit/s vs {expected:.0} expected ({:.2} %)",
+                    err * 100.0
+                );
+                errors.push(err);
+                if err < 0.03 {
+                    break;
+                }
+            }
+            assert!(
+                errors.iter().any(|e| *e < 0.03),
+                "{dir:?}: off by {errors:?} of {expected} bit/s"
+            );
+        }
+    }
+}
