@@ -20,7 +20,7 @@ pub mod testing;
 mod udp_rr;
 
 pub use intervals::{add_latency, IntervalTracker};
-pub use raw::{LocalStream, RawRun, WorkerReport};
+pub use raw::{LocalStream, RawRun, StreamFailure, WorkerReport};
 pub use summary::{build, performance_index};
 
 /// `count` per second over `secs`; 0 for an empty window.

@@ -35,10 +35,16 @@ pub struct LocalStream {
     pub at_stop: StreamCounts,
     /// Counters when the worker was last seen (after draining, or when it was given up on).
     pub now: StreamCounts,
-    /// The worker's report, or its error as the engine worded it; `None` if it never
-    /// finished.
-    pub result: Option<Result<WorkerReport, String>>,
+    /// The worker's report, or why it failed; `None` if it never finished.
+    pub result: Option<Result<WorkerReport, StreamFailure>>,
 }
+
+/// Why a stream failed, in its end's own words (the local worker's error as the engine gave
+/// it). A record keeps only this text, as it keeps the server's `StreamEnd.error`, so the
+/// summary treats both ends' failures alike.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct StreamFailure(pub String);
 
 /// Everything measured in one run, before summarising.
 #[derive(Debug, Clone)]

@@ -324,7 +324,7 @@ mod tests {
         total: u64,
         cpu_us: u64,
         info: Option<TcpInfo>,
-    ) -> Option<Result<WorkerReport, String>> {
+    ) -> Option<Result<WorkerReport, crate::StreamFailure>> {
         Some(Ok(WorkerReport {
             cpu: CpuTime {
                 user_us: 0,

@@ -36,7 +36,7 @@ pub use conn::{Conn, CrrTarget, Endpoint, Listener, UdpMulti};
 pub use counters::{Signal, StreamCounters};
 pub use error::EngineError;
 pub use stream_engine::{engine_for, Role, StreamControl, StreamEngine, StreamReport};
-pub use workers::{WorkerOutcome, Workers};
+pub use workers::{WorkerError, WorkerOutcome, Workers};
 
 /// The payload every engine sends: non-zero and non-constant, so nothing along the path can
 /// compress it away.

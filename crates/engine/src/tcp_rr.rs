@@ -227,7 +227,13 @@ mod tests {
             start.elapsed()
         );
         for out in [&sent[0], &answered[0]] {
-            assert_eq!(out.result, Some(Err("aborted".into())), "{out:?}");
+            assert!(
+                matches!(
+                    out.result,
+                    Some(Err(crate::WorkerError::Engine(crate::EngineError::Aborted)))
+                ),
+                "{out:?}"
+            );
         }
         drop((silent_responder, silent_requester));
     }

@@ -17,31 +17,51 @@ use std::time::{Duration, Instant};
 use wire::msg::StreamCounts;
 
 use crate::{
-    Abort, Conn, Endpoint, Role, Signal, StreamControl, StreamCounters, StreamEngine, StreamReport,
+    Abort, Conn, Endpoint, EngineError, Role, Signal, StreamControl, StreamCounters, StreamEngine,
+    StreamReport,
 };
 
+/// Why a worker ended without its report.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    /// The engine failed (its error names the connection and the cause).
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The worker could not be pinned to the CPU asked for, so it did not run elsewhere.
+    #[error("cannot pin to CPU {cpu}: {source}")]
+    Pin {
+        /// The CPU asked for.
+        cpu: usize,
+        /// The kernel's answer.
+        source: std::io::Error,
+    },
+    /// The worker's thread panicked.
+    #[error("worker thread panicked")]
+    Panicked,
+}
+
 /// How one worker ended.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub struct WorkerOutcome {
     /// Its counters when it was joined (or given up on).
     pub now: StreamCounts,
     /// Latency samples it published that nobody has taken yet (request/response tests).
     pub latency_tail: Option<measure::latency::Latency>,
     /// Its report or error; `None` when it did not finish by the deadline.
-    pub result: Option<Result<StreamReport, String>>,
+    pub result: Option<Result<StreamReport, WorkerError>>,
 }
 
 /// What a worker sends when it ends.
 struct Done {
     index: usize,
-    result: Result<StreamReport, String>,
+    result: Result<StreamReport, WorkerError>,
     /// The shared table's copy of a connection the worker took into its own table.
     shared_copy: Option<RawFd>,
 }
 
 impl Done {
     /// Closes the shared copy (the worker has ended) and gives the result.
-    fn settle(self) -> (usize, Result<StreamReport, String>) {
+    fn settle(self) -> (usize, Result<StreamReport, WorkerError>) {
         if let Some(fd) = self.shared_copy {
             crate::fd_table::close_shared_copy(fd);
         }
@@ -59,7 +79,7 @@ struct Report {
 }
 
 impl Report {
-    fn send(&mut self, result: Result<StreamReport, String>) {
+    fn send(&mut self, result: Result<StreamReport, WorkerError>) {
         if let Some(tx) = self.tx.take() {
             let _ = tx.send(Done {
                 index: self.index,
@@ -72,7 +92,7 @@ impl Report {
 
 impl Drop for Report {
     fn drop(&mut self) {
-        self.send(Err("worker thread panicked".into()));
+        self.send(Err(WorkerError::Panicked));
     }
 }
 
@@ -135,7 +155,7 @@ impl Workers {
                 };
                 if let Some(cpu) = cpu {
                     if let Err(e) = crate::affinity::pin_current_thread(cpu) {
-                        report.send(Err(format!("cannot pin to CPU {cpu}: {e}")));
+                        report.send(Err(WorkerError::Pin { cpu, source: e }));
                         return;
                     }
                 }
@@ -148,7 +168,7 @@ impl Workers {
                     stop: &s,
                     abort: &a,
                 };
-                report.send(engine.run(end, role, ctl).map_err(|e| e.to_string()));
+                report.send(engine.run(end, role, ctl).map_err(WorkerError::from));
             })?;
         self.counters.push(counter);
         self.running += 1;
@@ -184,7 +204,8 @@ impl Workers {
     /// Waits for every worker, raising `abort` at `drain` from now.
     pub fn join(mut self, drain: Duration) -> Vec<WorkerOutcome> {
         let n = self.counters.len();
-        let mut results: Vec<Option<Result<StreamReport, String>>> = (0..n).map(|_| None).collect();
+        let mut results: Vec<Option<Result<StreamReport, WorkerError>>> =
+            (0..n).map(|_| None).collect();
         let deadline = Instant::now() + drain;
         while self.running > 0 {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -355,7 +376,10 @@ mod tests {
         let (w, peer) = one_own_table_worker(false);
         w.stop();
         let out = w.join(Duration::from_secs(5));
-        assert_eq!(out[0].result, Some(Ok(StreamReport::default())));
+        assert!(
+            matches!(&out[0].result, Some(Ok(r)) if *r == StreamReport::default()),
+            "{out:?}"
+        );
         assert!(ends(peer));
     }
 
@@ -363,7 +387,10 @@ mod tests {
     fn a_panicked_worker_is_reported_and_its_connection_closed() {
         let (w, peer) = one_own_table_worker(true);
         let out = w.join(Duration::from_secs(5));
-        assert_eq!(out[0].result, Some(Err("worker thread panicked".into())));
+        assert!(
+            matches!(out[0].result, Some(Err(WorkerError::Panicked))),
+            "{out:?}"
+        );
         assert!(ends(peer));
     }
 

@@ -164,17 +164,27 @@ impl From<SpecV1> for TestSpec {
     }
 }
 
+/// A schema version 1 record whose spec does not convert.
+#[derive(Debug, thiserror::Error)]
+pub enum UpgradeError {
+    /// The layout-1 spec does not decode; names the field.
+    #[error("spec of a schema version 1 record: {0}")]
+    Spec(serde_json::Error),
+    /// The converted spec does not encode (a bug, not the file's fault).
+    #[error("{0}")]
+    Encode(serde_json::Error),
+}
+
 /// Converts `record`, a run record as JSON, from layout 1 to layout 2 in place: its spec, and
 /// its `schema_version`. A record of any other layout is left as it is. The error is a
 /// layout-1 spec that does not decode, naming the field.
-pub fn upgrade(record: &mut Value) -> Result<(), String> {
+pub fn upgrade(record: &mut Value) -> Result<(), UpgradeError> {
     if record.get("schema_version").and_then(Value::as_u64) != Some(1) {
         return Ok(());
     }
     if let Some(spec) = record.get_mut("spec") {
-        let old = SpecV1::deserialize(spec.take())
-            .map_err(|e| format!("spec of a schema version 1 record: {e}"))?;
-        *spec = serde_json::to_value(TestSpec::from(old)).map_err(|e| e.to_string())?;
+        let old = SpecV1::deserialize(spec.take()).map_err(UpgradeError::Spec)?;
+        *spec = serde_json::to_value(TestSpec::from(old)).map_err(UpgradeError::Encode)?;
     }
     record["schema_version"] = Value::from(2);
     Ok(())
@@ -229,7 +239,7 @@ mod tests {
     #[test]
     fn a_bad_layout_1_spec_names_the_field() {
         let mut record = serde_json::json!({"schema_version": 1, "spec": {"kind": "tcp_stream"}});
-        let err = upgrade(&mut record).unwrap_err();
+        let err = upgrade(&mut record).unwrap_err().to_string();
         assert!(
             err.contains("schema version 1") && err.contains("transport"),
             "{err}"

@@ -11,6 +11,8 @@
 use serde::{Deserialize, Serialize};
 
 mod check;
+
+pub use check::SpecError;
 pub mod kind;
 pub mod params;
 

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use analysis::{IntervalTracker, LocalStream, RawRun, WorkerReport};
+use analysis::{IntervalTracker, LocalStream, RawRun, StreamFailure, WorkerReport};
 use engine::{engine_for, Conn, Endpoint, Role, Workers};
 use measure::cpu::{CpuTime, SystemCpuSnapshot};
 use results::IntervalSample;
@@ -206,7 +206,10 @@ fn finish(
         .map(|(o, at_stop)| LocalStream {
             at_stop,
             now: o.now,
-            result: o.result.map(|r| r.map(worker_report)),
+            result: o.result.map(|r| {
+                r.map(worker_report)
+                    .map_err(|e| StreamFailure(e.to_string()))
+            }),
         })
         .collect();
     let raw = RawRun {

@@ -5,14 +5,15 @@
 use std::time::Duration;
 
 use engine::EngineError;
+use wire::spec::SpecError;
 use wire::{ClientMsg, WireError};
 
 /// Why a session was refused or ended before its results.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
     /// The spec is outside the protocol's ranges or this server's limits.
-    #[error("{0}")]
-    Spec(String),
+    #[error(transparent)]
+    Spec(#[from] SpecError),
     /// A socket option the spec asks for is refused here.
     #[error(transparent)]
     Engine(#[from] EngineError),

@@ -214,7 +214,7 @@ fn connect_udp(
 }
 
 pub(super) fn check_spec(spec: &TestSpec, limits: &SpecLimits) -> Result<(), SessionError> {
-    spec.check(limits).map_err(SessionError::Spec)?;
+    spec.check(limits)?;
     let opts = SocketOptions::from_spec(spec);
     if spec.is_unix() {
         opts.check_unix()?;

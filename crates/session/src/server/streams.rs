@@ -164,7 +164,7 @@ fn serve_polls(
 fn stream_end(stream: u16, w: WorkerOutcome, at_stop: StreamCounts) -> StreamEnd {
     let (total, cpu, tcp_info, error) = match w.result {
         Some(Ok(report)) => (report.counts, report.cpu, report.tcp_info, None),
-        Some(Err(e)) => (w.now, Default::default(), None, Some(e)),
+        Some(Err(e)) => (w.now, Default::default(), None, Some(e.to_string())),
         None => (
             w.now,
             Default::default(),
