@@ -239,11 +239,11 @@ fn target_for(
     common: &CommonArgs,
     unix: Option<&Path>,
 ) -> Result<(Target, Option<ServerThread>, String)> {
-    Ok(match (unix, &common.host) {
+    Ok(match (unix, &common.conn.host) {
         (Some(_), Some(host)) => bail!("--unix and HOST '{host}' both given; use one"),
         (Some(path), None) => unix_target(path)?,
         (None, Some(host)) => {
-            let addr = resolve(host, common.port, plan.family).map_err(anyhow::Error::msg)?;
+            let addr = resolve(host, common.conn.port, plan.family).map_err(anyhow::Error::msg)?;
             (
                 Target::Tcp {
                     addr,

@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod connection_args;
 pub mod docs_gen;
 pub mod latency_args;
 pub mod output;

@@ -76,7 +76,7 @@ impl PpsArgs {
             );
         }
         let flows = list("--flows", &self.flows)?;
-        let ipv6 = self.common.ipv6;
+        let ipv6 = self.common.conn.ipv6;
         let mut cells = Vec::new();
         for &frame in &frames {
             let payload = measure::line_rate::udp_payload(frame, ipv6)

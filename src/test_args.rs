@@ -2,9 +2,10 @@
 //! clap definitions (their doc comments are the help text) and their validation into typed
 //! specs. Every error names the flag and what to do.
 //!
-//! [`TestCli`] parses a test command on its own, as sweeps and rfc2544 give one (after `--`, or
-//! built from their flags), so they reuse this validation; the whole command line, which
-//! holds those commands too, is `cli`'s. This module depends on neither.
+//! [`TestCli`] parses a test command on its own, as a sweep takes one after `--`; `sweep size`
+//! and `rfc2544` build theirs as typed structs (defaults, then their own flags' values), and
+//! both reuse this validation. The connection flags are `connection_args`'s; the whole command
+//! line, which holds these commands too, is `cli`'s. This module depends on neither.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -18,10 +19,11 @@ use wire::spec::{
 };
 use wire::TestSpec;
 
+use crate::connection_args::ConnectionArgs;
 use crate::latency_args::LatencyArgs;
 use crate::repeat_args::RepeatArgs;
 use crate::store_args::StoreArgs;
-use session::target::{Family, DEFAULT_PORT};
+use session::target::Family;
 
 /// A test command alone, parsed as `linerate` parses it (the first word is the program name).
 #[derive(Debug, Parser)]
@@ -52,12 +54,9 @@ pub enum TestCommand {
 /// Flags every client test takes.
 #[derive(Debug, Clone, Args)]
 pub struct CommonArgs {
-    /// Server to test against (name, address, HOST:PORT); none: an in-process server on loopback.
-    #[arg(value_name = "HOST")]
-    pub host: Option<String>,
-    /// Server port.
-    #[arg(long, short = 'p', value_name = "PORT", default_value_t = DEFAULT_PORT)]
-    pub port: u16,
+    /// Where to connect.
+    #[command(flatten)]
+    pub conn: ConnectionArgs,
     /// Test duration.
     #[arg(
         long = "time",
@@ -83,26 +82,9 @@ pub struct CommonArgs {
     /// Seconds between live rows; 0 prints none.
     #[arg(long, short = 'i', value_name = "SECONDS", default_value_t = 1.0)]
     pub interval: f64,
-    /// Socket buffer size (SO_SNDBUF and SO_RCVBUF) on both ends; default: kernel autotuning
-    /// for TCP, 4M for UDP.
-    #[arg(long, short = 'w', value_name = "BYTES")]
-    pub window: Option<String>,
-    /// IPv4 only.
-    #[arg(short = '4', conflicts_with = "ipv6")]
-    pub ipv4: bool,
-    /// IPv6 only.
-    #[arg(short = '6')]
-    pub ipv6: bool,
-    /// Local address to connect from.
-    #[arg(long, short = 'B', value_name = "ADDR")]
-    pub bind: Option<String>,
     /// Link speed for the Performance Index PI = T/C x T/L (bits/s; K, M, G, T).
     #[arg(long, value_name = "BITS_PER_SEC")]
     pub link_speed: Option<String>,
-    /// Pin this end's data threads to CPU CLIENT and the server's to CPU SERVER (as iperf3
-    /// -A); the placement is stored with the run.
-    #[arg(long, short = 'A', value_name = "CLIENT[,SERVER]")]
-    pub affinity: Option<String>,
     /// Print one JSON document instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -438,7 +420,7 @@ impl CommonArgs {
         } else {
             seconds("--interval", self.interval, 0.05, 3600.0)?
         };
-        let window = match &self.window {
+        let window = match &self.conn.window {
             None => None,
             Some(w) => {
                 let v = parse_bytes(w).map_err(|e| format!("--window {w}: {e}"))?;
@@ -458,8 +440,8 @@ impl CommonArgs {
                 Some(v)
             }
         };
-        let bind = self.bind.as_deref().map(parse_bind).transpose()?;
-        let (client_cpu, server_cpu) = match &self.affinity {
+        let bind = self.conn.bind.as_deref().map(parse_bind).transpose()?;
+        let (client_cpu, server_cpu) = match &self.conn.affinity {
             None => (None, None),
             Some(a) => parse_affinity(a)?,
         };
@@ -473,9 +455,9 @@ impl CommonArgs {
         };
         Ok(RunPlan {
             spec,
-            family: if self.ipv4 {
+            family: if self.conn.ipv4 {
                 Family::V4
-            } else if self.ipv6 {
+            } else if self.conn.ipv6 {
                 Family::V6
             } else {
                 Family::Any

@@ -21,10 +21,12 @@ use sweep::result::SweepKind;
 use sweep::values::{parse_values, SweepValue, ValueUnit};
 use sweep::ProbePlan;
 
+use crate::connection_args::ConnectionArgs;
 use crate::repeat_args::RepeatArgs;
 use crate::store_args::StoreArgs;
-use crate::test_args::{CommonArgs, RunPlan, TestCli, TestCommand};
-use session::target::DEFAULT_PORT;
+use crate::test_args::{
+    CommonArgs, RrArgs, RunPlan, SendModeArg, TcpArgs, TestCli, TestCommand, UdpArgs,
+};
 
 /// How results are printed.
 #[derive(Debug, Clone, Default, Args)]
@@ -83,12 +85,9 @@ pub enum Proto {
 /// `linerate sweep size`.
 #[derive(Debug, Args)]
 pub struct SizeArgs {
-    /// Server to test against; none: an in-process server on loopback.
-    #[arg(value_name = "HOST")]
-    pub host: Option<String>,
-    /// Server port.
-    #[arg(long, short = 'p', value_name = "PORT", default_value_t = DEFAULT_PORT)]
-    pub port: u16,
+    /// Where to connect.
+    #[command(flatten)]
+    pub conn: ConnectionArgs,
     /// Smallest message (K, M: binary multiples; default 1, or 16 for UDP).
     #[arg(long, value_name = "BYTES")]
     pub min: Option<String>,
@@ -109,21 +108,6 @@ pub struct SizeArgs {
         default_value_t = 1.0
     )]
     pub time: f64,
-    /// Socket buffer size on both ends.
-    #[arg(long, short = 'w', value_name = "BYTES")]
-    pub window: Option<String>,
-    /// IPv4 only.
-    #[arg(short = '4', conflicts_with = "ipv6")]
-    pub ipv4: bool,
-    /// IPv6 only.
-    #[arg(short = '6')]
-    pub ipv6: bool,
-    /// Local address to connect from.
-    #[arg(long, short = 'B', value_name = "ADDR")]
-    pub bind: Option<String>,
-    /// Pin this end's data threads to CPU CLIENT and the server's to CPU SERVER.
-    #[arg(long, short = 'A', value_name = "CLIENT[,SERVER]")]
-    pub affinity: Option<String>,
     /// Throughput only: skip the request/response test at each size.
     #[arg(long)]
     pub no_latency: bool,
@@ -221,11 +205,11 @@ pub fn parse_base_test(host: Option<&str>, test: &[String]) -> Result<BaseTest> 
         test.to_vec()
     };
     let mut base = parse_test(&words, Some(&format!("-- {}", words.join(" "))))?;
-    match (host, &base.common.host) {
+    match (host, &base.common.conn.host) {
         (Some(a), Some(b)) => {
             bail!("HOST given twice ('{a}' before -- and '{b}' after it); give it once")
         }
-        (Some(a), None) => base.common.host = Some(a.to_string()),
+        (Some(a), None) => base.common.conn.host = Some(a.to_string()),
         _ => {}
     }
     Ok(base)
@@ -269,8 +253,13 @@ pub(super) fn parse_test(words: &[String], context: Option<&str>) -> Result<Base
     if let Some((_, flag, why)) = misplaced.iter().find(|(given, ..)| *given) {
         bail!("{flag} after --: give it before -- ({why})");
     }
+    base_of(cli.command)
+}
+
+/// A test command validated into the test a sweep runs.
+pub(super) fn base_of(command: TestCommand) -> Result<BaseTest> {
     // The test commands' own validation words its errors as strings.
-    let (common, plan, unix, probe) = match cli.command {
+    let (common, plan, unix, probe) = match command {
         TestCommand::Tcp(a) => (
             a.common.clone(),
             a.plan().map_err(anyhow::Error::msg)?,
@@ -305,44 +294,21 @@ pub(super) fn parse_test(words: &[String], context: Option<&str>) -> Result<Base
     })
 }
 
-/// The shared flags of `sweep size` and `rfc2544` as test-command words.
-pub(super) struct Shared<'a> {
-    pub(super) host: &'a Option<String>,
-    pub(super) port: u16,
-    pub(super) window: &'a Option<String>,
-    pub(super) ipv4: bool,
-    pub(super) ipv6: bool,
-    pub(super) bind: &'a Option<String>,
-    pub(super) affinity: &'a Option<String>,
+/// `T`'s flags at their defaults (as if the command were typed without flags), for the tests
+/// `sweep size` and `rfc2544` build from their own typed flags.
+pub(super) fn defaults<T: clap::Args + clap::FromArgMatches>() -> Result<T> {
+    let matches =
+        T::augment_args(clap::Command::new("linerate")).try_get_matches_from(["linerate"])?;
+    Ok(T::from_arg_matches(&matches)?)
 }
 
-impl Shared<'_> {
-    pub(super) fn words(&self, command: &str, seconds: f64) -> Vec<String> {
-        let mut w = vec![command.to_string()];
-        w.extend(self.host.iter().cloned());
-        w.extend([
-            "--port".into(),
-            self.port.to_string(),
-            "--time".into(),
-            seconds.to_string(),
-            "--interval".into(),
-            "0".into(),
-        ]);
-        let mut opt = |flag: &str, v: &Option<String>| {
-            if let Some(v) = v {
-                w.push(format!("{flag}={v}"));
-            }
-        };
-        opt("--window", self.window);
-        opt("--bind", self.bind);
-        opt("--affinity", self.affinity);
-        if self.ipv4 {
-            w.push("-4".into());
-        }
-        if self.ipv6 {
-            w.push("-6".into());
-        }
-        w
+impl CommonArgs {
+    /// What a generated test shares with the sweep that runs it: the connection, `seconds`
+    /// per test, no live rows.
+    pub(super) fn share(&mut self, conn: &ConnectionArgs, seconds: f64) {
+        self.conn = conn.clone();
+        self.time = seconds;
+        self.interval = 0.0;
     }
 }
 
@@ -404,30 +370,24 @@ impl SizeArgs {
         let min = parse_bound("--min", self.min.as_deref().unwrap_or(dmin), udp)?;
         let max = parse_bound("--max", self.max.as_deref().unwrap_or(dmax), udp)?;
         let sizes = size_ladder(min, max, self.perturbation)?;
-        let shared = Shared {
-            host: &self.host,
-            port: self.port,
-            window: &self.window,
-            ipv4: self.ipv4,
-            ipv6: self.ipv6,
-            bind: &self.bind,
-            affinity: &self.affinity,
-        };
-        let mut stream_words = shared.words(if udp { "udp" } else { "tcp" }, self.time);
-        stream_words.extend(if udp {
-            ["--rate".to_string(), "max".to_string()]
+        let stream = if udp {
+            let mut a: UdpArgs = defaults()?;
+            a.common.share(&self.conn, self.time);
+            a.rate = Some("max".into());
+            base_of(TestCommand::Udp(a))?
         } else {
-            ["--send-mode".to_string(), "write".to_string()]
-        });
-        let stream = parse_test(&stream_words, None)?;
+            let mut a: TcpArgs = defaults()?;
+            a.common.share(&self.conn, self.time);
+            a.send_mode = SendModeArg::Write;
+            base_of(TestCommand::Tcp(a))?
+        };
         let rr = if self.no_latency {
             None
         } else {
-            let mut words = shared.words("rr", self.time);
-            if udp {
-                words.push("--udp".into());
-            }
-            Some(parse_test(&words, None)?.plan.spec)
+            let mut a: RrArgs = defaults()?;
+            a.common.share(&self.conn, self.time);
+            a.udp = udp;
+            Some(base_of(TestCommand::Rr(a))?.plan.spec)
         };
         let points = sizes
             .iter()

@@ -12,19 +12,17 @@ use sweep::values::{parse_list, SweepValue, ValueUnit};
 use sweep::ProbePlan;
 use wire::spec::TestKind;
 
-use super::args::{parse_duration, parse_test, BaseTest, OutputArgs, Shared};
+use super::args::{base_of, defaults, parse_duration, BaseTest, OutputArgs};
+use crate::connection_args::ConnectionArgs;
 use crate::store_args::StoreArgs;
-use session::target::DEFAULT_PORT;
+use crate::test_args::{TestCommand, UdpArgs};
 
 /// `linerate rfc2544`.
 #[derive(Debug, Args)]
 pub struct Rfc2544Args {
-    /// Server to test against; none: an in-process server on loopback.
-    #[arg(value_name = "HOST")]
-    pub host: Option<String>,
-    /// Server port.
-    #[arg(long, short = 'p', value_name = "PORT", default_value_t = DEFAULT_PORT)]
-    pub port: u16,
+    /// Where to connect.
+    #[command(flatten)]
+    pub conn: ConnectionArgs,
     /// Ethernet frame sizes in bytes, FCS included, increasing (UDP payload = frame − 46 for
     /// IPv4, − 66 for IPv6).
     #[arg(
@@ -57,9 +55,6 @@ pub struct Rfc2544Args {
         default_value_t = 1
     )]
     pub parallel: u32,
-    /// Socket buffer size on both ends (default: 4M, as `linerate udp`).
-    #[arg(long, short = 'w', value_name = "BYTES")]
-    pub window: Option<String>,
     /// Datagrams per sendmmsg/recvmmsg call (a paced sender sends a batch back to back).
     #[arg(long, value_name = "N", default_value_t = 64)]
     pub batch: u16,
@@ -67,18 +62,6 @@ pub struct Rfc2544Args {
     /// then sees and counts each frame, not batches of them.
     #[arg(long)]
     pub no_gso: bool,
-    /// IPv4 only.
-    #[arg(short = '4', conflicts_with = "ipv6")]
-    pub ipv4: bool,
-    /// IPv6 only (frames carry 20 more header bytes).
-    #[arg(short = '6')]
-    pub ipv6: bool,
-    /// Local address to connect from.
-    #[arg(long, short = 'B', value_name = "ADDR")]
-    pub bind: Option<String>,
-    /// Pin this end's data threads to CPU CLIENT and the server's to CPU SERVER.
-    #[arg(long, short = 'A', value_name = "CLIENT[,SERVER]")]
-    pub affinity: Option<String>,
     /// Skip the latency run at each answer.
     #[arg(long)]
     pub no_latency: bool,
@@ -149,31 +132,14 @@ impl Rfc2544Args {
     /// The UDP test of every trial, `trial` long, at the sender's top speed (the search sets
     /// the rate of each trial).
     fn trial_test(&self, trial: Duration) -> Result<BaseTest> {
-        let shared = Shared {
-            host: &self.host,
-            port: self.port,
-            window: &self.window,
-            ipv4: self.ipv4,
-            ipv6: self.ipv6,
-            bind: &self.bind,
-            affinity: &self.affinity,
-        };
-        let mut words = shared.words("udp", trial.as_secs_f64());
-        words.extend([
-            "--rate".into(),
-            "max".into(),
-            "--parallel".into(),
-            self.parallel.to_string(),
-            "--batch".into(),
-            self.batch.to_string(),
-        ]);
-        if self.no_gso {
-            words.push("--no-gso".into());
-        }
-        if let Some(l) = &self.link_speed {
-            words.push(format!("--link-speed={l}"));
-        }
-        parse_test(&words, None)
+        let mut a: UdpArgs = defaults()?;
+        a.common.share(&self.conn, trial.as_secs_f64());
+        a.common.parallel = self.parallel;
+        a.common.link_speed = self.link_speed.clone();
+        a.rate = Some("max".into());
+        a.batch = self.batch;
+        a.no_gso = self.no_gso;
+        base_of(TestCommand::Udp(a))
     }
 
     /// A plan per `--frame` size: its UDP payload, its trial test and its line rate.
@@ -185,13 +151,14 @@ impl Rfc2544Args {
             if frame < 64 {
                 bail!("--frame {frame}: Ethernet frames are at least 64 bytes");
             }
-            let min_frame = if self.ipv6 { 66 } else { 46 } + wire::datagram::HEADER_LEN as u32;
-            let payload = measure::line_rate::udp_payload(frame, self.ipv6)
+            let min_frame =
+                if self.conn.ipv6 { 66 } else { 46 } + wire::datagram::HEADER_LEN as u32;
+            let payload = measure::line_rate::udp_payload(frame, self.conn.ipv6)
                 .filter(|p| *p as usize >= wire::datagram::HEADER_LEN)
                 .ok_or_else(|| {
                     anyhow!(
                         "--frame {frame}: too small for linerate's 16-byte header over {}; the smallest is {min_frame}",
-                        if self.ipv6 { "IPv6/UDP" } else { "IPv4/UDP" }
+                        if self.conn.ipv6 { "IPv6/UDP" } else { "IPv4/UDP" }
                     )
                 })?;
             if payload > 65_507 {

@@ -56,7 +56,7 @@ fn parameter_sweep_over_the_test_after_the_dashes() {
         "streams", "server1", "--values", "1,2,4,8", "--", "tcp", "-t", "2", "-l", "64K",
     ])
     .unwrap();
-    assert_eq!(p.base.common.host.as_deref(), Some("server1"));
+    assert_eq!(p.base.common.conn.host.as_deref(), Some("server1"));
     assert_eq!(p.plan.kind, SweepKind::Streams);
     let streams: Vec<u16> = p.plan.points.iter().map(|x| x.specs[0].streams).collect();
     assert_eq!(streams, [1, 2, 4, 8]);
@@ -64,7 +64,7 @@ fn parameter_sweep_over_the_test_after_the_dashes() {
     assert_eq!((s.duration_ms, s.message_len_bytes()), (2000, 65536));
     // The default test is tcp, and the host may come after --.
     let p = sweep(&["window", "--values", "64K,1M", "--", "tcp", "h2"]).unwrap();
-    assert_eq!(p.base.common.host.as_deref(), Some("h2"));
+    assert_eq!(p.base.common.conn.host.as_deref(), Some("h2"));
     assert_eq!(p.plan.points[1].specs[0].window_bytes, Some(1 << 20));
     let p = sweep(&[
         "payload", "--values", "16,1472", "--", "udp", "--rate", "1G",
@@ -227,7 +227,7 @@ fn knob_sweep_plan() {
 #[test]
 fn size_sweep_plan() {
     let p = sweep(&["size", "srv", "--max", "64", "-t", "0.5"]).unwrap();
-    assert_eq!(p.base.common.host.as_deref(), Some("srv"));
+    assert_eq!(p.base.common.conn.host.as_deref(), Some("srv"));
     assert_eq!(p.plan.kind, SweepKind::Size);
     assert_eq!(p.plan.points.len(), 15);
     let last = &p.plan.points[14];
@@ -270,7 +270,7 @@ fn size_sweep_plan() {
 #[test]
 fn rfc2544_plan() {
     let p = rfc(&["dut", "--link-speed", "1G", "--trial", "2s"]).unwrap();
-    assert_eq!(p.base.common.host.as_deref(), Some("dut"));
+    assert_eq!(p.base.common.conn.host.as_deref(), Some("dut"));
     let frames: Vec<(u32, u32)> = p
         .plan
         .frames

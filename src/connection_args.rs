@@ -1,0 +1,34 @@
+//! The connection flags every client command shares (`tcp`, `udp`, `rr`, `crr`, `pps`, the
+//! sweeps and `rfc2544`), declared once and flattened into each: where the server is, which
+//! address family, the local address, the socket buffers and CPU placement.
+
+use clap::Args;
+use session::target::DEFAULT_PORT;
+
+/// Where a client test connects, and its sockets' placement.
+#[derive(Debug, Clone, Args)]
+pub struct ConnectionArgs {
+    /// Server to test against (name, address, HOST:PORT); none: an in-process server on loopback.
+    #[arg(value_name = "HOST")]
+    pub host: Option<String>,
+    /// Server port.
+    #[arg(long, short = 'p', value_name = "PORT", default_value_t = DEFAULT_PORT)]
+    pub port: u16,
+    /// Socket buffer size (SO_SNDBUF and SO_RCVBUF) on both ends; default: kernel autotuning
+    /// for TCP, 4M for UDP.
+    #[arg(long, short = 'w', value_name = "BYTES")]
+    pub window: Option<String>,
+    /// IPv4 only.
+    #[arg(short = '4', conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// IPv6 only.
+    #[arg(short = '6')]
+    pub ipv6: bool,
+    /// Local address to connect from.
+    #[arg(long, short = 'B', value_name = "ADDR")]
+    pub bind: Option<String>,
+    /// Pin this end's data threads to CPU CLIENT and the server's to CPU SERVER (as iperf3
+    /// -A); the placement is stored with the run.
+    #[arg(long, short = 'A', value_name = "CLIENT[,SERVER]")]
+    pub affinity: Option<String>,
+}
