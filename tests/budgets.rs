@@ -85,12 +85,19 @@ fn code_of(line: &str) -> String {
 
 fn fn_name(line: &str) -> Option<String> {
     let t = line.trim_start();
-    let t = t.strip_prefix("pub(crate) ").or(t.strip_prefix("pub(super) ")).unwrap_or(t);
+    let t = t
+        .strip_prefix("pub(crate) ")
+        .or(t.strip_prefix("pub(super) "))
+        .unwrap_or(t);
     let t = t.strip_prefix("pub ").unwrap_or(t);
     let t = t.strip_prefix("const ").unwrap_or(t);
     let t = t.strip_prefix("unsafe ").unwrap_or(t);
     let t = t.strip_prefix("fn ")?;
-    Some(t.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect())
+    Some(
+        t.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect(),
+    )
 }
 
 /// The functions of `text` longer than the budget, as `name (N lines)`.
@@ -170,7 +177,10 @@ fn source_files_and_functions_stay_within_budget() {
 fn the_function_measure_sees_bodies_not_strings() {
     let body = "    let s = \"}}}\";\n".repeat(FN_LINES);
     let text = format!("fn long() {{\n{body}}}\nfn short() {{ '{{'; }}\nfn decl();\n");
-    assert_eq!(long_functions(&text), vec![format!("long ({} lines, from line 1)", FN_LINES + 2)]);
+    assert_eq!(
+        long_functions(&text),
+        vec![format!("long ({} lines, from line 1)", FN_LINES + 2)]
+    );
     let tests = format!("#[cfg(test)]\nmod tests {{\n{text}}}\n");
     assert!(long_functions(&tests).is_empty());
 }
