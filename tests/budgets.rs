@@ -66,7 +66,7 @@ fn code_of(line: &str) -> String {
                 // A char literal ('x', '\n', '{') or a lifetime ('a): skip a literal only.
                 let rest: String = chars.clone().take(3).collect();
                 if rest.starts_with('\\') {
-                    while let Some(d) = chars.next() {
+                    for d in chars.by_ref() {
                         if d == '\'' {
                             break;
                         }

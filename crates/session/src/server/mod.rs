@@ -148,21 +148,23 @@ fn handle_connection(mut conn: Conn, shared: &Shared) {
     match first {
         Ok(ClientMsg::Start { spec }) => run_session(conn, spec, shared, &peer),
         Ok(ClientMsg::Attach { session, stream }) => attach(conn, session, stream, shared, &peer),
-        Ok(other) => {
-            let message = format!("expected start or attach, got {other:?}");
-            let _ = send(
-                &mut conn,
-                &ServerMsg::Error {
-                    message: message.clone(),
-                },
-            );
-            (shared.log)(format!("{peer}: {message}"));
-        }
+        Ok(other) => tell_error(
+            &mut conn,
+            shared,
+            &peer,
+            format!("expected start or attach, got {other:?}"),
+        ),
         // A connection closed before saying anything is a port probe, not an event.
         Err(WireError::Closed { mid_frame: false }) => {}
         Err(WireError::Io(e)) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
         Err(e) => (shared.log)(format!("{peer}: dropped during handshake: {e}")),
     }
+}
+
+/// Tells the peer what was wrong with what it sent, and logs it.
+fn tell_error(conn: &mut Conn, shared: &Shared, peer: &str, message: String) {
+    (shared.log)(format!("{peer}: {message}"));
+    let _ = send(conn, &ServerMsg::Error { message });
 }
 
 fn attach(mut conn: Conn, session: u64, stream: u16, shared: &Shared, peer: &str) {
@@ -180,16 +182,12 @@ fn attach(mut conn: Conn, session: u64, stream: u16, shared: &Shared, peer: &str
                 ));
             }
         }
-        None => {
-            let message = format!("unknown session {session:x}");
-            let _ = send(
-                &mut conn,
-                &ServerMsg::Error {
-                    message: message.clone(),
-                },
-            );
-            (shared.log)(format!("{peer}: {message}"));
-        }
+        None => tell_error(
+            &mut conn,
+            shared,
+            peer,
+            format!("unknown session {session:x}"),
+        ),
     }
 }
 
