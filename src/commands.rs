@@ -153,14 +153,14 @@ fn unix_target(path: &Path) -> Result<(Target, Option<ServerThread>, String)> {
 
 /// `linerate tcp`.
 pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<RunOutcome> {
-    let plan = args.plan().map_err(anyhow::Error::msg)?;
+    let plan = args.plan()?;
     if let Some(name) = plan.spec.tcp().and_then(|t| t.congestion.as_ref()) {
         engine::sockopt::check_congestion(name)?;
     }
     if args.unix.is_some() {
         engine::sockopt::SocketOptions::from_spec(&plan.spec).check_unix()?;
     }
-    let probe = args.latency.plan().map_err(anyhow::Error::msg)?;
+    let probe = args.latency.plan()?;
     if probe.is_some() && args.unix.is_some() {
         bail!("--latency with --unix: the probes need an IP server; omit one of them");
     }
@@ -177,7 +177,7 @@ pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<RunOutcome> {
 
 /// `linerate rr` and `linerate crr`.
 pub fn rr(args: &RrArgs, crr: bool, interrupt: Signal) -> Result<RunOutcome> {
-    let plan = args.plan(crr).map_err(anyhow::Error::msg)?;
+    let plan = args.plan(crr)?;
     if let Some(us) = plan.spec.rr().and_then(|rr| rr.busy_poll_us) {
         let granted = engine::sockopt::granted_busy_poll(us)?;
         if granted != us {
@@ -193,8 +193,8 @@ pub fn rr(args: &RrArgs, crr: bool, interrupt: Signal) -> Result<RunOutcome> {
 
 /// `linerate udp`.
 pub fn udp(args: &UdpArgs, interrupt: Signal) -> Result<RunOutcome> {
-    let plan = args.plan().map_err(anyhow::Error::msg)?;
-    let probe = args.latency.plan().map_err(anyhow::Error::msg)?;
+    let plan = args.plan()?;
+    let probe = args.latency.plan()?;
     let repeat = args.repeat.plan()?;
     warn_udp_buffer_cap(plan.spec.window_bytes)?;
     run_client(&plan, &args.common, None, probe, &repeat, interrupt)
@@ -243,7 +243,7 @@ fn target_for(
         (Some(_), Some(host)) => bail!("--unix and HOST '{host}' both given; use one"),
         (Some(path), None) => unix_target(path)?,
         (None, Some(host)) => {
-            let addr = resolve(host, common.conn.port, plan.family).map_err(anyhow::Error::msg)?;
+            let addr = resolve(host, common.conn.port, plan.family)?;
             (
                 Target::Tcp {
                     addr,
@@ -354,7 +354,7 @@ fn print_record(record: &RunRecord, json: bool) -> Result<()> {
 
 /// `linerate pps`: every (frame, flows) cell in turn, then one table or JSON document.
 pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<RunOutcome> {
-    let plan = args.plan().map_err(anyhow::Error::msg)?;
+    let plan = args.plan()?;
     let first = &plan.cells.first().context("no cells")?.3;
     let mut store = args.common.store.open()?;
     let (target, _server, label) = target_for(first, &args.common, None)?;

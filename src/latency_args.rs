@@ -37,18 +37,18 @@ pub struct LatencyArgs {
 
 impl LatencyArgs {
     /// The probe plan, or `None` without `--latency`.
-    pub fn plan(&self) -> Result<Option<ProbePlan>, String> {
+    pub fn plan(&self) -> anyhow::Result<Option<ProbePlan>> {
         let Some(proto) = &self.latency else {
             return Ok(None);
         };
         if self.latency_rate == 0 || self.latency_rate > 100_000 {
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "--latency-rate {}: must be between 1 and 100000 probes per second",
                 self.latency_rate
             ));
         }
         if !self.latency_idle.is_finite() || !(0.1..=3600.0).contains(&self.latency_idle) {
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "--latency-idle {}: must be between 0.1 and 3600 seconds",
                 self.latency_idle
             ));

@@ -44,36 +44,35 @@ pub struct PpsPlan {
     pub cells: Vec<(u32, u32, u32, RunPlan)>,
 }
 
-fn list(flag: &str, value: &str) -> Result<Vec<u32>, String> {
-    let items: Result<Vec<u32>, String> = value
+fn list(flag: &str, value: &str) -> anyhow::Result<Vec<u32>> {
+    let items: anyhow::Result<Vec<u32>> = value
         .split(',')
         .map(|v| {
-            v.trim()
-                .parse::<u32>()
-                .map_err(|_| format!("{flag} {value}: '{}' is not a whole number", v.trim()))
+            v.trim().parse::<u32>().map_err(|_| {
+                anyhow::anyhow!("{flag} {value}: '{}' is not a whole number", v.trim())
+            })
         })
         .collect();
     let items = items?;
     if items.is_empty() {
-        return Err(format!("{flag}: give at least one value"));
+        return Err(anyhow::anyhow!("{flag}: give at least one value"));
     }
     Ok(items)
 }
 
 impl PpsArgs {
     /// Validates the flags into one plan per (frame, flows) cell.
-    pub fn plan(&self) -> Result<PpsPlan, String> {
+    pub fn plan(&self) -> anyhow::Result<PpsPlan> {
         let frames = list("--frame", &self.frame)?;
         if let Some(f) = frames.iter().find(|f| **f < 64) {
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "--frame {f}: Ethernet frames are at least 64 bytes"
             ));
         }
         if self.common.bidir {
-            return Err(
+            return Err(anyhow::anyhow!(
                 "--bidir: the line rate is per direction; run pps in one direction (default or -R)"
-                    .into(),
-            );
+            ));
         }
         let flows = list("--flows", &self.flows)?;
         let ipv6 = self.common.conn.ipv6;
@@ -83,18 +82,20 @@ impl PpsArgs {
                 .filter(|p| *p as usize >= HEADER_LEN)
                 .ok_or_else(|| {
                     let overhead = if ipv6 { 66 } else { 46 };
-                    format!(
+                    anyhow::anyhow!(
                         "--frame {frame}: too small; {} headers take {overhead} bytes and linerate's header {HEADER_LEN}, so the minimum is {}",
                         if ipv6 { "IPv6/UDP" } else { "IPv4/UDP" },
                         overhead + HEADER_LEN as u32
                     )
                 })?;
             if payload > 65_507 {
-                return Err(format!("--frame {frame}: above the largest UDP datagram"));
+                return Err(anyhow::anyhow!(
+                    "--frame {frame}: above the largest UDP datagram"
+                ));
             }
             for &f in &flows {
                 if f == 0 || f > 10_000 {
-                    return Err(format!("--flows {f}: must be between 1 and 10000"));
+                    return Err(anyhow::anyhow!("--flows {f}: must be between 1 and 10000"));
                 }
                 let udp = UdpArgs {
                     common: CommonArgs {
@@ -172,10 +173,12 @@ mod tests {
         assert!(pps(&["--frame", "40"])
             .plan()
             .unwrap_err()
+            .to_string()
             .contains("--frame 40: Ethernet frames are at least 64 bytes"));
         assert!(pps(&["--flows", "1,x"])
             .plan()
             .unwrap_err()
+            .to_string()
             .contains("'x' is not a whole number"));
     }
 }

@@ -229,9 +229,11 @@ pub struct RrArgs {
 impl RrArgs {
     /// Validates the flags into a plan. TCP_NODELAY is always on: a request/response test
     /// measures the round trip, not Nagle's algorithm.
-    pub fn plan(&self, crr: bool) -> Result<RunPlan, String> {
+    pub fn plan(&self, crr: bool) -> anyhow::Result<RunPlan> {
         if self.common.reverse || self.common.bidir {
-            return Err("--reverse/--bidir: rr sends requests from the client; omit them".into());
+            return Err(anyhow::anyhow!(
+                "--reverse/--bidir: rr sends requests from the client; omit them"
+            ));
         }
         let (min, max) = if self.udp {
             (HEADER_LEN as u64, 65_507)
@@ -242,9 +244,9 @@ impl RrArgs {
         let response = match &self.response {
             None => request,
             Some(r) => {
-                let v = parse_bytes(r).map_err(|e| format!("--response {r}: {e}"))?;
+                let v = parse_bytes(r).map_err(|e| anyhow::anyhow!("--response {r}: {e}"))?;
                 if v < min || v > max {
-                    return Err(format!(
+                    return Err(anyhow::anyhow!(
                         "--response {r}: must be between {min} and {max} bytes"
                     ));
                 }
@@ -252,7 +254,9 @@ impl RrArgs {
             }
         };
         if crr && self.udp {
-            return Err("--udp: crr opens TCP connections; use rr --udp for UDP".into());
+            return Err(anyhow::anyhow!(
+                "--udp: crr opens TCP connections; use rr --udp for UDP"
+            ));
         }
         let params = |rr| match (crr, self.udp) {
             (true, _) => Params::TcpCrr {
@@ -275,21 +279,23 @@ impl RrArgs {
                 (s * 1000.0) as u64
             }
             Some(s) => {
-                return Err(format!(
+                return Err(anyhow::anyhow!(
                     "--omit {s}: must be at least 0 and shorter than --time"
                 ))
             }
         };
         if self.busy_poll == Some(0) {
-            return Err("--busy-poll 0: give the busy-poll time in µs, e.g. --busy-poll 50".into());
+            return Err(anyhow::anyhow!(
+                "--busy-poll 0: give the busy-poll time in µs, e.g. --busy-poll 50"
+            ));
         }
         rr.busy_poll_us = self.busy_poll;
         rr.transactions_per_sec = match &self.tps {
             None => None,
             Some(t) => {
-                let v = parse_bits_per_sec(t).map_err(|e| format!("--tps {t}: {e}"))?;
+                let v = parse_bits_per_sec(t).map_err(|e| anyhow::anyhow!("--tps {t}: {e}"))?;
                 if v == 0 || v > 10_000_000 {
-                    return Err(format!(
+                    return Err(anyhow::anyhow!(
                         "--tps {t}: must be between 1 and 10M transactions per second"
                     ));
                 }
@@ -326,43 +332,43 @@ pub struct RunPlan {
     pub live_rows: bool,
 }
 
-fn seconds(flag: &str, value: f64, min: f64, max: f64) -> Result<Duration, String> {
+fn seconds(flag: &str, value: f64, min: f64, max: f64) -> anyhow::Result<Duration> {
     if !value.is_finite() || value < min || value > max {
-        return Err(format!(
+        return Err(anyhow::anyhow!(
             "{flag} {value}: must be between {min} and {max} seconds"
         ));
     }
     Ok(Duration::from_secs_f64(value))
 }
 
-fn parse_tos(s: &str) -> Result<u8, String> {
+fn parse_tos(s: &str) -> anyhow::Result<u8> {
     let t = s.trim();
     let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         Some(hex) => u8::from_str_radix(hex, 16),
         None => t.parse::<u8>(),
     };
-    parsed.map_err(|_| format!("--tos {s}: must be a byte, 0 to 255 (or 0x00 to 0xff)"))
+    parsed.map_err(|_| anyhow::anyhow!("--tos {s}: must be a byte, 0 to 255 (or 0x00 to 0xff)"))
 }
 
 /// `--bind ADDR[:PORT]`: the local address to connect from.
-fn parse_bind(b: &str) -> Result<SocketAddr, String> {
+fn parse_bind(b: &str) -> anyhow::Result<SocketAddr> {
     b.parse::<SocketAddr>()
         .or_else(|_| {
             b.parse::<std::net::IpAddr>()
                 .map(|ip| SocketAddr::new(ip, 0))
         })
-        .map_err(|_| format!("--bind {b}: not an IP address (optionally with :PORT)"))
+        .map_err(|_| anyhow::anyhow!("--bind {b}: not an IP address (optionally with :PORT)"))
 }
 
 /// `--affinity CLIENT[,SERVER]`: CPU numbers; the client's is checked against this host.
-fn parse_affinity(value: &str) -> Result<(Option<u32>, Option<u32>), String> {
-    let cpu = |v: &str| -> Result<Option<u32>, String> {
+fn parse_affinity(value: &str) -> anyhow::Result<(Option<u32>, Option<u32>)> {
+    let cpu = |v: &str| -> anyhow::Result<Option<u32>> {
         let v = v.trim();
         if v.is_empty() {
             return Ok(None);
         }
         v.parse::<u32>().map(Some).map_err(|_| {
-            format!("--affinity {value}: '{v}' is not a CPU number; e.g. --affinity 0,1")
+            anyhow::anyhow!("--affinity {value}: '{v}' is not a CPU number; e.g. --affinity 0,1")
         })
     };
     let (client, server) = match value.split_once(',') {
@@ -370,13 +376,13 @@ fn parse_affinity(value: &str) -> Result<(Option<u32>, Option<u32>), String> {
         None => (cpu(value)?, None),
     };
     if client.is_none() && server.is_none() {
-        return Err(format!(
+        return Err(anyhow::anyhow!(
             "--affinity {value}: give a CPU for this end and/or the server, e.g. --affinity 0,1"
         ));
     }
     let cpus = engine::affinity::online_cpus();
     if let Some(c) = client.filter(|&c| c as usize >= cpus) {
-        return Err(format!(
+        return Err(anyhow::anyhow!(
             "--affinity {value}: this host has {cpus} CPUs (0 to {}); CPU {c} is not one of them",
             cpus - 1
         ));
@@ -384,10 +390,10 @@ fn parse_affinity(value: &str) -> Result<(Option<u32>, Option<u32>), String> {
     Ok((client, server))
 }
 
-fn length(flag_value: &str, min: u64, max: u64, what: &str) -> Result<u32, String> {
-    let v = parse_bytes(flag_value).map_err(|e| format!("--length {flag_value}: {e}"))?;
+fn length(flag_value: &str, min: u64, max: u64, what: &str) -> anyhow::Result<u32> {
+    let v = parse_bytes(flag_value).map_err(|e| anyhow::anyhow!("--length {flag_value}: {e}"))?;
     if v < min || v > max {
-        return Err(format!(
+        return Err(anyhow::anyhow!(
             "--length {flag_value}: {what} must be between {min} and {max} bytes"
         ));
     }
@@ -407,10 +413,10 @@ impl CommonArgs {
     }
 
     /// Validates the shared flags into a plan for a test with `params`.
-    pub fn plan(&self, params: Params) -> Result<RunPlan, String> {
+    pub fn plan(&self, params: Params) -> anyhow::Result<RunPlan> {
         let duration = seconds("--time", self.time, 0.1, 86_400.0)?;
         if self.parallel == 0 || self.parallel > 128 {
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "--parallel {}: must be between 1 and 128 streams",
                 self.parallel
             ));
@@ -423,9 +429,9 @@ impl CommonArgs {
         let window = match &self.conn.window {
             None => None,
             Some(w) => {
-                let v = parse_bytes(w).map_err(|e| format!("--window {w}: {e}"))?;
+                let v = parse_bytes(w).map_err(|e| anyhow::anyhow!("--window {w}: {e}"))?;
                 if !(2048..=(1 << 30)).contains(&v) {
-                    return Err(format!("--window {w}: must be between 2K and 1G"));
+                    return Err(anyhow::anyhow!("--window {w}: must be between 2K and 1G"));
                 }
                 Some(v as u32)
             }
@@ -433,9 +439,10 @@ impl CommonArgs {
         let link_speed_bps = match &self.link_speed {
             None => None,
             Some(l) => {
-                let v = parse_bits_per_sec(l).map_err(|e| format!("--link-speed {l}: {e}"))?;
+                let v =
+                    parse_bits_per_sec(l).map_err(|e| anyhow::anyhow!("--link-speed {l}: {e}"))?;
                 if v == 0 {
-                    return Err(format!("--link-speed {l}: must be above 0"));
+                    return Err(anyhow::anyhow!("--link-speed {l}: must be above 0"));
                 }
                 Some(v)
             }
@@ -470,7 +477,7 @@ impl CommonArgs {
 
 impl TcpArgs {
     /// Validates the flags into a plan.
-    pub fn plan(&self) -> Result<RunPlan, String> {
+    pub fn plan(&self) -> anyhow::Result<RunPlan> {
         let len = length(&self.length, 1, 64 << 20, "the write length")?;
         let stream = StreamParams {
             write_len_bytes: len,
@@ -482,12 +489,16 @@ impl TcpArgs {
         })?;
         if let Some(m) = self.mss {
             if !(88..=65535).contains(&m) {
-                return Err(format!("--mss {m}: must be between 88 and 65535 bytes"));
+                return Err(anyhow::anyhow!(
+                    "--mss {m}: must be between 88 and 65535 bytes"
+                ));
             }
         }
         if let Some(c) = &self.congestion {
             if c.is_empty() || c.len() > 15 {
-                return Err(format!("--congestion '{c}': not a congestion control name"));
+                return Err(anyhow::anyhow!(
+                    "--congestion '{c}': not a congestion control name"
+                ));
             }
         }
         let stream = StreamParams {
@@ -519,7 +530,7 @@ pub const DEFAULT_UDP_RATE_BPS: u64 = 1_000_000;
 
 impl UdpArgs {
     /// Validates the flags into a plan.
-    pub fn plan(&self) -> Result<RunPlan, String> {
+    pub fn plan(&self) -> anyhow::Result<RunPlan> {
         let len = length(&self.length, HEADER_LEN as u64, 65_507, "a UDP payload")?;
         let mut udp = UdpParams {
             payload_len_bytes: len,
@@ -529,33 +540,35 @@ impl UdpArgs {
         udp.rate = match (&self.rate, &self.pps) {
             (Some(r), _) if r.eq_ignore_ascii_case("max") => UdpRate::Max,
             (Some(r), _) => {
-                let v = parse_bits_per_sec(r).map_err(|e| format!("--rate {r}: {e}, or max"))?;
+                let v = parse_bits_per_sec(r)
+                    .map_err(|e| anyhow::anyhow!("--rate {r}: {e}, or max"))?;
                 if v == 0 {
-                    return Err(format!("--rate {r}: must be above 0 (or max)"));
+                    return Err(anyhow::anyhow!("--rate {r}: must be above 0 (or max)"));
                 }
                 UdpRate::BitsPerSec(v)
             }
             (None, Some(p)) => {
-                let v = parse_bits_per_sec(p).map_err(|e| format!("--pps {p}: {e}"))?;
+                let v = parse_bits_per_sec(p).map_err(|e| anyhow::anyhow!("--pps {p}: {e}"))?;
                 if v == 0 {
-                    return Err(format!("--pps {p}: must be at least 1 datagram per second"));
+                    return Err(anyhow::anyhow!(
+                        "--pps {p}: must be at least 1 datagram per second"
+                    ));
                 }
                 UdpRate::PacketsPerSec(v)
             }
             (None, None) => UdpRate::BitsPerSec(DEFAULT_UDP_RATE_BPS),
         };
         if self.burst == Some(0) {
-            return Err("--burst 0: must be at least 1 datagram".into());
+            return Err(anyhow::anyhow!("--burst 0: must be at least 1 datagram"));
         }
         if self.burst.is_some() && udp.rate == UdpRate::Max {
-            return Err(
+            return Err(anyhow::anyhow!(
                 "--burst: bursts pace a rate; give --rate BITS_PER_SEC or --pps, not --rate max"
-                    .into(),
-            );
+            ));
         }
         udp.burst_packets = self.burst.unwrap_or(0);
         if self.batch == 0 || self.batch > 1024 {
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "--batch {}: must be between 1 and 1024 datagrams",
                 self.batch
             ));
@@ -564,14 +577,14 @@ impl UdpArgs {
         udp.gso = !self.no_gso;
         udp.gro = !self.no_gro;
         if self.flows == 0 || self.flows > 10_000 {
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "--flows {}: must be between 1 and 10000",
                 self.flows
             ));
         }
         udp.flows = self.flows;
         if self.flows_dst == 0 || self.flows_dst > 10_000 {
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "--flows-dst {}: must be between 1 and 10000",
                 self.flows_dst
             ));

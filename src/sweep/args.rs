@@ -258,32 +258,16 @@ pub(super) fn parse_test(words: &[String], context: Option<&str>) -> Result<Base
 
 /// A test command validated into the test a sweep runs.
 pub(super) fn base_of(command: TestCommand) -> Result<BaseTest> {
-    // The test commands' own validation words its errors as strings.
     let (common, plan, unix, probe) = match command {
         TestCommand::Tcp(a) => (
             a.common.clone(),
-            a.plan().map_err(anyhow::Error::msg)?,
+            a.plan()?,
             a.unix.clone(),
-            a.latency.plan().map_err(anyhow::Error::msg)?,
+            a.latency.plan()?,
         ),
-        TestCommand::Udp(a) => (
-            a.common.clone(),
-            a.plan().map_err(anyhow::Error::msg)?,
-            None,
-            a.latency.plan().map_err(anyhow::Error::msg)?,
-        ),
-        TestCommand::Rr(a) => (
-            a.common.clone(),
-            a.plan(false).map_err(anyhow::Error::msg)?,
-            None,
-            None,
-        ),
-        TestCommand::Crr(a) => (
-            a.common.clone(),
-            a.plan(true).map_err(anyhow::Error::msg)?,
-            None,
-            None,
-        ),
+        TestCommand::Udp(a) => (a.common.clone(), a.plan()?, None, a.latency.plan()?),
+        TestCommand::Rr(a) => (a.common.clone(), a.plan(false)?, None, None),
+        TestCommand::Crr(a) => (a.common.clone(), a.plan(true)?, None, None),
         TestCommand::Other(_) => unreachable!("refused above"),
     };
     Ok(BaseTest {
@@ -455,8 +439,7 @@ impl KnobArgs {
     pub fn plan(&self) -> Result<PreparedSweep> {
         let values = parse_values(&self.values, ValueUnit::Text)?;
         let labels: Vec<String> = values.iter().map(|v| v.label.clone()).collect();
-        let timeout =
-            parse_duration("--knob-timeout", &self.knob_timeout).map_err(anyhow::Error::msg)?;
+        let timeout = parse_duration("--knob-timeout", &self.knob_timeout)?;
         let knob = KnobPlan::new(&self.pre, self.post.as_deref(), &labels, timeout)?;
         let base = parse_base_test(self.host.as_deref(), &self.test)?;
         let points = values
@@ -480,7 +463,7 @@ impl KnobArgs {
 }
 
 /// Parses a duration: `10s`, `500ms`, `1.5s`, `30` (seconds).
-pub fn parse_duration(flag: &str, text: &str) -> Result<Duration, String> {
+pub fn parse_duration(flag: &str, text: &str) -> anyhow::Result<Duration> {
     let t = text.trim();
     let (num, scale) = if let Some(ms) = t.strip_suffix("ms") {
         (ms, 0.001)
@@ -495,9 +478,9 @@ pub fn parse_duration(flag: &str, text: &str) -> Result<Duration, String> {
         .ok()
         .filter(|v| v.is_finite() && *v > 0.0)
         .map(|v| v * scale)
-        .ok_or_else(|| format!("{flag} {text}: give a duration, e.g. 10s, 500ms or 30"))?;
+        .ok_or_else(|| anyhow::anyhow!("{flag} {text}: give a duration, e.g. 10s, 500ms or 30"))?;
     if !(0.1..=86_400.0).contains(&secs) {
-        return Err(format!(
+        return Err(anyhow::anyhow!(
             "{flag} {text}: must be between 0.1 and 86400 seconds"
         ));
     }

@@ -101,7 +101,7 @@ impl Rfc2544Args {
         if self.max_trials == 0 || self.max_trials > 100 {
             bail!("--max-trials {}: between 1 and 100", self.max_trials);
         }
-        let trial = parse_duration("--trial", &self.trial).map_err(anyhow::Error::msg)?;
+        let trial = parse_duration("--trial", &self.trial)?;
         let base = self.trial_test(trial)?;
         let link = base.plan.spec.link_speed_bps;
         let frames = self.frame_plans(&frames, &base)?;

@@ -4,7 +4,7 @@ fn plan(args: &[&str]) -> Result<RunPlan, String> {
     let cli = TestCli::try_parse_from(["linerate", "tcp"].iter().chain(args))
         .map_err(|e| e.to_string())?;
     match cli.command {
-        TestCommand::Tcp(t) => t.plan(),
+        TestCommand::Tcp(t) => t.plan().map_err(|e| e.to_string()),
         _ => unreachable!(),
     }
 }
@@ -86,7 +86,7 @@ fn udp_plan(args: &[&str]) -> Result<RunPlan, String> {
     let cli = TestCli::try_parse_from(["linerate", "udp"].iter().chain(args))
         .map_err(|e| e.to_string())?;
     match cli.command {
-        TestCommand::Udp(u) => u.plan(),
+        TestCommand::Udp(u) => u.plan().map_err(|e| e.to_string()),
         _ => unreachable!(),
     }
 }
@@ -124,8 +124,8 @@ fn rr_plan(args: &[&str]) -> Result<RunPlan, String> {
     let cli =
         TestCli::try_parse_from(["linerate"].iter().chain(args)).map_err(|e| e.to_string())?;
     match cli.command {
-        TestCommand::Rr(r) => r.plan(false),
-        TestCommand::Crr(r) => r.plan(true),
+        TestCommand::Rr(r) => r.plan(false).map_err(|e| e.to_string()),
+        TestCommand::Crr(r) => r.plan(true).map_err(|e| e.to_string()),
         _ => unreachable!(),
     }
 }
