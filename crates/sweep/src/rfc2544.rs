@@ -312,11 +312,19 @@ impl FrameResult {
     }
 }
 
+/// The `kind` of an rfc2544 document (JSON `"rfc2544"`), so readers can tell the documents apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rfc2544Document {
+    /// A throughput search per frame size.
+    Rfc2544,
+}
+
 /// A whole `linerate rfc2544` run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Rfc2544Result {
-    /// Always `rfc2544`.
-    pub kind: String,
+    /// Always `rfc2544`: what the document is.
+    pub kind: Rfc2544Document,
     /// Where the server was.
     pub target: String,
     /// `--link-speed`, bits/s.

@@ -86,11 +86,19 @@ pub(crate) fn now_unix_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
+/// The `kind` of a `--repeat` document (JSON `"repeat"`), so readers can tell the documents apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RepeatDocument {
+    /// Runs of one test.
+    Repeat,
+}
+
 /// Runs of one test, repeated as a [`RepeatPlan`] says.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RepeatResult {
-    /// Always `repeat`.
-    pub kind: String,
+    /// Always `repeat`: what the document is.
+    pub kind: RepeatDocument,
     /// The test.
     pub test: wire::TestKind,
     /// Where the server was.
@@ -201,7 +209,7 @@ pub fn run_repeated(
     });
     progress.finish();
     RepeatResult {
-        kind: "repeat".into(),
+        kind: RepeatDocument::Repeat,
         test: point.spec.kind(),
         target: runner.target(),
         runs: out.runs,

@@ -181,7 +181,7 @@ fn repeat_table_says_whether_the_interval_was_reached() {
         .collect();
     let records: Vec<&results::RunRecord> = runs.iter().map(|r| &r.record).collect();
     let r = RepeatResult {
-        kind: "repeat".into(),
+        kind: sweep::run::RepeatDocument::Repeat,
         test: wire::TestKind::TcpStream,
         target: "h:5301".into(),
         summary: RepeatSummary::of(&records, &plan, report::summarized_figures),
@@ -236,7 +236,7 @@ fn rfc2544_table_beside_the_line_rate() {
         run_id: None,
     });
     let r = Rfc2544Result {
-        kind: "rfc2544".into(),
+        kind: sweep::rfc2544::Rfc2544Document::Rfc2544,
         target: "dut:5301".into(),
         link_speed_bps: Some(1_000_000_000),
         trial_s: 10.0,

@@ -39,7 +39,7 @@ pub fn run_rfc2544(
     let id = now_unix_ms().to_string();
     let trial_ms = plan.frames.first().map_or(0, |f| f.spec.duration_ms);
     let mut result = Rfc2544Result {
-        kind: "rfc2544".into(),
+        kind: crate::rfc2544::Rfc2544Document::Rfc2544,
         target: runner.target(),
         link_speed_bps: plan.link_speed_bps,
         trial_s: trial_ms as f64 / 1000.0,
