@@ -29,7 +29,7 @@ mod markdown;
 mod metrics;
 mod pps;
 pub mod run_text;
-mod summary;
+mod runs_table;
 mod table;
 
 pub use compare::{Column, Comparison, Row};
@@ -38,7 +38,7 @@ pub use export::{export_runs, write_comparison, CompareFormat, ExportFormat};
 pub use labeled::LabeledRuns;
 pub use metrics::{metrics, summarized_figures, Better, Metric};
 pub use pps::PpsMatrix;
-pub use summary::RunsTable;
+pub use runs_table::RunsTable;
 pub use table::{comparison_table, runs_table, Align, TableStyle, TextTable};
 
 /// Result of every fallible function here.
