@@ -1,6 +1,7 @@
 //! linerate's integration tests: real client/server pairs on loopback and across network
 //! namespaces, protocol abuse, bad input through the binary, and Ctrl-C.
 
+mod abuse;
 mod budgets;
 mod cli;
 mod crr_netns;

@@ -264,7 +264,7 @@ impl VethPair {
 }
 
 /// A server process, killed when dropped.
-pub struct ServerProcess(std::process::Child);
+pub struct ServerProcess(pub std::process::Child);
 
 impl Drop for ServerProcess {
     fn drop(&mut self) {

@@ -64,6 +64,9 @@ pub enum SessionError {
         /// The handshake timeout.
         waited: Duration,
     },
+    /// The test did not begin within the setup timeout of its start (its slot is freed).
+    #[error("the test did not begin within {0:?} of its start; the server freed its slot")]
+    NotBegun(Duration),
     /// The session's registry entry went away (the server is ending).
     #[error("session closed")]
     Closed,

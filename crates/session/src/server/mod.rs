@@ -3,29 +3,29 @@
 //!
 //! Every connection first exchanges hellos, then says what it is: `Start` opens a session,
 //! `Attach` hands a data connection to a waiting session through the [`Sessions`] registry
-//! (passed in, not global). A connection that stays silent is dropped after the handshake
-//! timeout without holding up anyone else; the only refusal for load is more than
-//! `max_sessions` tests running at once.
+//! (passed in, not global). The handshakes run in the accepting thread ([`gate`]), so a
+//! connection gets no thread of its own; one that stays silent or trickles is dropped at its
+//! handshake deadline without holding up anyone else.
 
 mod error;
+mod gate;
 mod running;
 mod setup;
 mod streams;
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
-use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{self, SyncSender};
+use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use engine::{Conn, Listener, Signal};
 use wire::msg::ServerInfo;
 use wire::spec::SpecLimits;
-use wire::{ClientMsg, ServerMsg, TestSpec, WireError};
+use wire::{ServerMsg, TestSpec};
 
-use crate::control::{exchange_hello, recv, send, HANDSHAKE_TIMEOUT};
+use crate::control::{send, HANDSHAKE_TIMEOUT};
 
 pub use error::SessionError;
 pub use running::{listen_tcp, ServerThread};
@@ -37,8 +37,12 @@ pub struct ServerConfig {
     pub limits: SpecLimits,
     /// Tests that may run at once.
     pub max_sessions: usize,
-    /// Wait for a silent peer during setup.
+    /// Wait for a silent peer during setup, and the deadline of a connection's whole
+    /// handshake (hello through `start` or `attach`).
     pub handshake_timeout: Duration,
+    /// Longest time from a test's `start` to its `begin`: a session that has not begun by then
+    /// is dropped and frees its slot.
+    pub setup_timeout: Duration,
     /// Exit after the first session ends.
     pub one_off: bool,
     /// Longest wait for streams to drain after `Stop`.
@@ -51,6 +55,7 @@ impl Default for ServerConfig {
             limits: SpecLimits::default(),
             max_sessions: 16,
             handshake_timeout: HANDSHAKE_TIMEOUT,
+            setup_timeout: Duration::from_secs(5),
             one_off: false,
             drain_timeout: Duration::from_secs(10),
         }
@@ -92,27 +97,7 @@ pub fn serve(listener: Listener, shutdown: Signal, config: ServerConfig, log: Lo
     }
     let done =
         || shared.shutdown.is_raised() || (shared.config.one_off && shared.finished.is_raised());
-    while !done() {
-        if !wait_readable(listener.as_raw_fd(), 200) {
-            continue;
-        }
-        match listener.accept() {
-            Ok(conn) => {
-                let for_thread = Arc::clone(&shared);
-                let spawned = std::thread::Builder::new()
-                    .name("lr-conn".into())
-                    .spawn(move || handle_connection(conn, &for_thread));
-                if let Err(e) = spawned {
-                    (shared.log)(format!("cannot start a thread for a connection: {e}"));
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-            Err(e) => {
-                (shared.log)(format!("accept failed: {e}"));
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        }
-    }
+    gate::run(&listener, &shared, done);
 }
 
 fn wait_readable(fd: std::os::fd::RawFd, timeout_ms: i32) -> bool {
@@ -137,30 +122,6 @@ fn server_info() -> ServerInfo {
     }
 }
 
-fn handle_connection(mut conn: Conn, shared: &Shared) {
-    let peer = conn.peer();
-    let timeout = shared.config.handshake_timeout;
-    let first = conn
-        .set_nonblocking(false)
-        .map_err(WireError::from)
-        .and_then(|_| exchange_hello(&mut conn, timeout))
-        .and_then(|_| recv::<ClientMsg>(&mut conn, timeout));
-    match first {
-        Ok(ClientMsg::Start { spec }) => run_session(conn, spec, shared, &peer),
-        Ok(ClientMsg::Attach { session, stream }) => attach(conn, session, stream, shared, &peer),
-        Ok(other) => tell_error(
-            &mut conn,
-            shared,
-            &peer,
-            format!("expected start or attach, got {other:?}"),
-        ),
-        // A connection closed before saying anything is a port probe, not an event.
-        Err(WireError::Closed { mid_frame: false }) => {}
-        Err(WireError::Io(e)) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
-        Err(e) => (shared.log)(format!("{peer}: dropped during handshake: {e}")),
-    }
-}
-
 /// Tells the peer what was wrong with what it sent, and logs it.
 fn tell_error(conn: &mut Conn, shared: &Shared, peer: &str, message: String) {
     (shared.log)(format!("{peer}: {message}"));
@@ -175,13 +136,19 @@ fn attach(mut conn: Conn, session: u64, stream: u16, shared: &Shared, peer: &str
         .ok()
         .and_then(|m| m.get(&session).cloned());
     match sender {
-        Some(tx) => {
-            if tx.send((stream, conn)).is_err() {
-                (shared.log)(format!(
-                    "{peer}: session {session:x} ended before stream {stream} attached"
-                ));
-            }
-        }
+        // Never waits: the gate's thread must not block on one session.
+        Some(tx) => match tx.try_send((stream, conn)) {
+            Ok(()) => {}
+            Err(TrySendError::Full((_, mut conn))) => tell_error(
+                &mut conn,
+                shared,
+                peer,
+                format!("session {session:x} has more data connections than it asked for"),
+            ),
+            Err(TrySendError::Disconnected(_)) => (shared.log)(format!(
+                "{peer}: session {session:x} ended before stream {stream} attached"
+            )),
+        },
         None => tell_error(
             &mut conn,
             shared,
@@ -267,15 +234,18 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, shared: &Shared, peer: &str) {
         spec.streams,
         spec.duration_ms
     ));
+    let begin_by = Instant::now() + shared.config.setup_timeout;
     let sockets = match setup::Sockets::open(&ctrl, &spec) {
         Ok(sockets) => sockets,
         Err(why) => return refuse(&mut ctrl, shared, peer, why),
     };
     let outcome = send(&mut ctrl, &sockets.accepted(guard.cookie, &shared.info))
         .map_err(SessionError::from)
-        .and_then(|_| setup::data_connections(&mut ctrl, &spec, sockets, &attached, shared))
+        .and_then(|_| {
+            setup::data_connections(&mut ctrl, &spec, sockets, &attached, shared, begin_by)
+        })
         .inspect(|_| guard.close_registration())
-        .and_then(|streams| streams::run_streams(&mut ctrl, &spec, streams, shared));
+        .and_then(|streams| streams::run_streams(&mut ctrl, &spec, streams, shared, begin_by));
     match outcome {
         Ok(()) => (shared.log)(format!("{peer}: test done")),
         Err(why) => {

@@ -63,9 +63,10 @@ pub(super) fn data_connections(
     sockets: Sockets,
     attached: &Receiver<(u16, Conn)>,
     shared: &Shared,
+    begin_by: Instant,
 ) -> Result<Vec<Conn>, SessionError> {
     if spec.kind().is_udp() {
-        connect_udp(ctrl, spec, sockets.udp, shared)
+        connect_udp(ctrl, spec, sockets.udp, shared, begin_by)
     } else if let Some(listener) = sockets.crr {
         let listener = Arc::new(listener);
         Ok(spec
@@ -74,7 +75,7 @@ pub(super) fn data_connections(
             .map(|_| Conn::CrrListener(Arc::clone(&listener)))
             .collect())
     } else {
-        collect_streams(spec, attached, shared)
+        collect_streams(spec, attached, shared, begin_by)
     }
 }
 
@@ -145,7 +146,12 @@ fn connect_udp(
     spec: &TestSpec,
     socks: Vec<(UdpSocket, Vec<UdpSocket>)>,
     shared: &Shared,
+    begin_by: Instant,
 ) -> Result<Vec<Conn>, SessionError> {
+    let wait = shared
+        .config
+        .handshake_timeout
+        .min(begin_by.saturating_duration_since(Instant::now()));
     let peer = ctrl
         .peer_addr()
         .ok_or(SessionError::NotIp { tests: "UDP tests" })?;
@@ -154,13 +160,12 @@ fn connect_udp(
         .iter()
         .map(|(m, _)| m.try_clone())
         .collect::<std::io::Result<_>>()?;
-    let sources = accept_probes(&mains, peer_ip, shared.config.handshake_timeout)
-        .map_err(SessionError::UdpSetup)?;
+    let sources = accept_probes(&mains, peer_ip, wait).map_err(SessionError::UdpSetup)?;
     drop(mains);
     let flows = spec.flows();
     let (src_flows, flows_dst) = spec.udp().map_or((1, 1), |u| (u.flows, u.flows_dst));
     let client_ports = if flows_dst > 1 && flows.iter().any(|&(_, f)| f == Flow::ServerToClient) {
-        match recv::<ClientMsg>(ctrl, shared.config.handshake_timeout)? {
+        match recv::<ClientMsg>(ctrl, wait)? {
             ClientMsg::UdpPorts { extra } => extra,
             other => {
                 return Err(SessionError::Unexpected {
@@ -236,6 +241,7 @@ fn collect_streams(
     spec: &TestSpec,
     rx: &Receiver<(u16, Conn)>,
     shared: &Shared,
+    begin_by: Instant,
 ) -> Result<Vec<Conn>, SessionError> {
     let flows = spec.flows();
     let mut slots: Vec<Option<Conn>> = (0..flows.len()).map(|_| None).collect();
@@ -243,9 +249,14 @@ fn collect_streams(
     let mut deadline = Instant::now() + shared.config.handshake_timeout;
     let opts = SocketOptions::from_spec(spec);
     while slots.iter().any(Option::is_none) {
-        let left = deadline.saturating_duration_since(Instant::now());
+        let left = deadline
+            .min(begin_by)
+            .saturating_duration_since(Instant::now());
         let (stream, mut conn) = match rx.recv_timeout(left) {
             Ok(x) => x,
+            Err(RecvTimeoutError::Timeout) if Instant::now() >= begin_by => {
+                return Err(SessionError::NotBegun(shared.config.setup_timeout))
+            }
             Err(RecvTimeoutError::Timeout) => {
                 let got = slots.iter().filter(|s| s.is_some()).count();
                 return Err(SessionError::StreamsMissing {

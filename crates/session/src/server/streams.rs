@@ -38,8 +38,17 @@ pub(super) fn run_streams(
     spec: &TestSpec,
     conns: Vec<Conn>,
     shared: &Shared,
+    begin_by: Instant,
 ) -> Result<(), SessionError> {
-    match recv::<ClientMsg>(ctrl, shared.config.handshake_timeout)? {
+    let left = begin_by.saturating_duration_since(Instant::now());
+    let begin = recv::<ClientMsg>(ctrl, left.max(Duration::from_millis(1))).map_err(|e| {
+        if Instant::now() >= begin_by {
+            SessionError::NotBegun(shared.config.setup_timeout)
+        } else {
+            e.into()
+        }
+    })?;
+    match begin {
         ClientMsg::Begin => {}
         other => {
             return Err(SessionError::Unexpected {

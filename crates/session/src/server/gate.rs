@@ -1,0 +1,268 @@
+//! The handshake gate: every new connection's hello and first message, read by the accepting
+//! thread itself from nonblocking sockets, so a connection costs no thread until it starts a
+//! test, and idle, trickling or half-open connections cost only a socket and a small buffer.
+//!
+//! Invariants:
+//! - at most [`MAX_PENDING`] connections are in handshake at once; one beyond that is closed at
+//!   once, and the log says how many were turned away at most once per second;
+//! - a connection has one deadline for its whole handshake (our hello out, its hello and first
+//!   message in): `handshake_timeout` after it was accepted, however slowly its bytes trickle;
+//! - a first message is at most [`MAX_FIRST_FRAME`] bytes (a `start` with its spec, or an
+//!   `attach`), so a pending connection never buffers more than that;
+//! - only a `start` gets a thread (its session's); an `attach` is handed to its waiting session.
+
+use std::io::{ErrorKind, Read, Write};
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use engine::{Conn, Listener};
+use wire::{frame, ClientMsg, Hello, WireError, HELLO_LEN};
+
+use super::{attach, run_session, tell_error, Shared};
+
+/// Most connections in handshake at once: enough that thousands of idle connections do not
+/// keep a real client out (each costs a descriptor and a few hundred bytes, no thread).
+pub const MAX_PENDING: usize = 16_384;
+/// Largest first message, bytes (a spec is well under 2 KiB).
+pub const MAX_FIRST_FRAME: usize = 64 << 10;
+/// The frame length prefix.
+const LEN_PREFIX: usize = 4;
+/// Longest sleep of the gate between looks at the shutdown signal.
+const TICK: Duration = Duration::from_millis(200);
+
+/// A connection in handshake.
+struct Pending {
+    conn: Conn,
+    peer: String,
+    /// What it sent so far: its hello, then its first frame.
+    buf: Vec<u8>,
+    deadline: Instant,
+}
+
+/// Where a pending connection's handshake stands after a read.
+enum Step {
+    /// More bytes to come.
+    Waiting,
+    /// Its first message.
+    Done(ClientMsg),
+    /// Closed before sending anything (a port probe).
+    Closed,
+    /// A broken hello or frame, or a failed read.
+    Failed(WireError),
+}
+
+impl Pending {
+    /// Reads what has arrived (without waiting) and parses as far as it goes.
+    fn read(&mut self) -> Step {
+        let mut chunk = [0u8; 4096];
+        loop {
+            match self.conn.read(&mut chunk) {
+                Ok(0) if self.buf.is_empty() => return Step::Closed,
+                Ok(0) => return Step::Failed(WireError::Closed { mid_frame: true }),
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::ConnectionReset && self.buf.is_empty() => {
+                    return Step::Closed
+                }
+                Err(e) => return Step::Failed(e.into()),
+            }
+            if self.buf.len() > HELLO_LEN + LEN_PREFIX + MAX_FIRST_FRAME {
+                break;
+            }
+        }
+        self.parse()
+    }
+
+    fn parse(&self) -> Step {
+        let Some(hello) = self.buf.get(..HELLO_LEN) else {
+            return Step::Waiting;
+        };
+        if let Err(e) = Hello::parse(hello).and_then(Hello::check_version) {
+            return Step::Failed(e);
+        }
+        let body = &self.buf[HELLO_LEN..];
+        if let Some(prefix) = body.get(..LEN_PREFIX) {
+            let len = u32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]) as usize;
+            if len > MAX_FIRST_FRAME {
+                return Step::Failed(WireError::FrameTooLarge {
+                    len,
+                    max: MAX_FIRST_FRAME,
+                });
+            }
+        }
+        match frame::decode::<ClientMsg>(body) {
+            Ok(Some((msg, _))) => Step::Done(msg),
+            Ok(None) => Step::Waiting,
+            Err(e) => Step::Failed(e),
+        }
+    }
+}
+
+/// Connections closed at the cap, and failed accepts (out of descriptors), reported at most
+/// once per second.
+struct TurnedAway {
+    count: u64,
+    last_report: Option<Instant>,
+    accept_error: Option<std::io::Error>,
+}
+
+impl TurnedAway {
+    fn report(&mut self, shared: &Shared) {
+        if self.count == 0
+            || self
+                .last_report
+                .is_some_and(|t| t.elapsed() < Duration::from_secs(1))
+        {
+            return;
+        }
+        (shared.log)(format!(
+            "turned away {} connection{}: {MAX_PENDING} already in handshake (the cap)",
+            self.count,
+            if self.count == 1 { "" } else { "s" }
+        ));
+        self.count = 0;
+        self.last_report = Some(Instant::now());
+    }
+}
+
+/// Accepts and shakes hands until `done()`; each connection's first message goes to
+/// [`dispatch`].
+pub(super) fn run(listener: &Listener, shared: &Arc<Shared>, done: impl Fn() -> bool) {
+    let mut pending: Vec<Pending> = Vec::new();
+    let mut turned_away = TurnedAway {
+        count: 0,
+        last_report: None,
+        accept_error: None,
+    };
+    while !done() {
+        let now = Instant::now();
+        let wait = pending
+            .iter()
+            .map(|p| p.deadline.saturating_duration_since(now))
+            .min()
+            .unwrap_or(TICK)
+            .min(TICK);
+        let mut fds: Vec<libc::pollfd> = std::iter::once(listener.as_raw_fd())
+            .chain(pending.iter().map(|p| p.conn.as_raw_fd()))
+            .map(|fd| libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        // SAFETY: `fds` is a valid array of `fds.len()` pollfds for the call's duration.
+        unsafe {
+            libc::poll(
+                fds.as_mut_ptr(),
+                fds.len() as libc::nfds_t,
+                wait.as_millis().max(1) as i32,
+            )
+        };
+        let ready: Vec<bool> = fds[1..].iter().map(|f| f.revents != 0).collect();
+        advance(&mut pending, &ready, shared);
+        if fds[0].revents != 0 {
+            accept_all(listener, &mut pending, &mut turned_away, shared);
+        }
+        turned_away.report(shared);
+    }
+}
+
+/// Reads the ready connections among the first `ready.len()`, drops those past their deadline.
+fn advance(pending: &mut Vec<Pending>, ready: &[bool], shared: &Arc<Shared>) {
+    let now = Instant::now();
+    for i in (0..ready.len()).rev() {
+        let expired = pending[i].deadline <= now;
+        if !ready[i] && !expired {
+            continue;
+        }
+        let step = if ready[i] {
+            pending[i].read()
+        } else {
+            Step::Waiting
+        };
+        match step {
+            Step::Waiting if !expired => {}
+            Step::Waiting => {
+                let p = pending.swap_remove(i);
+                (shared.log)(format!(
+                    "{}: dropped during handshake: no hello and first message within {:?}",
+                    p.peer, shared.config.handshake_timeout
+                ));
+            }
+            Step::Closed => drop(pending.swap_remove(i)),
+            Step::Failed(e) => {
+                let p = pending.swap_remove(i);
+                (shared.log)(format!("{}: dropped during handshake: {e}", p.peer));
+            }
+            Step::Done(msg) => {
+                let p = pending.swap_remove(i);
+                dispatch(p.conn, p.peer, msg, shared);
+            }
+        }
+    }
+}
+
+/// Accepts every connection waiting (up to a bound per call), sending each our hello.
+fn accept_all(
+    listener: &Listener,
+    pending: &mut Vec<Pending>,
+    turned_away: &mut TurnedAway,
+    shared: &Shared,
+) {
+    for _ in 0..1024 {
+        let mut conn = match listener.accept() {
+            Ok(conn) => conn,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+            Err(e) => {
+                // Out of descriptors, most likely: they free up as handshakes end.
+                turned_away.accept_error = Some(e);
+                std::thread::sleep(Duration::from_millis(50));
+                return;
+            }
+        };
+        if pending.len() >= MAX_PENDING {
+            turned_away.count += 1;
+            continue;
+        }
+        // A fresh socket's send buffer takes the 8 bytes at once.
+        let greeted =
+            conn.set_nonblocking(true).is_ok() && conn.write_all(&Hello::ours().emit()).is_ok();
+        if greeted {
+            pending.push(Pending {
+                peer: conn.peer(),
+                conn,
+                buf: Vec::new(),
+                deadline: Instant::now() + shared.config.handshake_timeout,
+            });
+        }
+    }
+}
+
+/// A connection's first message: a `start` gets its session's thread, an `attach` joins its
+/// session, anything else is answered with an error.
+fn dispatch(mut conn: Conn, peer: String, msg: ClientMsg, shared: &Arc<Shared>) {
+    if let Err(e) = conn.set_nonblocking(false) {
+        (shared.log)(format!("{peer}: dropped during handshake: {e}"));
+        return;
+    }
+    match msg {
+        ClientMsg::Start { spec } => {
+            let for_thread = Arc::clone(shared);
+            let spawned = std::thread::Builder::new()
+                .name("lr-session".into())
+                .spawn(move || run_session(conn, spec, &for_thread, &peer));
+            if let Err(e) = spawned {
+                (shared.log)(format!("cannot start a thread for a session: {e}"));
+            }
+        }
+        ClientMsg::Attach { session, stream } => attach(conn, session, stream, shared, &peer),
+        other => tell_error(
+            &mut conn,
+            shared,
+            &peer,
+            format!("expected start or attach, got {other:?}"),
+        ),
+    }
+}

@@ -1,0 +1,134 @@
+//! A server under abuse on loopback: thousands of idle and trickling connections cost it no
+//! threads, and a real client still gets its test within seconds.
+
+use super::*;
+use std::net::SocketAddr;
+use std::process::Stdio;
+
+/// A loopback port nothing listens on now.
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// The threads of process `pid` (`Threads:` in its /proc status).
+fn threads(pid: u32) -> usize {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap()
+}
+
+/// Lets this process open `want` descriptors, as far as the hard limit allows.
+fn raise_fd_limit(want: u64) -> u64 {
+    // SAFETY: getrlimit/setrlimit on a valid struct.
+    unsafe {
+        let mut lim: libc::rlimit = std::mem::zeroed();
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
+        lim.rlim_cur = lim.rlim_cur.max(want.min(lim.rlim_max));
+        libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        lim.rlim_cur
+    }
+}
+
+#[test]
+fn idle_and_trickling_connections_cost_no_threads() {
+    let limit = raise_fd_limit(4096);
+    let idle_count = 2000.min(limit.saturating_sub(200) as usize);
+    let port = free_port();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_linerate"))
+        .args(["serve", "--bind", "127.0.0.1", "-p", &port.to_string()])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let _server = ServerProcess(child);
+    wait_listening("", port);
+    let base = threads(pid);
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let idle: Vec<TcpStream> = (0..idle_count)
+        .filter_map(|_| TcpStream::connect(addr).ok())
+        .collect();
+    // Trickling peers: the hello one byte at a time, then a frame that never completes.
+    let mut trickling: Vec<TcpStream> = (0..20)
+        .filter_map(|_| TcpStream::connect(addr).ok())
+        .collect();
+    let mut bytes = Hello::ours().emit().to_vec();
+    bytes.extend_from_slice(&[0, 0, 0, 100, b'{']);
+    for b in &bytes[..4] {
+        for t in &mut trickling {
+            let _ = t.write_all(&[*b]);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let during = threads(pid);
+    let started = Instant::now();
+    let out = linerate()
+        .args([
+            "tcp",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "-t",
+            "1",
+            "-i",
+            "0",
+            "--no-store",
+        ])
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        took < Duration::from_secs(3),
+        "a 1 s test took {took:?} beside {idle_count} idle connections"
+    );
+    assert!(
+        during <= base + 2,
+        "{idle_count} idle and 20 trickling connections grew the server from {base} to {during} threads"
+    );
+    drop(idle);
+}
+
+#[test]
+fn starts_that_never_begin_free_their_slots() {
+    let server = TestServer::start(ServerConfig {
+        setup_timeout: Duration::from_millis(1000),
+        ..ServerConfig::default()
+    });
+    let flood: Vec<TcpStream> = (0..ServerConfig::default().max_sessions)
+        .map(|_| {
+            let mut c = TcpStream::connect(server.addr).unwrap();
+            c.write_all(&Hello::ours().emit()).unwrap();
+            frame::write_frame(
+                &mut c,
+                &ClientMsg::Start {
+                    spec: spec(Direction::Send, 1, 1000),
+                },
+            )
+            .unwrap();
+            c
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let busy = loop {
+        match run(server.addr, spec(Direction::Send, 1, 300)) {
+            Err(e) if e.to_string().contains("server busy") => break true,
+            _ if Instant::now() > deadline => break false,
+            _ => std::thread::sleep(Duration::from_millis(20)),
+        }
+    };
+    assert!(
+        busy,
+        "the flood did not fill the slots:\n{}",
+        server.log_text()
+    );
+    std::thread::sleep(Duration::from_millis(1200));
+    let after = run(server.addr, spec(Direction::Send, 1, 300));
+    assert!(after.is_ok(), "{after:?}\n{}", server.log_text());
+    assert!(server.log_text().contains("did not begin within"));
+    drop(flood);
+}
