@@ -78,6 +78,11 @@ pub fn serve(args: &ServeArgs, shutdown: Signal) -> Result<()> {
             ..SpecLimits::default()
         },
         max_sessions: if args.one_off { 1 } else { args.max_sessions },
+        allow: args
+            .allow
+            .iter()
+            .map(|p| p.parse().map_err(|e| anyhow::anyhow!("--allow {e}")))
+            .collect::<Result<_>>()?,
         one_off: args.one_off,
         ..ServerConfig::default()
     };

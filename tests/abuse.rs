@@ -96,10 +96,11 @@ fn idle_and_trickling_connections_cost_no_threads() {
 #[test]
 fn starts_that_never_begin_free_their_slots() {
     let server = TestServer::start(ServerConfig {
-        setup_timeout: Duration::from_millis(1000),
+        setup_timeout: Duration::from_secs(3),
         ..ServerConfig::default()
     });
-    let flood: Vec<TcpStream> = (0..ServerConfig::default().max_sessions)
+    // More starts than slots: once one is refused, every slot is held by the flood.
+    let flood: Vec<TcpStream> = (0..ServerConfig::default().max_sessions + 4)
         .map(|_| {
             let mut c = TcpStream::connect(server.addr).unwrap();
             c.write_all(&Hello::ours().emit()).unwrap();
@@ -113,22 +114,48 @@ fn starts_that_never_begin_free_their_slots() {
             c
         })
         .collect();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let busy = loop {
-        match run(server.addr, spec(Direction::Send, 1, 300)) {
-            Err(e) if e.to_string().contains("server busy") => break true,
-            _ if Instant::now() > deadline => break false,
-            _ => std::thread::sleep(Duration::from_millis(20)),
-        }
-    };
+    wait_for_log(&server, "server busy");
+    let busy = run(server.addr, spec(Direction::Send, 1, 300));
     assert!(
-        busy,
-        "the flood did not fill the slots:\n{}",
+        busy.as_ref()
+            .is_err_and(|e| e.to_string().contains("server busy")),
+        "{busy:?}\n{}",
         server.log_text()
     );
-    std::thread::sleep(Duration::from_millis(1200));
+    std::thread::sleep(Duration::from_millis(3200));
     let after = run(server.addr, spec(Direction::Send, 1, 300));
     assert!(after.is_ok(), "{after:?}\n{}", server.log_text());
     assert!(server.log_text().contains("did not begin within"));
     drop(flood);
+}
+
+#[test]
+fn clients_outside_the_allow_list_are_closed_before_a_byte() {
+    let outside = TestServer::start(ServerConfig {
+        allow: vec!["198.18.0.0/15".parse().unwrap()],
+        ..ServerConfig::default()
+    });
+    let mut c = TcpStream::connect(outside.addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut byte = [0u8; 1];
+    // Closed without our hello: the peer reads end of stream (or a reset), never a byte.
+    assert!(
+        !matches!(c.read(&mut byte), Ok(1)),
+        "an outsider got a byte"
+    );
+    assert!(run(outside.addr, spec(Direction::Send, 1, 300)).is_err());
+    wait_for_log(&outside, "from outside --allow");
+    let inside = TestServer::start(ServerConfig {
+        allow: vec!["127.0.0.0/8".parse().unwrap(), "::1".parse().unwrap()],
+        ..ServerConfig::default()
+    });
+    assert!(run(inside.addr, spec(Direction::Send, 1, 300)).is_ok());
+}
+
+#[test]
+fn a_bad_allow_prefix_is_one_line() {
+    fails_in_one_line(
+        &["serve", "-p", "0", "--allow", "nonsense"],
+        "--allow nonsense: not an address prefix",
+    );
 }

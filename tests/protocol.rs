@@ -32,18 +32,6 @@ fn hello_and_start(addr: std::net::SocketAddr, duration_ms: u64) -> (TcpStream, 
     }
 }
 
-fn wait_for_log(server: &TestServer, needle: &str) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !server.log_text().contains(needle) {
-        assert!(
-            Instant::now() < deadline,
-            "log lacks '{needle}':\n{}",
-            server.log_text()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn garbage_is_refused_and_the_server_goes_on() {
     let server = fast_server();

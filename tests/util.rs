@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use engine::{Listener, Signal};
 use results::RunRecord;
@@ -310,4 +310,16 @@ pub fn fails_in_one_line(args: &[&str], needle: &str) {
     assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
     assert!(stderr.contains(needle), "{args:?}: {stderr}");
     assert_eq!(stderr.lines().count(), 1, "{args:?}: one line: {stderr}");
+}
+
+pub fn wait_for_log(server: &TestServer, needle: &str) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !server.log_text().contains(needle) {
+        assert!(
+            Instant::now() < deadline,
+            "log lacks '{needle}':\n{}",
+            server.log_text()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

@@ -92,6 +92,10 @@ pub struct ServeArgs {
     /// so clients may ask for `--rate max`.
     #[arg(long, value_name = "BITS_PER_SEC")]
     pub max_rate: Option<String>,
+    /// Accept clients only from this address prefix (e.g. 198.18.0.0/15, 2001:db8::/32); repeat
+    /// for more. A connection from elsewhere is closed before any byte is read. Default: any.
+    #[arg(long, value_name = "PREFIX")]
+    pub allow: Vec<String>,
 }
 
 #[cfg(test)]

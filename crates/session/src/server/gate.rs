@@ -3,6 +3,7 @@
 //! test, and idle, trickling or half-open connections cost only a socket and a small buffer.
 //!
 //! Invariants:
+//! - a connection from outside `--allow` is closed before any byte is read or written;
 //! - at most [`MAX_PENDING`] connections are in handshake at once; one beyond that is closed at
 //!   once, and the log says how many were turned away at most once per second;
 //! - a connection has one deadline for its whole handshake (our hello out, its hello and first
@@ -19,6 +20,7 @@ use std::time::{Duration, Instant};
 use engine::{Conn, Listener};
 use wire::{frame, ClientMsg, Hello, WireError, HELLO_LEN};
 
+use super::allow::allowed;
 use super::{attach, run_session, tell_error, Shared};
 
 /// Most connections in handshake at once: enough that thousands of idle connections do not
@@ -104,25 +106,42 @@ impl Pending {
 /// once per second.
 struct TurnedAway {
     count: u64,
+    /// Connections from outside `--allow`.
+    outsiders: u64,
     last_report: Option<Instant>,
     accept_error: Option<std::io::Error>,
 }
 
 impl TurnedAway {
     fn report(&mut self, shared: &Shared) {
-        if self.count == 0
+        let quiet = self.count == 0 && self.outsiders == 0 && self.accept_error.is_none();
+        if quiet
             || self
                 .last_report
                 .is_some_and(|t| t.elapsed() < Duration::from_secs(1))
         {
             return;
         }
-        (shared.log)(format!(
-            "turned away {} connection{}: {MAX_PENDING} already in handshake (the cap)",
-            self.count,
-            if self.count == 1 { "" } else { "s" }
-        ));
+        let plural = |n: u64| if n == 1 { "" } else { "s" };
+        if self.count > 0 {
+            (shared.log)(format!(
+                "turned away {} connection{}: {MAX_PENDING} already in handshake (the cap)",
+                self.count,
+                plural(self.count)
+            ));
+        }
+        if self.outsiders > 0 {
+            (shared.log)(format!(
+                "closed {} connection{} from outside --allow",
+                self.outsiders,
+                plural(self.outsiders)
+            ));
+        }
+        if let Some(e) = self.accept_error.take() {
+            (shared.log)(format!("accept failed: {e}"));
+        }
         self.count = 0;
+        self.outsiders = 0;
         self.last_report = Some(Instant::now());
     }
 }
@@ -133,6 +152,7 @@ pub(super) fn run(listener: &Listener, shared: &Arc<Shared>, done: impl Fn() -> 
     let mut pending: Vec<Pending> = Vec::new();
     let mut turned_away = TurnedAway {
         count: 0,
+        outsiders: 0,
         last_report: None,
         accept_error: None,
     };
@@ -222,6 +242,14 @@ fn accept_all(
                 return;
             }
         };
+        // Before any byte is read or written: a peer outside --allow learns nothing.
+        if conn
+            .peer_addr()
+            .is_some_and(|a| !allowed(&shared.config.allow, a.ip()))
+        {
+            turned_away.outsiders += 1;
+            continue;
+        }
         if pending.len() >= MAX_PENDING {
             turned_away.count += 1;
             continue;

@@ -7,6 +7,7 @@
 //! connection gets no thread of its own; one that stays silent or trickles is dropped at its
 //! handshake deadline without holding up anyone else.
 
+mod allow;
 mod error;
 mod gate;
 mod running;
@@ -27,6 +28,7 @@ use wire::{ServerMsg, TestSpec};
 
 use crate::control::{send, HANDSHAKE_TIMEOUT};
 
+pub use allow::{Prefix, PrefixError};
 pub use error::SessionError;
 pub use running::{listen_tcp, ServerThread};
 
@@ -43,6 +45,8 @@ pub struct ServerConfig {
     /// Longest time from a test's `start` to its `begin`: a session that has not begun by then
     /// is dropped and frees its slot.
     pub setup_timeout: Duration,
+    /// The address prefixes clients may connect from (`--allow`); empty: everyone.
+    pub allow: Vec<Prefix>,
     /// Exit after the first session ends.
     pub one_off: bool,
     /// Longest wait for streams to drain after `Stop`.
@@ -56,6 +60,7 @@ impl Default for ServerConfig {
             max_sessions: 16,
             handshake_timeout: HANDSHAKE_TIMEOUT,
             setup_timeout: Duration::from_secs(5),
+            allow: Vec::new(),
             one_off: false,
             drain_timeout: Duration::from_secs(10),
         }
