@@ -5,6 +5,7 @@ mod abuse;
 mod budgets;
 mod cli;
 mod crr_netns;
+mod deploy;
 mod harness;
 mod latency;
 mod loopback;
