@@ -153,9 +153,23 @@ fn clients_outside_the_allow_list_are_closed_before_a_byte() {
 }
 
 #[test]
-fn a_bad_allow_prefix_is_one_line() {
-    fails_in_one_line(
-        &["serve", "-p", "0", "--allow", "nonsense"],
-        "--allow nonsense: not an address prefix",
-    );
+fn bad_server_limits_and_prefixes_are_one_line() {
+    for (args, needle) in [
+        (
+            &["serve", "-p", "0", "--allow", "nonsense"][..],
+            "--allow nonsense: not an address prefix",
+        ),
+        (
+            &["serve", "-p", "0", "--allow", "10.0.0.0/33"],
+            "--allow 10.0.0.0/33",
+        ),
+        (&["serve", "-p", "0", "--max-time", "x"], "--max-time"),
+        (&["serve", "-p", "0", "--max-rate", "abc"], "--max-rate abc"),
+        (
+            &["serve", "-p", "0", "--max-sessions", "0"],
+            "--max-sessions 0",
+        ),
+    ] {
+        fails_in_one_line(args, needle);
+    }
 }
