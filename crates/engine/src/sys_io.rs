@@ -62,6 +62,23 @@ fn result(n: libc::c_long) -> io::Result<usize> {
     }
 }
 
+/// Waits up to `timeout` (at least 1 ms) until any of `fds` is readable, closed or in error;
+/// which of them are, in the order given (none on a timeout, an interrupt or a failed poll).
+pub fn poll_readable(fds: &[RawFd], timeout: std::time::Duration) -> Vec<bool> {
+    let mut set: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    let ms = timeout.as_millis().clamp(1, i32::MAX as u128) as i32;
+    // SAFETY: `set` is a valid array of `set.len()` pollfds for the call's duration.
+    let n = unsafe { libc::poll(set.as_mut_ptr(), set.len() as libc::nfds_t, ms) };
+    set.iter().map(|p| n > 0 && p.revents != 0).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -170,22 +170,8 @@ pub fn accept_probes(
                 format!("only {got} of {} UDP streams were set up within {timeout:?}; is UDP blocked on the way?", socks.len()),
             ));
         }
-        let mut fds: Vec<libc::pollfd> = socks
-            .iter()
-            .map(|s| libc::pollfd {
-                fd: s.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            })
-            .collect();
-        // SAFETY: `fds` is a valid array of pollfd of the given length.
-        unsafe {
-            libc::poll(
-                fds.as_mut_ptr(),
-                fds.len() as libc::nfds_t,
-                left.as_millis().min(100) as i32,
-            )
-        };
+        let fds: Vec<std::os::fd::RawFd> = socks.iter().map(|s| s.as_raw_fd()).collect();
+        crate::sys_io::poll_readable(&fds, left.min(Duration::from_millis(100)));
         for (i, s) in socks.iter().enumerate() {
             while let Ok((n, from)) = s.recv_from(&mut buf) {
                 let probe = DatagramRepr::parse(&buf[..n])

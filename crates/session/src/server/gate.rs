@@ -13,10 +13,11 @@
 //! - only a `start` gets a thread (its session's); an `attach` is handed to its waiting session.
 
 use std::io::{ErrorKind, Read, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use engine::sys_io::poll_readable;
 use engine::{Conn, Listener};
 use wire::{frame, ClientMsg, Hello, WireError, HELLO_LEN};
 
@@ -164,25 +165,12 @@ pub(super) fn run(listener: &Listener, shared: &Arc<Shared>, done: impl Fn() -> 
             .min()
             .unwrap_or(TICK)
             .min(TICK);
-        let mut fds: Vec<libc::pollfd> = std::iter::once(listener.as_raw_fd())
+        let fds: Vec<RawFd> = std::iter::once(listener.as_raw_fd())
             .chain(pending.iter().map(|p| p.conn.as_raw_fd()))
-            .map(|fd| libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            })
             .collect();
-        // SAFETY: `fds` is a valid array of `fds.len()` pollfds for the call's duration.
-        unsafe {
-            libc::poll(
-                fds.as_mut_ptr(),
-                fds.len() as libc::nfds_t,
-                wait.as_millis().max(1) as i32,
-            )
-        };
-        let ready: Vec<bool> = fds[1..].iter().map(|f| f.revents != 0).collect();
-        advance(&mut pending, &ready, shared);
-        if fds[0].revents != 0 {
+        let ready = poll_readable(&fds, wait);
+        advance(&mut pending, &ready[1..], shared);
+        if ready[0] {
             accept_all(listener, &mut pending, &mut turned_away, shared);
         }
         turned_away.report(shared);

@@ -106,13 +106,8 @@ pub fn serve(listener: Listener, shutdown: Signal, config: ServerConfig, log: Lo
 }
 
 fn wait_readable(fd: std::os::fd::RawFd, timeout_ms: i32) -> bool {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd, count 1.
-    unsafe { libc::poll(&mut pfd, 1, timeout_ms) > 0 }
+    let timeout = Duration::from_millis(u64::try_from(timeout_ms).unwrap_or(0));
+    engine::sys_io::poll_readable(&[fd], timeout)[0]
 }
 
 fn server_info() -> ServerInfo {
