@@ -1,116 +1,24 @@
 //! Glue for each subcommand: build listeners and targets from validated flags, run, print.
 
 use std::io::Write;
-use std::net::{IpAddr, Ipv6Addr, SocketAddr};
-use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
-use std::sync::Arc;
 
 use analysis::repeat::RepeatPlan;
 use anyhow::{bail, Context, Result};
-use engine::{Listener, Signal};
+use engine::Signal;
 use results::{PpsCell, RunRecord};
 use sweep::{run_repeated, run_rfc2544, run_sweep, Point, ProbePlan, Stopped};
-use wire::spec::SpecLimits;
 
-use crate::cli::ServeArgs;
 use crate::output;
 use crate::pps_args::PpsArgs;
-use crate::sweep::output::{self as sweep_output, Format};
+use crate::reach::target_for;
+use crate::rr_args::RrArgs;
 use crate::sweep::progress::StderrBar;
-use crate::sweep::{ClientRunner, Rfc2544Args, SweepArgs};
-use crate::test_args::{CommonArgs, RrArgs, RunPlan, TcpArgs, UdpArgs};
-use session::client::{self, ClientConfig, Silent};
+use crate::sweep::{Rfc2544Args, SweepArgs};
+use crate::test_args::{CommonArgs, RunPlan, TcpArgs, UdpArgs};
+use session::client::{self, Silent};
 use session::probe;
-use session::server::{self, listen_tcp, ServerConfig, ServerThread};
-use session::target::{resolve, Target};
-
-fn stderr_log() -> server::Log {
-    Arc::new(|line: String| eprintln!("linerate serve: {line}"))
-}
-
-/// `linerate serve`.
-pub fn serve(args: &ServeArgs, shutdown: Signal) -> Result<()> {
-    let listener = match &args.unix {
-        Some(path) => Listener::Unix(
-            UnixListener::bind(path)
-                .with_context(|| format!("--unix {}: cannot listen there", path.display()))?,
-            path.clone(),
-        ),
-        None => {
-            let bind = args
-                .bind
-                .as_deref()
-                .map(|b| {
-                    b.parse::<IpAddr>()
-                        .map(|ip| SocketAddr::new(ip, args.port))
-                        .or_else(|_| b.parse::<SocketAddr>())
-                })
-                .transpose()
-                .map_err(|_| {
-                    anyhow::anyhow!(
-                        "--bind {}: not an IP address",
-                        args.bind.as_deref().unwrap_or("")
-                    )
-                })?;
-            listen_tcp(bind, args.port).with_context(|| {
-                format!("cannot listen on port {}; is another server using it? (choose one with --port)", args.port)
-            })?
-        }
-    };
-    if args.max_sessions == 0 {
-        bail!("--max-sessions 0: must be at least 1");
-    }
-    if !args.max_time.is_finite() || args.max_time <= 0.0 {
-        bail!("--max-time {}: must be above 0 seconds", args.max_time);
-    }
-    let config = ServerConfig {
-        limits: SpecLimits {
-            max_duration_ms: (args.max_time * 1000.0) as u64,
-            max_udp_rate_bps: args
-                .max_rate
-                .as_deref()
-                .map(|r| {
-                    measure::units::parse_bits_per_sec(r)
-                        .map_err(|e| anyhow::anyhow!("--max-rate {r}: {e}"))
-                })
-                .transpose()?,
-            ..SpecLimits::default()
-        },
-        max_sessions: if args.one_off { 1 } else { args.max_sessions },
-        allow: args
-            .allow
-            .iter()
-            .map(|p| p.parse().map_err(|e| anyhow::anyhow!("--allow {e}")))
-            .collect::<Result<_>>()?,
-        one_off: args.one_off,
-        ..ServerConfig::default()
-    };
-    eprintln!(
-        "linerate serve: listening on {} (protocol {}, up to {} tests at once{})",
-        listener.describe(),
-        wire::PROTOCOL_VERSION,
-        config.max_sessions,
-        if config.one_off {
-            ", one test then exit"
-        } else {
-            ""
-        }
-    );
-    server::serve(listener, shutdown, config, stderr_log());
-    Ok(())
-}
-
-/// The in-process server of a run without a host: it logs only what went wrong.
-fn in_process(listener: Listener) -> Result<ServerThread> {
-    let log: server::Log = Arc::new(|line: String| {
-        if line.contains("refused") || line.contains("early") || line.contains("dropped") {
-            eprintln!("linerate (in-process server): {line}");
-        }
-    });
-    ServerThread::start(listener, ServerConfig::default(), log)
-        .context("cannot start the in-process server")
-}
+use sweep::output::{self as sweep_output, Format};
 
 /// How a client command ended (for the exit code).
 pub struct RunOutcome {
@@ -134,26 +42,6 @@ impl RunOutcome {
             Some(Stopped::Failed { message }) => bail!("{message}"),
         }
     }
-}
-
-fn unix_target(path: &Path) -> Result<(Target, Option<ServerThread>, String)> {
-    let target = Target::Unix {
-        path: path.to_path_buf(),
-    };
-    if path.exists() {
-        UnixStream::connect(path).with_context(|| {
-            format!("--unix {}: the path exists but nothing accepts connections there; remove it or choose another path", path.display())
-        })?;
-        return Ok((target, None, format!("unix:{}", path.display())));
-    }
-    let listener = UnixListener::bind(path)
-        .with_context(|| format!("--unix {}: cannot create a socket there", path.display()))?;
-    let server = in_process(Listener::Unix(listener, path.to_path_buf()))?;
-    Ok((
-        target,
-        Some(server),
-        format!("unix:{} (in-process server)", path.display()),
-    ))
 }
 
 /// `linerate tcp`.
@@ -237,50 +125,6 @@ fn warn_window_cap(window: Option<u32>) -> Result<()> {
     Ok(())
 }
 
-/// Where a client test goes: HOST, a Unix socket, or a new in-process server (kept alive by
-/// the returned guard).
-fn target_for(
-    plan: &RunPlan,
-    common: &CommonArgs,
-    unix: Option<&Path>,
-) -> Result<(Target, Option<ServerThread>, String)> {
-    Ok(match (unix, &common.conn.host) {
-        (Some(_), Some(host)) => bail!("--unix and HOST '{host}' both given; use one"),
-        (Some(path), None) => unix_target(path)?,
-        (None, Some(host)) => {
-            let addr = resolve(host, common.conn.port, plan.family)?;
-            (
-                Target::Tcp {
-                    addr,
-                    bind: plan.bind,
-                },
-                None,
-                addr.to_string(),
-            )
-        }
-        (None, None) => {
-            let loopback = match plan.family {
-                session::target::Family::V6 => IpAddr::V6(Ipv6Addr::LOCALHOST),
-                _ => IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
-            };
-            let listener = listen_tcp(Some(SocketAddr::new(loopback, 0)), 0)
-                .context("cannot open a loopback listener for the in-process server")?;
-            let addr = listener
-                .tcp_addr()
-                .context("in-process listener has no address")?;
-            let server = in_process(listener)?;
-            (
-                Target::Tcp {
-                    addr,
-                    bind: plan.bind,
-                },
-                Some(server),
-                format!("{addr} (in-process server)"),
-            )
-        }
-    })
-}
-
 /// Runs a validated plan against HOST, a Unix socket, or an in-process server, and prints it.
 fn run_client(
     plan: &RunPlan,
@@ -293,10 +137,10 @@ fn run_client(
     warn_window_cap(plan.spec.window_bytes)?;
     // Bad tags or an unusable database fail before the test, not after it.
     let mut store = common.store.open()?;
-    let (target, _server, label) = target_for(plan, common, unix)?;
-    let facts = target.host_facts();
+    let reached = target_for(plan, common, unix)?;
+    let facts = reached.target.host_facts();
     if repeat.repeats() {
-        let mut runner = ClientRunner::new(target, label, interrupt.clone(), store, facts);
+        let mut runner = reached.runner(interrupt.clone(), store);
         let point = Point {
             spec: plan.spec.clone(),
             tags: Vec::new(),
@@ -318,7 +162,8 @@ fn run_client(
         out.flush()?;
         return RunOutcome::stopped(r.stopped);
     }
-    let config = ClientConfig::new(target, label.clone(), plan.spec.clone(), interrupt);
+    let config = reached.config(plan.spec.clone(), interrupt);
+    let label = reached.label.clone();
     let mut live = plan
         .live_rows
         .then(|| output::table::LiveTable::new(std::io::stdout(), label));
@@ -362,8 +207,8 @@ pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<RunOutcome> {
     let plan = args.plan()?;
     let first = &plan.cells.first().context("no cells")?.3;
     let mut store = args.common.store.open()?;
-    let (target, _server, label) = target_for(first, &args.common, None)?;
-    let facts = target.host_facts();
+    let reached = target_for(first, &args.common, None)?;
+    let facts = reached.target.host_facts();
     let link = first.spec.link_speed_bps;
     let mut cells = Vec::new();
     let mut last = None;
@@ -372,12 +217,7 @@ pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<RunOutcome> {
             break;
         }
         eprintln!("linerate pps: {frame}-byte frames ({payload}-byte payload), {flows} flow(s)...");
-        let config = ClientConfig::new(
-            target.clone(),
-            label.clone(),
-            cell.spec.clone(),
-            interrupt.clone(),
-        );
+        let config = reached.config(cell.spec.clone(), interrupt.clone());
         let run = client::run(&config, &mut Silent)?;
         if let Some(s) = store.as_mut() {
             let cell_tags = results::store::Tags::parse([
@@ -408,14 +248,14 @@ pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<RunOutcome> {
             &mut out,
             &serde_json::json!({
                 "kind": "udp_pps_matrix",
-                "target": label,
+                "target": reached.label,
                 "link_speed_bps": link,
                 "cells": cells,
             }),
         )?;
         writeln!(out)?;
     } else {
-        report::run_text::write_pps(&mut out, &label, link, &cells)?;
+        report::run_text::write_pps(&mut out, &reached.label, link, &cells)?;
     }
     out.flush()?;
     let record = last.context("interrupted before the first cell finished")?;
@@ -436,10 +276,8 @@ pub fn sweep(args: &SweepArgs, interrupt: Signal) -> Result<RunOutcome> {
         bail!("--tag/--db/--no-store after --: give them before --, to the sweep");
     }
     let store = args.store().open()?;
-    let (target, _server, label) =
-        target_for(&p.base.plan, &p.base.common, p.base.unix.as_deref())?;
-    let facts = target.host_facts();
-    let mut runner = ClientRunner::new(target, label, interrupt.clone(), store, facts);
+    let reached = target_for(&p.base.plan, &p.base.common, p.base.unix.as_deref())?;
+    let mut runner = reached.runner(interrupt.clone(), store);
     let r = run_sweep(
         &p.plan,
         &mut runner,
@@ -499,9 +337,8 @@ pub fn rfc2544(args: &Rfc2544Args, interrupt: Signal) -> Result<RunOutcome> {
     let p = args.plan()?;
     let store = args.store.open()?;
     warn_udp_buffer_cap(p.base.plan.spec.window_bytes)?;
-    let (target, _server, label) = target_for(&p.base.plan, &p.base.common, None)?;
-    let facts = target.host_facts();
-    let mut runner = ClientRunner::new(target, label, interrupt.clone(), store, facts);
+    let reached = target_for(&p.base.plan, &p.base.common, None)?;
+    let mut runner = reached.runner(interrupt.clone(), store);
     let r = run_rfc2544(
         &p.plan,
         &mut runner,

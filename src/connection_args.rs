@@ -2,7 +2,10 @@
 //! sweeps and `rfc2544`), declared once and flattened into each: where the server is, which
 //! address family, the local address, the socket buffers and CPU placement.
 
+use std::path::PathBuf;
+
 use clap::Args;
+use session::auth::ClientKey;
 use session::target::DEFAULT_PORT;
 
 /// Where a client test connects, and its sockets' placement.
@@ -31,4 +34,19 @@ pub struct ConnectionArgs {
     /// -A); the placement is stored with the run.
     #[arg(long, short = 'A', value_name = "CLIENT[,SERVER]")]
     pub affinity: Option<String>,
+    /// Key file (one line, NAME SECRET, from `linerate keygen`) proving who runs the test to
+    /// a server with --auth-keys; the server proves it holds the key too.
+    #[arg(long, value_name = "FILE", env = "LINERATE_AUTH_KEY")]
+    pub auth_key: Option<PathBuf>,
+}
+
+impl ConnectionArgs {
+    /// The key of `--auth-key` (or `LINERATE_AUTH_KEY`), read and checked.
+    pub fn key(&self) -> anyhow::Result<Option<ClientKey>> {
+        self.auth_key
+            .as_deref()
+            .map(ClientKey::load)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("--auth-key: {e}"))
+    }
 }

@@ -54,7 +54,11 @@ fn run() -> anyhow::Result<ExitCode> {
     let interrupt = shutdown::on_interrupt()?;
     let outcome = match &cli.command {
         Command::Serve(args) => {
-            commands::serve(args, interrupt)?;
+            linerate::serve_cmd::serve(args, interrupt)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Keygen { name } => {
+            println!("{}", linerate::serve_cmd::keygen(name)?);
             return Ok(ExitCode::SUCCESS);
         }
         Command::Tcp(args) => commands::tcp(args, interrupt)?,

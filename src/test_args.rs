@@ -15,13 +15,14 @@ use clap::{Args, Parser, Subcommand};
 use measure::units::{parse_bits_per_sec, parse_bytes};
 use wire::datagram::HEADER_LEN;
 use wire::spec::{
-    Direction, Params, RrParams, SendMode, StreamParams, TcpOptions, Transport, UdpParams, UdpRate,
+    Direction, Params, SendMode, StreamParams, TcpOptions, Transport, UdpParams, UdpRate,
 };
 use wire::TestSpec;
 
 use crate::connection_args::ConnectionArgs;
 use crate::latency_args::LatencyArgs;
 use crate::repeat_args::RepeatArgs;
+pub use crate::rr_args::RrArgs;
 use crate::store_args::StoreArgs;
 use session::target::Family;
 
@@ -123,6 +124,10 @@ pub struct TcpArgs {
     /// IP TOS / IPv6 traffic class byte (decimal or 0x hex).
     #[arg(long, short = 'S', value_name = "N")]
     pub tos: Option<String>,
+    /// Pace each stream's sending at this rate (bits/s; K, M, G), as iperf3 -b does for TCP:
+    /// SO_MAX_PACING_RATE on both ends. A server with --max-rate asks for one.
+    #[arg(long, short = 'b', value_name = "BITS_PER_SEC")]
+    pub rate: Option<String>,
     /// Test over a Unix-domain stream socket: a server listening at PATH, or an in-process one
     /// created there when nothing is.
     #[arg(long, value_name = "PATH", conflicts_with_all = ["bind", "ipv4", "ipv6"])]
@@ -187,124 +192,6 @@ pub struct UdpArgs {
     /// Repetitions.
     #[command(flatten)]
     pub repeat: RepeatArgs,
-}
-
-/// `linerate rr`.
-#[derive(Debug, Args)]
-pub struct RrArgs {
-    /// Flags every test takes (-R and --bidir do not apply: the client always asks).
-    #[command(flatten)]
-    pub common: CommonArgs,
-    /// Request bytes.
-    #[arg(
-        long = "length",
-        short = 'l',
-        value_name = "REQUEST_BYTES",
-        default_value = "64"
-    )]
-    pub length: String,
-    /// Response bytes (default: the request's size).
-    #[arg(long, value_name = "BYTES")]
-    pub response: Option<String>,
-    /// Warm-up left out of the summary (default: the first interval, when the test lasts more
-    /// than two intervals).
-    #[arg(long, value_name = "SECONDS")]
-    pub omit: Option<f64>,
-    /// Request/response over UDP: one datagram each way (at least 16 bytes each); a request
-    /// unanswered within 1 s is counted as lost.
-    #[arg(long)]
-    pub udp: bool,
-    /// Busy-poll the receive path (SO_BUSY_POLL) for this many µs instead of sleeping.
-    #[arg(long, value_name = "US", num_args = 0..=1, default_missing_value = "50")]
-    pub busy_poll: Option<u32>,
-    /// Start transactions at this rate per stream (per second; K, M) instead of back to back,
-    /// as sockperf --mps; a round trip longer than the gap delays the next, never bunches them.
-    #[arg(long, value_name = "PER_SEC", alias = "mps")]
-    pub tps: Option<String>,
-    /// Repetitions.
-    #[command(flatten)]
-    pub repeat: RepeatArgs,
-}
-
-impl RrArgs {
-    /// Validates the flags into a plan. TCP_NODELAY is always on: a request/response test
-    /// measures the round trip, not Nagle's algorithm.
-    pub fn plan(&self, crr: bool) -> anyhow::Result<RunPlan> {
-        if self.common.reverse || self.common.bidir {
-            return Err(anyhow::anyhow!(
-                "--reverse/--bidir: rr sends requests from the client; omit them"
-            ));
-        }
-        let (min, max) = if self.udp {
-            (HEADER_LEN as u64, 65_507)
-        } else {
-            (1, 64 << 20)
-        };
-        let request = length(&self.length, min, max, "a request")?;
-        let response = match &self.response {
-            None => request,
-            Some(r) => {
-                let v = parse_bytes(r).map_err(|e| anyhow::anyhow!("--response {r}: {e}"))?;
-                if v < min || v > max {
-                    return Err(anyhow::anyhow!(
-                        "--response {r}: must be between {min} and {max} bytes"
-                    ));
-                }
-                v as u32
-            }
-        };
-        if crr && self.udp {
-            return Err(anyhow::anyhow!(
-                "--udp: crr opens TCP connections; use rr --udp for UDP"
-            ));
-        }
-        let params = |rr| match (crr, self.udp) {
-            (true, _) => Params::TcpCrr {
-                rr,
-                tcp: TcpOptions::no_delay(),
-            },
-            (false, true) => Params::UdpRr { rr },
-            (false, false) => Params::TcpRr {
-                rr,
-                tcp: TcpOptions::no_delay(),
-            },
-        };
-        let mut rr = RrParams::new(request, response);
-        let mut plan = self.common.plan(params(rr))?;
-        let (duration, interval) = (plan.spec.duration_ms, plan.spec.interval_ms);
-        rr.omit_ms = match self.omit {
-            None if duration > 2 * interval => interval,
-            None => 0,
-            Some(s) if s.is_finite() && s >= 0.0 && s * 1000.0 < duration as f64 => {
-                (s * 1000.0) as u64
-            }
-            Some(s) => {
-                return Err(anyhow::anyhow!(
-                    "--omit {s}: must be at least 0 and shorter than --time"
-                ))
-            }
-        };
-        if self.busy_poll == Some(0) {
-            return Err(anyhow::anyhow!(
-                "--busy-poll 0: give the busy-poll time in µs, e.g. --busy-poll 50"
-            ));
-        }
-        rr.busy_poll_us = self.busy_poll;
-        rr.transactions_per_sec = match &self.tps {
-            None => None,
-            Some(t) => {
-                let v = parse_bits_per_sec(t).map_err(|e| anyhow::anyhow!("--tps {t}: {e}"))?;
-                if v == 0 || v > 10_000_000 {
-                    return Err(anyhow::anyhow!(
-                        "--tps {t}: must be between 1 and 10M transactions per second"
-                    ));
-                }
-                Some(v)
-            }
-        };
-        plan.spec.params = params(rr);
-        Ok(plan)
-    }
 }
 
 /// `--send-mode` values.
@@ -390,7 +277,7 @@ fn parse_affinity(value: &str) -> anyhow::Result<(Option<u32>, Option<u32>)> {
     Ok((client, server))
 }
 
-fn length(flag_value: &str, min: u64, max: u64, what: &str) -> anyhow::Result<u32> {
+pub(crate) fn length(flag_value: &str, min: u64, max: u64, what: &str) -> anyhow::Result<u32> {
     let v = parse_bytes(flag_value).map_err(|e| anyhow::anyhow!("--length {flag_value}: {e}"))?;
     if v < min || v > max {
         return Err(anyhow::anyhow!(
@@ -519,9 +406,29 @@ impl TcpArgs {
             no_delay: self.no_delay,
             congestion: self.congestion.clone(),
             tos: self.tos.as_deref().map(parse_tos).transpose()?,
+            pacing_bps: self.pacing()?,
         };
         plan.spec.params = Params::TcpStream { stream, tcp };
         Ok(plan)
+    }
+}
+
+impl TcpArgs {
+    /// `--rate`: a pacing rate above 0, over TCP.
+    fn pacing(&self) -> anyhow::Result<Option<u64>> {
+        let Some(text) = &self.rate else {
+            return Ok(None);
+        };
+        if self.unix.is_some() {
+            anyhow::bail!(
+                "--rate paces TCP; Unix-domain sockets have no pacing (drop --rate or --unix)"
+            );
+        }
+        match parse_bits_per_sec(text) {
+            Ok(0) => anyhow::bail!("--rate {text}: must be above 0"),
+            Ok(bps) => Ok(Some(bps)),
+            Err(e) => anyhow::bail!("--rate {text}: {e}"),
+        }
     }
 }
 

@@ -2,24 +2,9 @@
 //! threads, and a real client still gets its test within seconds.
 
 use super::*;
+use crate::proc::{free_port, threads};
 use std::net::SocketAddr;
 use std::process::Stdio;
-
-/// A loopback port nothing listens on now.
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
-}
-
-/// The threads of process `pid` (`Threads:` in its /proc status).
-fn threads(pid: u32) -> usize {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Threads:"))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap()
-}
 
 /// Lets this process open `want` descriptors, as far as the hard limit allows.
 fn raise_fd_limit(want: u64) -> u64 {
@@ -108,6 +93,7 @@ fn starts_that_never_begin_free_their_slots() {
                 &mut c,
                 &ClientMsg::Start {
                     spec: spec(Direction::Send, 1, 1000),
+                    auth: None,
                 },
             )
             .unwrap();

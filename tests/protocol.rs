@@ -7,7 +7,7 @@ fn raw(addr: std::net::SocketAddr) -> TcpStream {
     let mut c = TcpStream::connect(addr).unwrap();
     c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     c.write_all(&Hello::ours().emit()).unwrap();
-    let mut h = [0u8; 8];
+    let mut h = [0u8; wire::GREETING_LEN];
     c.read_exact(&mut h).unwrap();
     c
 }
@@ -23,6 +23,7 @@ fn hello_and_start(addr: std::net::SocketAddr, duration_ms: u64) -> (TcpStream, 
         &mut c,
         &ClientMsg::Start {
             spec: spec(Direction::Send, 1, duration_ms),
+            auth: None,
         },
     )
     .unwrap();
@@ -54,7 +55,14 @@ fn a_silent_connection_does_not_block_others() {
 fn version_mismatch_is_named_on_both_sides() {
     let server = fast_server();
     let mut c = TcpStream::connect(server.addr).unwrap();
-    c.write_all(&Hello { version: 99 }.emit()).unwrap();
+    c.write_all(
+        &Hello {
+            version: 99,
+            ..Hello::ours()
+        }
+        .emit(),
+    )
+    .unwrap();
     wait_for_log(
         &server,
         &format!(
@@ -63,14 +71,21 @@ fn version_mismatch_is_named_on_both_sides() {
         ),
     );
 
-    // A fake server of the previous release (version 6, before the spec was split): the
+    // A fake server of the previous release (version 7, before authentication): the
     // client's error names both versions.
     let previous = wire::PROTOCOL_VERSION - 1;
     let fake = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = fake.local_addr().unwrap();
     std::thread::spawn(move || {
         let (mut s, _) = fake.accept().unwrap();
-        s.write_all(&Hello { version: previous }.emit()).unwrap();
+        s.write_all(
+            &Hello {
+                version: previous,
+                ..Hello::ours()
+            }
+            .emit(),
+        )
+        .unwrap();
         std::thread::sleep(Duration::from_millis(500));
     });
     let err = run_err(addr, spec(Direction::Send, 1, 300));
@@ -102,6 +117,7 @@ fn unknown_session_is_an_error() {
         &ClientMsg::Attach {
             session: 1234,
             stream: 0,
+            auth: None,
         },
     )
     .unwrap();
@@ -118,7 +134,15 @@ fn a_client_vanishing_mid_test_is_survived() {
     let server = fast_server();
     let (mut ctrl, session) = hello_and_start(server.addr, 30_000);
     let mut data = raw(server.addr);
-    frame::write_frame(&mut data, &ClientMsg::Attach { session, stream: 0 }).unwrap();
+    frame::write_frame(
+        &mut data,
+        &ClientMsg::Attach {
+            session,
+            stream: 0,
+            auth: None,
+        },
+    )
+    .unwrap();
     let _ = frame::read_frame::<_, ServerMsg>(&mut data, Duration::from_secs(5)).unwrap();
     frame::write_frame(&mut ctrl, &ClientMsg::Begin).unwrap();
     let _ = frame::read_frame::<_, ServerMsg>(&mut ctrl, Duration::from_secs(5)).unwrap();

@@ -2,19 +2,25 @@
 //! namespaces, protocol abuse, bad input through the binary, and Ctrl-C.
 
 mod abuse;
+mod auth;
 mod budgets;
 mod cli;
 mod crr_netns;
 mod deploy;
+mod fuzz;
 mod harness;
 mod latency;
+mod limits;
+mod live_fuzz;
 mod loopback;
 mod netns;
 mod netns_errors;
+mod proc;
 mod protocol;
 mod report_cli;
 mod rr;
 mod skip;
+mod soak;
 mod store;
 mod sweep;
 mod udp_loopback;

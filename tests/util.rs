@@ -66,6 +66,7 @@ pub fn config(addr: SocketAddr, spec: TestSpec) -> ClientConfig {
         interrupt: Signal::new(),
         connect_timeout: Duration::from_secs(2),
         drain_timeout: Duration::from_secs(5),
+        key: None,
     }
 }
 

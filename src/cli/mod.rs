@@ -25,6 +25,12 @@ pub struct Cli {
 pub enum Command {
     /// Serve tests to linerate clients (TCP port 5301 on all addresses by default).
     Serve(ServeArgs),
+    /// Print a new key, `NAME SECRET` (32 random bytes, base64): save it as the client's
+    /// --auth-key file (chmod 600) and add the line to the server's --auth-keys file.
+    Keygen {
+        /// The key's name (the user), 1 to 64 of A-Z a-z 0-9 . _ @ -.
+        name: String,
+    },
     /// Bulk TCP (or Unix-socket) throughput: send, reverse or both ways, N parallel streams.
     Tcp(crate::test_args::TcpArgs),
     /// UDP at a target rate: loss, reordering, duplicates and jitter, exactly accounted.
@@ -33,10 +39,10 @@ pub enum Command {
     /// link_bps / 8 / (frame + 20).
     Pps(crate::pps_args::PpsArgs),
     /// Request/response over TCP: transactions per second and round-trip latency percentiles.
-    Rr(crate::test_args::RrArgs),
+    Rr(crate::rr_args::RrArgs),
     /// Connect, request, response, close, repeat: connections per second and connect +
     /// transaction latency percentiles.
-    Crr(crate::test_args::RrArgs),
+    Crr(crate::rr_args::RrArgs),
     /// Sweep message sizes (NetPIPE-style), a test parameter or your own setting (a command
     /// run before each point); every point a stored run.
     Sweep(crate::sweep::SweepArgs),
@@ -92,6 +98,17 @@ pub struct ServeArgs {
     /// so clients may ask for `--rate max`.
     #[arg(long, value_name = "BITS_PER_SEC")]
     pub max_rate: Option<String>,
+    /// Tests one client address may run at the same time; default: up to --max-sessions.
+    #[arg(long, value_name = "N")]
+    pub max_sessions_per_address: Option<usize>,
+    /// Most parallel streams (per direction) a client may ask for.
+    #[arg(long, value_name = "N", default_value_t = 128)]
+    pub max_streams: u16,
+    /// Ask every client for a key: lines `NAME SECRET [max-time=S] [max-rate=RATE]
+    /// [max-sessions=N] [max-streams=N]` (make keys with `linerate keygen NAME`). The file must
+    /// not be readable by group or others; SIGHUP rereads it.
+    #[arg(long, value_name = "FILE")]
+    pub auth_keys: Option<PathBuf>,
     /// Accept clients only from this address prefix (e.g. 198.18.0.0/15, 2001:db8::/32); repeat
     /// for more. A connection from elsewhere is closed before any byte is read. Default: any.
     #[arg(long, value_name = "PREFIX")]

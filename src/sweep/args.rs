@@ -15,6 +15,7 @@ use anyhow::{anyhow, bail, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use sweep::knob::KnobPlan;
 use sweep::ladder::{parse_bound, size_ladder, DEFAULT_PERTURBATION};
+use sweep::output::Format;
 use sweep::param::{ParamError, Parameter};
 use sweep::plan::{PlannedPoint, SweepPlan};
 use sweep::result::SweepKind;
@@ -41,6 +42,19 @@ pub struct OutputArgs {
     /// `sweep size`, against the swept value for the others; .svg or .png by the extension.
     #[arg(long, value_name = "PATH")]
     pub chart: Option<PathBuf>,
+}
+
+impl OutputArgs {
+    /// The format the flags ask for.
+    pub fn format(&self) -> Format {
+        if self.json {
+            Format::Json
+        } else if self.csv {
+            Format::Csv
+        } else {
+            Format::Table
+        }
+    }
 }
 
 /// `linerate sweep`.

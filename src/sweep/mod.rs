@@ -7,13 +7,13 @@
 //!   bad input is refused there, before anything runs);
 //! - [`runner`]: the real [`sweep::PointRunner`], which runs `client::run` and stores every
 //!   run;
-//! - [`output`], [`progress`]: the writers (table, CSV, JSON) and the progress bar on stderr.
+//! - [`progress`]: the progress bar on stderr (the writers of tables, CSV and JSON are
+//!   `sweep::output`).
 //!
 //! Invariants: every point is a stored run, tagged with the sweep and its value; measurement
-//! and formatting stay apart (the executors return numbers, the writers here format them).
+//! and formatting stay apart (the executors return numbers, `sweep::output` formats them).
 
 pub mod args;
-pub mod output;
 pub mod progress;
 pub mod rfc2544_args;
 pub mod runner;

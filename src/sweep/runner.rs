@@ -7,6 +7,7 @@ use results::store::{HostFacts, Tag, Tags};
 use sweep::{Measured, Point, PointRunner, RunError};
 
 use crate::store_args::RunStore;
+use session::auth::ClientKey;
 use session::client::{self, ClientConfig, Silent};
 use session::probe;
 use session::target::Target;
@@ -18,6 +19,7 @@ pub struct ClientRunner {
     interrupt: Signal,
     store: Option<RunStore>,
     facts: HostFacts,
+    key: Option<ClientKey>,
 }
 
 impl ClientRunner {
@@ -36,16 +38,25 @@ impl ClientRunner {
             interrupt,
             store,
             facts,
+            key: None,
         }
     }
 
+    /// The key every point proves to the server (`--auth-key`).
+    pub fn with_key(self, key: Option<ClientKey>) -> Self {
+        Self { key, ..self }
+    }
+
     fn run_and_store(&mut self, point: &Point) -> anyhow::Result<Measured> {
-        let config = ClientConfig::new(
-            self.target.clone(),
-            self.label.clone(),
-            point.spec.clone(),
-            self.interrupt.clone(),
-        );
+        let config = ClientConfig {
+            key: self.key.clone(),
+            ..ClientConfig::new(
+                self.target.clone(),
+                self.label.clone(),
+                point.spec.clone(),
+                self.interrupt.clone(),
+            )
+        };
         let record = match &point.probe {
             None => client::run(&config, &mut Silent)?,
             Some(p) => probe::run_with_probes(&config, p, &mut Silent)?,

@@ -1,5 +1,5 @@
 use super::*;
-use wire::spec::TestKind;
+use wire::spec::{RrParams, TestKind};
 fn plan(args: &[&str]) -> Result<RunPlan, String> {
     let cli = TestCli::try_parse_from(["linerate", "tcp"].iter().chain(args))
         .map_err(|e| e.to_string())?;

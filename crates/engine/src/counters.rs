@@ -114,6 +114,11 @@ impl Signal {
         self.0.load(Ordering::Acquire)
     }
 
+    /// Lowers the signal and says whether it was raised (a request taken once).
+    pub fn take(&self) -> bool {
+        self.0.swap(false, Ordering::AcqRel)
+    }
+
     /// The flag itself, for registering with a signal handler.
     pub fn flag(&self) -> Arc<AtomicBool> {
         Arc::clone(&self.0)

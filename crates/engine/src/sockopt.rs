@@ -28,6 +28,8 @@ pub struct SocketOptions {
     pub tos: Option<u8>,
     /// SO_BUSY_POLL, µs.
     pub busy_poll_us: Option<u32>,
+    /// SO_MAX_PACING_RATE, bits/s.
+    pub pacing_bps: Option<u64>,
 }
 
 impl SocketOptions {
@@ -41,6 +43,7 @@ impl SocketOptions {
             congestion: tcp.congestion,
             tos: tcp.tos,
             busy_poll_us: spec.rr().and_then(|rr| rr.busy_poll_us),
+            pacing_bps: tcp.pacing_bps,
         }
     }
 
@@ -57,6 +60,9 @@ impl SocketOptions {
         }
         if self.no_delay {
             return Err(EngineError::NotForUnix("--no-delay"));
+        }
+        if self.pacing_bps.is_some() {
+            return Err(EngineError::NotForUnix("--rate"));
         }
         Ok(())
     }
@@ -104,6 +110,9 @@ impl SocketOptions {
                 (libc::IPPROTO_IP, libc::IP_TOS)
             };
             set_int(fd, level, opt, tos as i32, "--tos", tos)?;
+        }
+        if let Some(bps) = self.pacing_bps {
+            set_pacing(fd, bps)?;
         }
         Ok(())
     }
@@ -350,6 +359,36 @@ pub(crate) fn setsockopt_int(
 }
 
 /// [`setsockopt_int`] with an error that names the user's flag and value.
+/// SO_MAX_PACING_RATE of `bps` bits/s: the kernel paces the socket's sending to it (TCP's own
+/// pacing, or the fq qdisc's). A rate above 32 bits of bytes/s is passed as 64 bits.
+fn set_pacing(fd: RawFd, bps: u64) -> Result<(), EngineError> {
+    let bytes_per_sec = bps / 8;
+    let error = |source| EngineError::SocketOption {
+        option: "--rate",
+        value: format!("{bps} bit/s"),
+        source,
+    };
+    if let Ok(small) = u32::try_from(bytes_per_sec) {
+        return setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_MAX_PACING_RATE, small as i32)
+            .map_err(error);
+    }
+    // SAFETY: a valid descriptor and a u64 that outlives the call, with its size.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_MAX_PACING_RATE,
+            (&bytes_per_sec as *const u64).cast(),
+            std::mem::size_of::<u64>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(error(io::Error::last_os_error()))
+    }
+}
+
 fn set_int(
     fd: RawFd,
     level: libc::c_int,

@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// User and system CPU time, microseconds.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct CpuTime {
     /// User-mode CPU time, µs.
@@ -77,6 +78,7 @@ fn rusage(who: libc::c_int) -> CpuTime {
 }
 
 /// Machine-wide CPU utilisation over a period.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
 pub struct SystemCpu {
     /// Busy share of all cores (100 = every core busy), %.

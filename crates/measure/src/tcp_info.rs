@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The TCP_INFO fields linerate reports, read from the sending socket.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct TcpInfo {
     /// Segments retransmitted over the connection's life (`tcpi_total_retrans`).

@@ -35,6 +35,7 @@ const WORD_BITS: u64 = 64;
 const WORDS: usize = (WINDOW / WORD_BITS) as usize;
 
 /// What a [`SeqTracker`] has counted so far. All counts are of datagrams unless named otherwise.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct UdpCounts {
     /// Datagrams received, including duplicates and late ones.

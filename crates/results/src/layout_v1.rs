@@ -111,6 +111,7 @@ impl From<SpecV1> for TestSpec {
             no_delay: old.no_delay,
             congestion: old.congestion,
             tos: old.tos,
+            pacing_bps: None,
         };
         let rr = RrParams {
             request_len_bytes: old.write_len_bytes,

@@ -42,6 +42,9 @@ pub struct RunRecord {
     pub started_at_unix_ms: u64,
     /// Facts about the server host.
     pub server: ServerInfo,
+    /// The key the test ran under (`--auth-key`), proven to the server and by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
     /// Per-interval samples, in order.
     pub intervals: Vec<IntervalSample>,
     /// The summary of the whole run.

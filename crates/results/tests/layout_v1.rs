@@ -37,6 +37,7 @@ fn tcp(mss: Option<u32>, no_delay: bool, congestion: Option<&str>, tos: Option<u
         no_delay,
         congestion: congestion.map(Into::into),
         tos,
+        pacing_bps: None,
     }
 }
 

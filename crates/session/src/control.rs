@@ -4,19 +4,26 @@ use std::io::Write;
 use std::time::Duration;
 
 use engine::Conn;
+use wire::auth::{Nonce, NONCE_LEN};
 use wire::{frame, Hello, WireError, HELLO_LEN};
 
 /// How long either side waits for the peer during setup.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Sends our hello and checks the peer's (magic and version).
-pub fn exchange_hello(conn: &mut Conn, timeout: Duration) -> Result<(), WireError> {
+/// Sends our hello and reads the server's greeting: its hello (magic and version checked
+/// before anything else is read, so an older server's is reported as a version mismatch),
+/// then its nonce.
+pub fn exchange_hello(conn: &mut Conn, timeout: Duration) -> Result<(Hello, Nonce), WireError> {
     conn.set_read_timeout(Some(timeout))?;
     conn.set_write_timeout(Some(timeout))?;
     conn.write_all(&Hello::ours().emit())?;
     let mut buf = [0u8; HELLO_LEN];
     frame::read_full(conn, &mut buf, false, timeout)?;
-    Hello::parse(&buf)?.check_version()
+    let hello = Hello::parse(&buf)?;
+    hello.check_version()?;
+    let mut nonce = [0u8; NONCE_LEN];
+    frame::read_full(conn, &mut nonce, true, timeout)?;
+    Ok((hello, Nonce(nonce)))
 }
 
 /// Sends one message.

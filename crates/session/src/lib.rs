@@ -6,11 +6,13 @@
 //!   live interval samples to a [`client::Progress`].
 //! - [`probe`]: a latency probe beside a bulk test (latency under load).
 //! - [`target`]: where a client connects, and host name resolution.
+//! - [`auth`]: keys, key files and the challenge-response proofs both ends exchange.
 //!
 //! Measurement and protocol only: nothing here parses flags or prints. The server reports what
 //! happens through a [`server::Log`] the caller supplies; shutdown and interrupts arrive as
 //! [`engine::Signal`] values, never as globals.
 
+pub mod auth;
 pub mod client;
 mod control;
 pub mod probe;

@@ -9,18 +9,20 @@
 //! - [`plan`], [`run`]: validated plans and their executors over a [`run::PointRunner`], which
 //!   runs and stores one test (the binary's runs `client::run`; tests use a mock);
 //! - [`result`]: what a sweep produced; [`progress`]: what executors report while they run;
-//! - [`probe`]: the latency probes a point may carry; [`interrupt`]: how Ctrl-C reaches here.
+//! - [`probe`]: the latency probes a point may carry; [`interrupt`]: how Ctrl-C reaches here;
+//! - [`output`]: the results as a table, CSV or JSON.
 //!
 //! Statistics over repetitions are `analysis::repeat`.
 //!
 //! Invariants: every point is a run handed to the runner, tagged with the sweep and its value;
 //! a sweep that stops (Ctrl-C, a failed run or knob command) keeps every finished point;
-//! measurement and formatting stay apart (executors return numbers; the binary's writers
-//! format them). Depends on `analysis`, `results`, `wire` and `measure` only.
+//! measurement and formatting stay apart (executors return numbers; only [`output`] formats
+//! them). Depends on `analysis`, `report`, `results`, `wire` and `measure`.
 
 pub mod interrupt;
 pub mod knob;
 pub mod ladder;
+pub mod output;
 pub mod param;
 pub mod plan;
 pub mod probe;

@@ -1,17 +1,26 @@
-//! The 8-byte hello both ends send first: `b"LNRT"`, a big-endian u16 version, two zero bytes.
+//! The 8-byte hello both ends send first: `b"LNRT"`, a big-endian u16 version, a flags byte
+//! (bit 0: this server asks for a key) and a zero byte. The server follows its hello with a
+//! fresh [`NONCE_LEN`]-byte nonce, the challenge of authentication: together the
+//! [`Greeting`].
 //!
 //! Laid out as a checked [`HelloPacket`] view over bytes plus a parsed [`Hello`] repr, so the
 //! parse is tested on literal byte arrays and never panics.
 
+use crate::auth::{Nonce, NONCE_LEN};
 use crate::WireError;
 
 /// Magic bytes that open every linerate connection.
 pub const MAGIC: [u8; 4] = *b"LNRT";
-/// The control protocol version this build speaks. Version 7 split the `Start` spec into the
-/// fields every test kind has and its kind's own parameters (docs/PROTOCOL.md section 9).
-pub const PROTOCOL_VERSION: u16 = 7;
+/// The control protocol version this build speaks. Version 8 added authentication: the
+/// server's greeting carries a nonce, first messages and their answers carry proofs
+/// (docs/PROTOCOL.md section 9).
+pub const PROTOCOL_VERSION: u16 = 8;
 /// Length of the hello on the wire.
 pub const HELLO_LEN: usize = 8;
+/// Length of the server's greeting: its hello and its nonce.
+pub const GREETING_LEN: usize = HELLO_LEN + NONCE_LEN;
+/// The flag bit of a server that asks every client for a key.
+const REQUIRES_KEY: u8 = 1;
 
 /// A checked view over the hello bytes.
 #[derive(Debug, Clone, Copy)]
@@ -36,6 +45,11 @@ impl<T: AsRef<[u8]>> HelloPacket<T> {
         let b = self.buffer.as_ref();
         u16::from_be_bytes([b[4], b[5]])
     }
+
+    /// The flags byte.
+    pub fn flags(&self) -> u8 {
+        self.buffer.as_ref()[6]
+    }
 }
 
 /// The parsed hello.
@@ -43,13 +57,16 @@ impl<T: AsRef<[u8]>> HelloPacket<T> {
 pub struct Hello {
     /// Protocol version of the sender.
     pub version: u16,
+    /// A server's: every client must prove it holds a key (`serve --auth-keys`).
+    pub requires_key: bool,
 }
 
 impl Hello {
-    /// The hello this build sends.
+    /// The hello this build sends as a client (or as a server without keys).
     pub const fn ours() -> Self {
         Self {
             version: PROTOCOL_VERSION,
+            requires_key: false,
         }
     }
 
@@ -65,6 +82,7 @@ impl Hello {
         }
         Ok(Self {
             version: packet.version(),
+            requires_key: packet.flags() & REQUIRES_KEY != 0,
         })
     }
 
@@ -83,7 +101,27 @@ impl Hello {
     /// The bytes on the wire.
     pub fn emit(self) -> [u8; HELLO_LEN] {
         let v = self.version.to_be_bytes();
-        [MAGIC[0], MAGIC[1], MAGIC[2], MAGIC[3], v[0], v[1], 0, 0]
+        let flags = if self.requires_key { REQUIRES_KEY } else { 0 };
+        [MAGIC[0], MAGIC[1], MAGIC[2], MAGIC[3], v[0], v[1], flags, 0]
+    }
+}
+
+/// What the server sends first: its hello and the nonce the client's proof must cover.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Greeting {
+    /// The server's hello.
+    pub hello: Hello,
+    /// The server's fresh nonce for this connection.
+    pub nonce: Nonce,
+}
+
+impl Greeting {
+    /// The bytes on the wire.
+    pub fn emit(&self) -> [u8; GREETING_LEN] {
+        let mut out = [0u8; GREETING_LEN];
+        out[..HELLO_LEN].copy_from_slice(&self.hello.emit());
+        out[HELLO_LEN..].copy_from_slice(&self.nonce.0);
+        out
     }
 }
 
@@ -93,16 +131,31 @@ mod tests {
 
     #[test]
     fn parses_literal_bytes() {
-        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 7, 0, 0]).unwrap();
-        assert_eq!(hello.version, 7);
+        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 8, 1, 0]).unwrap();
+        assert_eq!(hello.version, 8);
+        assert!(hello.requires_key);
         assert!(hello.check_version().is_ok());
     }
 
     #[test]
     fn emit_parse_round_trip() {
-        let bytes = Hello { version: 513 }.emit();
+        let hello = Hello {
+            version: 513,
+            requires_key: false,
+        };
+        let bytes = hello.emit();
         assert_eq!(bytes, [b'L', b'N', b'R', b'T', 2, 1, 0, 0]);
-        assert_eq!(Hello::parse(&bytes).unwrap().version, 513);
+        assert_eq!(Hello::parse(&bytes).unwrap(), hello);
+        let greeting = Greeting {
+            hello: Hello {
+                requires_key: true,
+                ..Hello::ours()
+            },
+            nonce: Nonce([7; NONCE_LEN]),
+        };
+        let bytes = greeting.emit();
+        assert_eq!(&bytes[..HELLO_LEN], &[b'L', b'N', b'R', b'T', 0, 8, 1, 0]);
+        assert_eq!(&bytes[HELLO_LEN..], &[7; NONCE_LEN]);
     }
 
     #[test]
@@ -119,27 +172,32 @@ mod tests {
 
     #[test]
     fn version_mismatch_names_both_versions() {
-        let err = Hello { version: 9 }.check_version().unwrap_err();
+        let err = Hello {
+            version: 9,
+            requires_key: false,
+        }
+        .check_version()
+        .unwrap_err();
         let text = err.to_string();
         assert!(
-            text.contains("version 7") && text.contains("version 9"),
+            text.contains("version 8") && text.contains("version 9"),
             "{text}"
         );
     }
 
     #[test]
-    fn a_version_6_peer_is_told_apart() {
-        // Version 6 sent the flat spec that version 7 split; its hello must fail, not its
-        // `start` as an undecodable message.
-        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 6, 0, 0]).unwrap();
+    fn a_version_7_peer_is_told_apart() {
+        // Version 7 sent no nonce and no proofs; its hello must fail, not its `start` as an
+        // undecodable message.
+        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 7, 0, 0]).unwrap();
         let err = hello.check_version().unwrap_err();
         assert!(
-            matches!(err, WireError::VersionMismatch { ours: 7, theirs: 6 }),
+            matches!(err, WireError::VersionMismatch { ours: 8, theirs: 7 }),
             "{err:?}"
         );
         assert_eq!(
             err.to_string(),
-            "protocol version mismatch: this linerate speaks version 7, the peer speaks version 6; \
+            "protocol version mismatch: this linerate speaks version 8, the peer speaks version 7; \
              run the same linerate release on both ends"
         );
     }

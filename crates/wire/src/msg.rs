@@ -4,13 +4,17 @@
 //! Exchange on the control connection (client → server / server → client):
 //! `Start` / `Accepted` · (data connections attach) · `Begin` / `Begun` ·
 //! `Poll` / `Counters` each interval · `Stop` / `Results`. Either side may send `Error` and close.
+//! With authentication, `Start` and `Attach` carry the client's proof and `Accepted` and
+//! `Attached` the server's ([`crate::auth`]).
 
 use measure::{cpu::CpuTime, cpu::SystemCpu, tcp_info::TcpInfo, udp_stats::UdpCounts};
 use serde::{Deserialize, Serialize};
 
+use crate::auth::{ClientProof, Mac};
 use crate::spec::TestSpec;
 
 /// Messages from client to server.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ClientMsg {
@@ -18,6 +22,9 @@ pub enum ClientMsg {
     Start {
         /// The test to run.
         spec: TestSpec,
+        /// Proof of a key, for a server that asks for one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        auth: Option<ClientProof>,
     },
     /// Joins this (data) connection to a session as stream `stream`.
     Attach {
@@ -25,6 +32,9 @@ pub enum ClientMsg {
         session: u64,
         /// Stream index, as in `TestSpec::flows`.
         stream: u16,
+        /// Proof of the session's key, for a server that asks for one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        auth: Option<ClientProof>,
     },
     /// UDP tests with `flows_dst` > 1, before `Begin`: the client's further receiving ports
     /// per stream (empty for streams the client sends).
@@ -49,6 +59,7 @@ pub enum ClientMsg {
 }
 
 /// Messages from server to client.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ServerMsg {
@@ -69,11 +80,17 @@ pub enum ServerMsg {
         /// connects to afresh.
         #[serde(default)]
         crr_port: Option<u16>,
+        /// The server's proof of the key, answering the client's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        auth: Option<Mac>,
     },
     /// A data connection joined.
     Attached {
         /// Its stream index.
         stream: u16,
+        /// The server's proof of the key, answering the client's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        auth: Option<Mac>,
     },
     /// Measurement started on the server.
     Begun,
@@ -94,6 +111,7 @@ pub enum ServerMsg {
 }
 
 /// Facts about the server host, sent once per session.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct ServerInfo {
     /// linerate version string.
@@ -105,6 +123,7 @@ pub struct ServerInfo {
 }
 
 /// One end's running counters for one stream.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct StreamCounts {
     /// Bytes written or read so far (UDP: payload bytes).
@@ -118,6 +137,7 @@ pub struct StreamCounts {
 }
 
 /// The server's end of one data connection.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct StreamEnd {
     /// Stream index.
@@ -135,6 +155,7 @@ pub struct StreamEnd {
 }
 
 /// The server's figures for a session.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct ServerResults {
     /// One entry per stream, in stream-index order.
@@ -163,10 +184,20 @@ mod tests {
         let client = vec![
             ClientMsg::Start {
                 spec: crate::spec::sample(),
+                auth: None,
+            },
+            ClientMsg::Start {
+                spec: crate::spec::sample(),
+                auth: Some(ClientProof {
+                    user: crate::auth::UserName::new("alice").unwrap(),
+                    nonce: crate::auth::Nonce([1; 32]),
+                    mac: Mac([2; 32]),
+                }),
             },
             ClientMsg::Attach {
                 session: 42,
                 stream: 3,
+                auth: None,
             },
             ClientMsg::UdpPorts {
                 extra: vec![vec![1, 2]],
@@ -190,8 +221,12 @@ mod tests {
                 udp_ports: vec![4000],
                 udp_extra_ports: vec![vec![4001]],
                 crr_port: Some(4002),
+                auth: Some(Mac([3; 32])),
             },
-            ServerMsg::Attached { stream: 0 },
+            ServerMsg::Attached {
+                stream: 0,
+                auth: None,
+            },
             ServerMsg::Begun,
             ServerMsg::Counters {
                 seq: 1,

@@ -20,6 +20,7 @@ pub use kind::{Params, TestKind};
 pub use params::{RrParams, StreamParams, TcpOptions, UdpParams, UdpRate};
 
 /// Which way data flows, seen from the client.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
@@ -32,6 +33,7 @@ pub enum Direction {
 }
 
 /// The direction one data connection carries.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
 pub enum Flow {
@@ -52,6 +54,7 @@ impl Flow {
 }
 
 /// The socket family the data connections use.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Transport {
@@ -62,6 +65,7 @@ pub enum Transport {
 }
 
 /// How a stream sender hands data to the kernel.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum SendMode {
@@ -79,6 +83,7 @@ pub enum SendMode {
 }
 
 /// One test, as the client asked for it: the fields every kind has, and its kind's own.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TestSpec {
     /// Measured duration, milliseconds.
@@ -112,7 +117,7 @@ pub struct SpecLimits {
     pub max_write_len_bytes: u32,
     /// Highest UDP rate per stream a client may ask for, bits/s (`None`: no limit, so `max` is
     /// allowed).
-    pub max_udp_rate_bps: Option<u64>,
+    pub max_rate_bps: Option<u64>,
 }
 
 impl Default for SpecLimits {
@@ -121,7 +126,7 @@ impl Default for SpecLimits {
             max_duration_ms: 24 * 3600 * 1000,
             max_streams: 128,
             max_write_len_bytes: 64 << 20,
-            max_udp_rate_bps: None,
+            max_rate_bps: None,
         }
     }
 }

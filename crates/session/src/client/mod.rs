@@ -5,20 +5,23 @@
 //! Measurement only: the caller receives interval samples through [`Progress`] and the final
 //! [`RunRecord`]; nothing here prints.
 
+mod handshake;
 mod measure;
 mod open;
 
-use std::os::unix::net::UnixStream;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use engine::sockopt::{connect_tcp, ConnectError, SocketOptions};
-use engine::{Conn, Signal};
+use engine::sockopt::{ConnectError, SocketOptions};
+use engine::Signal;
 use results::{IntervalSample, RunRecord};
 use wire::msg::ServerInfo;
 use wire::{ClientMsg, ServerMsg, TestSpec, WireError};
 
-use crate::control::{exchange_hello, recv, send, HANDSHAKE_TIMEOUT};
+use crate::auth::ClientKey;
+use crate::control::{recv, send, HANDSHAKE_TIMEOUT};
 use crate::target::Target;
+use handshake::connect;
+pub use handshake::AuthProblem;
 
 /// What the client runs and where.
 #[derive(Debug, Clone)]
@@ -35,6 +38,8 @@ pub struct ClientConfig {
     pub connect_timeout: Duration,
     /// Longest wait for streams to drain after the test time.
     pub drain_timeout: Duration,
+    /// The key to prove to a server that asks for one (`--auth-key`).
+    pub key: Option<ClientKey>,
 }
 
 impl ClientConfig {
@@ -48,6 +53,7 @@ impl ClientConfig {
             interrupt,
             connect_timeout: Duration::from_secs(5),
             drain_timeout: Duration::from_secs(10),
+            key: None,
         }
     }
 }
@@ -98,6 +104,9 @@ pub enum ClientError {
     /// The test cannot run as given (found by the client before any data).
     #[error("{0}")]
     Input(String),
+    /// Authentication failed on the client's side.
+    #[error(transparent)]
+    Auth(#[from] AuthProblem),
     /// The user interrupted before the test began.
     #[error("interrupted before the test began")]
     Interrupted,
@@ -107,39 +116,6 @@ fn protocol(context: &str) -> impl Fn(WireError) -> ClientError + '_ {
     move |e| ClientError::Protocol(format!("{context}: {e}"))
 }
 
-fn connect(config: &ClientConfig, opts: &SocketOptions) -> Result<Conn, ClientError> {
-    let target = config.target.describe();
-    let mut conn = match &config.target {
-        Target::Tcp { addr, bind } => connect_tcp(*addr, *bind, opts, config.connect_timeout)
-            .map_err(|reason| {
-                let hint = match &reason {
-                    ConnectError::Io(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                        "; is `linerate serve` running there, on that port?"
-                    }
-                    ConnectError::Io(e) if e.kind() == std::io::ErrorKind::TimedOut => {
-                        "; check the address and any firewall on the way"
-                    }
-                    _ => "",
-                };
-                ClientError::Connect {
-                    target: target.clone(),
-                    reason,
-                    hint,
-                }
-            })?,
-        Target::Unix { path } => {
-            Conn::Unix(UnixStream::connect(path).map_err(|e| ClientError::Connect {
-                target: target.clone(),
-                reason: ConnectError::Io(e),
-                hint: "; is `linerate serve --unix` listening on that path?",
-            })?)
-        }
-    };
-    exchange_hello(&mut conn, HANDSHAKE_TIMEOUT)
-        .map_err(|reason| ClientError::Handshake { target, reason })?;
-    Ok(conn)
-}
-
 /// Runs one test to the end (or to an interrupt) and returns its record.
 pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunRecord, ClientError> {
     let spec = &config.spec;
@@ -147,9 +123,12 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
-    let mut ctrl = connect(config, &SocketOptions::default())?;
-    send(&mut ctrl, &ClientMsg::Start { spec: spec.clone() })
-        .map_err(protocol("sending the test"))?;
+    let (mut ctrl, auth) = connect(config, &SocketOptions::default())?;
+    let start = ClientMsg::Start {
+        spec: spec.clone(),
+        auth: auth.proof().cloned(),
+    };
+    send(&mut ctrl, &start).map_err(protocol("sending the test"))?;
     let (server, offered) = match recv::<ServerMsg>(&mut ctrl, HANDSHAKE_TIMEOUT)
         .map_err(protocol("waiting for the server to accept"))?
     {
@@ -159,15 +138,19 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
             udp_ports,
             udp_extra_ports,
             crr_port,
-        } => (
-            server,
-            open::Offered {
-                session,
-                udp_ports,
-                udp_extra_ports,
-                crr_port,
-            },
-        ),
+            auth: answer,
+        } => {
+            auth.check_answer(answer.as_ref())?;
+            (
+                server,
+                open::Offered {
+                    session,
+                    udp_ports,
+                    udp_extra_ports,
+                    crr_port,
+                },
+            )
+        }
         ServerMsg::Error { message } => return Err(ClientError::Refused(message)),
         other => return Err(unexpected(&other)),
     };
@@ -185,6 +168,7 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
         target: config.target_label.clone(),
         started_at_unix_ms,
         server,
+        user: config.key.as_ref().map(|k| k.name.to_string()),
         intervals: measured.intervals,
         summary,
     })

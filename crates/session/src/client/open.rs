@@ -67,11 +67,18 @@ fn open_stream(
     session: u64,
     stream: u16,
 ) -> Result<Conn, ClientError> {
-    let mut conn = connect(config, opts)?;
-    send(&mut conn, &ClientMsg::Attach { session, stream })
-        .map_err(protocol("attaching a stream"))?;
+    let (mut conn, auth) = connect(config, opts)?;
+    let attach = ClientMsg::Attach {
+        session,
+        stream,
+        auth: auth.proof().cloned(),
+    };
+    send(&mut conn, &attach).map_err(protocol("attaching a stream"))?;
     match recv::<ServerMsg>(&mut conn, HANDSHAKE_TIMEOUT).map_err(protocol("attaching a stream"))? {
-        ServerMsg::Attached { .. } => Ok(conn),
+        ServerMsg::Attached { auth: answer, .. } => {
+            auth.check_answer(answer.as_ref())?;
+            Ok(conn)
+        }
         ServerMsg::Error { message } => Err(ClientError::Refused(message)),
         other => Err(unexpected(&other)),
     }

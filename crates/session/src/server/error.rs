@@ -4,7 +4,10 @@
 
 use std::time::Duration;
 
+use std::net::IpAddr;
+
 use engine::EngineError;
+use wire::auth::UserName;
 use wire::spec::SpecError;
 use wire::{ClientMsg, WireError};
 
@@ -36,6 +39,39 @@ pub enum SessionError {
         /// `max_sessions`.
         limit: usize,
     },
+    /// The key's own `max-sessions`.
+    #[error("key {user} may run {limit} test{} at once (max-sessions in the server's keys file); {running} running", if *.limit == 1 { "" } else { "s" })]
+    KeyBusy {
+        /// The key.
+        user: UserName,
+        /// Its tests running.
+        running: usize,
+        /// Its limit.
+        limit: usize,
+    },
+    /// `--max-sessions-per-address`.
+    #[error("{address} may run {limit} test{} at once (serve --max-sessions-per-address); {running} running", if *.limit == 1 { "" } else { "s" })]
+    AddressBusy {
+        /// The client's address.
+        address: IpAddr,
+        /// Its tests running.
+        running: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// A spec within the server's limits but outside the key's.
+    #[error("over key {user}'s {limit} in the server's keys file: {error}")]
+    KeyLimit {
+        /// The key.
+        user: UserName,
+        /// The limit's word: `max-time`, `max-rate` or `max-streams`.
+        limit: &'static str,
+        /// What was asked and allowed.
+        error: SpecError,
+    },
+    /// The operating system's random source failed.
+    #[error("no random numbers for a session cookie: {0}")]
+    Random(String),
     /// UDP and connection tests open sockets on the control connection's address.
     #[error("{tests} need an IP control connection")]
     NotIp {

@@ -10,7 +10,9 @@
 //!   message in): `handshake_timeout` after it was accepted, however slowly its bytes trickle;
 //! - a first message is at most [`MAX_FIRST_FRAME`] bytes (a `start` with its spec, or an
 //!   `attach`), so a pending connection never buffers more than that;
-//! - only a `start` gets a thread (its session's); an `attach` is handed to its waiting session.
+//! - with `--auth-keys`, a first message without a valid proof of a key is refused in the gate:
+//!   only a proven `start` gets a thread (its session's); an `attach` is handed to its waiting
+//!   session, and only if it proved the session's key.
 
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
@@ -19,8 +21,10 @@ use std::time::{Duration, Instant};
 
 use engine::sys_io::poll_readable;
 use engine::{Conn, Listener};
-use wire::{frame, ClientMsg, Hello, WireError, HELLO_LEN};
+use wire::auth::Nonce;
+use wire::{frame, ClientMsg, Greeting, Hello, WireError, HELLO_LEN};
 
+use super::admit::{admit, Admission, KeyWatch};
 use super::allow::allowed;
 use super::{attach, run_session, tell_error, Shared};
 
@@ -41,6 +45,8 @@ struct Pending {
     /// What it sent so far: its hello, then its first frame.
     buf: Vec<u8>,
     deadline: Instant,
+    /// The nonce of our greeting, which its proof must cover.
+    challenge: Nonce,
 }
 
 /// Where a pending connection's handshake stands after a read.
@@ -48,9 +54,12 @@ enum Step {
     /// More bytes to come.
     Waiting,
     /// Its first message.
-    Done(ClientMsg),
+    Done(Box<ClientMsg>),
     /// Closed before sending anything (a port probe).
     Closed,
+    /// Closed right after its hello: a client that read our greeting and stopped (it has no
+    /// key for a server that asks for one, or a key for one that does not).
+    LeftAfterHello,
     /// A broken hello or frame, or a failed read.
     Failed(WireError),
 }
@@ -62,6 +71,13 @@ impl Pending {
         loop {
             match self.conn.read(&mut chunk) {
                 Ok(0) if self.buf.is_empty() => return Step::Closed,
+                Ok(0) if self.buf.len() == HELLO_LEN => {
+                    // A bad hello is reported as such (an older client leaves here too).
+                    return match self.parse() {
+                        Step::Failed(e) => Step::Failed(e),
+                        _ => Step::LeftAfterHello,
+                    };
+                }
                 Ok(0) => return Step::Failed(WireError::Closed { mid_frame: true }),
                 Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
@@ -96,7 +112,7 @@ impl Pending {
             }
         }
         match frame::decode::<ClientMsg>(body) {
-            Ok(Some((msg, _))) => Step::Done(msg),
+            Ok(Some((msg, _))) => Step::Done(Box::new(msg)),
             Ok(None) => Step::Waiting,
             Err(e) => Step::Failed(e),
         }
@@ -151,6 +167,7 @@ impl TurnedAway {
 /// [`dispatch`].
 pub(super) fn run(listener: &Listener, shared: &Arc<Shared>, done: impl Fn() -> bool) {
     let mut pending: Vec<Pending> = Vec::new();
+    let mut keys = KeyWatch::new(shared.config.auth.clone());
     let mut turned_away = TurnedAway {
         count: 0,
         outsiders: 0,
@@ -169,7 +186,8 @@ pub(super) fn run(listener: &Listener, shared: &Arc<Shared>, done: impl Fn() -> 
             .chain(pending.iter().map(|p| p.conn.as_raw_fd()))
             .collect();
         let ready = poll_readable(&fds, wait);
-        advance(&mut pending, &ready[1..], shared);
+        keys.refresh(&*shared.log);
+        advance(&mut pending, &ready[1..], shared, &keys);
         if ready[0] {
             accept_all(listener, &mut pending, &mut turned_away, shared);
         }
@@ -178,7 +196,7 @@ pub(super) fn run(listener: &Listener, shared: &Arc<Shared>, done: impl Fn() -> 
 }
 
 /// Reads the ready connections among the first `ready.len()`, drops those past their deadline.
-fn advance(pending: &mut Vec<Pending>, ready: &[bool], shared: &Arc<Shared>) {
+fn advance(pending: &mut Vec<Pending>, ready: &[bool], shared: &Arc<Shared>, keys: &KeyWatch) {
     let now = Instant::now();
     for i in (0..ready.len()).rev() {
         let expired = pending[i].deadline <= now;
@@ -200,13 +218,29 @@ fn advance(pending: &mut Vec<Pending>, ready: &[bool], shared: &Arc<Shared>) {
                 ));
             }
             Step::Closed => drop(pending.swap_remove(i)),
+            Step::LeftAfterHello => {
+                let p = pending.swap_remove(i);
+                let why = if keys.table().is_some() {
+                    "it had no key for this server, which asks for one"
+                } else {
+                    "it has a key, and this server asks for none"
+                };
+                (shared.log)(format!("{}: left after the greeting ({why})", p.peer));
+            }
             Step::Failed(e) => {
                 let p = pending.swap_remove(i);
                 (shared.log)(format!("{}: dropped during handshake: {e}", p.peer));
             }
             Step::Done(msg) => {
                 let p = pending.swap_remove(i);
-                dispatch(p.conn, p.peer, msg, shared);
+                let proof = match &*msg {
+                    ClientMsg::Start { auth, .. } | ClientMsg::Attach { auth, .. } => auth.as_ref(),
+                    _ => None,
+                };
+                match admit(keys.table(), &p.challenge, proof) {
+                    Ok(admission) => dispatch(p.conn, p.peer, *msg, admission, shared),
+                    Err(refusal) => refuse(p.conn, &p.peer, &refusal, shared),
+                }
             }
         }
     }
@@ -242,15 +276,30 @@ fn accept_all(
             turned_away.count += 1;
             continue;
         }
-        // A fresh socket's send buffer takes the 8 bytes at once.
+        let challenge = match crate::auth::fresh_nonce() {
+            Ok(nonce) => nonce,
+            Err(e) => {
+                turned_away.accept_error = Some(std::io::Error::other(e.to_string()));
+                continue;
+            }
+        };
+        let greeting = Greeting {
+            hello: Hello {
+                requires_key: shared.config.auth.is_some(),
+                ..Hello::ours()
+            },
+            nonce: challenge,
+        };
+        // A fresh socket's send buffer takes the 40 bytes at once.
         let greeted =
-            conn.set_nonblocking(true).is_ok() && conn.write_all(&Hello::ours().emit()).is_ok();
+            conn.set_nonblocking(true).is_ok() && conn.write_all(&greeting.emit()).is_ok();
         if greeted {
             pending.push(Pending {
                 peer: conn.peer(),
                 conn,
                 buf: Vec::new(),
                 deadline: Instant::now() + shared.config.handshake_timeout,
+                challenge,
             });
         }
     }
@@ -258,22 +307,30 @@ fn accept_all(
 
 /// A connection's first message: a `start` gets its session's thread, an `attach` joins its
 /// session, anything else is answered with an error.
-fn dispatch(mut conn: Conn, peer: String, msg: ClientMsg, shared: &Arc<Shared>) {
+fn dispatch(
+    mut conn: Conn,
+    peer: String,
+    msg: ClientMsg,
+    admission: Admission,
+    shared: &Arc<Shared>,
+) {
     if let Err(e) = conn.set_nonblocking(false) {
         (shared.log)(format!("{peer}: dropped during handshake: {e}"));
         return;
     }
     match msg {
-        ClientMsg::Start { spec } => {
+        ClientMsg::Start { spec, .. } => {
             let for_thread = Arc::clone(shared);
             let spawned = std::thread::Builder::new()
                 .name("lr-session".into())
-                .spawn(move || run_session(conn, spec, &for_thread, &peer));
+                .spawn(move || run_session(conn, spec, admission, &for_thread, &peer));
             if let Err(e) = spawned {
                 (shared.log)(format!("cannot start a thread for a session: {e}"));
             }
         }
-        ClientMsg::Attach { session, stream } => attach(conn, session, stream, shared, &peer),
+        ClientMsg::Attach {
+            session, stream, ..
+        } => attach(conn, session, stream, admission, shared, &peer),
         other => tell_error(
             &mut conn,
             shared,
@@ -281,4 +338,16 @@ fn dispatch(mut conn: Conn, peer: String, msg: ClientMsg, shared: &Arc<Shared>) 
             format!("expected start or attach, got {other:?}"),
         ),
     }
+}
+
+/// Tells a client its proof did not hold (the log says why), without waiting on its socket.
+fn refuse(mut conn: Conn, peer: &str, refusal: &super::admit::AuthRefusal, shared: &Shared) {
+    (shared.log)(format!("{peer}: {}", refusal.log_text()));
+    // The answer is small and the socket's send buffer empty: a nonblocking write takes it.
+    let _ = crate::control::send(
+        &mut conn,
+        &wire::ServerMsg::Error {
+            message: refusal.to_string(),
+        },
+    );
 }

@@ -7,18 +7,16 @@
 //! connection gets no thread of its own; one that stays silent or trickles is dropped at its
 //! handshake deadline without holding up anyone else.
 
+mod admit;
 mod allow;
 mod error;
 mod gate;
+mod registry;
 mod running;
 mod setup;
 mod streams;
 
-use std::collections::HashMap;
-use std::hash::{BuildHasher, Hasher};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{self, SyncSender, TrySendError};
-use std::sync::{Arc, Mutex};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use engine::{Conn, Listener, Signal};
@@ -28,8 +26,11 @@ use wire::{ServerMsg, TestSpec};
 
 use crate::control::{send, HANDSHAKE_TIMEOUT};
 
+use admit::Admission;
+pub use admit::AuthKeys;
 pub use allow::{Prefix, PrefixError};
 pub use error::SessionError;
+use registry::{attach, Claim, SessionGuard, Sessions};
 pub use running::{listen_tcp, ServerThread};
 
 /// How the server behaves.
@@ -39,6 +40,10 @@ pub struct ServerConfig {
     pub limits: SpecLimits,
     /// Tests that may run at once.
     pub max_sessions: usize,
+    /// Tests one source address may run at once (`None`: up to `max_sessions`).
+    pub max_sessions_per_address: Option<usize>,
+    /// `--auth-keys`: every client must prove it holds one of these keys.
+    pub auth: Option<AuthKeys>,
     /// Wait for a silent peer during setup, and the deadline of a connection's whole
     /// handshake (hello through `start` or `attach`).
     pub handshake_timeout: Duration,
@@ -58,6 +63,8 @@ impl Default for ServerConfig {
         Self {
             limits: SpecLimits::default(),
             max_sessions: 16,
+            max_sessions_per_address: None,
+            auth: None,
             handshake_timeout: HANDSHAKE_TIMEOUT,
             setup_timeout: Duration::from_secs(5),
             allow: Vec::new(),
@@ -69,13 +76,6 @@ impl Default for ServerConfig {
 
 /// Where the server reports what happens (stderr in the binary, a buffer in tests).
 pub type Log = Arc<dyn Fn(String) + Send + Sync>;
-
-/// Sessions waiting for data connections, by cookie.
-#[derive(Default)]
-struct Sessions {
-    waiting: Mutex<HashMap<u64, SyncSender<(u16, Conn)>>>,
-    running: AtomicUsize,
-}
 
 struct Shared {
     config: ServerConfig,
@@ -128,89 +128,6 @@ fn tell_error(conn: &mut Conn, shared: &Shared, peer: &str, message: String) {
     let _ = send(conn, &ServerMsg::Error { message });
 }
 
-fn attach(mut conn: Conn, session: u64, stream: u16, shared: &Shared, peer: &str) {
-    let sender = shared
-        .sessions
-        .waiting
-        .lock()
-        .ok()
-        .and_then(|m| m.get(&session).cloned());
-    match sender {
-        // Never waits: the gate's thread must not block on one session.
-        Some(tx) => match tx.try_send((stream, conn)) {
-            Ok(()) => {}
-            Err(TrySendError::Full((_, mut conn))) => tell_error(
-                &mut conn,
-                shared,
-                peer,
-                format!("session {session:x} has more data connections than it asked for"),
-            ),
-            Err(TrySendError::Disconnected(_)) => (shared.log)(format!(
-                "{peer}: session {session:x} ended before stream {stream} attached"
-            )),
-        },
-        None => tell_error(
-            &mut conn,
-            shared,
-            peer,
-            format!("unknown session {session:x}"),
-        ),
-    }
-}
-
-/// A session's entry in the registry and the running count, removed however the session ends.
-struct SessionGuard<'a> {
-    shared: &'a Shared,
-    cookie: u64,
-    /// Whether the test was accepted (only those count for `--one-off`).
-    ran: bool,
-}
-
-impl<'a> SessionGuard<'a> {
-    /// Counts the session as running and registers a fresh cookie for its data connections;
-    /// refuses it if that makes more than `max_sessions`.
-    fn register(shared: &'a Shared, attach: SyncSender<(u16, Conn)>) -> Result<Self, SessionError> {
-        let running = shared.sessions.running.fetch_add(1, Ordering::SeqCst) + 1;
-        let cookie = std::collections::hash_map::RandomState::new()
-            .build_hasher()
-            .finish();
-        if let Ok(mut m) = shared.sessions.waiting.lock() {
-            m.insert(cookie, attach);
-        }
-        let mut guard = SessionGuard {
-            shared,
-            cookie,
-            ran: false,
-        };
-        let limit = shared.config.max_sessions;
-        if running > limit {
-            return Err(SessionError::Busy {
-                running: running - 1,
-                limit,
-            });
-        }
-        guard.ran = true;
-        Ok(guard)
-    }
-
-    /// Takes no more data connections (every stream has arrived).
-    fn close_registration(&self) {
-        if let Ok(mut m) = self.shared.sessions.waiting.lock() {
-            m.remove(&self.cookie);
-        }
-    }
-}
-
-impl Drop for SessionGuard<'_> {
-    fn drop(&mut self) {
-        self.close_registration();
-        self.shared.sessions.running.fetch_sub(1, Ordering::SeqCst);
-        if self.ran {
-            self.shared.finished.raise();
-        }
-    }
-}
-
 fn refuse(conn: &mut Conn, shared: &Shared, peer: &str, why: SessionError) {
     let message = why.to_string();
     (shared.log)(format!("{peer}: refused: {message}"));
@@ -218,12 +135,22 @@ fn refuse(conn: &mut Conn, shared: &Shared, peer: &str, why: SessionError) {
 }
 
 /// One client's test, from its `Start` to the results (or the error that ended it).
-fn run_session(mut ctrl: Conn, spec: TestSpec, shared: &Shared, peer: &str) {
-    if let Err(why) = setup::check_spec(&spec, &shared.config.limits) {
+fn run_session(mut ctrl: Conn, spec: TestSpec, admission: Admission, shared: &Shared, peer: &str) {
+    let peer = match &admission.user {
+        Some(user) => format!("{peer} ({user})"),
+        None => peer.to_string(),
+    };
+    let peer = peer.as_str();
+    if let Err(why) = check_limits(&spec, &admission, shared) {
         return refuse(&mut ctrl, shared, peer, why);
     }
     let (attach, attached) = mpsc::sync_channel(usize::from(spec.streams) * 2);
-    let guard = match SessionGuard::register(shared, attach) {
+    let claim = Claim {
+        user: admission.user.clone(),
+        key_max_sessions: admission.limits.max_sessions,
+        address: ctrl.peer_addr().map(|a| a.ip().to_canonical()),
+    };
+    let guard = match SessionGuard::register(shared, claim, attach) {
         Ok(guard) => guard,
         Err(why) => return refuse(&mut ctrl, shared, peer, why),
     };
@@ -239,7 +166,8 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, shared: &Shared, peer: &str) {
         Ok(sockets) => sockets,
         Err(why) => return refuse(&mut ctrl, shared, peer, why),
     };
-    let outcome = send(&mut ctrl, &sockets.accepted(guard.cookie, &shared.info))
+    let accepted = sockets.accepted(guard.cookie, &shared.info, admission.answer);
+    let outcome = send(&mut ctrl, &accepted)
         .map_err(SessionError::from)
         .and_then(|_| {
             setup::data_connections(&mut ctrl, &spec, sockets, &attached, shared, begin_by)
@@ -253,5 +181,24 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, shared: &Shared, peer: &str) {
             (shared.log)(format!("{peer}: test ended early: {message}"));
             let _ = send(&mut ctrl, &ServerMsg::Error { message });
         }
+    }
+}
+
+/// The spec against the server's limits narrowed by the key's; a refusal by the key's limits
+/// alone names the key and its limit.
+fn check_limits(
+    spec: &TestSpec,
+    admission: &Admission,
+    shared: &Shared,
+) -> Result<(), SessionError> {
+    let server = &shared.config.limits;
+    setup::check_spec(spec, server)?;
+    match (&admission.user, spec.check(&admission.spec_limits(server))) {
+        (Some(user), Err(error)) => Err(SessionError::KeyLimit {
+            user: user.clone(),
+            limit: admit::limit_word(&error),
+            error,
+        }),
+        _ => Ok(()),
     }
 }

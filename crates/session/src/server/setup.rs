@@ -13,8 +13,10 @@ use engine::{sockopt::SocketOptions, Conn, UdpMulti};
 use wire::spec::{Flow, SpecLimits};
 use wire::{ClientMsg, ServerMsg, TestSpec};
 
+use wire::auth::Mac;
 use wire::msg::ServerInfo;
 
+use super::registry::Attaching;
 use super::{SessionError, Shared};
 use crate::control::{recv, send};
 
@@ -35,7 +37,12 @@ impl Sockets {
     }
 
     /// The `Accepted` answer: the session's cookie, this server, and the ports opened.
-    pub(super) fn accepted(&self, session: u64, server: &ServerInfo) -> ServerMsg {
+    pub(super) fn accepted(
+        &self,
+        session: u64,
+        server: &ServerInfo,
+        auth: Option<Mac>,
+    ) -> ServerMsg {
         let port = |s: &UdpSocket| s.local_addr().map(|a| a.port()).unwrap_or(0);
         ServerMsg::Accepted {
             session,
@@ -51,6 +58,7 @@ impl Sockets {
                 .as_ref()
                 .and_then(|l| l.local_addr().ok())
                 .map(|a| a.port()),
+            auth,
         }
     }
 }
@@ -61,7 +69,7 @@ pub(super) fn data_connections(
     ctrl: &mut Conn,
     spec: &TestSpec,
     sockets: Sockets,
-    attached: &Receiver<(u16, Conn)>,
+    attached: &Receiver<Attaching>,
     shared: &Shared,
     begin_by: Instant,
 ) -> Result<Vec<Conn>, SessionError> {
@@ -239,7 +247,7 @@ pub(super) fn check_spec(spec: &TestSpec, limits: &SpecLimits) -> Result<(), Ses
 /// Waits for every data connection the spec needs, in stream-index order.
 fn collect_streams(
     spec: &TestSpec,
-    rx: &Receiver<(u16, Conn)>,
+    rx: &Receiver<Attaching>,
     shared: &Shared,
     begin_by: Instant,
 ) -> Result<Vec<Conn>, SessionError> {
@@ -252,7 +260,11 @@ fn collect_streams(
         let left = deadline
             .min(begin_by)
             .saturating_duration_since(Instant::now());
-        let (stream, mut conn) = match rx.recv_timeout(left) {
+        let Attaching {
+            stream,
+            mut conn,
+            answer,
+        } = match rx.recv_timeout(left) {
             Ok(x) => x,
             Err(RecvTimeoutError::Timeout) if Instant::now() >= begin_by => {
                 return Err(SessionError::NotBegun(shared.config.setup_timeout))
@@ -285,7 +297,13 @@ fn collect_streams(
             }
         };
         opts.apply_accepted(&conn)?;
-        send(&mut conn, &ServerMsg::Attached { stream })?;
+        send(
+            &mut conn,
+            &ServerMsg::Attached {
+                stream,
+                auth: answer,
+            },
+        )?;
         *slot = Some(conn);
         deadline = Instant::now() + shared.config.handshake_timeout;
     }

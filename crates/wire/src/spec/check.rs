@@ -2,7 +2,7 @@
 //! on a peer's spec. The first failed check is the error ([`SpecError`]), naming the field and
 //! what is allowed; the order is the one docs/PROTOCOL.md section 6 lists.
 
-use super::{Params, RrParams, SpecLimits, TestSpec, UdpParams, UdpRate};
+use super::{Params, RrParams, SpecLimits, TestSpec, Transport, UdpParams, UdpRate};
 
 /// The largest UDP payload over IPv4: 65535 − 20 (IP) − 8 (UDP).
 const MAX_UDP_PAYLOAD: u32 = 65_507;
@@ -74,6 +74,14 @@ pub enum SpecError {
         /// `serve --max-rate`, bit/s.
         limit_bps: u64,
     },
+    /// A TCP stream test on a server with a rate limit, unpaced or paced above it.
+    #[error("TCP {} per stream above this server's limit of {limit_bps} bit/s (serve --max-rate): ask for --rate {limit_bps} or less", tcp_rate_words(*.asked_bps))]
+    TcpRateLimit {
+        /// Asked, bit/s; `None`: unpaced.
+        asked_bps: Option<u64>,
+        /// The limit, bit/s.
+        limit_bps: u64,
+    },
     /// A zero rate or batch.
     #[error("UDP rate, packet rate and batch must be above 0")]
     ZeroRate,
@@ -96,6 +104,12 @@ pub enum SpecError {
         /// The server's limit.
         max_bytes: u32,
     },
+}
+
+fn tcp_rate_words(bps: Option<u64>) -> String {
+    bps.map_or("unpaced (no --rate)".to_string(), |b| {
+        format!("pacing at {b} bit/s")
+    })
 }
 
 fn rate_words(bps: Option<f64>) -> String {
@@ -126,6 +140,16 @@ impl TestSpec {
         }
         match &self.params {
             Params::UdpStream { udp } => check_udp(udp, limits)?,
+            Params::TcpStream { stream, tcp } if stream.transport == Transport::Tcp => {
+                if let Some(limit_bps) = limits.max_rate_bps {
+                    if tcp.pacing_bps.is_none_or(|bps| bps > limit_bps) {
+                        return Err(SpecError::TcpRateLimit {
+                            asked_bps: tcp.pacing_bps,
+                            limit_bps,
+                        });
+                    }
+                }
+            }
             Params::UdpRr { rr } => {
                 for (which, len_bytes) in [
                     ("request", rr.request_len_bytes),
@@ -164,7 +188,7 @@ fn check_udp(udp: &UdpParams, limits: &SpecLimits) -> Result<(), SpecError> {
     if udp.flows_dst == 0 || udp.flows_dst > MAX_UDP_FLOWS {
         return Err(SpecError::UdpDestinationFlows(udp.flows_dst));
     }
-    if let Some(limit_bps) = limits.max_udp_rate_bps {
+    if let Some(limit_bps) = limits.max_rate_bps {
         let asked_bps = udp
             .target_pps()
             .map(|pps| pps * f64::from(udp.payload_len_bytes) * 8.0);
@@ -242,7 +266,7 @@ mod tests {
     #[test]
     fn server_rate_limit() {
         let limits = SpecLimits {
-            max_udp_rate_bps: Some(100_000_000),
+            max_rate_bps: Some(100_000_000),
             ..SpecLimits::default()
         };
         assert!(udp_spec(UdpRate::BitsPerSec(50_000_000))

@@ -9,6 +9,7 @@ use super::params::{RrParams, StreamParams, TcpOptions, UdpParams};
 use super::Direction;
 
 /// Which test runs. Spelled as netperf/neper spell them, in the CLI, JSON and storage alike.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TestKind {
@@ -49,6 +50,7 @@ impl TestKind {
 
 /// A test kind's own parameters; the variant is the kind ([`Params::kind`]). On the wire and in
 /// stored runs it is an object whose `kind` field names the variant in the shared vocabulary.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Params {

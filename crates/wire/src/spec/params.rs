@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::{Direction, SendMode, Transport};
 
 /// `tcp_stream`: what each stream writes, which way, over what.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StreamParams {
     /// Which way the data flows.
@@ -39,6 +40,7 @@ impl StreamParams {
 }
 
 /// Socket options of the TCP kinds' data connections.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct TcpOptions {
     /// TCP_MAXSEG request, bytes; set before connecting.
@@ -49,6 +51,9 @@ pub struct TcpOptions {
     pub congestion: Option<String>,
     /// IP TOS / IPv6 traffic class byte (UDP sockets never set it, so it lives here).
     pub tos: Option<u8>,
+    /// Pacing of every data connection's sending, bits/s (SO_MAX_PACING_RATE, on both ends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing_bps: Option<u64>,
 }
 
 impl TcpOptions {
@@ -62,6 +67,7 @@ impl TcpOptions {
 }
 
 /// How fast a UDP sender sends, per stream.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum UdpRate {
@@ -74,6 +80,7 @@ pub enum UdpRate {
 }
 
 /// `udp_stream`: payload, rate, batching and flows.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UdpParams {
     /// Which way the datagrams flow.
@@ -127,6 +134,7 @@ impl UdpParams {
 }
 
 /// The request/response kinds' transaction.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RrParams {
     /// Request bytes (`udp_rr`: the request datagram's UDP payload, header included).

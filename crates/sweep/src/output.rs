@@ -1,21 +1,35 @@
-//! Writers for sweep, repetition and rfc2544 results: a plain-text table, CSV (via the csv
-//! crate) and JSON (the result types as serde serializes them). Writers only format: every
-//! figure was computed in `result.rs`, `repeat.rs` or `rfc2544.rs`. Output is deterministic
-//! for the same result, so it can be compared in tests.
+//! Writers for sweep, repetition and rfc2544 results: a plain-text table (the one renderer,
+//! `report::TextTable`), CSV (via the csv crate) and JSON (the result types as serde
+//! serializes them). Writers only format: every figure was computed in `result.rs`,
+//! `analysis::repeat` or `rfc2544.rs`, and no executor formats. Output is deterministic for the
+//! same result, so it can be compared in tests.
 
 use std::io::Write;
 
-use anyhow::Result;
 use measure::units::format_bits_per_sec as bps;
 use report::{Align, TableStyle, TextTable};
 use serde::Serialize;
 
-use sweep::knob::Phase;
-use sweep::result::{Stopped, SweepKind, SweepParameter, SweepPoint, SweepResult};
-use sweep::run::RepeatResult;
-
-use super::args::OutputArgs;
+use crate::knob::Phase;
+use crate::result::{Stopped, SweepKind, SweepParameter, SweepPoint, SweepResult};
+use crate::run::RepeatResult;
 use analysis::repeat::RepeatStats;
+
+/// A writer that failed: the output stream, or the CSV or JSON encoder.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// Writing to the output failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// The CSV writer failed.
+    #[error(transparent)]
+    Csv(#[from] csv::Error),
+    /// The JSON encoder failed.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}
+
+type Result<T> = std::result::Result<T, WriteError>;
 
 /// Which writer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,19 +40,6 @@ pub enum Format {
     Json,
     /// A header line, then one line per point.
     Csv,
-}
-
-impl OutputArgs {
-    /// The format the flags ask for.
-    pub fn format(&self) -> Format {
-        if self.json {
-            Format::Json
-        } else if self.csv {
-            Format::Csv
-        } else {
-            Format::Table
-        }
-    }
 }
 
 /// Writes `value` as pretty JSON and a newline.

@@ -1,12 +1,12 @@
 use super::*;
-use analysis::repeat::{RepeatPlan, RepeatSummary};
-use analysis::testing::{record_with, rr_with_rtt};
-use sweep::knob::{run_command, KnobPlan, DEFAULT_TIMEOUT};
-use sweep::result::{PointRun, SweepKind, SweepSummary};
-use sweep::rfc2544::{
+use crate::knob::{run_command, KnobPlan, DEFAULT_TIMEOUT};
+use crate::result::{PointRun, SweepKind, SweepSummary};
+use crate::rfc2544::{
     FrameResult, LatencyAtRate, Rfc2544Result, Search, SearchConfig, TrialCounts,
 };
-use sweep::values::SweepValue;
+use crate::values::SweepValue;
+use analysis::repeat::{RepeatPlan, RepeatSummary};
+use analysis::testing::{record_with, rr_with_rtt};
 
 fn run(id: i64, record: results::RunRecord) -> PointRun {
     PointRun {
@@ -181,7 +181,7 @@ fn repeat_table_says_whether_the_interval_was_reached() {
         .collect();
     let records: Vec<&results::RunRecord> = runs.iter().map(|r| &r.record).collect();
     let r = RepeatResult {
-        kind: sweep::run::RepeatDocument::Repeat,
+        kind: crate::run::RepeatDocument::Repeat,
         test: wire::TestKind::TcpStream,
         target: "h:5301".into(),
         summary: RepeatSummary::of(&records, &plan, report::summarized_figures),
@@ -236,7 +236,7 @@ fn rfc2544_table_beside_the_line_rate() {
         run_id: None,
     });
     let r = Rfc2544Result {
-        kind: sweep::rfc2544::Rfc2544Document::Rfc2544,
+        kind: crate::rfc2544::Rfc2544Document::Rfc2544,
         target: "dut:5301".into(),
         link_speed_bps: Some(1_000_000_000),
         trial_s: 10.0,

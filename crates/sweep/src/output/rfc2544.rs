@@ -3,11 +3,10 @@
 
 use std::io::Write;
 
-use anyhow::Result;
+use crate::rfc2544::{End, Rfc2544Result};
 use measure::units::format_bits_per_sec as bps;
-use sweep::rfc2544::{End, Rfc2544Result};
 
-use super::{csv_opt, mbit, opt, table, write_stopped};
+use super::{csv_opt, mbit, opt, table, write_stopped, Result};
 
 fn end_name(end: Option<End>) -> &'static str {
     match end {

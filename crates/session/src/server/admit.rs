@@ -1,0 +1,157 @@
+//! Who a connection is and what it may run: its first message's proof checked against the
+//! server's keys (in the gate, before it costs a thread), the keys file reloaded on request,
+//! and the spec limits of one key.
+//!
+//! Invariants: with keys, a first message without a valid proof never reaches a session; the
+//! client hears the same refusal for an unknown name and a wrong secret (the log tells them
+//! apart); a keys file that fails to reload leaves the previous keys in force.
+
+use std::path::PathBuf;
+
+use engine::Signal;
+use wire::auth::{ClientProof, Mac, Nonce, UserName};
+use wire::spec::{SpecError, SpecLimits};
+
+use crate::auth::{client_proof_holds, server_proof, KeyLimits, KeyTable};
+
+/// `serve --auth-keys`: the keys file, its keys as last read, and the request to read it again
+/// (SIGHUP in the binary).
+#[derive(Debug, Clone)]
+pub struct AuthKeys {
+    /// The keys file.
+    pub path: PathBuf,
+    /// Its keys.
+    pub table: KeyTable,
+    /// Raised to reread the file; lowered again by the server when it has.
+    pub reload: Signal,
+}
+
+/// What a connection's first message proved.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Admission {
+    /// The key's name; `None` on a server without keys.
+    pub user: Option<UserName>,
+    /// The key's limits.
+    pub limits: KeyLimits,
+    /// The server's proof for the client.
+    pub answer: Option<Mac>,
+}
+
+/// A first message the keys turn away.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum AuthRefusal {
+    /// No proof at all.
+    #[error("this server asks for a key: pass --auth-key FILE (or set LINERATE_AUTH_KEY)")]
+    NoProof,
+    /// A name not in the keys file.
+    #[error("authentication failed for key {0}: unknown name or wrong secret")]
+    UnknownName(UserName),
+    /// A known name whose proof does not hold.
+    #[error("authentication failed for key {0}: unknown name or wrong secret")]
+    WrongSecret(UserName),
+}
+
+impl AuthRefusal {
+    /// The server's log line: says which of the two failures it was.
+    pub(super) fn log_text(&self) -> String {
+        match self {
+            Self::NoProof => "refused: no key (this server asks for one)".into(),
+            Self::UnknownName(name) => format!("refused: unknown key name {name}"),
+            Self::WrongSecret(name) => format!("refused: wrong secret for key {name}"),
+        }
+    }
+}
+
+/// Checks `proof` against the server's `challenge` and `keys`; without keys everyone is
+/// admitted and any proof is ignored.
+pub(super) fn admit(
+    keys: Option<&KeyTable>,
+    challenge: &Nonce,
+    proof: Option<&ClientProof>,
+) -> Result<Admission, AuthRefusal> {
+    let Some(keys) = keys else {
+        return Ok(Admission::default());
+    };
+    let proof = proof.ok_or(AuthRefusal::NoProof)?;
+    let entry = keys
+        .get(&proof.user)
+        .ok_or_else(|| AuthRefusal::UnknownName(proof.user.clone()))?;
+    if !client_proof_holds(&entry.secret, challenge, proof) {
+        return Err(AuthRefusal::WrongSecret(proof.user.clone()));
+    }
+    Ok(Admission {
+        user: Some(proof.user.clone()),
+        limits: entry.limits.clone(),
+        answer: Some(server_proof(&entry.secret, challenge, proof)),
+    })
+}
+
+/// The server's keys as the gate uses them: reread when asked.
+pub(super) struct KeyWatch {
+    keys: Option<AuthKeys>,
+}
+
+impl KeyWatch {
+    pub(super) fn new(keys: Option<AuthKeys>) -> Self {
+        Self { keys }
+    }
+
+    /// The keys in force (`None`: this server asks for none).
+    pub(super) fn table(&self) -> Option<&KeyTable> {
+        self.keys.as_ref().map(|k| &k.table)
+    }
+
+    /// Rereads the keys file if asked to; the log line says what happened.
+    pub(super) fn refresh(&mut self, log: &dyn Fn(String)) {
+        let Some(keys) = self.keys.as_mut() else {
+            return;
+        };
+        if !keys.reload.take() {
+            return;
+        }
+        match KeyTable::load(&keys.path) {
+            Ok(table) => {
+                log(format!(
+                    "reloaded {}: {} key{}",
+                    keys.path.display(),
+                    table.len(),
+                    if table.len() == 1 { "" } else { "s" }
+                ));
+                keys.table = table;
+            }
+            Err(e) => log(format!(
+                "{e}; keeping the {} keys read before",
+                keys.table.len()
+            )),
+        }
+    }
+}
+
+impl Admission {
+    /// The server's `limits` narrowed by this key's.
+    pub(super) fn spec_limits(&self, server: &SpecLimits) -> SpecLimits {
+        let key = &self.limits;
+        SpecLimits {
+            max_duration_ms: key.max_time.map_or(server.max_duration_ms, |t| {
+                server.max_duration_ms.min(t.as_millis() as u64)
+            }),
+            max_streams: key
+                .max_streams
+                .map_or(server.max_streams, |n| server.max_streams.min(n)),
+            max_rate_bps: match (server.max_rate_bps, key.max_rate_bps) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+            ..*server
+        }
+    }
+}
+
+/// The word of a key's limit that `error` ran into.
+pub(super) fn limit_word(error: &SpecError) -> &'static str {
+    match error {
+        SpecError::Streams { .. } => "max-streams",
+        SpecError::Duration { .. } => "max-time",
+        _ => "max-rate",
+    }
+}

@@ -1,0 +1,139 @@
+//! Where a client command's tests go: a server at HOST or on a Unix socket, with the key to
+//! prove to it, or an in-process server started for the run.
+
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use engine::{Listener, Signal};
+use session::auth::ClientKey;
+use session::client::ClientConfig;
+use session::server::{self, listen_tcp, ServerConfig, ServerThread};
+use session::target::{resolve, Target};
+use wire::TestSpec;
+
+use crate::sweep::ClientRunner;
+use crate::test_args::{CommonArgs, RunPlan};
+
+/// A client command's server: where, how it is labelled in records, the key to prove to it,
+/// and the in-process server (if one was started), which lives as long as this value.
+pub struct Reached {
+    /// Where the server is.
+    pub target: Target,
+    /// How records name it.
+    pub label: String,
+    /// `--auth-key` or `LINERATE_AUTH_KEY` (never for an in-process server).
+    pub key: Option<ClientKey>,
+    _server: Option<ServerThread>,
+}
+
+impl Reached {
+    /// A test of `spec` against this server.
+    pub fn config(&self, spec: TestSpec, interrupt: Signal) -> ClientConfig {
+        ClientConfig {
+            key: self.key.clone(),
+            ..ClientConfig::new(self.target.clone(), self.label.clone(), spec, interrupt)
+        }
+    }
+
+    /// A sweep's, repeat's or rfc2544's runner against this server.
+    pub fn runner(
+        &self,
+        interrupt: Signal,
+        store: Option<crate::store_args::RunStore>,
+    ) -> ClientRunner {
+        let facts = self.target.host_facts();
+        ClientRunner::new(
+            self.target.clone(),
+            self.label.clone(),
+            interrupt,
+            store,
+            facts,
+        )
+        .with_key(self.key.clone())
+    }
+}
+
+/// The in-process server of a run without a host: it logs only what went wrong.
+pub fn in_process(listener: Listener) -> Result<ServerThread> {
+    let log: server::Log = Arc::new(|line: String| {
+        if line.contains("refused") || line.contains("early") || line.contains("dropped") {
+            eprintln!("linerate (in-process server): {line}");
+        }
+    });
+    ServerThread::start(listener, ServerConfig::default(), log)
+        .context("cannot start the in-process server")
+}
+
+fn unix_target(path: &Path) -> Result<(Target, Option<ServerThread>, String)> {
+    let target = Target::Unix {
+        path: path.to_path_buf(),
+    };
+    if path.exists() {
+        UnixStream::connect(path).with_context(|| {
+            format!("--unix {}: the path exists but nothing accepts connections there; remove it or choose another path", path.display())
+        })?;
+        return Ok((target, None, format!("unix:{}", path.display())));
+    }
+    let listener = UnixListener::bind(path)
+        .with_context(|| format!("--unix {}: cannot create a socket there", path.display()))?;
+    let server = in_process(Listener::Unix(listener, path.to_path_buf()))?;
+    Ok((
+        target,
+        Some(server),
+        format!("unix:{} (in-process server)", path.display()),
+    ))
+}
+
+/// Where a client test goes: HOST, a Unix socket, or a new in-process server (kept alive by
+/// the returned value), with the key for a server of one's own choosing.
+pub fn target_for(plan: &RunPlan, common: &CommonArgs, unix: Option<&Path>) -> Result<Reached> {
+    let (target, server, label) = match (unix, &common.conn.host) {
+        (Some(_), Some(host)) => bail!("--unix and HOST '{host}' both given; use one"),
+        (Some(path), None) => unix_target(path)?,
+        (None, Some(host)) => {
+            let addr = resolve(host, common.conn.port, plan.family)?;
+            (
+                Target::Tcp {
+                    addr,
+                    bind: plan.bind,
+                },
+                None,
+                addr.to_string(),
+            )
+        }
+        (None, None) => {
+            let loopback = match plan.family {
+                session::target::Family::V6 => IpAddr::V6(Ipv6Addr::LOCALHOST),
+                _ => IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+            };
+            let listener = listen_tcp(Some(SocketAddr::new(loopback, 0)), 0)
+                .context("cannot open a loopback listener for the in-process server")?;
+            let addr = listener
+                .tcp_addr()
+                .context("in-process listener has no address")?;
+            let server = in_process(listener)?;
+            (
+                Target::Tcp {
+                    addr,
+                    bind: plan.bind,
+                },
+                Some(server),
+                format!("{addr} (in-process server)"),
+            )
+        }
+    };
+    // The in-process server asks for no key: one from the environment is not for it.
+    let key = match &server {
+        Some(_) => None,
+        None => common.conn.key()?,
+    };
+    Ok(Reached {
+        target,
+        label,
+        key,
+        _server: server,
+    })
+}

@@ -1,0 +1,128 @@
+//! `linerate rr` and `linerate crr`: the request/response flags and their validation into a
+//! spec (the shared flags are [`crate::test_args::CommonArgs`]).
+
+use clap::Args;
+use measure::units::{parse_bits_per_sec, parse_bytes};
+use wire::datagram::HEADER_LEN;
+use wire::spec::{Params, RrParams, TcpOptions};
+
+use crate::repeat_args::RepeatArgs;
+use crate::test_args::{length, CommonArgs, RunPlan};
+
+/// `linerate rr`.
+#[derive(Debug, Args)]
+pub struct RrArgs {
+    /// Flags every test takes (-R and --bidir do not apply: the client always asks).
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Request bytes.
+    #[arg(
+        long = "length",
+        short = 'l',
+        value_name = "REQUEST_BYTES",
+        default_value = "64"
+    )]
+    pub length: String,
+    /// Response bytes (default: the request's size).
+    #[arg(long, value_name = "BYTES")]
+    pub response: Option<String>,
+    /// Warm-up left out of the summary (default: the first interval, when the test lasts more
+    /// than two intervals).
+    #[arg(long, value_name = "SECONDS")]
+    pub omit: Option<f64>,
+    /// Request/response over UDP: one datagram each way (at least 16 bytes each); a request
+    /// unanswered within 1 s is counted as lost.
+    #[arg(long)]
+    pub udp: bool,
+    /// Busy-poll the receive path (SO_BUSY_POLL) for this many µs instead of sleeping.
+    #[arg(long, value_name = "US", num_args = 0..=1, default_missing_value = "50")]
+    pub busy_poll: Option<u32>,
+    /// Start transactions at this rate per stream (per second; K, M) instead of back to back,
+    /// as sockperf --mps; a round trip longer than the gap delays the next, never bunches them.
+    #[arg(long, value_name = "PER_SEC", alias = "mps")]
+    pub tps: Option<String>,
+    /// Repetitions.
+    #[command(flatten)]
+    pub repeat: RepeatArgs,
+}
+
+impl RrArgs {
+    /// Validates the flags into a plan. TCP_NODELAY is always on: a request/response test
+    /// measures the round trip, not Nagle's algorithm.
+    pub fn plan(&self, crr: bool) -> anyhow::Result<RunPlan> {
+        if self.common.reverse || self.common.bidir {
+            return Err(anyhow::anyhow!(
+                "--reverse/--bidir: rr sends requests from the client; omit them"
+            ));
+        }
+        let (min, max) = if self.udp {
+            (HEADER_LEN as u64, 65_507)
+        } else {
+            (1, 64 << 20)
+        };
+        let request = length(&self.length, min, max, "a request")?;
+        let response = match &self.response {
+            None => request,
+            Some(r) => {
+                let v = parse_bytes(r).map_err(|e| anyhow::anyhow!("--response {r}: {e}"))?;
+                if v < min || v > max {
+                    return Err(anyhow::anyhow!(
+                        "--response {r}: must be between {min} and {max} bytes"
+                    ));
+                }
+                v as u32
+            }
+        };
+        if crr && self.udp {
+            return Err(anyhow::anyhow!(
+                "--udp: crr opens TCP connections; use rr --udp for UDP"
+            ));
+        }
+        let params = |rr| match (crr, self.udp) {
+            (true, _) => Params::TcpCrr {
+                rr,
+                tcp: TcpOptions::no_delay(),
+            },
+            (false, true) => Params::UdpRr { rr },
+            (false, false) => Params::TcpRr {
+                rr,
+                tcp: TcpOptions::no_delay(),
+            },
+        };
+        let mut rr = RrParams::new(request, response);
+        let mut plan = self.common.plan(params(rr))?;
+        let (duration, interval) = (plan.spec.duration_ms, plan.spec.interval_ms);
+        rr.omit_ms = match self.omit {
+            None if duration > 2 * interval => interval,
+            None => 0,
+            Some(s) if s.is_finite() && s >= 0.0 && s * 1000.0 < duration as f64 => {
+                (s * 1000.0) as u64
+            }
+            Some(s) => {
+                return Err(anyhow::anyhow!(
+                    "--omit {s}: must be at least 0 and shorter than --time"
+                ))
+            }
+        };
+        if self.busy_poll == Some(0) {
+            return Err(anyhow::anyhow!(
+                "--busy-poll 0: give the busy-poll time in µs, e.g. --busy-poll 50"
+            ));
+        }
+        rr.busy_poll_us = self.busy_poll;
+        rr.transactions_per_sec = match &self.tps {
+            None => None,
+            Some(t) => {
+                let v = parse_bits_per_sec(t).map_err(|e| anyhow::anyhow!("--tps {t}: {e}"))?;
+                if v == 0 || v > 10_000_000 {
+                    return Err(anyhow::anyhow!(
+                        "--tps {t}: must be between 1 and 10M transactions per second"
+                    ));
+                }
+                Some(v)
+            }
+        };
+        plan.spec.params = params(rr);
+        Ok(plan)
+    }
+}

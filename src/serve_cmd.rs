@@ -1,0 +1,149 @@
+//! `linerate serve` and `linerate keygen`: the server's flags into a [`ServerConfig`], its keys
+//! file read (and reread on SIGHUP), and new keys.
+
+use std::net::{IpAddr, SocketAddr};
+use std::os::unix::net::UnixListener;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use engine::{Listener, Signal};
+use session::auth::{KeyTable, Secret};
+use session::server::{self, listen_tcp, AuthKeys, ServerConfig};
+use wire::auth::UserName;
+use wire::spec::SpecLimits;
+
+use crate::cli::ServeArgs;
+
+pub fn stderr_log() -> server::Log {
+    Arc::new(|line: String| eprintln!("linerate serve: {line}"))
+}
+
+/// `linerate serve`.
+pub fn serve(args: &ServeArgs, shutdown: Signal) -> Result<()> {
+    // Every flag is checked before the port is taken.
+    let config = config(args)?;
+    let listener = listener(args)?;
+    eprintln!(
+        "linerate serve: listening on {} (protocol {}, up to {} tests at once{}{})",
+        listener.describe(),
+        wire::PROTOCOL_VERSION,
+        config.max_sessions,
+        match &config.auth {
+            Some(keys) => format!(
+                ", {} key{} from {} (SIGHUP rereads it)",
+                keys.table.len(),
+                if keys.table.len() == 1 { "" } else { "s" },
+                keys.path.display()
+            ),
+            None => String::new(),
+        },
+        if config.one_off {
+            ", one test then exit"
+        } else {
+            ""
+        }
+    );
+    server::serve(listener, shutdown, config, stderr_log());
+    Ok(())
+}
+
+/// The server's limits, allow-list and keys from its flags; every bad one is one line.
+fn config(args: &ServeArgs) -> Result<ServerConfig> {
+    if args.max_sessions == 0 {
+        bail!("--max-sessions 0: must be at least 1");
+    }
+    if args.max_sessions_per_address == Some(0) {
+        bail!("--max-sessions-per-address 0: must be at least 1");
+    }
+    if args.max_streams == 0 {
+        bail!("--max-streams 0: must be at least 1");
+    }
+    if !args.max_time.is_finite() || args.max_time <= 0.0 {
+        bail!("--max-time {}: must be above 0 seconds", args.max_time);
+    }
+    Ok(ServerConfig {
+        limits: SpecLimits {
+            max_duration_ms: (args.max_time * 1000.0) as u64,
+            max_streams: args.max_streams,
+            max_rate_bps: args
+                .max_rate
+                .as_deref()
+                .map(|r| {
+                    measure::units::parse_bits_per_sec(r)
+                        .map_err(|e| anyhow::anyhow!("--max-rate {r}: {e}"))
+                })
+                .transpose()?,
+            ..SpecLimits::default()
+        },
+        max_sessions: if args.one_off { 1 } else { args.max_sessions },
+        max_sessions_per_address: args.max_sessions_per_address,
+        auth: auth_keys(args)?,
+        allow: args
+            .allow
+            .iter()
+            .map(|p| p.parse().map_err(|e| anyhow::anyhow!("--allow {e}")))
+            .collect::<Result<_>>()?,
+        one_off: args.one_off,
+        ..ServerConfig::default()
+    })
+}
+
+/// `--auth-keys`: the file read now (a bad one stops the server from starting) and SIGHUP
+/// wired to reread it.
+fn auth_keys(args: &ServeArgs) -> Result<Option<AuthKeys>> {
+    let Some(path) = &args.auth_keys else {
+        return Ok(None);
+    };
+    let table = KeyTable::load(path)?;
+    if table.is_empty() {
+        eprintln!(
+            "linerate serve: warning: {} holds no key, so every client will be refused",
+            path.display()
+        );
+    }
+    let reload = Signal::new();
+    signal_hook::flag::register(signal_hook::consts::SIGHUP, reload.flag())
+        .context("cannot catch SIGHUP to reread the keys file")?;
+    Ok(Some(AuthKeys {
+        path: path.clone(),
+        table,
+        reload,
+    }))
+}
+
+fn listener(args: &ServeArgs) -> Result<Listener> {
+    if let Some(path) = &args.unix {
+        let listener = UnixListener::bind(path)
+            .with_context(|| format!("--unix {}: cannot listen there", path.display()))?;
+        return Ok(Listener::Unix(listener, path.clone()));
+    }
+    let bind = args
+        .bind
+        .as_deref()
+        .map(|b| {
+            b.parse::<IpAddr>()
+                .map(|ip| SocketAddr::new(ip, args.port))
+                .or_else(|_| b.parse::<SocketAddr>())
+        })
+        .transpose()
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "--bind {}: not an IP address",
+                args.bind.as_deref().unwrap_or("")
+            )
+        })?;
+    listen_tcp(bind, args.port).with_context(|| {
+        format!(
+            "cannot listen on port {}; is another server using it? (choose one with --port)",
+            args.port
+        )
+    })
+}
+
+/// `linerate keygen NAME`: a new key's line, `NAME SECRET`, for the client's key file and the
+/// server's keys file alike.
+pub fn keygen(name: &str) -> Result<String> {
+    let name = UserName::new(name)?;
+    let secret = Secret::generate().context("no random numbers from the operating system")?;
+    Ok(format!("{name} {}", secret.to_base64()))
+}

@@ -1,0 +1,66 @@
+//! A `linerate serve` process on loopback and what /proc says about it: threads, open
+//! descriptors, resident memory, for the tests that check a server returns to its baseline.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use crate::util::{linerate, wait_listening, ServerProcess};
+
+/// A loopback port nothing listens on now.
+pub fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// A `linerate serve --bind 127.0.0.1` process with `args` on a free port, its log discarded.
+pub fn serve_child(args: &[&str]) -> (ServerProcess, u16) {
+    let port = free_port();
+    let child = linerate()
+        .args(["serve", "--bind", "127.0.0.1", "-p", &port.to_string()])
+        .args(args)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_listening("", port);
+    (ServerProcess(child), port)
+}
+
+/// A field of `/proc/PID/status` as a number (`Threads`, `VmRSS` in kB).
+fn status_field(pid: u32, name: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in /proc/{pid}/status"))
+}
+
+/// The threads of process `pid`.
+pub fn threads(pid: u32) -> usize {
+    status_field(pid, "Threads") as usize
+}
+
+/// The open descriptors of process `pid`.
+pub fn fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count()
+}
+
+/// The resident memory of process `pid`, KiB.
+pub fn rss_kib(pid: u32) -> u64 {
+    status_field(pid, "VmRSS")
+}
+
+/// Waits (at most `within`) until `pid` has `base` threads and descriptors again; returns the
+/// last figures seen.
+pub fn back_to_baseline(pid: u32, base: (usize, usize), within: Duration) -> (usize, usize) {
+    let deadline = Instant::now() + within;
+    loop {
+        let now = (threads(pid), fds(pid));
+        if now == base || Instant::now() > deadline {
+            return now;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
