@@ -24,12 +24,15 @@ use sweep::output::{self as sweep_output, Format};
 pub struct RunOutcome {
     /// Ctrl-C cut it short; what was measured was printed and stored.
     pub interrupted: bool,
+    /// The server went away mid-test; the client's own figures were printed and stored.
+    pub incomplete: bool,
 }
 
 impl RunOutcome {
     fn of(record: &RunRecord) -> Self {
         Self {
             interrupted: record.summary.interrupted,
+            incomplete: record.summary.incomplete.is_some(),
         }
     }
 
@@ -37,8 +40,14 @@ impl RunOutcome {
     /// points were printed).
     fn stopped(stopped: Option<Stopped>) -> Result<Self> {
         match stopped {
-            None => Ok(Self { interrupted: false }),
-            Some(Stopped::Interrupted) => Ok(Self { interrupted: true }),
+            None => Ok(Self {
+                interrupted: false,
+                incomplete: false,
+            }),
+            Some(Stopped::Interrupted) => Ok(Self {
+                interrupted: true,
+                incomplete: false,
+            }),
             Some(Stopped::Failed { message }) => bail!("{message}"),
         }
     }

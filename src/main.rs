@@ -1,8 +1,9 @@
 //! The `linerate` binary: parse, dispatch, map errors to exit codes. Everything else lives in
 //! the library (`src/lib.rs`).
 //!
-//! Exit codes: 0 success (and a closed stdout pipe), 2 an error, 130 interrupted by Ctrl-C
-//! (after printing the partial summary).
+//! Exit codes: 0 success (and a closed stdout pipe), 2 an error, 3 incomplete: the server went
+//! away mid-test (after printing and storing the client's own figures), 130 interrupted by
+//! Ctrl-C (after printing the partial summary).
 
 use std::process::ExitCode;
 
@@ -103,6 +104,8 @@ fn run() -> anyhow::Result<ExitCode> {
     };
     Ok(if outcome.interrupted {
         ExitCode::from(130)
+    } else if outcome.incomplete {
+        ExitCode::from(3)
     } else {
         ExitCode::SUCCESS
     })

@@ -162,7 +162,7 @@ impl RunStore {
         }
         self.store
             .insert(record, &tags, facts)
-            .map_err(|e| store_error(e, true))
+            .map_err(|e| keep_unsaved(record, store_error(e, true)))
     }
 
     /// The database file.
@@ -178,6 +178,30 @@ pub fn store_run(args: &StoreArgs, record: &RunRecord, facts: HostFacts) -> Resu
     match args.open()? {
         Some(mut store) => store.save(record, &facts).map(Some),
         None => Ok(None),
+    }
+}
+
+/// A run the database would not take (disk full, file system gone read-only): its record is
+/// written as JSON (as `--json` prints it) to the temporary directory, and the error says
+/// where, so nothing measured is lost.
+fn keep_unsaved(record: &RunRecord, error: anyhow::Error) -> anyhow::Error {
+    let stamp = record.started_at_unix_ms;
+    let path = std::env::temp_dir().join(format!(
+        "linerate-unsaved-{stamp}-{}.json",
+        std::process::id()
+    ));
+    let written = serde_json::to_vec_pretty(record)
+        .map_err(std::io::Error::other)
+        .and_then(|bytes| std::fs::write(&path, bytes));
+    match written {
+        Ok(()) => anyhow!(
+            "the run was printed but not stored: {error:#}; its record (JSON) is in {}",
+            path.display()
+        ),
+        Err(e) => anyhow!(
+            "the run was printed but not stored: {error:#}; nor could its record be written to {} ({e}): the output above is all that is left",
+            path.display()
+        ),
     }
 }
 

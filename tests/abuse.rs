@@ -1,10 +1,9 @@
-//! A server under abuse on loopback: thousands of idle and trickling connections cost it no
-//! threads, and a real client still gets its test within seconds.
+//! A server under abuse on loopback: ten thousand idle and trickling connections cost it no
+//! threads and little memory, and a real client still gets its test within seconds.
 
 use super::*;
-use crate::proc::{free_port, threads};
+use crate::proc::{rss_kib, serve_child, threads};
 use std::net::SocketAddr;
-use std::process::Stdio;
 
 /// Lets this process open `want` descriptors, as far as the hard limit allows.
 fn raise_fd_limit(want: u64) -> u64 {
@@ -20,18 +19,12 @@ fn raise_fd_limit(want: u64) -> u64 {
 
 #[test]
 fn idle_and_trickling_connections_cost_no_threads() {
-    let limit = raise_fd_limit(4096);
-    let idle_count = 2000.min(limit.saturating_sub(200) as usize);
-    let port = free_port();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_linerate"))
-        .args(["serve", "--bind", "127.0.0.1", "-p", &port.to_string()])
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let _server = ServerProcess(child);
-    wait_listening("", port);
+    let limit = raise_fd_limit(10_400);
+    let idle_count = 10_000.min(limit.saturating_sub(200) as usize);
+    let (server, port) = serve_child(&[]);
+    let pid = server.0.id();
     let base = threads(pid);
+    let base_rss = rss_kib(pid);
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let idle: Vec<TcpStream> = (0..idle_count)
         .filter_map(|_| TcpStream::connect(addr).ok())
@@ -49,6 +42,7 @@ fn idle_and_trickling_connections_cost_no_threads() {
         std::thread::sleep(Duration::from_millis(100));
     }
     let during = threads(pid);
+    let rss = rss_kib(pid);
     let started = Instant::now();
     let out = linerate()
         .args([
@@ -74,6 +68,16 @@ fn idle_and_trickling_connections_cost_no_threads() {
     assert!(
         during <= base + 2,
         "{idle_count} idle and 20 trickling connections grew the server from {base} to {during} threads"
+    );
+    println!(
+        "{} idle + {} trickling connections: server threads {base} -> {during}, resident memory \
+         {base_rss} -> {rss} KiB; a 1 s test beside them took {took:?}",
+        idle.len(),
+        trickling.len()
+    );
+    assert!(
+        rss < base_rss + 64 * 1024,
+        "{idle_count} idle connections grew the server from {base_rss} to {rss} KiB"
     );
     drop(idle);
 }
@@ -158,4 +162,24 @@ fn bad_server_limits_and_prefixes_are_one_line() {
     ] {
         fails_in_one_line(args, needle);
     }
+}
+
+#[test]
+fn a_flood_of_bad_connections_is_summed_in_the_log() {
+    let server = fast_server();
+    for _ in 0..200 {
+        let mut c = TcpStream::connect(server.addr).unwrap();
+        c.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+    }
+    wait_for_log(
+        &server,
+        "dropped or refused during handshake in the last second",
+    );
+    let one_by_one = server
+        .log_text()
+        .lines()
+        .filter(|l| l.contains("not a linerate endpoint"))
+        .count();
+    assert!(one_by_one <= 40, "{one_by_one} lines, one per connection");
+    assert!(run(server.addr, spec(Direction::Send, 1, 300)).is_ok());
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crate::util::{linerate, wait_listening, ServerProcess};
 
 /// A loopback port nothing listens on now.
-pub fn free_port() -> u16 {
+fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     l.local_addr().unwrap().port()
 }

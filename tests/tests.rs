@@ -7,6 +7,8 @@ mod budgets;
 mod cli;
 mod crr_netns;
 mod deploy;
+mod disk;
+mod faults;
 mod fuzz;
 mod harness;
 mod latency;

@@ -75,6 +75,11 @@ impl ClientRunner {
                 Some(store.save_with(&record, &self.facts, &tags)?.0)
             }
         };
+        // A point whose server went away is kept (stored) but ends the sweep.
+        if let Some(why) = &record.summary.incomplete {
+            let stored = run_id.map_or(String::new(), |id| format!("; stored as #{id}"));
+            anyhow::bail!("{why}{stored}");
+        }
         Ok(Measured { record, run_id })
     }
 }

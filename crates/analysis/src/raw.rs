@@ -63,6 +63,9 @@ pub struct RawRun {
     pub local_process_cpu: CpuTime,
     /// Client host CPU over `local_wall`.
     pub local_system_cpu: Option<SystemCpu>,
-    /// The server's figures.
+    /// The server's figures (empty when it went away: see `server_lost`).
     pub server: ServerResults,
+    /// Why the server's figures are missing: the control connection failed mid-test (the
+    /// server was killed, or the path went black). `None` for a run with both ends' figures.
+    pub server_lost: Option<String>,
 }

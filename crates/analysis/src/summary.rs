@@ -239,6 +239,7 @@ fn totals(
     Summary {
         duration_s: secs,
         interrupted: raw.interrupted,
+        incomplete: raw.server_lost.clone(),
         bytes_sent: flows.iter().map(|f| f.bytes_sent).sum(),
         bytes_received: flows.iter().map(|f| f.bytes_received).sum(),
         bytes_in_flight: flows.iter().map(|f| f.bytes_in_flight).sum(),
@@ -387,6 +388,7 @@ mod tests {
             spec,
             window: Duration::from_secs(2),
             interrupted: false,
+            server_lost: None,
             local_wall: Duration::from_secs(2),
             local_streams: vec![LocalStream {
                 at_stop: sent(2000),
@@ -431,6 +433,7 @@ mod tests {
             spec: spec(Direction::Send, 2),
             window: Duration::from_secs(2),
             interrupted: false,
+            server_lost: None,
             local_wall: Duration::from_secs(2),
             local_streams: vec![
                 LocalStream {
@@ -505,6 +508,7 @@ mod tests {
             spec: spec(Direction::Reverse, 1),
             window: Duration::from_secs(1),
             interrupted: true,
+            server_lost: None,
             local_wall: Duration::from_secs(1),
             local_streams: vec![LocalStream {
                 at_stop: bytes(100),

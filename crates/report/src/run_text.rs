@@ -197,10 +197,10 @@ fn write_flow_detail(
 /// Writes the summary block of a run.
 pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
     let s = &r.summary;
-    let note = if s.interrupted {
-        " (INTERRUPTED: partial)"
-    } else {
-        ""
+    let note = match (&s.incomplete, s.interrupted) {
+        (Some(why), _) => format!(" (INCOMPLETE: {why}; the client's own figures only)"),
+        (None, true) => " (INTERRUPTED: partial)".to_string(),
+        (None, false) => String::new(),
     };
     writeln!(
         w,

@@ -302,6 +302,11 @@ pub struct Summary {
     pub duration_s: f64,
     /// Whether the user interrupted the run (the figures cover what ran).
     pub interrupted: bool,
+    /// Set when the server went away mid-test (killed, or the path went black): why. The
+    /// figures are the client's own; what only the server measures (bytes received on
+    /// client-to-server flows, its CPU) is missing and reads as 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
     /// Bytes written, all directions.
     pub bytes_sent: u64,
     /// Bytes read within the window, all directions.

@@ -51,11 +51,11 @@ pub(super) fn measure_streams(
     let running = start(config, ctrl, conns)?;
     let mut tracker = IntervalTracker::new(&config.spec);
     let mut intervals = Vec::new();
-    let interrupted = poll_until_end(config, ctrl, &running, &mut tracker, &mut |sample| {
+    let end = poll_until_end(config, ctrl, &running, &mut tracker, &mut |sample| {
         progress.interval(&sample);
         intervals.push(sample);
     })?;
-    let (sample, raw) = finish(config, ctrl, running, &mut tracker, interrupted)?;
+    let (sample, raw) = finish(config, ctrl, running, &mut tracker, end)?;
     progress.interval(&sample);
     intervals.push(sample);
     Ok(Measured { intervals, raw })
@@ -96,16 +96,34 @@ fn start(
     })
 }
 
-/// Polls the server each interval until the test time is up (false) or the user interrupts
-/// (true), handing every interval sample to `emit`. A tick within 10 ms of the end is left to
-/// the last interval, which ends at `Stop`.
+/// How long the client's streams get to end once the server is gone.
+const LOST_DRAIN: Duration = Duration::from_secs(2);
+
+/// How the polling loop ended.
+enum PollEnd {
+    /// The test time is up.
+    TimeUp,
+    /// The user interrupted.
+    Interrupted,
+    /// The control connection failed: the server is gone (killed, or the path went black).
+    ServerLost(String),
+}
+
+/// The words of a control connection that failed mid-test.
+fn lost(context: &str, e: &wire::WireError) -> String {
+    format!("the server went away mid-test ({context}: {e})")
+}
+
+/// Polls the server each interval until the test time is up, the user interrupts or the
+/// server is gone, handing every interval sample to `emit`. A tick within 10 ms of the end is
+/// left to the last interval, which ends at `Stop`.
 fn poll_until_end(
     config: &ClientConfig,
     ctrl: &mut Conn,
     running: &Running,
     tracker: &mut IntervalTracker,
     emit: &mut dyn FnMut(IntervalSample),
-) -> Result<bool, ClientError> {
+) -> Result<PollEnd, ClientError> {
     let spec = &config.spec;
     let (workers, t0) = (&running.workers, running.t0);
     let duration = Duration::from_millis(spec.duration_ms);
@@ -114,21 +132,21 @@ fn poll_until_end(
     let mut seq = 0u64;
     loop {
         if config.interrupt.is_raised() {
-            return Ok(true);
+            return Ok(PollEnd::Interrupted);
         }
         let elapsed = t0.elapsed();
         if elapsed >= duration {
-            return Ok(false);
+            return Ok(PollEnd::TimeUp);
         }
         if elapsed >= next_tick && duration - elapsed > Duration::from_millis(10) {
             seq += 1;
-            send(ctrl, &ClientMsg::Poll { seq }).map_err(protocol("polling the server"))?;
-            let server_counts = match recv::<ServerMsg>(ctrl, HANDSHAKE_TIMEOUT)
-                .map_err(protocol("polling the server"))?
-            {
-                ServerMsg::Counters { counts, .. } => counts,
-                ServerMsg::Error { message } => return Err(server_ended(&message)),
-                other => return Err(unexpected(&other)),
+            let reply = send(ctrl, &ClientMsg::Poll { seq })
+                .and_then(|()| recv::<ServerMsg>(ctrl, HANDSHAKE_TIMEOUT));
+            let server_counts = match reply {
+                Err(e) => return Ok(PollEnd::ServerLost(lost("polling it", &e))),
+                Ok(ServerMsg::Counters { counts, .. }) => counts,
+                Ok(ServerMsg::Error { message }) => return Err(server_ended(&message)),
+                Ok(other) => return Err(unexpected(&other)),
             };
             let mut sample = tracker.sample(t0.elapsed(), &workers.snapshot(), &server_counts);
             analysis::add_latency(&mut sample, workers.take_latency().as_ref());
@@ -145,13 +163,13 @@ fn server_ended(message: &str) -> ClientError {
 }
 
 /// Stops the test on both ends and returns the last interval (which ends at `Stop`) and the
-/// raw figures of both ends.
+/// raw figures of both ends; with the server gone, the client's own figures alone.
 fn finish(
     config: &ClientConfig,
     ctrl: &mut Conn,
     running: Running,
     tracker: &mut IntervalTracker,
-    interrupted: bool,
+    end: PollEnd,
 ) -> Result<(IntervalSample, RawRun), ClientError> {
     let Running {
         workers,
@@ -162,16 +180,21 @@ fn finish(
     workers.stop();
     let window = t0.elapsed();
     let local_at_stop = workers.snapshot();
-    send(ctrl, &ClientMsg::Stop).map_err(protocol("stopping the test"))?;
-    let results_wait = config.drain_timeout + HANDSHAKE_TIMEOUT;
-    let server: ServerResults = match recv::<ServerMsg>(ctrl, results_wait)
-        .map_err(protocol("waiting for the server's results"))?
-    {
-        ServerMsg::Results(r) => r,
-        ServerMsg::Error { message } => return Err(server_ended(&message)),
-        other => return Err(unexpected(&other)),
+    let interrupted = matches!(end, PollEnd::Interrupted);
+    let (server, server_lost) = match end {
+        PollEnd::ServerLost(why) => (ServerResults::default(), Some(why)),
+        PollEnd::TimeUp | PollEnd::Interrupted => match server_results(config, ctrl)? {
+            Ok(results) => (results, None),
+            Err(why) => (ServerResults::default(), Some(why)),
+        },
     };
-    let outcomes = workers.join(config.drain_timeout);
+    // With the server gone, its side of the streams ends at once (reset) or never (a black
+    // hole): nothing is left to drain, so the wait is short.
+    let drain = match server_lost {
+        Some(_) => config.drain_timeout.min(LOST_DRAIN),
+        None => config.drain_timeout,
+    };
+    let outcomes = workers.join(drain);
     let mut workers_latency: Option<measure::latency::Latency> = None;
     for tail in outcomes.iter().filter_map(|o| o.latency_tail.as_ref()) {
         workers_latency
@@ -179,25 +202,7 @@ fn finish(
             .add(tail);
     }
     let local_wall = t0.elapsed();
-    // The last interval ends at Stop: receivers count what they had read by then, senders
-    // everything they wrote (a write in progress at Stop still completes), so the intervals
-    // add up exactly to the summary's totals.
-    let (mut last_local, mut last_server) = (Vec::new(), Vec::new());
-    for (i, &(_, flow)) in config.spec.flows().iter().enumerate() {
-        let remote = server.streams.get(i);
-        let (local, far) = match flow {
-            Flow::ClientToServer => (
-                outcomes[i].now,
-                remote.map(|r| r.at_stop).unwrap_or_default(),
-            ),
-            Flow::ServerToClient => (
-                local_at_stop[i],
-                remote.map(|r| r.total).unwrap_or_default(),
-            ),
-        };
-        last_local.push(local);
-        last_server.push(far);
-    }
+    let (last_local, last_server) = last_counts(config, &server, &outcomes, &local_at_stop);
     let mut sample = tracker.sample(window, &last_local, &last_server);
     analysis::add_latency(&mut sample, workers_latency.as_ref());
     let local_streams = outcomes
@@ -221,8 +226,55 @@ fn finish(
         local_process_cpu: CpuTime::process_now().since(cpu0),
         local_system_cpu: sys0.zip(SystemCpuSnapshot::now()).map(|(a, b)| b.since(&a)),
         server,
+        server_lost,
     };
     Ok((sample, raw))
+}
+
+/// `Stop` and the server's `Results`; `Ok(Err(why))` when the control connection failed (the
+/// server went away), an error when the server refused or said something out of place.
+fn server_results(
+    config: &ClientConfig,
+    ctrl: &mut Conn,
+) -> Result<Result<ServerResults, String>, ClientError> {
+    if let Err(e) = send(ctrl, &ClientMsg::Stop) {
+        return Ok(Err(lost("stopping the test", &e)));
+    }
+    let results_wait = config.drain_timeout + HANDSHAKE_TIMEOUT;
+    match recv::<ServerMsg>(ctrl, results_wait) {
+        Ok(ServerMsg::Results(r)) => Ok(Ok(r)),
+        Ok(ServerMsg::Error { message }) => Err(server_ended(&message)),
+        Ok(other) => Err(unexpected(&other)),
+        Err(e) => Ok(Err(lost("waiting for its results", &e))),
+    }
+}
+
+/// Both ends' counters for the last interval, which ends at `Stop`: receivers count what they
+/// had read by then, senders everything they wrote (a write in progress at Stop still
+/// completes), so the intervals add up exactly to the summary's totals.
+fn last_counts(
+    config: &ClientConfig,
+    server: &ServerResults,
+    outcomes: &[engine::WorkerOutcome],
+    local_at_stop: &[wire::msg::StreamCounts],
+) -> (Vec<wire::msg::StreamCounts>, Vec<wire::msg::StreamCounts>) {
+    let (mut last_local, mut last_server) = (Vec::new(), Vec::new());
+    for (i, &(_, flow)) in config.spec.flows().iter().enumerate() {
+        let remote = server.streams.get(i);
+        let (local, far) = match flow {
+            Flow::ClientToServer => (
+                outcomes[i].now,
+                remote.map(|r| r.at_stop).unwrap_or_default(),
+            ),
+            Flow::ServerToClient => (
+                local_at_stop[i],
+                remote.map(|r| r.total).unwrap_or_default(),
+            ),
+        };
+        last_local.push(local);
+        last_server.push(far);
+    }
+    (last_local, last_server)
 }
 
 /// The figures of a worker's report that the summary reads.

@@ -119,23 +119,42 @@ impl Pending {
     }
 }
 
-/// Connections closed at the cap, and failed accepts (out of descriptors), reported at most
-/// once per second.
-struct TurnedAway {
+/// Lines about single connections (drops, refusals) logged per second; past that they are
+/// counted, and the count is logged once per second.
+const CONN_LINES_PER_SECOND: u32 = 20;
+
+/// What the gate logs in bulk: connections closed at the cap or from outside `--allow`,
+/// failed accepts (out of descriptors), and single-connection lines past
+/// [`CONN_LINES_PER_SECOND`], each reported at most once per second, so a flood of bad
+/// connections cannot flood the log.
+#[derive(Default)]
+struct GateLog {
     count: u64,
     /// Connections from outside `--allow`.
     outsiders: u64,
     last_report: Option<Instant>,
     accept_error: Option<std::io::Error>,
+    /// Single-connection lines logged in this second.
+    lines: u32,
+    /// Single-connection lines not logged in this second.
+    suppressed: u64,
 }
 
-impl TurnedAway {
+impl GateLog {
+    /// Logs a line about one connection, or counts it once this second's share is spent.
+    fn conn_line(&mut self, shared: &Shared, line: String) {
+        if self.lines < CONN_LINES_PER_SECOND {
+            self.lines += 1;
+            (shared.log)(line);
+        } else {
+            self.suppressed += 1;
+        }
+    }
+
     fn report(&mut self, shared: &Shared) {
-        let quiet = self.count == 0 && self.outsiders == 0 && self.accept_error.is_none();
-        if quiet
-            || self
-                .last_report
-                .is_some_and(|t| t.elapsed() < Duration::from_secs(1))
+        if self
+            .last_report
+            .is_some_and(|t| t.elapsed() < Duration::from_secs(1))
         {
             return;
         }
@@ -157,8 +176,18 @@ impl TurnedAway {
         if let Some(e) = self.accept_error.take() {
             (shared.log)(format!("accept failed: {e}"));
         }
+        if self.suppressed > 0 {
+            (shared.log)(format!(
+                "{} more connection{} dropped or refused during handshake in the last second \
+                 (not logged one by one past {CONN_LINES_PER_SECOND} a second)",
+                self.suppressed,
+                plural(self.suppressed)
+            ));
+        }
         self.count = 0;
         self.outsiders = 0;
+        self.lines = 0;
+        self.suppressed = 0;
         self.last_report = Some(Instant::now());
     }
 }
@@ -168,12 +197,7 @@ impl TurnedAway {
 pub(super) fn run(listener: &Listener, shared: &Arc<Shared>, done: impl Fn() -> bool) {
     let mut pending: Vec<Pending> = Vec::new();
     let mut keys = KeyWatch::new(shared.config.auth.clone());
-    let mut turned_away = TurnedAway {
-        count: 0,
-        outsiders: 0,
-        last_report: None,
-        accept_error: None,
-    };
+    let mut gate_log = GateLog::default();
     while !done() {
         let now = Instant::now();
         let wait = pending
@@ -187,16 +211,22 @@ pub(super) fn run(listener: &Listener, shared: &Arc<Shared>, done: impl Fn() -> 
             .collect();
         let ready = poll_readable(&fds, wait);
         keys.refresh(&*shared.log);
-        advance(&mut pending, &ready[1..], shared, &keys);
+        advance(&mut pending, &ready[1..], shared, &keys, &mut gate_log);
         if ready[0] {
-            accept_all(listener, &mut pending, &mut turned_away, shared);
+            accept_all(listener, &mut pending, &mut gate_log, shared);
         }
-        turned_away.report(shared);
+        gate_log.report(shared);
     }
 }
 
 /// Reads the ready connections among the first `ready.len()`, drops those past their deadline.
-fn advance(pending: &mut Vec<Pending>, ready: &[bool], shared: &Arc<Shared>, keys: &KeyWatch) {
+fn advance(
+    pending: &mut Vec<Pending>,
+    ready: &[bool],
+    shared: &Arc<Shared>,
+    keys: &KeyWatch,
+    log: &mut GateLog,
+) {
     let now = Instant::now();
     for i in (0..ready.len()).rev() {
         let expired = pending[i].deadline <= now;
@@ -212,10 +242,13 @@ fn advance(pending: &mut Vec<Pending>, ready: &[bool], shared: &Arc<Shared>, key
             Step::Waiting if !expired => {}
             Step::Waiting => {
                 let p = pending.swap_remove(i);
-                (shared.log)(format!(
-                    "{}: dropped during handshake: no hello and first message within {:?}",
-                    p.peer, shared.config.handshake_timeout
-                ));
+                log.conn_line(
+                    shared,
+                    format!(
+                        "{}: dropped during handshake: no hello and first message within {:?}",
+                        p.peer, shared.config.handshake_timeout
+                    ),
+                );
             }
             Step::Closed => drop(pending.swap_remove(i)),
             Step::LeftAfterHello => {
@@ -225,11 +258,14 @@ fn advance(pending: &mut Vec<Pending>, ready: &[bool], shared: &Arc<Shared>, key
                 } else {
                     "it has a key, and this server asks for none"
                 };
-                (shared.log)(format!("{}: left after the greeting ({why})", p.peer));
+                log.conn_line(
+                    shared,
+                    format!("{}: left after the greeting ({why})", p.peer),
+                );
             }
             Step::Failed(e) => {
                 let p = pending.swap_remove(i);
-                (shared.log)(format!("{}: dropped during handshake: {e}", p.peer));
+                log.conn_line(shared, format!("{}: dropped during handshake: {e}", p.peer));
             }
             Step::Done(msg) => {
                 let p = pending.swap_remove(i);
@@ -239,7 +275,10 @@ fn advance(pending: &mut Vec<Pending>, ready: &[bool], shared: &Arc<Shared>, key
                 };
                 match admit(keys.table(), &p.challenge, proof) {
                     Ok(admission) => dispatch(p.conn, p.peer, *msg, admission, shared),
-                    Err(refusal) => refuse(p.conn, &p.peer, &refusal, shared),
+                    Err(refusal) => {
+                        log.conn_line(shared, format!("{}: {}", p.peer, refusal.log_text()));
+                        refuse(p.conn, &refusal);
+                    }
                 }
             }
         }
@@ -250,7 +289,7 @@ fn advance(pending: &mut Vec<Pending>, ready: &[bool], shared: &Arc<Shared>, key
 fn accept_all(
     listener: &Listener,
     pending: &mut Vec<Pending>,
-    turned_away: &mut TurnedAway,
+    turned_away: &mut GateLog,
     shared: &Shared,
 ) {
     for _ in 0..1024 {
@@ -341,8 +380,7 @@ fn dispatch(
 }
 
 /// Tells a client its proof did not hold (the log says why), without waiting on its socket.
-fn refuse(mut conn: Conn, peer: &str, refusal: &super::admit::AuthRefusal, shared: &Shared) {
-    (shared.log)(format!("{peer}: {}", refusal.log_text()));
+fn refuse(mut conn: Conn, refusal: &super::admit::AuthRefusal) {
     // The answer is small and the socket's send buffer empty: a nonblocking write takes it.
     let _ = crate::control::send(
         &mut conn,
