@@ -76,3 +76,25 @@ fn concurrent_clients_are_served() {
         assert!(h.join().unwrap().unwrap().summary.flows[0].reconciled);
     }
 }
+
+#[test]
+fn tcp_state_is_in_every_interval_and_the_time_shares_in_the_summary() {
+    let server = test_server();
+    for direction in [Direction::Send, Direction::Reverse] {
+        let r = run(server.addr, spec(direction, 2, 1000)).unwrap();
+        for i in &r.intervals {
+            let t = i.flows[0]
+                .tcp_info
+                .unwrap_or_else(|| panic!("{direction:?}: {i:?}"));
+            assert!(
+                t.rtt_us > 0 && t.snd_cwnd_segments > 0,
+                "{direction:?}: {t:?}"
+            );
+        }
+        // This kernel keeps the chrono times (Linux 4.10+).
+        let time = r.summary.flows[0].tcp_time.unwrap();
+        assert!(time.busy_pct > 10.0, "{direction:?}: {time:?}");
+        assert!((0.0..=100.0).contains(&time.rwnd_limited_pct), "{time:?}");
+        assert!(time.min_rtt_us.is_some_and(|m| m > 0), "{time:?}");
+    }
+}

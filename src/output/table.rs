@@ -111,8 +111,8 @@ impl<W: Write> LiveTable<W> {
         } else {
             writeln!(
                 self.out,
-                "{:>15}  {:<4}  {:>11}  {:>11}  {:>13}",
-                "interval s", "dir", "sent", "received", "rate"
+                "{:>15}  {:<4}  {:>11}  {:>11}  {:>13}  {:>6}  {:>6}  {:>8}",
+                "interval s", "dir", "sent", "received", "rate", "retr", "cwnd", "rtt us"
             )
         }
     }
@@ -153,15 +153,29 @@ impl<W: Write> LiveTable<W> {
                 )?;
                 continue;
             }
+            // The sender's TCP state at the interval's end: retransmits in it, cwnd, RTT.
+            let tcp = f.tcp_info.map_or_else(
+                || ["-".to_string(), "-".to_string(), "-".to_string()],
+                |t| {
+                    [
+                        t.retransmits.to_string(),
+                        t.snd_cwnd_segments.to_string(),
+                        t.rtt_us.to_string(),
+                    ]
+                },
+            );
             writeln!(
                 self.out,
-                "{:>6.2} - {:>6.2}  {:<4}  {:>11}  {:>11}  {:>13}",
+                "{:>6.2} - {:>6.2}  {:<4}  {:>11}  {:>11}  {:>13}  {:>6}  {:>6}  {:>8}",
                 s.start_s,
                 s.end_s,
                 f.flow.label(),
                 format_bytes(f.sender_bytes),
                 format_bytes(f.receiver_bytes),
                 bps(f.throughput_bps),
+                tcp[0],
+                tcp[1],
+                tcp[2],
             )?;
         }
         if let Some(p) = &s.probe {

@@ -6,8 +6,9 @@
 use std::time::Duration;
 
 use measure::latency::Latency;
+use measure::tcp_info::TcpInfo;
 use measure::units::bits_per_sec;
-use results::{FlowInterval, IntervalSample, RrInterval, UdpInterval};
+use results::{FlowInterval, IntervalSample, IntervalTcp, RrInterval, UdpInterval};
 use wire::msg::StreamCounts;
 use wire::spec::Flow;
 use wire::{TestKind, TestSpec};
@@ -22,6 +23,8 @@ pub struct IntervalTracker {
     rr: bool,
     prev_local: Vec<StreamCounts>,
     prev_server: Vec<StreamCounts>,
+    /// Each stream's sender's retransmit count at its last TCP_INFO.
+    prev_retransmits: Vec<u32>,
     prev_end: Duration,
 }
 
@@ -36,6 +39,7 @@ impl IntervalTracker {
             rr: spec.kind().is_rr(),
             prev_local: vec![StreamCounts::default(); n],
             prev_server: vec![StreamCounts::default(); n],
+            prev_retransmits: vec![0; n],
             prev_end: Duration::ZERO,
         }
     }
@@ -49,6 +53,7 @@ impl IntervalTracker {
     ) -> IntervalSample {
         let secs = (at - self.prev_end.min(at)).as_secs_f64();
         let mut flows: Vec<FlowInterval> = Vec::new();
+        let mut tcp: Vec<(Flow, usize, TcpInfo)> = Vec::new();
         for (i, &(_, flow)) in self.flows.iter().enumerate() {
             let (l, s) = (
                 local.get(i).copied().unwrap_or_default(),
@@ -67,6 +72,9 @@ impl IntervalTracker {
                     &mut flows[last]
                 }
             };
+            if let Some(info) = snd.tcp_info {
+                tcp.push((flow, i, info));
+            }
             let received = rcv.bytes.saturating_sub(prcv.bytes);
             entry.sender_bytes += snd.bytes.saturating_sub(psnd.bytes);
             entry.receiver_bytes += received;
@@ -88,6 +96,7 @@ impl IntervalTracker {
         }
         for f in &mut flows {
             rates(f, secs);
+            f.tcp_info = self.tcp_state(f.flow, &tcp);
         }
         let sample = IntervalSample {
             start_s: self.prev_end.as_secs_f64(),
@@ -111,7 +120,30 @@ impl IntervalTracker {
             stream_receiver_bytes: Vec::new(),
             udp: self.udp.then(UdpInterval::default),
             rr: self.rr.then(RrInterval::default),
+            tcp_info: None,
         }
+    }
+
+    /// `flow`'s TCP state from its senders' TCP_INFO (`None` without any): retransmits since
+    /// each stream's previous reading, windows and delivery rates summed, RTT averaged.
+    fn tcp_state(&mut self, flow: Flow, infos: &[(Flow, usize, TcpInfo)]) -> Option<IntervalTcp> {
+        let mine: Vec<&(Flow, usize, TcpInfo)> = infos.iter().filter(|t| t.0 == flow).collect();
+        if mine.is_empty() {
+            return None;
+        }
+        let mut state = IntervalTcp::default();
+        let mut rtt_sum = 0u64;
+        for &&(_, i, info) in &mine {
+            state.retransmits += info.retransmits.saturating_sub(self.prev_retransmits[i]);
+            self.prev_retransmits[i] = info.retransmits;
+            state.snd_cwnd_segments += info.snd_cwnd_segments;
+            rtt_sum += u64::from(info.rtt_us);
+            if let Some(rate) = info.delivery_rate_bps {
+                *state.delivery_rate_bps.get_or_insert(0) += rate;
+            }
+        }
+        state.rtt_us = (rtt_sum / mine.len() as u64) as u32;
+        Some(state)
     }
 }
 
@@ -183,5 +215,58 @@ mod tests {
         assert_eq!(s.flows[0].receiver_bytes, 1000);
         assert_eq!(s.flows[0].throughput_bps, 16000.0);
         assert_eq!(s.flows[1].receiver_bytes, 0);
+    }
+
+    fn sent_with(b: u64, retransmits: u32, cwnd: u32, rtt: u32) -> StreamCounts {
+        StreamCounts {
+            bytes: b,
+            tcp_info: Some(TcpInfo {
+                retransmits,
+                snd_cwnd_segments: cwnd,
+                rtt_us: rtt,
+                delivery_rate_bps: Some(1000),
+                ..TcpInfo::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn tcp_state_is_the_senders_with_retransmits_per_interval() {
+        let params = Params::TcpStream {
+            stream: StreamParams::new(Direction::Send),
+            tcp: Default::default(),
+        };
+        let mut t = IntervalTracker::new(&TestSpec::new(params, 2, 2000));
+        let s = t.sample(
+            Duration::from_secs(1),
+            &[sent_with(10, 5, 10, 100), sent_with(10, 1, 20, 300)],
+            &[bytes(10), bytes(10)],
+        );
+        let tcp = s.flows[0].tcp_info.unwrap();
+        assert_eq!(
+            (tcp.retransmits, tcp.snd_cwnd_segments, tcp.rtt_us),
+            (6, 30, 200)
+        );
+        assert_eq!(tcp.delivery_rate_bps, Some(2000));
+        // Retransmits count from the previous reading; a stream without one this time is left
+        // out of the state but keeps its count for the next.
+        let s = t.sample(
+            Duration::from_secs(2),
+            &[sent_with(20, 7, 12, 50), bytes(20)],
+            &[bytes(20), bytes(20)],
+        );
+        let tcp = s.flows[0].tcp_info.unwrap();
+        assert_eq!(
+            (tcp.retransmits, tcp.snd_cwnd_segments, tcp.rtt_us),
+            (2, 12, 50)
+        );
+        // The receiving end's TCP_INFO is not the flow's.
+        let s = t.sample(
+            Duration::from_secs(3),
+            &[bytes(30), bytes(30)],
+            &[sent_with(30, 0, 1, 1), bytes(30)],
+        );
+        assert_eq!(s.flows[0].tcp_info, None);
     }
 }

@@ -5,6 +5,7 @@
 //! - [`intervals`]: successive counter snapshots into interval samples;
 //! - [`summary`]: a run's summary (goodput, reconciliation, CPU, TCP_INFO, the performance
 //!   index), with the datagram and request/response parts in `udp_rr`;
+//! - [`tcp_time`]: where TCP senders' time went (the kernel's chrono figures);
 //! - [`repeat`]: statistics over repeated runs, Student-t confidence intervals and the
 //!   `--until-ci` stopping rule.
 //!
@@ -15,6 +16,7 @@ pub mod intervals;
 pub mod raw;
 pub mod repeat;
 pub mod summary;
+pub mod tcp_time;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 mod udp_rr;

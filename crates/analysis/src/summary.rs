@@ -151,6 +151,12 @@ fn finish_flow(f: &mut FlowSummary, datagrams: bool, w: Windows, intervals: &[In
         f.retransmits = Some(infos.iter().map(|t| t.retransmits).sum());
         f.rtt_us = Some(infos.iter().map(|t| t.rtt_us).sum::<u32>() / infos.len() as u32);
     }
+    // The senders' window: the client's for its own streams, the server's for the server's.
+    let sender_window_s = match f.flow {
+        Flow::ClientToServer => w.client_s,
+        Flow::ServerToClient => w.server_s,
+    };
+    f.tcp_time = crate::tcp_time::of(&infos, sender_window_s);
 }
 
 fn cpu_summary(
@@ -287,6 +293,7 @@ fn empty_flow(flow: Flow) -> FlowSummary {
         retransmits: None,
         rtt_us: None,
         udp: None,
+        tcp_time: None,
         window_s: 0.0,
         streams: Vec::new(),
     }
@@ -356,11 +363,13 @@ mod tests {
             bytes: p * 100,
             packets: p,
             rx: None,
+            tcp_info: None,
         };
         let recv = |c: UdpCounts| StreamCounts {
             bytes: c.bytes,
             packets: c.packets,
             rx: Some(c),
+            tcp_info: None,
         };
         let s1 = t.sample(
             Duration::from_secs(1),

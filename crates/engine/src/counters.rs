@@ -89,6 +89,7 @@ impl StreamCounters {
             bytes: self.bytes.load(Ordering::Relaxed),
             packets: self.packets.load(Ordering::Relaxed),
             rx: self.rx.lock().ok().and_then(|r| *r),
+            tcp_info: None,
         }
     }
 }
@@ -176,7 +177,8 @@ mod tests {
             StreamCounts {
                 bytes: 10,
                 packets: 2,
-                rx: None
+                rx: None,
+                tcp_info: None
             }
         );
         let rx = UdpCounts {
@@ -190,7 +192,8 @@ mod tests {
             StreamCounts {
                 bytes: 30,
                 packets: 3,
-                rx: Some(rx)
+                rx: Some(rx),
+                tcp_info: None
             }
         );
     }

@@ -95,6 +95,7 @@ impl Transactions {
                 bytes,
                 packets: self.done,
                 rx: None,
+                tcp_info: None,
             },
             ..Default::default()
         }

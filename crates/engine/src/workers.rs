@@ -102,6 +102,9 @@ pub struct Workers {
     stop: Signal,
     abort: Abort,
     counters: Vec<Arc<StreamCounters>>,
+    /// A second descriptor of each TCP sender's socket, for its TCP_INFO in every snapshot
+    /// (the worker may close its own first; this one keeps the socket readable).
+    tcp_probes: Vec<Option<std::net::TcpStream>>,
     cpu: Option<usize>,
     /// Workers started and not yet heard from.
     running: usize,
@@ -118,6 +121,7 @@ impl Workers {
             stop: Signal::new(),
             abort: Abort::new(),
             counters: Vec::new(),
+            tcp_probes: Vec::new(),
             cpu: None,
             running: 0,
             done_tx,
@@ -140,6 +144,10 @@ impl Workers {
         thread_name: String,
     ) -> std::io::Result<()> {
         let end = end.into();
+        let probe = match (&end, role) {
+            (Endpoint::Socket(Conn::Tcp(s)), Role::Sender) => s.try_clone().ok(),
+            _ => None,
+        };
         let index = self.counters.len();
         let counter = Arc::new(StreamCounters::default());
         let (c, s, a) = (Arc::clone(&counter), self.stop.clone(), self.abort.clone());
@@ -171,13 +179,24 @@ impl Workers {
                 report.send(engine.run(end, role, ctl).map_err(WorkerError::from));
             })?;
         self.counters.push(counter);
+        self.tcp_probes.push(probe);
         self.running += 1;
         Ok(())
     }
 
-    /// Every worker's counters now, in spawn order.
+    /// Every worker's counters now, in spawn order, with each TCP sender's TCP_INFO (one
+    /// getsockopt per sender).
     pub fn snapshot(&self) -> Vec<StreamCounts> {
-        self.counters.iter().map(|c| c.snapshot()).collect()
+        self.counters
+            .iter()
+            .zip(&self.tcp_probes)
+            .map(|(c, probe)| StreamCounts {
+                tcp_info: probe
+                    .as_ref()
+                    .and_then(|s| measure::tcp_info::read(s.as_raw_fd()).ok()),
+                ..c.snapshot()
+            })
+            .collect()
     }
 
     /// Latency samples of every worker since the last call (request/response tests).

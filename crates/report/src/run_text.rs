@@ -4,6 +4,7 @@
 
 use std::io::Write;
 
+use measure::tcp_info::TcpInfo;
 use measure::units::{format_bits_per_sec as bps, format_bytes};
 use results::{CpuSummary, End, FlowSummary, PpsCell, RunRecord};
 use wire::spec::UdpRate;
@@ -134,6 +135,32 @@ fn write_flow(w: &mut dyn Write, f: &FlowSummary) -> std::io::Result<()> {
     write_flow_detail(w, f, sender, receiver)
 }
 
+/// A direction's TCP time: busy and limited shares, min RTT, pacing, unsent bytes; or why
+/// there are none.
+fn write_tcp_time(w: &mut dyn Write, f: &FlowSummary, first: &TcpInfo) -> std::io::Result<()> {
+    let Some(t) = &f.tcp_time else {
+        return writeln!(
+            w,
+            "  TCP time   not kept by the sender's kernel (it fills {} bytes of tcp_info; Linux 4.10+ keeps busy and limited times)",
+            first.info_bytes.map_or("?".to_string(), |b| b.to_string())
+        );
+    };
+    let mut line = format!(
+        "  TCP time   busy {:.0} % of the window: rwnd-limited {:.1} %, sndbuf-limited {:.1} % of it",
+        t.busy_pct, t.rwnd_limited_pct, t.sndbuf_limited_pct
+    );
+    if let Some(rtt) = t.min_rtt_us {
+        line.push_str(&format!("; min rtt {rtt} us"));
+    }
+    if let Some(rate) = t.pacing_rate_bps {
+        line.push_str(&format!("; pacing {}", bps(rate as f64)));
+    }
+    if let Some(b) = t.notsent_bytes {
+        line.push_str(&format!("; unsent {}", format_bytes(b)));
+    }
+    writeln!(w, "{line}")
+}
+
 /// A direction's UDP accounting, TCP_INFO, CPU and (with several streams or an error) its
 /// streams.
 fn write_flow_detail(
@@ -165,6 +192,7 @@ fn write_flow_detail(
             t.snd_mss_bytes,
             t.pmtu_bytes
         )?;
+        write_tcp_time(w, f, &t)?;
     }
     writeln!(
         w,

@@ -11,6 +11,6 @@ pub mod schema;
 pub mod store;
 
 pub use schema::{
-    CpuSummary, End, FlowInterval, FlowSummary, IntervalSample, PpsCell, RrInterval, RrSummary,
-    RunRecord, StreamSummary, Summary, UdpInterval, UdpSummary, SCHEMA_VERSION,
+    CpuSummary, End, FlowInterval, FlowSummary, IntervalSample, IntervalTcp, PpsCell, RrInterval,
+    RrSummary, RunRecord, StreamSummary, Summary, TcpTime, UdpInterval, UdpSummary, SCHEMA_VERSION,
 };

@@ -100,6 +100,24 @@ pub struct FlowInterval {
     /// Request/response: transactions and round trips in the interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rr: Option<RrInterval>,
+    /// TCP: the senders' TCP state (TCP_INFO) at the interval's end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_info: Option<IntervalTcp>,
+}
+
+/// A direction's TCP state in one interval, from its sending sockets' TCP_INFO at the
+/// interval's end (measured by the sending end).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct IntervalTcp {
+    /// Segments retransmitted in the interval, all the direction's streams.
+    pub retransmits: u32,
+    /// Congestion windows, summed over the direction's streams, segments.
+    pub snd_cwnd_segments: u32,
+    /// Smoothed round-trip time, mean over the direction's streams, µs.
+    pub rtt_us: u32,
+    /// The kernel's latest delivery-rate samples, summed over the streams, bits/s (Linux 4.9+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery_rate_bps: Option<u64>,
 }
 
 /// One interval of a request/response test.
@@ -287,12 +305,34 @@ pub struct FlowSummary {
     /// UDP: datagram accounting of this direction.
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
     pub udp: Option<UdpSummary>,
+    /// TCP: where the senders' time went, from their TCP_INFO at the end (Linux 4.10+; absent
+    /// where the kernel does not keep these figures).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_time: Option<TcpTime>,
     /// The receiver's window, seconds: the client's `duration_s` when the client receives,
     /// the server's (the test duration from `Begin` by its clock) when the server does.
     #[serde(default)]
     pub window_s: f64,
     /// Per-stream totals.
     pub streams: Vec<StreamSummary>,
+}
+
+/// A direction's TCP senders over the whole run, from the kernel's "chrono" times and their
+/// last TCP_INFO (measured by the sending end).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct TcpTime {
+    /// Time with data in flight or waiting to go, % of the sender's window, mean over streams.
+    pub busy_pct: f64,
+    /// Of the busy time, % limited by the receiver's advertised window (`tcpi_rwnd_limited`).
+    pub rwnd_limited_pct: f64,
+    /// Of the busy time, % limited by the sender's socket buffer (`tcpi_sndbuf_limited`).
+    pub sndbuf_limited_pct: f64,
+    /// Lowest round-trip time any stream saw, µs (`tcpi_min_rtt`).
+    pub min_rtt_us: Option<u32>,
+    /// Pacing rates at the end, summed over streams, bits/s (`tcpi_pacing_rate`).
+    pub pacing_rate_bps: Option<u64>,
+    /// Bytes written but not yet sent at the end, summed (`tcpi_notsent_bytes`).
+    pub notsent_bytes: Option<u64>,
 }
 
 /// The run's summary.

@@ -134,6 +134,9 @@ pub struct StreamCounts {
     /// UDP receivers: sequence accounting so far.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rx: Option<UdpCounts>,
+    /// TCP senders: the socket's TCP_INFO now (in `counters`, each interval).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_info: Option<TcpInfo>,
 }
 
 /// The server's end of one data connection.
@@ -234,6 +237,10 @@ mod tests {
                     bytes: 1,
                     packets: 2,
                     rx: Some(UdpCounts::default()),
+                    tcp_info: Some(TcpInfo {
+                        busy_us: Some(5),
+                        ..TcpInfo::default()
+                    }),
                 }],
             },
             ServerMsg::Results(ServerResults {

@@ -236,6 +236,7 @@ impl UdpStream {
             bytes: seq * self.payload as u64,
             packets: seq,
             rx: None,
+            tcp_info: None,
         };
         Ok(StreamReport {
             bytes_total: counts.bytes,
@@ -354,18 +355,23 @@ impl UdpStream {
                 }
             }
         }
-        let tracker = intake.tracker;
-        let rx = tracker.snapshot();
+        let rx = intake.tracker.snapshot();
         ctl.counter.publish_rx(rx);
-        Ok(StreamReport {
-            bytes_total: rx.bytes,
-            counts: StreamCounts {
-                bytes: rx.bytes,
-                packets: rx.packets,
-                rx: Some(rx),
-            },
-            ..Default::default()
-        })
+        Ok(receiver_report(rx))
+    }
+}
+
+/// A receiver's report from its final sequence accounting.
+fn receiver_report(rx: measure::udp_stats::UdpCounts) -> StreamReport {
+    StreamReport {
+        bytes_total: rx.bytes,
+        counts: StreamCounts {
+            bytes: rx.bytes,
+            packets: rx.packets,
+            rx: Some(rx),
+            ..StreamCounts::default()
+        },
+        ..Default::default()
     }
 }
 

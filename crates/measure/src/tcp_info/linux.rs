@@ -1,36 +1,27 @@
-//! Reading TCP_INFO with getsockopt on Linux.
+//! Reading TCP_INFO with getsockopt on Linux: the kernel's whole struct, however long.
 
 use std::os::fd::RawFd;
 
-use super::TcpInfo;
+use super::{parse, TcpInfo, MAX_INFO_BYTES};
 
 /// Reads TCP_INFO from a connected TCP socket.
 pub fn read(fd: RawFd) -> std::io::Result<TcpInfo> {
-    // SAFETY: tcp_info is plain data; getsockopt writes at most `len` bytes into it and reports
-    // how many; fields beyond what an older kernel fills stay zero.
-    let info = unsafe {
-        let mut info: libc::tcp_info = std::mem::zeroed();
-        let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
-        let rc = libc::getsockopt(
+    let mut buf = [0u8; MAX_INFO_BYTES];
+    let mut len = MAX_INFO_BYTES as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `buf` and reports how many.
+    let rc = unsafe {
+        libc::getsockopt(
             fd,
             libc::IPPROTO_TCP,
             libc::TCP_INFO,
-            (&mut info as *mut libc::tcp_info).cast(),
+            buf.as_mut_ptr().cast(),
             &mut len,
-        );
-        if rc != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        info
+        )
     };
-    Ok(TcpInfo {
-        retransmits: info.tcpi_total_retrans,
-        rtt_us: info.tcpi_rtt,
-        rttvar_us: info.tcpi_rttvar,
-        snd_cwnd_segments: info.tcpi_snd_cwnd,
-        snd_mss_bytes: info.tcpi_snd_mss,
-        pmtu_bytes: info.tcpi_pmtu,
-    })
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(parse(&buf[..(len as usize).min(MAX_INFO_BYTES)]))
 }
 
 #[cfg(test)]
@@ -47,6 +38,12 @@ mod tests {
         let info = super::read(client.as_raw_fd()).unwrap();
         assert!(
             info.snd_mss_bytes > 0 && info.pmtu_bytes >= 1280,
+            "{info:?}"
+        );
+        // This kernel (4.10+) fills the chrono times and the delivery rate.
+        assert!(info.info_bytes.unwrap() >= 192, "{info:?}");
+        assert!(
+            info.busy_us.is_some() && info.min_rtt_us.is_some(),
             "{info:?}"
         );
     }

@@ -8,7 +8,7 @@ use analysis::{IntervalTracker, LocalStream, RawRun, StreamFailure, WorkerReport
 use engine::{engine_for, Conn, Endpoint, Role, Workers};
 use measure::cpu::{CpuTime, SystemCpuSnapshot};
 use results::IntervalSample;
-use wire::msg::ServerResults;
+use wire::msg::{ServerResults, StreamCounts};
 use wire::spec::Flow;
 use wire::{ClientMsg, ServerMsg};
 
@@ -256,19 +256,32 @@ fn last_counts(
     config: &ClientConfig,
     server: &ServerResults,
     outcomes: &[engine::WorkerOutcome],
-    local_at_stop: &[wire::msg::StreamCounts],
-) -> (Vec<wire::msg::StreamCounts>, Vec<wire::msg::StreamCounts>) {
+    local_at_stop: &[StreamCounts],
+) -> (Vec<StreamCounts>, Vec<StreamCounts>) {
     let (mut last_local, mut last_server) = (Vec::new(), Vec::new());
     for (i, &(_, flow)) in config.spec.flows().iter().enumerate() {
         let remote = server.streams.get(i);
+        // Each sender's TCP state at its end comes from its final report.
         let (local, far) = match flow {
             Flow::ClientToServer => (
-                outcomes[i].now,
+                StreamCounts {
+                    tcp_info: outcomes[i]
+                        .result
+                        .as_ref()
+                        .and_then(|r| r.as_ref().ok())
+                        .and_then(|r| r.tcp_info),
+                    ..outcomes[i].now
+                },
                 remote.map(|r| r.at_stop).unwrap_or_default(),
             ),
             Flow::ServerToClient => (
                 local_at_stop[i],
-                remote.map(|r| r.total).unwrap_or_default(),
+                remote
+                    .map(|r| StreamCounts {
+                        tcp_info: r.tcp_info,
+                        ..r.total
+                    })
+                    .unwrap_or_default(),
             ),
         };
         last_local.push(local);
