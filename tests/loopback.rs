@@ -98,3 +98,68 @@ fn tcp_state_is_in_every_interval_and_the_time_shares_in_the_summary() {
         assert!(time.min_rtt_us.is_some_and(|m| m > 0), "{time:?}");
     }
 }
+
+/// Alone (`quiet::`): the host's own counters around the run must see this test's load only.
+mod quiet {
+    use super::*;
+
+    /// Busy and total ticks of the whole host, from /proc/stat's `cpu` line.
+    fn host_ticks() -> (u64, u64) {
+        let stat = std::fs::read_to_string("/proc/stat").unwrap();
+        let v: Vec<u64> = stat
+            .lines()
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .skip(1)
+            .take(8)
+            .map(|x| x.parse().unwrap())
+            .collect();
+        let total: u64 = v.iter().sum();
+        (total - v[3] - v[4], total)
+    }
+
+    #[test]
+    fn service_demand_matches_the_hosts_own_cpu_counters() {
+        let (busy0, _) = host_ticks();
+        let doc = linerate_json(&["tcp", "-t", "2", "--json", "--no-store"]);
+        let (busy1, _) = host_ticks();
+        let f = &doc["summary"]["flows"][0];
+        let moved = num(&f["bytes_received_after_drain"]);
+        // SAFETY: sysconf with a valid name.
+        let tick_us = 1e6 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+        let outside = (busy1 - busy0) as f64 * tick_us / (moved / 1024.0);
+        for end in ["sender", "receiver"] {
+            let sd = num(&f[format!("{end}_service_demand_us_per_kb")]);
+            // The kernel's count around the whole process also holds its start and exit.
+            assert!(
+                sd > outside * 0.6 && sd < outside * 1.1,
+                "{end}: {sd} us/KB against {outside} from /proc/stat around the run"
+            );
+        }
+    }
+
+    #[test]
+    fn per_core_cpu_finds_the_core_both_ends_are_pinned_to() {
+        if engine::affinity::online_cpus() < 2 {
+            return skip("one CPU: nothing to tell apart");
+        }
+        let doc = linerate_json(&["tcp", "-t", "1", "-A", "1,1", "--json", "--no-store"]);
+        let cores = doc["summary"]["local_cores"].as_array().unwrap();
+        let busy = |c: &serde_json::Value| num(&c["busy_pct"]);
+        let busiest = cores
+            .iter()
+            .max_by(|a, b| busy(a).total_cmp(&busy(b)))
+            .unwrap();
+        assert_eq!(busiest["core"], 1, "{cores:?}");
+        assert!(busy(busiest) > 80.0, "{cores:?}");
+        let split: f64 = ["user_pct", "system_pct", "irq_pct", "softirq_pct"]
+            .iter()
+            .map(|k| num(&busiest[*k]))
+            .sum();
+        assert!(
+            split <= busy(busiest) + 0.01,
+            "the split stays within busy: {busiest}"
+        );
+    }
+}

@@ -5,6 +5,7 @@
 //! - [`intervals`]: successive counter snapshots into interval samples;
 //! - [`summary`]: a run's summary (goodput, reconciliation, CPU, TCP_INFO, the performance
 //!   index), with the datagram and request/response parts in `udp_rr`;
+//! - [`cost`]: service demand, CPU per byte moved;
 //! - [`tcp_time`]: where TCP senders' time went (the kernel's chrono figures);
 //! - [`repeat`]: statistics over repeated runs, Student-t confidence intervals and the
 //!   `--until-ci` stopping rule.
@@ -12,6 +13,7 @@
 //! Depends on `wire`, `measure` and `results` only: the engine's reports reach it as
 //! [`raw::WorkerReport`], so the data plane and the analysis can change apart.
 
+pub mod cost;
 pub mod intervals;
 pub mod raw;
 pub mod repeat;

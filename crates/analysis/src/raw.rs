@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use measure::cpu::{CpuTime, SystemCpu};
+use measure::cpu::{CoreCpu, CpuTime, SystemCpu};
 use measure::latency::Latency;
 use measure::tcp_info::TcpInfo;
 use wire::msg::{ServerResults, StreamCounts};
@@ -63,6 +63,8 @@ pub struct RawRun {
     pub local_process_cpu: CpuTime,
     /// Client host CPU over `local_wall`.
     pub local_system_cpu: Option<SystemCpu>,
+    /// Each of the client host's cores over `local_wall`.
+    pub local_cores: Vec<CoreCpu>,
     /// The server's figures (empty when it went away: see `server_lost`).
     pub server: ServerResults,
     /// Why the server's figures are missing: the control connection failed mid-test (the

@@ -212,6 +212,7 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
     for f in &mut flows {
         finish_flow(f, datagrams, w, intervals);
     }
+    add_service_demand(raw, &mut flows);
     let local_cpu = cpu_summary(
         local_threads,
         raw.local_process_cpu,
@@ -225,6 +226,27 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
         Duration::from_micros(raw.server.wall_us),
     );
     totals(raw, w.client_s, flows, local_cpu, remote_cpu)
+}
+
+/// Each flow's service demand on both ends: each host's CPU over all the bytes the test moved
+/// (delivered, drain included), since one host's CPU serves every direction at once.
+fn add_service_demand(raw: &RawRun, flows: &mut [FlowSummary]) {
+    let moved: u64 = flows.iter().map(|f| f.bytes_received_after_drain).sum();
+    let client = crate::cost::service_demand_us_per_kb(raw.local_system_cpu, raw.local_wall, moved);
+    let server = crate::cost::service_demand_us_per_kb(
+        raw.server.system_cpu,
+        Duration::from_micros(raw.server.wall_us),
+        moved,
+    );
+    for f in flows {
+        (
+            f.sender_service_demand_us_per_kb,
+            f.receiver_service_demand_us_per_kb,
+        ) = match f.flow {
+            Flow::ClientToServer => (client, server),
+            Flow::ServerToClient => (server, client),
+        };
+    }
 }
 
 /// The run's totals over its finished flows.
@@ -254,6 +276,8 @@ fn totals(
         remote_cpu_pct: remote_cpu.threads_pct,
         local_cpu,
         remote_cpu,
+        local_cores: raw.local_cores.clone(),
+        remote_cores: raw.server.cores.clone(),
         retransmits: (!all_infos.is_empty()).then(|| all_infos.iter().map(|t| t.retransmits).sum()),
         rtt_us: (!all_infos.is_empty())
             .then(|| all_infos.iter().map(|t| t.rtt_us).sum::<u32>() / all_infos.len() as u32),
@@ -290,6 +314,8 @@ fn empty_flow(flow: Flow) -> FlowSummary {
         interval_throughput_bps: Spread::default(),
         sender_cpu_pct: 0.0,
         receiver_cpu_pct: 0.0,
+        sender_service_demand_us_per_kb: None,
+        receiver_service_demand_us_per_kb: None,
         retransmits: None,
         rtt_us: None,
         udp: None,
@@ -398,6 +424,7 @@ mod tests {
             window: Duration::from_secs(2),
             interrupted: false,
             server_lost: None,
+            local_cores: Vec::new(),
             local_wall: Duration::from_secs(2),
             local_streams: vec![LocalStream {
                 at_stop: sent(2000),
@@ -443,6 +470,7 @@ mod tests {
             window: Duration::from_secs(2),
             interrupted: false,
             server_lost: None,
+            local_cores: Vec::new(),
             local_wall: Duration::from_secs(2),
             local_streams: vec![
                 LocalStream {
@@ -518,6 +546,7 @@ mod tests {
             window: Duration::from_secs(1),
             interrupted: true,
             server_lost: None,
+            local_cores: Vec::new(),
             local_wall: Duration::from_secs(1),
             local_streams: vec![LocalStream {
                 at_stop: bytes(100),

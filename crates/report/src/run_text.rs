@@ -4,6 +4,7 @@
 
 use std::io::Write;
 
+use measure::cpu::CoreCpu;
 use measure::tcp_info::TcpInfo;
 use measure::units::{format_bits_per_sec as bps, format_bytes};
 use results::{CpuSummary, End, FlowSummary, PpsCell, RunRecord};
@@ -135,6 +136,22 @@ fn write_flow(w: &mut dyn Write, f: &FlowSummary) -> std::io::Result<()> {
     write_flow_detail(w, f, sender, receiver)
 }
 
+/// The busiest core of one host and where its time went (a receive path often sits in one
+/// core's softirq, which a process's CPU % hides).
+fn write_busiest_core(w: &mut dyn Write, host: &str, cores: &[CoreCpu]) -> std::io::Result<()> {
+    let Some(c) = cores
+        .iter()
+        .max_by(|a, b| a.busy_pct.total_cmp(&b.busy_pct))
+    else {
+        return Ok(());
+    };
+    writeln!(
+        w,
+        "  busiest   {host} core {} at {:.0} %: user {:.0}, system {:.0}, irq {:.0}, softirq {:.0} % of the core",
+        c.core, c.busy_pct, c.user_pct, c.system_pct, c.irq_pct, c.softirq_pct
+    )
+}
+
 /// A direction's TCP time: busy and limited shares, min RTT, pacing, unsent bytes; or why
 /// there are none.
 fn write_tcp_time(w: &mut dyn Write, f: &FlowSummary, first: &TcpInfo) -> std::io::Result<()> {
@@ -199,6 +216,15 @@ fn write_flow_detail(
         "  CPU        sender ({sender}) {:.1} %, receiver ({receiver}) {:.1} % of one core",
         f.sender_cpu_pct, f.receiver_cpu_pct
     )?;
+    if let (Some(snd), Some(rcv)) = (
+        f.sender_service_demand_us_per_kb,
+        f.receiver_service_demand_us_per_kb,
+    ) {
+        writeln!(
+            w,
+            "  cost       sender host {snd:.3} us/KB, receiver host {rcv:.3} us/KB (service demand: host CPU per KB moved)"
+        )?;
+    }
     if f.streams.len() > 1 || f.streams.iter().any(|s| s.error.is_some()) {
         for s in &f.streams {
             let mut line = format!(
@@ -266,7 +292,9 @@ pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
         )?;
     }
     writeln!(w, "CPU local  (client) {}", cpu_line(&s.local_cpu))?;
+    write_busiest_core(w, "client", &s.local_cores)?;
     writeln!(w, "CPU remote (server) {}", cpu_line(&s.remote_cpu))?;
+    write_busiest_core(w, "server", &s.remote_cores)?;
     if let (Some(pi), Some(link)) = (s.performance_index, s.link_speed_bps) {
         writeln!(
             w,

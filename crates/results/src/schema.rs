@@ -5,7 +5,7 @@
 //! layout is converted as it is read, see [`crate::layout_v1`]) and is always written in the
 //! current one, [`SCHEMA_VERSION`].
 
-use measure::{stats::Spread, tcp_info::TcpInfo};
+use measure::{cpu::CoreCpu, stats::Spread, tcp_info::TcpInfo};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use wire::{msg::ServerInfo, spec::Flow, TestKind, TestSpec};
 
@@ -298,6 +298,13 @@ pub struct FlowSummary {
     pub sender_cpu_pct: f64,
     /// CPU of the receiving end's data threads, % of one core.
     pub receiver_cpu_pct: f64,
+    /// Service demand of the sending host: µs of its machine-wide CPU per KB (1,024 bytes) of
+    /// all the bytes that end moved, as netperf defines it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_service_demand_us_per_kb: Option<f64>,
+    /// Service demand of the receiving host, the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver_service_demand_us_per_kb: Option<f64>,
     /// Retransmitted segments, summed over streams (sender's TCP_INFO).
     pub retransmits: Option<u32>,
     /// Smoothed RTT, mean over streams, µs (sender's TCP_INFO).
@@ -363,6 +370,12 @@ pub struct Summary {
     pub local_cpu: CpuSummary,
     /// Server CPU detail.
     pub remote_cpu: CpuSummary,
+    /// Each of the client host's cores over the client's wall time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub local_cores: Vec<CoreCpu>,
+    /// Each of the server host's cores over the server's wall time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remote_cores: Vec<CoreCpu>,
     /// Retransmitted segments, all TCP streams.
     pub retransmits: Option<u32>,
     /// Smoothed RTT, mean over all TCP streams, µs.

@@ -7,7 +7,9 @@
 //! With authentication, `Start` and `Attach` carry the client's proof and `Accepted` and
 //! `Attached` the server's ([`crate::auth`]).
 
-use measure::{cpu::CpuTime, cpu::SystemCpu, tcp_info::TcpInfo, udp_stats::UdpCounts};
+use measure::{
+    cpu::CoreCpu, cpu::CpuTime, cpu::SystemCpu, tcp_info::TcpInfo, udp_stats::UdpCounts,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::auth::{ClientProof, Mac};
@@ -175,6 +177,9 @@ pub struct ServerResults {
     pub process_cpu: CpuTime,
     /// Machine-wide CPU over `wall_us`, measured on the server.
     pub system_cpu: Option<SystemCpu>,
+    /// Each of the server's cores over `wall_us`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cores: Vec<CoreCpu>,
 }
 
 #[cfg(test)]

@@ -202,6 +202,7 @@ fn finish(
             .add(tail);
     }
     let local_wall = t0.elapsed();
+    let sys = sys0.zip(SystemCpuSnapshot::now());
     let (last_local, last_server) = last_counts(config, &server, &outcomes, &local_at_stop);
     let mut sample = tracker.sample(window, &last_local, &last_server);
     analysis::add_latency(&mut sample, workers_latency.as_ref());
@@ -224,7 +225,8 @@ fn finish(
         local_wall,
         local_streams,
         local_process_cpu: CpuTime::process_now().since(cpu0),
-        local_system_cpu: sys0.zip(SystemCpuSnapshot::now()).map(|(a, b)| b.since(&a)),
+        local_system_cpu: sys.as_ref().map(|(a, b)| b.since(a)),
+        local_cores: sys.map(|(a, b)| b.cores_since(&a)).unwrap_or_default(),
         server,
         server_lost,
     };

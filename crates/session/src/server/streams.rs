@@ -63,6 +63,7 @@ pub(super) fn run_streams(
     let workers = running.workers;
     workers.stop();
     let outcomes = workers.join(shared.config.drain_timeout);
+    let sys = running.sys0.zip(SystemCpuSnapshot::now());
     let results = ServerResults {
         streams: outcomes
             .into_iter()
@@ -73,10 +74,8 @@ pub(super) fn run_streams(
         wall_us: running.t0.elapsed().as_micros() as u64,
         window_us: window.length.as_micros() as u64,
         process_cpu: CpuTime::process_now().since(running.cpu0),
-        system_cpu: running
-            .sys0
-            .zip(SystemCpuSnapshot::now())
-            .map(|(a, b)| b.since(&a)),
+        system_cpu: sys.as_ref().map(|(a, b)| b.since(a)),
+        cores: sys.map(|(a, b)| b.cores_since(&a)).unwrap_or_default(),
     };
     Ok(send(ctrl, &ServerMsg::Results(results))?)
 }
