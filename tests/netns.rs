@@ -50,3 +50,45 @@ mod quiet {
         }
     }
 }
+
+#[test]
+fn both_hosts_facts_name_the_veth_and_compare_names_what_changed() {
+    if !can_use_netns() {
+        return;
+    }
+    let pair = VethPair::new("fct");
+    let _server = pair.serve();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let db = db.to_str().unwrap();
+    let facts = |doc: &serde_json::Value, end: &str| doc["hosts"][end].clone();
+    let doc = pair.client_json(&["tcp", "-t", "0.3", "--db", db]);
+    let (client, server) = (facts(&doc, "client"), facts(&doc, "server"));
+    assert_eq!(client["interface"], "va", "{client}");
+    assert_eq!(server["interface"], "vb", "{server}");
+    for f in [&client, &server] {
+        assert_eq!(f["mtu_bytes"], 1500, "{f}");
+        assert_eq!(f["nic"]["driver"], "veth", "{f}");
+    }
+    sh(&format!(
+        "ip -n {a} link set va mtu 9000 && ip -n {b} link set vb mtu 9000 && \
+         ip netns exec {a} ethtool -K va tso off",
+        a = pair.a,
+        b = pair.b
+    ));
+    let doc = pair.client_json(&["tcp", "-t", "0.3", "--db", db]);
+    let (client, server) = (facts(&doc, "client"), facts(&doc, "server"));
+    assert_eq!(
+        (client["mtu_bytes"].clone(), server["mtu_bytes"].clone()),
+        (9000.into(), 9000.into())
+    );
+    assert_eq!(client["nic"]["tso"], false, "{client}");
+    let out = linerate_ok(&["compare", "1", "2", "--db", db]);
+    for change in [
+        "client.mtu_bytes 1500 → 9000",
+        "server.mtu_bytes 1500 → 9000",
+        "client.nic.tso true → false",
+    ] {
+        assert!(out.contains(change), "{change}:\n{out}");
+    }
+}

@@ -72,7 +72,21 @@ impl Column {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        let runs = self.runs.iter().map(|r| r.record.clone()).collect();
+        // A run stored before records carried both hosts' facts has the client's beside it.
+        let runs = self
+            .runs
+            .iter()
+            .map(|r| {
+                let mut record = r.record.clone();
+                if record.hosts.is_none() && r.host != results::store::HostFacts::default() {
+                    record.hosts = Some(results::Hosts {
+                        client: r.host.clone(),
+                        server: None,
+                    });
+                }
+                record
+            })
+            .collect();
         LabeledRuns::new(self.label.clone(), runs).with_tags(tags)
     }
 

@@ -13,7 +13,10 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::nic::NicFacts;
+
 /// The host's identity and the interface a test's traffic used.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct HostFacts {
     /// Host name (`/proc/sys/kernel/hostname`); empty when unknown.
@@ -38,6 +41,10 @@ pub struct HostFacts {
     /// `None` for loopback and other virtual interfaces, which have no device.
     #[serde(default)]
     pub driver: Option<String>,
+    /// The interface as its driver reports it: driver version, firmware, link speed, offloads,
+    /// rings, interrupt coalescing, queues, NUMA node (`crate::nic`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nic: Option<NicFacts>,
 }
 
 impl HostFacts {
@@ -48,7 +55,13 @@ impl HostFacts {
         let cores = std::thread::available_parallelism()
             .map(|n| n.get() as u32)
             .unwrap_or(0);
-        HostFacts::read_from(Path::new("/"), cores, interface)
+        let mut facts = HostFacts::read_from(Path::new("/"), cores, interface);
+        // The driver's own facts need its ioctl, which only the real host answers.
+        facts.nic = facts
+            .interface
+            .as_deref()
+            .map(|name| NicFacts::collect(Path::new("/"), name));
+        facts
     }
 
     /// Facts about this host and the interface that routes to `target`. Finding the route sends
@@ -83,6 +96,9 @@ impl HostFacts {
             kernel_release: read("proc/sys/kernel/osrelease"),
             cpu_model: read("proc/cpuinfo").and_then(|c| cpu_model(&c)),
             cores,
+            nic: interface
+                .as_deref()
+                .map(|name| NicFacts::read_sys(root, name)),
             interface,
             mtu_bytes,
             driver,
@@ -255,6 +271,7 @@ mod tests {
                 interface: Some("eth0".into()),
                 mtu_bytes: Some(9000),
                 driver: Some("velocityget".into()),
+                nic: Some(crate::nic::NicFacts::default()),
             }
         );
         let lo = HostFacts::read_from(&root.0, 8, Some("lo".into()));

@@ -8,6 +8,7 @@ pub mod cpu;
 pub mod host;
 pub mod latency;
 pub mod line_rate;
+pub mod nic;
 pub mod stats;
 pub mod tcp_info;
 pub mod udp_stats;

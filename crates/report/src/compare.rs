@@ -44,6 +44,9 @@ pub struct Comparison {
     pub columns: Vec<Column>,
     /// One row per metric that at least one column has (see [`crate::Metric::repeats`]).
     pub rows: Vec<Row>,
+    /// The settings and host facts that are not the same in every column.
+    #[serde(default)]
+    pub differences: Vec<crate::Difference>,
 }
 
 impl Comparison {
@@ -83,6 +86,7 @@ impl Comparison {
                 })
                 .collect(),
             rows,
+            differences: crate::differences(columns),
         }
     }
 

@@ -39,8 +39,24 @@ pub fn write_comparison(
     width: Option<u16>,
 ) -> Result<()> {
     match format {
-        CompareFormat::Table => writeln!(w, "{}", table::comparison_table(cmp, width))?,
-        CompareFormat::Markdown => w.write_all(markdown::comparison(cmp).as_bytes())?,
+        CompareFormat::Table => {
+            if !cmp.differences.is_empty() {
+                writeln!(w, "what differed:")?;
+                for d in &cmp.differences {
+                    writeln!(w, "  {}", d.line())?;
+                }
+            }
+            writeln!(w, "{}", table::comparison_table(cmp, width))?
+        }
+        CompareFormat::Markdown => {
+            for d in &cmp.differences {
+                writeln!(w, "- differed: `{}`", d.line())?;
+            }
+            if !cmp.differences.is_empty() {
+                writeln!(w)?;
+            }
+            w.write_all(markdown::comparison(cmp).as_bytes())?
+        }
         CompareFormat::Csv => csv_out::comparison(w, cmp)?,
         CompareFormat::Json => json::comparison(w, cmp)?,
     }

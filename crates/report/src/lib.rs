@@ -18,6 +18,7 @@
 pub mod chart;
 mod compare;
 mod csv_out;
+mod differences;
 mod error;
 mod export;
 mod format;
@@ -33,6 +34,7 @@ mod runs_table;
 mod table;
 
 pub use compare::{Column, Comparison, Row};
+pub use differences::{differences, Difference};
 pub use error::Error;
 pub use export::{export_runs, write_comparison, CompareFormat, ExportFormat};
 pub use labeled::LabeledRuns;

@@ -11,6 +11,7 @@ pub mod schema;
 pub mod store;
 
 pub use schema::{
-    CpuSummary, End, FlowInterval, FlowSummary, IntervalSample, IntervalTcp, PpsCell, RrInterval,
-    RrSummary, RunRecord, StreamSummary, Summary, TcpTime, UdpInterval, UdpSummary, SCHEMA_VERSION,
+    CpuSummary, End, FlowInterval, FlowSummary, Hosts, IntervalSample, IntervalTcp, PpsCell,
+    RrInterval, RrSummary, RunRecord, StreamSummary, Summary, TcpTime, UdpInterval, UdpSummary,
+    SCHEMA_VERSION,
 };

@@ -5,7 +5,7 @@
 //! layout is converted as it is read, see [`crate::layout_v1`]) and is always written in the
 //! current one, [`SCHEMA_VERSION`].
 
-use measure::{cpu::CoreCpu, stats::Spread, tcp_info::TcpInfo};
+use measure::{cpu::CoreCpu, host::HostFacts, stats::Spread, tcp_info::TcpInfo};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use wire::{msg::ServerInfo, spec::Flow, TestKind, TestSpec};
 
@@ -42,6 +42,10 @@ pub struct RunRecord {
     pub started_at_unix_ms: u64,
     /// Facts about the server host.
     pub server: ServerInfo,
+    /// Both hosts' facts as each measured them for this run: kernel, CPU, and the interface
+    /// the test used with its NIC's facts (`server` absent from servers that do not send it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<Hosts>,
     /// The key the test ran under (`--auth-key`), proven to the server and by it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
@@ -322,6 +326,16 @@ pub struct FlowSummary {
     pub window_s: f64,
     /// Per-stream totals.
     pub streams: Vec<StreamSummary>,
+}
+
+/// The facts of both ends of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Hosts {
+    /// The client's host and the interface its control connection left from.
+    pub client: HostFacts,
+    /// The server's host and the interface its control connection arrived at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<HostFacts>,
 }
 
 /// A direction's TCP senders over the whole run, from the kernel's "chrono" times and their

@@ -34,6 +34,7 @@ fn host(interface: &str, mtu: u32, driver: Option<&str>) -> HostFacts {
         interface: Some(interface.into()),
         mtu_bytes: Some(mtu),
         driver: driver.map(Into::into),
+        nic: None,
     }
 }
 

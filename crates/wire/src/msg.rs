@@ -8,7 +8,8 @@
 //! `Attached` the server's ([`crate::auth`]).
 
 use measure::{
-    cpu::CoreCpu, cpu::CpuTime, cpu::SystemCpu, tcp_info::TcpInfo, udp_stats::UdpCounts,
+    cpu::CoreCpu, cpu::CpuTime, cpu::SystemCpu, host::HostFacts, tcp_info::TcpInfo,
+    udp_stats::UdpCounts,
 };
 use serde::{Deserialize, Serialize};
 
@@ -122,6 +123,10 @@ pub struct ServerInfo {
     pub hostname: String,
     /// Online CPU count.
     pub cores: u32,
+    /// The server host and the interface of this session's control connection: kernel, CPU,
+    /// and the NIC's driver, firmware, speed, offloads, rings, coalescing, queues.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<Box<HostFacts>>,
 }
 
 /// One end's running counters for one stream.

@@ -11,9 +11,10 @@ mod open;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use ::measure::host::HostFacts;
 use engine::sockopt::{ConnectError, SocketOptions};
 use engine::Signal;
-use results::{IntervalSample, RunRecord};
+use results::{Hosts, IntervalSample, RunRecord};
 use wire::msg::ServerInfo;
 use wire::{ClientMsg, ServerMsg, TestSpec, WireError};
 
@@ -157,6 +158,8 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
     if config.interrupt.is_raised() {
         return Err(ClientError::Interrupted);
     }
+    // Before the test, not in its window: the interface, its driver's facts, the CPU model.
+    let client_host = HostFacts::collect(ctrl.local_addr().map(|a| a.ip()));
     let endpoints = open::endpoints(config, &mut ctrl, &offered)?;
     progress.started(&server, spec);
     let measured = measure::measure_streams(config, &mut ctrl, endpoints, progress)?;
@@ -167,7 +170,14 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
         spec: spec.clone(),
         target: config.target_label.clone(),
         started_at_unix_ms,
-        server,
+        hosts: Some(Hosts {
+            client: client_host,
+            server: server.host.clone().map(|h| *h),
+        }),
+        server: ServerInfo {
+            host: None,
+            ..server
+        },
         user: config.key.as_ref().map(|k| k.name.to_string()),
         intervals: measured.intervals,
         summary,

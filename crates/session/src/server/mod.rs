@@ -119,6 +119,7 @@ fn server_info() -> ServerInfo {
         cores: std::thread::available_parallelism()
             .map(|n| n.get() as u32)
             .unwrap_or(1),
+        host: None,
     }
 }
 
@@ -166,7 +167,13 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, admission: Admission, shared: &Sh
         Ok(sockets) => sockets,
         Err(why) => return refuse(&mut ctrl, shared, peer, why),
     };
-    let accepted = sockets.accepted(guard.cookie, &shared.info, admission.answer);
+    let info = ServerInfo {
+        host: Some(Box::new(measure::host::HostFacts::collect(
+            ctrl.local_addr().map(|a| a.ip()),
+        ))),
+        ..shared.info.clone()
+    };
+    let accepted = sockets.accepted(guard.cookie, &info, admission.answer);
     let outcome = send(&mut ctrl, &accepted)
         .map_err(SessionError::from)
         .and_then(|_| {

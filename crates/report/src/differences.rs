@@ -1,0 +1,182 @@
+//! What differed between the columns of a comparison: each run's settings and facts (its spec
+//! and both hosts' facts: kernel, CPU, the interface's MTU, driver and version, firmware, link
+//! speed, offloads, rings, coalescing, queues) flattened to named values, and the names whose
+//! values are not the same in every column, e.g. `client.mtu_bytes 1500 → 9000`.
+//!
+//! Invariants: a column whose runs disagree on a value shows them all (`a | b`); a value no run
+//! of a column has reads `-`; fields that differ in every run by nature (times, ids) are not
+//! compared.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::LabeledRuns;
+
+/// One setting or fact that is not the same in every column.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Difference {
+    /// What it is: `spec.…`, `client.…` or `server.…`, e.g. `client.nic.rx_usecs`.
+    pub what: String,
+    /// Its value in each column, in column order.
+    pub values: Vec<String>,
+}
+
+impl Difference {
+    /// `what a → b` (→ c …).
+    pub fn line(&self) -> String {
+        format!("{} {}", self.what, self.values.join(" → "))
+    }
+}
+
+/// Spec fields every run has its own of, not settings.
+const NOT_SETTINGS: [&str; 1] = ["spec.interval_ms"];
+
+/// The differences between `columns`, in name order.
+pub fn differences(columns: &[LabeledRuns]) -> Vec<Difference> {
+    if columns.len() < 2 {
+        return Vec::new();
+    }
+    let per_column: Vec<BTreeMap<String, BTreeSet<String>>> =
+        columns.iter().map(column_values).collect();
+    let names: BTreeSet<&String> = per_column.iter().flat_map(|c| c.keys()).collect();
+    // Runs of different kinds differ in every parameter of their kinds: the kind says it.
+    let kinds: BTreeSet<Option<&BTreeSet<String>>> = per_column
+        .iter()
+        .map(|c| c.get("spec.params.kind"))
+        .collect();
+    let kinds_differ = kinds.len() > 1;
+    names
+        .into_iter()
+        .filter(|name| !NOT_SETTINGS.contains(&name.as_str()))
+        .filter(|name| {
+            !kinds_differ
+                || name.as_str() == "spec.params.kind"
+                || !name.starts_with("spec.params.")
+        })
+        .filter_map(|name| {
+            let values: Vec<String> = per_column
+                .iter()
+                .map(|c| c.get(name).map_or("-".to_string(), join))
+                .collect();
+            let first = &values[0];
+            values.iter().any(|v| v != first).then(|| Difference {
+                what: name.clone(),
+                values,
+            })
+        })
+        .collect()
+}
+
+fn join(values: &BTreeSet<String>) -> String {
+    values.iter().cloned().collect::<Vec<_>>().join(" | ")
+}
+
+/// Every named value of a column's runs.
+fn column_values(column: &LabeledRuns) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for run in &column.runs {
+        let mut flat = Vec::new();
+        if let Ok(spec) = serde_json::to_value(&run.spec) {
+            flatten("spec", &spec, &mut flat);
+        }
+        if let Some(hosts) = &run.hosts {
+            if let Ok(client) = serde_json::to_value(&hosts.client) {
+                flatten("client", &client, &mut flat);
+            }
+            if let Some(server) = hosts
+                .server
+                .as_ref()
+                .and_then(|s| serde_json::to_value(s).ok())
+            {
+                flatten("server", &server, &mut flat);
+            }
+        }
+        for (name, value) in flat {
+            out.entry(name).or_default().insert(value);
+        }
+    }
+    out
+}
+
+/// `value`'s leaves under `prefix`, as `prefix.key.key` names and plain-text values; `null`s
+/// are left out (a fact not known is not a difference).
+fn flatten(prefix: &str, value: &Value, out: &mut Vec<(String, String)>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                flatten(&format!("{prefix}.{k}"), v, out);
+            }
+        }
+        Value::Null => {}
+        Value::String(s) => out.push((prefix.to_string(), s.clone())),
+        other => out.push((prefix.to_string(), other.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use measure::host::HostFacts;
+    use measure::nic::NicFacts;
+    use results::Hosts;
+
+    fn run(mtu: u32, rx_usecs: u32, congestion: Option<&str>) -> results::RunRecord {
+        let runs: Vec<results::RunRecord> =
+            serde_json::from_str(include_str!("../tests/fixtures/tcp_runs.json")).unwrap();
+        let mut r = runs[0].clone();
+        if let wire::Params::TcpStream { tcp, .. } = &mut r.spec.params {
+            tcp.congestion = congestion.map(Into::into);
+        }
+        r.hosts = Some(Hosts {
+            client: HostFacts {
+                mtu_bytes: Some(mtu),
+                nic: Some(NicFacts {
+                    rx_usecs: Some(rx_usecs),
+                    ..NicFacts::default()
+                }),
+                ..HostFacts::default()
+            },
+            server: None,
+        });
+        r
+    }
+
+    #[test]
+    fn names_what_changed_between_columns() {
+        let a = LabeledRuns::new("a", vec![run(1500, 0, None), run(1500, 0, None)]);
+        let b = LabeledRuns::new("b", vec![run(9000, 8, Some("bbr"))]);
+        let lines: Vec<String> = differences(&[a, b]).iter().map(Difference::line).collect();
+        assert_eq!(
+            lines,
+            vec![
+                "client.mtu_bytes 1500 → 9000",
+                "client.nic.rx_usecs 0 → 8",
+                "spec.params.tcp.congestion - → bbr",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_column_that_disagrees_shows_every_value() {
+        let a = LabeledRuns::new("a", vec![run(1500, 0, None), run(9000, 0, None)]);
+        let b = LabeledRuns::new("b", vec![run(9000, 0, None)]);
+        let d = differences(&[a, b]);
+        assert_eq!(d[0].line(), "client.mtu_bytes 1500 | 9000 → 9000");
+        assert!(differences(&[LabeledRuns::new("one", vec![run(1500, 0, None)])]).is_empty());
+    }
+
+    #[test]
+    fn runs_of_other_kinds_differ_by_their_kind_not_every_parameter() {
+        let tcp = run(1500, 0, None);
+        let mut udp = tcp.clone();
+        udp.spec.params = wire::Params::defaults(wire::TestKind::UdpStream);
+        let d = differences(&[
+            LabeledRuns::new("a", vec![tcp]),
+            LabeledRuns::new("b", vec![udp]),
+        ]);
+        let lines: Vec<String> = d.iter().map(Difference::line).collect();
+        assert_eq!(lines, vec!["spec.params.kind tcp_stream → udp_stream"]);
+    }
+}
