@@ -5,7 +5,7 @@
 //! - [`intervals`]: successive counter snapshots into interval samples;
 //! - [`summary`]: a run's summary (goodput, reconciliation, CPU, TCP_INFO, the performance
 //!   index), with the datagram and request/response parts in `udp_rr`;
-//! - [`cost`]: service demand, CPU per byte moved;
+//! - [`cost`]: service demand, CPU per byte moved; [`link`]: the link speed from the hosts;
 //! - [`tcp_time`]: where TCP senders' time went (the kernel's chrono figures);
 //! - [`repeat`]: statistics over repeated runs, Student-t confidence intervals and the
 //!   `--until-ci` stopping rule.
@@ -15,6 +15,7 @@
 
 pub mod cost;
 pub mod intervals;
+pub mod link;
 pub mod raw;
 pub mod repeat;
 pub mod summary;

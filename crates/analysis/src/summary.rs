@@ -212,7 +212,7 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
     for f in &mut flows {
         finish_flow(f, datagrams, w, intervals);
     }
-    add_service_demand(raw, &mut flows);
+    crate::cost::add_service_demand(raw, &mut flows);
     let local_cpu = cpu_summary(
         local_threads,
         raw.local_process_cpu,
@@ -226,27 +226,6 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
         Duration::from_micros(raw.server.wall_us),
     );
     totals(raw, w.client_s, flows, local_cpu, remote_cpu)
-}
-
-/// Each flow's service demand on both ends: each host's CPU over all the bytes the test moved
-/// (delivered, drain included), since one host's CPU serves every direction at once.
-fn add_service_demand(raw: &RawRun, flows: &mut [FlowSummary]) {
-    let moved: u64 = flows.iter().map(|f| f.bytes_received_after_drain).sum();
-    let client = crate::cost::service_demand_us_per_kb(raw.local_system_cpu, raw.local_wall, moved);
-    let server = crate::cost::service_demand_us_per_kb(
-        raw.server.system_cpu,
-        Duration::from_micros(raw.server.wall_us),
-        moved,
-    );
-    for f in flows {
-        (
-            f.sender_service_demand_us_per_kb,
-            f.receiver_service_demand_us_per_kb,
-        ) = match f.flow {
-            Flow::ClientToServer => (client, server),
-            Flow::ServerToClient => (server, client),
-        };
-    }
 }
 
 /// The run's totals over its finished flows.
@@ -282,6 +261,7 @@ fn totals(
         rtt_us: (!all_infos.is_empty())
             .then(|| all_infos.iter().map(|t| t.rtt_us).sum::<u32>() / all_infos.len() as u32),
         link_speed_bps: link,
+        link_speed_source: link.map(|_| "--link-speed".to_string()),
         performance_index: link.and_then(|l| performance_index(throughput_bps, busier, l as f64)),
         udp: udp_total(flows.iter().filter_map(|f| f.udp.as_ref())),
         rr: raw.spec.kind().is_rr().then(|| rr_summary(raw, secs)),

@@ -298,10 +298,11 @@ pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
     if let (Some(pi), Some(link)) = (s.performance_index, s.link_speed_bps) {
         writeln!(
             w,
-            "PI         {pi:.3} = T/C x T/L with T {:.1} Mbit/s, C {:.1} % (busier end), L {:.0} Mbit/s",
+            "PI         {pi:.3} = T/C x T/L with T {:.1} Mbit/s, C {:.1} % (busier end), L {:.0} Mbit/s ({})",
             s.throughput_bps / 1e6,
             s.local_cpu_pct.max(s.remote_cpu_pct),
-            link as f64 / 1e6
+            link as f64 / 1e6,
+            s.link_speed_source.as_deref().unwrap_or("--link-speed")
         )?;
     }
     Ok(())

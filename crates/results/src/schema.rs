@@ -394,8 +394,12 @@ pub struct Summary {
     pub retransmits: Option<u32>,
     /// Smoothed RTT, mean over all TCP streams, µs.
     pub rtt_us: Option<u32>,
-    /// Link speed given with `--link-speed`, bits/s.
+    /// Link speed, bits/s: `--link-speed`, or else the slower of the two ends' interfaces as
+    /// their drivers report it (`link_speed_source` says which).
     pub link_speed_bps: Option<u64>,
+    /// Where `link_speed_bps` came from: `--link-speed`, or the interface it was read from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_speed_source: Option<String>,
     /// Performance Index `T/C × T/L` (T Mbit/s, C the busier end's CPU %, L link Mbit/s).
     pub performance_index: Option<f64>,
     /// UDP: datagram accounting over all directions.

@@ -163,17 +163,19 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
     let endpoints = open::endpoints(config, &mut ctrl, &offered)?;
     progress.started(&server, spec);
     let measured = measure::measure_streams(config, &mut ctrl, endpoints, progress)?;
-    let summary = analysis::build(&measured.raw, &measured.intervals);
+    let mut summary = analysis::build(&measured.raw, &measured.intervals);
+    let hosts = Hosts {
+        client: client_host,
+        server: server.host.clone().map(|h| *h),
+    };
+    analysis::link::link_from_hosts(&mut summary, &hosts);
     Ok(RunRecord {
         kind: spec.kind(),
         schema_version: results::SCHEMA_VERSION,
         spec: spec.clone(),
         target: config.target_label.clone(),
         started_at_unix_ms,
-        hosts: Some(Hosts {
-            client: client_host,
-            server: server.host.clone().map(|h| *h),
-        }),
+        hosts: Some(hosts),
         server: ServerInfo {
             host: None,
             ..server
