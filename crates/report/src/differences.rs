@@ -179,4 +179,21 @@ mod tests {
         let lines: Vec<String> = d.iter().map(Difference::line).collect();
         assert_eq!(lines, vec!["spec.params.kind tcp_stream → udp_stream"]);
     }
+
+    #[test]
+    fn the_html_report_lists_them_too() {
+        let columns = [
+            LabeledRuns::new("a", vec![run(1500, 0, None)]),
+            LabeledRuns::new("b", vec![run(9000, 0, None)]),
+        ];
+        let html = crate::html::render(&crate::html::Report {
+            title: "t",
+            subtitle: None,
+            columns: &columns,
+            pps: None,
+        })
+        .unwrap();
+        assert!(html.contains("What differed"), "{html}");
+        assert!(html.contains("client.mtu_bytes 1500 → 9000"));
+    }
 }

@@ -94,6 +94,7 @@ pub fn render(report: &Report<'_>) -> Result<String> {
     let mut env = Environment::new();
     env.add_template("report.html", TEMPLATE)?;
     let cmp = Comparison::new(report.columns);
+    let differences: Vec<String> = cmp.differences.iter().map(|d| d.line()).collect();
     let (headers, rows) = comparison_cells(&cmp);
     let comparison = Cells {
         headers,
@@ -132,6 +133,7 @@ pub fn render(report: &Report<'_>) -> Result<String> {
         subtitle => report.subtitle,
         columns => columns,
         comparison => Value::from(Serde(comparison)),
+        differences => differences,
         runs => Value::from(Serde(runs)),
         pps => pps,
         charts => charts,
