@@ -147,7 +147,6 @@ fn run_client(
     // Bad tags or an unusable database fail before the test, not after it.
     let mut store = common.store.open()?;
     let reached = target_for(plan, common, unix)?;
-    let facts = reached.target.host_facts();
     if repeat.repeats() {
         let mut runner = reached.runner(interrupt.clone(), store);
         let point = Point {
@@ -192,7 +191,7 @@ fn run_client(
         .context("writing the live rows to stdout")
         .and_then(|()| print_record(&record, common.json));
     if let Some(s) = store.as_mut() {
-        let id = s.save(&record, &facts)?;
+        let id = s.save(&record)?;
         eprintln!("linerate: stored as {id} in {}", s.path().display());
     }
     printed?;
@@ -217,7 +216,6 @@ pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<RunOutcome> {
     let first = &plan.cells.first().context("no cells")?.3;
     let mut store = args.common.store.open()?;
     let reached = target_for(first, &args.common, None)?;
-    let facts = reached.target.host_facts();
     let link = first.spec.link_speed_bps;
     let mut cells = Vec::new();
     let mut last = None;
@@ -233,7 +231,7 @@ pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<RunOutcome> {
                 format!("frame_bytes={frame}"),
                 format!("flows={flows}"),
             ])?;
-            let id = s.save_with(&run, &facts, &cell_tags)?;
+            let id = s.save_with(&run, &cell_tags)?;
             eprintln!("linerate: cell stored as {id}");
         }
         let udp = run.summary.udp.unwrap_or_default();

@@ -44,15 +44,8 @@ impl Reached {
         interrupt: Signal,
         store: Option<crate::store_args::RunStore>,
     ) -> ClientRunner {
-        let facts = self.target.host_facts();
-        ClientRunner::new(
-            self.target.clone(),
-            self.label.clone(),
-            interrupt,
-            store,
-            facts,
-        )
-        .with_key(self.key.clone())
+        ClientRunner::new(self.target.clone(), self.label.clone(), interrupt, store)
+            .with_key(self.key.clone())
     }
 }
 

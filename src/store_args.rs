@@ -1,7 +1,7 @@
 //! The results database from the command line, for every command that stores or reads runs:
 //! the `--db/--no-store/--tag` flags every test takes ([`StoreArgs`]), the `--tag/--kind/
 //! --since` filter of listings ([`RunFilterArgs`]), where the database is ([`resolve_db`]),
-//! storing a finished run ([`RunStore`], [`store_run`]) with the facts of this host.
+//! storing a finished run ([`RunStore`], [`store_run`]) with the client host's facts it carries.
 //!
 //! The database is `--db PATH`, else `$LINERATE_DB`, else
 //! `$XDG_DATA_HOME/linerate/results.sqlite` (`~/.local/share/linerate/results.sqlite`).
@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Result};
 use clap::Args;
-use results::store::{parse_kind, Filter, HostFacts, RunId, Store, StoreError, Tag, Tags};
+use results::store::{parse_kind, Filter, RunId, Store, StoreError, Tag, Tags};
 use results::RunRecord;
 
 use report::local_time::parse_since;
@@ -138,18 +138,15 @@ impl StoreArgs {
 
 impl RunStore {
     /// Stores one run with the user's tags.
-    pub fn save(&mut self, record: &RunRecord, facts: &HostFacts) -> Result<RunId> {
-        self.save_with(record, facts, &Tags::new())
+    pub fn save(&mut self, record: &RunRecord) -> Result<RunId> {
+        self.save_with(record, &Tags::new())
     }
 
     /// Stores one run with the user's tags plus `extra` ones (e.g. a `linerate pps` cell's
-    /// `frame_bytes` and `flows`); where a key is in both, the user's value wins.
-    pub fn save_with(
-        &mut self,
-        record: &RunRecord,
-        facts: &HostFacts,
-        extra: &Tags,
-    ) -> Result<RunId> {
+    /// `frame_bytes` and `flows`); where a key is in both, the user's value wins. The client
+    /// host's facts stored beside it are the record's own (`hosts.client`), which the client
+    /// collected for the run.
+    pub fn save_with(&mut self, record: &RunRecord, extra: &Tags) -> Result<RunId> {
         let mut tags = self.tags.clone();
         for (k, v) in extra.iter() {
             if tags.get(k).is_none() {
@@ -160,8 +157,13 @@ impl RunStore {
                 });
             }
         }
+        let facts = record
+            .hosts
+            .as_ref()
+            .map(|h| h.client.clone())
+            .unwrap_or_default();
         self.store
-            .insert(record, &tags, facts)
+            .insert(record, &tags, &facts)
             .map_err(|e| keep_unsaved(record, store_error(e, true)))
     }
 
@@ -174,9 +176,9 @@ impl RunStore {
 /// Stores a finished (or interrupted) run as `args` say: `Ok(None)` with `--no-store`. Prints
 /// nothing. Prefer [`StoreArgs::open`] before the test and [`RunStore::save`] after it, so a
 /// bad database is reported before the test runs.
-pub fn store_run(args: &StoreArgs, record: &RunRecord, facts: HostFacts) -> Result<Option<RunId>> {
+pub fn store_run(args: &StoreArgs, record: &RunRecord) -> Result<Option<RunId>> {
     match args.open()? {
-        Some(mut store) => store.save(record, &facts).map(Some),
+        Some(mut store) => store.save(record).map(Some),
         None => Ok(None),
     }
 }

@@ -183,3 +183,29 @@ fn a_flood_of_bad_connections_is_summed_in_the_log() {
     assert!(one_by_one <= 40, "{one_by_one} lines, one per connection");
     assert!(run(server.addr, spec(Direction::Send, 1, 300)).is_ok());
 }
+
+#[test]
+fn a_flood_of_attaches_to_unknown_sessions_is_summed_in_the_log() {
+    let server = fast_server();
+    for session in 0..200u64 {
+        let mut c = TcpStream::connect(server.addr).unwrap();
+        c.write_all(&Hello::ours().emit()).unwrap();
+        let attach = ClientMsg::Attach {
+            session,
+            stream: 0,
+            auth: None,
+        };
+        frame::write_frame(&mut c, &attach).unwrap();
+    }
+    wait_for_log(
+        &server,
+        "dropped or refused during handshake in the last second",
+    );
+    let one_by_one = server
+        .log_text()
+        .lines()
+        .filter(|l| l.contains("unknown session"))
+        .count();
+    assert!(one_by_one <= 40, "{one_by_one} lines, one per connection");
+    assert!(run(server.addr, spec(Direction::Send, 1, 300)).is_ok());
+}

@@ -131,6 +131,17 @@ fn unix_socket_in_process_and_external() {
     let v = linerate_json(&["tcp", "--unix", p, "-t", "1", "--json"]);
     assert_eq!(v["spec"]["params"]["stream"]["transport"], "unix");
     assert_eq!(v["summary"]["flows"][0]["reconciled"], true);
+    // A Unix socket goes through no interface: the host facts have none.
+    assert!(
+        v["hosts"]["client"]["interface"].is_null(),
+        "{}",
+        v["hosts"]
+    );
+    assert!(
+        v["hosts"]["client"]["hostname"].is_string(),
+        "{}",
+        v["hosts"]
+    );
     assert!(!path.exists(), "in-process socket is removed");
 
     let mut server = linerate()

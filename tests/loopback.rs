@@ -91,6 +91,14 @@ fn tcp_state_is_in_every_interval_and_the_time_shares_in_the_summary() {
                 "{direction:?}: {t:?}"
             );
         }
+        // Both ends' facts name the loopback interface, which has no device driver.
+        let hosts = r.hosts.as_ref().unwrap();
+        for facts in [&hosts.client, hosts.server.as_ref().unwrap()] {
+            assert!(
+                facts.interface.is_some() && facts.driver.is_none(),
+                "{facts:?}"
+            );
+        }
         // This kernel keeps the chrono times (Linux 4.10+).
         let time = r.summary.flows[0].tcp_time.unwrap();
         assert!(time.busy_pct > 10.0, "{direction:?}: {time:?}");

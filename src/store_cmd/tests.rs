@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::store_args::{store_run, StoreArgs};
-use results::store::{Filter, HostFacts, Tags};
+use results::store::{Filter, Tags};
 use results::RunRecord;
 
 #[test]
@@ -109,16 +109,13 @@ fn stores_and_lists_through_the_flags() {
         no_store: false,
         tag: vec!["mtu=9000".into()],
     };
-    let id = store_run(&args, &record, HostFacts::default()).unwrap();
+    let id = store_run(&args, &record).unwrap();
     assert_eq!(id, Some(RunId(1)));
     let none = StoreArgs {
         no_store: true,
         ..args.clone()
     };
-    assert_eq!(
-        store_run(&none, &record, HostFacts::default()).unwrap(),
-        None
-    );
+    assert_eq!(store_run(&none, &record).unwrap(), None);
     let store = Store::open_existing(&db).unwrap();
     let rows = store.list(&Filter::default()).unwrap();
     assert_eq!(rows.len(), 1);
@@ -203,7 +200,7 @@ fn stores_and_lists_through_the_flags() {
     drop(store);
     std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o444)).unwrap();
     let before = std::fs::read(&db).unwrap();
-    let err = store_run(&args, &record, HostFacts::default()).unwrap_err();
+    let err = store_run(&args, &record).unwrap_err();
     let msg = format!("{err:#}");
     assert!(
         msg.contains("read-only") && msg.contains("--no-store"),

@@ -3,7 +3,7 @@
 //! asks.
 
 use engine::Signal;
-use results::store::{HostFacts, Tag, Tags};
+use results::store::{Tag, Tags};
 use sweep::{Measured, Point, PointRunner, RunError};
 
 use crate::store_args::RunStore;
@@ -18,26 +18,18 @@ pub struct ClientRunner {
     label: String,
     interrupt: Signal,
     store: Option<RunStore>,
-    facts: HostFacts,
     key: Option<ClientKey>,
 }
 
 impl ClientRunner {
     /// A runner against `target` (labelled `label` in records), storing into `store` (none with
-    /// `--no-store`) with `facts` about this host.
-    pub fn new(
-        target: Target,
-        label: String,
-        interrupt: Signal,
-        store: Option<RunStore>,
-        facts: HostFacts,
-    ) -> Self {
+    /// `--no-store`).
+    pub fn new(target: Target, label: String, interrupt: Signal, store: Option<RunStore>) -> Self {
         Self {
             target,
             label,
             interrupt,
             store,
-            facts,
             key: None,
         }
     }
@@ -72,7 +64,7 @@ impl ClientRunner {
                         value: value.clone(),
                     });
                 }
-                Some(store.save_with(&record, &self.facts, &tags)?.0)
+                Some(store.save_with(&record, &tags)?.0)
             }
         };
         // A point whose server went away is kept (stored) but ends the sweep.
@@ -142,7 +134,6 @@ mod tests {
             format!("{addr} (test server)"),
             interrupt.clone(),
             None,
-            HostFacts::collect(None),
         );
         let r = run_sweep(&plan, &mut runner, &interrupt.flag(), &mut Quiet);
         drop(server);

@@ -334,21 +334,31 @@ fn set_congestion(fd: RawFd, name: &str) -> Result<(), EngineError> {
     })
 }
 
-/// Sets an integer socket option: the one place linerate calls setsockopt with an int.
+/// Sets an integer socket option.
 pub(crate) fn setsockopt_int(
     fd: RawFd,
     level: libc::c_int,
     name: libc::c_int,
     value: i32,
 ) -> io::Result<()> {
-    // SAFETY: passes a pointer to a live i32 and its size.
+    setsockopt_value(fd, level, name, value)
+}
+
+/// Sets a socket option of plain-data type `T` (every fixed-size option linerate sets).
+fn setsockopt_value<T: Copy>(
+    fd: RawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: T,
+) -> io::Result<()> {
+    // SAFETY: passes a pointer to a live `T` and its size.
     let rc = unsafe {
         libc::setsockopt(
             fd,
             level,
             name,
-            (&value as *const i32).cast(),
-            std::mem::size_of::<i32>() as libc::socklen_t,
+            (&value as *const T).cast(),
+            std::mem::size_of::<T>() as libc::socklen_t,
         )
     };
     if rc == 0 {
@@ -358,37 +368,23 @@ pub(crate) fn setsockopt_int(
     }
 }
 
-/// [`setsockopt_int`] with an error that names the user's flag and value.
 /// SO_MAX_PACING_RATE of `bps` bits/s: the kernel paces the socket's sending to it (TCP's own
 /// pacing, or the fq qdisc's). A rate above 32 bits of bytes/s is passed as 64 bits.
 fn set_pacing(fd: RawFd, bps: u64) -> Result<(), EngineError> {
     let bytes_per_sec = bps / 8;
-    let error = |source| EngineError::SocketOption {
+    let (level, name) = (libc::SOL_SOCKET, libc::SO_MAX_PACING_RATE);
+    match u32::try_from(bytes_per_sec) {
+        Ok(small) => setsockopt_value(fd, level, name, small),
+        Err(_) => setsockopt_value(fd, level, name, bytes_per_sec),
+    }
+    .map_err(|source| EngineError::SocketOption {
         option: "--rate",
         value: format!("{bps} bit/s"),
         source,
-    };
-    if let Ok(small) = u32::try_from(bytes_per_sec) {
-        return setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_MAX_PACING_RATE, small as i32)
-            .map_err(error);
-    }
-    // SAFETY: a valid descriptor and a u64 that outlives the call, with its size.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_MAX_PACING_RATE,
-            (&bytes_per_sec as *const u64).cast(),
-            std::mem::size_of::<u64>() as libc::socklen_t,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(error(io::Error::last_os_error()))
-    }
+    })
 }
 
+/// [`setsockopt_int`] with an error that names the user's flag and value.
 fn set_int(
     fd: RawFd,
     level: libc::c_int,
@@ -407,6 +403,34 @@ fn set_int(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The kernel's SO_MAX_PACING_RATE of `fd`, bytes/s, read as 64 bits.
+    fn pacing_of(fd: RawFd) -> u64 {
+        let mut value = 0u64;
+        let mut len = std::mem::size_of::<u64>() as libc::socklen_t;
+        // SAFETY: getsockopt writes at most `len` bytes into `value`.
+        let rc = unsafe {
+            libc::getsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_MAX_PACING_RATE,
+                (&mut value as *mut u64).cast(),
+                &mut len,
+            )
+        };
+        assert_eq!(rc, 0);
+        value
+    }
+
+    #[test]
+    fn pacing_rates_above_32_bits_of_bytes_go_in_whole() {
+        let sock = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP)).unwrap();
+        set_pacing(sock.as_raw_fd(), 1_000_000_000).unwrap();
+        assert_eq!(pacing_of(sock.as_raw_fd()), 125_000_000);
+        // 100 Gbit/s is 12.5 GB/s, past u32.
+        set_pacing(sock.as_raw_fd(), 100_000_000_000).unwrap();
+        assert_eq!(pacing_of(sock.as_raw_fd()), 12_500_000_000);
+    }
 
     #[test]
     fn unknown_congestion_names_what_is_available() {

@@ -3,8 +3,6 @@
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 
-use measure::host::HostFacts;
-
 /// linerate's default port.
 pub const DEFAULT_PORT: u16 = 5301;
 
@@ -38,19 +36,6 @@ pub enum Target {
 }
 
 impl Target {
-    /// Facts about this host and the interface its connection to the target uses: the bind
-    /// address's interface when one was given, else the one the kernel routes to the server
-    /// from (found without sending anything); no interface for a Unix socket.
-    pub fn host_facts(&self) -> HostFacts {
-        match self {
-            Target::Tcp { bind: Some(b), .. } if !b.ip().is_unspecified() => {
-                HostFacts::collect(Some(b.ip()))
-            }
-            Target::Tcp { addr, .. } => HostFacts::collect_towards(Some(*addr)),
-            Target::Unix { .. } => HostFacts::collect(None),
-        }
-    }
-
     /// Printable form: `HOST:PORT` or `unix:PATH`.
     pub fn describe(&self) -> String {
         match self {
@@ -168,27 +153,5 @@ mod tests {
             .to_string()
             .contains("port 'abc'"));
         assert!(resolve("", 7, Family::Any).is_err());
-    }
-
-    #[test]
-    fn host_facts_of_targets() {
-        let lo = (Target::Tcp {
-            addr: "127.0.0.1:5301".parse().unwrap(),
-            bind: None,
-        })
-        .host_facts();
-        assert!(lo.interface.is_some() && lo.driver.is_none(), "{lo:?}");
-        let bound = (Target::Tcp {
-            addr: "127.0.0.1:5301".parse().unwrap(),
-            bind: Some("127.0.0.1:0".parse().unwrap()),
-        })
-        .host_facts();
-        assert_eq!(bound.interface, lo.interface);
-        let unix = (Target::Unix {
-            path: "/tmp/x".into(),
-        })
-        .host_facts();
-        assert_eq!((unix.interface, unix.mtu_bytes), (None, None));
-        assert_eq!(unix.hostname, lo.hostname);
     }
 }

@@ -1,4 +1,4 @@
-//! What authentication puts on the wire (docs/PROTOCOL.md section 10): the server's challenge
+//! What authentication puts on the wire (docs/PROTOCOL.md section 12): the server's challenge
 //! after its hello, the client's proof in its first message, and the server's proof in its
 //! answer. The MACs themselves are computed by the session crate; this module only carries
 //! them, so it needs no cryptography.

@@ -1,4 +1,4 @@
-//! Mutual challenge-response authentication with a shared key (docs/PROTOCOL.md section 10).
+//! Mutual challenge-response authentication with a shared key (docs/PROTOCOL.md section 12).
 //!
 //! The server's greeting carries a fresh random nonce; the client answers in its first message
 //! with its own fresh nonce, its key's name and `HMAC-SHA-256(secret, "client" ‖ both nonces ‖

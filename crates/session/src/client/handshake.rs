@@ -1,5 +1,5 @@
 //! A connection's opening: connect, read the server's greeting, and, where the server asks for
-//! a key, prove ours and check that the server proves it too (docs/PROTOCOL.md section 10).
+//! a key, prove ours and check that the server proves it too (docs/PROTOCOL.md section 12).
 //!
 //! Invariants: a client with a key never talks to a server that cannot prove it holds that key
 //! (one that asks for none included); a client without one stops at a server that asks, with a

@@ -26,7 +26,7 @@ use wire::{frame, ClientMsg, Greeting, Hello, WireError, HELLO_LEN};
 
 use super::admit::{admit, Admission, KeyWatch};
 use super::allow::allowed;
-use super::{attach, run_session, tell_error, Shared};
+use super::{attach, run_session, tell, Shared};
 
 /// Most connections in handshake at once: enough that thousands of idle connections do not
 /// keep a real client out (each costs a descriptor and a few hundred bytes, no thread).
@@ -274,10 +274,13 @@ fn advance(
                     _ => None,
                 };
                 match admit(keys.table(), &p.challenge, proof) {
-                    Ok(admission) => dispatch(p.conn, p.peer, *msg, admission, shared),
+                    Ok(admission) => dispatch(p.conn, p.peer, *msg, admission, shared, log),
                     Err(refusal) => {
                         log.conn_line(shared, format!("{}: {}", p.peer, refusal.log_text()));
-                        refuse(p.conn, &refusal);
+                        let mut conn = p.conn;
+                        // The answer is small and the fresh socket's send buffer empty: a
+                        // nonblocking write takes it.
+                        tell(&mut conn, refusal.to_string());
                     }
                 }
             }
@@ -286,19 +289,14 @@ fn advance(
 }
 
 /// Accepts every connection waiting (up to a bound per call), sending each our hello.
-fn accept_all(
-    listener: &Listener,
-    pending: &mut Vec<Pending>,
-    turned_away: &mut GateLog,
-    shared: &Shared,
-) {
+fn accept_all(listener: &Listener, pending: &mut Vec<Pending>, log: &mut GateLog, shared: &Shared) {
     for _ in 0..1024 {
         let mut conn = match listener.accept() {
             Ok(conn) => conn,
             Err(e) if e.kind() == ErrorKind::WouldBlock => return,
             Err(e) => {
                 // Out of descriptors, most likely: they free up as handshakes end.
-                turned_away.accept_error = Some(e);
+                log.accept_error = Some(e);
                 std::thread::sleep(Duration::from_millis(50));
                 return;
             }
@@ -308,17 +306,17 @@ fn accept_all(
             .peer_addr()
             .is_some_and(|a| !allowed(&shared.config.allow, a.ip()))
         {
-            turned_away.outsiders += 1;
+            log.outsiders += 1;
             continue;
         }
         if pending.len() >= MAX_PENDING {
-            turned_away.count += 1;
+            log.count += 1;
             continue;
         }
         let challenge = match crate::auth::fresh_nonce() {
             Ok(nonce) => nonce,
             Err(e) => {
-                turned_away.accept_error = Some(std::io::Error::other(e.to_string()));
+                log.accept_error = Some(std::io::Error::other(e.to_string()));
                 continue;
             }
         };
@@ -345,47 +343,38 @@ fn accept_all(
 }
 
 /// A connection's first message: a `start` gets its session's thread, an `attach` joins its
-/// session, anything else is answered with an error.
+/// session, anything else is answered with an error. Every line about the connection goes
+/// through the gate's log, so a flood of bad first messages is summed like other drops.
 fn dispatch(
     mut conn: Conn,
     peer: String,
     msg: ClientMsg,
     admission: Admission,
     shared: &Arc<Shared>,
+    log: &mut GateLog,
 ) {
+    let mut conn_line = |line: String| log.conn_line(shared, format!("{peer}: {line}"));
     if let Err(e) = conn.set_nonblocking(false) {
-        (shared.log)(format!("{peer}: dropped during handshake: {e}"));
-        return;
+        return conn_line(format!("dropped during handshake: {e}"));
     }
     match msg {
         ClientMsg::Start { spec, .. } => {
             let for_thread = Arc::clone(shared);
+            let session_peer = peer.clone();
             let spawned = std::thread::Builder::new()
                 .name("lr-session".into())
-                .spawn(move || run_session(conn, spec, admission, &for_thread, &peer));
+                .spawn(move || run_session(conn, spec, admission, &for_thread, &session_peer));
             if let Err(e) = spawned {
-                (shared.log)(format!("cannot start a thread for a session: {e}"));
+                conn_line(format!("cannot start a thread for a session: {e}"));
             }
         }
         ClientMsg::Attach {
             session, stream, ..
-        } => attach(conn, session, stream, admission, shared, &peer),
-        other => tell_error(
-            &mut conn,
-            shared,
-            &peer,
-            format!("expected start or attach, got {other:?}"),
-        ),
+        } => attach(conn, session, stream, admission, shared, &mut conn_line),
+        other => {
+            let message = format!("expected start or attach, got {other:?}");
+            conn_line(message.clone());
+            tell(&mut conn, message);
+        }
     }
-}
-
-/// Tells a client its proof did not hold (the log says why), without waiting on its socket.
-fn refuse(mut conn: Conn, refusal: &super::admit::AuthRefusal) {
-    // The answer is small and the socket's send buffer empty: a nonblocking write takes it.
-    let _ = crate::control::send(
-        &mut conn,
-        &wire::ServerMsg::Error {
-            message: refusal.to_string(),
-        },
-    );
 }

@@ -123,9 +123,8 @@ fn server_info() -> ServerInfo {
     }
 }
 
-/// Tells the peer what was wrong with what it sent, and logs it.
-fn tell_error(conn: &mut Conn, shared: &Shared, peer: &str, message: String) {
-    (shared.log)(format!("{peer}: {message}"));
+/// Tells the peer what was wrong with what it sent (the caller logs it).
+fn tell(conn: &mut Conn, message: String) {
     let _ = send(conn, &ServerMsg::Error { message });
 }
 

@@ -16,7 +16,7 @@ use engine::Conn;
 use wire::auth::{Mac, UserName};
 
 use super::admit::Admission;
-use super::{tell_error, SessionError, Shared};
+use super::{tell, SessionError, Shared};
 
 /// A data connection on its way from the gate to its session.
 pub(super) struct Attaching {
@@ -61,8 +61,12 @@ pub(super) fn attach(
     stream: u16,
     admission: Admission,
     shared: &Shared,
-    peer: &str,
+    log: &mut dyn FnMut(String),
 ) {
+    let mut refuse = |conn: &mut Conn, message: String| {
+        log(message.clone());
+        tell(conn, message);
+    };
     let waiting = shared.sessions.waiting.lock().ok().and_then(|m| {
         m.get(&session)
             .map(|w| (w.user == admission.user, w.tx.clone()))
@@ -70,21 +74,12 @@ pub(super) fn attach(
     let tx = match waiting {
         Some((true, tx)) => tx,
         Some((false, _)) => {
-            return tell_error(
+            return refuse(
                 &mut conn,
-                shared,
-                peer,
                 format!("session {session:x} belongs to another key"),
             )
         }
-        None => {
-            return tell_error(
-                &mut conn,
-                shared,
-                peer,
-                format!("unknown session {session:x}"),
-            )
-        }
+        None => return refuse(&mut conn, format!("unknown session {session:x}")),
     };
     let attaching = Attaching {
         stream,
@@ -94,14 +89,12 @@ pub(super) fn attach(
     // Never waits: the gate's thread must not block on one session.
     match tx.try_send(attaching) {
         Ok(()) => {}
-        Err(TrySendError::Full(mut a)) => tell_error(
+        Err(TrySendError::Full(mut a)) => refuse(
             &mut a.conn,
-            shared,
-            peer,
             format!("session {session:x} has more data connections than it asked for"),
         ),
-        Err(TrySendError::Disconnected(_)) => (shared.log)(format!(
-            "{peer}: session {session:x} ended before stream {stream} attached"
+        Err(TrySendError::Disconnected(_)) => log(format!(
+            "session {session:x} ended before stream {stream} attached"
         )),
     }
 }
