@@ -28,6 +28,7 @@ mod sweep;
 mod udp_loopback;
 mod udp_netns;
 mod util;
+mod verdict_netns;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -7,6 +7,7 @@
 //!   index), with the datagram and request/response parts in `udp_rr`;
 //! - [`cost`]: service demand, CPU per byte moved; [`link`]: the link speed from the hosts;
 //! - [`tcp_time`]: where TCP senders' time went (the kernel's chrono figures);
+//! - [`verdict`]: what limited each direction, with the evidence;
 //! - [`repeat`]: statistics over repeated runs, Student-t confidence intervals and the
 //!   `--until-ci` stopping rule.
 //!
@@ -23,6 +24,7 @@ pub mod tcp_time;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 mod udp_rr;
+pub mod verdict;
 
 pub use intervals::{add_latency, IntervalTracker};
 pub use raw::{LocalStream, RawRun, StreamFailure, WorkerReport};

@@ -300,6 +300,7 @@ fn empty_flow(flow: Flow) -> FlowSummary {
         rtt_us: None,
         udp: None,
         tcp_time: None,
+        limited_by: None,
         window_s: 0.0,
         streams: Vec::new(),
     }

@@ -24,8 +24,9 @@ pub fn of(infos: &[TcpInfo], window_s: f64) -> Option<TcpTime> {
         }
     };
     let window_us = window_s * 1e6;
+    // The kernel's clock runs past the window (draining), so the share is capped at 100 %.
     let busy_pct = if window_us > 0.0 {
-        busy as f64 / chrono.len() as f64 / window_us * 100.0
+        (busy as f64 / chrono.len() as f64 / window_us * 100.0).min(100.0)
     } else {
         0.0
     };

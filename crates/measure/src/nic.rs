@@ -73,7 +73,28 @@ pub struct NicFacts {
     pub numa_node: Option<u32>,
 }
 
+/// Drivers of software links whose reported speed is nominal, not a rate anything enforces.
+const VIRTUAL_DRIVERS: &[&str] = &[
+    "veth",
+    "tun",
+    "bridge",
+    "dummy",
+    "vxlan",
+    "geneve",
+    "macvlan",
+    "ipvlan",
+    "vrf",
+    "wireguard",
+];
+
 impl NicFacts {
+    /// Whether the driver is a software link (veth, tun, bridge, …): its speed is nominal.
+    pub fn is_virtual(&self) -> bool {
+        self.driver
+            .as_deref()
+            .is_some_and(|d| VIRTUAL_DRIVERS.contains(&d))
+    }
+
     /// Everything about `interface`: the /sys facts under `root` and, on Linux, the ioctl ones.
     pub fn collect(root: &Path, interface: &str) -> NicFacts {
         let mut facts = NicFacts::read_sys(root, interface);

@@ -59,6 +59,16 @@ pub struct TcpInfo {
     /// Bytes retransmitted (`tcpi_bytes_retrans`; Linux 4.19+).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_retrans: Option<u64>,
+    /// Segments the receiver reported receiving twice (D-SACK): retransmissions that were
+    /// not needed, usually after reordering (`tcpi_dsack_dups`; Linux 5.0+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dsack_dups: Option<u32>,
+    /// Reordering events seen (`tcpi_reord_seen`; Linux 5.0+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reord_seen: Option<u32>,
+    /// The peer's advertised receive window after scaling, bytes (`tcpi_snd_wnd`; Linux 5.4+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snd_wnd_bytes: Option<u32>,
 }
 
 /// The kernel's `struct tcp_info` offsets (linux/tcp.h), each field's first byte.
@@ -79,6 +89,9 @@ mod offset {
     pub const RWND_LIMITED: usize = 176;
     pub const SNDBUF_LIMITED: usize = 184;
     pub const BYTES_RETRANS: usize = 208;
+    pub const DSACK_DUPS: usize = 216;
+    pub const REORD_SEEN: usize = 220;
+    pub const SND_WND: usize = 228;
 }
 
 /// Room for every field above and what newer kernels add after them.
@@ -120,6 +133,9 @@ pub fn parse(bytes: &[u8]) -> TcpInfo {
         rwnd_limited_us: u64_at(bytes, RWND_LIMITED),
         sndbuf_limited_us: u64_at(bytes, SNDBUF_LIMITED),
         bytes_retrans: u64_at(bytes, BYTES_RETRANS),
+        dsack_dups: u32_at(bytes, DSACK_DUPS),
+        reord_seen: u32_at(bytes, REORD_SEEN),
+        snd_wnd_bytes: u32_at(bytes, SND_WND),
     }
 }
 
@@ -179,8 +195,13 @@ mod tests {
                 (offset::DELIVERY_RATE, 125_000_000, 8),
                 (offset::PACING_RATE, u64::MAX, 8),
                 (offset::SND_SSTHRESH, 0x7fff_ffff, 4),
+                (offset::SND_WND, 65_536, 4),
+                (offset::DSACK_DUPS, 9, 4),
             ],
         ));
+        assert_eq!(new.snd_wnd_bytes, Some(65_536));
+        assert_eq!(old.snd_wnd_bytes, None);
+        assert_eq!((new.dsack_dups, new.reord_seen), (Some(9), Some(0)));
         assert_eq!(new.rwnd_limited_pct(), Some(25.0));
         assert_eq!(new.sndbuf_limited_pct(), Some(0.0));
         assert_eq!(new.delivery_rate_bps, Some(1_000_000_000));

@@ -133,7 +133,20 @@ fn write_flow(w: &mut dyn Write, f: &FlowSummary) -> std::io::Result<()> {
             format_bytes(f.bytes_in_flight)
         )?;
     }
-    write_flow_detail(w, f, sender, receiver)
+    write_flow_detail(w, f, sender, receiver)?;
+    write_limited_by(w, f)
+}
+
+/// The direction's verdict, its evidence, and what to try.
+fn write_limited_by(w: &mut dyn Write, f: &FlowSummary) -> std::io::Result<()> {
+    let Some(l) = &f.limited_by else {
+        return Ok(());
+    };
+    writeln!(w, "  limited by {}: {}", l.verdict.as_str(), l.evidence)?;
+    if !l.hint.is_empty() {
+        writeln!(w, "  try        {}", l.hint)?;
+    }
+    Ok(())
 }
 
 /// The busiest core of one host and where its time went (a receive path often sits in one

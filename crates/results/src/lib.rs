@@ -7,9 +7,11 @@
 //! current one ([`layout_v1`]).
 
 pub mod layout_v1;
+pub mod limits;
 pub mod schema;
 pub mod store;
 
+pub use limits::{LimitedBy, Verdict};
 pub use schema::{
     CpuSummary, End, FlowInterval, FlowSummary, Hosts, IntervalSample, IntervalTcp, PpsCell,
     RrInterval, RrSummary, RunRecord, StreamSummary, Summary, TcpTime, UdpInterval, UdpSummary,

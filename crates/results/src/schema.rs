@@ -320,6 +320,9 @@ pub struct FlowSummary {
     /// where the kernel does not keep these figures).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp_time: Option<TcpTime>,
+    /// What limited this direction, with the evidence (stream kinds; METHODOLOGY §19).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limited_by: Option<crate::LimitedBy>,
     /// The receiver's window, seconds: the client's `duration_s` when the client receives,
     /// the server's (the test duration from `Begin` by its clock) when the server does.
     #[serde(default)]

@@ -169,6 +169,7 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
         server: server.host.clone().map(|h| *h),
     };
     analysis::link::link_from_hosts(&mut summary, &hosts);
+    analysis::verdict::add_verdicts(&mut summary, spec, &hosts);
     Ok(RunRecord {
         kind: spec.kind(),
         schema_version: results::SCHEMA_VERSION,

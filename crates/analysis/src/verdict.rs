@@ -1,0 +1,506 @@
+//! What limited each direction of a stream test: a verdict, the numbers behind it and a hint.
+//!
+//! The rules run in a fixed order and the first with enough evidence wins (METHODOLOGY §19):
+//! linerate's own pacing, the receiver's window, the sender's buffer, a saturated CPU, a
+//! queue or link ceiling on the path, losses without a queue; otherwise `unknown`, with what
+//! was checked. Every threshold is in [`rule`]. The inputs are the summary's own figures: both
+//! ends' thread CPU and host cores, the senders' TCP_INFO and chrono times, the link speed.
+
+use measure::cpu::CoreCpu;
+use measure::tcp_info::TcpInfo;
+use measure::units::{format_bits_per_sec, format_bytes};
+use results::{End, FlowSummary, Hosts, LimitedBy, Summary, Verdict};
+use wire::spec::{Transport, UdpRate};
+use wire::{TestKind, TestSpec};
+
+/// The thresholds of the rules.
+pub mod rule {
+    /// Paced: the direction reached this share of the rate asked for.
+    pub const RATE_REACHED: f64 = 0.90;
+    /// Window or buffer: limited this % of the busy time (kernel chrono figures).
+    pub const LIMITED_PCT: f64 = 30.0;
+    /// Send buffer: the connection was busy less than this % of the window though the writer
+    /// always had data and was not CPU-bound.
+    pub const BUSY_BELOW_PCT: f64 = 80.0;
+    /// A data thread at this % of a core (per stream) is saturated.
+    pub const THREAD_PCT: f64 = 90.0;
+    /// A host core at this % busy is saturated.
+    pub const CORE_PCT: f64 = 95.0;
+    /// Window: goodput at this share of what a small advertised window allows over the RTT.
+    pub const WINDOW_CEILING_SHARE: f64 = 0.70;
+    /// A window below this many bytes is small (the most a connection without window scaling
+    /// can advertise); a larger one that fills means a reader at full CPU.
+    pub const SMALL_WINDOW_BYTES: u32 = 64 << 10;
+    /// Congestion: retransmitted segments at this % of segments sent.
+    pub const RETRANS_PCT: f64 = 0.5;
+    // (Retransmissions the receiver reported as duplicates, D-SACK, do not count.)
+    /// A queue on the path: smoothed RTT this many times the minimum ...
+    pub const QUEUE_RTT_RATIO: f64 = 4.0;
+    /// ... and at least this much above it, µs.
+    pub const QUEUE_DELAY_US: u32 = 1000;
+    /// A queue on the path needs the connection busy this % of the window.
+    pub const QUEUE_BUSY_PCT: f64 = 90.0;
+    /// Link ceiling: goodput within this share of what the link carries for this traffic.
+    pub const LINK_SHARE: (f64, f64) = (0.90, 1.02);
+}
+
+/// Ethernet's per-frame overhead on the wire beyond the IP packet: header 14, FCS 4,
+/// preamble 8, inter-frame gap 12 bytes.
+const ETHERNET_OVERHEAD_BYTES: f64 = 38.0;
+
+/// Sets `limited_by` on every flow of a stream test (request/response tests have none).
+/// `hosts` say whether a link speed read from the drivers is a real one.
+pub fn add_verdicts(summary: &mut Summary, spec: &TestSpec, hosts: &Hosts) {
+    if spec.kind().is_rr() {
+        return;
+    }
+    let link = real_link_bps(summary, hosts);
+    let verdicts: Vec<LimitedBy> = summary
+        .flows
+        .iter()
+        .map(|f| verdict(&Facts::of(f, summary, spec, link)))
+        .collect();
+    for (f, v) in summary.flows.iter_mut().zip(verdicts) {
+        f.limited_by = Some(v);
+    }
+}
+
+/// The summary's link speed, unless it came from a software link's driver (a veth says
+/// 10 Gbit/s and carries more): `--link-speed` is always taken at its word.
+fn real_link_bps(summary: &Summary, hosts: &Hosts) -> Option<u64> {
+    let from_flag = summary.link_speed_source.as_deref() == Some("--link-speed");
+    let ends = std::iter::once(&hosts.client).chain(hosts.server.as_ref());
+    let nominal = ends.filter_map(|h| h.nic.as_ref()).any(|n| n.is_virtual());
+    summary.link_speed_bps.filter(|_| from_flag || !nominal)
+}
+
+/// One end's CPU as the rules see it.
+struct EndCpu {
+    /// Its data threads, % of one core per stream.
+    thread_pct: f64,
+    /// Its host's busiest core.
+    busiest: Option<CoreCpu>,
+}
+
+impl EndCpu {
+    fn of(threads_pct: f64, streams: usize, cores: &[CoreCpu]) -> Self {
+        Self {
+            thread_pct: threads_pct / streams.max(1) as f64,
+            busiest: cores
+                .iter()
+                .copied()
+                .max_by(|a, b| a.busy_pct.total_cmp(&b.busy_pct)),
+        }
+    }
+
+    fn thread_saturated(&self) -> bool {
+        self.thread_pct >= rule::THREAD_PCT
+    }
+
+    fn core_saturated(&self) -> Option<CoreCpu> {
+        self.busiest.filter(|c| c.busy_pct >= rule::CORE_PCT)
+    }
+}
+
+/// A direction's figures the rules read.
+struct Facts<'a> {
+    flow: &'a FlowSummary,
+    /// The rate asked for, all streams, bits/s (`-b`).
+    target_bps: Option<f64>,
+    sender: EndCpu,
+    receiver: EndCpu,
+    /// The senders' TCP_INFO (empty for UDP and Unix sockets).
+    infos: Vec<TcpInfo>,
+    link_bps: Option<u64>,
+    /// Payload share of each frame on the wire, for a link's ceiling.
+    payload_share: Option<f64>,
+    /// Why the figures cannot carry a verdict.
+    missing: Option<String>,
+}
+
+impl<'a> Facts<'a> {
+    fn of(flow: &'a FlowSummary, s: &Summary, spec: &TestSpec, link_bps: Option<u64>) -> Self {
+        let (snd_cores, rcv_cores) = match flow.sender {
+            End::Client => (&s.local_cores, &s.remote_cores),
+            End::Server => (&s.remote_cores, &s.local_cores),
+        };
+        let n = flow.streams.len();
+        let infos: Vec<TcpInfo> = flow.streams.iter().filter_map(|x| x.tcp_info).collect();
+        let missing = if let Some(why) = &s.incomplete {
+            Some(format!(
+                "the server went away ({why}), so its figures are missing"
+            ))
+        } else if flow.streams.iter().any(|x| x.error.is_some()) {
+            Some("a stream failed".to_string())
+        } else if flow.bytes_received == 0 {
+            Some("nothing arrived".to_string())
+        } else {
+            None
+        };
+        Self {
+            flow,
+            target_bps: target_bps(spec).map(|b| b * n as f64),
+            sender: EndCpu::of(flow.sender_cpu_pct, n, snd_cores),
+            receiver: EndCpu::of(flow.receiver_cpu_pct, n, rcv_cores),
+            payload_share: payload_share(spec, &infos),
+            infos,
+            link_bps,
+            missing,
+        }
+    }
+
+    fn goodput(&self) -> f64 {
+        self.flow.throughput_bps
+    }
+}
+
+/// The rate per stream the spec asks for, bits/s of payload.
+fn target_bps(spec: &TestSpec) -> Option<f64> {
+    match (spec.params.tcp(), spec.params.udp()) {
+        (Some(tcp), _) => tcp.pacing_bps.map(|b| b as f64),
+        (_, Some(udp)) => match udp.rate {
+            UdpRate::BitsPerSec(b) => Some(b as f64),
+            UdpRate::PacketsPerSec(p) => Some(p as f64 * f64::from(udp.payload_len_bytes) * 8.0),
+            UdpRate::Max => None,
+        },
+        _ => None,
+    }
+}
+
+/// Payload bytes per byte on an Ethernet wire: TCP `mss / (pmtu + 38)` from the senders'
+/// TCP_INFO; UDP `payload / (payload + 28 + 38)` (IPv4). `None` over a Unix socket.
+fn payload_share(spec: &TestSpec, infos: &[TcpInfo]) -> Option<f64> {
+    if spec.kind() == TestKind::UdpStream {
+        let p = f64::from(spec.params.udp()?.payload_len_bytes);
+        return Some(p / (p + 28.0 + ETHERNET_OVERHEAD_BYTES));
+    }
+    if spec.params.stream()?.transport == Transport::Unix {
+        return None;
+    }
+    let t = infos
+        .first()
+        .filter(|t| t.snd_mss_bytes > 0 && t.pmtu_bytes > 0)?;
+    Some(f64::from(t.snd_mss_bytes) / (f64::from(t.pmtu_bytes) + ETHERNET_OVERHEAD_BYTES))
+}
+
+fn limited(verdict: Verdict, evidence: String, hint: &str) -> LimitedBy {
+    LimitedBy {
+        verdict,
+        evidence,
+        hint: hint.to_string(),
+    }
+}
+
+/// The first rule with enough evidence, or `unknown` with what was checked.
+fn verdict(f: &Facts) -> LimitedBy {
+    if let Some(why) = &f.missing {
+        return limited(Verdict::Unknown, format!("no verdict: {why}"), "");
+    }
+    application(f)
+        .or_else(|| receive_window(f))
+        .or_else(|| send_buffer(f))
+        .or_else(|| cpu(f))
+        .or_else(|| path(f))
+        .or_else(|| congestion(f))
+        .unwrap_or_else(|| unknown(f))
+}
+
+fn pct(x: f64) -> String {
+    format!("{x:.0} %")
+}
+
+/// linerate's own pacing: the direction reached the rate asked for.
+fn application(f: &Facts) -> Option<LimitedBy> {
+    let target = f.target_bps?;
+    let share = f.goodput() / target;
+    (share >= rule::RATE_REACHED).then(|| {
+        limited(
+            Verdict::Application,
+            format!(
+                "goodput {} is {} of the {} asked for (-b)",
+                format_bits_per_sec(f.goodput()),
+                pct(share * 100.0),
+                format_bits_per_sec(target)
+            ),
+            "linerate's own pacing set the rate: run without -b to find what else limits it",
+        )
+    })
+}
+
+/// The senders' chrono figures, when their kernel keeps them.
+fn chrono(f: &Facts) -> Option<results::TcpTime> {
+    f.flow.tcp_time
+}
+
+/// The smallest window a receiver advertised at the end, bytes (Linux 5.4+).
+fn advertised_window(f: &Facts) -> Option<u32> {
+    f.infos.iter().filter_map(|t| t.snd_wnd_bytes).min()
+}
+
+/// What the advertised windows allow over the smoothed RTTs, bits/s, summed over streams
+/// (a window's worth per round trip).
+fn window_ceiling_bps(f: &Facts) -> Option<f64> {
+    f.infos
+        .iter()
+        .map(|t| {
+            let w = f64::from(t.snd_wnd_bytes?);
+            (t.rtt_us > 0).then(|| w * 8.0 / (f64::from(t.rtt_us) / 1e6))
+        })
+        .sum()
+}
+
+/// The sender waited for the receiver's window much of the time, or the goodput is close to
+/// what the advertised window allows over the RTT: a small window, or a reader at full CPU
+/// that let a large one fill.
+fn receive_window(f: &Facts) -> Option<LimitedBy> {
+    let t = chrono(f)?;
+    let ceiling = window_ceiling_bps(f).filter(|&c| c > 0.0);
+    let at_ceiling = ceiling.map(|c| f.goodput() / c);
+    let window = advertised_window(f);
+    let small = window.is_some_and(|w| w < rule::SMALL_WINDOW_BYTES);
+    let by_ceiling = small && at_ceiling.is_some_and(|a| a >= rule::WINDOW_CEILING_SHARE);
+    if t.rwnd_limited_pct < rule::LIMITED_PCT && !by_ceiling {
+        return None;
+    }
+    let mut evidence = format!("rwnd-limited {} of the busy time", pct(t.rwnd_limited_pct));
+    if let Some(w) = window {
+        evidence.push_str(&format!(
+            "; the receiver advertised {} at the end",
+            format_bytes(u64::from(w))
+        ));
+    }
+    // The window and RTT are the last snapshot's: shown only when they account for the rate.
+    if let (Some(c), Some(a)) = (ceiling, at_ceiling.filter(|&a| a <= 1.2)) {
+        evidence.push_str(&format!(
+            ", which over the RTT allows {}: goodput is {} of that",
+            format_bits_per_sec(c),
+            pct(a * 100.0)
+        ));
+    }
+    if f.receiver.thread_saturated() && window.is_some() && !small {
+        evidence.push_str(&format!(
+            "; the receiver's thread at {} of a core could not read faster",
+            pct(f.receiver.thread_pct)
+        ));
+        return Some(limited(Verdict::ReceiverCpu, evidence, RECEIVER_CPU_HINT));
+    }
+    Some(limited(
+        Verdict::ReceiveWindow,
+        evidence,
+        "raise the receiver's buffer: -w, or the maximum of net.ipv4.tcp_rmem (net.core.rmem_max for -w) on the receiving host",
+    ))
+}
+
+/// The sender's buffer ran out: limited by it much of the busy time, or idle much of the
+/// window though linerate always had data to write and its thread was not saturated.
+fn send_buffer(f: &Facts) -> Option<LimitedBy> {
+    let t = chrono(f)?;
+    const HINT: &str = "raise the sender's buffer: -w, or the maximum of net.ipv4.tcp_wmem (net.core.wmem_max for -w) on the sending host";
+    if t.sndbuf_limited_pct >= rule::LIMITED_PCT {
+        let evidence = format!(
+            "sndbuf-limited {} of the busy time",
+            pct(t.sndbuf_limited_pct)
+        );
+        return Some(limited(Verdict::SendBuffer, evidence, HINT));
+    }
+    let sender_free = !f.sender.thread_saturated() && f.sender.core_saturated().is_none();
+    if t.busy_pct < rule::BUSY_BELOW_PCT && sender_free {
+        let evidence = format!(
+            "the connection sat idle {} of the window though linerate always had data to write and its thread used {} of a core: the send buffer emptied between writes (sndbuf-limited {})",
+            pct(100.0 - t.busy_pct),
+            pct(f.sender.thread_pct),
+            pct(t.sndbuf_limited_pct)
+        );
+        return Some(limited(Verdict::SendBuffer, evidence, HINT));
+    }
+    None
+}
+
+const SENDER_CPU_HINT: &str = "the sending host's CPU is the limit: more streams (-P), a free core (-A), zero-copy sends (the default splice), or a faster CPU";
+const RECEIVER_CPU_HINT: &str = "the receiving host's CPU is the limit: spread receive work over cores (-P, RSS/RPS queues, interrupt coalescing), keep the reader off the interrupt core";
+
+/// How strongly an end is CPU-bound: its thread saturated beats one of its host's cores.
+fn saturation(end: &EndCpu) -> Option<(u8, f64)> {
+    if end.thread_saturated() {
+        Some((2, end.thread_pct))
+    } else {
+        end.core_saturated().map(|_| (1, end.thread_pct))
+    }
+}
+
+fn core_words(c: &CoreCpu) -> String {
+    format!(
+        "core {} at {} busy ({} system, {} softirq, {} irq)",
+        c.core,
+        pct(c.busy_pct),
+        pct(c.system_pct),
+        pct(c.softirq_pct),
+        pct(c.irq_pct)
+    )
+}
+
+/// A saturated data thread or host core on one end; where both are, the stronger.
+fn cpu(f: &Facts) -> Option<LimitedBy> {
+    let (s, r) = (saturation(&f.sender), saturation(&f.receiver));
+    let sender = match (s, r) {
+        (None, None) => return None,
+        (Some(_), None) => true,
+        (None, Some(_)) => false,
+        (Some(a), Some(b)) => a.0 > b.0 || (a.0 == b.0 && a.1 >= b.1),
+    };
+    let (end, name, verdict, hint) = if sender {
+        (&f.sender, "sender", Verdict::SenderCpu, SENDER_CPU_HINT)
+    } else {
+        (
+            &f.receiver,
+            "receiver",
+            Verdict::ReceiverCpu,
+            RECEIVER_CPU_HINT,
+        )
+    };
+    let (other, other_end) = if sender {
+        ("receiver", &f.receiver)
+    } else {
+        ("sender", &f.sender)
+    };
+    let mut evidence = format!(
+        "{name} thread at {} of a core per stream ({other} {})",
+        pct(end.thread_pct),
+        pct(other_end.thread_pct)
+    );
+    if let Some(c) = end.busiest {
+        evidence.push_str(&format!("; the {name}'s host: {}", core_words(&c)));
+    }
+    Some(limited(verdict, evidence, hint))
+}
+
+/// A direction's retransmissions over its senders (Linux 4.2+ for `segs_out`).
+#[derive(Debug, Clone, Copy)]
+struct Retrans {
+    /// Segments sent, retransmissions included.
+    segs: u64,
+    /// Segments retransmitted.
+    retrans: u64,
+    /// Of those, segments the receiver reported as duplicates (D-SACK, Linux 5.0+): not lost.
+    spurious: Option<u64>,
+}
+
+impl Retrans {
+    fn of(f: &Facts) -> Option<Self> {
+        let sum = |x: fn(&TcpInfo) -> Option<u32>| {
+            f.infos
+                .iter()
+                .map(|t| x(t).map(u64::from))
+                .sum::<Option<u64>>()
+        };
+        let segs = sum(|t| t.segs_out).filter(|&s| s > 0)?;
+        Some(Self {
+            segs,
+            retrans: f.infos.iter().map(|t| u64::from(t.retransmits)).sum(),
+            spurious: sum(|t| t.dsack_dups),
+        })
+    }
+
+    /// Retransmissions that repaired a loss, % of segments sent.
+    fn lost_pct(self) -> f64 {
+        let lost = self.retrans.saturating_sub(self.spurious.unwrap_or(0));
+        lost as f64 / self.segs as f64 * 100.0
+    }
+
+    fn words(self) -> String {
+        let mut s = format!(
+            "retransmits {:.2} % of segments ({} of {})",
+            self.retrans as f64 / self.segs as f64 * 100.0,
+            self.retrans,
+            self.segs
+        );
+        if let Some(d) = self.spurious.filter(|&d| d > 0) {
+            s.push_str(&format!(
+                ", {d} of them spurious (D-SACK), so {:.2} % repaired losses",
+                self.lost_pct()
+            ));
+        }
+        s
+    }
+}
+
+/// The smoothed RTT far above the minimum (a queue at a bottleneck), or goodput at the link's
+/// ceiling.
+fn path(f: &Facts) -> Option<LimitedBy> {
+    const HINT: &str = "the network delivered what it could: the limit is a link or shaper on the way (a faster link, or the shaper's rate, changes it)";
+    if let (Some(t), Some(srtt)) = (chrono(f), f.flow.rtt_us) {
+        let min = t.min_rtt_us.unwrap_or(srtt);
+        let queued = f64::from(srtt) >= rule::QUEUE_RTT_RATIO * f64::from(min)
+            && srtt.saturating_sub(min) >= rule::QUEUE_DELAY_US;
+        if queued && t.busy_pct >= rule::QUEUE_BUSY_PCT {
+            let evidence = format!(
+                "a queue built up on the way: smoothed RTT {:.2} ms against a minimum of {:.3} ms, busy {} of the window, losses {}",
+                f64::from(srtt) / 1e3,
+                f64::from(min) / 1e3,
+                pct(t.busy_pct),
+                Retrans::of(f).map_or("unknown".into(), |r| format!("{:.2} %", r.lost_pct()))
+            );
+            return Some(limited(Verdict::Path, evidence, HINT));
+        }
+    }
+    let (link, share) = (f.link_bps? as f64, f.payload_share?);
+    let ceiling = link * share;
+    let at = f.goodput() / ceiling;
+    (at >= rule::LINK_SHARE.0 && at <= rule::LINK_SHARE.1).then(|| {
+        let evidence = format!(
+            "goodput at {} of the {} link's ceiling for this traffic ({})",
+            pct(at * 100.0),
+            format_bits_per_sec(link),
+            format_bits_per_sec(ceiling)
+        );
+        limited(Verdict::Path, evidence, HINT)
+    })
+}
+
+/// Losses without a queue: the congestion control backed off. Retransmissions the receiver
+/// reported as duplicates (reordering) are not losses.
+fn congestion(f: &Facts) -> Option<LimitedBy> {
+    let r = Retrans::of(f)?;
+    (r.lost_pct() >= rule::RETRANS_PCT).then(|| {
+        let rtt = match (f.flow.rtt_us, chrono(f).and_then(|t| t.min_rtt_us)) {
+            (Some(s), Some(m)) => format!("; smoothed RTT {s} us against a minimum of {m} us"),
+            _ => String::new(),
+        };
+        limited(
+            Verdict::Congestion,
+            format!("{}{rtt}", r.words()),
+            "packets were lost on the way: look for drops on both hosts (nstat, ethtool -S, tc -s qdisc, netdev_max_backlog) and on the path; -C bbr shows how much a loss-tolerant congestion control recovers",
+        )
+    })
+}
+
+/// No rule fired: what was checked.
+fn unknown(f: &Facts) -> LimitedBy {
+    let busiest = |e: &EndCpu| e.busiest.map_or("?".into(), |c| pct(c.busy_pct));
+    let mut evidence = format!(
+        "no end saturated (threads: sender {}, receiver {} of a core per stream; busiest cores {} and {})",
+        pct(f.sender.thread_pct),
+        pct(f.receiver.thread_pct),
+        busiest(&f.sender),
+        busiest(&f.receiver)
+    );
+    if let Some(t) = chrono(f) {
+        evidence.push_str(&format!(
+            "; busy {}, rwnd-limited {}, sndbuf-limited {}",
+            pct(t.busy_pct),
+            pct(t.rwnd_limited_pct),
+            pct(t.sndbuf_limited_pct)
+        ));
+    }
+    if let Some(r) = Retrans::of(f) {
+        evidence.push_str(&format!("; {}", r.words()));
+    }
+    if let Some(u) = &f.flow.udp {
+        evidence.push_str(&format!("; {:.2} % of datagrams lost", u.loss_pct));
+    }
+    limited(Verdict::Unknown, evidence, "")
+}
+
+#[cfg(test)]
+#[path = "verdict_tests.rs"]
+mod tests;

@@ -1,0 +1,234 @@
+use super::*;
+use crate::testing::record_with;
+use results::{Hosts, RunRecord, TcpTime};
+
+/// A one-stream TCP run at `gbps` with quiet CPUs, TCP_INFO at MSS 1448 / MTU 1500 and the
+/// chrono figures of an unconstrained sender; the cases edit it.
+fn run(gbps: f64) -> RunRecord {
+    let mut r = record_with("tcp", gbps * 1e9);
+    let f = &mut r.summary.flows[0];
+    f.throughput_bps = gbps * 1e9;
+    (f.sender_cpu_pct, f.receiver_cpu_pct) = (40.0, 30.0);
+    f.rtt_us = Some(50);
+    f.tcp_time = Some(TcpTime {
+        busy_pct: 99.0,
+        min_rtt_us: Some(30),
+        ..TcpTime::default()
+    });
+    f.streams[0].tcp_info = Some(TcpInfo {
+        retransmits: 10,
+        rtt_us: 50,
+        segs_out: Some(1_000_000),
+        snd_mss_bytes: 1448,
+        pmtu_bytes: 1500,
+        snd_wnd_bytes: Some(4 << 20),
+        ..TcpInfo::default()
+    });
+    r.summary.local_cores = vec![core(0, 50.0)];
+    r.summary.remote_cores = vec![core(0, 40.0)];
+    r
+}
+
+fn core(n: u32, busy: f64) -> CoreCpu {
+    CoreCpu {
+        core: n,
+        busy_pct: busy,
+        system_pct: busy * 0.6,
+        softirq_pct: busy * 0.4,
+        ..CoreCpu::default()
+    }
+}
+
+fn chrono(r: &mut RunRecord) -> &mut TcpTime {
+    r.summary.flows[0].tcp_time.as_mut().unwrap()
+}
+
+fn judge(mut r: RunRecord) -> LimitedBy {
+    add_verdicts(&mut r.summary, &r.spec, &Hosts::default());
+    r.summary.flows[0].limited_by.clone().unwrap()
+}
+
+#[test]
+fn the_rate_asked_for_is_the_application() {
+    let mut r = run(0.4992);
+    r.spec.params.tcp_mut().unwrap().pacing_bps = Some(500_000_000);
+    let v = judge(r.clone());
+    assert_eq!(v.verdict, Verdict::Application);
+    assert!(
+        v.evidence.contains("100 % of the 500 Mbit/s"),
+        "{}",
+        v.evidence
+    );
+    // Far below the rate asked for, pacing did not bind: the next rule (here the sender's CPU).
+    r.summary.flows[0].sender_cpu_pct = 99.0;
+    r.spec.params.tcp_mut().unwrap().pacing_bps = Some(5_000_000_000);
+    assert_eq!(judge(r).verdict, Verdict::SenderCpu);
+}
+
+#[test]
+fn a_small_advertised_window_is_the_receive_window_even_with_a_busy_reader() {
+    let mut r = run(2.6);
+    chrono(&mut r).rwnd_limited_pct = 58.0;
+    r.summary.flows[0].receiver_cpu_pct = 95.0;
+    r.summary.flows[0].streams[0]
+        .tcp_info
+        .as_mut()
+        .unwrap()
+        .snd_wnd_bytes = Some(8192);
+    let v = judge(r.clone());
+    assert_eq!(v.verdict, Verdict::ReceiveWindow);
+    assert!(v.evidence.contains("rwnd-limited 58 %"), "{}", v.evidence);
+    // 8 KiB per 50 µs round trip is 1.31 Gbit/s.
+    assert!(
+        v.evidence
+            .contains("advertised 8.00 KiB at the end, which over the RTT allows 1.31 Gbit/s"),
+        "{}",
+        v.evidence
+    );
+    // Below the chrono threshold, goodput near what the window allows says the same.
+    let mut near = r.clone();
+    chrono(&mut near).rwnd_limited_pct = 20.0;
+    near.summary.flows[0].throughput_bps = 1.2e9;
+    assert_eq!(judge(near).verdict, Verdict::ReceiveWindow);
+    // A large window that fills because the reader is at full CPU: the receiver's CPU.
+    r.summary.flows[0].streams[0]
+        .tcp_info
+        .as_mut()
+        .unwrap()
+        .snd_wnd_bytes = Some(1 << 20);
+    assert_eq!(judge(r).verdict, Verdict::ReceiverCpu);
+}
+
+#[test]
+fn the_send_buffer_by_its_chrono_share_or_by_idle_time() {
+    let mut r = run(16.0);
+    chrono(&mut r).sndbuf_limited_pct = 45.0;
+    assert_eq!(judge(r.clone()).verdict, Verdict::SendBuffer);
+    chrono(&mut r).sndbuf_limited_pct = 0.4;
+    chrono(&mut r).busy_pct = 71.0;
+    let v = judge(r.clone());
+    assert_eq!(v.verdict, Verdict::SendBuffer);
+    assert!(v.evidence.contains("idle 29 %"), "{}", v.evidence);
+    // Idle because the writer could not keep up: its CPU, not the buffer.
+    r.summary.flows[0].sender_cpu_pct = 97.0;
+    assert_eq!(judge(r).verdict, Verdict::SenderCpu);
+}
+
+#[test]
+fn a_saturated_thread_or_core_names_its_end() {
+    let mut r = run(61.0);
+    r.summary.flows[0].sender_cpu_pct = 98.0;
+    let v = judge(r);
+    assert_eq!(v.verdict, Verdict::SenderCpu);
+    assert!(
+        v.evidence.contains("sender thread at 98 %"),
+        "{}",
+        v.evidence
+    );
+    // Both ends pinned to one core of one host: the core is saturated on "both" hosts, and
+    // the end whose thread used more of it is named.
+    let mut r = run(23.0);
+    (
+        r.summary.flows[0].sender_cpu_pct,
+        r.summary.flows[0].receiver_cpu_pct,
+    ) = (35.0, 51.0);
+    r.summary.local_cores = vec![core(0, 100.0), core(1, 0.0)];
+    r.summary.remote_cores = r.summary.local_cores.clone();
+    let v = judge(r);
+    assert_eq!(v.verdict, Verdict::ReceiverCpu);
+    assert!(
+        v.evidence.contains("core 0 at 100 % busy"),
+        "{}",
+        v.evidence
+    );
+}
+
+#[test]
+fn a_queue_or_the_links_ceiling_is_the_path() {
+    let mut r = run(0.096);
+    r.summary.flows[0].rtt_us = Some(6686);
+    chrono(&mut r).min_rtt_us = Some(8);
+    let v = judge(r);
+    assert_eq!(v.verdict, Verdict::Path);
+    assert!(
+        v.evidence.contains("6.69 ms against a minimum of 0.008 ms"),
+        "{}",
+        v.evidence
+    );
+    // 9.3 Gbit/s of a 10 Gbit/s link: 1448 / 1538 of it is 9.41 Gbit/s.
+    let mut r = run(9.3);
+    r.summary.link_speed_bps = Some(10_000_000_000);
+    r.summary.link_speed_source = Some("the client's va link".into());
+    let v = judge(r.clone());
+    assert_eq!(v.verdict, Verdict::Path);
+    assert!(
+        v.evidence.contains("99 % of the 10.0 Gbit/s link"),
+        "{}",
+        v.evidence
+    );
+    // A veth's speed is nominal: no claim from it.
+    let mut hosts = Hosts::default();
+    hosts.client.nic = Some(measure::nic::NicFacts {
+        driver: Some("veth".into()),
+        ..Default::default()
+    });
+    let mut veth = r.clone();
+    add_verdicts(&mut veth.summary, &veth.spec, &hosts);
+    let v = veth.summary.flows[0].limited_by.clone().unwrap();
+    assert_eq!(v.verdict, Verdict::Unknown, "{}", v.evidence);
+    // Faster than the "link" (a veth says 10 Gbit/s): no claim.
+    r.summary.flows[0].throughput_bps = 28e9;
+    assert_eq!(judge(r).verdict, Verdict::Unknown);
+}
+
+#[test]
+fn losses_without_a_queue_are_congestion() {
+    let mut r = run(27.0);
+    r.summary.flows[0].streams[0]
+        .tcp_info
+        .as_mut()
+        .unwrap()
+        .retransmits = 29_000;
+    let v = judge(r.clone());
+    assert_eq!(v.verdict, Verdict::Congestion);
+    assert!(v.evidence.contains("retransmits 2.90 %"), "{}", v.evidence);
+    // Nearly all of them reported twice by the receiver (reordering, as on a veth): no loss.
+    r.summary.flows[0].streams[0]
+        .tcp_info
+        .as_mut()
+        .unwrap()
+        .dsack_dups = Some(28_500);
+    let v = judge(r);
+    assert_eq!(v.verdict, Verdict::Unknown);
+    assert!(
+        v.evidence
+            .contains("28500 of them spurious (D-SACK), so 0.05 %"),
+        "{}",
+        v.evidence
+    );
+}
+
+#[test]
+fn unknown_says_what_was_checked_and_missing_figures_give_no_verdict() {
+    let v = judge(run(5.0));
+    assert_eq!(v.verdict, Verdict::Unknown);
+    assert!(v.evidence.contains("no end saturated"), "{}", v.evidence);
+    assert!(v.evidence.contains("retransmits 0.00 %"), "{}", v.evidence);
+    let mut r = run(5.0);
+    r.summary.flows[0].sender_cpu_pct = 99.0;
+    r.summary.incomplete = Some("control connection closed".into());
+    let v = judge(r);
+    assert_eq!(v.verdict, Verdict::Unknown);
+    assert!(
+        v.evidence.starts_with("no verdict: the server went away"),
+        "{}",
+        v.evidence
+    );
+}
+
+#[test]
+fn request_response_runs_have_no_verdict() {
+    let mut r = record_with("rr", 0.0);
+    add_verdicts(&mut r.summary, &r.spec, &Hosts::default());
+    assert!(r.summary.flows.iter().all(|f| f.limited_by.is_none()));
+}

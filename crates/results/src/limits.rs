@@ -1,0 +1,56 @@
+//! What limited a direction of a run, as recorded: the verdict with its evidence
+//! ([`LimitedBy`]), and where a UDP direction's lost datagrams went ([`LossCauses`]).
+//! METHODOLOGY.md §19 gives the rules that choose a verdict.
+
+use serde::{Deserialize, Serialize};
+
+/// What held a direction's rate down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The sending end's CPU: its data thread, or a core of its host, was saturated.
+    SenderCpu,
+    /// The receiving end's CPU: its data thread, or a core of its host (often one core's
+    /// softirq), was saturated.
+    ReceiverCpu,
+    /// The receiver's advertised window: the sender waited for it much of the time.
+    ReceiveWindow,
+    /// The sender's socket buffer: too small to keep the path full.
+    SendBuffer,
+    /// Losses on the way, without a queue: the congestion control backed off.
+    Congestion,
+    /// The network delivered all it could: a link or shaper rate on the way.
+    Path,
+    /// linerate's own pacing (`-b`): the direction reached the rate asked for.
+    Application,
+    /// No rule found enough evidence.
+    Unknown,
+}
+
+impl Verdict {
+    /// The verdict's name in JSON (`sender_cpu`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::SenderCpu => "sender_cpu",
+            Self::ReceiverCpu => "receiver_cpu",
+            Self::ReceiveWindow => "receive_window",
+            Self::SendBuffer => "send_buffer",
+            Self::Congestion => "congestion",
+            Self::Path => "path",
+            Self::Application => "application",
+            Self::Unknown => "unknown",
+        }
+    }
+}
+
+/// A direction's verdict, the numbers behind it and what to try.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LimitedBy {
+    /// What limited it.
+    pub verdict: Verdict,
+    /// The figures that support the verdict (for `unknown`, what was checked).
+    pub evidence: String,
+    /// What to change or look at next; empty when there is nothing to suggest.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub hint: String,
+}

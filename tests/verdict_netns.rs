@@ -1,0 +1,109 @@
+//! What limited a run, against ground truths made in namespaces: a tbf shaper is the path, a
+//! small buffer the window, random drops congestion, `-b` the application, one shared core
+//! the CPU. CPU-sensitive, so run alone (`quiet::`).
+
+use super::*;
+
+/// The first direction's verdict and evidence.
+fn limited_by(v: &serde_json::Value) -> (String, String) {
+    let l = &v["summary"]["flows"][0]["limited_by"];
+    (
+        l["verdict"].as_str().unwrap_or("none").to_string(),
+        l["evidence"].as_str().unwrap_or("").to_string(),
+    )
+}
+
+fn assert_verdict(v: &serde_json::Value, expected: &[&str]) {
+    let (verdict, evidence) = limited_by(v);
+    eprintln!("{verdict}: {evidence}");
+    assert!(
+        expected.contains(&verdict.as_str()),
+        "expected {expected:?}, got {verdict}: {evidence}"
+    );
+}
+
+/// Runs `sysctl` settings in `ns` (per-namespace TCP buffer limits).
+fn sysctl(ns: &str, setting: &str) {
+    sh(&format!("ip netns exec {ns} sysctl -q -w '{setting}'"));
+}
+
+mod quiet {
+    use super::*;
+
+    #[test]
+    fn a_tbf_shaper_on_the_way_is_the_path() {
+        if !can_use_netns() {
+            return;
+        }
+        let pair = VethPair::new("vpa");
+        pair.shape(&pair.a, "va", "100mbit");
+        let _server = pair.serve();
+        let v = pair.client_json(&["tcp", "-t", "2"]);
+        assert_verdict(&v, &["path"]);
+        assert!(limited_by(&v).1.contains("a queue built up"));
+    }
+
+    #[test]
+    fn a_small_receive_buffer_is_the_receive_window() {
+        if !can_use_netns() {
+            return;
+        }
+        let pair = VethPair::new("vrw");
+        // Before the server starts: accepted sockets take the listener's buffer.
+        sysctl(&pair.b, "net.ipv4.tcp_rmem=4096 8192 16384");
+        let _server = pair.serve();
+        let v = pair.client_json(&["tcp", "-t", "2"]);
+        assert_verdict(&v, &["receive_window"]);
+    }
+
+    #[test]
+    fn a_small_send_buffer_is_the_send_buffer() {
+        if !can_use_netns() {
+            return;
+        }
+        let pair = VethPair::new("vsb");
+        sysctl(&pair.a, "net.ipv4.tcp_wmem=4096 8192 16384");
+        let _server = pair.serve();
+        let v = pair.client_json(&["tcp", "-t", "2"]);
+        assert_verdict(&v, &["send_buffer"]);
+    }
+
+    #[test]
+    fn random_drops_are_congestion() {
+        if !can_use_netns() {
+            return;
+        }
+        let pair = VethPair::new("vcg");
+        // Data segments only (control messages are short), 3 in 100 at random.
+        sh(&format!(
+            "ip netns exec {b} nft add table inet lrv && \
+             ip netns exec {b} nft add chain inet lrv input '{{ type filter hook input priority 0; }}' && \
+             ip netns exec {b} nft add rule inet lrv input ip saddr 198.18.0.1 meta length '>' 1000 numgen random mod 100 '<' 3 counter drop",
+            b = pair.b
+        ));
+        let _server = pair.serve();
+        let v = pair.client_json(&["tcp", "-t", "2"]);
+        assert_verdict(&v, &["congestion"]);
+        assert!(limited_by(&v).1.contains("repaired losses"));
+    }
+
+    #[test]
+    fn pacing_far_below_capacity_is_the_application() {
+        if !can_use_netns() {
+            return;
+        }
+        let pair = VethPair::new("vap");
+        let _server = pair.serve();
+        let v = pair.client_json(&["tcp", "-t", "2", "-b", "200M"]);
+        assert_verdict(&v, &["application"]);
+        let v = pair.client_json(&["udp", "-t", "2", "-b", "50M"]);
+        assert_verdict(&v, &["application"]);
+    }
+
+    #[test]
+    fn both_ends_on_one_core_is_a_cpu_verdict() {
+        let v = linerate_json(&["tcp", "-t", "2", "-A", "0,0", "--json"]);
+        assert_verdict(&v, &["sender_cpu", "receiver_cpu"]);
+        assert!(limited_by(&v).1.contains("core 0 at"));
+    }
+}
