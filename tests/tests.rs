@@ -15,6 +15,7 @@ mod latency;
 mod limits;
 mod live_fuzz;
 mod loopback;
+mod loss_netns;
 mod netns;
 mod netns_errors;
 mod proc;

@@ -6,6 +6,7 @@
 //! - [`summary`]: a run's summary (goodput, reconciliation, CPU, TCP_INFO, the performance
 //!   index), with the datagram and request/response parts in `udp_rr`;
 //! - [`cost`]: service demand, CPU per byte moved; [`link`]: the link speed from the hosts;
+//! - [`loss`]: where a UDP test's lost datagrams went, from the kernel's drop counters;
 //! - [`tcp_time`]: where TCP senders' time went (the kernel's chrono figures);
 //! - [`verdict`]: what limited each direction, with the evidence;
 //! - [`repeat`]: statistics over repeated runs, Student-t confidence intervals and the
@@ -17,6 +18,7 @@
 pub mod cost;
 pub mod intervals;
 pub mod link;
+pub mod loss;
 pub mod raw;
 pub mod repeat;
 pub mod summary;

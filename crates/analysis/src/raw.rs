@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use measure::cpu::{CoreCpu, CpuTime, SystemCpu};
+use measure::drops::HostDrops;
 use measure::latency::Latency;
 use measure::tcp_info::TcpInfo;
 use wire::msg::{ServerResults, StreamCounts};
@@ -65,6 +66,8 @@ pub struct RawRun {
     pub local_system_cpu: Option<SystemCpu>,
     /// Each of the client host's cores over `local_wall`.
     pub local_cores: Vec<CoreCpu>,
+    /// UDP stream tests: what the client host's drop counters added over `local_wall`.
+    pub local_drops: Option<HostDrops>,
     /// The server's figures (empty when it went away: see `server_lost`).
     pub server: ServerResults,
     /// Why the server's figures are missing: the control connection failed mid-test (the

@@ -213,6 +213,7 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
         finish_flow(f, datagrams, w, intervals);
     }
     crate::cost::add_service_demand(raw, &mut flows);
+    crate::loss::add_loss_causes(raw, &mut flows);
     let local_cpu = cpu_summary(
         local_threads,
         raw.local_process_cpu,
@@ -301,6 +302,7 @@ fn empty_flow(flow: Flow) -> FlowSummary {
         udp: None,
         tcp_time: None,
         limited_by: None,
+        loss_causes: None,
         window_s: 0.0,
         streams: Vec::new(),
     }
@@ -406,6 +408,7 @@ mod tests {
             interrupted: false,
             server_lost: None,
             local_cores: Vec::new(),
+            local_drops: None,
             local_wall: Duration::from_secs(2),
             local_streams: vec![LocalStream {
                 at_stop: sent(2000),
@@ -452,6 +455,7 @@ mod tests {
             interrupted: false,
             server_lost: None,
             local_cores: Vec::new(),
+            local_drops: None,
             local_wall: Duration::from_secs(2),
             local_streams: vec![
                 LocalStream {
@@ -528,6 +532,7 @@ mod tests {
             interrupted: true,
             server_lost: None,
             local_cores: Vec::new(),
+            local_drops: None,
             local_wall: Duration::from_secs(1),
             local_streams: vec![LocalStream {
                 at_stop: bytes(100),

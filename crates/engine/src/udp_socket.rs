@@ -35,6 +35,30 @@ pub fn flow_socket(local_ip: IpAddr, peer: SocketAddr) -> Result<UdpSocket, Engi
     Ok(sock)
 }
 
+/// `SO_MEMINFO` (asm-generic/socket.h; the libc crate does not export it on every target).
+const SO_MEMINFO: libc::c_int = 55;
+
+/// Datagrams the kernel dropped at this socket since it was made, its own drop counter
+/// (`sk_drops`: what `SO_RXQ_OVFL` reports; read here with `SO_MEMINFO`, Linux 4.13+, so the
+/// receive path needs no control messages). A full receive buffer is nearly always the cause.
+/// `None` where the kernel does not answer.
+pub fn socket_drops(fd: std::os::fd::RawFd) -> Option<u64> {
+    let mut info = [0u32; 16];
+    let mut len = std::mem::size_of_val(&info) as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `info`, and sets `len` to what it wrote.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            SO_MEMINFO,
+            info.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    let at = libc::SK_MEMINFO_DROPS as usize;
+    (rc == 0 && (len as usize) > at * 4).then(|| u64::from(info[at]))
+}
+
 fn bound(local: SocketAddr, buffer_bytes: Option<u32>) -> Result<UdpSocket, EngineError> {
     let sock = Socket::new(Domain::for_address(local), Type::DGRAM, Some(Protocol::UDP))?;
     if let Some(size) = buffer_bytes {
@@ -199,6 +223,13 @@ mod tests {
         let to = server.local_addr().unwrap();
         let client = udp_socket("127.0.0.1:0".parse().unwrap(), None).unwrap();
         (server, client, to)
+    }
+
+    #[test]
+    fn a_fresh_socket_has_dropped_nothing() {
+        let (a, _, _) = pair();
+        assert_eq!(socket_drops(a.as_raw_fd()), Some(0));
+        assert_eq!(socket_drops(-1), None);
     }
 
     #[test]

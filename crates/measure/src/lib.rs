@@ -5,6 +5,7 @@
 
 pub mod clock;
 pub mod cpu;
+pub mod drops;
 pub mod host;
 pub mod latency;
 pub mod line_rate;

@@ -60,6 +60,14 @@ pub struct UdpCounts {
     pub highest_seq: u64,
     /// Whether any datagram has been recorded (tells `highest_seq == 0` apart from nothing).
     pub has_packets: bool,
+    /// Datagrams the kernel dropped at the receiving sockets (their own drop counter, read when
+    /// the receiver ends; `None` before that, or where the kernel does not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket_drops: Option<u64>,
+    /// Whether the receiver got datagrams coalesced (GRO), so that `socket_drops` counts
+    /// dropped batches, not datagrams.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub socket_drops_batched: bool,
 }
 
 impl UdpCounts {
@@ -163,6 +171,8 @@ impl SeqTracker {
             jitter_ns: self.jitter_ns.round() as u64,
             highest_seq: if self.has_packets { self.highest } else { 0 },
             has_packets: self.has_packets,
+            socket_drops: None,
+            socket_drops_batched: false,
         }
     }
 

@@ -11,7 +11,7 @@ pub mod limits;
 pub mod schema;
 pub mod store;
 
-pub use limits::{LimitedBy, Verdict};
+pub use limits::{LimitedBy, LossCauses, Verdict};
 pub use schema::{
     CpuSummary, End, FlowInterval, FlowSummary, Hosts, IntervalSample, IntervalTcp, PpsCell,
     RrInterval, RrSummary, RunRecord, StreamSummary, Summary, TcpTime, UdpInterval, UdpSummary,

@@ -54,3 +54,29 @@ pub struct LimitedBy {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub hint: String,
 }
+
+/// Where a UDP direction's lost datagrams went, from the counters the kernel keeps. The parts
+/// add up to `packets_lost`: the exact per-socket figure first, then each host's counters, each
+/// at most what is left, and the rest is the network's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LossCauses {
+    /// Dropped at the receiving sockets' full buffers: the sockets' own drop counter (what
+    /// `SO_RXQ_OVFL` reports), this test's sockets only. Where the kernel does not give it,
+    /// the receiving host's `Udp: RcvbufErrors` instead (host-wide; `note` says so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver_socket_buffer: Option<u64>,
+    /// Dropped by the receiving host before any socket: its interface's receive drops (NIC,
+    /// driver) and its CPUs' input backlog drops. Host-wide.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver_host: Option<u64>,
+    /// Dropped by the sending host: UDP send errors (no buffer, or a qdisc dropped them) and its
+    /// interface's transmit drops. Host-wide; a dropped GSO batch counts once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_host: Option<u64>,
+    /// The rest: lost between the two hosts. Absent when the receiving sockets' count is of
+    /// coalesced batches (GRO), not datagrams, so the rest cannot be told (`note` says so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<u64>,
+    /// Which figures count more than this test, and any counter that saw more than was lost.
+    pub note: String,
+}

@@ -323,6 +323,9 @@ pub struct FlowSummary {
     /// What limited this direction, with the evidence (stream kinds; METHODOLOGY §19).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limited_by: Option<crate::LimitedBy>,
+    /// UDP: where the lost datagrams went, from the kernel's counters on both hosts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_causes: Option<crate::LossCauses>,
     /// The receiver's window, seconds: the client's `duration_s` when the client receives,
     /// the server's (the test duration from `Begin` by its clock) when the server does.
     #[serde(default)]

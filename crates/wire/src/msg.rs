@@ -8,8 +8,8 @@
 //! `Attached` the server's ([`crate::auth`]).
 
 use measure::{
-    cpu::CoreCpu, cpu::CpuTime, cpu::SystemCpu, host::HostFacts, tcp_info::TcpInfo,
-    udp_stats::UdpCounts,
+    cpu::CoreCpu, cpu::CpuTime, cpu::SystemCpu, drops::HostDrops, host::HostFacts,
+    tcp_info::TcpInfo, udp_stats::UdpCounts,
 };
 use serde::{Deserialize, Serialize};
 
@@ -185,6 +185,9 @@ pub struct ServerResults {
     /// Each of the server's cores over `wall_us`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cores: Vec<CoreCpu>,
+    /// UDP stream tests: what the server's drop counters added over `wall_us` (host-wide).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drops: Option<HostDrops>,
 }
 
 #[cfg(test)]

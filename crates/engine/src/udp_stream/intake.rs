@@ -31,6 +31,9 @@ pub(super) struct Intake {
     /// Datagrams from other sources are ignored.
     pub(super) only_from: Option<IpAddr>,
     pub(super) payload: usize,
+    /// Whether a message carried more than one datagram (GRO): the kernel then counts a
+    /// dropped batch once in the socket's drop counter.
+    pub(super) coalesced: bool,
 }
 
 impl Intake {
@@ -65,6 +68,7 @@ impl Intake {
                 continue;
             }
             let (data, segment) = self.batch.received(i);
+            self.coalesced |= segment.is_some_and(|s| data.len() > s);
             for datagram in data.chunks(segment.unwrap_or(data.len()).max(1)) {
                 let Some(h) = DatagramRepr::parse(datagram) else {
                     continue;

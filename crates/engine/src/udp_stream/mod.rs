@@ -321,6 +321,7 @@ impl UdpStream {
             fin: None,
             only_from,
             payload: self.payload,
+            coalesced: false,
         };
         let mut stop_seen_at: Option<Instant> = None;
         let mut last_arrival = Instant::now();
@@ -355,7 +356,12 @@ impl UdpStream {
                 }
             }
         }
-        let rx = intake.tracker.snapshot();
+        let mut rx = intake.tracker.snapshot();
+        rx.socket_drops = fds
+            .iter()
+            .map(|&fd| crate::udp_socket::socket_drops(fd))
+            .sum();
+        rx.socket_drops_batched = intake.coalesced;
         ctl.counter.publish_rx(rx);
         Ok(receiver_report(rx))
     }

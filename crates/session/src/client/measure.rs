@@ -7,10 +7,11 @@ use std::time::{Duration, Instant};
 use analysis::{IntervalTracker, LocalStream, RawRun, StreamFailure, WorkerReport};
 use engine::{engine_for, Conn, Endpoint, Role, Workers};
 use measure::cpu::{CpuTime, SystemCpuSnapshot};
+use measure::drops::DropSnapshot;
 use results::IntervalSample;
 use wire::msg::{ServerResults, StreamCounts};
 use wire::spec::Flow;
-use wire::{ClientMsg, ServerMsg};
+use wire::{ClientMsg, ServerMsg, TestKind};
 
 use super::{protocol, unexpected, ClientConfig, ClientError, Progress};
 use crate::control::{recv, send, HANDSHAKE_TIMEOUT};
@@ -39,6 +40,8 @@ struct Running {
     t0: Instant,
     cpu0: CpuTime,
     sys0: Option<SystemCpuSnapshot>,
+    /// UDP stream tests: the drop counters at the start, with the test interface.
+    drops0: Option<(DropSnapshot, Option<String>)>,
 }
 
 /// Runs the test on `conns` and returns what both ends measured.
@@ -70,6 +73,12 @@ fn start(
     let spec = &config.spec;
     let mut workers = Workers::new(engine_for(spec));
     workers.pin_to(spec.client_cpu.map(|c| c as usize));
+    let drops0 = (spec.kind() == TestKind::UdpStream).then(|| {
+        let interface = ctrl
+            .local_addr()
+            .and_then(|a| measure::host::interface_for_ip(a.ip()));
+        (DropSnapshot::now(interface.as_deref()), interface)
+    });
     send(ctrl, &ClientMsg::Begin).map_err(protocol("starting the test"))?;
     let t0 = Instant::now();
     let cpu0 = CpuTime::process_now();
@@ -93,6 +102,7 @@ fn start(
         t0,
         cpu0,
         sys0,
+        drops0,
     })
 }
 
@@ -176,6 +186,7 @@ fn finish(
         t0,
         cpu0,
         sys0,
+        drops0,
     } = running;
     workers.stop();
     let window = t0.elapsed();
@@ -203,6 +214,7 @@ fn finish(
     }
     let local_wall = t0.elapsed();
     let sys = sys0.zip(SystemCpuSnapshot::now());
+    let local_drops = drops0.map(|(d0, ifc)| DropSnapshot::now(ifc.as_deref()).since(&d0));
     let (last_local, last_server) = last_counts(config, &server, &outcomes, &local_at_stop);
     let mut sample = tracker.sample(window, &last_local, &last_server);
     analysis::add_latency(&mut sample, workers_latency.as_ref());
@@ -227,6 +239,7 @@ fn finish(
         local_process_cpu: CpuTime::process_now().since(cpu0),
         local_system_cpu: sys.as_ref().map(|(a, b)| b.since(a)),
         local_cores: sys.map(|(a, b)| b.cores_since(&a)).unwrap_or_default(),
+        local_drops,
         server,
         server_lost,
     };

@@ -6,9 +6,10 @@ use std::time::{Duration, Instant};
 
 use engine::{engine_for, Conn, Role, WorkerOutcome, Workers};
 use measure::cpu::{CpuTime, SystemCpuSnapshot};
+use measure::drops::DropSnapshot;
 use wire::msg::{ServerResults, StreamCounts, StreamEnd};
 use wire::spec::Flow;
-use wire::{ClientMsg, ServerMsg, TestSpec};
+use wire::{ClientMsg, ServerMsg, TestKind, TestSpec};
 
 use super::{wait_readable, SessionError, Shared};
 use crate::control::{recv, send};
@@ -22,6 +23,8 @@ struct Running {
     t0: Instant,
     cpu0: CpuTime,
     sys0: Option<SystemCpuSnapshot>,
+    /// UDP stream tests: the drop counters at the start, with the test interface.
+    drops0: Option<(DropSnapshot, Option<String>)>,
 }
 
 /// What the server counted when its window closed.
@@ -57,7 +60,14 @@ pub(super) fn run_streams(
             })
         }
     }
+    let drops0 = (spec.kind() == TestKind::UdpStream).then(|| {
+        let interface = ctrl
+            .local_addr()
+            .and_then(|a| measure::host::interface_for_ip(a.ip()));
+        (DropSnapshot::now(interface.as_deref()), interface)
+    });
     let mut running = start_workers(spec, conns)?;
+    running.drops0 = drops0;
     send(ctrl, &ServerMsg::Begun)?;
     let window = serve_polls(ctrl, spec, &mut running, shared)?;
     let workers = running.workers;
@@ -76,6 +86,9 @@ pub(super) fn run_streams(
         process_cpu: CpuTime::process_now().since(running.cpu0),
         system_cpu: sys.as_ref().map(|(a, b)| b.since(a)),
         cores: sys.map(|(a, b)| b.cores_since(&a)).unwrap_or_default(),
+        drops: running
+            .drops0
+            .map(|(d0, ifc)| DropSnapshot::now(ifc.as_deref()).since(&d0)),
     };
     Ok(send(ctrl, &ServerMsg::Results(results))?)
 }
@@ -101,6 +114,7 @@ fn start_workers(spec: &TestSpec, conns: Vec<Conn>) -> Result<Running, SessionEr
         t0,
         cpu0,
         sys0,
+        drops0: None,
     })
 }
 

@@ -13,6 +13,8 @@ use results::{End, FlowSummary, Hosts, LimitedBy, Summary, Verdict};
 use wire::spec::{Transport, UdpRate};
 use wire::{TestKind, TestSpec};
 
+mod udp;
+
 /// The thresholds of the rules.
 pub mod rule {
     /// Paced: the direction reached this share of the rate asked for.
@@ -40,6 +42,10 @@ pub mod rule {
     pub const QUEUE_DELAY_US: u32 = 1000;
     /// A queue on the path needs the connection busy this % of the window.
     pub const QUEUE_BUSY_PCT: f64 = 90.0;
+    /// UDP: datagrams lost at this % of those sent make the loss the limit.
+    pub const UDP_LOSS_PCT: f64 = 1.0;
+    /// UDP: the share of the loss one place must hold to be named.
+    pub const UDP_LOSS_SHARE: f64 = 0.5;
     /// Link ceiling: goodput within this share of what the link carries for this traffic.
     pub const LINK_SHARE: (f64, f64) = (0.90, 1.02);
 }
@@ -197,6 +203,7 @@ fn verdict(f: &Facts) -> LimitedBy {
         return limited(Verdict::Unknown, format!("no verdict: {why}"), "");
     }
     application(f)
+        .or_else(|| udp::datagram_loss(f))
         .or_else(|| receive_window(f))
         .or_else(|| send_buffer(f))
         .or_else(|| cpu(f))
@@ -497,10 +504,17 @@ fn unknown(f: &Facts) -> LimitedBy {
     }
     if let Some(u) = &f.flow.udp {
         evidence.push_str(&format!("; {:.2} % of datagrams lost", u.loss_pct));
+        let causes = f.flow.loss_causes.as_ref().filter(|_| u.packets_lost > 0);
+        if let Some((socket, network)) =
+            causes.and_then(|c| Some((c.receiver_socket_buffer?, c.network?)))
+        {
+            evidence.push_str(&format!(
+                " ({socket} at the receiving sockets' buffers, {network} in the network: see loss_causes)"
+            ));
+        }
     }
     limited(Verdict::Unknown, evidence, "")
 }
 
 #[cfg(test)]
-#[path = "verdict_tests.rs"]
 mod tests;

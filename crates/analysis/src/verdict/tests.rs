@@ -231,3 +231,55 @@ fn request_response_runs_have_no_verdict() {
     add_verdicts(&mut r.summary, &r.spec, &Hosts::default());
     assert!(r.summary.flows.iter().all(|f| f.limited_by.is_none()));
 }
+
+fn udp_run(lost: u64, socket: Option<u64>, network: Option<u64>) -> RunRecord {
+    let mut r = record_with("udp", 1e9);
+    let f = &mut r.summary.flows[0];
+    let u = f.udp.as_mut().unwrap();
+    u.packets_sent = 1_000_000;
+    u.packets_lost = lost;
+    u.loss_pct = lost as f64 / 1e4;
+    f.loss_causes = Some(results::LossCauses {
+        receiver_socket_buffer: socket,
+        receiver_host: Some(0),
+        sender_host: Some(0),
+        network,
+        note: String::new(),
+    });
+    (f.sender_cpu_pct, f.receiver_cpu_pct) = (50.0, 40.0);
+    r.summary.local_cores = vec![core(0, 50.0)];
+    r.summary.remote_cores = vec![core(0, 40.0)];
+    r.spec.params.udp_mut().unwrap().rate = wire::spec::UdpRate::Max;
+    r
+}
+
+#[test]
+fn udp_loss_is_named_where_the_counters_put_it() {
+    let v = judge(udp_run(200_000, Some(199_000), Some(1_000)));
+    assert_eq!(v.verdict, Verdict::ReceiveWindow, "{}", v.evidence);
+    assert!(
+        v.evidence.contains("20.00 % of datagrams lost"),
+        "{}",
+        v.evidence
+    );
+    assert!(
+        v.evidence
+            .contains("100 % of them at the receiving sockets' full buffers"),
+        "{}",
+        v.evidence
+    );
+    let mut busy = udp_run(200_000, Some(199_000), Some(1_000));
+    busy.summary.flows[0].receiver_cpu_pct = 99.0;
+    assert_eq!(judge(busy).verdict, Verdict::ReceiverCpu);
+    let v = judge(udp_run(50_000, Some(0), Some(50_000)));
+    assert_eq!(v.verdict, Verdict::Path, "{}", v.evidence);
+    // A little loss, or a split the counters cannot make: the other rules decide.
+    assert_eq!(
+        judge(udp_run(5_000, Some(5_000), Some(0))).verdict,
+        Verdict::Unknown
+    );
+    assert_eq!(
+        judge(udp_run(200_000, None, None)).verdict,
+        Verdict::Unknown
+    );
+}
