@@ -5,19 +5,6 @@
 
 use super::*;
 
-fn nft_counter(ns: &str) -> u64 {
-    let text = sh(&format!(
-        "ip netns exec {ns} nft list chain inet lrloss input"
-    ));
-    let at = text.find("counter packets ").expect("counter in rule");
-    text[at + 16..]
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap()
-}
-
 fn causes(v: &serde_json::Value) -> (u64, serde_json::Value) {
     let f = &v["summary"]["flows"][0];
     (
@@ -77,15 +64,10 @@ mod quiet {
             return;
         }
         let pair = VethPair::new("lnw");
-        sh(&format!(
-            "ip netns exec {} nft 'add table inet lrloss; \
-             add chain inet lrloss input {{ type filter hook input priority 0; }}; \
-             add rule inet lrloss input udp dport != 5301 @th,80,8 0 numgen random mod 100 < 5 counter drop'",
-            pair.b
-        ));
+        nft_drop_data(&pair.b, 5);
         let _server = pair.serve();
         let v = pair.client_json(&["udp", "-t", "2", "-b", "50M", "-l", "1000"]);
-        let dropped = nft_counter(&pair.b);
+        let dropped = nft_drop_counter(&pair.b);
         let (lost, c) = causes(&v);
         eprintln!("lost {lost}, nft dropped {dropped}: {c}");
         assert!(dropped > 0);

@@ -18,28 +18,6 @@ fn payload_above_the_path_mtu_is_one_clear_error() {
     );
 }
 
-fn counter(ns: &str) -> u64 {
-    let text = sh(&format!(
-        "ip netns exec {ns} nft list chain inet lrtest input"
-    ));
-    let at = text.find("counter packets ").expect("counter in rule");
-    text[at + 16..]
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap()
-}
-
-/// Drops N % of linerate data datagrams (flags byte 0: not probes, not FINs) arriving in `ns`.
-fn drop_rule(ns: &str, percent: u32) {
-    sh(&format!(
-        "ip netns exec {ns} nft 'add table inet lrtest; \
-         add chain inet lrtest input {{ type filter hook input priority 0; }}; \
-         add rule inet lrtest input udp dport != 5301 @th,80,8 0 numgen random mod 100 < {percent} counter drop'"
-    ));
-}
-
 #[test]
 fn nft_random_drops_equal_reported_loss_exactly() {
     if !can_use_netns() {
@@ -55,14 +33,14 @@ fn nft_random_drops_equal_reported_loss_exactly() {
             } else {
                 (&pair.b, "vb")
             };
-            drop_rule(receiver, percent);
+            nft_drop_data(receiver, percent);
             let full_before = udp_rcvbuf_errors(receiver);
             let no_port_before = snmp(receiver, "Udp", "NoPorts");
             let mut args = vec!["udp", "-t", "2", "-b", "100M", "-l", "1000"];
             args.extend(dir);
             let v = pair.client_json(&args);
             let s = &v["summary"];
-            let dropped = counter(receiver);
+            let dropped = nft_drop_counter(receiver);
             // A receiver starved of CPU (tests run in parallel) also loses datagrams to a
             // full socket buffer; the kernel counts those separately.
             let full = udp_rcvbuf_errors(receiver) - full_before;

@@ -167,6 +167,29 @@ pub fn qdisc_packets(ns: &str, dev: &str) -> (u64, u64) {
     (passed, dropped)
 }
 
+/// Packets the rule of [`nft_drop_data`] dropped in `ns` so far.
+pub fn nft_drop_counter(ns: &str) -> u64 {
+    let text = sh(&format!(
+        "ip netns exec {ns} nft list chain inet lrtest input"
+    ));
+    let at = text.find("counter packets ").expect("counter in rule");
+    text[at + 16..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// Drops N % of linerate data datagrams (flags byte 0: not probes, not FINs) arriving in `ns`.
+pub fn nft_drop_data(ns: &str, percent: u32) {
+    sh(&format!(
+        "ip netns exec {ns} nft 'add table inet lrtest; \
+         add chain inet lrtest input {{ type filter hook input priority 0; }}; \
+         add rule inet lrtest input udp dport != 5301 @th,80,8 0 numgen random mod 100 < {percent} counter drop'"
+    ));
+}
+
 pub fn sh(cmd: &str) -> String {
     let out = Command::new("sh").arg("-c").arg(cmd).output().unwrap();
     assert!(
