@@ -277,7 +277,9 @@ rr_part() { # the whole part: every (placement, kind, tool) × $reps, into $rr_s
     done
   done
   : >"$rr_at_once_samples"
-  [[ " ${cases[*]} " == *" tcp_rr netperf "* ]] && rr_at_once_part
+  # An `if`, not `&&`: without netperf the test is false, and as the function's last command
+  # it would make the function fail (and `set -e` end the script before its summary).
+  if [[ " ${cases[*]} " == *" tcp_rr netperf "* ]]; then rr_at_once_part; fi
 }
 
 # ---- same core, at once: linerate rr and netperf TCP_RR sharing CPU 0 in the same seconds ----

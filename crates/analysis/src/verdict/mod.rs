@@ -1,10 +1,11 @@
 //! What limited each direction of a stream test: a verdict, the numbers behind it and a hint.
 //!
 //! The rules run in a fixed order and the first with enough evidence wins (METHODOLOGY §19):
-//! linerate's own pacing, the receiver's window, the sender's buffer, a saturated CPU, a
-//! queue or link ceiling on the path, losses without a queue; otherwise `unknown`, with what
-//! was checked. Every threshold is in [`rule`]. The inputs are the summary's own figures: both
-//! ends' thread CPU and host cores, the senders' TCP_INFO and chrono times, the link speed.
+//! linerate's own pacing, where a UDP test's datagrams were lost (`udp.rs`), the receiver's
+//! window, the sender's buffer, a saturated CPU, a queue or link ceiling on the path, losses
+//! without a queue; otherwise `unknown`, with what was checked. Every threshold is in
+//! [`rule`]. The inputs are the summary's own figures: both ends' thread CPU and host cores,
+//! the senders' TCP_INFO and chrono times, the link speed, and a UDP test's `loss_causes`.
 
 use measure::cpu::CoreCpu;
 use measure::tcp_info::TcpInfo;
@@ -33,9 +34,9 @@ pub mod rule {
     /// A window below this many bytes is small (the most a connection without window scaling
     /// can advertise); a larger one that fills means a reader at full CPU.
     pub const SMALL_WINDOW_BYTES: u32 = 64 << 10;
-    /// Congestion: retransmitted segments at this % of segments sent.
+    /// Congestion: retransmissions that repaired a loss at this % of segments sent (those the
+    /// receiver reported as duplicates, D-SACK, do not count).
     pub const RETRANS_PCT: f64 = 0.5;
-    // (Retransmissions the receiver reported as duplicates, D-SACK, do not count.)
     /// A queue on the path: smoothed RTT this many times the minimum ...
     pub const QUEUE_RTT_RATIO: f64 = 4.0;
     /// ... and at least this much above it, µs.
