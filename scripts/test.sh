@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace. As root it also runs the network-namespace accuracy tests,
 # installing iproute2 (ip, tc), nftables and ethtool first when they are missing, sockperf for
-# the latency comparison, Chromium for the HTML report test and DejaVu fonts for PNG text. Tests
-# that compare timings with a peer tool (`quiet::`) run last, on their own and one at a time, so
-# nothing else loads the cores meanwhile. Tests that cannot run here count as skipped, listed
-# with their reasons above the closing `tests: N passed, N failed, N skipped`.
+# the latency comparison, iperf3 as an interop partner, Chromium for the HTML report test and
+# DejaVu fonts for PNG text. Tests that compare timings with a peer tool (`quiet::`) run last,
+# on their own and one at a time, so nothing else loads the cores meanwhile. Tests that cannot
+# run here count as skipped, listed with their reasons above the closing `tests: N passed, N
+# failed, N skipped`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=()
@@ -12,6 +13,7 @@ command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1 || missing+=(ipro
 command -v nft >/dev/null 2>&1 || missing+=(nftables)
 command -v ethtool >/dev/null 2>&1 || missing+=(ethtool)
 command -v sockperf >/dev/null 2>&1 || missing+=(sockperf)
+command -v iperf3 >/dev/null 2>&1 || missing+=(iperf3)
 command -v taskset >/dev/null 2>&1 || missing+=(util-linux)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 # PNG charts draw their text with a system font (resvg finds DejaVu Sans through fontconfig).

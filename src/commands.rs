@@ -55,7 +55,8 @@ impl RunOutcome {
 
 /// `linerate tcp`.
 pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<RunOutcome> {
-    let plan = args.plan()?;
+    let mut plan = args.plan()?;
+    plan.iperf3 = args.iperf3;
     if let Some(name) = plan.spec.tcp().and_then(|t| t.congestion.as_ref()) {
         engine::sockopt::check_congestion(name)?;
     }
@@ -67,6 +68,9 @@ pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<RunOutcome> {
         bail!("--latency with --unix: the probes need an IP server; omit one of them");
     }
     let repeat = args.repeat.plan()?;
+    if args.iperf3 && (probe.is_some() || repeat.repeats()) {
+        bail!("--iperf3 runs one test: without --latency, --repeat or --until-ci");
+    }
     run_client(
         &plan,
         &args.common,
@@ -181,6 +185,7 @@ fn run_client(
         None => &mut silent,
     };
     let record = match &probe {
+        None if plan.iperf3 => session::iperf3::client::run(&config, progress)?,
         None => client::run(&config, progress)?,
         Some(p) => probe::run_with_probes(&config, p, progress)?,
     };

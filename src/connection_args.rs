@@ -14,9 +14,9 @@ pub struct ConnectionArgs {
     /// Server to test against (name, address, HOST:PORT); none: an in-process server on loopback.
     #[arg(value_name = "HOST")]
     pub host: Option<String>,
-    /// Server port.
-    #[arg(long, short = 'p', value_name = "PORT", default_value_t = DEFAULT_PORT)]
-    pub port: u16,
+    /// Server port [default: 5301; 5201, iperf3's, with --iperf3].
+    #[arg(long, short = 'p', value_name = "PORT")]
+    pub port: Option<u16>,
     /// Socket buffer size (SO_SNDBUF and SO_RCVBUF) on both ends; default: kernel autotuning
     /// for TCP, 4M for UDP.
     #[arg(long, short = 'w', value_name = "BYTES")]
@@ -41,6 +41,15 @@ pub struct ConnectionArgs {
 }
 
 impl ConnectionArgs {
+    /// `-p`, or linerate's port (iperf3's for `iperf3`).
+    pub fn port(&self, iperf3: bool) -> u16 {
+        self.port.unwrap_or(if iperf3 {
+            session::iperf3::client::IPERF3_PORT
+        } else {
+            DEFAULT_PORT
+        })
+    }
+
     /// The key of `--auth-key` (or `LINERATE_AUTH_KEY`), read and checked.
     pub fn key(&self) -> anyhow::Result<Option<ClientKey>> {
         self.auth_key

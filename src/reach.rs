@@ -87,7 +87,7 @@ pub fn target_for(plan: &RunPlan, common: &CommonArgs, unix: Option<&Path>) -> R
         (Some(_), Some(host)) => bail!("--unix and HOST '{host}' both given; use one"),
         (Some(path), None) => unix_target(path)?,
         (None, Some(host)) => {
-            let addr = resolve(host, common.conn.port, plan.family)?;
+            let addr = resolve(host, common.conn.port(plan.iperf3), plan.family)?;
             (
                 Target::Tcp {
                     addr,

@@ -132,6 +132,10 @@ pub struct TcpArgs {
     /// created there when nothing is.
     #[arg(long, value_name = "PATH", conflicts_with_all = ["bind", "ipv4", "ipv6"])]
     pub unix: Option<PathBuf>,
+    /// Test against a stock `iperf3 -s` at HOST (port 5201 unless -p), speaking iperf3's
+    /// protocol: linerate's own data plane and figures, the iperf3 server's byte counts.
+    #[arg(long, requires = "host", conflicts_with_all = ["unix", "auth_key"])]
+    pub iperf3: bool,
     /// Latency under load.
     #[command(flatten)]
     pub latency: LatencyArgs,
@@ -217,6 +221,8 @@ pub struct RunPlan {
     pub bind: Option<SocketAddr>,
     /// Whether live rows are printed.
     pub live_rows: bool,
+    /// Speak iperf3's protocol to a stock iperf3 server (`tcp --iperf3`).
+    pub iperf3: bool,
 }
 
 fn seconds(flag: &str, value: f64, min: f64, max: f64) -> anyhow::Result<Duration> {
@@ -358,6 +364,7 @@ impl CommonArgs {
             },
             bind,
             live_rows: self.interval != 0.0 && !self.json,
+            iperf3: false,
         })
     }
 }

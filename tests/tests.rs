@@ -11,6 +11,7 @@ mod disk;
 mod faults;
 mod fuzz;
 mod harness;
+mod iperf3;
 mod latency;
 mod limits;
 mod live_fuzz;

@@ -15,6 +15,7 @@
 pub mod auth;
 pub mod client;
 mod control;
+pub mod iperf3;
 pub mod probe;
 pub mod server;
 pub mod target;

@@ -31,6 +31,9 @@ pub enum WireError {
         /// The cap.
         max: usize,
     },
+    /// An iperf3 JSON message announced no bytes.
+    #[error("empty iperf3 message")]
+    EmptyMessage,
     /// A frame's body was not a valid message.
     #[error("malformed control message: {0}")]
     Malformed(#[from] serde_json::Error),

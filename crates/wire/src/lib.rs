@@ -15,6 +15,7 @@ pub mod frame;
 #[cfg(feature = "arbitrary")]
 pub mod fuzzing;
 pub mod hello;
+pub mod iperf3;
 pub mod msg;
 pub mod spec;
 

@@ -62,10 +62,16 @@ pub fn add_verdicts(summary: &mut Summary, spec: &TestSpec, hosts: &Hosts) {
         return;
     }
     let link = real_link_bps(summary, hosts);
+    // Over loopback there is no network: a long RTT is a busy host, not a queue on a path.
+    let loopback = hosts.client.interface.as_deref() == Some("lo");
     let verdicts: Vec<LimitedBy> = summary
         .flows
         .iter()
-        .map(|f| verdict(&Facts::of(f, summary, spec, link)))
+        .map(|f| {
+            let mut facts = Facts::of(f, summary, spec, link);
+            facts.loopback = loopback;
+            verdict(&facts)
+        })
         .collect();
     for (f, v) in summary.flows.iter_mut().zip(verdicts) {
         f.limited_by = Some(v);
@@ -119,6 +125,8 @@ struct Facts<'a> {
     /// The senders' TCP_INFO (empty for UDP and Unix sockets).
     infos: Vec<TcpInfo>,
     link_bps: Option<u64>,
+    /// The test ran over loopback: no path to blame.
+    loopback: bool,
     /// Payload share of each frame on the wire, for a link's ceiling.
     payload_share: Option<f64>,
     /// Why the figures cannot carry a verdict.
@@ -152,6 +160,7 @@ impl<'a> Facts<'a> {
             payload_share: payload_share(spec, &infos),
             infos,
             link_bps,
+            loopback: false,
             missing,
         }
     }
@@ -435,6 +444,9 @@ impl Retrans {
 /// The smoothed RTT far above the minimum (a queue at a bottleneck), or goodput at the link's
 /// ceiling.
 fn path(f: &Facts) -> Option<LimitedBy> {
+    if f.loopback {
+        return None;
+    }
     const HINT: &str = "the network delivered what it could: the limit is a link or shaper on the way (a faster link, or the shaper's rate, changes it)";
     if let (Some(t), Some(srtt)) = (chrono(f), f.flow.rtt_us) {
         let min = t.min_rtt_us.unwrap_or(srtt);

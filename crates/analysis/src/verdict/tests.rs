@@ -147,13 +147,20 @@ fn a_queue_or_the_links_ceiling_is_the_path() {
     let mut r = run(0.096);
     r.summary.flows[0].rtt_us = Some(6686);
     chrono(&mut r).min_rtt_us = Some(8);
-    let v = judge(r);
+    let v = judge(r.clone());
     assert_eq!(v.verdict, Verdict::Path);
     assert!(
         v.evidence.contains("6.69 ms against a minimum of 0.008 ms"),
         "{}",
         v.evidence
     );
+    // Over loopback a long RTT is a busy host: no path to blame.
+    let mut hosts = Hosts::default();
+    hosts.client.interface = Some("lo".into());
+    let spec = r.spec.clone();
+    add_verdicts(&mut r.summary, &spec, &hosts);
+    let v = r.summary.flows[0].limited_by.clone().unwrap();
+    assert_eq!(v.verdict, Verdict::Unknown, "{}", v.evidence);
     // 9.3 Gbit/s of a 10 Gbit/s link: 1448 / 1538 of it is 9.41 Gbit/s.
     let mut r = run(9.3);
     r.summary.link_speed_bps = Some(10_000_000_000);

@@ -5,16 +5,16 @@
 use std::time::{Duration, Instant};
 
 use analysis::{IntervalTracker, LocalStream, RawRun, StreamFailure, WorkerReport};
-use engine::{engine_for, Conn, Endpoint, Role, Workers};
+use engine::{engine_for, Endpoint, Role, Workers};
 use measure::cpu::{CpuTime, SystemCpuSnapshot};
 use measure::drops::DropSnapshot;
 use results::IntervalSample;
 use wire::msg::{ServerResults, StreamCounts};
 use wire::spec::Flow;
-use wire::{ClientMsg, ServerMsg, TestKind};
+use wire::TestKind;
 
-use super::{protocol, unexpected, ClientConfig, ClientError, Progress};
-use crate::control::{recv, send, HANDSHAKE_TIMEOUT};
+use super::remote::Remote;
+use super::{ClientConfig, ClientError, Progress};
 
 /// How long the polling loop sleeps at `elapsed` (< `duration`): until the next interval tick
 /// or the end, at most 50 ms. A tick already due was skipped for being within 10 ms of the end,
@@ -29,7 +29,7 @@ fn wait_before_next_look(elapsed: Duration, next_tick: Duration, duration: Durat
 }
 
 /// The intervals and the raw figures of both ends, for the summary.
-pub(super) struct Measured {
+pub(crate) struct Measured {
     pub intervals: Vec<IntervalSample>,
     pub raw: RawRun,
 }
@@ -44,21 +44,21 @@ struct Running {
     drops0: Option<(DropSnapshot, Option<String>)>,
 }
 
-/// Runs the test on `conns` and returns what both ends measured.
-pub(super) fn measure_streams(
+/// Runs the test on `conns` against `remote` and returns what both ends measured.
+pub(crate) fn measure_streams(
     config: &ClientConfig,
-    ctrl: &mut Conn,
+    remote: &mut dyn Remote,
     conns: Vec<Endpoint>,
     progress: &mut dyn Progress,
 ) -> Result<Measured, ClientError> {
-    let running = start(config, ctrl, conns)?;
+    let running = start(config, remote, conns)?;
     let mut tracker = IntervalTracker::new(&config.spec);
     let mut intervals = Vec::new();
-    let end = poll_until_end(config, ctrl, &running, &mut tracker, &mut |sample| {
+    let end = poll_until_end(config, remote, &running, &mut tracker, &mut |sample| {
         progress.interval(&sample);
         intervals.push(sample);
     })?;
-    let (sample, raw) = finish(config, ctrl, running, &mut tracker, end)?;
+    let (sample, raw) = finish(config, remote, running, &mut tracker, end)?;
     progress.interval(&sample);
     intervals.push(sample);
     Ok(Measured { intervals, raw })
@@ -67,19 +67,19 @@ pub(super) fn measure_streams(
 /// Starts a worker per stream and the test on both ends (`Begin`, `Begun`).
 fn start(
     config: &ClientConfig,
-    ctrl: &mut Conn,
+    remote: &mut dyn Remote,
     conns: Vec<Endpoint>,
 ) -> Result<Running, ClientError> {
     let spec = &config.spec;
     let mut workers = Workers::new(engine_for(spec));
     workers.pin_to(spec.client_cpu.map(|c| c as usize));
     let drops0 = (spec.kind() == TestKind::UdpStream).then(|| {
-        let interface = ctrl
+        let interface = remote
             .local_addr()
             .and_then(|a| measure::host::interface_for_ip(a.ip()));
         (DropSnapshot::now(interface.as_deref()), interface)
     });
-    send(ctrl, &ClientMsg::Begin).map_err(protocol("starting the test"))?;
+    remote.begin()?;
     let t0 = Instant::now();
     let cpu0 = CpuTime::process_now();
     let sys0 = SystemCpuSnapshot::now();
@@ -92,11 +92,7 @@ fn start(
             .spawn(conn, role, format!("lr-cli-{index}"))
             .map_err(|e| ClientError::Protocol(format!("cannot start stream thread: {e}")))?;
     }
-    match recv::<ServerMsg>(ctrl, HANDSHAKE_TIMEOUT).map_err(protocol("starting the test"))? {
-        ServerMsg::Begun => {}
-        ServerMsg::Error { message } => return Err(ClientError::Refused(message)),
-        other => return Err(unexpected(&other)),
-    }
+    remote.begun()?;
     Ok(Running {
         workers,
         t0,
@@ -119,17 +115,12 @@ enum PollEnd {
     ServerLost(String),
 }
 
-/// The words of a control connection that failed mid-test.
-fn lost(context: &str, e: &wire::WireError) -> String {
-    format!("the server went away mid-test ({context}: {e})")
-}
-
 /// Polls the server each interval until the test time is up, the user interrupts or the
 /// server is gone, handing every interval sample to `emit`. A tick within 10 ms of the end is
 /// left to the last interval, which ends at `Stop`.
 fn poll_until_end(
     config: &ClientConfig,
-    ctrl: &mut Conn,
+    remote: &mut dyn Remote,
     running: &Running,
     tracker: &mut IntervalTracker,
     emit: &mut dyn FnMut(IntervalSample),
@@ -150,15 +141,12 @@ fn poll_until_end(
         }
         if elapsed >= next_tick && duration - elapsed > Duration::from_millis(10) {
             seq += 1;
-            let reply = send(ctrl, &ClientMsg::Poll { seq })
-                .and_then(|()| recv::<ServerMsg>(ctrl, HANDSHAKE_TIMEOUT));
-            let server_counts = match reply {
-                Err(e) => return Ok(PollEnd::ServerLost(lost("polling it", &e))),
-                Ok(ServerMsg::Counters { counts, .. }) => counts,
-                Ok(ServerMsg::Error { message }) => return Err(server_ended(&message)),
-                Ok(other) => return Err(unexpected(&other)),
+            let local = workers.snapshot();
+            let server_counts = match remote.counts(seq, &local)? {
+                Ok(counts) => counts,
+                Err(why) => return Ok(PollEnd::ServerLost(why)),
             };
-            let mut sample = tracker.sample(t0.elapsed(), &workers.snapshot(), &server_counts);
+            let mut sample = tracker.sample(t0.elapsed(), &local, &server_counts);
             analysis::add_latency(&mut sample, workers.take_latency().as_ref());
             emit(sample);
             next_tick += interval;
@@ -168,15 +156,11 @@ fn poll_until_end(
     }
 }
 
-fn server_ended(message: &str) -> ClientError {
-    ClientError::Protocol(format!("server ended the test: {message}"))
-}
-
 /// Stops the test on both ends and returns the last interval (which ends at `Stop`) and the
 /// raw figures of both ends; with the server gone, the client's own figures alone.
 fn finish(
     config: &ClientConfig,
-    ctrl: &mut Conn,
+    remote: &mut dyn Remote,
     running: Running,
     tracker: &mut IntervalTracker,
     end: PollEnd,
@@ -194,7 +178,11 @@ fn finish(
     let interrupted = matches!(end, PollEnd::Interrupted);
     let (server, server_lost) = match end {
         PollEnd::ServerLost(why) => (ServerResults::default(), Some(why)),
-        PollEnd::TimeUp | PollEnd::Interrupted => match server_results(config, ctrl)? {
+        PollEnd::TimeUp | PollEnd::Interrupted => match remote.results(
+            &local_at_stop,
+            CpuTime::process_now().since(cpu0),
+            t0.elapsed(),
+        )? {
             Ok(results) => (results, None),
             Err(why) => (ServerResults::default(), Some(why)),
         },
@@ -244,24 +232,6 @@ fn finish(
         server_lost,
     };
     Ok((sample, raw))
-}
-
-/// `Stop` and the server's `Results`; `Ok(Err(why))` when the control connection failed (the
-/// server went away), an error when the server refused or said something out of place.
-fn server_results(
-    config: &ClientConfig,
-    ctrl: &mut Conn,
-) -> Result<Result<ServerResults, String>, ClientError> {
-    if let Err(e) = send(ctrl, &ClientMsg::Stop) {
-        return Ok(Err(lost("stopping the test", &e)));
-    }
-    let results_wait = config.drain_timeout + HANDSHAKE_TIMEOUT;
-    match recv::<ServerMsg>(ctrl, results_wait) {
-        Ok(ServerMsg::Results(r)) => Ok(Ok(r)),
-        Ok(ServerMsg::Error { message }) => Err(server_ended(&message)),
-        Ok(other) => Err(unexpected(&other)),
-        Err(e) => Ok(Err(lost("waiting for its results", &e))),
-    }
 }
 
 /// Both ends' counters for the last interval, which ends at `Stop`: receivers count what they

@@ -6,8 +6,9 @@
 //! [`RunRecord`]; nothing here prints.
 
 mod handshake;
-mod measure;
+pub(crate) mod measure;
 mod open;
+pub(crate) mod remote;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -162,7 +163,11 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
     let client_host = HostFacts::collect(ctrl.local_addr().map(|a| a.ip()));
     let endpoints = open::endpoints(config, &mut ctrl, &offered)?;
     progress.started(&server, spec);
-    let measured = measure::measure_streams(config, &mut ctrl, endpoints, progress)?;
+    let mut remote = remote::LinerateServer {
+        ctrl: &mut ctrl,
+        drain_timeout: config.drain_timeout,
+    };
+    let measured = measure::measure_streams(config, &mut remote, endpoints, progress)?;
     let mut summary = analysis::build(&measured.raw, &measured.intervals);
     let hosts = Hosts {
         client: client_host,

@@ -1,0 +1,108 @@
+//! The far end of a running test as the measuring loop sees it: a linerate server over
+//! linerate's control protocol ([`LinerateServer`]), or a stock iperf3 server over iperf3's
+//! (`crate::iperf3::client`). The loop starts, polls and stops the test through this trait only.
+
+use std::time::Duration;
+
+use engine::Conn;
+use measure::cpu::CpuTime;
+use wire::msg::{ServerResults, StreamCounts};
+use wire::{ClientMsg, ServerMsg};
+
+use super::{protocol, unexpected, ClientError};
+use crate::control::{recv, send, HANDSHAKE_TIMEOUT};
+
+/// What the far end of a test does for the measuring loop.
+pub(crate) trait Remote {
+    /// The local address of the control connection (which interface the test uses).
+    fn local_addr(&self) -> Option<std::net::SocketAddr>;
+    /// The test begins: called just before this end's workers start.
+    fn begin(&mut self) -> Result<(), ClientError>;
+    /// Waits until the far end has begun: called once the workers run.
+    fn begun(&mut self) -> Result<(), ClientError>;
+    /// The far end's counters now, one per stream (`local`: this end's). `Ok(Err(why))` when
+    /// the far end went away.
+    fn counts(
+        &mut self,
+        seq: u64,
+        local: &[StreamCounts],
+    ) -> Result<Result<Vec<StreamCounts>, String>, ClientError>;
+    /// Ends the test and returns the far end's figures (`Ok(Err(why))`: it went away).
+    /// `local_at_stop` and `cpu` are this end's counters and process CPU at the stop, over
+    /// `wall`.
+    fn results(
+        &mut self,
+        local_at_stop: &[StreamCounts],
+        cpu: CpuTime,
+        wall: Duration,
+    ) -> Result<Result<ServerResults, String>, ClientError>;
+}
+
+/// The words of a control connection that failed mid-test.
+pub(super) fn lost(context: &str, e: &wire::WireError) -> String {
+    format!("the server went away mid-test ({context}: {e})")
+}
+
+fn server_ended(message: &str) -> ClientError {
+    ClientError::Protocol(format!("server ended the test: {message}"))
+}
+
+/// A linerate server: `Begin`/`Begun`, a `Poll` per interval, `Stop` and its `Results`.
+pub(super) struct LinerateServer<'a> {
+    pub ctrl: &'a mut Conn,
+    /// How long the server may take to drain before its results are due.
+    pub drain_timeout: Duration,
+}
+
+impl Remote for LinerateServer<'_> {
+    fn local_addr(&self) -> Option<std::net::SocketAddr> {
+        self.ctrl.local_addr()
+    }
+
+    fn begin(&mut self) -> Result<(), ClientError> {
+        send(self.ctrl, &ClientMsg::Begin).map_err(protocol("starting the test"))
+    }
+
+    fn begun(&mut self) -> Result<(), ClientError> {
+        match recv::<ServerMsg>(self.ctrl, HANDSHAKE_TIMEOUT)
+            .map_err(protocol("starting the test"))?
+        {
+            ServerMsg::Begun => Ok(()),
+            ServerMsg::Error { message } => Err(ClientError::Refused(message)),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    fn counts(
+        &mut self,
+        seq: u64,
+        _local: &[StreamCounts],
+    ) -> Result<Result<Vec<StreamCounts>, String>, ClientError> {
+        let reply = send(self.ctrl, &ClientMsg::Poll { seq })
+            .and_then(|()| recv::<ServerMsg>(self.ctrl, HANDSHAKE_TIMEOUT));
+        match reply {
+            Err(e) => Ok(Err(lost("polling it", &e))),
+            Ok(ServerMsg::Counters { counts, .. }) => Ok(Ok(counts)),
+            Ok(ServerMsg::Error { message }) => Err(server_ended(&message)),
+            Ok(other) => Err(unexpected(&other)),
+        }
+    }
+
+    fn results(
+        &mut self,
+        _local_at_stop: &[StreamCounts],
+        _cpu: CpuTime,
+        _wall: Duration,
+    ) -> Result<Result<ServerResults, String>, ClientError> {
+        if let Err(e) = send(self.ctrl, &ClientMsg::Stop) {
+            return Ok(Err(lost("stopping the test", &e)));
+        }
+        let results_wait = self.drain_timeout + HANDSHAKE_TIMEOUT;
+        match recv::<ServerMsg>(self.ctrl, results_wait) {
+            Ok(ServerMsg::Results(r)) => Ok(Ok(r)),
+            Ok(ServerMsg::Error { message }) => Err(server_ended(&message)),
+            Ok(other) => Err(unexpected(&other)),
+            Err(e) => Ok(Err(lost("waiting for its results", &e))),
+        }
+    }
+}

@@ -1,0 +1,372 @@
+//! iperf3's control protocol, the subset linerate speaks (docs/PROTOCOL.md section 13): the
+//! 37-byte cookie, the one-byte states, the length-prefixed JSON of the parameters and the
+//! results. Facts from iperf3's source (`iperf_api.h`, `iperf_api.c`); no code of it.
+//!
+//! The exchange, client's view: connect, send the cookie; the server sends `ParamExchange`; send
+//! the parameters; the server sends `CreateStreams`: open the data connections, each starting
+//! with the same cookie; `TestStart`, `TestRunning`: data flows; when the time is up, send
+//! `TestEnd`; the server sends `ExchangeResults`: send this end's results, read the server's;
+//! the server sends `DisplayResults`; send `IperfDone` and close.
+
+use std::io::{Read, Write};
+
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+
+use crate::WireError;
+
+/// The cookie's length: 36 characters and a NUL.
+pub const COOKIE_LEN: usize = 37;
+/// The largest parameter JSON an iperf3 server takes.
+pub const MAX_PARAMS_LEN: u32 = 8 * 1024;
+/// The largest results JSON linerate reads (an iperf3 server may embed its whole output).
+pub const MAX_RESULTS_LEN: u32 = 4 << 20;
+/// The characters of a cookie.
+const COOKIE_CHARS: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
+
+/// A test's states, one signed byte each on the control connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Start the test's timers.
+    TestStart,
+    /// Data flows.
+    TestRunning,
+    /// The client's time is up.
+    TestEnd,
+    /// The client is to send its parameters.
+    ParamExchange,
+    /// The client is to open its data connections.
+    CreateStreams,
+    /// The server is shutting down.
+    ServerTerminate,
+    /// The client is going away.
+    ClientTerminate,
+    /// Both ends send their results.
+    ExchangeResults,
+    /// The client is to print its results.
+    DisplayResults,
+    /// The client is done.
+    IperfDone,
+    /// The server refuses: it is running another test.
+    AccessDenied,
+    /// The server failed; two big-endian `i32`s follow (iperf3's error number and errno).
+    ServerError,
+}
+
+impl State {
+    /// The byte on the wire.
+    pub fn to_byte(self) -> u8 {
+        let v: i8 = match self {
+            Self::TestStart => 1,
+            Self::TestRunning => 2,
+            Self::TestEnd => 4,
+            Self::ParamExchange => 9,
+            Self::CreateStreams => 10,
+            Self::ServerTerminate => 11,
+            Self::ClientTerminate => 12,
+            Self::ExchangeResults => 13,
+            Self::DisplayResults => 14,
+            Self::IperfDone => 16,
+            Self::AccessDenied => -1,
+            Self::ServerError => -2,
+        };
+        v as u8
+    }
+
+    /// The state a byte names; `None` for one linerate does not know (iperf3's unused ones).
+    pub fn from_byte(b: u8) -> Option<Self> {
+        Some(match b as i8 {
+            1 => Self::TestStart,
+            2 => Self::TestRunning,
+            4 => Self::TestEnd,
+            9 => Self::ParamExchange,
+            10 => Self::CreateStreams,
+            11 => Self::ServerTerminate,
+            12 => Self::ClientTerminate,
+            13 => Self::ExchangeResults,
+            14 => Self::DisplayResults,
+            16 => Self::IperfDone,
+            -1 => Self::AccessDenied,
+            -2 => Self::ServerError,
+            _ => return None,
+        })
+    }
+}
+
+/// A cookie from 36 random bytes: each picks one of 32 characters; then a NUL.
+pub fn cookie(random: &[u8; 36]) -> [u8; COOKIE_LEN] {
+    let mut c = [0u8; COOKIE_LEN];
+    for (slot, r) in c.iter_mut().zip(random) {
+        *slot = COOKIE_CHARS[usize::from(r % 32)];
+    }
+    c
+}
+
+/// The test a client asks for, as iperf3 sends it (`send_parameters`). Fields iperf3 sends
+/// that linerate does not use are ignored when read.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Params {
+    /// A TCP test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<bool>,
+    /// A UDP test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp: Option<bool>,
+    /// An SCTP test (linerate refuses it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sctp: Option<bool>,
+    /// Seconds left out at the start.
+    #[serde(default)]
+    pub omit: u64,
+    /// Test duration, seconds.
+    #[serde(default)]
+    pub time: u64,
+    /// Bytes to send instead of a duration (0: by time).
+    #[serde(default)]
+    pub num: u64,
+    /// Blocks to send instead of a duration (0: by time).
+    #[serde(default)]
+    pub blockcount: u64,
+    /// TCP maximum segment size.
+    #[serde(rename = "MSS", default, skip_serializing_if = "Option::is_none")]
+    pub mss: Option<u32>,
+    /// TCP_NODELAY.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodelay: Option<bool>,
+    /// Streams per direction.
+    #[serde(default = "one")]
+    pub parallel: u32,
+    /// The server sends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse: Option<bool>,
+    /// Both send.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bidirectional: Option<bool>,
+    /// Socket buffer size, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<u32>,
+    /// Bytes per write (TCP) or per datagram (UDP).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub len: Option<u32>,
+    /// Target rate per stream, bits/s (0 or absent: unlimited for TCP).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth: Option<u64>,
+    /// Fair-queue pacing rate, bits/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fqrate: Option<u64>,
+    /// The IP TOS byte.
+    #[serde(rename = "TOS", default, skip_serializing_if = "Option::is_none")]
+    pub tos: Option<u8>,
+    /// TCP congestion control algorithm.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub congestion: Option<String>,
+    /// 64-bit UDP packet counters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp_counters_64bit: Option<u32>,
+    /// The client's iperf3 version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_version: Option<String>,
+    /// MPTCP (linerate refuses it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mptcp: Option<bool>,
+    /// An authentication token (iperf3's RSA authentication; linerate refuses it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authtoken: Option<String>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// One end's figures after the test (`send_results`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Results {
+    /// Process CPU over the test, % of one core (user + system).
+    #[serde(default)]
+    pub cpu_util_total: f64,
+    /// Of which user, %.
+    #[serde(default)]
+    pub cpu_util_user: f64,
+    /// Of which system, %.
+    #[serde(default)]
+    pub cpu_util_system: f64,
+    /// 1 when this end sent and counted retransmits, 0 when it sent without, -1 when it only
+    /// received.
+    #[serde(default, deserialize_with = "signed")]
+    pub sender_has_retransmits: i64,
+    /// The congestion control this end used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub congestion_used: Option<String>,
+    /// Per stream.
+    #[serde(default)]
+    pub streams: Vec<StreamResults>,
+}
+
+/// One stream's figures (the sender's bytes sent, or the receiver's bytes received).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct StreamResults {
+    /// The stream's id: 1, 3, 4, … in the order the connections were made (iperf3's numbering).
+    pub id: i32,
+    /// Bytes sent by a sender (after the omitted time), received by a receiver.
+    pub bytes: u64,
+    /// Retransmitted segments, or -1.
+    #[serde(deserialize_with = "signed")]
+    pub retransmits: i64,
+    /// UDP receiver: RFC 3550 jitter, seconds.
+    pub jitter: f64,
+    /// UDP receiver: datagrams lost.
+    #[serde(deserialize_with = "signed")]
+    pub errors: i64,
+    /// UDP receiver: datagrams lost in the omitted time.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "signed_opt"
+    )]
+    pub omitted_errors: Option<i64>,
+    /// UDP: datagrams sent or received.
+    #[serde(deserialize_with = "signed")]
+    pub packets: i64,
+    /// UDP: datagrams in the omitted time.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "signed_opt"
+    )]
+    pub omitted_packets: Option<i64>,
+    /// Seconds from the stream's start (0).
+    #[serde(default)]
+    pub start_time: f64,
+    /// Seconds from the stream's start to its end.
+    #[serde(default)]
+    pub end_time: f64,
+}
+
+/// A count iperf3 may print as a signed or an unsigned number: some releases print -1 ("none")
+/// as 2^64 − 1; any value above `i64::MAX` reads as -1.
+fn signed<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    let v = serde_json::Number::deserialize(d)?;
+    Ok(v.as_i64()
+        .or_else(|| v.as_u64().map(|_| -1))
+        .unwrap_or_else(|| v.as_f64().map_or(-1, |f| f as i64)))
+}
+
+fn signed_opt<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    signed(d).map(Some)
+}
+
+/// iperf3's stream ids for `n` streams: 1, then 3, 4, … (its numbering skips 2).
+pub fn stream_ids(n: usize) -> impl Iterator<Item = i32> {
+    (0..n).map(|i| if i == 0 { 1 } else { i as i32 + 2 })
+}
+
+/// Writes `value` as iperf3 frames JSON: a big-endian `u32` length, then the text.
+pub fn write_json<T: Serialize>(w: &mut impl Write, value: &T) -> Result<(), WireError> {
+    let text = serde_json::to_vec(value)?;
+    let len = u32::try_from(text.len()).map_err(|_| WireError::FrameTooLarge {
+        len: text.len(),
+        max: u32::MAX as usize,
+    })?;
+    let mut frame = Vec::with_capacity(4 + text.len());
+    frame.extend_from_slice(&len.to_be_bytes());
+    frame.extend_from_slice(&text);
+    w.write_all(&frame)?;
+    Ok(())
+}
+
+/// Reads one length-prefixed JSON value of at most `max` bytes.
+pub fn read_json<T: DeserializeOwned>(r: &mut impl Read, max: u32) -> Result<T, WireError> {
+    let mut len = [0u8; 4];
+    r.read_exact(&mut len)?;
+    let len = u32::from_be_bytes(len);
+    if len == 0 {
+        return Err(WireError::EmptyMessage);
+    }
+    if len > max {
+        return Err(WireError::FrameTooLarge {
+            len: len as usize,
+            max: max as usize,
+        });
+    }
+    let mut text = vec![0u8; len as usize];
+    r.read_exact(&mut text)?;
+    Ok(serde_json::from_slice(&text)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_round_trip_as_signed_bytes() {
+        for s in [
+            State::TestStart,
+            State::TestRunning,
+            State::TestEnd,
+            State::ParamExchange,
+            State::CreateStreams,
+            State::ServerTerminate,
+            State::ClientTerminate,
+            State::ExchangeResults,
+            State::DisplayResults,
+            State::IperfDone,
+            State::AccessDenied,
+            State::ServerError,
+        ] {
+            assert_eq!(State::from_byte(s.to_byte()), Some(s));
+        }
+        assert_eq!(State::AccessDenied.to_byte(), 0xff);
+        assert_eq!(State::from_byte(3), None, "RESULT_REQUEST is unused");
+    }
+
+    #[test]
+    fn a_cookie_is_36_characters_and_a_nul() {
+        let c = cookie(&[255; 36]);
+        assert_eq!(c[36], 0);
+        assert!(c[..36].iter().all(|b| COOKIE_CHARS.contains(b)));
+    }
+
+    #[test]
+    fn parameters_as_iperf3_3_12_sends_them() {
+        let text = r#"{"tcp":true,"omit":0,"time":10,"num":0,"blockcount":0,"parallel":2,"reverse":true,"len":131072,"pacing_timer":1000,"client_version":"3.12"}"#;
+        let p: Params = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            (p.tcp, p.time, p.parallel, p.reverse),
+            (Some(true), 10, 2, Some(true))
+        );
+        assert_eq!(
+            (p.len, p.client_version.as_deref()),
+            (Some(131072), Some("3.12"))
+        );
+        let mut framed = Vec::new();
+        write_json(&mut framed, &p).unwrap();
+        assert_eq!(&framed[..4], &((framed.len() - 4) as u32).to_be_bytes());
+        let back: Params = read_json(&mut framed.as_slice(), MAX_PARAMS_LEN).unwrap();
+        assert_eq!(back, p);
+    }
+
+    #[test]
+    fn results_with_and_without_the_omitted_counts() {
+        let text = r#"{"cpu_util_total":1.5,"cpu_util_user":0.5,"cpu_util_system":1.0,"sender_has_retransmits":-1,"streams":[{"id":1,"bytes":1000,"retransmits":-1,"jitter":0,"errors":0,"packets":0,"start_time":0,"end_time":10.0}]}"#;
+        let r: Results = serde_json::from_str(text).unwrap();
+        assert_eq!(r.streams[0].bytes, 1000);
+        assert_eq!(r.streams[0].omitted_packets, None);
+        let wrapped = text.replace(
+            r#""retransmits":-1"#,
+            r#""retransmits":18446744073709551615"#,
+        );
+        let r: Results = serde_json::from_str(&wrapped).unwrap();
+        assert_eq!(r.streams[0].retransmits, -1);
+        assert_eq!(stream_ids(3).collect::<Vec<_>>(), [1, 3, 4]);
+    }
+
+    #[test]
+    fn oversized_or_empty_frames_are_errors_not_allocations() {
+        let mut huge = (MAX_PARAMS_LEN + 1).to_be_bytes().to_vec();
+        huge.extend_from_slice(b"{}");
+        assert!(read_json::<Params>(&mut huge.as_slice(), MAX_PARAMS_LEN).is_err());
+        let empty = 0u32.to_be_bytes();
+        assert!(read_json::<Params>(&mut empty.as_slice(), MAX_PARAMS_LEN).is_err());
+        let garbage = [&3u32.to_be_bytes()[..], b"{x}"].concat();
+        assert!(read_json::<Params>(&mut garbage.as_slice(), MAX_PARAMS_LEN).is_err());
+    }
+}

@@ -1,0 +1,155 @@
+//! linerate against the real iperf3 (Debian's, installed by scripts/test.sh): `tcp --iperf3`
+//! against a stock `iperf3 -s`, whose own JSON says what it counted.
+
+use super::*;
+use std::process::{Child, Command, Stdio};
+
+/// A one-test `iperf3 -s -1 -J` on loopback at `port`; its JSON is read when it exits.
+struct Iperf3Server(Child);
+
+impl Iperf3Server {
+    fn start(port: u16) -> Option<Self> {
+        let child = Command::new("iperf3")
+            .args(["-s", "-1", "-J", "-B", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn();
+        match child {
+            Ok(c) => {
+                wait_listening("", port);
+                Some(Self(c))
+            }
+            Err(_) => {
+                skip::skip("iperf3 is not installed (scripts/test.sh installs it as root)");
+                None
+            }
+        }
+    }
+
+    /// The server's JSON once its one test is over.
+    fn report(mut self) -> serde_json::Value {
+        let mut text = String::new();
+        self.0
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
+        let _ = self.0.wait();
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("iperf3 JSON: {e}: {text}"))
+    }
+}
+
+impl Drop for Iperf3Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn client(port: u16, extra: &[&str]) -> serde_json::Value {
+    let port = port.to_string();
+    let mut args = vec![
+        "tcp",
+        "127.0.0.1",
+        "--iperf3",
+        "-p",
+        &port,
+        "-t",
+        "1",
+        "--json",
+    ];
+    args.extend(extra);
+    linerate_json(&args)
+}
+
+fn flow<'a>(v: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    v["summary"]["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["flow"] == name)
+        .unwrap_or_else(|| panic!("no {name} flow in {v}"))
+}
+
+fn u(v: &serde_json::Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+#[test]
+fn against_a_stock_iperf3_server_every_byte_count_matches_its_own() {
+    for (port, mode) in [
+        (15211, None),
+        (15212, Some("-R")),
+        (15213, Some("--bidir")),
+        (15214, Some("-P")),
+    ] {
+        let Some(server) = Iperf3Server::start(port) else {
+            return;
+        };
+        let extra: Vec<&str> = match mode {
+            Some("-P") => vec!["-P", "2"],
+            Some(m) => vec![m],
+            None => vec![],
+        };
+        let v = client(port, &extra);
+        let s = server.report();
+        let end = &s["end"];
+        eprintln!("{mode:?}: iperf3 server end: {}", end["sum_received"]);
+        if mode != Some("-R") {
+            // The iperf3 server's count of what it received is the receiver's count here.
+            let c2s = flow(&v, "client_to_server");
+            let received = u(&end["sum_received"]["bytes"]);
+            assert_eq!(u(&c2s["bytes_received"]), received, "{mode:?}");
+            assert!(u(&c2s["bytes_sent"]) >= received);
+            assert!(
+                c2s["streams"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .all(|s| s["error"].is_null()),
+                "{c2s}"
+            );
+        }
+        if matches!(mode, Some("-R") | Some("--bidir")) {
+            // What the iperf3 server sent, linerate received, every byte after the drain.
+            let s2c = flow(&v, "server_to_client");
+            let sent = if mode == Some("--bidir") {
+                u(&end["sum_sent_bidir_reverse"]["bytes"])
+            } else {
+                u(&end["sum_sent"]["bytes"])
+            };
+            assert_eq!(u(&s2c["bytes_sent"]), sent, "{mode:?}");
+            assert_eq!(s2c["reconciled"], true, "{s2c}");
+        }
+        assert_eq!(v["server"]["version"], "iperf3");
+    }
+}
+
+#[test]
+fn a_busy_or_absent_iperf3_server_is_one_clear_line() {
+    let Some(_server) = Iperf3Server::start(15215) else {
+        return;
+    };
+    // The first test holds the one-test server; a second meanwhile is refused.
+    let first = std::thread::spawn(|| {
+        linerate()
+            .args(["tcp", "127.0.0.1", "--iperf3", "-p", "15215", "-t", "2"])
+            .output()
+            .unwrap()
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    fails_in_one_line(
+        &["tcp", "127.0.0.1", "--iperf3", "-p", "15215", "-t", "1"],
+        "the iperf3 server is busy with another test",
+    );
+    assert!(first.join().unwrap().status.success());
+    fails_in_one_line(
+        &["tcp", "127.0.0.1", "--iperf3", "-p", "15216", "-t", "1"],
+        "is `iperf3 -s` running there",
+    );
+    fails_in_one_line(
+        &["udp", "127.0.0.1", "--iperf3"],
+        "unexpected argument '--iperf3'",
+    );
+}
