@@ -76,17 +76,23 @@ impl<W: Write> LiveTable<W> {
             if spec.streams == 1 { "" } else { "s" },
             spec.duration_ms as f64 / 1000.0,
         )?;
-        writeln!(
-            self.out,
-            "server {} (linerate {}, {} cores); rates are receiver goodput on the client's clock",
-            if server.hostname.is_empty() {
-                "?"
-            } else {
-                &server.hostname
-            },
-            server.version,
-            server.cores
-        )?;
+        let host = if server.hostname.is_empty() {
+            "?"
+        } else {
+            &server.hostname
+        };
+        if server.version == "iperf3" {
+            writeln!(
+                self.out,
+                "server {host} (iperf3: it reports totals only at the end, so these rows are this end's counts)"
+            )?;
+        } else {
+            writeln!(
+                self.out,
+                "server {host} (linerate {}, {} cores); rates are receiver goodput on the client's clock",
+                server.version, server.cores
+            )?;
+        }
         if spec.kind().is_rr() {
             writeln!(
                 self.out,
