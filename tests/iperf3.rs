@@ -153,3 +153,34 @@ fn a_busy_or_absent_iperf3_server_is_one_clear_line() {
         "unexpected argument '--iperf3'",
     );
 }
+
+#[test]
+fn an_iperf3_client_at_linerate_serve_hears_iperf3s_error_and_the_server_goes_on() {
+    let server = test_server();
+    let out = match Command::new("iperf3")
+        .args([
+            "-c",
+            "127.0.0.1",
+            "-p",
+            &server.addr.port().to_string(),
+            "-t",
+            "1",
+        ])
+        .output()
+    {
+        Ok(out) => out,
+        Err(_) => {
+            return skip::skip("iperf3 is not installed (scripts/test.sh installs it as root)")
+        }
+    };
+    let said =
+        String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("not implemented yet"), "{said}");
+    wait_for_log(
+        &server,
+        "an iperf3 client: linerate serve does not run iperf3 tests yet",
+    );
+    // The greeting now waits for the client's first byte: linerate clients still get it.
+    assert!(run(server.addr, spec(Direction::Send, 1, 300)).is_ok());
+}

@@ -23,6 +23,30 @@ pub const MAX_RESULTS_LEN: u32 = 4 << 20;
 /// The characters of a cookie.
 const COOKIE_CHARS: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
 
+/// Whether `b` can be a cookie's character (what an iperf3 client's first byte is).
+pub fn is_cookie_char(b: u8) -> bool {
+    COOKIE_CHARS.contains(&b)
+}
+
+/// Whether `bytes` is a whole cookie: 36 cookie characters, then a NUL.
+pub fn is_cookie(bytes: &[u8]) -> bool {
+    bytes.len() == COOKIE_LEN
+        && bytes[..COOKIE_LEN - 1].iter().all(|&b| is_cookie_char(b))
+        && bytes[COOKIE_LEN - 1] == 0
+}
+
+/// iperf3's error number for "an option you are trying to set is not implemented yet"
+/// (`IEUNIMP` in `iperf_api.h`).
+pub const ERROR_UNIMPLEMENTED: i32 = 13;
+
+/// `ServerError` with iperf3's error number `code` and errno 0, as a server sends it.
+pub fn server_error(code: i32) -> [u8; 9] {
+    let mut b = [0u8; 9];
+    b[0] = State::ServerError.to_byte();
+    b[1..5].copy_from_slice(&code.to_be_bytes());
+    b
+}
+
 /// A test's states, one signed byte each on the control connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
@@ -323,6 +347,16 @@ mod tests {
         let c = cookie(&[255; 36]);
         assert_eq!(c[36], 0);
         assert!(c[..36].iter().all(|b| COOKIE_CHARS.contains(b)));
+        assert!(is_cookie(&c));
+        assert!(!is_cookie(&c[..36]));
+        let mut bad = c;
+        bad[3] = b'A';
+        assert!(!is_cookie(&bad));
+        assert!(!is_cookie_char(b'L'), "linerate's magic starts with L");
+        assert_eq!(
+            server_error(ERROR_UNIMPLEMENTED),
+            [0xfe, 0, 0, 0, 13, 0, 0, 0, 0]
+        );
     }
 
     #[test]

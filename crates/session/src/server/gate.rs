@@ -6,6 +6,9 @@
 //! - a connection from outside `--allow` is closed before any byte is read or written;
 //! - at most [`MAX_PENDING`] connections are in handshake at once; one beyond that is closed at
 //!   once, and the log says how many were turned away at most once per second;
+//! - our greeting goes out only once the client's first byte is linerate's; a first byte from
+//!   iperf3's cookie alphabet waits for the whole cookie, which is answered with iperf3's
+//!   "not implemented" error state (an iperf3 client speaks first, and reads states);
 //! - a connection has one deadline for its whole handshake (our hello out, its hello and first
 //!   message in): `handshake_timeout` after it was accepted, however slowly its bytes trickle;
 //! - a first message is at most [`MAX_FIRST_FRAME`] bytes (a `start` with its spec, or an
@@ -22,7 +25,8 @@ use std::time::{Duration, Instant};
 use engine::sys_io::poll_readable;
 use engine::{Conn, Listener};
 use wire::auth::Nonce;
-use wire::{frame, ClientMsg, Greeting, Hello, WireError, HELLO_LEN};
+use wire::iperf3::{is_cookie, is_cookie_char, server_error, COOKIE_LEN, ERROR_UNIMPLEMENTED};
+use wire::{frame, ClientMsg, Greeting, Hello, WireError, HELLO_LEN, MAGIC};
 
 use super::admit::{admit, Admission, KeyWatch};
 use super::allow::allowed;
@@ -47,6 +51,9 @@ struct Pending {
     deadline: Instant,
     /// The nonce of our greeting, which its proof must cover.
     challenge: Nonce,
+    /// Our greeting, sent once the client's first byte shows a linerate hello (an iperf3
+    /// client speaks first too, and must not read it).
+    greeting: Option<Greeting>,
 }
 
 /// Where a pending connection's handshake stands after a read.
@@ -60,6 +67,8 @@ enum Step {
     /// Closed right after its hello: a client that read our greeting and stopped (it has no
     /// key for a server that asks for one, or a key for one that does not).
     LeftAfterHello,
+    /// An iperf3 client: its first bytes are iperf3's cookie.
+    Iperf3,
     /// A broken hello or frame, or a failed read.
     Failed(WireError),
 }
@@ -91,7 +100,34 @@ impl Pending {
                 break;
             }
         }
+        if let Some(step) = self.first_bytes() {
+            return step;
+        }
         self.parse()
+    }
+
+    /// Tells a linerate client (greeted now) from an iperf3 one by the first bytes; `None`
+    /// once greeted, for the hello and first message to be parsed.
+    fn first_bytes(&mut self) -> Option<Step> {
+        let first = *self.buf.first()?;
+        if is_cookie_char(first) {
+            return Some(match self.buf.get(..COOKIE_LEN) {
+                None => Step::Waiting,
+                Some(c) if is_cookie(c) => Step::Iperf3,
+                Some(_) => Step::Failed(WireError::BadMagic {
+                    found: [self.buf[0], self.buf[1], self.buf[2], self.buf[3]],
+                    expected: MAGIC,
+                }),
+            });
+        }
+        // A fresh socket's send buffer takes the 40 bytes at once.
+        let greeting = self.greeting.take()?;
+        if first == MAGIC[0] {
+            if let Err(e) = self.conn.write_all(&greeting.emit()) {
+                return Some(Step::Failed(e.into()));
+            }
+        }
+        None
     }
 
     fn parse(&self) -> Step {
@@ -251,6 +287,19 @@ fn advance(
                 );
             }
             Step::Closed => drop(pending.swap_remove(i)),
+            Step::Iperf3 => {
+                let mut p = pending.swap_remove(i);
+                log.conn_line(
+                    shared,
+                    format!(
+                        "{}: an iperf3 client: linerate serve does not run iperf3 tests yet \
+                         (iperf3 -s does; linerate tcp HOST --iperf3 tests against one)",
+                        p.peer
+                    ),
+                );
+                // iperf3 prints "an option you are trying to set is not implemented yet".
+                let _ = p.conn.write_all(&server_error(ERROR_UNIMPLEMENTED));
+            }
             Step::LeftAfterHello => {
                 let p = pending.swap_remove(i);
                 let why = if keys.table().is_some() {
@@ -288,10 +337,11 @@ fn advance(
     }
 }
 
-/// Accepts every connection waiting (up to a bound per call), sending each our hello.
+/// Accepts every connection waiting (up to a bound per call); each is greeted once its first
+/// byte shows a linerate client.
 fn accept_all(listener: &Listener, pending: &mut Vec<Pending>, log: &mut GateLog, shared: &Shared) {
     for _ in 0..1024 {
-        let mut conn = match listener.accept() {
+        let conn = match listener.accept() {
             Ok(conn) => conn,
             Err(e) if e.kind() == ErrorKind::WouldBlock => return,
             Err(e) => {
@@ -327,16 +377,14 @@ fn accept_all(listener: &Listener, pending: &mut Vec<Pending>, log: &mut GateLog
             },
             nonce: challenge,
         };
-        // A fresh socket's send buffer takes the 40 bytes at once.
-        let greeted =
-            conn.set_nonblocking(true).is_ok() && conn.write_all(&greeting.emit()).is_ok();
-        if greeted {
+        if conn.set_nonblocking(true).is_ok() {
             pending.push(Pending {
                 peer: conn.peer(),
                 conn,
                 buf: Vec::new(),
                 deadline: Instant::now() + shared.config.handshake_timeout,
                 challenge,
+                greeting: Some(greeting),
             });
         }
     }
