@@ -27,8 +27,12 @@ pub mod rule {
     pub const BUSY_BELOW_PCT: f64 = 80.0;
     /// A data thread at this % of a core (per stream) is saturated.
     pub const THREAD_PCT: f64 = 90.0;
-    /// A host core at this % busy is saturated.
+    /// A host core at this % busy is saturated ...
     pub const CORE_PCT: f64 = 95.0;
+    /// ... and counts against an end whose threads use this % of a core per stream ...
+    pub const CORE_THREAD_PCT: f64 = 25.0;
+    /// ... or when this % of it is interrupt work (irq + softirq: receive processing).
+    pub const CORE_IRQ_PCT: f64 = 50.0;
     /// Window: goodput at this share of what a small advertised window allows over the RTT.
     pub const WINDOW_CEILING_SHARE: f64 = 0.70;
     /// A window below this many bytes is small (the most a connection without window scaling
@@ -110,8 +114,15 @@ impl EndCpu {
         self.thread_pct >= rule::THREAD_PCT
     }
 
+    /// The busiest core when it is saturated with this end's work: its threads run there, or
+    /// the core is busy with receive processing. A core busy with other work is not this
+    /// end's limit.
     fn core_saturated(&self) -> Option<CoreCpu> {
-        self.busiest.filter(|c| c.busy_pct >= rule::CORE_PCT)
+        self.busiest.filter(|c| {
+            c.busy_pct >= rule::CORE_PCT
+                && (self.thread_pct >= rule::CORE_THREAD_PCT
+                    || c.irq_pct + c.softirq_pct >= rule::CORE_IRQ_PCT)
+        })
     }
 }
 

@@ -133,13 +133,25 @@ fn a_saturated_thread_or_core_names_its_end() {
     ) = (35.0, 51.0);
     r.summary.local_cores = vec![core(0, 100.0), core(1, 0.0)];
     r.summary.remote_cores = r.summary.local_cores.clone();
-    let v = judge(r);
+    let v = judge(r.clone());
     assert_eq!(v.verdict, Verdict::ReceiverCpu);
     assert!(
         v.evidence.contains("core 0 at 100 % busy"),
         "{}",
         v.evidence
     );
+    // A core saturated by other work (threads idle, little interrupt work) is not the limit.
+    (
+        r.summary.flows[0].sender_cpu_pct,
+        r.summary.flows[0].receiver_cpu_pct,
+    ) = (1.0, 1.0);
+    r.summary.local_cores[0].softirq_pct = 20.0;
+    r.summary.remote_cores[0].softirq_pct = 20.0;
+    assert_eq!(judge(r.clone()).verdict, Verdict::Unknown);
+    // The same core busy with receive processing is.
+    r.summary.local_cores[0].softirq_pct = 70.0;
+    r.summary.remote_cores[0].softirq_pct = 70.0;
+    assert_eq!(judge(r).verdict, Verdict::SenderCpu);
 }
 
 #[test]

@@ -7,8 +7,9 @@
 //! - at most [`MAX_PENDING`] connections are in handshake at once; one beyond that is closed at
 //!   once, and the log says how many were turned away at most once per second;
 //! - our greeting goes out only once the client's first byte is linerate's; a first byte from
-//!   iperf3's cookie alphabet waits for the whole cookie, which is answered with iperf3's
-//!   "not implemented" error state (an iperf3 client speaks first, and reads states);
+//!   iperf3's cookie alphabet waits for the whole cookie (an iperf3 client speaks first, and
+//!   reads states), which names a waiting iperf3 test's data connection or starts a test
+//!   (`iperf3.rs`);
 //! - a connection has one deadline for its whole handshake (our hello out, its hello and first
 //!   message in): `handshake_timeout` after it was accepted, however slowly its bytes trickle;
 //! - a first message is at most [`MAX_FIRST_FRAME`] bytes (a `start` with its spec, or an
@@ -25,7 +26,7 @@ use std::time::{Duration, Instant};
 use engine::sys_io::poll_readable;
 use engine::{Conn, Listener};
 use wire::auth::Nonce;
-use wire::iperf3::{is_cookie, is_cookie_char, server_error, COOKIE_LEN, ERROR_UNIMPLEMENTED};
+use wire::iperf3::{is_cookie, is_cookie_char, COOKIE_LEN};
 use wire::{frame, ClientMsg, Greeting, Hello, WireError, HELLO_LEN, MAGIC};
 
 use super::admit::{admit, Admission, KeyWatch};
@@ -287,19 +288,7 @@ fn advance(
                 );
             }
             Step::Closed => drop(pending.swap_remove(i)),
-            Step::Iperf3 => {
-                let mut p = pending.swap_remove(i);
-                log.conn_line(
-                    shared,
-                    format!(
-                        "{}: an iperf3 client: linerate serve does not run iperf3 tests yet \
-                         (iperf3 -s does; linerate tcp HOST --iperf3 tests against one)",
-                        p.peer
-                    ),
-                );
-                // iperf3 prints "an option you are trying to set is not implemented yet".
-                let _ = p.conn.write_all(&server_error(ERROR_UNIMPLEMENTED));
-            }
+            Step::Iperf3 => iperf3_dispatch(pending.swap_remove(i), shared, log),
             Step::LeftAfterHello => {
                 let p = pending.swap_remove(i);
                 let why = if keys.table().is_some() {
@@ -387,6 +376,30 @@ fn accept_all(listener: &Listener, pending: &mut Vec<Pending>, log: &mut GateLog
                 greeting: Some(greeting),
             });
         }
+    }
+}
+
+/// An iperf3 client's connection: a data connection of the test its cookie names, or a new
+/// test on its own thread.
+fn iperf3_dispatch(p: Pending, shared: &Arc<Shared>, log: &mut GateLog) {
+    let mut cookie = [0u8; COOKIE_LEN];
+    cookie.copy_from_slice(&p.buf[..COOKIE_LEN]);
+    if let Err(e) = p.conn.set_nonblocking(false) {
+        return log.conn_line(shared, format!("{}: dropped during handshake: {e}", p.peer));
+    }
+    let Err(conn) = shared.iperf3.hand(&cookie, p.conn) else {
+        return;
+    };
+    let for_thread = Arc::clone(shared);
+    let peer = p.peer.clone();
+    let spawned = std::thread::Builder::new()
+        .name("lr-iperf3".into())
+        .spawn(move || super::iperf3::run(conn, cookie, &for_thread, &peer));
+    if let Err(e) = spawned {
+        log.conn_line(
+            shared,
+            format!("{}: cannot start a thread for a session: {e}", p.peer),
+        );
     }
 }
 

@@ -11,6 +11,7 @@ mod admit;
 mod allow;
 mod error;
 mod gate;
+mod iperf3;
 mod registry;
 mod running;
 mod setup;
@@ -80,6 +81,8 @@ pub type Log = Arc<dyn Fn(String) + Send + Sync>;
 struct Shared {
     config: ServerConfig,
     sessions: Sessions,
+    /// iperf3 tests waiting for their data connections.
+    iperf3: iperf3::Waiting,
     log: Log,
     shutdown: Signal,
     info: ServerInfo,
@@ -92,6 +95,7 @@ pub fn serve(listener: Listener, shutdown: Signal, config: ServerConfig, log: Lo
         info: server_info(),
         config,
         sessions: Sessions::default(),
+        iperf3: iperf3::Waiting::default(),
         log,
         shutdown,
         finished: Signal::new(),

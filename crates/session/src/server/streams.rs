@@ -18,10 +18,10 @@ use crate::control::{recv, send};
 const SENDER_GRACE: Duration = Duration::from_secs(2);
 
 /// The streams while they run, with the clocks the results are measured from.
-struct Running {
-    workers: Workers,
-    t0: Instant,
-    cpu0: CpuTime,
+pub(super) struct Running {
+    pub workers: Workers,
+    pub t0: Instant,
+    pub cpu0: CpuTime,
     sys0: Option<SystemCpuSnapshot>,
     /// UDP stream tests: the drop counters at the start, with the test interface.
     drops0: Option<(DropSnapshot, Option<String>)>,
@@ -94,7 +94,7 @@ pub(super) fn run_streams(
 }
 
 /// One worker per stream, in the role the stream's direction gives the server.
-fn start_workers(spec: &TestSpec, conns: Vec<Conn>) -> Result<Running, SessionError> {
+pub(super) fn start_workers(spec: &TestSpec, conns: Vec<Conn>) -> Result<Running, SessionError> {
     let mut workers = Workers::new(engine_for(spec));
     workers.pin_to(spec.server_cpu.map(|c| c as usize));
     let t0 = Instant::now();

@@ -1,0 +1,358 @@
+//! iperf3 clients at `linerate serve`: iperf3's control protocol (docs/PROTOCOL.md section 13)
+//! on the server's one port, TCP tests in every direction on linerate's data plane.
+//!
+//! The gate tells an iperf3 client by its cookie ([`Waiting::hand`]): a cookie a session waits
+//! for is that session's next data connection; any other opens a test ([`run`], on its own
+//! thread). Invariants: a test takes a session slot like any other; every refusal is an iperf3
+//! error state the client prints, and a line in the server's log.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use engine::Conn;
+use measure::cpu::CpuTime;
+use wire::iperf3::{
+    read_json, server_error, stream_ids, write_json, Params, Results, State, StreamResults,
+    COOKIE_LEN, ERROR_UNIMPLEMENTED, MAX_PARAMS_LEN, MAX_RESULTS_LEN,
+};
+use wire::msg::StreamCounts;
+use wire::spec::{Direction, Params as SpecParams, SpecError, StreamParams, TcpOptions};
+use wire::TestSpec;
+
+use super::registry::{Claim, SessionGuard};
+use super::streams::start_workers;
+use super::Shared;
+
+/// An iperf3 client's cookie.
+pub(super) type Cookie = [u8; COOKIE_LEN];
+
+/// iperf3's error numbers linerate answers with (`iperf_api.h`).
+mod code {
+    /// "invalid number of parallel streams".
+    pub const STREAMS: i32 = 6;
+    /// "total required bandwidth is larger than server limit".
+    pub const RATE: i32 = 27;
+    /// "client's duration exceeds server's maximum duration".
+    pub const DURATION: i32 = 37;
+    /// "test authorization failed".
+    pub const AUTH: i32 = 142;
+    /// "unable to receive parameters from client".
+    pub const PARAMS: i32 = 114;
+    /// "unable to connect stream".
+    pub const STREAM_CONNECT: i32 = 203;
+}
+
+/// The sessions waiting for their data connections, by cookie.
+#[derive(Default)]
+pub(super) struct Waiting(Mutex<HashMap<Cookie, SyncSender<Conn>>>);
+
+impl Waiting {
+    /// Hands `conn` to the session waiting for `cookie`; gives it back when none is.
+    pub(super) fn hand(&self, cookie: &Cookie, conn: Conn) -> Result<(), Conn> {
+        let tx = self.0.lock().ok().and_then(|m| m.get(cookie).cloned());
+        match tx {
+            Some(tx) => tx.try_send(conn).map_err(|e| match e {
+                TrySendError::Full(c) | TrySendError::Disconnected(c) => c,
+            }),
+            None => Err(conn),
+        }
+    }
+
+    fn open(&self, cookie: Cookie, streams: usize) -> Receiver<Conn> {
+        let (tx, rx) = mpsc::sync_channel(streams);
+        if let Ok(mut m) = self.0.lock() {
+            m.insert(cookie, tx);
+        }
+        rx
+    }
+
+    fn close(&self, cookie: &Cookie) {
+        if let Ok(mut m) = self.0.lock() {
+            m.remove(cookie);
+        }
+    }
+}
+
+/// Why a test did not run or finish: iperf3's error number for the client, words for the log.
+struct Refusal {
+    code: Option<i32>,
+    why: String,
+}
+
+fn refusal(code: i32, why: impl Into<String>) -> Refusal {
+    Refusal {
+        code: Some(code),
+        why: why.into(),
+    }
+}
+
+fn gone(context: &str, e: impl std::fmt::Display) -> Refusal {
+    Refusal {
+        code: None,
+        why: format!("{context}: {e}"),
+    }
+}
+
+/// Runs one iperf3 client's test on its control connection (its cookie read), to the end.
+pub(super) fn run(mut ctrl: Conn, cookie: Cookie, shared: &Shared, peer: &str) {
+    let outcome = if shared.config.auth.is_some() {
+        Err(refusal(
+            code::AUTH,
+            "this server asks for keys (--auth-keys), which iperf3 clients cannot prove",
+        ))
+    } else {
+        session(&mut ctrl, cookie, shared, peer)
+    };
+    match outcome {
+        Ok(line) => (shared.log)(format!("{peer}: iperf3 client: {line}")),
+        Err(r) => {
+            (shared.log)(format!("{peer}: iperf3 client refused or ended: {}", r.why));
+            if let Some(code) = r.code {
+                let _ = ctrl.write_all(&server_error(code));
+            }
+        }
+    }
+}
+
+fn send_state(ctrl: &mut Conn, state: State) -> Result<(), Refusal> {
+    ctrl.write_all(&[state.to_byte()])
+        .map_err(|e| gone("the client went away", e))
+}
+
+/// Reads one state byte, waiting at most `wait`.
+fn read_state(ctrl: &mut Conn, wait: Duration) -> Result<Option<State>, Refusal> {
+    ctrl.set_read_timeout(Some(wait))
+        .map_err(|e| gone("control connection", e))?;
+    let mut b = [0u8; 1];
+    match ctrl.read(&mut b) {
+        Ok(0) => Err(gone("the client closed the control connection", "EOF")),
+        Ok(_) => Ok(State::from_byte(b[0])),
+        Err(e) => Err(gone("waiting for the client", e)),
+    }
+}
+
+/// The test, from the parameters to the results.
+fn session(
+    ctrl: &mut Conn,
+    cookie: Cookie,
+    shared: &Shared,
+    peer: &str,
+) -> Result<String, Refusal> {
+    send_state(ctrl, State::ParamExchange)?;
+    ctrl.set_read_timeout(Some(shared.config.handshake_timeout))
+        .map_err(|e| gone("control connection", e))?;
+    let params: Params = read_json(ctrl, MAX_PARAMS_LEN)
+        .map_err(|e| refusal(code::PARAMS, format!("its parameters: {e}")))?;
+    let spec = spec_from(&params, shared)?;
+    let (attach, _unused) = mpsc::sync_channel(1);
+    let claim = Claim {
+        user: None,
+        key_max_sessions: None,
+        address: ctrl.peer_addr().map(|a| a.ip().to_canonical()),
+    };
+    // A busy server says so in iperf3's words: "the server is busy running a test".
+    let guard = SessionGuard::register(shared, claim, attach).map_err(|e| Refusal {
+        code: None,
+        why: e.to_string(),
+    });
+    let guard = match guard {
+        Ok(g) => g,
+        Err(r) => {
+            let _ = ctrl.write_all(&[State::AccessDenied.to_byte()]);
+            return Err(r);
+        }
+    };
+    (shared.log)(format!(
+        "{peer}: iperf3 client {}: {} {:?} x{} for {} ms",
+        params.client_version.as_deref().unwrap_or("?"),
+        spec.kind().as_str(),
+        spec.direction(),
+        spec.streams,
+        spec.duration_ms
+    ));
+    let conns = data_connections(ctrl, cookie, &spec, shared)?;
+    guard.close_registration();
+    run_test(ctrl, &spec, conns, shared)
+}
+
+/// The spec of an iperf3 client's parameters; what linerate does not run is refused.
+fn spec_from(p: &Params, shared: &Shared) -> Result<TestSpec, Refusal> {
+    let unsupported = |what: &str| {
+        refusal(
+            ERROR_UNIMPLEMENTED,
+            format!("{what}: linerate serve runs iperf3's TCP tests only"),
+        )
+    };
+    if p.udp == Some(true) {
+        return Err(unsupported("UDP"));
+    }
+    if p.sctp == Some(true) || p.mptcp == Some(true) {
+        return Err(unsupported("SCTP or MPTCP"));
+    }
+    if p.authtoken.is_some() {
+        return Err(refusal(code::AUTH, "iperf3's RSA authentication"));
+    }
+    if p.num > 0 || p.blockcount > 0 {
+        return Err(unsupported("a test by bytes or blocks (-n, -k)"));
+    }
+    let direction = match (p.reverse, p.bidirectional) {
+        (_, Some(true)) => Direction::Bidir,
+        (Some(true), _) => Direction::Reverse,
+        _ => Direction::Send,
+    };
+    let stream = StreamParams {
+        write_len_bytes: p.len.unwrap_or(128 << 10).max(1),
+        ..StreamParams::new(direction)
+    };
+    let tcp = TcpOptions {
+        mss_bytes: p.mss,
+        no_delay: p.nodelay == Some(true),
+        congestion: p.congestion.clone(),
+        tos: p.tos,
+        pacing_bps: p.bandwidth.filter(|&b| b > 0),
+    };
+    let streams = u16::try_from(p.parallel).unwrap_or(u16::MAX);
+    let spec = TestSpec {
+        window_bytes: p.window,
+        ..TestSpec::new(
+            SpecParams::TcpStream { stream, tcp },
+            streams,
+            (p.time + p.omit).max(1) * 1000,
+        )
+    };
+    spec.check(&shared.config.limits).map_err(|e| {
+        let code = match e {
+            SpecError::Streams { .. } => code::STREAMS,
+            SpecError::Duration { .. } => code::DURATION,
+            SpecError::TcpRateLimit { .. } => code::RATE,
+            _ => ERROR_UNIMPLEMENTED,
+        };
+        refusal(code, e.to_string())
+    })?;
+    Ok(spec)
+}
+
+/// `CreateStreams`, then the client's data connections (each opens with the cookie), in the
+/// order they come: iperf3's stream ids 1, 3, 4, …; a bidirectional client's sending ones first.
+fn data_connections(
+    ctrl: &mut Conn,
+    cookie: Cookie,
+    spec: &TestSpec,
+    shared: &Shared,
+) -> Result<Vec<Conn>, Refusal> {
+    let n = spec.flows().len();
+    let arrivals = shared.iperf3.open(cookie, n);
+    let got = send_state(ctrl, State::CreateStreams).and_then(|()| {
+        let deadline = Instant::now() + shared.config.setup_timeout;
+        let mut conns = Vec::with_capacity(n);
+        while conns.len() < n {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match arrivals.recv_timeout(left) {
+                Ok(c) => conns.push(c),
+                Err(_) => {
+                    return Err(refusal(
+                        code::STREAM_CONNECT,
+                        format!("{} of {n} data connections came in time", conns.len()),
+                    ))
+                }
+            }
+        }
+        Ok(conns)
+    });
+    shared.iperf3.close(&cookie);
+    got
+}
+
+/// Runs the streams from `TestStart` to the client's `TestEnd`, then exchanges the results.
+fn run_test(
+    ctrl: &mut Conn,
+    spec: &TestSpec,
+    conns: Vec<Conn>,
+    shared: &Shared,
+) -> Result<String, Refusal> {
+    send_state(ctrl, State::TestStart)?;
+    send_state(ctrl, State::TestRunning)?;
+    let running = start_workers(spec, conns).map_err(|e| gone("starting the streams", e))?;
+    let (workers, t0, cpu0) = (running.workers, running.t0, running.cpu0);
+    // The client ends the test; a server never runs past the spec by more than the grace.
+    let longest = Duration::from_millis(spec.duration_ms) + shared.config.handshake_timeout;
+    let end = loop {
+        let left = (t0 + longest).saturating_duration_since(Instant::now());
+        match read_state(ctrl, left.max(Duration::from_millis(1))) {
+            Ok(Some(State::TestEnd)) => break Ok(()),
+            Ok(Some(State::ClientTerminate)) => break Err(gone("the client", "terminated")),
+            Ok(_) => {}
+            Err(r) => break Err(r),
+        }
+    };
+    let at_stop = workers.snapshot();
+    let wall = t0.elapsed();
+    workers.stop();
+    let exchanged = end.and_then(|()| {
+        let cpu = CpuTime::process_now().since(cpu0);
+        exchange_results(ctrl, spec, &at_stop, cpu, wall, shared)
+    });
+    // The client closes its data connections once done: the workers drain to their ends.
+    let _ = ctrl.shutdown(std::net::Shutdown::Both);
+    workers.join(shared.config.drain_timeout);
+    exchanged?;
+    let received: u64 = spec
+        .flows()
+        .iter()
+        .zip(&at_stop)
+        .filter(|((_, f), _)| *f == wire::spec::Flow::ClientToServer)
+        .map(|(_, c)| c.bytes)
+        .sum();
+    Ok(format!(
+        "test done: received {received} bytes in {:.3} s",
+        wall.as_secs_f64()
+    ))
+}
+
+/// `ExchangeResults`: the client's results in, this end's out; then `DisplayResults` and the
+/// client's `IperfDone`.
+fn exchange_results(
+    ctrl: &mut Conn,
+    spec: &TestSpec,
+    at_stop: &[StreamCounts],
+    cpu: CpuTime,
+    wall: Duration,
+    shared: &Shared,
+) -> Result<(), Refusal> {
+    send_state(ctrl, State::ExchangeResults)?;
+    ctrl.set_read_timeout(Some(shared.config.handshake_timeout))
+        .map_err(|e| gone("control connection", e))?;
+    let _theirs: Results =
+        read_json(ctrl, MAX_RESULTS_LEN).map_err(|e| gone("the client's results", e))?;
+    let pct = |us: u64| us as f64 / wall.as_micros().max(1) as f64 * 100.0;
+    let sends = |f: wire::spec::Flow| f == wire::spec::Flow::ServerToClient;
+    let ours = Results {
+        cpu_util_total: pct(cpu.user_us + cpu.sys_us),
+        cpu_util_user: pct(cpu.user_us),
+        cpu_util_system: pct(cpu.sys_us),
+        sender_has_retransmits: if spec.flows().iter().any(|(_, f)| sends(*f)) {
+            0
+        } else {
+            -1
+        },
+        congestion_used: None,
+        streams: stream_ids(at_stop.len())
+            .zip(at_stop)
+            .map(|(id, c)| StreamResults {
+                id,
+                bytes: c.bytes,
+                retransmits: -1,
+                end_time: wall.as_secs_f64(),
+                ..StreamResults::default()
+            })
+            .collect(),
+    };
+    write_json(ctrl, &ours).map_err(|e| gone("sending the results", e))?;
+    send_state(ctrl, State::DisplayResults)?;
+    // The client's last word; a client that closes instead is done too.
+    let _ = read_state(ctrl, shared.config.handshake_timeout);
+    Ok(())
+}
