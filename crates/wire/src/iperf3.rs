@@ -186,6 +186,9 @@ pub struct Params {
     /// 64-bit UDP packet counters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_counters_64bit: Option<u32>,
+    /// Zero-copy sending (`-Z`: sendfile).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zerocopy: Option<u32>,
     /// The client's iperf3 version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_version: Option<String>,
