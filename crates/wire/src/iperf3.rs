@@ -9,6 +9,9 @@
 //! the server sends `DisplayResults`; send `IperfDone` and close.
 
 use std::io::{Read, Write};
+use std::time::Duration;
+
+use measure::cpu::CpuTime;
 
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
@@ -226,6 +229,32 @@ pub struct Results {
     /// Per stream.
     #[serde(default)]
     pub streams: Vec<StreamResults>,
+}
+
+impl Results {
+    /// One end's results as iperf3 sends them: each stream's bytes (sent by a sender, received
+    /// by a receiver) in connection order, the process CPU over `wall`, and whether this end
+    /// sent on any stream. No retransmit counts (-1).
+    pub fn of_end(bytes: &[u64], cpu: CpuTime, wall: Duration, sends: bool) -> Self {
+        let pct = |us: u64| us as f64 / wall.as_micros().max(1) as f64 * 100.0;
+        Self {
+            cpu_util_total: pct(cpu.user_us + cpu.sys_us),
+            cpu_util_user: pct(cpu.user_us),
+            cpu_util_system: pct(cpu.sys_us),
+            sender_has_retransmits: if sends { 0 } else { -1 },
+            congestion_used: None,
+            streams: stream_ids(bytes.len())
+                .zip(bytes)
+                .map(|(id, &bytes)| StreamResults {
+                    id,
+                    bytes,
+                    retransmits: -1,
+                    end_time: wall.as_secs_f64(),
+                    ..StreamResults::default()
+                })
+                .collect(),
+        }
+    }
 }
 
 /// One stream's figures (the sender's bytes sent, or the receiver's bytes received).

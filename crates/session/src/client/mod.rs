@@ -168,13 +168,11 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
         drain_timeout: config.drain_timeout,
     };
     let measured = measure::measure_streams(config, &mut remote, endpoints, progress)?;
-    let mut summary = analysis::build(&measured.raw, &measured.intervals);
     let hosts = Hosts {
         client: client_host,
         server: server.host.clone().map(|h| *h),
     };
-    analysis::link::link_from_hosts(&mut summary, &hosts);
-    analysis::verdict::add_verdicts(&mut summary, spec, &hosts);
+    let summary = summarize(&measured, spec, &hosts);
     Ok(RunRecord {
         kind: spec.kind(),
         schema_version: results::SCHEMA_VERSION,
@@ -190,6 +188,19 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
         intervals: measured.intervals,
         summary,
     })
+}
+
+/// The run's summary with both hosts' facts in: the link speed from their drivers (without
+/// `--link-speed`) and what limited each direction.
+pub(crate) fn summarize(
+    measured: &measure::Measured,
+    spec: &TestSpec,
+    hosts: &Hosts,
+) -> results::Summary {
+    let mut summary = analysis::build(&measured.raw, &measured.intervals);
+    analysis::link::link_from_hosts(&mut summary, hosts);
+    analysis::verdict::add_verdicts(&mut summary, spec, hosts);
+    summary
 }
 
 /// A reply that is not the next step of the protocol.

@@ -13,8 +13,7 @@ use measure::cpu::CpuTime;
 use measure::host::HostFacts;
 use results::{Hosts, RunRecord};
 use wire::iperf3::{
-    cookie, read_json, stream_ids, write_json, Params, Results, State, StreamResults,
-    MAX_RESULTS_LEN,
+    cookie, read_json, stream_ids, write_json, Params, Results, State, MAX_RESULTS_LEN,
 };
 use wire::msg::{ServerInfo, ServerResults, StreamCounts, StreamEnd};
 use wire::spec::{Direction, Flow, Transport};
@@ -22,7 +21,7 @@ use wire::{TestKind, TestSpec, WireError};
 
 use crate::client::measure::measure_streams;
 use crate::client::remote::Remote;
-use crate::client::{ClientConfig, ClientError, Progress};
+use crate::client::{summarize, ClientConfig, ClientError, Progress};
 use crate::control::HANDSHAKE_TIMEOUT;
 use crate::target::Target;
 
@@ -79,13 +78,11 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
         drain_timeout: config.drain_timeout,
     };
     let measured = measure_streams(config, &mut remote, conns, progress)?;
-    let mut summary = analysis::build(&measured.raw, &measured.intervals);
     let hosts = Hosts {
         client: client_host,
         server: None,
     };
-    analysis::link::link_from_hosts(&mut summary, &hosts);
-    analysis::verdict::add_verdicts(&mut summary, spec, &hosts);
+    let summary = summarize(&measured, spec, &hosts);
     Ok(RunRecord {
         kind: spec.kind(),
         schema_version: results::SCHEMA_VERSION,
@@ -270,26 +267,9 @@ impl Remote for Iperf3Server {
 /// This end's results as iperf3's client sends them: bytes sent by senders, received by
 /// receivers, at the stop.
 fn own_results(spec: &TestSpec, at_stop: &[StreamCounts], cpu: CpuTime, wall: Duration) -> Results {
-    let pct = |us: u64| us as f64 / wall.as_micros().max(1) as f64 * 100.0;
-    let sends = |f: Flow| f == Flow::ClientToServer;
-    let any_sender = spec.flows().iter().any(|(_, f)| sends(*f));
-    Results {
-        cpu_util_total: pct(cpu.user_us + cpu.sys_us),
-        cpu_util_user: pct(cpu.user_us),
-        cpu_util_system: pct(cpu.sys_us),
-        sender_has_retransmits: if any_sender { 0 } else { -1 },
-        congestion_used: None,
-        streams: stream_ids(at_stop.len())
-            .zip(at_stop)
-            .map(|(id, c)| StreamResults {
-                id,
-                bytes: c.bytes,
-                retransmits: -1,
-                end_time: wall.as_secs_f64(),
-                ..StreamResults::default()
-            })
-            .collect(),
-    }
+    let bytes: Vec<u64> = at_stop.iter().map(|c| c.bytes).collect();
+    let sends = spec.flows().iter().any(|(_, f)| *f == Flow::ClientToServer);
+    Results::of_end(&bytes, cpu, wall, sends)
 }
 
 /// The iperf3 server's totals as a linerate server's results: each stream's bytes (received

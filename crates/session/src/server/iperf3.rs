@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use engine::Conn;
 use measure::cpu::CpuTime;
 use wire::iperf3::{
-    read_json, server_error, stream_ids, write_json, Params, Results, State, StreamResults,
-    COOKIE_LEN, ERROR_UNIMPLEMENTED, MAX_PARAMS_LEN, MAX_RESULTS_LEN,
+    read_json, server_error, write_json, Params, Results, State, COOKIE_LEN, ERROR_UNIMPLEMENTED,
+    MAX_PARAMS_LEN, MAX_RESULTS_LEN,
 };
 use wire::msg::StreamCounts;
 use wire::spec::{Direction, Params as SpecParams, SpecError, StreamParams, TcpOptions};
@@ -334,29 +334,12 @@ fn exchange_results(
         .map_err(|e| gone("control connection", e))?;
     let _theirs: Results =
         read_json(ctrl, MAX_RESULTS_LEN).map_err(|e| gone("the client's results", e))?;
-    let pct = |us: u64| us as f64 / wall.as_micros().max(1) as f64 * 100.0;
-    let sends = |f: wire::spec::Flow| f == wire::spec::Flow::ServerToClient;
-    let ours = Results {
-        cpu_util_total: pct(cpu.user_us + cpu.sys_us),
-        cpu_util_user: pct(cpu.user_us),
-        cpu_util_system: pct(cpu.sys_us),
-        sender_has_retransmits: if spec.flows().iter().any(|(_, f)| sends(*f)) {
-            0
-        } else {
-            -1
-        },
-        congestion_used: None,
-        streams: stream_ids(at_stop.len())
-            .zip(at_stop)
-            .map(|(id, c)| StreamResults {
-                id,
-                bytes: c.bytes,
-                retransmits: -1,
-                end_time: wall.as_secs_f64(),
-                ..StreamResults::default()
-            })
-            .collect(),
-    };
+    let bytes: Vec<u64> = at_stop.iter().map(|c| c.bytes).collect();
+    let sends = spec
+        .flows()
+        .iter()
+        .any(|(_, f)| *f == wire::spec::Flow::ServerToClient);
+    let ours = Results::of_end(&bytes, cpu, wall, sends);
     write_json(ctrl, &ours).map_err(|e| gone("sending the results", e))?;
     send_state(ctrl, State::DisplayResults)?;
     // The client's last word; a client that closes instead is done too.
