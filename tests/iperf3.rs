@@ -248,3 +248,37 @@ fn what_linerate_serve_does_not_run_is_iperf3s_error_and_the_server_goes_on() {
     wait_for_log(&server, "UDP: linerate serve runs iperf3's TCP tests only");
     assert!(run(server.addr, spec(Direction::Send, 1, 300)).is_ok());
 }
+
+#[test]
+fn iperf3_cookies_that_say_nothing_more_cost_no_threads() {
+    let (server, port) = crate::proc::serve_child(&[]);
+    let pid = server.0.id();
+    let base = crate::proc::threads(pid);
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    // Each opens like an iperf3 client (a cookie of its own), then never sends parameters.
+    let silent: Vec<TcpStream> = (0..200u32)
+        .filter_map(|i| {
+            let mut c = TcpStream::connect(addr).ok()?;
+            let mut cookie = [b'a'; 37];
+            for (k, d) in format!("{i:08}").bytes().enumerate() {
+                cookie[k] = b'a' + (d - b'0');
+            }
+            cookie[36] = 0;
+            c.write_all(&cookie).ok()?;
+            Some(c)
+        })
+        .collect();
+    // Each is asked for its parameters, in the gate.
+    for mut c in silent.iter().take(3) {
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut state = [0u8; 1];
+        c.read_exact(&mut state).unwrap();
+        assert_eq!(state[0], 9, "PARAM_EXCHANGE");
+    }
+    let during = crate::proc::threads(pid);
+    assert!(
+        during <= base + 2,
+        "200 silent iperf3 openings grew the server from {base} to {during} threads"
+    );
+    drop(silent);
+}

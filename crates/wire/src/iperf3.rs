@@ -329,6 +329,11 @@ pub fn write_json<T: Serialize>(w: &mut impl Write, value: &T) -> Result<(), Wir
     Ok(())
 }
 
+/// Decodes parameters whose frame (length prefix and text) was read whole elsewhere.
+pub fn decode_params(json: &[u8]) -> Result<Params, WireError> {
+    Ok(serde_json::from_slice(json)?)
+}
+
 /// Reads one length-prefixed JSON value of at most `max` bytes.
 pub fn read_json<T: DeserializeOwned>(r: &mut impl Read, max: u32) -> Result<T, WireError> {
     let mut len = [0u8; 4];

@@ -8,8 +8,9 @@
 //!   once, and the log says how many were turned away at most once per second;
 //! - our greeting goes out only once the client's first byte is linerate's; a first byte from
 //!   iperf3's cookie alphabet waits for the whole cookie (an iperf3 client speaks first, and
-//!   reads states), which names a waiting iperf3 test's data connection or starts a test
-//!   (`iperf3.rs`);
+//!   reads states): a cookie a test waits for hands the connection to that test; any other is
+//!   asked for its parameters here, like a linerate `start`, and only whole parameters get a
+//!   thread (`iperf3.rs`);
 //! - a connection has one deadline for its whole handshake (our hello out, its hello and first
 //!   message in): `handshake_timeout` after it was accepted, however slowly its bytes trickle;
 //! - a first message is at most [`MAX_FIRST_FRAME`] bytes (a `start` with its spec, or an
@@ -26,11 +27,12 @@ use std::time::{Duration, Instant};
 use engine::sys_io::poll_readable;
 use engine::{Conn, Listener};
 use wire::auth::Nonce;
-use wire::iperf3::{is_cookie, is_cookie_char, COOKIE_LEN};
+use wire::iperf3::{decode_params, is_cookie, is_cookie_char, State, COOKIE_LEN, MAX_PARAMS_LEN};
 use wire::{frame, ClientMsg, Greeting, Hello, WireError, HELLO_LEN, MAGIC};
 
 use super::admit::{admit, Admission, KeyWatch};
 use super::allow::allowed;
+use super::iperf3::Cookie;
 use super::{attach, run_session, tell, Shared};
 
 /// Most connections in handshake at once: enough that thousands of idle connections do not
@@ -55,6 +57,8 @@ struct Pending {
     /// Our greeting, sent once the client's first byte shows a linerate hello (an iperf3
     /// client speaks first too, and must not read it).
     greeting: Option<Greeting>,
+    /// An iperf3 client asked for its parameters (its cookie named no waiting test).
+    iperf3_params: bool,
 }
 
 /// Where a pending connection's handshake stands after a read.
@@ -68,8 +72,10 @@ enum Step {
     /// Closed right after its hello: a client that read our greeting and stopped (it has no
     /// key for a server that asks for one, or a key for one that does not).
     LeftAfterHello,
-    /// An iperf3 client: its first bytes are iperf3's cookie.
-    Iperf3,
+    /// An iperf3 client's cookie, whole.
+    Iperf3Cookie,
+    /// An iperf3 client's parameters, whole (after its cookie), not yet decoded.
+    Iperf3Params,
     /// A broken hello or frame, or a failed read.
     Failed(WireError),
 }
@@ -111,10 +117,13 @@ impl Pending {
     /// once greeted, for the hello and first message to be parsed.
     fn first_bytes(&mut self) -> Option<Step> {
         let first = *self.buf.first()?;
+        if self.iperf3_params {
+            return Some(self.iperf3_params());
+        }
         if is_cookie_char(first) {
             return Some(match self.buf.get(..COOKIE_LEN) {
                 None => Step::Waiting,
-                Some(c) if is_cookie(c) => Step::Iperf3,
+                Some(c) if is_cookie(c) => Step::Iperf3Cookie,
                 Some(_) => Step::Failed(WireError::BadMagic {
                     found: [self.buf[0], self.buf[1], self.buf[2], self.buf[3]],
                     expected: MAGIC,
@@ -129,6 +138,28 @@ impl Pending {
             }
         }
         None
+    }
+
+    /// An iperf3 client's parameters after its cookie: a big-endian length, then the JSON.
+    fn iperf3_params(&self) -> Step {
+        let body = &self.buf[COOKIE_LEN..];
+        let Some(prefix) = body.get(..LEN_PREFIX) else {
+            return Step::Waiting;
+        };
+        let len = u32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]);
+        if len == 0 {
+            return Step::Failed(WireError::EmptyMessage);
+        }
+        if len > MAX_PARAMS_LEN {
+            return Step::Failed(WireError::FrameTooLarge {
+                len: len as usize,
+                max: MAX_PARAMS_LEN as usize,
+            });
+        }
+        if body.len() < LEN_PREFIX + len as usize {
+            return Step::Waiting;
+        }
+        Step::Iperf3Params
     }
 
     fn parse(&self) -> Step {
@@ -288,7 +319,12 @@ fn advance(
                 );
             }
             Step::Closed => drop(pending.swap_remove(i)),
-            Step::Iperf3 => iperf3_dispatch(pending.swap_remove(i), shared, log),
+            Step::Iperf3Cookie => {
+                if let Some(p) = iperf3_cookie(pending, i, shared) {
+                    iperf3_data_connection(p, shared, log);
+                }
+            }
+            Step::Iperf3Params => iperf3_start(pending.swap_remove(i), shared, log),
             Step::LeftAfterHello => {
                 let p = pending.swap_remove(i);
                 let why = if keys.table().is_some() {
@@ -374,27 +410,50 @@ fn accept_all(listener: &Listener, pending: &mut Vec<Pending>, log: &mut GateLog
                 deadline: Instant::now() + shared.config.handshake_timeout,
                 challenge,
                 greeting: Some(greeting),
+                iperf3_params: false,
             });
         }
     }
 }
 
-/// An iperf3 client's connection: a data connection of the test its cookie names, or a new
-/// test on its own thread.
-fn iperf3_dispatch(p: Pending, shared: &Arc<Shared>, log: &mut GateLog) {
-    let mut cookie = [0u8; COOKIE_LEN];
-    cookie.copy_from_slice(&p.buf[..COOKIE_LEN]);
+/// An iperf3 client's whole cookie at `pending[i]`: a test waiting for it takes the connection
+/// out of the gate (returned); any other cookie opens a test, so the connection stays and is
+/// asked for its parameters (`PARAM_EXCHANGE`).
+fn iperf3_cookie(pending: &mut Vec<Pending>, i: usize, shared: &Shared) -> Option<Pending> {
+    let p = &mut pending[i];
+    if shared.iperf3.waits_for(&p.buf[..COOKIE_LEN]) {
+        return Some(pending.swap_remove(i));
+    }
+    p.iperf3_params = true;
+    // A fresh socket's send buffer takes the one byte at once; a failed write shows as the
+    // client's silence at the deadline.
+    let _ = p.conn.write_all(&[State::ParamExchange.to_byte()]);
+    None
+}
+
+/// A data connection of the iperf3 test its cookie names; dropped, and logged, when that test
+/// has all it asked for or has ended.
+fn iperf3_data_connection(p: Pending, shared: &Shared, log: &mut GateLog) {
+    let cookie: Cookie = p.buf[..COOKIE_LEN].try_into().unwrap_or([0; COOKIE_LEN]);
     if let Err(e) = p.conn.set_nonblocking(false) {
         return log.conn_line(shared, format!("{}: dropped during handshake: {e}", p.peer));
     }
-    let Err(conn) = shared.iperf3.hand(&cookie, p.conn) else {
-        return;
-    };
-    let for_thread = Arc::clone(shared);
-    let peer = p.peer.clone();
+    if let Err(why) = shared.iperf3.hand(&cookie, p.conn) {
+        log.conn_line(shared, format!("{}: iperf3 data connection {why}", p.peer));
+    }
+}
+
+/// An iperf3 client's cookie and whole parameters: its test on a thread of its own.
+fn iperf3_start(p: Pending, shared: &Arc<Shared>, log: &mut GateLog) {
+    let cookie: Cookie = p.buf[..COOKIE_LEN].try_into().unwrap_or([0; COOKIE_LEN]);
+    let params = decode_params(&p.buf[COOKIE_LEN + LEN_PREFIX..]);
+    if let Err(e) = p.conn.set_nonblocking(false) {
+        return log.conn_line(shared, format!("{}: dropped during handshake: {e}", p.peer));
+    }
+    let (conn, for_thread, peer) = (p.conn, Arc::clone(shared), p.peer.clone());
     let spawned = std::thread::Builder::new()
         .name("lr-iperf3".into())
-        .spawn(move || super::iperf3::run(conn, cookie, &for_thread, &peer));
+        .spawn(move || super::iperf3::run(conn, cookie, params, &for_thread, &peer));
     if let Err(e) = spawned {
         log.conn_line(
             shared,

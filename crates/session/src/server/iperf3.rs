@@ -1,9 +1,9 @@
 //! iperf3 clients at `linerate serve`: iperf3's control protocol (docs/PROTOCOL.md section 13)
 //! on the server's one port, TCP tests in every direction on linerate's data plane.
 //!
-//! The gate tells an iperf3 client by its cookie ([`Waiting::hand`]): a cookie a session waits
-//! for is that session's next data connection; any other opens a test ([`run`], on its own
-//! thread). Invariants: a test takes a session slot like any other; every refusal is an iperf3
+//! The gate tells an iperf3 client by its cookie: a cookie a session waits for is that
+//! session's next data connection ([`Waiting::hand`]); any other opens a test, whose parameters
+//! the gate reads before [`run`] gets a thread for it, so a silent client costs no thread. Invariants: a test takes a session slot like any other; every refusal is an iperf3
 //! error state the client prints, and a line in the server's log.
 
 use std::collections::HashMap;
@@ -16,7 +16,7 @@ use engine::Conn;
 use measure::cpu::CpuTime;
 use wire::iperf3::{
     read_json, server_error, write_json, Params, Results, State, COOKIE_LEN, ERROR_UNIMPLEMENTED,
-    MAX_PARAMS_LEN, MAX_RESULTS_LEN,
+    MAX_RESULTS_LEN,
 };
 use wire::msg::StreamCounts;
 use wire::spec::{Direction, Params as SpecParams, SpecError, StreamParams, TcpOptions};
@@ -50,14 +50,20 @@ mod code {
 pub(super) struct Waiting(Mutex<HashMap<Cookie, SyncSender<Conn>>>);
 
 impl Waiting {
-    /// Hands `conn` to the session waiting for `cookie`; gives it back when none is.
-    pub(super) fn hand(&self, cookie: &Cookie, conn: Conn) -> Result<(), Conn> {
+    /// Whether a session waits for data connections with this cookie.
+    pub(super) fn waits_for(&self, cookie: &[u8]) -> bool {
+        self.0.lock().is_ok_and(|m| m.contains_key(cookie))
+    }
+
+    /// Hands `conn` to the session waiting for `cookie`; why not, when it cannot take it.
+    pub(super) fn hand(&self, cookie: &Cookie, conn: Conn) -> Result<(), &'static str> {
         let tx = self.0.lock().ok().and_then(|m| m.get(cookie).cloned());
-        match tx {
-            Some(tx) => tx.try_send(conn).map_err(|e| match e {
-                TrySendError::Full(c) | TrySendError::Disconnected(c) => c,
-            }),
-            None => Err(conn),
+        match tx.map(|tx| tx.try_send(conn)) {
+            Some(Ok(())) => Ok(()),
+            Some(Err(TrySendError::Full(_))) => Err("beyond the streams its test asked for"),
+            Some(Err(TrySendError::Disconnected(_))) | None => {
+                Err("for a test that no longer waits for it")
+            }
         }
     }
 
@@ -96,15 +102,24 @@ fn gone(context: &str, e: impl std::fmt::Display) -> Refusal {
     }
 }
 
-/// Runs one iperf3 client's test on its control connection (its cookie read), to the end.
-pub(super) fn run(mut ctrl: Conn, cookie: Cookie, shared: &Shared, peer: &str) {
+/// Runs one iperf3 client's test on its control connection (its cookie and parameters read
+/// by the gate), to the end.
+pub(super) fn run(
+    mut ctrl: Conn,
+    cookie: Cookie,
+    params: Result<Params, wire::WireError>,
+    shared: &Shared,
+    peer: &str,
+) {
     let outcome = if shared.config.auth.is_some() {
         Err(refusal(
             code::AUTH,
             "this server asks for keys (--auth-keys), which iperf3 clients cannot prove",
         ))
     } else {
-        session(&mut ctrl, cookie, shared, peer)
+        params
+            .map_err(|e| refusal(code::PARAMS, format!("its parameters: {e}")))
+            .and_then(|params| session(&mut ctrl, cookie, &params, shared, peer))
     };
     match outcome {
         Ok(line) => (shared.log)(format!("{peer}: iperf3 client: {line}")),
@@ -138,15 +153,11 @@ fn read_state(ctrl: &mut Conn, wait: Duration) -> Result<Option<State>, Refusal>
 fn session(
     ctrl: &mut Conn,
     cookie: Cookie,
+    params: &Params,
     shared: &Shared,
     peer: &str,
 ) -> Result<String, Refusal> {
-    send_state(ctrl, State::ParamExchange)?;
-    ctrl.set_read_timeout(Some(shared.config.handshake_timeout))
-        .map_err(|e| gone("control connection", e))?;
-    let params: Params = read_json(ctrl, MAX_PARAMS_LEN)
-        .map_err(|e| refusal(code::PARAMS, format!("its parameters: {e}")))?;
-    let spec = spec_from(&params, shared)?;
+    let spec = spec_from(params, shared)?;
     let (attach, _unused) = mpsc::sync_channel(1);
     let claim = Claim {
         user: None,
