@@ -155,7 +155,7 @@ fn a_busy_or_absent_iperf3_server_is_one_clear_line() {
 }
 
 /// `iperf3 -c` against the server at `port` with `args`; its JSON, or `None` without iperf3.
-fn iperf3_client(port: u16, args: &[&str]) -> Option<(bool, serde_json::Value, String)> {
+pub(crate) fn iperf3_client(port: u16, args: &[&str]) -> Option<(bool, serde_json::Value, String)> {
     let out = Command::new("iperf3")
         .args(["-c", "127.0.0.1", "-p", &port.to_string(), "-J"])
         .args(args)
@@ -169,14 +169,30 @@ fn iperf3_client(port: u16, args: &[&str]) -> Option<(bool, serde_json::Value, S
     Some((out.status.success(), json, text))
 }
 
-/// The bytes the server's log says it received in its iperf3 tests, in order.
-fn logged_received(server: &TestServer) -> Vec<u64> {
+/// The bytes the server's log says it received and sent in its iperf3 tests, in order.
+pub(crate) fn logged_bytes(server: &TestServer) -> Vec<(u64, u64)> {
+    let count = |rest: &str, word: &str| -> Option<u64> {
+        rest.split(word).nth(1)?.split(' ').next()?.parse().ok()
+    };
     server
         .log_text()
         .lines()
-        .filter_map(|l| l.split("test done: received ").nth(1))
-        .filter_map(|rest| rest.split(' ').next()?.parse().ok())
+        .filter_map(|l| l.split("test done: ").nth(1))
+        .filter_map(|rest| Some((count(rest, "received ")?, count(rest, "sent ")?)))
         .collect()
+}
+
+/// The server's log line of its `n`th iperf3 test (from 0), waiting for it: the client may exit
+/// before the server has logged its test.
+pub(crate) fn logged_test(server: &TestServer, n: usize) -> (u64, u64) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while logged_bytes(server).len() <= n && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let logged = logged_bytes(server);
+    *logged
+        .get(n)
+        .unwrap_or_else(|| panic!("no test {n} in the log: {logged:?}"))
 }
 
 #[test]
@@ -197,15 +213,14 @@ fn stock_iperf3_clients_run_their_tests_at_linerate_serve() {
         let received = u(&end["sum_received"]["bytes"]);
         let sent = u(&end["sum_sent"]["bytes"]);
         assert!(received > 0 && sent >= received, "{mode:?}: {end}");
-        // The client may exit before the server has logged its test: wait for the line.
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while logged_received(&server).len() <= i && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let logged = logged_received(&server);
-        if mode.first() != Some(&"-R") {
+        let (server_received, server_sent) = logged_test(&server, i);
+        if mode.first() == Some(&"-R") {
+            // What iperf3 prints as the sender's bytes is what this server wrote, every write
+            // counted whole (the server's senders stop by its clock, and then report).
+            assert_eq!(server_sent, sent, "{mode:?}: {end}");
+        } else {
             // What iperf3 prints as the receiver's bytes is what this server counted.
-            assert_eq!(logged.get(i), Some(&received), "{mode:?}: {logged:?}");
+            assert_eq!(server_received, received, "{mode:?}: {end}");
         }
     }
     // A linerate client right after still works.
@@ -235,7 +250,7 @@ fn what_linerate_serve_does_not_run_is_iperf3s_error_and_the_server_goes_on() {
     let server = test_server();
     let port = server.addr.port();
     // (iperf3 3.12 exits 0 after printing an error in JSON mode: its words are the test.)
-    let Some((_, v, text)) = iperf3_client(port, &["-u", "-t", "1"]) else {
+    let Some((_, v, text)) = iperf3_client(port, &["-n", "1M"]) else {
         return;
     };
     assert!(
@@ -245,7 +260,10 @@ fn what_linerate_serve_does_not_run_is_iperf3s_error_and_the_server_goes_on() {
             .contains("not implemented yet"),
         "{text}"
     );
-    wait_for_log(&server, "UDP: linerate serve runs iperf3's TCP tests only");
+    wait_for_log(
+        &server,
+        "a test by bytes or blocks (-n, -k): linerate serve runs iperf3's TCP and UDP tests only",
+    );
     assert!(run(server.addr, spec(Direction::Send, 1, 300)).is_ok());
 }
 

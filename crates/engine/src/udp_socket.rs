@@ -35,6 +35,21 @@ pub fn flow_socket(local_ip: IpAddr, peer: SocketAddr) -> Result<UdpSocket, Engi
     Ok(sock)
 }
 
+/// A UDP socket on a port other sockets share (`SO_REUSEADDR` on every one of them): iperf3's
+/// UDP streams all use the server's one port, the unconnected socket taking each stream's
+/// connect message and a connected socket per stream, which the kernel prefers for its peer's
+/// datagrams. An IPv6 wildcard address takes IPv4 datagrams too. Buffers as [`udp_socket`].
+pub fn shared_port_socket(
+    local: SocketAddr,
+    buffer_bytes: Option<u32>,
+) -> Result<UdpSocket, EngineError> {
+    bound_with(
+        local,
+        Some(buffer_bytes.unwrap_or(DEFAULT_UDP_BUFFER)),
+        true,
+    )
+}
+
 /// `SO_MEMINFO` (asm-generic/socket.h; the libc crate does not export it on every target).
 const SO_MEMINFO: libc::c_int = 55;
 
@@ -60,7 +75,21 @@ pub fn socket_drops(fd: std::os::fd::RawFd) -> Option<u64> {
 }
 
 fn bound(local: SocketAddr, buffer_bytes: Option<u32>) -> Result<UdpSocket, EngineError> {
+    bound_with(local, buffer_bytes, false)
+}
+
+fn bound_with(
+    local: SocketAddr,
+    buffer_bytes: Option<u32>,
+    shared_port: bool,
+) -> Result<UdpSocket, EngineError> {
     let sock = Socket::new(Domain::for_address(local), Type::DGRAM, Some(Protocol::UDP))?;
+    if shared_port {
+        sock.set_reuse_address(true)?;
+        if local.is_ipv6() && local.ip().is_unspecified() {
+            sock.set_only_v6(false)?;
+        }
+    }
     if let Some(size) = buffer_bytes {
         // The kernel caps these silently; a smaller buffer is not an error.
         let _ = sock.set_send_buffer_size(size as usize);

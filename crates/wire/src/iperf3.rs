@@ -15,6 +15,7 @@ use measure::cpu::CpuTime;
 
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
+use crate::msg::StreamCounts;
 use crate::WireError;
 
 /// The cookie's length: 36 characters and a NUL.
@@ -232,27 +233,57 @@ pub struct Results {
 }
 
 impl Results {
-    /// One end's results as iperf3 sends them: each stream's bytes (sent by a sender, received
-    /// by a receiver) in connection order, the process CPU over `wall`, and whether this end
-    /// sent on any stream. No retransmit counts (-1).
-    pub fn of_end(bytes: &[u64], cpu: CpuTime, wall: Duration, sends: bool) -> Self {
+    /// One end's results as iperf3 sends them: each stream's figures from its counters (see
+    /// [`StreamResults::of_counts`]) in connection order, the process CPU over `wall`, and
+    /// whether this end sent on any stream (with retransmit counts when its TCP senders had
+    /// TCP_INFO).
+    pub fn of_end(counts: &[StreamCounts], cpu: CpuTime, wall: Duration, sends: bool) -> Self {
         let pct = |us: u64| us as f64 / wall.as_micros().max(1) as f64 * 100.0;
+        let retransmits = sends && counts.iter().any(|c| c.tcp_info.is_some());
         Self {
             cpu_util_total: pct(cpu.user_us + cpu.sys_us),
             cpu_util_user: pct(cpu.user_us),
             cpu_util_system: pct(cpu.sys_us),
-            sender_has_retransmits: if sends { 0 } else { -1 },
+            sender_has_retransmits: match (sends, retransmits) {
+                (false, _) => -1,
+                (true, has) => i64::from(has),
+            },
             congestion_used: None,
-            streams: stream_ids(bytes.len())
-                .zip(bytes)
-                .map(|(id, &bytes)| StreamResults {
-                    id,
-                    bytes,
-                    retransmits: -1,
-                    end_time: wall.as_secs_f64(),
-                    ..StreamResults::default()
-                })
+            streams: stream_ids(counts.len())
+                .zip(counts)
+                .map(|(id, c)| StreamResults::of_counts(id, c, wall))
                 .collect(),
+        }
+    }
+}
+
+impl StreamResults {
+    /// A stream's figures as iperf3 reports them from one end's counters: bytes (sent, or
+    /// received); a UDP receiver's datagrams as iperf3 counts them (`packets` the highest
+    /// counter seen, `errors` the gaps below it not filled later, RFC 3550 jitter in seconds);
+    /// a UDP sender's datagrams sent; a TCP sender's retransmits from its TCP_INFO (else -1).
+    pub fn of_counts(id: i32, c: &StreamCounts, wall: Duration) -> Self {
+        let signed = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        let (packets, errors, jitter) = match &c.rx {
+            Some(rx) if rx.has_packets => (
+                signed(rx.highest_seq.saturating_add(1)),
+                signed(rx.lost_so_far),
+                rx.jitter_ns as f64 / 1e9,
+            ),
+            Some(_) => (0, 0, 0.0),
+            None => (signed(c.packets), 0, 0.0),
+        };
+        Self {
+            id,
+            bytes: c.bytes,
+            retransmits: c.tcp_info.as_ref().map_or(-1, |t| i64::from(t.retransmits)),
+            jitter,
+            errors,
+            omitted_errors: Some(0),
+            packets,
+            omitted_packets: Some(0),
+            start_time: 0.0,
+            end_time: wall.as_secs_f64(),
         }
     }
 }

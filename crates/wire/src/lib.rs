@@ -16,6 +16,7 @@ pub mod frame;
 pub mod fuzzing;
 pub mod hello;
 pub mod iperf3;
+pub mod iperf3_udp;
 pub mod msg;
 pub mod spec;
 

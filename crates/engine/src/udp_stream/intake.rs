@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use measure::clock::now_ns;
 use measure::udp_stats::SeqTracker;
-use wire::datagram::DatagramRepr;
 
 use super::batch::{is_retry, recvmmsg, Batch};
+use super::framing::{Arrival, Framing};
 use crate::{EngineError, StreamControl};
 
 /// The first FIN datagram a receiver saw: when, and the sender's total it carries.
@@ -34,6 +34,8 @@ pub(super) struct Intake {
     /// Whether a message carried more than one datagram (GRO): the kernel then counts a
     /// dropped batch once in the socket's drop counter.
     pub(super) coalesced: bool,
+    /// How the datagrams' headers are laid out.
+    pub(super) framing: Framing,
 }
 
 impl Intake {
@@ -70,21 +72,19 @@ impl Intake {
             let (data, segment) = self.batch.received(i);
             self.coalesced |= segment.is_some_and(|s| data.len() > s);
             for datagram in data.chunks(segment.unwrap_or(data.len()).max(1)) {
-                let Some(h) = DatagramRepr::parse(datagram) else {
-                    continue;
-                };
-                if h.stream != ctl.stream || h.is_probe() {
-                    continue;
+                match self.framing.parse(datagram, ctl.stream) {
+                    Arrival::Data { seq, sent_ns } => {
+                        let len = datagram.len().min(self.payload);
+                        self.tracker.record(seq, sent_ns, now, len);
+                    }
+                    Arrival::Fin { total } => {
+                        self.fin.get_or_insert_with(|| Fin {
+                            at: Instant::now(),
+                            total,
+                        });
+                    }
+                    Arrival::Other => {}
                 }
-                if h.is_fin() {
-                    self.fin.get_or_insert_with(|| Fin {
-                        at: Instant::now(),
-                        total: h.seq,
-                    });
-                    continue;
-                }
-                let len = datagram.len().min(self.payload);
-                self.tracker.record(h.seq, h.sent_ns, now, len);
             }
         }
         ctl.counter.publish_rx(self.tracker.snapshot());

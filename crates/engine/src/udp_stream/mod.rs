@@ -24,7 +24,10 @@ use wire::spec::UdpParams;
 use wire::TestKind;
 
 mod batch;
+mod framing;
 mod intake;
+
+pub use framing::Framing;
 
 use batch::{
     enable, is_retry, send_one, sendmmsg, Batch, GRO_MESSAGE, GSO_MAX_SEGMENTS, MAX_UDP_PAYLOAD,
@@ -40,6 +43,10 @@ use crate::{
 const AFTER_FIN: Duration = Duration::from_millis(50);
 /// How long the receiver waits after `stop` with nothing arriving before it gives up on FIN.
 const QUIET_AFTER_STOP: Duration = Duration::from_millis(500);
+/// Without FIN datagrams (iperf3's framing), how long the receiver waits after `stop` with
+/// nothing arriving: the far end stops sending at the control connection's `TEST_END`, and what
+/// it sent before that is on its way for a round trip at most.
+const QUIET_WITHOUT_FIN: Duration = Duration::from_millis(100);
 /// FIN datagrams sent, 1 ms apart, so that one loss does not cost the receiver its drain.
 const FIN_COUNT: usize = 3;
 
@@ -53,13 +60,21 @@ pub struct UdpStream {
     gso: bool,
     gro: bool,
     flows: u32,
+    framing: Framing,
 }
 
 impl UdpStream {
-    /// An engine for `udp`'s payload size, batching and pacing.
+    /// An engine for `udp`'s payload size, batching and pacing, with linerate's header.
     pub fn new(udp: &UdpParams) -> Self {
+        Self::framed(udp, Framing::Linerate)
+    }
+
+    /// An engine whose datagrams open with `framing`'s header (iperf3's, against a stock
+    /// iperf3).
+    pub fn framed(udp: &UdpParams, framing: Framing) -> Self {
         Self {
-            payload: (udp.payload_len_bytes as usize).max(HEADER_LEN),
+            framing,
+            payload: (udp.payload_len_bytes as usize).max(framing.header_len()),
             batch: usize::from(udp.batch_packets.max(1)),
             target_pps: udp.target_pps(),
             burst: udp.burst_packets,
@@ -203,7 +218,8 @@ impl UdpStream {
             }
             let stamp = now_ns();
             for i in 0..n {
-                write_header(batch.datagram_mut(i), ctl.stream, 0, seq + i as u64, stamp);
+                self.framing
+                    .write(batch.datagram_mut(i), ctl.stream, seq + i as u64, stamp);
             }
             let out = fds[flow];
             flow = (flow + 1) % fds.len();
@@ -231,7 +247,9 @@ impl UdpStream {
                 Err(e) => return Err(e.into()),
             }
         }
-        send_fin(sock, ctl.stream, seq);
+        if self.framing.has_fin() {
+            send_fin(sock, ctl.stream, seq);
+        }
         let counts = StreamCounts {
             bytes: seq * self.payload as u64,
             packets: seq,
@@ -322,6 +340,7 @@ impl UdpStream {
             only_from,
             payload: self.payload,
             coalesced: false,
+            framing: self.framing,
         };
         let mut stop_seen_at: Option<Instant> = None;
         let mut last_arrival = Instant::now();
@@ -336,9 +355,14 @@ impl UdpStream {
                 .fin
                 .as_ref()
                 .is_some_and(|f| f.at.elapsed() >= AFTER_FIN);
+            let quiet_for = if self.framing.has_fin() {
+                QUIET_AFTER_STOP
+            } else {
+                QUIET_WITHOUT_FIN
+            };
             let quiet = ctl.stop.is_raised() && {
                 let since = *stop_seen_at.get_or_insert_with(Instant::now);
-                since.elapsed() >= QUIET_AFTER_STOP && last_arrival.elapsed() >= QUIET_AFTER_STOP
+                since.elapsed() >= quiet_for && last_arrival.elapsed() >= quiet_for
             };
             if fin_waited || quiet {
                 intake.drain(&fds, &ctl)?;
@@ -409,6 +433,7 @@ mod tests {
             gso: false,
             gro: false,
             flows: 1,
+            framing: Framing::Linerate,
         };
         let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
         rx.set_read_timeout(Some(POLL_INTERVAL)).unwrap();

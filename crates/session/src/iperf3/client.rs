@@ -267,9 +267,8 @@ impl Remote for Iperf3Server {
 /// This end's results as iperf3's client sends them: bytes sent by senders, received by
 /// receivers, at the stop.
 fn own_results(spec: &TestSpec, at_stop: &[StreamCounts], cpu: CpuTime, wall: Duration) -> Results {
-    let bytes: Vec<u64> = at_stop.iter().map(|c| c.bytes).collect();
     let sends = spec.flows().iter().any(|(_, f)| *f == Flow::ClientToServer);
-    Results::of_end(&bytes, cpu, wall, sends)
+    Results::of_end(at_stop, cpu, wall, sends)
 }
 
 /// The iperf3 server's totals as a linerate server's results: each stream's bytes (received

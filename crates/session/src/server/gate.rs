@@ -49,6 +49,8 @@ const TICK: Duration = Duration::from_millis(200);
 struct Pending {
     conn: Conn,
     peer: String,
+    /// Its place in the order of accepts: iperf3 numbers a test's data connections by it.
+    accepted: u64,
     /// What it sent so far: its hello, then its first frame.
     buf: Vec<u8>,
     deadline: Instant,
@@ -266,6 +268,7 @@ pub(super) fn run(listener: &Listener, shared: &Arc<Shared>, done: impl Fn() -> 
     let mut pending: Vec<Pending> = Vec::new();
     let mut keys = KeyWatch::new(shared.config.auth.clone());
     let mut gate_log = GateLog::default();
+    let mut accepts = 0u64;
     while !done() {
         let now = Instant::now();
         let wait = pending
@@ -274,14 +277,30 @@ pub(super) fn run(listener: &Listener, shared: &Arc<Shared>, done: impl Fn() -> 
             .min()
             .unwrap_or(TICK)
             .min(TICK);
+        // The listener, the iperf3 UDP door when open, then every pending connection.
+        let door = shared.iperf3_udp.fd();
         let fds: Vec<RawFd> = std::iter::once(listener.as_raw_fd())
+            .chain(door)
             .chain(pending.iter().map(|p| p.conn.as_raw_fd()))
             .collect();
         let ready = poll_readable(&fds, wait);
         keys.refresh(&*shared.log);
-        advance(&mut pending, &ready[1..], shared, &keys, &mut gate_log);
+        let first_pending = 1 + usize::from(door.is_some());
+        advance(
+            &mut pending,
+            &ready[first_pending..],
+            shared,
+            &keys,
+            &mut gate_log,
+        );
         if ready[0] {
-            accept_all(listener, &mut pending, &mut gate_log, shared);
+            accept_all(listener, &mut pending, &mut accepts, &mut gate_log, shared);
+        }
+        if door.is_some() && ready[1] {
+            let allow = &shared.config.allow;
+            for line in shared.iperf3_udp.read(|ip| allowed(allow, ip)) {
+                gate_log.conn_line(shared, line);
+            }
         }
         gate_log.report(shared);
     }
@@ -296,6 +315,10 @@ fn advance(
     log: &mut GateLog,
 ) {
     let now = Instant::now();
+    // iperf3 data connections whose cookies came whole in this pass: handed on in the order
+    // they were accepted (the pass runs backwards, and iperf3 tells a stream's direction by its
+    // place in that order).
+    let mut data_connections = Vec::new();
     for i in (0..ready.len()).rev() {
         let expired = pending[i].deadline <= now;
         if !ready[i] && !expired {
@@ -321,22 +344,11 @@ fn advance(
             Step::Closed => drop(pending.swap_remove(i)),
             Step::Iperf3Cookie => {
                 if let Some(p) = iperf3_cookie(pending, i, shared) {
-                    iperf3_data_connection(p, shared, log);
+                    data_connections.push(p);
                 }
             }
             Step::Iperf3Params => iperf3_start(pending.swap_remove(i), shared, log),
-            Step::LeftAfterHello => {
-                let p = pending.swap_remove(i);
-                let why = if keys.table().is_some() {
-                    "it had no key for this server, which asks for one"
-                } else {
-                    "it has a key, and this server asks for none"
-                };
-                log.conn_line(
-                    shared,
-                    format!("{}: left after the greeting ({why})", p.peer),
-                );
-            }
+            Step::LeftAfterHello => left_after_hello(pending.swap_remove(i), keys, shared, log),
             Step::Failed(e) => {
                 let p = pending.swap_remove(i);
                 log.conn_line(shared, format!("{}: dropped during handshake: {e}", p.peer));
@@ -360,11 +372,34 @@ fn advance(
             }
         }
     }
+    data_connections.sort_by_key(|p| p.accepted);
+    for p in data_connections {
+        iperf3_data_connection(p, shared, log);
+    }
+}
+
+/// A connection that closed right after our greeting, logged with the likely reason.
+fn left_after_hello(p: Pending, keys: &KeyWatch, shared: &Shared, log: &mut GateLog) {
+    let why = if keys.table().is_some() {
+        "it had no key for this server, which asks for one"
+    } else {
+        "it has a key, and this server asks for none"
+    };
+    log.conn_line(
+        shared,
+        format!("{}: left after the greeting ({why})", p.peer),
+    );
 }
 
 /// Accepts every connection waiting (up to a bound per call); each is greeted once its first
 /// byte shows a linerate client.
-fn accept_all(listener: &Listener, pending: &mut Vec<Pending>, log: &mut GateLog, shared: &Shared) {
+fn accept_all(
+    listener: &Listener,
+    pending: &mut Vec<Pending>,
+    accepts: &mut u64,
+    log: &mut GateLog,
+    shared: &Shared,
+) {
     for _ in 0..1024 {
         let conn = match listener.accept() {
             Ok(conn) => conn,
@@ -403,7 +438,9 @@ fn accept_all(listener: &Listener, pending: &mut Vec<Pending>, log: &mut GateLog
             nonce: challenge,
         };
         if conn.set_nonblocking(true).is_ok() {
+            *accepts += 1;
             pending.push(Pending {
+                accepted: *accepts,
                 peer: conn.peer(),
                 conn,
                 buf: Vec::new(),

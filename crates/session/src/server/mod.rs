@@ -83,6 +83,8 @@ struct Shared {
     sessions: Sessions,
     /// iperf3 tests waiting for their data connections.
     iperf3: iperf3::Waiting,
+    /// iperf3 UDP tests' connect datagrams, on the server's port.
+    iperf3_udp: iperf3::UdpDoor,
     log: Log,
     shutdown: Signal,
     info: ServerInfo,
@@ -91,7 +93,12 @@ struct Shared {
 
 /// Serves until `shutdown` is raised (or, with `one_off`, after one session).
 pub fn serve(listener: Listener, shutdown: Signal, config: ServerConfig, log: Log) {
+    let (door, why) = iperf3::UdpDoor::open(listener.tcp_addr());
+    if let Some(why) = why {
+        log(why);
+    }
     let shared = Arc::new(Shared {
+        iperf3_udp: door,
         info: server_info(),
         config,
         sessions: Sessions::default(),

@@ -6,25 +6,28 @@
 //! the gate reads before [`run`] gets a thread for it, so a silent client costs no thread. Invariants: a test takes a session slot like any other; every refusal is an iperf3
 //! error state the client prints, and a line in the server's log.
 
+mod run;
+mod udp;
+
+pub(super) use udp::UdpDoor;
+
 use std::collections::HashMap;
-use std::io::{Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use engine::Conn;
-use measure::cpu::CpuTime;
-use wire::iperf3::{
-    read_json, server_error, write_json, Params, Results, State, COOKIE_LEN, ERROR_UNIMPLEMENTED,
-    MAX_RESULTS_LEN,
+use engine::udp_stream::{Framing, UdpStream};
+use engine::{engine_for, Conn, StreamEngine};
+use wire::iperf3::{server_error, Params, State, COOKIE_LEN, ERROR_UNIMPLEMENTED};
+use wire::spec::{
+    Direction, Params as SpecParams, SpecError, StreamParams, TcpOptions, UdpParams, UdpRate,
 };
-use wire::msg::StreamCounts;
-use wire::spec::{Direction, Params as SpecParams, SpecError, StreamParams, TcpOptions};
-use wire::TestSpec;
+use wire::{TestKind, TestSpec};
 
 use super::registry::{Claim, SessionGuard};
-use super::streams::start_workers;
 use super::Shared;
+use udp::UdpClaim;
 
 /// An iperf3 client's cookie.
 pub(super) type Cookie = [u8; COOKIE_LEN];
@@ -137,7 +140,8 @@ fn send_state(ctrl: &mut Conn, state: State) -> Result<(), Refusal> {
         .map_err(|e| gone("the client went away", e))
 }
 
-/// Reads one state byte, waiting at most `wait`.
+/// Reads one state byte, waiting at most `wait`: `None` when none came in time, or for a byte
+/// that is no state linerate knows.
 fn read_state(ctrl: &mut Conn, wait: Duration) -> Result<Option<State>, Refusal> {
     ctrl.set_read_timeout(Some(wait))
         .map_err(|e| gone("control connection", e))?;
@@ -145,6 +149,8 @@ fn read_state(ctrl: &mut Conn, wait: Duration) -> Result<Option<State>, Refusal>
     match ctrl.read(&mut b) {
         Ok(0) => Err(gone("the client closed the control connection", "EOF")),
         Ok(_) => Ok(State::from_byte(b[0])),
+        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => Ok(None),
+        Err(e) if e.kind() == ErrorKind::Interrupted => Ok(None),
         Err(e) => Err(gone("waiting for the client", e)),
     }
 }
@@ -158,6 +164,11 @@ fn session(
     peer: &str,
 ) -> Result<String, Refusal> {
     let spec = spec_from(params, shared)?;
+    // Every state goes out at once (Nagle would hold one behind the client's delayed ACK).
+    if let Conn::Tcp(s) = ctrl {
+        let _ = s.set_nodelay(true);
+    }
+    let udp = udp_claim(ctrl, &spec, shared)?;
     let (attach, _unused) = mpsc::sync_channel(1);
     let claim = Claim {
         user: None,
@@ -184,9 +195,54 @@ fn session(
         spec.streams,
         spec.duration_ms
     ));
-    let conns = data_connections(ctrl, cookie, &spec, shared)?;
+    let conns = match &udp {
+        Some(claim) => udp_streams(ctrl, claim, &spec, shared)?,
+        None => data_connections(ctrl, cookie, &spec, shared)?,
+    };
     guard.close_registration();
-    run_test(ctrl, &spec, conns, shared)
+    run::run_test(ctrl, &spec, params, conns, udp, shared)
+}
+
+/// A UDP test's hold on its client's address: its streams carry no cookie, so a second UDP
+/// test from the same address is refused (as busy) rather than have their streams mixed.
+fn udp_claim<'a>(
+    ctrl: &mut Conn,
+    spec: &TestSpec,
+    shared: &'a Shared,
+) -> Result<Option<UdpClaim<'a>>, Refusal> {
+    if spec.kind() != TestKind::UdpStream {
+        return Ok(None);
+    }
+    let claim = ctrl
+        .peer_addr()
+        .and_then(|a| shared.iperf3_udp.claim(a.ip(), spec.flows().len()));
+    if claim.is_none() {
+        let _ = ctrl.write_all(&[State::AccessDenied.to_byte()]);
+        return Err(Refusal {
+            code: None,
+            why: "a UDP test from this address is running already (iperf3's UDP streams are \
+                  told apart by their address alone)"
+                .into(),
+        });
+    }
+    Ok(claim)
+}
+
+/// `CreateStreams`, then the client's UDP streams, each set up by its connect datagram.
+fn udp_streams(
+    ctrl: &mut Conn,
+    claim: &UdpClaim<'_>,
+    spec: &TestSpec,
+    shared: &Shared,
+) -> Result<Vec<Conn>, Refusal> {
+    let local = ctrl
+        .local_addr()
+        .ok_or_else(|| gone("control connection", "it has no local address"))?;
+    send_state(ctrl, State::CreateStreams)?;
+    let deadline = Instant::now() + shared.config.setup_timeout;
+    claim
+        .streams(spec.flows().len(), local, spec.window_bytes, deadline)
+        .map_err(|why| refusal(code::STREAM_CONNECT, why))
 }
 
 /// The spec of an iperf3 client's parameters; what linerate does not run is refused.
@@ -194,12 +250,9 @@ fn spec_from(p: &Params, shared: &Shared) -> Result<TestSpec, Refusal> {
     let unsupported = |what: &str| {
         refusal(
             ERROR_UNIMPLEMENTED,
-            format!("{what}: linerate serve runs iperf3's TCP tests only"),
+            format!("{what}: linerate serve runs iperf3's TCP and UDP tests only"),
         )
     };
-    if p.udp == Some(true) {
-        return Err(unsupported("UDP"));
-    }
     if p.sctp == Some(true) || p.mptcp == Some(true) {
         return Err(unsupported("SCTP or MPTCP"));
     }
@@ -214,6 +267,49 @@ fn spec_from(p: &Params, shared: &Shared) -> Result<TestSpec, Refusal> {
         (Some(true), _) => Direction::Reverse,
         _ => Direction::Send,
     };
+    let params = if p.udp == Some(true) {
+        if !shared.iperf3_udp.is_open() {
+            return Err(unsupported(
+                "UDP (this server's UDP port could not be bound)",
+            ));
+        }
+        udp_params(p, direction)
+    } else {
+        tcp_params(p, direction)
+    };
+    let streams = u16::try_from(p.parallel).unwrap_or(u16::MAX);
+    let spec = TestSpec {
+        window_bytes: p.window,
+        ..TestSpec::new(params, streams, (p.time + p.omit).max(1) * 1000)
+    };
+    spec.check(&shared.config.limits).map_err(|e| {
+        let code = match e {
+            SpecError::Streams { .. } => code::STREAMS,
+            SpecError::Duration { .. } => code::DURATION,
+            SpecError::TcpRateLimit { .. } | SpecError::UdpRateLimit { .. } => code::RATE,
+            _ => ERROR_UNIMPLEMENTED,
+        };
+        refusal(code, e.to_string())
+    })?;
+    Ok(spec)
+}
+
+/// A UDP test's parameters: iperf3's datagram length and rate (`bandwidth` 0: as fast as it
+/// goes), one flow per stream.
+fn udp_params(p: &Params, direction: Direction) -> SpecParams {
+    let udp = UdpParams {
+        payload_len_bytes: p.len.unwrap_or(1460).max(1),
+        rate: match p.bandwidth {
+            Some(b) if b > 0 => UdpRate::BitsPerSec(b),
+            _ => UdpRate::Max,
+        },
+        ..UdpParams::new(direction)
+    };
+    SpecParams::UdpStream { udp }
+}
+
+/// A TCP test's parameters.
+fn tcp_params(p: &Params, direction: Direction) -> SpecParams {
     let stream = StreamParams {
         write_len_bytes: p.len.unwrap_or(128 << 10).max(1),
         // As iperf3 sends: write(2), or sendfile(2) with -Z. (Against an iperf3 receiver on
@@ -232,25 +328,20 @@ fn spec_from(p: &Params, shared: &Shared) -> Result<TestSpec, Refusal> {
         tos: p.tos,
         pacing_bps: p.bandwidth.filter(|&b| b > 0),
     };
-    let streams = u16::try_from(p.parallel).unwrap_or(u16::MAX);
-    let spec = TestSpec {
-        window_bytes: p.window,
-        ..TestSpec::new(
-            SpecParams::TcpStream { stream, tcp },
-            streams,
-            (p.time + p.omit).max(1) * 1000,
-        )
-    };
-    spec.check(&shared.config.limits).map_err(|e| {
-        let code = match e {
-            SpecError::Streams { .. } => code::STREAMS,
-            SpecError::Duration { .. } => code::DURATION,
-            SpecError::TcpRateLimit { .. } => code::RATE,
-            _ => ERROR_UNIMPLEMENTED,
-        };
-        refusal(code, e.to_string())
-    })?;
-    Ok(spec)
+    SpecParams::TcpStream { stream, tcp }
+}
+
+/// The data plane for an iperf3 client's test: iperf3's datagram header for UDP.
+fn engine_of(spec: &TestSpec, p: &Params) -> Box<dyn StreamEngine> {
+    match &spec.params {
+        SpecParams::UdpStream { udp } => Box::new(UdpStream::framed(
+            udp,
+            Framing::Iperf3 {
+                counters_64bit: p.udp_counters_64bit.is_some_and(|v| v > 0),
+            },
+        )),
+        _ => engine_for(spec),
+    }
 }
 
 /// `CreateStreams`, then the client's data connections (each opens with the cookie), in the
@@ -282,78 +373,4 @@ fn data_connections(
     });
     shared.iperf3.close(&cookie);
     got
-}
-
-/// Runs the streams from `TestStart` to the client's `TestEnd`, then exchanges the results.
-fn run_test(
-    ctrl: &mut Conn,
-    spec: &TestSpec,
-    conns: Vec<Conn>,
-    shared: &Shared,
-) -> Result<String, Refusal> {
-    send_state(ctrl, State::TestStart)?;
-    send_state(ctrl, State::TestRunning)?;
-    let running = start_workers(spec, conns).map_err(|e| gone("starting the streams", e))?;
-    let (workers, t0, cpu0) = (running.workers, running.t0, running.cpu0);
-    // The client ends the test; a server never runs past the spec by more than the grace.
-    let longest = Duration::from_millis(spec.duration_ms) + shared.config.handshake_timeout;
-    let end = loop {
-        let left = (t0 + longest).saturating_duration_since(Instant::now());
-        match read_state(ctrl, left.max(Duration::from_millis(1))) {
-            Ok(Some(State::TestEnd)) => break Ok(()),
-            Ok(Some(State::ClientTerminate)) => break Err(gone("the client", "terminated")),
-            Ok(_) => {}
-            Err(r) => break Err(r),
-        }
-    };
-    let at_stop = workers.snapshot();
-    let wall = t0.elapsed();
-    workers.stop();
-    let exchanged = end.and_then(|()| {
-        let cpu = CpuTime::process_now().since(cpu0);
-        exchange_results(ctrl, spec, &at_stop, cpu, wall, shared)
-    });
-    // The client closes its data connections once done: the workers drain to their ends.
-    let _ = ctrl.shutdown(std::net::Shutdown::Both);
-    workers.join(shared.config.drain_timeout);
-    exchanged?;
-    let received: u64 = spec
-        .flows()
-        .iter()
-        .zip(&at_stop)
-        .filter(|((_, f), _)| *f == wire::spec::Flow::ClientToServer)
-        .map(|(_, c)| c.bytes)
-        .sum();
-    Ok(format!(
-        "test done: received {received} bytes in {:.3} s",
-        wall.as_secs_f64()
-    ))
-}
-
-/// `ExchangeResults`: the client's results in, this end's out; then `DisplayResults` and the
-/// client's `IperfDone`.
-fn exchange_results(
-    ctrl: &mut Conn,
-    spec: &TestSpec,
-    at_stop: &[StreamCounts],
-    cpu: CpuTime,
-    wall: Duration,
-    shared: &Shared,
-) -> Result<(), Refusal> {
-    send_state(ctrl, State::ExchangeResults)?;
-    ctrl.set_read_timeout(Some(shared.config.handshake_timeout))
-        .map_err(|e| gone("control connection", e))?;
-    let _theirs: Results =
-        read_json(ctrl, MAX_RESULTS_LEN).map_err(|e| gone("the client's results", e))?;
-    let bytes: Vec<u64> = at_stop.iter().map(|c| c.bytes).collect();
-    let sends = spec
-        .flows()
-        .iter()
-        .any(|(_, f)| *f == wire::spec::Flow::ServerToClient);
-    let ours = Results::of_end(&bytes, cpu, wall, sends);
-    write_json(ctrl, &ours).map_err(|e| gone("sending the results", e))?;
-    send_state(ctrl, State::DisplayResults)?;
-    // The client's last word; a client that closes instead is done too.
-    let _ = read_state(ctrl, shared.config.handshake_timeout);
-    Ok(())
 }

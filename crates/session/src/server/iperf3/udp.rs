@@ -1,0 +1,232 @@
+//! iperf3 clients' UDP streams at `linerate serve` (docs/PROTOCOL.md section 13): each stream
+//! opens with a connect datagram to the server's port, which carries no cookie, so streams are
+//! told apart by their source address.
+//!
+//! One unconnected socket on the server's port (the [`UdpDoor`]) takes every connect datagram;
+//! the gate reads it and hands the sender's address to the iperf3 test that claimed that
+//! address ([`UdpDoor::claim`]). The test answers from a socket of its own on the same port,
+//! connected to the stream's address, which the kernel then prefers for that address's
+//! datagrams. Invariants: one UDP test per client address at a time (a second is refused, so
+//! streams are never mixed); a datagram no test waits for is dropped and logged; the door is
+//! read only by the gate, without blocking.
+
+use std::collections::{HashMap, HashSet};
+use std::io::ErrorKind;
+use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use engine::udp_socket::shared_port_socket;
+use engine::Conn;
+use wire::iperf3_udp::CONNECT_REPLY;
+
+/// Connect datagrams the gate reads per wake, at most.
+const READS_PER_WAKE: usize = 64;
+
+/// The server port's UDP socket and the tests waiting for their streams, by client address.
+pub(in crate::server) struct UdpDoor {
+    socket: Option<UdpSocket>,
+    /// Every client address running a UDP test; the sender while it waits for streams.
+    claims: Mutex<HashMap<IpAddr, Option<SyncSender<SocketAddr>>>>,
+}
+
+impl UdpDoor {
+    /// The door on `port` of `addr` (the control listener's address), nonblocking; without a
+    /// socket (and why, for the log) when it cannot be bound.
+    pub(in crate::server) fn open(addr: Option<SocketAddr>) -> (Self, Option<String>) {
+        let bound = addr.map(|a| {
+            shared_port_socket(a, None).and_then(|s| {
+                s.set_nonblocking(true)?;
+                Ok(s)
+            })
+        });
+        let (socket, why) = match bound {
+            Some(Ok(s)) => (Some(s), None),
+            Some(Err(e)) => (None, Some(format!("iperf3 UDP tests off: {e}"))),
+            None => (None, None),
+        };
+        let door = Self {
+            socket,
+            claims: Mutex::new(HashMap::new()),
+        };
+        (door, why)
+    }
+
+    /// The socket the gate polls.
+    pub(in crate::server) fn fd(&self) -> Option<RawFd> {
+        self.socket.as_ref().map(|s| s.as_raw_fd())
+    }
+
+    /// Whether the door is open (iperf3 UDP tests can run).
+    pub(in crate::server) fn is_open(&self) -> bool {
+        self.socket.is_some()
+    }
+
+    /// Reads the waiting connect datagrams (a bounded number) and hands each sender's address
+    /// to the test that claimed its IP; `admit` says whether an address may connect at all.
+    /// Returns lines for the log about datagrams no test took.
+    pub(in crate::server) fn read(&self, admit: impl Fn(IpAddr) -> bool) -> Vec<String> {
+        let mut lines = Vec::new();
+        let Some(sock) = &self.socket else {
+            return lines;
+        };
+        let mut buf = [0u8; 64];
+        for _ in 0..READS_PER_WAKE {
+            let from = match sock.recv_from(&mut buf) {
+                Ok((_, from)) => from,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                // An ICMP error from an earlier reply, reported here: nothing to do with it.
+                Err(_) => continue,
+            };
+            let from = SocketAddr::new(from.ip().to_canonical(), from.port());
+            if !admit(from.ip()) {
+                continue;
+            }
+            let tx = self
+                .claims
+                .lock()
+                .ok()
+                .and_then(|m| m.get(&from.ip()).cloned().flatten());
+            let why = match tx.map(|tx| tx.try_send(from)) {
+                Some(Ok(())) => continue,
+                Some(Err(TrySendError::Full(_))) => "beyond the streams its test asked for",
+                Some(Err(TrySendError::Disconnected(_))) | None => {
+                    "no iperf3 UDP test from that address waits for a stream"
+                }
+            };
+            lines.push(format!("{from}: UDP datagram dropped: {why}"));
+        }
+        lines
+    }
+
+    /// Claims `ip` for one UDP test until the claim is dropped; `None` when a test from that
+    /// address holds it already.
+    pub(in crate::server) fn claim(&self, ip: IpAddr, streams: usize) -> Option<UdpClaim<'_>> {
+        let ip = ip.to_canonical();
+        let mut claims = self.claims.lock().ok()?;
+        if claims.contains_key(&ip) {
+            return None;
+        }
+        // Room for a stray duplicate beside every stream.
+        let (tx, rx) = mpsc::sync_channel(streams * 2);
+        claims.insert(ip, Some(tx));
+        Some(UdpClaim {
+            door: self,
+            ip,
+            arrivals: rx,
+        })
+    }
+}
+
+/// One test's hold on its client's address (see [`UdpDoor::claim`]).
+pub(in crate::server) struct UdpClaim<'a> {
+    door: &'a UdpDoor,
+    ip: IpAddr,
+    arrivals: Receiver<SocketAddr>,
+}
+
+impl UdpClaim<'_> {
+    /// The test's `n` streams, in the order their connect datagrams came, each a socket on
+    /// `local` (the server's address and port) connected to its stream and already answered;
+    /// `Err` with how many came when the rest do not by `deadline`.
+    pub(in crate::server) fn streams(
+        &self,
+        n: usize,
+        local: SocketAddr,
+        window: Option<u32>,
+        deadline: Instant,
+    ) -> Result<Vec<Conn>, String> {
+        let local = SocketAddr::new(local.ip().to_canonical(), local.port());
+        let mut seen = HashSet::new();
+        let mut conns = Vec::with_capacity(n);
+        while conns.len() < n {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Ok(from) = self.arrivals.recv_timeout(left) else {
+                return Err(format!("{} of {n} UDP streams came in time", conns.len()));
+            };
+            if !seen.insert(from) {
+                continue;
+            }
+            let answered = shared_port_socket(local, window)
+                .map_err(|e| e.to_string())
+                .and_then(|s| {
+                    s.connect(from).map_err(|e| e.to_string())?;
+                    s.send(&CONNECT_REPLY).map_err(|e| e.to_string())?;
+                    Ok(s)
+                });
+            conns.push(Conn::Udp(
+                answered.map_err(|e| format!("UDP stream from {from}: {e}"))?,
+            ));
+        }
+        // No more streams: datagrams from the address are no longer handed on.
+        if let Ok(mut m) = self.door.claims.lock() {
+            m.insert(self.ip, None);
+        }
+        Ok(conns)
+    }
+}
+
+impl Drop for UdpClaim<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut m) = self.door.claims.lock() {
+            m.remove(&self.ip);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// A client's stream: connect datagram to the door, the reply from the server's port.
+    fn connect(door_addr: SocketAddr) -> UdpSocket {
+        let c = UdpSocket::bind("127.0.0.1:0").unwrap();
+        c.connect(door_addr).unwrap();
+        c.send(&wire::iperf3_udp::CONNECT_MSG).unwrap();
+        c
+    }
+
+    #[test]
+    fn streams_are_answered_from_the_servers_port_and_kept_apart() {
+        let probe = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let addr = probe.local_addr().unwrap();
+        drop(probe);
+        let (door, why) = UdpDoor::open(Some(addr));
+        assert!(why.is_none(), "{why:?}");
+        let ip: IpAddr = "127.0.0.1".parse().unwrap();
+        let claim = door.claim(ip, 2).unwrap();
+        assert!(
+            door.claim(ip, 1).is_none(),
+            "a second test from one address"
+        );
+        let clients = [connect(addr), connect(addr)];
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(door.read(|_| true).is_empty());
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let conns = claim.streams(2, addr, None, deadline).unwrap();
+        for (client, conn) in clients.iter().zip(&conns) {
+            let mut b = [0u8; 4];
+            client
+                .set_read_timeout(Some(Duration::from_secs(2)))
+                .unwrap();
+            assert_eq!(client.recv(&mut b).unwrap(), 4);
+            assert_eq!(b, CONNECT_REPLY);
+            // Data now reaches the stream's own socket, not the door.
+            client.send(b"data").unwrap();
+            let Conn::Udp(s) = conn else { panic!() };
+            s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+            assert_eq!(s.recv(&mut b).unwrap(), 4);
+        }
+        assert_eq!(door.read(|_| true).len(), 0);
+        // A stray connect after the streams are made is dropped and logged.
+        connect(addr);
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(door.read(|_| true).len(), 1);
+        drop(claim);
+        assert!(door.claim(ip, 1).is_some(), "the address is free again");
+    }
+}
