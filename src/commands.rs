@@ -99,9 +99,13 @@ pub fn rr(args: &RrArgs, crr: bool, interrupt: Signal) -> Result<RunOutcome> {
 
 /// `linerate udp`.
 pub fn udp(args: &UdpArgs, interrupt: Signal) -> Result<RunOutcome> {
-    let plan = args.plan()?;
+    let mut plan = args.plan()?;
+    plan.iperf3 = args.iperf3;
     let probe = args.latency.plan()?;
     let repeat = args.repeat.plan()?;
+    if args.iperf3 && (probe.is_some() || repeat.repeats()) {
+        bail!("--iperf3 runs one test: without --latency, --repeat or --until-ci");
+    }
     warn_udp_buffer_cap(plan.spec.window_bytes)?;
     run_client(&plan, &args.common, None, probe, &repeat, interrupt)
 }

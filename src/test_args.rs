@@ -190,6 +190,11 @@ pub struct UdpArgs {
     /// Do not let the kernel coalesce arriving datagrams (UDP GRO), to compare.
     #[arg(long)]
     pub no_gro: bool,
+    /// Test against a stock `iperf3 -s` at HOST (port 5201 unless -p), speaking iperf3's
+    /// protocol and datagram header: linerate's own data plane and figures, the iperf3
+    /// server's datagram counts, loss and jitter.
+    #[arg(long, requires = "host", conflicts_with_all = ["auth_key"])]
+    pub iperf3: bool,
     /// Latency under load.
     #[command(flatten)]
     pub latency: LatencyArgs,

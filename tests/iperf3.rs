@@ -5,10 +5,10 @@ use super::*;
 use std::process::{Child, Command, Stdio};
 
 /// A one-test `iperf3 -s -1 -J` on loopback at `port`; its JSON is read when it exits.
-struct Iperf3Server(Child);
+pub(crate) struct Iperf3Server(Child);
 
 impl Iperf3Server {
-    fn start(port: u16) -> Option<Self> {
+    pub(crate) fn start(port: u16) -> Option<Self> {
         let child = Command::new("iperf3")
             .args(["-s", "-1", "-J", "-B", "127.0.0.1", "-p", &port.to_string()])
             .stdout(Stdio::piped())
@@ -27,7 +27,7 @@ impl Iperf3Server {
     }
 
     /// The server's JSON once its one test is over.
-    fn report(mut self) -> serde_json::Value {
+    pub(crate) fn report(mut self) -> serde_json::Value {
         let mut text = String::new();
         self.0
             .stdout
@@ -63,7 +63,7 @@ fn client(port: u16, extra: &[&str]) -> serde_json::Value {
     linerate_json(&args)
 }
 
-fn flow<'a>(v: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+pub(crate) fn flow<'a>(v: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
     v["summary"]["flows"]
         .as_array()
         .unwrap()
@@ -149,7 +149,7 @@ fn a_busy_or_absent_iperf3_server_is_one_clear_line() {
         "is `iperf3 -s` running there",
     );
     fails_in_one_line(
-        &["udp", "127.0.0.1", "--iperf3"],
+        &["rr", "127.0.0.1", "--iperf3"],
         "unexpected argument '--iperf3'",
     );
 }

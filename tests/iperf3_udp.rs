@@ -2,7 +2,7 @@
 //! serve` (their streams set up by connect datagrams on the server's port, told apart by
 //! address), and `linerate udp --iperf3` against a stock `iperf3 -s`.
 
-use super::iperf3::{iperf3_client, logged_test};
+use super::iperf3::{flow, iperf3_client, logged_test, Iperf3Server};
 use super::*;
 
 fn sum<'a>(v: &'a serde_json::Value, which: &str) -> &'a serde_json::Value {
@@ -95,4 +95,71 @@ fn iperf3_udp_and_tcp_clients_and_a_linerate_client_at_once_all_complete() {
         assert!(ok && v["error"].is_null(), "{text}");
     }
     assert!(ours.is_ok(), "{ours:?}");
+}
+
+#[test]
+fn against_a_stock_iperf3_server_udp_datagrams_reconcile_with_its_own_counts() {
+    for (port, mode) in [
+        (15221, &[][..]),
+        (15222, &["-R"][..]),
+        (15223, &["--bidir"][..]),
+        (15224, &["-P", "2"][..]),
+    ] {
+        let Some(server) = Iperf3Server::start(port) else {
+            return;
+        };
+        let port_text = port.to_string();
+        let mut args = vec![
+            "udp",
+            "127.0.0.1",
+            "--iperf3",
+            "-p",
+            &port_text,
+            "-b",
+            "50M",
+            "-t",
+            "1",
+            "--json",
+        ];
+        args.extend_from_slice(mode);
+        let v = linerate_json(&args);
+        let end = server.report()["end"].clone();
+        let reverse = mode.first() == Some(&"-R");
+        if !reverse {
+            // What the iperf3 server counted is the receiver's count here, and linerate's
+            // sent = received + lost holds exactly (the last datagrams arrive before TEST_END).
+            let c2s = flow(&v, "client_to_server");
+            let theirs = &end["sum_received"];
+            let lost = n(&theirs["lost_packets"]);
+            assert_eq!(n(&c2s["packets_lost"]), lost, "{mode:?}: {theirs}");
+            assert_eq!(
+                n(&c2s["packets_received"]),
+                n(&theirs["packets"]) - lost,
+                "{mode:?}: {theirs}"
+            );
+            assert_eq!(n(&c2s["bytes_received"]), n(&theirs["bytes"]), "{mode:?}");
+            assert_eq!(
+                n(&c2s["packets_sent"]),
+                n(&c2s["packets_received"]) + lost,
+                "{mode:?}: {c2s}"
+            );
+        }
+        if reverse || mode.first() == Some(&"--bidir") {
+            // What the iperf3 server sent, linerate counted: received + lost.
+            let s2c = flow(&v, "server_to_client");
+            let theirs = if reverse {
+                &end["sum_sent"]
+            } else {
+                &end["sum_sent_bidir_reverse"]
+            };
+            assert_eq!(n(&s2c["packets_sent"]), n(&theirs["packets"]), "{mode:?}");
+            assert_eq!(n(&s2c["bytes_sent"]), n(&theirs["bytes"]), "{mode:?}");
+            assert_eq!(
+                n(&s2c["packets_sent"]),
+                n(&s2c["packets_received"]) + n(&s2c["packets_lost"]),
+                "{mode:?}: {s2c}"
+            );
+        }
+        assert_eq!(v["server"]["version"], "iperf3");
+    }
 }

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use analysis::{IntervalTracker, LocalStream, RawRun, StreamFailure, WorkerReport};
-use engine::{engine_for, Endpoint, Role, Workers};
+use engine::{Endpoint, Role, Workers};
 use measure::cpu::{CpuTime, SystemCpuSnapshot};
 use measure::drops::DropSnapshot;
 use results::IntervalSample;
@@ -71,7 +71,7 @@ fn start(
     conns: Vec<Endpoint>,
 ) -> Result<Running, ClientError> {
     let spec = &config.spec;
-    let mut workers = Workers::new(engine_for(spec));
+    let mut workers = Workers::new(remote.engine(spec));
     workers.pin_to(spec.client_cpu.map(|c| c as usize));
     let drops0 = (spec.kind() == TestKind::UdpStream).then(|| {
         let interface = remote

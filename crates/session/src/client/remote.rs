@@ -16,6 +16,11 @@ use crate::control::{recv, send, HANDSHAKE_TIMEOUT};
 pub(crate) trait Remote {
     /// The local address of the control connection (which interface the test uses).
     fn local_addr(&self) -> Option<std::net::SocketAddr>;
+    /// The data plane this end runs against this far end: the kind's own engine, unless the
+    /// far end frames its data differently (a stock iperf3's UDP datagrams).
+    fn engine(&self, spec: &wire::TestSpec) -> Box<dyn engine::StreamEngine> {
+        engine::engine_for(spec)
+    }
     /// The test begins: called just before this end's workers start.
     fn begin(&mut self) -> Result<(), ClientError>;
     /// Waits until the far end has begun: called once the workers run.

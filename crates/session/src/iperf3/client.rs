@@ -1,4 +1,4 @@
-//! linerate as an iperf3 client (`tcp --iperf3`): iperf3's control protocol to a stock
+//! linerate as an iperf3 client (`tcp --iperf3`, `udp --iperf3`): iperf3's control protocol to a stock
 //! `iperf3 -s`, linerate's own data plane, intervals and summary. The iperf3 server reports
 //! only totals, at the end: the interval rows are this end's counts, and the summary's
 //! receiver figures for client → server streams are the bytes the iperf3 server counted.
@@ -16,7 +16,7 @@ use wire::iperf3::{
     cookie, read_json, stream_ids, write_json, Params, Results, State, MAX_RESULTS_LEN,
 };
 use wire::msg::{ServerInfo, ServerResults, StreamCounts, StreamEnd};
-use wire::spec::{Direction, Flow, Transport};
+use wire::spec::{Direction, Flow, Params as SpecParams, Transport};
 use wire::{TestKind, TestSpec, WireError};
 
 use crate::client::measure::measure_streams;
@@ -59,6 +59,10 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
     let opts = SocketOptions::from_spec(spec);
     let mut conns = Vec::new();
     for _ in spec.flows() {
+        if spec.kind() == TestKind::UdpStream {
+            conns.push(super::udp::connect(addr, bind, spec.window_bytes)?);
+            continue;
+        }
         let mut s = connect(&opts)?;
         s.write_all(&cookie)
             .map_err(io("opening a data connection"))?;
@@ -97,12 +101,19 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
     })
 }
 
-/// TCP streams only, so far; everything else is refused before connecting.
+/// TCP and UDP stream tests, one flow per UDP stream; everything else is refused before
+/// connecting.
 fn check_supported(spec: &TestSpec) -> Result<(), ClientError> {
-    match spec.params.stream() {
-        Some(s) if spec.kind() == TestKind::TcpStream && s.transport == Transport::Tcp => Ok(()),
+    match (&spec.params, spec.params.stream()) {
+        (_, Some(s)) if spec.kind() == TestKind::TcpStream && s.transport == Transport::Tcp => {
+            Ok(())
+        }
+        (SpecParams::UdpStream { udp }, _) if udp.flows <= 1 && udp.flows_dst <= 1 => Ok(()),
+        (SpecParams::UdpStream { .. }, _) => Err(ClientError::Input(
+            "--iperf3: an iperf3 stream is one flow; drop --flows and --flows-dst".into(),
+        )),
         _ => Err(ClientError::Input(format!(
-            "--iperf3 runs TCP stream tests (linerate tcp HOST --iperf3), not {}",
+            "--iperf3 runs TCP and UDP stream tests (linerate tcp|udp HOST --iperf3), not {}",
             spec.kind().as_str()
         ))),
     }
@@ -135,21 +146,33 @@ fn params(spec: &TestSpec) -> Params {
     let stream = spec.params.stream().copied();
     let tcp = spec.params.tcp().cloned().unwrap_or_default();
     let direction = spec.params.direction();
-    Params {
-        tcp: Some(true),
+    let base = Params {
         time: spec.duration_ms.div_ceil(1000),
         parallel: u32::from(spec.streams),
         reverse: (direction == Direction::Reverse).then_some(true),
         bidirectional: (direction == Direction::Bidir).then_some(true),
         window: spec.window_bytes,
+        client_version: Some(format!("linerate {}", env!("CARGO_PKG_VERSION"))),
+        ..Params::default()
+    };
+    if let SpecParams::UdpStream { udp } = &spec.params {
+        return Params {
+            udp: Some(true),
+            len: Some(udp.payload_len_bytes),
+            bandwidth: Some(super::udp::bandwidth(udp)),
+            udp_counters_64bit: Some(1),
+            ..base
+        };
+    }
+    Params {
+        tcp: Some(true),
         len: stream.map(|s| s.write_len_bytes),
         bandwidth: tcp.pacing_bps,
         mss: tcp.mss_bytes,
         nodelay: tcp.no_delay.then_some(true),
         congestion: tcp.congestion.clone(),
         tos: tcp.tos,
-        client_version: Some(format!("linerate {}", env!("CARGO_PKG_VERSION"))),
-        ..Params::default()
+        ..base
     }
 }
 
@@ -223,6 +246,13 @@ impl Remote for Iperf3Server {
         self.ctrl.local_addr().ok()
     }
 
+    fn engine(&self, spec: &TestSpec) -> Box<dyn engine::StreamEngine> {
+        match &spec.params {
+            SpecParams::UdpStream { udp } => super::udp::engine(udp),
+            _ => engine::engine_for(spec),
+        }
+    }
+
     fn begin(&mut self) -> Result<(), ClientError> {
         Ok(())
     }
@@ -248,6 +278,15 @@ impl Remote for Iperf3Server {
         wall: Duration,
     ) -> Result<Result<ServerResults, String>, ClientError> {
         let ctrl = &mut self.ctrl;
+        let udp_sender = self.spec.kind() == TestKind::UdpStream
+            && self
+                .spec
+                .flows()
+                .iter()
+                .any(|(_, f)| *f == Flow::ClientToServer);
+        if udp_sender {
+            std::thread::sleep(super::udp::settle(ctrl));
+        }
         if let Err(e) = send_state(ctrl, State::TestEnd) {
             return Ok(Err(format!("the iperf3 server went away mid-test ({e})")));
         }
@@ -291,9 +330,12 @@ fn server_results(spec: &TestSpec, r: &Results) -> Result<ServerResults, ClientE
         let s = r.streams.iter().find(|s| s.id == id).ok_or_else(|| {
             ClientError::Protocol(format!("the iperf3 server's results have no stream {id}"))
         })?;
-        let counts = StreamCounts {
-            bytes: s.bytes,
-            ..StreamCounts::default()
+        let counts = match spec.kind() {
+            TestKind::UdpStream => super::udp::counts(s, spec.flows()[i].1 == Flow::ClientToServer),
+            _ => StreamCounts {
+                bytes: s.bytes,
+                ..StreamCounts::default()
+            },
         };
         streams.push(StreamEnd {
             stream: i as u16,
