@@ -16,7 +16,7 @@ use measure::cpu::CpuTime;
 use wire::iperf3::{read_json, write_json, Params, Results, State, MAX_RESULTS_LEN};
 use wire::msg::StreamCounts;
 use wire::spec::Flow;
-use wire::TestSpec;
+use wire::{TestKind, TestSpec};
 
 use super::udp::UdpClaim;
 use super::{engine_of, gone, read_state, send_state, Refusal};
@@ -97,6 +97,73 @@ pub(super) fn run_test(
         .map_err(|e| gone("the client went away", e))?;
     let ends = Ends::start(spec, params, conns)?;
     let (t0, cpu0) = (Instant::now(), CpuTime::process_now());
+    let run = until_test_end(ctrl, &ends, spec, params, t0, shared);
+    let wall = t0.elapsed();
+    let Ends {
+        senders,
+        receivers,
+        order,
+    } = ends;
+    senders.stop();
+    // UDP receivers end once nothing has come for a moment after the client's last datagram,
+    // so one still queued at TEST_END counts; a TCP receiver would wait for the client to
+    // close, which it does only after the results: its count is the one at TEST_END.
+    receivers.stop();
+    let (received, receivers) = if spec.kind() == TestKind::UdpStream {
+        (
+            final_counts(receivers.join(shared.config.drain_timeout)),
+            None,
+        )
+    } else {
+        (receivers.snapshot(), Some(receivers))
+    };
+    // The test is over for the client, which may start the next one from the same address
+    // while this one drains.
+    drop(udp);
+    let send_wall = run.senders_done.unwrap_or(wall);
+    let sent = final_counts(senders.join(shared.config.drain_timeout));
+    let counts = merge(&order, &sent, &received);
+    let exchanged = run.end.and_then(|()| {
+        let cpu = CpuTime::process_now().since(cpu0);
+        let ours = results(&order, &counts, run.omitted, cpu, (wall, send_wall));
+        exchange_results(ctrl, &ours, shared)
+    });
+    // The client closes its data connections once done: the receivers drain to their ends.
+    let _ = ctrl.shutdown(std::net::Shutdown::Both);
+    if let Some(receivers) = receivers {
+        receivers.join(shared.config.drain_timeout);
+    }
+    exchanged?;
+    let (received, sent): (u64, u64) = (
+        received.iter().map(|c| c.bytes).sum(),
+        sent.iter().map(|c| c.bytes).sum(),
+    );
+    Ok(format!(
+        "test done: received {received} bytes, sent {sent} bytes in {:.3} s",
+        wall.as_secs_f64()
+    ))
+}
+
+/// How the running test ended, and what happened on the way.
+struct Run {
+    /// `Ok` at the client's `TestEnd`.
+    end: Result<(), Refusal>,
+    /// The counts at the end of the omitted seconds (`-O`).
+    omitted: Option<Omitted>,
+    /// When this end's senders stopped, from the start.
+    senders_done: Option<Duration>,
+}
+
+/// Waits for the client's `TestEnd`, stopping this end's senders when the time is up and
+/// taking the counts at the end of the omitted seconds on the way.
+fn until_test_end(
+    ctrl: &mut Conn,
+    ends: &Ends,
+    spec: &TestSpec,
+    params: &Params,
+    t0: Instant,
+    shared: &Shared,
+) -> Run {
     let omit = Duration::from_secs(params.omit);
     let time_up = t0 + Duration::from_millis(spec.duration_ms);
     // The client ends the test; a server never runs past the spec by more than the grace.
@@ -114,15 +181,15 @@ pub(super) fn run_test(
             ends.senders.stop();
             senders_done = Some(now - t0);
         }
+        if now >= longest {
+            break Err(gone("the client", "sent no TEST_END"));
+        }
         let next = [Some(longest), senders_done.is_none().then_some(time_up)]
             .into_iter()
             .flatten()
             .chain((omitted.is_none() && !omit.is_zero()).then_some(t0 + omit))
             .min()
             .unwrap_or(longest);
-        if now >= longest {
-            break Err(gone("the client", "sent no TEST_END"));
-        }
         // poll(2) keeps time to the millisecond; a socket's receive timeout runs in jiffies
         // (20 ms late was seen), which would stretch the senders' time.
         let wait = next
@@ -138,42 +205,19 @@ pub(super) fn run_test(
             Err(r) => break Err(r),
         }
     };
-    let received = ends.receivers.snapshot();
-    let wall = t0.elapsed();
-    let Ends {
-        senders,
-        receivers,
-        order,
-    } = ends;
-    senders.stop();
-    receivers.stop();
-    // The test is over for the client, which may start the next one from the same address
-    // while this one drains.
-    drop(udp);
-    let send_wall = senders_done.unwrap_or(wall);
-    let sent: Vec<StreamCounts> = senders
-        .join(shared.config.drain_timeout)
+    Run {
+        end,
+        omitted,
+        senders_done,
+    }
+}
+
+/// Each worker's final counts (those it had when it failed or was given up on, otherwise).
+fn final_counts(outcomes: Vec<engine::WorkerOutcome>) -> Vec<StreamCounts> {
+    outcomes
         .into_iter()
         .map(|o| o.result.and_then(Result::ok).map_or(o.now, |r| r.counts))
-        .collect();
-    let counts = merge(&order, &sent, &received);
-    let exchanged = end.and_then(|()| {
-        let cpu = CpuTime::process_now().since(cpu0);
-        let ours = results(&order, &counts, omitted, cpu, (wall, send_wall));
-        exchange_results(ctrl, &ours, shared)
-    });
-    // The client closes its data connections once done: the receivers drain to their ends.
-    let _ = ctrl.shutdown(std::net::Shutdown::Both);
-    receivers.join(shared.config.drain_timeout);
-    exchanged?;
-    let (received, sent): (u64, u64) = (
-        received.iter().map(|c| c.bytes).sum(),
-        sent.iter().map(|c| c.bytes).sum(),
-    );
-    Ok(format!(
-        "test done: received {received} bytes, sent {sent} bytes in {:.3} s",
-        wall.as_secs_f64()
-    ))
+        .collect()
 }
 
 /// This end's results: each stream's counts, its bytes less what it counted in the omitted
