@@ -200,7 +200,13 @@ fn run_client(
         .context("writing the live rows to stdout")
         .and_then(|()| print_record(&record, common.json));
     if let Some(s) = store.as_mut() {
-        let id = s.save(&record)?;
+        // A run against a stock iperf3 server says so in its tags (`runs --tag server=iperf3`).
+        let extra = if plan.iperf3 {
+            results::store::Tags::parse(["server=iperf3"])?
+        } else {
+            results::store::Tags::new()
+        };
+        let id = s.save_with(&record, &extra)?;
         eprintln!("linerate: stored as {id} in {}", s.path().display());
     }
     printed?;

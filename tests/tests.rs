@@ -12,6 +12,7 @@ mod faults;
 mod fuzz;
 mod harness;
 mod iperf3;
+mod iperf3_bad;
 mod iperf3_netns;
 mod iperf3_udp;
 mod latency;

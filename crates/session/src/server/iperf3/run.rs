@@ -93,10 +93,13 @@ pub(super) fn run_test(
 ) -> Result<String, Refusal> {
     // Both states in one segment: a second small write would wait for the client's delayed ACK
     // of the first (40 ms) while the client's clock already runs.
+    // The test's time runs from here, before the streams start: the client's clock starts when
+    // these arrive, so this end's senders stop a one-way delay before the client stops
+    // counting, and their last data still counts there.
+    let (t0, cpu0) = (Instant::now(), CpuTime::process_now());
     ctrl.write_all(&[State::TestStart.to_byte(), State::TestRunning.to_byte()])
         .map_err(|e| gone("the client went away", e))?;
     let ends = Ends::start(spec, params, conns)?;
-    let (t0, cpu0) = (Instant::now(), CpuTime::process_now());
     let run = until_test_end(ctrl, &ends, spec, params, t0, shared);
     let wall = t0.elapsed();
     let Ends {
