@@ -236,13 +236,7 @@ impl UdpStream {
                 }
                 Err(e) if is_retry(&e) => {}
                 Err(e) if e.raw_os_error() == Some(libc::EMSGSIZE) => {
-                    return Err(EngineError::Io(io::Error::new(
-                        e.kind(),
-                        format!(
-                            "{}-byte datagrams do not fit the path (EMSGSIZE); use a smaller -l",
-                            self.payload
-                        ),
-                    )))
+                    return Err(too_large(self.payload, &e))
                 }
                 Err(e) => return Err(e.into()),
             }
@@ -306,6 +300,15 @@ impl UdpStream {
         Ok(extra)
     }
 
+    /// How long a receiver waits after `stop` with nothing arriving before it ends.
+    fn quiet_after_stop(&self) -> Duration {
+        if self.framing.has_fin() {
+            QUIET_AFTER_STOP
+        } else {
+            QUIET_WITHOUT_FIN
+        }
+    }
+
     fn receive(
         &self,
         socks: &[&UdpSocket],
@@ -355,13 +358,9 @@ impl UdpStream {
                 .fin
                 .as_ref()
                 .is_some_and(|f| f.at.elapsed() >= AFTER_FIN);
-            let quiet_for = if self.framing.has_fin() {
-                QUIET_AFTER_STOP
-            } else {
-                QUIET_WITHOUT_FIN
-            };
             let quiet = ctl.stop.is_raised() && {
                 let since = *stop_seen_at.get_or_insert_with(Instant::now);
+                let quiet_for = self.quiet_after_stop();
                 since.elapsed() >= quiet_for && last_arrival.elapsed() >= quiet_for
             };
             if fin_waited || quiet {
@@ -389,6 +388,14 @@ impl UdpStream {
         ctl.counter.publish_rx(rx);
         Ok(receiver_report(rx))
     }
+}
+
+/// A send that failed with EMSGSIZE, in words naming the flag to change.
+fn too_large(payload: usize, e: &io::Error) -> EngineError {
+    EngineError::Io(io::Error::new(
+        e.kind(),
+        format!("{payload}-byte datagrams do not fit the path (EMSGSIZE); use a smaller -l"),
+    ))
 }
 
 /// A receiver's report from its final sequence accounting.
