@@ -12,6 +12,7 @@ mod faults;
 mod fuzz;
 mod harness;
 mod iperf3;
+mod iperf3_store;
 mod iperf3_udp;
 mod latency;
 mod limits;
