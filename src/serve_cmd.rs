@@ -116,9 +116,10 @@ fn config(args: &ServeArgs) -> Result<ServerConfig> {
 }
 
 /// The database iperf3 clients' runs go to: `--db`, else where the test commands store theirs;
-/// `None` with `--no-store`. One that cannot be opened is an error before the port is taken.
+/// `None` with `--no-store`, and for a `--unix` server, which no iperf3 client can reach. One
+/// that cannot be opened is an error before the port is taken.
 fn open_store(args: &ServeArgs) -> Result<Option<Store>> {
-    if args.no_store {
+    if args.no_store || (args.unix.is_some() && args.db.is_none()) {
         return Ok(None);
     }
     let path = resolve_db(args.db.as_deref())?;

@@ -121,7 +121,8 @@ pub struct ServeArgs {
     pub iperf3_open: bool,
     /// Results database for iperf3 clients' runs (default: $LINERATE_DB, else
     /// $XDG_DATA_HOME/linerate/results.sqlite, i.e. ~/.local/share/linerate/results.sqlite,
-    /// as the test commands use). Read them with `linerate runs --tag client=iperf3`.
+    /// as the test commands use; none for a --unix server unless given). Read them with
+    /// `linerate runs --tag client=iperf3`.
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
     /// Do not store iperf3 clients' runs.
