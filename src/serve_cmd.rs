@@ -1,18 +1,21 @@
 //! `linerate serve` and `linerate keygen`: the server's flags into a [`ServerConfig`], its keys
-//! file read (and reread on SIGHUP), and new keys.
+//! file read (and reread on SIGHUP), the results database iperf3 clients' runs are stored in,
+//! and new keys.
 
 use std::net::{IpAddr, SocketAddr};
 use std::os::unix::net::UnixListener;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context, Result};
 use engine::{Listener, Signal};
+use results::store::Store;
 use session::auth::{KeyTable, Secret};
-use session::server::{self, listen_tcp, AuthKeys, ServerConfig};
+use session::server::{self, listen_tcp, AuthKeys, RecordSink, ServedRun, ServerConfig};
 use wire::auth::UserName;
 use wire::spec::SpecLimits;
 
 use crate::cli::ServeArgs;
+use crate::store_args::{resolve_db, store_error};
 
 pub fn stderr_log() -> server::Log {
     Arc::new(|line: String| eprintln!("linerate serve: {line}"))
@@ -20,8 +23,16 @@ pub fn stderr_log() -> server::Log {
 
 /// `linerate serve`.
 pub fn serve(args: &ServeArgs, shutdown: Signal) -> Result<()> {
-    // Every flag is checked before the port is taken.
-    let config = config(args)?;
+    // Every flag is checked, and the database opened, before the port is taken.
+    let mut config = config(args)?;
+    let stored_in = match open_store(args)? {
+        Some(store) => {
+            let path = store.path().to_path_buf();
+            config.records = Some(record_sink(store, stderr_log()));
+            Some(path)
+        }
+        None => None,
+    };
     let listener = listener(args)?;
     eprintln!(
         "linerate serve: listening on {} (protocol {}, up to {} tests at once{}{})",
@@ -43,6 +54,21 @@ pub fn serve(args: &ServeArgs, shutdown: Signal) -> Result<()> {
             ""
         }
     );
+    match &stored_in {
+        Some(path) => eprintln!(
+            "linerate serve: iperf3 clients' runs are stored in {}{}",
+            path.display(),
+            if config.auth.is_some() && config.iperf3_open {
+                " (--iperf3-open: iperf3 clients run without a key)"
+            } else {
+                ""
+            }
+        ),
+        None if config.auth.is_some() && config.iperf3_open => {
+            eprintln!("linerate serve: --iperf3-open: iperf3 clients run without a key")
+        }
+        None => {}
+    }
     server::serve(listener, shutdown, config, stderr_log());
     Ok(())
 }
@@ -84,8 +110,45 @@ fn config(args: &ServeArgs) -> Result<ServerConfig> {
             .map(|p| p.parse().map_err(|e| anyhow::anyhow!("--allow {e}")))
             .collect::<Result<_>>()?,
         one_off: args.one_off,
+        iperf3_open: args.iperf3_open,
         ..ServerConfig::default()
     })
+}
+
+/// The database iperf3 clients' runs go to: `--db`, else where the test commands store theirs;
+/// `None` with `--no-store`, and for a `--unix` server, which no iperf3 client can reach. One
+/// that cannot be opened is an error before the port is taken.
+fn open_store(args: &ServeArgs) -> Result<Option<Store>> {
+    if args.no_store || (args.unix.is_some() && args.db.is_none()) {
+        return Ok(None);
+    }
+    let path = resolve_db(args.db.as_deref())?;
+    Store::open(&path)
+        .map(Some)
+        .map_err(|e| store_error(e, true))
+}
+
+/// Saves each finished run in `store`, with the host facts the record names as its client's
+/// (as a client command stores them); a failed save is one line in the log, and the server
+/// goes on.
+fn record_sink(store: Store, log: server::Log) -> RecordSink {
+    let store = Mutex::new(store);
+    RecordSink(Arc::new(move |run: ServedRun| {
+        let facts = run
+            .record
+            .hosts
+            .as_ref()
+            .map(|h| h.client.clone())
+            .unwrap_or_default();
+        let saved = match store.lock() {
+            Ok(mut s) => s.insert(&run.record, &run.tags, &facts),
+            Err(poisoned) => poisoned.into_inner().insert(&run.record, &run.tags, &facts),
+        };
+        match saved {
+            Ok(id) => log(format!("{}: stored as {id}", run.record.target)),
+            Err(e) => log(format!("{}: not stored: {e}", run.record.target)),
+        }
+    }))
 }
 
 /// `--auth-keys`: the file read now (a bad one stops the server from starting) and SIGHUP

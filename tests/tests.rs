@@ -14,6 +14,7 @@ mod harness;
 mod iperf3;
 mod iperf3_bad;
 mod iperf3_netns;
+mod iperf3_store;
 mod iperf3_udp;
 mod latency;
 mod limits;

@@ -23,7 +23,8 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve tests to linerate clients (TCP port 5301 on all addresses by default).
+    /// Serve tests to linerate clients and stock iperf3 clients (TCP port 5301 on all addresses
+    /// by default); iperf3 clients' runs are stored in the results database.
     Serve(ServeArgs),
     /// Print a new key, `NAME SECRET` (32 random bytes, base64): save it as the client's
     /// --auth-key file (chmod 600) and add the line to the server's --auth-keys file.
@@ -113,6 +114,20 @@ pub struct ServeArgs {
     /// for more. A connection from elsewhere is closed before any byte is read. Default: any.
     #[arg(long, value_name = "PREFIX")]
     pub allow: Vec<String>,
+    /// With --auth-keys, serve iperf3 clients anyway: iperf3 cannot prove a key, so they run
+    /// unauthenticated (still within --allow, the session limits and the server's limits).
+    /// Without it, a server with keys refuses every iperf3 client.
+    #[arg(long)]
+    pub iperf3_open: bool,
+    /// Results database for iperf3 clients' runs (default: $LINERATE_DB, else
+    /// $XDG_DATA_HOME/linerate/results.sqlite, i.e. ~/.local/share/linerate/results.sqlite,
+    /// as the test commands use; none for a --unix server unless given). Read them with
+    /// `linerate runs --tag client=iperf3`.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Do not store iperf3 clients' runs.
+    #[arg(long, conflicts_with = "db")]
+    pub no_store: bool,
 }
 
 #[cfg(test)]

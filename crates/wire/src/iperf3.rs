@@ -202,6 +202,25 @@ pub struct Params {
     /// An authentication token (iperf3's RSA authentication; linerate refuses it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub authtoken: Option<String>,
+    /// `--get-server-output`: the client wants the server's output in its results. iperf3
+    /// sends the number 1 and a server takes the key's presence, whatever its value, as yes.
+    #[serde(
+        default,
+        skip_serializing_if = "std::ops::Not::not",
+        serialize_with = "as_one",
+        deserialize_with = "present"
+    )]
+    pub get_server_output: bool,
+}
+
+/// A flag iperf3 sends as the number 1.
+fn as_one<S: serde::Serializer>(_: &bool, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u8(1)
+}
+
+/// A flag iperf3 reads by its key alone: any value (iperf3 sends 1) means set.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    serde::de::IgnoredAny::deserialize(d).map(|_| true)
 }
 
 fn one() -> u32 {
@@ -230,6 +249,11 @@ pub struct Results {
     /// Per stream.
     #[serde(default)]
     pub streams: Vec<StreamResults>,
+    /// A server's output as text, for a client that asked with `get_server_output` (what
+    /// iperf3 prints after "Server output:"). iperf3's server sends this when it runs without
+    /// `-J`; with `-J` it sends `server_output_json` instead, whatever the client's own mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_output_text: Option<String>,
 }
 
 impl Results {
@@ -253,6 +277,7 @@ impl Results {
                 .zip(counts)
                 .map(|(id, c)| StreamResults::of_counts(id, c, wall))
                 .collect(),
+            server_output_text: None,
         }
     }
 }
@@ -444,6 +469,27 @@ mod tests {
         assert_eq!(&framed[..4], &((framed.len() - 4) as u32).to_be_bytes());
         let back: Params = read_json(&mut framed.as_slice(), MAX_PARAMS_LEN).unwrap();
         assert_eq!(back, p);
+        assert!(!p.get_server_output);
+    }
+
+    #[test]
+    fn get_server_output_is_read_by_its_key_and_sent_as_one() {
+        let p: Params = serde_json::from_str(r#"{"tcp":true,"get_server_output":1}"#).unwrap();
+        assert!(p.get_server_output);
+        let p: Params = serde_json::from_str(r#"{"get_server_output":true}"#).unwrap();
+        assert!(p.get_server_output);
+        let text = serde_json::to_string(&p).unwrap();
+        assert!(text.contains(r#""get_server_output":1"#), "{text}");
+        let none = serde_json::to_string(&Params::default()).unwrap();
+        assert!(!none.contains("get_server_output"), "{none}");
+        let r = Results {
+            server_output_text: Some("line\n".into()),
+            ..Results::default()
+        };
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(text.contains(r#""server_output_text":"line\n""#), "{text}");
+        let plain = serde_json::to_string(&Results::default()).unwrap();
+        assert!(!plain.contains("server_output"), "{plain}");
     }
 
     #[test]

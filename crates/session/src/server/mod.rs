@@ -21,6 +21,8 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use engine::{Conn, Listener, Signal};
+use results::store::Tags;
+use results::RunRecord;
 use wire::msg::ServerInfo;
 use wire::spec::SpecLimits;
 use wire::{ServerMsg, TestSpec};
@@ -57,6 +59,32 @@ pub struct ServerConfig {
     pub one_off: bool,
     /// Longest wait for streams to drain after `Stop`.
     pub drain_timeout: Duration,
+    /// `--iperf3-open`: serve iperf3 clients even with `auth` (they cannot prove a key, so
+    /// they run unauthenticated); without it, a server with keys refuses them.
+    pub iperf3_open: bool,
+    /// Where iperf3 clients' finished tests go (`linerate serve` stores them); `None`: the
+    /// server keeps nothing.
+    pub records: Option<RecordSink>,
+}
+
+/// An iperf3 client's finished test as the server hands it out.
+#[derive(Debug, Clone)]
+pub struct ServedRun {
+    /// The run, with the iperf3 client as the record's client and this server as its server.
+    pub record: RunRecord,
+    /// Its tags: `client=iperf3`, `client_version`, `client_address`.
+    pub tags: Tags,
+}
+
+/// Takes each finished run, on the thread that ran the test, once the client is done with
+/// it. It must not block for long: the test's session slot is held until it returns.
+#[derive(Clone)]
+pub struct RecordSink(pub Arc<dyn Fn(ServedRun) + Send + Sync>);
+
+impl std::fmt::Debug for RecordSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RecordSink")
+    }
 }
 
 impl Default for ServerConfig {
@@ -71,6 +99,8 @@ impl Default for ServerConfig {
             allow: Vec::new(),
             one_off: false,
             drain_timeout: Duration::from_secs(10),
+            iperf3_open: false,
+            records: None,
         }
     }
 }

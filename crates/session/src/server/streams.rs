@@ -183,7 +183,7 @@ fn serve_polls(
 
 /// A stream's end as the client receives it: its counters at `Stop` and at the end, its CPU
 /// and TCP_INFO, or why it failed.
-fn stream_end(stream: u16, w: WorkerOutcome, at_stop: StreamCounts) -> StreamEnd {
+pub(super) fn stream_end(stream: u16, w: WorkerOutcome, at_stop: StreamCounts) -> StreamEnd {
     let (total, cpu, tcp_info, error) = match w.result {
         Some(Ok(report)) => (report.counts, report.cpu, report.tcp_info, None),
         Some(Err(e)) => (w.now, Default::default(), None, Some(e.to_string())),

@@ -1,11 +1,17 @@
 //! iperf3 clients at `linerate serve`: iperf3's control protocol (docs/PROTOCOL.md section 13)
-//! on the server's one port, TCP tests in every direction on linerate's data plane.
+//! on the server's one port, TCP and UDP tests in every direction on linerate's data plane;
+//! each finished test's record goes to the server's record sink when it has one (`record.rs`),
+//! and its output to a client that asks for it (`output.rs`).
 //!
 //! The gate tells an iperf3 client by its cookie: a cookie a session waits for is that
 //! session's next data connection ([`Waiting::hand`]); any other opens a test, whose parameters
-//! the gate reads before [`run`] gets a thread for it, so a silent client costs no thread. Invariants: a test takes a session slot like any other; every refusal is an iperf3
-//! error state the client prints, and a line in the server's log.
+//! the gate reads before [`run`] gets a thread for it, so a silent client costs no thread.
+//! Invariants: a test takes a session slot like any other; every refusal is an iperf3 error
+//! state the client prints, and a line in the server's log; a server with keys refuses iperf3
+//! clients (they cannot prove one) unless `iperf3_open` says to serve them unauthenticated.
 
+mod output;
+mod record;
 mod run;
 mod udp;
 
@@ -19,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use engine::udp_stream::{Framing, UdpStream};
 use engine::{engine_for, Conn, StreamEngine};
+use measure::host::HostFacts;
 use wire::iperf3::{server_error, Params, State, COOKIE_LEN, ERROR_UNIMPLEMENTED};
 use wire::spec::{
     Direction, Params as SpecParams, SpecError, StreamParams, TcpOptions, UdpParams, UdpRate,
@@ -114,10 +121,11 @@ pub(super) fn run(
     shared: &Shared,
     peer: &str,
 ) {
-    let outcome = if shared.config.auth.is_some() {
+    let outcome = if shared.config.auth.is_some() && !shared.config.iperf3_open {
         Err(refusal(
             code::AUTH,
-            "this server asks for keys (--auth-keys), which iperf3 clients cannot prove",
+            "this server asks for keys (--auth-keys), which iperf3 clients cannot prove \
+             (--iperf3-open serves them unauthenticated)",
         ))
     } else {
         params
@@ -195,12 +203,24 @@ fn session(
         spec.streams,
         spec.duration_ms
     ));
+    // Before the test, not in its window, and only for a run that is kept.
+    let host = shared
+        .config
+        .records
+        .as_ref()
+        .map(|_| HostFacts::collect(ctrl.local_addr().map(|a| a.ip())));
     let conns = match &udp {
         Some(claim) => udp_streams(ctrl, claim, &spec, shared)?,
         None => data_connections(ctrl, cookie, &spec, shared)?,
     };
     guard.close_registration();
-    run::run_test(ctrl, &spec, params, conns, udp, shared)
+    let test = run::Test {
+        spec: &spec,
+        params,
+        client: ctrl.peer_addr(),
+        host,
+    };
+    run::run_test(ctrl, &test, conns, udp, shared)
 }
 
 /// A UDP test's hold on its client's address: its streams carry no cookie, so a second UDP

@@ -1,26 +1,34 @@
 //! An iperf3 client's test once its streams are connected: `TestStart` to the client's
-//! `TestEnd`, then the results, as an iperf3 server runs it.
+//! `TestEnd`, then the results, as an iperf3 server runs it; then, when the server keeps runs
+//! (`ServerConfig::records`), the run's record (`record.rs`) with interval rows of this end's
+//! counts.
 //!
 //! Senders and receivers stop apart, as iperf3's do: this end's senders stop when the test's
-//! time is up by this end's clock (their counts are final once their loops return, so a write in
-//! progress is counted); its receivers count until the client's `TestEnd`. With `-O`, what the
-//! streams counted in the omitted seconds is taken out of the results, as iperf3 resets its
-//! counters then.
+//! time is up by this end's clock (their counts are final once their loops return, one write
+//! timeout later at most, so a write in progress is counted); its receivers count until the
+//! client's `TestEnd`. Neither is joined before the results: a sender waits for its peer's
+//! close, and the iperf3 client closes its data connections only after the results. With `-O`,
+//! what the streams counted in the omitted seconds is taken out of the results, as iperf3
+//! resets its counters then.
 
 use std::io::Write;
+use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use engine::{Conn, Role, Workers};
-use measure::cpu::CpuTime;
+use measure::cpu::{CpuTime, SystemCpuSnapshot};
+use measure::drops::DropSnapshot;
+use measure::host::HostFacts;
 use wire::iperf3::{read_json, write_json, Params, Results, State, MAX_RESULTS_LEN};
-use wire::msg::StreamCounts;
+use wire::msg::{ServerResults, StreamCounts, StreamEnd};
 use wire::spec::Flow;
 use wire::{TestKind, TestSpec};
 
 use super::udp::UdpClaim;
-use super::{engine_of, gone, read_state, send_state, Refusal};
-use crate::server::{wait_readable, Shared};
+use super::{engine_of, gone, output, read_state, record, send_state, Refusal};
+use crate::server::streams::stream_end;
+use crate::server::{wait_readable, ServedRun, Shared};
 
 /// The test's workers: the streams this end sends on and those it receives on, each set with
 /// its own stop.
@@ -82,98 +90,299 @@ struct Omitted {
     counts: Vec<StreamCounts>,
 }
 
-/// Runs the streams from `TestStart` to the client's `TestEnd`, then exchanges the results.
+/// One iperf3 test: what the client asked for, and who it is.
+pub(super) struct Test<'a> {
+    pub spec: &'a TestSpec,
+    pub params: &'a Params,
+    /// The client's control connection.
+    pub client: Option<SocketAddr>,
+    /// This server's host facts, collected before the test when the run is to be kept.
+    pub host: Option<HostFacts>,
+}
+
+/// The clocks and host counters a test's figures are measured from.
+struct Start {
+    t0: Instant,
+    cpu0: CpuTime,
+    sys0: Option<SystemCpuSnapshot>,
+    /// UDP tests: the host's drop counters, with the test's interface.
+    drops0: Option<(DropSnapshot, Option<String>)>,
+    unix_ms: u64,
+}
+
+impl Start {
+    /// The clocks now; the host's counters too when the run is `kept`.
+    fn now(ctrl: &Conn, spec: &TestSpec, kept: bool) -> Self {
+        let drops0 = (kept && spec.kind() == TestKind::UdpStream).then(|| {
+            let interface = ctrl
+                .local_addr()
+                .and_then(|a| measure::host::interface_for_ip(a.ip()));
+            (DropSnapshot::now(interface.as_deref()), interface)
+        });
+        Self {
+            t0: Instant::now(),
+            cpu0: CpuTime::process_now(),
+            sys0: kept.then(SystemCpuSnapshot::now).flatten(),
+            drops0,
+            unix_ms: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
+        }
+    }
+
+    /// The server's results from `self` to now, for the record: `streams` in connection order,
+    /// the receivers' `window`.
+    fn results(&self, streams: Vec<StreamEnd>, window: Duration) -> ServerResults {
+        let sys = self.sys0.as_ref().zip(SystemCpuSnapshot::now());
+        ServerResults {
+            streams,
+            wall_us: self.t0.elapsed().as_micros() as u64,
+            window_us: window.as_micros() as u64,
+            process_cpu: CpuTime::process_now().since(self.cpu0),
+            system_cpu: sys.as_ref().map(|(a, b)| b.since(a)),
+            cores: sys.map(|(a, b)| b.cores_since(a)).unwrap_or_default(),
+            drops: self
+                .drops0
+                .as_ref()
+                .map(|(d0, ifc)| DropSnapshot::now(ifc.as_deref()).since(d0)),
+        }
+    }
+}
+
+/// How the streams ran: the receivers' counts at the end, and the times that matter.
+struct Ran {
+    omitted: Option<Omitted>,
+    /// The receivers' counts at the end.
+    received: Vec<StreamCounts>,
+    /// From the start to the end.
+    wall: Duration,
+    /// From the start to when the senders were told to stop.
+    send_wall: Duration,
+    /// Every stream's counts each interval (when the run is kept), in connection order.
+    samples: Vec<(Duration, Vec<StreamCounts>)>,
+}
+
+/// When to take the next interval's counts: every `spec.interval_ms` from the start, when the
+/// run is kept; a tick within 10 ms of the test's end is left to the last interval, which ends
+/// at `TestEnd` (as a linerate client's intervals do).
+struct Ticks {
+    every: Duration,
+    next: Option<Duration>,
+    until: Duration,
+}
+
+impl Ticks {
+    fn new(spec: &TestSpec, kept: bool) -> Self {
+        let every = Duration::from_millis(spec.interval_ms.max(1));
+        Self {
+            every,
+            next: kept.then_some(every),
+            until: Duration::from_millis(spec.duration_ms)
+                .saturating_sub(Duration::from_millis(10)),
+        }
+    }
+
+    /// The next tick, if one is due before the end.
+    fn next(&self) -> Option<Duration> {
+        self.next.filter(|&t| t < self.until)
+    }
+
+    /// Whether a tick is due at `elapsed`; if so, moves on to the next.
+    fn take(&mut self, elapsed: Duration) -> bool {
+        match self.next() {
+            Some(t) if elapsed >= t => {
+                self.next = Some(t + self.every);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Runs the streams from `TestStart` to the client's `TestEnd`, then exchanges the results and
+/// hands the finished run to the server's record sink, if it has one.
 pub(super) fn run_test(
     ctrl: &mut Conn,
-    spec: &TestSpec,
-    params: &Params,
+    test: &Test<'_>,
     conns: Vec<Conn>,
     udp: Option<UdpClaim<'_>>,
     shared: &Shared,
 ) -> Result<String, Refusal> {
+    let (spec, params) = (test.spec, test.params);
+    // The test's time runs from here, before the streams start: the client's clock starts when
+    // the states below arrive, so this end's senders stop a one-way delay before the client
+    // stops counting, and their last data still counts there.
+    let start = Start::now(ctrl, spec, shared.config.records.is_some());
     // Both states in one segment: a second small write would wait for the client's delayed ACK
     // of the first (40 ms) while the client's clock already runs.
-    // The test's time runs from here, before the streams start: the client's clock starts when
-    // these arrive, so this end's senders stop a one-way delay before the client stops
-    // counting, and their last data still counts there.
-    let (t0, cpu0) = (Instant::now(), CpuTime::process_now());
     ctrl.write_all(&[State::TestStart.to_byte(), State::TestRunning.to_byte()])
         .map_err(|e| gone("the client went away", e))?;
     let ends = Ends::start(spec, params, conns)?;
-    let run = until_test_end(ctrl, &ends, spec, params, t0, shared);
-    let wall = t0.elapsed();
+    let (end, mut ran) = run_streams(ctrl, &ends, test, start.t0, shared);
     let Ends {
         senders,
         receivers,
         order,
     } = ends;
     senders.stop();
-    // UDP receivers end once nothing has come for a moment after the client's last datagram,
-    // so one still queued at TEST_END counts; a TCP receiver would wait for the client to
-    // close, which it does only after the results: its count is the one at TEST_END.
     receivers.stop();
-    let (received, receivers) = if spec.kind() == TestKind::UdpStream {
-        (
-            final_counts(receivers.join(shared.config.drain_timeout)),
-            None,
-        )
-    } else {
-        (receivers.snapshot(), Some(receivers))
-    };
+    let drain = shared.config.drain_timeout;
+    // UDP receivers end once nothing has come for a moment after the client's last datagram,
+    // so one still queued at TEST_END counts: their final counts are the figures. A TCP
+    // receiver waits for the client to close, which it does only after the results: its
+    // figures are its counts at TEST_END.
+    let mut receivers = Some(receivers);
+    let udp_received = (spec.kind() == TestKind::UdpStream)
+        .then(|| receivers.take().map(|r| r.join(drain)))
+        .flatten();
+    if let Some(outcomes) = &udp_received {
+        ran.received = outcomes.iter().map(worker_counts).collect();
+    }
     // The test is over for the client, which may start the next one from the same address
     // while this one drains.
     drop(udp);
-    let send_wall = run.senders_done.unwrap_or(wall);
-    let sent = final_counts(senders.join(shared.config.drain_timeout));
-    let counts = merge(&order, &sent, &received);
-    let exchanged = run.end.and_then(|()| {
-        let cpu = CpuTime::process_now().since(cpu0);
-        let ours = results(&order, &counts, run.omitted, cpu, (wall, send_wall));
+    let sent = final_counts(&senders, start.t0 + ran.send_wall);
+    let counts = merge(&order, &sent, &ran.received);
+    let exchanged = end.and_then(|()| {
+        let ours = our_results(test, &order, &counts, &ran, start.cpu0, shared);
         exchange_results(ctrl, &ours, shared)
     });
-    // The client closes its data connections once done: the receivers drain to their ends.
+    // The client closes its data connections once done: the senders see their ends, and the
+    // receivers drain to theirs.
     let _ = ctrl.shutdown(std::net::Shutdown::Both);
-    if let Some(receivers) = receivers {
-        receivers.join(shared.config.drain_timeout);
-    }
-    exchanged?;
-    let (received, sent): (u64, u64) = (
-        received.iter().map(|c| c.bytes).sum(),
-        sent.iter().map(|c| c.bytes).sum(),
+    // A sender's counts are the ones the client was told; its report adds its CPU and TCP_INFO.
+    let sent: Vec<StreamEnd> = (senders.join(drain).into_iter().zip(&sent))
+        .map(|(o, at_stop)| StreamEnd {
+            total: *at_stop,
+            ..stream_end(0, o, *at_stop)
+        })
+        .collect();
+    let received = udp_received.or_else(|| receivers.map(|r| r.join(drain)));
+    let received: Vec<StreamEnd> = (received.unwrap_or_default().into_iter())
+        .zip(&ran.received)
+        .map(|(o, at_end)| stream_end(0, o, *at_end))
+        .collect();
+    let theirs = exchanged?;
+    let line = format!(
+        "test done: received {} bytes, sent {} bytes in {:.3} s",
+        ran.received.iter().map(|c| c.bytes).sum::<u64>(),
+        sent.iter().map(|e| e.total.bytes).sum::<u64>(),
+        ran.wall.as_secs_f64()
     );
-    Ok(format!(
-        "test done: received {received} bytes, sent {sent} bytes in {:.3} s",
-        wall.as_secs_f64()
-    ))
+    if let Some(sink) = &shared.config.records {
+        let streams = server_streams(&order, sent, received, ran.omitted.as_ref());
+        match keep(test, &start, &ran, streams, counts, &theirs, shared) {
+            Ok(run) => (sink.0)(run),
+            Err(why) => return Ok(format!("{line}; not kept: {why}")),
+        }
+    }
+    Ok(line)
 }
 
-/// How the running test ended, and what happened on the way.
-struct Run {
-    /// `Ok` at the client's `TestEnd`.
-    end: Result<(), Refusal>,
-    /// The counts at the end of the omitted seconds (`-O`).
-    omitted: Option<Omitted>,
-    /// When this end's senders stopped, from the start.
-    senders_done: Option<Duration>,
+/// A worker's final counts (those it had when it failed or was given up on, otherwise).
+fn worker_counts(o: &engine::WorkerOutcome) -> StreamCounts {
+    match &o.result {
+        Some(Ok(report)) => report.counts,
+        _ => o.now,
+    }
 }
 
-/// Waits for the client's `TestEnd`, stopping this end's senders when the time is up and
-/// taking the counts at the end of the omitted seconds on the way.
-fn until_test_end(
+/// The senders' counts once their loops have returned, each TCP sender's with its TCP_INFO: a
+/// write returns within one write timeout ([`engine::POLL_INTERVAL`]) of the senders' stop, so
+/// a snapshot after that holds every byte they wrote, the last write's too. (Joining them
+/// instead would wait for the client to close its connections, which it does only after the
+/// results.)
+fn final_counts(senders: &Workers, stopped: Instant) -> Vec<StreamCounts> {
+    if senders.snapshot().is_empty() {
+        return Vec::new();
+    }
+    let settled = stopped + engine::POLL_INTERVAL + Duration::from_millis(20);
+    std::thread::sleep(settled.saturating_duration_since(Instant::now()));
+    senders.snapshot()
+}
+
+/// This end's results for the client, with its output when the client asked for it.
+fn our_results(
+    test: &Test<'_>,
+    order: &[(bool, usize)],
+    counts: &[StreamCounts],
+    ran: &Ran,
+    cpu0: CpuTime,
+    shared: &Shared,
+) -> Results {
+    let cpu = CpuTime::process_now().since(cpu0);
+    let times = (ran.wall, ran.send_wall);
+    let mut ours = results(order, counts, ran.omitted.as_ref(), cpu, times);
+    if test.params.get_server_output {
+        let sends: Vec<bool> = order.iter().map(|&(s, _)| s).collect();
+        let udp = test.spec.kind() == TestKind::UdpStream;
+        let text = output::text(&shared.info.version, &ours, &sends, udp);
+        ours.server_output_text = Some(text);
+    }
+    ours
+}
+
+/// The finished run as a record: this server's `streams` and the interval samples up to
+/// `last` (every stream's counts at `TestEnd`), all from the end of the omitted seconds.
+fn keep(
+    test: &Test<'_>,
+    start: &Start,
+    ran: &Ran,
+    streams: Vec<StreamEnd>,
+    last: Vec<StreamCounts>,
+    theirs: &Results,
+    shared: &Shared,
+) -> Result<ServedRun, String> {
+    let omitted = ran.omitted.as_ref();
+    let omit_at = omitted.map_or(Duration::ZERO, |o| o.at);
+    let less_omitted = |counts: &[StreamCounts]| -> Vec<StreamCounts> {
+        let before = |i: usize| omitted.and_then(|o| o.counts.get(i)).map_or(0, |c| c.bytes);
+        (counts.iter().enumerate())
+            .map(|(i, c)| StreamCounts {
+                bytes: c.bytes.saturating_sub(before(i)),
+                ..*c
+            })
+            .collect()
+    };
+    let samples = (ran.samples.iter())
+        .filter(|(at, _)| *at > omit_at)
+        .chain(std::iter::once(&(ran.wall, last)))
+        .map(|(at, counts)| (*at - omit_at, less_omitted(counts)))
+        .collect::<Vec<_>>();
+    let about = record::About {
+        spec: test.spec,
+        client_version: test.params.client_version.as_deref(),
+        client: test.client,
+        started_at_unix_ms: start.unix_ms,
+        server: &shared.info,
+        host: test.host.clone().unwrap_or_default(),
+    };
+    let window = ran.wall.saturating_sub(omit_at);
+    record::build(about, start.results(streams, window), &samples, theirs)
+}
+
+/// Runs the streams until the client's `TestEnd` (`Err`: why none came): the senders stop when
+/// the test's time is up by this end's clock; with `-O`, the counts at the end of the omitted
+/// seconds are kept.
+fn run_streams(
     ctrl: &mut Conn,
     ends: &Ends,
-    spec: &TestSpec,
-    params: &Params,
+    test: &Test<'_>,
     t0: Instant,
     shared: &Shared,
-) -> Run {
-    let omit = Duration::from_secs(params.omit);
-    let time_up = t0 + Duration::from_millis(spec.duration_ms);
+) -> (Result<(), Refusal>, Ran) {
+    let omit = Duration::from_secs(test.params.omit);
+    let time_up = t0 + Duration::from_millis(test.spec.duration_ms);
     // The client ends the test; a server never runs past the spec by more than the grace.
     let longest = time_up + shared.config.handshake_timeout;
     let (mut omitted, mut senders_done) = (None, None);
+    let mut ticks = Ticks::new(test.spec, shared.config.records.is_some());
+    let mut samples = Vec::new();
     let end = loop {
         let now = Instant::now();
+        if ticks.take(now - t0) {
+            samples.push((now - t0, ends.snapshot()));
+        }
         if omitted.is_none() && !omit.is_zero() && now >= t0 + omit {
             omitted = Some(Omitted {
                 at: now - t0,
@@ -184,15 +393,16 @@ fn until_test_end(
             ends.senders.stop();
             senders_done = Some(now - t0);
         }
-        if now >= longest {
-            break Err(gone("the client", "sent no TEST_END"));
-        }
         let next = [Some(longest), senders_done.is_none().then_some(time_up)]
             .into_iter()
             .flatten()
             .chain((omitted.is_none() && !omit.is_zero()).then_some(t0 + omit))
+            .chain(ticks.next().map(|t| t0 + t))
             .min()
             .unwrap_or(longest);
+        if now >= longest {
+            break Err(gone("the client", "sent no TEST_END"));
+        }
         // poll(2) keeps time to the millisecond; a socket's receive timeout runs in jiffies
         // (20 ms late was seen), which would stretch the senders' time.
         let wait = next
@@ -208,18 +418,39 @@ fn until_test_end(
             Err(r) => break Err(r),
         }
     };
-    Run {
-        end,
+    let received = ends.receivers.snapshot();
+    let wall = t0.elapsed();
+    let ran = Ran {
         omitted,
-        senders_done,
-    }
+        received,
+        wall,
+        send_wall: senders_done.unwrap_or(wall),
+        samples,
+    };
+    (end, ran)
 }
 
-/// Each worker's final counts (those it had when it failed or was given up on, otherwise).
-fn final_counts(outcomes: Vec<engine::WorkerOutcome>) -> Vec<StreamCounts> {
-    outcomes
-        .into_iter()
-        .map(|o| o.result.and_then(Result::ok).map_or(o.now, |r| r.counts))
+/// This server's ends of the streams in connection order, numbered, their bytes less what
+/// they counted in the omitted seconds (as the results the client got leave them out).
+fn server_streams(
+    order: &[(bool, usize)],
+    sent: Vec<StreamEnd>,
+    received: Vec<StreamEnd>,
+    omitted: Option<&Omitted>,
+) -> Vec<StreamEnd> {
+    let (mut sent, mut received) = (sent.into_iter(), received.into_iter());
+    order
+        .iter()
+        .enumerate()
+        .map(|(i, &(sends, _))| {
+            let mut end = if sends { sent.next() } else { received.next() }.unwrap_or_default();
+            end.stream = i as u16;
+            if let Some(before) = omitted.and_then(|o| o.counts.get(i)) {
+                end.at_stop.bytes = end.at_stop.bytes.saturating_sub(before.bytes);
+                end.total.bytes = end.total.bytes.saturating_sub(before.bytes);
+            }
+            end
+        })
         .collect()
 }
 
@@ -229,17 +460,17 @@ fn final_counts(outcomes: Vec<engine::WorkerOutcome>) -> Vec<StreamCounts> {
 fn results(
     order: &[(bool, usize)],
     counts: &[StreamCounts],
-    omitted: Option<Omitted>,
+    omitted: Option<&Omitted>,
     cpu: CpuTime,
     (wall, send_wall): (Duration, Duration),
 ) -> Results {
     let sends = order.iter().any(|&(s, _)| s);
     let mut r = Results::of_end(counts, cpu, wall, sends);
-    let omit_at = omitted.as_ref().map_or(Duration::ZERO, |o| o.at);
+    let omit_at = omitted.map_or(Duration::ZERO, |o| o.at);
     for (i, s) in r.streams.iter_mut().enumerate() {
         let end = if order[i].0 { send_wall } else { wall };
         s.end_time = end.saturating_sub(omit_at).as_secs_f64();
-        if let Some(o) = omitted.as_ref().and_then(|o| o.counts.get(i)) {
+        if let Some(o) = omitted.and_then(|o| o.counts.get(i)) {
             let before = wire::iperf3::StreamResults::of_counts(s.id, o, Duration::ZERO);
             // As iperf3 (3.13 and later) reports them: bytes after the omitted seconds, datagram
             // counts in total beside their counts in the omitted seconds (3.12 takes its own).
@@ -252,16 +483,16 @@ fn results(
 }
 
 /// `ExchangeResults`: the client's results in, this end's out; then `DisplayResults` and the
-/// client's `IperfDone`.
-fn exchange_results(ctrl: &mut Conn, ours: &Results, shared: &Shared) -> Result<(), Refusal> {
+/// client's `IperfDone`. Returns the client's results.
+fn exchange_results(ctrl: &mut Conn, ours: &Results, shared: &Shared) -> Result<Results, Refusal> {
     send_state(ctrl, State::ExchangeResults)?;
     ctrl.set_read_timeout(Some(shared.config.handshake_timeout))
         .map_err(|e| gone("control connection", e))?;
-    let _theirs: Results =
+    let theirs: Results =
         read_json(ctrl, MAX_RESULTS_LEN).map_err(|e| gone("the client's results", e))?;
     write_json(ctrl, ours).map_err(|e| gone("sending the results", e))?;
     send_state(ctrl, State::DisplayResults)?;
     // The client's last word; a client that closes instead is done too.
     let _ = read_state(ctrl, shared.config.handshake_timeout);
-    Ok(())
+    Ok(theirs)
 }
