@@ -11,12 +11,21 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 lr=${LINERATE:-$root/target/release/linerate}
 reps=${REPS:-7} secs=${RUN_SECONDS:-3}
-command -v iperf3 >/dev/null || { echo "iperf3_serve.sh: needs iperf3 (apt-get install iperf3)" >&2; exit 2; }
-command -v jq >/dev/null || { echo "iperf3_serve.sh: needs jq (apt-get install jq)" >&2; exit 2; }
+missing=()
+command -v iperf3 >/dev/null || missing+=(iperf3)
+command -v jq >/dev/null || missing+=(jq)
+if ((${#missing[@]})); then
+  if [[ $(id -u) == 0 ]]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    echo "iperf3_serve.sh: needs ${missing[*]} (apt-get install ${missing[*]}, as root)" >&2; exit 2
+  fi
+fi
 [[ -x $lr ]] || (cd "$root" && cargo build --release --quiet)
 tmp=$(mktemp -d)
 lr_port=15391 i3_port=15392
-"$lr" serve --bind 127.0.0.1 -p "$lr_port" 2>"$tmp/serve.log" &
+# The server stores each iperf3 client's run, as it does by default, in a database of its own.
+"$lr" serve --bind 127.0.0.1 -p "$lr_port" --db "$tmp/serve.sqlite" 2>"$tmp/serve.log" &
 lr_pid=$!
 iperf3 -s -B 127.0.0.1 -p "$i3_port" >/dev/null 2>&1 &
 i3_pid=$!

@@ -225,7 +225,14 @@ mod quiet {
             }
             let _sp = quiet(sp);
             let mut lr = cmd(server_ns, server_cpu, env!("CARGO_BIN_EXE_linerate"));
-            lr.args(["serve", "--bind", ip, "-p", &lr_port.to_string()]);
+            lr.args([
+                "serve",
+                "--bind",
+                ip,
+                "-p",
+                &lr_port.to_string(),
+                "--no-store",
+            ]);
             let _lr = quiet(lr);
             std::thread::sleep(Duration::from_millis(500));
             let (mut ours, mut theirs) = (Vec::new(), Vec::new());

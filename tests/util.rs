@@ -253,6 +253,7 @@ impl VethPair {
                 "--bind",
                 "198.18.0.2",
             ])
+            .env("LINERATE_DB", test_db())
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
