@@ -76,7 +76,15 @@ fn a_client_that_goes_away_mid_exchange_frees_its_slot() {
 fn iperf3s_own_text_output_reads_linerate_serves_figures() {
     let server = test_server();
     let port = server.addr.port().to_string();
-    for extra in [&[][..], &["-u", "-b", "20M"][..]] {
+    let modes: [&[&str]; 6] = [
+        &[],
+        &["-R"],
+        &["--bidir", "-P", "2"],
+        &["-u", "-b", "20M"],
+        &["-u", "-b", "20M", "-R"],
+        &["-u", "-b", "20M", "--bidir"],
+    ];
+    for extra in modes {
         let out = Command::new("iperf3")
             .args(["-c", "127.0.0.1", "-p", &port, "-t", "1"])
             .args(extra)
