@@ -40,6 +40,22 @@ fn garbage_parameters_get_iperf3s_error_and_the_server_goes_on() {
 }
 
 #[test]
+fn a_time_and_omit_past_any_clock_are_refused_as_too_long() {
+    let server = test_server();
+    let mut c = asked_for_parameters(server.addr, b'h');
+    // 10 + 2^63 wraps to 10 in 64 bits: it must not pass --max-time as a 10 s test.
+    c.write_all(&json_frame(
+        r#"{"tcp":true,"time":10,"omit":9223372036854775808,"parallel":1}"#,
+    ))
+    .unwrap();
+    let mut answer = [0u8; 9];
+    c.read_exact(&mut answer).unwrap();
+    assert_eq!(answer[0] as i8, -2, "SERVER_ERROR");
+    assert_eq!(i32::from_be_bytes(answer[1..5].try_into().unwrap()), 37);
+    assert!(run(server.addr, spec(Direction::Send, 1, 300)).is_ok());
+}
+
+#[test]
 fn a_client_that_goes_away_mid_exchange_frees_its_slot() {
     let server = TestServer::start(ServerConfig {
         max_sessions: 1,

@@ -283,6 +283,38 @@ impl Results {
 }
 
 impl StreamResults {
+    /// A UDP receiver's figures as linerate's counters, the inverse of [`Self::of_counts`]:
+    /// iperf3's `packets` is the highest counter seen and `errors` the datagrams missing below
+    /// it, so `packets − errors` arrived; `jitter` is RFC 3550 jitter in seconds. Any value a
+    /// peer sends maps without overflow (negatives read as 0).
+    pub fn udp_receiver_counts(&self) -> StreamCounts {
+        let count = |v: i64| u64::try_from(v).unwrap_or(0);
+        let highest = count(self.packets);
+        let lost = count(self.errors).min(highest);
+        let received = highest - lost;
+        let jitter_ns = if self.jitter.is_finite() {
+            (self.jitter.max(0.0) * 1e9).round() as u64
+        } else {
+            0
+        };
+        let rx = measure::udp_stats::UdpCounts {
+            packets: received,
+            bytes: self.bytes,
+            unique: received,
+            lost_so_far: lost,
+            jitter_ns,
+            highest_seq: highest.saturating_sub(1),
+            has_packets: highest > 0,
+            ..Default::default()
+        };
+        StreamCounts {
+            bytes: self.bytes,
+            packets: received,
+            rx: Some(rx),
+            tcp_info: None,
+        }
+    }
+
     /// A stream's figures as iperf3 reports them from one end's counters: bytes (sent, or
     /// received); a UDP receiver's datagrams as iperf3 counts them (`packets` the highest
     /// counter seen, `errors` the gaps below it not filled later, RFC 3550 jitter in seconds);
@@ -404,8 +436,12 @@ pub fn read_json<T: DeserializeOwned>(r: &mut impl Read, max: u32) -> Result<T, 
             max: max as usize,
         });
     }
-    let mut text = vec![0u8; len as usize];
-    r.read_exact(&mut text)?;
+    // Grown as the bytes come, not allocated at the length a peer announces.
+    let mut text = Vec::with_capacity((len as usize).min(64 << 10));
+    r.take(u64::from(len)).read_to_end(&mut text)?;
+    if text.len() < len as usize {
+        return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
+    }
     Ok(serde_json::from_slice(&text)?)
 }
 

@@ -15,9 +15,12 @@
 //! parameters say `udp_counters_64bit`, else 32. There is no end-of-stream datagram: both ends
 //! stop at the control connection's `TEST_END`.
 //!
-//! A stream starts with the client sending [`CONNECT_MSG`] from its data socket to the server's
-//! port; the server answers [`CONNECT_REPLY`] from the socket it then keeps for that stream.
-//! iperf3 writes both as a host-order `u32`, which on every host gives the bytes here.
+//! A stream starts with the client sending a connect datagram from its data socket to the
+//! server's port; the server answers from the socket it then keeps for that stream. iperf3
+//! writes both as host-order `u32`s: a little-endian host sends [`CONNECT_MSG`] ("9876") and
+//! answers [`CONNECT_REPLY`] ("6789"), a big-endian one the same bytes reversed; releases
+//! before 3.11 sent 123456789 and answered 987654321. [`reply_to`] answers each in its own
+//! byte order; [`is_connect_reply`] takes any of the answers.
 //!
 //! Invariants: nothing here panics or allocates on any input; writing into a buffer shorter
 //! than the header writes nothing and says so.
@@ -73,9 +76,40 @@ pub fn parse_header(buf: &[u8], counters_64bit: bool) -> Option<(u64, u64)> {
     Some((pcount, sent_ns))
 }
 
-/// Whether four bytes are a server's answer to the connect message (current or legacy).
+/// Whether four bytes are a server's answer to a connect datagram: current or legacy, from a
+/// host of either byte order.
 pub fn is_connect_reply(b: &[u8]) -> bool {
-    b == CONNECT_REPLY || b == LEGACY_CONNECT_REPLY
+    let mut reversed = [0u8; 4];
+    if let Ok(b4) = <[u8; 4]>::try_from(b) {
+        reversed = b4;
+        reversed.reverse();
+    }
+    b == CONNECT_REPLY
+        || b == LEGACY_CONNECT_REPLY
+        || reversed == CONNECT_REPLY
+        || reversed == LEGACY_CONNECT_REPLY
+}
+
+/// The answer to a client's connect datagram, in the client's byte order; `None` when the
+/// datagram is no connect datagram of any iperf3 release.
+pub fn reply_to(connect: &[u8]) -> Option<[u8; 4]> {
+    let legacy_msg = 123_456_789u32.to_le_bytes();
+    let flip = |mut b: [u8; 4]| {
+        b.reverse();
+        b
+    };
+    let b: [u8; 4] = connect.try_into().ok()?;
+    if b == CONNECT_MSG {
+        Some(CONNECT_REPLY)
+    } else if b == flip(CONNECT_MSG) {
+        Some(flip(CONNECT_REPLY))
+    } else if b == legacy_msg {
+        Some(LEGACY_CONNECT_REPLY)
+    } else if b == flip(legacy_msg) {
+        Some(flip(LEGACY_CONNECT_REPLY))
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]
@@ -119,6 +153,24 @@ mod tests {
         assert_eq!(CONNECT_REPLY, 0x3938_3736u32.to_le_bytes());
         assert_eq!(LEGACY_CONNECT_REPLY, 987_654_321u32.to_le_bytes());
         assert!(is_connect_reply(b"6789") && is_connect_reply(&LEGACY_CONNECT_REPLY));
-        assert!(!is_connect_reply(b"9876"));
+        // A big-endian server's answers.
+        assert!(is_connect_reply(b"9876") && is_connect_reply(&[0x3a, 0xde, 0x68, 0xb1]));
+        assert!(!is_connect_reply(b"1234") && !is_connect_reply(b"6789!"));
+    }
+
+    #[test]
+    fn each_connect_datagram_is_answered_in_its_own_byte_order() {
+        assert_eq!(reply_to(b"9876"), Some(*b"6789"));
+        assert_eq!(reply_to(b"6789"), Some(*b"9876"));
+        assert_eq!(
+            reply_to(&123_456_789u32.to_le_bytes()),
+            Some(LEGACY_CONNECT_REPLY)
+        );
+        assert_eq!(
+            reply_to(&123_456_789u32.to_be_bytes()),
+            Some(987_654_321u32.to_be_bytes())
+        );
+        assert_eq!(reply_to(b"hello"), None);
+        assert_eq!(reply_to(b"abcd"), None);
     }
 }

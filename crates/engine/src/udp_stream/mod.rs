@@ -47,6 +47,9 @@ const QUIET_AFTER_STOP: Duration = Duration::from_millis(500);
 /// nothing arriving: the far end stops sending at the control connection's `TEST_END`, and what
 /// it sent before that is on its way for a round trip at most.
 const QUIET_WITHOUT_FIN: Duration = Duration::from_millis(100);
+/// Without FIN datagrams, the longest a receiver goes on after `stop` while datagrams keep
+/// coming (a far end that does not stop sending must not hold it, or stretch its counts).
+const MOST_WITHOUT_FIN: Duration = Duration::from_secs(1);
 /// FIN datagrams sent, 1 ms apart, so that one loss does not cost the receiver its drain.
 const FIN_COUNT: usize = 3;
 
@@ -361,7 +364,8 @@ impl UdpStream {
             let quiet = ctl.stop.is_raised() && {
                 let since = *stop_seen_at.get_or_insert_with(Instant::now);
                 let quiet_for = self.quiet_after_stop();
-                since.elapsed() >= quiet_for && last_arrival.elapsed() >= quiet_for
+                (since.elapsed() >= quiet_for && last_arrival.elapsed() >= quiet_for)
+                    || (!self.framing.has_fin() && since.elapsed() >= MOST_WITHOUT_FIN)
             };
             if fin_waited || quiet {
                 intake.drain(&fds, &ctl)?;

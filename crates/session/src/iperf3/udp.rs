@@ -11,7 +11,6 @@ use std::time::Duration;
 use engine::udp_socket::udp_socket;
 use engine::udp_stream::{Framing, UdpStream};
 use engine::{Conn, Endpoint, StreamEngine};
-use measure::udp_stats::UdpCounts;
 use wire::iperf3::StreamResults;
 use wire::iperf3_udp::{is_connect_reply, CONNECT_MSG};
 use wire::msg::StreamCounts;
@@ -94,25 +93,7 @@ pub(super) fn counts(s: &StreamResults, server_receives: bool) -> StreamCounts {
             ..StreamCounts::default()
         };
     }
-    let highest = count(s.packets);
-    let lost = count(s.errors).min(highest);
-    let received = highest - lost;
-    let rx = UdpCounts {
-        packets: received,
-        bytes: s.bytes,
-        unique: received,
-        lost_so_far: lost,
-        jitter_ns: (s.jitter.max(0.0) * 1e9).round() as u64,
-        highest_seq: highest.saturating_sub(1),
-        has_packets: highest > 0,
-        ..UdpCounts::default()
-    };
-    StreamCounts {
-        bytes: s.bytes,
-        packets: received,
-        rx: Some(rx),
-        tcp_info: None,
-    }
+    s.udp_receiver_counts()
 }
 
 #[cfg(test)]

@@ -10,7 +10,11 @@
 //!   iperf3's cookie alphabet waits for the whole cookie (an iperf3 client speaks first, and
 //!   reads states): a cookie a test waits for hands the connection to that test; any other is
 //!   asked for its parameters here, like a linerate `start`, and only whole parameters get a
-//!   thread (`iperf3.rs`);
+//!   thread (`iperf3/`);
+//! - iperf3's UDP streams open with a connect datagram to the server's port, which carries no
+//!   cookie: the gate polls that port's socket too (`iperf3/udp.rs`) and hands each connect
+//!   datagram's address to the UDP test that claimed its IP; any other datagram is dropped and
+//!   logged;
 //! - a connection has one deadline for its whole handshake (our hello out, its hello and first
 //!   message in): `handshake_timeout` after it was accepted, however slowly its bytes trickle;
 //! - a first message is at most [`MAX_FIRST_FRAME`] bytes (a `start` with its spec, or an
@@ -475,7 +479,7 @@ fn iperf3_data_connection(p: Pending, shared: &Shared, log: &mut GateLog) {
     if let Err(e) = p.conn.set_nonblocking(false) {
         return log.conn_line(shared, format!("{}: dropped during handshake: {e}", p.peer));
     }
-    if let Err(why) = shared.iperf3.hand(&cookie, p.conn) {
+    if let Err(why) = shared.iperf3.hand(&cookie, p.accepted, p.conn) {
         log.conn_line(shared, format!("{}: iperf3 data connection {why}", p.peer));
     }
 }

@@ -57,7 +57,7 @@ mod code {
 
 /// The sessions waiting for their data connections, by cookie.
 #[derive(Default)]
-pub(super) struct Waiting(Mutex<HashMap<Cookie, SyncSender<Conn>>>);
+pub(super) struct Waiting(Mutex<HashMap<Cookie, SyncSender<(u64, Conn)>>>);
 
 impl Waiting {
     /// Whether a session waits for data connections with this cookie.
@@ -66,9 +66,15 @@ impl Waiting {
     }
 
     /// Hands `conn` to the session waiting for `cookie`; why not, when it cannot take it.
-    pub(super) fn hand(&self, cookie: &Cookie, conn: Conn) -> Result<(), &'static str> {
+    /// `accepted` is the connection's place in the order of the server's accepts.
+    pub(super) fn hand(
+        &self,
+        cookie: &Cookie,
+        accepted: u64,
+        conn: Conn,
+    ) -> Result<(), &'static str> {
         let tx = self.0.lock().ok().and_then(|m| m.get(cookie).cloned());
-        match tx.map(|tx| tx.try_send(conn)) {
+        match tx.map(|tx| tx.try_send((accepted, conn))) {
             Some(Ok(())) => Ok(()),
             Some(Err(TrySendError::Full(_))) => Err("beyond the streams its test asked for"),
             Some(Err(TrySendError::Disconnected(_))) | None => {
@@ -77,7 +83,7 @@ impl Waiting {
         }
     }
 
-    fn open(&self, cookie: Cookie, streams: usize) -> Receiver<Conn> {
+    fn open(&self, cookie: Cookie, streams: usize) -> Receiver<(u64, Conn)> {
         let (tx, rx) = mpsc::sync_channel(streams);
         if let Ok(mut m) = self.0.lock() {
             m.insert(cookie, tx);
@@ -130,6 +136,10 @@ pub(super) fn run(
     } else {
         params
             .map_err(|e| refusal(code::PARAMS, format!("its parameters: {e}")))
+            .map(|params| Params {
+                client_version: params.client_version.as_deref().map(printable),
+                ..params
+            })
             .and_then(|params| session(&mut ctrl, cookie, &params, shared, peer))
     };
     match outcome {
@@ -141,6 +151,15 @@ pub(super) fn run(
             }
         }
     }
+}
+
+/// A peer's words fit for the log and the store: printable ASCII, at most 64 characters
+/// (an unauthenticated client's `client_version` may hold newlines or terminal escapes).
+fn printable(s: &str) -> String {
+    s.chars()
+        .filter(|c| c.is_ascii_graphic() || *c == ' ')
+        .take(64)
+        .collect()
 }
 
 fn send_state(ctrl: &mut Conn, state: State) -> Result<(), Refusal> {
@@ -298,9 +317,16 @@ fn spec_from(p: &Params, shared: &Shared) -> Result<TestSpec, Refusal> {
         tcp_params(p, direction)
     };
     let streams = u16::try_from(p.parallel).unwrap_or(u16::MAX);
+    // A peer's numbers: a sum past any clock is refused as too long, not wrapped.
+    let duration_ms = p
+        .time
+        .checked_add(p.omit)
+        .and_then(|s| s.max(1).checked_mul(1000))
+        .filter(|_| p.omit <= u64::from(u32::MAX))
+        .ok_or_else(|| refusal(code::DURATION, "its time and omitted seconds overflow"))?;
     let spec = TestSpec {
         window_bytes: p.window,
-        ..TestSpec::new(params, streams, (p.time + p.omit).max(1) * 1000)
+        ..TestSpec::new(params, streams, duration_ms)
     };
     spec.check(&shared.config.limits).map_err(|e| {
         let code = match e {
@@ -380,7 +406,7 @@ fn data_connections(
         while conns.len() < n {
             let left = deadline.saturating_duration_since(Instant::now());
             match arrivals.recv_timeout(left) {
-                Ok(c) => conns.push(c),
+                Ok(arrival) => conns.push(arrival),
                 Err(_) => {
                     return Err(refusal(
                         code::STREAM_CONNECT,
@@ -389,7 +415,10 @@ fn data_connections(
                 }
             }
         }
-        Ok(conns)
+        // iperf3 tells a stream's direction by the order its connections were accepted in,
+        // which a retransmitted cookie can make differ from the order they became whole.
+        conns.sort_by_key(|&(accepted, _)| accepted);
+        Ok(conns.into_iter().map(|(_, c)| c).collect())
     });
     shared.iperf3.close(&cookie);
     got

@@ -8,6 +8,10 @@
 //! wants, and takes whichever comes (iperf3 3.12, `iperf_api.c`). linerate serve sends the
 //! text: iperf3's client prints it after "Server output:", or puts it in its JSON under
 //! `server_output_text` with `-J`.
+//!
+//! Text made outside `report`, on purpose: it is part of the protocol's answer (the client
+//! prints it as it comes), built from the figures already in the results, and the session crate
+//! does not depend on `report`.
 
 use std::fmt::Write;
 

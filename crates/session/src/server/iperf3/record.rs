@@ -18,7 +18,8 @@
 //! a flow's `bytes_received` (and a UDP flow's datagrams received) equal iperf3's own receiver
 //! figures; this server's TCP receivers also read their streams to the end, which is the
 //! flow's `bytes_received_after_drain`. With `-O`, bytes leave out the omitted seconds, as both
-//! ends' iperf3 figures do; datagram counts are totals, as both ends report them.
+//! ends' iperf3 figures do; datagram counts are totals, as both ends send them (iperf3 3.14 and later
+//! prints them less `omitted_packets`).
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -26,7 +27,6 @@ use std::time::Duration;
 use analysis::{IntervalTracker, LocalStream, RawRun, WorkerReport};
 use measure::cpu::CpuTime;
 use measure::host::HostFacts;
-use measure::udp_stats::UdpCounts;
 use results::store::{Tag, Tags};
 use results::{Hosts, IntervalSample, RunRecord};
 use wire::iperf3::{stream_ids, Results, StreamResults};
@@ -148,13 +148,16 @@ struct ClientSide {
 /// (iperf3 before 3.16 runs every stream on one thread).
 fn client_side(spec: &TestSpec, theirs: &Results) -> Result<ClientSide, String> {
     let flows = spec.flows();
+    // A peer's number: at most the test's time and a minute, whatever it says.
+    let most = spec.duration_ms as f64 / 1000.0 + 60.0;
     let window = Duration::from_secs_f64(
         theirs
             .streams
             .iter()
             .map(|s| s.end_time)
             .filter(|t| t.is_finite() && *t > 0.0)
-            .fold(0.0, f64::max),
+            .fold(0.0, f64::max)
+            .min(most),
     );
     let share = |pct: f64| (pct.max(0.0) / 100.0 * window.as_micros() as f64) as u64;
     let process_cpu = CpuTime {
@@ -197,7 +200,7 @@ fn client_side(spec: &TestSpec, theirs: &Results) -> Result<ClientSide, String> 
 /// sequence number seen, `errors` the ones missing below it, so `packets − errors` arrived).
 fn client_counts(s: &StreamResults, flow: Flow, udp: bool) -> StreamCounts {
     let count = |v: i64| u64::try_from(v).unwrap_or(0);
-    let (packets, lost) = (count(s.packets), count(s.errors));
+    let packets = count(s.packets);
     match (flow, udp) {
         (Flow::ClientToServer, _) => StreamCounts {
             bytes: s.bytes,
@@ -208,24 +211,7 @@ fn client_counts(s: &StreamResults, flow: Flow, udp: bool) -> StreamCounts {
             bytes: s.bytes,
             ..StreamCounts::default()
         },
-        (Flow::ServerToClient, true) => {
-            let arrived = packets.saturating_sub(lost);
-            StreamCounts {
-                bytes: s.bytes,
-                packets: arrived,
-                rx: Some(UdpCounts {
-                    packets: arrived,
-                    bytes: s.bytes,
-                    unique: arrived,
-                    lost_so_far: packets - arrived,
-                    jitter_ns: (s.jitter.max(0.0) * 1e9).round() as u64,
-                    highest_seq: packets.saturating_sub(1),
-                    has_packets: packets > 0,
-                    ..UdpCounts::default()
-                }),
-                tcp_info: None,
-            }
-        }
+        (Flow::ServerToClient, true) => s.udp_receiver_counts(),
     }
 }
 

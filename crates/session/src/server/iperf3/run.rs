@@ -6,8 +6,10 @@
 //! Senders and receivers stop apart, as iperf3's do: this end's senders stop when the test's
 //! time is up by this end's clock (their counts are final once their loops return, one write
 //! timeout later at most, so a write in progress is counted); its receivers count until the
-//! client's `TestEnd`. Neither is joined before the results: a sender waits for its peer's
-//! close, and the iperf3 client closes its data connections only after the results. With `-O`,
+//! client's `TestEnd`. Senders and TCP receivers are not joined before the results: they wait
+//! for the peer's close, and the iperf3 client closes its data connections only after the
+//! results. UDP receivers are: they end once quiet after `TestEnd` (at most a second), so a
+//! datagram still queued then counts. With `-O`,
 //! what the streams counted in the omitted seconds is taken out of the results, as iperf3
 //! resets its counters then.
 
@@ -472,9 +474,13 @@ fn results(
         s.end_time = end.saturating_sub(omit_at).as_secs_f64();
         if let Some(o) = omitted.and_then(|o| o.counts.get(i)) {
             let before = wire::iperf3::StreamResults::of_counts(s.id, o, Duration::ZERO);
-            // As iperf3 (3.13 and later) reports them: bytes after the omitted seconds, datagram
-            // counts in total beside their counts in the omitted seconds (3.12 takes its own).
+            // As iperf3 (3.14 and later) reports them: bytes and retransmits after the omitted
+            // seconds (iperf3 resets both then), datagram counts in total beside their counts in
+            // the omitted seconds (3.12 and 3.13 take their own).
             s.bytes = s.bytes.saturating_sub(before.bytes);
+            if s.retransmits >= 0 && before.retransmits >= 0 {
+                s.retransmits = (s.retransmits - before.retransmits).max(0);
+            }
             s.omitted_packets = Some(before.packets);
             s.omitted_errors = Some(before.errors);
         }
@@ -484,12 +490,32 @@ fn results(
 
 /// `ExchangeResults`: the client's results in, this end's out; then `DisplayResults` and the
 /// client's `IperfDone`. Returns the client's results.
+/// A control connection read with one deadline for everything read through it.
+struct Deadline<'a> {
+    conn: &'a mut Conn,
+    until: Instant,
+}
+
+impl std::io::Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self.until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        self.conn.set_read_timeout(Some(left))?;
+        self.conn.read(buf)
+    }
+}
+
 fn exchange_results(ctrl: &mut Conn, ours: &Results, shared: &Shared) -> Result<Results, Refusal> {
     send_state(ctrl, State::ExchangeResults)?;
-    ctrl.set_read_timeout(Some(shared.config.handshake_timeout))
-        .map_err(|e| gone("control connection", e))?;
+    // One deadline for the whole of the client's results, however slowly its bytes trickle.
+    let mut reader = Deadline {
+        conn: ctrl,
+        until: Instant::now() + shared.config.handshake_timeout,
+    };
     let theirs: Results =
-        read_json(ctrl, MAX_RESULTS_LEN).map_err(|e| gone("the client's results", e))?;
+        read_json(&mut reader, MAX_RESULTS_LEN).map_err(|e| gone("the client's results", e))?;
     write_json(ctrl, ours).map_err(|e| gone("sending the results", e))?;
     send_state(ctrl, State::DisplayResults)?;
     // The client's last word; a client that closes instead is done too.

@@ -20,16 +20,19 @@ use std::time::Instant;
 
 use engine::udp_socket::shared_port_socket;
 use engine::Conn;
-use wire::iperf3_udp::CONNECT_REPLY;
+use wire::iperf3_udp::reply_to;
 
 /// Connect datagrams the gate reads per wake, at most.
 const READS_PER_WAKE: usize = 64;
+
+/// A stream's connect datagram: where from, and the answer in its byte order.
+type Connect = (SocketAddr, [u8; 4]);
 
 /// The server port's UDP socket and the tests waiting for their streams, by client address.
 pub(in crate::server) struct UdpDoor {
     socket: Option<UdpSocket>,
     /// Every client address running a UDP test; the sender while it waits for streams.
-    claims: Mutex<HashMap<IpAddr, Option<SyncSender<SocketAddr>>>>,
+    claims: Mutex<HashMap<IpAddr, Option<SyncSender<Connect>>>>,
 }
 
 impl UdpDoor {
@@ -74,8 +77,8 @@ impl UdpDoor {
         };
         let mut buf = [0u8; 64];
         for _ in 0..READS_PER_WAKE {
-            let from = match sock.recv_from(&mut buf) {
-                Ok((_, from)) => from,
+            let (len, from) = match sock.recv_from(&mut buf) {
+                Ok(got) => got,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 // An ICMP error from an earlier reply, reported here: nothing to do with it.
@@ -85,12 +88,18 @@ impl UdpDoor {
             if !admit(from.ip()) {
                 continue;
             }
+            let Some(reply) = reply_to(&buf[..len.min(buf.len())]) else {
+                lines.push(format!(
+                    "{from}: UDP datagram dropped: not iperf3's connect datagram"
+                ));
+                continue;
+            };
             let tx = self
                 .claims
                 .lock()
                 .ok()
                 .and_then(|m| m.get(&from.ip()).cloned().flatten());
-            let why = match tx.map(|tx| tx.try_send(from)) {
+            let why = match tx.map(|tx| tx.try_send((from, reply))) {
                 Some(Ok(())) => continue,
                 Some(Err(TrySendError::Full(_))) => "beyond the streams its test asked for",
                 Some(Err(TrySendError::Disconnected(_))) | None => {
@@ -125,7 +134,7 @@ impl UdpDoor {
 pub(in crate::server) struct UdpClaim<'a> {
     door: &'a UdpDoor,
     ip: IpAddr,
-    arrivals: Receiver<SocketAddr>,
+    arrivals: Receiver<Connect>,
 }
 
 impl UdpClaim<'_> {
@@ -144,7 +153,7 @@ impl UdpClaim<'_> {
         let mut conns = Vec::with_capacity(n);
         while conns.len() < n {
             let left = deadline.saturating_duration_since(Instant::now());
-            let Ok(from) = self.arrivals.recv_timeout(left) else {
+            let Ok((from, reply)) = self.arrivals.recv_timeout(left) else {
                 return Err(format!("{} of {n} UDP streams came in time", conns.len()));
             };
             if !seen.insert(from) {
@@ -154,7 +163,7 @@ impl UdpClaim<'_> {
                 .map_err(|e| e.to_string())
                 .and_then(|s| {
                     s.connect(from).map_err(|e| e.to_string())?;
-                    s.send(&CONNECT_REPLY).map_err(|e| e.to_string())?;
+                    s.send(&reply).map_err(|e| e.to_string())?;
                     Ok(s)
                 });
             conns.push(Conn::Udp(
@@ -181,6 +190,7 @@ impl Drop for UdpClaim<'_> {
 mod tests {
     use super::*;
     use std::time::Duration;
+    use wire::iperf3_udp::CONNECT_REPLY;
 
     /// A client's stream: connect datagram to the door, the reply from the server's port.
     fn connect(door_addr: SocketAddr) -> UdpSocket {
@@ -228,5 +238,31 @@ mod tests {
         assert_eq!(door.read(|_| true).len(), 1);
         drop(claim);
         assert!(door.claim(ip, 1).is_some(), "the address is free again");
+    }
+
+    #[test]
+    fn only_connect_datagrams_are_taken_and_each_is_answered_in_its_byte_order() {
+        let probe = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let addr = probe.local_addr().unwrap();
+        drop(probe);
+        let (door, _) = UdpDoor::open(Some(addr));
+        let claim = door.claim("127.0.0.1".parse().unwrap(), 1).unwrap();
+        let c = UdpSocket::bind("127.0.0.1:0").unwrap();
+        c.connect(addr).unwrap();
+        c.send(b"not a connect datagram").unwrap();
+        c.send(b"6789").unwrap(); // a big-endian iperf3's connect
+        std::thread::sleep(Duration::from_millis(20));
+        let lines = door.read(|_| true);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].contains("not iperf3's connect datagram"),
+            "{lines:?}"
+        );
+        let deadline = Instant::now() + Duration::from_secs(2);
+        claim.streams(1, addr, None, deadline).unwrap();
+        let mut b = [0u8; 4];
+        c.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        assert_eq!(c.recv(&mut b).unwrap(), 4);
+        assert_eq!(&b, b"9876", "the answer in the client's byte order");
     }
 }
