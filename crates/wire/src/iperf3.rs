@@ -282,6 +282,37 @@ impl Results {
     }
 }
 
+impl Results {
+    /// The window this end's figures cover: its streams' longest `end_time`, at most `most`
+    /// (a peer's number; nothing it sends can overflow).
+    pub fn window(&self, most: Duration) -> Duration {
+        let secs = self
+            .streams
+            .iter()
+            .map(|s| s.end_time)
+            .filter(|t| t.is_finite() && *t > 0.0)
+            .fold(0.0, f64::max);
+        Duration::try_from_secs_f64(secs).map_or(most, |w| w.min(most))
+    }
+
+    /// This end's process CPU over `window` (iperf3 reports % of one core), and the equal share
+    /// of it each of `streams` streams gets as its thread CPU (iperf3 before 3.16 runs every
+    /// stream on one thread).
+    pub fn cpu_shares(&self, window: Duration, streams: usize) -> (CpuTime, CpuTime) {
+        let share = |pct: f64| (pct.max(0.0) / 100.0 * window.as_micros() as f64) as u64;
+        let process = CpuTime {
+            user_us: share(self.cpu_util_user),
+            sys_us: share(self.cpu_util_system),
+        };
+        let n = streams.max(1) as u64;
+        let each = CpuTime {
+            user_us: process.user_us / n,
+            sys_us: process.sys_us / n,
+        };
+        (process, each)
+    }
+}
+
 impl StreamResults {
     /// A UDP receiver's figures as linerate's counters, the inverse of [`Self::of_counts`]:
     /// iperf3's `packets` is the highest counter seen and `errors` the datagrams missing below

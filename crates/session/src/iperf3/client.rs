@@ -314,17 +314,9 @@ fn own_results(spec: &TestSpec, at_stop: &[StreamCounts], cpu: CpuTime, wall: Du
 /// or sent) at the stop and in total, its CPU, its window (the streams' longest end time).
 fn server_results(spec: &TestSpec, r: &Results) -> Result<ServerResults, ClientError> {
     let n = spec.flows().len();
-    let share = |pct: f64| (pct / 100.0 * wall_us_of(r) as f64) as u64;
-    let process_cpu = CpuTime {
-        user_us: share(r.cpu_util_user),
-        sys_us: share(r.cpu_util_system),
-    };
-    // iperf3 (before 3.16) runs every stream on one thread: its process CPU, shared out.
-    let per_stream = CpuTime {
-        user_us: process_cpu.user_us / n.max(1) as u64,
-        sys_us: process_cpu.sys_us / n.max(1) as u64,
-    };
-    let wall_us = wall_us_of(r);
+    let window = r.window(Duration::from_millis(spec.duration_ms) + Duration::from_secs(60));
+    let (process_cpu, per_stream) = r.cpu_shares(window, n);
+    let wall_us = window.as_micros() as u64;
     let mut streams = Vec::with_capacity(n);
     for (i, id) in stream_ids(n).enumerate() {
         let s = r.streams.iter().find(|s| s.id == id).ok_or_else(|| {
@@ -353,11 +345,6 @@ fn server_results(spec: &TestSpec, r: &Results) -> Result<ServerResults, ClientE
         process_cpu,
         ..ServerResults::default()
     })
-}
-
-/// The server's window, µs: its streams' longest end time.
-fn wall_us_of(r: &Results) -> u64 {
-    (r.streams.iter().map(|s| s.end_time).fold(0.0, f64::max) * 1e6) as u64
 }
 
 #[cfg(test)]

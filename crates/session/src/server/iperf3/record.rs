@@ -149,26 +149,9 @@ struct ClientSide {
 fn client_side(spec: &TestSpec, theirs: &Results) -> Result<ClientSide, String> {
     let flows = spec.flows();
     // A peer's number: at most the test's time and a minute, whatever it says.
-    let most = spec.duration_ms as f64 / 1000.0 + 60.0;
-    let window = Duration::from_secs_f64(
-        theirs
-            .streams
-            .iter()
-            .map(|s| s.end_time)
-            .filter(|t| t.is_finite() && *t > 0.0)
-            .fold(0.0, f64::max)
-            .min(most),
-    );
-    let share = |pct: f64| (pct.max(0.0) / 100.0 * window.as_micros() as f64) as u64;
-    let process_cpu = CpuTime {
-        user_us: share(theirs.cpu_util_user),
-        sys_us: share(theirs.cpu_util_system),
-    };
-    let n = flows.len().max(1) as u64;
-    let per_stream = CpuTime {
-        user_us: process_cpu.user_us / n,
-        sys_us: process_cpu.sys_us / n,
-    };
+    let most = Duration::from_millis(spec.duration_ms) + Duration::from_secs(60);
+    let window = theirs.window(most);
+    let (process_cpu, per_stream) = theirs.cpu_shares(window, flows.len());
     let udp = spec.kind() == TestKind::UdpStream;
     let mut streams = Vec::with_capacity(flows.len());
     for ((_, flow), id) in flows.iter().zip(stream_ids(flows.len())) {
