@@ -305,10 +305,20 @@ fn receive_window(f: &Facts) -> Option<LimitedBy> {
             pct(a * 100.0)
         ));
     }
-    if f.receiver.thread_saturated() && window.is_some() && !small {
+    // A large window that filled: the reader did not keep up. Its CPU, when its thread or its
+    // host's busiest core (busy with its work) was saturated.
+    let large = window.is_some() && !small;
+    if large && f.receiver.thread_saturated() {
         evidence.push_str(&format!(
             "; the receiver's thread at {} of a core could not read faster",
             pct(f.receiver.thread_pct)
+        ));
+        return Some(limited(Verdict::ReceiverCpu, evidence, RECEIVER_CPU_HINT));
+    }
+    if let Some(core) = f.receiver.core_saturated().filter(|_| large) {
+        evidence.push_str(&format!(
+            "; the receiver's busiest core, at {} busy with its work, could not read faster",
+            pct(core.busy_pct)
         ));
         return Some(limited(Verdict::ReceiverCpu, evidence, RECEIVER_CPU_HINT));
     }
