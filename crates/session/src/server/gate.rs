@@ -319,10 +319,6 @@ fn advance(
     log: &mut GateLog,
 ) {
     let now = Instant::now();
-    // iperf3 data connections whose cookies came whole in this pass: handed on in the order
-    // they were accepted (the pass runs backwards, and iperf3 tells a stream's direction by its
-    // place in that order).
-    let mut data_connections = Vec::new();
     for i in (0..ready.len()).rev() {
         let expired = pending[i].deadline <= now;
         if !ready[i] && !expired {
@@ -347,8 +343,9 @@ fn advance(
             }
             Step::Closed => drop(pending.swap_remove(i)),
             Step::Iperf3Cookie => {
+                // Handed on with its place in the accept order, by which its test orders them.
                 if let Some(p) = iperf3_cookie(pending, i, shared) {
-                    data_connections.push(p);
+                    iperf3_data_connection(p, shared, log);
                 }
             }
             Step::Iperf3Params => iperf3_start(pending.swap_remove(i), shared, log),
@@ -375,10 +372,6 @@ fn advance(
                 }
             }
         }
-    }
-    data_connections.sort_by_key(|p| p.accepted);
-    for p in data_connections {
-        iperf3_data_connection(p, shared, log);
     }
 }
 
