@@ -18,21 +18,27 @@ fn paced(spec: wire::TestSpec, bps: Option<u64>) -> wire::TestSpec {
     }
 }
 
-#[test]
-fn tcp_pacing_delivers_the_rate_asked_for() {
-    let server = test_server();
-    for (direction, bps) in [
-        (Direction::Send, 200_000_000u64),
-        (Direction::Reverse, 400_000_000),
-    ] {
-        let r = run(server.addr, paced(spec(direction, 1, 2000), Some(bps))).unwrap();
-        let got = r.summary.throughput_bps;
-        let ratio = got / bps as f64;
-        // Pacing counts headers too, so goodput sits a little under the rate, never above it.
-        assert!(
-            (0.90..=1.02).contains(&ratio),
-            "{direction:?}: {got} of {bps}"
-        );
+/// Goodput against the paced rate needs the ends on time: run alone (`quiet::`); under the
+/// parallel suite's load a 2 s run once delivered 0.89 of the rate.
+mod quiet {
+    use super::*;
+
+    #[test]
+    fn tcp_pacing_delivers_the_rate_asked_for() {
+        let server = test_server();
+        for (direction, bps) in [
+            (Direction::Send, 200_000_000u64),
+            (Direction::Reverse, 400_000_000),
+        ] {
+            let r = run(server.addr, paced(spec(direction, 1, 2000), Some(bps))).unwrap();
+            let got = r.summary.throughput_bps;
+            let ratio = got / bps as f64;
+            // Pacing counts headers too, so goodput sits a little under the rate, never above it.
+            assert!(
+                (0.90..=1.02).contains(&ratio),
+                "{direction:?}: {got} of {bps}"
+            );
+        }
     }
 }
 
