@@ -152,6 +152,9 @@ fn run_client(
     interrupt: Signal,
 ) -> Result<RunOutcome> {
     warn_window_cap(plan.spec.window_bytes)?;
+    if probe.is_some() && common.conn.from.is_some() {
+        bail!("--latency with --from: the probes go from this host, the load from the relay; omit one of them");
+    }
     // Bad tags or an unusable database fail before the test, not after it.
     let mut store = common.store.open()?;
     let reached = target_for(plan, common, unix)?;
@@ -201,11 +204,15 @@ fn run_client(
         .and_then(|()| print_record(&record, common.json));
     if let Some(s) = store.as_mut() {
         // A run against a stock iperf3 server says so in its tags (`runs --tag server=iperf3`).
-        let extra = if plan.iperf3 {
-            results::store::Tags::parse(["server=iperf3"])?
-        } else {
-            results::store::Tags::new()
-        };
+        let mut extra: Vec<String> = reached
+            .relay_tags()
+            .into_iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        if plan.iperf3 {
+            extra.push("server=iperf3".into());
+        }
+        let extra = results::store::Tags::parse(extra)?;
         let id = s.save_with(&record, &extra)?;
         eprintln!("linerate: stored as {id} in {}", s.path().display());
     }

@@ -1,6 +1,7 @@
 //! The connection flags every client command shares (`tcp`, `udp`, `rr`, `crr`, `pps`, the
 //! sweeps and `rfc2544`), declared once and flattened into each: where the server is, which
-//! address family, the local address, the socket buffers and CPU placement.
+//! address family, the local address, the socket buffers and CPU placement, and the relay a
+//! third-party test runs from (`--from`).
 
 use std::path::PathBuf;
 
@@ -34,6 +35,10 @@ pub struct ConnectionArgs {
     /// -A); the placement is stored with the run.
     #[arg(long, short = 'A', value_name = "CLIENT[,SERVER]")]
     pub affinity: Option<String>,
+    /// Run the test from this linerate server (started with `serve --relay`) towards HOST:
+    /// a third-party test; the results come back here and are stored here.
+    #[arg(long, value_name = "RELAY[:PORT]")]
+    pub from: Option<String>,
     /// Key file (one line, NAME SECRET, from `linerate keygen`) proving who runs the test to
     /// a server with --auth-keys; the server proves it holds the key too.
     #[arg(long, value_name = "FILE", env = "LINERATE_AUTH_KEY")]

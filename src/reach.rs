@@ -10,8 +10,9 @@ use anyhow::{bail, Context, Result};
 use engine::{Listener, Signal};
 use session::auth::ClientKey;
 use session::client::ClientConfig;
+use session::relay::RelayTo;
 use session::server::{self, listen_tcp, ServerConfig, ServerThread};
-use session::target::{resolve, Target};
+use session::target::{resolve, Target, DEFAULT_PORT};
 use wire::TestSpec;
 
 use crate::sweep::ClientRunner;
@@ -26,6 +27,8 @@ pub struct Reached {
     pub label: String,
     /// `--auth-key` or `LINERATE_AUTH_KEY` (never for an in-process server).
     pub key: Option<ClientKey>,
+    /// `--from`: `target` is the relay, which runs the tests towards this server.
+    pub relay: Option<RelayTo>,
     _server: Option<ServerThread>,
 }
 
@@ -34,6 +37,7 @@ impl Reached {
     pub fn config(&self, spec: TestSpec, interrupt: Signal) -> ClientConfig {
         ClientConfig {
             key: self.key.clone(),
+            relay: self.relay.clone(),
             ..ClientConfig::new(self.target.clone(), self.label.clone(), spec, interrupt)
         }
     }
@@ -46,6 +50,13 @@ impl Reached {
     ) -> ClientRunner {
         ClientRunner::new(self.target.clone(), self.label.clone(), interrupt, store)
             .with_key(self.key.clone())
+            .with_relay(self.relay.clone())
+    }
+
+    /// The tags a relayed run is stored with: `from` (the relay) and `to` (the far server),
+    /// as the command line named them; none for a run from this host.
+    pub fn relay_tags(&self) -> Vec<(String, String)> {
+        relay_tags(&self.label, self.relay.as_ref())
     }
 }
 
@@ -80,9 +91,58 @@ fn unix_target(path: &Path) -> Result<(Target, Option<ServerThread>, String)> {
     ))
 }
 
+/// `from` and `to` of a relayed run, from the relay's label and the far server.
+pub fn relay_tags(relay_label: &str, relay: Option<&RelayTo>) -> Vec<(String, String)> {
+    relay.map_or_else(Vec::new, |to| {
+        vec![
+            ("from".to_string(), relay_label.to_string()),
+            ("to".to_string(), to.host.clone()),
+        ]
+    })
+}
+
+/// `--from RELAY`: the relay to connect to and where it runs the test; refused with what
+/// cannot go with it.
+fn relayed(
+    plan: &RunPlan,
+    common: &CommonArgs,
+    unix: Option<&Path>,
+    from: &str,
+) -> Result<Reached> {
+    let Some(host) = &common.conn.host else {
+        bail!("--from {from}: name HOST, the server the test goes to from {from}");
+    };
+    if unix.is_some() {
+        bail!("--from with --unix: a relayed test goes over TCP to HOST; omit one of them");
+    }
+    if plan.iperf3 {
+        bail!("--from with --iperf3: a relay runs linerate tests only; omit one of them");
+    }
+    if plan.bind.is_some() {
+        bail!("--from with --bind: the test leaves from the relay's own address; omit --bind");
+    }
+    let addr =
+        resolve(from, DEFAULT_PORT, plan.family).with_context(|| format!("--from {from}"))?;
+    Ok(Reached {
+        target: Target::Tcp { addr, bind: None },
+        label: from.to_string(),
+        key: common.conn.key()?,
+        relay: Some(RelayTo {
+            host: host.clone(),
+            port: common.conn.port(false),
+            family: plan.family,
+        }),
+        _server: None,
+    })
+}
+
 /// Where a client test goes: HOST, a Unix socket, or a new in-process server (kept alive by
-/// the returned value), with the key for a server of one's own choosing.
+/// the returned value), with the key for a server of one's own choosing; with `--from`, the
+/// relay that runs it.
 pub fn target_for(plan: &RunPlan, common: &CommonArgs, unix: Option<&Path>) -> Result<Reached> {
+    if let Some(from) = &common.conn.from {
+        return relayed(plan, common, unix, from);
+    }
     let (target, server, label) = match (unix, &common.conn.host) {
         (Some(_), Some(host)) => bail!("--unix and HOST '{host}' both given; use one"),
         (Some(path), None) => unix_target(path)?,
@@ -127,6 +187,7 @@ pub fn target_for(plan: &RunPlan, common: &CommonArgs, unix: Option<&Path>) -> R
         target,
         label,
         key,
+        relay: None,
         _server: server,
     })
 }

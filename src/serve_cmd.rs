@@ -9,8 +9,10 @@ use std::sync::{Arc, Mutex};
 use anyhow::{bail, Context, Result};
 use engine::{Listener, Signal};
 use results::store::Store;
-use session::auth::{KeyTable, Secret};
-use session::server::{self, listen_tcp, AuthKeys, RecordSink, ServedRun, ServerConfig};
+use session::auth::{ClientKey, KeyTable, Secret};
+use session::server::{
+    self, listen_tcp, AuthKeys, RecordSink, RelayPolicy, ServedRun, ServerConfig,
+};
 use wire::auth::UserName;
 use wire::spec::SpecLimits;
 
@@ -111,8 +113,28 @@ fn config(args: &ServeArgs) -> Result<ServerConfig> {
             .collect::<Result<_>>()?,
         one_off: args.one_off,
         iperf3_open: args.iperf3_open,
+        relay: relay_policy(args)?,
         ..ServerConfig::default()
     })
+}
+
+/// `--relay`, `--relay-to`, `--relay-key`.
+fn relay_policy(args: &ServeArgs) -> Result<Option<RelayPolicy>> {
+    if !args.relay {
+        return Ok(None);
+    }
+    let to = args
+        .relay_to
+        .iter()
+        .map(|p| p.parse().map_err(|e| anyhow::anyhow!("--relay-to {e}")))
+        .collect::<Result<_>>()?;
+    let key = args
+        .relay_key
+        .as_deref()
+        .map(ClientKey::load)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("--relay-key: {e}"))?;
+    Ok(Some(RelayPolicy { to, key }))
 }
 
 /// The database iperf3 clients' runs go to: `--db`, else where the test commands store theirs;

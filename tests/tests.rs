@@ -25,6 +25,7 @@ mod netns;
 mod netns_errors;
 mod proc;
 mod protocol;
+mod relay;
 mod report_cli;
 mod rr;
 mod skip;

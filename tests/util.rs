@@ -67,6 +67,7 @@ pub fn config(addr: SocketAddr, spec: TestSpec) -> ClientConfig {
         connect_timeout: Duration::from_secs(2),
         drain_timeout: Duration::from_secs(5),
         key: None,
+        relay: None,
     }
 }
 

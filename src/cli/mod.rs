@@ -106,7 +106,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 128)]
     pub max_streams: u16,
     /// Ask every client for a key: lines `NAME SECRET [max-time=S] [max-rate=RATE]
-    /// [max-sessions=N] [max-streams=N]` (make keys with `linerate keygen NAME`). The file must
+    /// [max-sessions=N] [max-streams=N] [relay]` (make keys with `linerate keygen NAME`). The file must
     /// not be readable by group or others; SIGHUP rereads it.
     #[arg(long, value_name = "FILE")]
     pub auth_keys: Option<PathBuf>,
@@ -128,6 +128,17 @@ pub struct ServeArgs {
     /// Do not store iperf3 clients' runs.
     #[arg(long, conflicts_with = "db")]
     pub no_store: bool,
+    /// Run tests towards other linerate servers when a controller asks (`linerate tcp B
+    /// --from THIS`, `linerate mesh`); with --auth-keys, only keys marked `relay` may ask.
+    #[arg(long)]
+    pub relay: bool,
+    /// With --relay: the prefixes relayed tests may go to (e.g. 198.18.0.0/15); repeat for
+    /// more. Default: anywhere.
+    #[arg(long, value_name = "PREFIX", requires = "relay")]
+    pub relay_to: Vec<String>,
+    /// With --relay: the key file this server proves to a far server with --auth-keys.
+    #[arg(long, value_name = "FILE", requires = "relay")]
+    pub relay_key: Option<PathBuf>,
 }
 
 #[cfg(test)]

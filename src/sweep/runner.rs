@@ -10,6 +10,7 @@ use crate::store_args::RunStore;
 use session::auth::ClientKey;
 use session::client::{self, ClientConfig, Silent};
 use session::probe;
+use session::relay::RelayTo;
 use session::target::Target;
 
 /// Runs each point against one target and stores it.
@@ -19,6 +20,7 @@ pub struct ClientRunner {
     interrupt: Signal,
     store: Option<RunStore>,
     key: Option<ClientKey>,
+    relay: Option<RelayTo>,
 }
 
 impl ClientRunner {
@@ -31,6 +33,7 @@ impl ClientRunner {
             interrupt,
             store,
             key: None,
+            relay: None,
         }
     }
 
@@ -39,9 +42,15 @@ impl ClientRunner {
         Self { key, ..self }
     }
 
+    /// `--from`: every point runs from the relay at the target towards this server.
+    pub fn with_relay(self, relay: Option<RelayTo>) -> Self {
+        Self { relay, ..self }
+    }
+
     fn run_and_store(&mut self, point: &Point) -> anyhow::Result<Measured> {
         let config = ClientConfig {
             key: self.key.clone(),
+            relay: self.relay.clone(),
             ..ClientConfig::new(
                 self.target.clone(),
                 self.label.clone(),
@@ -57,7 +66,8 @@ impl ClientRunner {
             None => None,
             Some(store) => {
                 let mut tags = Tags::new();
-                for (key, value) in &point.tags {
+                let relay_tags = crate::reach::relay_tags(&self.label, self.relay.as_ref());
+                for (key, value) in point.tags.iter().chain(&relay_tags) {
                     // Keys are the executors' constants; a repeated one keeps its first value.
                     let _ = tags.insert(Tag {
                         key: key.clone(),

@@ -17,5 +17,6 @@ pub mod client;
 mod control;
 pub mod iperf3;
 pub mod probe;
+pub mod relay;
 pub mod server;
 pub mod target;

@@ -6,17 +6,7 @@ use std::path::PathBuf;
 /// linerate's default port.
 pub const DEFAULT_PORT: u16 = 5301;
 
-/// Address family restriction from `-4` / `-6`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Family {
-    /// Whatever the name resolves to first.
-    #[default]
-    Any,
-    /// IPv4 only.
-    V4,
-    /// IPv6 only.
-    V6,
-}
+pub use wire::msg::Family;
 
 /// A resolved destination.
 #[derive(Debug, Clone, PartialEq, Eq)]

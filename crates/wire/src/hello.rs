@@ -13,8 +13,8 @@ use crate::WireError;
 pub const MAGIC: [u8; 4] = *b"LNRT";
 /// The control protocol version this build speaks. Version 8 added authentication: the
 /// server's greeting carries a nonce, first messages and their answers carry proofs
-/// (docs/PROTOCOL.md section 9).
-pub const PROTOCOL_VERSION: u16 = 8;
+/// (docs/PROTOCOL.md section 9); version 9 the `relay` message (`--from`, section 14).
+pub const PROTOCOL_VERSION: u16 = 9;
 /// Length of the hello on the wire.
 pub const HELLO_LEN: usize = 8;
 /// Length of the server's greeting: its hello and its nonce.
@@ -173,14 +173,14 @@ mod tests {
     #[test]
     fn version_mismatch_names_both_versions() {
         let err = Hello {
-            version: 9,
+            version: 10,
             requires_key: false,
         }
         .check_version()
         .unwrap_err();
         let text = err.to_string();
         assert!(
-            text.contains("version 8") && text.contains("version 9"),
+            text.contains("version 9") && text.contains("version 10"),
             "{text}"
         );
     }
@@ -192,12 +192,12 @@ mod tests {
         let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 7, 0, 0]).unwrap();
         let err = hello.check_version().unwrap_err();
         assert!(
-            matches!(err, WireError::VersionMismatch { ours: 8, theirs: 7 }),
+            matches!(err, WireError::VersionMismatch { ours: 9, theirs: 7 }),
             "{err:?}"
         );
         assert_eq!(
             err.to_string(),
-            "protocol version mismatch: this linerate speaks version 8, the peer speaks version 7; \
+            "protocol version mismatch: this linerate speaks version 9, the peer speaks version 7; \
              run the same linerate release on both ends"
         );
     }

@@ -16,6 +16,20 @@ use serde::{Deserialize, Serialize};
 use crate::auth::{ClientProof, Mac};
 use crate::spec::TestSpec;
 
+/// Address family restriction from `-4` / `-6`.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Family {
+    /// Whatever the name resolves to first.
+    #[default]
+    Any,
+    /// IPv4 only.
+    V4,
+    /// IPv6 only.
+    V6,
+}
+
 /// Messages from client to server.
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -23,6 +37,23 @@ use crate::spec::TestSpec;
 pub enum ClientMsg {
     /// Opens a test session on this (control) connection.
     Start {
+        /// The test to run.
+        spec: TestSpec,
+        /// Proof of a key, for a server that asks for one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        auth: Option<ClientProof>,
+    },
+    /// Asks this server to run a test as a client towards another linerate server (`--from`;
+    /// the server needs `serve --relay`, and with keys a key marked `relay`). Answered with
+    /// the session crate's relay messages: the far server's facts, each interval, the record.
+    Relay {
+        /// The server to test towards, as this server names it: a name or an address.
+        to: String,
+        /// Its port.
+        port: u16,
+        /// The address family `to` resolves in.
+        #[serde(default)]
+        family: Family,
         /// The test to run.
         spec: TestSpec,
         /// Proof of a key, for a server that asks for one.

@@ -8,6 +8,7 @@
 mod handshake;
 pub(crate) mod measure;
 mod open;
+mod relay;
 pub(crate) mod remote;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -21,6 +22,7 @@ use wire::{ClientMsg, ServerMsg, TestSpec, WireError};
 
 use crate::auth::ClientKey;
 use crate::control::{recv, send, HANDSHAKE_TIMEOUT};
+use crate::relay::RelayTo;
 use crate::target::Target;
 use handshake::connect;
 pub use handshake::AuthProblem;
@@ -42,6 +44,9 @@ pub struct ClientConfig {
     pub drain_timeout: Duration,
     /// The key to prove to a server that asks for one (`--auth-key`).
     pub key: Option<ClientKey>,
+    /// `--from`: `target` is a relay (`serve --relay`), which runs the test towards this
+    /// server as its client; `None`: this host is the client.
+    pub relay: Option<RelayTo>,
 }
 
 impl ClientConfig {
@@ -56,6 +61,7 @@ impl ClientConfig {
             connect_timeout: Duration::from_secs(5),
             drain_timeout: Duration::from_secs(10),
             key: None,
+            relay: None,
         }
     }
 }
@@ -118,8 +124,12 @@ fn protocol(context: &str) -> impl Fn(WireError) -> ClientError + '_ {
     move |e| ClientError::Protocol(format!("{context}: {e}"))
 }
 
-/// Runs one test to the end (or to an interrupt) and returns its record.
+/// Runs one test to the end (or to an interrupt) and returns its record; with
+/// [`ClientConfig::relay`], the relay runs it and this host only asks and collects.
 pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunRecord, ClientError> {
+    if let Some(to) = &config.relay {
+        return relay::run(config, to, progress);
+    }
     let spec = &config.spec;
     let started_at_unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)

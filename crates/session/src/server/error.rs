@@ -69,6 +69,29 @@ pub enum SessionError {
         /// What was asked and allowed.
         error: SpecError,
     },
+    /// A `relay` to a server started without `--relay`.
+    #[error("this server does not run tests towards others; start it with `linerate serve --relay` to allow --from")]
+    RelayOff,
+    /// A `relay` under a key without the `relay` mark.
+    #[error("key {user} may not ask this server to run tests towards others; add the word `relay` to its line in the server's keys file")]
+    RelayKey {
+        /// The key.
+        user: UserName,
+    },
+    /// The relay cannot resolve where the test should go.
+    #[error("cannot reach {to} from this server: {why}")]
+    RelayTarget {
+        /// As the controller named it.
+        to: String,
+        /// Why.
+        why: String,
+    },
+    /// A destination outside `--relay-to`.
+    #[error("{addr} is outside this server's --relay-to prefixes")]
+    RelayDenied {
+        /// Where the test would have gone.
+        addr: IpAddr,
+    },
     /// The operating system's random source failed.
     #[error("no random numbers for a session cookie: {0}")]
     Random(String),

@@ -37,6 +37,7 @@ use wire::{frame, ClientMsg, Greeting, Hello, WireError, HELLO_LEN, MAGIC};
 use super::admit::{admit, Admission, KeyWatch};
 use super::allow::allowed;
 use super::iperf3::Cookie;
+use super::relay::{run_relay, RelayAsk};
 use super::{attach, run_session, tell, Shared};
 
 /// Most connections in handshake at once: enough that thousands of idle connections do not
@@ -357,7 +358,9 @@ fn advance(
             Step::Done(msg) => {
                 let p = pending.swap_remove(i);
                 let proof = match &*msg {
-                    ClientMsg::Start { auth, .. } | ClientMsg::Attach { auth, .. } => auth.as_ref(),
+                    ClientMsg::Start { auth, .. }
+                    | ClientMsg::Attach { auth, .. }
+                    | ClientMsg::Relay { auth, .. } => auth.as_ref(),
                     _ => None,
                 };
                 match admit(keys.table(), &p.challenge, proof) {
@@ -525,6 +528,28 @@ fn dispatch(
         ClientMsg::Attach {
             session, stream, ..
         } => attach(conn, session, stream, admission, shared, &mut conn_line),
+        ClientMsg::Relay {
+            to,
+            port,
+            family,
+            spec,
+            ..
+        } => {
+            let for_thread = Arc::clone(shared);
+            let relay_peer = peer.clone();
+            let ask = RelayAsk {
+                to,
+                port,
+                family,
+                spec,
+            };
+            let spawned = std::thread::Builder::new()
+                .name("lr-relay".into())
+                .spawn(move || run_relay(conn, ask, admission, &for_thread, &relay_peer));
+            if let Err(e) = spawned {
+                conn_line(format!("cannot start a thread for a relayed test: {e}"));
+            }
+        }
         other => {
             let message = format!("expected start or attach, got {other:?}");
             conn_line(message.clone());

@@ -13,6 +13,7 @@ mod error;
 mod gate;
 mod iperf3;
 mod registry;
+mod relay;
 mod running;
 mod setup;
 mod streams;
@@ -34,6 +35,7 @@ pub use admit::AuthKeys;
 pub use allow::{Prefix, PrefixError};
 pub use error::SessionError;
 use registry::{attach, Claim, SessionGuard, Sessions};
+pub use relay::RelayPolicy;
 pub use running::{listen_tcp, ServerThread};
 
 /// How the server behaves.
@@ -65,6 +67,9 @@ pub struct ServerConfig {
     /// Where iperf3 clients' finished tests go (`linerate serve` stores them); `None`: the
     /// server keeps nothing.
     pub records: Option<RecordSink>,
+    /// `--relay`: run tests towards other servers when a controller asks (`--from`); `None`:
+    /// refuse.
+    pub relay: Option<RelayPolicy>,
 }
 
 /// An iperf3 client's finished test as the server hands it out.
@@ -101,6 +106,7 @@ impl Default for ServerConfig {
             drain_timeout: Duration::from_secs(10),
             iperf3_open: false,
             records: None,
+            relay: None,
         }
     }
 }
