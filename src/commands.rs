@@ -328,7 +328,8 @@ pub fn sweep(args: &SweepArgs, interrupt: Signal) -> Result<RunOutcome> {
 }
 
 /// Draws a sweep: throughput by message size for `sweep size`, by swept value otherwise.
-fn chart_extension(path: &Path) -> Result<&str> {
+/// `svg` or `png`, from `--chart PATH`'s extension.
+pub fn chart_extension(path: &Path) -> Result<&str> {
     match path.extension().and_then(|e| e.to_str()) {
         Some(ext @ ("svg" | "png")) => Ok(ext),
         _ => bail!(

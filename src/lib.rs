@@ -7,6 +7,7 @@ pub mod commands;
 pub mod connection_args;
 pub mod docs_gen;
 pub mod latency_args;
+pub mod mesh_cmd;
 pub mod output;
 pub mod pps_args;
 pub mod reach;

@@ -26,10 +26,8 @@ fn parse() -> anyhow::Result<Result<Cli, ExitCode>> {
             Ok(Err(ExitCode::from(2)))
         }
         Err(e) => {
-            let rendered = e.render().to_string();
-            let first = rendered.lines().next().unwrap_or("invalid command line");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            anyhow::bail!("{first} (see linerate --help)")
+            let line = linerate::cli::usage_error_line(&e);
+            anyhow::bail!("{line} (see linerate --help)")
         }
     }
 }
@@ -69,6 +67,7 @@ fn run() -> anyhow::Result<ExitCode> {
         Command::Crr(args) => commands::rr(args, true, interrupt)?,
         Command::Sweep(args) => commands::sweep(args, interrupt)?,
         Command::Rfc2544(args) => commands::rfc2544(args, interrupt)?,
+        Command::Mesh(args) => linerate::mesh_cmd::mesh(args, interrupt)?,
         Command::Runs(args) => {
             linerate::store_cmd::runs(args)?;
             return Ok(ExitCode::SUCCESS);

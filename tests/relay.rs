@@ -185,3 +185,46 @@ fn an_interrupt_at_the_controller_stops_the_relayed_test_early() {
     );
     wait_for_log(&far, "test done");
 }
+
+#[test]
+fn bad_mesh_and_from_input_is_one_line_and_runs_nothing() {
+    for (args, needle) in [
+        (&["mesh", "198.18.0.1"][..], "2 values required"),
+        (
+            &["mesh", "198.18.0.1", "198.18.0.1"],
+            "host 198.18.0.1 is given twice",
+        ),
+        (
+            &["mesh", "198.18.0.1", "no-such-host.invalid"],
+            "host no-such-host.invalid: cannot resolve",
+        ),
+        (
+            &["mesh", "198.18.0.1", "198.18.0.2", "--concurrency", "0"],
+            "--concurrency 0",
+        ),
+        (
+            &["mesh", "198.18.0.1", "198.18.0.2", "--", "198.18.0.3"],
+            "a mesh's hosts are given before --",
+        ),
+        (
+            &["mesh", "198.18.0.1", "198.18.0.2", "--", "--json"],
+            "--json after --",
+        ),
+        (
+            &["mesh", "198.18.0.1", "198.18.0.2", "--test", "pps"],
+            "invalid value 'pps'",
+        ),
+        (&["tcp", "--from", "198.18.0.1"], "name HOST"),
+        (
+            &["tcp", "198.18.0.2", "--from", "198.18.0.1", "--iperf3"],
+            "--from with --iperf3",
+        ),
+        (
+            &["udp", "198.18.0.2", "--from", "198.18.0.1", "--latency"],
+            "--latency with --from",
+        ),
+        (&["serve", "--relay-to", "198.18.0.0/15"], "--relay"),
+    ] {
+        fails_in_one_line(args, needle);
+    }
+}

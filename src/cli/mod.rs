@@ -50,6 +50,10 @@ pub enum Command {
     /// RFC 2544 throughput: per frame size, the highest rate with loss within --loss, by
     /// binary search over trials, with latency at that rate and the line rate beside it.
     Rfc2544(crate::sweep::Rfc2544Args),
+    /// Every ordered pair of hosts (each a `serve --relay` server) runs the test, the first
+    /// as the client: a matrix of throughput (or p50 round trip, connections/s), each cell a
+    /// stored run.
+    Mesh(crate::mesh_cmd::MeshArgs),
     /// List stored runs, oldest first: --tag K=V, --kind, --since DATE; --json or --csv.
     Runs(crate::store_cmd::RunsArgs),
     /// Print one stored run in full (12 or #12, as `linerate runs` lists it).
@@ -139,6 +143,24 @@ pub struct ServeArgs {
     /// With --relay: the key file this server proves to a far server with --auth-keys.
     #[arg(long, value_name = "FILE", requires = "relay")]
     pub relay_key: Option<PathBuf>,
+}
+
+/// A clap usage error as one line, without clap's `error: ` and usage lines: the message and
+/// what it lists (the missing arguments, say), joined.
+pub fn usage_error_line(e: &clap::Error) -> String {
+    let rendered = e.render().to_string();
+    let words: Vec<&str> = rendered
+        .lines()
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("tip:"))
+        .collect();
+    let line = words.join(" ");
+    match line.strip_prefix("error: ") {
+        Some(rest) => rest.to_string(),
+        None if line.is_empty() => "invalid command line".into(),
+        None => line,
+    }
 }
 
 #[cfg(test)]

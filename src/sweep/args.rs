@@ -231,12 +231,10 @@ pub fn parse_base_test(host: Option<&str>, test: &[String]) -> Result<BaseTest> 
 
 /// Parses `words` (a test command and its flags) with the test commands' clap definitions and
 /// validates them; a usage error is prefixed with `context` (what the user typed), if any.
-pub(super) fn parse_test(words: &[String], context: Option<&str>) -> Result<BaseTest> {
+pub(crate) fn parse_test(words: &[String], context: Option<&str>) -> Result<BaseTest> {
     let argv = std::iter::once("linerate".to_string()).chain(words.iter().cloned());
     let cli = TestCli::try_parse_from(argv).map_err(|e| {
-        let rendered = e.render().to_string();
-        let first = rendered.lines().next().unwrap_or("not a test command");
-        let first = first.strip_prefix("error: ").unwrap_or(first);
+        let first = crate::cli::usage_error_line(&e);
         match context {
             Some(c) => anyhow!("{c}: {first}"),
             None => anyhow!("{first}"),
@@ -251,11 +249,11 @@ pub(super) fn parse_test(words: &[String], context: Option<&str>) -> Result<Base
             words.first().map_or("", String::as_str)
         ),
     };
-    // Repetition, output and storage belong to the sweep, which repeats every point, prints one
-    // document for all of them and stores every run itself: the same flags after `--` would be
-    // silently ignored.
-    let every_point = "it applies to every point of the sweep";
-    let printed = "the sweep prints and stores all its points";
+    // Repetition, output and storage belong to the sweep (or mesh), which repeats every point,
+    // prints one document for all of them and stores every run itself: the same flags after
+    // `--` would be silently ignored.
+    let every_point = "it applies to every run of the sweep or mesh";
+    let printed = "the sweep or mesh prints and stores all its runs";
     let misplaced = [
         (repeat.repeat.is_some(), "--repeat", every_point),
         (repeat.until_ci.is_some(), "--until-ci", every_point),

@@ -50,12 +50,12 @@ pub enum ResolveError {
         port: String,
     },
     /// The resolver failed.
-    #[error("cannot resolve host '{name}': {source}")]
+    #[error("cannot resolve host '{name}': {answer}")]
     Lookup {
         /// The name looked up.
         name: String,
-        /// The resolver's answer.
-        source: std::io::Error,
+        /// The resolver's answer (in the message, so not a `source`: said once).
+        answer: std::io::Error,
     },
     /// The name has addresses, but none of the family asked for.
     #[error("host '{host}' has no {} address", if *.family == Family::V4 { "IPv4 (-4)" } else { "IPv6 (-6)" })]
@@ -90,9 +90,9 @@ pub fn resolve(host: &str, port: u16, family: Family) -> Result<SocketAddr, Reso
         };
         (name, port)
             .to_socket_addrs()
-            .map_err(|source| ResolveError::Lookup {
+            .map_err(|answer| ResolveError::Lookup {
                 name: name.to_string(),
-                source,
+                answer,
             })?
             .collect()
     };

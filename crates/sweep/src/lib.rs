@@ -9,6 +9,8 @@
 //! - [`plan`], [`run`]: validated plans and their executors over a [`run::PointRunner`], which
 //!   runs and stores one test (the binary's runs `client::run`; tests use a mock);
 //! - [`result`]: what a sweep produced; [`progress`]: what executors report while they run;
+//! - [`mesh`]: every ordered pair of hosts, scheduled so no host is in two tests at once,
+//!   through a [`mesh::PairRunner`];
 //! - [`probe`]: the latency probes a point may carry; [`interrupt`]: how Ctrl-C reaches here;
 //! - [`output`]: the results as a table, CSV or JSON.
 //!
@@ -22,6 +24,7 @@
 pub mod interrupt;
 pub mod knob;
 pub mod ladder;
+pub mod mesh;
 pub mod output;
 pub mod param;
 pub mod plan;

@@ -7,6 +7,7 @@
 //! viewer (a browser, or resvg with the system's fonts) sets it. Output is deterministic.
 
 mod bars;
+mod heatmap;
 mod latency;
 mod line;
 mod msg_size;
@@ -41,6 +42,9 @@ pub enum ChartKind {
     /// Throughput at each value of a swept parameter or knob (a `linerate sweep`); not in
     /// [`ChartKind::ALL`]: drawn by [`sweep_chart`] from a sweep's points.
     Sweep,
+    /// A mesh's figure per ordered pair of hosts (a `linerate mesh`); not in
+    /// [`ChartKind::ALL`]: drawn by [`mesh_chart`] from its matrix.
+    Mesh,
 }
 
 impl ChartKind {
@@ -63,6 +67,7 @@ impl ChartKind {
             ChartKind::MessageSize => "message-size",
             ChartKind::Pps => "pps",
             ChartKind::Sweep => "sweep",
+            ChartKind::Mesh => "mesh",
         }
     }
 
@@ -80,6 +85,7 @@ impl ChartKind {
             ChartKind::MessageSize => "Throughput by write size",
             ChartKind::Pps => "Packet rate by frame size",
             ChartKind::Sweep => "Throughput by swept value",
+            ChartKind::Mesh => "Mesh: every ordered pair of hosts",
         }
     }
 
@@ -92,6 +98,7 @@ impl ChartKind {
             ChartKind::MessageSize => "Throughput at each write size (--len), the median over each column's runs at that size.",
             ChartKind::Pps => "Datagrams received per second at each frame size (FCS included), one line per flow count; dashed: the line rate of the link speed.",
             ChartKind::Sweep => "Receiver throughput at each value of the swept parameter, in the order swept (the median of the point's runs).",
+            ChartKind::Mesh => "One square per ordered pair: rows are the hosts that ran the test (from), columns the hosts they tested towards (to); darker is a higher figure; grey squares failed.",
         }
     }
 }
@@ -134,6 +141,12 @@ pub fn render(kind: ChartKind, columns: &[LabeledRuns]) -> Result<Chart> {
                 reason: "drawn from a sweep's points (linerate sweep --chart)".into(),
             })
         }
+        ChartKind::Mesh => {
+            return Err(Error::NoData {
+                chart: kind.name(),
+                reason: "drawn from a mesh's matrix (linerate mesh --chart)".into(),
+            })
+        }
     };
     Ok(Chart { kind, svg })
 }
@@ -154,6 +167,14 @@ pub fn pps_chart(matrix: &PpsMatrix) -> Result<Chart> {
     Ok(Chart {
         kind: ChartKind::Pps,
         svg: pps::draw(matrix)?,
+    })
+}
+
+/// Draws a mesh as a heatmap: a square per ordered pair with its figure.
+pub fn mesh_chart(matrix: &crate::MeshMatrix) -> Result<Chart> {
+    Ok(Chart {
+        kind: ChartKind::Mesh,
+        svg: heatmap::draw(matrix)?,
     })
 }
 

@@ -109,6 +109,10 @@ pub enum ClientError {
     /// The control conversation failed.
     #[error("{0}")]
     Protocol(String),
+    /// A relay (`--from`) refused the test, or its test towards the far server failed; the
+    /// message names the relay.
+    #[error("{0}")]
+    Relay(String),
     /// The test cannot run as given (found by the client before any data).
     #[error("{0}")]
     Input(String),

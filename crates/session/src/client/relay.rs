@@ -45,7 +45,7 @@ pub(super) fn run(
     match recv::<RelayMsg>(&mut ctrl, HANDSHAKE_TIMEOUT).map_err(lost(&relay))? {
         RelayMsg::Relaying { auth: answer, .. } => auth.check_answer(answer.as_ref())?,
         RelayMsg::Error { message } => {
-            return Err(ClientError::Refused(format!("{relay}: {message}")))
+            return Err(ClientError::Relay(format!("{relay}: {message}")))
         }
         other => return Err(unexpected(&relay, &other)),
     }
@@ -65,7 +65,7 @@ pub(super) fn run(
             RelayMsg::Interval { sample } => progress.interval(&sample),
             RelayMsg::Record { record } => break *record,
             RelayMsg::Error { message } => {
-                return Err(ClientError::Refused(format!("{relay}: {message}")))
+                return Err(ClientError::Relay(format!("{relay}: {message}")))
             }
             other => return Err(unexpected(&relay, &other)),
         }

@@ -1,0 +1,83 @@
+//! linerate plan files: a TOML list of linerate commands (steps) run in order by `linerate
+//! plan FILE`, read and validated here; running them is the binary's. The format, for users,
+//! is docs/PLANS.md.
+//!
+//! Layout:
+//! - [`parse`] and [`load`] turn a file into a [`Plan`] of [`Step`]s, or a [`PlanError`] whose
+//!   `Display` names the file, line and column and says what to do (the document walk is
+//!   `read`, one step is `step`);
+//! - [`split_words`] splits a command string as a POSIX shell splits words, without a shell;
+//! - [`StepKind`]: the linerate command a step runs.
+//!
+//! Invariants of a [`Plan`]: it has at least one step; step names are unique and 1 to 64 of
+//! A-Z a-z 0-9 . _ -; every step's words start with its kind, hold no `{host}` left to replace
+//! (only `{value}`, `sweep knob --pre`'s) and none of the flags the runner provides (`--db`,
+//! `--no-store`, `--tag`); no tag is named `plan` or `step`, which the runner sets. Nothing
+//! here runs anything or touches the results store. Depends on no other linerate crate.
+
+#![warn(missing_docs)]
+
+use std::path::Path;
+
+mod error;
+mod kind;
+mod read;
+mod step;
+mod words;
+
+#[cfg(test)]
+mod tests;
+
+pub use error::{CommandKey, Expected, Location, Place, PlanError, PlanWord, Position, Problem};
+pub use kind::{StepKind, UnknownKind};
+pub use words::{split_words, SplitError};
+
+/// A validated plan: its name and tags, and its steps in the file's order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// The plan's `name`, or the file's stem; the runner tags every run with `plan=NAME`.
+    pub name: String,
+    /// The plan's `[tags]`, in the file's order (without `plan`, which the runner adds).
+    pub tags: Vec<(String, String)>,
+    /// The steps, in the file's order; never empty.
+    pub steps: Vec<Step>,
+}
+
+/// One step: a linerate command, with what runs around it and the tags of its runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    /// The step's name, unique in the plan; the runner tags its runs with `step=NAME`.
+    pub name: String,
+    /// The 1-based line of the step's `[[step]]` header (of its `{` when the plan writes
+    /// `step = [{ … }]`), for messages about the step.
+    pub line: usize,
+    /// The command, named by the first word of `run`.
+    pub kind: StepKind,
+    /// `run`'s words with `{host}` replaced, the kind's word first; without the leading
+    /// `linerate`.
+    pub words: Vec<String>,
+    /// The plan's tags, then the step's; a step's tag replaces the plan's of the same key in
+    /// place. Without `plan` and `step`, which the runner adds.
+    pub tags: Vec<(String, String)>,
+    /// `pre`'s words, with `{host}` replaced like `run`'s: a program and its arguments, run
+    /// before the step without a shell.
+    pub pre: Option<Vec<String>>,
+    /// `post`'s words, likewise: run after the step, even when it failed.
+    pub post: Option<Vec<String>>,
+}
+
+/// Reads and validates the plan `text`. `file_name` is the file as the user named it: it
+/// starts every message, and its stem is the plan's name when the plan gives none.
+pub fn parse(text: &str, file_name: &str) -> Result<Plan, PlanError> {
+    read::plan(text, file_name)
+}
+
+/// Reads the plan file at `path` (named in messages as `path` displays) and validates it.
+pub fn load(path: &Path) -> Result<Plan, PlanError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|error| PlanError::Read {
+        file: file.clone(),
+        error,
+    })?;
+    parse(&text, &file)
+}

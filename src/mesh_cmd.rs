@@ -1,0 +1,250 @@
+//! `linerate mesh A B C …`: the test after `--` over every ordered pair of hosts, each run by
+//! its `from` host (a relay, `serve --relay`) towards its `to` host; the matrix printed as a
+//! table or JSON, drawn with `--chart`, every cell a stored run tagged `mesh_id`, `from`, `to`.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use engine::Signal;
+use report::{MeshCell, MeshMatrix, TableStyle};
+use results::store::Tags;
+use results::RunRecord;
+use session::client::{self, ClientConfig, Silent};
+use session::relay::RelayTo;
+use session::target::{resolve, Family, Target};
+use sweep::mesh::{run_mesh, CellOutcome, MeshPlan, MeshProgress, PairRunner};
+
+use crate::commands::RunOutcome;
+use crate::store_args::{RunStore, StoreArgs};
+use crate::sweep::args::parse_test;
+
+/// `linerate mesh`.
+#[derive(Debug, Args)]
+pub struct MeshArgs {
+    /// The hosts, each a linerate server started with `serve --relay` (name or address); every
+    /// ordered pair runs the test, the first host of the pair as the client.
+    #[arg(value_name = "HOST", num_args = 2.., required = true)]
+    pub hosts: Vec<String>,
+    /// The test each pair runs.
+    #[arg(long, value_name = "KIND", default_value = "tcp", value_parser = ["tcp", "udp", "rr", "crr"])]
+    pub test: String,
+    /// Test duration of each pair.
+    #[arg(
+        long = "time",
+        short = 't',
+        value_name = "SECONDS",
+        default_value_t = 10.0
+    )]
+    pub time: f64,
+    /// Pairs run at once; never two on one host (unless --share-hosts), so with N hosts at
+    /// most N/2 run together.
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    pub concurrency: usize,
+    /// Let pairs that share a host run at the same time (they disturb each other).
+    #[arg(long)]
+    pub share_hosts: bool,
+    /// Print the matrix as one JSON document: {"kind":"mesh","cells":[{"from","to",…,"run"}]}.
+    #[arg(long)]
+    pub json: bool,
+    /// Also draw the matrix as a heatmap, .svg or .png by the extension.
+    #[arg(long, value_name = "PATH")]
+    pub chart: Option<PathBuf>,
+    /// Where the runs are stored.
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The test's own flags, as `linerate tcp` (or udp, rr, crr) takes them: `-- -P 2 -R`;
+    /// -p, -4/-6 and --auth-key there apply to every host.
+    #[arg(last = true, value_name = "TEST FLAGS")]
+    pub test_flags: Vec<String>,
+}
+
+/// Runs each pair as a third-party test: `from` is the relay, `to` the far server.
+struct RelayPairs {
+    spec: wire::TestSpec,
+    port: u16,
+    family: Family,
+    key: Option<session::auth::ClientKey>,
+    interrupt: Signal,
+}
+
+impl PairRunner for RelayPairs {
+    type Output = RunRecord;
+
+    fn run_pair(&self, from: &str, to: &str) -> Result<RunRecord, String> {
+        let addr = resolve(from, self.port, self.family).map_err(|e| e.to_string())?;
+        let config = ClientConfig {
+            key: self.key.clone(),
+            relay: Some(RelayTo {
+                host: to.to_string(),
+                port: self.port,
+                family: self.family,
+            }),
+            ..ClientConfig::new(
+                Target::Tcp { addr, bind: None },
+                from.to_string(),
+                self.spec.clone(),
+                self.interrupt.clone(),
+            )
+        };
+        let record = client::run(&config, &mut Silent).map_err(|e| e.to_string())?;
+        match &record.summary.incomplete {
+            Some(why) if !record.summary.interrupted => Err(why.to_string()),
+            _ => Ok(record),
+        }
+    }
+}
+
+/// Stores each cell as it ends, tells the user, and fills the matrix.
+struct Cells {
+    matrix: MeshMatrix,
+    store: Option<RunStore>,
+    tags: Tags,
+    /// A cell that ran but could not be stored: the first such error ends the command.
+    store_error: Option<anyhow::Error>,
+}
+
+impl MeshProgress<RunRecord> for Cells {
+    fn started(&mut self, _: &str, _: &str) {}
+
+    fn ended(
+        &mut self,
+        from: &str,
+        to: &str,
+        outcome: CellOutcome<RunRecord>,
+        done: usize,
+        total: usize,
+    ) {
+        let cell = match outcome {
+            CellOutcome::Ran(record) => {
+                let mut tags = self.tags.clone();
+                for (k, v) in [("from", from), ("to", to)] {
+                    let _ = tags.insert(results::store::Tag {
+                        key: k.into(),
+                        value: v.into(),
+                    });
+                }
+                let id = match self.store.as_mut().map(|s| s.save_with(&record, &tags)) {
+                    Some(Ok(id)) => Some(id),
+                    Some(Err(e)) => {
+                        self.store_error.get_or_insert(e);
+                        None
+                    }
+                    None => None,
+                };
+                MeshCell::of_run(from, to, &record, id)
+            }
+            CellOutcome::Failed(why) => MeshCell::failed(from, to, why),
+            CellOutcome::NotRun => MeshCell::failed(from, to, "not run".into()),
+        };
+        let figure = self.matrix.figure;
+        let said = match (figure.value(&cell), &cell.error, cell.run) {
+            (Some(v), _, Some(id)) => format!("{} (stored as {id})", figure.format(v)),
+            (Some(v), _, None) => figure.format(v),
+            (None, Some(e), _) => format!("error: {e}"),
+            (None, None, _) => "no figure".into(),
+        };
+        eprintln!("linerate: mesh {done}/{total}: {from} -> {to}: {said}");
+        self.matrix.cells.push(cell);
+    }
+}
+
+/// `linerate mesh`.
+pub fn mesh(args: &MeshArgs, interrupt: Signal) -> Result<RunOutcome> {
+    let plan = MeshPlan::new(args.hosts.clone(), args.concurrency, args.share_hosts)?;
+    if !args.time.is_finite() || args.time <= 0.0 {
+        bail!("--time {}: must be above 0 seconds", args.time);
+    }
+    let mut words = vec![args.test.clone(), "-t".into(), args.time.to_string()];
+    words.extend(args.test_flags.iter().cloned());
+    let context = format!("-- {}", args.test_flags.join(" "));
+    let base = parse_test(&words, Some(&context))?;
+    let conn = &base.common.conn;
+    if let Some(host) = &conn.host {
+        bail!("{context}: HOST '{host}' after --; a mesh's hosts are given before --");
+    }
+    if conn.from.is_some() || base.unix.is_some() || base.probe.is_some() || conn.bind.is_some() {
+        bail!("{context}: --from, --unix, --latency and --bind do not apply to a mesh (each pair runs from its own host)");
+    }
+    let port = conn.port(false);
+    for h in plan.hosts() {
+        resolve(h, port, base.plan.family).with_context(|| format!("host {h}"))?;
+    }
+    if let Some(path) = &args.chart {
+        crate::commands::chart_extension(path)?;
+    }
+    let store = args.store.open()?;
+    let started = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let mesh_id = format!("mesh-{started}");
+    let mut tags = Tags::new();
+    tags.insert(results::store::Tag {
+        key: report::mesh::MESH_ID_TAG.into(),
+        value: mesh_id.clone(),
+    })?;
+    let runner = RelayPairs {
+        spec: base.plan.spec.clone(),
+        port,
+        family: base.plan.family,
+        key: conn.key()?,
+        interrupt: interrupt.clone(),
+    };
+    let mut cells = Cells {
+        matrix: MeshMatrix::new(mesh_id, base.plan.spec.kind(), plan.hosts().to_vec()),
+        store,
+        tags,
+        store_error: None,
+    };
+    run_mesh(&plan, &runner, &interrupt.flag(), &mut cells);
+    if let Some(e) = cells.store_error {
+        return Err(e);
+    }
+    finish(args, &cells.matrix, interrupt.is_raised())
+}
+
+/// Prints (and draws) the matrix; the outcome says whether every pair ran.
+fn finish(args: &MeshArgs, m: &MeshMatrix, interrupted: bool) -> Result<RunOutcome> {
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, m)?;
+        writeln!(out)?;
+    } else {
+        writeln!(
+            out,
+            "{} mesh {}: {}",
+            m.test.as_str(),
+            m.mesh_id,
+            m.figure.caption()
+        )?;
+        write!(out, "{}", m.table(TableStyle::Plain))?;
+        let errors = m.errors_text();
+        if !errors.is_empty() {
+            write!(out, "\n{errors}")?;
+        }
+    }
+    out.flush()?;
+    if let Some(path) = &args.chart {
+        let chart = report::chart::mesh_chart(m)?;
+        let bytes = if crate::commands::chart_extension(path)? == "png" {
+            chart.to_png(2.0)?
+        } else {
+            chart.svg.into_bytes()
+        };
+        std::fs::write(path, bytes).with_context(|| format!("--chart {}", path.display()))?;
+    }
+    let failed = m.failed();
+    if failed > 0 {
+        eprintln!(
+            "linerate: mesh: {failed} of {} pairs failed (their cells say why)",
+            m.cells.len()
+        );
+    }
+    Ok(RunOutcome {
+        interrupted,
+        incomplete: failed > 0,
+    })
+}
