@@ -21,6 +21,7 @@ use session::probe;
 use sweep::output::{self as sweep_output, Format};
 
 /// How a client command ended (for the exit code).
+#[derive(Debug, Default)]
 pub struct RunOutcome {
     /// Ctrl-C cut it short; what was measured was printed and stored.
     pub interrupted: bool,
@@ -50,6 +51,23 @@ impl RunOutcome {
             }),
             Some(Stopped::Failed { message }) => bail!("{message}"),
         }
+    }
+}
+
+/// Runs a measuring command (the tests, sweeps, rfc2544, pps and mesh: a plan's step
+/// kinds); any other command is an error.
+pub fn run_measuring(command: &crate::cli::Command, interrupt: Signal) -> Result<RunOutcome> {
+    use crate::cli::Command;
+    match command {
+        Command::Tcp(args) => tcp(args, interrupt),
+        Command::Udp(args) => udp(args, interrupt),
+        Command::Pps(args) => pps(args, interrupt),
+        Command::Rr(args) => rr(args, false, interrupt),
+        Command::Crr(args) => rr(args, true, interrupt),
+        Command::Sweep(args) => sweep(args, interrupt),
+        Command::Rfc2544(args) => rfc2544(args, interrupt),
+        Command::Mesh(args) => crate::mesh_cmd::mesh(args, interrupt),
+        _ => bail!("not a measuring command"),
     }
 }
 

@@ -60,14 +60,15 @@ fn run() -> anyhow::Result<ExitCode> {
             println!("{}", linerate::serve_cmd::keygen(name)?);
             return Ok(ExitCode::SUCCESS);
         }
-        Command::Tcp(args) => commands::tcp(args, interrupt)?,
-        Command::Udp(args) => commands::udp(args, interrupt)?,
-        Command::Pps(args) => commands::pps(args, interrupt)?,
-        Command::Rr(args) => commands::rr(args, false, interrupt)?,
-        Command::Crr(args) => commands::rr(args, true, interrupt)?,
-        Command::Sweep(args) => commands::sweep(args, interrupt)?,
-        Command::Rfc2544(args) => commands::rfc2544(args, interrupt)?,
-        Command::Mesh(args) => linerate::mesh_cmd::mesh(args, interrupt)?,
+        Command::Tcp(_)
+        | Command::Udp(_)
+        | Command::Pps(_)
+        | Command::Rr(_)
+        | Command::Crr(_)
+        | Command::Sweep(_)
+        | Command::Rfc2544(_)
+        | Command::Mesh(_) => commands::run_measuring(&cli.command, interrupt)?,
+        Command::Plan(args) => linerate::plan_cmd::plan(args, interrupt)?,
         Command::Runs(args) => {
             linerate::store_cmd::runs(args)?;
             return Ok(ExitCode::SUCCESS);

@@ -9,17 +9,16 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use engine::Signal;
-use report::{MeshCell, MeshMatrix, TableStyle};
+use report::{MeshCell, MeshMatrix};
 use results::store::Tags;
 use results::RunRecord;
-use session::client::{self, ClientConfig, Silent};
-use session::relay::RelayTo;
-use session::target::{resolve, Family, Target};
-use sweep::mesh::{run_mesh, CellOutcome, MeshPlan, MeshProgress, PairRunner};
+use session::relay::RelayPairs;
+use session::target::resolve;
+use sweep::mesh::{run_mesh, CellOutcome, MeshPlan, MeshProgress};
 
 use crate::commands::RunOutcome;
 use crate::store_args::{RunStore, StoreArgs};
-use crate::sweep::args::parse_test;
+use crate::sweep::args::{parse_test, BaseTest};
 
 /// `linerate mesh`.
 #[derive(Debug, Args)]
@@ -59,42 +58,6 @@ pub struct MeshArgs {
     /// -p, -4/-6 and --auth-key there apply to every host.
     #[arg(last = true, value_name = "TEST FLAGS")]
     pub test_flags: Vec<String>,
-}
-
-/// Runs each pair as a third-party test: `from` is the relay, `to` the far server.
-struct RelayPairs {
-    spec: wire::TestSpec,
-    port: u16,
-    family: Family,
-    key: Option<session::auth::ClientKey>,
-    interrupt: Signal,
-}
-
-impl PairRunner for RelayPairs {
-    type Output = RunRecord;
-
-    fn run_pair(&self, from: &str, to: &str) -> Result<RunRecord, String> {
-        let addr = resolve(from, self.port, self.family).map_err(|e| e.to_string())?;
-        let config = ClientConfig {
-            key: self.key.clone(),
-            relay: Some(RelayTo {
-                host: to.to_string(),
-                port: self.port,
-                family: self.family,
-            }),
-            ..ClientConfig::new(
-                Target::Tcp { addr, bind: None },
-                from.to_string(),
-                self.spec.clone(),
-                self.interrupt.clone(),
-            )
-        };
-        let record = client::run(&config, &mut Silent).map_err(|e| e.to_string())?;
-        match &record.summary.incomplete {
-            Some(why) if !record.summary.interrupted => Err(why.to_string()),
-            _ => Ok(record),
-        }
-    }
 }
 
 /// Stores each cell as it ends, tells the user, and fills the matrix.
@@ -151,8 +114,9 @@ impl MeshProgress<RunRecord> for Cells {
     }
 }
 
-/// `linerate mesh`.
-pub fn mesh(args: &MeshArgs, interrupt: Signal) -> Result<RunOutcome> {
+/// The mesh and its test, validated (nothing resolved or run): what `mesh` runs and `plan
+/// --check` checks.
+pub fn check(args: &MeshArgs) -> Result<(MeshPlan, BaseTest)> {
     let plan = MeshPlan::new(args.hosts.clone(), args.concurrency, args.share_hosts)?;
     if !args.time.is_finite() || args.time <= 0.0 {
         bail!("--time {}: must be above 0 seconds", args.time);
@@ -168,12 +132,19 @@ pub fn mesh(args: &MeshArgs, interrupt: Signal) -> Result<RunOutcome> {
     if conn.from.is_some() || base.unix.is_some() || base.probe.is_some() || conn.bind.is_some() {
         bail!("{context}: --from, --unix, --latency and --bind do not apply to a mesh (each pair runs from its own host)");
     }
+    if let Some(path) = &args.chart {
+        crate::commands::chart_extension(path)?;
+    }
+    Ok((plan, base))
+}
+
+/// `linerate mesh`.
+pub fn mesh(args: &MeshArgs, interrupt: Signal) -> Result<RunOutcome> {
+    let (plan, base) = check(args)?;
+    let conn = &base.common.conn;
     let port = conn.port(false);
     for h in plan.hosts() {
         resolve(h, port, base.plan.family).with_context(|| format!("host {h}"))?;
-    }
-    if let Some(path) = &args.chart {
-        crate::commands::chart_extension(path)?;
     }
     let store = args.store.open()?;
     let started = SystemTime::now()
@@ -213,18 +184,7 @@ fn finish(args: &MeshArgs, m: &MeshMatrix, interrupted: bool) -> Result<RunOutco
         serde_json::to_writer_pretty(&mut out, m)?;
         writeln!(out)?;
     } else {
-        writeln!(
-            out,
-            "{} mesh {}: {}",
-            m.test.as_str(),
-            m.mesh_id,
-            m.figure.caption()
-        )?;
-        write!(out, "{}", m.table(TableStyle::Plain))?;
-        let errors = m.errors_text();
-        if !errors.is_empty() {
-            write!(out, "\n{errors}")?;
-        }
+        write!(out, "{}", m.text())?;
     }
     out.flush()?;
     if let Some(path) = &args.chart {

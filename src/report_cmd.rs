@@ -311,6 +311,7 @@ pub fn report(args: &ReportArgs) -> Result<()> {
     warn_mixed_kinds(&columns);
     let labeled: Vec<_> = columns.iter().map(Column::labeled).collect();
     let matrix = PpsMatrix::of_cells(columns.iter().flat_map(|c| &c.runs).chain(&cells));
+    let meshes = report::MeshMatrix::of_runs(columns.iter().flat_map(|c| &c.runs));
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
@@ -320,6 +321,7 @@ pub fn report(args: &ReportArgs) -> Result<()> {
         subtitle: Some(&subtitle),
         columns: &labeled,
         pps: matrix.as_ref(),
+        meshes: &meshes,
     })?;
     write_atomically(&args.out, html.as_bytes())
 }

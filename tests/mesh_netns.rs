@@ -150,3 +150,54 @@ fn a_mesh_with_a_host_down_completes_with_that_hosts_cells_marked() {
         "{table}"
     );
 }
+
+#[test]
+fn a_plan_runs_a_mesh_and_a_third_party_step_and_reports_the_matrix() {
+    if !can_use_netns() {
+        return;
+    }
+    let lab = Lab::new("pln", &RATES[..2]);
+    let (dir, db) = db("plan");
+    let plan = dir.path().join("lab.toml");
+    std::fs::write(
+        &plan,
+        "name = \"lab\"\n[hosts]\na = \"198.18.1.1\"\nb = \"198.18.1.2\"\n\n\
+         [[step]]\nname = \"mesh\"\nrun = \"mesh {a} {b} -t 0.5\"\n\n\
+         [[step]]\nname = \"a-to-b\"\nrun = \"tcp {b} --from {a} -t 0.5 -i 0\"\n",
+    )
+    .unwrap();
+    let report = dir.path().join("lab.html");
+    let (plan, report) = (plan.to_str().unwrap(), report.to_str().unwrap());
+    let out = lab.control(&db, &["plan", plan, "--db", &db, "--report", report]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let listed = lab.control(&db, &["runs", "--tag", "plan=lab", "--json"]);
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let tags: Vec<&serde_json::Value> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["tags"])
+        .collect();
+    assert_eq!(
+        tags.len(),
+        3,
+        "two mesh cells and the third-party run: {listed}"
+    );
+    assert_eq!(
+        tags.iter()
+            .filter(|t| t["step"] == "mesh" && t["mesh_id"].is_string())
+            .count(),
+        2
+    );
+    assert!(
+        tags.iter()
+            .any(|t| t["step"] == "a-to-b" && t["from"] == "198.18.1.1"),
+        "{listed}"
+    );
+    let html = std::fs::read_to_string(report).unwrap();
+    assert!(
+        html.contains("<h2>Mesh mesh-") && html.contains("from \\ to"),
+        "the report's mesh section"
+    );
+}

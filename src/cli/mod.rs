@@ -54,6 +54,9 @@ pub enum Command {
     /// as the client: a matrix of throughput (or p50 round trip, connections/s), each cell a
     /// stored run.
     Mesh(crate::mesh_cmd::MeshArgs),
+    /// Run a plan file's steps in order (tests, sweeps, knob sweeps, meshes), every run stored
+    /// tagged plan=NAME and step=STEP; --check validates it, --resume skips stored steps.
+    Plan(crate::plan_cmd::PlanArgs),
     /// List stored runs, oldest first: --tag K=V, --kind, --since DATE; --json or --csv.
     Runs(crate::store_cmd::RunsArgs),
     /// Print one stored run in full (12 or #12, as `linerate runs` lists it).

@@ -66,6 +66,32 @@ pub struct Step {
     pub post: Option<Vec<String>>,
 }
 
+impl Step {
+    /// Every tag of the step's runs: the plan's and the step's (`tags`), then `plan=PLAN` and
+    /// `step=STEP`.
+    pub fn run_tags(&self, plan: &Plan) -> Vec<(String, String)> {
+        let mut tags = self.tags.clone();
+        tags.push(("plan".into(), plan.name.clone()));
+        tags.push(("step".into(), self.name.clone()));
+        tags
+    }
+
+    /// The command line the runner runs (without the program name): the command's words
+    /// (two for `sweep`: the sweep's kind too), then `--db DB` and a `--tag K=V` per
+    /// [`Step::run_tags`], then the rest of `run`'s words, so the runner's flags come before
+    /// any `--` of the step's.
+    pub fn command_line(&self, plan: &Plan, db: &str) -> Vec<String> {
+        let depth = if self.kind == StepKind::Sweep { 2 } else { 1 }.min(self.words.len());
+        let mut argv: Vec<String> = self.words[..depth].to_vec();
+        argv.extend(["--db".into(), db.into()]);
+        for (k, v) in self.run_tags(plan) {
+            argv.extend(["--tag".into(), format!("{k}={v}")]);
+        }
+        argv.extend(self.words[depth..].iter().cloned());
+        argv
+    }
+}
+
 /// Reads and validates the plan `text`. `file_name` is the file as the user named it: it
 /// starts every message, and its stem is the plan's name when the plan gives none.
 pub fn parse(text: &str, file_name: &str) -> Result<Plan, PlanError> {

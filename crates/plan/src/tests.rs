@@ -197,4 +197,15 @@ fn steps_may_be_an_inline_array_of_tables() {
     assert_eq!(plan.steps[1].kind, StepKind::Pps);
 }
 
+#[test]
+fn the_runners_flags_go_before_the_steps_own_words() {
+    let text = "name = \"n\"\n[tags]\nlab = \"x\"\n[[step]]\nname = \"s\"\n\
+                run = \"sweep knob --values 1,2 --pre 'set {value}' -- tcp h\"\n";
+    let plan = parse(text, "n.toml").unwrap();
+    let argv = plan.steps[0].command_line(&plan, "r.db");
+    let want = "sweep knob --db r.db --tag lab=x --tag plan=n --tag step=s --values 1,2 \
+                --pre set {value} -- tcp h";
+    assert_eq!(argv.join(" "), want);
+}
+
 mod refusals;

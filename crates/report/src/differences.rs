@@ -191,6 +191,7 @@ mod tests {
             subtitle: None,
             columns: &columns,
             pps: None,
+            meshes: &[],
         })
         .unwrap();
         assert!(html.contains("What differed"), "{html}");

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::chart;
 use crate::format::comparison_cells;
-use crate::{Comparison, Error, LabeledRuns, PpsMatrix, Result, RunsTable};
+use crate::{Comparison, Error, LabeledRuns, MeshMatrix, PpsMatrix, Result, RunsTable};
 
 const TEMPLATE: &str = include_str!("../templates/report.html");
 
@@ -28,6 +28,8 @@ pub struct Report<'a> {
     pub columns: &'a [LabeledRuns],
     /// A packet-rate matrix to tabulate and chart.
     pub pps: Option<&'a PpsMatrix>,
+    /// The meshes among the runs (`linerate mesh`), each a table and a heatmap.
+    pub meshes: &'a [MeshMatrix],
 }
 
 /// A table as the template's `table` macro takes it.
@@ -71,6 +73,35 @@ fn pps_cells(m: &PpsMatrix) -> Cells {
             .collect(),
         text_columns: 0,
     }
+}
+
+/// A mesh as the template shows it: its table and its heatmap.
+fn mesh_view(m: &MeshMatrix) -> Result<Value> {
+    let mut headers = vec!["from \\ to".to_string()];
+    headers.extend(m.hosts.iter().cloned());
+    let rows = m
+        .hosts
+        .iter()
+        .map(|from| {
+            let mut row = vec![from.clone()];
+            row.extend(m.hosts.iter().map(|to| m.cell_text(from, to)));
+            row
+        })
+        .collect();
+    let table = Cells {
+        headers,
+        rows,
+        text_columns: 1,
+    };
+    Ok(context! {
+        id => m.mesh_id.clone(),
+        test => m.test.as_str(),
+        caption => m.figure.caption(),
+        table => Value::from(Serde(table)),
+        errors => m.errors_text(),
+        // The SVG is ours (plotters escapes every text it writes), so it goes in as is.
+        svg => Value::from_safe_string(chart::mesh_chart(m)?.svg),
+    })
 }
 
 /// Every chart the report's data supports, in [`chart::ChartKind::ALL`] order.
@@ -121,6 +152,11 @@ pub fn render(report: &Report<'_>) -> Result<String> {
             table => Value::from(Serde(pps_cells(m))),
         }
     });
+    let meshes = report
+        .meshes
+        .iter()
+        .map(mesh_view)
+        .collect::<Result<Vec<_>>>()?;
     let columns: Vec<Value> = report
         .columns
         .iter()
@@ -136,6 +172,7 @@ pub fn render(report: &Report<'_>) -> Result<String> {
         differences => differences,
         runs => Value::from(Serde(runs)),
         pps => pps,
+        meshes => meshes,
         charts => charts,
     })?;
     Ok(html)

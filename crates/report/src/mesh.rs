@@ -210,7 +210,8 @@ impl MeshMatrix {
         t.render(style)
     }
 
-    fn cell_text(&self, from: &str, to: &str) -> String {
+    /// A cell as the table shows it: its figure, `error`, `not run`, or `-` on the diagonal.
+    pub fn cell_text(&self, from: &str, to: &str) -> String {
         if from == to {
             return "-".into();
         }
@@ -223,6 +224,23 @@ impl MeshMatrix {
                 (None, None) => "n/a".into(),
             },
         }
+    }
+
+    /// What `linerate mesh` prints: a title line, the table, and a line per failed pair.
+    pub fn text(&self) -> String {
+        let title = format!(
+            "{} mesh {}: {}",
+            self.test.as_str(),
+            self.mesh_id,
+            self.figure.caption()
+        );
+        let errors = self.errors_text();
+        let errors = if errors.is_empty() {
+            errors
+        } else {
+            format!("\n{errors}")
+        };
+        format!("{title}\n{}{errors}", self.table(TableStyle::Plain))
     }
 
     /// One line per failed pair, `from -> to: why`, in row order.

@@ -12,10 +12,17 @@
 //! The controller side is `client::run` with [`ClientConfig::relay`](crate::client::ClientConfig)
 //! set; the relay's side is `server/relay.rs`.
 
+use engine::Signal;
 use results::{IntervalSample, RunRecord};
 use serde::{Deserialize, Serialize};
+use sweep::mesh::PairRunner;
 use wire::auth::Mac;
 use wire::msg::{Family, ServerInfo};
+use wire::TestSpec;
+
+use crate::auth::ClientKey;
+use crate::client::{self, ClientConfig, Silent};
+use crate::target::{resolve, Target};
 
 /// Most interval samples in one [`RelayMsg::Intervals`] frame: each is well under 16 KiB even
 /// with many streams, so a frame stays far below the frame cap however long the test ran.
@@ -82,4 +89,47 @@ pub enum RelayMsg {
         /// What went wrong.
         message: String,
     },
+}
+
+/// A mesh's pairs as third-party tests: each `from` host is the relay, on `port` like every
+/// host, and tests towards `to`.
+pub struct RelayPairs {
+    /// The test every pair runs.
+    pub spec: TestSpec,
+    /// Every host's linerate port.
+    pub port: u16,
+    /// The family names resolve in.
+    pub family: Family,
+    /// The key to prove to the relays (`--auth-key`).
+    pub key: Option<ClientKey>,
+    /// Ctrl-C: each running pair stops early.
+    pub interrupt: Signal,
+}
+
+impl PairRunner for RelayPairs {
+    type Output = RunRecord;
+
+    fn run_pair(&self, from: &str, to: &str) -> Result<RunRecord, String> {
+        let addr = resolve(from, self.port, self.family).map_err(|e| e.to_string())?;
+        let config = ClientConfig {
+            key: self.key.clone(),
+            relay: Some(RelayTo {
+                host: to.to_string(),
+                port: self.port,
+                family: self.family,
+            }),
+            ..ClientConfig::new(
+                Target::Tcp { addr, bind: None },
+                from.to_string(),
+                self.spec.clone(),
+                self.interrupt.clone(),
+            )
+        };
+        let record = client::run(&config, &mut Silent).map_err(|e| e.to_string())?;
+        // A pair whose far end went away is a failed cell, not a figure.
+        match &record.summary.incomplete {
+            Some(why) if !record.summary.interrupted => Err(why.to_string()),
+            _ => Ok(record),
+        }
+    }
 }

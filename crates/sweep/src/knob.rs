@@ -341,13 +341,19 @@ impl KnobRun {
     /// Why it failed, in one line, e.g. "--pre for value 3: `ethtool -C eth0 rx-usecs 3`
     /// exited with status 1: Operation not supported"; `None` when it succeeded.
     pub fn failure(&self, value: &str) -> Option<String> {
-        if self.success {
-            return None;
-        }
         let flag = match self.phase {
             Phase::Pre => "--pre",
             Phase::Post => "--post",
         };
+        Some(format!("{flag} for value {value}: {}", self.why()?))
+    }
+
+    /// What went wrong, e.g. "`false` exited with status 1" with the last line it printed;
+    /// `None` when it succeeded.
+    pub fn why(&self) -> Option<String> {
+        if self.success {
+            return None;
+        }
         let how = match (&self.spawn_error, self.exit_code, self.signal) {
             _ if self.timed_out => format!(
                 "was still running after {:.1} s and was killed (raise --knob-timeout if it \
@@ -369,10 +375,7 @@ impl KnobRun {
             .or_else(|| last(&self.stdout))
             .map(|l| format!(": {l}"))
             .unwrap_or_default();
-        Some(format!(
-            "{flag} for value {value}: `{}` {how}{said}",
-            display_argv(&self.argv)
-        ))
+        Some(format!("`{}` {how}{said}", display_argv(&self.argv)))
     }
 }
 

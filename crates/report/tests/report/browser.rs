@@ -31,6 +31,7 @@ fn render_report() -> String {
         subtitle: Some("fixed synthetic runs"),
         columns: &columns,
         pps: Some(&pps),
+        meshes: &[],
     })
     .unwrap()
 }
