@@ -72,7 +72,10 @@ fn a_failing_step_does_not_stop_the_plan_and_every_run_is_tagged() {
         stderr.contains("nowhere") && stderr.contains("cannot connect"),
         "{stderr}"
     );
-    assert!(stderr.contains("pre `false` exited with status 1"), "{stderr}");
+    assert!(
+        stderr.contains("pre `false` exited with status 1"),
+        "{stderr}"
+    );
     assert!(
         dir.path().join("post.txt").exists(),
         "post runs after a failed pre"
