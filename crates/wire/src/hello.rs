@@ -131,8 +131,8 @@ mod tests {
 
     #[test]
     fn parses_literal_bytes() {
-        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 8, 1, 0]).unwrap();
-        assert_eq!(hello.version, 8);
+        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 9, 1, 0]).unwrap();
+        assert_eq!(hello.version, 9);
         assert!(hello.requires_key);
         assert!(hello.check_version().is_ok());
     }
@@ -154,7 +154,7 @@ mod tests {
             nonce: Nonce([7; NONCE_LEN]),
         };
         let bytes = greeting.emit();
-        assert_eq!(&bytes[..HELLO_LEN], &[b'L', b'N', b'R', b'T', 0, 8, 1, 0]);
+        assert_eq!(&bytes[..HELLO_LEN], &[b'L', b'N', b'R', b'T', 0, 9, 1, 0]);
         assert_eq!(&bytes[HELLO_LEN..], &[7; NONCE_LEN]);
     }
 
