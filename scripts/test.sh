@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace. As root it also runs the network-namespace accuracy tests,
 # installing iproute2 (ip, tc), nftables and ethtool first when they are missing, sockperf for
-# the latency comparison, iperf3 as an interop partner, Chromium for the HTML report test and
-# DejaVu fonts for PNG text. Tests that compare timings with a peer tool (`quiet::`) run last,
+# the latency comparison, iperf3 as an interop partner, Chromium for the HTML report test,
+# DejaVu fonts for PNG text and PostgreSQL (a server each store test starts of its own). Tests that compare timings with a peer tool (`quiet::`) run last,
 # on their own and one at a time, so nothing else loads the cores meanwhile. Tests that cannot
 # run here count as skipped, listed with their reasons above the closing `tests: N passed, N
 # failed, N skipped`.
@@ -16,6 +16,7 @@ command -v sockperf >/dev/null 2>&1 || missing+=(sockperf)
 command -v iperf3 >/dev/null 2>&1 || missing+=(iperf3)
 command -v taskset >/dev/null 2>&1 || missing+=(util-linux)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 # PNG charts draw their text with a system font (resvg finds DejaVu Sans through fontconfig).
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core)
 if [ ${#missing[@]} -gt 0 ]; then

@@ -232,7 +232,7 @@ fn run_client(
         }
         let extra = results::store::Tags::parse(extra)?;
         let id = s.save_with(&record, &extra)?;
-        eprintln!("linerate: stored as {id} in {}", s.path().display());
+        eprintln!("linerate: stored as {id} in {}", s.location());
     }
     printed?;
     Ok(RunOutcome::of(&record))

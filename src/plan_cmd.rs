@@ -12,13 +12,14 @@ use std::time::Instant;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Parser};
 use engine::Signal;
+use pgstore::Access;
 use plan::{Plan, Step};
-use results::store::{Store, Tags};
+use results::store::{ResultStore, StoreLocation, Tags};
 use sweep::knob::{run_command, Phase, DEFAULT_TIMEOUT};
 
 use crate::cli::{usage_error_line, Cli, Command};
 use crate::commands::{self, RunOutcome};
-use crate::store_args::resolve_db;
+use crate::store_args::{open_store, resolve_db};
 
 /// `linerate plan`.
 #[derive(Debug, Args)]
@@ -69,7 +70,7 @@ pub fn plan(args: &PlanArgs, interrupt: Signal) -> Result<RunOutcome> {
         );
         return Ok(RunOutcome::default());
     }
-    let store = Store::open(&db).map_err(|e| anyhow!("{}: {e}", db.display()))?;
+    let mut store = open_store(&db, Access::Write)?;
     let started = Instant::now();
     let mut ended = Vec::new();
     for (i, (step, command)) in plan.steps.iter().zip(&commands).enumerate() {
@@ -77,7 +78,7 @@ pub fn plan(args: &PlanArgs, interrupt: Signal) -> Result<RunOutcome> {
             ended.push(Ended::NotRun);
             continue;
         }
-        if args.resume && has_runs(&store, &plan, step)? {
+        if args.resume && has_runs(store.as_mut(), &plan, step)? {
             eprintln!(
                 "linerate plan: step {} already has stored runs: skipped (--resume)",
                 step.name
@@ -107,15 +108,14 @@ pub fn plan(args: &PlanArgs, interrupt: Signal) -> Result<RunOutcome> {
 
 /// The step's command line as the runner gives it (its words, then the plan's database and
 /// tags after the command's own words), parsed and checked like the command line's.
-fn step_command(args: &PlanArgs, plan: &Plan, step: &Step, db: &std::path::Path) -> Result<Cli> {
+fn step_command(args: &PlanArgs, plan: &Plan, step: &Step, db: &StoreLocation) -> Result<Cli> {
     let at = format!(
         "{} line {}: step {}",
         args.file.display(),
         step.line,
         step.name
     );
-    let argv = std::iter::once("linerate".to_string())
-        .chain(step.command_line(plan, &db.display().to_string()));
+    let argv = std::iter::once("linerate".to_string()).chain(step.command_line(plan, &db.as_arg()));
     let cli = Cli::try_parse_from(argv).map_err(|e| anyhow!("{at}: {}", usage_error_line(&e)))?;
     check(&cli.command).map_err(|e| anyhow!("{at}: {e:#}"))?;
     Ok(cli)
@@ -136,7 +136,7 @@ fn check(command: &Command) -> Result<()> {
     }
 }
 
-fn has_runs(store: &Store, plan: &Plan, step: &Step) -> Result<bool> {
+fn has_runs(store: &mut dyn ResultStore, plan: &Plan, step: &Step) -> Result<bool> {
     let tags = Tags::parse([format!("plan={}", plan.name), format!("step={}", step.name)])?;
     Ok(!store.find(&tags)?.is_empty())
 }
@@ -231,14 +231,14 @@ fn summarize(plan: &Plan, ended: &[Ended]) {
 }
 
 /// `--report FILE`: `linerate report --tag plan=NAME`.
-fn write_report(plan: &Plan, db: &std::path::Path, out: &std::path::Path) -> Result<()> {
+fn write_report(plan: &Plan, db: &StoreLocation, out: &std::path::Path) -> Result<()> {
     let argv = [
         "linerate".to_string(),
         "report".into(),
         "--tag".into(),
         format!("plan={}", plan.name),
         "--db".into(),
-        db.display().to_string(),
+        db.as_arg(),
         "--out".into(),
         out.display().to_string(),
         "--title".into(),

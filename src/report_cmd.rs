@@ -303,7 +303,7 @@ pub fn report(args: &ReportArgs) -> Result<()> {
     } else {
         let db = crate::store_args::resolve_db(args.db.as_deref())?;
         (
-            select::columns(&args.items, &filter, Some(&db))?,
+            select::columns(&args.items, &filter, args.db.as_deref())?,
             vec![],
             db,
         )
@@ -315,7 +315,7 @@ pub fn report(args: &ReportArgs) -> Result<()> {
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
-    let subtitle = format!("Generated {} from {}", format_local(now_ms), db.display());
+    let subtitle = format!("Generated {} from {db}", format_local(now_ms));
     let html = report::html::render(&report::html::Report {
         title: &args.title,
         subtitle: Some(&subtitle),

@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context, Result};
 use engine::{Listener, Signal};
-use results::store::Store;
+use pgstore::Access;
+use results::store::ResultStore;
 use session::auth::{ClientKey, KeyTable, Secret};
 use session::server::{
     self, listen_tcp, AuthKeys, RecordSink, RelayPolicy, ServedRun, ServerConfig,
@@ -17,7 +18,7 @@ use wire::auth::UserName;
 use wire::spec::SpecLimits;
 
 use crate::cli::ServeArgs;
-use crate::store_args::{resolve_db, store_error};
+use crate::store_args::{open_store as open_store_at, resolve_db};
 
 pub fn stderr_log() -> server::Log {
     Arc::new(|line: String| eprintln!("linerate serve: {line}"))
@@ -29,9 +30,9 @@ pub fn serve(args: &ServeArgs, shutdown: Signal) -> Result<()> {
     let mut config = config(args)?;
     let stored_in = match open_store(args)? {
         Some(store) => {
-            let path = store.path().to_path_buf();
+            let location = store.location();
             config.records = Some(record_sink(store, stderr_log()));
-            Some(path)
+            Some(location)
         }
         None => None,
     };
@@ -59,7 +60,7 @@ pub fn serve(args: &ServeArgs, shutdown: Signal) -> Result<()> {
     match &stored_in {
         Some(path) => eprintln!(
             "linerate serve: iperf3 clients' runs are stored in {}{}",
-            path.display(),
+            path,
             if config.auth.is_some() && config.iperf3_open {
                 " (--iperf3-open: iperf3 clients run without a key)"
             } else {
@@ -140,20 +141,17 @@ fn relay_policy(args: &ServeArgs) -> Result<Option<RelayPolicy>> {
 /// The database iperf3 clients' runs go to: `--db`, else where the test commands store theirs;
 /// `None` with `--no-store`, and for a `--unix` server, which no iperf3 client can reach. One
 /// that cannot be opened is an error before the port is taken.
-fn open_store(args: &ServeArgs) -> Result<Option<Store>> {
+fn open_store(args: &ServeArgs) -> Result<Option<Box<dyn ResultStore>>> {
     if args.no_store || (args.unix.is_some() && args.db.is_none()) {
         return Ok(None);
     }
-    let path = resolve_db(args.db.as_deref())?;
-    Store::open(&path)
-        .map(Some)
-        .map_err(|e| store_error(e, true))
+    open_store_at(&resolve_db(args.db.as_deref())?, Access::Write).map(Some)
 }
 
 /// Saves each finished run in `store`, with the host facts the record names as its client's
 /// (as a client command stores them); a failed save is one line in the log, and the server
 /// goes on.
-fn record_sink(store: Store, log: server::Log) -> RecordSink {
+fn record_sink(store: Box<dyn ResultStore>, log: server::Log) -> RecordSink {
     let store = Mutex::new(store);
     RecordSink(Arc::new(move |run: ServedRun| {
         let facts = run

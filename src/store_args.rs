@@ -3,8 +3,9 @@
 //! --since` filter of listings ([`RunFilterArgs`]), where the database is ([`resolve_db`]),
 //! storing a finished run ([`RunStore`], [`store_run`]) with the client host's facts it carries.
 //!
-//! The database is `--db PATH`, else `$LINERATE_DB`, else
-//! `$XDG_DATA_HOME/linerate/results.sqlite` (`~/.local/share/linerate/results.sqlite`).
+//! The database is `--db PATH|URL`, else `$LINERATE_DB`, else
+//! `$XDG_DATA_HOME/linerate/results.sqlite` (`~/.local/share/linerate/results.sqlite`); a
+//! `postgresql://` URL is a shared PostgreSQL store (`pgstore`).
 //! Nothing here prints: the caller reports "stored as #12" on stderr.
 
 use std::ffi::OsString;
@@ -12,7 +13,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Result};
 use clap::Args;
-use results::store::{parse_kind, Filter, RunId, Store, StoreError, Tag, Tags};
+use pgstore::Access;
+use results::store::{
+    parse_kind, Filter, ResultStore, RunId, StoreError, StoreLocation, Tag, Tags,
+};
 use results::RunRecord;
 
 use report::local_time::parse_since;
@@ -91,17 +95,23 @@ pub fn default_db_path_from(
     Some(base.join("linerate").join("results.sqlite"))
 }
 
-/// The database a command uses: `--db`, else `$LINERATE_DB`, else [`default_db_path`].
-pub fn resolve_db(db: Option<&Path>) -> Result<PathBuf> {
-    if let Some(p) = db {
-        return Ok(p.to_path_buf());
+/// The store a command uses: `--db`, else `$LINERATE_DB` (a file path or a
+/// `postgresql://` URL), else [`default_db_path`].
+pub fn resolve_db(db: Option<&Path>) -> Result<StoreLocation> {
+    let given = db
+        .map(|p| p.as_os_str().to_owned())
+        .or_else(|| std::env::var_os("LINERATE_DB").filter(|p| !p.is_empty()));
+    match given {
+        Some(g) => StoreLocation::parse(&g.to_string_lossy()).map_err(|e| anyhow!("--db {e}")),
+        None => default_db_path().map(StoreLocation::File).ok_or_else(|| {
+            anyhow!("no results database: neither XDG_DATA_HOME nor HOME is set; give --db PATH")
+        }),
     }
-    if let Some(p) = std::env::var_os("LINERATE_DB").filter(|p| !p.is_empty()) {
-        return Ok(PathBuf::from(p));
-    }
-    default_db_path().ok_or_else(|| {
-        anyhow!("no results database: neither XDG_DATA_HOME nor HOME is set; give --db PATH")
-    })
+}
+
+/// Opens the store at `location` (see [`pgstore::open`]); a refusal is one line.
+pub fn open_store(location: &StoreLocation, access: Access) -> Result<Box<dyn ResultStore>> {
+    pgstore::open(location, access).map_err(|e| store_error(e, access == Access::Write))
 }
 
 /// Parses `--tag` values: one line naming the bad one.
@@ -116,10 +126,15 @@ pub fn parse_tags(items: &[String]) -> Result<Tags> {
 
 /// An open database and the tags for the runs stored into it: opened before a test starts, so a
 /// bad tag or an unusable database is reported before any time is spent measuring.
-#[derive(Debug)]
 pub struct RunStore {
-    store: Store,
+    store: Box<dyn ResultStore>,
     tags: Tags,
+}
+
+impl std::fmt::Debug for RunStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RunStore({})", self.store.location())
+    }
 }
 
 impl StoreArgs {
@@ -130,8 +145,7 @@ impl StoreArgs {
         if self.no_store {
             return Ok(None);
         }
-        let path = resolve_db(self.db.as_deref())?;
-        let store = Store::open(&path).map_err(|e| store_error(e, true))?;
+        let store = open_store(&resolve_db(self.db.as_deref())?, Access::Write)?;
         Ok(Some(RunStore { store, tags }))
     }
 }
@@ -167,9 +181,9 @@ impl RunStore {
             .map_err(|e| keep_unsaved(record, store_error(e, true)))
     }
 
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        self.store.path()
+    /// The database as messages name it: the file, or the URL without its password.
+    pub fn location(&self) -> String {
+        self.store.location()
     }
 }
 
@@ -216,6 +230,8 @@ pub(crate) fn store_error(e: StoreError, storing: bool) -> anyhow::Error {
         | StoreError::Corrupt { .. }
         | StoreError::NewerSchema { .. }
         | StoreError::CreateDir { .. }
+        | StoreError::Server { .. }
+        | StoreError::ForeignTables { .. }
             if storing =>
         {
             " (--db PATH stores elsewhere, --no-store skips storing)"

@@ -10,12 +10,11 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
-use measure::units::format_bits_per_sec as bps;
-use report::{Align, TableStyle, TextTable};
-use results::store::{RunId, RunRow, Store, StoreError, StoredRun};
+use pgstore::Access;
+use report::stored::{write_csv, write_stored, write_table};
+use results::store::{RunId, StoreError};
 
 use crate::store_args::{resolve_db, store_error, RunFilterArgs};
-use report::local_time::format_local;
 
 /// `linerate runs`.
 #[derive(Debug, Clone, Default, Args)]
@@ -61,14 +60,11 @@ pub fn runs(args: &RunsArgs) -> Result<()> {
 /// [`runs`] into `out`.
 pub fn runs_to(args: &RunsArgs, out: &mut dyn Write) -> Result<()> {
     let filter = args.filter.filter()?;
-    let path = resolve_db(args.db.as_deref())?;
-    let rows = match Store::open_existing(&path) {
-        Ok(store) => store.list(&filter).map_err(|e| store_error(e, false))?,
+    let location = resolve_db(args.db.as_deref())?;
+    let rows = match pgstore::open(&location, Access::Read) {
+        Ok(mut store) => store.list(&filter).map_err(|e| store_error(e, false))?,
         Err(StoreError::Missing { .. }) => {
-            eprintln!(
-                "linerate: no runs stored yet ({} does not exist)",
-                path.display()
-            );
+            eprintln!("linerate: no runs stored yet ({location} does not exist)");
             Vec::new()
         }
         Err(e) => return Err(store_error(e, false)),
@@ -99,8 +95,8 @@ pub fn show_to(args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
         .run
         .parse()
         .map_err(|e| anyhow!("linerate show {e}; `linerate runs` lists them"))?;
-    let path = resolve_db(args.db.as_deref())?;
-    let store = match Store::open_existing(&path) {
+    let location = resolve_db(args.db.as_deref())?;
+    let mut store = match pgstore::open(&location, Access::Read) {
         Ok(store) => store,
         Err(StoreError::Missing { path }) => bail!(
             "run {id}: no such run; no runs stored yet ({} does not exist)",
@@ -116,199 +112,6 @@ pub fn show_to(args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
         write_stored(out, &run)?;
     }
     Ok(())
-}
-
-fn opt<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
-    v.map_or_else(|| "-".to_string(), f)
-}
-
-/// A `linerate runs` column: its header, its cell for a row, and whether it is shown.
-type RunCol = (&'static str, fn(&RunRow) -> String, bool);
-
-/// The `linerate runs` columns: kind-specific ones shown only when some row has them.
-fn run_columns(rows: &[RunRow]) -> [RunCol; 11] {
-    let any = |f: fn(&RunRow) -> bool| rows.iter().any(f);
-    [
-        (
-            "RUN",
-            |r| format!("{}{}", r.id, if r.interrupted { "*" } else { "" }),
-            true,
-        ),
-        ("STARTED", |r| format_local(r.started_at_unix_ms), true),
-        ("KIND", |r| r.kind.as_str().to_string(), true),
-        ("THROUGHPUT", |r| opt(r.throughput_bps, bps), true),
-        (
-            "CPU L/R %",
-            |r| match (r.local_cpu_pct, r.remote_cpu_pct) {
-                (Some(l), Some(rm)) => format!("{l:.0}/{rm:.0}"),
-                _ => "-".into(),
-            },
-            true,
-        ),
-        (
-            "RETR",
-            |r| opt(r.retransmits, |x| x.to_string()),
-            any(|r| r.retransmits.is_some()),
-        ),
-        (
-            "TRANS/S",
-            |r| opt(r.transactions_per_s, |x| format!("{x:.0}")),
-            any(|r| r.transactions_per_s.is_some()),
-        ),
-        (
-            "P50 us",
-            |r| opt(r.p50_us, |x| format!("{x:.1}")),
-            any(|r| r.p50_us.is_some()),
-        ),
-        (
-            "P99 us",
-            |r| opt(r.p99_us, |x| format!("{x:.1}")),
-            any(|r| r.p99_us.is_some()),
-        ),
-        (
-            "LOSS %",
-            |r| opt(r.loss_pct, |x| format!("{x:.3}")),
-            any(|r| r.loss_pct.is_some()),
-        ),
-        ("TAGS", |r| r.tags.to_string(), true),
-    ]
-}
-
-/// The `linerate runs` table: kind-specific columns only when some row has them.
-pub fn write_table(w: &mut dyn Write, rows: &[RunRow]) -> std::io::Result<()> {
-    if rows.is_empty() {
-        return writeln!(w, "no runs");
-    }
-    let cols = run_columns(rows);
-    let cols: Vec<&RunCol> = cols.iter().filter(|c| c.2).collect();
-    let mut table = cols
-        .iter()
-        .fold(TextTable::new(), |t, c| t.column(c.0, Align::Left));
-    for r in rows {
-        table.row(cols.iter().map(|c| (c.1)(r)).collect());
-    }
-    w.write_all(table.render(TableStyle::Plain).as_bytes())?;
-    if rows.iter().any(|r| r.interrupted) {
-        writeln!(w, "* interrupted: the figures cover what ran")?;
-    }
-    Ok(())
-}
-
-/// `linerate runs --csv`: every [`RunRow`] field, plain numbers, empty for none.
-pub fn write_csv(w: &mut dyn Write, rows: &[RunRow]) -> Result<()> {
-    let mut csv = csv::Writer::from_writer(w);
-    csv.write_record([
-        "id",
-        "started_at_unix_ms",
-        "kind",
-        "target",
-        "tags",
-        "interrupted",
-        "hostname",
-        "duration_s",
-        "throughput_bps",
-        "local_cpu_pct",
-        "remote_cpu_pct",
-        "retransmits",
-        "rtt_us",
-        "transactions_per_s",
-        "p50_us",
-        "p99_us",
-        "loss_pct",
-        "pps_received",
-    ])?;
-    fn num<T: ToString>(v: Option<T>) -> String {
-        v.map_or_else(String::new, |x| x.to_string())
-    }
-    for r in rows {
-        csv.write_record([
-            r.id.0.to_string(),
-            r.started_at_unix_ms.to_string(),
-            r.kind.as_str().to_string(),
-            r.target.clone(),
-            r.tags.to_string(),
-            r.interrupted.to_string(),
-            r.hostname.clone(),
-            num(r.duration_s),
-            num(r.throughput_bps),
-            num(r.local_cpu_pct),
-            num(r.remote_cpu_pct),
-            num(r.retransmits),
-            num(r.rtt_us),
-            num(r.transactions_per_s),
-            num(r.p50_us),
-            num(r.p99_us),
-            num(r.loss_pct),
-            num(r.pps_received),
-        ])?;
-    }
-    csv.flush()?;
-    Ok(())
-}
-
-/// `linerate show`: identity, tags, both hosts, the intervals, then the summary as printed
-/// when the run finished.
-pub fn write_stored(w: &mut dyn Write, run: &StoredRun) -> std::io::Result<()> {
-    let r = &run.record;
-    let h = &run.host;
-    writeln!(w, "run {}: {} to {}", run.id, r.kind.as_str(), r.target)?;
-    writeln!(w, "started   {}", format_local(r.started_at_unix_ms))?;
-    if !run.tags.is_empty() {
-        writeln!(w, "tags      {}", run.tags)?;
-    }
-    let cpu = h.cpu_model.as_deref().unwrap_or("?");
-    writeln!(
-        w,
-        "client    {} (kernel {}, {} cores, {cpu})",
-        if h.hostname.is_empty() {
-            "?"
-        } else {
-            &h.hostname
-        },
-        h.kernel_release.as_deref().unwrap_or("?"),
-        h.cores,
-    )?;
-    if let Some(iface) = &h.interface {
-        writeln!(
-            w,
-            "interface {iface}, MTU {}, driver {}",
-            opt(h.mtu_bytes, |m| m.to_string()),
-            h.driver.as_deref().unwrap_or("none")
-        )?;
-    }
-    writeln!(
-        w,
-        "server    {} (linerate {}, {} cores)",
-        r.server.hostname, r.server.version, r.server.cores
-    )?;
-    writeln!(w, "intervals")?;
-    for iv in &r.intervals {
-        for f in &iv.flows {
-            // The flow as JSON spells it, e.g. client_to_server.
-            let flow = serde_json::to_value(f.flow)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default();
-            let span = format!("{:.2}-{:.2} s", iv.start_s, iv.end_s);
-            let mut line = format!("  {span:<15}  {flow:<16}  {:>12}", bps(f.throughput_bps));
-            if let Some(rr) = &f.rr {
-                line.push_str(&format!(
-                    "  {:.0} trans/s  p50 {} us  p99 {} us",
-                    rr.transactions_per_s,
-                    opt(rr.p50_us, |x| format!("{x:.1}")),
-                    opt(rr.p99_us, |x| format!("{x:.1}"))
-                ));
-            }
-            if let Some(u) = &f.udp {
-                line.push_str(&format!(
-                    "  {} lost of {} sent",
-                    u.packets_lost, u.packets_sent
-                ));
-            }
-            writeln!(w, "{line}")?;
-        }
-    }
-    report::run_text::write_summary(w, r)
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ mod loss_netns;
 mod mesh_netns;
 mod netns;
 mod netns_errors;
+mod pg_store;
 mod plan;
 mod proc;
 mod protocol;

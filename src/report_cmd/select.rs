@@ -7,11 +7,12 @@
 //! as `linerate runs` prints them, so a label can be pasted back as an item.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{anyhow, bail, Result};
+use pgstore::Access;
 use report::{LabeledRuns, PpsMatrix};
-use results::store::{Filter, RunId, Store, StoredRun, Tags};
+use results::store::{Filter, ResultStore, RunId, StoreLocation, StoredRun, Tags};
 
 use crate::store_args::resolve_db;
 
@@ -103,10 +104,10 @@ impl Column {
     }
 }
 
-/// Opens the database at `path` for reading; one line when it is missing or unusable (the
-/// store refuses a newer, foreign or damaged file before writing anything to it).
-fn open(path: &Path) -> Result<Store> {
-    Store::open_existing(path).map_err(|e| anyhow!("{e}"))
+/// Opens the database at `location` for reading; one line when it is missing or unusable
+/// (the store refuses a newer, foreign or damaged one before writing anything to it).
+fn open(location: &StoreLocation) -> Result<Box<dyn ResultStore>> {
+    pgstore::open(location, Access::Read).map_err(|e| anyhow!("{e}"))
 }
 
 /// Whether `run` passes `filter`.
@@ -140,12 +141,15 @@ pub fn columns(items: &[String], filter: &Filter, db: Option<&Path>) -> Result<V
         .iter()
         .map(|s| Item::parse(s))
         .collect::<Result<Vec<_>>>()?;
-    let store = open(&resolve_db(db)?)?;
-    parsed.iter().map(|i| resolve(&store, i, filter)).collect()
+    let mut store = open(&resolve_db(db)?)?;
+    parsed
+        .iter()
+        .map(|i| resolve(store.as_mut(), i, filter))
+        .collect()
 }
 
 /// The runs of one item that pass `filter`.
-fn resolve(store: &Store, item: &Item, filter: &Filter) -> Result<Column> {
+fn resolve(store: &mut dyn ResultStore, item: &Item, filter: &Filter) -> Result<Column> {
     let label = item.label();
     let (tags, runs) = match item {
         Item::Run(id) => {
@@ -179,13 +183,13 @@ fn resolve(store: &Store, item: &Item, filter: &Filter) -> Result<Column> {
 /// A report's columns when no items are given: every stored run that passes `filter`, one
 /// column per (kind, tag set) in order of first appearance, an untagged run in a column of its
 /// own; `linerate pps` cells are left out of the columns and returned apart, for the matrix.
-/// Also returns the database's path, for the report's subtitle.
+/// Also returns where the database is, for the report's subtitle.
 pub fn grouped(
     filter: &Filter,
     db: Option<&Path>,
-) -> Result<(Vec<Column>, Vec<StoredRun>, PathBuf)> {
+) -> Result<(Vec<Column>, Vec<StoredRun>, StoreLocation)> {
     let path = resolve_db(db)?;
-    let store = open(&path)?;
+    let mut store = open(&path)?;
     let runs: Vec<StoredRun> = store
         .find(&filter.tags)
         .map_err(|e| anyhow!("{e}"))?
@@ -195,7 +199,7 @@ pub fn grouped(
     if runs.is_empty() {
         let which = describe(filter);
         if which.is_empty() {
-            bail!("{}: no runs stored yet", path.display());
+            bail!("{path}: no runs stored yet");
         }
         bail!("no stored run matches {which}; `linerate runs` lists them");
     }

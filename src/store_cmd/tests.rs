@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::store_args::{store_run, StoreArgs};
-use results::store::{Filter, Tags};
+use results::store::{Filter, RunRow, Store, Tags};
 use results::RunRecord;
 
 #[test]

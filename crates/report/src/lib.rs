@@ -32,6 +32,7 @@ mod metrics;
 mod pps;
 pub mod run_text;
 mod runs_table;
+pub mod stored;
 mod table;
 
 pub use compare::{Column, Comparison, Row};

@@ -38,10 +38,10 @@ pub enum StoreError {
         detail: String,
     },
     /// A database written by a newer linerate.
-    #[error("{}: database schema version {found} is newer than this linerate supports (version {supported}); it was left untouched: use a newer linerate, or choose another file", path.display())]
+    #[error("{location}: database schema version {found} is newer than this linerate supports (version {supported}); it was left untouched: use a newer linerate, or choose another database")]
     NewerSchema {
-        /// The path.
-        path: PathBuf,
+        /// The file, or the server's URL without its password.
+        location: String,
         /// The file's version.
         found: u32,
         /// The newest version this build knows.
@@ -72,12 +72,32 @@ pub enum StoreError {
         timeout_s: u64,
     },
     /// No run with this id.
-    #[error("run {id}: no such run in {}; `linerate runs` lists the stored runs", path.display())]
+    #[error("run {id}: no such run in {location}; `linerate runs` lists the stored runs")]
     UnknownRun {
         /// The id asked for.
         id: RunId,
-        /// The database.
-        path: PathBuf,
+        /// The file, or the server's URL without its password.
+        location: String,
+    },
+    /// A `--db` URL of a scheme no store here speaks.
+    #[error("{given}: unknown database scheme (give a file path, or postgresql://USER@HOST/DB)")]
+    UnknownScheme {
+        /// As given.
+        given: String,
+    },
+    /// A database server that cannot be reached, refused us, or failed a statement.
+    #[error("{location}: {detail}")]
+    Server {
+        /// The server's URL without its password.
+        location: String,
+        /// What went wrong, in the server's (or the connection's) words.
+        detail: String,
+    },
+    /// A database server whose catalogue holds tables named like ours that are not ours.
+    #[error("{location}: the database has tables named runs or run_tags that linerate did not make; it was left untouched: choose another database")]
+    ForeignTables {
+        /// The server's URL without its password.
+        location: String,
     },
     /// A stored run whose JSON this build cannot read.
     #[error("run {id}: the stored {what} cannot be read by this linerate: {source}")]

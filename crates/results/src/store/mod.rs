@@ -20,6 +20,7 @@
 //!   another program's database, a file that is not a database, or a read-only file is refused
 //!   and left byte-for-byte as it was.
 
+mod backend;
 mod error;
 pub mod migrations;
 mod open;
@@ -33,6 +34,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 
 use crate::schema::RunRecord;
+pub use backend::{redact, ResultStore, StoreLocation};
 pub(crate) use error::classify;
 pub use error::{StoreError, BUSY_TIMEOUT_S};
 pub use measure::host::HostFacts;
@@ -40,7 +42,8 @@ use migrations::{probe, Verdict};
 pub use migrations::{APPLICATION_ID, STORE_VERSION};
 use open::{check_header, enable_wal, newer, open_conn, refuse_unless_ours};
 pub use rows::{parse_kind, Filter, KindError, RunId, RunIdError, RunRow, StoredRun};
-use sql::{now_unix_ms, read_row, to_i64, where_clause, Figures, RawStored};
+pub use sql::{now_unix_ms, parse_tags, Figures, RawStored};
+use sql::{read_row, to_i64, where_clause};
 pub use tags::{Tag, TagError, Tags};
 
 /// An open results database.
@@ -263,7 +266,7 @@ impl Store {
             Some(raw) => raw.decode(),
             None => Err(StoreError::UnknownRun {
                 id,
-                path: self.path.clone(),
+                location: self.path.display().to_string(),
             }),
         }
     }

@@ -79,7 +79,7 @@ pub(super) fn check_header(path: &Path) -> Result<(), StoreError> {
 
 pub(super) fn newer(path: &Path, found: u32) -> StoreError {
     StoreError::NewerSchema {
-        path: path.to_path_buf(),
+        location: path.display().to_string(),
         found,
         supported: STORE_VERSION,
     }

@@ -66,13 +66,19 @@ fn read_kind(r: &Row<'_>, column: usize) -> rusqlite::Result<TestKind> {
     })
 }
 
-/// A `runs` row as read, before its JSON is decoded.
-pub(super) struct RawStored {
-    id: RunId,
-    stored_at_unix_ms: u64,
-    host_json: String,
-    record_json: String,
-    tags_json: Option<String>,
+/// A `runs` row as read, before its JSON is decoded (every store keeps these columns).
+#[derive(Debug, Clone)]
+pub struct RawStored {
+    /// The run's id.
+    pub id: RunId,
+    /// When it was stored, Unix epoch ms.
+    pub stored_at_unix_ms: u64,
+    /// The host facts as stored (JSON).
+    pub host_json: String,
+    /// The record as stored (JSON).
+    pub record_json: String,
+    /// The tags as one JSON object, `None` without tags.
+    pub tags_json: Option<String>,
 }
 
 impl RawStored {
@@ -86,7 +92,8 @@ impl RawStored {
         })
     }
 
-    pub(super) fn decode(self) -> Result<StoredRun, StoreError> {
+    /// The run, its JSON decoded (an older record layout converted).
+    pub fn decode(self) -> Result<StoredRun, StoreError> {
         let bad = |what| {
             move |source| StoreError::BadRecord {
                 id: self.id,
@@ -104,30 +111,46 @@ impl RawStored {
     }
 }
 
-/// Tags from `json_group_object` (keys were validated when stored).
-pub(super) fn parse_tags(json: Option<&str>) -> Tags {
+/// Tags from one JSON object (keys were validated when stored).
+pub fn parse_tags(json: Option<&str>) -> Tags {
     json.and_then(|j| serde_json::from_str(j).ok())
         .map(Tags::from_map)
         .unwrap_or_default()
 }
 
 /// The indexed copies of a record's headline figures.
-pub(super) struct Figures {
-    pub(super) duration_s: Option<f64>,
-    pub(super) throughput_bps: Option<f64>,
-    pub(super) local_cpu_pct: Option<f64>,
-    pub(super) remote_cpu_pct: Option<f64>,
-    pub(super) retransmits: Option<u32>,
-    pub(super) rtt_us: Option<u32>,
-    pub(super) transactions_per_s: Option<f64>,
-    pub(super) p50_us: Option<f64>,
-    pub(super) p99_us: Option<f64>,
-    pub(super) loss_pct: Option<f64>,
-    pub(super) pps_received: Option<f64>,
+/// The headline figures every store keeps as columns beside the record, for `linerate runs`
+/// to list and filter without decoding records; each `None` where it does not apply or is not
+/// finite.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Figures {
+    /// Test window, s.
+    pub duration_s: Option<f64>,
+    /// Receiver goodput, bit/s.
+    pub throughput_bps: Option<f64>,
+    /// Client CPU, % of one core.
+    pub local_cpu_pct: Option<f64>,
+    /// Server CPU, % of one core.
+    pub remote_cpu_pct: Option<f64>,
+    /// TCP retransmits.
+    pub retransmits: Option<u32>,
+    /// TCP smoothed RTT, µs.
+    pub rtt_us: Option<u32>,
+    /// Transactions per second.
+    pub transactions_per_s: Option<f64>,
+    /// Median round trip, µs.
+    pub p50_us: Option<f64>,
+    /// 99th-percentile round trip, µs.
+    pub p99_us: Option<f64>,
+    /// UDP loss, % of sent.
+    pub loss_pct: Option<f64>,
+    /// UDP datagrams received per second.
+    pub pps_received: Option<f64>,
 }
 
 impl Figures {
-    pub(super) fn of(r: &RunRecord) -> Figures {
+    /// The figures of `r`.
+    pub fn of(r: &RunRecord) -> Figures {
         let s = &r.summary;
         // SQLite stores NaN as NULL anyway; say so explicitly for every non-finite figure.
         let fin = |x: f64| x.is_finite().then_some(x);
@@ -148,7 +171,8 @@ impl Figures {
     }
 }
 
-pub(super) fn now_unix_ms() -> u64 {
+/// Now, Unix epoch ms (when a run is stored).
+pub fn now_unix_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)

