@@ -93,6 +93,10 @@ fn run() -> anyhow::Result<ExitCode> {
             linerate::report_cmd::export(args)?;
             return Ok(ExitCode::SUCCESS);
         }
+        Command::Import(args) => {
+            linerate::store_cmd::import(args)?;
+            return Ok(ExitCode::SUCCESS);
+        }
         Command::Completions { shell } => {
             linerate::docs_gen::completions(*shell, &mut std::io::stdout());
             return Ok(ExitCode::SUCCESS);

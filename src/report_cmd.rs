@@ -136,8 +136,9 @@ impl From<ChartKindArg> for ChartKind {
 /// `linerate export`.
 #[derive(Debug, Clone, Args)]
 pub struct ExportArgs {
-    /// Runs to export: stored runs (12 or #12) or tag sets (driver=a, driver=a,mtu=9000).
-    #[arg(value_name = "RUN_OR_TAGSET", required = true)]
+    /// Runs to export: stored runs (12 or #12) or tag sets (driver=a, driver=a,mtu=9000);
+    /// none with `--format stored`: every stored run.
+    #[arg(value_name = "RUN_OR_TAGSET")]
     pub items: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = ExportFormatArg::Json)]
@@ -162,6 +163,9 @@ pub enum ExportFormatArg {
     Csv,
     /// A Markdown table, one line per run.
     Markdown,
+    /// Every stored field, one run per line ({id, stored_at_unix_ms, tags, host, record}):
+    /// what `linerate import` reads into another database, nothing lost.
+    Stored,
 }
 
 /// The width a terminal table may take: `$COLUMNS` when it is a number, else none (the
@@ -218,23 +222,31 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
 
 /// `linerate export`: the items' full runs, to stdout or `--out`.
 pub fn export(args: &ExportArgs) -> Result<()> {
-    let columns = select::columns(&args.items, &Filter::default(), args.db.as_deref())?;
-    let labeled: Vec<_> = columns.iter().map(Column::labeled).collect();
-    let format = match args.format {
-        ExportFormatArg::Json => ExportFormat::Json,
-        ExportFormatArg::Jsonl => ExportFormat::JsonLines,
-        ExportFormatArg::Csv => ExportFormat::Csv,
-        ExportFormatArg::Markdown => ExportFormat::Markdown,
-    };
-    match &args.out {
-        Some(path) => {
-            let mut buf = Vec::new();
-            report::export_runs(&mut buf, &labeled, format)?;
-            write_atomically(path, &buf)
+    let mut buf = Vec::new();
+    if args.format == ExportFormatArg::Stored {
+        for run in select::stored(&args.items, args.db.as_deref())? {
+            serde_json::to_writer(&mut buf, &run)?;
+            buf.push(b'\n');
         }
+    } else {
+        if args.items.is_empty() {
+            bail!("name the runs or tag sets to export (--format stored exports every run)");
+        }
+        let columns = select::columns(&args.items, &Filter::default(), args.db.as_deref())?;
+        let labeled: Vec<_> = columns.iter().map(Column::labeled).collect();
+        let format = match args.format {
+            ExportFormatArg::Json => ExportFormat::Json,
+            ExportFormatArg::Jsonl => ExportFormat::JsonLines,
+            ExportFormatArg::Csv => ExportFormat::Csv,
+            _ => ExportFormat::Markdown,
+        };
+        report::export_runs(&mut buf, &labeled, format)?;
+    }
+    match &args.out {
+        Some(path) => write_atomically(path, &buf),
         None => {
             let mut stdout = std::io::stdout().lock();
-            report::export_runs(&mut stdout, &labeled, format)?;
+            stdout.write_all(&buf)?;
             stdout.flush()?;
             Ok(())
         }

@@ -12,7 +12,7 @@ use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use pgstore::Access;
 use report::stored::{write_csv, write_stored, write_table};
-use results::store::{RunId, StoreError};
+use results::store::{RunId, StoreError, StoredRun};
 
 use crate::store_args::{resolve_db, store_error, RunFilterArgs};
 
@@ -76,6 +76,53 @@ pub fn runs_to(args: &RunsArgs, out: &mut dyn Write) -> Result<()> {
         write_csv(out, &rows)?;
     } else {
         write_table(out, &rows)?;
+    }
+    Ok(())
+}
+
+/// `linerate import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Files written by `linerate export --format stored` (one stored run per line).
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// The database to import into (default: $LINERATE_DB, else
+    /// $XDG_DATA_HOME/linerate/results.sqlite); a file path or postgresql://USER@HOST/DB.
+    #[arg(long, value_name = "PATH|URL")]
+    pub db: Option<PathBuf>,
+}
+
+/// `linerate import`: every run of the files, each in its own transaction, keeping its tags,
+/// host facts and time of storing (ids are the new database's). Every line is read and checked
+/// before the first is stored.
+pub fn import(args: &ImportArgs) -> Result<()> {
+    let mut runs: Vec<StoredRun> = Vec::new();
+    for file in &args.files {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| anyhow!("{}: cannot read it: {e}", file.display()))?;
+        for (n, line) in text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
+            let run = serde_json::from_str(line).map_err(|e| {
+                anyhow!("{} line {}: not a stored run (`linerate export --format stored` writes them): {e}", file.display(), n + 1)
+            })?;
+            runs.push(run);
+        }
+    }
+    let location = resolve_db(args.db.as_deref())?;
+    let mut store = pgstore::open(&location, Access::Write).map_err(|e| store_error(e, false))?;
+    let ids = runs
+        .iter()
+        .map(|run| store.insert_stored(run).map_err(|e| store_error(e, false)))
+        .collect::<Result<Vec<_>>>()?;
+    match (ids.first(), ids.last()) {
+        (Some(a), Some(b)) => eprintln!(
+            "linerate: imported {} runs into {location} as {a} to {b}",
+            ids.len()
+        ),
+        _ => eprintln!("linerate: nothing to import"),
     }
     Ok(())
 }

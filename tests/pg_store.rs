@@ -85,3 +85,52 @@ fn bad_databases_are_one_line_and_nothing_runs() {
     let missing = pg.url("no_such_db");
     fails_in_one_line(&["runs", "--db", &missing], "does not exist");
 }
+
+/// `export --format stored` lines without their ids (each database numbers its own).
+fn stored_lines(db: &str) -> Vec<serde_json::Value> {
+    linerate_ok(&["export", "--format", "stored", "--db", db])
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v.as_object_mut().unwrap().remove("id");
+            v
+        })
+        .collect()
+}
+
+#[test]
+fn runs_exported_from_sqlite_and_imported_into_postgresql_are_equal() {
+    let Some(pg) = server() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = dir.path().join("local.sqlite");
+    let sqlite = sqlite.to_str().unwrap();
+    linerate_ok(&[
+        "tcp", "-t", "0.3", "-i", "0", "--db", sqlite, "--tag", "a=1",
+    ]);
+    linerate_ok(&["udp", "-t", "0.3", "-i", "0", "--db", sqlite, "-b", "10M"]);
+    let file = dir.path().join("runs.jsonl");
+    let file = file.to_str().unwrap();
+    linerate_ok(&["export", "--format", "stored", "--db", sqlite, "-o", file]);
+    let url = pg.create_db("moved").unwrap();
+    let out = linerate()
+        .args(["import", file, "--db", &url])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stderr.contains("imported 2 runs"),
+        "{stderr}"
+    );
+    let (from, to) = (stored_lines(sqlite), stored_lines(&url));
+    assert_eq!(from.len(), 2);
+    assert_eq!(
+        from, to,
+        "records, tags, host facts and storing times all kept"
+    );
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, "{\"not\": \"a run\"}\n").unwrap();
+    fails_in_one_line(
+        &["import", bad.to_str().unwrap(), "--db", &url],
+        "bad.jsonl line 1: not a stored run",
+    );
+}

@@ -69,8 +69,12 @@ pub enum Command {
     /// Chart stored runs as SVG or PNG: throughput over time, throughput and CPU, latency
     /// percentiles, throughput by message size, packet rate by frame size.
     Chart(crate::report_cmd::ChartArgs),
-    /// Write stored runs in full as JSON, JSON Lines, per-interval CSV or Markdown.
+    /// Write stored runs in full as JSON, JSON Lines, per-interval CSV or Markdown (or every
+    /// stored field, `--format stored`, for `linerate import`).
     Export(crate::report_cmd::ExportArgs),
+    /// Store the runs of `linerate export --format stored` files into a database (SQLite to
+    /// PostgreSQL, or back), tags, host facts and time of storing kept.
+    Import(crate::store_cmd::ImportArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         /// The shell.

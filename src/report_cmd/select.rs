@@ -148,6 +148,28 @@ pub fn columns(items: &[String], filter: &Filter, db: Option<&Path>) -> Result<V
         .collect()
 }
 
+/// The stored runs of `items` in order (each run once), or every stored run without items:
+/// what `export --format stored` writes.
+pub fn stored(items: &[String], db: Option<&Path>) -> Result<Vec<StoredRun>> {
+    let parsed = items
+        .iter()
+        .map(|s| Item::parse(s))
+        .collect::<Result<Vec<_>>>()?;
+    let mut store = open(&resolve_db(db)?)?;
+    if parsed.is_empty() {
+        return store.find(&Tags::new()).map_err(|e| anyhow!("{e}"));
+    }
+    let mut runs: Vec<StoredRun> = Vec::new();
+    for item in &parsed {
+        for run in resolve(store.as_mut(), item, &Filter::default())?.runs {
+            if !runs.iter().any(|r| r.id == run.id) {
+                runs.push(run);
+            }
+        }
+    }
+    Ok(runs)
+}
+
 /// The runs of one item that pass `filter`.
 fn resolve(store: &mut dyn ResultStore, item: &Item, filter: &Filter) -> Result<Column> {
     let label = item.label();

@@ -23,8 +23,8 @@ mod tests;
 
 use postgres::Client;
 use results::store::{
-    now_unix_ms, Figures, Filter, HostFacts, ResultStore, RunId, RunRow, Store, StoreError,
-    StoreLocation, StoredRun, Tags,
+    Figures, Filter, HostFacts, ResultStore, RunId, RunRow, Store, StoreError, StoreLocation,
+    StoredRun, Tags,
 };
 use results::RunRecord;
 
@@ -89,11 +89,12 @@ impl ResultStore for PgStore {
         migrations::version(&mut self.client, &location)
     }
 
-    fn insert(
+    fn insert_at(
         &mut self,
         record: &RunRecord,
         tags: &Tags,
         host: &HostFacts,
+        stored_at_unix_ms: u64,
     ) -> Result<RunId, StoreError> {
         let record_json = serde_json::to_string(record).map_err(StoreError::Encode)?;
         let host_json = serde_json::to_string(host).map_err(StoreError::Encode)?;
@@ -104,7 +105,7 @@ impl ResultStore for PgStore {
         let row = tx
             .query_one(
                 sql::INSERT_RUN,
-                &sql::run_params(record, &f, &host_json, &record_json, now_unix_ms()).as_refs(),
+                &sql::run_params(record, &f, &host_json, &record_json, stored_at_unix_ms).as_refs(),
             )
             .map_err(fail)?;
         let id: i64 = row.get(0);

@@ -19,13 +19,29 @@ pub trait ResultStore: Send {
     fn location(&self) -> String;
     /// The schema version of the store.
     fn version(&mut self) -> Result<u32, StoreError>;
-    /// Stores one run, its tags and its host's facts, in one transaction.
+    /// Stores one run, its tags and its host's facts, in one transaction, stamped
+    /// `stored_at_unix_ms`.
+    fn insert_at(
+        &mut self,
+        record: &RunRecord,
+        tags: &Tags,
+        host: &HostFacts,
+        stored_at_unix_ms: u64,
+    ) -> Result<RunId, StoreError>;
+    /// Stores one run now.
     fn insert(
         &mut self,
         record: &RunRecord,
         tags: &Tags,
         host: &HostFacts,
-    ) -> Result<RunId, StoreError>;
+    ) -> Result<RunId, StoreError> {
+        self.insert_at(record, tags, host, super::now_unix_ms())
+    }
+    /// Stores a run read from another store (`linerate import`) as it was stored there: its
+    /// record, tags, host facts and time of storing (it gets an id of this store's).
+    fn insert_stored(&mut self, run: &StoredRun) -> Result<RunId, StoreError> {
+        self.insert_at(&run.record, &run.tags, &run.host, run.stored_at_unix_ms)
+    }
     /// The full stored run `id`.
     fn get(&mut self, id: RunId) -> Result<StoredRun, StoreError>;
     /// The runs that match `filter`, oldest first.
@@ -41,13 +57,14 @@ impl ResultStore for Store {
     fn version(&mut self) -> Result<u32, StoreError> {
         Store::version(self)
     }
-    fn insert(
+    fn insert_at(
         &mut self,
         record: &RunRecord,
         tags: &Tags,
         host: &HostFacts,
+        stored_at_unix_ms: u64,
     ) -> Result<RunId, StoreError> {
-        Store::insert(self, record, tags, host)
+        Store::insert_at(self, record, tags, host, stored_at_unix_ms)
     }
     fn get(&mut self, id: RunId) -> Result<StoredRun, StoreError> {
         Store::get(self, id)

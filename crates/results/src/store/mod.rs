@@ -193,6 +193,17 @@ impl Store {
         tags: &Tags,
         host: &HostFacts,
     ) -> Result<RunId, StoreError> {
+        self.insert_at(record, tags, host, now_unix_ms())
+    }
+
+    /// [`Store::insert`] with the time it was first stored (an imported run keeps its own).
+    pub fn insert_at(
+        &mut self,
+        record: &RunRecord,
+        tags: &Tags,
+        host: &HostFacts,
+        stored_at_unix_ms: u64,
+    ) -> Result<RunId, StoreError> {
         if !self.writable {
             return Err(StoreError::ReadOnly {
                 path: self.path.clone(),
@@ -215,7 +226,7 @@ impl Store {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
              ?18, ?19)",
             params![
-                to_i64(now_unix_ms()),
+                to_i64(stored_at_unix_ms),
                 to_i64(record.started_at_unix_ms),
                 record.kind.as_str(),
                 record.target,
