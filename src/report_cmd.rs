@@ -41,7 +41,7 @@ pub struct CompareArgs {
     /// tcp_crr.
     #[arg(long, value_name = "KIND")]
     pub kind: Option<String>,
-    /// Results database (default: $LINERATE_DB, else
+    /// Results database, a file or postgresql://USER@HOST/DB (default: $LINERATE_DB, else
     /// $XDG_DATA_HOME/linerate/results.sqlite).
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
@@ -77,7 +77,7 @@ pub struct ReportArgs {
     /// Page title and heading.
     #[arg(long, value_name = "TEXT", default_value = "linerate report")]
     pub title: String,
-    /// Results database (default: $LINERATE_DB, else
+    /// Results database, a file or postgresql://USER@HOST/DB (default: $LINERATE_DB, else
     /// $XDG_DATA_HOME/linerate/results.sqlite).
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
@@ -100,7 +100,7 @@ pub struct ChartArgs {
     /// PNG only: pixels per SVG pixel (2 gives 1600x900).
     #[arg(long, value_name = "FACTOR", default_value_t = 2.0)]
     pub scale: f32,
-    /// Results database (default: $LINERATE_DB, else
+    /// Results database, a file or postgresql://USER@HOST/DB (default: $LINERATE_DB, else
     /// $XDG_DATA_HOME/linerate/results.sqlite).
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
@@ -146,7 +146,7 @@ pub struct ExportArgs {
     /// Write to this file (replaced whole, never half-written) instead of stdout.
     #[arg(long, short = 'o', value_name = "PATH")]
     pub out: Option<PathBuf>,
-    /// Results database (default: $LINERATE_DB, else
+    /// Results database, a file or postgresql://USER@HOST/DB (default: $LINERATE_DB, else
     /// $XDG_DATA_HOME/linerate/results.sqlite).
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,

@@ -24,7 +24,7 @@ use report::local_time::parse_since;
 /// Where runs are stored, and how they are tagged (flattened into every test command).
 #[derive(Debug, Clone, Default, Args)]
 pub struct StoreArgs {
-    /// Results database (default: $LINERATE_DB, else
+    /// Results database, a file or postgresql://USER@HOST/DB (default: $LINERATE_DB, else
     /// $XDG_DATA_HOME/linerate/results.sqlite, i.e. ~/.local/share/linerate/results.sqlite).
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,

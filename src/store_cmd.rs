@@ -27,7 +27,7 @@ pub struct RunsArgs {
     /// Print CSV (a header line, then one line per run) instead of the table.
     #[arg(long)]
     pub csv: bool,
-    /// Results database (default: $LINERATE_DB, else
+    /// Results database, a file or postgresql://USER@HOST/DB (default: $LINERATE_DB, else
     /// $XDG_DATA_HOME/linerate/results.sqlite).
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
@@ -42,7 +42,7 @@ pub struct ShowArgs {
     /// Print the stored run as one JSON document: {id, stored_at_unix_ms, tags, host, record}.
     #[arg(long)]
     pub json: bool,
-    /// Results database (default: $LINERATE_DB, else
+    /// Results database, a file or postgresql://USER@HOST/DB (default: $LINERATE_DB, else
     /// $XDG_DATA_HOME/linerate/results.sqlite).
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
