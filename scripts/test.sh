@@ -27,6 +27,9 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "note: ${missing[*]} missing and this is not root: the namespace and peer tests will be skipped"
   fi
 fi
+# The metrics test reads the endpoint with the Prometheus project's own OpenMetrics parser.
+python3 -c 'import prometheus_client' >/dev/null 2>&1 || python3 -m pip install -q prometheus_client \
+  || echo "note: prometheus_client not installed: the metrics test will be skipped"
 log=$(mktemp)
 # Tests that cannot run here (not root, a tool missing) append `test-name: reason` to this file
 # (tests/skip.rs): libtest counts them as passed, the closing line as skipped.

@@ -25,8 +25,12 @@ use crate::sweep::args::{parse_test, BaseTest};
 pub struct MeshArgs {
     /// The hosts, each a linerate server started with `serve --relay` (name or address); every
     /// ordered pair runs the test, the first host of the pair as the client.
-    #[arg(value_name = "HOST", num_args = 2.., required = true)]
+    #[arg(value_name = "HOST", required_unless_present = "dns")]
     pub hosts: Vec<String>,
+    /// Every address the name NAME resolves to is a host (a headless Service's DNS name, or a
+    /// hosts-file entry with several addresses), after any HOST given.
+    #[arg(long, value_name = "NAME")]
+    pub dns: Option<String>,
     /// The test each pair runs.
     #[arg(long, value_name = "KIND", default_value = "tcp", value_parser = ["tcp", "udp", "rr", "crr"])]
     pub test: String,
@@ -117,7 +121,12 @@ impl MeshProgress<RunRecord> for Cells {
 /// The mesh and its test, validated (nothing resolved or run): what `mesh` runs and `plan
 /// --check` checks.
 pub fn check(args: &MeshArgs) -> Result<(MeshPlan, BaseTest)> {
-    let plan = MeshPlan::new(args.hosts.clone(), args.concurrency, args.share_hosts)?;
+    let mut hosts = args.hosts.clone();
+    if let Some(name) = &args.dns {
+        let found = session::target::resolve_all(name).with_context(|| format!("--dns {name}"))?;
+        hosts.extend(found.iter().map(|ip| ip.to_string()));
+    }
+    let plan = MeshPlan::new(hosts, args.concurrency, args.share_hosts)?;
     if !args.time.is_finite() || args.time <= 0.0 {
         bail!("--time {}: must be above 0 seconds", args.time);
     }

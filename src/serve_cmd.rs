@@ -37,6 +37,16 @@ pub fn serve(args: &ServeArgs, shutdown: Signal) -> Result<()> {
         None => None,
     };
     let listener = listener(args)?;
+    if let Some(addr) = &args.metrics {
+        let addr = addr
+            .parse()
+            .map_err(|_| anyhow::anyhow!("--metrics {addr}: give ADDR:PORT, e.g. 0.0.0.0:9464"))?;
+        let metrics = Arc::new(server::ServerMetrics::default());
+        config.metrics = Some(Arc::clone(&metrics));
+        let bound = session::metrics_http::start(addr, metrics, shutdown.clone())
+            .with_context(|| format!("--metrics {addr}"))?;
+        eprintln!("linerate serve: OpenMetrics at http://{bound}/metrics");
+    }
     eprintln!(
         "linerate serve: listening on {} (protocol {}, up to {} tests at once{}{})",
         listener.describe(),

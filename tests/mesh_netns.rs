@@ -201,3 +201,37 @@ fn a_plan_runs_a_mesh_and_a_third_party_step_and_reports_the_matrix() {
         "the report's mesh section"
     );
 }
+
+#[test]
+fn mesh_dns_runs_every_address_behind_a_name() {
+    if !can_use_netns() {
+        return;
+    }
+    let lab = Lab::new("dns", &RATES[..2]);
+    // `ip netns exec` puts /etc/netns/NS/hosts over /etc/hosts for the controller alone.
+    let dir = format!("/etc/netns/{}", lab.ctrl);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        format!("{dir}/hosts"),
+        "198.18.1.1 lab-all\n198.18.1.2 lab-all\n",
+    )
+    .unwrap();
+    let (_tmp, db) = db("dns");
+    let out = lab.control(&db, &["mesh", "--dns", "lab-all", "-t", "0.3", "--json"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut hosts: Vec<&str> = v["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h.as_str().unwrap())
+        .collect();
+    hosts.sort();
+    assert_eq!(hosts, ["198.18.1.1", "198.18.1.2"]);
+    assert_eq!(v["cells"].as_array().unwrap().len(), 2);
+}

@@ -23,6 +23,7 @@ mod live_fuzz;
 mod loopback;
 mod loss_netns;
 mod mesh_netns;
+mod metrics;
 mod netns;
 mod netns_errors;
 mod pg_store;

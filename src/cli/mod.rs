@@ -147,6 +147,11 @@ pub struct ServeArgs {
     /// more. Default: anywhere.
     #[arg(long, value_name = "PREFIX", requires = "relay")]
     pub relay_to: Vec<String>,
+    /// Serve OpenMetrics at http://ADDR:PORT/metrics (tests started, refused by reason,
+    /// running; bytes and datagrams by direction; authentication failures; handshake timeouts;
+    /// each client's last test's throughput), e.g. 0.0.0.0:9464.
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics: Option<String>,
     /// With --relay: the key file this server proves to a far server with --auth-keys.
     #[arg(long, value_name = "FILE", requires = "relay")]
     pub relay_key: Option<PathBuf>,

@@ -16,6 +16,7 @@ pub mod auth;
 pub mod client;
 mod control;
 pub mod iperf3;
+pub mod metrics_http;
 pub mod probe;
 pub mod relay;
 pub mod server;

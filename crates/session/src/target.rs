@@ -67,6 +67,27 @@ pub enum ResolveError {
     },
 }
 
+/// Every address `name` resolves to, each once, in the resolver's order (`mesh --dns`).
+pub fn resolve_all(name: &str) -> Result<Vec<IpAddr>, ResolveError> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(ResolveError::Empty);
+    }
+    let mut found: Vec<IpAddr> = Vec::new();
+    let addrs = (name, 0u16)
+        .to_socket_addrs()
+        .map_err(|answer| ResolveError::Lookup {
+            name: name.to_string(),
+            answer,
+        })?;
+    for a in addrs {
+        if !found.contains(&a.ip()) {
+            found.push(a.ip());
+        }
+    }
+    Ok(found)
+}
+
 /// Resolves `host` (a name, an address, `host:port` or `[v6]:port`) with `port` as default.
 pub fn resolve(host: &str, port: u16, family: Family) -> Result<SocketAddr, ResolveError> {
     let host = host.trim();

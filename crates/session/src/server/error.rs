@@ -159,3 +159,24 @@ pub enum SessionError {
     #[error(transparent)]
     Wire(#[from] WireError),
 }
+
+impl SessionError {
+    /// The refusal's reason as `serve --metrics` counts it.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Self::Busy { .. } => "busy",
+            Self::KeyBusy { .. } => "key_busy",
+            Self::AddressBusy { .. } => "address_busy",
+            Self::Spec(_)
+            | Self::KeyLimit { .. }
+            | Self::NoSuchCpu { .. }
+            | Self::Congestion(_)
+            | Self::Engine(_) => "limits",
+            Self::RelayOff
+            | Self::RelayKey { .. }
+            | Self::RelayTarget { .. }
+            | Self::RelayDenied { .. } => "relay",
+            _ => "setup",
+        }
+    }
+}

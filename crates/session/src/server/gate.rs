@@ -334,6 +334,7 @@ fn advance(
             Step::Waiting if !expired => {}
             Step::Waiting => {
                 let p = pending.swap_remove(i);
+                shared.count(|m| m.handshake_timed_out());
                 log.conn_line(
                     shared,
                     format!(
@@ -366,6 +367,7 @@ fn advance(
                 match admit(keys.table(), &p.challenge, proof) {
                     Ok(admission) => dispatch(p.conn, p.peer, *msg, admission, shared, log),
                     Err(refusal) => {
+                        shared.count(|m| m.auth_failed());
                         log.conn_line(shared, format!("{}: {}", p.peer, refusal.log_text()));
                         let mut conn = p.conn;
                         // The answer is small and the fresh socket's send buffer empty: a
@@ -417,6 +419,7 @@ fn accept_all(
             .is_some_and(|a| !allowed(&shared.config.allow, a.ip()))
         {
             log.outsiders += 1;
+            shared.count(|m| m.refused("allow"));
             continue;
         }
         if pending.len() >= MAX_PENDING {

@@ -12,6 +12,7 @@ mod allow;
 mod error;
 mod gate;
 mod iperf3;
+mod metrics;
 mod registry;
 mod relay;
 mod running;
@@ -34,6 +35,7 @@ use admit::Admission;
 pub use admit::AuthKeys;
 pub use allow::{Prefix, PrefixError};
 pub use error::SessionError;
+pub use metrics::{MetricsSnapshot, ServerMetrics};
 use registry::{attach, Claim, SessionGuard, Sessions};
 pub use relay::RelayPolicy;
 pub use running::{listen_tcp, ServerThread};
@@ -70,6 +72,9 @@ pub struct ServerConfig {
     /// `--relay`: run tests towards other servers when a controller asks (`--from`); `None`:
     /// refuse.
     pub relay: Option<RelayPolicy>,
+    /// `--metrics`: where the server counts what it does, for the metrics endpoint; `None`:
+    /// nothing is counted.
+    pub metrics: Option<Arc<ServerMetrics>>,
 }
 
 /// An iperf3 client's finished test as the server hands it out.
@@ -107,6 +112,7 @@ impl Default for ServerConfig {
             iperf3_open: false,
             records: None,
             relay: None,
+            metrics: None,
         }
     }
 }
@@ -170,12 +176,38 @@ fn server_info() -> ServerInfo {
     }
 }
 
+impl Shared {
+    /// Counts into the metrics, when `--metrics` asked for them.
+    fn count(&self, f: impl FnOnce(&ServerMetrics)) {
+        if let Some(m) = &self.config.metrics {
+            f(m);
+        }
+    }
+}
+
+/// A started test in the metrics' running count until dropped.
+struct Counted<'a>(&'a Shared);
+
+impl<'a> Counted<'a> {
+    fn start(shared: &'a Shared, kind: &str) -> Self {
+        shared.count(|m| m.started(kind));
+        Counted(shared)
+    }
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.count(ServerMetrics::ended);
+    }
+}
+
 /// Tells the peer what was wrong with what it sent (the caller logs it).
 fn tell(conn: &mut Conn, message: String) {
     let _ = send(conn, &ServerMsg::Error { message });
 }
 
 fn refuse(conn: &mut Conn, shared: &Shared, peer: &str, why: SessionError) {
+    shared.count(|m| m.refused(why.reason()));
     let message = why.to_string();
     (shared.log)(format!("{peer}: refused: {message}"));
     let _ = send(conn, &ServerMsg::Error { message });
@@ -201,6 +233,7 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, admission: Admission, shared: &Sh
         Ok(guard) => guard,
         Err(why) => return refuse(&mut ctrl, shared, peer, why),
     };
+    let _counted = Counted::start(shared, spec.kind().as_str());
     (shared.log)(format!(
         "{peer}: {} {:?} x{} for {} ms",
         spec.kind().as_str(),
@@ -228,7 +261,11 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, admission: Admission, shared: &Sh
         .inspect(|_| guard.close_registration())
         .and_then(|streams| streams::run_streams(&mut ctrl, &spec, streams, shared, begin_by));
     match outcome {
-        Ok(()) => (shared.log)(format!("{peer}: test done")),
+        Ok(results) => {
+            let client = ctrl.peer_addr().map(|a| a.ip().to_canonical());
+            shared.count(|m| m.finished(&spec, &results, client));
+            (shared.log)(format!("{peer}: test done"))
+        }
         Err(why) => {
             let message = why.to_string();
             (shared.log)(format!("{peer}: test ended early: {message}"));

@@ -75,6 +75,7 @@ pub(super) fn run_relay(
         Err(why) => return refuse(&mut ctrl, shared, peer, why),
     };
     guard.close_registration();
+    let _counted = super::Counted::start(shared, "relay");
     let spec = &ask.spec;
     (shared.log)(format!(
         "{peer}: relaying {} {:?} x{} for {} ms towards {}",

@@ -42,7 +42,7 @@ pub(super) fn run_streams(
     conns: Vec<Conn>,
     shared: &Shared,
     begin_by: Instant,
-) -> Result<(), SessionError> {
+) -> Result<ServerResults, SessionError> {
     let left = begin_by.saturating_duration_since(Instant::now());
     let begin = recv::<ClientMsg>(ctrl, left.max(Duration::from_millis(1))).map_err(|e| {
         if Instant::now() >= begin_by {
@@ -90,7 +90,8 @@ pub(super) fn run_streams(
             .drops0
             .map(|(d0, ifc)| DropSnapshot::now(ifc.as_deref()).since(&d0)),
     };
-    Ok(send(ctrl, &ServerMsg::Results(results))?)
+    send(ctrl, &ServerMsg::Results(results.clone()))?;
+    Ok(results)
 }
 
 /// One worker per stream, in the role the stream's direction gives the server.

@@ -1,0 +1,173 @@
+//! What a server counts for `serve --metrics`: tests started (by kind) and refused (by
+//! reason), tests running, bytes and datagrams by direction and transport, authentication
+//! failures, handshake timeouts, and each client's last test's throughput. The binary renders
+//! a [`MetricsSnapshot`] as OpenMetrics text; nothing here formats.
+//!
+//! Invariants: counters only grow while the server runs (never reset); a finished test adds
+//! the bytes its server-side streams moved over the whole test (`total` of each stream); the
+//! per-client gauge keeps at most [`MAX_CLIENTS`] clients (the least recently updated leaves
+//! first), so a server's memory does not grow with the clients it has seen.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::sync::Mutex;
+
+use wire::msg::ServerResults;
+use wire::spec::Flow;
+use wire::TestSpec;
+
+/// Most clients the last-throughput gauge keeps.
+pub const MAX_CLIENTS: usize = 256;
+
+/// The server's counters, shared between its threads and the metrics endpoint.
+#[derive(Debug, Default)]
+pub struct ServerMetrics {
+    counts: Mutex<MetricsSnapshot>,
+    /// Updates so far: the age of a client's gauge (for eviction).
+    tick: Mutex<u64>,
+}
+
+/// The counters at one moment.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MetricsSnapshot {
+    /// Tests accepted, by kind (`tcp_stream`, …; `iperf3` for stock iperf3 clients' tests).
+    pub started: BTreeMap<String, u64>,
+    /// Tests refused, by reason (`busy`, `key_busy`, `address_busy`, `limits`, `auth`,
+    /// `allow`, `relay`, `setup`).
+    pub refused: BTreeMap<String, u64>,
+    /// Tests running now.
+    pub running: u64,
+    /// Bytes moved by finished tests' server-side streams, by (direction, transport):
+    /// direction `received` or `sent` (as the server sees it; `both` for request/response
+    /// streams, whose counts add requests and responses), transport `tcp`, `udp` or `unix`.
+    pub bytes: BTreeMap<(String, String), u64>,
+    /// Datagrams moved (UDP), by direction.
+    pub datagrams: BTreeMap<String, u64>,
+    /// First messages whose key proof failed (or was missing where a key is asked for).
+    pub auth_failures: u64,
+    /// Connections dropped at their handshake deadline.
+    pub handshake_timeouts: u64,
+    /// Each client's last finished test: its bytes both ways over the server's window,
+    /// bits/s, with the update it came in (for eviction).
+    pub last_throughput_bps: BTreeMap<IpAddr, (f64, u64)>,
+}
+
+impl ServerMetrics {
+    fn with(&self, f: impl FnOnce(&mut MetricsSnapshot)) {
+        if let Ok(mut c) = self.counts.lock() {
+            f(&mut c);
+        }
+    }
+
+    /// The counters now.
+    pub fn snapshot(&self) -> MetricsSnapshot {
+        self.counts.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+
+    /// A test of `kind` was accepted and runs.
+    pub fn started(&self, kind: &str) {
+        self.with(|c| {
+            *c.started.entry(kind.to_string()).or_default() += 1;
+            c.running += 1;
+        });
+    }
+
+    /// A test that [`ServerMetrics::started`] ended, however it ended.
+    pub fn ended(&self) {
+        self.with(|c| c.running = c.running.saturating_sub(1));
+    }
+
+    /// A test was refused for `reason`.
+    pub fn refused(&self, reason: &str) {
+        self.with(|c| *c.refused.entry(reason.to_string()).or_default() += 1);
+    }
+
+    /// A first message failed authentication.
+    pub fn auth_failed(&self) {
+        self.with(|c| c.auth_failures += 1);
+        self.refused("auth");
+    }
+
+    /// A connection was dropped at its handshake deadline.
+    pub fn handshake_timed_out(&self) {
+        self.with(|c| c.handshake_timeouts += 1);
+    }
+
+    /// A linerate test finished with the server's `results`: its bytes and datagrams by
+    /// direction, and its client's throughput.
+    pub fn finished(&self, spec: &TestSpec, results: &ServerResults, client: Option<IpAddr>) {
+        let transport = if spec.is_unix() {
+            "unix"
+        } else if spec.udp().is_some() {
+            "udp"
+        } else {
+            "tcp"
+        };
+        let flows = spec.flows();
+        let tick = self.next_tick();
+        self.with(|c| {
+            let mut both_ways = 0u64;
+            for end in &results.streams {
+                let received = flows
+                    .iter()
+                    .find(|(i, _)| *i == end.stream)
+                    .is_some_and(|(_, f)| *f == Flow::ClientToServer);
+                // A request/response stream moves both ways; its count is both.
+                let dir = match (spec.rr().is_some(), received) {
+                    (true, _) => "both",
+                    (false, true) => "received",
+                    (false, false) => "sent",
+                };
+                *c.bytes.entry((dir.into(), transport.into())).or_default() += end.total.bytes;
+                if transport == "udp" {
+                    *c.datagrams.entry(dir.into()).or_default() += end.total.packets;
+                }
+                both_ways += end.total.bytes;
+            }
+            if let (Some(ip), true) = (client, results.window_us > 0) {
+                let bps = both_ways as f64 * 8e6 / results.window_us as f64;
+                c.last_throughput_bps.insert(ip, (bps, tick));
+                evict(&mut c.last_throughput_bps);
+            }
+        });
+    }
+
+    fn next_tick(&self) -> u64 {
+        self.tick
+            .lock()
+            .map(|mut t| {
+                *t += 1;
+                *t
+            })
+            .unwrap_or(0)
+    }
+}
+
+/// Drops the least recently updated clients past [`MAX_CLIENTS`].
+fn evict(gauge: &mut BTreeMap<IpAddr, (f64, u64)>) {
+    while gauge.len() > MAX_CLIENTS {
+        let oldest = gauge.iter().min_by_key(|(_, (_, t))| *t).map(|(ip, _)| *ip);
+        match oldest {
+            Some(ip) => gauge.remove(&ip),
+            None => break,
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_client_gauge_keeps_the_latest_clients_only() {
+        let mut g = BTreeMap::new();
+        for i in 0..(MAX_CLIENTS as u64 + 10) {
+            let ip = IpAddr::from([10, 0, (i / 256) as u8, (i % 256) as u8]);
+            g.insert(ip, (1.0, i));
+            evict(&mut g);
+        }
+        assert_eq!(g.len(), MAX_CLIENTS);
+        assert!(!g.contains_key(&IpAddr::from([10, 0, 0, 0])));
+        assert!(g.contains_key(&IpAddr::from([10, 0, 1, 9])));
+    }
+}

@@ -1,0 +1,165 @@
+//! `serve --metrics`: the OpenMetrics endpoint parses with the Prometheus project's own parser
+//! (`prometheus_client`, Python) and its counters match the tests that ran against the server:
+//! tests started by kind, one refused over a limit, bytes and datagrams the server moved.
+
+use super::*;
+use std::process::Stdio;
+
+/// GET `path` from `addr`; the whole answer.
+fn get(addr: &str, path: &str) -> String {
+    let mut conn = TcpStream::connect(addr).unwrap();
+    write!(conn, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut text = String::new();
+    conn.read_to_string(&mut text).unwrap();
+    text
+}
+
+/// The samples of an OpenMetrics text as `name{labels} value` lines, sorted, as
+/// `prometheus_client`'s OpenMetrics parser reads them (it refuses text that is not valid).
+fn parsed(text: &str) -> Result<Vec<String>, String> {
+    let script = "import sys\n\
+        from prometheus_client.openmetrics.parser import text_string_to_metric_families as p\n\
+        out = []\n\
+        for f in p(sys.stdin.read()):\n\
+        \x20   for s in f.samples:\n\
+        \x20       labels = ','.join(f'{k}={v}' for k, v in sorted(s.labels.items()))\n\
+        \x20       v = int(s.value) if float(s.value).is_integer() else s.value\n\
+        \x20       out.append(f'{s.name}{{{labels}}} {v}')\n\
+        print('\\n'.join(sorted(out)))\n";
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("python3: {e}"))?;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(String::from)
+        .collect())
+}
+
+fn has_parser() -> bool {
+    let ok = std::process::Command::new("python3")
+        .args(["-c", "import prometheus_client.openmetrics.parser"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        skip("python3 with prometheus_client is not installed (scripts/test.sh installs it)");
+    }
+    ok
+}
+
+#[test]
+fn metrics_parse_as_openmetrics_and_count_the_tests_that_ran() {
+    if !has_parser() {
+        return;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mport = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let metrics = format!("127.0.0.1:{mport}");
+    let _server = ServerProcess(
+        linerate()
+            .args([
+                "serve",
+                "-B",
+                "127.0.0.1",
+                "-p",
+                &port.to_string(),
+                "--no-store",
+            ])
+            .args(["--max-streams", "2", "--metrics", &metrics])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_listening("", port);
+    let port = port.to_string();
+    let run = |kind: &str, args: &[&str]| {
+        let mut all = vec![
+            kind,
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-t",
+            "0.3",
+            "--no-store",
+            "--json",
+        ];
+        all.extend(args);
+        linerate_json(&all)
+    };
+    let tcp = [run("tcp", &[]), run("tcp", &["-P", "2"])];
+    let udp = run("udp", &["-b", "20M"]);
+    let refused = linerate()
+        .args([
+            "tcp",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-P",
+            "4",
+            "-t",
+            "0.3",
+            "--no-store",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let received = |v: &serde_json::Value| {
+        v["summary"]["flows"][0]["bytes_received_after_drain"]
+            .as_u64()
+            .unwrap()
+    };
+    let tcp_bytes: u64 = tcp.iter().map(received).sum();
+    let text = get(&metrics, "/metrics");
+    let body = text.split("\r\n\r\n").nth(1).unwrap();
+    assert!(
+        text.starts_with("HTTP/1.1 200") && text.contains("application/openmetrics-text"),
+        "{text}"
+    );
+    let samples = parsed(body).unwrap_or_else(|e| panic!("not OpenMetrics: {e}\n{body}"));
+    let has = |line: String| assert!(samples.contains(&line), "{line} not in {samples:#?}");
+    has("linerate_sessions_started_total{kind=tcp_stream} 2".into());
+    has("linerate_sessions_started_total{kind=udp_stream} 1".into());
+    has("linerate_sessions_refused_total{reason=limits} 1".into());
+    has("linerate_sessions_running{} 0".into());
+    has(format!(
+        "linerate_bytes_total{{direction=received,transport=tcp}} {tcp_bytes}"
+    ));
+    has(format!(
+        "linerate_bytes_total{{direction=received,transport=udp}} {}",
+        received(&udp)
+    ));
+    let datagrams = udp["summary"]["flows"][0]["packets_received"]
+        .as_u64()
+        .unwrap();
+    has(format!(
+        "linerate_datagrams_total{{direction=received}} {datagrams}"
+    ));
+    assert!(
+        samples
+            .iter()
+            .any(|s| s
+                .starts_with("linerate_last_test_throughput_bits_per_second{client=127.0.0.1} "))
+    );
+    assert!(get(&metrics, "/other").starts_with("HTTP/1.1 404"));
+}
