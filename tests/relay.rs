@@ -189,7 +189,10 @@ fn an_interrupt_at_the_controller_stops_the_relayed_test_early() {
 #[test]
 fn bad_mesh_and_from_input_is_one_line_and_runs_nothing() {
     for (args, needle) in [
-        (&["mesh", "198.18.0.1"][..], "2 values required"),
+        (
+            &["mesh", "198.18.0.1"][..],
+            "a mesh needs at least two hosts; 1 given",
+        ),
         (
             &["mesh", "198.18.0.1", "198.18.0.1"],
             "host 198.18.0.1 is given twice",

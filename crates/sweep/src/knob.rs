@@ -36,24 +36,10 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 /// Why a command could not be split into words.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum WordsError {
-    /// A quote without its closing one.
-    #[error("a {quote} is not closed")]
-    Unclosed {
-        /// `'` or `"`.
-        quote: char,
-    },
-    /// A backslash at the very end.
-    #[error("a trailing \\ escapes nothing")]
-    TrailingBackslash,
-    /// Unquoted shell syntax, which would not mean what it means in a shell.
-    #[error(
-        "'{c}' is shell syntax, but the command runs without a shell; put it in single quotes \
-         to pass it literally, or put the commands in a script and run that"
-    )]
-    ShellSyntax {
-        /// The character.
-        c: char,
-    },
+    /// Quoting or shell syntax: the rules of plan files' commands (`plan::split_words`), so a
+    /// command reads the same in a plan and after `--pre`.
+    #[error(transparent)]
+    Split(#[from] plan::SplitError),
     /// Nothing but whitespace.
     #[error("the command is empty")]
     Empty,
@@ -109,71 +95,10 @@ pub enum KnobError {
     },
 }
 
-/// Splits `text` into words as a POSIX shell would, without expanding anything: whitespace
-/// separates words; `'…'` is literal; in `"…"` a backslash escapes `"`, `\`, `$` and a
-/// backquote; elsewhere a backslash escapes the next character. Unquoted shell operators and
-/// expansions are refused.
+/// Splits `text` into words as a POSIX shell would, without expanding anything
+/// (`plan::split_words`); nothing but whitespace is [`WordsError::Empty`].
 pub fn split_words(text: &str) -> Result<Vec<String>, WordsError> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            c if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(c) => word.push(c),
-                        None => return Err(WordsError::Unclosed { quote: '\'' }),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(e @ ('"' | '\\' | '$' | '`')) => word.push(e),
-                            Some('\n') => {}
-                            Some(other) => {
-                                word.push('\\');
-                                word.push(other);
-                            }
-                            None => return Err(WordsError::Unclosed { quote: '"' }),
-                        },
-                        Some(c @ ('$' | '`')) => return Err(WordsError::ShellSyntax { c }),
-                        Some(c) => word.push(c),
-                        None => return Err(WordsError::Unclosed { quote: '"' }),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                match chars.next() {
-                    Some('\n') => {}
-                    Some(c) => word.push(c),
-                    None => return Err(WordsError::TrailingBackslash),
-                }
-            }
-            '|' | ';' | '&' | '<' | '>' | '$' | '`' => return Err(WordsError::ShellSyntax { c }),
-            c => {
-                in_word = true;
-                word.push(c);
-            }
-        }
-    }
-    if in_word {
-        words.push(word);
-    }
+    let words = plan::split_words(text)?;
     if words.is_empty() {
         return Err(WordsError::Empty);
     }
