@@ -2,7 +2,8 @@
 # Runs every test of the workspace. As root it also runs the network-namespace accuracy tests,
 # installing iproute2 (ip, tc), nftables and ethtool first when they are missing, sockperf for
 # the latency comparison, iperf3 as an interop partner, Chromium for the HTML report test,
-# DejaVu fonts for PNG text and PostgreSQL (a server each store test starts of its own). Tests that compare timings with a peer tool (`quiet::`) run last,
+# DejaVu fonts for PNG text, PostgreSQL (a server each store test starts of its own) and
+# kubectl (kustomize renders the manifests). Tests that compare timings with a peer tool (`quiet::`) run last,
 # on their own and one at a time, so nothing else loads the cores meanwhile. Tests that cannot
 # run here count as skipped, listed with their reasons above the closing `tests: N passed, N
 # failed, N skipped`.
@@ -17,6 +18,7 @@ command -v iperf3 >/dev/null 2>&1 || missing+=(iperf3)
 command -v taskset >/dev/null 2>&1 || missing+=(util-linux)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
+command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
 # PNG charts draw their text with a system font (resvg finds DejaVu Sans through fontconfig).
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core)
 if [ ${#missing[@]} -gt 0 ]; then
@@ -27,9 +29,12 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "note: ${missing[*]} missing and this is not root: the namespace and peer tests will be skipped"
   fi
 fi
-# The metrics test reads the endpoint with the Prometheus project's own OpenMetrics parser.
+# The metrics test reads the endpoint with the Prometheus project's own OpenMetrics parser; the
+# Kubernetes test validates the manifests with the schemas kubernetes-validate ships.
 python3 -c 'import prometheus_client' >/dev/null 2>&1 || python3 -m pip install -q prometheus_client \
   || echo "note: prometheus_client not installed: the metrics test will be skipped"
+command -v kubernetes-validate >/dev/null 2>&1 || python3 -m pip install -q kubernetes-validate \
+  || echo "note: kubernetes-validate not installed: the Kubernetes test will be skipped"
 log=$(mktemp)
 # Tests that cannot run here (not root, a tool missing) append `test-name: reason` to this file
 # (tests/skip.rs): libtest counts them as passed, the closing line as skipped.

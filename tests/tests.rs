@@ -16,6 +16,7 @@ mod iperf3_bad;
 mod iperf3_netns;
 mod iperf3_store;
 mod iperf3_udp;
+mod kubernetes;
 mod lab_util;
 mod latency;
 mod limits;
