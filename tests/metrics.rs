@@ -153,7 +153,7 @@ fn metrics_parse_as_openmetrics_and_count_the_tests_that_ran() {
         .as_u64()
         .unwrap();
     has(format!(
-        "linerate_datagrams_total{{direction=received}} {datagrams}"
+        "linerate_datagrams_total{{direction=received,transport=udp}} {datagrams}"
     ));
     assert!(
         samples

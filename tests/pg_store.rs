@@ -134,3 +134,50 @@ fn runs_exported_from_sqlite_and_imported_into_postgresql_are_equal() {
         "bad.jsonl line 1: not a stored run",
     );
 }
+
+#[test]
+fn a_newer_schema_is_one_line_and_a_server_lost_mid_test_keeps_the_run() {
+    let Some(pg) = server() else { return };
+    let url = pg.create_db("newer").unwrap();
+    drop(pgstore::PgStore::open(&url).unwrap());
+    let mut raw = pgstore::PgTarget::parse(&url).unwrap().connect().unwrap();
+    raw.execute("UPDATE linerate_schema SET version = version + 1", &[])
+        .unwrap();
+    fails_in_one_line(&["runs", "--db", &url], "newer than this linerate supports");
+    fails_in_one_line(
+        &["tcp", "-t", "0.2", "--db", &url],
+        "newer than this linerate supports",
+    );
+
+    // The database goes away while the test runs: the run is printed, and its record kept
+    // as JSON where the error says.
+    let lost = pg.create_db("lost").unwrap();
+    let child = linerate()
+        .args(["tcp", "-t", "2", "-i", "0", "--db", &lost])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    drop(raw);
+    drop(pg);
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stdout.contains("--- summary: tcp_stream"),
+        "the run is printed: {stdout}"
+    );
+    let kept = stderr
+        .split("its record (JSON) is in ")
+        .nth(1)
+        .map(|rest| rest.trim().to_string())
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&kept).unwrap()).unwrap();
+    assert_eq!(record["kind"], "tcp_stream");
+    let _ = std::fs::remove_file(kept);
+}

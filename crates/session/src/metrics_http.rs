@@ -134,7 +134,15 @@ pub fn render(m: &MetricsSnapshot) -> String {
         "linerate_datagrams",
         "counter",
         "UDP datagrams moved by finished tests, as the server saw them.",
-        &by("direction", &m.datagrams),
+        &m.datagrams
+            .iter()
+            .map(|(d, v)| {
+                (
+                    label(&[("direction", d), ("transport", "udp")]),
+                    v.to_string(),
+                )
+            })
+            .collect::<Vec<_>>(),
     );
     family(
         &mut out,

@@ -37,7 +37,8 @@ pub struct MetricsSnapshot {
     pub refused: BTreeMap<String, u64>,
     /// Tests running now.
     pub running: u64,
-    /// Bytes moved by finished tests' server-side streams, by (direction, transport):
+    /// Bytes moved by finished linerate tests' server-side streams (not iperf3 clients' nor
+    /// relayed tests, whose bytes another server counts), by (direction, transport):
     /// direction `received` or `sent` (as the server sees it; `both` for request/response
     /// streams, whose counts add requests and responses), transport `tcp`, `udp` or `unix`.
     pub bytes: BTreeMap<(String, String), u64>,

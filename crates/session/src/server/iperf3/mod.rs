@@ -203,9 +203,12 @@ fn session(
         address: ctrl.peer_addr().map(|a| a.ip().to_canonical()),
     };
     // A busy server says so in iperf3's words: "the server is busy running a test".
-    let guard = SessionGuard::register(shared, claim, attach).map_err(|e| Refusal {
-        code: None,
-        why: e.to_string(),
+    let guard = SessionGuard::register(shared, claim, attach).map_err(|e| {
+        shared.count(|m| m.refused(e.reason()));
+        Refusal {
+            code: None,
+            why: e.to_string(),
+        }
     });
     let guard = match guard {
         Ok(g) => g,
@@ -214,6 +217,7 @@ fn session(
             return Err(r);
         }
     };
+    let _counted = super::Counted::start(shared, "iperf3");
     (shared.log)(format!(
         "{peer}: iperf3 client {}: {} {:?} x{} for {} ms",
         params.client_version.as_deref().unwrap_or("?"),
