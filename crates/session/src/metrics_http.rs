@@ -91,85 +91,57 @@ fn label(pairs: &[(&str, &str)]) -> String {
 /// The snapshot as OpenMetrics text (ends with `# EOF`).
 pub fn render(m: &MetricsSnapshot) -> String {
     let mut out = String::new();
+    for (name, kind, help, samples) in families(m) {
+        family(&mut out, name, kind, help, &samples);
+    }
+    out.push_str("# EOF\n");
+    out
+}
+
+/// A metric family: name, type, help, and its samples as (labels, value).
+type Family = (
+    &'static str,
+    &'static str,
+    &'static str,
+    Vec<(String, String)>,
+);
+
+/// Every family of the snapshot, in the order they are written.
+fn families(m: &MetricsSnapshot) -> Vec<Family> {
     let by = |key: &str, map: &std::collections::BTreeMap<String, u64>| -> Vec<(String, String)> {
         map.iter()
             .map(|(k, v)| (label(&[(key, k)]), v.to_string()))
             .collect()
     };
-    family(
-        &mut out,
-        "linerate_sessions_started",
-        "counter",
-        "Tests accepted, by kind.",
-        &by("kind", &m.started),
-    );
-    family(
-        &mut out,
-        "linerate_sessions_refused",
-        "counter",
-        "Tests refused, by reason.",
-        &by("reason", &m.refused),
-    );
-    family(
-        &mut out,
-        "linerate_sessions_running",
-        "gauge",
-        "Tests running now.",
-        &[(String::new(), m.running.to_string())],
-    );
-    let bytes: Vec<(String, String)> = m
+    let one = |v: u64| vec![(String::new(), v.to_string())];
+    let bytes = m
         .bytes
         .iter()
         .map(|((d, t), v)| (label(&[("direction", d), ("transport", t)]), v.to_string()))
         .collect();
-    family(
-        &mut out,
-        "linerate_bytes",
-        "counter",
-        "Bytes moved by finished tests' server-side streams, as the server saw them.",
-        &bytes,
-    );
-    family(
-        &mut out,
-        "linerate_datagrams",
-        "counter",
-        "UDP datagrams moved by finished tests, as the server saw them.",
-        &m.datagrams
-            .iter()
-            .map(|(d, v)| {
-                (
-                    label(&[("direction", d), ("transport", "udp")]),
-                    v.to_string(),
-                )
-            })
-            .collect::<Vec<_>>(),
-    );
-    family(
-        &mut out,
-        "linerate_auth_failures",
-        "counter",
-        "First messages whose key proof failed or was missing.",
-        &[(String::new(), m.auth_failures.to_string())],
-    );
-    family(
-        &mut out,
-        "linerate_handshake_timeouts",
-        "counter",
-        "Connections dropped at their handshake deadline.",
-        &[(String::new(), m.handshake_timeouts.to_string())],
-    );
-    let last: Vec<(String, String)> = m
+    let datagrams = m
+        .datagrams
+        .iter()
+        .map(|(d, v)| {
+            (
+                label(&[("direction", d), ("transport", "udp")]),
+                v.to_string(),
+            )
+        })
+        .collect();
+    let last = m
         .last_throughput_bps
         .iter()
         .map(|(ip, (bps, _))| (label(&[("client", &ip.to_string())]), format!("{bps}")))
         .collect();
-    family(
-        &mut out,
-        "linerate_last_test_throughput_bits_per_second",
-        "gauge",
-        "Each client's last finished test: bytes both ways over the server's window, in bits/s.",
-        &last,
-    );
-    out.push_str("# EOF\n");
-    out
+    vec![
+        ("linerate_sessions_started", "counter", "Tests accepted, by kind.", by("kind", &m.started)),
+        ("linerate_sessions_refused", "counter", "Tests refused, by reason.", by("reason", &m.refused)),
+        ("linerate_sessions_running", "gauge", "Tests running now.", one(m.running)),
+        ("linerate_bytes", "counter", "Bytes moved by finished linerate tests' server-side streams, as the server saw them.", bytes),
+        ("linerate_datagrams", "counter", "UDP datagrams moved by finished linerate tests, as the server saw them.", datagrams),
+        ("linerate_auth_failures", "counter", "First messages whose key proof failed or was missing.", one(m.auth_failures)),
+        ("linerate_handshake_timeouts", "counter", "Connections dropped at their handshake deadline.", one(m.handshake_timeouts)),
+        ("linerate_last_test_throughput_bits_per_second", "gauge", "Each client's last finished test: bytes both ways over the server's window, in bits/s.", last),
+    ]
 }
