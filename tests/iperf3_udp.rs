@@ -45,9 +45,11 @@ fn stock_iperf3_udp_clients_run_every_mode_at_linerate_serve() {
         }
         // This server counts until its receivers are quiet after TEST_END, so nothing the client
         // sent is beyond its count; iperf3's receiver (-R) stops by its own clock, which a
-        // starved host can put a few milliseconds before this server's senders stop.
+        // starved host can put a few milliseconds before this server's senders stop: up to
+        // 10 ms of 50 Mbit/s (42 datagrams of 1472 bytes), or 2 % of what was sent (seen in CI
+        // with the suite running beside it: 5 of 196).
         let beyond = if mode.first() == Some(&"-R") {
-            pkts_sent / 50
+            (pkts_sent / 50).max(42)
         } else {
             0
         };
