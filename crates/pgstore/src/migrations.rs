@@ -9,7 +9,7 @@
 //! [`STORE_VERSION`] is refused and nothing is written to it; a database with tables named
 //! `runs` or `run_tags` but no `linerate_schema` is another program's, and is refused too.
 
-use postgres::{Client, Transaction};
+use postgres::{Client, GenericClient, Transaction};
 use results::store::StoreError;
 
 use crate::connect::server_error;
@@ -110,15 +110,11 @@ fn read_version(tx: &mut Transaction<'_>, location: &str) -> Result<u32, StoreEr
         .map_err(fail)?;
         return Ok(0);
     }
-    let row = tx
-        .query_one("SELECT max(version) FROM linerate_schema", &[])
-        .map_err(fail)?;
-    let version: Option<i64> = row.get(0);
-    Ok(version.and_then(|v| u32::try_from(v).ok()).unwrap_or(0))
+    version(tx, location)
 }
 
-/// The schema version of the open database.
-pub fn version(client: &mut Client, location: &str) -> Result<u32, StoreError> {
+/// The schema version of the open database (in or out of a transaction).
+pub fn version(client: &mut impl GenericClient, location: &str) -> Result<u32, StoreError> {
     let row = client
         .query_one("SELECT max(version) FROM linerate_schema", &[])
         .map_err(|e| server_error(location, &e))?;
