@@ -195,3 +195,53 @@ fn ctrl_c_prints_the_partial_summary() {
         "{text}"
     );
 }
+
+#[test]
+fn sixteen_streams_read_aggregate_first_then_spread_then_rows() {
+    let out = linerate()
+        .args(["tcp", "-t", "1", "-P", "16", "-i", "0", "--no-store"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("{needle:?} missing:\n{text}"))
+    };
+    // The aggregate, then how evenly the streams shared it, then the rows under a header.
+    assert!(at("received ") < at("  streams    16: min "), "{text}");
+    assert!(at("  streams    16: min ") < at("    #    "), "{text}");
+    let rows = text
+        .lines()
+        .filter(|l| l.starts_with("    #") && !l.starts_with("    # "))
+        .count();
+    assert_eq!(rows, 16, "{text}");
+    assert_eq!(text.matches("<- slowest").count(), 1, "{text}");
+
+    let v = linerate_json(&["tcp", "-t", "1", "-P", "4", "--json"]);
+    let f = &v["summary"]["flows"][0];
+    let s = &f["stream_spread"];
+    assert_eq!(s["streams"], 4, "{f}");
+    let (min, med, max) = (
+        s["min_bps"].as_f64().unwrap(),
+        s["median_bps"].as_f64().unwrap(),
+        s["max_bps"].as_f64().unwrap(),
+    );
+    assert!(0.0 < min && min <= med && med <= max, "{s}");
+    let fair = s["fairness"].as_f64().unwrap();
+    assert!((0.25..=1.0).contains(&fair), "{s}");
+    // The per-stream byte counts add up to the direction's.
+    let streams = f["streams"].as_array().unwrap();
+    let sum: u64 = streams
+        .iter()
+        .map(|x| x["bytes_received"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sum, f["bytes_received"].as_u64().unwrap(), "{f}");
+    let slowest = s["slowest"].as_u64().unwrap();
+    let slow = streams.iter().find(|x| x["stream"] == slowest).unwrap();
+    assert_eq!(slow["throughput_bps"].as_f64().unwrap(), min, "{f}");
+}

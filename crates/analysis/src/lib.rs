@@ -8,6 +8,7 @@
 //! - [`cost`]: service demand, CPU per byte moved; [`link`]: the link speed from the hosts;
 //! - [`loss`]: where a UDP test's lost datagrams went, from the kernel's drop counters;
 //! - [`tcp_time`]: where TCP senders' time went (the kernel's chrono figures);
+//! - [`streams`]: how evenly parallel streams shared a direction;
 //! - [`verdict`]: what limited each direction, with the evidence;
 //! - [`repeat`]: statistics over repeated runs, Student-t confidence intervals and the
 //!   `--until-ci` stopping rule.
@@ -21,6 +22,7 @@ pub mod link;
 pub mod loss;
 pub mod raw;
 pub mod repeat;
+pub mod streams;
 pub mod summary;
 pub mod tcp_time;
 #[cfg(any(test, feature = "testing"))]

@@ -138,6 +138,7 @@ fn finish_flow(f: &mut FlowSummary, datagrams: bool, w: Windows, intervals: &[In
     f.window_s = w.receiver(f.flow);
     f.throughput_bps = bits_per_sec(f.bytes_received, f.window_s);
     f.sender_throughput_bps = bits_per_sec(f.bytes_sent, w.client_s);
+    f.stream_spread = crate::streams::spread(&f.streams);
     f.interval_throughput_bps = Spread::of(
         intervals
             .iter()
@@ -304,6 +305,7 @@ fn empty_flow(flow: Flow) -> FlowSummary {
         limited_by: None,
         loss_causes: None,
         window_s: 0.0,
+        stream_spread: None,
         streams: Vec::new(),
     }
 }

@@ -259,24 +259,55 @@ fn write_flow_detail(
         )?;
     }
     if f.streams.len() > 1 || f.streams.iter().any(|s| s.error.is_some()) {
-        for s in &f.streams {
-            let mut line = format!(
-                "    #{:<3} {:>13}  {:>11} received",
-                s.stream,
-                bps(s.throughput_bps),
-                format_bytes(s.bytes_received)
-            );
-            if let Some(t) = s.tcp_info {
-                line.push_str(&format!(
-                    "  retrans {} rtt {} us cwnd {}",
-                    t.retransmits, t.rtt_us, t.snd_cwnd_segments
-                ));
-            }
-            if let Some(e) = &s.error {
-                line.push_str(&format!("  ERROR {e}"));
-            }
-            writeln!(w, "{line}")?;
+        write_streams(w, f)?;
+    }
+    Ok(())
+}
+
+/// A direction's streams: how evenly they shared it, then one aligned row per stream, the
+/// slowest marked.
+fn write_streams(w: &mut dyn Write, f: &FlowSummary) -> std::io::Result<()> {
+    if let Some(s) = &f.stream_spread {
+        writeln!(
+            w,
+            "  streams    {}: min {} (#{}, the slowest), median {}, max {}; fairness {:.3} (Jain)",
+            s.streams,
+            bps(s.min_bps),
+            s.slowest,
+            bps(s.median_bps),
+            bps(s.max_bps),
+            s.fairness
+        )?;
+    }
+    let tcp = f.streams.iter().any(|s| s.tcp_info.is_some());
+    let mut head = format!("    {:<4} {:>13}  {:>11}", "#", "goodput", "received");
+    if tcp {
+        head.push_str(&format!("  {:>7} {:>8} {:>5}", "retrans", "rtt us", "cwnd"));
+    }
+    writeln!(w, "{head}")?;
+    let slowest = f.stream_spread.map(|s| s.slowest);
+    for s in &f.streams {
+        let mut line = format!(
+            "    #{:<3} {:>13}  {:>11}",
+            s.stream,
+            bps(s.throughput_bps),
+            format_bytes(s.bytes_received)
+        );
+        match s.tcp_info {
+            Some(t) => line.push_str(&format!(
+                "  {:>7} {:>8} {:>5}",
+                t.retransmits, t.rtt_us, t.snd_cwnd_segments
+            )),
+            None if tcp => line.push_str(&format!("  {:>7} {:>8} {:>5}", "-", "-", "-")),
+            None => {}
         }
+        if slowest == Some(s.stream) {
+            line.push_str("  <- slowest");
+        }
+        if let Some(e) = &s.error {
+            line.push_str(&format!("  ERROR {e}"));
+        }
+        writeln!(w, "{line}")?;
     }
     Ok(())
 }

@@ -14,6 +14,6 @@ pub mod store;
 pub use limits::{LimitedBy, LossCauses, Verdict};
 pub use schema::{
     CpuSummary, End, FlowInterval, FlowSummary, Hosts, IntervalSample, IntervalTcp, PpsCell,
-    RrInterval, RrSummary, RunRecord, StreamSummary, Summary, TcpTime, UdpInterval, UdpSummary,
-    SCHEMA_VERSION,
+    RrInterval, RrSummary, RunRecord, StreamSpread, StreamSummary, Summary, TcpTime, UdpInterval,
+    UdpSummary, SCHEMA_VERSION,
 };

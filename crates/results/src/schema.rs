@@ -330,8 +330,30 @@ pub struct FlowSummary {
     /// the server's (the test duration from `Begin` by its clock) when the server does.
     #[serde(default)]
     pub window_s: f64,
+    /// How evenly the streams shared this direction (two streams or more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_spread: Option<StreamSpread>,
     /// Per-stream totals.
     pub streams: Vec<StreamSummary>,
+}
+
+/// How evenly a direction's parallel streams shared it: their goodput's minimum, median and
+/// maximum, which stream was slowest, and Jain's fairness index (1 when all are equal, 1/n
+/// when one stream carried everything).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StreamSpread {
+    /// Streams counted.
+    pub streams: u16,
+    /// Slowest stream's goodput, bits/s.
+    pub min_bps: f64,
+    /// Median stream goodput, bits/s (the mean of the middle two for an even count).
+    pub median_bps: f64,
+    /// Fastest stream's goodput, bits/s.
+    pub max_bps: f64,
+    /// Index of the slowest stream.
+    pub slowest: u16,
+    /// Jain's fairness index, (Σx)² / (n·Σx²).
+    pub fairness: f64,
 }
 
 /// The facts of both ends of a run.
