@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench/peers.sh — linerate against its peers (iperf3, iperf 2, nuttcp, NetPIPE, sockperf, qperf,
-# netperf) on loopback.
+# netperf) on loopback, and for TCP across a veth pair between two network namespaces too.
 #
-# Three parts, all by default: TCP throughput (1 and 2 streams), UDP packet rate (64- and
+# Three parts, all by default: TCP throughput (1, 2 and 4 streams; on loopback and on the veth
+# path), UDP packet rate (64- and
 # 1472-byte payloads at max rate) and request/response latency (`rr`: TCP and UDP round trips and
 # TCP connect/request/response/close with 64-byte messages, client and server pinned to the same
 # core and to different cores; see bench/latency.sh, which holds that part). One run, tools interleaved within each repetition (and the order
@@ -33,11 +34,14 @@
 # This is a benchmark, not a test: exit 0 whether targets pass or not; 2 if a tool failed to run.
 #
 # Usage: bench/peers.sh [--quick] [--only tcp|udp|rr] [--reps N] [--seconds S] [--out FILE]
-#                       [--rr-tools LIST]
+#                       [--rr-tools LIST] [--streams LIST] [--paths LIST]
 #        --quick: 3 reps of 3 s (TCP, rr) and 1 s (UDP) runs, a shorter NetPIPE sweep; --only: one
 #        part (default all three); --seconds sets every part's run length; --rr-tools: the rr
 #        part runs linerate and only these peers (comma-separated: sockperf,qperf,netperf,iperf2),
 #        e.g. many repetitions of one comparison in the time all tools take for a few.
+#        --streams: the TCP part's stream counts (comma-separated, default 1,2,4); --paths: where
+#        the TCP part runs, `loopback`, `veth` (a veth pair between two network namespaces,
+#        198.18.98.1 -> .2, root only) or both (the default as root; loopback otherwise).
 # Env:   REPS (5), SECONDS (5), OUT (bench/results/peers-<UTC time>.json), PORT_BASE (15300),
 #        LINERATE (target/release/linerate), NP_UPPER (NetPIPE's largest message, 8388608 bytes),
 #        NP_TIMEOUT (150 s for the NetPIPE sweep, about 45 s on a 2-core VM; --quick: about 15 s),
@@ -56,6 +60,9 @@ np_timeout=${NP_TIMEOUT:-150}
 np_extra=()
 port_base=${PORT_BASE:-15300}
 rr_tools=sockperf,qperf,netperf,iperf2
+tcp_streams="1 2 4"
+tcp_paths="loopback veth"
+(( EUID == 0 )) || tcp_paths=loopback
 
 usage() { sed -n '/^# Usage:/,/^# *NP_TIMEOUT/s/^# \{0,1\}//p' "$0"; }
 while (( $# )); do
@@ -70,6 +77,12 @@ while (( $# )); do
     --rr-tools) rr_tools=${2:?--rr-tools needs a list}; shift
       [[ $rr_tools =~ ^(sockperf|qperf|netperf|iperf2)(,(sockperf|qperf|netperf|iperf2))*$ ]] \
         || { echo "peers.sh: --rr-tools takes sockperf, qperf, netperf, iperf2, comma-separated (got '$rr_tools')" >&2; exit 2; } ;;
+    --streams) [[ ${2:-} =~ ^[1-9][0-9]?(,[1-9][0-9]?)*$ ]] \
+        || { echo "peers.sh: --streams takes stream counts 1-99, comma-separated (got '${2:-}')" >&2; exit 2; }
+      tcp_streams=${2//,/ }; shift ;;
+    --paths) [[ ${2:-} =~ ^(loopback|veth)(,(loopback|veth))*$ ]] \
+        || { echo "peers.sh: --paths takes loopback, veth or both, comma-separated (got '${2:-}')" >&2; exit 2; }
+      tcp_paths=${2//,/ }; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "peers.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -87,7 +100,7 @@ log() { printf '%s\n' "$*" >&2; }
 
 # ---- prerequisites: Debian packages for missing peers, a release build of linerate ----
 declare -A pkg_of=([iperf3]=iperf3 [iperf]=iperf [nuttcp]=nuttcp [jq]=jq
-                   [/usr/bin/time]=time [ss]=iproute2 [timeout]=coreutils)
+                   [/usr/bin/time]=time [ss]=iproute2 [timeout]=coreutils [taskset]=util-linux)
 want tcp && pkg_of[NPtcp]=netpipe-tcp
 want udp && pkg_of[sockperf]=sockperf
 if want rr; then # netperf is not in Debian's main archive: used when present (bench/latency.sh)
@@ -126,6 +139,7 @@ cleanup() {
   for pid in "${servers[@]}"; do stop "$pid"; done
   # A run's network namespace (bench/latency.sh), should the script end in the middle of one.
   if declare -F rr_ns_down >/dev/null; then rr_ns_down; fi
+  if declare -F veth_down >/dev/null; then veth_down; fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -157,11 +171,17 @@ start_server() { # start_server PORT CMD...: start it, wait (≤ 5 s) until it l
   log "server not listening on $port after 5 s: $*"; return 1
 }
 
+# The request/response part (and rr_probe, the host-speed probe every part records).
+# shellcheck source=bench/latency.sh
+source "$root/bench/latency.sh"
+
 # ---- one measurement ----
 p_lr=$((port_base + 1)) p_i3=$((port_base + 2)) p_i2=$((port_base + 3))
 p_nc=$((port_base + 4)) p_nd=$((port_base + 5)) p_np=$((port_base + 10)) # nuttcp -N 2: p_nd, p_nd+1
 p_sp=$((port_base + 7))
-tools=(linerate iperf3 "iperf3 -Z" iperf2 nuttcp)
+tools=(linerate "linerate write" iperf3 "iperf3 -Z" iperf2 nuttcp)
+dst=127.0.0.1 path=loopback # where the TCP part's clients send; veth_up/veth_down change both
+cli_exec=()                 # `ip netns exec NS` for the clients on the veth path
 samples=$tmp/samples.jsonl
 : >"$samples"
 failures=0
@@ -183,29 +203,30 @@ parse_nuttcp() { # megabytes are 2^20 bytes
        END { exit !ok }' "$1"
 }
 
-run_one() { # run_one TOOL STREAMS REP: one client run against a fresh server; appends a sample
-  local tool=$1 n=$2 rep=$3 parse port cmd srv cpu0 cpu1 parsed bytes self_snd self_rcv wall usr sys
+run_one() { # run_one TOOL STREAMS REP PROBE: one client run against a fresh server; appends a sample
+  local tool=$1 n=$2 rep=$3 probe=$4 parse port cmd srv cpu0 cpu1 parsed bytes self_snd self_rcv wall usr sys
   case $tool in
-    linerate) port=$p_lr parse=parse_linerate
-      srv=("$lr" serve -B 127.0.0.1 -p "$port")
-      cmd=("$lr" tcp 127.0.0.1 -p "$port" -t "$dur" -P "$n" -i 0 --json) ;;
+    linerate*) port=$p_lr parse=parse_linerate
+      srv=("$lr" serve -B "$dst" -p "$port")
+      cmd=("$lr" tcp "$dst" -p "$port" -t "$dur" -P "$n" -i 0 --json --no-store)
+      [[ $tool == "linerate write" ]] && cmd+=(--send-mode write) ;;
     iperf3*) port=$p_i3 parse=parse_iperf3
-      srv=(iperf3 -s -B 127.0.0.1 -p "$port")
-      cmd=(iperf3 -c 127.0.0.1 -p "$port" -t "$dur" -P "$n" --json)
+      srv=(iperf3 -s -B "$dst" -p "$port")
+      cmd=(iperf3 -c "$dst" -p "$port" -t "$dur" -P "$n" --json)
       [[ $tool == "iperf3 -Z" ]] && cmd+=(-Z) ;;
     iperf2) port=$p_i2 parse=parse_iperf2
-      srv=(iperf -s -B 127.0.0.1 -p "$port" -y C)
-      cmd=(iperf -c 127.0.0.1 -p "$port" -t "$dur" -P "$n") ;;
+      srv=(iperf -s -B "$dst" -p "$port" -y C)
+      cmd=(iperf -c "$dst" -p "$port" -t "$dur" -P "$n") ;;
     nuttcp) port=$p_nc parse=parse_nuttcp
       srv=(nuttcp -S --nofork -P "$port")
       cmd=(nuttcp -T "$dur" -P "$port" -p "$p_nd" -fparse)
       (( n > 1 )) && cmd+=(-N "$n")
-      cmd+=(127.0.0.1) ;;
+      cmd+=("$dst") ;;
   esac
-  start_server "$port" "${srv[@]}" || return 1
+  start_server "$port" "${ns_exec[@]}" "${srv[@]}" || return 1
   cpu0=$(proc_cpu_s "$srv_pid")
   if ! timeout -k 5 $((dur + 30)) /usr/bin/time -f '%e %U %S' -o "$tmp/time" \
-      "${cmd[@]}" >"$tmp/client.out" 2>"$tmp/client.err"; then
+      "${cli_exec[@]}" "${cmd[@]}" >"$tmp/client.out" 2>"$tmp/client.err"; then
     log "client failed: ${cmd[*]}"; cat "$tmp/client.out" "$tmp/client.err" >&2
     stop "$srv_pid"; return 1
   fi
@@ -218,35 +239,61 @@ run_one() { # run_one TOOL STREAMS REP: one client run against a fresh server; a
   read -r bytes self_snd self_rcv <<<"$parsed"
   read -r wall usr sys < <(tail -n 1 "$tmp/time")
   jq -cn --arg tool "$tool" --argjson streams "$n" --argjson rep "$rep" --argjson dur "$dur" \
+    --arg path "$path" --argjson probe "$probe" \
     --argjson bytes "$bytes" --argjson snd_s "$(awk -v u="$usr" -v s="$sys" 'BEGIN{print u+s}')" \
     --argjson rcv_s "$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN{print b-a}')" --argjson wall "$wall" \
     --argjson self_snd "$self_snd" --argjson self_rcv "$self_rcv" '
-    { tool: $tool, streams: $streams, rep: $rep, bytes_received: $bytes,
+    { tool: $tool, path: $path, streams: $streams, rep: $rep, host_probe_s: $probe,
+      bytes_received: $bytes,
       throughput_gbps: ($bytes * 8 / $dur / 1e9),
       sender_cpu_s: $snd_s, receiver_cpu_s: $rcv_s, client_wall_s: $wall,
       sender_cpu_pct: ($snd_s / $dur * 100), receiver_cpu_pct: ($rcv_s / $dur * 100),
       cpu_s_per_gb: (if $bytes > 0 then ($snd_s + $rcv_s) / ($bytes / 1e9) else null end),
       self_sender_cpu_pct: $self_snd, self_receiver_cpu_pct: $self_rcv }' >>"$samples"
-  jq -r '"  \(.tool) -P \(.streams): \(.throughput_gbps * 100 | round / 100) Gbit/s, CPU \(.sender_cpu_pct | round)% / \(.receiver_cpu_pct | round)%"' \
+  jq -r '"  \(.path) \(.tool) -P \(.streams): \(.throughput_gbps * 100 | round / 100) Gbit/s, CPU \(.sender_cpu_pct | round)% / \(.receiver_cpu_pct | round)%"' \
     <<<"$(tail -n 1 "$samples")" >&2
 }
 
-# ---- TCP: throughput, 1 and 2 streams, then NetPIPE ----
+# ---- TCP: throughput at each stream count, on each path, then NetPIPE ----
+# The veth path: two namespaces joined by a veth pair, servers in lrpeerB$$ (198.18.98.2), clients
+# in lrpeerA$$ (198.18.98.1): a real device with GSO/GRO and a 1500-byte MTU, unlike loopback.
+veth_up() {
+  local a=lrpeerA$$ b=lrpeerB$$
+  veth_down
+  ip netns add "$a" && ip netns add "$b" \
+    && ip -n "$a" link add lrp0 type veth peer name lrp1 netns "$b" \
+    && ip -n "$a" addr add 198.18.98.1/30 dev lrp0 && ip -n "$b" addr add 198.18.98.2/30 dev lrp1 \
+    && ip -n "$a" link set lo up && ip -n "$b" link set lo up \
+    && ip -n "$a" link set lrp0 up && ip -n "$b" link set lrp1 up || return 1
+  cli_exec=(ip netns exec "$a") ns_exec=(ip netns exec "$b") dst=198.18.98.2 path=veth
+}
+veth_down() {
+  cli_exec=() ns_exec=() dst=127.0.0.1 path=loopback
+  ip netns del "lrpeerA$$" 2>/dev/null || true
+  ip netns del "lrpeerB$$" 2>/dev/null || true
+}
 if want tcp; then
-  log "linerate vs peers on 127.0.0.1: $reps reps × ${dur} s × ${#tools[@]} tools × (1, 2 streams)"
-  for (( rep = 1; rep <= reps; rep++ )); do
-    log "rep $rep/$reps"
-    for n in 1 2; do
-      for (( k = 0; k < ${#tools[@]}; k++ )); do
-        tool=${tools[(k + rep - 1) % ${#tools[@]}]} # rotate the order so no tool always goes first
-        if ! run_one "$tool" "$n" "$rep"; then
-          failures=$((failures + 1))
-          jq -cn --arg tool "$tool" --argjson n "$n" --argjson rep "$rep" \
-            '{tool: $tool, streams: $n, rep: $rep, failed: true}' >>"$samples"
-        fi
-        sleep 0.5
+  for p in $tcp_paths; do
+    log "linerate vs peers on $p: $reps reps × ${dur} s × ${#tools[@]} tools × streams ($tcp_streams)"
+    if [[ $p == veth ]] && ! veth_up; then
+      log "could not make the veth namespaces: skipping the veth path"; veth_down; continue
+    fi
+    for (( rep = 1; rep <= reps; rep++ )); do
+      probe=$(rr_probe)
+      log "rep $rep/$reps (host probe ${probe} s)"
+      for n in $tcp_streams; do
+        for (( k = 0; k < ${#tools[@]}; k++ )); do
+          tool=${tools[(k + rep - 1) % ${#tools[@]}]} # rotate the order so no tool always goes first
+          if ! run_one "$tool" "$n" "$rep" "$probe"; then
+            failures=$((failures + 1))
+            jq -cn --arg tool "$tool" --arg path "$path" --argjson n "$n" --argjson rep "$rep" \
+              '{tool: $tool, path: $path, streams: $n, rep: $rep, failed: true}' >>"$samples"
+          fi
+          sleep 0.5
+        done
       done
     done
+    veth_down
   done
 
   # ---- NetPIPE: one ping-pong sweep, its peak ----
@@ -261,14 +308,14 @@ if want tcp; then
     stop "$srv_pid"
     read -r mbps size <<<"$peak"
     jq -cn --argjson mbps "$mbps" --argjson size "$size" \
-      '{tool: "NetPIPE", streams: 1, rep: 1, throughput_gbps: ($mbps / 1000), peak_message_bytes: $size}' \
+      '{tool: "NetPIPE", path: "loopback", streams: 1, rep: 1, throughput_gbps: ($mbps / 1000), peak_message_bytes: $size}' \
       >>"$samples"
     log "  NetPIPE peak: $(awk -v m="$mbps" 'BEGIN{printf "%.2f", m/1000}') Gbit/s at $size-byte messages"
   else
     [[ -n $srv_pid ]] && stop "$srv_pid"
     log "NetPIPE failed"; cat "$tmp/np.log" >&2 2>/dev/null || true
     failures=$((failures + 1))
-    jq -cn '{tool: "NetPIPE", streams: 1, rep: 1, failed: true}' >>"$samples"
+    jq -cn '{tool: "NetPIPE", path: "loopback", streams: 1, rep: 1, failed: true}' >>"$samples"
   fi
 fi
 
@@ -399,8 +446,6 @@ if want udp; then
 fi
 
 # ---- request/response: round-trip latency, transactions/s, connections/s ----
-# shellcheck source=bench/latency.sh
-source "$root/bench/latency.sh"
 want rr && rr_part
 
 # ---- summary: medians, ratios, targets; JSON to $out, tables to stdout ----
@@ -429,11 +474,14 @@ jq_lib='
                                                               then null else pass end), note: note };'
 : >"$tmp/tcp.json"
 want tcp && jq -s --argjson reps "$reps" --argjson dur "$dur" "$jq_lib"'
-  def order: {"linerate": 0, "iperf3": 1, "iperf3 -Z": 2, "iperf2": 3, "nuttcp": 4, "NetPIPE": 5}[.];
+  def order: {"linerate": 0, "linerate write": 1, "iperf3": 2, "iperf3 -Z": 3, "iperf2": 4,
+              "nuttcp": 5, "NetPIPE": 6}[.];
+  def r2: if . == null then null else . * 100 | round / 100 end;
   . as $samples
-  | [ group_by([.streams, (.tool | order)])[]
+  | [ group_by([(.path // "loopback"), .streams, (.tool | order)])[]
       | map(select(.failed | not)) as $ok
-      | { tool: .[0].tool, streams: .[0].streams, runs: length, failed: (length - ($ok | length)),
+      | { tool: .[0].tool, path: (.[0].path // "loopback"), streams: .[0].streams, runs: length,
+          failed: (length - ($ok | length)),
           throughput_gbps_median: ($ok | med(.throughput_gbps)),
           throughput_gbps_min: ($ok | map(.throughput_gbps) | min),
           throughput_gbps_max: ($ok | map(.throughput_gbps) | max),
@@ -442,30 +490,74 @@ want tcp && jq -s --argjson reps "$reps" --argjson dur "$dur" "$jq_lib"'
           cpu_s_per_gb_median: ($ok | med(.cpu_s_per_gb)),
           self_sender_cpu_pct_median: ($ok | med(.self_sender_cpu_pct)),
           self_receiver_cpu_pct_median: ($ok | med(.self_receiver_cpu_pct)) } ] as $rows
-  | def lr(n): $rows | map(select(.tool == "linerate" and .streams == n))[0];
-    def row(t; n): $rows | map(select(.tool == t and .streams == n))[0];
+  # Paired ratios: linerate over the tool in the same repetition (run minutes apart at most),
+  # their median; noise that hits a whole repetition cancels.
+  | def paired($p; $n; $t): [ $samples | map(select((.path // "loopback") == $p and .streams == $n
+                                                 and (.failed | not)))
+                           | group_by(.rep)[]
+                           | (map(select(.tool == "linerate"))[0].throughput_gbps) as $l
+                           | (map(select(.tool == $t))[0].throughput_gbps) as $o
+                           | select($l != null and $o != null and $o > 0) | $l / $o ] | median;
+    def lr($p; $n): $rows | map(select(.tool == "linerate" and .path == $p and .streams == $n))[0];
+    def row($t; $p; $n): $rows | map(select(.tool == $t and .path == $p and .streams == $n))[0];
     ($rows | map(. + { linerate_throughput_ratio:
-                         div(lr(.streams).throughput_gbps_median; .throughput_gbps_median),
+                         div(lr(.path; .streams).throughput_gbps_median; .throughput_gbps_median),
+                       linerate_paired_ratio:
+                         (if .tool == "linerate" or .tool == "NetPIPE" then null
+                          else paired(.path; .streams; .tool) end),
                        linerate_cpu_per_byte_ratio:
-                         div(lr(.streams).cpu_s_per_gb_median; .cpu_s_per_gb_median) })) as $rows
-  | def best_peer(n): $rows | map(select(.streams == n and .tool != "linerate"
-                                         and .cpu_s_per_gb_median != null))
-                      | min_by(.cpu_s_per_gb_median);
-  { reps: $reps, seconds: $dur,
+                         div(lr(.path; .streams).cpu_s_per_gb_median; .cpu_s_per_gb_median) })) as $rows
+  | def peers($p; $n): $rows | map(select(.path == $p and .streams == $n
+                                        and (.tool | startswith("linerate") | not)
+                                        and .tool != "NetPIPE"));
+    def best_peer($p; $n): peers($p; $n) | map(select(.throughput_gbps_median != null))
+                         | max_by(.throughput_gbps_median);
+    def cheapest_peer($p; $n): peers($p; $n) | map(select(.cpu_s_per_gb_median != null))
+                             | min_by(.cpu_s_per_gb_median);
+    ($samples | map(.path // "loopback") | unique) as $paths
+  | ($samples | map(select(.tool != "NetPIPE") | .streams) | unique) as $counts
+  | { reps: $reps, seconds: $dur, paths: $paths, streams: $counts,
+    host_probe_s: ($samples | map(.host_probe_s | select(. != null)) | unique
+                   | { min: min, median: median, max: max }),
     rows: $rows,
     targets: [
-      target("single stream >= 2x iperf3"; lr(1).throughput_gbps_median;
-             mul(row("iperf3"; 1).throughput_gbps_median; 2);
-             lr(1).throughput_gbps_median >= 2 * row("iperf3"; 1).throughput_gbps_median;
-             "Gbit/s; NetPIPE peak \(row("NetPIPE"; 1).throughput_gbps_median
-                                       | if . == null then "-" else . * 100 | round / 100 end)"),
-      target("-P 2 >= 1.2x iperf2"; lr(2).throughput_gbps_median;
-             mul(row("iperf2"; 2).throughput_gbps_median; 1.2);
-             lr(2).throughput_gbps_median >= 1.2 * row("iperf2"; 2).throughput_gbps_median; "Gbit/s"),
-      (1, 2) as $n | best_peer($n) as $b
-      | target("CPU s/GB <= best peer (\(if $n == 1 then "single stream" else "-P 2" end))";
-               lr($n).cpu_s_per_gb_median; $b.cpu_s_per_gb_median;
-               lr($n).cpu_s_per_gb_median <= $b.cpu_s_per_gb_median; "best peer: \($b.tool)")
+      ( if row("iperf3"; "loopback"; 1) then
+        target("loopback: single stream >= 2x iperf3"; lr("loopback"; 1).throughput_gbps_median;
+             mul(row("iperf3"; "loopback"; 1).throughput_gbps_median; 2);
+             lr("loopback"; 1).throughput_gbps_median
+               >= 2 * row("iperf3"; "loopback"; 1).throughput_gbps_median;
+             "Gbit/s; NetPIPE peak \(row("NetPIPE"; "loopback"; 1).throughput_gbps_median | r2 // "-")")
+        else empty end ),
+      ( if row("iperf2"; "loopback"; 2) then
+        target("loopback: -P 2 >= 1.2x iperf2"; lr("loopback"; 2).throughput_gbps_median;
+             mul(row("iperf2"; "loopback"; 2).throughput_gbps_median; 1.2);
+             lr("loopback"; 2).throughput_gbps_median
+               >= 1.2 * row("iperf2"; "loopback"; 2).throughput_gbps_median;
+             "Gbit/s, medians; paired ratio \(paired("loopback"; 2; "iperf2") | r2 // "-")")
+        else empty end ),
+      ( if lr("loopback"; 1) and lr("loopback"; 2) then
+        target("loopback: -P 2 >= linerate -P 1"; lr("loopback"; 2).throughput_gbps_median;
+             lr("loopback"; 1).throughput_gbps_median;
+             lr("loopback"; 2).throughput_gbps_median >= lr("loopback"; 1).throughput_gbps_median;
+             "Gbit/s, medians")
+        else empty end ),
+      ( $counts[] as $n | best_peer("veth"; $n) as $b | select($b != null)
+        | target("veth: -P \($n) >= 1.2x the best peer"; lr("veth"; $n).throughput_gbps_median;
+                 mul($b.throughput_gbps_median; 1.2);
+                 lr("veth"; $n).throughput_gbps_median >= 1.2 * $b.throughput_gbps_median;
+                 "Gbit/s, medians; best peer \($b.tool), paired ratio \(paired("veth"; $n; $b.tool) | r2 // "-")") ),
+      ( $paths[] as $p | $counts[] as $n | cheapest_peer($p; $n) as $b | select($b != null)
+        | target("\($p): CPU s/GB <= the cheapest peer (-P \($n))"; lr($p; $n).cpu_s_per_gb_median;
+                 $b.cpu_s_per_gb_median; lr($p; $n).cpu_s_per_gb_median <= $b.cpu_s_per_gb_median;
+                 "cheapest peer: \($b.tool)") ),
+      ( $paths[] as $p | $counts[] as $n | select($n > 1) | row("iperf2"; $p; $n) as $i
+        | select($i != null and $i.throughput_gbps_min != null)
+        | target("\($p): -P \($n) spread (max/min) <= iperf2s";
+                 div(lr($p; $n).throughput_gbps_max; lr($p; $n).throughput_gbps_min);
+                 div($i.throughput_gbps_max; $i.throughput_gbps_min);
+                 div(lr($p; $n).throughput_gbps_max; lr($p; $n).throughput_gbps_min)
+                   <= div($i.throughput_gbps_max; $i.throughput_gbps_min);
+                 "max/min over reps") )
     ],
     samples: $samples }' "$samples" >"$tmp/tcp.json"
 : >"$tmp/udp.json"
@@ -525,23 +617,26 @@ print_targets() { # print_targets JQ_PATH: one PASS/FAIL/N/A line per target
 }
 # The tables: stdout.
 if want tcp; then
-  printf '%-10s %-5s %4s %8s %8s %8s %7s %7s %8s %8s %8s\n' \
-    tool case runs 'Gbit/s' min max 'snd%' 'rcv%' 'CPUs/GB' 'LR×thr' 'LR×CPU/B'
-  jq -r '.rows[] | [.tool, (if .tool == "NetPIPE" then "peak" elif .streams == 1 then "1"
+  printf '%-8s %-14s %-5s %4s %8s %8s %8s %7s %7s %8s %8s %8s %8s\n' \
+    path tool case runs 'Gbit/s' min max 'snd%' 'rcv%' 'CPUs/GB' 'LR×thr' 'LR×pair' 'LR×CPU/B'
+  jq -r '.rows[] | [.path, .tool, (if .tool == "NetPIPE" then "peak" elif .streams == 1 then "1"
                             else "-P \(.streams)" end), "\(.runs - .failed)/\(.runs)",
     .throughput_gbps_median, .throughput_gbps_min, .throughput_gbps_max, .sender_cpu_pct_median,
     .receiver_cpu_pct_median, .cpu_s_per_gb_median, .linerate_throughput_ratio,
-    .linerate_cpu_per_byte_ratio] | map(. // "-" | tostring) | @tsv' "$out" \
+    .linerate_paired_ratio, .linerate_cpu_per_byte_ratio] | map(. // "-" | tostring) | @tsv' "$out" \
   | awk -F'\t' '
       function f(x, p) { return x == "-" ? "-" : sprintf("%.*f", p, x) }
-      { printf "%-10s %-5s %4s %8s %8s %8s %7s %7s %8s %8s %8s\n", $1, $2, $3, f($4, 2), f($5, 2),
-               f($6, 2), f($7, 0), f($8, 0), f($9, 3), f($10, 2), f($11, 2) }'
+      { printf "%-8s %-14s %-5s %4s %8s %8s %8s %7s %7s %8s %8s %8s %8s\n", $1, $2, $3, $4, f($5, 2),
+               f($6, 2), f($7, 2), f($8, 0), f($9, 0), f($10, 3), f($11, 2), f($12, 2), f($13, 2) }'
   echo
   print_targets .targets
   echo
   echo "CPU: % of one core, measured outside each tool (client: /usr/bin/time, server: /proc/PID/stat);"
   echo "CPU s/GB = both ends' CPU seconds per 10^9 bytes received. LR×thr = linerate's median over the"
-  echo "tool's (>1: linerate faster); LR×CPU/B = linerate's CPU s/GB over the tool's (<1: linerate cheaper)."
+  echo "tool's (>1: linerate faster); LR×pair = the median of linerate/tool within each repetition;"
+  echo "LR×CPU/B = linerate's CPU s/GB over the tool's (<1: linerate cheaper). 'linerate write' is linerate"
+  echo "with --send-mode write (a copy from user memory, as the peers send) beside its default splice."
+  jq -r '"host probe (a fixed CPU loop before each repetition): \(.host_probe_s.min)-\(.host_probe_s.max) s, median \(.host_probe_s.median) s"' "$out"
   echo
 fi
 if want udp; then
