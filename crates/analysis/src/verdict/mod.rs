@@ -29,7 +29,8 @@ pub mod rule {
     pub const THREAD_PCT: f64 = 90.0;
     /// A host core at this % busy is saturated ...
     pub const CORE_PCT: f64 = 95.0;
-    /// ... and counts against an end whose threads use this % of a core per stream ...
+    /// ... and counts against an end whose threads use this % of each core they can occupy
+    /// (one per stream, at most the host's cores: 16 streams on 2 cores share 2) ...
     pub const CORE_THREAD_PCT: f64 = 25.0;
     /// ... or when this % of it is interrupt work (irq + softirq: receive processing).
     pub const CORE_IRQ_PCT: f64 = 50.0;
@@ -95,6 +96,9 @@ fn real_link_bps(summary: &Summary, hosts: &Hosts) -> Option<u64> {
 struct EndCpu {
     /// Its data threads, % of one core per stream.
     thread_pct: f64,
+    /// Its data threads, % of each core they can occupy: one per stream, at most the host's
+    /// cores (with more streams than cores, the streams share them).
+    core_share_pct: f64,
     /// Its host's busiest core.
     busiest: Option<CoreCpu>,
 }
@@ -103,6 +107,7 @@ impl EndCpu {
     fn of(threads_pct: f64, streams: usize, cores: &[CoreCpu]) -> Self {
         Self {
             thread_pct: threads_pct / streams.max(1) as f64,
+            core_share_pct: threads_pct / streams.min(cores.len()).max(1) as f64,
             busiest: cores
                 .iter()
                 .copied()
@@ -120,7 +125,7 @@ impl EndCpu {
     fn core_saturated(&self) -> Option<CoreCpu> {
         self.busiest.filter(|c| {
             c.busy_pct >= rule::CORE_PCT
-                && (self.thread_pct >= rule::CORE_THREAD_PCT
+                && (self.core_share_pct >= rule::CORE_THREAD_PCT
                     || c.irq_pct + c.softirq_pct >= rule::CORE_IRQ_PCT)
         })
     }
@@ -362,7 +367,7 @@ fn saturation(end: &EndCpu) -> Option<(u8, f64)> {
     if end.thread_saturated() {
         Some((2, end.thread_pct))
     } else {
-        end.core_saturated().map(|_| (1, end.thread_pct))
+        end.core_saturated().map(|_| (1, end.core_share_pct))
     }
 }
 
@@ -406,6 +411,12 @@ fn cpu(f: &Facts) -> Option<LimitedBy> {
         pct(end.thread_pct),
         pct(other_end.thread_pct)
     );
+    if end.core_share_pct > end.thread_pct {
+        evidence.push_str(&format!(
+            "; its streams share the host's cores at {} of each",
+            pct(end.core_share_pct)
+        ));
+    }
     if let Some(c) = end.busiest {
         evidence.push_str(&format!("; the {name}'s host: {}", core_words(&c)));
     }

@@ -1,6 +1,6 @@
 use super::*;
 use crate::testing::record_with;
-use results::{Hosts, RunRecord, TcpTime};
+use results::{Hosts, RunRecord, StreamSummary, TcpTime};
 
 /// A one-stream TCP run at `gbps` with quiet CPUs, TCP_INFO at MSS 1448 / MTU 1500 and the
 /// chrono figures of an unconstrained sender; the cases edit it.
@@ -152,6 +152,37 @@ fn a_saturated_thread_or_core_names_its_end() {
     r.summary.local_cores[0].softirq_pct = 70.0;
     r.summary.remote_cores[0].softirq_pct = 70.0;
     assert_eq!(judge(r).verdict, Verdict::SenderCpu);
+}
+
+#[test]
+fn many_streams_sharing_few_saturated_cores_are_cpu_bound_not_idle() {
+    // 16 streams on a 2-core host, every core saturated: each thread used little of a core,
+    // but together they filled both; the connections sat idle waiting for CPU, not for the
+    // send buffer.
+    let mut r = run(45.0);
+    r.spec.streams = 16;
+    let one = r.summary.flows[0].streams[0].clone();
+    r.summary.flows[0].streams = (0..16)
+        .map(|i| StreamSummary {
+            stream: i,
+            ..one.clone()
+        })
+        .collect();
+    (
+        r.summary.flows[0].sender_cpu_pct,
+        r.summary.flows[0].receiver_cpu_pct,
+    ) = (104.8, 78.7);
+    r.summary.local_cores = vec![core(0, 99.0), core(1, 100.0)];
+    r.summary.remote_cores = r.summary.local_cores.clone();
+    chrono(&mut r).busy_pct = 50.0;
+    let v = judge(r);
+    assert_eq!(v.verdict, Verdict::SenderCpu, "{}", v.evidence);
+    assert!(
+        v.evidence
+            .contains("share the host's cores at 52 % of each"),
+        "{}",
+        v.evidence
+    );
 }
 
 #[test]
