@@ -245,3 +245,19 @@ fn sixteen_streams_read_aggregate_first_then_spread_then_rows() {
     let slow = streams.iter().find(|x| x["stream"] == slowest).unwrap();
     assert_eq!(slow["throughput_bps"].as_f64().unwrap(), min, "{f}");
 }
+
+#[test]
+fn a_slowly_paced_tcp_test_drains_and_reconciles_promptly() {
+    // 2 Mbit/s: without a cap on unsent bytes the sender would queue megabytes that take
+    // tens of seconds to leave, so the drain would time out and the stream fail.
+    let began = std::time::Instant::now();
+    let v = linerate_json(&["tcp", "-t", "1", "-b", "2M", "--json"]);
+    let f = &v["summary"]["flows"][0];
+    assert_eq!(f["reconciled"], true, "{f}");
+    assert!(f["streams"][0]["error"].is_null(), "{f}");
+    assert!(
+        began.elapsed() < std::time::Duration::from_secs(5),
+        "took {:?}",
+        began.elapsed()
+    );
+}

@@ -370,6 +370,11 @@ fn setsockopt_value<T: Copy>(
 
 /// SO_MAX_PACING_RATE of `bps` bits/s: the kernel paces the socket's sending to it (TCP's own
 /// pacing, or the fq qdisc's). A rate above 32 bits of bytes/s is passed as 64 bits.
+///
+/// Also TCP_NOTSENT_LOWAT of [`paced_unsent_bytes`]: without it a paced sender fills its whole
+/// send buffer (megabytes) with bytes the pacer releases slowly, so at the test's end the
+/// stream cannot drain in time (4 MiB at 1 Mbit/s is half a minute) and the sender's count runs
+/// far ahead of what left.
 fn set_pacing(fd: RawFd, bps: u64) -> Result<(), EngineError> {
     let bytes_per_sec = bps / 8;
     let (level, name) = (libc::SOL_SOCKET, libc::SO_MAX_PACING_RATE);
@@ -381,7 +386,22 @@ fn set_pacing(fd: RawFd, bps: u64) -> Result<(), EngineError> {
         option: "--rate",
         value: format!("{bps} bit/s"),
         source,
-    })
+    })?;
+    let lowat = paced_unsent_bytes(bps);
+    set_int(
+        fd,
+        libc::IPPROTO_TCP,
+        libc::TCP_NOTSENT_LOWAT,
+        lowat,
+        "--rate",
+        format!("{bps} bit/s (TCP_NOTSENT_LOWAT {lowat} B)"),
+    )
+}
+
+/// The unsent bytes a paced sender may queue: 20 ms at its rate, at least 16 KiB, at most
+/// 4 MiB.
+fn paced_unsent_bytes(bps: u64) -> i32 {
+    (bps / 8 / 50).clamp(16 << 10, 4 << 20) as i32
 }
 
 /// [`setsockopt_int`] with an error that names the user's flag and value.
@@ -420,6 +440,28 @@ mod tests {
         };
         assert_eq!(rc, 0);
         value
+    }
+
+    #[test]
+    fn a_paced_sender_queues_20_ms_of_unsent_bytes() {
+        assert_eq!(paced_unsent_bytes(1_000_000), 16 << 10);
+        assert_eq!(paced_unsent_bytes(1_000_000_000), 2_500_000);
+        assert_eq!(paced_unsent_bytes(100_000_000_000), 4 << 20);
+        let sock = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP)).unwrap();
+        set_pacing(sock.as_raw_fd(), 1_000_000_000).unwrap();
+        let mut value = 0i32;
+        let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
+        // SAFETY: getsockopt writes at most `len` bytes into `value`.
+        let rc = unsafe {
+            libc::getsockopt(
+                sock.as_raw_fd(),
+                libc::IPPROTO_TCP,
+                libc::TCP_NOTSENT_LOWAT,
+                (&mut value as *mut i32).cast(),
+                &mut len,
+            )
+        };
+        assert_eq!((rc, value), (0, 2_500_000));
     }
 
     #[test]
