@@ -15,7 +15,7 @@ use clap::{Args, Parser, Subcommand};
 use measure::units::{parse_bits_per_sec, parse_bytes};
 use wire::datagram::HEADER_LEN;
 use wire::spec::{
-    Direction, Params, SendMode, StreamParams, TcpOptions, Transport, UdpParams, UdpRate,
+    rates, Direction, Params, SendMode, StreamParams, TcpOptions, Transport, UdpParams, UdpRate,
 };
 use wire::TestSpec;
 
@@ -125,8 +125,9 @@ pub struct TcpArgs {
     #[arg(long, short = 'S', value_name = "N")]
     pub tos: Option<String>,
     /// Pace each stream's sending at this rate (bits/s; K, M, G), as iperf3 -b does for TCP:
-    /// SO_MAX_PACING_RATE on both ends. A server with --max-rate asks for one.
-    #[arg(long, short = 'b', value_name = "BITS_PER_SEC")]
+    /// SO_MAX_PACING_RATE on both ends. A server with --max-rate asks for one. With --bidir,
+    /// A,B paces client -> server at A and server -> client at B.
+    #[arg(long, short = 'b', value_name = "BITS_PER_SEC[,BITS_PER_SEC]")]
     pub rate: Option<String>,
     /// Test over a Unix-domain stream socket: a server listening at PATH, or an in-process one
     /// created there when nothing is.
@@ -160,11 +161,17 @@ pub struct UdpArgs {
     )]
     pub length: String,
     /// Target payload rate per stream in bits/s (K, M, G, T), or `max` for as fast as the
-    /// sender can. Default 1M, as iperf3: UDP has no congestion control.
-    #[arg(long, short = 'b', value_name = "BITS_PER_SEC", conflicts_with = "pps")]
+    /// sender can. Default 1M, as iperf3: UDP has no congestion control. With --bidir, A,B
+    /// sends client -> server at A and server -> client at B.
+    #[arg(
+        long,
+        short = 'b',
+        value_name = "BITS_PER_SEC[,BITS_PER_SEC]",
+        conflicts_with = "pps"
+    )]
     pub rate: Option<String>,
-    /// Target datagrams per second per stream (instead of --rate).
-    #[arg(long, value_name = "N")]
+    /// Target datagrams per second per stream (instead of --rate); with --bidir, N,M.
+    #[arg(long, value_name = "N[,N]")]
     pub pps: Option<String>,
     /// Send datagrams in bursts of N back to back, instead of evenly spaced.
     #[arg(long, value_name = "N")]
@@ -413,12 +420,14 @@ impl TcpArgs {
             },
             ..stream
         };
+        let pacing = self.pacing()?;
         let tcp = TcpOptions {
             mss_bytes: self.mss,
             no_delay: self.no_delay,
             congestion: self.congestion.clone(),
             tos: self.tos.as_deref().map(parse_tos).transpose()?,
-            pacing_bps: self.pacing()?,
+            pacing_bps: pacing.map(|p| p.rate),
+            reverse_pacing_bps: pacing.and_then(|p| p.reverse),
         };
         plan.spec.params = Params::TcpStream { stream, tcp };
         Ok(plan)
@@ -426,8 +435,8 @@ impl TcpArgs {
 }
 
 impl TcpArgs {
-    /// `--rate`: a pacing rate above 0, over TCP.
-    fn pacing(&self) -> anyhow::Result<Option<u64>> {
+    /// `--rate`: a pacing rate above 0, over TCP; two with --bidir.
+    fn pacing(&self) -> anyhow::Result<Option<rates::Rates<u64>>> {
         let Some(text) = &self.rate else {
             return Ok(None);
         };
@@ -436,16 +445,9 @@ impl TcpArgs {
                 "--rate paces TCP; Unix-domain sockets have no pacing (drop --rate or --unix)"
             );
         }
-        match parse_bits_per_sec(text) {
-            Ok(0) => anyhow::bail!("--rate {text}: must be above 0"),
-            Ok(bps) => Ok(Some(bps)),
-            Err(e) => anyhow::bail!("--rate {text}: {e}"),
-        }
+        Ok(Some(rates::pacing(text, self.common.direction())?))
     }
 }
-
-/// The rate iperf3 and linerate use when no UDP rate is given: 1 Mbit/s.
-pub const DEFAULT_UDP_RATE_BPS: u64 = 1_000_000;
 
 impl UdpArgs {
     /// Validates the flags into a plan.
@@ -456,31 +458,14 @@ impl UdpArgs {
             ..UdpParams::new(self.common.direction())
         };
         let mut plan = self.common.plan(Params::UdpStream { udp })?;
-        udp.rate = match (&self.rate, &self.pps) {
-            (Some(r), _) if r.eq_ignore_ascii_case("max") => UdpRate::Max,
-            (Some(r), _) => {
-                let v = parse_bits_per_sec(r)
-                    .map_err(|e| anyhow::anyhow!("--rate {r}: {e}, or max"))?;
-                if v == 0 {
-                    return Err(anyhow::anyhow!("--rate {r}: must be above 0 (or max)"));
-                }
-                UdpRate::BitsPerSec(v)
-            }
-            (None, Some(p)) => {
-                let v = parse_bits_per_sec(p).map_err(|e| anyhow::anyhow!("--pps {p}: {e}"))?;
-                if v == 0 {
-                    return Err(anyhow::anyhow!(
-                        "--pps {p}: must be at least 1 datagram per second"
-                    ));
-                }
-                UdpRate::PacketsPerSec(v)
-            }
-            (None, None) => UdpRate::BitsPerSec(DEFAULT_UDP_RATE_BPS),
-        };
+        let (rate, pps) = (self.rate.as_deref(), self.pps.as_deref());
+        let r = rates::udp_rate(rate, pps, self.common.direction())?;
+        (udp.rate, udp.reverse_rate) = (r.rate, r.reverse);
         if self.burst == Some(0) {
             return Err(anyhow::anyhow!("--burst 0: must be at least 1 datagram"));
         }
-        if self.burst.is_some() && udp.rate == UdpRate::Max {
+        // A reverse rate is set only where it differs: one of the two then paces.
+        if self.burst.is_some() && udp.rate == UdpRate::Max && udp.reverse_rate.is_none() {
             return Err(anyhow::anyhow!(
                 "--burst: bursts pace a rate; give --rate BITS_PER_SEC or --pps, not --rate max"
             ));

@@ -9,6 +9,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::time::Duration;
 
 use socket2::{Domain, Protocol, Socket, Type};
+use wire::spec::Flow;
 use wire::TestSpec;
 
 use crate::{Conn, EngineError};
@@ -33,17 +34,24 @@ pub struct SocketOptions {
 }
 
 impl SocketOptions {
-    /// The options of `spec`: its window, its kind's TCP options, its transaction's busy poll.
+    /// The options of `spec`'s client → server connections (of every connection, in a test
+    /// with one rate): its window, its kind's TCP options, its transaction's busy poll.
     pub fn from_spec(spec: &TestSpec) -> Self {
+        Self::for_flow(spec, Flow::ClientToServer)
+    }
+
+    /// The options of `spec`'s connections that carry `flow`: as [`SocketOptions::from_spec`],
+    /// paced at that flow's rate (a bidirectional test's server → client rate may differ).
+    pub fn for_flow(spec: &TestSpec, flow: Flow) -> Self {
         let tcp = spec.tcp().cloned().unwrap_or_default();
         Self {
             window_bytes: spec.window_bytes,
             mss_bytes: tcp.mss_bytes,
             no_delay: tcp.no_delay,
+            pacing_bps: tcp.pacing_of(flow),
             congestion: tcp.congestion,
             tos: tcp.tos,
             busy_poll_us: spec.rr().and_then(|rr| rr.busy_poll_us),
-            pacing_bps: tcp.pacing_bps,
         }
     }
 

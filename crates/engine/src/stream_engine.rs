@@ -2,6 +2,7 @@
 
 use measure::{cpu::CpuTime, tcp_info::TcpInfo};
 use wire::msg::StreamCounts;
+use wire::spec::Flow;
 use wire::{Params, TestKind, TestSpec};
 
 use crate::{Abort, Endpoint, EngineError, Signal, StreamCounters};
@@ -71,15 +72,17 @@ pub trait StreamEngine: Send + Sync {
     }
 }
 
-/// The engine for a spec's test kind, configured from the kind's parameters.
-pub fn engine_for(spec: &TestSpec) -> Box<dyn StreamEngine> {
+/// The engine for a spec's test kind, configured from the kind's parameters, for the end whose
+/// senders carry `sends` (the client's: client → server; the server's: server → client), so
+/// that they keep that flow's rate.
+pub fn engine_for(spec: &TestSpec, sends: Flow) -> Box<dyn StreamEngine> {
     use crate::round_trips::RrShape;
     match &spec.params {
         Params::TcpStream { stream, .. } => Box::new(crate::tcp_stream::TcpStream::new(
             stream.write_len_bytes as usize,
             stream.send_mode,
         )),
-        Params::UdpStream { udp } => Box::new(crate::udp_stream::UdpStream::new(udp)),
+        Params::UdpStream { udp } => Box::new(crate::udp_stream::UdpStream::new(udp, sends)),
         Params::TcpRr { rr, .. } => Box::new(crate::tcp_rr::TcpRr::new(RrShape::of(rr))),
         Params::TcpCrr { rr, .. } => Box::new(crate::tcp_crr::TcpCrr::new(RrShape::of(rr))),
         Params::UdpRr { rr } => {

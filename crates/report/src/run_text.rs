@@ -8,7 +8,7 @@ use measure::cpu::CoreCpu;
 use measure::tcp_info::TcpInfo;
 use measure::units::{format_bits_per_sec as bps, format_bytes};
 use results::{CpuSummary, End, FlowSummary, PpsCell, RunRecord};
-use wire::spec::UdpRate;
+use wire::spec::{Flow, UdpRate};
 use wire::{Params, TestSpec};
 
 /// Which way the data flows, in words.
@@ -31,17 +31,28 @@ pub fn test_words(spec: &TestSpec) -> String {
             "{}-byte requests, {}-byte responses, one transaction in flight per stream",
             rr.request_len_bytes, rr.response_len_bytes
         ),
-        Params::TcpStream { stream, .. } => format!(
-            "{} per {:?} call",
-            format_bytes(u64::from(stream.write_len_bytes)),
-            stream.send_mode
-        ),
+        Params::TcpStream { stream, tcp } => {
+            let pace = |b: Option<u64>| b.map_or("unpaced".into(), |b| bps(b as f64));
+            let paced = match (tcp.pacing_bps, tcp.reverse_pacing_bps) {
+                (None, None) => String::new(),
+                (rate, back) => format!(
+                    ", paced at {} per stream",
+                    each_way(pace(rate), back.map(|b| pace(Some(b))))
+                ),
+            };
+            format!(
+                "{} per {:?} call{paced}",
+                format_bytes(u64::from(stream.write_len_bytes)),
+                stream.send_mode
+            )
+        }
         Params::UdpStream { udp } => {
-            let rate = match udp.rate {
+            let words = |rate| match rate {
                 UdpRate::PacketsPerSec(p) => format!("{p} datagrams/s"),
                 UdpRate::BitsPerSec(r) => bps(r as f64),
                 UdpRate::Max => "max rate".into(),
             };
+            let rate = each_way(words(udp.rate), udp.reverse_rate.map(words));
             let offload = match (udp.gso, udp.gro) {
                 (true, true) => "GSO+GRO where available",
                 (true, false) => "GSO where available, no GRO",
@@ -53,6 +64,18 @@ pub fn test_words(spec: &TestSpec) -> String {
                 udp.payload_len_bytes, udp.batch_packets
             )
         }
+    }
+}
+
+/// A rate, or a bidirectional test's two: client -> server, then server -> client.
+fn each_way(rate: String, reverse: Option<String>) -> String {
+    match reverse {
+        Some(back) => format!(
+            "{rate} {}, {back} {}",
+            Flow::ClientToServer.label(),
+            Flow::ServerToClient.label()
+        ),
+        None => rate,
     }
 }
 

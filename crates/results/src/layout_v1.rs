@@ -112,6 +112,7 @@ impl From<SpecV1> for TestSpec {
             congestion: old.congestion,
             tos: old.tos,
             pacing_bps: None,
+            reverse_pacing_bps: None,
         };
         let rr = RrParams {
             request_len_bytes: old.write_len_bytes,
@@ -140,6 +141,7 @@ impl From<SpecV1> for TestSpec {
                         (None, Some(bps)) => UdpRate::BitsPerSec(bps),
                         (None, None) => UdpRate::Max,
                     },
+                    reverse_rate: None,
                     burst_packets: old.burst_packets,
                     batch_packets: old.batch_packets,
                     gso: old.gso,

@@ -38,6 +38,7 @@ fn tcp(mss: Option<u32>, no_delay: bool, congestion: Option<&str>, tos: Option<u
         congestion: congestion.map(Into::into),
         tos,
         pacing_bps: None,
+        reverse_pacing_bps: None,
     }
 }
 

@@ -13,8 +13,10 @@ use crate::WireError;
 pub const MAGIC: [u8; 4] = *b"LNRT";
 /// The control protocol version this build speaks. Version 8 added authentication: the
 /// server's greeting carries a nonce, first messages and their answers carry proofs
-/// (docs/PROTOCOL.md section 9); version 9 the `relay` message (`--from`, section 14).
-pub const PROTOCOL_VERSION: u16 = 9;
+/// (docs/PROTOCOL.md section 9); version 9 the `relay` message (`--from`, section 14); version
+/// 10 a bidirectional test's own server → client rate (`reverse_pacing_bps`, `reverse_rate`),
+/// which an older server would ignore, running the client → server rate both ways.
+pub const PROTOCOL_VERSION: u16 = 10;
 /// Length of the hello on the wire.
 pub const HELLO_LEN: usize = 8;
 /// Length of the server's greeting: its hello and its nonce.
@@ -131,8 +133,8 @@ mod tests {
 
     #[test]
     fn parses_literal_bytes() {
-        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 9, 1, 0]).unwrap();
-        assert_eq!(hello.version, 9);
+        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 10, 1, 0]).unwrap();
+        assert_eq!(hello.version, 10);
         assert!(hello.requires_key);
         assert!(hello.check_version().is_ok());
     }
@@ -154,7 +156,7 @@ mod tests {
             nonce: Nonce([7; NONCE_LEN]),
         };
         let bytes = greeting.emit();
-        assert_eq!(&bytes[..HELLO_LEN], &[b'L', b'N', b'R', b'T', 0, 9, 1, 0]);
+        assert_eq!(&bytes[..HELLO_LEN], &[b'L', b'N', b'R', b'T', 0, 10, 1, 0]);
         assert_eq!(&bytes[HELLO_LEN..], &[7; NONCE_LEN]);
     }
 
@@ -173,14 +175,14 @@ mod tests {
     #[test]
     fn version_mismatch_names_both_versions() {
         let err = Hello {
-            version: 10,
+            version: 11,
             requires_key: false,
         }
         .check_version()
         .unwrap_err();
         let text = err.to_string();
         assert!(
-            text.contains("version 9") && text.contains("version 10"),
+            text.contains("version 10") && text.contains("version 11"),
             "{text}"
         );
     }
@@ -192,12 +194,18 @@ mod tests {
         let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 7, 0, 0]).unwrap();
         let err = hello.check_version().unwrap_err();
         assert!(
-            matches!(err, WireError::VersionMismatch { ours: 9, theirs: 7 }),
+            matches!(
+                err,
+                WireError::VersionMismatch {
+                    ours: 10,
+                    theirs: 7
+                }
+            ),
             "{err:?}"
         );
         assert_eq!(
             err.to_string(),
-            "protocol version mismatch: this linerate speaks version 9, the peer speaks version 7; \
+            "protocol version mismatch: this linerate speaks version 10, the peer speaks version 7; \
              run the same linerate release on both ends"
         );
     }

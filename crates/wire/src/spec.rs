@@ -15,6 +15,7 @@ mod check;
 pub use check::SpecError;
 pub mod kind;
 pub mod params;
+pub mod rates;
 
 pub use kind::{Params, TestKind};
 pub use params::{RrParams, StreamParams, TcpOptions, UdpParams, UdpRate};
@@ -211,7 +212,9 @@ impl TestSpec {
     }
 
     /// The data connections this spec opens, in stream-index order: `(index, flow)`.
-    /// For `Bidir`, indices `0..streams` go client→server and `streams..2*streams` back.
+    /// For `Bidir`, indices `0..streams` go client→server and `streams..2*streams` back. The
+    /// indices end at `u16::MAX` rather than overflow on a peer's unchecked spec: with more than
+    /// 32,767 streams per direction (far past the default limit of 128) fewer go back.
     pub fn flows(&self) -> Vec<(u16, Flow)> {
         let n = self.streams;
         match self.direction() {
@@ -219,7 +222,7 @@ impl TestSpec {
             Direction::Reverse => (0..n).map(|i| (i, Flow::ServerToClient)).collect(),
             Direction::Bidir => (0..n)
                 .map(|i| (i, Flow::ClientToServer))
-                .chain((n..2 * n).map(|i| (i, Flow::ServerToClient)))
+                .chain((n..n.saturating_mul(2)).map(|i| (i, Flow::ServerToClient)))
                 .collect(),
         }
     }

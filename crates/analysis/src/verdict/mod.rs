@@ -11,7 +11,7 @@ use measure::cpu::CoreCpu;
 use measure::tcp_info::TcpInfo;
 use measure::units::{format_bits_per_sec, format_bytes};
 use results::{End, FlowSummary, Hosts, LimitedBy, Summary, Verdict};
-use wire::spec::{Transport, UdpRate};
+use wire::spec::{Flow, Transport};
 use wire::{TestKind, TestSpec};
 
 mod udp;
@@ -170,7 +170,7 @@ impl<'a> Facts<'a> {
         };
         Self {
             flow,
-            target_bps: target_bps(spec).map(|b| b * n as f64),
+            target_bps: target_bps(spec, flow.flow).map(|b| b * n as f64),
             sender: EndCpu::of(flow.sender_cpu_pct, n, snd_cores),
             receiver: EndCpu::of(flow.receiver_cpu_pct, n, rcv_cores),
             payload_share: payload_share(spec, &infos),
@@ -186,15 +186,11 @@ impl<'a> Facts<'a> {
     }
 }
 
-/// The rate per stream the spec asks for, bits/s of payload.
-fn target_bps(spec: &TestSpec) -> Option<f64> {
+/// The rate per stream the spec asks for in `flow`'s direction, bits/s of payload.
+fn target_bps(spec: &TestSpec, flow: Flow) -> Option<f64> {
     match (spec.params.tcp(), spec.params.udp()) {
-        (Some(tcp), _) => tcp.pacing_bps.map(|b| b as f64),
-        (_, Some(udp)) => match udp.rate {
-            UdpRate::BitsPerSec(b) => Some(b as f64),
-            UdpRate::PacketsPerSec(p) => Some(p as f64 * f64::from(udp.payload_len_bytes) * 8.0),
-            UdpRate::Max => None,
-        },
+        (Some(tcp), _) => tcp.pacing_of(flow).map(|b| b as f64),
+        (_, Some(udp)) => udp.rate_of(flow).bps(udp.payload_len_bytes),
         _ => None,
     }
 }

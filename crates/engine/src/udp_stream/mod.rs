@@ -20,7 +20,7 @@ use measure::cpu::CpuTime;
 use measure::udp_stats::SeqTracker;
 use wire::datagram::{write_header, FLAG_FIN, HEADER_LEN};
 use wire::msg::StreamCounts;
-use wire::spec::UdpParams;
+use wire::spec::{Flow, UdpParams};
 use wire::TestKind;
 
 mod batch;
@@ -67,19 +67,20 @@ pub struct UdpStream {
 }
 
 impl UdpStream {
-    /// An engine for `udp`'s payload size, batching and pacing, with linerate's header.
-    pub fn new(udp: &UdpParams) -> Self {
-        Self::framed(udp, Framing::Linerate)
+    /// An engine for `udp`'s payload size, batching and pacing, with linerate's header, whose
+    /// senders carry `sends` (and keep its rate).
+    pub fn new(udp: &UdpParams, sends: Flow) -> Self {
+        Self::framed(udp, Framing::Linerate, sends)
     }
 
     /// An engine whose datagrams open with `framing`'s header (iperf3's, against a stock
     /// iperf3).
-    pub fn framed(udp: &UdpParams, framing: Framing) -> Self {
+    pub fn framed(udp: &UdpParams, framing: Framing, sends: Flow) -> Self {
         Self {
             framing,
             payload: (udp.payload_len_bytes as usize).max(framing.header_len()),
             batch: usize::from(udp.batch_packets.max(1)),
-            target_pps: udp.target_pps(),
+            target_pps: udp.target_pps(sends),
             burst: udp.burst_packets,
             gso: udp.gso,
             gro: udp.gro,

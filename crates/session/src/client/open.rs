@@ -87,14 +87,16 @@ fn open_stream(
 /// Opens every TCP (or Unix) data connection at once, so a long path costs one round of
 /// handshakes.
 fn open_tcp(config: &ClientConfig, session: u64) -> Result<Vec<Conn>, ClientError> {
-    let opts = SocketOptions::from_spec(&config.spec);
-    let opts = &opts;
     std::thread::scope(|scope| {
         let pending: Vec<_> = config
             .spec
             .flows()
             .into_iter()
-            .map(|(stream, _)| scope.spawn(move || open_stream(config, opts, session, stream)))
+            .map(|(stream, flow)| {
+                // Each flow's own pacing: a bidirectional test's may differ each way.
+                let opts = SocketOptions::for_flow(&config.spec, flow);
+                scope.spawn(move || open_stream(config, &opts, session, stream))
+            })
             .collect();
         join_all(pending)
     })

@@ -17,9 +17,10 @@ pub(crate) trait Remote {
     /// The local address of the control connection (which interface the test uses).
     fn local_addr(&self) -> Option<std::net::SocketAddr>;
     /// The data plane this end runs against this far end: the kind's own engine, unless the
-    /// far end frames its data differently (a stock iperf3's UDP datagrams).
+    /// far end frames its data differently (a stock iperf3's UDP datagrams). This end's
+    /// senders carry the client → server flow.
     fn engine(&self, spec: &wire::TestSpec) -> Box<dyn engine::StreamEngine> {
-        engine::engine_for(spec)
+        engine::engine_for(spec, wire::spec::Flow::ClientToServer)
     }
     /// The test begins: called just before this end's workers start.
     fn begin(&mut self) -> Result<(), ClientError>;

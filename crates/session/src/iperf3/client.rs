@@ -104,7 +104,14 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
 /// TCP and UDP stream tests, one flow per UDP stream; everything else is refused before
 /// connecting.
 fn check_supported(spec: &TestSpec) -> Result<(), ClientError> {
+    let two_rates = spec.tcp().is_some_and(|t| t.reverse_pacing_bps.is_some())
+        || spec.udp().is_some_and(|u| u.reverse_rate.is_some());
     match (&spec.params, spec.params.stream()) {
+        _ if two_rates => Err(ClientError::Input(
+            "--iperf3: iperf3 has one rate for both directions; give one rate, or test \
+             against a linerate server for two (-b A,B)"
+                .into(),
+        )),
         (_, Some(s)) if spec.kind() == TestKind::TcpStream && s.transport == Transport::Tcp => {
             Ok(())
         }
@@ -249,7 +256,7 @@ impl Remote for Iperf3Server {
     fn engine(&self, spec: &TestSpec) -> Box<dyn engine::StreamEngine> {
         match &spec.params {
             SpecParams::UdpStream { udp } => super::udp::engine(udp),
-            _ => engine::engine_for(spec),
+            _ => engine::engine_for(spec, Flow::ClientToServer),
         }
     }
 

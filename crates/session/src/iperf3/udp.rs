@@ -14,7 +14,7 @@ use engine::{Conn, Endpoint, StreamEngine};
 use wire::iperf3::StreamResults;
 use wire::iperf3_udp::{is_connect_reply, CONNECT_MSG};
 use wire::msg::StreamCounts;
-use wire::spec::{UdpParams, UdpRate};
+use wire::spec::{Flow, UdpParams, UdpRate};
 
 use crate::client::ClientError;
 use crate::control::HANDSHAKE_TIMEOUT;
@@ -26,7 +26,7 @@ pub(super) const FRAMING: Framing = Framing::Iperf3 {
 
 /// The engine of a UDP test against iperf3.
 pub(super) fn engine(udp: &UdpParams) -> Box<dyn StreamEngine> {
-    Box::new(UdpStream::framed(udp, FRAMING))
+    Box::new(UdpStream::framed(udp, FRAMING, Flow::ClientToServer))
 }
 
 /// iperf3's `bandwidth` for a UDP rate, bits/s of payload per stream (0: unlimited).

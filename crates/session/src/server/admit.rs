@@ -155,3 +155,36 @@ pub(super) fn limit_word(error: &SpecError) -> &'static str {
         _ => "max-rate",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wire::spec::{Direction, Params, UdpParams, UdpRate};
+    use wire::TestSpec;
+
+    #[test]
+    fn a_keys_max_rate_covers_the_reverse_rate_of_a_bidirectional_test() {
+        let admission = Admission {
+            limits: KeyLimits {
+                max_rate_bps: Some(100_000_000),
+                ..KeyLimits::default()
+            },
+            ..Admission::default()
+        };
+        let udp = UdpParams {
+            rate: UdpRate::BitsPerSec(50_000_000),
+            reverse_rate: Some(UdpRate::BitsPerSec(200_000_000)),
+            ..UdpParams::new(Direction::Bidir)
+        };
+        let spec = TestSpec::new(Params::UdpStream { udp }, 1, 1000);
+        let server = SpecLimits::default();
+        assert!(spec.check(&server).is_ok());
+        let err = spec.check(&admission.spec_limits(&server)).unwrap_err();
+        assert_eq!(limit_word(&err), "max-rate");
+        assert!(
+            err.to_string()
+                .starts_with("UDP rate 200000000 bit/s per server -> client stream"),
+            "{err}"
+        );
+    }
+}

@@ -255,7 +255,11 @@ fn collect_streams(
     let mut slots: Vec<Option<Conn>> = (0..flows.len()).map(|_| None).collect();
     // The deadline moves with progress: a slow path with many streams is not cut off.
     let mut deadline = Instant::now() + shared.config.handshake_timeout;
-    let opts = SocketOptions::from_spec(spec);
+    // Each stream its flow's options: a bidirectional test may pace each way at its own rate.
+    let opts: Vec<SocketOptions> = flows
+        .iter()
+        .map(|&(_, flow)| SocketOptions::for_flow(spec, flow))
+        .collect();
     while slots.iter().any(Option::is_none) {
         let left = deadline
             .min(begin_by)
@@ -296,7 +300,8 @@ fn collect_streams(
                 continue;
             }
         };
-        opts.apply_accepted(&conn)?;
+        // In range: `slots` has one slot per flow, and the stream's was found above.
+        opts[usize::from(stream)].apply_accepted(&conn)?;
         send(
             &mut conn,
             &ServerMsg::Attached {

@@ -96,7 +96,7 @@ pub(super) fn run_streams(
 
 /// One worker per stream, in the role the stream's direction gives the server.
 pub(super) fn start_workers(spec: &TestSpec, conns: Vec<Conn>) -> Result<Running, SessionError> {
-    let mut workers = Workers::new(engine_for(spec));
+    let mut workers = Workers::new(engine_for(spec, Flow::ServerToClient));
     workers.pin_to(spec.server_cpu.map(|c| c as usize));
     let t0 = Instant::now();
     let cpu0 = CpuTime::process_now();

@@ -2,7 +2,10 @@
 //! on a peer's spec. The first failed check is the error ([`SpecError`]), naming the field and
 //! what is allowed; the order is the one docs/PROTOCOL.md section 6 lists.
 
-use super::{Params, RrParams, SpecLimits, TestSpec, Transport, UdpParams, UdpRate};
+use super::{
+    Direction, Flow, Params, RrParams, SpecLimits, TcpOptions, TestSpec, Transport, UdpParams,
+    UdpRate,
+};
 
 /// The largest UDP payload over IPv4: 65535 − 20 (IP) − 8 (UDP).
 const MAX_UDP_PAYLOAD: u32 = 65_507;
@@ -67,21 +70,28 @@ pub enum SpecError {
     #[error("UDP destination flows {0} outside 1..=10000")]
     UdpDestinationFlows(u32),
     /// A UDP rate above the server's `--max-rate` (`None`: as fast as possible).
-    #[error("UDP rate {} per stream above this server's limit of {limit_bps} bit/s (serve --max-rate)", rate_words(*.asked_bps))]
+    #[error("UDP rate {} per {}stream above this server's limit of {limit_bps} bit/s (serve --max-rate)", rate_words(*.asked_bps), which_streams(*.reverse))]
     UdpRateLimit {
         /// Asked, bit/s; `None` for `max`.
         asked_bps: Option<f64>,
         /// `serve --max-rate`, bit/s.
         limit_bps: u64,
+        /// Whether it is a bidirectional test's reverse (server → client) rate.
+        reverse: bool,
     },
     /// A TCP stream test on a server with a rate limit, unpaced or paced above it.
-    #[error("TCP {} per stream above this server's limit of {limit_bps} bit/s (serve --max-rate): ask for --rate {limit_bps} or less", tcp_rate_words(*.asked_bps))]
+    #[error("TCP {} per {}stream above this server's limit of {limit_bps} bit/s (serve --max-rate): {}", tcp_rate_words(*.asked_bps), which_streams(*.reverse), tcp_ask_words(*.reverse, *.limit_bps))]
     TcpRateLimit {
         /// Asked, bit/s; `None`: unpaced.
         asked_bps: Option<u64>,
         /// The limit, bit/s.
         limit_bps: u64,
+        /// Whether it is a bidirectional test's reverse (server → client) pacing.
+        reverse: bool,
     },
+    /// A reverse (server → client) rate where no server → client stream has a rate of its own.
+    #[error("a second rate (server -> client) is for bidirectional stream tests over IP (--bidir), not {0}")]
+    ReverseRate(&'static str),
     /// A zero rate or batch.
     #[error("UDP rate, packet rate and batch must be above 0")]
     ZeroRate,
@@ -116,6 +126,22 @@ fn rate_words(bps: Option<f64>) -> String {
     bps.map_or("max".to_string(), |b| format!("{b:.0} bit/s"))
 }
 
+fn which_streams(reverse: bool) -> &'static str {
+    if reverse {
+        "server -> client "
+    } else {
+        ""
+    }
+}
+
+fn tcp_ask_words(reverse: bool, limit_bps: u64) -> String {
+    if reverse {
+        format!("ask for a second rate (--rate A,B) of {limit_bps} or less")
+    } else {
+        format!("ask for --rate {limit_bps} or less")
+    }
+}
+
 impl TestSpec {
     /// Checks the spec against `limits`; the error says which field and what is allowed.
     pub fn check(&self, limits: &SpecLimits) -> Result<(), SpecError> {
@@ -138,17 +164,11 @@ impl TestSpec {
                 max_bytes: limits.max_write_len_bytes,
             });
         }
+        self.check_reverse_rate()?;
         match &self.params {
             Params::UdpStream { udp } => check_udp(udp, limits)?,
             Params::TcpStream { stream, tcp } if stream.transport == Transport::Tcp => {
-                if let Some(limit_bps) = limits.max_rate_bps {
-                    if tcp.pacing_bps.is_none_or(|bps| bps > limit_bps) {
-                        return Err(SpecError::TcpRateLimit {
-                            asked_bps: tcp.pacing_bps,
-                            limit_bps,
-                        });
-                    }
-                }
+                check_pacing(tcp, limits)?
             }
             Params::UdpRr { rr } => {
                 for (which, len_bytes) in [
@@ -177,6 +197,54 @@ impl TestSpec {
     }
 }
 
+impl TestSpec {
+    /// A reverse rate only where there are server → client streams with rates of their own:
+    /// bidirectional stream tests over IP.
+    fn check_reverse_rate(&self) -> Result<(), SpecError> {
+        let reverse = match &self.params {
+            Params::TcpStream { stream, tcp } if stream.transport == Transport::Unix => {
+                return match tcp.reverse_pacing_bps {
+                    Some(_) => Err(SpecError::ReverseRate("Unix-domain sockets")),
+                    None => Ok(()),
+                }
+            }
+            Params::TcpStream { tcp, .. } => tcp.reverse_pacing_bps.is_some(),
+            Params::UdpStream { udp } => udp.reverse_rate.is_some(),
+            Params::TcpRr { tcp, .. } | Params::TcpCrr { tcp, .. } => {
+                return match tcp.reverse_pacing_bps {
+                    Some(_) => Err(SpecError::ReverseRate("request/response tests")),
+                    None => Ok(()),
+                }
+            }
+            Params::UdpRr { .. } => false,
+        };
+        if reverse && self.direction() != Direction::Bidir {
+            return Err(SpecError::ReverseRate("one-way tests"));
+        }
+        Ok(())
+    }
+}
+
+/// `tcp_stream` over TCP on a server with a rate limit: every stream paced at most at the
+/// limit, the server → client ones too.
+fn check_pacing(tcp: &TcpOptions, limits: &SpecLimits) -> Result<(), SpecError> {
+    let Some(limit_bps) = limits.max_rate_bps else {
+        return Ok(());
+    };
+    let reverse = tcp.reverse_pacing_bps.map(|_| Flow::ServerToClient);
+    for flow in std::iter::once(Flow::ClientToServer).chain(reverse) {
+        let asked_bps = tcp.pacing_of(flow);
+        if asked_bps.is_none_or(|bps| bps > limit_bps) {
+            return Err(SpecError::TcpRateLimit {
+                asked_bps,
+                limit_bps,
+                reverse: flow == Flow::ServerToClient,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// `udp_stream`: payload, flows, the server's rate limit, non-zero rate and batch.
 fn check_udp(udp: &UdpParams, limits: &SpecLimits) -> Result<(), SpecError> {
     if udp.payload_len_bytes > MAX_UDP_PAYLOAD {
@@ -188,18 +256,23 @@ fn check_udp(udp: &UdpParams, limits: &SpecLimits) -> Result<(), SpecError> {
     if udp.flows_dst == 0 || udp.flows_dst > MAX_UDP_FLOWS {
         return Err(SpecError::UdpDestinationFlows(udp.flows_dst));
     }
-    if let Some(limit_bps) = limits.max_rate_bps {
-        let asked_bps = udp
-            .target_pps()
-            .map(|pps| pps * f64::from(udp.payload_len_bytes) * 8.0);
+    let rates = std::iter::once((udp.rate, false)).chain(udp.reverse_rate.map(|r| (r, true)));
+    for (rate, reverse) in rates.clone() {
+        let Some(limit_bps) = limits.max_rate_bps else {
+            break;
+        };
+        let asked_bps = rate.bps(udp.payload_len_bytes);
         if asked_bps.is_none_or(|bps| bps > limit_bps as f64) {
             return Err(SpecError::UdpRateLimit {
                 asked_bps,
                 limit_bps,
+                reverse,
             });
         }
     }
-    let zero_rate = matches!(udp.rate, UdpRate::BitsPerSec(0) | UdpRate::PacketsPerSec(0));
+    let zero_rate = rates
+        .map(|(rate, _)| rate)
+        .any(|rate| matches!(rate, UdpRate::BitsPerSec(0) | UdpRate::PacketsPerSec(0)));
     if zero_rate || udp.batch_packets == 0 {
         return Err(SpecError::ZeroRate);
     }
@@ -288,6 +361,89 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("117760000 bit/s"));
+    }
+
+    #[test]
+    fn server_rate_limit_covers_the_reverse_rate() {
+        let limits = SpecLimits {
+            max_rate_bps: Some(100_000_000),
+            ..SpecLimits::default()
+        };
+        let mut spec = udp_spec(UdpRate::BitsPerSec(50_000_000));
+        spec.udp_mut().unwrap().direction = Direction::Bidir;
+        let mut reverse = |rate| {
+            spec.udp_mut().unwrap().reverse_rate = Some(rate);
+            spec.check(&limits).map_err(|e| e.to_string())
+        };
+        assert_eq!(reverse(UdpRate::BitsPerSec(80_000_000)), Ok(()));
+        assert_eq!(
+            reverse(UdpRate::BitsPerSec(200_000_000)).unwrap_err(),
+            "UDP rate 200000000 bit/s per server -> client stream above this server's limit \
+             of 100000000 bit/s (serve --max-rate)"
+        );
+        assert!(reverse(UdpRate::Max)
+            .unwrap_err()
+            .contains("UDP rate max per server -> client stream"));
+        let err = reverse(UdpRate::PacketsPerSec(0)).unwrap_err();
+        assert_eq!(err, "UDP rate, packet rate and batch must be above 0");
+
+        let mut tcp = sample();
+        let paced = |tcp: &mut TestSpec, forward, reverse| {
+            let options = tcp.tcp_mut().unwrap();
+            (options.pacing_bps, options.reverse_pacing_bps) = (forward, reverse);
+            tcp.check(&limits).map_err(|e| e.to_string())
+        };
+        assert_eq!(paced(&mut tcp, Some(50_000_000), Some(90_000_000)), Ok(()));
+        assert_eq!(
+            paced(&mut tcp, Some(50_000_000), Some(200_000_000)).unwrap_err(),
+            "TCP pacing at 200000000 bit/s per server -> client stream above this server's \
+             limit of 100000000 bit/s (serve --max-rate): ask for a second rate (--rate A,B) \
+             of 100000000 or less"
+        );
+        // The client -> server rate is checked first, and alone names --rate L.
+        let err = paced(&mut tcp, Some(200_000_000), Some(50_000_000)).unwrap_err();
+        assert!(
+            err.starts_with("TCP pacing at 200000000 bit/s per stream above")
+                && err.ends_with("ask for --rate 100000000 or less"),
+            "{err}"
+        );
+        let err = paced(&mut tcp, None, Some(50_000_000)).unwrap_err();
+        assert!(
+            err.starts_with("TCP unpaced (no --rate) per stream"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_reverse_rate_needs_a_bidirectional_stream_test_over_ip() {
+        let limits = SpecLimits::default();
+        let mut udp = udp_spec(UdpRate::BitsPerSec(1_000_000));
+        udp.udp_mut().unwrap().reverse_rate = Some(UdpRate::BitsPerSec(2_000_000));
+        let not = |what: &str| {
+            format!("a second rate (server -> client) is for bidirectional stream tests over IP (--bidir), not {what}")
+        };
+        assert_eq!(
+            udp.check(&limits).unwrap_err().to_string(),
+            not("one-way tests")
+        );
+        udp.udp_mut().unwrap().direction = Direction::Reverse;
+        assert_eq!(
+            udp.check(&limits).unwrap_err().to_string(),
+            not("one-way tests")
+        );
+        udp.udp_mut().unwrap().direction = Direction::Bidir;
+        assert!(udp.check(&limits).is_ok());
+
+        let mut tcp = sample();
+        tcp.tcp_mut().unwrap().reverse_pacing_bps = Some(1_000_000);
+        assert!(tcp.check(&limits).is_ok());
+        tcp.stream_mut().unwrap().transport = Transport::Unix;
+        let err = tcp.check(&limits).unwrap_err().to_string();
+        assert_eq!(err, not("Unix-domain sockets"));
+        let mut rr = TestSpec::new(Params::defaults(TestKind::TcpRr), 1, 1000);
+        rr.tcp_mut().unwrap().reverse_pacing_bps = Some(1_000_000);
+        let err = rr.check(&limits).unwrap_err().to_string();
+        assert_eq!(err, not("request/response tests"));
     }
 
     #[test]

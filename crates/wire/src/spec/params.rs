@@ -6,12 +6,17 @@
 //! lives only in the kinds that use it (a UDP rate only in `udp_stream`, a transaction rate only
 //! in the request/response kinds, TCP socket options only in the TCP kinds, a direction only in
 //! the stream kinds: request/response always sends its requests from the client); and a UDP
-//! rate is one of bits/s, datagrams/s or "as fast as possible", never two at once. Ranges and
-//! server limits are [`super::TestSpec::check`]'s.
+//! rate is one of bits/s, datagrams/s or "as fast as possible", never two at once.
+//!
+//! A rate is the client → server senders' and, unless a reverse rate says otherwise, the
+//! server → client senders' too ([`TcpOptions::pacing_of`], [`UdpParams::rate_of`]). A
+//! reverse rate is set only where it differs, so a spec with one rate reads and is written as
+//! before the field existed. Ranges, server limits and where a reverse rate may stand
+//! (bidirectional stream tests over IP) are [`super::TestSpec::check`]'s.
 
 use serde::{Deserialize, Serialize};
 
-use super::{Direction, SendMode, Transport};
+use super::{Direction, Flow, SendMode, Transport};
 
 /// `tcp_stream`: what each stream writes, which way, over what.
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
@@ -51,9 +56,15 @@ pub struct TcpOptions {
     pub congestion: Option<String>,
     /// IP TOS / IPv6 traffic class byte (UDP sockets never set it, so it lives here).
     pub tos: Option<u8>,
-    /// Pacing of every data connection's sending, bits/s (SO_MAX_PACING_RATE, on both ends).
+    /// Pacing of every data connection's sending, bits/s (SO_MAX_PACING_RATE, on both ends);
+    /// in a bidirectional test with [`TcpOptions::reverse_pacing_bps`], of the client → server
+    /// connections only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pacing_bps: Option<u64>,
+    /// A bidirectional `tcp_stream` test's pacing of its server → client connections, bits/s,
+    /// when it differs from `pacing_bps` (`tcp --bidir -b A,B`: B). Absent: as `pacing_bps`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse_pacing_bps: Option<u64>,
 }
 
 impl TcpOptions {
@@ -62,6 +73,14 @@ impl TcpOptions {
         Self {
             no_delay: true,
             ..Self::default()
+        }
+    }
+
+    /// The pacing of the data connections that carry `flow`, bits/s (`None`: unpaced).
+    pub fn pacing_of(&self, flow: Flow) -> Option<u64> {
+        match flow {
+            Flow::ClientToServer => self.pacing_bps,
+            Flow::ServerToClient => self.reverse_pacing_bps.or(self.pacing_bps),
         }
     }
 }
@@ -79,6 +98,30 @@ pub enum UdpRate {
     Max,
 }
 
+impl UdpRate {
+    /// Datagrams per second with `payload_len_bytes`-byte payloads, or `None` for as fast as
+    /// possible.
+    pub fn pps(self, payload_len_bytes: u32) -> Option<f64> {
+        match self {
+            UdpRate::PacketsPerSec(pps) => Some(pps as f64),
+            UdpRate::BitsPerSec(bps) => {
+                Some(bps as f64 / (f64::from(payload_len_bytes.max(1)) * 8.0))
+            }
+            UdpRate::Max => None,
+        }
+    }
+
+    /// Payload bits per second with `payload_len_bytes`-byte payloads, or `None` for as fast
+    /// as possible.
+    pub fn bps(self, payload_len_bytes: u32) -> Option<f64> {
+        match self {
+            UdpRate::BitsPerSec(bps) => Some(bps as f64),
+            UdpRate::PacketsPerSec(pps) => Some(pps as f64 * f64::from(payload_len_bytes) * 8.0),
+            UdpRate::Max => None,
+        }
+    }
+}
+
 /// `udp_stream`: payload, rate, batching and flows.
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,8 +130,13 @@ pub struct UdpParams {
     pub direction: Direction,
     /// UDP payload of every data datagram, bytes, the linerate header included.
     pub payload_len_bytes: u32,
-    /// Target rate per stream.
+    /// Target rate per stream; in a bidirectional test with [`UdpParams::reverse_rate`], of
+    /// the client → server streams only.
     pub rate: UdpRate,
+    /// A bidirectional test's rate per server → client stream, when it differs from `rate`
+    /// (`udp --bidir -b A,B`: B). Absent: as `rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse_rate: Option<UdpRate>,
     /// Datagrams sent back to back per pacing step; 0 paces smoothly.
     pub burst_packets: u32,
     /// Datagrams per sendmmsg/recvmmsg call; 1 sends and receives one per syscall.
@@ -112,6 +160,7 @@ impl UdpParams {
             direction,
             payload_len_bytes: 1472,
             rate: UdpRate::Max,
+            reverse_rate: None,
             burst_packets: 0,
             batch_packets: 64,
             gso: true,
@@ -121,15 +170,18 @@ impl UdpParams {
         }
     }
 
-    /// The target datagram rate per stream, or `None` for as fast as possible.
-    pub fn target_pps(&self) -> Option<f64> {
-        match self.rate {
-            UdpRate::PacketsPerSec(pps) => Some(pps as f64),
-            UdpRate::BitsPerSec(bps) => {
-                Some(bps as f64 / (f64::from(self.payload_len_bytes.max(1)) * 8.0))
-            }
-            UdpRate::Max => None,
+    /// The rate of each stream that carries `flow`.
+    pub fn rate_of(&self, flow: Flow) -> UdpRate {
+        match flow {
+            Flow::ClientToServer => self.rate,
+            Flow::ServerToClient => self.reverse_rate.unwrap_or(self.rate),
         }
+    }
+
+    /// The target datagram rate of each stream that carries `flow`, or `None` for as fast as
+    /// possible.
+    pub fn target_pps(&self, flow: Flow) -> Option<f64> {
+        self.rate_of(flow).pps(self.payload_len_bytes)
     }
 }
 
@@ -221,11 +273,61 @@ mod tests {
     #[test]
     fn target_pps_follows_the_rate() {
         let mut udp = UdpParams::new(Direction::Send);
-        assert_eq!(udp.target_pps(), None);
+        assert_eq!(udp.target_pps(Flow::ClientToServer), None);
         udp.rate = UdpRate::PacketsPerSec(1000);
-        assert_eq!(udp.target_pps(), Some(1000.0));
+        assert_eq!(udp.target_pps(Flow::ClientToServer), Some(1000.0));
         udp.payload_len_bytes = 1250;
         udp.rate = UdpRate::BitsPerSec(10_000_000);
-        assert_eq!(udp.target_pps(), Some(1000.0));
+        assert_eq!(udp.target_pps(Flow::ClientToServer), Some(1000.0));
+        assert_eq!(udp.rate.bps(1250), Some(10_000_000.0));
+        assert_eq!(UdpRate::PacketsPerSec(1000).bps(1250), Some(10_000_000.0));
+    }
+
+    #[test]
+    fn a_reverse_rate_is_the_server_to_client_senders_own() {
+        let mut udp = UdpParams {
+            rate: UdpRate::BitsPerSec(50_000_000),
+            ..UdpParams::new(Direction::Bidir)
+        };
+        // One rate: every sender's.
+        assert_eq!(udp.rate_of(Flow::ServerToClient), udp.rate);
+        udp.reverse_rate = Some(UdpRate::PacketsPerSec(10));
+        assert_eq!(udp.rate_of(Flow::ClientToServer), udp.rate);
+        assert_eq!(udp.target_pps(Flow::ServerToClient), Some(10.0));
+        let mut tcp = TcpOptions {
+            pacing_bps: Some(100),
+            ..TcpOptions::default()
+        };
+        assert_eq!(tcp.pacing_of(Flow::ServerToClient), Some(100));
+        tcp.reverse_pacing_bps = Some(200);
+        assert_eq!(tcp.pacing_of(Flow::ClientToServer), Some(100));
+        assert_eq!(tcp.pacing_of(Flow::ServerToClient), Some(200));
+    }
+
+    #[test]
+    fn a_reverse_rate_is_written_only_when_set_and_old_specs_still_read() {
+        let old = r#"{"kind":"udp_stream","udp":{"direction":"bidir","payload_len_bytes":1472,"rate":{"bits_per_sec":1000000},"burst_packets":0,"batch_packets":64,"gso":true,"gro":true,"flows":1,"flows_dst":1}}"#;
+        let Params::UdpStream { mut udp } = serde_json::from_str(old).unwrap() else {
+            unreachable!()
+        };
+        assert_eq!(udp.reverse_rate, None);
+        assert_eq!(
+            serde_json::to_string(&Params::UdpStream { udp }).unwrap(),
+            old
+        );
+        udp.reverse_rate = Some(UdpRate::Max);
+        let text = serde_json::to_string(&Params::UdpStream { udp }).unwrap();
+        assert!(text.contains(r#""reverse_rate":"max""#), "{text}");
+        let tcp = TcpOptions {
+            pacing_bps: Some(1),
+            reverse_pacing_bps: Some(2),
+            ..TcpOptions::default()
+        };
+        let text = serde_json::to_string(&tcp).unwrap();
+        assert!(
+            text.ends_with(r#""pacing_bps":1,"reverse_pacing_bps":2}"#),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<TcpOptions>(&text).unwrap(), tcp);
     }
 }

@@ -28,7 +28,7 @@ use engine::{engine_for, Conn, StreamEngine};
 use measure::host::HostFacts;
 use wire::iperf3::{server_error, Params, State, COOKIE_LEN, ERROR_UNIMPLEMENTED};
 use wire::spec::{
-    Direction, Params as SpecParams, SpecError, StreamParams, TcpOptions, UdpParams, UdpRate,
+    Direction, Flow, Params as SpecParams, SpecError, StreamParams, TcpOptions, UdpParams, UdpRate,
 };
 use wire::{TestKind, TestSpec};
 
@@ -376,7 +376,9 @@ fn tcp_params(p: &Params, direction: Direction) -> SpecParams {
         no_delay: p.nodelay == Some(true),
         congestion: p.congestion.clone(),
         tos: p.tos,
+        // iperf3 has one rate for every sender.
         pacing_bps: p.bandwidth.filter(|&b| b > 0),
+        reverse_pacing_bps: None,
     };
     SpecParams::TcpStream { stream, tcp }
 }
@@ -389,8 +391,9 @@ fn engine_of(spec: &TestSpec, p: &Params) -> Box<dyn StreamEngine> {
             Framing::Iperf3 {
                 counters_64bit: p.udp_counters_64bit.is_some_and(|v| v > 0),
             },
+            Flow::ServerToClient,
         )),
-        _ => engine_for(spec),
+        _ => engine_for(spec, Flow::ServerToClient),
     }
 }
 
