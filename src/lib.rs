@@ -21,3 +21,4 @@ pub mod store_args;
 pub mod store_cmd;
 pub mod sweep;
 pub mod test_args;
+pub mod ui_cmd;

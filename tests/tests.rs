@@ -3,6 +3,7 @@
 
 mod abuse;
 mod auth;
+mod bidir_rates;
 mod budgets;
 mod cli;
 mod crr_netns;
@@ -40,6 +41,7 @@ mod store;
 mod sweep;
 mod udp_loopback;
 mod udp_netns;
+mod ui_api;
 mod util;
 mod verdict_netns;
 

@@ -75,6 +75,9 @@ pub enum Command {
     /// Store the runs of `linerate export --format stored` files into a database (SQLite to
     /// PostgreSQL, or back), tags, host facts and time of storing kept.
     Import(crate::store_cmd::ImportArgs),
+    /// A live web UI: start tests and watch them, browse stored runs (prints its URL; loopback
+    /// unless --ui-key).
+    Ui(crate::ui_cmd::UiArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         /// The shell.

@@ -1,0 +1,306 @@
+//! `linerate ui`'s API (docs/API.md) through the binary, on loopback: a test started with
+//! `POST /api/tests` streams its intervals and summary as Server-Sent Events and is stored;
+//! a stopped test keeps its partial run; bad requests are 400s that say why; two UIs share a
+//! database; the key and the loopback rule hold.
+//!
+//! The HTTP client is a few lines over `TcpStream` (HTTP/1.0, so every body, the event stream
+//! too, ends when the connection closes).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// A running `linerate ui`, killed when dropped.
+struct Ui {
+    child: Child,
+    addr: String,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Drop for Ui {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Ui {
+    /// `linerate ui --listen 127.0.0.1:0 --db DB [extra]`, once it has printed its URL.
+    fn start(db: &std::path::Path, extra: &[&str]) -> Ui {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_linerate"))
+            .args(["ui", "--listen", "127.0.0.1:0", "--db"])
+            .arg(db)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line
+            .trim()
+            .strip_prefix("http://")
+            .and_then(|rest| rest.split('/').next())
+            .unwrap_or_else(|| panic!("no URL printed: {line:?}"))
+            .to_string();
+        Ui {
+            child,
+            addr,
+            _dir: None,
+        }
+    }
+
+    /// A UI over a new, empty database of its own.
+    fn fresh() -> Ui {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ui = Ui::start(&dir.path().join("runs.sqlite"), &[]);
+        ui._dir = Some(dir);
+        ui
+    }
+
+    /// One request; the status, the headers and the body.
+    fn call(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[&str],
+        body: &str,
+    ) -> (u16, String, String) {
+        let mut conn = TcpStream::connect(&self.addr).unwrap();
+        conn.set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        let mut head = format!("{method} {path} HTTP/1.0\r\nHost: {}\r\n", self.addr);
+        for h in headers {
+            head.push_str(&format!("{h}\r\n"));
+        }
+        head.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+        conn.write_all(head.as_bytes()).unwrap();
+        let mut text = String::new();
+        conn.read_to_string(&mut text).unwrap();
+        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+        let status = head
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        (status, head.to_string(), body.to_string())
+    }
+
+    fn get_json(&self, path: &str) -> Value {
+        let (status, _, body) = self.call("GET", path, &[], "");
+        assert_eq!(status, 200, "GET {path}: {body}");
+        serde_json::from_str(&body).unwrap()
+    }
+
+    /// `POST /api/tests`: the status and the JSON answer.
+    fn post_test(&self, json: &str) -> (u16, Value) {
+        let (status, _, body) = self.call(
+            "POST",
+            "/api/tests",
+            &["Content-Type: application/json"],
+            json,
+        );
+        (status, serde_json::from_str(&body).unwrap_or(Value::Null))
+    }
+
+    fn start_test(&self, json: &str) -> u64 {
+        let (status, answer) = self.post_test(json);
+        assert_eq!(status, 201, "{answer}");
+        answer["id"].as_u64().unwrap()
+    }
+
+    /// The test's event stream to its end, as (event name, data) pairs.
+    fn events(&self, id: u64) -> Vec<(String, Value)> {
+        let (status, _, body) = self.call("GET", &format!("/api/tests/{id}/events"), &[], "");
+        assert_eq!(status, 200, "{body}");
+        let mut events = Vec::new();
+        for block in body.split("\n\n").filter(|b| !b.trim().is_empty()) {
+            let mut name = "message".to_string();
+            let mut data = None;
+            for line in block.lines() {
+                if let Some(n) = line.strip_prefix("event: ") {
+                    name = n.to_string();
+                } else if let Some(d) = line.strip_prefix("data: ") {
+                    data = Some(serde_json::from_str(d).unwrap());
+                }
+            }
+            if let Some(data) = data {
+                events.push((name, data));
+            }
+        }
+        events
+    }
+}
+
+fn names(events: &[(String, Value)]) -> Vec<&str> {
+    events.iter().map(|(n, _)| n.as_str()).collect()
+}
+
+#[test]
+fn a_test_from_the_api_streams_its_intervals_then_its_summary_and_is_stored() {
+    let ui = Ui::fresh();
+    let id = ui.start_test(r#"{"kind":"tcp","time":2,"tags":{"case":"stream"}}"#);
+    let events = ui.events(id);
+    let n = names(&events);
+    assert_eq!(n.first(), Some(&"started"), "{n:?}");
+    assert_eq!(n.last(), Some(&"summary"), "{n:?}");
+    let intervals: Vec<&Value> = events
+        .iter()
+        .filter(|(n, _)| n == "message")
+        .map(|(_, d)| d)
+        .collect();
+    assert!(!intervals.is_empty(), "{n:?}");
+    assert!(intervals[0]["flows"][0]["throughput_bps"].as_f64().unwrap() > 0.0);
+    let summary = &events.last().unwrap().1;
+    assert_eq!(summary["interrupted"], false);
+    let run_id = summary["run_id"].as_i64().unwrap();
+
+    let runs = ui.get_json("/api/runs?tag=case=stream&kind=tcp_stream");
+    let runs = runs.as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0]["id"], run_id);
+    assert_eq!(runs[0]["tags"]["source"], "ui");
+    let run = ui.get_json(&format!("/api/runs/{run_id}"));
+    assert_eq!(run["record"]["kind"], "tcp_stream");
+    assert_eq!(run["tags"]["case"], "stream");
+
+    // A reader that comes after the end is told it all again.
+    assert_eq!(names(&ui.events(id)), n);
+    assert_eq!(
+        ui.get_json(&format!("/api/tests/{id}"))["state"],
+        "finished"
+    );
+}
+
+#[test]
+fn a_stopped_test_keeps_its_partial_run() {
+    let ui = Ui::fresh();
+    let id = ui.start_test(r#"{"kind":"udp","host":"","time":10,"rate":"10M","parallel":2}"#);
+    // Stop once the first interval is in.
+    let started = std::time::Instant::now();
+    while ui.get_json(&format!("/api/tests/{id}"))["intervals"] == 0 {
+        assert!(started.elapsed() < Duration::from_secs(8), "no interval");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (status, _, body) = ui.call("POST", &format!("/api/tests/{id}/stop"), &[], "");
+    assert_eq!(status, 202, "{body}");
+    let events = ui.events(id);
+    let summary = &events.last().unwrap().1;
+    assert_eq!(events.last().unwrap().0, "summary", "{events:?}");
+    assert_eq!(summary["interrupted"], true);
+    assert!(started.elapsed() < Duration::from_secs(8));
+    let run = ui.get_json(&format!("/api/runs/{}", summary["run_id"]));
+    assert_eq!(run["record"]["summary"]["interrupted"], true);
+    assert!(run["record"]["summary"]["duration_s"].as_f64().unwrap() < 8.0);
+}
+
+#[test]
+fn bad_requests_are_400s_that_say_why() {
+    let ui = Ui::fresh();
+    let cases = [
+        (r#"{"kind":"tcp","#, "not JSON"),
+        (
+            r#"{"kind":"tcp","bogus":1}"#,
+            "unexpected argument '--bogus'",
+        ),
+        (r#"{"kind":"tcp","time":"x"}"#, "--time"),
+        (r#"{"kind":"sweep"}"#, "kind sweep"),
+        (r#"{"kind":"tcp","db":"/tmp/x"}"#, "db: "),
+    ];
+    for (json, needle) in cases {
+        let (status, answer) = ui.post_test(json);
+        assert_eq!(status, 400, "{json}: {answer}");
+        let message = answer["error"].as_str().unwrap();
+        assert!(message.contains(needle), "{json}: {message}");
+    }
+    let (status, _, _) = ui.call("POST", "/api/tests", &[], r#"{"kind":"tcp"}"#);
+    assert_eq!(status, 415);
+    let (status, _, body) = ui.call("GET", "/api/runs?kind=nope", &[], "");
+    assert_eq!(status, 400, "{body}");
+    let (status, _, _) = ui.call("GET", "/api/tests/99/events", &[], "");
+    assert_eq!(status, 404);
+    assert_eq!(ui.get_json("/api/runs"), serde_json::json!([]));
+}
+
+#[test]
+fn two_uis_on_one_database_both_see_its_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("shared.sqlite");
+    let (a, b) = (Ui::start(&db, &[]), Ui::start(&db, &[]));
+    let id = a.start_test(r#"{"kind":"rr","time":1}"#);
+    let run_id = a.events(id).last().unwrap().1["run_id"].clone();
+    let id = b.start_test(r#"{"kind":"tcp","time":1}"#);
+    let other = b.events(id).last().unwrap().1["run_id"].clone();
+    for ui in [&a, &b] {
+        let ids: Vec<Value> = ui
+            .get_json("/api/runs")
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].clone())
+            .collect();
+        assert_eq!(ids, [run_id.clone(), other.clone()]);
+    }
+}
+
+#[test]
+fn the_ui_stays_on_loopback_unless_it_has_a_key_and_then_asks_for_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.sqlite");
+    let out = Command::new(env!("CARGO_BIN_EXE_linerate"))
+        .args(["ui", "--listen", "0.0.0.0:0", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not a loopback address") && err.contains("--ui-key"),
+        "{err}"
+    );
+
+    let key_file = dir.path().join("ui.key");
+    std::fs::write(&key_file, "s3cret-s3cret-s3cret\n").unwrap();
+    std::fs::set_permissions(
+        &key_file,
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .unwrap();
+    let ui = Ui::start(&db, &["--ui-key", key_file.to_str().unwrap()]);
+    let (status, _, body) = ui.call("GET", "/api/runs", &[], "");
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains("key"), "{body}");
+    let (status, head, _) = ui.call("GET", "/?key=s3cret-s3cret-s3cret", &[], "");
+    assert_eq!(status, 200);
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("set-cookie: linerate_ui_key=s3cret-s3cret-s3cret"),
+        "{head}"
+    );
+    let (status, _, _) = ui.call(
+        "GET",
+        "/api/runs",
+        &["Cookie: linerate_ui_key=s3cret-s3cret-s3cret"],
+        "",
+    );
+    assert_eq!(status, 200);
+    let (status, _, _) = ui.call(
+        "GET",
+        "/api/runs",
+        &["Authorization: Bearer s3cret-s3cret-s3cret"],
+        "",
+    );
+    assert_eq!(status, 200);
+    let (status, _, _) = ui.call(
+        "GET",
+        "/api/runs",
+        &["Authorization: Bearer wrong-wrong-wrong-x"],
+        "",
+    );
+    assert_eq!(status, 401);
+}
