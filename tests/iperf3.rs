@@ -300,3 +300,28 @@ fn iperf3_cookies_that_say_nothing_more_cost_no_threads() {
     );
     drop(silent);
 }
+
+/// Goodput against a rate needs both ends on time: run alone (`quiet::`).
+mod quiet {
+    use super::*;
+
+    #[test]
+    fn an_iperf3_clients_rate_paces_the_servers_senders() {
+        // iperf3 -R -b: this server sends, paced at the client's rate (before, its data
+        // connections were left without the test's socket options, and it sent unpaced).
+        let server = test_server();
+        let Some((ok, v, text)) =
+            iperf3_client(server.addr.port(), &["-t", "2", "-R", "-b", "50M"])
+        else {
+            return;
+        };
+        assert!(ok, "{text}");
+        let bps = v["end"]["sum_received"]["bits_per_second"]
+            .as_f64()
+            .unwrap();
+        assert!(
+            (40e6..=60e6).contains(&bps),
+            "{bps} bit/s received of 50 Mbit/s asked for"
+        );
+    }
+}

@@ -224,7 +224,38 @@ fn bad_requests_are_400s_that_say_why() {
     assert_eq!(status, 400, "{body}");
     let (status, _, _) = ui.call("GET", "/api/tests/99/events", &[], "");
     assert_eq!(status, 404);
+    let (status, _, body) = ui.call("GET", "/api/tests/abc", &[], "");
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains(r#"test id \"abc\""#), "{body}");
+    // Another site's page, even without an Origin header, cannot start or stop tests; no
+    // other site may frame the page.
+    let (status, head, _) = ui.call(
+        "POST",
+        "/api/tests/1/stop",
+        &["Sec-Fetch-Site: cross-site"],
+        "",
+    );
+    assert_eq!(status, 403, "{head}");
+    let (_, head, _) = ui.call("GET", "/", &[], "");
+    assert!(
+        head.to_ascii_lowercase().contains("x-frame-options: deny"),
+        "{head}"
+    );
     assert_eq!(ui.get_json("/api/runs"), serde_json::json!([]));
+}
+
+#[test]
+fn a_request_without_a_host_header_is_refused() {
+    let ui = Ui::fresh();
+    let mut conn = TcpStream::connect(&ui.addr).unwrap();
+    conn.write_all(b"GET /api/runs HTTP/1.0\r\n\r\n").unwrap();
+    let mut text = String::new();
+    conn.read_to_string(&mut text).unwrap();
+    assert!(
+        text.starts_with("HTTP/1.0 403") || text.starts_with("HTTP/1.1 403"),
+        "{text}"
+    );
+    assert!(text.contains("without a Host header"), "{text}");
 }
 
 #[test]

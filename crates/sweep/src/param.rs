@@ -107,8 +107,11 @@ impl Parameter {
             }
             Parameter::Rate => {
                 let rate = UdpRate::BitsPerSec(within(1.0, 1e15, "a rate (bits/s)")?);
+                // The swept rate is every stream's, both ways: a base's second rate
+                // (`--bidir -b A,B`) would otherwise stay fixed under the swept label.
                 if let Some(udp) = s.udp_mut() {
                     udp.rate = rate;
+                    udp.reverse_rate = None;
                 }
             }
             Parameter::Payload => {
@@ -159,10 +162,16 @@ mod tests {
         assert_eq!(s.message_len_bytes(), 4096);
         let mut udp = spec(TestKind::UdpStream);
         udp.udp_mut().unwrap().rate = UdpRate::PacketsPerSec(10);
+        udp.udp_mut().unwrap().reverse_rate = Some(UdpRate::BitsPerSec(5));
         let s = Parameter::Rate
             .apply(&udp, &SweepValue::number(1_000_000_000))
             .unwrap();
         assert_eq!(s.udp().unwrap().rate, UdpRate::BitsPerSec(1_000_000_000));
+        assert_eq!(
+            s.udp().unwrap().reverse_rate,
+            None,
+            "the swept rate is both ways'"
+        );
         let s = Parameter::Payload
             .apply(&spec(TestKind::TcpRr), &SweepValue::number(100))
             .unwrap();

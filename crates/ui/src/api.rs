@@ -28,6 +28,10 @@ pub struct Shared {
     pub registry: Registry,
     /// Checks and runs them.
     pub launcher: Arc<dyn Launcher>,
+    /// Tests being checked and prepared (which may open a database, resolve a host and start an
+    /// in-process server): no more at once than may run, so a flood of requests is refused
+    /// before any of that work.
+    pub preparing: Arc<tokio::sync::Semaphore>,
 }
 
 type AppState = State<Arc<Shared>>;
@@ -145,12 +149,22 @@ async fn start_test(
         .filter(|w| !w.starts_with("--db="))
         .cloned()
         .collect();
-    let launcher = Arc::clone(&shared.launcher);
-    let prepared = blocking(move || launcher.prepare(&words)).await?;
-    let entry = shared
-        .registry
-        .start(shown, prepared)
-        .map_err(|Busy(n)| ApiError::Busy(n))?;
+    let max = shared.registry.max_running();
+    let permit = Arc::clone(&shared.preparing)
+        .try_acquire_owned()
+        .map_err(|_| ApiError::Busy(max))?;
+    let state = Arc::clone(&shared);
+    // On a blocking thread, starting included: a test refused as busy is dropped there, and
+    // dropping one may join an in-process server's thread or close a database connection.
+    let entry = blocking(move || {
+        let _preparing = permit;
+        let prepared = state.launcher.prepare(&words)?;
+        state
+            .registry
+            .start(shown, prepared)
+            .map_err(|Busy(n)| ApiError::Busy(n))
+    })
+    .await?;
     Ok((StatusCode::CREATED, Json(json!({"id": entry.id}))))
 }
 
@@ -175,7 +189,9 @@ fn status(entry: &TestEntry) -> Value {
 }
 
 fn entry(shared: &Shared, id: &str) -> Result<Arc<TestEntry>, ApiError> {
-    let n: u64 = id.parse().map_err(|_| ApiError::NoTest(0))?;
+    let n: u64 = id
+        .parse()
+        .map_err(|_| ApiError::BadTestId(id.to_string()))?;
     shared.registry.get(n).ok_or(ApiError::NoTest(n))
 }
 

@@ -60,6 +60,9 @@ pub enum ApiError {
     /// No such test (never started, or forgotten after it ended).
     #[error("test {0}: no such test here (a finished test is kept for a while; its stored run stays in /api/runs)")]
     NoTest(u64),
+    /// A test id that is not a number.
+    #[error("test id {0:?}: not a test id (a number, as POST /api/tests answers)")]
+    BadTestId(String),
     /// As many tests as allowed are running.
     #[error(
         "{0} tests are running, as many as this UI runs at once; stop one or wait for one to end"
@@ -83,9 +86,10 @@ impl ApiError {
     /// The HTTP status of this error.
     pub fn status(&self) -> StatusCode {
         match self {
-            ApiError::Request(_) | ApiError::Launch(_) | ApiError::Query(_) => {
-                StatusCode::BAD_REQUEST
-            }
+            ApiError::Request(_)
+            | ApiError::Launch(_)
+            | ApiError::Query(_)
+            | ApiError::BadTestId(_) => StatusCode::BAD_REQUEST,
             ApiError::NotJson => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::NoTest(_) => StatusCode::NOT_FOUND,
             ApiError::Store(StoreError::UnknownRun { .. }) => StatusCode::NOT_FOUND,

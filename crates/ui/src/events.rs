@@ -51,28 +51,32 @@ pub fn sse(entry: Arc<TestEntry>) -> Sse<impl Stream<Item = Result<Event, Infall
     Sse::new(events).keep_alive(KeepAlive::default())
 }
 
-/// The events after `cursor`, moving it on.
+/// The events after `cursor`, moving it on. The log is locked only to take references; the
+/// JSON is made after, so the test's own thread never waits on a reader's serializing.
 fn read(entry: &TestEntry, cursor: &mut Cursor) -> Vec<Event> {
-    let log = entry.log();
+    let (started, samples, end) = {
+        let log = entry.log();
+        let started = (!cursor.started).then(|| log.started.clone()).flatten();
+        // Intervals dropped before this reader came are skipped: the log keeps the last ones.
+        cursor.next = cursor.next.max(log.dropped);
+        let skip = (cursor.next - log.dropped) as usize;
+        let samples: Vec<_> = log.intervals.iter().skip(skip).cloned().collect();
+        (started, samples, log.end.clone())
+    };
     let mut out = Vec::new();
-    if !cursor.started {
-        if let Some((server, spec)) = &log.started {
-            let data =
-                json!({"id": entry.id, "command": entry.command, "server": server, "spec": spec});
-            out.push(Event::default().event("started").data(data.to_string()));
-            cursor.started = true;
-        }
+    if let Some((server, spec)) = started {
+        let data =
+            json!({"id": entry.id, "command": entry.command, "server": server, "spec": spec});
+        out.push(Event::default().event("started").data(data.to_string()));
+        cursor.started = true;
     }
-    // Intervals dropped before this reader came are skipped: the log keeps the last ones.
-    cursor.next = cursor.next.max(log.dropped);
-    let skip = (cursor.next - log.dropped) as usize;
-    for sample in log.intervals.iter().skip(skip) {
-        let data = serde_json::to_string(sample)
+    for sample in samples {
+        let data = serde_json::to_string(&*sample)
             .unwrap_or_else(|e| json!({"error": e.to_string()}).to_string());
         out.push(Event::default().data(data));
         cursor.next += 1;
     }
-    if let Some(end) = &log.end {
+    if let Some(end) = &end {
         out.push(end_event(entry.id, end));
         cursor.ended = true;
     }

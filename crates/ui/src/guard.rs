@@ -78,10 +78,18 @@ fn refusal(guard: &Guard, request: &Request) -> Result<bool, ApiError> {
     let headers = request.headers();
     let host = header(headers, header::HOST);
     if guard.key.is_none() {
-        if let Some(host) = host.filter(|h| !is_loopback_host(h)) {
-            return Err(ApiError::Forbidden(format!(
-                "Host {host}: this UI answers only to its loopback address (open http://127.0.0.1:PORT/)"
-            )));
+        match host {
+            Some(host) if is_loopback_host(host) => {}
+            Some(host) => {
+                return Err(ApiError::Forbidden(format!(
+                    "Host {host}: this UI answers only to its loopback address (open http://127.0.0.1:PORT/)"
+                )))
+            }
+            None => {
+                return Err(ApiError::Forbidden(
+                    "a request without a Host header: send Host: 127.0.0.1:PORT".into(),
+                ))
+            }
         }
     }
     if request.method() != Method::GET && request.method() != Method::HEAD {
@@ -92,6 +100,13 @@ fn refusal(guard: &Guard, request: &Request) -> Result<bool, ApiError> {
                     "a request from {origin}, another site, is refused"
                 )));
             }
+        } else if header(headers, header::HeaderName::from_static("sec-fetch-site"))
+            .is_some_and(|site| site != "same-origin" && site != "none")
+        {
+            // A browser that sent no Origin still says where the request came from.
+            return Err(ApiError::Forbidden(
+                "a request from another site is refused (Sec-Fetch-Site)".into(),
+            ));
         }
     }
     let Some(key) = &guard.key else {
@@ -105,7 +120,19 @@ fn refusal(guard: &Guard, request: &Request) -> Result<bool, ApiError> {
 
 /// The middleware: [`refusal`], and the cookie when the key came in the URL.
 pub async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
-    match refusal(&guard, &request) {
+    let mut response = answer(&guard, request, next).await;
+    // No other site may frame the page (its buttons start and stop tests).
+    let headers = response.headers_mut();
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("frame-ancestors 'none'"),
+    );
+    response
+}
+
+async fn answer(guard: &Guard, request: Request, next: Next) -> Response {
+    match refusal(guard, &request) {
         Err(e) => e.into_response(),
         Ok(set_cookie) => {
             let mut response = next.run(request).await;

@@ -183,6 +183,7 @@ pub fn serve(
     };
     let shared = Arc::new(api::Shared {
         db: config.db,
+        preparing: Arc::new(tokio::sync::Semaphore::new(config.limits.max_running)),
         registry: registry::Registry::new(config.limits),
         launcher,
     });

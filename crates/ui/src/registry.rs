@@ -52,8 +52,9 @@ impl Default for Limits {
 /// How a test ended.
 #[derive(Debug, Clone)]
 pub enum End {
-    /// Measured (to its end, or stopped early) and stored.
-    Finished(Box<Finished>),
+    /// Measured (to its end, or stopped early) and stored; the record without its intervals
+    /// (readers had them one by one, and the stored run keeps them).
+    Finished(Arc<Finished>),
     /// It could not run, or its run could not be stored.
     Failed(String),
 }
@@ -64,7 +65,7 @@ pub struct Log {
     /// The server accepted the test.
     pub started: Option<(ServerInfo, TestSpec)>,
     /// The last intervals.
-    pub intervals: VecDeque<IntervalSample>,
+    pub intervals: VecDeque<Arc<IntervalSample>>,
     /// Intervals dropped from the front of `intervals` to keep it bounded.
     pub dropped: u64,
     /// The end, once there is one.
@@ -131,7 +132,7 @@ impl Progress for Sink<'_> {
     fn interval(&mut self, sample: &IntervalSample) {
         let max = self.0.max_intervals;
         self.0.push(|log| {
-            log.intervals.push_back(sample.clone());
+            log.intervals.push_back(Arc::new(sample.clone()));
             while log.intervals.len() > max {
                 log.intervals.pop_front();
                 log.dropped += 1;
@@ -157,6 +158,11 @@ impl Registry {
             limits,
             tests: Mutex::new((0, BTreeMap::new())),
         }
+    }
+
+    /// Tests allowed to run at once.
+    pub fn max_running(&self) -> usize {
+        self.limits.max_running
     }
 
     fn tests(&self) -> MutexGuard<'_, (TestId, BTreeMap<TestId, Arc<TestEntry>>)> {
@@ -193,7 +199,10 @@ impl Registry {
                 run(runner.interrupt.clone(), &mut Sink(&runner))
             }));
             runner.end(match result {
-                Ok(Ok(finished)) => End::Finished(Box::new(finished)),
+                Ok(Ok(mut finished)) => {
+                    finished.record.intervals = Vec::new();
+                    End::Finished(Arc::new(finished))
+                }
                 Ok(Err(e)) => End::Failed(e.0),
                 Err(_) => End::Failed("the test failed unexpectedly (a bug: see stderr)".into()),
             });

@@ -93,7 +93,7 @@ pub enum SpecError {
     #[error("a second rate (server -> client) is for bidirectional stream tests over IP (--bidir), not {0}")]
     ReverseRate(&'static str),
     /// A zero rate or batch.
-    #[error("UDP rate, packet rate and batch must be above 0")]
+    #[error("rates (TCP pacing, UDP rate, packet rate) and the UDP batch must be above 0")]
     ZeroRate,
     /// A warm-up as long as the test.
     #[error("warm-up of {omit_ms} ms leaves nothing of a {duration_ms} ms test")]
@@ -228,6 +228,9 @@ impl TestSpec {
 /// `tcp_stream` over TCP on a server with a rate limit: every stream paced at most at the
 /// limit, the server → client ones too.
 fn check_pacing(tcp: &TcpOptions, limits: &SpecLimits) -> Result<(), SpecError> {
+    if tcp.pacing_bps == Some(0) || tcp.reverse_pacing_bps == Some(0) {
+        return Err(SpecError::ZeroRate);
+    }
     let Some(limit_bps) = limits.max_rate_bps else {
         return Ok(());
     };
@@ -385,7 +388,10 @@ mod tests {
             .unwrap_err()
             .contains("UDP rate max per server -> client stream"));
         let err = reverse(UdpRate::PacketsPerSec(0)).unwrap_err();
-        assert_eq!(err, "UDP rate, packet rate and batch must be above 0");
+        assert_eq!(
+            err,
+            "rates (TCP pacing, UDP rate, packet rate) and the UDP batch must be above 0"
+        );
 
         let mut tcp = sample();
         let paced = |tcp: &mut TestSpec, forward, reverse| {
@@ -412,6 +418,12 @@ mod tests {
             err.starts_with("TCP unpaced (no --rate) per stream"),
             "{err}"
         );
+        // A rate of 0 from a peer is refused with or without a server limit.
+        let zero = "rates (TCP pacing, UDP rate, packet rate) and the UDP batch must be above 0";
+        assert_eq!(paced(&mut tcp, Some(1), Some(0)).unwrap_err(), zero);
+        let unlimited = SpecLimits::default();
+        tcp.tcp_mut().unwrap().pacing_bps = Some(0);
+        assert_eq!(tcp.check(&unlimited).unwrap_err().to_string(), zero);
     }
 
     #[test]

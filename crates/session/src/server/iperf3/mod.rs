@@ -425,7 +425,15 @@ fn data_connections(
         // iperf3 tells a stream's direction by the order its connections were accepted in,
         // which a retransmitted cookie can make differ from the order they became whole.
         conns.sort_by_key(|&(accepted, _)| accepted);
-        Ok(conns.into_iter().map(|(_, c)| c).collect())
+        let conns: Vec<Conn> = conns.into_iter().map(|(_, c)| c).collect();
+        // Each connection its flow's options (pacing at the rate asked for, -w), as a
+        // linerate client's: without them a paced (-b) test from iperf3 would leave unpaced.
+        for (conn, &(_, flow)) in conns.iter().zip(&spec.flows()) {
+            engine::sockopt::SocketOptions::for_flow(spec, flow)
+                .apply_accepted(conn)
+                .map_err(|e| refusal(code::STREAM_CONNECT, e.to_string()))?;
+        }
+        Ok(conns)
     });
     shared.iperf3.close(&cookie);
     got
