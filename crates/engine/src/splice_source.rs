@@ -4,7 +4,9 @@
 //! sendfile(2) from a memfd looks every 4 KiB page up in the file again on every call (about a
 //! fifth of a loopback sender's CPU); tee(2) only takes references to pages already in a pipe.
 //! The stream carries whole copies of the pattern in order: the second pipe is refilled only
-//! when the socket has taken everything in it.
+//! when the socket has taken everything in it. A long pattern that is whole periods is held as
+//! its first [`HOT_LEN`] bytes and teed several times per refill (the same bytes, from fewer
+//! pages that stay cached).
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -15,18 +17,36 @@ pub(crate) struct SpliceSource {
     held: (OwnedFd, OwnedFd),
     out: (OwnedFd, OwnedFd),
     len: usize,
+    /// Bytes in `held`: the whole pattern, or its first [`HOT_LEN`] bytes when the pattern is
+    /// that chunk repeated.
+    held_len: usize,
     queued: usize,
 }
+
+/// The pattern repeats every 256 bytes ([`crate::pattern`]).
+const PATTERN_PERIOD: usize = 256;
+
+/// The most of the pattern held: longer patterns that are whole periods are this chunk teed
+/// again and again, so every byte sent comes from the same 16 pages, which stay in the cache
+/// of whichever core copies them out (a 512 KiB pattern's 128 pages, beside a receiver's own
+/// 512 KiB buffer, did not: two loopback streams on two cores went 12 % faster, paired
+/// median of 10 runs, and one stream the same).
+const HOT_LEN: usize = 64 << 10;
 
 impl SpliceSource {
     /// Holds the first `len` bytes of `file` in a pipe, or says why that is not possible here (a
     /// pipe cannot be made that large: above /proc/sys/fs/pipe-max-size for an unprivileged
     /// process).
     pub(crate) fn new(file: &std::fs::File, len: usize) -> io::Result<Self> {
-        let held = pipe_of(len)?;
+        let held_len = if len > HOT_LEN && len % PATTERN_PERIOD == 0 {
+            HOT_LEN
+        } else {
+            len
+        };
+        let held = pipe_of(held_len)?;
         let out = pipe_of(len)?;
         let mut off: libc::loff_t = 0;
-        while (off as usize) < len {
+        while (off as usize) < held_len {
             // SAFETY: both descriptors are open; `off` is a valid pointer.
             let n = unsafe {
                 libc::splice(
@@ -34,7 +54,7 @@ impl SpliceSource {
                     &mut off,
                     held.1.as_raw_fd(),
                     std::ptr::null_mut(),
-                    len - off as usize,
+                    held_len - off as usize,
                     0,
                 )
             };
@@ -53,6 +73,7 @@ impl SpliceSource {
             held,
             out,
             len,
+            held_len,
             queued: 0,
         })
     }
@@ -60,13 +81,7 @@ impl SpliceSource {
     /// Sends up to one pattern's worth of bytes to `sock`; returns how many it took.
     pub(crate) fn send(&mut self, sock: RawFd) -> io::Result<usize> {
         if self.queued == 0 {
-            // SAFETY: both descriptors are open pipe ends.
-            let n =
-                unsafe { libc::tee(self.held.0.as_raw_fd(), self.out.1.as_raw_fd(), self.len, 0) };
-            if n < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            self.queued = n as usize;
+            self.refill()?;
         }
         // SAFETY: the pipe's read end and the socket are open; null offsets for both.
         let n = unsafe {
@@ -84,6 +99,26 @@ impl SpliceSource {
         }
         self.queued -= n as usize;
         Ok(n as usize)
+    }
+}
+
+impl SpliceSource {
+    /// Fills the empty `out` pipe with one whole pattern: the held chunk teed until it is
+    /// `len` bytes (each tee a whole number of periods, so the stream stays the pattern).
+    fn refill(&mut self) -> io::Result<()> {
+        while self.queued < self.len {
+            let want = self.held_len.min(self.len - self.queued);
+            // SAFETY: both descriptors are open pipe ends.
+            let n = unsafe { libc::tee(self.held.0.as_raw_fd(), self.out.1.as_raw_fd(), want, 0) };
+            if n <= 0 {
+                if self.queued > 0 && n == 0 {
+                    break;
+                }
+                return Err(io::Error::last_os_error());
+            }
+            self.queued += n as usize;
+        }
+        Ok(())
     }
 }
 
@@ -113,7 +148,11 @@ mod tests {
 
     #[test]
     fn the_stream_is_whole_patterns_in_order_even_when_the_socket_takes_part_of_a_call() {
-        let len = 100_000; // not a whole number of pages
+        whole_patterns_in_order(100_000); // not a whole number of pages: held whole
+        whole_patterns_in_order(HOT_LEN * 3 + 4096); // periods: the hot chunk teed 4 times
+    }
+
+    fn whole_patterns_in_order(len: usize) {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         // Small buffers at both ends (the accepted socket inherits the listener's), a 1 ms send
         // timeout, and a reader that waits until a call came back short: the socket must take
@@ -130,6 +169,12 @@ mod tests {
             .unwrap();
         let file = crate::tcp_stream::PatternFile::new(len).unwrap();
         let mut source = SpliceSource::new(&file.file, len).unwrap();
+        let held = if len % PATTERN_PERIOD == 0 {
+            HOT_LEN
+        } else {
+            len
+        };
+        assert_eq!(source.held_len, held);
         let want = 3 * len + 12_345;
         let short_call = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let seen = std::sync::Arc::clone(&short_call);
