@@ -65,16 +65,11 @@ fn metrics_parse_as_openmetrics_and_count_the_tests_that_ran() {
     if !has_parser() {
         return;
     }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mport = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // Both ports chosen while both are held: a port freed at once can be handed out again,
+    // and the server would then find its two ports the same.
+    let held = [(); 2].map(|()| std::net::TcpListener::bind("127.0.0.1:0").unwrap());
+    let [port, mport] = held.each_ref().map(|l| l.local_addr().unwrap().port());
+    drop(held);
     let metrics = format!("127.0.0.1:{mport}");
     let _server = ServerProcess(
         linerate()

@@ -286,21 +286,7 @@ pub fn granted_busy_poll(us: u32) -> Result<u32, EngineError> {
         value: us.to_string(),
         source,
     })?;
-    let mut value: i32 = 0;
-    let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
-    // SAFETY: a pointer to a live i32 and its size.
-    let rc = unsafe {
-        libc::getsockopt(
-            sock.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_BUSY_POLL,
-            (&mut value as *mut i32).cast(),
-            &mut len,
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error().into());
-    }
+    let value = getsockopt_int(sock.as_raw_fd(), libc::SOL_SOCKET, libc::SO_BUSY_POLL)?;
     Ok(value.max(0) as u32)
 }
 
@@ -350,6 +336,19 @@ pub(crate) fn setsockopt_int(
     value: i32,
 ) -> io::Result<()> {
     setsockopt_value(fd, level, name, value)
+}
+
+/// Reads an int-valued socket option.
+pub(crate) fn getsockopt_int(fd: RawFd, level: libc::c_int, name: libc::c_int) -> io::Result<i32> {
+    let mut value: i32 = 0;
+    let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
+    // SAFETY: a pointer to a live i32 and its size.
+    let rc =
+        unsafe { libc::getsockopt(fd, level, name, (&mut value as *mut i32).cast(), &mut len) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(value)
 }
 
 /// Sets a socket option of plain-data type `T` (every fixed-size option linerate sets).
@@ -457,19 +456,9 @@ mod tests {
         assert_eq!(paced_unsent_bytes(100_000_000_000), 4 << 20);
         let sock = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP)).unwrap();
         set_pacing(sock.as_raw_fd(), 1_000_000_000).unwrap();
-        let mut value = 0i32;
-        let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
-        // SAFETY: getsockopt writes at most `len` bytes into `value`.
-        let rc = unsafe {
-            libc::getsockopt(
-                sock.as_raw_fd(),
-                libc::IPPROTO_TCP,
-                libc::TCP_NOTSENT_LOWAT,
-                (&mut value as *mut i32).cast(),
-                &mut len,
-            )
-        };
-        assert_eq!((rc, value), (0, 2_500_000));
+        let fd = sock.as_raw_fd();
+        let lowat = getsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT).unwrap();
+        assert_eq!(lowat, 2_500_000);
     }
 
     #[test]

@@ -124,21 +124,7 @@ pub fn max_payload(sock: &UdpSocket) -> io::Result<usize> {
     } else {
         (libc::IPPROTO_IP, libc::IP_MTU, IPV4_UDP_OVERHEAD)
     };
-    let mut mtu: i32 = 0;
-    let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
-    // SAFETY: a pointer to a live i32 and its size.
-    let rc = unsafe {
-        libc::getsockopt(
-            sock.as_raw_fd(),
-            level,
-            name,
-            (&mut mtu as *mut i32).cast(),
-            &mut len,
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let mtu = crate::sockopt::getsockopt_int(sock.as_raw_fd(), level, name)?;
     Ok((mtu as usize).saturating_sub(overhead).min(65_507))
 }
 
