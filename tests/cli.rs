@@ -198,16 +198,7 @@ fn ctrl_c_prints_the_partial_summary() {
 
 #[test]
 fn sixteen_streams_read_aggregate_first_then_spread_then_rows() {
-    let out = linerate()
-        .args(["tcp", "-t", "1", "-P", "16", "-i", "0", "--no-store"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = linerate_ok(&["tcp", "-t", "1", "-P", "16", "-i", "0", "--no-store"]);
     let at = |needle: &str| {
         text.find(needle)
             .unwrap_or_else(|| panic!("{needle:?} missing:\n{text}"))

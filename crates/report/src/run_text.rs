@@ -303,9 +303,13 @@ fn write_streams(w: &mut dyn Write, f: &FlowSummary) -> std::io::Result<()> {
         )?;
     }
     let tcp = f.streams.iter().any(|s| s.tcp_info.is_some());
+    let tcp_columns =
+        |retrans: &dyn std::fmt::Display,
+         rtt: &dyn std::fmt::Display,
+         cwnd: &dyn std::fmt::Display| { format!("  {retrans:>7} {rtt:>8} {cwnd:>5}") };
     let mut head = format!("    {:<4} {:>13}  {:>11}", "#", "goodput", "received");
     if tcp {
-        head.push_str(&format!("  {:>7} {:>8} {:>5}", "retrans", "rtt us", "cwnd"));
+        head.push_str(&tcp_columns(&"retrans", &"rtt us", &"cwnd"));
     }
     writeln!(w, "{head}")?;
     let slowest = f.stream_spread.map(|s| s.slowest);
@@ -317,11 +321,12 @@ fn write_streams(w: &mut dyn Write, f: &FlowSummary) -> std::io::Result<()> {
             format_bytes(s.bytes_received)
         );
         match s.tcp_info {
-            Some(t) => line.push_str(&format!(
-                "  {:>7} {:>8} {:>5}",
-                t.retransmits, t.rtt_us, t.snd_cwnd_segments
+            Some(t) => line.push_str(&tcp_columns(
+                &t.retransmits,
+                &t.rtt_us,
+                &t.snd_cwnd_segments,
             )),
-            None if tcp => line.push_str(&format!("  {:>7} {:>8} {:>5}", "-", "-", "-")),
+            None if tcp => line.push_str(&tcp_columns(&"-", &"-", &"-")),
             None => {}
         }
         if slowest == Some(s.stream) {
