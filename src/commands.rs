@@ -16,6 +16,7 @@ use crate::rr_args::RrArgs;
 use crate::sweep::progress::StderrBar;
 use crate::sweep::{Rfc2544Args, SweepArgs};
 use crate::test_args::{CommonArgs, RunPlan, TcpArgs, UdpArgs};
+use report::stream::JsonLines;
 use session::client::{self, Silent};
 use session::probe;
 use sweep::output::{self as sweep_output, Format};
@@ -183,31 +184,31 @@ fn run_client(
             tags: Vec::new(),
             probe,
         };
-        let r = run_repeated(
-            &point,
-            repeat,
-            &mut runner,
-            &interrupt.flag(),
-            &mut StderrBar::new(),
-        );
+        let (r, streamed) = with_progress(common.json_stream, |p| {
+            run_repeated(&point, repeat, &mut runner, &interrupt.flag(), p)
+        })?;
         let mut out = std::io::stdout().lock();
-        if common.json {
-            sweep_output::write_json(&mut out, &r)?;
-        } else {
-            sweep_output::write_repeat_table(&mut out, &r)?;
+        match (streamed, common.json) {
+            (true, _) => {}
+            (false, true) => sweep_output::write_json(&mut out, &r)?,
+            (false, false) => sweep_output::write_repeat_table(&mut out, &r)?,
         }
         out.flush()?;
         return RunOutcome::stopped(r.stopped);
     }
     let config = reached.config(plan.spec.clone(), interrupt);
     let label = reached.label.clone();
+    let mut events = common
+        .json_stream
+        .then(|| JsonLines::new(std::io::stdout()));
     let mut live = plan
         .live_rows
         .then(|| output::table::LiveTable::new(std::io::stdout(), label));
     let mut silent = Silent;
-    let progress: &mut dyn client::Progress = match live.as_mut() {
-        Some(live) => live,
-        None => &mut silent,
+    let progress: &mut dyn client::Progress = match (events.as_mut(), live.as_mut()) {
+        (Some(events), _) => events,
+        (None, Some(live)) => live,
+        (None, None) => &mut silent,
     };
     let record = match &probe {
         None if plan.iperf3 => session::iperf3::client::run(&config, progress)?,
@@ -216,26 +217,63 @@ fn run_client(
     };
     // A failed write to stdout fails the command only once the run is stored: the measurement
     // is good whatever happened to its printout.
-    let printed = live
-        .map_or(Ok(()), output::table::LiveTable::finish)
-        .context("writing the live rows to stdout")
-        .and_then(|()| print_record(&record, common.json));
+    let printed = match events.is_some() {
+        true => Ok(()),
+        false => live
+            .map_or(Ok(()), output::table::LiveTable::finish)
+            .context("writing the live rows to stdout")
+            .and_then(|()| print_record(&record, common.json)),
+    };
     if let Some(s) = store.as_mut() {
-        // A run against a stock iperf3 server says so in its tags (`runs --tag server=iperf3`).
-        let mut extra: Vec<String> = reached
-            .relay_tags()
-            .into_iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        if plan.iperf3 {
-            extra.push("server=iperf3".into());
+        let id = save_run(s, &reached, plan.iperf3, &record)?;
+        if let Some(e) = events.as_mut() {
+            e.stored(id.0);
         }
-        let extra = results::store::Tags::parse(extra)?;
-        let id = s.save_with(&record, &extra)?;
-        eprintln!("linerate: stored as {id} in {}", s.location());
+    }
+    if let Some(events) = events {
+        events
+            .finish(&record)
+            .context("writing the events to stdout")?;
     }
     printed?;
     Ok(RunOutcome::of(&record))
+}
+
+/// Stores a test's run, tagged with its relay and, against a stock iperf3 server, saying so
+/// (`runs --tag server=iperf3`).
+fn save_run(
+    store: &mut crate::store_args::RunStore,
+    reached: &crate::reach::Reached,
+    iperf3: bool,
+    record: &RunRecord,
+) -> Result<results::store::RunId> {
+    let mut extra: Vec<String> = reached
+        .relay_tags()
+        .into_iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if iperf3 {
+        extra.push("server=iperf3".into());
+    }
+    let extra = results::store::Tags::parse(extra)?;
+    let id = store.save_with(record, &extra)?;
+    eprintln!("linerate: stored as {id} in {}", store.location());
+    Ok(id)
+}
+
+/// Runs `f` with the progress asked for: `--json-stream`'s events on stdout (ending with the
+/// result as `end`: true is returned, the result is printed) or a bar on stderr.
+fn with_progress<R: serde::Serialize>(
+    stream: bool,
+    f: impl FnOnce(&mut dyn sweep::SweepProgress) -> R,
+) -> Result<(R, bool)> {
+    if !stream {
+        return Ok((f(&mut StderrBar::new()), false));
+    }
+    let mut events = JsonLines::new(std::io::stdout());
+    let r = f(&mut events);
+    events.finish(&r).context("writing the events to stdout")?;
+    Ok((r, true))
 }
 
 /// Writes a run's summary (a table, or JSON) to stdout.
@@ -259,11 +297,20 @@ pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<RunOutcome> {
     let link = first.spec.link_speed_bps;
     let mut cells = Vec::new();
     let mut last = None;
-    for (frame, payload, flows, cell) in &plan.cells {
+    let mut events = args
+        .common
+        .json_stream
+        .then(|| JsonLines::new(std::io::stdout()));
+    if let Some(e) = events.as_mut() {
+        let planned = vec![first.spec.duration_ms as f64 / 1000.0; plan.cells.len()];
+        e.begin("linerate pps", &planned, &[]);
+    }
+    for (i, (frame, payload, flows, cell)) in plan.cells.iter().enumerate() {
         if interrupt.is_raised() {
             break;
         }
-        eprintln!("linerate pps: {frame}-byte frames ({payload}-byte payload), {flows} flow(s)...");
+        let label = format!("{frame}-byte frames ({payload}-byte payload), {flows} flow(s)");
+        eprintln!("linerate pps: {label}...");
         let config = reached.config(cell.spec.clone(), interrupt.clone());
         let run = client::run(&config, &mut Silent)?;
         if let Some(s) = store.as_mut() {
@@ -273,6 +320,9 @@ pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<RunOutcome> {
             ])?;
             let id = s.save_with(&run, &cell_tags)?;
             eprintln!("linerate: cell stored as {id}");
+            if let Some(e) = events.as_mut() {
+                e.stored(id.0);
+            }
         }
         let udp = run.summary.udp.unwrap_or_default();
         let line = link.map(|l| measure::line_rate::pps(l as f64, *frame));
@@ -287,22 +337,22 @@ pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<RunOutcome> {
             line_rate_ratio: line.map(|l| udp.pps_received / l),
             run: run.clone(),
         });
+        if let (Some(e), Some(c)) = (events.as_mut(), cells.last()) {
+            e.point(i, &label, c);
+        }
         last = Some(run);
     }
+    let document = serde_json::json!({
+        "kind": "udp_pps_matrix",
+        "target": reached.label,
+        "link_speed_bps": link,
+        "cells": cells,
+    });
     let mut out = std::io::stdout().lock();
-    if args.common.json {
-        serde_json::to_writer_pretty(
-            &mut out,
-            &serde_json::json!({
-                "kind": "udp_pps_matrix",
-                "target": reached.label,
-                "link_speed_bps": link,
-                "cells": cells,
-            }),
-        )?;
-        writeln!(out)?;
-    } else {
-        report::run_text::write_pps(&mut out, &reached.label, link, &cells)?;
+    match events {
+        Some(e) => e.finish(&document)?,
+        None if args.common.json => sweep_output::write_json(&mut out, &document)?,
+        None => report::run_text::write_pps(&mut out, &reached.label, link, &cells)?,
     }
     out.flush()?;
     let record = last.context("interrupted before the first cell finished")?;
@@ -325,14 +375,12 @@ pub fn sweep(args: &SweepArgs, interrupt: Signal) -> Result<RunOutcome> {
     let store = args.store().open()?;
     let reached = target_for(&p.base.plan, &p.base.common, p.base.unix.as_deref())?;
     let mut runner = reached.runner(interrupt.clone(), store);
-    let r = run_sweep(
-        &p.plan,
-        &mut runner,
-        &interrupt.flag(),
-        &mut StderrBar::new(),
-    );
+    let (r, streamed) = with_progress(args.output().json_stream, |progress| {
+        run_sweep(&p.plan, &mut runner, &interrupt.flag(), progress)
+    })?;
     let mut out = std::io::stdout().lock();
     match args.output().format() {
+        _ if streamed => {}
         Format::Table => sweep_output::write_sweep_table(&mut out, &r)?,
         Format::Json => sweep_output::write_json(&mut out, &r)?,
         Format::Csv => sweep_output::write_sweep_csv(&mut out, &r)?,
@@ -387,14 +435,12 @@ pub fn rfc2544(args: &Rfc2544Args, interrupt: Signal) -> Result<RunOutcome> {
     warn_udp_buffer_cap(p.base.plan.spec.window_bytes)?;
     let reached = target_for(&p.base.plan, &p.base.common, None)?;
     let mut runner = reached.runner(interrupt.clone(), store);
-    let r = run_rfc2544(
-        &p.plan,
-        &mut runner,
-        &interrupt.flag(),
-        &mut StderrBar::new(),
-    );
+    let (r, streamed) = with_progress(args.output.json_stream, |progress| {
+        run_rfc2544(&p.plan, &mut runner, &interrupt.flag(), progress)
+    })?;
     let mut out = std::io::stdout().lock();
     match args.output.format() {
+        _ if streamed => {}
         Format::Table => sweep_output::write_rfc2544_table(&mut out, &r)?,
         Format::Json => sweep_output::write_json(&mut out, &r)?,
         Format::Csv => sweep_output::write_rfc2544_csv(&mut out, &r)?,

@@ -9,6 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use engine::Signal;
+use report::stream::JsonLines;
 use report::{MeshCell, MeshMatrix};
 use results::store::Tags;
 use results::RunRecord;
@@ -52,6 +53,9 @@ pub struct MeshArgs {
     /// Print the matrix as one JSON document: {"kind":"mesh","cells":[{"from","to",…,"run"}]}.
     #[arg(long)]
     pub json: bool,
+    /// Print JSON events as pairs finish, one per line, the last one the --json document.
+    #[arg(long, conflicts_with = "json")]
+    pub json_stream: bool,
     /// Also draw the matrix as a heatmap, .svg or .png by the extension.
     #[arg(long, value_name = "PATH")]
     pub chart: Option<PathBuf>,
@@ -71,6 +75,8 @@ struct Cells {
     tags: Tags,
     /// A cell that ran but could not be stored: the first such error ends the command.
     store_error: Option<anyhow::Error>,
+    /// `--json-stream`: a `point` per cell, `stored` per run.
+    events: Option<JsonLines<std::io::Stdout>>,
 }
 
 impl MeshProgress<RunRecord> for Cells {
@@ -114,6 +120,12 @@ impl MeshProgress<RunRecord> for Cells {
             (None, None, _) => "no figure".into(),
         };
         eprintln!("linerate: mesh {done}/{total}: {from} -> {to}: {said}");
+        if let Some(e) = self.events.as_mut() {
+            if let Some(id) = cell.run {
+                e.stored(id.0);
+            }
+            e.point(done - 1, &format!("{from} -> {to}"), &cell);
+        }
         self.matrix.cells.push(cell);
     }
 }
@@ -178,10 +190,17 @@ pub fn mesh(args: &MeshArgs, interrupt: Signal) -> Result<RunOutcome> {
         store,
         tags,
         store_error: None,
+        events: args.json_stream.then(|| JsonLines::new(std::io::stdout())),
     };
+    if let Some(e) = cells.events.as_mut() {
+        e.begin("linerate mesh", &[], plan.hosts());
+    }
     run_mesh(&plan, &runner, &interrupt.flag(), &mut cells);
     if let Some(e) = cells.store_error {
         return Err(e);
+    }
+    if let Some(e) = cells.events.take() {
+        e.finish(&cells.matrix)?;
     }
     finish(args, &cells.matrix, interrupt.is_raised())
 }
@@ -192,7 +211,7 @@ fn finish(args: &MeshArgs, m: &MeshMatrix, interrupted: bool) -> Result<RunOutco
     if args.json {
         serde_json::to_writer_pretty(&mut out, m)?;
         writeln!(out)?;
-    } else {
+    } else if !args.json_stream {
         write!(out, "{}", m.text())?;
     }
     out.flush()?;

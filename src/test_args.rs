@@ -89,6 +89,10 @@ pub struct CommonArgs {
     /// Print one JSON document instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Print JSON events as they happen, one per line (each interval; a sweep's points), the
+    /// last one the --json document (docs/RESULTS.md, "The event stream").
+    #[arg(long, conflicts_with = "json")]
+    pub json_stream: bool,
     /// Results database, tags, --no-store.
     #[command(flatten)]
     pub store: StoreArgs,
@@ -375,7 +379,7 @@ impl CommonArgs {
                 Family::Any
             },
             bind,
-            live_rows: self.interval != 0.0 && !self.json,
+            live_rows: self.interval != 0.0 && !self.json && !self.json_stream,
             iperf3: false,
         })
     }

@@ -17,6 +17,7 @@ mod iperf3_bad;
 mod iperf3_netns;
 mod iperf3_store;
 mod iperf3_udp;
+mod json_stream;
 mod kubernetes;
 mod lab_util;
 mod latency;

@@ -35,6 +35,9 @@ pub struct OutputArgs {
     /// Print one JSON document instead of the table.
     #[arg(long, conflicts_with = "csv")]
     pub json: bool,
+    /// Print JSON events as points finish, one per line, the last one the --json document.
+    #[arg(long, conflicts_with_all = ["csv", "json"])]
+    pub json_stream: bool,
     /// Print CSV (a header line, then one line per point) instead of the table.
     #[arg(long)]
     pub csv: bool,
@@ -258,6 +261,7 @@ pub(crate) fn parse_test(words: &[String], context: Option<&str>) -> Result<Base
         (repeat.repeat.is_some(), "--repeat", every_point),
         (repeat.until_ci.is_some(), "--until-ci", every_point),
         (common.json, "--json", printed),
+        (common.json_stream, "--json-stream", printed),
         (common.store.db.is_some(), "--db", printed),
         (common.store.no_store, "--no-store", printed),
         (!common.store.tag.is_empty(), "--tag", printed),

@@ -33,6 +33,7 @@ mod pps;
 pub mod run_text;
 mod runs_table;
 pub mod stored;
+pub mod stream;
 mod table;
 
 pub use compare::{Column, Comparison, Row};

@@ -27,7 +27,7 @@ use crate::interrupt::Interrupt;
 use crate::knob::{self, Phase};
 use crate::plan::{PlannedPoint, SweepPlan};
 use crate::probe::ProbePlan;
-use crate::progress::SweepProgress;
+use crate::progress::{PointData, SweepProgress};
 use crate::result::{PointRun, Stopped, SweepKind, SweepPoint, SweepResult, SweepSummary};
 
 /// One test to run, with the tags to store it under.
@@ -117,13 +117,14 @@ struct Repeated {
     stopped: Option<Stopped>,
 }
 
-/// Runs `point` until `plan` is satisfied; `after_run(index, seconds)` follows each run.
+/// Runs `point` until `plan` is satisfied; `after_run(run, seconds)` follows each run (its
+/// index is its place in the runs).
 fn repeat_runs(
     point: &Point,
     plan: &RepeatPlan,
     runner: &mut dyn PointRunner,
     interrupt: &dyn Interrupt,
-    after_run: &mut dyn FnMut(usize, f64),
+    after_run: &mut dyn FnMut(usize, &PointRun, f64),
 ) -> Repeated {
     let primary = primary_metric(point.spec.kind());
     let mut runs: Vec<PointRun> = Vec::new();
@@ -162,7 +163,9 @@ fn repeat_runs(
                     run_id: m.run_id,
                     record: m.record,
                 });
-                after_run(runs.len() - 1, started.elapsed().as_secs_f64());
+                if let Some(run) = runs.last() {
+                    after_run(runs.len() - 1, run, started.elapsed().as_secs_f64());
+                }
                 if interrupted {
                     stopped = Some(Stopped::Interrupted);
                     break;
@@ -204,8 +207,10 @@ pub fn run_repeated(
         .tags
         .push(("repeat_id".into(), now_unix_ms().to_string()));
     let label = point.spec.kind().as_str();
-    let out = repeat_runs(&point, plan, runner, interrupt, &mut |i, secs| {
-        progress.point_done(i, &format!("{label} run {}", i + 1), secs);
+    let out = repeat_runs(&point, plan, runner, interrupt, &mut |i, run, secs| {
+        let label = format!("{label} run {}", i + 1);
+        progress.point_done(i, &label, secs);
+        progress.point_data(i, &label, PointData::Run(run));
     });
     progress.finish();
     RepeatResult {
@@ -286,8 +291,12 @@ pub fn run_sweep(
         progress.point_started(i, &label);
         let t0 = Instant::now();
         let (point, stop) = run_point(&plan, planned, &label, &sweep_tags, runner, interrupt);
+        let measured = point.is_some();
         result.points.extend(point);
         progress.point_done(i, &label, t0.elapsed().as_secs_f64());
+        if let Some(p) = result.points.last().filter(|_| measured) {
+            progress.point_data(i, &label, PointData::Sweep(p));
+        }
         if let Some(s) = stop {
             // A failure is said once, by the command's error after the points are printed.
             result.stopped = Some(s);
@@ -385,7 +394,7 @@ fn run_tests(
             tags: tags.to_vec(),
             probe: plan.probe.filter(|_| !spec.kind().is_rr()),
         };
-        let out = repeat_runs(&point, &plan.repeat, runner, interrupt, &mut |_, _| {});
+        let out = repeat_runs(&point, &plan.repeat, runner, interrupt, &mut |_, _, _| {});
         runs.extend(out.runs);
         if plan.repeat.repeats() {
             repeats.extend(out.summary);

@@ -82,6 +82,16 @@ impl Progress for Silent {
     fn interval(&mut self, _: &IntervalSample) {}
 }
 
+/// `--json-stream`: `started`, then an `interval` event per interval.
+impl<W: std::io::Write> Progress for report::stream::JsonLines<W> {
+    fn started(&mut self, server: &ServerInfo, spec: &TestSpec) {
+        report::stream::JsonLines::started(self, server, spec);
+    }
+    fn interval(&mut self, sample: &IntervalSample) {
+        report::stream::JsonLines::interval(self, sample);
+    }
+}
+
 /// Why a test could not run or finish.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {

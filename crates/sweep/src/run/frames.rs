@@ -11,7 +11,7 @@ use wire::TestSpec;
 use super::{now_unix_ms, one_line, Measured, Point, PointRunner};
 use crate::interrupt::Interrupt;
 use crate::plan::{FramePlan, Rfc2544Plan};
-use crate::progress::SweepProgress;
+use crate::progress::{PointData, SweepProgress};
 use crate::result::Stopped;
 use crate::rfc2544::{
     FrameResult, LatencyAtRate, Offer, Rfc2544Result, Search, SearchConfig, TrialCounts,
@@ -63,8 +63,9 @@ pub fn run_rfc2544(
             label: &label,
         };
         let (row, stop) = search_frame(plan, &trial, runner, interrupt);
-        result.frames.push(row);
         progress.point_done(i, &label, t0.elapsed().as_secs_f64());
+        progress.point_data(i, &label, PointData::Frame(&row));
+        result.frames.push(row);
         if let Some(s) = stop {
             // A failure is said once, by the command's error after the points are printed.
             result.stopped = Some(s);
