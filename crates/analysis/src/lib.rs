@@ -11,7 +11,9 @@
 //! - [`streams`]: how evenly parallel streams shared a direction;
 //! - [`verdict`]: what limited each direction, with the evidence;
 //! - [`repeat`]: statistics over repeated runs, Student-t confidence intervals and the
-//!   `--until-ci` stopping rule.
+//!   `--until-ci` stopping rule;
+//! - [`rpm`]: responsiveness under working conditions (the IETF draft's RPM, stability and
+//!   confidence rules).
 //!
 //! Depends on `wire`, `measure` and `results` only: the engine's reports reach it as
 //! [`raw::WorkerReport`], so the data plane and the analysis can change apart.
@@ -22,6 +24,7 @@ pub mod link;
 pub mod loss;
 pub mod raw;
 pub mod repeat;
+pub mod rpm;
 pub mod streams;
 pub mod summary;
 pub mod tcp_time;
