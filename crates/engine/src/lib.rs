@@ -17,6 +17,7 @@ mod fd_table;
 pub mod mock;
 pub mod pace;
 pub mod round_trips;
+pub mod self_probe;
 pub mod sockopt;
 mod splice_source;
 pub mod stream_engine;
