@@ -1,7 +1,9 @@
 //! `linerate ui`'s API (docs/API.md) through the binary, on loopback: a test started with
-//! `POST /api/tests` streams its intervals and summary as Server-Sent Events and is stored;
-//! a stopped test keeps its partial run; bad requests are 400s that say why; two UIs share a
-//! database; the key and the loopback rule hold.
+//! `POST /api/tests` (a child process of the binary) streams its intervals and summary as
+//! Server-Sent Events and is stored; sweeps and repetitions stream their points; a stopped
+//! test, or one running when the UI is interrupted, keeps its partial run; stored runs are
+//! compared and reported; bad requests are 400s that say why; two UIs share a database; the
+//! key and the loopback rule hold.
 //!
 //! The HTTP client is a few lines over `TcpStream` (HTTP/1.0, so every body, the event stream
 //! too, ends when the connection closes).
@@ -137,6 +139,15 @@ impl Ui {
     }
 }
 
+/// Waits until test `id` has its first interval.
+fn wait_interval(ui: &Ui, id: u64) {
+    let started = std::time::Instant::now();
+    while ui.get_json(&format!("/api/tests/{id}"))["intervals"] == 0 {
+        assert!(started.elapsed() < Duration::from_secs(8), "no interval");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 fn names(events: &[(String, Value)]) -> Vec<&str> {
     events.iter().map(|(n, _)| n.as_str()).collect()
 }
@@ -211,6 +222,26 @@ fn bad_requests_are_400s_that_say_why() {
         (r#"{"kind":"tcp","time":"x"}"#, "--time"),
         (r#"{"kind":"sweep"}"#, "kind sweep"),
         (r#"{"kind":"tcp","db":"/tmp/x"}"#, "db: "),
+        (r#"{"kind":"tcp","json_stream":true}"#, "json_stream: "),
+        (
+            r#"{"args":["runs","--json"]}"#,
+            "runs: not a measuring command",
+        ),
+        (
+            r#"{"args":["sweep","streams","--values","1","--","tcp","--no-store"]}"#,
+            "--no-store",
+        ),
+        (r#"{"args":["tcp","--time"]}"#, "--time"),
+        // The command's own checks, before the test has an id.
+        (
+            r#"{"kind":"tcp","congestion":"nosuchcc","time":1}"#,
+            "nosuchcc",
+        ),
+        // A server that is not there (no name to resolve, so no DNS to wait for).
+        (
+            r#"{"kind":"tcp","host":"127.0.0.1:1","time":1}"#,
+            "cannot connect to 127.0.0.1:1",
+        ),
     ];
     for (json, needle) in cases {
         let (status, answer) = ui.post_test(json);
@@ -334,4 +365,143 @@ fn the_ui_stays_on_loopback_unless_it_has_a_key_and_then_asks_for_it() {
         "",
     );
     assert_eq!(status, 401);
+}
+
+#[test]
+fn a_sweep_streams_its_points_and_ends_with_its_runs() {
+    let ui = Ui::fresh();
+    let id = ui.start_test(
+        r#"{"args":["sweep","streams","--values","1,2","--","tcp","-t","1"],"tags":{"case":"sweep"}}"#,
+    );
+    let events = ui.events(id);
+    let n = names(&events);
+    assert_eq!(n.first(), Some(&"begin"), "{n:?}");
+    assert_eq!(n.iter().filter(|n| **n == "point").count(), 2, "{n:?}");
+    assert_eq!(n.last(), Some(&"summary"), "{n:?}");
+    let points: Vec<&Value> = events
+        .iter()
+        .filter(|(n, _)| n == "point")
+        .map(|(_, d)| d)
+        .collect();
+    assert_eq!(
+        (points[0]["id"].as_u64(), &points[1]["index"]),
+        (Some(id), &Value::from(1))
+    );
+    let summary = &events.last().unwrap().1;
+    assert_eq!(summary["interrupted"], false);
+    let run_ids = summary["run_ids"].as_array().unwrap().clone();
+    assert_eq!(run_ids.len(), 2, "{summary}");
+    assert_eq!(
+        summary["document"]["points"].as_array().map(Vec::len),
+        Some(2)
+    );
+    let stored: Vec<Value> = ui
+        .get_json("/api/runs?tag=case=sweep&tag=source=ui")
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].clone())
+        .collect();
+    assert_eq!(stored, run_ids);
+    let status = ui.get_json(&format!("/api/tests/{id}"));
+    assert_eq!(
+        (&status["state"], &status["points"]),
+        (&"finished".into(), &2.into())
+    );
+    assert_eq!(status["run_ids"], Value::Array(run_ids));
+}
+
+#[test]
+fn repetitions_run_and_their_runs_compare_and_report() {
+    let ui = Ui::fresh();
+    let id = ui.start_test(r#"{"kind":"tcp","time":1,"repeat":2}"#);
+    let events = ui.events(id);
+    let n = names(&events);
+    assert_eq!(n.iter().filter(|n| **n == "point").count(), 2, "{n:?}");
+    let summary = &events.last().unwrap().1;
+    assert_eq!(n.last(), Some(&"summary"), "{n:?}");
+    let ids: Vec<String> = summary["run_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.to_string())
+        .collect();
+    assert_eq!(ids.len(), 2, "{summary}");
+
+    let compared = ui.get_json(&format!("/api/compare?runs={}", ids.join(",")));
+    assert_eq!(
+        compared["columns"].as_array().map(Vec::len),
+        Some(2),
+        "{compared}"
+    );
+    let (status, head, body) = ui.call(
+        "GET",
+        &format!("/api/report?runs={}&runs=%23{}", ids[0], ids[1]),
+        &[],
+        "",
+    );
+    assert_eq!(status, 200, "{body}");
+    let head = head.to_ascii_lowercase();
+    assert!(head.contains("content-type: text/html"), "{head}");
+    assert!(
+        head.contains("content-disposition: attachment; filename=\"linerate-report.html\""),
+        "{head}"
+    );
+    assert!(
+        body.to_ascii_lowercase().contains("<html"),
+        "{}",
+        &body[..200.min(body.len())]
+    );
+
+    let (status, _, body) = ui.call("GET", "/api/compare?runs=12;rm", &[], "");
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("neither a run id"), "{body}");
+    let (status, _, body) = ui.call("GET", "/api/compare?runs=999,998", &[], "");
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("999"), "{body}");
+}
+
+#[test]
+fn a_stopped_tcp_test_ends_in_a_summary_and_is_stored() {
+    let ui = Ui::fresh();
+    let id = ui.start_test(r#"{"kind":"tcp","time":30}"#);
+    wait_interval(&ui, id);
+    let stopped = std::time::Instant::now();
+    let (status, _, body) = ui.call("POST", &format!("/api/tests/{id}/stop"), &[], "");
+    assert_eq!(status, 202, "{body}");
+    assert!(body.contains(r#""state":"stopping""#), "{body}");
+    let events = ui.events(id);
+    assert!(stopped.elapsed() < Duration::from_secs(5));
+    let (name, summary) = events.last().unwrap();
+    assert_eq!(name, "summary", "{events:?}");
+    assert_eq!(summary["interrupted"], true);
+    let run = ui.get_json(&format!("/api/runs/{}", summary["run_id"]));
+    assert_eq!(run["record"]["summary"]["interrupted"], true);
+}
+
+#[test]
+fn an_interrupted_ui_stops_its_tests_and_they_are_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.sqlite");
+    let mut ui = Ui::start(&db, &[]);
+    let id = ui.start_test(r#"{"kind":"tcp","time":30}"#);
+    wait_interval(&ui, id);
+    // SAFETY: kill(2) on our own child, not yet reaped.
+    unsafe { libc::kill(ui.child.id() as libc::pid_t, libc::SIGINT) };
+    let stopped = std::time::Instant::now();
+    while ui.child.try_wait().unwrap().is_none() {
+        assert!(
+            stopped.elapsed() < Duration::from_secs(10),
+            "the UI did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_linerate"))
+        .args(["runs", "--json", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let runs: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(runs.as_array().map(Vec::len), Some(1), "{runs}");
+    assert_eq!(runs[0]["interrupted"], true);
 }

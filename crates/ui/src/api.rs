@@ -1,9 +1,13 @@
 //! The JSON API (docs/API.md): stored runs (`/api/runs`, as `linerate runs --json` and
-//! `linerate show --json` give them) and the tests started from the UI (`/api/tests`: start,
-//! status, events, stop). Store calls block (SQLite, or the PostgreSQL client's own runtime),
-//! so they run on tokio's blocking threads, never on its workers.
+//! `linerate show --json` give them), the tests started from the UI (`/api/tests`: start,
+//! status, events, stop), and comparisons and reports of stored runs (`/api/compare`,
+//! `/api/report`, in `tools`). Store calls block (SQLite, or the PostgreSQL client's own
+//! runtime), and so do starting a child and waiting for it, so they run on tokio's blocking
+//! threads, never on its workers.
 
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
@@ -16,9 +20,12 @@ use results::store::{parse_kind, Filter, RunId, RunRow, StoreError, StoreLocatio
 use serde_json::{json, Value};
 
 use crate::error::ApiError;
-use crate::launcher::Launcher;
-use crate::registry::{Busy, End, Registry, TestEntry};
-use crate::request;
+use crate::registry::{End, Registry, StartError, TestEntry};
+use crate::{request, tools};
+
+/// How long `POST /api/tests` waits for the command's first event (it is past its checks) or
+/// its end (it refused the test: a `400`).
+const FIRST_EVENT: Duration = Duration::from_secs(10);
 
 /// What every handler shares.
 pub struct Shared {
@@ -26,12 +33,10 @@ pub struct Shared {
     pub db: StoreLocation,
     /// The tests started from the UI.
     pub registry: Registry,
-    /// Checks and runs them.
-    pub launcher: Arc<dyn Launcher>,
-    /// Tests being checked and prepared (which may open a database, resolve a host and start an
-    /// in-process server): no more at once than may run, so a flood of requests is refused
-    /// before any of that work.
-    pub preparing: Arc<tokio::sync::Semaphore>,
+    /// The linerate executable that runs them (and `compare`, `report`).
+    pub exe: PathBuf,
+    /// `compare` and `report` commands running: at most [`tools::MAX_AT_ONCE`].
+    pub tools: Arc<tokio::sync::Semaphore>,
 }
 
 type AppState = State<Arc<Shared>>;
@@ -45,10 +50,14 @@ pub fn routes() -> Router<Arc<Shared>> {
         .route("/api/tests/{id}", get(get_test))
         .route("/api/tests/{id}/events", get(test_events))
         .route("/api/tests/{id}/stop", post(stop_test))
+        .route("/api/compare", get(tools::compare))
+        .route("/api/report", get(tools::report))
 }
 
 /// Runs `f` on a blocking thread.
-async fn blocking<T, E>(f: impl FnOnce() -> Result<T, E> + Send + 'static) -> Result<T, ApiError>
+pub async fn blocking<T, E>(
+    f: impl FnOnce() -> Result<T, E> + Send + 'static,
+) -> Result<T, ApiError>
 where
     T: Send + 'static,
     E: Send + 'static,
@@ -131,7 +140,8 @@ fn is_json(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
 }
 
-/// `POST /api/tests`: checks the test as the command line does, starts it, answers its id.
+/// `POST /api/tests`: starts the command, and answers its id once it is past its checks (its
+/// first event), or its refusal (it ended before one).
 async fn start_test(
     State(shared): AppState,
     headers: HeaderMap,
@@ -142,48 +152,78 @@ async fn start_test(
     if !is_json(&headers) {
         return Err(ApiError::NotJson);
     }
-    let words = request::words(&body, &shared.db.as_arg())?;
-    // Shown without --db, whose URL may carry a password.
+    let words = request::words(&body)?;
     let shown: Vec<String> = words
         .iter()
-        .filter(|w| !w.starts_with("--db="))
+        .filter(|w| *w != request::JSON_STREAM)
         .cloned()
         .collect();
-    let max = shared.registry.max_running();
-    let permit = Arc::clone(&shared.preparing)
-        .try_acquire_owned()
-        .map_err(|_| ApiError::Busy(max))?;
     let state = Arc::clone(&shared);
-    // On a blocking thread, starting included: a test refused as busy is dropped there, and
-    // dropping one may join an in-process server's thread or close a database connection.
     let entry = blocking(move || {
-        let _preparing = permit;
-        let prepared = state.launcher.prepare(&words)?;
+        let db = state.db.as_arg();
         state
             .registry
-            .start(shown, prepared)
-            .map_err(|Busy(n)| ApiError::Busy(n))
+            .start(&state.exe, &db, &words, shown)
+            .map_err(|e| match e {
+                StartError::Busy(n) => ApiError::Busy(n),
+                other => ApiError::Internal(other.to_string()),
+            })
     })
     .await?;
+    let mut rx = entry.subscribe();
+    let first = async {
+        loop {
+            {
+                let log = entry.log();
+                if log.evented || log.end.is_some() {
+                    return;
+                }
+            }
+            if rx.changed().await.is_err() {
+                return;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(FIRST_EVENT, first).await;
+    let refused = {
+        let log = entry.log();
+        match (&log.end, log.evented) {
+            (Some(End::Failed(message)), false) => Some(message.clone()),
+            _ => None,
+        }
+    };
+    if let Some(message) = refused {
+        let state = Arc::clone(&shared);
+        let id = entry.id;
+        blocking(move || {
+            state.registry.forget(id);
+            Ok::<_, ApiError>(())
+        })
+        .await?;
+        return Err(ApiError::Command(message));
+    }
     Ok((StatusCode::CREATED, Json(json!({"id": entry.id}))))
 }
 
 /// A test's state: `starting`, `running`, `stopping`, `finished` or `failed`.
 fn status(entry: &TestEntry) -> Value {
+    let stopping = entry.stopping();
     let log = entry.log();
-    let (state, run_id, error) = match &log.end {
-        None if entry.stopping() => ("stopping", None, None),
-        None if log.started.is_none() => ("starting", None, None),
-        None => ("running", None, None),
-        Some(End::Finished(f)) => ("finished", Some(f.run_id), None),
-        Some(End::Failed(e)) => ("failed", None, Some(e.clone())),
+    let (state, error) = match &log.end {
+        None if stopping => ("stopping", None),
+        None if !log.evented => ("starting", None),
+        None => ("running", None),
+        Some(End::Finished) => ("finished", None),
+        Some(End::Failed(e)) => ("failed", Some(e.clone())),
     };
     json!({
         "id": entry.id,
         "command": entry.command,
         "state": state,
-        "intervals": log.dropped + log.intervals.len() as u64,
-        "run_id": run_id,
+        "intervals": log.intervals,
+        "points": log.points,
+        "run_id": log.run_ids.last(),
+        "run_ids": log.run_ids,
         "error": error,
     })
 }
@@ -217,7 +257,8 @@ async fn test_events(
     Ok(crate::events::sse(entry(&shared, &id)?))
 }
 
-/// `POST /api/tests/ID/stop`: stops the test as Ctrl-C would; what it measured is stored.
+/// `POST /api/tests/ID/stop`: stops the test as Ctrl-C would (SIGINT); the command stores
+/// what it measured and writes its end.
 async fn stop_test(
     State(shared): AppState,
     Path(id): Path<String>,

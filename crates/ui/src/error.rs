@@ -5,7 +5,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use results::store::StoreError;
 
-use crate::launcher::LaunchError;
+use crate::child::CaptureError;
 use crate::request::RequestError;
 
 /// Why the UI could not start or serve.
@@ -48,9 +48,15 @@ pub enum ApiError {
     /// The request body is not a test.
     #[error(transparent)]
     Request(#[from] RequestError),
-    /// The command line refused the test (or it could not be prepared).
+    /// The command refused the test, or `compare`/`report` failed: its message.
+    #[error("{0}")]
+    Command(String),
+    /// A stored run or tag set that is not in the database: the command's message.
+    #[error("{0}")]
+    NotFound(String),
+    /// `compare` or `report` gave no answer.
     #[error(transparent)]
-    Launch(#[from] LaunchError),
+    Capture(#[from] CaptureError),
     /// A query parameter is wrong.
     #[error("{0}")]
     Query(String),
@@ -68,6 +74,9 @@ pub enum ApiError {
         "{0} tests are running, as many as this UI runs at once; stop one or wait for one to end"
     )]
     Busy(usize),
+    /// As many `compare`/`report` commands are running as allowed.
+    #[error("{0} comparisons or reports are being made, as many as this UI makes at once; try again shortly")]
+    Crowded(usize),
     /// The results store refused.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -87,14 +96,16 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
             ApiError::Request(_)
-            | ApiError::Launch(_)
+            | ApiError::Command(_)
             | ApiError::Query(_)
             | ApiError::BadTestId(_) => StatusCode::BAD_REQUEST,
             ApiError::NotJson => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ApiError::NoTest(_) => StatusCode::NOT_FOUND,
+            ApiError::NoTest(_) | ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Store(StoreError::UnknownRun { .. }) => StatusCode::NOT_FOUND,
-            ApiError::Store(_) | ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            ApiError::Busy(_) => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::Store(_) | ApiError::Internal(_) | ApiError::Capture(_) => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
+            ApiError::Busy(_) | ApiError::Crowded(_) => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
         }

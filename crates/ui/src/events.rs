@@ -1,25 +1,22 @@
-//! A test's events as Server-Sent Events (`GET /api/tests/ID/events`): `event: started` (the
-//! server and the spec), one unnamed event per interval whose `data:` is the
-//! [`results::IntervalSample`], then `event: summary` (the stored run's id and the summary) or
-//! `event: error`, and the stream ends. A reader that connects late is sent what the test's
-//! log still holds first (its start, its last intervals), then follows it live.
+//! A test's events as Server-Sent Events (`GET /api/tests/ID/events`, docs/API.md): each event
+//! of its log in order (`started`, one unnamed event per interval, `begin`, `point`, `note`,
+//! `stored`), then `summary` or `error`, and the stream ends. A reader that connects late is
+//! sent what the test's log still holds first, then follows it live.
 //!
-//! The samples are turned into JSON here, per reader, not in the measuring thread.
+//! The events' JSON was made when the command's line was read; here it is only sent.
 
 use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::stream::{self, Stream};
-use serde_json::json;
 
-use crate::registry::{End, TestEntry};
+use crate::registry::TestEntry;
 
 /// Where a reader is in a test's log.
 #[derive(Debug, Default)]
 struct Cursor {
-    started: bool,
-    /// The next interval to send, counted from the test's first.
+    /// The next event to send, counted from the test's first.
     next: u64,
     ended: bool,
 }
@@ -38,6 +35,9 @@ pub fn sse(entry: Arc<TestEntry>) -> Sse<impl Stream<Item = Result<Event, Infall
             if !batch.is_empty() {
                 return Some((batch, (entry, rx, cursor)));
             }
+            if cursor.ended {
+                return None;
+            }
             // The sender lives as long as the entry we hold; an error cannot come, but would
             // end the stream rather than spin.
             if rx.changed().await.is_err() {
@@ -51,54 +51,23 @@ pub fn sse(entry: Arc<TestEntry>) -> Sse<impl Stream<Item = Result<Event, Infall
     Sse::new(events).keep_alive(KeepAlive::default())
 }
 
-/// The events after `cursor`, moving it on. The log is locked only to take references; the
-/// JSON is made after, so the test's own thread never waits on a reader's serializing.
+/// The events after `cursor`, moving it on. The log is locked only to clone the events'
+/// shared data.
 fn read(entry: &TestEntry, cursor: &mut Cursor) -> Vec<Event> {
-    let (started, samples, end) = {
+    let (events, ended) = {
         let log = entry.log();
-        let started = (!cursor.started).then(|| log.started.clone()).flatten();
-        // Intervals dropped before this reader came are skipped: the log keeps the last ones.
-        cursor.next = cursor.next.max(log.dropped);
-        let skip = (cursor.next - log.dropped) as usize;
-        let samples: Vec<_> = log.intervals.iter().skip(skip).cloned().collect();
-        (started, samples, log.end.clone())
+        (log.since(cursor.next), log.end.is_some())
     };
-    let mut out = Vec::new();
-    if let Some((server, spec)) = started {
-        let data =
-            json!({"id": entry.id, "command": entry.command, "server": server, "spec": spec});
-        out.push(Event::default().event("started").data(data.to_string()));
-        cursor.started = true;
+    let mut out = Vec::with_capacity(events.len());
+    for event in events {
+        let sse = Event::default().data(&*event.data);
+        out.push(match event.name {
+            Some(name) => sse.event(name),
+            None => sse,
+        });
+        cursor.next = event.seq + 1;
     }
-    for sample in samples {
-        let data = serde_json::to_string(&*sample)
-            .unwrap_or_else(|e| json!({"error": e.to_string()}).to_string());
-        out.push(Event::default().data(data));
-        cursor.next += 1;
-    }
-    if let Some(end) = &end {
-        out.push(end_event(entry.id, end));
-        cursor.ended = true;
-    }
+    // The end's event is the log's last: once it has ended, this batch holds it.
+    cursor.ended = ended;
     out
-}
-
-/// `summary` or `error`.
-fn end_event(id: u64, end: &End) -> Event {
-    match end {
-        End::Finished(f) => {
-            let data = json!({
-                "id": id,
-                "run_id": f.run_id,
-                "kind": f.record.kind,
-                "target": f.record.target,
-                "interrupted": f.record.summary.interrupted,
-                "summary": f.record.summary,
-            });
-            Event::default().event("summary").data(data.to_string())
-        }
-        End::Failed(message) => Event::default()
-            .event("error")
-            .data(json!({"id": id, "error": message}).to_string()),
-    }
 }

@@ -2,28 +2,33 @@
 //! JSON API of docs/API.md: the stored runs, and tests started from the page and watched live.
 //!
 //! Layout: [`serve`] runs the server until its shutdown signal; `api` holds the handlers,
-//! `request` turns a test's JSON into command-line words, [`Launcher`] is the binary's side
-//! (it parses those words with its own command line and runs the test), `registry` keeps the
-//! running and recently finished tests with their events, `events` streams them as
-//! Server-Sent Events, `guard` checks the key and where requests come from, `assets` is the
-//! page, embedded in the binary.
+//! `request` turns a test's JSON into command-line words, `child` runs them as a child process
+//! of the linerate binary (which parses, checks, runs and stores the test exactly as on the
+//! command line, writing its events with `--json-stream`), `stream` reads those events,
+//! `registry` keeps the running and recently finished tests with their bounded `log`s,
+//! `events` streams them as Server-Sent Events, `tools` answers comparisons and reports
+//! through `linerate compare` and `linerate report`, `guard` checks the key and where requests
+//! come from, `assets` is the page, embedded in the binary.
 //!
 //! Invariants: the UI listens on loopback unless it has a key; at most
 //! [`Limits::max_running`] tests run at once; a test stopped from the page (or by the UI's
-//! own shutdown) keeps and stores what it measured, as Ctrl-C does on the command line; nothing
-//! here formats a measurement (the page does, from the JSON).
+//! own shutdown) gets SIGINT, as Ctrl-C, and keeps and stores what it measured; every child
+//! is reaped; nothing here formats a measurement (the page does, from the JSON).
 
 mod api;
 mod assets;
+mod child;
 mod error;
 mod events;
 mod guard;
-mod launcher;
+mod log;
 mod registry;
 mod request;
+mod stream;
+mod tools;
 
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,7 +37,6 @@ use results::store::StoreLocation;
 
 pub use error::{ApiError, UiError};
 pub use guard::is_loopback_host;
-pub use launcher::{Finished, LaunchError, Launcher, PreparedTest};
 pub use registry::Limits;
 pub use request::{words, RequestError, SOURCE_TAG};
 
@@ -77,19 +81,16 @@ impl Server {
         }
     }
 
-    /// Serves until `shutdown`, listing `db` and storing its tests there through `launcher`.
-    pub fn serve(
-        self,
-        db: StoreLocation,
-        launcher: Arc<dyn Launcher>,
-        shutdown: Signal,
-    ) -> Result<(), UiError> {
+    /// Serves until `shutdown`, listing `db` and running its tests (stored there) with `exe`,
+    /// the linerate binary.
+    pub fn serve(self, db: StoreLocation, exe: PathBuf, shutdown: Signal) -> Result<(), UiError> {
         let config = UiConfig {
             db,
+            exe,
             key: self.key,
             limits: self.limits,
         };
-        serve(self.listener, config, launcher, shutdown)
+        serve(self.listener, config, shutdown)
     }
 }
 
@@ -98,6 +99,8 @@ impl Server {
 pub struct UiConfig {
     /// The results store it lists and stores its tests in.
     pub db: StoreLocation,
+    /// The linerate binary its tests run as (`std::env::current_exe()`).
+    pub exe: PathBuf,
     /// The key requests must carry (`--ui-key`); `None`: loopback only.
     pub key: Option<String>,
     /// How many tests it runs and keeps.
@@ -170,22 +173,18 @@ pub fn url(addr: SocketAddr, key: Option<&str>) -> String {
 }
 
 /// Serves the UI on `listener` until `shutdown` is raised; then stops the running tests (their
-/// partial runs are stored) and waits for them.
-pub fn serve(
-    listener: TcpListener,
-    config: UiConfig,
-    launcher: Arc<dyn Launcher>,
-    shutdown: Signal,
-) -> Result<(), UiError> {
+/// partial runs are stored) and waits for them (killing one that has not ended after
+/// [`Limits::stop_grace`]).
+pub fn serve(listener: TcpListener, config: UiConfig, shutdown: Signal) -> Result<(), UiError> {
     let io = |context: &str| {
         let context = context.to_string();
         move |source| UiError::Io { context, source }
     };
     let shared = Arc::new(api::Shared {
         db: config.db,
-        preparing: Arc::new(tokio::sync::Semaphore::new(config.limits.max_running)),
         registry: registry::Registry::new(config.limits),
-        launcher,
+        exe: config.exe,
+        tools: Arc::new(tokio::sync::Semaphore::new(tools::MAX_AT_ONCE)),
     });
     let guard = Arc::new(guard::Guard { key: config.key });
     let app = api::routes()
@@ -210,9 +209,7 @@ pub fn serve(
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
             // Running tests end (and their event streams with them), so the server can close.
-            for test in stopping.registry.all() {
-                test.stop();
-            }
+            let _ = tokio::task::spawn_blocking(move || stopping.registry.stop_all()).await;
         };
         axum::serve(listener, app)
             .with_graceful_shutdown(stop)

@@ -1,31 +1,35 @@
 //! The tests started from the UI while it runs: at most [`Limits::max_running`] at once, each
-//! with the events a late reader replays (its start, its last [`Limits::max_intervals`]
-//! intervals, its end), forgotten [`Limits::keep_finished`] after they end, and never more than
-//! [`Limits::max_kept`] finished ones. Stored runs stay in the database; this is only the live
-//! view.
+//! a linerate child process whose `--json-stream` events go into the test's [`Log`]: what a
+//! late reader replays (its last [`Limits::max_intervals`] intervals, its last
+//! [`Limits::max_events`] other events, its end). Finished tests are forgotten
+//! [`Limits::keep_finished`] after they end, beyond [`Limits::max_kept`] of them, and beyond
+//! [`Limits::max_kept_bytes`] of events. Stored runs stay in the database (the child stores
+//! them); this is only the live view.
 //!
-//! Each test runs on a thread of its own (the client's data path is blocking threads); its
-//! events go into the test's [`Log`] under a mutex, and a `watch` channel tells readers that
-//! something new is there. Nothing is formatted here: the events are the typed samples.
+//! Each child has a thread that reads its stdout line by line (a line is at most
+//! [`Limits::max_line_bytes`]; a longer one is left out with a note) and a thread for its
+//! stderr's last lines; when stdout ends, the first reaps the child and writes the test's end:
+//! `summary` if the command wrote its `end`, else `error` with its message. Events go into the
+//! log under a mutex, and a `watch` channel tells readers something new is there.
 
-use std::collections::{BTreeMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Child, ExitStatus};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use engine::Signal;
-use results::IntervalSample;
-use session::client::Progress;
 use tokio::sync::watch;
-use wire::msg::ServerInfo;
-use wire::TestSpec;
 
-use crate::launcher::{Finished, LaunchError};
+use crate::child::{self, Proc};
+pub use crate::log::{End, Log};
+use crate::stream::{self, Parsed};
 
 /// A test's id in this UI (not a stored run's id).
 pub type TestId = u64;
 
-/// How much the registry keeps.
+/// How much the registry runs and keeps.
 #[derive(Debug, Clone)]
 pub struct Limits {
     /// Tests running at once; one more is refused.
@@ -34,8 +38,16 @@ pub struct Limits {
     pub keep_finished: Duration,
     /// Finished tests kept at most (the oldest go first).
     pub max_kept: usize,
+    /// Bytes of events kept over all finished tests at most (the oldest tests go first).
+    pub max_kept_bytes: usize,
     /// Intervals kept per test for late readers (the oldest go first).
     pub max_intervals: usize,
+    /// Other events (starts, points, notes, stored runs) kept per test (the oldest go first).
+    pub max_events: usize,
+    /// The longest line read from a test's stdout (its end document is one line).
+    pub max_line_bytes: usize,
+    /// How long the UI's shutdown waits for an interrupted test before killing it.
+    pub stop_grace: Duration,
 }
 
 impl Default for Limits {
@@ -44,45 +56,25 @@ impl Default for Limits {
             max_running: 4,
             keep_finished: Duration::from_secs(600),
             max_kept: 64,
+            max_kept_bytes: 256 << 20,
             max_intervals: 3600,
+            max_events: 10_000,
+            max_line_bytes: 64 << 20,
+            stop_grace: Duration::from_secs(30),
         }
     }
-}
-
-/// How a test ended.
-#[derive(Debug, Clone)]
-pub enum End {
-    /// Measured (to its end, or stopped early) and stored; the record without its intervals
-    /// (readers had them one by one, and the stored run keeps them).
-    Finished(Arc<Finished>),
-    /// It could not run, or its run could not be stored.
-    Failed(String),
-}
-
-/// What a test's readers are shown, in order.
-#[derive(Debug, Default)]
-pub struct Log {
-    /// The server accepted the test.
-    pub started: Option<(ServerInfo, TestSpec)>,
-    /// The last intervals.
-    pub intervals: VecDeque<Arc<IntervalSample>>,
-    /// Intervals dropped from the front of `intervals` to keep it bounded.
-    pub dropped: u64,
-    /// The end, once there is one.
-    pub end: Option<End>,
-    ended_at: Option<Instant>,
 }
 
 /// One test started from the UI.
 pub struct TestEntry {
     /// Its id.
     pub id: TestId,
-    /// Its command line as shown (the words after `linerate`, without `--db`).
+    /// Its command line as shown (the words after `linerate`, without `--json-stream`).
     pub command: Vec<String>,
-    interrupt: Signal,
+    proc: Proc,
     log: Mutex<Log>,
     changed: watch::Sender<u64>,
-    max_intervals: usize,
+    limits: Limits,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -97,57 +89,106 @@ impl TestEntry {
         self.changed.subscribe()
     }
 
-    /// Raises the test's interrupt, as Ctrl-C does: it stops, and what it measured is stored.
+    /// Interrupts the command (SIGINT, as Ctrl-C): it stops, stores what it measured and
+    /// writes its end. Stopping a test that has ended changes nothing.
     pub fn stop(&self) {
-        self.interrupt.raise();
+        if self.log().end.is_none() {
+            self.proc.interrupt();
+        }
     }
 
-    /// Whether [`TestEntry::stop`] was called.
+    /// Whether [`TestEntry::stop`] was called while it ran.
     pub fn stopping(&self) -> bool {
-        self.interrupt.is_raised()
+        self.proc.interrupted()
     }
 
-    fn push(&self, add: impl FnOnce(&mut Log)) {
-        add(&mut self.log());
+    fn changed(&self) {
         self.changed.send_modify(|n| *n += 1);
     }
 
-    fn end(&self, end: End) {
-        self.push(|log| {
-            log.end = Some(end);
-            log.ended_at = Some(Instant::now());
-        });
+    /// One stdout line (`None`: one too long to keep).
+    fn take_line(&self, line: Option<&[u8]>) {
+        let single = !self.log().begun;
+        let parsed = match line.map(std::str::from_utf8) {
+            Some(Ok(text)) => stream::parse(text, self.id, &self.command, single),
+            Some(Err(_)) => Parsed::Invalid(stream::note(self.id, "not an event: not UTF-8")),
+            None => Parsed::Invalid(stream::note(
+                self.id,
+                &format!(
+                    "a line longer than {} was left out",
+                    crate::log::size(self.limits.max_line_bytes)
+                ),
+            )),
+        };
+        self.log().take(parsed, &self.limits);
+        self.changed();
     }
-}
 
-/// The [`Progress`] of a test: its start and intervals into its log.
-struct Sink<'a>(&'a TestEntry);
-
-impl Progress for Sink<'_> {
-    fn started(&mut self, server: &ServerInfo, spec: &TestSpec) {
-        self.0
-            .push(|log| log.started = Some((server.clone(), spec.clone())));
-    }
-
-    fn interval(&mut self, sample: &IntervalSample) {
-        let max = self.0.max_intervals;
-        self.0.push(|log| {
-            log.intervals.push_back(Arc::new(sample.clone()));
-            while log.intervals.len() > max {
-                log.intervals.pop_front();
-                log.dropped += 1;
+    /// The end: its result if the command wrote one, else its error.
+    fn finish(&self, status: Option<ExitStatus>, stderr: &[String]) {
+        let stopped = self.proc.interrupted();
+        let code = status.and_then(|s| s.code());
+        let mut log = self.log();
+        let (name, data, end) = match log.take_end_doc() {
+            Some(doc) => {
+                let data = stream::summary(self.id, &doc, &log.run_ids, stopped, code);
+                ("summary", data, End::Finished)
             }
-        });
+            None => {
+                let message = match status {
+                    Some(s) if s.success() => format!(
+                        "the command ended ({}) without writing its result",
+                        child::describe(s)
+                    ),
+                    _ => child::error_message(stderr, status),
+                };
+                let data = serde_json::json!({"id": self.id, "error": message}).to_string();
+                ("error", data, End::Failed(message))
+            }
+        };
+        log.finish(name, data, end, &self.limits);
+        drop(log);
+        self.changed();
     }
 }
 
-/// Refused: as many tests as allowed are running.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Busy(pub usize);
+/// Reads the child's output to its end, reaps it, and ends the test.
+fn supervise(entry: &TestEntry, mut child: Child) {
+    let stderr = child.stderr.take();
+    // Without a thread for stderr (none to be had), its pipe closes and only the exit status
+    // explains a failure.
+    let errors = std::thread::Builder::new()
+        .name(format!("ui-test-{}-stderr", entry.id))
+        .spawn(move || stderr.map(child::stderr_tail).unwrap_or_default())
+        .ok();
+    if let Some(stdout) = child.stdout.take() {
+        let cap = entry.limits.max_line_bytes;
+        let _ = child::for_each_line(stdout, cap, |line| entry.take_line(line));
+    }
+    let status = entry.proc.wait(&mut child).ok();
+    let tail = errors.and_then(|h| h.join().ok()).unwrap_or_default();
+    entry.finish(status, &tail);
+}
+
+/// Why a test did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// As many tests as allowed are running.
+    #[error("{0} tests are running")]
+    Busy(usize),
+    /// The UI is shutting down.
+    #[error("the UI is shutting down")]
+    Closing,
+    /// The child process or its thread could not be started.
+    #[error("cannot start the test: {0}")]
+    Spawn(std::io::Error),
+}
 
 /// The tests started from this UI.
 pub struct Registry {
     limits: Limits,
+    /// Set by [`Registry::stop_all`]: no test starts after it.
+    closing: AtomicBool,
     tests: Mutex<(TestId, BTreeMap<TestId, Arc<TestEntry>>)>,
 }
 
@@ -156,58 +197,66 @@ impl Registry {
     pub fn new(limits: Limits) -> Self {
         Registry {
             limits,
+            closing: AtomicBool::new(false),
             tests: Mutex::new((0, BTreeMap::new())),
         }
-    }
-
-    /// Tests allowed to run at once.
-    pub fn max_running(&self) -> usize {
-        self.limits.max_running
     }
 
     fn tests(&self) -> MutexGuard<'_, (TestId, BTreeMap<TestId, Arc<TestEntry>>)> {
         self.tests.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Starts `run` on a thread of its own as a new test, unless too many are running; it gets
-    /// the test's interrupt and progress sink, and its result is the test's end.
-    pub fn start<F>(&self, command: Vec<String>, run: F) -> Result<Arc<TestEntry>, Busy>
-    where
-        F: FnOnce(Signal, &mut dyn Progress) -> Result<Finished, LaunchError> + Send + 'static,
-    {
+    /// Starts `exe words…` (storing in `db`) as a new test shown as `command`, unless too
+    /// many are running.
+    pub fn start(
+        &self,
+        exe: &Path,
+        db: &str,
+        words: &[String],
+        command: Vec<String>,
+    ) -> Result<Arc<TestEntry>, StartError> {
         let mut tests = self.tests();
+        if self.closing.load(Ordering::SeqCst) {
+            return Err(StartError::Closing);
+        }
         self.evict(&mut tests.1);
         let running = tests.1.values().filter(|t| t.log().end.is_none()).count();
         if running >= self.limits.max_running {
-            return Err(Busy(self.limits.max_running));
+            return Err(StartError::Busy(self.limits.max_running));
         }
-        tests.0 += 1;
+        let id = tests.0 + 1;
+        // The child goes to its thread once there is one; without one, it is killed here.
+        let (send, receive) = mpsc::channel::<Child>();
+        let mut child = child::spawn(exe, words, db).map_err(StartError::Spawn)?;
         let entry = Arc::new(TestEntry {
-            id: tests.0,
+            id,
             command,
-            interrupt: Signal::new(),
+            proc: Proc::of(&child),
             log: Mutex::new(Log::default()),
             changed: watch::channel(0).0,
-            max_intervals: self.limits.max_intervals,
+            limits: self.limits.clone(),
             thread: Mutex::new(None),
         });
-        tests.1.insert(entry.id, Arc::clone(&entry));
-        let runner = Arc::clone(&entry);
-        let handle = std::thread::spawn(move || {
-            // A panic still ends the test, so that its readers are not left waiting.
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                run(runner.interrupt.clone(), &mut Sink(&runner))
-            }));
-            runner.end(match result {
-                Ok(Ok(mut finished)) => {
-                    finished.record.intervals = Vec::new();
-                    End::Finished(Arc::new(finished))
+        let reader = Arc::clone(&entry);
+        let spawned = std::thread::Builder::new()
+            .name(format!("ui-test-{id}"))
+            .spawn(move || {
+                if let Ok(child) = receive.recv() {
+                    supervise(&reader, child);
                 }
-                Ok(Err(e)) => End::Failed(e.0),
-                Err(_) => End::Failed("the test failed unexpectedly (a bug: see stderr)".into()),
             });
-        });
+        let handle = match spawned {
+            Ok(handle) => handle,
+            Err(e) => {
+                entry.proc.kill();
+                let _ = entry.proc.wait(&mut child);
+                return Err(StartError::Spawn(e));
+            }
+        };
+        let _ = send.send(child);
         *entry.thread.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle);
+        tests.0 = id;
+        tests.1.insert(id, Arc::clone(&entry));
         Ok(entry)
     }
 
@@ -218,6 +267,14 @@ impl Registry {
         tests.1.get(&id).cloned()
     }
 
+    /// Forgets test `id` (one refused before its first event: it never was a test).
+    pub fn forget(&self, id: TestId) {
+        let entry = self.tests().1.remove(&id);
+        if let Some(entry) = entry {
+            join(&entry);
+        }
+    }
+
     /// Every test kept, oldest first.
     pub fn all(&self) -> Vec<Arc<TestEntry>> {
         let mut tests = self.tests();
@@ -225,156 +282,247 @@ impl Registry {
         tests.1.values().cloned().collect()
     }
 
-    /// Stops every running test and waits for each to end (and be stored).
+    /// Interrupts every running test and waits for each to end (and store what it measured);
+    /// one still running [`Limits::stop_grace`] after is killed.
     pub fn stop_all(&self) {
+        // A start that saw it unset holds the lock until its test is in: `all()` has it.
+        self.closing.store(true, Ordering::SeqCst);
         let entries = self.all();
         for entry in &entries {
             entry.stop();
         }
+        let deadline = Instant::now() + self.limits.stop_grace;
         for entry in &entries {
-            let handle = entry
-                .thread
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .take();
-            if let Some(handle) = handle {
-                let _ = handle.join();
+            while entry.log().end.is_none() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
             }
+            if entry.log().end.is_none() {
+                entry.proc.kill();
+            }
+        }
+        for entry in &entries {
+            join(entry);
         }
     }
 
-    /// Forgets finished tests older than `keep_finished`, then the oldest beyond `max_kept`.
+    /// Forgets finished tests older than `keep_finished`, then the oldest beyond `max_kept`
+    /// or `max_kept_bytes`.
     fn evict(&self, tests: &mut BTreeMap<TestId, Arc<TestEntry>>) {
         let now = Instant::now();
         tests.retain(|_, t| {
             t.log()
-                .ended_at
+                .ended_at()
                 .is_none_or(|at| now.duration_since(at) < self.limits.keep_finished)
         });
-        let finished: Vec<TestId> = tests
+        let finished: Vec<(TestId, usize)> = tests
             .iter()
-            .filter(|(_, t)| t.log().end.is_some())
-            .map(|(id, _)| *id)
+            .filter_map(|(id, t)| {
+                let log = t.log();
+                log.end.as_ref().map(|_| (*id, log.bytes()))
+            })
             .collect();
-        let excess = finished.len().saturating_sub(self.limits.max_kept);
-        for id in &finished[..excess] {
-            tests.remove(id);
+        let mut count = finished.len();
+        let mut bytes: usize = finished.iter().map(|(_, b)| b).sum();
+        for (id, size) in finished {
+            if count <= self.limits.max_kept && bytes <= self.limits.max_kept_bytes {
+                break;
+            }
+            tests.remove(&id);
+            count -= 1;
+            bytes -= size;
         }
+    }
+}
+
+/// Waits for a test's reading thread (it ends with the child).
+fn join(entry: &TestEntry) {
+    let handle = entry
+        .thread
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
+    if let Some(handle) = handle {
+        let _ = handle.join();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::mpsc;
 
-    fn limits(max_running: usize, keep: Duration, max_kept: usize, max_intervals: usize) -> Limits {
+    fn limits() -> Limits {
         Limits {
-            max_running,
-            keep_finished: keep,
-            max_kept,
-            max_intervals,
+            max_running: 4,
+            max_kept: 8,
+            max_intervals: 8,
+            ..Limits::default()
         }
     }
 
-    fn finished() -> Finished {
-        Finished {
-            record: analysis::testing::record_with("tcp", 1e9),
-            run_id: results::store::RunId(7),
-        }
+    /// A test whose "command" is the shell script `script`.
+    fn sh(registry: &Registry, script: &str) -> Result<Arc<TestEntry>, StartError> {
+        let words = ["-c".to_string(), script.to_string()];
+        registry.start(Path::new("/bin/sh"), "db", &words, vec!["sh".into()])
     }
 
-    fn wait_end(entry: &TestEntry) {
+    fn wait_end(entry: &TestEntry) -> End {
         let start = Instant::now();
-        while entry.log().end.is_none() {
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "the test never ended"
-            );
+        loop {
+            if let Some(end) = entry.log().end.clone() {
+                return end;
+            }
+            assert!(start.elapsed() < Duration::from_secs(10), "no end");
             std::thread::sleep(Duration::from_millis(5));
         }
     }
 
+    fn names(log: &Log) -> Vec<&'static str> {
+        log.since(0).iter().map(|e| e.name.unwrap_or("-")).collect()
+    }
+
+    #[test]
+    fn a_commands_events_end_in_its_summary() {
+        let registry = Registry::new(limits());
+        let entry = sh(&registry, r#"printf '%s\n' \
+            '{"event":"started","server":{},"spec":{}}' \
+            '{"event":"interval","data":{"start_s":0}}' 'junk' \
+            '{"event":"stored","run_id":5}' \
+            '{"event":"end","data":{"kind":"tcp_stream","target":"t","summary":{"interrupted":false}}}'"#)
+        .unwrap();
+        assert_eq!(wait_end(&entry), End::Finished);
+        let log = entry.log();
+        assert_eq!(names(&log), ["started", "-", "note", "stored", "summary"]);
+        assert_eq!((log.intervals, log.run_ids.as_slice()), (1, &[5][..]));
+        let summary: serde_json::Value = serde_json::from_str(&log.since(4)[0].data).unwrap();
+        assert_eq!(summary["run_id"], 5);
+        assert_eq!(summary["exit_code"], 0);
+    }
+
+    #[test]
+    fn a_command_that_fails_ends_in_its_message() {
+        let registry = Registry::new(limits());
+        let entry = sh(
+            &registry,
+            "echo 'linerate: error: -C nosuchcc: unknown' >&2; exit 2",
+        )
+        .unwrap();
+        assert_eq!(wait_end(&entry), End::Failed("-C nosuchcc: unknown".into()));
+        assert!(!entry.log().evented);
+        let entry = sh(&registry, "exit 0").unwrap();
+        assert_eq!(
+            wait_end(&entry),
+            End::Failed("the command ended (exit status 0) without writing its result".into())
+        );
+        let entry = registry
+            .start(Path::new("/nonexistent/linerate"), "db", &[], vec![])
+            .err();
+        assert!(matches!(entry, Some(StartError::Spawn(_))), "{entry:?}");
+    }
+
     #[test]
     fn one_test_too_many_is_refused_until_one_ends() {
-        let registry = Registry::new(limits(1, Duration::from_secs(60), 8, 8));
-        let (go, wait) = mpsc::channel::<()>();
-        let first = registry
-            .start(vec!["tcp".into()], move |_, _| {
-                let _ = wait.recv();
-                Ok(finished())
-            })
-            .unwrap();
-        let refused = registry.start(vec![], |_, _| Ok(finished()));
-        assert_eq!(refused.err(), Some(Busy(1)));
-        go.send(()).unwrap();
-        wait_end(&first);
-        let second = registry.start(vec![], |_, _| Ok(finished())).unwrap();
+        let registry = Registry::new(Limits {
+            max_running: 1,
+            ..limits()
+        });
+        let first = sh(&registry, "exec sleep 30").unwrap();
+        assert!(matches!(sh(&registry, "true"), Err(StartError::Busy(1))));
+        first.stop();
+        assert!(first.stopping());
+        assert_eq!(wait_end(&first), End::Failed("killed by signal 2".into()));
+        let second = sh(&registry, "true").unwrap();
         assert_eq!((first.id, second.id), (1, 2));
         registry.stop_all();
-        assert!(matches!(second.log().end, Some(End::Finished(_))));
     }
 
     #[test]
-    fn stop_raises_the_interrupt_the_run_sees() {
-        let registry = Registry::new(Limits::default());
-        let entry = registry
-            .start(vec![], |stop, _| {
-                while !stop.is_raised() {
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-                Err(LaunchError("stopped".into()))
-            })
-            .unwrap();
-        assert!(!entry.stopping());
+    fn a_stopped_command_that_writes_its_end_is_a_summary() {
+        let registry = Registry::new(limits());
+        let entry = sh(
+            &registry,
+            r#"trap 'echo "{\"event\":\"end\",\"data\":{\"interrupted\":true}}"; exit 130' INT
+               echo '{"event":"begin","points":1}'
+               while :; do sleep 0.05; done"#,
+        )
+        .unwrap();
+        while !entry.log().begun {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         entry.stop();
-        wait_end(&entry);
-        assert!(matches!(&entry.log().end, Some(End::Failed(m)) if m == "stopped"));
+        assert_eq!(wait_end(&entry), End::Finished);
+        let log = entry.log();
+        let last = log.since(0).pop().unwrap();
+        let data: serde_json::Value = serde_json::from_str(&last.data).unwrap();
+        assert_eq!(
+            (data["interrupted"].clone(), data["exit_code"].clone()),
+            (true.into(), 130.into())
+        );
+        assert_eq!(data["document"], serde_json::json!({"interrupted": true}));
     }
 
     #[test]
-    fn the_log_keeps_the_last_intervals_and_counts_the_rest() {
-        let registry = Registry::new(limits(4, Duration::from_secs(60), 8, 3));
-        let entry = registry
-            .start(vec![], |_, progress| {
-                let record = finished().record;
-                progress.started(&record.server, &record.spec);
-                for i in 0..5 {
-                    let mut sample = record.intervals[0].clone();
-                    sample.start_s = f64::from(i);
-                    progress.interval(&sample);
-                }
-                Ok(finished())
-            })
-            .unwrap();
+    fn the_log_is_bounded() {
+        let registry = Registry::new(Limits {
+            max_intervals: 3,
+            max_line_bytes: 64,
+            ..limits()
+        });
+        let entry = sh(
+            &registry,
+            r#"for i in 0 1 2 3 4; do echo "{\"event\":\"interval\",\"data\":$i}"; done
+               head -c 100 /dev/zero | tr '\0' x; echo"#,
+        )
+        .unwrap();
         wait_end(&entry);
         let log = entry.log();
-        assert!(log.started.is_some());
-        assert_eq!(log.dropped, 2);
-        let starts: Vec<f64> = log.intervals.iter().map(|s| s.start_s).collect();
-        assert_eq!(starts, [2.0, 3.0, 4.0]);
+        assert_eq!(log.intervals, 5);
+        let kept: Vec<String> = log.since(0).iter().map(|e| e.data.to_string()).collect();
+        assert_eq!(kept[..3], ["2", "3", "4"]);
+        assert!(
+            kept[3].contains("a line longer than 64 bytes was left out"),
+            "{kept:?}"
+        );
+        assert_eq!(log.since(6).len(), 1);
+    }
+
+    #[test]
+    fn shutdown_kills_a_test_that_does_not_stop() {
+        let registry = Registry::new(Limits {
+            stop_grace: Duration::from_millis(200),
+            ..limits()
+        });
+        let entry = sh(
+            &registry,
+            r#"trap '' INT; echo '{"event":"begin"}'; exec sleep 30"#,
+        )
+        .unwrap();
+        // Once the trap is set.
+        while !entry.log().begun {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let started = Instant::now();
+        registry.stop_all();
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert_eq!(wait_end(&entry), End::Failed("killed by signal 9".into()));
     }
 
     #[test]
     fn finished_tests_are_forgotten_after_a_while_and_beyond_the_cap() {
-        let registry = Registry::new(limits(4, Duration::from_secs(60), 2, 8));
+        let registry = Registry::new(Limits {
+            max_kept: 2,
+            ..limits()
+        });
         for _ in 0..3 {
-            let entry = registry.start(vec![], |_, _| Ok(finished())).unwrap();
-            wait_end(&entry);
+            wait_end(&sh(&registry, "true").unwrap());
         }
         let kept: Vec<TestId> = registry.all().iter().map(|t| t.id).collect();
         assert_eq!(kept, [2, 3]);
-        let registry = Registry::new(limits(4, Duration::ZERO, 8, 8));
-        let entry = registry.start(vec![], |_, _| Ok(finished())).unwrap();
+        let registry = Registry::new(Limits {
+            keep_finished: Duration::ZERO,
+            ..limits()
+        });
+        let entry = sh(&registry, "true").unwrap();
         wait_end(&entry);
         assert!(registry.get(entry.id).is_none());
-    }
-
-    #[test]
-    fn a_run_that_panics_still_ends() {
-        let registry = Registry::new(Limits::default());
-        let entry = registry.start(vec![], |_, _| panic!("a bug")).unwrap();
-        wait_end(&entry);
-        assert!(matches!(entry.log().end, Some(End::Failed(_))));
     }
 }

@@ -1,19 +1,32 @@
-//! A test request, JSON of the command line's options, into the words the command line would
-//! have: `{"kind":"udp","host":"h","rate":"10M","parallel":2,"tags":{"a":"b"}}` becomes
-//! `udp --rate=10M --parallel=2 --tag=a=b --db=DB --tag=source=ui -- h`.
+//! A test request into the words of the command that runs it, in one of two forms:
 //!
-//! Every option is passed on as `--name=value` (an underscore in a name is a dash; a
-//! one-letter name is the short flag), so a value can never be read as another option, and
-//! the command line's own parser judges the rest: an unknown option is its error, worded as
-//! on the terminal. `true` is a bare flag, `false` and `null` leave it out, an array repeats
-//! it. The UI stores every test in its own database, tagged `source=ui` unless the request
-//! says otherwise; `db` and `no_store` are refused, and so are `latency`, `repeat`,
-//! `until_ci` and `iperf3` for now (they run other paths than one client test).
+//! - options: `{"kind":"udp","host":"h","rate":"10M","parallel":2,"tags":{"a":"b"}}` becomes
+//!   `udp --rate=10M --parallel=2 --tag=a=b --json-stream --tag=source=ui -- h`. Every option
+//!   is passed on as `--name=value` (an underscore in a name is a dash; a one-letter name is
+//!   the short flag), so a value can never be read as another option; `true` is a bare flag,
+//!   `false` and `null` leave it out, an array repeats it.
+//! - raw words, for commands whose shape options do not fit (sweeps, meshes):
+//!   `{"args":["sweep","streams","--values","1,2","--","tcp","-t","1"],"tags":{"a":"b"}}`
+//!   becomes `sweep streams --values 1,2 --tag=a=b --json-stream --tag=source=ui -- tcp -t 1`
+//!   (the UI's words go before the first `--`, so they are the command's, not its test's).
+//!
+//! The command line's own parser judges the rest (the child process does): an unknown option
+//! is its error, worded as on the terminal. Only measuring commands run; the UI stores every
+//! test in its own database (given to the child as `$LINERATE_DB`), tagged `source=ui` unless
+//! the request says otherwise, and reads its events from stdout, so what would change the
+//! database or stdout is refused, and so is what would write files or run commands of the
+//! user's on the UI's host (`--chart`, `--csv`, `sweep knob`'s `--pre`/`--post`).
 
 use serde_json::{Map, Value};
 
 /// The tag every test started from the UI is stored with, unless the request sets `source`.
 pub const SOURCE_TAG: (&str, &str) = ("source", "ui");
+
+/// The flag that makes the command write its events as JSON lines; the UI adds it.
+pub const JSON_STREAM: &str = "--json-stream";
+
+/// The commands the UI runs (the first word).
+const COMMANDS: [&str; 8] = ["tcp", "udp", "rr", "crr", "pps", "rfc2544", "sweep", "mesh"];
 
 /// Why a request is not a test.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -22,11 +35,16 @@ pub enum RequestError {
     #[error("the request is not JSON: {0}")]
     Json(String),
     /// The body is JSON but not an object.
-    #[error("a test is a JSON object of the command line's options, e.g. {{\"kind\":\"tcp\",\"time\":2}}")]
+    #[error("a test is a JSON object of the command line's options, e.g. {{\"kind\":\"tcp\",\"time\":2}}, or of its words, e.g. {{\"args\":[\"tcp\",\"-t\",\"2\"]}}")]
     NotObject,
-    /// `kind` is missing or not a test the UI runs.
-    #[error("kind {0}: the UI runs tcp, udp, rr and crr tests, e.g. {{\"kind\":\"tcp\"}}")]
+    /// `kind` is missing or not a command the options form runs.
+    #[error("kind {0}: the UI runs tcp, udp, rr, crr, pps, rfc2544 and mesh as options, e.g. {{\"kind\":\"tcp\"}}; give a sweep as words, e.g. {{\"args\":[\"sweep\",\"streams\",\"--values\",\"1,2\"]}}")]
     Kind(String),
+    /// The first of `args` is not a measuring command.
+    #[error(
+        "{0}: not a measuring command; the UI runs tcp, udp, rr, crr, pps, rfc2544, sweep and mesh"
+    )]
+    Command(String),
     /// An option's name or value cannot be a command-line option.
     #[error("{key}: {why}")]
     Option {
@@ -36,11 +54,11 @@ pub enum RequestError {
         why: &'static str,
     },
     /// An option the UI sets itself.
-    #[error("{0}: the UI stores every test in its own database (linerate ui --db); leave it out")]
+    #[error("{0}: the UI stores every test in its own database (linerate ui --db) and reads its events from stdout; leave it out")]
     Reserved(String),
-    /// An option the command line has that a test from the UI cannot use yet.
-    #[error("{0}: not for tests started from the UI yet; run it with the command line")]
-    NotYet(String),
+    /// An option that would write files or run commands of the user's on the UI's host.
+    #[error("{0}: not from the UI (it would write a file or run a command on the UI's host); run it with the command line")]
+    NotFromUi(String),
 }
 
 fn bad(key: &str, why: &'static str) -> RequestError {
@@ -50,42 +68,119 @@ fn bad(key: &str, why: &'static str) -> RequestError {
     }
 }
 
-/// The words (after `linerate`) of the test `body` asks for, stored in `db` (as `--db` takes
-/// it).
-pub fn words(body: &[u8], db: &str) -> Result<Vec<String>, RequestError> {
+/// The words (after `linerate`) of the test `body` asks for, `--json-stream` and the source tag
+/// included.
+pub fn words(body: &[u8]) -> Result<Vec<String>, RequestError> {
     let value: Value =
         serde_json::from_slice(body).map_err(|e| RequestError::Json(e.to_string()))?;
     let Value::Object(map) = value else {
         return Err(RequestError::NotObject);
     };
-    let mut words = vec![command(&map)?.to_string()];
-    let mut host = None;
-    let mut source_given = false;
-    for (key, value) in &map {
+    let (mut words, tail) = if map.contains_key("args") {
+        raw(&map)?
+    } else {
+        options(&map)?
+    };
+    let source_given = words
+        .iter()
+        .zip(std::iter::once(&String::new()).chain(words.iter()))
+        .any(|(w, before)| {
+            w.starts_with("--tag=source=") || (before == "--tag" && w.starts_with("source="))
+        });
+    words.push(JSON_STREAM.to_string());
+    if !source_given {
+        words.push(format!("--tag={}={}", SOURCE_TAG.0, SOURCE_TAG.1));
+    }
+    words.extend(tail);
+    Ok(words)
+}
+
+/// The options form: the command's words, and what goes after them (`--` and the hosts).
+fn options(map: &Map<String, Value>) -> Result<(Vec<String>, Vec<String>), RequestError> {
+    let mut words = vec![command(map)?.to_string()];
+    let mut hosts = Vec::new();
+    for (key, value) in map {
         match key.replace('-', "_").as_str() {
             "kind" => {}
-            "host" => host = host_of(value)?,
-            "db" | "no_store" => return Err(RequestError::Reserved(key.clone())),
-            // One test, run by the client (repeats, probes and iperf3 take their own paths).
-            "latency" | "repeat" | "until_ci" | "iperf3" => {
-                return Err(RequestError::NotYet(key.clone()))
-            }
+            "host" | "hosts" => hosts = hosts_of(key, value)?,
             "tags" | "tag" => {
                 let tags = tags_of(key, value)?;
-                source_given |= tags.iter().any(|t| t.starts_with("source="));
                 words.extend(tags.into_iter().map(|t| format!("--tag={t}")));
             }
             _ => option(key, value, &mut words)?,
         }
     }
-    words.push(format!("--db={db}"));
-    if !source_given {
-        words.push(format!("--tag={}={}", SOURCE_TAG.0, SOURCE_TAG.1));
+    // A mesh takes its test's own flags after `--`, so its hosts go before (none may then look
+    // like an option); another command's host goes after `--`, where nothing is an option.
+    if words[0] == "mesh" {
+        if let Some(host) = hosts.iter().find(|h| h.starts_with('-')) {
+            return Err(RequestError::Option {
+                key: host.clone(),
+                why: "not a host name or address",
+            });
+        }
+        words.extend(hosts);
+        return Ok((words, Vec::new()));
     }
-    if let Some(host) = host {
-        words.extend(["--".to_string(), host]);
+    let tail = match hosts.is_empty() {
+        true => Vec::new(),
+        false => std::iter::once("--".to_string()).chain(hosts).collect(),
+    };
+    Ok((words, tail))
+}
+
+/// The raw form: `args` up to the first `--` (with the tags), and from it on.
+fn raw(map: &Map<String, Value>) -> Result<(Vec<String>, Vec<String>), RequestError> {
+    let why = "give the command's words as an array of strings, e.g. [\"tcp\", \"-t\", \"2\"]";
+    let Some(Value::Array(items)) = map.get("args") else {
+        return Err(bad("args", why));
+    };
+    let args: Vec<String> = items
+        .iter()
+        .map(|v| v.as_str().map(str::to_string).ok_or(bad("args", why)))
+        .collect::<Result<_, _>>()?;
+    let first = args.first().ok_or(bad("args", why))?;
+    if !COMMANDS.contains(&first.as_str()) {
+        return Err(RequestError::Command(first.clone()));
     }
-    Ok(words)
+    if first == "sweep" && args.get(1).is_some_and(|w| w == "knob") {
+        return Err(RequestError::NotFromUi("sweep knob".into()));
+    }
+    for word in &args {
+        let name = word.split('=').next().unwrap_or(word);
+        refused(name, word)?;
+    }
+    let split = args.iter().position(|w| w == "--").unwrap_or(args.len());
+    let mut words = args[..split].to_vec();
+    for (key, value) in map {
+        match key.as_str() {
+            "args" => {}
+            "tags" | "tag" => {
+                let tags = tags_of(key, value)?;
+                words.extend(tags.into_iter().map(|t| format!("--tag={t}")));
+            }
+            _ => {
+                return Err(bad(
+                    key,
+                    "with args, give every option in args (only tags go beside it)",
+                ))
+            }
+        }
+    }
+    Ok((words, args[split..].to_vec()))
+}
+
+/// Refuses `flag` (a long option's name, `--db`) when the UI sets it or cannot allow it;
+/// `shown` is how the request spelled it.
+fn refused(flag: &str, shown: &str) -> Result<(), RequestError> {
+    match flag {
+        "--db" | "--no-store" | "--json" | "--json-stream" => {
+            Err(RequestError::Reserved(shown.to_string()))
+        }
+        "--csv" | "--chart" | "--pre" | "--post" => Err(RequestError::NotFromUi(shown.into())),
+        "--help" | "-h" | "--version" | "-V" => Err(bad(shown, "not a test; see linerate --help")),
+        _ => Ok(()),
+    }
 }
 
 /// The command of `kind`, in the command line's words or the record's.
@@ -100,18 +195,31 @@ fn command(map: &Map<String, Value>) -> Result<&'static str, RequestError> {
         "udp" | "udp_stream" => "udp",
         "rr" | "tcp_rr" => "rr",
         "crr" | "tcp_crr" => "crr",
+        "pps" | "udp_pps" => "pps",
+        "rfc2544" => "rfc2544",
+        "mesh" => "mesh",
         other => return Err(RequestError::Kind(other.to_string())),
     })
 }
 
-/// `host`: a string; empty or `null` is the in-process server, as on the command line.
-fn host_of(value: &Value) -> Result<Option<String>, RequestError> {
-    match value {
-        Value::Null => Ok(None),
-        Value::String(s) if s.trim().is_empty() => Ok(None),
-        Value::String(s) => Ok(Some(s.trim().to_string())),
-        _ => Err(bad("host", "give a host name or address as a string")),
+/// `host`: a string, or an array of them (a mesh's hosts); empty or `null` is none (the
+/// in-process server, as on the command line).
+fn hosts_of(key: &str, value: &Value) -> Result<Vec<String>, RequestError> {
+    let why = "give a host name or address as a string (a mesh: an array of them)";
+    let items = match value {
+        Value::Array(items) => items.as_slice(),
+        single => std::slice::from_ref(single),
+    };
+    let mut hosts = Vec::new();
+    for item in items {
+        match item {
+            Value::Null => {}
+            Value::String(s) if s.trim().is_empty() => {}
+            Value::String(s) => hosts.push(s.trim().to_string()),
+            _ => return Err(bad(key, why)),
+        }
     }
+    Ok(hosts)
 }
 
 /// `tags`: `{"k":"v"}`, or `["k=v"]` as `--tag` takes them.
@@ -154,6 +262,7 @@ fn option(key: &str, value: &Value, words: &mut Vec<String>) -> Result<(), Reque
     } else {
         format!("--{}", key.replace('_', "-"))
     };
+    refused(&flag, key)?;
     let items = match value {
         Value::Array(items) => items.as_slice(),
         single => std::slice::from_ref(single),
@@ -176,14 +285,14 @@ mod tests {
     use super::*;
 
     fn w(json: &str) -> Result<Vec<String>, RequestError> {
-        words(json.as_bytes(), "/tmp/r.sqlite")
+        words(json.as_bytes())
     }
 
     #[test]
     fn options_become_the_command_lines_words() {
         assert_eq!(
             w(r#"{"kind":"tcp","time":2}"#).unwrap(),
-            ["tcp", "--time=2", "--db=/tmp/r.sqlite", "--tag=source=ui"]
+            ["tcp", "--time=2", "--json-stream", "--tag=source=ui"]
         );
         // Keys come in JSON-object order (sorted); the host goes last, after `--`.
         assert_eq!(
@@ -199,7 +308,7 @@ mod tests {
                 "--parallel=2",
                 "--rate=10M",
                 "--tag=a=b",
-                "--db=/tmp/r.sqlite",
+                "--json-stream",
                 "--tag=source=ui",
                 "--",
                 "127.0.0.1"
@@ -214,8 +323,58 @@ mod tests {
                 "--allow=b",
                 "--tag=source=script",
                 "--tag=x=1",
-                "--db=/tmp/r.sqlite"
+                "--json-stream"
             ]
+        );
+        assert_eq!(
+            w(r#"{"kind":"tcp","repeat":2,"latency":true}"#).unwrap(),
+            [
+                "tcp",
+                "--latency",
+                "--repeat=2",
+                "--json-stream",
+                "--tag=source=ui"
+            ]
+        );
+        assert_eq!(
+            w(r#"{"kind":"mesh","hosts":["a","b"],"time":1}"#).unwrap(),
+            [
+                "mesh",
+                "--time=1",
+                "a",
+                "b",
+                "--json-stream",
+                "--tag=source=ui"
+            ]
+        );
+        assert!(w(r#"{"kind":"mesh","hosts":["a","-R"]}"#).is_err());
+    }
+
+    #[test]
+    fn raw_words_keep_their_test_after_the_double_dash() {
+        assert_eq!(
+            w(
+                r#"{"args":["sweep","streams","--values","1,2","--","tcp","-t","1"],
+                  "tags":{"a":"b"}}"#
+            )
+            .unwrap(),
+            [
+                "sweep",
+                "streams",
+                "--values",
+                "1,2",
+                "--tag=a=b",
+                "--json-stream",
+                "--tag=source=ui",
+                "--",
+                "tcp",
+                "-t",
+                "1"
+            ]
+        );
+        assert_eq!(
+            w(r#"{"args":["tcp","--tag","source=cron","-t","1"]}"#).unwrap(),
+            ["tcp", "--tag", "source=cron", "-t", "1", "--json-stream"]
         );
     }
 
@@ -234,7 +393,8 @@ mod tests {
         assert!(err("{}").starts_with("kind missing: the UI runs tcp, udp"));
         assert!(err(r#"{"kind":"sweep"}"#).starts_with("kind sweep: "));
         assert!(err(r#"{"kind":"tcp","db":"x"}"#).starts_with("db: the UI stores"));
-        assert!(err(r#"{"kind":"tcp","until-ci":"95:2"}"#).starts_with("until-ci: not for"));
+        assert!(err(r#"{"kind":"tcp","json_stream":true}"#).starts_with("json_stream: "));
+        assert!(err(r#"{"kind":"mesh","chart":"/x.svg"}"#).starts_with("chart: not from"));
         assert_eq!(
             err(r#"{"kind":"tcp","--time":1}"#),
             "--time: not an option name (letters, digits, _ and -)"
@@ -243,5 +403,12 @@ mod tests {
             err(r#"{"kind":"tcp","time":{"a":1}}"#),
             "time: give a string, a number or true"
         );
+        assert!(err(r#"{"args":["runs"]}"#).starts_with("runs: not a measuring command"));
+        assert!(err(r#"{"args":[]}"#).starts_with("args: give"));
+        assert!(err(r#"{"args":["tcp",1]}"#).starts_with("args: give"));
+        assert!(err(r#"{"args":["tcp","--","x","--db=/y"]}"#).starts_with("--db=/y: the UI"));
+        assert!(err(r#"{"args":["tcp","--no-store"]}"#).starts_with("--no-store: "));
+        assert!(err(r#"{"args":["sweep","knob","--pre","rm"]}"#).starts_with("sweep knob: "));
+        assert!(err(r#"{"args":["tcp"],"time":1}"#).starts_with("time: with args"));
     }
 }
