@@ -43,6 +43,7 @@ mod sweep;
 mod udp_loopback;
 mod udp_netns;
 mod ui_api;
+mod ui_browser;
 mod util;
 mod verdict_netns;
 

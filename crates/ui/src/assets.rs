@@ -1,5 +1,5 @@
-//! The page, embedded in the binary (no CDN: it works offline): one HTML file, its script and
-//! its style sheet, served as they are.
+//! The page, embedded in the binary (no CDN: it works offline): one HTML file, its script (ES
+//! modules) and its style sheet, served as they are.
 
 use std::sync::Arc;
 
@@ -11,9 +11,25 @@ use axum::Router;
 use crate::api::Shared;
 use crate::error::ApiError;
 
-const INDEX: &str = include_str!("assets/index.html");
-const SCRIPT: &str = include_str!("assets/app.js");
-const STYLE: &str = include_str!("assets/style.css");
+const HTML: &str = "text/html; charset=utf-8";
+const CSS: &str = "text/css; charset=utf-8";
+const JS: &str = "text/javascript; charset=utf-8";
+
+/// Every file of the page: its path, content type and text. The script is ES modules
+/// (`app.js` imports the rest), all served from here.
+const ASSETS: [(&str, &str, &str); 11] = [
+    ("/", HTML, include_str!("assets/index.html")),
+    ("/style.css", CSS, include_str!("assets/style.css")),
+    ("/app.js", JS, include_str!("assets/app.js")),
+    ("/util.js", JS, include_str!("assets/util.js")),
+    ("/chart.js", JS, include_str!("assets/chart.js")),
+    ("/live.js", JS, include_str!("assets/live.js")),
+    ("/series.js", JS, include_str!("assets/series.js")),
+    ("/summary.js", JS, include_str!("assets/summary.js")),
+    ("/run.js", JS, include_str!("assets/run.js")),
+    ("/runs.js", JS, include_str!("assets/runs.js")),
+    ("/views.js", JS, include_str!("assets/views.js")),
+];
 
 fn asset(content_type: &'static str, body: &'static str) -> Response {
     (
@@ -28,19 +44,11 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
 
 /// The page's routes.
 pub fn routes() -> Router<Arc<Shared>> {
-    Router::new()
-        .route(
-            "/",
-            get(|| async { asset("text/html; charset=utf-8", INDEX) }),
-        )
-        .route(
-            "/app.js",
-            get(|| async { asset("text/javascript; charset=utf-8", SCRIPT) }),
-        )
-        .route(
-            "/style.css",
-            get(|| async { asset("text/css; charset=utf-8", STYLE) }),
-        )
+    ASSETS
+        .iter()
+        .fold(Router::new(), |router, &(path, content_type, body)| {
+            router.route(path, get(move || async move { asset(content_type, body) }))
+        })
 }
 
 /// Anything else: a JSON error under `/api/`, plain text elsewhere.

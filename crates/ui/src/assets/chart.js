@@ -1,0 +1,109 @@
+// Charts drawn in SVG by hand (no library, so the page works offline): a line chart of series
+// over time, and a bar chart of one figure per labelled point. Both draw into an <svg> whose
+// viewBox is W×H and replace what it held.
+
+import { el, axis } from "./util.js";
+
+export const COLORS = ["#2457c5", "#d9480f", "#2b8a3e", "#862e9c", "#e67700", "#0b7285"];
+const W = 640, H = 220, L = 72, R = 22, T = 10, B = 40;
+
+/** An axis of microseconds, in ms when its top is 1 ms or more. */
+export const usAxis = (v, top) => (top >= 1000 ? axis(v / 1000, "ms") : axis(v, "µs"));
+
+/** A round number at or above `v`, for the top of an axis. */
+export function niceMax(v) {
+  if (!(v > 0)) return 1;
+  const p = Math.pow(10, Math.floor(Math.log10(v)));
+  for (const m of [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (m * p >= v) return m * p;
+  return 10 * p;
+}
+
+function yGrid(svg, top, format) {
+  const sy = (y) => H - B - (y / top) * (H - T - B);
+  for (let i = 0; i <= 4; i++) {
+    const v = (top * i) / 4, y = sy(v);
+    svg.append(el("svg:line", { x1: L, x2: W - R, y1: y, y2: y, class: i ? "grid" : "axis" }));
+    svg.append(el("svg:text", { x: L - 6, y: y + 4, "text-anchor": "end" }, format(v, top)));
+  }
+  return sy;
+}
+
+function message(svg, text) {
+  svg.append(el("svg:text", { x: W / 2, y: H / 2, "text-anchor": "middle" }, text));
+}
+
+/**
+ * A line chart of `series` ([{label, points: [[x seconds, y], …]}]); y values that are not
+ * finite are gaps. `format(v, top)` labels the y axis (`top`: its highest value). The x axis
+ * starts at `from` (the first interval's start) or at the first point.
+ */
+export function drawLines(svg, series, format, from = Infinity, empty = "waiting for the first interval…") {
+  svg.replaceChildren();
+  let x0 = from, x1 = -Infinity, y1 = 0, any = false;
+  for (const s of series) for (const [x, y] of s.points) {
+    if (!isFinite(y)) continue;
+    any = true;
+    x0 = Math.min(x0, x); x1 = Math.max(x1, x); y1 = Math.max(y1, y);
+  }
+  if (!any) { message(svg, empty); return; }
+  if (x1 - x0 < 1e-9) x1 = x0 + 1;
+  const top = niceMax(y1);
+  const sx = (x) => L + ((x - x0) / (x1 - x0)) * (W - L - R);
+  const sy = yGrid(svg, top, format);
+  for (let i = 0; i <= 5; i++) {
+    const v = x0 + ((x1 - x0) * i) / 5;
+    svg.append(el("svg:text", { x: sx(v), y: H - B + 16, "text-anchor": "middle" }, v.toFixed(1) + " s"));
+  }
+  series.forEach((s, i) => {
+    const color = s.color || COLORS[i % COLORS.length];
+    // One polyline per unbroken run of finite values.
+    let run = [];
+    const flush = () => {
+      // Every other series dashed, so two that coincide both show.
+      if (run.length > 1) svg.append(el("svg:polyline", { points: run.join(" "), class: "series", stroke: color, "stroke-dasharray": i % 2 ? "7 4" : null }));
+      if (run.length === 1) {
+        const [cx, cy] = run[0].split(",");
+        svg.append(el("svg:circle", { cx, cy, r: 3, fill: color }));
+      }
+      run = [];
+    };
+    for (const [x, y] of s.points) {
+      if (isFinite(y)) run.push(sx(x).toFixed(1) + "," + sy(y).toFixed(1));
+      else flush();
+    }
+    flush();
+    const lx = L + 10 + i * 130;
+    svg.append(el("svg:line", { x1: lx, x2: lx + 18, y1: H - 13, y2: H - 13, stroke: color, "stroke-width": 2.5, "stroke-dasharray": i % 2 ? "5 3" : null }));
+    svg.append(el("svg:text", { x: lx + 22, y: H - 9 }, s.label));
+  });
+}
+
+/** A bar chart: one bar per `[label, value]`, in order; `format` labels the values. */
+export function drawBars(svg, bars, format) {
+  svg.replaceChildren();
+  const values = bars.map(([, v]) => v).filter((v) => isFinite(v));
+  if (values.length === 0) { message(svg, "waiting for the first point…"); return; }
+  // Headroom above the highest bar for its value's label.
+  const top = niceMax(Math.max(...values, 0) * 1.1);
+  const sy = yGrid(svg, top, format);
+  const slot = (W - L - R) / bars.length;
+  const fit = Math.max(4, Math.floor((slot * Math.ceil(bars.length / 16)) / 7)); // characters a label may have
+  const every = Math.ceil(bars.length / 16); // at most 16 labels under the axis
+  bars.forEach(([label, v], i) => {
+    const x = L + i * slot;
+    if (isFinite(v)) {
+      const y = sy(Math.max(v, 0));
+      svg.append(el("svg:rect", {
+        x: (x + slot * 0.15).toFixed(1), y: y.toFixed(1), width: (slot * 0.7).toFixed(1),
+        height: Math.max(H - B - y, 0).toFixed(1), class: "bar",
+      }));
+      if (bars.length <= 12) {
+        svg.append(el("svg:text", { x: x + slot / 2, y: y - 4, "text-anchor": "middle", class: "value" }, format(v, top)));
+      }
+    }
+    if (i % every === 0) {
+      const text = String(label);
+      svg.append(el("svg:text", { x: x + slot / 2, y: H - B + 16, "text-anchor": "middle" }, text.length > fit ? text.slice(0, fit - 1) + "…" : text));
+    }
+  });
+}

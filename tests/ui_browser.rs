@@ -1,0 +1,411 @@
+//! `linerate ui`'s page in a real browser: headless Chromium driven through the DevTools
+//! protocol (`cdp`). A test is started from the form and its charts move live, then its
+//! summary shows; the stored runs are ticked, compared and reported; a sweep, a repetition and
+//! a packet rate matrix fill their points, a mesh its matrix; a long, fast test leaves the
+//! page's charts, table and heap bounded. Screenshots of each view go to
+//! `target/ui-screenshots/` (their paths printed), to be looked at. Without
+//! `/usr/bin/chromium` (scripts/test.sh installs it) the tests skip.
+
+mod cdp;
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use cdp::{wait_until, Browser};
+
+/// A running `linerate ui` over a database of its own, killed when dropped.
+struct Ui {
+    child: Child,
+    addr: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Ui {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Ui {
+    /// `linerate ui --listen 127.0.0.1:0 --db DB`, once it has printed its URL.
+    fn start() -> Ui {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_linerate"))
+            .args(["ui", "--listen", "127.0.0.1:0", "--db"])
+            .arg(dir.path().join("runs.sqlite"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line
+            .trim()
+            .strip_prefix("http://")
+            .and_then(|rest| rest.split('/').next())
+            .unwrap_or_else(|| panic!("no URL printed: {line:?}"))
+            .to_string();
+        Ui {
+            child,
+            addr,
+            _dir: dir,
+        }
+    }
+}
+
+/// Fills the run form's fields (name → value) and clicks Start.
+fn start_test(b: &mut Browser, fields: &Value) {
+    b.eval(&format!(
+        "(() => {{
+            const form = document.querySelector('#run-form');
+            for (const [name, value] of Object.entries({fields})) form.elements.namedItem(name).value = value;
+            form.elements.namedItem('kind').dispatchEvent(new Event('change'));
+            document.querySelector('#start').click();
+            return true;
+        }})()"
+    ));
+}
+
+/// The throughput chart's points (intervals drawn), as the chart says.
+const POINTS: &str =
+    "+(document.querySelector('#chart-throughput')?.getAttribute('data-points') ?? 0)";
+const SUMMARY: &str = "document.querySelector('#summary').childElementCount";
+const ROWS: &str = "document.querySelector('#intervals tbody').rows.length";
+const STATE: &str = "document.querySelector('#run-state').textContent";
+
+/// Whether the figure around chart `id` is shown.
+fn chart_shown(b: &mut Browser, id: &str) -> bool {
+    b.eval(&format!(
+        "(() => {{ const s = document.querySelector('#chart-{id}'); return !!s && !s.closest('figure').hidden; }})()"
+    )) == json!(true)
+}
+
+/// Starts a 2 s test and watches its chart move, then its summary; screenshots of both.
+fn first_test_live(b: &mut Browser) {
+    start_test(
+        b,
+        &json!({"kind": "tcp", "time": "2", "parallel": "1", "tags": "case=browser, n=1",
+                "extra": "{\"interval\": 0.5}"}),
+    );
+    let mut seen: Vec<u64> = Vec::new();
+    let mut shot = false;
+    wait_until("the first test's summary", Duration::from_secs(30), || {
+        let now = b.eval(&format!("[{POINTS}, {SUMMARY}]"));
+        let (points, summary) = (now[0].as_u64().unwrap(), now[1].as_u64().unwrap());
+        if summary > 0 {
+            return Some(());
+        }
+        if points > 0 && seen.last() != Some(&points) {
+            seen.push(points);
+        }
+        if points >= 2 && !shot {
+            b.screenshot("1-run-live");
+            shot = true;
+        }
+        None
+    });
+    assert!(
+        seen.len() >= 2,
+        "the chart moved {seen:?} before the summary"
+    );
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
+    let state = b.eval(STATE);
+    assert!(
+        state.as_str().unwrap().contains("stored as run #1"),
+        "{state}"
+    );
+    // One row per interval (one direction); the chart draws within 100 ms of the last.
+    let points = b.wait(
+        &format!("{POINTS} >= 3 && {POINTS} === {ROWS} && {POINTS}"),
+        Duration::from_secs(5),
+    );
+    assert!(points.as_u64().unwrap() <= 5, "{points}");
+    for chart in ["retransmits", "cwnd", "rtt"] {
+        assert!(chart_shown(b, chart), "the {chart} chart of a tcp test");
+    }
+    assert!(!chart_shown(b, "loss"), "no UDP chart for tcp");
+    println!("CPU chart shown: {}", chart_shown(b, "cpu"));
+    b.screenshot("2-run-summary");
+}
+
+#[test]
+fn the_page_runs_a_test_live_then_compares_and_reports_the_stored_runs() {
+    let Some(mut b) = Browser::launch() else {
+        return;
+    };
+    let ui = Ui::start();
+    let started = Instant::now();
+    b.open(&format!("http://{}/", ui.addr));
+    first_test_live(&mut b);
+
+    // A second run, from the form again.
+    start_test(
+        &mut b,
+        &json!({"kind": "tcp", "time": "1", "parallel": "2", "tags": "case=browser, n=2", "extra": ""}),
+    );
+    b.wait(
+        &format!("{STATE}.includes('stored as run #2')"),
+        Duration::from_secs(30),
+    );
+
+    // The stored runs: both ticked, the second shown in detail.
+    b.eval("document.querySelector('.tab[data-view=runs]').click()");
+    b.wait(
+        "document.querySelectorAll('#runs tbody tr').length === 2",
+        Duration::from_secs(10),
+    );
+    b.eval(
+        "for (const id of [1, 2]) document.querySelector(`#runs input[data-run='${id}']`).click();
+         document.querySelector(\"#runs tr[data-run='2'] td:nth-child(2)\").click()",
+    );
+    b.wait(
+        "!document.querySelector('#run-detail').hidden && !!document.querySelector('#detail-charts svg .series, #detail-charts svg circle')",
+        Duration::from_secs(10),
+    );
+    assert_eq!(
+        b.eval("document.querySelector('#ticked').textContent"),
+        "#1, #2 ticked"
+    );
+    b.screenshot("3-runs");
+
+    // Compared: a row per metric, the second column with its ratio to the first.
+    b.eval("document.querySelector('#compare-runs').click()");
+    let rows = b.wait(
+        "document.querySelectorAll('#compare-table tbody tr').length",
+        Duration::from_secs(20),
+    );
+    assert!(rows.as_u64().unwrap() >= 3, "{rows}");
+    let head = b.eval("document.querySelector('#compare-table thead').textContent");
+    assert!(
+        head.as_str().unwrap().contains("#1") && head.as_str().unwrap().contains("#2"),
+        "{head}"
+    );
+    let ratio = b.eval("document.querySelector('#compare-table .ratio')?.textContent");
+    assert!(ratio.as_str().unwrap_or("").starts_with('×'), "{ratio}");
+    assert_eq!(b.eval("location.hash"), "#compare/1,2");
+    b.screenshot("4-compare");
+
+    // The report, downloaded as a file.
+    b.eval("document.querySelector('#compare-report').click()");
+    let dir = b.downloads.clone();
+    let report = wait_until("the report's download", Duration::from_secs(30), || {
+        std::fs::read_dir(&dir).ok()?.flatten().find_map(|e| {
+            let p = e.path();
+            (p.extension().is_some_and(|x| x == "html")).then_some(p)
+        })
+    });
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.to_ascii_lowercase().contains("<html"), "{report:?}");
+    println!("the page's whole walk took {:?}", started.elapsed());
+}
+
+/// What the page holds: chart points, table rows, JS heap after a GC (bytes), DOM nodes.
+#[derive(Debug, Clone, Copy)]
+struct PageSize {
+    points: u64,
+    rows: u64,
+    heap: f64,
+    nodes: f64,
+}
+
+fn page_size(b: &mut Browser) -> PageSize {
+    PageSize {
+        points: b.eval(POINTS).as_u64().unwrap(),
+        rows: b.eval(ROWS).as_u64().unwrap(),
+        heap: b.heap_after_gc(),
+        nodes: b.dom_nodes(),
+    }
+}
+
+/// Runs a paced tcp test of `seconds` at 0.05 s intervals (the fastest the command line
+/// takes) from the form; what the page holds at its 140th interval (if it gets there) and after
+/// its end.
+fn fast_test(b: &mut Browser, seconds: u32) -> (Option<PageSize>, PageSize, u64) {
+    let intervals = "fetch('/api/tests').then(r => r.json()).then(t => t[t.length - 1].intervals)";
+    let before = b.eval("document.querySelectorAll('#runs tbody tr').length");
+    start_test(
+        b,
+        &json!({"kind": "tcp", "time": seconds.to_string(), "rate": "200M", "direction": "bidir",
+                "extra": "{\"interval\": 0.05}"}),
+    );
+    let limit = Duration::from_secs(u64::from(seconds) + 30);
+    let middle = (seconds >= 10).then(|| {
+        b.wait(&format!("{intervals}.then(n => n >= 140)"), limit);
+        page_size(b)
+    });
+    // Ended: stored, and the runs list (hidden) refreshed with it.
+    b.wait(
+        &format!("{SUMMARY} > 0 && document.querySelectorAll('#runs tbody tr').length > {before}"),
+        limit,
+    );
+    std::thread::sleep(Duration::from_millis(300)); // the last draw
+    let end = page_size(b);
+    (middle, end, b.eval(intervals).as_u64().unwrap())
+}
+
+#[test]
+fn a_long_fast_test_keeps_the_page_bounded() {
+    // A window of 100 (the page's ?window=, 300 by default): a 6 s test fills it (120
+    // intervals), then a 12 s one passes it 2.4 times. Paced, so the browser keeps a core.
+    const WINDOW: u64 = 100;
+    let Some(mut b) = Browser::launch() else {
+        return;
+    };
+    let ui = Ui::start();
+    let started = Instant::now();
+    b.open(&format!("http://{}/?window={WINDOW}", ui.addr));
+    let (_, first, n) = fast_test(&mut b, 6);
+    assert!(n > WINDOW, "{n} intervals");
+    let (middle, end, n) = fast_test(&mut b, 12);
+    assert!(n >= 2 * WINDOW, "{n} intervals");
+    let middle = middle.unwrap();
+    println!(
+        "{:?}: after the first test {first:?}, in the second {middle:?}, after it {end:?}",
+        started.elapsed()
+    );
+    for size in [first, middle, end] {
+        assert_eq!(size.points, WINDOW, "the chart holds the window");
+        assert!(size.rows <= WINDOW, "{} rows", size.rows);
+    }
+    // At rest after a full window both times, the 240 intervals of the second test left
+    // nothing behind: the heap grows by 30-40 KiB (one more row in the runs list, code the JIT
+    // kept), where keeping every sample grows it by 130 KiB. While a test runs, the heap also
+    // holds what is in flight (up to 1 MiB more), hence the looser bound in its middle.
+    assert!(
+        end.nodes <= first.nodes + 50.0,
+        "DOM nodes {first:?} → {end:?}"
+    );
+    assert!(
+        end.heap <= first.heap + 80.0 * 1024.0,
+        "JS heap {first:?} → {end:?}"
+    );
+    assert!(
+        end.heap <= middle.heap * 1.15,
+        "JS heap {middle:?} → {end:?}"
+    );
+    b.screenshot("5-long-test");
+}
+
+/// `linerate serve --relay` on each address and one port, killed when dropped: a mesh's hosts.
+struct Relays(Vec<Child>);
+
+impl Drop for Relays {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Relays {
+    fn start(addrs: &[&str]) -> (Relays, u16) {
+        // A port the kernel found free on 127.0.0.1; the other loopback addresses are unused.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let relays = Relays(
+            addrs
+                .iter()
+                .map(|addr| {
+                    Command::new(env!("CARGO_BIN_EXE_linerate"))
+                        .args(["serve", "--relay", "-B", addr, "-p", &port.to_string()])
+                        .stdout(Stdio::null())
+                        .stderr(Stdio::null())
+                        .spawn()
+                        .unwrap()
+                })
+                .collect(),
+        );
+        for addr in addrs {
+            wait_until(
+                &format!("the relay on {addr}:{port}"),
+                Duration::from_secs(10),
+                || TcpStream::connect((*addr, port)).ok(),
+            );
+        }
+        (relays, port)
+    }
+}
+
+#[test]
+fn a_sweep_a_repetition_and_a_matrix_fill_their_points_and_a_mesh_its_matrix() {
+    let Some(mut b) = Browser::launch() else {
+        return;
+    };
+    let ui = Ui::start();
+    b.open(&format!("http://{}/", ui.addr));
+    start_test(
+        &mut b,
+        &json!({"kind": "sweep", "args": "streams --values 1,2 -- tcp -t 0.5"}),
+    );
+    b.wait(
+        &format!("{STATE}.includes('stored as runs')"),
+        Duration::from_secs(60),
+    );
+    let rows = b.eval("document.querySelectorAll('#points-table tbody tr').length");
+    assert_eq!(rows, 2, "a row per point");
+    assert_eq!(
+        b.eval("document.querySelector('#chart-points').getAttribute('data-points')"),
+        "2"
+    );
+    let first = b.eval("document.querySelector('#points-table tbody td').textContent");
+    assert!(first.as_str().unwrap().contains('1'), "{first}");
+    b.screenshot("6-sweep");
+
+    // A repeated test: its runs are the points, each run's intervals the live charts.
+    start_test(
+        &mut b,
+        &json!({"kind": "tcp", "time": "0.5", "repeat": "2", "args": ""}),
+    );
+    b.wait(
+        &format!("{STATE}.includes('stored as runs')"),
+        Duration::from_secs(60),
+    );
+    let rows = b.eval("document.querySelectorAll('#points-table tbody tr').length");
+    assert_eq!(rows, 2, "a row per run");
+    b.screenshot("7-repeat");
+
+    // A packet rate matrix: a cell per frame size, its rate the figure charted.
+    start_test(
+        &mut b,
+        &json!({"kind": "pps", "args": "--frame 64,1518 --flows 1 -t 0.3"}),
+    );
+    b.wait(
+        &format!("{STATE}.includes('stored as runs')"),
+        Duration::from_secs(60),
+    );
+    let caption = b.eval("document.querySelector('#points-caption').textContent");
+    assert_eq!(caption, "received/s per point");
+    b.screenshot("8-pps");
+
+    let hosts = ["127.0.0.1", "127.0.0.2", "127.0.0.3"];
+    let (_relays, port) = Relays::start(&hosts);
+    start_test(
+        &mut b,
+        &json!({"kind": "mesh", "args": format!("{} -t 0.5 -- -p {port}", hosts.join(" "))}),
+    );
+    b.wait(
+        &format!("{STATE}.startsWith('finished')"),
+        Duration::from_secs(90),
+    );
+    let cells = b.eval(
+        "[...document.querySelectorAll('#mesh-matrix td[data-from]')].map(td => td.className + ':' + td.textContent)",
+    );
+    let cells = cells.as_array().unwrap();
+    assert_eq!(cells.len(), 6, "{cells:?}");
+    assert!(
+        cells.iter().all(|c| c.as_str().unwrap().contains("bit/s")),
+        "every pair measured: {cells:?}"
+    );
+    b.screenshot("9-mesh");
+}
