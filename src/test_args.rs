@@ -116,6 +116,10 @@ pub struct TcpArgs {
     /// write.
     #[arg(long, value_name = "MODE", value_enum, default_value_t = SendModeArg::Splice)]
     pub send_mode: SendModeArg,
+    /// In-band self probes per second on each stream (responsiveness): 1-byte requests answered
+    /// inside the loaded direction, behind its queued data; round trips in the intervals.
+    #[arg(long, value_name = "PER_SEC")]
+    pub self_probes: Option<u32>,
     /// TCP maximum segment size (TCP_MAXSEG), set before connecting.
     #[arg(long, short = 'M', value_name = "BYTES")]
     pub mss: Option<u32>,
@@ -422,6 +426,7 @@ impl TcpArgs {
                 (SendModeArg::Sendfile, false) => SendMode::Sendfile,
                 _ => SendMode::Write,
             },
+            self_probes_per_s: self.self_probes,
             ..stream
         };
         let pacing = self.pacing()?;

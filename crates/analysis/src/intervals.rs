@@ -5,10 +5,11 @@
 
 use std::time::Duration;
 
+use measure::cpu::CpuSoFar;
 use measure::latency::Latency;
 use measure::tcp_info::TcpInfo;
 use measure::units::bits_per_sec;
-use results::{FlowInterval, IntervalSample, IntervalTcp, RrInterval, UdpInterval};
+use results::{FlowInterval, IntervalCpu, IntervalSample, IntervalTcp, RrInterval, UdpInterval};
 use wire::msg::StreamCounts;
 use wire::spec::Flow;
 use wire::{TestKind, TestSpec};
@@ -26,6 +27,9 @@ pub struct IntervalTracker {
     /// Each stream's sender's retransmit count at its last TCP_INFO.
     prev_retransmits: Vec<u32>,
     prev_end: Duration,
+    /// Each end's CPU reading at the previous interval's end (both start at the test's start).
+    prev_local_cpu: CpuSoFar,
+    prev_remote_cpu: CpuSoFar,
 }
 
 impl IntervalTracker {
@@ -41,6 +45,33 @@ impl IntervalTracker {
             prev_server: vec![StreamCounts::default(); n],
             prev_retransmits: vec![0; n],
             prev_end: Duration::ZERO,
+            prev_local_cpu: CpuSoFar::START,
+            prev_remote_cpu: CpuSoFar::START,
+        }
+    }
+
+    /// Puts both ends' CPU since the previous call into `sample` (the interval just taken),
+    /// from each end's reading at its end: `local`, this end's; `remote`, the far end's, `None`
+    /// from one that does not send it (its figures are then `null`). Each end's share is over
+    /// its own clock. A missed remote reading leaves the next one's span longer, not wrong.
+    pub fn add_cpu(
+        &mut self,
+        sample: &mut IntervalSample,
+        local: CpuSoFar,
+        remote: Option<CpuSoFar>,
+    ) {
+        let (prev_local, prev_remote) = (self.prev_local_cpu, self.prev_remote_cpu);
+        sample.cpu = local
+            .threads_pct_since(&prev_local)
+            .map(|local_pct| IntervalCpu {
+                local_pct,
+                remote_pct: remote.and_then(|r| r.threads_pct_since(&prev_remote)),
+                local_host_busy_pct: local.host_busy_pct_since(&prev_local),
+                remote_host_busy_pct: remote.and_then(|r| r.host_busy_pct_since(&prev_remote)),
+            });
+        self.prev_local_cpu = local;
+        if let Some(r) = remote {
+            self.prev_remote_cpu = r;
         }
     }
 
@@ -103,6 +134,7 @@ impl IntervalTracker {
             end_s: at.as_secs_f64(),
             flows,
             probe: None,
+            cpu: None,
         };
         self.prev_local = local.to_vec();
         self.prev_server = server.to_vec();
@@ -121,6 +153,7 @@ impl IntervalTracker {
             udp: self.udp.then(UdpInterval::default),
             rr: self.rr.then(RrInterval::default),
             tcp_info: None,
+            self_probes: None,
         }
     }
 
@@ -160,13 +193,29 @@ fn rates(f: &mut FlowInterval, secs: f64) {
     }
 }
 
-/// Puts an interval's round-trip percentiles into its request/response figures.
+/// Puts an interval's round-trip percentiles into its request/response figures; on a stream
+/// test (which has none), the round trips are its self probes' (`tcp --self-probes`, one way
+/// only, so its one flow's).
 pub fn add_latency(sample: &mut IntervalSample, latency: Option<&Latency>) {
+    let Some(l) = latency.filter(|l| !l.is_empty()) else {
+        return;
+    };
+    let secs = sample.end_s - sample.start_s;
     for f in &mut sample.flows {
-        if let (Some(r), Some(l)) = (&mut f.rr, latency.filter(|l| !l.is_empty())) {
-            r.p50_us = Some(l.quantile_us(0.50));
-            r.p99_us = Some(l.quantile_us(0.99));
-        }
+        let r = match &mut f.rr {
+            Some(r) => r,
+            None => f.self_probes.insert(RrInterval {
+                transactions: l.len(),
+                transactions_per_s: if secs > 0.0 {
+                    l.len() as f64 / secs
+                } else {
+                    0.0
+                },
+                ..RrInterval::default()
+            }),
+        };
+        r.p50_us = Some(l.quantile_us(0.50));
+        r.p99_us = Some(l.quantile_us(0.99));
     }
 }
 
@@ -215,6 +264,53 @@ mod tests {
         assert_eq!(s.flows[0].receiver_bytes, 1000);
         assert_eq!(s.flows[0].throughput_bps, 16000.0);
         assert_eq!(s.flows[1].receiver_bytes, 0);
+    }
+
+    #[test]
+    fn each_ends_cpu_is_over_its_own_clock_from_the_previous_reading() {
+        let spec = TestSpec::new(
+            Params::TcpStream {
+                stream: StreamParams::new(Direction::Send),
+                tcp: Default::default(),
+            },
+            1,
+            3000,
+        );
+        let mut t = IntervalTracker::new(&spec);
+        let reading = |elapsed_ms: u64, threads_ms: u64, busy: u64, total: u64| CpuSoFar {
+            elapsed_us: elapsed_ms * 1000,
+            threads_us: threads_ms * 1000,
+            host: Some(measure::cpu::HostTicks { busy, total }),
+        };
+        let mut s = t.sample(Duration::from_secs(1), &[bytes(1)], &[bytes(1)]);
+        t.add_cpu(
+            &mut s,
+            reading(1000, 900, 100, 200),
+            Some(reading(990, 495, 50, 200)),
+        );
+        let cpu = s.cpu.unwrap();
+        assert_eq!(cpu.local_pct, 90.0);
+        assert_eq!(cpu.remote_pct, Some(50.0));
+        assert_eq!(
+            (cpu.local_host_busy_pct, cpu.remote_host_busy_pct),
+            (Some(50.0), Some(25.0))
+        );
+        // A far end that sent nothing this time: no remote figures; the next reading spans
+        // both intervals on its side.
+        let mut s = t.sample(Duration::from_secs(2), &[bytes(2)], &[bytes(2)]);
+        t.add_cpu(&mut s, reading(2000, 1900, 300, 400), None);
+        let cpu = s.cpu.unwrap();
+        assert_eq!((cpu.local_pct, cpu.remote_pct), (100.0, None));
+        assert_eq!(cpu.remote_host_busy_pct, None);
+        let mut s = t.sample(Duration::from_secs(3), &[bytes(3)], &[bytes(3)]);
+        t.add_cpu(
+            &mut s,
+            reading(3000, 2000, 300, 600),
+            Some(reading(2990, 1495, 250, 600)),
+        );
+        let cpu = s.cpu.unwrap();
+        assert_eq!((cpu.local_pct, cpu.remote_pct), (10.0, Some(50.0)));
+        assert_eq!(cpu.remote_host_busy_pct, Some(50.0));
     }
 
     fn sent_with(b: u64, retransmits: u32, cwnd: u32, rtt: u32) -> StreamCounts {

@@ -268,6 +268,11 @@ fn totals(
         udp: udp_total(flows.iter().filter_map(|f| f.udp.as_ref())),
         rr: raw.spec.kind().is_rr().then(|| rr_summary(raw, secs)),
         latency_under_load: None,
+        self_probes: raw
+            .spec
+            .stream()
+            .and_then(|s| s.self_probes_per_s)
+            .map(|_| rr_summary(raw, secs)),
         flows,
     }
 }

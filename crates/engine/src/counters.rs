@@ -1,8 +1,11 @@
-//! Shared progress counters and one-way signals between a worker and its orchestrator.
+//! Shared progress counters, CPU clocks and one-way signals between a worker and its
+//! orchestrator.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
+use measure::cpu::{CpuTime, ThreadClock};
 use measure::latency::Latency;
 use measure::udp_stats::UdpCounts;
 use wire::msg::StreamCounts;
@@ -94,6 +97,69 @@ impl StreamCounters {
     }
 }
 
+/// A worker thread's CPU time, for the orchestrator to read each interval without the worker
+/// doing anything on its data path: the worker registers its thread's clock when it starts
+/// ([`ThreadCpu::start`]) and leaves its final reading when it ends. The lock is taken twice
+/// by the worker and once per reading by the orchestrator, so a reading always names a live
+/// thread (the worker cannot end, and its thread id be reused, while a reading holds it).
+#[derive(Debug, Default)]
+pub struct ThreadCpu(Mutex<ThreadCpuState>);
+
+#[derive(Debug, Default, Clone, Copy)]
+enum ThreadCpuState {
+    /// The worker has not started yet: nothing used.
+    #[default]
+    NotStarted,
+    /// The worker runs on the thread of this clock.
+    Running(ThreadClock),
+    /// The worker ended, having used this much.
+    Ended(Duration),
+}
+
+/// Held by a worker while it runs; dropping it (on the worker's thread, also when unwinding)
+/// leaves the thread's final CPU time.
+#[must_use = "the worker's CPU stops being readable when this is dropped"]
+pub struct ThreadCpuGuard<'a>(&'a ThreadCpu);
+
+impl ThreadCpu {
+    fn state(&self) -> MutexGuard<'_, ThreadCpuState> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Called first on the worker's own thread: from now on [`ThreadCpu::used`] reads its clock.
+    pub fn start(&self) -> ThreadCpuGuard<'_> {
+        if let Ok(clock) = ThreadClock::current() {
+            *self.state() = ThreadCpuState::Running(clock);
+        }
+        ThreadCpuGuard(self)
+    }
+
+    /// The CPU time (user + system) the worker's thread used so far: 0 before it started,
+    /// its final figure once it has ended.
+    pub fn used(&self) -> Duration {
+        match *self.state() {
+            ThreadCpuState::NotStarted => Duration::ZERO,
+            ThreadCpuState::Running(clock) => clock.read().unwrap_or_default(),
+            ThreadCpuState::Ended(used) => used,
+        }
+    }
+}
+
+impl Drop for ThreadCpuGuard<'_> {
+    fn drop(&mut self) {
+        let mut state = self.0.state();
+        // On the worker's own thread: its clock, or its rusage should the clock fail.
+        let used = match *state {
+            ThreadCpuState::Running(clock) => clock.read().ok(),
+            _ => None,
+        }
+        .unwrap_or_else(|| Duration::from_micros(CpuTime::thread_now().total_us()));
+        *state = ThreadCpuState::Ended(used);
+    }
+}
+
 /// A flag raised once and seen by every clone (stop, abort, shutdown).
 #[derive(Debug, Clone, Default)]
 pub struct Signal(Arc<AtomicBool>);
@@ -164,6 +230,38 @@ mod tests {
         c.hand_over_latency(&mut vec![7]);
         let got = c.take_latency().unwrap();
         assert_eq!(got.len(), FOLD_AT as u64 + 11);
+    }
+
+    #[test]
+    fn a_workers_cpu_is_read_while_it_runs_and_kept_when_it_ends() {
+        let cpu = Arc::new(ThreadCpu::default());
+        assert_eq!(cpu.used(), Duration::ZERO);
+        let (started_tx, started_rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+        let worker = {
+            let cpu = Arc::clone(&cpu);
+            std::thread::spawn(move || {
+                let _guard = cpu.start();
+                started_tx.send(()).unwrap();
+                let mut x = 0u64;
+                while stop_rx.try_recv().is_err() {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                }
+                std::hint::black_box(x);
+            })
+        };
+        started_rx.recv().unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while cpu.used() < Duration::from_millis(20) {
+            assert!(std::time::Instant::now() < deadline);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        stop_tx.send(()).unwrap();
+        worker.join().unwrap();
+        let kept = cpu.used();
+        assert!(kept >= Duration::from_millis(20), "{kept:?}");
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(cpu.used(), kept, "the figure of an ended worker stays");
     }
 
     #[test]

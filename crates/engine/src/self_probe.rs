@@ -17,7 +17,7 @@
 //! Records are small (16 KiB) and writes short (64 KiB), so a response waits for at most one
 //! write of the application's own, not for a long system call. The receiver reads without a
 //! low-water mark for the same reason. Round trips are handed over for the interval figures
-//! every [`HAND_OVER_EVERY`] and kept whole for the summary.
+//! every 10 ms and kept whole for the summary.
 
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};

@@ -78,10 +78,17 @@ pub trait StreamEngine: Send + Sync {
 pub fn engine_for(spec: &TestSpec, sends: Flow) -> Box<dyn StreamEngine> {
     use crate::round_trips::RrShape;
     match &spec.params {
-        Params::TcpStream { stream, .. } => Box::new(crate::tcp_stream::TcpStream::new(
-            stream.write_len_bytes as usize,
-            stream.send_mode,
-        )),
+        Params::TcpStream { stream, .. } => match stream.self_probes_per_s {
+            // The client requests; the server answers only.
+            Some(per_s) => Box::new(crate::self_probe::SelfProbe::new(match sends {
+                Flow::ClientToServer => f64::from(per_s),
+                Flow::ServerToClient => 0.0,
+            })),
+            None => Box::new(crate::tcp_stream::TcpStream::new(
+                stream.write_len_bytes as usize,
+                stream.send_mode,
+            )),
+        },
         Params::UdpStream { udp } => Box::new(crate::udp_stream::UdpStream::new(udp, sends)),
         Params::TcpRr { rr, .. } => Box::new(crate::tcp_rr::TcpRr::new(RrShape::of(rr))),
         Params::TcpCrr { rr, .. } => Box::new(crate::tcp_crr::TcpCrr::new(RrShape::of(rr))),

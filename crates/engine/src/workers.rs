@@ -2,7 +2,8 @@
 //!
 //! Both ends use it: spawn a worker per connection, read the counters while they run, raise
 //! `stop`, then [`Workers::join`] with a drain deadline after which `abort` is raised. Dropping
-//! the set raises `abort`, so an early return never leaves a worker running.
+//! the set raises `abort`, so an early return never leaves a worker running. The workers' CPU
+//! time is read from outside ([`Workers::cpu_used`]: each thread's CPU clock), never by them.
 //!
 //! A worker whose engine asks for its own descriptor table (`StreamEngine::private_fd_table`)
 //! takes its connection into it; the set keeps the shared table's copy open for `abort` and
@@ -18,7 +19,7 @@ use wire::msg::StreamCounts;
 
 use crate::{
     Abort, Conn, Endpoint, EngineError, Role, Signal, StreamControl, StreamCounters, StreamEngine,
-    StreamReport,
+    StreamReport, ThreadCpu,
 };
 
 /// Why a worker ended without its report.
@@ -102,6 +103,8 @@ pub struct Workers {
     stop: Signal,
     abort: Abort,
     counters: Vec<Arc<StreamCounters>>,
+    /// Each worker's thread CPU time, in spawn order.
+    cpu_used: Vec<Arc<ThreadCpu>>,
     /// A second descriptor of each TCP sender's socket, for its TCP_INFO in every snapshot
     /// (the worker may close its own first; this one keeps the socket readable).
     tcp_probes: Vec<Option<std::net::TcpStream>>,
@@ -121,6 +124,7 @@ impl Workers {
             stop: Signal::new(),
             abort: Abort::new(),
             counters: Vec::new(),
+            cpu_used: Vec::new(),
             tcp_probes: Vec::new(),
             cpu: None,
             running: 0,
@@ -150,7 +154,9 @@ impl Workers {
         };
         let index = self.counters.len();
         let counter = Arc::new(StreamCounters::default());
+        let cpu_used = Arc::new(ThreadCpu::default());
         let (c, s, a) = (Arc::clone(&counter), self.stop.clone(), self.abort.clone());
+        let thread_cpu = Arc::clone(&cpu_used);
         let (engine, tx) = (Arc::clone(&self.engine), self.done_tx.clone());
         let cpu = self.cpu;
         std::thread::Builder::new()
@@ -161,6 +167,9 @@ impl Workers {
                     index,
                     shared_copy: None,
                 };
+                // Dropped before the report goes (or while unwinding, before `report`), so a
+                // joined worker's figure is final.
+                let cpu_guard = thread_cpu.start();
                 if let Some(cpu) = cpu {
                     if let Err(e) = crate::affinity::pin_current_thread(cpu) {
                         report.send(Err(WorkerError::Pin { cpu, source: e }));
@@ -176,9 +185,12 @@ impl Workers {
                     stop: &s,
                     abort: &a,
                 };
-                report.send(engine.run(end, role, ctl).map_err(WorkerError::from));
+                let result = engine.run(end, role, ctl).map_err(WorkerError::from);
+                drop(cpu_guard);
+                report.send(result);
             })?;
         self.counters.push(counter);
+        self.cpu_used.push(cpu_used);
         self.tcp_probes.push(probe);
         self.running += 1;
         Ok(())
@@ -197,6 +209,12 @@ impl Workers {
                 ..c.snapshot()
             })
             .collect()
+    }
+
+    /// The CPU time (user + system) every worker's thread has used so far, summed: one
+    /// `clock_gettime` per running worker, read from this thread.
+    pub fn cpu_used(&self) -> Duration {
+        self.cpu_used.iter().map(|c| c.used()).sum()
     }
 
     /// Latency samples of every worker since the last call (request/response tests).

@@ -1,9 +1,10 @@
-//! CPU accounting: per-thread and per-process user/system time (getrusage) and machine-wide
-//! utilisation (/proc/stat).
+//! CPU accounting: per-thread and per-process user/system time (getrusage), another thread's
+//! CPU clock ([`ThreadClock`]), and machine-wide utilisation (/proc/stat).
 //!
 //! Each end sums the CPU time of its own data threads, so an in-process server and the client
 //! in one process still get separate figures; the process and machine-wide figures are
-//! reported beside them.
+//! reported beside them. Each interval's figures are differences of two [`CpuSoFar`] readings
+//! of one end, over that end's own clock.
 
 use std::time::Duration;
 
@@ -59,6 +60,42 @@ impl CpuTime {
         } else {
             0.0
         }
+    }
+}
+
+/// A thread's CPU clock (`pthread_getcpuclockid`): the scheduler's run time of that one thread,
+/// user and system together, which any thread of the process can read while it lives. It counts
+/// what `getrusage(RUSAGE_THREAD)`'s user + system time counts (the kernel scales those two to
+/// this run time), in nanoseconds rather than microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThreadClock(libc::clockid_t);
+
+impl ThreadClock {
+    /// The calling thread's clock.
+    pub fn current() -> std::io::Result<Self> {
+        let mut id: libc::clockid_t = 0;
+        // SAFETY: pthread_self() names the calling thread, which is alive; `id` is a valid
+        // pointer to write the clock id to.
+        let rc = unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut id) };
+        if rc != 0 {
+            return Err(std::io::Error::from_raw_os_error(rc));
+        }
+        Ok(Self(id))
+    }
+
+    /// The CPU time the thread has used so far (one `clock_gettime`, about a microsecond).
+    /// Only while the thread lives: once it has ended its id may be reused by another thread,
+    /// so the caller must keep it from ending during the read.
+    pub fn read(self) -> std::io::Result<Duration> {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid pointer; an unknown clock id is an error return, not UB.
+        if unsafe { libc::clock_gettime(self.0, &mut ts) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
     }
 }
 
@@ -205,6 +242,85 @@ impl SystemCpuSnapshot {
     }
 }
 
+/// Busy and total clock ticks of all of a host's cores (its /proc/stat `cpu` line) over some
+/// period: busy is everything but idle and iowait, as in [`SystemCpu::busy_pct`].
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct HostTicks {
+    /// Ticks the cores were busy, summed over cores.
+    pub busy: u64,
+    /// All ticks, summed over cores.
+    pub total: u64,
+}
+
+impl SystemCpuSnapshot {
+    /// The host's busy and total ticks between `earlier` and this reading.
+    pub fn ticks_since(&self, earlier: &SystemCpuSnapshot) -> HostTicks {
+        let total = self.total.saturating_sub(earlier.total);
+        HostTicks {
+            busy: total.saturating_sub(self.idle.saturating_sub(earlier.idle)),
+            total,
+        }
+    }
+}
+
+/// One end's CPU from the start of its test to a reading: what each interval's CPU figures
+/// are the differences of (two readings of the same end, over that end's own clock).
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct CpuSoFar {
+    /// Time from the end's start of the test to this reading, µs, by its own monotonic clock.
+    pub elapsed_us: u64,
+    /// CPU time (user + system) the end's data threads used so far, µs, read from each
+    /// thread's [`ThreadClock`] (a thread that has ended counts what it used).
+    pub threads_us: u64,
+    /// The host's /proc/stat ticks since the start; `None` where /proc/stat is not readable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostTicks>,
+}
+
+impl CpuSoFar {
+    /// The reading at the start of a test: nothing used yet, the host's ticks counted from here.
+    pub const START: CpuSoFar = CpuSoFar {
+        elapsed_us: 0,
+        threads_us: 0,
+        host: Some(HostTicks { busy: 0, total: 0 }),
+    };
+
+    /// A reading now of an end whose test began at `t0` (when it read `sys0`), its data
+    /// threads having used `threads_used`: reads /proc/stat once (tens of µs).
+    pub fn now(
+        t0: std::time::Instant,
+        threads_used: Duration,
+        sys0: Option<&SystemCpuSnapshot>,
+    ) -> Self {
+        CpuSoFar {
+            elapsed_us: t0.elapsed().as_micros() as u64,
+            threads_us: threads_used.as_micros() as u64,
+            host: sys0
+                .zip(SystemCpuSnapshot::now())
+                .map(|(then, now)| now.ticks_since(then)),
+        }
+    }
+
+    /// The data threads' CPU from `earlier` to this reading, % of one core (100 = one core
+    /// busy throughout); `None` when no time passed between them.
+    pub fn threads_pct_since(&self, earlier: &CpuSoFar) -> Option<f64> {
+        let wall_us = self.elapsed_us.checked_sub(earlier.elapsed_us)?;
+        let used_us = self.threads_us.saturating_sub(earlier.threads_us);
+        (wall_us > 0).then(|| used_us as f64 * 100.0 / wall_us as f64)
+    }
+
+    /// The host's busy share from `earlier` to this reading, % of all cores; `None` without
+    /// both hosts' ticks or when no tick passed between them.
+    pub fn host_busy_pct_since(&self, earlier: &CpuSoFar) -> Option<f64> {
+        let (now, then) = (self.host?, earlier.host?);
+        let total = now.total.checked_sub(then.total).filter(|&t| t > 0)?;
+        let busy = now.busy.saturating_sub(then.busy).min(total);
+        Some(busy as f64 * 100.0 / total as f64)
+    }
+}
+
 /// A `cpuN` line of /proc/stat.
 fn core_line(line: &str) -> Option<CoreTicks> {
     let mut fields = line.split_whitespace();
@@ -259,6 +375,74 @@ mod tests {
         assert!((d.busy_pct - 50.0).abs() < 1e-9);
         assert!((d.user_pct - 25.0).abs() < 1e-9);
         assert!((d.sys_pct - 25.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn readings_so_far_give_each_intervals_shares() {
+        let a = SystemCpuSnapshot::parse("cpu  100 0 50 800 50 0 0 0\n").unwrap();
+        let b = SystemCpuSnapshot::parse("cpu  200 0 100 1000 50 0 50 0\n").unwrap();
+        assert_eq!(
+            b.ticks_since(&a),
+            HostTicks {
+                busy: 200,
+                total: 400
+            }
+        );
+        let one = CpuSoFar {
+            elapsed_us: 1_000_000,
+            threads_us: 500_000,
+            host: Some(b.ticks_since(&a)),
+        };
+        assert_eq!(one.threads_pct_since(&CpuSoFar::START), Some(50.0));
+        assert_eq!(one.host_busy_pct_since(&CpuSoFar::START), Some(50.0));
+        let two = CpuSoFar {
+            elapsed_us: 1_500_000,
+            threads_us: 1_500_000,
+            host: Some(HostTicks {
+                busy: 300,
+                total: 500,
+            }),
+        };
+        // Two threads busy for the half second: 200 % of one core; the host all busy.
+        assert_eq!(two.threads_pct_since(&one), Some(200.0));
+        assert_eq!(two.host_busy_pct_since(&one), Some(100.0));
+        // No time or no ticks in between, or a host that cannot be read: no figure.
+        assert_eq!(one.threads_pct_since(&one), None);
+        assert_eq!(one.host_busy_pct_since(&one), None);
+        let unread = CpuSoFar { host: None, ..two };
+        assert_eq!(unread.host_busy_pct_since(&one), None);
+    }
+
+    #[test]
+    fn another_threads_clock_reads_what_it_used() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+        let spinner = std::thread::spawn(move || {
+            tx.send(ThreadClock::current().unwrap()).unwrap();
+            let start = CpuTime::thread_now();
+            let mut x = 0u64;
+            while stop_rx.try_recv().is_err() {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            }
+            std::hint::black_box(x);
+            CpuTime::thread_now().since(start).total_us()
+        });
+        let clock = rx.recv().unwrap();
+        let before = clock.read().unwrap();
+        // Until the spinner has been charged 20 ms (a busy machine only makes that take longer).
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while clock.read().unwrap() - before < Duration::from_millis(20) {
+            assert!(std::time::Instant::now() < deadline);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let seen = clock.read().unwrap();
+        stop_tx.send(()).unwrap();
+        let own_us = spinner.join().unwrap();
+        // The clock read from outside and the thread's own rusage count the same time.
+        assert!(
+            own_us as u128 + 2_000 >= seen.as_micros(),
+            "{own_us} < {seen:?}"
+        );
     }
 
     #[test]

@@ -128,6 +128,7 @@ impl From<SpecV1> for TestSpec {
                     transport: old.transport,
                     write_len_bytes: old.write_len_bytes,
                     send_mode: old.send_mode,
+                    self_probes_per_s: None,
                 },
                 tcp,
             },
@@ -217,6 +218,7 @@ mod tests {
                 transport: Transport::Tcp,
                 write_len_bytes: 131_072,
                 send_mode: SendMode::Sendfile,
+                self_probes_per_s: None,
             }
         );
         let tcp = spec.tcp().unwrap();

@@ -13,7 +13,7 @@ pub mod store;
 
 pub use limits::{LimitedBy, LossCauses, Verdict};
 pub use schema::{
-    CpuSummary, End, FlowInterval, FlowSummary, Hosts, IntervalSample, IntervalTcp, PpsCell,
-    RrInterval, RrSummary, RunRecord, StreamSpread, StreamSummary, Summary, TcpTime, UdpInterval,
-    UdpSummary, SCHEMA_VERSION,
+    CpuSummary, End, FlowInterval, FlowSummary, Hosts, IntervalCpu, IntervalSample, IntervalTcp,
+    PpsCell, RrInterval, RrSummary, RunRecord, StreamSpread, StreamSummary, Summary, TcpTime,
+    UdpInterval, UdpSummary, SCHEMA_VERSION,
 };

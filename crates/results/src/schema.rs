@@ -83,6 +83,25 @@ pub struct IntervalSample {
     /// `--latency`: the probe stream's round trips in (about) this interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<RrInterval>,
+    /// Both ends' CPU in the interval (absent from records made before it was measured, and
+    /// from runs whose far end or client does not report it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<IntervalCpu>,
+}
+
+/// Both ends' CPU in one interval, each end's over its own clock (METHODOLOGY.md section 6).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct IntervalCpu {
+    /// CPU time (user + system) the client's data threads used in the interval, % of one core
+    /// (100 = one core busy throughout; more with several streams).
+    pub local_pct: f64,
+    /// The same for this session's data threads on the server; `null` when the far end does
+    /// not report it (older servers, iperf3).
+    pub remote_pct: Option<f64>,
+    /// The client host's busy share of all its cores in the interval (/proc/stat), %.
+    pub local_host_busy_pct: Option<f64>,
+    /// The server host's busy share of all its cores in the interval, %.
+    pub remote_host_busy_pct: Option<f64>,
 }
 
 /// One direction within one interval.
@@ -107,6 +126,10 @@ pub struct FlowInterval {
     /// TCP: the senders' TCP state (TCP_INFO) at the interval's end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp_info: Option<IntervalTcp>,
+    /// `tcp --self-probes`: the in-band probes answered in the interval and their round trips
+    /// (measured by the client).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_probes: Option<RrInterval>,
 }
 
 /// A direction's TCP state in one interval, from its sending sockets' TCP_INFO at the
@@ -439,6 +462,10 @@ pub struct Summary {
     /// `--latency`: round trips of a low-rate probe stream before and during the load.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_under_load: Option<LatencyUnderLoad>,
+    /// `tcp --self-probes`: the in-band probes over the run, as a request/response test's
+    /// transactions (each probe one; measured by the client).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_probes: Option<RrSummary>,
     /// Per-direction figures.
     pub flows: Vec<FlowSummary>,
 }

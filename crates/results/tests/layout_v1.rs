@@ -63,6 +63,7 @@ fn expected_params(name: &str) -> Params {
                 transport: Transport::Tcp,
                 write_len_bytes: 65_536,
                 send_mode: SendMode::Sendfile,
+                self_probes_per_s: None,
             },
             tcp: tcp(Some(1400), true, Some("reno"), Some(16)),
         },
@@ -73,6 +74,7 @@ fn expected_params(name: &str) -> Params {
                 transport: Transport::Unix,
                 write_len_bytes: 131_072,
                 send_mode: SendMode::Write,
+                self_probes_per_s: None,
             },
             tcp: TcpOptions::default(),
         },
@@ -221,6 +223,7 @@ fn the_version_1_store_fixture_reads_as_layout_2() {
             transport: Transport::Tcp,
             write_len_bytes: 524_288,
             send_mode: SendMode::Sendfile,
+            self_probes_per_s: None,
         })
     );
     assert_eq!(tcp.duration_ms, 2000);

@@ -183,7 +183,7 @@ mod properties {
         #[test]
         fn counters_round_trip(seq in any::<u64>(), bytes in proptest::collection::vec(any::<u64>(), 0..64)) {
             let counts = bytes.iter().map(|&b| crate::msg::StreamCounts { bytes: b, packets: b / 3, rx: None, tcp_info: None }).collect();
-            let msg = ServerMsg::Counters { seq, counts };
+            let msg = ServerMsg::Counters { seq, counts, cpu: None };
             let mut buf = Vec::new();
             encode(&msg, &mut buf).unwrap();
             prop_assert_eq!(decode::<ServerMsg>(&buf).unwrap().unwrap(), (msg, buf.len()));

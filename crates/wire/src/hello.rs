@@ -16,7 +16,7 @@ pub const MAGIC: [u8; 4] = *b"LNRT";
 /// (docs/PROTOCOL.md section 9); version 9 the `relay` message (`--from`, section 14); version
 /// 10 a bidirectional test's own server → client rate (`reverse_pacing_bps`, `reverse_rate`),
 /// which an older server would ignore, running the client → server rate both ways.
-pub const PROTOCOL_VERSION: u16 = 10;
+pub const PROTOCOL_VERSION: u16 = 11;
 /// Length of the hello on the wire.
 pub const HELLO_LEN: usize = 8;
 /// Length of the server's greeting: its hello and its nonce.
@@ -133,8 +133,8 @@ mod tests {
 
     #[test]
     fn parses_literal_bytes() {
-        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 10, 1, 0]).unwrap();
-        assert_eq!(hello.version, 10);
+        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 11, 1, 0]).unwrap();
+        assert_eq!(hello.version, 11);
         assert!(hello.requires_key);
         assert!(hello.check_version().is_ok());
     }
@@ -156,7 +156,7 @@ mod tests {
             nonce: Nonce([7; NONCE_LEN]),
         };
         let bytes = greeting.emit();
-        assert_eq!(&bytes[..HELLO_LEN], &[b'L', b'N', b'R', b'T', 0, 10, 1, 0]);
+        assert_eq!(&bytes[..HELLO_LEN], &[b'L', b'N', b'R', b'T', 0, 11, 1, 0]);
         assert_eq!(&bytes[HELLO_LEN..], &[7; NONCE_LEN]);
     }
 
@@ -175,14 +175,14 @@ mod tests {
     #[test]
     fn version_mismatch_names_both_versions() {
         let err = Hello {
-            version: 11,
+            version: 12,
             requires_key: false,
         }
         .check_version()
         .unwrap_err();
         let text = err.to_string();
         assert!(
-            text.contains("version 10") && text.contains("version 11"),
+            text.contains("version 11") && text.contains("version 12"),
             "{text}"
         );
     }
@@ -197,7 +197,7 @@ mod tests {
             matches!(
                 err,
                 WireError::VersionMismatch {
-                    ours: 10,
+                    ours: 11,
                     theirs: 7
                 }
             ),
@@ -205,7 +205,7 @@ mod tests {
         );
         assert_eq!(
             err.to_string(),
-            "protocol version mismatch: this linerate speaks version 10, the peer speaks version 7; \
+            "protocol version mismatch: this linerate speaks version 11, the peer speaks version 7; \
              run the same linerate release on both ends"
         );
     }

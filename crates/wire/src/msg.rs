@@ -8,7 +8,7 @@
 //! `Attached` the server's ([`crate::auth`]).
 
 use measure::{
-    cpu::CoreCpu, cpu::CpuTime, cpu::SystemCpu, drops::HostDrops, host::HostFacts,
+    cpu::CoreCpu, cpu::CpuSoFar, cpu::CpuTime, cpu::SystemCpu, drops::HostDrops, host::HostFacts,
     tcp_info::TcpInfo, udp_stats::UdpCounts,
 };
 use serde::{Deserialize, Serialize};
@@ -134,6 +134,11 @@ pub enum ServerMsg {
         seq: u64,
         /// Each stream's counters so far, in stream-index order.
         counts: Vec<StreamCounts>,
+        /// The session's CPU so far on the server: its data threads' and its host's, from
+        /// `Begin` by its clock (frozen, like `counts`, once its window has closed). Absent
+        /// from servers before it was added; their intervals have no remote CPU.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cpu: Option<CpuSoFar>,
     },
     /// Final figures of the server's end.
     Results(ServerResults),
@@ -219,6 +224,10 @@ pub struct ServerResults {
     /// UDP stream tests: what the server's drop counters added over `wall_us` (host-wide).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drops: Option<HostDrops>,
+    /// The session's CPU on the server when its window closed (as `Counters.cpu`), for the
+    /// last interval, which ends there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_at_stop: Option<CpuSoFar>,
 }
 
 #[cfg(test)]
@@ -286,9 +295,15 @@ mod tests {
                         ..TcpInfo::default()
                     }),
                 }],
+                cpu: Some(CpuSoFar {
+                    elapsed_us: 1_000_000,
+                    threads_us: 400_000,
+                    host: None,
+                }),
             },
             ServerMsg::Results(ServerResults {
                 streams: vec![StreamEnd::default()],
+                cpu_at_stop: Some(CpuSoFar::START),
                 ..Default::default()
             }),
             ServerMsg::Error {
@@ -300,6 +315,36 @@ mod tests {
             encode(&msg, &mut buf).unwrap();
             assert_eq!(decode::<ServerMsg>(&buf).unwrap().unwrap().0, msg);
         }
+    }
+
+    /// A server that does not send its CPU (an older build of this protocol version) is read
+    /// as having none, and one that does is read by a client that ignores it (an older build).
+    #[test]
+    fn counters_cpu_is_optional_both_ways() {
+        let old = r#"{"type":"counters","seq":1,"counts":[{"bytes":5,"packets":0}]}"#;
+        let msg: ServerMsg = serde_json::from_str(old).unwrap();
+        assert!(
+            matches!(msg, ServerMsg::Counters { cpu: None, .. }),
+            "{msg:?}"
+        );
+        let new = ServerMsg::Counters {
+            seq: 1,
+            counts: vec![],
+            cpu: Some(CpuSoFar::START),
+        };
+        let text = serde_json::to_string(&new).unwrap();
+        assert_eq!(
+            text,
+            r#"{"type":"counters","seq":1,"counts":[],"cpu":{"elapsed_us":0,"threads_us":0,"host":{"busy":0,"total":0}}}"#
+        );
+        /// The message as a build without the field declares it.
+        #[derive(Deserialize)]
+        #[serde(tag = "type", rename_all = "snake_case")]
+        enum OldServerMsg {
+            Counters { seq: u64, counts: Vec<StreamCounts> },
+        }
+        let OldServerMsg::Counters { seq, counts } = serde_json::from_str(&text).unwrap();
+        assert_eq!((seq, counts.len()), (1, 0));
     }
 
     #[test]

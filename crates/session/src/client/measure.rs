@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use analysis::{IntervalTracker, LocalStream, RawRun, StreamFailure, WorkerReport};
 use engine::{Endpoint, Role, Workers};
-use measure::cpu::{CpuTime, SystemCpuSnapshot};
+use measure::cpu::{CpuSoFar, CpuTime, SystemCpuSnapshot};
 use measure::drops::DropSnapshot;
 use results::IntervalSample;
 use wire::msg::{ServerResults, StreamCounts};
@@ -42,6 +42,14 @@ struct Running {
     sys0: Option<SystemCpuSnapshot>,
     /// UDP stream tests: the drop counters at the start, with the test interface.
     drops0: Option<(DropSnapshot, Option<String>)>,
+}
+
+impl Running {
+    /// This end's CPU so far: its workers' threads (each one's CPU clock, read from this
+    /// thread) and the host's ticks since the start, by this end's clock.
+    fn cpu_so_far(&self) -> CpuSoFar {
+        CpuSoFar::now(self.t0, self.workers.cpu_used(), self.sys0.as_ref())
+    }
 }
 
 /// Runs the test on `conns` against `remote` and returns what both ends measured.
@@ -142,11 +150,13 @@ fn poll_until_end(
         if elapsed >= next_tick && duration - elapsed > Duration::from_millis(10) {
             seq += 1;
             let local = workers.snapshot();
-            let server_counts = match remote.counts(seq, &local)? {
-                Ok(counts) => counts,
+            let local_cpu = running.cpu_so_far();
+            let far = match remote.counts(seq, &local)? {
+                Ok(far) => far,
                 Err(why) => return Ok(PollEnd::ServerLost(why)),
             };
-            let mut sample = tracker.sample(t0.elapsed(), &local, &server_counts);
+            let mut sample = tracker.sample(t0.elapsed(), &local, &far.counts);
+            tracker.add_cpu(&mut sample, local_cpu, far.cpu);
             analysis::add_latency(&mut sample, workers.take_latency().as_ref());
             emit(sample);
             next_tick += interval;
@@ -165,6 +175,10 @@ fn finish(
     tracker: &mut IntervalTracker,
     end: PollEnd,
 ) -> Result<(IntervalSample, RawRun), ClientError> {
+    running.workers.stop();
+    let window = running.t0.elapsed();
+    let local_at_stop = running.workers.snapshot();
+    let local_cpu = running.cpu_so_far();
     let Running {
         workers,
         t0,
@@ -172,9 +186,6 @@ fn finish(
         sys0,
         drops0,
     } = running;
-    workers.stop();
-    let window = t0.elapsed();
-    let local_at_stop = workers.snapshot();
     let interrupted = matches!(end, PollEnd::Interrupted);
     let (server, server_lost) = match end {
         PollEnd::ServerLost(why) => (ServerResults::default(), Some(why)),
@@ -205,6 +216,7 @@ fn finish(
     let local_drops = drops0.map(|(d0, ifc)| DropSnapshot::now(ifc.as_deref()).since(&d0));
     let (last_local, last_server) = last_counts(config, &server, &outcomes, &local_at_stop);
     let mut sample = tracker.sample(window, &last_local, &last_server);
+    tracker.add_cpu(&mut sample, local_cpu, server.cpu_at_stop);
     analysis::add_latency(&mut sample, workers_latency.as_ref());
     let local_streams = outcomes
         .into_iter()

@@ -5,12 +5,20 @@
 use std::time::Duration;
 
 use engine::Conn;
-use measure::cpu::CpuTime;
+use measure::cpu::{CpuSoFar, CpuTime};
 use wire::msg::{ServerResults, StreamCounts};
 use wire::{ClientMsg, ServerMsg};
 
 use super::{protocol, unexpected, ClientError};
 use crate::control::{recv, send, HANDSHAKE_TIMEOUT};
+
+/// The far end's figures in answer to a poll.
+pub(crate) struct FarCounts {
+    /// Its counters, one per stream.
+    pub counts: Vec<StreamCounts>,
+    /// Its CPU so far, from a far end that reports it (a linerate server of this build).
+    pub cpu: Option<CpuSoFar>,
+}
 
 /// What the far end of a test does for the measuring loop.
 pub(crate) trait Remote {
@@ -26,13 +34,13 @@ pub(crate) trait Remote {
     fn begin(&mut self) -> Result<(), ClientError>;
     /// Waits until the far end has begun: called once the workers run.
     fn begun(&mut self) -> Result<(), ClientError>;
-    /// The far end's counters now, one per stream (`local`: this end's). `Ok(Err(why))` when
-    /// the far end went away.
+    /// The far end's counters now, one per stream (`local`: this end's), and its CPU so far
+    /// if it reports it. `Ok(Err(why))` when the far end went away.
     fn counts(
         &mut self,
         seq: u64,
         local: &[StreamCounts],
-    ) -> Result<Result<Vec<StreamCounts>, String>, ClientError>;
+    ) -> Result<Result<FarCounts, String>, ClientError>;
     /// Ends the test and returns the far end's figures (`Ok(Err(why))`: it went away).
     /// `local_at_stop` and `cpu` are this end's counters and process CPU at the stop, over
     /// `wall`.
@@ -83,12 +91,12 @@ impl Remote for LinerateServer<'_> {
         &mut self,
         seq: u64,
         _local: &[StreamCounts],
-    ) -> Result<Result<Vec<StreamCounts>, String>, ClientError> {
+    ) -> Result<Result<FarCounts, String>, ClientError> {
         let reply = send(self.ctrl, &ClientMsg::Poll { seq })
             .and_then(|()| recv::<ServerMsg>(self.ctrl, HANDSHAKE_TIMEOUT));
         match reply {
             Err(e) => Ok(Err(lost("polling it", &e))),
-            Ok(ServerMsg::Counters { counts, .. }) => Ok(Ok(counts)),
+            Ok(ServerMsg::Counters { counts, cpu, .. }) => Ok(Ok(FarCounts { counts, cpu })),
             Ok(ServerMsg::Error { message }) => Err(server_ended(&message)),
             Ok(other) => Err(unexpected(&other)),
         }

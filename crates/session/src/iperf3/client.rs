@@ -20,7 +20,7 @@ use wire::spec::{Direction, Flow, Params as SpecParams, Transport};
 use wire::{TestKind, TestSpec, WireError};
 
 use crate::client::measure::measure_streams;
-use crate::client::remote::Remote;
+use crate::client::remote::{FarCounts, Remote};
 use crate::client::{summarize, ClientConfig, ClientError, Progress};
 use crate::control::HANDSHAKE_TIMEOUT;
 use crate::target::Target;
@@ -269,13 +269,17 @@ impl Remote for Iperf3Server {
         expect(&mut self.ctrl, State::TestRunning, HANDSHAKE_TIMEOUT)
     }
 
-    /// None from the server while it runs: this end's counts stand in for its side.
+    /// None from the server while it runs: this end's counts stand in for its side, and its
+    /// CPU is unknown until the end.
     fn counts(
         &mut self,
         _seq: u64,
         local: &[StreamCounts],
-    ) -> Result<Result<Vec<StreamCounts>, String>, ClientError> {
-        Ok(Ok(local.to_vec()))
+    ) -> Result<Result<FarCounts, String>, ClientError> {
+        Ok(Ok(FarCounts {
+            counts: local.to_vec(),
+            cpu: None,
+        }))
     }
 
     fn results(

@@ -5,7 +5,7 @@ use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use engine::{engine_for, Conn, Role, WorkerOutcome, Workers};
-use measure::cpu::{CpuTime, SystemCpuSnapshot};
+use measure::cpu::{CpuSoFar, CpuTime, SystemCpuSnapshot};
 use measure::drops::DropSnapshot;
 use wire::msg::{ServerResults, StreamCounts, StreamEnd};
 use wire::spec::Flow;
@@ -27,10 +27,20 @@ pub(super) struct Running {
     drops0: Option<(DropSnapshot, Option<String>)>,
 }
 
+impl Running {
+    /// The session's CPU so far: its workers' threads (each one's CPU clock, read from this
+    /// thread) and the host's ticks since the start, by the server's clock.
+    fn cpu_so_far(&self) -> CpuSoFar {
+        CpuSoFar::now(self.t0, self.workers.cpu_used(), self.sys0.as_ref())
+    }
+}
+
 /// What the server counted when its window closed.
 struct Window {
     /// Every stream's counters at the window's end (or at `Stop`, if that came first).
     counts: Vec<StreamCounts>,
+    /// The session's CPU at that moment.
+    cpu: CpuSoFar,
     /// The window's length by the server's clock.
     length: Duration,
 }
@@ -89,6 +99,7 @@ pub(super) fn run_streams(
         drops: running
             .drops0
             .map(|(d0, ifc)| DropSnapshot::now(ifc.as_deref()).since(&d0)),
+        cpu_at_stop: Some(window.cpu),
     };
     send(ctrl, &ServerMsg::Results(results.clone()))?;
     Ok(results)
@@ -129,21 +140,21 @@ fn serve_polls(
     running: &mut Running,
     shared: &Shared,
 ) -> Result<Window, SessionError> {
-    let (workers, t0) = (&mut running.workers, running.t0);
+    let t0 = running.t0;
     let idle = Duration::from_millis(spec.interval_ms) + shared.config.handshake_timeout;
     let window_end = t0 + Duration::from_millis(spec.duration_ms);
-    let mut at_window_end: Option<Vec<StreamCounts>> = None;
+    let mut at_window_end: Option<(Vec<StreamCounts>, CpuSoFar)> = None;
     let mut length = Duration::ZERO;
     let mut last_message = Instant::now();
     loop {
         let now = Instant::now();
         if at_window_end.is_none() && now >= window_end {
-            at_window_end = Some(workers.snapshot());
+            at_window_end = Some((running.workers.snapshot(), running.cpu_so_far()));
             length = now - t0;
         }
         // Never send longer than the spec asked, even if the client's Stop never comes.
         if now >= window_end + SENDER_GRACE {
-            workers.stop();
+            running.workers.stop();
         }
         let wait = match at_window_end {
             None => (window_end - now).min(idle),
@@ -163,15 +174,22 @@ fn serve_polls(
             ClientMsg::Poll { seq } => {
                 // A poll after the window closed gets the window's end, so the intervals add
                 // up to the window.
-                let counts = at_window_end.clone().unwrap_or_else(|| workers.snapshot());
-                send(ctrl, &ServerMsg::Counters { seq, counts })?;
+                let (counts, cpu) = at_window_end
+                    .clone()
+                    .unwrap_or_else(|| (running.workers.snapshot(), running.cpu_so_far()));
+                let cpu = Some(cpu);
+                send(ctrl, &ServerMsg::Counters { seq, counts, cpu })?;
             }
             ClientMsg::Stop => {
-                let counts = at_window_end.unwrap_or_else(|| {
+                let (counts, cpu) = at_window_end.unwrap_or_else(|| {
                     length = t0.elapsed();
-                    workers.snapshot()
+                    (running.workers.snapshot(), running.cpu_so_far())
                 });
-                return Ok(Window { counts, length });
+                return Ok(Window {
+                    counts,
+                    cpu,
+                    length,
+                });
             }
             ClientMsg::Error { message } => return Err(SessionError::ClientGaveUp(message)),
             other => return Err(SessionError::UnexpectedMidTest(Box::new(other))),

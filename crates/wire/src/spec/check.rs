@@ -3,8 +3,8 @@
 //! what is allowed; the order is the one docs/PROTOCOL.md section 6 lists.
 
 use super::{
-    Direction, Flow, Params, RrParams, SpecLimits, TcpOptions, TestSpec, Transport, UdpParams,
-    UdpRate,
+    Direction, Flow, Params, RrParams, SpecLimits, StreamParams, TcpOptions, TestSpec, Transport,
+    UdpParams, UdpRate,
 };
 
 /// The largest UDP payload over IPv4: 65535 − 20 (IP) − 8 (UDP).
@@ -44,6 +44,9 @@ pub enum SpecError {
         /// The server's limit.
         max_bytes: u32,
     },
+    /// In-band self probes at a rate the server does not run, or where they cannot run.
+    #[error("self probes: {0}")]
+    SelfProbes(String),
     /// A `udp_rr` request or response that is not a datagram with linerate's header.
     #[error("UDP {which} {len_bytes} bytes outside 16..=65507")]
     UdpRrLength {
@@ -165,6 +168,9 @@ impl TestSpec {
             });
         }
         self.check_reverse_rate()?;
+        if let Some(stream) = self.stream() {
+            check_self_probes(stream, self.direction())?;
+        }
         match &self.params {
             Params::UdpStream { udp } => check_udp(udp, limits)?,
             Params::TcpStream { stream, tcp } if stream.transport == Transport::Tcp => {
@@ -223,6 +229,27 @@ impl TestSpec {
         }
         Ok(())
     }
+}
+
+/// Self probes per stream at most (the draft's cap, 100 a second, is the `rpm` command's, over
+/// all its streams; this bounds what one stream may ask of a server).
+pub const MAX_SELF_PROBES_PER_S: u32 = 1000;
+
+/// In-band self probes: over TCP, one way, 1..=[`MAX_SELF_PROBES_PER_S`] a second.
+fn check_self_probes(stream: &StreamParams, direction: Direction) -> Result<(), SpecError> {
+    let Some(per_s) = stream.self_probes_per_s else {
+        return Ok(());
+    };
+    let why = if stream.transport != Transport::Tcp {
+        "TCP only".to_string()
+    } else if direction == Direction::Bidir {
+        "one direction only (a bidirectional stream has no idle reverse path)".to_string()
+    } else if !(1..=MAX_SELF_PROBES_PER_S).contains(&per_s) {
+        format!("{per_s} a second per stream outside 1..={MAX_SELF_PROBES_PER_S}")
+    } else {
+        return Ok(());
+    };
+    Err(SpecError::SelfProbes(why))
 }
 
 /// `tcp_stream` over TCP on a server with a rate limit: every stream paced at most at the
@@ -424,6 +451,30 @@ mod tests {
         let unlimited = SpecLimits::default();
         tcp.tcp_mut().unwrap().pacing_bps = Some(0);
         assert_eq!(tcp.check(&unlimited).unwrap_err().to_string(), zero);
+    }
+
+    #[test]
+    fn self_probes_run_one_way_over_tcp_at_a_bounded_rate() {
+        let limits = SpecLimits::default();
+        let mut tcp = sample();
+        assert_eq!(tcp.kind(), TestKind::TcpStream);
+        let check = |spec: &TestSpec| spec.check(&limits).map_err(|e| e.to_string());
+        tcp.stream_mut().unwrap().direction = Direction::Send;
+        tcp.stream_mut().unwrap().self_probes_per_s = Some(100);
+        assert_eq!(check(&tcp), Ok(()));
+        tcp.stream_mut().unwrap().self_probes_per_s = Some(0);
+        assert_eq!(
+            check(&tcp).unwrap_err(),
+            "self probes: 0 a second per stream outside 1..=1000"
+        );
+        tcp.stream_mut().unwrap().self_probes_per_s = Some(5000);
+        assert!(check(&tcp).unwrap_err().contains("outside 1..=1000"));
+        tcp.stream_mut().unwrap().self_probes_per_s = Some(10);
+        tcp.stream_mut().unwrap().direction = Direction::Bidir;
+        assert!(check(&tcp).unwrap_err().contains("one direction only"));
+        tcp.stream_mut().unwrap().direction = Direction::Reverse;
+        tcp.stream_mut().unwrap().transport = Transport::Unix;
+        assert_eq!(check(&tcp).unwrap_err(), "self probes: TCP only");
     }
 
     #[test]

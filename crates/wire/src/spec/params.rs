@@ -30,6 +30,11 @@ pub struct StreamParams {
     pub write_len_bytes: u32,
     /// How senders hand data to the kernel.
     pub send_mode: SendMode,
+    /// In-band self probes (responsiveness) the client requests per second on each stream:
+    /// the stream is then cut into records, one probe's request or response inside the loaded
+    /// direction (TCP only, sent with write(2); engine `self_probe`). Absent: a plain stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_probes_per_s: Option<u32>,
 }
 
 impl StreamParams {
@@ -40,6 +45,7 @@ impl StreamParams {
             transport: Transport::Tcp,
             write_len_bytes: 512 << 10,
             send_mode: SendMode::Splice,
+            self_probes_per_s: None,
         }
     }
 }

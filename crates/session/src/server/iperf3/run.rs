@@ -147,6 +147,7 @@ impl Start {
                 .drops0
                 .as_ref()
                 .map(|(d0, ifc)| DropSnapshot::now(ifc.as_deref()).since(d0)),
+            cpu_at_stop: None,
         }
     }
 }
