@@ -16,9 +16,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 /// A running `linerate ui`, killed when dropped.
-struct Ui {
+pub(crate) struct Ui {
     child: Child,
-    addr: String,
+    pub(crate) addr: String,
     _dir: Option<tempfile::TempDir>,
 }
 
@@ -58,7 +58,7 @@ impl Ui {
     }
 
     /// A UI over a new, empty database of its own.
-    fn fresh() -> Ui {
+    pub(crate) fn fresh() -> Ui {
         let dir = tempfile::tempdir().unwrap();
         let mut ui = Ui::start(&dir.path().join("runs.sqlite"), &[]);
         ui._dir = Some(dir);

@@ -8,57 +8,14 @@
 
 mod cdp;
 
-use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::ui_api::Ui;
 use cdp::{wait_until, Browser};
-
-/// A running `linerate ui` over a database of its own, killed when dropped.
-struct Ui {
-    child: Child,
-    addr: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Ui {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Ui {
-    /// `linerate ui --listen 127.0.0.1:0 --db DB`, once it has printed its URL.
-    fn start() -> Ui {
-        let dir = tempfile::tempdir().unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_linerate"))
-            .args(["ui", "--listen", "127.0.0.1:0", "--db"])
-            .arg(dir.path().join("runs.sqlite"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let addr = line
-            .trim()
-            .strip_prefix("http://")
-            .and_then(|rest| rest.split('/').next())
-            .unwrap_or_else(|| panic!("no URL printed: {line:?}"))
-            .to_string();
-        Ui {
-            child,
-            addr,
-            _dir: dir,
-        }
-    }
-}
 
 /// Fills the run form's fields (name → value) and clicks Start.
 fn start_test(b: &mut Browser, fields: &Value) {
@@ -140,7 +97,7 @@ fn the_page_runs_a_test_live_then_compares_and_reports_the_stored_runs() {
     let Some(mut b) = Browser::launch() else {
         return;
     };
-    let ui = Ui::start();
+    let ui = Ui::fresh();
     let started = Instant::now();
     b.open(&format!("http://{}/", ui.addr));
     first_test_live(&mut b);
@@ -258,7 +215,7 @@ fn a_long_fast_test_keeps_the_page_bounded() {
     let Some(mut b) = Browser::launch() else {
         return;
     };
-    let ui = Ui::start();
+    let ui = Ui::fresh();
     let started = Instant::now();
     b.open(&format!("http://{}/?window={WINDOW}", ui.addr));
     let (_, first, n) = fast_test(&mut b, 6);
@@ -342,7 +299,7 @@ fn a_sweep_a_repetition_and_a_matrix_fill_their_points_and_a_mesh_its_matrix() {
     let Some(mut b) = Browser::launch() else {
         return;
     };
-    let ui = Ui::start();
+    let ui = Ui::fresh();
     b.open(&format!("http://{}/", ui.addr));
     start_test(
         &mut b,

@@ -208,6 +208,8 @@ pub fn sh(cmd: &str) -> String {
 pub struct VethPair {
     pub a: String,
     pub b: String,
+    /// [`VethPair::bridged`]: the namespace between them.
+    pub mid: Option<String>,
 }
 
 impl VethPair {
@@ -216,6 +218,7 @@ impl VethPair {
         let pair = Self {
             a: format!("lr{tag}a{id}"),
             b: format!("lr{tag}b{id}"),
+            mid: None,
         };
         let (a, b) = (&pair.a, &pair.b);
         sh(&format!(
@@ -303,6 +306,37 @@ impl Drop for VethPair {
     fn drop(&mut self) {
         let _ = Command::new("ip").args(["netns", "del", &self.a]).status();
         let _ = Command::new("ip").args(["netns", "del", &self.b]).status();
+        if let Some(mid) = &self.mid {
+            let _ = Command::new("ip").args(["netns", "del", mid]).status();
+        }
+    }
+}
+
+impl VethPair {
+    /// `a` (198.18.0.1, device `va`) and `b` (198.18.0.2, `vb`) joined through a bridge in a
+    /// third namespace `mid`, whose ports are `ma` (towards `a`) and `mb` (towards `b`): a
+    /// queue shaped on a port is a hop on the path, not in the sender's own host, where TCP
+    /// small queues would keep it short.
+    pub fn bridged(tag: &str) -> Self {
+        let id = std::process::id() % 100_000;
+        let pair = Self {
+            a: format!("lr{tag}a{id}"),
+            b: format!("lr{tag}b{id}"),
+            mid: Some(format!("lr{tag}m{id}")),
+        };
+        let (a, b, m) = (&pair.a, &pair.b, pair.mid.as_deref().unwrap_or_default());
+        sh(&format!(
+            "ip netns add {a} && ip netns add {b} && ip netns add {m} && \
+             ip -n {m} link add br0 type bridge && \
+             ip link add va netns {a} type veth peer name ma netns {m} && \
+             ip link add vb netns {b} type veth peer name mb netns {m} && \
+             ip -n {m} link set dev ma master br0 && ip -n {m} link set dev mb master br0 && \
+             ip -n {a} addr add 198.18.0.1/24 dev va && ip -n {b} addr add 198.18.0.2/24 dev vb && \
+             ip -n {m} link set dev br0 up && ip -n {m} link set dev ma up && ip -n {m} link set dev mb up && \
+             ip -n {a} link set va up && ip -n {b} link set vb up && \
+             ip -n {a} link set lo up && ip -n {b} link set lo up"
+        ));
+        pair
     }
 }
 

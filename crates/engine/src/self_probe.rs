@@ -21,7 +21,6 @@
 
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
-use std::net::Shutdown;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
@@ -337,46 +336,7 @@ fn send(
             }
         }
     }
-    finish_sending(conn, total, ctl)
-}
-
-/// Half-closes and waits for the receiver to read everything and close, as `tcp_stream` does.
-fn finish_sending(
-    conn: &mut Conn,
-    total: u64,
-    ctl: StreamControl<'_>,
-) -> Result<StreamReport, EngineError> {
-    match conn.shutdown(Shutdown::Write) {
-        Ok(()) => {}
-        Err(e) if e.kind() == ErrorKind::NotConnected => {}
-        Err(e) => return Err(e.into()),
-    }
-    let mut scratch = [0u8; 256];
-    loop {
-        if ctl.abort.is_raised() {
-            return Err(EngineError::Aborted);
-        }
-        match conn.read(&mut scratch) {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(e) if is_retry(e.kind()) => {}
-            Err(e) if e.kind() == ErrorKind::ConnectionReset => break,
-            Err(e) => return Err(e.into()),
-        }
-    }
-    let tcp_info = match conn {
-        Conn::Tcp(_) => measure::tcp_info::read(conn.as_raw_fd()).ok(),
-        _ => None,
-    };
-    Ok(StreamReport {
-        bytes_total: total,
-        tcp_info,
-        counts: wire::msg::StreamCounts {
-            bytes: total,
-            ..Default::default()
-        },
-        ..Default::default()
-    })
+    crate::tcp_stream::finish_sending(conn, total, ctl)
 }
 
 fn receive(

@@ -150,6 +150,16 @@ fn send(
             Err(e) => return Err(e.into()),
         }
     }
+    finish_sending(conn, total, ctl)
+}
+
+/// Half-closes the stream and waits for the receiver to read everything and close: then the
+/// stream is fully delivered, and the sender's TCP_INFO describes all of it.
+pub(crate) fn finish_sending(
+    conn: &mut Conn,
+    total: u64,
+    ctl: StreamControl<'_>,
+) -> Result<StreamReport, EngineError> {
     match conn.shutdown(Shutdown::Write) {
         Ok(()) => {}
         // The peer closed first, with data unread (an iperf3 server stops reading at the
