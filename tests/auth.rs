@@ -509,3 +509,30 @@ fn keygen_prints_a_name_and_32_random_bytes() {
     assert!(Secret::from_base64(secret).is_some());
     assert_eq!(UserName::new(name).unwrap().as_str(), "alice");
 }
+
+#[test]
+fn a_foreign_probe_proves_its_key_as_a_test_does() {
+    let dir = KeyDir::new("probe");
+    let (alice, bob) = (key_line("alice"), key_line("bob"));
+    let server = keyed_server(&dir.write("keys", &format!("{alice}\n")));
+    let probe = |key: Option<ClientKey>| {
+        let config = session::client::ClientConfig {
+            key,
+            ..config(server.addr, spec(Direction::Send, 1, 300))
+        };
+        session::client::foreign_probe(&config, std::time::Duration::from_secs(2))
+    };
+    let p = probe(Some(client_key(&alice))).unwrap();
+    assert!(p.connect > std::time::Duration::ZERO && p.request > std::time::Duration::ZERO);
+    let err = probe(None).unwrap_err();
+    assert!(
+        matches!(err, ClientError::Auth(AuthProblem::KeyRequired { .. })),
+        "{err}"
+    );
+    let err = probe(Some(client_key(&bob))).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("authentication failed for key bob"),
+        "{err}"
+    );
+}

@@ -157,3 +157,24 @@ fn a_deep_queue_shows_in_the_kernels_rtt_and_the_self_probes() {
         "{kernel_short} us with a 2 ms queue"
     );
 }
+
+/// Foreign probes: a new connection's connect and one request on it, timed apart; the server
+/// answers each and logs none of them.
+#[test]
+fn foreign_probes_time_the_connect_and_the_request_apart() {
+    let server = TestServer::start(session::server::ServerConfig::default());
+    let config = config(server.addr, spec(wire::spec::Direction::Send, 1, 1000));
+    let limit = std::time::Duration::from_millis(500);
+    for _ in 0..20 {
+        let p = session::client::foreign_probe(&config, std::time::Duration::from_secs(2)).unwrap();
+        assert!(
+            p.connect > std::time::Duration::ZERO && p.connect < limit,
+            "{p:?}"
+        );
+        assert!(
+            p.request > std::time::Duration::ZERO && p.request < limit,
+            "{p:?}"
+        );
+    }
+    assert_eq!(server.log_text(), "", "probes are not logged");
+}

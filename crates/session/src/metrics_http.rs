@@ -142,6 +142,7 @@ fn families(m: &MetricsSnapshot) -> Vec<Family> {
         ("linerate_datagrams", "counter", "UDP datagrams moved by finished linerate tests, as the server saw them.", datagrams),
         ("linerate_auth_failures", "counter", "First messages whose key proof failed or was missing.", one(m.auth_failures)),
         ("linerate_handshake_timeouts", "counter", "Connections dropped at their handshake deadline.", one(m.handshake_timeouts)),
+        ("linerate_probes", "counter", "Foreign probes (linerate rpm) answered.", one(m.probes)),
         ("linerate_last_test_throughput_bits_per_second", "gauge", "Each client's last finished test: bytes both ways over the server's window, in bits/s.", last),
     ]
 }

@@ -70,6 +70,13 @@ pub enum ClientMsg {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         auth: Option<ClientProof>,
     },
+    /// A foreign probe (responsiveness, `linerate rpm`): a fresh connection's first message,
+    /// answered with `Probed` at once, then closed. No session, no test.
+    Probe {
+        /// Proof of a key, for a server that asks for one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        auth: Option<ClientProof>,
+    },
     /// UDP tests with `flows_dst` > 1, before `Begin`: the client's further receiving ports
     /// per stream (empty for streams the client sends).
     UdpPorts {
@@ -122,6 +129,12 @@ pub enum ServerMsg {
     Attached {
         /// Its stream index.
         stream: u16,
+        /// The server's proof of the key, answering the client's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        auth: Option<Mac>,
+    },
+    /// The answer to a `Probe`.
+    Probed {
         /// The server's proof of the key, answering the client's.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         auth: Option<Mac>,

@@ -92,8 +92,15 @@ pub(super) fn connect(
     config: &ClientConfig,
     opts: &SocketOptions,
 ) -> Result<(Conn, Proving), ClientError> {
+    let mut conn = open(config, opts)?;
+    let proving = greet(config, &mut conn)?;
+    Ok((conn, proving))
+}
+
+/// Opens a connection to the server (TCP's handshake, or a Unix socket's connect).
+pub(super) fn open(config: &ClientConfig, opts: &SocketOptions) -> Result<Conn, ClientError> {
     let target = config.target.describe();
-    let mut conn = match &config.target {
+    let conn = match &config.target {
         Target::Tcp { addr, bind } => connect_tcp(*addr, *bind, opts, config.connect_timeout)
             .map_err(|reason| {
                 let hint = match &reason {
@@ -119,8 +126,15 @@ pub(super) fn connect(
             })?)
         }
     };
+    Ok(conn)
+}
+
+/// Reads the server's greeting on a fresh connection and, for a server that asks for a key,
+/// prepares this connection's proof.
+pub(super) fn greet(config: &ClientConfig, conn: &mut Conn) -> Result<Proving, ClientError> {
+    let target = config.target.describe();
     let (hello, challenge) =
-        exchange_hello(&mut conn, HANDSHAKE_TIMEOUT).map_err(|reason| ClientError::Handshake {
+        exchange_hello(conn, HANDSHAKE_TIMEOUT).map_err(|reason| ClientError::Handshake {
             target: target.clone(),
             reason,
         })?;
@@ -136,5 +150,5 @@ pub(super) fn connect(
             target,
         },
     };
-    Ok((conn, proving))
+    Ok(proving)
 }

@@ -5,6 +5,7 @@
 //! Measurement only: the caller receives interval samples through [`Progress`] and the final
 //! [`RunRecord`]; nothing here prints.
 
+mod foreign;
 mod handshake;
 pub(crate) mod measure;
 mod open;
@@ -12,6 +13,8 @@ mod relay;
 pub(crate) mod remote;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+pub use foreign::{foreign_probe, ForeignProbe};
 
 use ::measure::host::HostFacts;
 use engine::sockopt::{ConnectError, SocketOptions};

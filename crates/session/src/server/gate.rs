@@ -32,7 +32,7 @@ use engine::sys_io::poll_readable;
 use engine::{Conn, Listener};
 use wire::auth::Nonce;
 use wire::iperf3::{decode_params, is_cookie, is_cookie_char, State, COOKIE_LEN, MAX_PARAMS_LEN};
-use wire::{frame, ClientMsg, Greeting, Hello, WireError, HELLO_LEN, MAGIC};
+use wire::{frame, ClientMsg, Greeting, Hello, ServerMsg, WireError, HELLO_LEN, MAGIC};
 
 use super::admit::{admit, Admission, KeyWatch};
 use super::allow::allowed;
@@ -361,7 +361,8 @@ fn advance(
                 let proof = match &*msg {
                     ClientMsg::Start { auth, .. }
                     | ClientMsg::Attach { auth, .. }
-                    | ClientMsg::Relay { auth, .. } => auth.as_ref(),
+                    | ClientMsg::Relay { auth, .. }
+                    | ClientMsg::Probe { auth } => auth.as_ref(),
                     _ => None,
                 };
                 match admit(keys.table(), &p.challenge, proof) {
@@ -552,6 +553,16 @@ fn dispatch(
             if let Err(e) = spawned {
                 conn_line(format!("cannot start a thread for a relayed test: {e}"));
             }
+        }
+        // A foreign probe: answered and closed, nothing logged (the client counts them).
+        ClientMsg::Probe { .. } => {
+            shared.count(|m| m.probed());
+            let _ = crate::control::send(
+                &mut conn,
+                &ServerMsg::Probed {
+                    auth: admission.answer,
+                },
+            );
         }
         other => {
             let message = format!("expected start or attach, got {other:?}");

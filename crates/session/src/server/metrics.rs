@@ -48,6 +48,8 @@ pub struct MetricsSnapshot {
     pub auth_failures: u64,
     /// Connections dropped at their handshake deadline.
     pub handshake_timeouts: u64,
+    /// Foreign probes answered (`linerate rpm`).
+    pub probes: u64,
     /// Each client's last finished test: its bytes both ways over the server's window,
     /// bits/s, with the update it came in (for eviction).
     pub last_throughput_bps: BTreeMap<IpAddr, (f64, u64)>,
@@ -87,6 +89,11 @@ impl ServerMetrics {
     pub fn auth_failed(&self) {
         self.with(|c| c.auth_failures += 1);
         self.refused("auth");
+    }
+
+    /// A foreign probe was answered.
+    pub fn probed(&self) {
+        self.with(|c| c.probes += 1);
     }
 
     /// A connection was dropped at its handshake deadline.
