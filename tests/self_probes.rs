@@ -23,6 +23,22 @@ fn check_probes(d: &serde_json::Value) {
         .iter()
         .map(|i| num(&i["flows"][0]["self_probes"]["transactions"]))
         .collect();
+    // Each interval lists its probes' round trips, smallest first, one per probe.
+    for i in intervals {
+        let f = &i["flows"][0];
+        let listed: Vec<f64> = f["self_probe_round_trips_us"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(num)
+            .collect();
+        assert_eq!(
+            listed.len() as f64,
+            num(&f["self_probes"]["transactions"]),
+            "{f}"
+        );
+        assert!(listed.windows(2).all(|w| w[0] <= w[1]), "{listed:?}");
+    }
     let total = &d["summary"]["self_probes"];
     // Every probe answered is in one interval and in the run's figures.
     assert_eq!(

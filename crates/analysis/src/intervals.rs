@@ -154,6 +154,7 @@ impl IntervalTracker {
             rr: self.rr.then(RrInterval::default),
             tcp_info: None,
             self_probes: None,
+            self_probe_round_trips_us: Vec::new(),
         }
     }
 
@@ -204,15 +205,18 @@ pub fn add_latency(sample: &mut IntervalSample, latency: Option<&Latency>) {
     for f in &mut sample.flows {
         let r = match &mut f.rr {
             Some(r) => r,
-            None => f.self_probes.insert(RrInterval {
-                transactions: l.len(),
-                transactions_per_s: if secs > 0.0 {
-                    l.len() as f64 / secs
-                } else {
-                    0.0
-                },
-                ..RrInterval::default()
-            }),
+            None => {
+                f.self_probe_round_trips_us = l.values_us(results::schema::MAX_PROBE_ROUND_TRIPS);
+                f.self_probes.insert(RrInterval {
+                    transactions: l.len(),
+                    transactions_per_s: if secs > 0.0 {
+                        l.len() as f64 / secs
+                    } else {
+                        0.0
+                    },
+                    ..RrInterval::default()
+                })
+            }
         };
         r.p50_us = Some(l.quantile_us(0.50));
         r.p99_us = Some(l.quantile_us(0.99));

@@ -130,7 +130,14 @@ pub struct FlowInterval {
     /// (measured by the client).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub self_probes: Option<RrInterval>,
+    /// `tcp --self-probes`: each of those probes' round trip, µs, smallest first (within 0.1 %;
+    /// at most [`MAX_PROBE_ROUND_TRIPS`]): what a trimmed mean over several intervals needs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub self_probe_round_trips_us: Vec<f64>,
 }
+
+/// Round trips one interval lists at most (`FlowInterval::self_probe_round_trips_us`).
+pub const MAX_PROBE_ROUND_TRIPS: usize = 10_000;
 
 /// A direction's TCP state in one interval, from its sending sockets' TCP_INFO at the
 /// interval's end (measured by the sending end).
