@@ -160,6 +160,3 @@ pub fn show_to(args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
     }
     Ok(())
 }
-
-#[cfg(test)]
-mod tests;

@@ -41,6 +41,7 @@ mod self_probes;
 mod skip;
 mod soak;
 mod store;
+mod store_cmd;
 mod sweep;
 mod udp_loopback;
 mod udp_netns;

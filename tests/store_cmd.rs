@@ -1,14 +1,18 @@
 //! Tests of the store subcommands, and of the store flags as wired, over a temporary database.
 
-use super::*;
-use crate::store_args::{store_run, StoreArgs};
+use std::path::PathBuf;
+
+use linerate::store_args::{store_run, StoreArgs};
+use linerate::store_cmd::*;
+use report::stored::{write_csv, write_stored, write_table};
+use results::store::RunId;
 use results::store::{Filter, RunRow, Store, Tags};
 use results::RunRecord;
 
 #[test]
 fn flags_parse_as_wired() {
-    use crate::cli::{Cli, Command};
     use clap::Parser;
+    use linerate::cli::{Cli, Command};
     let cli = Cli::try_parse_from([
         "linerate",
         "tcp",
@@ -103,7 +107,7 @@ fn stores_and_lists_through_the_flags() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("sub/results.sqlite");
     let record: RunRecord =
-        serde_json::from_str(include_str!("../../crates/results/tests/fixtures/rr.json")).unwrap();
+        serde_json::from_str(include_str!("../crates/results/tests/fixtures/rr.json")).unwrap();
     let args = StoreArgs {
         db: Some(db.clone()),
         no_store: false,
