@@ -14,6 +14,7 @@ pub mod pps_args;
 pub mod reach;
 pub mod repeat_args;
 pub mod report_cmd;
+pub mod rpm_cmd;
 pub mod rr_args;
 pub mod serve_cmd;
 pub mod shutdown;

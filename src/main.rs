@@ -69,6 +69,7 @@ fn run() -> anyhow::Result<ExitCode> {
         | Command::Rfc2544(_)
         | Command::Mesh(_) => commands::run_measuring(&cli.command, interrupt)?,
         Command::Plan(args) => linerate::plan_cmd::plan(args, interrupt)?,
+        Command::Rpm(args) => linerate::rpm_cmd::rpm(args, interrupt)?,
         Command::Ui(args) => return linerate::ui_cmd::ui(args, interrupt),
         Command::Runs(args) => {
             linerate::store_cmd::runs(args)?;

@@ -36,6 +36,7 @@ mod proc;
 mod protocol;
 mod relay;
 mod report_cli;
+mod rpm;
 mod rr;
 mod self_probes;
 mod skip;

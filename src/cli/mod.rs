@@ -54,6 +54,10 @@ pub enum Command {
     /// as the client: a matrix of throughput (or p50 round trip, connections/s), each cell a
     /// stored run.
     Mesh(crate::mesh_cmd::MeshArgs),
+    /// Responsiveness under working conditions (RPM, the IETF draft): load connections added
+    /// one per second until goodput is stable, foreign and in-band self probes beside them,
+    /// where the delay sits (socket buffers, network queues), per direction.
+    Rpm(crate::rpm_cmd::RpmArgs),
     /// Run a plan file's steps in order (tests, sweeps, knob sweeps, meshes), every run stored
     /// tagged plan=NAME and step=STEP; --check validates it, --resume skips stored steps.
     Plan(crate::plan_cmd::PlanArgs),

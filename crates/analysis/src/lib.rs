@@ -13,7 +13,7 @@
 //! - [`repeat`]: statistics over repeated runs, Student-t confidence intervals and the
 //!   `--until-ci` stopping rule;
 //! - [`rpm`]: responsiveness under working conditions (the IETF draft's RPM, stability and
-//!   confidence rules).
+//!   confidence rules), and [`rpm_window`]: one direction of `linerate rpm` interval by interval.
 //!
 //! Depends on `wire`, `measure` and `results` only: the engine's reports reach it as
 //! [`raw::WorkerReport`], so the data plane and the analysis can change apart.
@@ -25,6 +25,7 @@ pub mod loss;
 pub mod raw;
 pub mod repeat;
 pub mod rpm;
+pub mod rpm_window;
 pub mod streams;
 pub mod summary;
 pub mod tcp_time;

@@ -10,13 +10,16 @@
 //!   [`Params::max_probes_per_s`] and [`Params::probe_share`] of the capacity ([`probe_rate`]);
 //! - the figure: `Foreign = 60000 / ((TM(tcp_f) + TM(http_f)) / 2)`, `Loaded = 60000 /
 //!   TM(http_l)`, `RPM = (Foreign + Loaded) / 2`, TM the single-sided trimmed mean keeping the
-//!   best [`Params::trimmed_keep`] ([`trimmed_mean`], [`Responsiveness::of`]);
+//!   best [`Params::trimmed_keep`] ([`trimmed_mean`], [`responsiveness`]);
 //! - the confidence: low when fewer than MAD intervals ran, medium when they ran but the
 //!   figure never became stable, high when it did ([`Confidence`]).
 //!
 //! Everything is milliseconds and bits per second in, plain numbers out; no clocks are read.
 
+use results::rpm::Spread;
 use serde::{Deserialize, Serialize};
+
+pub use results::rpm::{Confidence, Responsiveness};
 
 /// The draft revision these formulas follow.
 pub const DRAFT: &str = "draft-ietf-ippm-responsiveness-09";
@@ -54,18 +57,6 @@ impl Default for Params {
             probe_share: 0.05,
         }
     }
-}
-
-/// How sure the figure is (the draft's "confidence score").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Confidence {
-    /// Fewer than MAD intervals ran: the moving average never spanned its window.
-    Low,
-    /// MAD intervals ran but the figure did not become stable within the time limit.
-    Medium,
-    /// The figure became stable.
-    High,
 }
 
 /// Tracks one figure interval by interval (aggregate goodput, or the responsiveness) and says
@@ -173,39 +164,37 @@ pub struct ProbeSamples {
     pub self_ms: Vec<f64>,
 }
 
-/// The draft's figures from one window of probes.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Responsiveness {
-    /// TM(tcp_f), ms.
-    pub connect_ms: f64,
-    /// TM(http_f), ms.
-    pub foreign_rr_ms: f64,
-    /// TM(http_l), ms.
-    pub self_ms: f64,
-    /// 60000 / ((TM(tcp_f) + TM(http_f)) / 2).
-    pub foreign_rpm: f64,
-    /// 60000 / TM(http_l).
-    pub loaded_rpm: f64,
-    /// (foreign + loaded) / 2: the RPM.
-    pub rpm: f64,
+/// The draft's figures from one window of probes, or `None` when a kind of probe has no
+/// sample (or a zero time).
+pub fn responsiveness(samples: &ProbeSamples, keep: f64) -> Option<Responsiveness> {
+    let connect_ms = trimmed_mean(&samples.connect_ms, keep)?;
+    let foreign_rr_ms = trimmed_mean(&samples.foreign_rr_ms, keep)?;
+    let self_ms = trimmed_mean(&samples.self_ms, keep)?;
+    let foreign_rpm = per_minute((connect_ms + foreign_rr_ms) / 2.0)?;
+    let loaded_rpm = per_minute(self_ms)?;
+    Some(Responsiveness {
+        connect_ms,
+        foreign_rr_ms,
+        self_ms,
+        foreign_rpm,
+        loaded_rpm,
+        rpm: (foreign_rpm + loaded_rpm) / 2.0,
+    })
 }
 
-impl Responsiveness {
-    /// The figures, or `None` when a kind of probe has no sample (or a zero time).
-    pub fn of(samples: &ProbeSamples, keep: f64) -> Option<Self> {
-        let connect_ms = trimmed_mean(&samples.connect_ms, keep)?;
-        let foreign_rr_ms = trimmed_mean(&samples.foreign_rr_ms, keep)?;
-        let self_ms = trimmed_mean(&samples.self_ms, keep)?;
-        let foreign_rpm = per_minute((connect_ms + foreign_rr_ms) / 2.0)?;
-        let loaded_rpm = per_minute(self_ms)?;
-        Some(Responsiveness {
-            connect_ms,
-            foreign_rr_ms,
-            self_ms,
-            foreign_rpm,
-            loaded_rpm,
-            rpm: (foreign_rpm + loaded_rpm) / 2.0,
-        })
+/// The sample count and nearest-rank percentiles of `values` (ms in, ms out).
+pub fn spread(values: &[f64]) -> Spread {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return Spread::default();
+    }
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| v[((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+    Spread {
+        samples: v.len() as u64,
+        p50: at(0.50),
+        p90: at(0.90),
+        p99: at(0.99),
     }
 }
 
@@ -264,7 +253,7 @@ mod tests {
             foreign_rr_ms: vec![30.0; 20],
             self_ms: vec![60.0; 20],
         };
-        let r = Responsiveness::of(&samples, 0.95).unwrap();
+        let r = responsiveness(&samples, 0.95).unwrap();
         // Foreign: 60000 / 20 = 3000; loaded: 60000 / 60 = 1000; RPM their mean.
         assert_eq!(r.foreign_rpm, 3000.0);
         assert_eq!(r.loaded_rpm, 1000.0);
@@ -273,7 +262,7 @@ mod tests {
             self_ms: Vec::new(),
             ..samples
         };
-        assert_eq!(Responsiveness::of(&none, 0.95), None);
+        assert_eq!(responsiveness(&none, 0.95), None);
     }
 
     #[test]
@@ -304,6 +293,15 @@ mod tests {
         for _ in 0..6 {
             assert!(!zero.push(0.0), "no goodput is never stable");
         }
+    }
+
+    #[test]
+    fn spreads_take_nearest_rank_percentiles() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        let s = spread(&v);
+        assert_eq!((s.samples, s.p50, s.p90, s.p99), (100, 50.0, 90.0, 99.0));
+        assert_eq!(spread(&[]).samples, 0);
+        assert_eq!(spread(&[7.0]).p99, 7.0);
     }
 
     #[test]

@@ -30,6 +30,7 @@ mod markdown;
 pub mod mesh;
 mod metrics;
 mod pps;
+pub mod rpm_text;
 pub mod run_text;
 mod runs_table;
 pub mod stored;

@@ -8,6 +8,7 @@
 
 pub mod layout_v1;
 pub mod limits;
+pub mod rpm;
 pub mod schema;
 pub mod store;
 

@@ -19,5 +19,6 @@ pub mod iperf3;
 pub mod metrics_http;
 pub mod probe;
 pub mod relay;
+pub mod rpm;
 pub mod server;
 pub mod target;

@@ -1,0 +1,133 @@
+//! `linerate rpm` as text: a line per interval while it runs, then per direction the RPM, the
+//! probes' figures beside the idle path's, where the delay sat, and the confidence.
+
+use std::io::{self, Write};
+
+use results::rpm::{Confidence, RpmDirection, RpmResult, RpmTick, RpmWay, Spread};
+
+use measure::units::format_bits_per_sec as bps;
+
+fn way(w: RpmWay) -> &'static str {
+    match w {
+        RpmWay::Up => "up (client -> server)",
+        RpmWay::Down => "down (server -> client)",
+    }
+}
+
+fn confidence(c: Confidence) -> &'static str {
+    match c {
+        Confidence::Low => "low",
+        Confidence::Medium => "medium",
+        Confidence::High => "high",
+    }
+}
+
+fn opt_ms(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{v:.2} ms"))
+}
+
+/// One interval as it closes: `up    3.0 s  3 conns  9.41 Gbit/s (avg …)  self 1.20 ms …`.
+pub fn tick_line(w: RpmWay, t: &RpmTick) -> String {
+    let dir = match w {
+        RpmWay::Up => "up",
+        RpmWay::Down => "down",
+    };
+    let rpm = t.rpm.map_or(String::new(), |r| format!("  RPM {r:.0}"));
+    format!(
+        "{dir:<5}{:>6.1} s {:>3} conn  {:>12} (avg {:>12})  self {:>10}  foreign {:>10}  kernel RTT {:>10}{rpm}",
+        t.t_s,
+        t.connections,
+        bps(t.goodput_bps),
+        bps(t.moving_average_bps),
+        opt_ms(t.self_p50_ms),
+        opt_ms(t.foreign_p50_ms),
+        opt_ms(t.kernel_rtt_ms),
+    )
+}
+
+fn spread_line(w: &mut dyn Write, name: &str, s: &Spread) -> io::Result<()> {
+    if s.samples == 0 {
+        return writeln!(w, "  {name:<22} no samples");
+    }
+    writeln!(
+        w,
+        "  {name:<22} p50 {:>9.3} ms  p90 {:>9.3} ms  p99 {:>9.3} ms  ({} samples)",
+        s.p50, s.p90, s.p99, s.samples
+    )
+}
+
+fn write_direction(w: &mut dyn Write, d: &RpmDirection) -> io::Result<()> {
+    writeln!(w, "{}", way(d.direction))?;
+    match &d.responsiveness {
+        Some(r) => writeln!(
+            w,
+            "  RPM {:.0} (confidence {}): foreign {:.0} (connect {:.3} ms, request {:.3} ms), loaded {:.0} (self probe {:.3} ms)",
+            r.rpm,
+            confidence(d.rpm_confidence),
+            r.foreign_rpm,
+            r.connect_ms,
+            r.foreign_rr_ms,
+            r.loaded_rpm,
+            r.self_ms
+        )?,
+        None => writeln!(w, "  RPM: not measured (a kind of probe has no sample)")?,
+    }
+    let stable = d
+        .goodput_stable_s
+        .map_or("not stable".into(), |s| format!("stable after {s:.1} s"));
+    writeln!(
+        w,
+        "  goodput {} over {} connections, {stable} (confidence {})",
+        bps(d.goodput_bps),
+        d.connections,
+        confidence(d.goodput_confidence)
+    )?;
+    spread_line(w, "self probes (in band)", &d.self_ms)?;
+    spread_line(w, "kernel RTT (TCP_INFO)", &d.kernel_rtt_ms)?;
+    spread_line(w, "foreign connect", &d.foreign_connect_ms)?;
+    spread_line(w, "foreign request", &d.foreign_rr_ms)?;
+    writeln!(
+        w,
+        "  delay added by the load {}: in socket buffers {}, in the network's queues {}",
+        opt_ms(d.loaded_minus_idle_ms),
+        opt_ms(d.in_socket_buffers_ms),
+        opt_ms(d.in_network_queues_ms)
+    )?;
+    let pct = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1} %"));
+    writeln!(
+        w,
+        "  CPU of the load's data threads: client {}, server {} of one core",
+        pct(d.local_cpu_pct),
+        pct(d.remote_cpu_pct)
+    )?;
+    for n in &d.notes {
+        writeln!(w, "  note: {n}")?;
+    }
+    Ok(())
+}
+
+/// The summary after the run.
+pub fn write(w: &mut dyn Write, r: &RpmResult) -> io::Result<()> {
+    writeln!(
+        w,
+        "Responsiveness to {} ({}; intervals of {} s, moving average of {}, {} % tolerance, at most {} connections){}",
+        r.target,
+        r.draft,
+        r.params.interval_s,
+        r.params.moving_average_intervals,
+        r.params.stability_tolerance * 100.0,
+        r.params.max_connections,
+        if r.interrupted { " INTERRUPTED" } else { "" }
+    )?;
+    writeln!(
+        w,
+        "idle: RPM {}",
+        r.idle.rpm.map_or("-".into(), |v| format!("{v:.0}"))
+    )?;
+    spread_line(w, "foreign connect", &r.idle.connect_ms)?;
+    spread_line(w, "foreign request", &r.idle.rr_ms)?;
+    for d in &r.directions {
+        write_direction(w, d)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,179 @@
+//! `linerate rpm --json`: responsiveness under working conditions, per direction (docs/RESULTS.md,
+//! "`linerate rpm --json`"). Every time is in milliseconds, on the client's clock; every rate in
+//! bits per second. The formulas are `analysis::rpm`'s (the IETF draft named in [`RpmResult::draft`]).
+
+use serde::{Deserialize, Serialize};
+
+/// The document's `kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RpmDocument {
+    /// `rpm`.
+    #[default]
+    Rpm,
+}
+
+/// How sure a figure is (the draft's "confidence score").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Confidence {
+    /// Fewer than MAD intervals ran: the moving average never spanned its window.
+    Low,
+    /// MAD intervals ran but the figure did not become stable within the time limit.
+    Medium,
+    /// The figure became stable.
+    High,
+}
+
+/// The draft's figures from one window of probes (its TCP-only case).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Responsiveness {
+    /// TM(tcp_f): the foreign probes' connect, trimmed mean, ms.
+    pub connect_ms: f64,
+    /// TM(http_f): the foreign probes' request on their new connection, ms.
+    pub foreign_rr_ms: f64,
+    /// TM(http_l): the self probes, in band on the loaded connections, ms.
+    pub self_ms: f64,
+    /// 60000 / ((TM(tcp_f) + TM(http_f)) / 2).
+    pub foreign_rpm: f64,
+    /// 60000 / TM(http_l).
+    pub loaded_rpm: f64,
+    /// (foreign + loaded) / 2: round trips per minute.
+    pub rpm: f64,
+}
+
+/// A distribution's sample count and percentiles, ms.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct Spread {
+    /// Samples.
+    pub samples: u64,
+    /// Median.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 99th percentile.
+    pub p99: f64,
+}
+
+/// The draft's parameters as used.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RpmParams {
+    /// MAD: intervals in a moving average.
+    pub moving_average_intervals: usize,
+    /// ID: seconds per interval (the draft's default is 5; linerate's 1).
+    pub interval_s: f64,
+    /// TMP: the share of samples a trimmed mean keeps (the lowest).
+    pub trimmed_keep: f64,
+    /// SDT: the stability tolerance, a share of the latest moving average.
+    pub stability_tolerance: f64,
+    /// MNP: load-generating connections at most.
+    pub max_connections: u16,
+    /// Foreign probes per second (and as many self probes over all connections), at most.
+    pub probes_per_s: f64,
+}
+
+/// The idle path, measured before the load: foreign probes only.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct IdleBaseline {
+    /// Connects.
+    pub connect_ms: Spread,
+    /// Requests on the new connections: the idle round trip.
+    pub rr_ms: Spread,
+    /// The idle RPM: 60000 / the trimmed mean of the requests.
+    pub rpm: Option<f64>,
+}
+
+/// One interval of a direction's run (the time series aligned with the ramp).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct RpmTick {
+    /// End of the interval, seconds since the direction began (client clock).
+    pub t_s: f64,
+    /// Load-generating connections running.
+    pub connections: u16,
+    /// Goodput of all of them in the interval, bits/s (the receivers' bytes).
+    pub goodput_bps: f64,
+    /// Its moving average over MAD intervals.
+    pub moving_average_bps: f64,
+    /// Self probes' median in the interval, ms.
+    pub self_p50_ms: Option<f64>,
+    /// Foreign probes' request median in the interval, ms.
+    pub foreign_p50_ms: Option<f64>,
+    /// The loaded connections' smoothed RTT (TCP_INFO of their senders), mean, ms.
+    pub kernel_rtt_ms: Option<f64>,
+    /// The responsiveness over the last MAD intervals, once goodput was stable.
+    pub rpm: Option<f64>,
+}
+
+/// Up (client → server) or down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RpmWay {
+    /// The client sends the load.
+    Up,
+    /// The server sends the load.
+    Down,
+}
+
+/// One direction's responsiveness.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RpmDirection {
+    /// Which way the load went.
+    pub direction: RpmWay,
+    /// The goodput's last moving average, bits/s.
+    pub goodput_bps: f64,
+    /// Load-generating connections at the end.
+    pub connections: u16,
+    /// Seconds from the direction's start until goodput was stable (absent: never).
+    pub goodput_stable_s: Option<f64>,
+    /// Confidence in the goodput.
+    pub goodput_confidence: Confidence,
+    /// Confidence in the responsiveness.
+    pub rpm_confidence: Confidence,
+    /// The draft's figures over the last MAD intervals (absent without probes of every kind).
+    pub responsiveness: Option<Responsiveness>,
+    /// Foreign probes' connects over the measurement window.
+    pub foreign_connect_ms: Spread,
+    /// Foreign probes' requests.
+    pub foreign_rr_ms: Spread,
+    /// Self probes.
+    pub self_ms: Spread,
+    /// The loaded connections' smoothed RTT, one reading per connection and interval.
+    pub kernel_rtt_ms: Spread,
+    /// Where the self probes' delay sat: their median minus the kernel's (the sending socket's
+    /// unsent bytes and the receiver's unread ones).
+    pub in_socket_buffers_ms: Option<f64>,
+    /// The kernel's median RTT loaded minus the idle round trip: the network's queues.
+    pub in_network_queues_ms: Option<f64>,
+    /// The self probes' median minus the idle round trip: all the delay the load added.
+    pub loaded_minus_idle_ms: Option<f64>,
+    /// CPU of the load's data threads, % of one core: the client's, the server's (means over
+    /// the connections' intervals, summed over connections).
+    pub local_cpu_pct: Option<f64>,
+    /// The server's.
+    pub remote_cpu_pct: Option<f64>,
+    /// Interval by interval.
+    pub timeline: Vec<RpmTick>,
+    /// What to know about this direction's figures (not stable in time, a refused connection).
+    pub notes: Vec<String>,
+}
+
+/// `linerate rpm`'s document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RpmResult {
+    /// `rpm`.
+    pub kind: RpmDocument,
+    /// The draft the formulas follow.
+    pub draft: String,
+    /// The server.
+    pub target: String,
+    /// When it began, Unix ms (client clock).
+    pub started_at_unix_ms: u64,
+    /// The parameters used.
+    pub params: RpmParams,
+    /// The idle path.
+    pub idle: IdleBaseline,
+    /// Each direction measured, in order.
+    pub directions: Vec<RpmDirection>,
+    /// Ctrl-C cut it short.
+    pub interrupted: bool,
+}

@@ -1,0 +1,316 @@
+//! `linerate rpm`: responsiveness under working conditions (issue 20; the IETF draft in
+//! `analysis::rpm`), over linerate's own sockets, all times on the client's clock.
+//!
+//! First the idle path: [`IDLE_PROBES`] foreign probes. Then, per direction: one
+//! load-generating connection (a one-stream `tcp_stream` session with in-band self probes) is
+//! added every interval until the goodput's moving average is stable or [`Params::max_connections`]
+//! run; foreign probes (a new connection each: its connect, then a request on it) run beside
+//! the load the whole time. Once the goodput is stable, the responsiveness over the last MAD
+//! intervals is tracked until it is stable too, or the time limit passes. The arithmetic is
+//! `analysis::rpm_window::DirectionTracker`'s; this module runs the connections and the clock.
+//!
+//! Each load connection is a session of its own, so the server must allow as many at once
+//! (`serve --max-sessions`, 16 by default); one it refuses ends the ramp there, with a note.
+
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use analysis::rpm::{self, Params};
+use analysis::rpm_window::DirectionTracker;
+use engine::Signal;
+use results::rpm::{
+    IdleBaseline, RpmDirection, RpmDocument, RpmParams, RpmResult, RpmTick, RpmWay,
+};
+use results::IntervalSample;
+use wire::msg::ServerInfo;
+use wire::spec::{Direction, Params as SpecParams, StreamParams, TcpOptions};
+use wire::TestSpec;
+
+use crate::auth::ClientKey;
+use crate::client::{self, foreign_probe, ClientConfig, ClientError, Progress};
+use crate::target::Target;
+
+/// Foreign probes measuring the idle path.
+pub const IDLE_PROBES: usize = 20;
+/// How long a foreign probe may wait for its answer.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// What to measure, and where.
+#[derive(Debug, Clone)]
+pub struct RpmSetup {
+    /// The server.
+    pub target: Target,
+    /// How records name it.
+    pub label: String,
+    /// The key to prove.
+    pub key: Option<ClientKey>,
+    /// The draft's parameters.
+    pub params: Params,
+    /// Longest one direction may take.
+    pub max_time: Duration,
+    /// The load connections' congestion control (both ends), where not the hosts' default.
+    pub congestion: Option<String>,
+    /// Raised to stop (Ctrl-C): what was measured is kept.
+    pub interrupt: Signal,
+}
+
+/// Receives each interval as it closes.
+pub trait RpmProgress {
+    /// A direction's interval closed.
+    fn tick(&mut self, way: RpmWay, tick: &RpmTick);
+}
+
+/// What the load connections and the foreign prober report.
+enum Event {
+    Interval(Box<IntervalSample>),
+    Foreign { connect_ms: f64, rr_ms: f64 },
+    Failed(String),
+}
+
+/// Hands a load connection's intervals to the orchestrator.
+struct Forward(Sender<Event>);
+
+impl Progress for Forward {
+    fn started(&mut self, _: &ServerInfo, _: &TestSpec) {}
+    fn interval(&mut self, sample: &IntervalSample) {
+        let _ = self.0.send(Event::Interval(Box::new(sample.clone())));
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+impl RpmSetup {
+    fn config(&self, spec: TestSpec, interrupt: Signal) -> ClientConfig {
+        ClientConfig {
+            key: self.key.clone(),
+            ..ClientConfig::new(self.target.clone(), self.label.clone(), spec, interrupt)
+        }
+    }
+
+    /// A load connection's test: one stream `way`, self probes at `per_s`, intervals of the
+    /// draft's ID, long enough to outlast the direction (it is stopped).
+    fn load_spec(&self, way: RpmWay, per_s: u32) -> TestSpec {
+        let direction = match way {
+            RpmWay::Up => Direction::Send,
+            RpmWay::Down => Direction::Reverse,
+        };
+        let stream = StreamParams {
+            self_probes_per_s: Some(per_s),
+            ..StreamParams::new(direction)
+        };
+        let params = SpecParams::TcpStream {
+            stream,
+            tcp: TcpOptions {
+                congestion: self.congestion.clone(),
+                ..TcpOptions::default()
+            },
+        };
+        let duration_ms = (self.max_time + Duration::from_secs(10)).as_millis() as u64;
+        TestSpec {
+            interval_ms: (self.params.interval_s * 1000.0).round().max(1.0) as u64,
+            ..TestSpec::new(params, 1, duration_ms)
+        }
+    }
+
+    /// Self probes per second on each load connection: the foreign probes' rate spread over
+    /// the most connections, at least one.
+    fn self_probes_per_connection(&self) -> u32 {
+        let per = self.params.max_probes_per_s / 2.0 / f64::from(self.params.max_connections);
+        per.ceil().max(1.0) as u32
+    }
+}
+
+/// Measures the idle path, then each of `ways` in turn.
+pub fn run(
+    setup: &RpmSetup,
+    ways: &[RpmWay],
+    progress: &mut dyn RpmProgress,
+) -> Result<RpmResult, ClientError> {
+    let started_at_unix_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let idle = idle_baseline(setup)?;
+    let mut directions = Vec::new();
+    for &way in ways {
+        if setup.interrupt.is_raised() {
+            break;
+        }
+        directions.push(run_direction(setup, way, &idle, progress));
+    }
+    let p = &setup.params;
+    Ok(RpmResult {
+        kind: RpmDocument::Rpm,
+        draft: rpm::DRAFT.to_string(),
+        target: setup.label.clone(),
+        started_at_unix_ms,
+        params: RpmParams {
+            moving_average_intervals: p.moving_average_intervals,
+            interval_s: p.interval_s,
+            trimmed_keep: p.trimmed_keep,
+            stability_tolerance: p.stability_tolerance,
+            max_connections: p.max_connections,
+            probes_per_s: p.max_probes_per_s / 2.0,
+        },
+        idle,
+        directions,
+        interrupted: setup.interrupt.is_raised(),
+    })
+}
+
+/// The idle path: foreign probes one after another, 10 ms apart.
+fn idle_baseline(setup: &RpmSetup) -> Result<IdleBaseline, ClientError> {
+    let config = setup.config(setup.load_spec(RpmWay::Up, 1), Signal::new());
+    let (mut connect, mut rr) = (Vec::new(), Vec::new());
+    for _ in 0..IDLE_PROBES {
+        if setup.interrupt.is_raised() {
+            break;
+        }
+        let p = foreign_probe(&config, PROBE_TIMEOUT)?;
+        connect.push(ms(p.connect));
+        rr.push(ms(p.request));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Ok(IdleBaseline {
+        connect_ms: rpm::spread(&connect),
+        rr_ms: rpm::spread(&rr),
+        rpm: rpm::trimmed_mean(&rr, setup.params.trimmed_keep).and_then(rpm::per_minute),
+    })
+}
+
+/// Foreign probes at `per_s` until `stop`; a failure is said once.
+fn foreign_loop(setup: &RpmSetup, per_s: f64, stop: &Signal, tx: Sender<Event>) {
+    let config = setup.config(setup.load_spec(RpmWay::Up, 1), Signal::new());
+    let every = Duration::from_secs_f64(1.0 / per_s.max(0.1));
+    let mut next = Instant::now();
+    let mut failed = false;
+    while !stop.is_raised() {
+        let event = match foreign_probe(&config, PROBE_TIMEOUT) {
+            Ok(p) => Event::Foreign {
+                connect_ms: ms(p.connect),
+                rr_ms: ms(p.request),
+            },
+            Err(_) if stop.is_raised() => break,
+            Err(e) if !failed => {
+                failed = true;
+                Event::Failed(format!(
+                    "a foreign probe failed (later failures not noted): {e}"
+                ))
+            }
+            Err(_) => continue,
+        };
+        if tx.send(event).is_err() {
+            break;
+        }
+        next = (next + every).max(Instant::now());
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+    }
+}
+
+/// One direction: the ramp, the probes, the intervals, until stable or out of time.
+fn run_direction(
+    setup: &RpmSetup,
+    way: RpmWay,
+    idle: &IdleBaseline,
+    progress: &mut dyn RpmProgress,
+) -> RpmDirection {
+    let stop = Signal::new();
+    let (tx, rx) = mpsc::channel();
+    let mut tracker = DirectionTracker::new(setup.params);
+    let mut notes = Vec::new();
+    let spec = setup.load_spec(way, setup.self_probes_per_connection());
+    std::thread::scope(|s| {
+        let foreign_tx = tx.clone();
+        let stop_ref = &stop;
+        s.spawn(move || {
+            foreign_loop(
+                setup,
+                setup.params.max_probes_per_s / 2.0,
+                stop_ref,
+                foreign_tx,
+            )
+        });
+        let mut ramp = Ramp::default();
+        let t0 = Instant::now();
+        let mut last = t0;
+        let interval = Duration::from_secs_f64(setup.params.interval_s);
+        for n in 1u32.. {
+            if ramp.adding && ramp.running < setup.params.max_connections {
+                let (config, tx) = (setup.config(spec.clone(), stop.clone()), tx.clone());
+                s.spawn(move || load_connection(&config, tx));
+                ramp.running += 1;
+            }
+            collect(&rx, t0 + interval * n, &mut tracker, &mut ramp, &mut notes);
+            let now = Instant::now();
+            let secs = now.duration_since(last).as_secs_f64();
+            last = now;
+            let outcome = tracker.tick(now.duration_since(t0).as_secs_f64(), secs, ramp.running);
+            ramp.adding &= !outcome.goodput_stable;
+            if let Some(tick) = tracker.last_tick() {
+                progress.tick(way, tick);
+            }
+            let out_of_time = t0.elapsed() >= setup.max_time;
+            if out_of_time && !outcome.done {
+                notes.push(format!(
+                    "stopped at the time limit ({} s)",
+                    setup.max_time.as_secs()
+                ));
+            }
+            if outcome.done || out_of_time || setup.interrupt.is_raised() {
+                break;
+            }
+        }
+        stop.raise();
+    });
+    tracker.finish(way, idle, notes)
+}
+
+/// How many load connections run, and whether more are added.
+struct Ramp {
+    running: u16,
+    adding: bool,
+}
+
+impl Default for Ramp {
+    fn default() -> Self {
+        Self {
+            running: 0,
+            adding: true,
+        }
+    }
+}
+
+/// A load connection: a `tcp_stream` session with self probes until `config.interrupt`.
+fn load_connection(config: &ClientConfig, tx: Sender<Event>) {
+    let mut forward = Forward(tx.clone());
+    if let Err(e) = client::run(config, &mut forward) {
+        let _ = tx.send(Event::Failed(format!("a load connection failed: {e}")));
+    }
+}
+
+/// Feeds the tracker until `until`.
+fn collect(
+    rx: &Receiver<Event>,
+    until: Instant,
+    tracker: &mut DirectionTracker,
+    ramp: &mut Ramp,
+    notes: &mut Vec<String>,
+) {
+    loop {
+        let wait = until.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(wait) {
+            Ok(Event::Interval(sample)) => tracker.interval(&sample),
+            Ok(Event::Foreign { connect_ms, rr_ms }) => tracker.foreign(connect_ms, rr_ms),
+            Ok(Event::Failed(why)) => {
+                // A refused or broken connection: no more are added; it no longer counts.
+                if why.starts_with("a load connection") {
+                    ramp.adding = false;
+                    ramp.running = ramp.running.saturating_sub(1);
+                }
+                notes.push(why);
+            }
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => break,
+        }
+    }
+}

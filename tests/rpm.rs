@@ -1,0 +1,116 @@
+//! `linerate rpm`: responsiveness under working conditions, on loopback (every figure there, in
+//! order) and against a ground truth: a tbf queue of known depth on a bridge between two
+//! namespaces, whose drain time the loaded RTT must show, in the network's share of the delay.
+
+use serde_json::Value;
+
+use crate::util::*;
+
+fn directions(d: &Value) -> &Vec<Value> {
+    d["directions"].as_array().unwrap()
+}
+
+#[test]
+fn loopback_gives_both_directions_every_figure_and_a_time_series() {
+    let d = linerate_json(&["rpm", "-t", "5", "-P", "3", "--json"]);
+    assert_eq!(d["kind"], "rpm");
+    assert!(
+        d["draft"].as_str().unwrap().contains("responsiveness-09"),
+        "{d}"
+    );
+    assert!(num(&d["idle"]["rpm"]) > 0.0, "{}", d["idle"]);
+    assert_eq!(d["idle"]["rr_ms"]["samples"], 20);
+    let dirs = directions(&d);
+    assert_eq!(dirs.len(), 2);
+    for (dir, way) in dirs.iter().zip(["up", "down"]) {
+        assert_eq!(dir["direction"], way);
+        assert!(num(&dir["goodput_bps"]) > 0.0, "{dir}");
+        assert!((1.0..=3.0).contains(&num(&dir["connections"])), "{dir}");
+        for kind in [
+            "foreign_connect_ms",
+            "foreign_rr_ms",
+            "self_ms",
+            "kernel_rtt_ms",
+        ] {
+            assert!(num(&dir[kind]["samples"]) > 0.0, "{kind}: {dir}");
+            assert!(
+                num(&dir[kind]["p50"]) <= num(&dir[kind]["p99"]),
+                "{kind}: {dir}"
+            );
+        }
+        let timeline = dir["timeline"].as_array().unwrap();
+        assert!((4..=7).contains(&timeline.len()), "{}", timeline.len());
+        let t: Vec<f64> = timeline.iter().map(|x| num(&x["t_s"])).collect();
+        assert!(t.windows(2).all(|w| w[0] < w[1]), "{t:?}");
+        assert!(["low", "medium", "high"].contains(&dir["rpm_confidence"].as_str().unwrap()));
+    }
+}
+
+#[test]
+fn bad_input_names_the_flag() {
+    fails_in_one_line(&["rpm", "-P", "0"], "-P 0");
+    fails_in_one_line(&["rpm", "-t", "1"], "--time 1");
+    fails_in_one_line(&["rpm", "--direction", "sideways"], "--direction");
+}
+
+/// Ground truth: 20 Mbit/s towards the server through a tbf queue of 250 KB (100 ms to
+/// drain) on a bridge. Reno fills it; the loaded kernel RTT and the network's share of the
+/// delay sit at about the drain time, the self probes wait longer (the senders' unsent bytes
+/// too), and the loaded RPM falls below 60000 / 50 ms. A 5 KB queue keeps the network's share
+/// near nothing.
+#[test]
+fn a_deep_queue_is_found_in_the_network_and_lowers_the_rpm() {
+    if !can_use_netns() {
+        return;
+    }
+    let pair = VethPair::bridged("rp");
+    let mid = pair.mid.clone().unwrap();
+    let _server = pair.serve();
+    let run = |limit: &str| -> Value {
+        sh(&format!(
+            "ip netns exec {mid} tc qdisc replace dev mb root tbf rate 20mbit burst 16kb limit {limit}"
+        ));
+        let out = pair.client(&[
+            "rpm",
+            "198.18.0.2",
+            "--direction",
+            "up",
+            "-t",
+            "10",
+            "-P",
+            "4",
+            "-C",
+            "reno",
+            "--json",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let d: Value = serde_json::from_slice(&out.stdout).unwrap();
+        directions(&d)[0].clone()
+    };
+    let deep = run("250kb");
+    let network = num(&deep["in_network_queues_ms"]);
+    eprintln!(
+        "deep: network {network} ms, sockets {} ms, RPM {}",
+        deep["in_socket_buffers_ms"], deep["responsiveness"]["rpm"]
+    );
+    assert!(
+        (50.0..=125.0).contains(&network),
+        "{network} ms against 100 ms: {deep}"
+    );
+    assert!(
+        num(&deep["self_ms"]["p50"]) >= num(&deep["kernel_rtt_ms"]["p50"]) * 0.8,
+        "{deep}"
+    );
+    assert!(
+        num(&deep["responsiveness"]["loaded_rpm"]) < 1200.0,
+        "{deep}"
+    );
+    let short = run("5kb");
+    let network = num(&short["in_network_queues_ms"]);
+    eprintln!("short: network {network} ms");
+    assert!(network < 20.0, "{network} ms with a 2 ms queue: {short}");
+}
