@@ -50,6 +50,10 @@ pub struct RpmArgs {
     /// The load connections' TCP congestion control on both ends, e.g. cubic, reno, bbr.
     #[arg(long, short = 'C', value_name = "ALGO")]
     pub congestion: Option<String>,
+    /// TCP_NOTSENT_LOWAT on the load connections, bytes (K, M): less waits in the senders'
+    /// buffers, which the self probes show.
+    #[arg(long, value_name = "BYTES")]
+    pub notsent_lowat: Option<String>,
     /// Print one JSON document instead of the text.
     #[arg(long)]
     pub json: bool,
@@ -107,6 +111,11 @@ pub fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
         },
         max_time: Duration::from_secs_f64(args.time),
         congestion: args.congestion.clone(),
+        notsent_lowat_bytes: args
+            .notsent_lowat
+            .as_deref()
+            .map(crate::test_args::notsent_lowat)
+            .transpose()?,
         interrupt,
     };
     let ways: &[RpmWay] = match args.direction {

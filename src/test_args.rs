@@ -116,6 +116,10 @@ pub struct TcpArgs {
     /// write.
     #[arg(long, value_name = "MODE", value_enum, default_value_t = SendModeArg::Splice)]
     pub send_mode: SendModeArg,
+    /// TCP_NOTSENT_LOWAT on both ends, bytes (K, M): a sender keeps at most this much written
+    /// but unsent, so what it writes next waits behind less (see --self-probes).
+    #[arg(long, value_name = "BYTES")]
+    pub notsent_lowat: Option<String>,
     /// In-band self probes per second on each stream (responsiveness): 1-byte requests answered
     /// inside the loaded direction, behind its queued data; round trips in the intervals.
     #[arg(long, value_name = "PER_SEC")]
@@ -313,6 +317,15 @@ pub(crate) fn length(flag_value: &str, min: u64, max: u64, what: &str) -> anyhow
     Ok(v as u32)
 }
 
+/// `--notsent-lowat BYTES`: 1 B to 64 MiB.
+pub fn notsent_lowat(flag_value: &str) -> anyhow::Result<u32> {
+    match parse_bytes(flag_value) {
+        Ok(v) if (1..=64 << 20).contains(&v) => Ok(v as u32),
+        Ok(_) => anyhow::bail!("--notsent-lowat {flag_value}: between 1 byte and 64M"),
+        Err(e) => anyhow::bail!("--notsent-lowat {flag_value}: {e}"),
+    }
+}
+
 impl CommonArgs {
     /// Which way the data flows: `-R`, `--bidir`, or client to server.
     pub fn direction(&self) -> Direction {
@@ -437,6 +450,11 @@ impl TcpArgs {
             tos: self.tos.as_deref().map(parse_tos).transpose()?,
             pacing_bps: pacing.map(|p| p.rate),
             reverse_pacing_bps: pacing.and_then(|p| p.reverse),
+            notsent_lowat_bytes: self
+                .notsent_lowat
+                .as_deref()
+                .map(notsent_lowat)
+                .transpose()?,
         };
         plan.spec.params = Params::TcpStream { stream, tcp };
         Ok(plan)

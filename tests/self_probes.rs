@@ -154,6 +154,34 @@ fn a_deep_queue_shows_in_the_kernels_rtt_and_the_self_probes() {
         probe >= 0.8 * kernel,
         "self probes {probe} us below the kernel's RTT {kernel} us"
     );
+    // TCP_NOTSENT_LOWAT of 16 KiB keeps the sender's unsent bytes short: the self probes fall
+    // towards the kernel's RTT (the network's queue is still there).
+    let lowat = pair.client_json(&[
+        "tcp",
+        "-t",
+        "6",
+        "-C",
+        "reno",
+        "--self-probes",
+        "10",
+        "--notsent-lowat",
+        "16K",
+        "--no-store",
+    ]);
+    let loaded = rtts(&lowat, 2);
+    let kernel_lowat = median(loaded.iter().map(|r| r.0).collect());
+    let probe_lowat = median(loaded.iter().map(|r| r.1).collect());
+    eprintln!(
+        "with --notsent-lowat 16K: kernel RTT {kernel_lowat} us, self probe p50 {probe_lowat} us"
+    );
+    assert!(
+        probe_lowat < 0.5 * probe,
+        "{probe_lowat} us against {probe} us without it"
+    );
+    assert!(
+        probe_lowat <= 1.5 * kernel_lowat + 20_000.0,
+        "{probe_lowat} us against the kernel's {kernel_lowat} us"
+    );
     // A short queue (5 KB: 2 ms): the loaded RTT stays within a few ms.
     shape("5kb");
     let short = pair.client_json(&[

@@ -31,6 +31,8 @@ pub struct SocketOptions {
     pub busy_poll_us: Option<u32>,
     /// SO_MAX_PACING_RATE, bits/s.
     pub pacing_bps: Option<u64>,
+    /// TCP_NOTSENT_LOWAT, bytes (set after the pacing's own).
+    pub notsent_lowat_bytes: Option<u32>,
 }
 
 impl SocketOptions {
@@ -49,6 +51,7 @@ impl SocketOptions {
             mss_bytes: tcp.mss_bytes,
             no_delay: tcp.no_delay,
             pacing_bps: tcp.pacing_of(flow),
+            notsent_lowat_bytes: tcp.notsent_lowat_bytes,
             congestion: tcp.congestion,
             tos: tcp.tos,
             busy_poll_us: spec.rr().and_then(|rr| rr.busy_poll_us),
@@ -71,6 +74,9 @@ impl SocketOptions {
         }
         if self.pacing_bps.is_some() {
             return Err(EngineError::NotForUnix("--rate"));
+        }
+        if self.notsent_lowat_bytes.is_some() {
+            return Err(EngineError::NotForUnix("--notsent-lowat"));
         }
         Ok(())
     }
@@ -121,6 +127,16 @@ impl SocketOptions {
         }
         if let Some(bps) = self.pacing_bps {
             set_pacing(fd, bps)?;
+        }
+        if let Some(bytes) = self.notsent_lowat_bytes {
+            set_int(
+                fd,
+                libc::IPPROTO_TCP,
+                libc::TCP_NOTSENT_LOWAT,
+                bytes.min(i32::MAX as u32) as i32,
+                "--notsent-lowat",
+                bytes,
+            )?;
         }
         Ok(())
     }

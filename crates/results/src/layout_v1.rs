@@ -113,6 +113,7 @@ impl From<SpecV1> for TestSpec {
             tos: old.tos,
             pacing_bps: None,
             reverse_pacing_bps: None,
+            notsent_lowat_bytes: None,
         };
         let rr = RrParams {
             request_len_bytes: old.write_len_bytes,

@@ -39,6 +39,7 @@ fn tcp(mss: Option<u32>, no_delay: bool, congestion: Option<&str>, tos: Option<u
         tos,
         pacing_bps: None,
         reverse_pacing_bps: None,
+        notsent_lowat_bytes: None,
     }
 }
 

@@ -50,6 +50,8 @@ pub struct RpmSetup {
     pub max_time: Duration,
     /// The load connections' congestion control (both ends), where not the hosts' default.
     pub congestion: Option<String>,
+    /// The load connections' TCP_NOTSENT_LOWAT, bytes.
+    pub notsent_lowat_bytes: Option<u32>,
     /// Raised to stop (Ctrl-C): what was measured is kept.
     pub interrupt: Signal,
 }
@@ -104,6 +106,7 @@ impl RpmSetup {
             stream,
             tcp: TcpOptions {
                 congestion: self.congestion.clone(),
+                notsent_lowat_bytes: self.notsent_lowat_bytes,
                 ..TcpOptions::default()
             },
         };

@@ -71,6 +71,10 @@ pub struct TcpOptions {
     /// when it differs from `pacing_bps` (`tcp --bidir -b A,B`: B). Absent: as `pacing_bps`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reverse_pacing_bps: Option<u64>,
+    /// TCP_NOTSENT_LOWAT on every data connection, bytes: a sender keeps at most this many
+    /// bytes written but not yet sent (`--notsent-lowat`; over a pacing rate's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notsent_lowat_bytes: Option<u32>,
 }
 
 impl TcpOptions {

@@ -379,6 +379,7 @@ fn tcp_params(p: &Params, direction: Direction) -> SpecParams {
         // iperf3 has one rate for every sender.
         pacing_bps: p.bandwidth.filter(|&b| b > 0),
         reverse_pacing_bps: None,
+        notsent_lowat_bytes: None,
     };
     SpecParams::TcpStream { stream, tcp }
 }
