@@ -51,6 +51,7 @@ fn bad_input_names_the_flag() {
     fails_in_one_line(&["rpm", "-P", "0"], "-P 0");
     fails_in_one_line(&["rpm", "-t", "1"], "--time 1");
     fails_in_one_line(&["rpm", "--direction", "sideways"], "--direction");
+    fails_in_one_line(&["rpm", "--probes", "80"], "--probes 80: between 1 and 50");
 }
 
 /// Ground truth: 20 Mbit/s towards the server through a tbf queue of 250 KB (100 ms to

@@ -12,6 +12,7 @@
 //! Each load connection is a session of its own, so the server must allow as many at once
 //! (`serve --max-sessions`, 16 by default); one it refuses ends the ramp there, with a note.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -182,10 +183,42 @@ fn idle_baseline(setup: &RpmSetup) -> Result<IdleBaseline, ClientError> {
     })
 }
 
-/// Foreign probes at `per_s` until `stop`; a failure is said once.
-fn foreign_loop(setup: &RpmSetup, per_s: f64, stop: &Signal, tx: Sender<Event>) {
+/// The foreign probes' rate: the one asked for, lowered so that the probes of both kinds stay
+/// within the draft's share of the capacity once the goodput is known.
+struct ProbeRate {
+    asked: f64,
+    millihertz: AtomicU64,
+}
+
+impl ProbeRate {
+    fn new(asked: f64) -> Self {
+        Self {
+            asked,
+            millihertz: AtomicU64::new((asked * 1000.0) as u64),
+        }
+    }
+
+    fn per_s(&self) -> f64 {
+        (self.millihertz.load(Ordering::Relaxed) as f64 / 1000.0).max(0.1)
+    }
+
+    /// Caps the rate for a path of `capacity_bps` (its moving average); the rate when it is
+    /// below the one asked for.
+    fn cap(&self, params: &Params, capacity_bps: f64) -> Option<f64> {
+        if capacity_bps <= 0.0 {
+            return None;
+        }
+        let allowed = rpm::probe_rate(params, &rpm::ProbeCost::default(), capacity_bps);
+        let rate = self.asked.min(allowed).max(0.1);
+        self.millihertz
+            .store((rate * 1000.0) as u64, Ordering::Relaxed);
+        (rate < self.asked).then_some(rate)
+    }
+}
+
+/// Foreign probes at `rate` until `stop`; a failure is said once.
+fn foreign_loop(setup: &RpmSetup, rate: &ProbeRate, stop: &Signal, tx: Sender<Event>) {
     let config = setup.config(setup.load_spec(RpmWay::Up, 1), Signal::new());
-    let every = Duration::from_secs_f64(1.0 / per_s.max(0.1));
     let mut next = Instant::now();
     let mut failed = false;
     while !stop.is_raised() {
@@ -206,6 +239,7 @@ fn foreign_loop(setup: &RpmSetup, per_s: f64, stop: &Signal, tx: Sender<Event>) 
         if tx.send(event).is_err() {
             break;
         }
+        let every = Duration::from_secs_f64(1.0 / rate.per_s());
         next = (next + every).max(Instant::now());
         std::thread::sleep(next.saturating_duration_since(Instant::now()));
     }
@@ -223,17 +257,12 @@ fn run_direction(
     let mut tracker = DirectionTracker::new(setup.params);
     let mut notes = Vec::new();
     let spec = setup.load_spec(way, setup.self_probes_per_connection());
+    let rate = ProbeRate::new(setup.params.max_probes_per_s / 2.0);
+    let mut lowered = false;
     std::thread::scope(|s| {
         let foreign_tx = tx.clone();
-        let stop_ref = &stop;
-        s.spawn(move || {
-            foreign_loop(
-                setup,
-                setup.params.max_probes_per_s / 2.0,
-                stop_ref,
-                foreign_tx,
-            )
-        });
+        let (stop_ref, rate_ref) = (&stop, &rate);
+        s.spawn(move || foreign_loop(setup, rate_ref, stop_ref, foreign_tx));
         let mut ramp = Ramp::default();
         let t0 = Instant::now();
         let mut last = t0;
@@ -252,6 +281,11 @@ fn run_direction(
             ramp.adding &= !outcome.goodput_stable;
             if let Some(tick) = tracker.last_tick() {
                 progress.tick(way, tick);
+                let capped = rate.cap(&setup.params, tick.moving_average_bps);
+                if let (Some(r), false) = (capped, lowered) {
+                    lowered = true;
+                    notes.push(format!("foreign probes lowered to {r:.1} a second to stay within 5 % of the capacity (self probes were not)"));
+                }
             }
             let out_of_time = t0.elapsed() >= setup.max_time;
             if out_of_time && !outcome.done {
@@ -315,5 +349,23 @@ fn collect(
             }
             Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => break,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn foreign_probes_are_lowered_on_a_slow_path_only() {
+        let params = Params::default();
+        let rate = ProbeRate::new(50.0);
+        assert_eq!(rate.cap(&params, 10e9), None);
+        assert_eq!(rate.per_s(), 50.0);
+        // 1 Mbit/s: 5 % is 50 kbit/s, 8000 bits a pair of probes.
+        assert_eq!(rate.cap(&params, 1e6), Some(6.25));
+        assert_eq!(rate.per_s(), 6.25);
+        assert_eq!(rate.cap(&params, 0.0), None, "no capacity yet: unchanged");
+        assert_eq!(rate.per_s(), 6.25);
     }
 }
