@@ -64,6 +64,9 @@ impl Default for Params {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stability {
     mad: usize,
+    /// Values averaged into each moving average: MAD, or 1 for values that are averages
+    /// already (the responsiveness over the last MAD intervals).
+    window: usize,
     tolerance: f64,
     values: Vec<f64>,
     averages: Vec<f64>,
@@ -75,6 +78,7 @@ impl Stability {
     pub fn new(params: &Params) -> Self {
         Stability {
             mad: params.moving_average_intervals.max(1),
+            window: params.moving_average_intervals.max(1),
             tolerance: params.stability_tolerance,
             values: Vec::new(),
             averages: Vec::new(),
@@ -82,10 +86,20 @@ impl Stability {
         }
     }
 
+    /// A tracker of values that are moving averages already (each the responsiveness over
+    /// the last MAD intervals): they are not averaged again, so the draft's rule compares the
+    /// standard deviation of the last MAD of them with the latest.
+    pub fn of_averages(params: &Params) -> Self {
+        Stability {
+            window: 1,
+            ..Self::new(params)
+        }
+    }
+
     /// Adds interval `i`'s figure; true once the figure is stable (and from then on).
     pub fn push(&mut self, value: f64) -> bool {
         self.values.push(value);
-        let window = &self.values[self.values.len().saturating_sub(self.mad)..];
+        let window = &self.values[self.values.len().saturating_sub(self.window)..];
         let average = window.iter().sum::<f64>() / window.len() as f64;
         self.averages.push(average);
         if self.stable_at.is_none() && self.averages.len() >= self.mad {
@@ -281,6 +295,20 @@ mod tests {
         assert_eq!(s.stable_at(), Some(8));
         assert_eq!(s.confidence(), Confidence::High);
         assert!(s.push(10.0), "stays stable once declared");
+    }
+
+    #[test]
+    fn averages_already_are_not_smoothed_again() {
+        // The reviewer's example: 1000, 1100, 900, 1050 vary by 7.3 % of the last: not stable.
+        let mut s = Stability::of_averages(&Params::default());
+        for v in [1000.0, 1100.0, 900.0] {
+            assert!(!s.push(v));
+        }
+        assert!(!s.push(1050.0), "{:?}", s.averages());
+        for _ in 0..3 {
+            s.push(1000.0);
+        }
+        assert!(s.push(1000.0), "four equal values are stable");
     }
 
     #[test]

@@ -4,6 +4,8 @@
 //! figures over the last MAD intervals ([`DirectionTracker::finish`]). Pure arithmetic: the
 //! session crate feeds it and reads the clock.
 
+use std::collections::BTreeMap;
+
 use results::rpm::{IdleBaseline, RpmDirection, RpmTick, RpmWay};
 use results::IntervalSample;
 
@@ -12,7 +14,6 @@ use crate::rpm::{self, Confidence, Params, ProbeSamples, Stability};
 /// What one interval brought in.
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Tick {
-    bytes: u64,
     probes: ProbeSamples,
     kernel_rtt_ms: Vec<f64>,
     local_cpu_pct: f64,
@@ -29,6 +30,8 @@ pub struct DirectionTracker {
     ticks: Vec<Tick>,
     timeline: Vec<RpmTick>,
     current: Tick,
+    /// Each connection's latest goodput, bits/s, and the interval it came in.
+    rates: BTreeMap<u16, (f64, usize)>,
 }
 
 /// What the latest interval decided.
@@ -46,18 +49,24 @@ impl DirectionTracker {
         Self {
             params,
             goodput: Stability::new(&params),
-            rpm: Stability::new(&params),
+            rpm: Stability::of_averages(&params),
+            rates: BTreeMap::new(),
             ticks: Vec::new(),
             timeline: Vec::new(),
             current: Tick::default(),
         }
     }
 
-    /// A load-generating connection's interval arrived.
-    pub fn interval(&mut self, sample: &IntervalSample) {
+    /// Load-generating connection `conn`'s interval arrived.
+    pub fn interval(&mut self, conn: u16, sample: &IntervalSample) {
+        let secs = sample.end_s - sample.start_s;
+        let bytes: u64 = sample.flows.iter().map(|f| f.receiver_bytes).sum();
+        if secs > 0.0 {
+            let rate = bytes as f64 * 8.0 / secs;
+            self.rates.insert(conn, (rate, self.ticks.len()));
+        }
         let t = &mut self.current;
         for f in &sample.flows {
-            t.bytes += f.receiver_bytes;
             let ms = f.self_probe_round_trips_us.iter().map(|us| us / 1000.0);
             t.probes.self_ms.extend(ms);
             if let Some(tcp) = &f.tcp_info {
@@ -79,15 +88,15 @@ impl DirectionTracker {
         self.current.probes.foreign_rr_ms.push(rr_ms);
     }
 
-    /// Closes the interval that ended at `t_s` (seconds since the direction began) after
-    /// `secs`, with `connections` running.
-    pub fn tick(&mut self, t_s: f64, secs: f64, connections: u16) -> TickOutcome {
+    /// Closes the interval that ended at `t_s` (seconds since the direction began), with
+    /// `connections` running. Its goodput is the sum of each connection's latest rate (each
+    /// over its own interval, whenever its sample arrived), leaving out a connection silent
+    /// for two intervals.
+    pub fn tick(&mut self, t_s: f64, connections: u16) -> TickOutcome {
         let tick = std::mem::take(&mut self.current);
-        let goodput_bps = if secs > 0.0 {
-            tick.bytes as f64 * 8.0 / secs
-        } else {
-            0.0
-        };
+        let now = self.ticks.len();
+        self.rates.retain(|_, (_, at)| now.saturating_sub(*at) < 2);
+        let goodput_bps: f64 = self.rates.values().map(|(r, _)| r).sum();
         let was_stable = self.goodput.stable_at().is_some();
         let goodput_stable = self.goodput.push(goodput_bps);
         let median = |v: &[f64]| (!v.is_empty()).then(|| rpm::spread(v).p50);
@@ -222,11 +231,11 @@ mod tests {
         let mut outcome = None;
         for i in 0..20u32 {
             // 1.25 MB a second (10 Mbit/s); self probes 50 ms, kernel 20 ms, foreign 10 + 10 ms.
-            d.interval(&sample(1_250_000, &[50_000.0; 10], 20_000));
+            d.interval(0, &sample(1_250_000, &[50_000.0; 10], 20_000));
             for _ in 0..10 {
                 d.foreign(10.0, 10.0);
             }
-            let o = d.tick(f64::from(i + 1), 1.0, 1);
+            let o = d.tick(f64::from(i + 1), 1);
             if o.done {
                 outcome = Some(i);
                 break;
@@ -262,8 +271,8 @@ mod tests {
     fn a_load_that_never_settles_says_so() {
         let mut d = DirectionTracker::new(Params::default());
         for i in 0..6u32 {
-            d.interval(&sample(u64::from(i + 1) * 1_000_000, &[], 1000));
-            assert!(!d.tick(f64::from(i + 1), 1.0, (i + 1) as u16).goodput_stable);
+            d.interval(0, &sample(u64::from(i + 1) * 1_000_000, &[], 1000));
+            assert!(!d.tick(f64::from(i + 1), (i + 1) as u16).goodput_stable);
         }
         let r = d.finish(RpmWay::Down, &IdleBaseline::default(), Vec::new());
         assert_eq!(r.goodput_confidence, Confidence::Medium);

@@ -123,7 +123,9 @@ impl crate::StreamEngine for SelfProbe {
         ctl: StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
         let mut conn = end.into_socket(self.kind())?;
-        conn.set_write_timeout(Some(crate::POLL_INTERVAL))?;
+        // Short waits both ways: an answer that arrived is picked up within READ_WAIT, not
+        // after a write that blocks until its whole buffer is taken.
+        conn.set_write_timeout(Some(READ_WAIT))?;
         conn.set_read_timeout(Some(READ_WAIT))?;
         let cpu_start = CpuTime::thread_now();
         let mut probes = Probes::new(self.per_s);
@@ -146,6 +148,7 @@ struct Probes {
     next_id: u64,
     outstanding: VecDeque<(u64, Instant)>,
     to_answer: VecDeque<u64>,
+    flooded: bool,
     all: Latency,
     recent: Vec<u64>,
     handed: Instant,
@@ -161,6 +164,7 @@ impl Probes {
             next_id: 1,
             outstanding: VecDeque::new(),
             to_answer: VecDeque::new(),
+            flooded: false,
             all: Latency::new(),
             recent: Vec::new(),
             handed: now,
@@ -173,7 +177,7 @@ impl Probes {
         if now < self.next_due || self.outstanding.len() >= MAX_OUTSTANDING {
             return None;
         }
-        self.next_due = (self.next_due + every).max(now);
+        self.next_due = (self.next_due + every).max(now + every);
         let id = self.next_id;
         self.next_id += 1;
         self.outstanding.push_back((id, now));
@@ -189,7 +193,13 @@ impl Probes {
         let ns = now.saturating_duration_since(sent).as_nanos() as u64;
         self.all.record_ns(ns);
         self.recent.push(ns);
-        if now.saturating_duration_since(self.handed) >= HAND_OVER_EVERY {
+        self.maybe_hand_over(now, ctl);
+    }
+
+    /// Hands the round trips over once [`HAND_OVER_EVERY`] has passed since the last time.
+    fn maybe_hand_over(&mut self, now: Instant, ctl: StreamControl<'_>) {
+        if !self.recent.is_empty() && now.saturating_duration_since(self.handed) >= HAND_OVER_EVERY
+        {
             self.hand_over(ctl);
             self.handed = now;
         }
@@ -201,10 +211,26 @@ impl Probes {
         }
     }
 
+    /// A peer that sent more requests than are answered in time is broken or hostile.
+    fn check_flood(&self) -> Result<(), EngineError> {
+        if self.flooded {
+            return Err(EngineError::Io(std::io::Error::new(
+                ErrorKind::InvalidData,
+                format!(
+                    "self probes: the peer asked for more than {MAX_OUTSTANDING} answers at once"
+                ),
+            )));
+        }
+        Ok(())
+    }
+
     /// Handles a header read from the peer (a record's, or a reverse-path message's).
     fn on_header(&mut self, h: Header, ctl: StreamControl<'_>) {
         match h.kind {
             RecordKind::Bulk => {}
+            // A peer asking for more than an honest requester ever has in flight is refused
+            // (after the feed), not queued without bound.
+            RecordKind::Request if self.to_answer.len() >= MAX_OUTSTANDING => self.flooded = true,
             RecordKind::Request => self.to_answer.push_back(h.id),
             RecordKind::Response => self.answered(h.id, Instant::now(), ctl),
         }
@@ -289,6 +315,7 @@ fn send(
             return Err(EngineError::Aborted);
         }
         if pending == 0 {
+            probes.maybe_hand_over(Instant::now(), ctl);
             // A fresh buffer of records: answers first, then a request if one is due.
             for r in 0..records {
                 let now = Instant::now();
@@ -326,7 +353,10 @@ fn send(
         loop {
             match read_reverse(conn, &mut scratch) {
                 Ok(0) => break,
-                Ok(n) => reverse.feed(&scratch[..n], |h| probes.on_header(h, ctl))?,
+                Ok(n) => {
+                    reverse.feed(&scratch[..n], |h| probes.on_header(h, ctl))?;
+                    probes.check_flood()?;
+                }
                 Err(e)
                     if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted =>
                 {
@@ -361,8 +391,10 @@ fn receive(
                 },
             )?;
         }
+        let now = Instant::now();
+        probes.maybe_hand_over(now, ctl);
         if !ctl.stop.is_raised() {
-            if let Some(id) = probes.due(Instant::now()) {
+            if let Some(id) = probes.due(now) {
                 write_header(
                     conn,
                     Header {
@@ -378,6 +410,7 @@ fn receive(
                 total += n as u64;
                 ctl.counter.publish(total);
                 records.feed(&buf[..n], |h| probes.on_header(h, ctl))?;
+                probes.check_flood()?;
             }
             Err(e) if is_retry(e.kind()) => {}
             Err(e) => return Err(e.into()),

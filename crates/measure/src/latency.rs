@@ -39,17 +39,21 @@ impl Latency {
         self.hist.saturating_record(ns.clamp(1, MAX_NS));
     }
 
-    /// Every recorded value, µs, smallest first, at most `limit` of them: each the middle of
-    /// its histogram bucket (within 0.1 % of the sample), repeated as often as it was recorded.
+    /// Every recorded value, µs, smallest first: each the middle of its histogram bucket
+    /// (within 0.1 % of the sample), repeated as often as it was recorded; beyond `limit`
+    /// samples, `limit` of them spread evenly over the distribution (every quantile kept).
     pub fn values_us(&self, limit: usize) -> Vec<f64> {
-        let mut out = Vec::with_capacity((self.hist.len() as usize).min(limit));
+        let total = self.hist.len();
+        let keep = (total as usize).min(limit) as u64;
+        let mut out = Vec::with_capacity(keep as usize);
+        let mut seen = 0u64;
         for v in self.hist.iter_recorded() {
             let us = self.hist.median_equivalent(v.value_iterated_to()) as f64 / 1000.0;
-            let n = (v.count_at_value() as usize).min(limit - out.len());
-            out.extend(std::iter::repeat_n(us, n));
-            if out.len() >= limit {
-                break;
-            }
+            let count = v.count_at_value();
+            // Samples seen..seen + count; keep those whose share of `keep` is new.
+            let n = (seen + count) * keep / total - seen * keep / total;
+            out.extend(std::iter::repeat_n(us, n as usize));
+            seen += count;
         }
         out
     }
@@ -182,6 +186,16 @@ mod tests {
             assert!(close(*got, want), "{v:?}");
         }
         assert_eq!(h.values_us(2).len(), 2, "at most the limit");
+        let mut many = Latency::new();
+        for us in 1..=1000u64 {
+            many.record_ns(us * 1000);
+        }
+        let kept = many.values_us(10);
+        assert_eq!(kept.len(), 10);
+        assert!(
+            close(kept[0], 100.0) && close(kept[9], 1000.0),
+            "spread evenly: {kept:?}"
+        );
         assert!(Latency::new().values_us(10).is_empty());
     }
 

@@ -65,18 +65,20 @@ pub trait RpmProgress {
 
 /// What the load connections and the foreign prober report.
 enum Event {
-    Interval(Box<IntervalSample>),
+    Interval(u16, Box<IntervalSample>),
     Foreign { connect_ms: f64, rr_ms: f64 },
     Failed(String),
 }
 
 /// Hands a load connection's intervals to the orchestrator.
-struct Forward(Sender<Event>);
+struct Forward(u16, Sender<Event>);
 
 impl Progress for Forward {
     fn started(&mut self, _: &ServerInfo, _: &TestSpec) {}
     fn interval(&mut self, sample: &IntervalSample) {
-        let _ = self.0.send(Event::Interval(Box::new(sample.clone())));
+        let _ = self
+            .1
+            .send(Event::Interval(self.0, Box::new(sample.clone())));
     }
 }
 
@@ -216,33 +218,47 @@ impl ProbeRate {
     }
 }
 
-/// Foreign probes at `rate` until `stop`; a failure is said once.
+/// Foreign probes in flight at most: a loaded path holds each for several round trips, so
+/// they are launched on the schedule, not one after another.
+const MAX_FOREIGN_IN_FLIGHT: usize = 64;
+
+/// Foreign probes launched at `rate` until `stop`, each on a thread of its own (at most
+/// [`MAX_FOREIGN_IN_FLIGHT`] at once; a launch that would pass it is skipped); the first
+/// failure is said, and how many probes went unanswered within [`PROBE_TIMEOUT`].
 fn foreign_loop(setup: &RpmSetup, rate: &ProbeRate, stop: &Signal, tx: Sender<Event>) {
     let config = setup.config(setup.load_spec(RpmWay::Up, 1), Signal::new());
-    let mut next = Instant::now();
-    let mut failed = false;
-    while !stop.is_raised() {
-        let event = match foreign_probe(&config, PROBE_TIMEOUT) {
-            Ok(p) => Event::Foreign {
-                connect_ms: ms(p.connect),
-                rr_ms: ms(p.request),
-            },
-            Err(_) if stop.is_raised() => break,
-            Err(e) if !failed => {
-                failed = true;
-                Event::Failed(format!(
-                    "a foreign probe failed (later failures not noted): {e}"
-                ))
+    let in_flight = AtomicU64::new(0);
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let mut next = Instant::now();
+        while !stop.is_raised() {
+            if in_flight.load(Ordering::Relaxed) < MAX_FOREIGN_IN_FLIGHT as u64 {
+                in_flight.fetch_add(1, Ordering::Relaxed);
+                let (config, tx, in_flight, failed) = (&config, tx.clone(), &in_flight, &failed);
+                s.spawn(move || {
+                    let event = match foreign_probe(config, PROBE_TIMEOUT) {
+                        Ok(p) => Some(Event::Foreign {
+                            connect_ms: ms(p.connect),
+                            rr_ms: ms(p.request),
+                        }),
+                        Err(_) if stop.is_raised() => None,
+                        Err(e) => (!failed.swap(true, Ordering::Relaxed)).then(|| {
+                            Event::Failed(format!(
+                                "a foreign probe failed (later failures not noted): {e}"
+                            ))
+                        }),
+                    };
+                    if let Some(event) = event {
+                        let _ = tx.send(event);
+                    }
+                    in_flight.fetch_sub(1, Ordering::Relaxed);
+                });
             }
-            Err(_) => continue,
-        };
-        if tx.send(event).is_err() {
-            break;
+            let every = Duration::from_secs_f64(1.0 / rate.per_s());
+            next = (next + every).max(Instant::now());
+            std::thread::sleep(next.saturating_duration_since(Instant::now()));
         }
-        let every = Duration::from_secs_f64(1.0 / rate.per_s());
-        next = (next + every).max(Instant::now());
-        std::thread::sleep(next.saturating_duration_since(Instant::now()));
-    }
+    });
 }
 
 /// One direction: the ramp, the probes, the intervals, until stable or out of time.
@@ -258,34 +274,28 @@ fn run_direction(
     let mut notes = Vec::new();
     let spec = setup.load_spec(way, setup.self_probes_per_connection());
     let rate = ProbeRate::new(setup.params.max_probes_per_s / 2.0);
-    let mut lowered = false;
+    let mut lowered_to = None;
     std::thread::scope(|s| {
         let foreign_tx = tx.clone();
         let (stop_ref, rate_ref) = (&stop, &rate);
         s.spawn(move || foreign_loop(setup, rate_ref, stop_ref, foreign_tx));
         let mut ramp = Ramp::default();
         let t0 = Instant::now();
-        let mut last = t0;
         let interval = Duration::from_secs_f64(setup.params.interval_s);
         for n in 1u32.. {
             if ramp.adding && ramp.running < setup.params.max_connections {
                 let (config, tx) = (setup.config(spec.clone(), stop.clone()), tx.clone());
-                s.spawn(move || load_connection(&config, tx));
+                let conn = n as u16;
+                s.spawn(move || load_connection(conn, &config, tx));
                 ramp.running += 1;
             }
             collect(&rx, t0 + interval * n, &mut tracker, &mut ramp, &mut notes);
             let now = Instant::now();
-            let secs = now.duration_since(last).as_secs_f64();
-            last = now;
-            let outcome = tracker.tick(now.duration_since(t0).as_secs_f64(), secs, ramp.running);
+            let outcome = tracker.tick(now.duration_since(t0).as_secs_f64(), ramp.running);
             ramp.adding &= !outcome.goodput_stable;
             if let Some(tick) = tracker.last_tick() {
                 progress.tick(way, tick);
-                let capped = rate.cap(&setup.params, tick.moving_average_bps);
-                if let (Some(r), false) = (capped, lowered) {
-                    lowered = true;
-                    notes.push(format!("foreign probes lowered to {r:.1} a second to stay within 5 % of the capacity (self probes were not)"));
-                }
+                lowered_to = rate.cap(&setup.params, tick.moving_average_bps);
             }
             let out_of_time = t0.elapsed() >= setup.max_time;
             if out_of_time && !outcome.done {
@@ -300,6 +310,9 @@ fn run_direction(
         }
         stop.raise();
     });
+    if let Some(r) = lowered_to {
+        notes.push(format!("foreign probes were lowered to {r:.1} a second to stay within 5 % of the capacity (self probes were not)"));
+    }
     tracker.finish(way, idle, notes)
 }
 
@@ -319,8 +332,8 @@ impl Default for Ramp {
 }
 
 /// A load connection: a `tcp_stream` session with self probes until `config.interrupt`.
-fn load_connection(config: &ClientConfig, tx: Sender<Event>) {
-    let mut forward = Forward(tx.clone());
+fn load_connection(conn: u16, config: &ClientConfig, tx: Sender<Event>) {
+    let mut forward = Forward(conn, tx.clone());
     if let Err(e) = client::run(config, &mut forward) {
         let _ = tx.send(Event::Failed(format!("a load connection failed: {e}")));
     }
@@ -337,7 +350,7 @@ fn collect(
     loop {
         let wait = until.saturating_duration_since(Instant::now());
         match rx.recv_timeout(wait) {
-            Ok(Event::Interval(sample)) => tracker.interval(&sample),
+            Ok(Event::Interval(conn, sample)) => tracker.interval(conn, &sample),
             Ok(Event::Foreign { connect_ms, rr_ms }) => tracker.foreign(connect_ms, rr_ms),
             Ok(Event::Failed(why)) => {
                 // A refused or broken connection: no more are added; it no longer counts.

@@ -115,3 +115,36 @@ fn downloading_client_times_responses_found_in_the_stream() {
     assert_eq!(rx_rt.map(|l| l.len()), Some(all.len()));
     assert!(tx.tcp_info.is_some());
 }
+
+#[test]
+fn a_peer_flooding_requests_is_refused_not_queued() {
+    let (a, mut b) = tcp_pair();
+    let flood: Vec<u8> = (0..2000u64)
+        .flat_map(|id| {
+            Header {
+                kind: RecordKind::Request,
+                id,
+            }
+            .encode()
+        })
+        .collect();
+    std::io::Write::write_all(&mut b, &flood).unwrap();
+    let (stop, abort) = (Signal::new(), crate::Abort::new());
+    let counter = StreamCounters::default();
+    let ctl = StreamControl {
+        stream: 0,
+        counter: &counter,
+        stop: &stop,
+        abort: &abort,
+    };
+    // Keep reading so the sender is never stuck on a full buffer.
+    let reader = std::thread::spawn(move || {
+        let mut sink = vec![0u8; 1 << 16];
+        while std::io::Read::read(&mut b, &mut sink).is_ok_and(|n| n > 0) {}
+    });
+    let err = SelfProbe::new(0.0)
+        .run(Conn::Tcp(a).into(), Role::Sender, ctl)
+        .unwrap_err();
+    assert!(err.to_string().contains("more than 1024 answers"), "{err}");
+    reader.join().unwrap();
+}
