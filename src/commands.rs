@@ -217,12 +217,12 @@ fn run_client(
     };
     // A failed write to stdout fails the command only once the run is stored: the measurement
     // is good whatever happened to its printout.
-    let printed = match events.is_some() {
-        true => Ok(()),
-        false => live
-            .map_or(Ok(()), output::table::LiveTable::finish)
+    let printed = if events.is_some() {
+        Ok(())
+    } else {
+        live.map_or(Ok(()), output::table::LiveTable::finish)
             .context("writing the live rows to stdout")
-            .and_then(|()| print_record(&record, common.json)),
+            .and_then(|()| print_record(&record, common.json))
     };
     if let Some(s) = store.as_mut() {
         let id = save_run(s, &reached, plan.iperf3, &record)?;

@@ -209,11 +209,7 @@ pub fn add_latency(sample: &mut IntervalSample, latency: Option<&Latency>) {
                 f.self_probe_round_trips_us = l.values_us(results::schema::MAX_PROBE_ROUND_TRIPS);
                 f.self_probes.insert(RrInterval {
                     transactions: l.len(),
-                    transactions_per_s: if secs > 0.0 {
-                        l.len() as f64 / secs
-                    } else {
-                        0.0
-                    },
+                    transactions_per_s: per_sec(l.len(), secs),
                     ..RrInterval::default()
                 })
             }

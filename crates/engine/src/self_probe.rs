@@ -281,24 +281,6 @@ impl Deframer {
     }
 }
 
-/// Non-blocking read of whatever the peer wrote on the reverse path.
-fn read_reverse(conn: &Conn, buf: &mut [u8]) -> std::io::Result<usize> {
-    // SAFETY: `buf` is valid for `buf.len()` bytes; the descriptor is open.
-    let n = unsafe {
-        libc::recv(
-            conn.as_raw_fd(),
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-            libc::MSG_DONTWAIT,
-        )
-    };
-    if n < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(n as usize)
-    }
-}
-
 fn send(
     conn: &mut Conn,
     probes: &mut Probes,
@@ -351,7 +333,8 @@ fn send(
             Err(e) => return Err(e.into()),
         }
         loop {
-            match read_reverse(conn, &mut scratch) {
+            // Whatever the peer wrote on the reverse path, without waiting.
+            match crate::sys_io::recv_with(conn.as_raw_fd(), &mut scratch, libc::MSG_DONTWAIT) {
                 Ok(0) => break,
                 Ok(n) => {
                     reverse.feed(&scratch[..n], |h| probes.on_header(h, ctl))?;

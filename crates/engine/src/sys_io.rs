@@ -38,6 +38,12 @@ pub fn send_with(fd: RawFd, buf: &[u8], flags: libc::c_int) -> io::Result<usize>
 /// `recv(fd, buf, 0)`: bytes read, 0 at end of stream.
 #[inline]
 pub fn recv(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    recv_with(fd, buf, 0)
+}
+
+/// `recv(fd, buf, flags)`: bytes read, 0 at end of stream.
+#[inline]
+pub fn recv_with(fd: RawFd, buf: &mut [u8], flags: libc::c_int) -> io::Result<usize> {
     // SAFETY: recvfrom(2) writes at most `buf.len()` bytes into a valid slice; no address is
     // asked for.
     let n = unsafe {
@@ -46,7 +52,7 @@ pub fn recv(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
             fd,
             buf.as_mut_ptr(),
             buf.len(),
-            0,
+            flags,
             std::ptr::null_mut::<libc::sockaddr>(),
             std::ptr::null_mut::<libc::socklen_t>(),
         )

@@ -140,11 +140,6 @@ impl<W: Write> JsonLines<W> {
         self.failed.map_or(Ok(()), Err)
     }
 
-    /// The first failed write, if any, without an `end` (for a stream that continues elsewhere).
-    pub fn take_error(&mut self) -> Option<std::io::Error> {
-        self.failed.take()
-    }
-
     /// `started`.
     pub fn started(&mut self, server: &ServerInfo, spec: &TestSpec) {
         self.emit(&Plain::Started { server, spec });

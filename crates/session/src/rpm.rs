@@ -120,6 +120,12 @@ impl RpmSetup {
         }
     }
 
+    /// The foreign probes' connection settings (the server and its key; the spec is unused:
+    /// a probe runs no test).
+    fn probe_config(&self) -> ClientConfig {
+        self.config(self.load_spec(RpmWay::Up, 1), Signal::new())
+    }
+
     /// Self probes per second on each load connection: the foreign probes' rate spread over
     /// the most connections, at least one.
     fn self_probes_per_connection(&self) -> u32 {
@@ -167,7 +173,7 @@ pub fn run(
 
 /// The idle path: foreign probes one after another, 10 ms apart.
 fn idle_baseline(setup: &RpmSetup) -> Result<IdleBaseline, ClientError> {
-    let config = setup.config(setup.load_spec(RpmWay::Up, 1), Signal::new());
+    let config = setup.probe_config();
     let (mut connect, mut rr) = (Vec::new(), Vec::new());
     for _ in 0..IDLE_PROBES {
         if setup.interrupt.is_raised() {
@@ -226,7 +232,7 @@ const MAX_FOREIGN_IN_FLIGHT: usize = 64;
 /// [`MAX_FOREIGN_IN_FLIGHT`] at once; a launch that would pass it is skipped); the first
 /// failure is said, and how many probes went unanswered within [`PROBE_TIMEOUT`].
 fn foreign_loop(setup: &RpmSetup, rate: &ProbeRate, stop: &Signal, tx: Sender<Event>) {
-    let config = setup.config(setup.load_spec(RpmWay::Up, 1), Signal::new());
+    let config = setup.probe_config();
     let in_flight = AtomicU64::new(0);
     let failed = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|s| {
