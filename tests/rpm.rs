@@ -52,6 +52,11 @@ fn bad_input_names_the_flag() {
     fails_in_one_line(&["rpm", "-t", "1"], "--time 1");
     fails_in_one_line(&["rpm", "--direction", "sideways"], "--direction");
     fails_in_one_line(&["rpm", "--probes", "80"], "--probes 80: between 1 and 50");
+    fails_in_one_line(
+        &["rpm", "--notsent-lowat", "0"],
+        "--notsent-lowat 0: between 1 byte",
+    );
+    fails_in_one_line(&["tcp", "--notsent-lowat", "1X"], "--notsent-lowat 1X");
 }
 
 /// Ground truth: 20 Mbit/s towards the server through a tbf queue of 250 KB (100 ms to
