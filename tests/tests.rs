@@ -44,6 +44,7 @@ mod soak;
 mod store;
 mod store_cmd;
 mod sweep;
+mod sweep_args;
 mod udp_loopback;
 mod udp_netns;
 mod ui_api;

@@ -502,6 +502,3 @@ pub fn parse_duration(flag: &str, text: &str) -> anyhow::Result<Duration> {
     }
     Ok(Duration::from_secs_f64(secs))
 }
-
-#[cfg(test)]
-mod tests;

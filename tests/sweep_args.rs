@@ -1,9 +1,14 @@
-use super::*;
+//! `linerate sweep …`, `--repeat` and `rfc2544` flags validated into plans (no test runs).
+
+use std::time::Duration;
+
 use clap::CommandFactory;
+use sweep::result::SweepKind;
 use wire::spec::{TestKind, UdpRate};
 
-use crate::cli::{Cli, Command as WiredCommand};
-use crate::sweep::rfc2544_args::PreparedRfc2544;
+use linerate::cli::{Cli, Command as WiredCommand};
+use linerate::sweep::args::{parse_duration, PreparedSweep};
+use linerate::sweep::rfc2544_args::PreparedRfc2544;
 
 fn parse(args: &[&str]) -> Result<WiredCommand, String> {
     <Cli as clap::Parser>::try_parse_from(std::iter::once("linerate").chain(args.iter().copied()))
