@@ -375,8 +375,9 @@ pub fn sweep(args: &SweepArgs, interrupt: Signal) -> Result<RunOutcome> {
     let store = args.store().open()?;
     let reached = target_for(&p.base.plan, &p.base.common, p.base.unix.as_deref())?;
     let mut runner = reached.runner(interrupt.clone(), store);
-    let (r, streamed) = with_progress(args.output().json_stream, |progress| {
-        run_sweep(&p.plan, &mut runner, &interrupt.flag(), progress)
+    let (r, streamed) = with_progress(args.output().json_stream, |progress| match &p.load {
+        Some(load) => sweep::run_load(load, &mut runner, &interrupt.flag(), progress),
+        None => run_sweep(&p.plan, &mut runner, &interrupt.flag(), progress),
     })?;
     let mut out = std::io::stdout().lock();
     match args.output().format() {
@@ -408,7 +409,9 @@ pub fn chart_extension(path: &Path) -> Result<&str> {
 fn write_sweep_chart(path: &Path, r: &sweep::SweepResult) -> Result<()> {
     let ext = chart_extension(path)?;
     let label = format!("{} {}", r.test.as_str(), r.target);
-    let chart = if r.kind == sweep::result::SweepKind::Size {
+    let chart = if let Some(curve) = sweep::load::curve(r) {
+        report::chart::load_chart(&curve)?
+    } else if r.kind == sweep::result::SweepKind::Size {
         let runs = report::LabeledRuns::new(label, r.stream_records());
         report::chart::render(report::chart::ChartKind::MessageSize, &[runs])?
     } else {

@@ -45,6 +45,7 @@ mod store;
 mod store_cmd;
 mod sweep;
 mod sweep_args;
+mod sweep_load;
 mod udp_loopback;
 mod udp_netns;
 mod ui_api;

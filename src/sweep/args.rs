@@ -20,7 +20,7 @@ use sweep::param::{ParamError, Parameter};
 use sweep::plan::{PlannedPoint, SweepPlan};
 use sweep::result::SweepKind;
 use sweep::values::{parse_values, SweepValue, ValueUnit};
-use sweep::ProbePlan;
+use sweep::{LoadPlan, ProbePlan};
 
 use crate::connection_args::ConnectionArgs;
 use crate::repeat_args::RepeatArgs;
@@ -88,6 +88,40 @@ pub enum SweepCommand {
     /// A setting changed by your own command before each point: --pre 'CMD … {value}'
     /// runs (without a shell) with each value in place of {value}.
     Knob(KnobArgs),
+    /// Round trips against offered load: the test after -- (tcp, udp, rr or crr) runs
+    /// unpaced for its capacity, then paced at each share of it, e.g. --values
+    /// 10%,50%,90%,120%; stream tests carry --latency probes (udp unless given), rr and crr
+    /// time their own transactions. The knee is marked.
+    Load(LoadArgs),
+}
+
+/// `linerate sweep load`.
+#[derive(Debug, Args)]
+pub struct LoadArgs {
+    /// Server to test against (or give it in the test after --).
+    #[arg(value_name = "HOST")]
+    pub host: Option<String>,
+    /// The loads, shares of the capacity in increasing order: 10%,25%,50%,75%,100% (at most
+    /// 400%).
+    #[arg(long, value_name = "P1%,P2%,...")]
+    pub values: String,
+    /// The capacity, instead of measuring it: bits/s for tcp and udp (K, M, G), transactions/s
+    /// over all streams for rr and crr.
+    #[arg(long, value_name = "RATE")]
+    pub capacity: Option<String>,
+    /// Repetitions of each point.
+    #[command(flatten)]
+    pub repeat: RepeatArgs,
+    /// Output format.
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Results database.
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The load, as its own command: `-- udp HOST -l 1200` (default: tcp). Its rate is the
+    /// sweep's to set.
+    #[arg(last = true, value_name = "TEST")]
+    pub test: Vec<String>,
 }
 
 /// Transport of a size sweep.
@@ -319,6 +353,9 @@ pub struct PreparedSweep {
     pub plan: SweepPlan,
     /// The test, as parsed.
     pub base: BaseTest,
+    /// `sweep load`: run through `sweep::run_load` (`plan` then holds its points at the given
+    /// capacity, or at none until one is measured).
+    pub load: Option<LoadPlan>,
 }
 
 impl SweepArgs {
@@ -332,6 +369,7 @@ impl SweepArgs {
             SweepCommand::Rate(a) => a.plan(Parameter::Rate),
             SweepCommand::Payload(a) => a.plan(Parameter::Payload),
             SweepCommand::Knob(a) => a.plan(),
+            SweepCommand::Load(a) => a.plan(),
         }
     }
 
@@ -340,6 +378,7 @@ impl SweepArgs {
         match &self.what {
             SweepCommand::Size(a) => &a.store,
             SweepCommand::Knob(a) => &a.store,
+            SweepCommand::Load(a) => &a.store,
             SweepCommand::Streams(a)
             | SweepCommand::Window(a)
             | SweepCommand::Mss(a)
@@ -353,6 +392,7 @@ impl SweepArgs {
         match &self.what {
             SweepCommand::Size(a) => &a.output,
             SweepCommand::Knob(a) => &a.output,
+            SweepCommand::Load(a) => &a.output,
             SweepCommand::Streams(a)
             | SweepCommand::Window(a)
             | SweepCommand::Mss(a)
@@ -411,6 +451,7 @@ impl SizeArgs {
                 probe: None,
             },
             base: stream,
+            load: None,
         })
     }
 }
@@ -446,6 +487,7 @@ impl ParamArgs {
                 probe: base.probe,
             },
             base,
+            load: None,
         })
     }
 }
@@ -474,6 +516,40 @@ impl KnobArgs {
                 probe: base.probe,
             },
             base,
+            load: None,
+        })
+    }
+}
+
+impl LoadArgs {
+    /// The shares, the capacity if given, and the test after `--` with its probes.
+    pub fn plan(&self) -> Result<PreparedSweep> {
+        let values = parse_values(&self.values, ValueUnit::Percent)?;
+        let mut base = parse_base_test(self.host.as_deref(), &self.test)?;
+        let kind = base.plan.spec.kind();
+        if base.probe.is_none() && !kind.is_rr() {
+            let mut probes: crate::latency_args::LatencyArgs = defaults()?;
+            probes.latency = Some("udp".into());
+            base.probe = probes.plan()?;
+        }
+        let capacity = match &self.capacity {
+            None => None,
+            Some(text) => Some(
+                measure::units::parse_bits_per_sec(text)
+                    .map_err(|e| anyhow!("--capacity {text}: {e}"))? as f64,
+            ),
+        };
+        let load = LoadPlan::new(
+            base.plan.spec.clone(),
+            values,
+            capacity,
+            self.repeat.plan()?,
+            base.probe,
+        )?;
+        Ok(PreparedSweep {
+            plan: load.points_at(capacity.unwrap_or(0.0)),
+            base,
+            load: Some(load),
         })
     }
 }

@@ -9,6 +9,8 @@
 //! - [`plan`], [`run`]: validated plans and their executors over a [`run::PointRunner`], which
 //!   runs and stores one test (the binary's runs `client::run`; tests use a mock);
 //! - [`result`]: what a sweep produced; [`progress`]: what executors report while they run;
+//! - [`load`]: `sweep load`, round trips against offered load (the capacity first, then
+//!   the test paced at shares of it, and the knee);
 //! - [`mesh`]: every ordered pair of hosts, scheduled so no host is in two tests at once,
 //!   through a [`mesh::PairRunner`];
 //! - [`probe`]: the latency probes a point may carry; [`interrupt`]: how Ctrl-C reaches here;
@@ -24,6 +26,7 @@
 pub mod interrupt;
 pub mod knob;
 pub mod ladder;
+pub mod load;
 pub mod mesh;
 pub mod output;
 pub mod param;
@@ -39,6 +42,7 @@ pub mod values;
 pub mod testing;
 
 pub use interrupt::Interrupt;
+pub use load::{run_load, LoadPlan};
 pub use plan::{Rfc2544Plan, SweepPlan};
 pub use probe::ProbePlan;
 pub use progress::{Quiet, SweepProgress};

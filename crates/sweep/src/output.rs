@@ -109,6 +109,7 @@ fn value_header(parameter: SweepParameter) -> &'static str {
         SweepParameter::RateBps => "RATE",
         SweepParameter::PayloadBytes => "PAYLOAD",
         SweepParameter::Knob => "VALUE",
+        SweepParameter::LoadPct => "LOAD",
     }
 }
 
@@ -177,8 +178,9 @@ fn sweep_columns(r: &SweepResult) -> Vec<Col<'_>> {
         Box::new(|p: &SweepPoint| {
             format!("{}{}", p.value.label, if p.interrupted { "*" } else { "" })
         }),
-        size,
+        size || r.load.is_some(),
     )];
+    cols.extend(load::offered_column(r));
     if any(|p| p.throughput_bps.is_some()) {
         cols.push((
             "MBIT/S".into(),
@@ -207,6 +209,7 @@ fn sweep_columns(r: &SweepResult) -> Vec<Col<'_>> {
             true,
         ));
     }
+    cols.extend(load::columns(r));
     if !size && any(|p| p.transactions_per_s.is_some()) {
         cols.push((
             "TRANS/S".into(),
@@ -338,6 +341,7 @@ fn write_sweep_summary(w: &mut dyn Write, r: &SweepResult) -> std::io::Result<()
             "* interrupted: the figures cover what ran; left out of the summary"
         )?;
     }
+    load::write_summary(w, r)?;
     for note in &r.notes {
         writeln!(w, "note: {note}")?;
     }
@@ -388,6 +392,9 @@ pub fn write_sweep_csv(w: &mut dyn Write, r: &SweepResult) -> Result<()> {
         "knob_post_exit",
         "run_ids",
         "interrupted",
+        "rtt_p99_us",
+        "loaded_rtt_p50_us",
+        "loaded_rtt_p99_us",
     ])?;
     for p in &r.points {
         let summary = p.repeat.first();
@@ -428,6 +435,9 @@ pub fn write_sweep_csv(w: &mut dyn Write, r: &SweepResult) -> Result<()> {
                 .collect::<Vec<_>>()
                 .join(" "),
             p.interrupted.to_string(),
+            csv_opt(p.rtt_p99_us),
+            csv_opt(p.loaded_rtt_p50_us),
+            csv_opt(p.loaded_rtt_p99_us),
         ])?;
     }
     out.flush()?;
@@ -554,6 +564,7 @@ pub fn write_repeat_csv(w: &mut dyn Write, r: &RepeatResult) -> Result<()> {
     Ok(())
 }
 
+mod load;
 mod rfc2544;
 #[cfg(test)]
 mod tests;

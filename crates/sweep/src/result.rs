@@ -45,6 +45,9 @@ pub enum SweepKind {
     /// A user command's setting (`--pre … {value}`).
     #[serde(rename = "sweep_knob")]
     Knob,
+    /// Offered load, a share of the measured capacity, with round trips at each point.
+    #[serde(rename = "sweep_load")]
+    Load,
 }
 
 impl From<Parameter> for SweepKind {
@@ -70,6 +73,7 @@ impl SweepKind {
             SweepKind::Rate => "sweep_rate",
             SweepKind::Payload => "sweep_payload",
             SweepKind::Knob => "sweep_knob",
+            SweepKind::Load => "sweep_load",
         }
     }
 
@@ -83,6 +87,7 @@ impl SweepKind {
             SweepKind::Rate => SweepParameter::RateBps,
             SweepKind::Payload => SweepParameter::PayloadBytes,
             SweepKind::Knob => SweepParameter::Knob,
+            SweepKind::Load => SweepParameter::LoadPct,
         }
     }
 }
@@ -112,6 +117,9 @@ pub enum SweepParameter {
     /// A knob command's value, as given.
     #[serde(rename = "knob")]
     Knob,
+    /// Offered load, percent of the measured capacity.
+    #[serde(rename = "load_pct")]
+    LoadPct,
 }
 
 impl SweepParameter {
@@ -125,6 +133,7 @@ impl SweepParameter {
             SweepParameter::RateBps => "rate_bps",
             SweepParameter::PayloadBytes => "payload_bytes",
             SweepParameter::Knob => "knob",
+            SweepParameter::LoadPct => "load_pct",
         }
     }
 }
@@ -168,6 +177,15 @@ pub struct SweepPoint {
     pub throughput_bps: Option<f64>,
     /// Median of the request/response runs' median round trips, µs.
     pub rtt_p50_us: Option<f64>,
+    /// Median of the request/response runs' 99th-percentile round trips, µs.
+    #[serde(default)]
+    pub rtt_p99_us: Option<f64>,
+    /// Median of the stream runs' loaded probe medians (`--latency`), µs.
+    #[serde(default)]
+    pub loaded_rtt_p50_us: Option<f64>,
+    /// Median of the stream runs' loaded probe 99th percentiles, µs.
+    #[serde(default)]
+    pub loaded_rtt_p99_us: Option<f64>,
     /// Median transactions/s of the request/response runs.
     pub transactions_per_s: Option<f64>,
     /// Median loss of the UDP stream runs, percent.
@@ -220,6 +238,27 @@ impl SweepPoint {
         Self {
             throughput_bps: of(stream, |r| Some(r.summary.throughput_bps)),
             rtt_p50_us: of(rr, |r| Some(r.summary.rr?.latency_us?.p50)),
+            rtt_p99_us: of(rr, |r| Some(r.summary.rr?.latency_us?.p99)),
+            loaded_rtt_p50_us: of(stream, |r| {
+                Some(
+                    r.summary
+                        .latency_under_load
+                        .as_ref()?
+                        .loaded
+                        .latency_us?
+                        .p50,
+                )
+            }),
+            loaded_rtt_p99_us: of(stream, |r| {
+                Some(
+                    r.summary
+                        .latency_under_load
+                        .as_ref()?
+                        .loaded
+                        .latency_us?
+                        .p99,
+                )
+            }),
             transactions_per_s: of(rr, |r| Some(r.summary.rr?.transactions_per_s)),
             loss_pct: of(stream, |r| Some(r.summary.udp?.loss_pct)),
             local_cpu_pct: of(any, |r| Some(r.summary.local_cpu_pct)),
@@ -328,6 +367,9 @@ pub struct SweepResult {
     /// Things the user should know (sizes dropped for the path's MTU, …).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// `sweep load`: the capacity the loads are shares of, the offered loads and the knee.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<crate::load::LoadSummary>,
 }
 
 impl SweepResult {
@@ -422,6 +464,7 @@ mod tests {
             (Parameter::Rate.into(), "sweep_rate", "rate_bps"),
             (Parameter::Payload.into(), "sweep_payload", "payload_bytes"),
             (SweepKind::Knob, "sweep_knob", "knob"),
+            (SweepKind::Load, "sweep_load", "load_pct"),
         ];
         for (kind, name, parameter) in kinds {
             assert_eq!(kind.name(), name);

@@ -251,7 +251,17 @@ pub fn run_sweep(
     interrupt: &dyn Interrupt,
     progress: &mut dyn SweepProgress,
 ) -> SweepResult {
-    let started_at_unix_ms = now_unix_ms();
+    run_sweep_at(plan, now_unix_ms(), runner, interrupt, progress)
+}
+
+/// [`run_sweep`] of a sweep that began at `started_at_unix_ms` (its `sweep_id`).
+pub(crate) fn run_sweep_at(
+    plan: &SweepPlan,
+    started_at_unix_ms: u64,
+    runner: &mut dyn PointRunner,
+    interrupt: &dyn Interrupt,
+    progress: &mut dyn SweepProgress,
+) -> SweepResult {
     let sweep_id = started_at_unix_ms.to_string();
     let (plan, notes) = fit_to_path(plan, runner);
     let parameter = plan.kind.parameter();
@@ -267,6 +277,7 @@ pub fn run_sweep(
         summary: SweepSummary::default(),
         stopped: None,
         notes: notes.clone(),
+        load: None,
     };
     progress.begin(
         &format!("linerate {}", result.kind.name().replace('_', " ")),

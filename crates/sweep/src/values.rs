@@ -43,6 +43,8 @@ pub enum ValueUnit {
     BitsPerSec,
     /// Free text (knob values); numeric order is still checked when every item is a number.
     Text,
+    /// A share of a measured capacity, percent: `10%` or `10` (`sweep load`).
+    Percent,
 }
 
 /// A value list that cannot be used; the message names the flag and the list.
@@ -65,6 +67,16 @@ pub enum ValuesError {
     /// A count that is not a whole number.
     #[error("{flag} {text}: '{label}' is not a whole number")]
     NotWhole {
+        /// The flag.
+        flag: &'static str,
+        /// The list as given.
+        text: String,
+        /// The item.
+        label: String,
+    },
+    /// A percentage that is not a positive number.
+    #[error("{flag} {text}: '{label}' is not a percentage; give e.g. 10%,50%,100%")]
+    NotPercent {
         /// The flag.
         flag: &'static str,
         /// The list as given.
@@ -158,6 +170,20 @@ pub fn parse_list(
             ValueUnit::Bytes => Some(parse_bytes(label).map_err(unparsable)? as f64),
             ValueUnit::BitsPerSec => Some(parse_bits_per_sec(label).map_err(unparsable)? as f64),
             ValueUnit::Text => label.parse::<f64>().ok().filter(|v| v.is_finite()),
+            ValueUnit::Percent => Some(
+                label
+                    .strip_suffix('%')
+                    .unwrap_or(label)
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite() && *v > 0.0)
+                    .ok_or_else(|| ValuesError::NotPercent {
+                        flag,
+                        text: text.to_string(),
+                        label: label.to_string(),
+                    })?,
+            ),
         };
         values.push(SweepValue {
             label: label.to_string(),
@@ -215,6 +241,9 @@ mod tests {
         let v = parse_values("100M,1G,10G", ValueUnit::BitsPerSec).unwrap();
         assert_eq!(numbers(&v), [1e8, 1e9, 1e10]);
         assert_eq!(v[2].label, "10G");
+        let v = parse_values("10%, 50,100 %", ValueUnit::Percent).unwrap();
+        assert_eq!(numbers(&v), [10.0, 50.0, 100.0]);
+        assert_eq!(v[0].label, "10%");
     }
 
     #[test]
@@ -242,6 +271,9 @@ mod tests {
             ("10X", ValueUnit::BitsPerSec, "'10X': unknown suffix 'X'"),
             ("7,3", ValueUnit::Text, "increasing order"),
             ("on,off,on", ValueUnit::Text, "'on' is given twice"),
+            ("50%,20%", ValueUnit::Percent, "increasing order"),
+            ("0%", ValueUnit::Percent, "'0%' is not a percentage"),
+            ("half", ValueUnit::Percent, "'half' is not a percentage"),
         ] {
             let err = parse_values(text, unit).unwrap_err().to_string();
             assert!(err.contains(needle), "{text}: {err}");

@@ -10,6 +10,7 @@ mod bars;
 mod heatmap;
 mod latency;
 mod line;
+mod load;
 mod msg_size;
 mod png;
 mod pps;
@@ -18,6 +19,8 @@ mod sweep_value;
 mod timeline;
 
 use plotters::style::RGBColor;
+
+pub use load::{LoadCurve, LoadPoint};
 
 use crate::{Error, LabeledRuns, PpsMatrix, Result};
 
@@ -45,6 +48,9 @@ pub enum ChartKind {
     /// A mesh's figure per ordered pair of hosts (a `linerate mesh`); not in
     /// [`ChartKind::ALL`]: drawn by [`mesh_chart`] from its matrix.
     Mesh,
+    /// Round trips against offered load (a `linerate sweep load`); not in
+    /// [`ChartKind::ALL`]: drawn by [`load_chart`] from its points.
+    Load,
 }
 
 impl ChartKind {
@@ -68,6 +74,7 @@ impl ChartKind {
             ChartKind::Pps => "pps",
             ChartKind::Sweep => "sweep",
             ChartKind::Mesh => "mesh",
+            ChartKind::Load => "load",
         }
     }
 
@@ -86,6 +93,7 @@ impl ChartKind {
             ChartKind::Pps => "Packet rate by frame size",
             ChartKind::Sweep => "Throughput by swept value",
             ChartKind::Mesh => "Mesh: every ordered pair of hosts",
+            ChartKind::Load => "Round trip against offered load",
         }
     }
 
@@ -98,6 +106,7 @@ impl ChartKind {
             ChartKind::MessageSize => "Throughput at each write size (--len), the median over each column's runs at that size.",
             ChartKind::Pps => "Datagrams received per second at each frame size (FCS included), one line per flow count; dashed: the line rate of the link speed.",
             ChartKind::Sweep => "Receiver throughput at each value of the swept parameter, in the order swept (the median of the point's runs).",
+            ChartKind::Load => "Median and 99th-percentile round trip at each offered load, a share of the capacity measured unpaced first; dashed: the knee, the first load whose median reached the stated multiple of the lowest load's.",
             ChartKind::Mesh => "One square per ordered pair: rows are the hosts that ran the test (from), columns the hosts they tested towards (to); darker is a higher figure; grey squares failed.",
         }
     }
@@ -147,6 +156,12 @@ pub fn render(kind: ChartKind, columns: &[LabeledRuns]) -> Result<Chart> {
                 reason: "drawn from a mesh's matrix (linerate mesh --chart)".into(),
             })
         }
+        ChartKind::Load => {
+            return Err(Error::NoData {
+                chart: kind.name(),
+                reason: "drawn from a load sweep's points (linerate sweep load --chart)".into(),
+            })
+        }
     };
     Ok(Chart { kind, svg })
 }
@@ -158,6 +173,14 @@ pub fn sweep_chart(parameter: &str, series_label: &str, points: &[(String, f64)]
     Ok(Chart {
         kind: ChartKind::Sweep,
         svg: sweep_value::draw(parameter, series_label, points)?,
+    })
+}
+
+/// Draws round trips against offered load, with the knee (a `linerate sweep load`).
+pub fn load_chart(curve: &LoadCurve) -> Result<Chart> {
+    Ok(Chart {
+        kind: ChartKind::Load,
+        svg: load::draw(curve)?,
     })
 }
 

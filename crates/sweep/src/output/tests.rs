@@ -46,6 +46,7 @@ fn size_sweep() -> SweepResult {
         points,
         stopped: None,
         notes: vec![],
+        load: None,
     }
 }
 
@@ -80,7 +81,61 @@ fn size_sweep_csv() {
     assert!(lines[0].starts_with("kind,parameter,value,value_num,throughput_bps,"));
     assert_eq!(
         lines[1],
-        "sweep_size,size_bytes,1,1,2500000,,,,,,,2,21.25,47058.82352941176,,8,74.54916520085041,65.40689827098804,,,10 11,false"
+        "sweep_size,size_bytes,1,1,2500000,,,,,,,2,21.25,47058.82352941176,,8,74.54916520085041,65.40689827098804,,,10 11,false,41.055,,"
+    );
+}
+
+/// A load sweep of a request/response test: 50,000 transactions/s, two loads.
+fn load_sweep() -> SweepResult {
+    let point = |pct: u64, rtt: f64, id: i64| {
+        SweepPoint::new(
+            SweepValue {
+                label: format!("{pct}%"),
+                number: Some(pct as f64),
+            },
+            vec![PointRun {
+                run_id: Some(id),
+                record: analysis::testing::rr_with_rtt(rtt),
+            }],
+        )
+    };
+    let points = vec![point(50, 20.0, 2), point(100, 90.0, 3)];
+    let mut r = size_sweep();
+    r.kind = SweepKind::Load;
+    r.parameter = SweepKind::Load.parameter();
+    r.test = wire::TestKind::TcpRr;
+    r.load = Some(crate::load::LoadSummary {
+        capacity_run: None,
+        ..crate::load::LoadSummary::of(crate::load::LoadUnit::TransactionsPerS, 5e4, &points)
+    });
+    r.summary = SweepSummary::of(SweepKind::Load, &points);
+    r.points = points;
+    r
+}
+
+#[test]
+fn load_sweep_table_offers_and_marks_the_knee() {
+    let mut r = load_sweep();
+    for p in &mut r.points {
+        p.rtt_p99_us = p.rtt_p50_us.map(|v| v * 2.0);
+    }
+    let points = r.points.clone();
+    r.load = Some(crate::load::LoadSummary::of(
+        crate::load::LoadUnit::TransactionsPerS,
+        5e4,
+        &points,
+    ));
+    let t = text(|o| write_sweep_table(o, &r).unwrap());
+    assert!(t.starts_with("linerate sweep load: tcp_rr against"), "{t}");
+    assert!(
+        t.contains("LOAD  OFFERED  RTT P50 us  RTT P99 us  TRANS/S"),
+        "{t}"
+    );
+    assert!(t.contains(" 50%  25000/s        20.0        40.0"), "{t}");
+    assert!(t.contains("capacity 50000/s (measured)"), "{t}");
+    assert!(
+        t.contains("knee at 100% of the capacity: the first load whose median round trip is at least 2x the lowest load's (20.0 us)"),
+        "{t}"
     );
 }
 
@@ -152,6 +207,7 @@ fn knob_sweep_with_repeats_stopped_by_a_failure() {
             message: "--pre for value 2: `sh -c 'exit 4'` exited with status 4".into(),
         }),
         notes: vec![],
+        load: None,
     };
     let t = text(|o| write_sweep_table(o, &r).unwrap());
     assert_eq!(

@@ -18,6 +18,8 @@ const COLUMNS = [
   ["connections_per_s", "conn/s", int],
   ["rtt_p50_us", "p50 RTT", us],
   ["rtt_p99_us", "p99 RTT", us],
+  ["loaded_rtt_p50_us", "loaded p50 RTT", us],
+  ["loaded_rtt_p99_us", "loaded p99 RTT", us],
   ["loss_pct", "loss", (v) => pct(v, 3)],
   ["local_cpu_pct", "client CPU", (v) => pct(v)],
   ["remote_cpu_pct", "server CPU", (v) => pct(v)],

@@ -1,0 +1,93 @@
+//! The round-trip columns of a sweep table (a request/response test's p99, the `--latency`
+//! probes' loaded p50 and p99) and `sweep load`'s own: the load offered at each point, and the
+//! capacity and knee under the table.
+
+use std::io::Write;
+
+use measure::units::format_bits_per_sec as bps;
+
+use super::{opt, Col};
+use crate::load::LoadUnit;
+use crate::result::{SweepPoint, SweepResult};
+
+fn us(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+/// A rate in the load's unit.
+fn rate(unit: LoadUnit, v: f64) -> String {
+    match unit {
+        LoadUnit::BitsPerS => bps(v),
+        LoadUnit::TransactionsPerS => format!("{v:.0}/s"),
+    }
+}
+
+/// A load sweep's OFFERED column: the load each point offered, in the load's unit.
+pub(super) fn offered_column(r: &SweepResult) -> Option<Col<'_>> {
+    let load = r.load.as_ref()?;
+    Some((
+        "OFFERED".into(),
+        Box::new(move |p: &SweepPoint| {
+            opt(p.value.number, |pct| {
+                rate(load.unit, load.capacity * pct / 100.0)
+            })
+        }),
+        true,
+    ))
+}
+
+/// The round-trip columns some point has figures for: RTT P99 (a load sweep), LOADED P50/P99.
+pub(super) fn columns(r: &SweepResult) -> Vec<Col<'_>> {
+    let any = |f: fn(&SweepPoint) -> bool| r.points.iter().any(f);
+    let mut cols: Vec<Col> = Vec::new();
+    // A request/response test's p99 beside its p50 where the round trips are the point.
+    if r.load.is_some() && any(|p| p.rtt_p99_us.is_some()) {
+        cols.push((
+            "RTT P99 us".into(),
+            Box::new(|p| opt(p.rtt_p99_us, us)),
+            true,
+        ));
+    }
+    if any(|p| p.loaded_rtt_p50_us.is_some()) {
+        cols.push((
+            "LOADED P50 us".into(),
+            Box::new(|p| opt(p.loaded_rtt_p50_us, us)),
+            true,
+        ));
+        cols.push((
+            "LOADED P99 us".into(),
+            Box::new(|p| opt(p.loaded_rtt_p99_us, us)),
+            true,
+        ));
+    }
+    cols
+}
+
+/// A load sweep's lines under the table: the capacity and the knee.
+pub(super) fn write_summary(w: &mut dyn Write, r: &SweepResult) -> std::io::Result<()> {
+    let Some(load) = &r.load else {
+        return Ok(());
+    };
+    let how = match (&load.capacity_run, load.capacity_given) {
+        (_, true) => "given".to_string(),
+        (Some(run), _) => match run.run_id {
+            Some(id) => format!("measured unpaced, run #{id}"),
+            None => "measured unpaced".to_string(),
+        },
+        (None, false) => "measured".to_string(),
+    };
+    writeln!(w, "capacity {} ({how})", rate(load.unit, load.capacity))?;
+    match (load.knee_pct, load.baseline_p50_us) {
+        (Some(k), Some(b)) => writeln!(
+            w,
+            "knee at {k}% of the capacity: the first load whose median round trip is at least {}x the lowest load's ({b:.1} us)",
+            load.knee_factor
+        ),
+        (None, Some(b)) => writeln!(
+            w,
+            "no knee: every median round trip stayed under {}x the lowest load's ({b:.1} us)",
+            load.knee_factor
+        ),
+        _ => Ok(()),
+    }
+}
