@@ -406,8 +406,17 @@ pub fn chart_extension(path: &Path) -> Result<&str> {
     }
 }
 
+/// Writes `chart` to `--chart PATH`: PNG (at twice its size) or SVG by the extension.
+pub fn write_chart(path: &Path, chart: report::chart::Chart) -> Result<()> {
+    let bytes = if chart_extension(path)? == "png" {
+        chart.to_png(2.0)?
+    } else {
+        chart.svg.into_bytes()
+    };
+    std::fs::write(path, bytes).with_context(|| format!("--chart {}", path.display()))
+}
+
 fn write_sweep_chart(path: &Path, r: &sweep::SweepResult) -> Result<()> {
-    let ext = chart_extension(path)?;
     let label = format!("{} {}", r.test.as_str(), r.target);
     let chart = if let Some(curve) = sweep::load::curve(r) {
         report::chart::load_chart(&curve)?
@@ -422,13 +431,7 @@ fn write_sweep_chart(path: &Path, r: &sweep::SweepResult) -> Result<()> {
             .collect();
         report::chart::sweep_chart(r.parameter.as_str(), &label, &points)?
     };
-    let bytes = if ext == "png" {
-        chart.to_png(2.0)?
-    } else {
-        chart.svg.into_bytes()
-    };
-    std::fs::write(path, bytes).with_context(|| format!("--chart {}", path.display()))?;
-    Ok(())
+    write_chart(path, chart)
 }
 
 /// `linerate rfc2544`: the zero-loss (or allowed-loss) rate per frame size by binary search.

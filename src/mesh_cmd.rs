@@ -216,13 +216,7 @@ fn finish(args: &MeshArgs, m: &MeshMatrix, interrupted: bool) -> Result<RunOutco
     }
     out.flush()?;
     if let Some(path) = &args.chart {
-        let chart = report::chart::mesh_chart(m)?;
-        let bytes = if crate::commands::chart_extension(path)? == "png" {
-            chart.to_png(2.0)?
-        } else {
-            chart.svg.into_bytes()
-        };
-        std::fs::write(path, bytes).with_context(|| format!("--chart {}", path.display()))?;
+        crate::commands::write_chart(path, report::chart::mesh_chart(m)?)?;
     }
     let failed = m.failed();
     if failed > 0 {

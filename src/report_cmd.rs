@@ -90,8 +90,8 @@ pub struct ChartArgs {
     /// with its tags.
     #[arg(value_name = "RUN_OR_TAGSET", required = true)]
     pub items: Vec<String>,
-    /// Which chart (default: the first of these the runs have data for; pps needs
-    /// `linerate pps` cells).
+    /// Which chart (default: the first of these the runs have data for, rpm when every run
+    /// is a `linerate rpm` direction; pps needs `linerate pps` cells).
     #[arg(long, value_enum, value_name = "CHART")]
     pub kind: Option<ChartKindArg>,
     /// The image to write: .svg, or .png (the SVG rasterised with the system's fonts).
@@ -119,6 +119,9 @@ pub enum ChartKindArg {
     MessageSize,
     /// Packets/s per frame size and flow count against the line rate (`linerate pps` cells).
     Pps,
+    /// Goodput, connections and round trips over time of `linerate rpm` directions, side by
+    /// side (the default when every run is one).
+    Rpm,
 }
 
 impl From<ChartKindArg> for ChartKind {
@@ -129,6 +132,7 @@ impl From<ChartKindArg> for ChartKind {
             ChartKindArg::LatencyCdf => ChartKind::LatencyCdf,
             ChartKindArg::MessageSize => ChartKind::MessageSize,
             ChartKindArg::Pps => ChartKind::Pps,
+            ChartKindArg::Rpm => ChartKind::Rpm,
         }
     }
 }
@@ -285,6 +289,7 @@ pub fn chart(args: &ChartArgs) -> Result<()> {
     let matrix = PpsMatrix::of_cells(columns.iter().flat_map(|c| &c.runs));
     let kind = match args.kind {
         Some(k) => ChartKind::from(k),
+        None if chart::all_rpm(&labeled) => ChartKind::Rpm,
         None => chart::applicable(&labeled)
             .first()
             .copied()

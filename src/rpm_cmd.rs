@@ -1,18 +1,22 @@
 //! `linerate rpm`: responsiveness under working conditions (`session::rpm`), printed as text
-//! (a line per interval on stderr, then the summary) or one JSON document.
+//! (a line per interval on stderr, then the summary) or one JSON document; each direction
+//! stored as one run (`analysis::rpm_record`) tagged `rpm_id` and `rpm_direction`, and drawn
+//! with `--chart` (`report::chart::rpm_chart`).
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Result};
 use engine::Signal;
-use results::rpm::{RpmTick, RpmWay};
-use session::rpm::{RpmProgress, RpmSetup};
+use results::rpm::{RpmResult, RpmTick, RpmWay};
+use results::store::Tags;
+use session::rpm::{RpmProgress, RpmRun, RpmSetup};
 use wire::spec::{Params, StreamParams, TcpOptions};
 
 use crate::commands::RunOutcome;
 use crate::connection_args::ConnectionArgs;
-use crate::store_args::StoreArgs;
+use crate::store_args::{RunStore, StoreArgs};
 use crate::test_args::CommonArgs;
 
 /// Which way the load goes.
@@ -59,9 +63,16 @@ pub struct RpmArgs {
     /// capacity.
     #[arg(long, value_name = "PER_SEC", default_value_t = 50)]
     pub probes: u32,
-    /// Print one JSON document instead of the text.
+    /// Print one JSON document instead of the text (with the stored runs' ids, `run_ids`).
     #[arg(long)]
     pub json: bool,
+    /// Also draw each direction's goodput, connections and round trips over time, .svg or
+    /// .png by the extension (both directions side by side in one image).
+    #[arg(long, value_name = "PATH")]
+    pub chart: Option<PathBuf>,
+    /// Where the runs are stored (one per direction), and their tags.
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 struct Lines;
@@ -111,6 +122,10 @@ pub fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
     if let Some(name) = &args.congestion {
         engine::sockopt::check_congestion(name)?;
     }
+    if let Some(path) = &args.chart {
+        crate::commands::chart_extension(path)?;
+    }
+    let mut store = args.store.open()?;
     let reached = crate::reach::target_for(&plan, &common, None)?;
     let setup = RpmSetup {
         target: reached.target.clone(),
@@ -135,17 +150,75 @@ pub fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
         Way::Down => &[RpmWay::Down],
         Way::Both => &[RpmWay::Up, RpmWay::Down],
     };
-    let result = session::rpm::run(&setup, ways, &mut Lines)?;
-    let mut out = std::io::stdout().lock();
-    if args.json {
-        serde_json::to_writer_pretty(&mut out, &result)?;
-        writeln!(out)?;
-    } else {
-        report::rpm_text::write(&mut out, &result)?;
-    }
-    out.flush()?;
+    let mut run = session::rpm::run(&setup, ways, &mut Lines)?;
+    // Stored before printing, so the document carries the ids; a failure to store is
+    // reported once the result is printed.
+    let stored = store.as_mut().map_or(Ok(()), |s| save(s, &mut run));
+    print(args, &run.result)?;
+    stored?;
     Ok(RunOutcome {
-        interrupted: result.interrupted,
+        interrupted: run.result.interrupted,
         incomplete: false,
     })
+}
+
+/// The result on stdout (text or `--json`), and `--chart`.
+fn print(args: &RpmArgs, result: &RpmResult) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, result)?;
+        writeln!(out)?;
+    } else {
+        report::rpm_text::write(&mut out, result)?;
+    }
+    out.flush()?;
+    if let Some(path) = &args.chart {
+        let directions: Vec<_> = result.directions.iter().map(|d| ("", d)).collect();
+        crate::commands::write_chart(path, report::chart::rpm_chart(&directions)?)?;
+    }
+    Ok(())
+}
+
+/// Stores each direction as one run tagged `rpm_id` (the start, Unix ms) and `rpm_direction`,
+/// says so on stderr, and keeps the ids in the document. A direction without a finished load
+/// connection has nothing to store: said, not an error. A run the store refuses is kept as a
+/// file (`RunStore::save_with` says where); the first such error is returned once every
+/// direction was tried, later ones are printed.
+fn save(store: &mut RunStore, run: &mut RpmRun) -> Result<()> {
+    let r = &run.result;
+    let (mut said, mut ids, mut failed) = (Vec::new(), Vec::new(), None);
+    for (d, loads) in r.directions.iter().zip(&run.records_by_direction) {
+        let record = match analysis::rpm_record::build(r, d, loads) {
+            Ok(record) => record,
+            Err(e) => {
+                eprintln!("linerate: {e}");
+                continue;
+            }
+        };
+        let way = match d.direction {
+            RpmWay::Up => "up",
+            RpmWay::Down => "down",
+        };
+        let tags = Tags::parse([
+            format!("rpm_id={}", r.started_at_unix_ms),
+            format!("rpm_direction={way}"),
+        ])?;
+        match store.save_with(&record, &tags) {
+            Ok(id) => {
+                ids.push(id.0 as u64);
+                said.push(format!("{id} ({way})"));
+            }
+            Err(e) if failed.is_none() => failed = Some(e),
+            Err(e) => eprintln!("linerate: {e:#}"),
+        }
+    }
+    run.result.run_ids = ids;
+    if !said.is_empty() {
+        eprintln!(
+            "linerate: stored as {} in {}",
+            said.join(", "),
+            store.location()
+        );
+    }
+    failed.map_or(Ok(()), Err)
 }

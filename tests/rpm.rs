@@ -1,5 +1,6 @@
 //! `linerate rpm`: responsiveness under working conditions, on loopback (every figure there, in
-//! order) and against a ground truth: a tbf queue of known depth on a bridge between two
+//! order; each direction a stored run that `runs`, `show`, `compare`, `report` and `--chart`
+//! use) and against a ground truth: a tbf queue of known depth on a bridge between two
 //! namespaces, whose drain time the loaded RTT must show, in the network's share of the delay.
 
 use serde_json::Value;
@@ -46,6 +47,53 @@ fn loopback_gives_both_directions_every_figure_and_a_time_series() {
     }
 }
 
+/// Each direction is stored as a run tagged with its rpm: listed, shown with its RPM, compared
+/// on the rpm metrics, reported with its chart, and `--chart` draws it.
+#[test]
+fn each_direction_is_stored_shown_compared_reported_and_charted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).display().to_string();
+    let (db, svg, html) = (path("rpm.sqlite"), path("rpm.svg"), path("rpm.html"));
+    let rpm = |extra: &[&str]| {
+        let args = [&["rpm", "-t", "3", "--direction", "up", "--db", &db], extra].concat();
+        linerate().args(&args).output().unwrap()
+    };
+    let first = rpm(&["--tag", "n=1"]);
+    let stderr = String::from_utf8_lossy(&first.stderr);
+    assert!(first.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("linerate: stored as #1 (up) in "),
+        "{stderr}"
+    );
+    let second = rpm(&["--json", "--chart", &svg]);
+    assert!(
+        second.status.success(),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    let d: Value = serde_json::from_slice(&second.stdout).unwrap();
+    assert_eq!(d["run_ids"], serde_json::json!([2]), "{d}");
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    assert!(drawn.contains("round trip (ms)") && drawn.contains("goodput ("));
+    let runs = linerate_ok(&["runs", "--db", &db]);
+    assert!(runs.contains("rpm_direction=up"), "{runs}");
+    assert!(runs.contains("n=1,rpm_direction=up,rpm_id="), "{runs}");
+    let shown = linerate_ok(&["show", "1", "--db", &db]);
+    assert!(shown.contains("--- summary: tcp_stream"), "{shown}");
+    assert!(shown.contains("Responsiveness (draft-ietf-ippm"), "{shown}");
+    assert!(shown.contains("up (client -> server)\n  RPM "), "{shown}");
+    let cmp = linerate_ok(&["compare", "1", "2", "--db", &db]);
+    assert!(cmp.contains("round trips/min"), "{cmp}");
+    assert!(cmp.contains("rpm self p50"), "{cmp}");
+    linerate_ok(&["report", "1", "2", "--db", &db, "-o", &html]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains(r#"id="chart-rpm-2">"#),
+        "both directions charted"
+    );
+    assert!(page.contains("time since the direction began (s)"));
+}
+
 #[test]
 fn bad_input_names_the_flag() {
     fails_in_one_line(&["rpm", "-P", "0"], "-P 0");
@@ -57,6 +105,8 @@ fn bad_input_names_the_flag() {
         "--notsent-lowat 0: between 1 byte",
     );
     fails_in_one_line(&["tcp", "--notsent-lowat", "1X"], "--notsent-lowat 1X");
+    fails_in_one_line(&["rpm", "--chart", "x.jpg"], "--chart x.jpg");
+    fails_in_one_line(&["rpm", "--tag", "x"], "--tag x");
 }
 
 /// Ground truth: 20 Mbit/s towards the server through a tbf queue of 250 KB (100 ms to

@@ -13,7 +13,8 @@
 //! - [`repeat`]: statistics over repeated runs, Student-t confidence intervals and the
 //!   `--until-ci` stopping rule;
 //! - [`rpm`]: responsiveness under working conditions (the IETF draft's RPM, stability and
-//!   confidence rules), and [`rpm_window`]: one direction of `linerate rpm` interval by interval.
+//!   confidence rules), [`rpm_window`]: one direction of `linerate rpm` interval by interval,
+//!   and [`rpm_record`]: that direction as a stored run over its load connections' records.
 //!
 //! Depends on `wire`, `measure` and `results` only: the engine's reports reach it as
 //! [`raw::WorkerReport`], so the data plane and the analysis can change apart.
@@ -25,6 +26,7 @@ pub mod loss;
 pub mod raw;
 pub mod repeat;
 pub mod rpm;
+pub mod rpm_record;
 pub mod rpm_window;
 pub mod streams;
 pub mod summary;

@@ -273,6 +273,7 @@ fn totals(
             .stream()
             .and_then(|s| s.self_probes_per_s)
             .map(|_| rr_summary(raw, secs)),
+        rpm: None,
         flows,
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! The page is a minijinja template (`templates/report.html`) over the same tables the other
 //! exporters write: the columns and their tags, the comparison, the run list, the packet-rate
-//! matrix when given, and every chart the data supports. Its script counts the drawn charts
+//! matrix when given, each `linerate rpm` direction's figures and chart, and every chart the
+//! data supports. Its script counts the drawn charts
 //! into `<body data-charts>`, so a headless browser's DOM shows that the page ran.
 
 use minijinja::value::Serde;
@@ -13,6 +14,7 @@ use serde::Serialize;
 use crate::chart;
 use crate::format::comparison_cells;
 use crate::{Comparison, Error, LabeledRuns, MeshMatrix, PpsMatrix, Result, RunsTable};
+use results::rpm::StoredRpm;
 
 const TEMPLATE: &str = include_str!("../templates/report.html");
 
@@ -104,6 +106,89 @@ fn mesh_view(m: &MeshMatrix) -> Result<Value> {
     })
 }
 
+/// A `linerate rpm` direction's figures as rows of a two-column table.
+fn rpm_cells(s: &StoredRpm) -> Cells {
+    let d = &s.direction;
+    let ms = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2} ms"));
+    let p50 = |x: &results::rpm::Spread| ms((x.samples > 0).then_some(x.p50));
+    let conf = crate::rpm_text::confidence;
+    let r = d.responsiveness;
+    let rows: Vec<(&str, String)> = vec![
+        (
+            "RPM",
+            r.map_or("not measured".into(), |r| {
+                format!("{:.0} (confidence {})", r.rpm, conf(d.rpm_confidence))
+            }),
+        ),
+        (
+            "foreign RPM",
+            r.map_or("-".into(), |r| format!("{:.0}", r.foreign_rpm)),
+        ),
+        (
+            "loaded RPM",
+            r.map_or("-".into(), |r| format!("{:.0}", r.loaded_rpm)),
+        ),
+        (
+            "goodput",
+            format!(
+                "{} over {} connections (confidence {})",
+                measure::units::format_bits_per_sec(d.goodput_bps),
+                d.connections,
+                conf(d.goodput_confidence)
+            ),
+        ),
+        ("self probes p50", p50(&d.self_ms)),
+        ("foreign requests p50", p50(&d.foreign_rr_ms)),
+        ("foreign connects p50", p50(&d.foreign_connect_ms)),
+        ("kernel RTT p50", p50(&d.kernel_rtt_ms)),
+        ("idle round trip p50", p50(&s.idle.rr_ms)),
+        (
+            "idle RPM",
+            s.idle.rpm.map_or("-".into(), |v| format!("{v:.0}")),
+        ),
+        ("delay the load added", ms(d.loaded_minus_idle_ms)),
+        ("of which in socket buffers", ms(d.in_socket_buffers_ms)),
+        (
+            "of which in the network's queues",
+            ms(d.in_network_queues_ms),
+        ),
+    ];
+    Cells {
+        headers: vec!["figure".into(), "value".into()],
+        rows: rows
+            .into_iter()
+            .map(|(k, v)| vec![k.to_string(), v])
+            .chain(d.notes.iter().map(|n| vec!["note".into(), n.clone()]))
+            .collect(),
+        text_columns: 2,
+    }
+}
+
+/// Every `linerate rpm` direction among the runs: its label, figures and chart (none for a
+/// direction stopped before its first interval).
+fn rpm_views(columns: &[LabeledRuns]) -> Result<Vec<Value>> {
+    let mut out = Vec::new();
+    for c in columns {
+        for (i, r) in c.runs.iter().enumerate() {
+            let Some(s) = &r.summary.rpm else { continue };
+            let label = c.run_label(i);
+            let svg = match chart::rpm_chart(&[(&label, &s.direction)]) {
+                Ok(chart) => Some(Value::from_safe_string(chart.svg)),
+                Err(Error::NoData { .. }) => None,
+                Err(e) => return Err(e),
+            };
+            out.push(context! {
+                label => label,
+                draft => s.draft.clone(),
+                table => Value::from(Serde(rpm_cells(s))),
+                svg => svg,
+                about => chart::ChartKind::Rpm.about(),
+            });
+        }
+    }
+    Ok(out)
+}
+
 /// Every chart the report's data supports, in [`chart::ChartKind::ALL`] order.
 pub fn charts(report: &Report<'_>) -> Result<Vec<chart::Chart>> {
     let mut out = Vec::new();
@@ -157,6 +242,7 @@ pub fn render(report: &Report<'_>) -> Result<String> {
         .iter()
         .map(mesh_view)
         .collect::<Result<Vec<_>>>()?;
+    let rpms = rpm_views(report.columns)?;
     let columns: Vec<Value> = report
         .columns
         .iter()
@@ -173,6 +259,7 @@ pub fn render(report: &Report<'_>) -> Result<String> {
         runs => Value::from(Serde(runs)),
         pps => pps,
         meshes => meshes,
+        rpms => rpms,
         charts => charts,
     })?;
     Ok(html)
@@ -184,4 +271,34 @@ struct ChartView {
     title: &'static str,
     about: &'static str,
     svg: Value,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_rpm_direction_gets_its_figures_and_chart() {
+        let run: results::RunRecord =
+            serde_json::from_str(include_str!("../tests/fixtures/rpm_run.json")).unwrap();
+        let columns = [LabeledRuns::new("#2", vec![run])];
+        let html = render(&Report {
+            title: "t",
+            subtitle: None,
+            columns: &columns,
+            pps: None,
+            meshes: &[],
+        })
+        .unwrap();
+        assert!(html.contains("<h2>Responsiveness #2</h2>"), "{html}");
+        assert!(
+            html.contains("66172 (confidence low)"),
+            "the RPM in the table"
+        );
+        assert!(html.contains(r#"<figure class="chart" id="chart-rpm-1">"#));
+        assert!(
+            html.contains("#2: up (client -&gt; server), RPM 66172"),
+            "its chart"
+        );
+    }
 }

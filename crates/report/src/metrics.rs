@@ -4,7 +4,8 @@
 //! `None`; a comparison drops the rows where every column is `None`. Per-direction rows read
 //! only bidirectional runs, and sender/receiver CPU only one-direction runs; a comparison also
 //! drops sender/receiver CPU when it only repeats client/server CPU (runs where the client
-//! sends), so a figure does not show twice under two names.
+//! sends), so a figure does not show twice under two names. The `rpm` rows read a `linerate
+//! rpm` direction's stored run (`summary.rpm`) only.
 
 use results::{FlowSummary, RunRecord};
 use serde::{Deserialize, Serialize};
@@ -79,13 +80,23 @@ fn only_flow(r: &RunRecord) -> Option<&FlowSummary> {
     }
 }
 
+/// A `linerate rpm` direction's figures (`summary.rpm`), absent from every other run.
+fn rpm(r: &RunRecord) -> Option<&results::rpm::RpmDirection> {
+    r.summary.rpm.as_ref().map(|s| &s.direction)
+}
+
+/// A median of a `linerate rpm` direction's probes, ms; `None` without samples.
+fn rpm_p50(s: &results::rpm::Spread) -> Option<f64> {
+    (s.samples > 0).then_some(s.p50)
+}
+
 fn latency(r: &RunRecord) -> Option<measure::latency::LatencySummary> {
     r.summary.rr.as_ref()?.latency_us
 }
 
 use Better::{Higher, Lower};
 
-static METRICS: [Metric; 24] = [
+static METRICS: [Metric; 27] = [
     Metric {
         name: "throughput",
         unit: "Mbit/s",
@@ -312,4 +323,74 @@ static METRICS: [Metric; 24] = [
         key: Some("loaded_rtt_p50_us"),
         repeats: &[],
     },
+    Metric {
+        name: "rpm",
+        unit: "round trips/min",
+        better: Higher,
+        base: |r| rpm(r)?.responsiveness.map(|x| x.rpm),
+        per_unit: 1.0,
+        key: None,
+        repeats: &[],
+    },
+    Metric {
+        name: "rpm self p50",
+        unit: "ms",
+        better: Lower,
+        base: |r| rpm_p50(&rpm(r)?.self_ms),
+        per_unit: 1.0,
+        key: None,
+        repeats: &[],
+    },
+    Metric {
+        name: "rpm foreign p50",
+        unit: "ms",
+        better: Lower,
+        base: |r| rpm_p50(&rpm(r)?.foreign_rr_ms),
+        per_unit: 1.0,
+        key: None,
+        repeats: &[],
+    },
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value(name: &str, r: &RunRecord) -> Option<f64> {
+        metrics().iter().find(|m| m.name == name)?.value(r)
+    }
+
+    #[test]
+    fn rpm_metrics_read_an_rpm_direction_only() {
+        let rpm: RunRecord =
+            serde_json::from_str(include_str!("../tests/fixtures/rpm_run.json")).unwrap();
+        let d = &rpm.summary.rpm.as_ref().unwrap().direction;
+        let expected = [
+            ("rpm", d.responsiveness.map(|r| r.rpm)),
+            ("rpm self p50", Some(d.self_ms.p50)),
+            ("rpm foreign p50", Some(d.foreign_rr_ms.p50)),
+        ];
+        for (name, want) in expected {
+            assert!(want.is_some_and(|v| v > 0.0), "{name}: fixture has it");
+            assert_eq!(value(name, &rpm), want, "{name}");
+        }
+        let m = |name| metrics().iter().find(|m| m.name == name).unwrap();
+        assert_eq!(m("rpm").better, Higher);
+        assert_eq!(m("rpm self p50").better, Lower);
+        assert_eq!(m("rpm foreign p50").unit, "ms");
+        let tcp: Vec<RunRecord> =
+            serde_json::from_str(include_str!("../tests/fixtures/tcp_runs.json")).unwrap();
+        for name in ["rpm", "rpm self p50", "rpm foreign p50"] {
+            assert_eq!(value(name, &tcp[0]), None, "{name} of a tcp run");
+        }
+        let mut no_probes = rpm.clone();
+        if let Some(s) = no_probes.summary.rpm.as_mut() {
+            s.direction.self_ms = results::rpm::Spread::default();
+        }
+        assert_eq!(
+            value("rpm self p50", &no_probes),
+            None,
+            "no samples: absent"
+        );
+    }
+}

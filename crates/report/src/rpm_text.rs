@@ -1,20 +1,26 @@
 //! `linerate rpm` as text: a line per interval while it runs, then per direction the RPM, the
-//! probes' figures beside the idle path's, where the delay sat, and the confidence.
+//! probes' figures beside the idle path's, where the delay sat, and the confidence; and one
+//! direction as its stored run keeps it (`linerate show`).
 
 use std::io::{self, Write};
 
-use results::rpm::{Confidence, RpmDirection, RpmResult, RpmTick, RpmWay, Spread};
+use results::rpm::{
+    Confidence, IdleBaseline, RpmDirection, RpmParams, RpmResult, RpmTick, RpmWay, Spread,
+    StoredRpm,
+};
 
 use measure::units::format_bits_per_sec as bps;
 
-fn way(w: RpmWay) -> &'static str {
+/// A direction in words: `up (client -> server)`.
+pub(crate) fn way(w: RpmWay) -> &'static str {
     match w {
         RpmWay::Up => "up (client -> server)",
         RpmWay::Down => "down (server -> client)",
     }
 }
 
-fn confidence(c: Confidence) -> &'static str {
+/// A confidence as the document spells it: `low`, `medium`, `high`.
+pub(crate) fn confidence(c: Confidence) -> &'static str {
     match c {
         Confidence::Low => "low",
         Confidence::Medium => "medium",
@@ -106,28 +112,47 @@ fn write_direction(w: &mut dyn Write, d: &RpmDirection) -> io::Result<()> {
     Ok(())
 }
 
+/// The draft and its parameters, in words.
+fn params_words(draft: &str, p: &RpmParams) -> String {
+    format!(
+        "{draft}; intervals of {} s, moving average of {}, {} % tolerance, at most {} connections",
+        p.interval_s,
+        p.moving_average_intervals,
+        p.stability_tolerance * 100.0,
+        p.max_connections,
+    )
+}
+
+fn write_idle(w: &mut dyn Write, idle: &IdleBaseline) -> io::Result<()> {
+    writeln!(
+        w,
+        "idle: RPM {}",
+        idle.rpm.map_or("-".into(), |v| format!("{v:.0}"))
+    )?;
+    spread_line(w, "foreign connect", &idle.connect_ms)?;
+    spread_line(w, "foreign request", &idle.rr_ms)
+}
+
 /// The summary after the run.
 pub fn write(w: &mut dyn Write, r: &RpmResult) -> io::Result<()> {
     writeln!(
         w,
-        "Responsiveness to {} ({}; intervals of {} s, moving average of {}, {} % tolerance, at most {} connections){}",
+        "Responsiveness to {} ({}){}",
         r.target,
-        r.draft,
-        r.params.interval_s,
-        r.params.moving_average_intervals,
-        r.params.stability_tolerance * 100.0,
-        r.params.max_connections,
+        params_words(&r.draft, &r.params),
         if r.interrupted { " INTERRUPTED" } else { "" }
     )?;
-    writeln!(
-        w,
-        "idle: RPM {}",
-        r.idle.rpm.map_or("-".into(), |v| format!("{v:.0}"))
-    )?;
-    spread_line(w, "foreign connect", &r.idle.connect_ms)?;
-    spread_line(w, "foreign request", &r.idle.rr_ms)?;
+    write_idle(w, &r.idle)?;
     for d in &r.directions {
         write_direction(w, d)?;
     }
     Ok(())
+}
+
+/// A stored run's direction of `linerate rpm` (`summary.rpm`, for `linerate show`): the
+/// parameters, the idle path measured before it, the direction's figures.
+pub fn write_stored(w: &mut dyn Write, s: &StoredRpm) -> io::Result<()> {
+    writeln!(w, "Responsiveness ({})", params_words(&s.draft, &s.params))?;
+    write_idle(w, &s.idle)?;
+    write_direction(w, &s.direction)
 }

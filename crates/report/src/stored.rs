@@ -173,6 +173,16 @@ pub fn write_stored(w: &mut dyn Write, run: &StoredRun) -> std::io::Result<()> {
         r.server.hostname, r.server.version, r.server.cores
     )?;
     writeln!(w, "intervals")?;
+    if let Some(rpm) = r.summary.rpm.as_ref().filter(|_| r.intervals.is_empty()) {
+        // A `linerate rpm` direction keeps its time series in its own timeline.
+        for t in &rpm.direction.timeline {
+            writeln!(
+                w,
+                "  {}",
+                crate::rpm_text::tick_line(rpm.direction.direction, t)
+            )?;
+        }
+    }
     for iv in &r.intervals {
         for f in &iv.flows {
             // The flow as JSON spells it, e.g. client_to_server.

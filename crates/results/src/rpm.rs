@@ -1,6 +1,7 @@
 //! `linerate rpm --json`: responsiveness under working conditions, per direction (docs/RESULTS.md,
 //! "`linerate rpm --json`"). Every time is in milliseconds, on the client's clock; every rate in
 //! bits per second. The formulas are `analysis::rpm`'s (the IETF draft named in [`RpmResult::draft`]).
+//! Each direction is also stored as a run whose `summary.rpm` is a [`StoredRpm`].
 
 use serde::{Deserialize, Serialize};
 
@@ -176,4 +177,23 @@ pub struct RpmResult {
     pub directions: Vec<RpmDirection>,
     /// Ctrl-C cut it short.
     pub interrupted: bool,
+    /// The runs each direction was stored as, in `directions` order (absent when not stored:
+    /// `--no-store`, or a direction without a finished load connection).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub run_ids: Vec<u64>,
+}
+
+/// One direction of a `linerate rpm` as its stored run keeps it (`summary.rpm` of the
+/// `tcp_stream` record stored per direction): what the direction's figures need beside the
+/// record's own totals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredRpm {
+    /// The draft the formulas follow.
+    pub draft: String,
+    /// The parameters used.
+    pub params: RpmParams,
+    /// The idle path, measured once before the first direction.
+    pub idle: IdleBaseline,
+    /// The direction, with its timeline.
+    pub direction: RpmDirection,
 }

@@ -473,6 +473,10 @@ pub struct Summary {
     /// transactions (each probe one; measured by the client).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub self_probes: Option<RrSummary>,
+    /// `linerate rpm`: the direction's responsiveness, its idle path and its timeline (a run
+    /// stored per direction of `linerate rpm`; absent from every other run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rpm: Option<Box<crate::rpm::StoredRpm>>,
     /// Per-direction figures.
     pub flows: Vec<FlowSummary>,
 }

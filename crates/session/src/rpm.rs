@@ -11,6 +11,8 @@
 //!
 //! Each load connection is a session of its own, so the server must allow as many at once
 //! (`serve --max-sessions`, 16 by default); one it refuses ends the ramp there, with a note.
+//! Each one's `RunRecord` is kept ([`RpmRun::records_by_direction`]): the binary stores each
+//! direction as one run built from them (`analysis::rpm_record`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -22,7 +24,7 @@ use engine::Signal;
 use results::rpm::{
     IdleBaseline, RpmDirection, RpmDocument, RpmParams, RpmResult, RpmTick, RpmWay,
 };
-use results::IntervalSample;
+use results::{IntervalSample, RunRecord};
 use wire::msg::ServerInfo;
 use wire::spec::{Direction, Params as SpecParams, StreamParams, TcpOptions};
 use wire::TestSpec;
@@ -134,25 +136,39 @@ impl RpmSetup {
     }
 }
 
+/// A finished `linerate rpm`: its document, and each direction's load connections' records
+/// (what `analysis::rpm_record` builds the direction's stored run from).
+#[derive(Debug, Clone)]
+pub struct RpmRun {
+    /// The document as printed.
+    pub result: RpmResult,
+    /// Per direction, in `result.directions` order: the records of the load connections that
+    /// finished, in the order they were added.
+    pub records_by_direction: Vec<Vec<RunRecord>>,
+}
+
 /// Measures the idle path, then each of `ways` in turn.
 pub fn run(
     setup: &RpmSetup,
     ways: &[RpmWay],
     progress: &mut dyn RpmProgress,
-) -> Result<RpmResult, ClientError> {
+) -> Result<RpmRun, ClientError> {
     let started_at_unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
     let idle = idle_baseline(setup)?;
     let mut directions = Vec::new();
+    let mut records_by_direction = Vec::new();
     for &way in ways {
         if setup.interrupt.is_raised() {
             break;
         }
-        directions.push(run_direction(setup, way, &idle, progress));
+        let (direction, records) = run_direction(setup, way, &idle, progress);
+        directions.push(direction);
+        records_by_direction.push(records);
     }
     let p = &setup.params;
-    Ok(RpmResult {
+    let result = RpmResult {
         kind: RpmDocument::Rpm,
         draft: rpm::DRAFT.to_string(),
         target: setup.label.clone(),
@@ -168,6 +184,11 @@ pub fn run(
         idle,
         directions,
         interrupted: setup.interrupt.is_raised(),
+        run_ids: Vec::new(),
+    };
+    Ok(RpmRun {
+        result,
+        records_by_direction,
     })
 }
 
@@ -267,13 +288,14 @@ fn foreign_loop(setup: &RpmSetup, rate: &ProbeRate, stop: &Signal, tx: Sender<Ev
     });
 }
 
-/// One direction: the ramp, the probes, the intervals, until stable or out of time.
+/// One direction: the ramp, the probes, the intervals, until stable or out of time; with the
+/// records of its load connections that finished.
 fn run_direction(
     setup: &RpmSetup,
     way: RpmWay,
     idle: &IdleBaseline,
     progress: &mut dyn RpmProgress,
-) -> RpmDirection {
+) -> (RpmDirection, Vec<RunRecord>) {
     let stop = Signal::new();
     let (tx, rx) = mpsc::channel();
     let mut tracker = DirectionTracker::new(setup.params);
@@ -281,7 +303,8 @@ fn run_direction(
     let spec = setup.load_spec(way, setup.self_probes_per_connection());
     let rate = ProbeRate::new(setup.params.max_probes_per_s / 2.0);
     let mut lowered_to = None;
-    std::thread::scope(|s| {
+    let records = std::thread::scope(|s| {
+        let mut loads = Vec::new();
         let foreign_tx = tx.clone();
         let (stop_ref, rate_ref) = (&stop, &rate);
         s.spawn(move || foreign_loop(setup, rate_ref, stop_ref, foreign_tx));
@@ -292,7 +315,7 @@ fn run_direction(
             if ramp.adding && ramp.running < setup.params.max_connections {
                 let (config, tx) = (setup.config(spec.clone(), stop.clone()), tx.clone());
                 let conn = n as u16;
-                s.spawn(move || load_connection(conn, &config, tx));
+                loads.push(s.spawn(move || load_connection(conn, &config, tx)));
                 ramp.running += 1;
             }
             collect(&rx, t0 + interval * n, &mut tracker, &mut ramp, &mut notes);
@@ -315,11 +338,16 @@ fn run_direction(
             }
         }
         stop.raise();
+        // Each stopped connection ends its session and hands over its record.
+        loads
+            .into_iter()
+            .filter_map(|h| h.join().ok().flatten())
+            .collect::<Vec<RunRecord>>()
     });
     if let Some(r) = lowered_to {
         notes.push(format!("foreign probes were lowered to {r:.1} a second to stay within 5 % of the capacity (self probes were not)"));
     }
-    tracker.finish(way, idle, notes)
+    (tracker.finish(way, idle, notes), records)
 }
 
 /// How many load connections run, and whether more are added.
@@ -337,11 +365,16 @@ impl Default for Ramp {
     }
 }
 
-/// A load connection: a `tcp_stream` session with self probes until `config.interrupt`.
-fn load_connection(conn: u16, config: &ClientConfig, tx: Sender<Event>) {
+/// A load connection: a `tcp_stream` session with self probes until `config.interrupt`; its
+/// record, unless it failed (said on `tx`).
+fn load_connection(conn: u16, config: &ClientConfig, tx: Sender<Event>) -> Option<RunRecord> {
     let mut forward = Forward(conn, tx.clone());
-    if let Err(e) = client::run(config, &mut forward) {
-        let _ = tx.send(Event::Failed(format!("a load connection failed: {e}")));
+    match client::run(config, &mut forward) {
+        Ok(record) => Some(record),
+        Err(e) => {
+            let _ = tx.send(Event::Failed(format!("a load connection failed: {e}")));
+            None
+        }
     }
 }
 

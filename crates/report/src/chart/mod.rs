@@ -14,6 +14,7 @@ mod load;
 mod msg_size;
 mod png;
 mod pps;
+mod rpm;
 mod scale;
 mod sweep_value;
 mod timeline;
@@ -51,6 +52,10 @@ pub enum ChartKind {
     /// Round trips against offered load (a `linerate sweep load`); not in
     /// [`ChartKind::ALL`]: drawn by [`load_chart`] from its points.
     Load,
+    /// `linerate rpm` directions' goodput, connections and round trips over time, side by
+    /// side; not in [`ChartKind::ALL`] (the report draws one per direction): drawn by
+    /// [`rpm_chart`] from the directions, or by [`render`] from stored runs' `summary.rpm`.
+    Rpm,
 }
 
 impl ChartKind {
@@ -75,6 +80,7 @@ impl ChartKind {
             ChartKind::Sweep => "sweep",
             ChartKind::Mesh => "mesh",
             ChartKind::Load => "load",
+            ChartKind::Rpm => "rpm",
         }
     }
 
@@ -94,6 +100,7 @@ impl ChartKind {
             ChartKind::Sweep => "Throughput by swept value",
             ChartKind::Mesh => "Mesh: every ordered pair of hosts",
             ChartKind::Load => "Round trip against offered load",
+            ChartKind::Rpm => "Responsiveness under working conditions",
         }
     }
 
@@ -108,6 +115,7 @@ impl ChartKind {
             ChartKind::Sweep => "Receiver throughput at each value of the swept parameter, in the order swept (the median of the point's runs).",
             ChartKind::Load => "Median and 99th-percentile round trip at each offered load, a share of the capacity measured unpaced first; dashed: the knee, the first load whose median reached the stated multiple of the lowest load's.",
             ChartKind::Mesh => "One square per ordered pair: rows are the hosts that ran the test (from), columns the hosts they tested towards (to); darker is a higher figure; grey squares failed.",
+            ChartKind::Rpm => "Per direction, one point per interval since the direction began: top, the goodput and its moving average with the load connections running (dashed, right axis); bottom, the medians of the self probes (in band on the loaded connections) and the foreign probes (a request on a new connection), and the loaded connections' kernel RTT.",
         }
     }
 }
@@ -131,7 +139,8 @@ impl Chart {
 
 /// Draws `kind` over `columns`. Fails with [`Error::NoData`] when the runs hold nothing the
 /// chart shows (say, a latency chart of bulk-transfer runs), and for [`ChartKind::Pps`], which
-/// is drawn from a matrix by [`pps_chart`].
+/// is drawn from a matrix by [`pps_chart`]. [`ChartKind::Rpm`] draws every `linerate rpm`
+/// direction among the runs side by side.
 pub fn render(kind: ChartKind, columns: &[LabeledRuns]) -> Result<Chart> {
     let svg = match kind {
         ChartKind::Throughput => timeline::draw(columns)?,
@@ -162,6 +171,7 @@ pub fn render(kind: ChartKind, columns: &[LabeledRuns]) -> Result<Chart> {
                 reason: "drawn from a load sweep's points (linerate sweep load --chart)".into(),
             })
         }
+        ChartKind::Rpm => rpm::draw_runs(columns)?,
     };
     Ok(Chart { kind, svg })
 }
@@ -199,6 +209,25 @@ pub fn mesh_chart(matrix: &crate::MeshMatrix) -> Result<Chart> {
         kind: ChartKind::Mesh,
         svg: heatmap::draw(matrix)?,
     })
+}
+
+/// Draws `linerate rpm` directions side by side (one [`WIDTH`] wide each, [`RPM_HEIGHT`]
+/// high), each captioned with its label (a run's, or the server; may be empty) and its RPM.
+/// Fails with [`Error::NoData`] naming the chart without directions, or for a direction
+/// without intervals.
+pub fn rpm_chart(directions: &[(&str, &results::rpm::RpmDirection)]) -> Result<Chart> {
+    Ok(Chart {
+        kind: ChartKind::Rpm,
+        svg: rpm::draw(directions)?,
+    })
+}
+
+pub use rpm::RPM_HEIGHT;
+
+/// Whether `columns` hold runs and every one is a `linerate rpm` direction (`summary.rpm`).
+pub fn all_rpm(columns: &[LabeledRuns]) -> bool {
+    let mut runs = columns.iter().flat_map(|c| &c.runs).peekable();
+    runs.peek().is_some() && runs.all(|r| r.summary.rpm.is_some())
 }
 
 /// The kinds that `columns` have data for, in [`ChartKind::ALL`] order ([`ChartKind::Pps`]

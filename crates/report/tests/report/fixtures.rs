@@ -5,7 +5,9 @@
 //! - `msg_size_runs.json`: four tcp_stream runs at write sizes 1K, 8K, 64K and 512K;
 //! - `udp_run.json`: one udp_stream run with loss;
 //! - `rr_runs.json`: two tcp_rr runs with latency percentiles;
-//! - `pps_matrix.json`: a `linerate pps --json` matrix, five frame sizes × 1 and 100 flows.
+//! - `pps_matrix.json`: a `linerate pps --json` matrix, five frame sizes × 1 and 100 flows;
+//! - `rpm_run.json`: the stored run of one `linerate rpm` direction (up, three intervals, three
+//!   connections), read by the unit tests of the rpm chart, metrics and report section.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -105,9 +105,9 @@ pub struct RunRow {
     pub rtt_us: Option<u64>,
     /// Transactions per second (request/response).
     pub transactions_per_s: Option<f64>,
-    /// Median round trip, µs (request/response).
+    /// Median round trip, µs (request/response; a `linerate rpm` direction: its self probes).
     pub p50_us: Option<f64>,
-    /// 99th-percentile round trip, µs (request/response).
+    /// 99th-percentile round trip, µs (the same).
     pub p99_us: Option<f64>,
     /// Lost datagrams, % of sent (UDP).
     pub loss_pct: Option<f64>,

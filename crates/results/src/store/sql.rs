@@ -138,9 +138,9 @@ pub struct Figures {
     pub rtt_us: Option<u32>,
     /// Transactions per second.
     pub transactions_per_s: Option<f64>,
-    /// Median round trip, µs.
+    /// Median round trip, µs (a `linerate rpm` direction's: its self probes').
     pub p50_us: Option<f64>,
-    /// 99th-percentile round trip, µs.
+    /// 99th-percentile round trip, µs (the same).
     pub p99_us: Option<f64>,
     /// UDP loss, % of sent.
     pub loss_pct: Option<f64>,
@@ -155,6 +155,19 @@ impl Figures {
         // SQLite stores NaN as NULL anyway; say so explicitly for every non-finite figure.
         let fin = |x: f64| x.is_finite().then_some(x);
         let latency = s.rr.and_then(|rr| rr.latency_us);
+        // A `linerate rpm` direction: its self probes are its round trips, ms.
+        let self_probes = s
+            .rpm
+            .as_ref()
+            .map(|r| r.direction.self_ms)
+            .filter(|m| m.samples > 0);
+        let round_trip = |rr: fn(&measure::latency::LatencySummary) -> f64,
+                          probe: fn(&crate::rpm::Spread) -> f64| {
+            latency
+                .map(|l| rr(&l))
+                .or(self_probes.map(|m| probe(&m) * 1000.0))
+                .and_then(fin)
+        };
         Figures {
             duration_s: fin(s.duration_s),
             throughput_bps: fin(s.throughput_bps),
@@ -163,8 +176,8 @@ impl Figures {
             retransmits: s.retransmits,
             rtt_us: s.rtt_us,
             transactions_per_s: s.rr.and_then(|rr| fin(rr.transactions_per_s)),
-            p50_us: latency.and_then(|l| fin(l.p50)),
-            p99_us: latency.and_then(|l| fin(l.p99)),
+            p50_us: round_trip(|l| l.p50, |m| m.p50),
+            p99_us: round_trip(|l| l.p99, |m| m.p99),
             loss_pct: s.udp.and_then(|u| fin(u.loss_pct)),
             pps_received: s.udp.and_then(|u| fin(u.pps_received)),
         }
