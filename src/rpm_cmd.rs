@@ -28,6 +28,8 @@ pub enum Way {
     Down,
     /// Up, then down.
     Both,
+    /// No load: the idle path only (its RPM is 60000 / the idle round trip).
+    Idle,
 }
 
 /// `linerate rpm`.
@@ -124,6 +126,11 @@ pub fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
     }
     if let Some(path) = &args.chart {
         crate::commands::chart_extension(path)?;
+        if args.direction == Way::Idle {
+            bail!(
+                "--chart with --direction idle: the chart draws a load's directions; there is none"
+            );
+        }
     }
     let mut store = args.store.open()?;
     let reached = crate::reach::target_for(&plan, &common, None)?;
@@ -149,6 +156,7 @@ pub fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
         Way::Up => &[RpmWay::Up],
         Way::Down => &[RpmWay::Down],
         Way::Both => &[RpmWay::Up, RpmWay::Down],
+        Way::Idle => &[],
     };
     let mut run = session::rpm::run(&setup, ways, &mut Lines)?;
     // Stored before printing, so the document carries the ids; a failure to store is

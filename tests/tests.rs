@@ -7,6 +7,7 @@ mod bidir_rates;
 mod budgets;
 mod cli;
 mod crr_netns;
+mod delay_line;
 mod deploy;
 mod disk;
 mod faults;

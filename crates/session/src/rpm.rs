@@ -128,11 +128,22 @@ impl RpmSetup {
         self.config(self.load_spec(RpmWay::Up, 1), Signal::new())
     }
 
-    /// Self probes per second on each load connection: the foreign probes' rate spread over
-    /// the most connections, at least one.
-    fn self_probes_per_connection(&self) -> u32 {
-        let per = self.params.max_probes_per_s / 2.0 / f64::from(self.params.max_connections);
-        per.ceil().max(1.0) as u32
+    /// Self probes per second on each load connection started while probe pairs run at
+    /// `pairs_per_s`: spread over the most connections, rounded down so that all of them
+    /// together stay within it, at least one.
+    fn self_probes_per_connection(&self, pairs_per_s: f64) -> u32 {
+        let per = pairs_per_s / f64::from(self.params.max_connections);
+        per.floor().max(1.0) as u32
+    }
+
+    /// Foreign probes per second to begin with: half of MPS, less what the most connections'
+    /// self probes take beyond the other half (one a second each, when MNP is larger), so the
+    /// two kinds together stay within MPS.
+    fn foreign_probes_per_s(&self) -> f64 {
+        let half = self.params.max_probes_per_s / 2.0;
+        let selfs = self.self_probes_per_connection(half) * u32::from(self.params.max_connections);
+        half.min(self.params.max_probes_per_s - f64::from(selfs))
+            .max(1.0)
     }
 }
 
@@ -300,9 +311,9 @@ fn run_direction(
     let (tx, rx) = mpsc::channel();
     let mut tracker = DirectionTracker::new(setup.params);
     let mut notes = Vec::new();
-    let spec = setup.load_spec(way, setup.self_probes_per_connection());
-    let rate = ProbeRate::new(setup.params.max_probes_per_s / 2.0);
-    let mut lowered_to = None;
+    let rate = ProbeRate::new(setup.foreign_probes_per_s());
+    let first_self = setup.self_probes_per_connection(rate.per_s());
+    let (mut lowered_to, mut self_lowered_to) = (None, None);
     let records = std::thread::scope(|s| {
         let mut loads = Vec::new();
         let foreign_tx = tx.clone();
@@ -313,7 +324,11 @@ fn run_direction(
         let interval = Duration::from_secs_f64(setup.params.interval_s);
         for n in 1u32.. {
             if ramp.adding && ramp.running < setup.params.max_connections {
-                let (config, tx) = (setup.config(spec.clone(), stop.clone()), tx.clone());
+                // A connection added after the 5 % cap lowered the probes carries fewer.
+                let per = setup.self_probes_per_connection(rate.per_s());
+                self_lowered_to = (per < first_self).then_some(per);
+                let spec = setup.load_spec(way, per);
+                let (config, tx) = (setup.config(spec, stop.clone()), tx.clone());
                 let conn = n as u16;
                 loads.push(s.spawn(move || load_connection(conn, &config, tx)));
                 ramp.running += 1;
@@ -345,7 +360,12 @@ fn run_direction(
             .collect::<Vec<RunRecord>>()
     });
     if let Some(r) = lowered_to {
-        notes.push(format!("foreign probes were lowered to {r:.1} a second to stay within 5 % of the capacity (self probes were not)"));
+        let selfs = self_lowered_to.map_or(String::new(), |p| {
+            format!("; connections added after that carried {p} self probes a second each (those before kept {first_self})")
+        });
+        notes.push(format!(
+            "foreign probes were lowered to {r:.1} a second to stay within 5 % of the capacity{selfs}"
+        ));
     }
     (tracker.finish(way, idle, notes), records)
 }
@@ -407,6 +427,40 @@ fn collect(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn setup(max_connections: u16) -> RpmSetup {
+        RpmSetup {
+            target: crate::target::Target::Tcp {
+                addr: "198.18.0.2:5301".parse().unwrap(),
+                bind: None,
+            },
+            label: String::new(),
+            key: None,
+            params: Params {
+                max_connections,
+                ..Params::default()
+            },
+            max_time: Duration::from_secs(20),
+            congestion: None,
+            notsent_lowat_bytes: None,
+            interrupt: Signal::new(),
+        }
+    }
+
+    #[test]
+    fn both_kinds_of_probe_together_stay_within_mps() {
+        // 16 connections: 3 self probes a second each (48) and 50 foreign.
+        let s = setup(16);
+        assert_eq!(s.self_probes_per_connection(50.0), 3);
+        assert_eq!(s.foreign_probes_per_s(), 50.0);
+        // 64: one each, and the foreign probes make up the rest of the 100.
+        let s = setup(64);
+        assert_eq!(s.self_probes_per_connection(50.0), 1);
+        assert_eq!(s.foreign_probes_per_s(), 36.0);
+        // A capped rate of 6.25 pairs a second: one self probe per connection added then.
+        assert_eq!(setup(4).self_probes_per_connection(6.25), 1);
+        assert_eq!(setup(1).self_probes_per_connection(6.25), 6);
+    }
 
     #[test]
     fn foreign_probes_are_lowered_on_a_slow_path_only() {
