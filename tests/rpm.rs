@@ -107,6 +107,43 @@ fn bad_input_names_the_flag() {
     fails_in_one_line(&["tcp", "--notsent-lowat", "1X"], "--notsent-lowat 1X");
     fails_in_one_line(&["rpm", "--chart", "x.jpg"], "--chart x.jpg");
     fails_in_one_line(&["rpm", "--tag", "x"], "--tag x");
+    fails_in_one_line(
+        &["rpm", "--direction", "idle", "--chart", "x.svg"],
+        "--chart with --direction idle",
+    );
+}
+
+/// Too little time to stabilise (2 s against a moving average of 4 intervals): the run ends
+/// at the limit, succeeds, and says how sure its figures are rather than failing.
+#[test]
+fn a_run_that_cannot_stabilise_says_so() {
+    let out = linerate()
+        .args([
+            "rpm",
+            "-t",
+            "2",
+            "--direction",
+            "up",
+            "--no-store",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let up = &directions(&v)[0];
+    assert_eq!(up["goodput_confidence"], "low", "{up}");
+    assert_eq!(up["rpm_confidence"], "low", "{up}");
+    let notes = up["notes"].to_string();
+    assert!(notes.contains("stopped at the time limit (2 s)"), "{notes}");
+    assert!(
+        notes.contains("not stable within the time limit"),
+        "{notes}"
+    );
 }
 
 /// Ground truth: 20 Mbit/s towards the server through a tbf queue of 250 KB (100 ms to
@@ -154,7 +191,7 @@ fn a_deep_queue_is_found_in_the_network_and_lowers_the_rpm() {
         deep["in_socket_buffers_ms"], deep["responsiveness"]["rpm"]
     );
     assert!(
-        (50.0..=125.0).contains(&network),
+        (80.0..=120.0).contains(&network),
         "{network} ms against 100 ms: {deep}"
     );
     assert!(
