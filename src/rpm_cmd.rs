@@ -85,8 +85,8 @@ impl RpmProgress for Lines {
     }
 }
 
-/// `linerate rpm`: the idle path, then each direction until stable or out of time.
-pub fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
+/// Refuses flags out of range or that do not go together, naming the flag.
+fn check(args: &RpmArgs) -> Result<()> {
     if !(1..=64).contains(&args.parallel) {
         bail!(
             "-P {}: between 1 and 64 load-generating connections",
@@ -105,6 +105,23 @@ pub fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
             args.time
         );
     }
+    if let Some(name) = &args.congestion {
+        engine::sockopt::check_congestion(name)?;
+    }
+    if let Some(path) = &args.chart {
+        crate::commands::chart_extension(path)?;
+        if args.direction == Way::Idle {
+            bail!(
+                "--chart with --direction idle: the chart draws a load's directions; there is none"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `linerate rpm`: the idle path, then each direction until stable or out of time.
+pub fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
+    check(args)?;
     let common = CommonArgs {
         conn: args.conn.clone(),
         time: args.time,
@@ -121,17 +138,6 @@ pub fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
         stream: StreamParams::new(wire::spec::Direction::Send),
         tcp: TcpOptions::default(),
     })?;
-    if let Some(name) = &args.congestion {
-        engine::sockopt::check_congestion(name)?;
-    }
-    if let Some(path) = &args.chart {
-        crate::commands::chart_extension(path)?;
-        if args.direction == Way::Idle {
-            bail!(
-                "--chart with --direction idle: the chart draws a load's directions; there is none"
-            );
-        }
-    }
     let mut store = args.store.open()?;
     let reached = crate::reach::target_for(&plan, &common, None)?;
     let setup = RpmSetup {
