@@ -388,8 +388,12 @@ pub fn sweep(args: &SweepArgs, interrupt: Signal) -> Result<RunOutcome> {
     }
     out.flush()?;
     if let Some(path) = &args.output().chart {
-        write_sweep_chart(path, &r)?;
-        eprintln!("linerate: chart written to {}", path.display());
+        // A sweep that stopped early keeps its own outcome; a chart of too little is said.
+        match write_sweep_chart(path, &r) {
+            Ok(()) => eprintln!("linerate: chart written to {}", path.display()),
+            Err(e) if r.stopped.is_some() => eprintln!("linerate: no chart: {e:#}"),
+            Err(e) => return Err(e),
+        }
     }
     RunOutcome::stopped(r.stopped)
 }

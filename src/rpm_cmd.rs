@@ -60,9 +60,9 @@ pub struct RpmArgs {
     /// buffers, which the self probes show.
     #[arg(long, value_name = "BYTES")]
     pub notsent_lowat: Option<String>,
-    /// Foreign probes a second, and as many self probes over all connections (the draft's
-    /// MPS of 100 is both kinds together: at most 50); lowered to keep both within 5 % of the
-    /// capacity.
+    /// Foreign probes a second, and as many self probes spread over the most connections
+    /// (at least one each); the draft's MPS of 100 a second is both kinds together, so at
+    /// most 50. Lowered to keep both within 5 % of the capacity.
     #[arg(long, value_name = "PER_SEC", default_value_t = 50)]
     pub probes: u32,
     /// Print one JSON document instead of the text (with the stored runs' ids, `run_ids`).
@@ -146,9 +146,9 @@ pub fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
         key: reached.key.clone(),
         params: analysis::rpm::Params {
             max_connections: args.parallel,
-            max_probes_per_s: f64::from(args.probes) * 2.0,
             ..Default::default()
         },
+        probes_per_s: f64::from(args.probes),
         max_time: Duration::from_secs_f64(args.time),
         congestion: args.congestion.clone(),
         notsent_lowat_bytes: args
@@ -168,8 +168,9 @@ pub fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
     // Stored before printing, so the document carries the ids; a failure to store is
     // reported once the result is printed.
     let stored = store.as_mut().map_or(Ok(()), |s| save(s, &mut run));
-    print(args, &run.result)?;
+    let printed = print(args, &run.result);
     stored?;
+    printed?;
     Ok(RunOutcome {
         interrupted: run.result.interrupted,
         incomplete: false,
@@ -187,8 +188,18 @@ fn print(args: &RpmArgs, result: &RpmResult) -> Result<()> {
     }
     out.flush()?;
     if let Some(path) = &args.chart {
-        let directions: Vec<_> = result.directions.iter().map(|d| ("", d)).collect();
-        crate::commands::write_chart(path, report::chart::rpm_chart(&directions)?)?;
+        // Directions with intervals; a run cut short before any keeps its own outcome.
+        let directions: Vec<_> = result
+            .directions
+            .iter()
+            .filter(|d| !d.timeline.is_empty())
+            .map(|d| ("", d))
+            .collect();
+        match report::chart::rpm_chart(&directions) {
+            Ok(chart) => crate::commands::write_chart(path, chart)?,
+            Err(e) if result.interrupted => eprintln!("linerate: no chart: {e}"),
+            Err(e) => return Err(e.into()),
+        }
     }
     Ok(())
 }
@@ -206,6 +217,7 @@ fn save(store: &mut RunStore, run: &mut RpmRun) -> Result<()> {
             Ok(record) => record,
             Err(e) => {
                 eprintln!("linerate: {e}");
+                ids.push(None);
                 continue;
             }
         };
@@ -219,14 +231,21 @@ fn save(store: &mut RunStore, run: &mut RpmRun) -> Result<()> {
         ])?;
         match store.save_with(&record, &tags) {
             Ok(id) => {
-                ids.push(id.0 as u64);
+                ids.push(Some(id.0 as u64));
                 said.push(format!("{id} ({way})"));
             }
-            Err(e) if failed.is_none() => failed = Some(e),
-            Err(e) => eprintln!("linerate: {e:#}"),
+            Err(e) => {
+                ids.push(None);
+                match failed {
+                    None => failed = Some(e),
+                    Some(_) => eprintln!("linerate: {e:#}"),
+                }
+            }
         }
     }
-    run.result.run_ids = ids;
+    if ids.iter().any(Option::is_some) {
+        run.result.run_ids = ids;
+    }
     if !said.is_empty() {
         eprintln!(
             "linerate: stored as {} in {}",

@@ -50,10 +50,10 @@ impl VethPair {
     }
 }
 
-/// An `AF_PACKET` socket of every protocol, bound to interface `dev` (in the calling thread's
-/// namespace).
-fn packet_socket(dev: &str) -> (OwnedFd, i32) {
-    let proto = (libc::ETH_P_ALL as u16).to_be();
+/// An `AF_PACKET` socket bound to interface `dev` (in the calling thread's namespace): of
+/// every protocol to read frames (`ETH_P_ALL`), or of none (0) to only send them.
+fn packet_socket(dev: &str, protocol: u16) -> (OwnedFd, i32) {
+    let proto = protocol.to_be();
     // SAFETY: plain socket(2); the result is checked before it is owned.
     let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW, i32::from(proto)) };
     assert!(
@@ -109,11 +109,19 @@ fn readable(fd: i32, wait: Duration) -> bool {
     unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) > 0 }
 }
 
-/// Forwards frames arriving at `from` out of `to` after `delay`, until `stop`.
-fn forward(ns: String, from: &str, to: &str, delay: Duration, stop: Arc<AtomicBool>) {
+/// Forwards frames arriving at `from` out of `to` after `delay`, until `stop`; says on `ready`
+/// once its sockets are bound.
+fn forward(
+    ns: String,
+    (from, to): (String, String),
+    delay: Duration,
+    stop: Arc<AtomicBool>,
+    ready: std::sync::mpsc::Sender<()>,
+) {
     enter(&ns);
-    let (rx, _) = packet_socket(from);
-    let (tx, _) = packet_socket(to);
+    let (rx, _) = packet_socket(&from, libc::ETH_P_ALL as u16);
+    let (tx, _) = packet_socket(&to, 0);
+    let _ = ready.send(());
     let mut due: VecDeque<(Instant, Vec<u8>)> = VecDeque::new();
     let mut buf = vec![0u8; 65_536];
     while !stop.load(Ordering::Acquire) {
@@ -151,22 +159,27 @@ fn forward(ns: String, from: &str, to: &str, delay: Duration, stop: Arc<AtomicBo
 }
 
 impl DelayLine {
-    /// Forwards between `a` and `b` in namespace `ns`, `delay` each way.
+    /// Forwards between `a` and `b` in namespace `ns`, `delay` each way; returns once both
+    /// directions are ready.
     pub fn start(ns: &str, a: &str, b: &str, delay: Duration) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
+        let (ready_tx, ready) = std::sync::mpsc::channel();
         let threads = [(a, b), (b, a)]
             .into_iter()
             .map(|(from, to)| {
-                let (ns, from, to, stop) = (
-                    ns.to_string(),
-                    from.to_string(),
-                    to.to_string(),
-                    stop.clone(),
-                );
-                std::thread::spawn(move || forward(ns, &from, &to, delay, stop))
+                let (ns, ports, stop) = (ns.to_string(), (from.into(), to.into()), stop.clone());
+                let ready = ready_tx.clone();
+                std::thread::spawn(move || forward(ns, ports, delay, stop, ready))
             })
             .collect();
-        Self { stop, threads }
+        let line = Self { stop, threads };
+        for _ in 0..2 {
+            // A thread that failed to enter the namespace or bind dropped its sender.
+            ready
+                .recv_timeout(Duration::from_secs(5))
+                .expect("the delay line's threads did not start");
+        }
+        line
     }
 }
 
@@ -174,7 +187,12 @@ impl Drop for DelayLine {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Release);
         for t in self.threads.drain(..) {
-            let _ = t.join();
+            // A forwarder's panic (setns, bind) is the test's failure, unless one is under way.
+            if let Err(e) = t.join() {
+                if !std::thread::panicking() {
+                    std::panic::resume_unwind(e);
+                }
+            }
         }
     }
 }

@@ -39,7 +39,7 @@ pub struct Params {
     pub stability_tolerance: f64,
     /// MNP: load-generating connections at most (16).
     pub max_connections: u16,
-    /// MPS: probes (of each kind) per second at most (100).
+    /// MPS: probes per second at most, both kinds together (100).
     pub max_probes_per_s: f64,
     /// PTC: the share of the capacity the probes may use (0.05).
     pub probe_share: f64,

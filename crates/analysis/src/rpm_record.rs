@@ -258,6 +258,7 @@ mod tests {
                 stability_tolerance: 0.05,
                 max_connections: 16,
                 probes_per_s: 50.0,
+                self_probes_per_connection: 3,
             },
             idle: IdleBaseline::default(),
             directions: vec![d.clone()],

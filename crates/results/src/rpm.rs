@@ -69,8 +69,11 @@ pub struct RpmParams {
     pub stability_tolerance: f64,
     /// MNP: load-generating connections at most.
     pub max_connections: u16,
-    /// Foreign probes per second (and as many self probes over all connections), at most.
+    /// Foreign probes launched a second at the start (lowered later for a slow path).
     pub probes_per_s: f64,
+    /// Self probes a second on each load connection started before any lowering.
+    #[serde(default)]
+    pub self_probes_per_connection: u32,
 }
 
 /// The idle path, measured before the load: foreign probes only.
@@ -177,10 +180,11 @@ pub struct RpmResult {
     pub directions: Vec<RpmDirection>,
     /// Ctrl-C cut it short.
     pub interrupted: bool,
-    /// The runs each direction was stored as, in `directions` order (absent when not stored:
-    /// `--no-store`, or a direction without a finished load connection).
+    /// The run each direction was stored as, one entry per direction in `directions` order
+    /// (`None`: that direction was not stored, having no finished load connection or a store
+    /// that refused it); empty when none was (`--no-store`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub run_ids: Vec<u64>,
+    pub run_ids: Vec<Option<u64>>,
 }
 
 /// One direction of a `linerate rpm` as its stored run keeps it (`summary.rpm` of the

@@ -47,8 +47,11 @@ pub struct RpmSetup {
     pub label: String,
     /// The key to prove.
     pub key: Option<ClientKey>,
-    /// The draft's parameters.
+    /// The draft's parameters (MPS, `max_probes_per_s`, is both kinds' cap together).
     pub params: Params,
+    /// Probes asked for a second, of each kind (`--probes`): the foreign probes' rate, and
+    /// the self probes' over the most connections.
+    pub probes_per_s: f64,
     /// Longest one direction may take.
     pub max_time: Duration,
     /// The load connections' congestion control (both ends), where not the hosts' default.
@@ -136,13 +139,14 @@ impl RpmSetup {
         per.floor().max(1.0) as u32
     }
 
-    /// Foreign probes per second to begin with: half of MPS, less what the most connections'
-    /// self probes take beyond the other half (one a second each, when MNP is larger), so the
-    /// two kinds together stay within MPS.
+    /// Foreign probes per second to begin with: the rate asked for, less what the most
+    /// connections' self probes take beyond MPS (one a second each, when MNP is larger than
+    /// the rate), so the two kinds together stay within MPS.
     fn foreign_probes_per_s(&self) -> f64 {
-        let half = self.params.max_probes_per_s / 2.0;
-        let selfs = self.self_probes_per_connection(half) * u32::from(self.params.max_connections);
-        half.min(self.params.max_probes_per_s - f64::from(selfs))
+        let asked = self.probes_per_s;
+        let selfs = self.self_probes_per_connection(asked) * u32::from(self.params.max_connections);
+        asked
+            .min(self.params.max_probes_per_s - f64::from(selfs))
             .max(1.0)
     }
 }
@@ -190,7 +194,9 @@ pub fn run(
             trimmed_keep: p.trimmed_keep,
             stability_tolerance: p.stability_tolerance,
             max_connections: p.max_connections,
-            probes_per_s: p.max_probes_per_s / 2.0,
+            probes_per_s: setup.foreign_probes_per_s(),
+            self_probes_per_connection: setup
+                .self_probes_per_connection(setup.foreign_probes_per_s()),
         },
         idle,
         directions,
@@ -326,7 +332,9 @@ fn run_direction(
             if ramp.adding && ramp.running < setup.params.max_connections {
                 // A connection added after the 5 % cap lowered the probes carries fewer.
                 let per = setup.self_probes_per_connection(rate.per_s());
-                self_lowered_to = (per < first_self).then_some(per);
+                if per < first_self {
+                    self_lowered_to = Some(self_lowered_to.map_or(per, |p: u32| p.min(per)));
+                }
                 let spec = setup.load_spec(way, per);
                 let (config, tx) = (setup.config(spec, stop.clone()), tx.clone());
                 let conn = n as u16;
@@ -339,7 +347,10 @@ fn run_direction(
             ramp.adding &= !outcome.goodput_stable;
             if let Some(tick) = tracker.last_tick() {
                 progress.tick(way, tick);
-                lowered_to = rate.cap(&setup.params, tick.moving_average_bps);
+                // The lowest the probes went, even if the goodput later lifted the cap.
+                if let Some(r) = rate.cap(&setup.params, tick.moving_average_bps) {
+                    lowered_to = Some(lowered_to.map_or(r, |l: f64| l.min(r)));
+                }
             }
             let out_of_time = t0.elapsed() >= setup.max_time;
             if out_of_time && !outcome.done {
@@ -361,10 +372,10 @@ fn run_direction(
     });
     if let Some(r) = lowered_to {
         let selfs = self_lowered_to.map_or(String::new(), |p| {
-            format!("; connections added after that carried {p} self probes a second each (those before kept {first_self})")
+            format!("; connections added while lowered carried as few as {p} self probes a second each (those before kept {first_self})")
         });
         notes.push(format!(
-            "foreign probes were lowered to {r:.1} a second to stay within 5 % of the capacity{selfs}"
+            "foreign probes were lowered (to {r:.1} a second at the lowest) to stay within 5 % of the capacity{selfs}"
         ));
     }
     (tracker.finish(way, idle, notes), records)
@@ -440,6 +451,7 @@ mod tests {
                 max_connections,
                 ..Params::default()
             },
+            probes_per_s: 50.0,
             max_time: Duration::from_secs(20),
             congestion: None,
             notsent_lowat_bytes: None,
@@ -457,6 +469,13 @@ mod tests {
         let s = setup(64);
         assert_eq!(s.self_probes_per_connection(50.0), 1);
         assert_eq!(s.foreign_probes_per_s(), 36.0);
+        // --probes 10 over 16 connections: one self probe each, 10 foreign (26 within 100).
+        let s = RpmSetup {
+            probes_per_s: 10.0,
+            ..setup(16)
+        };
+        assert_eq!(s.self_probes_per_connection(10.0), 1);
+        assert_eq!(s.foreign_probes_per_s(), 10.0);
         // A capped rate of 6.25 pairs a second: one self probe per connection added then.
         assert_eq!(setup(4).self_probes_per_connection(6.25), 1);
         assert_eq!(setup(1).self_probes_per_connection(6.25), 6);

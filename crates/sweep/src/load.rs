@@ -2,7 +2,7 @@
 //! first (the test unpaced, or `--capacity`), then the test runs paced at each share of it and
 //! the round trips are read at each point: a stream test's `--latency` probes beside the paced
 //! load, a request/response test's own transactions (started on a schedule at the offered
-//! rate, as wrk2 and mutilate drive a server).
+//! rate; TCP rr and crr keep one in flight per stream, see docs/METHODOLOGY.md 15.5).
 //!
 //! Definitions (docs/METHODOLOGY.md, "Latency against offered load"):
 //! - the capacity: a stream test's receiver goodput (bits/s), a request/response test's
@@ -270,15 +270,18 @@ impl LoadSummary {
     }
 }
 
+/// Why the sweep ended at its capacity run, with that run when it finished (stored).
+type CapacityStop = (Stopped, Option<Box<PointRun>>);
+
 /// The capacity of `plan`'s test: given, or measured by one unpaced run (tagged
-/// `load_pct=capacity`). A stopped run is the sweep's end.
+/// `load_pct=capacity`, its storing reported to `progress`). A stopped run is the sweep's end.
 fn capacity(
     plan: &LoadPlan,
     sweep_id: &str,
     runner: &mut dyn PointRunner,
     interrupt: &dyn Interrupt,
     progress: &mut dyn SweepProgress,
-) -> Result<(f64, Option<PointRun>), Stopped> {
+) -> Result<(f64, Option<PointRun>), CapacityStop> {
     if let Some(c) = plan.capacity {
         return Ok((c, None));
     }
@@ -293,29 +296,36 @@ fn capacity(
         probe: None,
     };
     let m = match runner.run(&point) {
-        Err(_) if interrupt.is_raised() => return Err(Stopped::Interrupted),
+        Err(_) if interrupt.is_raised() => return Err((Stopped::Interrupted, None)),
         Err(e) => {
-            return Err(Stopped::Failed {
-                message: format!("the capacity run: {}", one_line(&e)),
-            })
+            let message = format!(
+                "the capacity run: {} (or give the capacity: --capacity RATE)",
+                one_line(&e)
+            );
+            return Err((Stopped::Failed { message }, None));
         }
-        Ok(m) if m.record.summary.interrupted => return Err(Stopped::Interrupted),
         Ok(m) => m,
     };
+    if let Some(id) = m.run_id {
+        progress.stored(id);
+    }
     let s = &m.record.summary;
     let c = match LoadUnit::of(m.record.kind) {
         LoadUnit::BitsPerS => s.throughput_bps,
         LoadUnit::TransactionsPerS => s.rr.map_or(0.0, |r| r.transactions_per_s),
     };
-    if c.is_nan() || c <= 0.0 {
-        return Err(Stopped::Failed {
-            message: "the capacity run carried nothing; give --capacity".into(),
-        });
-    }
+    let interrupted = s.interrupted;
     let run = PointRun {
         run_id: m.run_id,
         record: m.record,
     };
+    if interrupted {
+        return Err((Stopped::Interrupted, Some(Box::new(run))));
+    }
+    if c.is_nan() || c <= 0.0 {
+        let message = "the capacity run carried nothing; give --capacity".to_string();
+        return Err((Stopped::Failed { message }, Some(Box::new(run))));
+    }
     Ok((c, Some(run)))
 }
 
@@ -331,7 +341,7 @@ pub fn run_load(
     let (capacity, capacity_run) =
         match capacity(plan, &started.to_string(), runner, interrupt, progress) {
             Ok(c) => c,
-            Err(stopped) => {
+            Err((stopped, run)) => {
                 return SweepResult {
                     kind: SweepKind::Load,
                     parameter: SweepKind::Load.parameter(),
@@ -344,8 +354,12 @@ pub fn run_load(
                     summary: Default::default(),
                     stopped: Some(stopped),
                     notes: Vec::new(),
-                    load: None,
-                }
+                    // The capacity run, when it finished, is stored: kept with its id.
+                    load: run.map(|run| LoadSummary {
+                        capacity_run: Some(*run),
+                        ..LoadSummary::of(unit, 0.0, &[])
+                    }),
+                };
             }
         };
     let sweep = plan.points_at(capacity);

@@ -40,6 +40,8 @@ pub trait SweepProgress {
     fn point_data(&mut self, _index: usize, _label: &str, _data: PointData<'_>) {}
     /// A line for the user (a dropped size, a failed command).
     fn note(&mut self, line: &str);
+    /// A run outside the points was stored (a load sweep's capacity run).
+    fn stored(&mut self, _run_id: i64) {}
     /// The sweep ended (finished, stopped or interrupted).
     fn finish(&mut self);
 }
@@ -81,6 +83,9 @@ impl<W: Write> SweepProgress for JsonLines<W> {
     }
     fn note(&mut self, line: &str) {
         JsonLines::note(self, line);
+    }
+    fn stored(&mut self, run_id: i64) {
+        JsonLines::stored(self, run_id);
     }
     fn finish(&mut self) {}
 }

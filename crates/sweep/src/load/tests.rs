@@ -180,6 +180,41 @@ fn a_failed_capacity_run_ends_the_sweep_and_says_so() {
 }
 
 #[test]
+fn an_interrupted_or_empty_capacity_run_is_kept_and_ends_the_sweep() {
+    let plan = LoadPlan::new(
+        spec(TestKind::TcpStream, 1),
+        loads(&[50]),
+        None,
+        RepeatPlan::once(),
+        None,
+    )
+    .unwrap();
+    let mut runner = MockRunner::new(|_: &TestSpec| {
+        let mut r = record_with("tcp", 1e9);
+        r.summary.interrupted = true;
+        r
+    });
+    let r = run_load(&plan, &mut runner, &AtomicBool::new(false), &mut Quiet);
+    assert_eq!(r.stopped, Some(Stopped::Interrupted));
+    assert_eq!(
+        runner.asked.len(),
+        1,
+        "no point after an interrupted capacity run"
+    );
+    let kept = r.load.unwrap().capacity_run.unwrap();
+    assert_eq!(kept.run_id, Some(1), "the stored run is in the result");
+    let mut runner = MockRunner::new(|_: &TestSpec| record_with("tcp", 0.0));
+    let r = run_load(&plan, &mut runner, &AtomicBool::new(false), &mut Quiet);
+    match &r.stopped {
+        Some(Stopped::Failed { message }) => {
+            assert!(message.contains("give --capacity"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(r.load.unwrap().capacity_run.is_some());
+}
+
+#[test]
 fn bad_plans_are_refused_naming_the_fix() {
     let err = LoadPlan::new(
         spec(TestKind::TcpStream, 1),

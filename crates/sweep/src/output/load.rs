@@ -68,6 +68,16 @@ pub(super) fn write_summary(w: &mut dyn Write, r: &SweepResult) -> std::io::Resu
     let Some(load) = &r.load else {
         return Ok(());
     };
+    if load.capacity.is_nan() || load.capacity <= 0.0 {
+        // Stopped at the capacity run: nothing to be a share of.
+        if let Some(id) = load.capacity_run.as_ref().and_then(|run| run.run_id) {
+            writeln!(
+                w,
+                "no capacity: the capacity run (#{id}) did not finish measuring"
+            )?;
+        }
+        return Ok(());
+    }
     let how = match (&load.capacity_run, load.capacity_given) {
         (_, true) => "given".to_string(),
         (Some(run), _) => match run.run_id {
