@@ -148,7 +148,7 @@ mod quiet {
             "-p",
             &port.to_string(),
             "-t",
-            "2",
+            "1",
             "-m",
             "64",
         ]);
@@ -176,7 +176,7 @@ mod quiet {
             "-p",
             &port.to_string(),
             "-t",
-            "2",
+            "1",
             "--omit",
             "0.4",
         ]);
@@ -236,9 +236,10 @@ mod quiet {
             let _lr = quiet(lr);
             std::thread::sleep(Duration::from_millis(500));
             let (mut ours, mut theirs) = (Vec::new(), Vec::new());
-            // Short runs, many of them, interleaved: a run's p50 moves by up to 30 % with where
-            // the hypervisor puts the two vCPUs, so medians need numbers.
-            for _ in 0..9 {
+            // Short runs (1 s, tens of thousands of round trips each), many of them,
+            // interleaved: a run's p50 moves by up to 30 % with where the hypervisor puts the
+            // two vCPUs, so medians need numbers of runs more than long ones.
+            for _ in 0..7 {
                 theirs.push(sockperf_p50(client_ns, client_cpu, ip, sp_port, tcp));
                 ours.push(linerate_p50(client_ns, client_cpu, ip, lr_port, tcp));
             }
