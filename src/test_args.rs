@@ -104,7 +104,8 @@ pub struct TcpArgs {
     /// Flags every test takes.
     #[command(flatten)]
     pub common: CommonArgs,
-    /// Bytes per write and read call (K, M: binary multiples).
+    /// Bytes per write call (K, M: binary multiples); the receiver reads as much, at most
+    /// 128 KiB a call.
     #[arg(
         long = "length",
         short = 'l',
