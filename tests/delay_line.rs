@@ -26,22 +26,10 @@ impl VethPair {
     /// `a` (198.18.0.1, `va`) and `b` (198.18.0.2, `vb`) joined by a [`DelayLine`] in a third
     /// namespace between ports `ma` and `mb`, `one_way` each way.
     pub fn delayed(tag: &str, one_way: Duration) -> (Self, DelayLine) {
-        let id = std::process::id() % 100_000;
-        let pair = Self {
-            a: format!("lr{tag}a{id}"),
-            b: format!("lr{tag}b{id}"),
-            mid: Some(format!("lr{tag}m{id}")),
-        };
+        let pair = Self::through_middle(tag);
         let (a, b, m) = (&pair.a, &pair.b, pair.mid.as_deref().unwrap_or_default());
         sh(&format!(
-            "ip netns add {a} && ip netns add {b} && ip netns add {m} && \
-             ip link add va netns {a} type veth peer name ma netns {m} && \
-             ip link add vb netns {b} type veth peer name mb netns {m} && \
-             ip netns exec {m} sysctl -qw net.ipv6.conf.all.disable_ipv6=1 && \
-             ip -n {a} addr add 198.18.0.1/24 dev va && ip -n {b} addr add 198.18.0.2/24 dev vb && \
-             ip -n {m} link set dev ma up && ip -n {m} link set dev mb up && \
-             ip -n {a} link set va up && ip -n {b} link set vb up && \
-             ip -n {a} link set lo up && ip -n {b} link set lo up && \
+            "ip netns exec {m} sysctl -qw net.ipv6.conf.all.disable_ipv6=1 && \
              ip netns exec {a} ethtool -K va tx off tso off gso off && \
              ip netns exec {b} ethtool -K vb tx off tso off gso off"
         ));

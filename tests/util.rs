@@ -313,11 +313,11 @@ impl Drop for VethPair {
 }
 
 impl VethPair {
-    /// `a` (198.18.0.1, device `va`) and `b` (198.18.0.2, `vb`) joined through a bridge in a
-    /// third namespace `mid`, whose ports are `ma` (towards `a`) and `mb` (towards `b`): a
-    /// queue shaped on a port is a hop on the path, not in the sender's own host, where TCP
-    /// small queues would keep it short.
-    pub fn bridged(tag: &str) -> Self {
+    /// `a` (198.18.0.1, device `va`) and `b` (198.18.0.2, `vb`) each joined by a veth to a
+    /// third namespace `mid`, whose ports are `ma` (towards `a`) and `mb` (towards `b`), up and
+    /// without addresses: what joins the ports is the caller's ([`VethPair::bridged`], a
+    /// delay line).
+    pub fn through_middle(tag: &str) -> Self {
         let id = std::process::id() % 100_000;
         let pair = Self {
             a: format!("lr{tag}a{id}"),
@@ -327,14 +327,26 @@ impl VethPair {
         let (a, b, m) = (&pair.a, &pair.b, pair.mid.as_deref().unwrap_or_default());
         sh(&format!(
             "ip netns add {a} && ip netns add {b} && ip netns add {m} && \
-             ip -n {m} link add br0 type bridge && \
              ip link add va netns {a} type veth peer name ma netns {m} && \
              ip link add vb netns {b} type veth peer name mb netns {m} && \
-             ip -n {m} link set dev ma master br0 && ip -n {m} link set dev mb master br0 && \
              ip -n {a} addr add 198.18.0.1/24 dev va && ip -n {b} addr add 198.18.0.2/24 dev vb && \
-             ip -n {m} link set dev br0 up && ip -n {m} link set dev ma up && ip -n {m} link set dev mb up && \
+             ip -n {m} link set dev ma up && ip -n {m} link set dev mb up && \
              ip -n {a} link set va up && ip -n {b} link set vb up && \
              ip -n {a} link set lo up && ip -n {b} link set lo up"
+        ));
+        pair
+    }
+
+    /// [`VethPair::through_middle`] with the ports on a bridge: a queue shaped on a port is a
+    /// hop on the path, not in the sender's own host, where TCP small queues would keep it
+    /// short.
+    pub fn bridged(tag: &str) -> Self {
+        let pair = Self::through_middle(tag);
+        let m = pair.mid.as_deref().unwrap_or_default();
+        sh(&format!(
+            "ip -n {m} link add br0 type bridge && \
+             ip -n {m} link set dev ma master br0 && ip -n {m} link set dev mb master br0 && \
+             ip -n {m} link set dev br0 up"
         ));
         pair
     }
