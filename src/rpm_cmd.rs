@@ -221,10 +221,7 @@ fn save(store: &mut RunStore, run: &mut RpmRun) -> Result<()> {
                 continue;
             }
         };
-        let way = match d.direction {
-            RpmWay::Up => "up",
-            RpmWay::Down => "down",
-        };
+        let way = d.direction.as_str();
         let tags = Tags::parse([
             format!("rpm_id={}", r.started_at_unix_ms),
             format!("rpm_direction={way}"),

@@ -29,13 +29,6 @@ pub enum RpmRecordError {
     },
 }
 
-fn way_name(way: RpmWay) -> &'static str {
-    match way {
-        RpmWay::Up => "up",
-        RpmWay::Down => "down",
-    }
-}
-
 /// The run stored for `direction` of `result`, from its load connections' records `loads`
 /// (in the order the connections were added).
 pub fn build(
@@ -44,7 +37,7 @@ pub fn build(
     loads: &[RunRecord],
 ) -> Result<RunRecord, RpmRecordError> {
     let first = loads.first().ok_or(RpmRecordError::NoConnections {
-        way: way_name(direction.direction),
+        way: direction.direction.as_str(),
     })?;
     let duration_s = direction.timeline.last().map_or(0.0, |t| t.t_s);
     let mut spec = first.spec.clone();

@@ -34,10 +34,7 @@ fn opt_ms(v: Option<f64>) -> String {
 
 /// One interval as it closes: `up    3.0 s  3 conns  9.41 Gbit/s (avg …)  self 1.20 ms …`.
 pub fn tick_line(w: RpmWay, t: &RpmTick) -> String {
-    let dir = match w {
-        RpmWay::Up => "up",
-        RpmWay::Down => "down",
-    };
+    let dir = w.as_str();
     let rpm = t.rpm.map_or(String::new(), |r| format!("  RPM {r:.0}"));
     format!(
         "{dir:<5}{:>6.1} s {:>3} conn  {:>12} (avg {:>12})  self {:>10}  foreign {:>10}  kernel RTT {:>10}{rpm}",

@@ -118,6 +118,16 @@ pub enum RpmWay {
     Down,
 }
 
+impl RpmWay {
+    /// The name, as serialized: `up` or `down`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RpmWay::Up => "up",
+            RpmWay::Down => "down",
+        }
+    }
+}
+
 /// One direction's responsiveness.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RpmDirection {

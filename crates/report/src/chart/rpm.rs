@@ -9,7 +9,7 @@
 
 use plotters::prelude::*;
 
-use results::rpm::{RpmDirection, RpmWay};
+use results::rpm::RpmDirection;
 
 use super::scale::{decimal_unit, linear_ticks, max_of, short, upto, Ticked};
 use super::{color, draw_error, ChartKind, Series, FONT, WIDTH};
@@ -45,10 +45,7 @@ pub(crate) fn panels(d: &RpmDirection) -> Result<Panels> {
             chart: ChartKind::Rpm.name(),
             reason: format!(
                 "the {} direction has no intervals (it was stopped before its first one ended)",
-                match d.direction {
-                    RpmWay::Up => "up",
-                    RpmWay::Down => "down",
-                }
+                d.direction.as_str()
             ),
         });
     }
