@@ -71,6 +71,14 @@ impl LoadUnit {
             LoadUnit::BitsPerS
         }
     }
+
+    /// `v` in this unit, as the table and the notes show it: `9.41 Gbit/s`, `25000/s`.
+    pub fn rate_text(self, v: f64) -> String {
+        match self {
+            LoadUnit::BitsPerS => measure::units::format_bits_per_sec(v),
+            LoadUnit::TransactionsPerS => format!("{v:.0}/s"),
+        }
+    }
 }
 
 /// A validated `sweep load`.
@@ -248,10 +256,7 @@ impl LoadSummary {
     /// A note for each point up to the capacity that carried less than 90 % of the load it
     /// offered: its round trips are those of a lighter load than its label says.
     pub fn shortfalls(&self) -> Vec<String> {
-        let rate = |v: f64| match self.unit {
-            LoadUnit::BitsPerS => measure::units::format_bits_per_sec(v),
-            LoadUnit::TransactionsPerS => format!("{v:.0}/s"),
-        };
+        let rate = |v: f64| self.unit.rate_text(v);
         self.points
             .iter()
             .filter(|f| f.load_pct <= 100.0)
@@ -343,22 +348,18 @@ pub fn run_load(
             Ok(c) => c,
             Err((stopped, run)) => {
                 return SweepResult {
-                    kind: SweepKind::Load,
-                    parameter: SweepKind::Load.parameter(),
-                    test: plan.base.kind(),
-                    target: runner.target(),
-                    sweep_id: started.to_string(),
-                    started_at_unix_ms: started,
-                    knob: None,
-                    points: Vec::new(),
-                    summary: Default::default(),
                     stopped: Some(stopped),
-                    notes: Vec::new(),
                     // The capacity run, when it finished, is stored: kept with its id.
                     load: run.map(|run| LoadSummary {
                         capacity_run: Some(*run),
                         ..LoadSummary::of(unit, 0.0, &[])
                     }),
+                    ..SweepResult::begun(
+                        SweepKind::Load,
+                        plan.base.kind(),
+                        runner.target(),
+                        started,
+                    )
                 };
             }
         };

@@ -373,6 +373,25 @@ pub struct SweepResult {
 }
 
 impl SweepResult {
+    /// A `kind` sweep of `test` against `target` that began at `started_at_unix_ms` (also its
+    /// `sweep_id`), before any point.
+    pub fn begun(kind: SweepKind, test: TestKind, target: String, started_at_unix_ms: u64) -> Self {
+        Self {
+            kind,
+            parameter: kind.parameter(),
+            test,
+            target,
+            sweep_id: started_at_unix_ms.to_string(),
+            started_at_unix_ms,
+            knob: None,
+            points: Vec::new(),
+            summary: SweepSummary::default(),
+            stopped: None,
+            notes: Vec::new(),
+            load: None,
+        }
+    }
+
     /// The stream runs of every finished point, for the report crate's throughput-by-size
     /// chart (`report::chart::render(ChartKind::MessageSize, …)`).
     pub fn stream_records(&self) -> Vec<RunRecord> {

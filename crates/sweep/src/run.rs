@@ -262,22 +262,13 @@ pub(crate) fn run_sweep_at(
     interrupt: &dyn Interrupt,
     progress: &mut dyn SweepProgress,
 ) -> SweepResult {
-    let sweep_id = started_at_unix_ms.to_string();
     let (plan, notes) = fit_to_path(plan, runner);
     let parameter = plan.kind.parameter();
+    let test = plan.test().unwrap_or(wire::TestKind::TcpStream);
     let mut result = SweepResult {
-        kind: plan.kind,
-        parameter,
-        test: plan.test().unwrap_or(wire::TestKind::TcpStream),
-        target: runner.target(),
-        sweep_id: sweep_id.clone(),
-        started_at_unix_ms,
         knob: plan.knob.clone(),
-        points: Vec::new(),
-        summary: SweepSummary::default(),
-        stopped: None,
         notes: notes.clone(),
-        load: None,
+        ..SweepResult::begun(plan.kind, test, runner.target(), started_at_unix_ms)
     };
     progress.begin(
         &format!("linerate {}", result.kind.name().replace('_', " ")),
@@ -291,7 +282,7 @@ pub(crate) fn run_sweep_at(
             "sweep".to_string(),
             result.kind.name().trim_start_matches("sweep_").to_string(),
         ),
-        ("sweep_id".to_string(), sweep_id),
+        ("sweep_id".to_string(), result.sweep_id.clone()),
     ];
     for (i, planned) in plan.points.iter().enumerate() {
         if interrupt.is_raised() {

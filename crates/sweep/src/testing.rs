@@ -78,3 +78,12 @@ impl<F: FnMut(&TestSpec) -> RunRecord> PointRunner for MockRunner<F> {
         })
     }
 }
+
+/// The value `point` is tagged with under `key`, if any.
+pub fn tag<'a>(point: &'a Point, key: &str) -> Option<&'a str> {
+    point
+        .tags
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+}

@@ -1,6 +1,6 @@
 use super::*;
 use crate::progress::Quiet;
-use crate::testing::MockRunner;
+use crate::testing::{tag, MockRunner};
 use analysis::testing::{record_with, rr_with_rtt};
 use results::schema::LatencyUnderLoad;
 use results::RunRecord;
@@ -58,13 +58,6 @@ fn queueing_path(s: &TestSpec) -> RunRecord {
         });
     }
     r
-}
-
-fn tag<'a>(p: &'a Point, key: &str) -> Option<&'a str> {
-    p.tags
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
 }
 
 #[test]

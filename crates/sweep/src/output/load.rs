@@ -4,22 +4,11 @@
 
 use std::io::Write;
 
-use measure::units::format_bits_per_sec as bps;
-
 use super::{opt, Col};
-use crate::load::LoadUnit;
 use crate::result::{SweepPoint, SweepResult};
 
 fn us(v: f64) -> String {
     format!("{v:.1}")
-}
-
-/// A rate in the load's unit.
-fn rate(unit: LoadUnit, v: f64) -> String {
-    match unit {
-        LoadUnit::BitsPerS => bps(v),
-        LoadUnit::TransactionsPerS => format!("{v:.0}/s"),
-    }
 }
 
 /// A load sweep's OFFERED column: the load each point offered, in the load's unit.
@@ -29,7 +18,7 @@ pub(super) fn offered_column(r: &SweepResult) -> Option<Col<'_>> {
         "OFFERED".into(),
         Box::new(move |p: &SweepPoint| {
             opt(p.value.number, |pct| {
-                rate(load.unit, load.capacity * pct / 100.0)
+                load.unit.rate_text(load.capacity * pct / 100.0)
             })
         }),
         true,
@@ -86,7 +75,7 @@ pub(super) fn write_summary(w: &mut dyn Write, r: &SweepResult) -> std::io::Resu
         },
         (None, false) => "measured".to_string(),
     };
-    writeln!(w, "capacity {} ({how})", rate(load.unit, load.capacity))?;
+    writeln!(w, "capacity {} ({how})", load.unit.rate_text(load.capacity))?;
     match (load.knee_pct, load.baseline_p50_us) {
         (Some(k), Some(b)) => writeln!(
             w,

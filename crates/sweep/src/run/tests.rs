@@ -3,7 +3,7 @@ use crate::knob::KnobPlan;
 use crate::param::Parameter;
 use crate::plan::{FramePlan, PlannedPoint, Rfc2544Plan};
 use crate::progress::Quiet;
-use crate::testing::MockRunner;
+use crate::testing::{tag, MockRunner};
 use crate::values::SweepValue;
 use analysis::testing::{record_with, rr_with_rtt, udp_trial};
 use std::sync::atomic::AtomicBool;
@@ -42,13 +42,6 @@ fn netpipe_like(s: &TestSpec) -> RunRecord {
     } else {
         record_with("tcp", (size * 8.0 * 1e6).min(1e9))
     }
-}
-
-fn tag<'a>(p: &'a Point, key: &str) -> Option<&'a str> {
-    p.tags
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
 }
 
 #[test]
