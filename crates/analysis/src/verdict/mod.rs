@@ -318,8 +318,8 @@ fn receive_window(f: &Facts) -> Option<LimitedBy> {
     }
     if let Some(core) = f.receiver.core_saturated().filter(|_| large) {
         evidence.push_str(&format!(
-            "; the receiver's busiest core, at {} busy with its work, could not read faster",
-            pct(core.busy_pct)
+            "; the receiver's busiest core, {}, with its work, could not read faster",
+            core_words(&core)
         ));
         return Some(limited(Verdict::ReceiverCpu, evidence, RECEIVER_CPU_HINT));
     }

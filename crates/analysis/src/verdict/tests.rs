@@ -95,7 +95,19 @@ fn a_small_advertised_window_is_the_receive_window_even_with_a_busy_reader() {
         .as_mut()
         .unwrap()
         .snd_wnd_bytes = Some(1 << 20);
-    assert_eq!(judge(r).verdict, Verdict::ReceiverCpu);
+    assert_eq!(judge(r.clone()).verdict, Verdict::ReceiverCpu);
+    // The same filled window with the reader's thread below saturation but its core full of
+    // its work (both ends pinned to one core): the receiver's CPU, and the core is named.
+    r.summary.flows[0].receiver_cpu_pct = 51.0;
+    r.summary.local_cores = vec![core(0, 100.0), core(1, 0.0)];
+    r.summary.remote_cores = r.summary.local_cores.clone();
+    let v = judge(r);
+    assert_eq!(v.verdict, Verdict::ReceiverCpu);
+    assert!(
+        v.evidence.contains("core 0 at 100 % busy"),
+        "{}",
+        v.evidence
+    );
 }
 
 #[test]
