@@ -11,7 +11,7 @@ use measure::cpu::CoreCpu;
 use measure::tcp_info::TcpInfo;
 use measure::units::{format_bits_per_sec, format_bytes};
 use results::{End, FlowSummary, Hosts, LimitedBy, Summary, Verdict};
-use wire::spec::{Flow, Transport};
+use wire::spec::{Flow, SendMode, Transport};
 use wire::{TestKind, TestSpec};
 
 mod udp;
@@ -42,6 +42,8 @@ pub mod rule {
     /// Congestion: retransmissions that repaired a loss at this % of segments sent (those the
     /// receiver reported as duplicates, D-SACK, do not count).
     pub const RETRANS_PCT: f64 = 0.5;
+    /// Reordering: retransmissions the receiver reported as duplicates at this % of segments.
+    pub const SPURIOUS_PCT: f64 = 0.5;
     /// A queue on the path: smoothed RTT this many times the minimum ...
     pub const QUEUE_RTT_RATIO: f64 = 4.0;
     /// ... and at least this much above it, µs.
@@ -147,6 +149,8 @@ struct Facts<'a> {
     payload_share: Option<f64>,
     /// Why the figures cannot carry a verdict.
     missing: Option<String>,
+    /// TCP senders that hand the kernel pages (splice, sendfile) instead of copying.
+    zero_copy: bool,
 }
 
 impl<'a> Facts<'a> {
@@ -178,6 +182,9 @@ impl<'a> Facts<'a> {
             link_bps,
             loopback: false,
             missing,
+            zero_copy: spec
+                .stream()
+                .is_some_and(|p| p.transport == Transport::Tcp && p.send_mode != SendMode::Write),
         }
     }
 
@@ -540,8 +547,10 @@ fn unknown(f: &Facts) -> LimitedBy {
             pct(t.sndbuf_limited_pct)
         ));
     }
+    let mut hint = "";
     if let Some(r) = Retrans::of(f) {
         evidence.push_str(&format!("; {}", r.words()));
+        hint = reordering_hint(f, r);
     }
     if let Some(u) = &f.flow.udp {
         evidence.push_str(&format!("; {:.2} % of datagrams lost", u.loss_pct));
@@ -554,7 +563,23 @@ fn unknown(f: &Facts) -> LimitedBy {
             ));
         }
     }
-    limited(Verdict::Unknown, evidence, "")
+    limited(Verdict::Unknown, evidence, hint)
+}
+
+/// Many spurious retransmissions: the path reordered segments, and each reordering cost a
+/// retransmission and a congestion-window undo. Between namespaces on one host (veth) the
+/// receiving stack runs on the sending host's cores: a zero-copy sender that sleeps on its
+/// buffer leaves its queued data to be sent by whichever core processes the ACKs (the
+/// receiver's), so segments leave from two cores (METHODOLOGY 10, 19.1).
+fn reordering_hint(f: &Facts, r: Retrans) -> &'static str {
+    let spurious = r.spurious.unwrap_or(0) as f64 / r.segs as f64 * 100.0;
+    if spurious < rule::SPURIOUS_PCT {
+        ""
+    } else if f.zero_copy {
+        "the path reordered segments (spurious retransmissions): between namespaces on one host, a zero-copy sender's queued data also leaves from the core that processes the ACKs; --send-mode write keeps one stream's sending on its own core"
+    } else {
+        "the path reordered segments (spurious retransmissions): look for several queues or cores carrying one flow (RPS, a bond, ECMP, or namespaces on one host)"
+    }
 }
 
 #[cfg(test)]
