@@ -15,7 +15,10 @@
 //! test in its own database (given to the child as `$LINERATE_DB`), tagged `source=ui` unless
 //! the request says otherwise, and reads its events from stdout, so what would change the
 //! database or stdout is refused, and so is what would write files or run commands of the
-//! user's on the UI's host (`--chart`, `--csv`, `sweep knob`'s `--pre`/`--post`).
+//! user's on the UI's host (`--chart`, `--csv`, `sweep knob`'s `--pre`/`--post`) or reach its
+//! files and local sockets (`--auth-key` names a file, `--unix` a socket path: a request could
+//! otherwise point a test at any socket on the UI's host). Tests against keyed servers take
+//! the key the UI was started with, `LINERATE_AUTH_KEY` in its environment.
 
 use serde_json::{Map, Value};
 
@@ -59,6 +62,9 @@ pub enum RequestError {
     /// An option that would write files or run commands of the user's on the UI's host.
     #[error("{0}: not from the UI (it would write a file or run a command on the UI's host); run it with the command line")]
     NotFromUi(String),
+    /// An option that names a file or local socket of the UI's host.
+    #[error("{0}: not from the UI (it names a file or socket on the UI's host); a key for keyed servers comes from LINERATE_AUTH_KEY in the UI's environment, Unix-socket tests from the command line")]
+    LocalPath(String),
 }
 
 fn bad(key: &str, why: &'static str) -> RequestError {
@@ -178,6 +184,7 @@ fn refused(flag: &str, shown: &str) -> Result<(), RequestError> {
             Err(RequestError::Reserved(shown.to_string()))
         }
         "--csv" | "--chart" | "--pre" | "--post" => Err(RequestError::NotFromUi(shown.into())),
+        "--auth-key" | "--unix" => Err(RequestError::LocalPath(shown.into())),
         "--help" | "-h" | "--version" | "-V" => Err(bad(shown, "not a test; see linerate --help")),
         _ => Ok(()),
     }
@@ -410,5 +417,10 @@ mod tests {
         assert!(err(r#"{"args":["tcp","--no-store"]}"#).starts_with("--no-store: "));
         assert!(err(r#"{"args":["sweep","knob","--pre","rm"]}"#).starts_with("sweep knob: "));
         assert!(err(r#"{"args":["tcp"],"time":1}"#).starts_with("time: with args"));
+        // Files and sockets of the UI's host, in either form and either spelling.
+        assert!(err(r#"{"kind":"tcp","unix":"/run/x.sock"}"#).starts_with("unix: not from"));
+        assert!(err(r#"{"kind":"tcp","auth_key":"/etc/x"}"#).contains("LINERATE_AUTH_KEY"));
+        assert!(err(r#"{"args":["tcp","--unix","/s"]}"#).starts_with("--unix: not from"));
+        assert!(err(r#"{"args":["rr","--auth-key=/k"]}"#).starts_with("--auth-key=/k: "));
     }
 }
