@@ -96,7 +96,8 @@ impl DirectionTracker {
         let tick = std::mem::take(&mut self.current);
         let now = self.ticks.len();
         self.rates.retain(|_, (_, at)| now.saturating_sub(*at) < 2);
-        let goodput_bps: f64 = self.rates.values().map(|(r, _)| r).sum();
+        // `+ 0.0`: the sum of no rates is -0.0.
+        let goodput_bps: f64 = self.rates.values().map(|(r, _)| r).sum::<f64>() + 0.0;
         let was_stable = self.goodput.stable_at().is_some();
         let goodput_stable = self.goodput.push(goodput_bps);
         let median = |v: &[f64]| (!v.is_empty()).then(|| rpm::spread(v).p50);

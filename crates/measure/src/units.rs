@@ -143,12 +143,24 @@ fn sig3(value: f64) -> String {
     } else {
         2
     };
-    format!("{value:.digits$}")
+    let text = format!("{value:.digits$}");
+    // A zero, or a value that rounds to one, is written without a sign (never "-0.00").
+    match text.strip_prefix('-') {
+        Some(rest) if rest.chars().all(|c| c == '0' || c == '.') => rest.to_string(),
+        _ => text,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zero_has_no_sign() {
+        assert_eq!(format_bits_per_sec(-0.0), "0.00 bit/s");
+        assert_eq!(format_bits_per_sec(-0.001), "0.00 bit/s");
+        assert_eq!(format_bits_per_sec(-1500.0), "-1.50 Kbit/s");
+    }
 
     #[test]
     fn bytes_use_binary_multiples() {
