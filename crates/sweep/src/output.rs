@@ -395,6 +395,10 @@ pub fn write_sweep_csv(w: &mut dyn Write, r: &SweepResult) -> Result<()> {
         "rtt_p99_us",
         "loaded_rtt_p50_us",
         "loaded_rtt_p99_us",
+        "load_unit",
+        "capacity",
+        "offered",
+        "knee",
     ])?;
     for p in &r.points {
         let summary = p.repeat.first();
@@ -406,39 +410,43 @@ pub fn write_sweep_csv(w: &mut dyn Write, r: &SweepResult) -> Result<()> {
                 .and_then(|k| k.exit_code)
                 .map_or_else(String::new, |c| c.to_string())
         };
-        out.write_record([
-            r.kind.name().to_string(),
-            r.parameter.to_string(),
-            p.value.label.clone(),
-            csv_opt(p.value.number),
-            csv_opt(p.throughput_bps),
-            summary.map_or_else(String::new, |s| s.primary.clone()),
-            csv_opt(st.map(|s| s.min)),
-            csv_opt(st.map(|s| s.max)),
-            csv_opt(st.and_then(|s| s.spread_pct)),
-            csv_opt(st.and_then(|s| s.ci_width_pct)),
-            summary
-                .and_then(|s| s.ci)
-                .map_or_else(String::new, |c| c.reached.to_string()),
-            p.runs.len().to_string(),
-            csv_opt(p.rtt_p50_us),
-            csv_opt(p.transactions_per_s),
-            csv_opt(p.loss_pct),
-            csv_opt(p.retransmits),
-            csv_opt(p.local_cpu_pct),
-            csv_opt(p.remote_cpu_pct),
-            exit(Phase::Pre),
-            exit(Phase::Post),
-            p.run_ids()
-                .iter()
-                .map(i64::to_string)
-                .collect::<Vec<_>>()
-                .join(" "),
-            p.interrupted.to_string(),
-            csv_opt(p.rtt_p99_us),
-            csv_opt(p.loaded_rtt_p50_us),
-            csv_opt(p.loaded_rtt_p99_us),
-        ])?;
+        out.write_record(
+            [
+                r.kind.name().to_string(),
+                r.parameter.to_string(),
+                p.value.label.clone(),
+                csv_opt(p.value.number),
+                csv_opt(p.throughput_bps),
+                summary.map_or_else(String::new, |s| s.primary.clone()),
+                csv_opt(st.map(|s| s.min)),
+                csv_opt(st.map(|s| s.max)),
+                csv_opt(st.and_then(|s| s.spread_pct)),
+                csv_opt(st.and_then(|s| s.ci_width_pct)),
+                summary
+                    .and_then(|s| s.ci)
+                    .map_or_else(String::new, |c| c.reached.to_string()),
+                p.runs.len().to_string(),
+                csv_opt(p.rtt_p50_us),
+                csv_opt(p.transactions_per_s),
+                csv_opt(p.loss_pct),
+                csv_opt(p.retransmits),
+                csv_opt(p.local_cpu_pct),
+                csv_opt(p.remote_cpu_pct),
+                exit(Phase::Pre),
+                exit(Phase::Post),
+                p.run_ids()
+                    .iter()
+                    .map(i64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                p.interrupted.to_string(),
+                csv_opt(p.rtt_p99_us),
+                csv_opt(p.loaded_rtt_p50_us),
+                csv_opt(p.loaded_rtt_p99_us),
+            ]
+            .into_iter()
+            .chain(load::csv_fields(r, p)),
+        )?;
     }
     out.flush()?;
     Ok(())

@@ -5,6 +5,7 @@
 use std::io::Write;
 
 use super::{opt, Col};
+use crate::load::LoadUnit;
 use crate::result::{SweepPoint, SweepResult};
 
 fn us(v: f64) -> String {
@@ -50,6 +51,28 @@ pub(super) fn columns(r: &SweepResult) -> Vec<Col<'_>> {
         ));
     }
     cols
+}
+
+/// A load sweep's own CSV fields of point `p`: the load's unit, the capacity, the load offered
+/// and whether the point is the knee; empty for other sweeps.
+pub(super) fn csv_fields(r: &SweepResult, p: &SweepPoint) -> [String; 4] {
+    let Some(load) = r.load.as_ref() else {
+        return Default::default();
+    };
+    let unit = match load.unit {
+        LoadUnit::BitsPerS => "bits_per_s",
+        LoadUnit::TransactionsPerS => "transactions_per_s",
+    };
+    let known = load.capacity.is_finite() && load.capacity > 0.0;
+    let capacity = known.then_some(load.capacity);
+    let offered = capacity.zip(p.value.number).map(|(c, pct)| c * pct / 100.0);
+    let knee = load.knee_pct.is_some() && load.knee_pct == p.value.number;
+    [
+        unit.to_string(),
+        capacity.map_or_else(String::new, |c| c.to_string()),
+        offered.map_or_else(String::new, |o| o.to_string()),
+        knee.to_string(),
+    ]
 }
 
 /// A load sweep's lines under the table: the capacity and the knee.

@@ -81,7 +81,7 @@ fn size_sweep_csv() {
     assert!(lines[0].starts_with("kind,parameter,value,value_num,throughput_bps,"));
     assert_eq!(
         lines[1],
-        "sweep_size,size_bytes,1,1,2500000,,,,,,,2,21.25,47058.82352941176,,8,74.54916520085041,65.40689827098804,,,10 11,false,41.055,,"
+        "sweep_size,size_bytes,1,1,2500000,,,,,,,2,21.25,47058.82352941176,,8,74.54916520085041,65.40689827098804,,,10 11,false,41.055,,,,,,"
     );
 }
 
@@ -137,6 +137,24 @@ fn load_sweep_table_offers_and_marks_the_knee() {
         t.contains("knee at 100% of the capacity: the first load whose median round trip is at least 2x the lowest load's (20.0 us)"),
         "{t}"
     );
+    // The CSV's last four fields: the unit, the capacity, the load offered and the knee.
+    let csv = text(|o| write_sweep_csv(o, &r).unwrap());
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(
+        lines[0].ends_with(",load_unit,capacity,offered,knee"),
+        "{csv}"
+    );
+    assert!(
+        lines[1].ends_with(",transactions_per_s,50000,25000,false"),
+        "{csv}"
+    );
+    assert!(
+        lines[2].ends_with(",transactions_per_s,50000,50000,true"),
+        "{csv}"
+    );
+    // Other sweeps leave them empty.
+    let size = text(|o| write_sweep_csv(o, &size_sweep()).unwrap());
+    assert!(size.lines().nth(1).unwrap().ends_with(",,,,"), "{size}");
 }
 
 #[test]
