@@ -2,7 +2,7 @@
 //! (side by side with ratios), `linerate report` (one self-contained HTML file), `linerate
 //! chart` (SVG or PNG) and `linerate export` (JSON, JSON Lines, CSV, Markdown).
 //!
-//! This is glue: [`select`] turns the command line's items (`12`, `#12`, or a tag set such as
+//! This is glue: `select` turns the command line's items (`12`, `#12`, or a tag set such as
 //! `driver=velocityget,mtu=9000`) into labeled columns of stored runs, and the `report` crate
 //! formats them. Invariants: every item is parsed before the database is opened, so a bad item
 //! is reported without touching it; the database is only read (opened as `linerate runs` opens

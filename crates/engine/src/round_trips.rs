@@ -1,6 +1,6 @@
 //! What every request/response engine shares: [`RrShape`], the transaction it is asked to
-//! repeat (sizes, warm-up, pacing); [`Transactions`] counts and publishes completed
-//! transactions (both ends); [`RoundTrips`] adds the requester's timing: the run's histogram
+//! repeat (sizes, warm-up, pacing); `Transactions` counts and publishes completed
+//! transactions (both ends); `RoundTrips` adds the requester's timing: the run's histogram
 //! (warm-up left out) and recent round trips handed to the orchestrator every 10 ms for
 //! per-interval percentiles.
 

@@ -2,14 +2,14 @@
 //! told to stop, then half-closes; the receiver reads until end of stream.
 //!
 //! With [`SendMode::Splice`] (the default) on TCP the sender splices the pattern's pages from a
-//! pipe (see [`SpliceSource`]); with [`SendMode::Sendfile`] it calls sendfile(2) from an
+//! pipe (see `SpliceSource`); with [`SendMode::Sendfile`] it calls sendfile(2) from an
 //! in-memory file (memfd) holding one buffer of the pattern. Either way the kernel references
 //! those pages instead of copying from user memory; the receiver always copies into user
 //! memory, as applications do.
 //!
-//! At high rates the receiver raises SO_RCVLOWAT (see [`LowWater`]) so that each wake-up reads
+//! At high rates the receiver raises SO_RCVLOWAT (see `LowWater`) so that each wake-up reads
 //! a large block instead of one segment; this roughly halves the receiver's cost per byte on
-//! loopback. It switches back below [`LowWater::OFF_BPS`] so slow links count bytes promptly.
+//! loopback. It switches back below `LowWater::OFF_BPS` so slow links count bytes promptly.
 //!
 //! The sender waits for the receiver to close after reading everything, so its byte total,
 //! the receiver's byte total and the final TCP_INFO (retransmits) all describe the same,

@@ -3,7 +3,7 @@
 //! do. The probe is a second session to the same server, so it shares the path but not the
 //! bulk connections' socket queues.
 //!
-//! Measurement only: results land in the bulk run's record ([`results::LatencyUnderLoad`] and
+//! Measurement only: results land in the bulk run's record ([`results::schema::LatencyUnderLoad`] and
 //! each interval's `probe`); nothing here prints but one progress line on stderr.
 
 use std::sync::mpsc;

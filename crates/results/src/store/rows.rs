@@ -61,7 +61,7 @@ pub fn parse_kind(s: &str) -> Result<TestKind, KindError> {
     })
 }
 
-/// Which runs [`Store::list`] returns: all conditions must hold.
+/// Which runs [`super::Store::list`] returns: all conditions must hold.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Filter {
     /// Every one of these tags, with these values.
@@ -73,7 +73,7 @@ pub struct Filter {
 }
 
 /// One line of `linerate runs`: a run's identity, tags and headline figures (from the indexed
-/// columns; the full record is [`Store::get`]'s). Figures that do not apply to the run's kind,
+/// columns; the full record is [`super::Store::get`]'s). Figures that do not apply to the run's kind,
 /// or were not finite, are `None`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRow {

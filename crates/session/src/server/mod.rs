@@ -2,8 +2,8 @@
 //! session on its own threads, and keeps serving whatever one client does.
 //!
 //! Every connection first exchanges hellos, then says what it is: `Start` opens a session,
-//! `Attach` hands a data connection to a waiting session through the [`Sessions`] registry
-//! (passed in, not global). The handshakes run in the accepting thread ([`gate`]), so a
+//! `Attach` hands a data connection to a waiting session through the `Sessions` registry
+//! (passed in, not global). The handshakes run in the accepting thread (`gate`), so a
 //! connection gets no thread of its own; one that stays silent or trickles is dropped at its
 //! handshake deadline without holding up anyone else.
 

@@ -1,7 +1,7 @@
 //! Each test kind's own parameters, beside the fields every kind shares in [`super::TestSpec`];
 //! [`super::kind::Params`] says which kind uses which.
 //!
-//! Invariants, held by the types rather than by checks: the [`Params`] variant *is* the test
+//! Invariants, held by the types rather than by checks: the [`super::kind::Params`] variant *is* the test
 //! kind, so a spec cannot carry one kind's settings under another kind's name; a setting
 //! lives only in the kinds that use it (a UDP rate only in `udp_stream`, a transaction rate only
 //! in the request/response kinds, TCP socket options only in the TCP kinds, a direction only in
