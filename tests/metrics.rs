@@ -125,6 +125,21 @@ fn metrics_parse_as_openmetrics_and_count_the_tests_that_ran() {
             .unwrap()
     };
     let tcp_bytes: u64 = tcp.iter().map(received).sum();
+    // A stock iperf3 client's test counts as well: its bytes as the server sent them, which
+    // the client was told.
+    let iperf3 = std::process::Command::new("iperf3")
+        .args(["-c", "127.0.0.1", "-p", &port, "-t", "0.5", "-R", "-J"])
+        .output();
+    let iperf3_sent = match iperf3 {
+        Ok(out) => {
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            v["end"]["sum_sent"]["bytes"].as_u64()
+        }
+        Err(_) => {
+            eprintln!("iperf3 is not installed (scripts/test.sh installs it): its part skipped");
+            None
+        }
+    };
     let text = get(&metrics, "/metrics");
     let body = text.split("\r\n\r\n").nth(1).unwrap();
     assert!(
@@ -144,6 +159,12 @@ fn metrics_parse_as_openmetrics_and_count_the_tests_that_ran() {
         "linerate_bytes_total{{direction=received,transport=udp}} {}",
         received(&udp)
     ));
+    if let Some(sent) = iperf3_sent {
+        has("linerate_sessions_started_total{kind=iperf3} 1".into());
+        has(format!(
+            "linerate_bytes_total{{direction=sent,transport=tcp}} {sent}"
+        ));
+    }
     let datagrams = udp["summary"]["flows"][0]["packets_received"]
         .as_u64()
         .unwrap();

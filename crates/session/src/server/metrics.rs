@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::sync::Mutex;
 
-use wire::msg::ServerResults;
+use wire::msg::{ServerResults, StreamCounts};
 use wire::spec::Flow;
 use wire::TestSpec;
 
@@ -37,7 +37,7 @@ pub struct MetricsSnapshot {
     pub refused: BTreeMap<String, u64>,
     /// Tests running now.
     pub running: u64,
-    /// Bytes moved by finished linerate tests' server-side streams (not iperf3 clients' nor
+    /// Bytes moved by finished tests' server-side streams, linerate's and iperf3 clients' (not
     /// relayed tests, whose bytes another server counts), by (direction, transport):
     /// direction `received` or `sent` (as the server sees it; `both` for request/response
     /// streams, whose counts add requests and responses), transport `tcp`, `udp` or `unix`.
@@ -104,36 +104,48 @@ impl ServerMetrics {
     /// A linerate test finished with the server's `results`: its bytes and datagrams by
     /// direction, and its client's throughput.
     pub fn finished(&self, spec: &TestSpec, results: &ServerResults, client: Option<IpAddr>) {
-        let transport = if spec.is_unix() {
-            "unix"
-        } else if spec.udp().is_some() {
-            "udp"
-        } else {
-            "tcp"
-        };
         let flows = spec.flows();
+        let ends = results.streams.iter().map(|end| {
+            let received = flows
+                .iter()
+                .find(|(i, _)| *i == end.stream)
+                .is_some_and(|(_, f)| *f == Flow::ClientToServer);
+            // A request/response stream moves both ways; its count is both.
+            let way = match (spec.rr().is_some(), received) {
+                (true, _) => Way::Both,
+                (false, true) => Way::Received,
+                (false, false) => Way::Sent,
+            };
+            (way, end.total)
+        });
+        let ends: Vec<(Way, StreamCounts)> = ends.collect();
+        self.moved(transport_of(spec), &ends, results.window_us, client);
+    }
+
+    /// A test finished whose server-side streams moved `ends` (each stream's way and its
+    /// counts over the whole test) over `transport` (`tcp`, `udp`, `unix`), its receivers'
+    /// window `window_us` long: an iperf3 client's test counts here, as a linerate test does
+    /// through [`ServerMetrics::finished`].
+    pub fn moved(
+        &self,
+        transport: &str,
+        ends: &[(Way, StreamCounts)],
+        window_us: u64,
+        client: Option<IpAddr>,
+    ) {
         let tick = self.next_tick();
         self.with(|c| {
             let mut both_ways = 0u64;
-            for end in &results.streams {
-                let received = flows
-                    .iter()
-                    .find(|(i, _)| *i == end.stream)
-                    .is_some_and(|(_, f)| *f == Flow::ClientToServer);
-                // A request/response stream moves both ways; its count is both.
-                let dir = match (spec.rr().is_some(), received) {
-                    (true, _) => "both",
-                    (false, true) => "received",
-                    (false, false) => "sent",
-                };
-                *c.bytes.entry((dir.into(), transport.into())).or_default() += end.total.bytes;
+            for (way, total) in ends {
+                let dir = way.as_str();
+                *c.bytes.entry((dir.into(), transport.into())).or_default() += total.bytes;
                 if transport == "udp" {
-                    *c.datagrams.entry(dir.into()).or_default() += end.total.packets;
+                    *c.datagrams.entry(dir.into()).or_default() += total.packets;
                 }
-                both_ways += end.total.bytes;
+                both_ways += total.bytes;
             }
-            if let (Some(ip), true) = (client, results.window_us > 0) {
-                let bps = both_ways as f64 * 8e6 / results.window_us as f64;
+            if let (Some(ip), true) = (client, window_us > 0) {
+                let bps = both_ways as f64 * 8e6 / window_us as f64;
                 c.last_throughput_bps.insert(ip, (bps, tick));
                 evict(&mut c.last_throughput_bps);
             }
@@ -148,6 +160,39 @@ impl ServerMetrics {
                 *t
             })
             .unwrap_or(0)
+    }
+}
+
+/// Which way a server-side stream moved its bytes, as the server sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Way {
+    /// The client sent, the server received.
+    Received,
+    /// The server sent.
+    Sent,
+    /// A request/response stream: requests and responses together.
+    Both,
+}
+
+impl Way {
+    /// The metrics' `direction` label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Way::Received => "received",
+            Way::Sent => "sent",
+            Way::Both => "both",
+        }
+    }
+}
+
+/// The metrics' `transport` label of `spec`'s data connections.
+pub fn transport_of(spec: &TestSpec) -> &'static str {
+    if spec.is_unix() {
+        "unix"
+    } else if spec.udp().is_some() {
+        "udp"
+    } else {
+        "tcp"
     }
 }
 

@@ -29,6 +29,7 @@ use wire::{TestKind, TestSpec};
 
 use super::udp::UdpClaim;
 use super::{engine_of, gone, output, read_state, record, send_state, Refusal};
+use crate::server::metrics::{transport_of, Way};
 use crate::server::streams::stream_end;
 use crate::server::{wait_readable, ServedRun, Shared};
 
@@ -272,6 +273,7 @@ pub(super) fn run_test(
         sent.iter().map(|e| e.total.bytes).sum::<u64>(),
         ran.wall.as_secs_f64()
     );
+    count_moved(test, &order, &sent, &received, ran.wall, shared);
     if let Some(sink) = &shared.config.records {
         let streams = server_streams(&order, sent, received, ran.omitted.as_ref());
         match keep(test, &start, &ran, streams, counts, &theirs, shared) {
@@ -280,6 +282,29 @@ pub(super) fn run_test(
         }
     }
     Ok(line)
+}
+
+/// The test's bytes and datagrams into `serve --metrics`: each server-side stream's whole
+/// test, omitted seconds included, as a linerate test's.
+fn count_moved(
+    test: &Test<'_>,
+    order: &[(bool, usize)],
+    sent: &[StreamEnd],
+    received: &[StreamEnd],
+    wall: Duration,
+    shared: &Shared,
+) {
+    let (mut sent, mut received) = (sent.iter(), received.iter());
+    let ends: Vec<(Way, StreamCounts)> = (order.iter())
+        .filter_map(|&(sends, _)| match sends {
+            true => sent.next().map(|e| (Way::Sent, e.total)),
+            false => received.next().map(|e| (Way::Received, e.total)),
+        })
+        .collect();
+    let client = test.client.map(|a| a.ip().to_canonical());
+    let transport = transport_of(test.spec);
+    let window_us = wall.as_micros() as u64;
+    shared.count(|m| m.moved(transport, &ends, window_us, client));
 }
 
 /// A worker's final counts (those it had when it failed or was given up on, otherwise).
