@@ -29,6 +29,23 @@ fn run(gbps: f64) -> RunRecord {
     r
 }
 
+/// `r` with core 0 of a 2-core host saturated and core 1 idle, at both ends (one host).
+fn both_ends_on_core_zero(mut r: RunRecord) -> RunRecord {
+    r.summary.local_cores = vec![core(0, 100.0), core(1, 0.0)];
+    r.summary.remote_cores = r.summary.local_cores.clone();
+    r
+}
+
+/// The receiver's CPU, with the saturated core 0 named.
+fn assert_names_core_zero(v: LimitedBy) {
+    assert_eq!(v.verdict, Verdict::ReceiverCpu);
+    assert!(
+        v.evidence.contains("core 0 at 100 % busy"),
+        "{}",
+        v.evidence
+    );
+}
+
 fn core(n: u32, busy: f64) -> CoreCpu {
     CoreCpu {
         core: n,
@@ -99,15 +116,7 @@ fn a_small_advertised_window_is_the_receive_window_even_with_a_busy_reader() {
     // The same filled window with the reader's thread below saturation but its core full of
     // its work (both ends pinned to one core): the receiver's CPU, and the core is named.
     r.summary.flows[0].receiver_cpu_pct = 51.0;
-    r.summary.local_cores = vec![core(0, 100.0), core(1, 0.0)];
-    r.summary.remote_cores = r.summary.local_cores.clone();
-    let v = judge(r);
-    assert_eq!(v.verdict, Verdict::ReceiverCpu);
-    assert!(
-        v.evidence.contains("core 0 at 100 % busy"),
-        "{}",
-        v.evidence
-    );
+    assert_names_core_zero(judge(both_ends_on_core_zero(r)));
 }
 
 #[test]
@@ -143,15 +152,8 @@ fn a_saturated_thread_or_core_names_its_end() {
         r.summary.flows[0].sender_cpu_pct,
         r.summary.flows[0].receiver_cpu_pct,
     ) = (35.0, 51.0);
-    r.summary.local_cores = vec![core(0, 100.0), core(1, 0.0)];
-    r.summary.remote_cores = r.summary.local_cores.clone();
-    let v = judge(r.clone());
-    assert_eq!(v.verdict, Verdict::ReceiverCpu);
-    assert!(
-        v.evidence.contains("core 0 at 100 % busy"),
-        "{}",
-        v.evidence
-    );
+    r = both_ends_on_core_zero(r);
+    assert_names_core_zero(judge(r.clone()));
     // A core saturated by other work (threads idle, little interrupt work) is not the limit.
     (
         r.summary.flows[0].sender_cpu_pct,
