@@ -365,41 +365,44 @@ fn csv_opt(v: Option<f64>) -> String {
     v.map_or_else(String::new, |v| v.to_string())
 }
 
+/// The sweep CSV's columns, in order.
+const SWEEP_CSV_COLUMNS: [&str; 29] = [
+    "kind",
+    "parameter",
+    "value",
+    "value_num",
+    "throughput_bps",
+    "repeat_metric",
+    "repeat_min",
+    "repeat_max",
+    "repeat_spread_pct",
+    "ci_width_pct",
+    "ci_reached",
+    "runs",
+    "rtt_p50_us",
+    "transactions_per_s",
+    "loss_pct",
+    "retransmits",
+    "local_cpu_pct",
+    "remote_cpu_pct",
+    "knob_pre_exit",
+    "knob_post_exit",
+    "run_ids",
+    "interrupted",
+    "rtt_p99_us",
+    "loaded_rtt_p50_us",
+    "loaded_rtt_p99_us",
+    "load_unit",
+    "capacity",
+    "offered",
+    "knee",
+];
+
 /// The sweep as CSV: one line per point, plain numbers in the units the header names, empty
 /// for none.
 pub fn write_sweep_csv(w: &mut dyn Write, r: &SweepResult) -> Result<()> {
     let mut out = csv::Writer::from_writer(w);
-    out.write_record([
-        "kind",
-        "parameter",
-        "value",
-        "value_num",
-        "throughput_bps",
-        "repeat_metric",
-        "repeat_min",
-        "repeat_max",
-        "repeat_spread_pct",
-        "ci_width_pct",
-        "ci_reached",
-        "runs",
-        "rtt_p50_us",
-        "transactions_per_s",
-        "loss_pct",
-        "retransmits",
-        "local_cpu_pct",
-        "remote_cpu_pct",
-        "knob_pre_exit",
-        "knob_post_exit",
-        "run_ids",
-        "interrupted",
-        "rtt_p99_us",
-        "loaded_rtt_p50_us",
-        "loaded_rtt_p99_us",
-        "load_unit",
-        "capacity",
-        "offered",
-        "knee",
-    ])?;
+    out.write_record(SWEEP_CSV_COLUMNS)?;
     for p in &r.points {
         let summary = p.repeat.first();
         let st = summary.and_then(|s| s.get(&s.primary));
