@@ -30,6 +30,12 @@ const PROBE: ProbePlan = ProbePlan {
 
 /// A 1 Gbit/s path whose queue grows as the load nears it: the probes' median round trip is
 /// 50 µs / (1 - load), 50 ms at or past the capacity; the p99 twice the median.
+/// One TCP stream at 50 % of a capacity the sweep measures first.
+fn one_stream_at_half() -> LoadPlan {
+    let tcp = spec(TestKind::TcpStream, 1);
+    LoadPlan::new(tcp, loads(&[50]), None, RepeatPlan::once(), None).unwrap()
+}
+
 fn queueing_path(s: &TestSpec) -> RunRecord {
     let offered = s
         .tcp()
@@ -149,14 +155,7 @@ fn a_given_capacity_skips_the_capacity_run() {
 
 #[test]
 fn a_failed_capacity_run_ends_the_sweep_and_says_so() {
-    let plan = LoadPlan::new(
-        spec(TestKind::TcpStream, 1),
-        loads(&[50]),
-        None,
-        RepeatPlan::once(),
-        None,
-    )
-    .unwrap();
+    let plan = one_stream_at_half();
     let mut runner = MockRunner::new(queueing_path);
     runner.fail_at = Some(0);
     let r = run_load(&plan, &mut runner, &AtomicBool::new(false), &mut Quiet);
@@ -174,14 +173,7 @@ fn a_failed_capacity_run_ends_the_sweep_and_says_so() {
 
 #[test]
 fn an_interrupted_or_empty_capacity_run_is_kept_and_ends_the_sweep() {
-    let plan = LoadPlan::new(
-        spec(TestKind::TcpStream, 1),
-        loads(&[50]),
-        None,
-        RepeatPlan::once(),
-        None,
-    )
-    .unwrap();
+    let plan = one_stream_at_half();
     let mut runner = MockRunner::new(|_: &TestSpec| {
         let mut r = record_with("tcp", 1e9);
         r.summary.interrupted = true;
