@@ -105,20 +105,21 @@ impl ServerMetrics {
     /// direction, and its client's throughput.
     pub fn finished(&self, spec: &TestSpec, results: &ServerResults, client: Option<IpAddr>) {
         let flows = spec.flows();
-        let ends = results.streams.iter().map(|end| {
-            let received = flows
-                .iter()
-                .find(|(i, _)| *i == end.stream)
-                .is_some_and(|(_, f)| *f == Flow::ClientToServer);
-            // A request/response stream moves both ways; its count is both.
-            let way = match (spec.rr().is_some(), received) {
-                (true, _) => Way::Both,
-                (false, true) => Way::Received,
-                (false, false) => Way::Sent,
-            };
-            (way, end.total)
-        });
-        let ends: Vec<(Way, StreamCounts)> = ends.collect();
+        let ends: Vec<(Way, StreamCounts)> = (results.streams.iter())
+            .map(|end| {
+                let received = flows
+                    .iter()
+                    .find(|(i, _)| *i == end.stream)
+                    .is_some_and(|(_, f)| *f == Flow::ClientToServer);
+                // A request/response stream moves both ways; its count is both.
+                let way = match (spec.rr().is_some(), received) {
+                    (true, _) => Way::Both,
+                    (false, true) => Way::Received,
+                    (false, false) => Way::Sent,
+                };
+                (way, end.total)
+            })
+            .collect();
         self.moved(transport_of(spec), &ends, results.window_us, client);
     }
 

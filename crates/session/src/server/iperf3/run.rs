@@ -273,7 +273,8 @@ pub(super) fn run_test(
         sent.iter().map(|e| e.total.bytes).sum::<u64>(),
         ran.wall.as_secs_f64()
     );
-    count_moved(test, &order, &sent, &received, ran.wall, shared);
+    let whole = server_streams(&order, sent.clone(), received.clone(), None);
+    count_moved(test, &order, &whole, ran.wall, shared);
     if let Some(sink) = &shared.config.records {
         let streams = server_streams(&order, sent, received, ran.omitted.as_ref());
         match keep(test, &start, &ran, streams, counts, &theirs, shared) {
@@ -284,22 +285,17 @@ pub(super) fn run_test(
     Ok(line)
 }
 
-/// The test's bytes and datagrams into `serve --metrics`: each server-side stream's whole
-/// test, omitted seconds included, as a linerate test's.
+/// The test's bytes and datagrams into `serve --metrics`: `streams`, this server's ends in
+/// connection `order` over the whole test (omitted seconds included), as a linerate test's.
 fn count_moved(
     test: &Test<'_>,
     order: &[(bool, usize)],
-    sent: &[StreamEnd],
-    received: &[StreamEnd],
+    streams: &[StreamEnd],
     wall: Duration,
     shared: &Shared,
 ) {
-    let (mut sent, mut received) = (sent.iter(), received.iter());
-    let ends: Vec<(Way, StreamCounts)> = (order.iter())
-        .filter_map(|&(sends, _)| match sends {
-            true => sent.next().map(|e| (Way::Sent, e.total)),
-            false => received.next().map(|e| (Way::Received, e.total)),
-        })
+    let ends: Vec<(Way, StreamCounts)> = (order.iter().zip(streams))
+        .map(|(&(sends, _), end)| (if sends { Way::Sent } else { Way::Received }, end.total))
         .collect();
     let client = test.client.map(|a| a.ip().to_canonical());
     let transport = transport_of(test.spec);
