@@ -52,6 +52,11 @@ pub enum LoadError {
     Capacity(String),
 }
 
+/// The load a point offers: `pct` percent of `capacity`, in the capacity's unit.
+pub fn offered(capacity: f64, pct: f64) -> f64 {
+    capacity * pct / 100.0
+}
+
 /// What the capacity and the offered loads count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -212,7 +217,7 @@ impl LoadSummary {
                 let stream = unit == LoadUnit::BitsPerS;
                 Some(LoadFigures {
                     load_pct: pct,
-                    offered: capacity * pct / 100.0,
+                    offered: offered(capacity, pct),
                     achieved: if stream {
                         p.throughput_bps
                     } else {
@@ -385,7 +390,7 @@ impl LoadPlan {
                     value: v.clone(),
                     specs: vec![paced(
                         &self.base,
-                        capacity * v.number.unwrap_or(0.0) / 100.0,
+                        offered(capacity, v.number.unwrap_or(0.0)),
                     )],
                 })
                 .collect(),

@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use super::{opt, Col};
-use crate::load::LoadUnit;
+use crate::load::{offered, LoadUnit};
 use crate::result::{SweepPoint, SweepResult};
 
 fn us(v: f64) -> String {
@@ -19,7 +19,7 @@ pub(super) fn offered_column(r: &SweepResult) -> Option<Col<'_>> {
         "OFFERED".into(),
         Box::new(move |p: &SweepPoint| {
             opt(p.value.number, |pct| {
-                load.unit.rate_text(load.capacity * pct / 100.0)
+                load.unit.rate_text(offered(load.capacity, pct))
             })
         }),
         true,
@@ -65,12 +65,12 @@ pub(super) fn csv_fields(r: &SweepResult, p: &SweepPoint) -> [String; 4] {
     };
     let known = load.capacity.is_finite() && load.capacity > 0.0;
     let capacity = known.then_some(load.capacity);
-    let offered = capacity.zip(p.value.number).map(|(c, pct)| c * pct / 100.0);
+    let load_offered = capacity.zip(p.value.number).map(|(c, pct)| offered(c, pct));
     let knee = load.knee_pct.is_some() && load.knee_pct == p.value.number;
     [
         unit.to_string(),
         capacity.map_or_else(String::new, |c| c.to_string()),
-        offered.map_or_else(String::new, |o| o.to_string()),
+        load_offered.map_or_else(String::new, |o| o.to_string()),
         knee.to_string(),
     ]
 }
