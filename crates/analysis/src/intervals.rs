@@ -159,7 +159,8 @@ impl IntervalTracker {
     }
 
     /// `flow`'s TCP state from its senders' TCP_INFO (`None` without any): retransmits since
-    /// each stream's previous reading, windows and delivery rates summed, RTT averaged.
+    /// each stream's previous reading, windows and delivery rates summed, RTT averaged, the
+    /// lowest minimum RTT.
     fn tcp_state(&mut self, flow: Flow, infos: &[(Flow, usize, TcpInfo)]) -> Option<IntervalTcp> {
         let mine: Vec<&(Flow, usize, TcpInfo)> = infos.iter().filter(|t| t.0 == flow).collect();
         if mine.is_empty() {
@@ -174,6 +175,9 @@ impl IntervalTracker {
             rtt_sum += u64::from(info.rtt_us);
             if let Some(rate) = info.delivery_rate_bps {
                 *state.delivery_rate_bps.get_or_insert(0) += rate;
+            }
+            if let Some(m) = info.min_rtt_us {
+                state.min_rtt_us = Some(state.min_rtt_us.map_or(m, |x| x.min(m)));
             }
         }
         state.rtt_us = (rtt_sum / mine.len() as u64) as u32;
@@ -321,6 +325,7 @@ mod tests {
                 snd_cwnd_segments: cwnd,
                 rtt_us: rtt,
                 delivery_rate_bps: Some(1000),
+                min_rtt_us: Some(rtt / 2),
                 ..TcpInfo::default()
             }),
             ..Default::default()
@@ -345,6 +350,7 @@ mod tests {
             (6, 30, 200)
         );
         assert_eq!(tcp.delivery_rate_bps, Some(2000));
+        assert_eq!(tcp.min_rtt_us, Some(50), "the lower of the streams'");
         // Retransmits count from the previous reading; a stream without one this time is left
         // out of the state but keeps its count for the next.
         let s = t.sample(

@@ -4,7 +4,8 @@
 //!
 //! What the record holds (docs/METHODOLOGY.md section 20, docs/RESULTS.md):
 //! - the first connection's target, server, hosts, user and spec, with `spec.streams` the
-//!   connections running at the end and `spec.duration_ms` the direction's length;
+//!   connections that left a record (those running at the end, less any that failed: as many
+//!   as the flow's `streams`) and `spec.duration_ms` the direction's length;
 //! - one flow per direction of data whose `streams` are every connection's stream, in the order
 //!   they were added (renumbered from 0), byte counts summed over them;
 //! - the direction's goodput (`RpmDirection::goodput_bps`, the moving average) as the summary's
@@ -41,7 +42,7 @@ pub fn build(
     })?;
     let duration_s = direction.timeline.last().map_or(0.0, |t| t.t_s);
     let mut spec = first.spec.clone();
-    spec.streams = direction.connections.max(1);
+    spec.streams = u16::try_from(loads.len()).unwrap_or(u16::MAX);
     spec.duration_ms = (duration_s * 1000.0).round() as u64;
     let flows = merged_flows(direction, loads, duration_s);
     let summary = summary(result, direction, loads, first, flows, duration_s);
@@ -294,6 +295,13 @@ mod tests {
         let ids: Vec<u16> = f.streams.iter().map(|s| s.stream).collect();
         assert_eq!(ids, [0, 1, 2]);
         assert_eq!(s.retransmits, Some(24), "8 per connection");
+        // A fourth connection ran at the end but failed: no record, no stream, not counted.
+        let four = RpmDirection {
+            connections: 4,
+            ..d.clone()
+        };
+        let r4 = build(&result(&four, false), &four, &loads).unwrap();
+        assert_eq!((r4.spec.streams, r4.summary.flows[0].streams.len()), (3, 3));
         assert!(r.intervals.is_empty());
         let rpm = s.rpm.as_ref().unwrap();
         assert_eq!(rpm.direction, d);

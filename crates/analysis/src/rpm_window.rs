@@ -32,6 +32,9 @@ pub struct DirectionTracker {
     current: Tick,
     /// Each connection's latest goodput, bits/s, and the interval it came in.
     rates: BTreeMap<u16, (f64, usize)>,
+    /// The lowest minimum RTT the kernel reported on any load connection, ms: the path's
+    /// round trip without queues (the first connection's is taken on the idle path).
+    path_min_rtt_ms: Option<f64>,
 }
 
 /// What the latest interval decided.
@@ -51,6 +54,7 @@ impl DirectionTracker {
             goodput: Stability::new(&params),
             rpm: Stability::of_averages(&params),
             rates: BTreeMap::new(),
+            path_min_rtt_ms: None,
             ticks: Vec::new(),
             timeline: Vec::new(),
             current: Tick::default(),
@@ -71,6 +75,10 @@ impl DirectionTracker {
             t.probes.self_ms.extend(ms);
             if let Some(tcp) = &f.tcp_info {
                 t.kernel_rtt_ms.push(f64::from(tcp.rtt_us) / 1000.0);
+                if let Some(us) = tcp.min_rtt_us {
+                    let ms = f64::from(us) / 1000.0;
+                    self.path_min_rtt_ms = Some(self.path_min_rtt_ms.map_or(ms, |m| m.min(ms)));
+                }
             }
         }
         if let Some(cpu) = &sample.cpu {
@@ -183,7 +191,9 @@ impl DirectionTracker {
             foreign_connect_ms: rpm::spread(&window.connect_ms),
             foreign_rr_ms: rpm::spread(&window.foreign_rr_ms),
             in_socket_buffers_ms: p50(&self_ms).zip(p50(&kernel_ms)).map(|(s, k)| s - k),
-            in_network_queues_ms: p50(&kernel_ms).zip(idle_ms).map(|(k, i)| k - i),
+            in_network_queues_ms: p50(&kernel_ms)
+                .zip(self.path_min_rtt_ms.or(idle_ms))
+                .map(|(k, base)| (k - base).max(0.0)),
             loaded_minus_idle_ms: p50(&self_ms).zip(idle_ms).map(|(s, i)| s - i),
             self_ms,
             kernel_rtt_ms: kernel_ms,
@@ -266,6 +276,31 @@ mod tests {
         assert_eq!(r.loaded_minus_idle_ms, Some(45.0));
         assert_eq!(r.timeline.len(), 8);
         assert!(r.notes.is_empty());
+    }
+
+    #[test]
+    fn the_network_share_is_over_the_paths_lowest_kernel_rtt_and_never_negative() {
+        let run = |min_rtt_us: &[Option<u32>], idle_ms: f64| {
+            let mut d = DirectionTracker::new(Params::default());
+            for (i, min) in min_rtt_us.iter().enumerate() {
+                let mut s = sample(1_250_000, &[], 20_000);
+                s.flows[0].tcp_info.as_mut().unwrap().min_rtt_us = *min;
+                d.interval(i as u16, &s);
+                d.tick(i as f64 + 1.0, i as u16 + 1);
+            }
+            let idle = IdleBaseline {
+                rr_ms: rpm::spread(&[idle_ms; 10]),
+                ..IdleBaseline::default()
+            };
+            d.finish(RpmWay::Up, &idle, Vec::new()).in_network_queues_ms
+        };
+        // The first connection saw the idle path (2 ms); later ones started behind the queue.
+        // The idle round trip (25 ms here, the applications' own) does not enter.
+        let mins = [Some(2000), Some(12_000), Some(15_000)];
+        assert_eq!(run(&mins, 25.0), Some(18.0));
+        // Without the kernel's minimum: against the idle round trip, and 0 rather than below.
+        assert_eq!(run(&[None, None], 5.0), Some(15.0));
+        assert_eq!(run(&[None, None], 25.0), Some(0.0));
     }
 
     #[test]

@@ -152,6 +152,10 @@ pub struct IntervalTcp {
     /// The kernel's latest delivery-rate samples, summed over the streams, bits/s (Linux 4.9+).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivery_rate_bps: Option<u64>,
+    /// The kernel's minimum RTT of the connection so far, lowest over the streams, µs (Linux
+    /// 4.10+): the path's round trip without queues, as the kernel sees it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_rtt_us: Option<u32>,
 }
 
 /// One interval of a request/response test.
