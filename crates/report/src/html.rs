@@ -98,7 +98,7 @@ fn mesh_view(m: &MeshMatrix) -> Result<Value> {
     Ok(context! {
         id => m.mesh_id.clone(),
         test => m.test.as_str(),
-        caption => m.figure.caption(),
+        caption => m.caption(),
         table => Value::from(Serde(table)),
         errors => m.errors_text(),
         // The SVG is ours (plotters escapes every text it writes), so it goes in as is.

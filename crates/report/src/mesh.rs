@@ -210,7 +210,20 @@ impl MeshMatrix {
         t.render(style)
     }
 
-    /// A cell as the table shows it: its figure, `error`, `not run`, or `-` on the diagonal.
+    /// What the matrix shows, with its unit and which way is better; a UDP mesh's cells add
+    /// their loss.
+    pub fn caption(&self) -> String {
+        match self.test {
+            TestKind::UdpStream => format!(
+                "{}; datagrams lost, % of sent (lower is better)",
+                self.figure.caption()
+            ),
+            _ => self.figure.caption().into(),
+        }
+    }
+
+    /// A cell as the table shows it: its figure (a UDP cell's with its loss), `error`,
+    /// `not run`, or `-` on the diagonal.
     pub fn cell_text(&self, from: &str, to: &str) -> String {
         if from == to {
             return "-".into();
@@ -218,7 +231,10 @@ impl MeshMatrix {
         match self.cell(from, to) {
             None => "not run".into(),
             Some(c) => match (self.figure.value(c), &c.error) {
-                (Some(v), _) => self.figure.format(v),
+                (Some(v), _) => match c.loss_pct.filter(|_| self.test == TestKind::UdpStream) {
+                    Some(loss) => format!("{}, {loss:.2} % lost", self.figure.format(v)),
+                    None => self.figure.format(v),
+                },
                 (None, Some(e)) if e == "not run" => "not run".into(),
                 (None, Some(_)) => "error".into(),
                 (None, None) => "n/a".into(),
@@ -232,7 +248,7 @@ impl MeshMatrix {
             "{} mesh {}: {}",
             self.test.as_str(),
             self.mesh_id,
-            self.figure.caption()
+            self.caption()
         );
         let errors = self.errors_text();
         let errors = if errors.is_empty() {
@@ -315,5 +331,32 @@ mod tests {
         assert_eq!(json["cells"][0]["throughput_bps"], 95e6);
         assert!(json["cells"][2].get("throughput_bps").is_none());
         assert_eq!(json["cells"][2]["error"], "cannot connect");
+    }
+
+    #[test]
+    fn a_udp_cell_shows_its_loss_beside_its_goodput() {
+        let mut m = MeshMatrix::new(
+            "m2".into(),
+            TestKind::UdpStream,
+            vec!["a".into(), "b".into()],
+        );
+        m.cells = vec![
+            MeshCell {
+                loss_pct: Some(1.234),
+                ..cell("a", "b", Some(95e6), None)
+            },
+            cell("b", "a", Some(50e6), None),
+        ];
+        assert_eq!(m.cell_text("a", "b"), "95.0 Mbit/s, 1.23 % lost");
+        assert_eq!(
+            m.cell_text("b", "a"),
+            "50.0 Mbit/s",
+            "no loss figure: none shown"
+        );
+        assert!(
+            m.text().lines().next().unwrap().contains("datagrams lost"),
+            "{}",
+            m.text()
+        );
     }
 }

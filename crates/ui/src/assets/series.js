@@ -139,7 +139,8 @@ export class SeriesView {
       if (c.error) return el("td", { class: "error", title: c.error, "data-from": from, "data-to": to }, "error");
       const v = c[figureKey];
       const shade = finite(v) ? "background: rgba(36, 87, 197, " + (0.08 + 0.4 * (v / top)).toFixed(2) + ")" : null;
-      return el("td", { class: "num", style: shade, "data-from": from, "data-to": to }, finite(v) ? format(v) : "–");
+      const loss = finite(c.loss_pct) ? ", " + c.loss_pct.toFixed(2) + " % lost" : "";
+      return el("td", { class: "num", style: shade, "data-from": from, "data-to": to }, finite(v) ? format(v) + loss : "–");
     }))));
     const col = COLUMNS.find(([k]) => k === figureKey);
     $("#mesh-caption").textContent = (col ? col[1] : "figure") + " of each pair, the row's host as the client";
