@@ -22,9 +22,15 @@ pub const MAX_CLIENTS: usize = 256;
 /// The server's counters, shared between its threads and the metrics endpoint.
 #[derive(Debug, Default)]
 pub struct ServerMetrics {
-    counts: Mutex<MetricsSnapshot>,
-    /// Updates so far: the age of a client's gauge (for eviction).
-    tick: Mutex<u64>,
+    counts: Mutex<Counts>,
+}
+
+/// The counters, and how many finished tests have updated them (the age of a client's gauge,
+/// for eviction), under one lock.
+#[derive(Debug, Default)]
+struct Counts {
+    now: MetricsSnapshot,
+    tick: u64,
 }
 
 /// The counters at one moment.
@@ -58,13 +64,25 @@ pub struct MetricsSnapshot {
 impl ServerMetrics {
     fn with(&self, f: impl FnOnce(&mut MetricsSnapshot)) {
         if let Ok(mut c) = self.counts.lock() {
-            f(&mut c);
+            f(&mut c.now);
+        }
+    }
+
+    /// Runs `f` on the counters with the next tick (a finished test's update).
+    fn with_tick(&self, f: impl FnOnce(&mut MetricsSnapshot, u64)) {
+        if let Ok(mut c) = self.counts.lock() {
+            c.tick += 1;
+            let tick = c.tick;
+            f(&mut c.now, tick);
         }
     }
 
     /// The counters now.
     pub fn snapshot(&self) -> MetricsSnapshot {
-        self.counts.lock().map(|c| c.clone()).unwrap_or_default()
+        self.counts
+            .lock()
+            .map(|c| c.now.clone())
+            .unwrap_or_default()
     }
 
     /// A test of `kind` was accepted and runs.
@@ -134,8 +152,7 @@ impl ServerMetrics {
         window_us: u64,
         client: Option<IpAddr>,
     ) {
-        let tick = self.next_tick();
-        self.with(|c| {
+        self.with_tick(|c, tick| {
             let mut both_ways = 0u64;
             for (way, total) in ends {
                 let dir = way.as_str();
@@ -151,16 +168,6 @@ impl ServerMetrics {
                 evict(&mut c.last_throughput_bps);
             }
         });
-    }
-
-    fn next_tick(&self) -> u64 {
-        self.tick
-            .lock()
-            .map(|mut t| {
-                *t += 1;
-                *t
-            })
-            .unwrap_or(0)
     }
 }
 
