@@ -50,7 +50,7 @@ fn run() -> anyhow::Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     raise_file_limit();
-    let interrupt = shutdown::on_interrupt()?;
+    let interrupt = shutdown::on_interrupt(!matches!(cli.command, Command::Serve(_)))?;
     let outcome = match &cli.command {
         Command::Serve(args) => {
             linerate::serve_cmd::serve(args, interrupt)?;

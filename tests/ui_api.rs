@@ -505,3 +505,34 @@ fn an_interrupted_ui_stops_its_tests_and_they_are_stored() {
     assert_eq!(runs.as_array().map(Vec::len), Some(1), "{runs}");
     assert_eq!(runs[0]["interrupted"], true);
 }
+
+#[test]
+fn a_killed_ui_leaves_no_test_running_and_the_test_stores_its_partial_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.sqlite");
+    let mut ui = Ui::start(&db, &[]);
+    let id = ui.start_test(r#"{"kind":"tcp","time":30}"#);
+    wait_interval(&ui, id);
+    // The UI's children: the test (its own process group) is one of them.
+    let children = crate::sh(&format!("ps -o pid= --ppid {}", ui.child.id()));
+    let test_pid: i32 = children.split_whitespace().next().unwrap().parse().unwrap();
+    ui.child.kill().unwrap();
+    ui.child.wait().unwrap();
+    let killed = std::time::Instant::now();
+    // SAFETY: kill(2) with signal 0 only asks whether the process exists.
+    while unsafe { libc::kill(test_pid, 0) } == 0 {
+        assert!(
+            killed.elapsed() < Duration::from_secs(10),
+            "the test outlived its UI by 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_linerate"))
+        .args(["runs", "--json", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let runs: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(runs.as_array().map(Vec::len), Some(1), "{runs}");
+    assert_eq!(runs[0]["interrupted"], true);
+}

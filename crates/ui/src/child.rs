@@ -29,16 +29,37 @@ const STDERR_LINE_BYTES: usize = 4096;
 /// database to the child this way, so a URL's password is not on the command line for `ps`.
 pub const DB_ENV: &str = "LINERATE_DB";
 
-/// Starts `exe words…` with the database `db`: stdin empty, stdout and stderr piped.
+/// Starts `exe words…` with the database `db`: stdin empty, stdout and stderr piped. Should
+/// the thread that calls this end (or the UI die, even by SIGKILL) while the child runs, the
+/// child gets SIGHUP: linerate then stops, stores what it measured and exits, however many
+/// come (the kernel sends one each time the child is handed to another of the dying UI's
+/// threads; a second SIGINT would make it exit without storing). So the calling thread must
+/// outlive the child (it waits for it).
 pub fn spawn(exe: &Path, words: &[String], db: &str) -> io::Result<Child> {
-    Command::new(exe)
+    let parent = std::process::id() as libc::pid_t;
+    let mut command = Command::new(exe);
+    command
         .args(words)
         .env(DB_ENV, db)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
+        .process_group(0);
+    // SAFETY: the closure runs in the child between fork and exec and calls only prctl(2),
+    // getppid(2) and raise(3), which are async-signal-safe.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGHUP) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // The UI died before the signal was set: act on it now.
+            if libc::getppid() != parent {
+                libc::raise(libc::SIGHUP);
+            }
+            Ok(())
+        })
+    };
+    command.spawn()
 }
 
 /// A running child: its pid, and whether it was interrupted or reaped.
@@ -57,8 +78,13 @@ struct ProcState {
 impl Proc {
     /// The child `child`, not reaped yet.
     pub fn of(child: &Child) -> Proc {
+        Proc::of_pid(child.id() as libc::pid_t)
+    }
+
+    /// The child with process id `pid`, not reaped yet.
+    pub fn of_pid(pid: libc::pid_t) -> Proc {
         Proc {
-            pid: child.id() as libc::pid_t,
+            pid,
             state: Mutex::new(ProcState::default()),
         }
     }

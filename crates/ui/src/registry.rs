@@ -225,35 +225,53 @@ impl Registry {
             return Err(StartError::Busy(self.limits.max_running));
         }
         let id = tests.0 + 1;
-        // The child goes to its thread once there is one; without one, it is killed here.
-        let (send, receive) = mpsc::channel::<Child>();
-        let mut child = child::spawn(exe, words, db).map_err(StartError::Spawn)?;
+        // The child is started by the thread that supervises it, which lives as long as the
+        // child: its parent-death signal (`child::spawn`) is tied to that thread.
+        let (pid_tx, pid_rx) = mpsc::channel::<std::io::Result<libc::pid_t>>();
+        let (entry_tx, entry_rx) = mpsc::channel::<Arc<TestEntry>>();
+        let (exe, words, db) = (exe.to_path_buf(), words.to_vec(), db.to_string());
+        let handle = std::thread::Builder::new()
+            .name(format!("ui-test-{id}"))
+            .spawn(move || {
+                let mut child = match child::spawn(&exe, &words, &db) {
+                    Ok(child) => child,
+                    Err(e) => return drop(pid_tx.send(Err(e))),
+                };
+                let _ = pid_tx.send(Ok(child.id() as libc::pid_t));
+                match entry_rx.recv() {
+                    Ok(entry) => supervise(&entry, child),
+                    // Not taken after all: killed and reaped here.
+                    Err(_) => {
+                        let proc = Proc::of(&child);
+                        proc.kill();
+                        let _ = proc.wait(&mut child);
+                    }
+                }
+            })
+            .map_err(StartError::Spawn)?;
+        let pid = match pid_rx.recv() {
+            Ok(Ok(pid)) => pid,
+            Ok(Err(e)) => {
+                let _ = handle.join();
+                return Err(StartError::Spawn(e));
+            }
+            Err(_) => {
+                let _ = handle.join();
+                return Err(StartError::Spawn(std::io::Error::other(
+                    "the test's thread ended before its child started",
+                )));
+            }
+        };
         let entry = Arc::new(TestEntry {
             id,
             command,
-            proc: Proc::of(&child),
+            proc: Proc::of_pid(pid),
             log: Mutex::new(Log::default()),
             changed: watch::channel(0).0,
             limits: self.limits.clone(),
             thread: Mutex::new(None),
         });
-        let reader = Arc::clone(&entry);
-        let spawned = std::thread::Builder::new()
-            .name(format!("ui-test-{id}"))
-            .spawn(move || {
-                if let Ok(child) = receive.recv() {
-                    supervise(&reader, child);
-                }
-            });
-        let handle = match spawned {
-            Ok(handle) => handle,
-            Err(e) => {
-                entry.proc.kill();
-                let _ = entry.proc.wait(&mut child);
-                return Err(StartError::Spawn(e));
-            }
-        };
-        let _ = send.send(child);
+        let _ = entry_tx.send(Arc::clone(&entry));
         *entry.thread.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle);
         tests.0 = id;
         tests.1.insert(id, Arc::clone(&entry));
