@@ -483,9 +483,7 @@ fn a_stopped_tcp_test_ends_in_a_summary_and_is_stored() {
 fn an_interrupted_ui_stops_its_tests_and_they_are_stored() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runs.sqlite");
-    let mut ui = Ui::start(&db, &[]);
-    let id = ui.start_test(r#"{"kind":"tcp","time":30}"#);
-    wait_interval(&ui, id);
+    let mut ui = ui_running_a_test(&db);
     // SAFETY: kill(2) on our own child, not yet reaped.
     unsafe { libc::kill(ui.child.id() as libc::pid_t, libc::SIGINT) };
     let stopped = std::time::Instant::now();
@@ -496,23 +494,14 @@ fn an_interrupted_ui_stops_its_tests_and_they_are_stored() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_linerate"))
-        .args(["runs", "--json", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
-    let runs: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(runs.as_array().map(Vec::len), Some(1), "{runs}");
-    assert_eq!(runs[0]["interrupted"], true);
+    assert_one_interrupted_run(&db);
 }
 
 #[test]
 fn a_killed_ui_leaves_no_test_running_and_the_test_stores_its_partial_run() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runs.sqlite");
-    let mut ui = Ui::start(&db, &[]);
-    let id = ui.start_test(r#"{"kind":"tcp","time":30}"#);
-    wait_interval(&ui, id);
+    let mut ui = ui_running_a_test(&db);
     // The UI's children: the test (its own process group) is one of them.
     let children = crate::sh(&format!("ps -o pid= --ppid {}", ui.child.id()));
     let test_pid: i32 = children.split_whitespace().next().unwrap().parse().unwrap();
@@ -527,9 +516,22 @@ fn a_killed_ui_leaves_no_test_running_and_the_test_stores_its_partial_run() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+    assert_one_interrupted_run(&db);
+}
+
+/// A UI on `db` with a 30 s TCP test that has sent its first interval.
+fn ui_running_a_test(db: &std::path::Path) -> Ui {
+    let ui = Ui::start(db, &[]);
+    let id = ui.start_test(r#"{"kind":"tcp","time":30}"#);
+    wait_interval(&ui, id);
+    ui
+}
+
+/// `db` holds one run, marked interrupted (a test stopped early stored what ran).
+fn assert_one_interrupted_run(db: &std::path::Path) {
     let out = Command::new(env!("CARGO_BIN_EXE_linerate"))
         .args(["runs", "--json", "--db"])
-        .arg(&db)
+        .arg(db)
         .output()
         .unwrap();
     let runs: Value = serde_json::from_slice(&out.stdout).unwrap();
