@@ -132,6 +132,7 @@ fn check(command: &Command) -> Result<()> {
         Command::Sweep(a) => a.plan().map(drop),
         Command::Rfc2544(a) => a.plan().map(drop),
         Command::Mesh(a) => crate::mesh_cmd::check(a).map(drop),
+        Command::Rpm(a) => crate::rpm_cmd::check(a),
         _ => bail!("not a step kind"),
     }
 }
@@ -171,7 +172,11 @@ fn run_step(step: &Step, cli: &Cli, interrupt: &Signal) -> Ended {
         .and_then(|pre| run_hook(Phase::Pre, pre, interrupt).err());
     let mut interrupted = false;
     if failure.is_none() {
-        match commands::run_measuring(&cli.command, interrupt.clone()) {
+        let outcome = match &cli.command {
+            Command::Rpm(a) => crate::rpm_cmd::rpm(a, interrupt.clone()),
+            command => commands::run_measuring(command, interrupt.clone()),
+        };
+        match outcome {
             Ok(o) if o.interrupted => interrupted = true,
             Ok(o) if o.incomplete => failure = Some("incomplete (see above)".into()),
             Ok(_) => {}

@@ -86,7 +86,7 @@ impl RpmProgress for Lines {
 }
 
 /// Refuses flags out of range or that do not go together, naming the flag.
-fn check(args: &RpmArgs) -> Result<()> {
+pub fn check(args: &RpmArgs) -> Result<()> {
     if !(1..=64).contains(&args.parallel) {
         bail!(
             "-P {}: between 1 and 64 load-generating connections",

@@ -120,6 +120,28 @@ fn resume_runs_only_the_steps_without_stored_runs() {
 }
 
 #[test]
+fn an_rpm_step_stores_its_direction_tagged_and_a_bad_one_is_caught_by_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let db = db.to_str().unwrap();
+    let plan = "name = \"resp\"\n[[step]]\nname = \"up\"\nrun = \"rpm -P 2 -t 2 --direction up\"\n";
+    linerate_ok(&["plan", &write(dir.path(), "rpm.toml", plan), "--db", db]);
+    let stored = runs(db, &["plan=resp", "step=up", "rpm_direction=up"]);
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    let bad = plan.replace("-P 2", "-P 0");
+    let out = linerate()
+        .args(["plan", &write(dir.path(), "bad.toml", &bad), "--check"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("step up") && stderr.contains("-P 0"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn check_validates_every_step_and_runs_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runs.db");

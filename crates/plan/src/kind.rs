@@ -24,11 +24,13 @@ pub enum StepKind {
     Rfc2544,
     /// `linerate mesh`: tests between every pair of hosts.
     Mesh,
+    /// `linerate rpm`: responsiveness under working conditions (a run per direction).
+    Rpm,
 }
 
 impl StepKind {
     /// Every kind, in the order messages list them.
-    pub const ALL: [StepKind; 8] = [
+    pub const ALL: [StepKind; 9] = [
         StepKind::Tcp,
         StepKind::Udp,
         StepKind::Rr,
@@ -37,6 +39,7 @@ impl StepKind {
         StepKind::Sweep,
         StepKind::Rfc2544,
         StepKind::Mesh,
+        StepKind::Rpm,
     ];
 
     /// The command's name, as the first word of `run` spells it: `tcp`, `rfc2544`, ….
@@ -50,11 +53,13 @@ impl StepKind {
             StepKind::Sweep => "sweep",
             StepKind::Rfc2544 => "rfc2544",
             StepKind::Mesh => "mesh",
+            StepKind::Rpm => "rpm",
         }
     }
 
     /// Whether the step is one test (`tcp`, `udp`, `rr`, `crr`), each run of which is one
-    /// stored run, rather than a command that runs many (`pps`, `sweep`, `rfc2544`, `mesh`).
+    /// stored run, rather than a command that runs many (`pps`, `sweep`, `rfc2544`, `mesh`,
+    /// `rpm`).
     pub fn is_test(self) -> bool {
         matches!(
             self,
@@ -123,7 +128,7 @@ mod tests {
         let err = "TCP".parse::<StepKind>().unwrap_err();
         assert_eq!(
             err.to_string(),
-            "unknown step kind `TCP` (kinds: tcp, udp, rr, crr, pps, sweep, rfc2544, mesh)"
+            "unknown step kind `TCP` (kinds: tcp, udp, rr, crr, pps, sweep, rfc2544, mesh, rpm)"
         );
     }
 }
