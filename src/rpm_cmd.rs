@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 use engine::Signal;
+use report::stream::JsonLines;
 use results::rpm::{RpmResult, RpmTick, RpmWay};
 use results::store::Tags;
 use session::rpm::{RpmProgress, RpmRun, RpmSetup};
@@ -68,6 +69,11 @@ pub struct RpmArgs {
     /// Print one JSON document instead of the text (with the stored runs' ids, `run_ids`).
     #[arg(long)]
     pub json: bool,
+    /// Print JSON events as they happen, one per line (`begin`, a `tick` per interval of each
+    /// direction, `stored`), the last one the --json document (docs/RESULTS.md, "The event
+    /// stream").
+    #[arg(long, conflicts_with = "json")]
+    pub json_stream: bool,
     /// Also draw each direction's goodput, connections and round trips over time, .svg or
     /// .png by the extension (both directions side by side in one image).
     #[arg(long, value_name = "PATH")]
@@ -77,11 +83,18 @@ pub struct RpmArgs {
     pub store: StoreArgs,
 }
 
-struct Lines;
+/// Where each interval goes: a line on stderr, or a `tick` event on stdout.
+enum Progress {
+    Lines,
+    Events(JsonLines<std::io::Stdout>),
+}
 
-impl RpmProgress for Lines {
+impl RpmProgress for Progress {
     fn tick(&mut self, way: RpmWay, tick: &RpmTick) {
-        eprintln!("{}", report::rpm_text::tick_line(way, tick));
+        match self {
+            Progress::Lines => eprintln!("{}", report::rpm_text::tick_line(way, tick)),
+            Progress::Events(events) => events.tick(way.as_str(), tick),
+        }
     }
 }
 
@@ -164,11 +177,30 @@ pub fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
         Way::Both => &[RpmWay::Up, RpmWay::Down],
         Way::Idle => &[],
     };
-    let mut run = session::rpm::run(&setup, ways, &mut Lines)?;
+    let mut progress = match args.json_stream {
+        true => {
+            let mut events = JsonLines::new(std::io::stdout());
+            events.begin(&format!("linerate rpm to {}", reached.label), &[], &[]);
+            Progress::Events(events)
+        }
+        false => Progress::Lines,
+    };
+    let mut run = session::rpm::run(&setup, ways, &mut progress)?;
     // Stored before printing, so the document carries the ids; a failure to store is
     // reported once the result is printed.
     let stored = store.as_mut().map_or(Ok(()), |s| save(s, &mut run));
-    let printed = print(args, &run.result);
+    let printed = match progress {
+        Progress::Events(mut events) => {
+            run.result
+                .run_ids
+                .iter()
+                .flatten()
+                .for_each(|id| events.stored(*id as i64));
+            let ended = events.finish(&run.result).map_err(Into::into);
+            ended.and_then(|()| draw(args, &run.result))
+        }
+        Progress::Lines => print(args, &run.result),
+    };
     stored?;
     printed?;
     Ok(RunOutcome {
@@ -187,19 +219,25 @@ fn print(args: &RpmArgs, result: &RpmResult) -> Result<()> {
         report::rpm_text::write(&mut out, result)?;
     }
     out.flush()?;
-    if let Some(path) = &args.chart {
-        // Directions with intervals; a run cut short before any keeps its own outcome.
-        let directions: Vec<_> = result
-            .directions
-            .iter()
-            .filter(|d| !d.timeline.is_empty())
-            .map(|d| ("", d))
-            .collect();
-        match report::chart::rpm_chart(&directions) {
-            Ok(chart) => crate::commands::write_chart(path, chart)?,
-            Err(e) if result.interrupted => eprintln!("linerate: no chart: {e}"),
-            Err(e) => return Err(e.into()),
-        }
+    draw(args, result)
+}
+
+/// `--chart`: the directions that have intervals; a run cut short before any keeps its own
+/// outcome.
+fn draw(args: &RpmArgs, result: &RpmResult) -> Result<()> {
+    let Some(path) = &args.chart else {
+        return Ok(());
+    };
+    let directions: Vec<_> = result
+        .directions
+        .iter()
+        .filter(|d| !d.timeline.is_empty())
+        .map(|d| ("", d))
+        .collect();
+    match report::chart::rpm_chart(&directions) {
+        Ok(chart) => crate::commands::write_chart(path, chart)?,
+        Err(e) if result.interrupted => eprintln!("linerate: no chart: {e}"),
+        Err(e) => return Err(e.into()),
     }
     Ok(())
 }

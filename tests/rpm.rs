@@ -95,6 +95,55 @@ fn each_direction_is_stored_shown_compared_reported_and_charted() {
 }
 
 #[test]
+fn json_stream_gives_a_tick_per_interval_then_stored_then_the_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rpm.sqlite").display().to_string();
+    let out = linerate_ok(&[
+        "rpm",
+        "-t",
+        "3",
+        "-P",
+        "2",
+        "--direction",
+        "up",
+        "--json-stream",
+        "--db",
+        &db,
+    ]);
+    let events: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let names: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.first(), Some(&"begin"), "{names:?}");
+    assert_eq!(names.last(), Some(&"end"), "{names:?}");
+    let ticks: Vec<&Value> = events.iter().filter(|e| e["event"] == "tick").collect();
+    let end = &events.last().unwrap()["data"];
+    let timeline = directions(end)[0]["timeline"].as_array().unwrap();
+    assert_eq!(
+        ticks.len(),
+        timeline.len(),
+        "a tick per interval: {names:?}"
+    );
+    for (tick, kept) in ticks.iter().zip(timeline) {
+        assert_eq!(
+            (&tick["direction"], &tick["data"]),
+            (&Value::from("up"), kept)
+        );
+    }
+    assert_eq!(
+        names.iter().filter(|n| **n == "stored").count(),
+        1,
+        "{names:?}"
+    );
+    let stored = events.iter().find(|e| e["event"] == "stored").unwrap();
+    assert_eq!(stored["run_id"], end["run_ids"][0], "{end}");
+}
+
+#[test]
 fn bad_input_names_the_flag() {
     fails_in_one_line(&["rpm", "-P", "0"], "-P 0");
     fails_in_one_line(&["rpm", "-t", "1"], "--time 1");

@@ -1,8 +1,9 @@
 //! `--json-stream`: line-delimited JSON, one event object per line, written and flushed as
 //! things happen (docs/RESULTS.md, "The event stream"). A test gives `started`, then one
 //! `interval` per interval; a sweep, rfc2544 search, repetition, pps matrix or mesh gives
-//! `begin`, then a `point` per finished point, run or cell; any run stored gives `stored`; the
-//! last line is `end` with the document `--json` would print.
+//! `begin`, then a `point` per finished point, run or cell; `linerate rpm` gives `begin`, then
+//! a `tick` per interval of each direction; any run stored gives `stored`; the last line is
+//! `end` with the document `--json` would print.
 //!
 //! The events borrow what they carry, so writing one copies nothing. A write that fails is
 //! kept and the later events are skipped: the run goes on (the measurement is good whatever
@@ -51,6 +52,13 @@ pub enum Event<'a, T: Serialize> {
         /// `size=1024`, `64-byte frames`, `a -> b`.
         label: &'a str,
         /// The point.
+        data: &'a T,
+    },
+    /// One interval of a `linerate rpm` direction, as its `timeline` keeps it.
+    Tick {
+        /// `up` or `down`.
+        direction: &'a str,
+        /// The interval.
         data: &'a T,
     },
     /// A line for the user.
@@ -121,6 +129,11 @@ impl<W: Write> JsonLines<W> {
     /// `point` `index`, labelled, with its data.
     pub fn point<T: Serialize>(&mut self, index: usize, label: &str, data: &T) {
         self.emit(&Event::Point { index, label, data });
+    }
+
+    /// `tick`: an rpm direction's interval.
+    pub fn tick<T: Serialize>(&mut self, direction: &str, data: &T) {
+        self.emit(&Event::Tick { direction, data });
     }
 
     /// `note`, without a leading `linerate: note: `.
