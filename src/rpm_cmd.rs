@@ -69,7 +69,7 @@ pub struct RpmArgs {
     /// Print one JSON document instead of the text (with the stored runs' ids, `run_ids`).
     #[arg(long)]
     pub json: bool,
-    /// Print JSON events as they happen, one per line (`begin`, a `tick` per interval of each
+    /// Print JSON events as they happen, one per line (a `tick` per interval of each
     /// direction, `stored`), the last one the --json document (docs/RESULTS.md, "The event
     /// stream").
     #[arg(long, conflicts_with = "json")]
@@ -178,11 +178,7 @@ pub fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
         Way::Idle => &[],
     };
     let mut progress = match args.json_stream {
-        true => {
-            let mut events = JsonLines::new(std::io::stdout());
-            events.begin(&format!("linerate rpm to {}", reached.label), &[], &[]);
-            Progress::Events(events)
-        }
+        true => Progress::Events(JsonLines::new(std::io::stdout())),
         false => Progress::Lines,
     };
     let mut run = session::rpm::run(&setup, ways, &mut progress)?;

@@ -118,7 +118,7 @@ fn json_stream_gives_a_tick_per_interval_then_stored_then_the_document() {
         .iter()
         .map(|e| e["event"].as_str().unwrap())
         .collect();
-    assert_eq!(names.first(), Some(&"begin"), "{names:?}");
+    assert_eq!(names.first(), Some(&"tick"), "{names:?}");
     assert_eq!(names.last(), Some(&"end"), "{names:?}");
     let ticks: Vec<&Value> = events.iter().filter(|e| e["event"] == "tick").collect();
     let end = &events.last().unwrap()["data"];

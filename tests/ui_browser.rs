@@ -1,6 +1,7 @@
 //! `linerate ui`'s page in a real browser: headless Chromium driven through the DevTools
 //! protocol (`cdp`). A test is started from the form and its charts move live, then its
-//! summary shows; the stored runs are ticked, compared and reported; a sweep, a repetition and
+//! summary shows; the stored runs are ticked, compared and reported; an rpm's charts grow and
+//! its RPM shows; a sweep, a repetition and
 //! a packet rate matrix fill their points, a mesh its matrix; a long, fast test leaves the
 //! page's charts, table and heap bounded. Screenshots of each view go to
 //! `target/ui-screenshots/` (their paths printed), to be looked at. Without
@@ -160,7 +161,43 @@ fn the_page_runs_a_test_live_then_compares_and_reports_the_stored_runs() {
     });
     let html = std::fs::read_to_string(&report).unwrap();
     assert!(html.to_ascii_lowercase().contains("<html"), "{report:?}");
+    rpm_live(&mut b);
     println!("the page's whole walk took {:?}", started.elapsed());
+}
+
+/// `linerate rpm` from the form (its download direction): its charts grow with each interval,
+/// then its RPM shows and its run is stored (the third).
+fn rpm_live(b: &mut Browser) {
+    b.eval("document.querySelector('.tab[data-view=run]').click()");
+    start_test(
+        b,
+        &json!({"kind": "rpm", "time": "3", "parallel": "2", "direction": "reverse",
+                "tags": "", "extra": "", "args": ""}),
+    );
+    let ticks = "+document.querySelector('#chart-rpm-goodput').getAttribute('data-points')";
+    b.wait(&format!("{ticks} >= 2"), Duration::from_secs(30));
+    assert_eq!(
+        b.eval("document.querySelector('#rpm').hidden"),
+        json!(false)
+    );
+    b.wait(
+        &format!("{STATE}.includes('stored as run #3')"),
+        Duration::from_secs(30),
+    );
+    let text = b.eval("document.querySelector('#rpm-summary').textContent");
+    let text = text.as_str().unwrap_or_default();
+    assert!(
+        text.contains("down RPM") && text.contains("idle RPM"),
+        "{text}"
+    );
+    assert!(
+        b.eval("document.querySelectorAll('#chart-rpm-rtt .series').length")
+            .as_u64()
+            .unwrap_or(0)
+            >= 1,
+        "the round trips drawn"
+    );
+    b.screenshot("10-rpm");
 }
 
 /// What the page holds: chart points, table rows, JS heap after a GC (bytes), DOM nodes.

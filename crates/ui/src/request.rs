@@ -29,7 +29,9 @@ pub const SOURCE_TAG: (&str, &str) = ("source", "ui");
 pub const JSON_STREAM: &str = "--json-stream";
 
 /// The commands the UI runs (the first word).
-const COMMANDS: [&str; 8] = ["tcp", "udp", "rr", "crr", "pps", "rfc2544", "sweep", "mesh"];
+const COMMANDS: [&str; 9] = [
+    "tcp", "udp", "rr", "crr", "pps", "rfc2544", "sweep", "mesh", "rpm",
+];
 
 /// Why a request is not a test.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -41,11 +43,11 @@ pub enum RequestError {
     #[error("a test is a JSON object of the command line's options, e.g. {{\"kind\":\"tcp\",\"time\":2}}, or of its words, e.g. {{\"args\":[\"tcp\",\"-t\",\"2\"]}}")]
     NotObject,
     /// `kind` is missing or not a command the options form runs.
-    #[error("kind {0}: the UI runs tcp, udp, rr, crr, pps, rfc2544 and mesh as options, e.g. {{\"kind\":\"tcp\"}}; give a sweep as words, e.g. {{\"args\":[\"sweep\",\"streams\",\"--values\",\"1,2\"]}}")]
+    #[error("kind {0}: the UI runs tcp, udp, rr, crr, pps, rfc2544, mesh and rpm as options, e.g. {{\"kind\":\"tcp\"}}; give a sweep as words, e.g. {{\"args\":[\"sweep\",\"streams\",\"--values\",\"1,2\"]}}")]
     Kind(String),
     /// The first of `args` is not a measuring command.
     #[error(
-        "{0}: not a measuring command; the UI runs tcp, udp, rr, crr, pps, rfc2544, sweep and mesh"
+        "{0}: not a measuring command; the UI runs tcp, udp, rr, crr, pps, rfc2544, sweep, mesh and rpm"
     )]
     Command(String),
     /// An option's name or value cannot be a command-line option.
@@ -205,6 +207,7 @@ fn command(map: &Map<String, Value>) -> Result<&'static str, RequestError> {
         "pps" | "udp_pps" => "pps",
         "rfc2544" => "rfc2544",
         "mesh" => "mesh",
+        "rpm" => "rpm",
         other => return Err(RequestError::Kind(other.to_string())),
     })
 }
@@ -355,6 +358,18 @@ mod tests {
             ]
         );
         assert!(w(r#"{"kind":"mesh","hosts":["a","-R"]}"#).is_err());
+        assert_eq!(
+            w(r#"{"kind":"rpm","host":"h","parallel":2,"direction":"up"}"#).unwrap(),
+            [
+                "rpm",
+                "--direction=up",
+                "--parallel=2",
+                "--json-stream",
+                "--tag=source=ui",
+                "--",
+                "h"
+            ]
+        );
     }
 
     #[test]

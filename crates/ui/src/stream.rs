@@ -1,7 +1,8 @@
 //! One line of a measuring command's `--json-stream` output into what a test's log keeps:
 //! the `data:` of the Server-Sent Event it becomes (docs/API.md), made here, on the reader's
 //! thread, once. The lines are objects with an `event` field (docs/RESULTS.md, "The event
-//! stream"): `started`, `interval`, `begin`, `point`, `note`, `stored` and, last, `end`.
+//! stream"): `started`, `interval`, `begin`, `point`, `tick`, `note`, `stored` and, last,
+//! `end`.
 //!
 //! Invariants: an interval's data is the sample as the command wrote it; every other event's
 //! is the command's object without `event`, with the test's `id` (and a `started` with its
@@ -24,6 +25,8 @@ pub enum Kind {
     Begin,
     /// One of its points, runs or cells finished.
     Point,
+    /// One interval of a `linerate rpm` direction.
+    Tick,
     /// A line for the user.
     Note,
     /// A run was stored.
@@ -38,6 +41,7 @@ impl Kind {
             Kind::Interval => None,
             Kind::Begin => Some("begin"),
             Kind::Point => Some("point"),
+            Kind::Tick => Some("tick"),
             Kind::Note => Some("note"),
             Kind::Stored => Some("stored"),
         }
@@ -143,6 +147,7 @@ pub fn parse(line: &str, id: u64, command: &[String], single: bool) -> Parsed {
         "started" => Kind::Started,
         "begin" => Kind::Begin,
         "point" => Kind::Point,
+        "tick" => Kind::Tick,
         "note" => Kind::Note,
         _ => return Parsed::Ignored,
     };
@@ -250,6 +255,15 @@ mod tests {
         assert_eq!(
             value(&data),
             json!({"id":3,"index":1,"label":"streams=2","data":{"x":1}})
+        );
+        let Parsed::Event(Kind::Tick, data) =
+            p(r#"{"event":"tick","direction":"up","data":{"t_s":1.0,"connections":1}}"#)
+        else {
+            panic!()
+        };
+        assert_eq!(
+            value(&data),
+            json!({"id":3,"direction":"up","data":{"t_s":1.0,"connections":1}})
         );
         let Parsed::Event(Kind::Begin, data) =
             p(r#"{"event":"begin","title":"linerate sweep streams","points":2,"planned_s":[1,1]}"#)

@@ -7,6 +7,7 @@ import { $, el, api, splitWords } from "./util.js";
 import { LiveView } from "./live.js";
 import { SeriesView } from "./series.js";
 import { showSummary } from "./summary.js";
+import { RpmView } from "./rpm.js";
 
 // Kinds run as the command's words, with an example of them for the arguments field.
 const SERIES = {
@@ -51,9 +52,12 @@ export function requestOf(form) {
     return withTags({ args: [kind, ...words] });
   }
   const test = { kind };
-  for (const name of ["host", "rate", "length", "auth_key", "latency"]) if (text(name)) test[name] = text(name);
-  for (const name of ["time", "parallel", "repeat"]) if (text(name)) test[name] = Number(text(name));
-  if (text("direction")) test[text("direction")] = true;
+  const rpm = kind === "rpm";
+  for (const name of rpm ? ["host"] : ["host", "rate", "length", "auth_key", "latency"]) if (text(name)) test[name] = text(name);
+  for (const name of rpm ? ["time", "parallel"] : ["time", "parallel", "repeat"]) if (text(name)) test[name] = Number(text(name));
+  // rpm loads both ways by default; "server → client" is its download direction alone.
+  if (rpm && text("direction") === "reverse") test.direction = "down";
+  else if (!rpm && text("direction")) test[text("direction")] = true;
   if (text("extra")) {
     let extra;
     try { extra = JSON.parse(text("extra")); } catch (e) { throw new Error("More options: " + e.message); }
@@ -69,6 +73,10 @@ export function kindChanged() {
   const kind = $("#run-form [name=kind]").value;
   const series = kind in SERIES;
   for (const label of document.querySelectorAll("#run-form .test-only")) label.hidden = series;
+  // rpm takes the host, its seconds per direction, its connections and its direction only.
+  for (const name of ["rate", "length", "latency", "repeat", "auth_key"]) {
+    if (kind === "rpm") $("#run-form [name=" + name + "]").closest("label").hidden = true;
+  }
   $("#run-form [name=args]").placeholder = series ? SERIES[kind] : TEST_EXAMPLE;
 }
 
@@ -80,12 +88,13 @@ function setState(text, error) {
 
 // `replay`: the next `started` begins the log again (a new or reconnected stream replays it
 // all), rather than a later run of the same series.
-const run = { source: null, id: null, live: null, series: null, replay: true };
+const run = { source: null, id: null, live: null, series: null, rpm: null, replay: true };
 
 function views() {
   if (!run.live) {
     run.live = new LiveView($("#live-charts"), $("#intervals"));
     run.series = new SeriesView();
+    run.rpm = new RpmView();
   }
   return run;
 }
@@ -110,11 +119,12 @@ export async function startTest(event) {
 /** Follows test `id`'s events: a replay from its start, then live. */
 export function follow(id) {
   if (run.source) run.source.close();
-  const { live, series } = views();
+  const { live, series, rpm } = views();
   run.id = id;
   run.replay = true;
   live.reset(null);
   series.reset();
+  rpm.reset();
   $("#live").hidden = false;
   $("#summary").replaceChildren();
   $("#notes").replaceChildren();
@@ -134,6 +144,11 @@ export function follow(id) {
   source.onmessage = (e) => live.add(JSON.parse(e.data));
   on("begin", (info) => series.begin(info));
   on("point", (point) => series.point(point));
+  on("tick", (tick) => {
+    if (run.replay) { rpm.reset(); run.replay = false; }
+    rpm.tick(tick);
+    setState("running");
+  });
   on("note", (note) => {
     const notes = $("#notes");
     notes.append(el("li", {}, note.text));
@@ -179,7 +194,8 @@ function ended(source, result, error) {
   } else {
     const ids = result.run_ids || [];
     setState(how + (ids.length ? "stored as run" + (ids.length > 1 ? "s " : " ") + ids.map((i) => "#" + i).join(", ") : "nothing stored"));
-    run.series.finish(result);
+    if (result.document && result.document.kind === "rpm") run.rpm.finish(result.document);
+    else run.series.finish(result);
   }
   document.dispatchEvent(new CustomEvent("linerate:stored"));
 }
