@@ -178,7 +178,7 @@ fn run_client(
     let mut store = common.store.open()?;
     let reached = target_for(plan, common, unix)?;
     if repeat.repeats() {
-        let mut runner = reached.runner(interrupt.clone(), store);
+        let mut runner = reached.runner(interrupt.clone(), store, common.json_stream);
         let point = Point {
             spec: plan.spec.clone(),
             tags: Vec::new(),
@@ -374,7 +374,7 @@ pub fn sweep(args: &SweepArgs, interrupt: Signal) -> Result<RunOutcome> {
     }
     let store = args.store().open()?;
     let reached = target_for(&p.base.plan, &p.base.common, p.base.unix.as_deref())?;
-    let mut runner = reached.runner(interrupt.clone(), store);
+    let mut runner = reached.runner(interrupt.clone(), store, args.output().json_stream);
     let (r, streamed) = with_progress(args.output().json_stream, |progress| match &p.load {
         Some(load) => sweep::run_load(load, &mut runner, &interrupt.flag(), progress),
         None => run_sweep(&p.plan, &mut runner, &interrupt.flag(), progress),
@@ -444,7 +444,7 @@ pub fn rfc2544(args: &Rfc2544Args, interrupt: Signal) -> Result<RunOutcome> {
     let store = args.store.open()?;
     warn_udp_buffer_cap(p.base.plan.spec.window_bytes)?;
     let reached = target_for(&p.base.plan, &p.base.common, None)?;
-    let mut runner = reached.runner(interrupt.clone(), store);
+    let mut runner = reached.runner(interrupt.clone(), store, args.output.json_stream);
     let (r, streamed) = with_progress(args.output.json_stream, |progress| {
         run_rfc2544(&p.plan, &mut runner, &interrupt.flag(), progress)
     })?;

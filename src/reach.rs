@@ -42,15 +42,18 @@ impl Reached {
         }
     }
 
-    /// A sweep's, repeat's or rfc2544's runner against this server.
+    /// A sweep's, repeat's or rfc2544's runner against this server; `events`: each point's
+    /// test writes its `--json-stream` events.
     pub fn runner(
         &self,
         interrupt: Signal,
         store: Option<crate::store_args::RunStore>,
+        events: bool,
     ) -> ClientRunner {
         ClientRunner::new(self.target.clone(), self.label.clone(), interrupt, store)
             .with_key(self.key.clone())
             .with_relay(self.relay.clone())
+            .with_events(events)
     }
 
     /// The tags a relayed run is stored with: `from` (the relay) and `to` (the far server),

@@ -1,5 +1,6 @@
-//! `--json-stream`: line-delimited events as a test, sweep or repetition runs, checked against
-//! the document `--json` prints (the `end` event) and the runs stored.
+//! `--json-stream`: line-delimited events as a test, sweep or repetition runs (each point's test
+//! with its own `started` and intervals), checked against the document `--json` prints (the
+//! `end` event) and the runs stored.
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -63,13 +64,21 @@ fn a_sweep_streams_begin_then_each_point_with_its_stored_runs() {
         "-t",
         "1",
     ]);
-    let ev = events(&out);
-    let n = names(&ev);
+    let all = events(&out);
+    let n = names(&all);
+    // Each point's test streams its own start and interval, between begin and its point.
+    let point = ["started", "interval", "stored", "point"];
     assert_eq!(
         n,
-        ["begin", "stored", "point", "stored", "point", "end"],
+        [&["begin"][..], &point, &point, &["end"]].concat(),
         "{n:?}"
     );
+    assert_eq!(all[1]["spec"]["streams"], 1);
+    assert_eq!(all[5]["spec"]["streams"], 2);
+    let ev: Vec<Value> = all
+        .into_iter()
+        .filter(|e| e["event"] != "started" && e["event"] != "interval")
+        .collect();
     assert_eq!(ev[0]["points"], 2);
     assert_eq!(ev[2]["label"], "streams=1");
     assert_eq!(ev[4]["index"], 1);
@@ -91,13 +100,10 @@ fn a_repetition_streams_each_run() {
         "--json-stream",
     ]));
     let n = names(&ev);
-    assert_eq!(
-        n,
-        ["begin", "stored", "point", "stored", "point", "end"],
-        "{n:?}"
-    );
-    assert_eq!(ev[5]["data"]["kind"], "repeat");
-    assert_eq!(ev[4]["data"]["run_id"], ev[3]["run_id"]);
+    let run = ["started", "interval", "stored", "point"];
+    assert_eq!(n, [&["begin"][..], &run, &run, &["end"]].concat(), "{n:?}");
+    assert_eq!(ev[9]["data"]["kind"], "repeat");
+    assert_eq!(ev[8]["data"]["run_id"], ev[7]["run_id"]);
 }
 
 #[test]

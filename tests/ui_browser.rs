@@ -354,6 +354,8 @@ fn a_sweep_a_repetition_and_a_matrix_fill_their_points_and_a_mesh_its_matrix() {
     );
     let first = b.eval("document.querySelector('#points-table tbody td').textContent");
     assert!(first.as_str().unwrap().contains('1'), "{first}");
+    // The live charts showed each point's test; the last one's interval is still drawn.
+    b.wait(&format!("{POINTS} >= 1"), Duration::from_secs(5));
     b.screenshot("6-sweep");
 
     // A repeated test: its runs are the points, each run's intervals the live charts.

@@ -1,6 +1,7 @@
 //! The real [`PointRunner`]: `client::run` (with `probe::run_with_probes` for `--latency`)
 //! against a resolved target, then the results database, every run tagged as the executor
-//! asks.
+//! asks. With `--json-stream`, each point's test writes its own `started` and `interval`
+//! events to stdout (the sweep's `begin`, `point` and `end` come from its progress).
 
 use engine::Signal;
 use results::store::{Tag, Tags};
@@ -21,6 +22,8 @@ pub struct ClientRunner {
     store: Option<RunStore>,
     key: Option<ClientKey>,
     relay: Option<RelayTo>,
+    /// `--json-stream`: each point's test writes its `started` and `interval` events.
+    events: bool,
 }
 
 impl ClientRunner {
@@ -34,7 +37,14 @@ impl ClientRunner {
             store,
             key: None,
             relay: None,
+            events: false,
         }
+    }
+
+    /// `--json-stream`: each point's `started` and `interval` events on stdout, between the
+    /// sweep's own `begin` and the point's `point`.
+    pub fn with_events(self, events: bool) -> Self {
+        Self { events, ..self }
     }
 
     /// The key every point proves to the server (`--auth-key`).
@@ -58,9 +68,16 @@ impl ClientRunner {
                 self.interrupt.clone(),
             )
         };
+        let mut stream = self
+            .events
+            .then(|| report::stream::JsonLines::new(std::io::stdout()));
+        let progress: &mut dyn client::Progress = match stream.as_mut() {
+            Some(events) => events,
+            None => &mut Silent,
+        };
         let record = match &point.probe {
-            None => client::run(&config, &mut Silent)?,
-            Some(p) => probe::run_with_probes(&config, p, &mut Silent)?,
+            None => client::run(&config, progress)?,
+            Some(p) => probe::run_with_probes(&config, p, progress)?,
         };
         let run_id = match &mut self.store {
             None => None,

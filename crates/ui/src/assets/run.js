@@ -142,7 +142,15 @@ export function follow(id) {
   const on = (name, handle) => source.addEventListener(name, (e) => handle(JSON.parse(e.data)));
   on("started", started);
   source.onmessage = (e) => live.add(JSON.parse(e.data));
-  on("begin", (info) => series.begin(info));
+  on("begin", (info) => {
+    // A series' first event: a replay starts here (its points' tests each give `started`).
+    if (run.replay) {
+      $("#summary").replaceChildren();
+      $("#notes").replaceChildren();
+      run.replay = false;
+    }
+    series.begin(info);
+  });
   on("point", (point) => series.point(point));
   on("tick", (tick) => {
     if (run.replay) { rpm.reset(); run.replay = false; }
