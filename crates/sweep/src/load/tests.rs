@@ -28,14 +28,14 @@ const PROBE: ProbePlan = ProbePlan {
     idle: Duration::from_secs(1),
 };
 
-/// A 1 Gbit/s path whose queue grows as the load nears it: the probes' median round trip is
-/// 50 µs / (1 - load), 50 ms at or past the capacity; the p99 twice the median.
 /// One TCP stream at 50 % of a capacity the sweep measures first.
 fn one_stream_at_half() -> LoadPlan {
     let tcp = spec(TestKind::TcpStream, 1);
     LoadPlan::new(tcp, loads(&[50]), None, RepeatPlan::once(), None).unwrap()
 }
 
+/// A 1 Gbit/s path whose queue grows as the load nears it: the probes' median round trip is
+/// 50 µs / (1 - load), 50 ms at or past the capacity; the p99 twice the median.
 fn queueing_path(s: &TestSpec) -> RunRecord {
     let offered = s
         .tcp()
