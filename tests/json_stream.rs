@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::util::*;
 
 /// Every stdout line parsed, each an object naming its event.
-fn events(stdout: &str) -> Vec<Value> {
+pub(crate) fn events(stdout: &str) -> Vec<Value> {
     stdout
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{e}: {l}")))
@@ -18,7 +18,8 @@ fn events(stdout: &str) -> Vec<Value> {
         .collect()
 }
 
-fn names(events: &[Value]) -> Vec<&str> {
+/// Each event's name, in order.
+pub(crate) fn names(events: &[Value]) -> Vec<&str> {
     events
         .iter()
         .map(|e| e["event"].as_str().unwrap())

@@ -110,14 +110,8 @@ fn json_stream_gives_a_tick_per_interval_then_stored_then_the_document() {
         "--db",
         &db,
     ]);
-    let events: Vec<Value> = out
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
-    let names: Vec<&str> = events
-        .iter()
-        .map(|e| e["event"].as_str().unwrap())
-        .collect();
+    let events = crate::json_stream::events(&out);
+    let names = crate::json_stream::names(&events);
     assert_eq!(names.first(), Some(&"tick"), "{names:?}");
     assert_eq!(names.last(), Some(&"end"), "{names:?}");
     let ticks: Vec<&Value> = events.iter().filter(|e| e["event"] == "tick").collect();
