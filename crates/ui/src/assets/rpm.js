@@ -26,13 +26,14 @@ export class RpmView {
   }
 
   draw() {
-    const ways = [...new Set(this.ticks.map((t) => t.direction))];
-    const of = (way) => this.ticks.filter((t) => t.direction === way).map((t) => t.data);
-    const goodput = ways.map((way) => ({ label: way, points: of(way).map((d) => [d.t_s, d.goodput_bps]) }));
-    const rtts = ways.flatMap((way) => KINDS.map(([label, key]) => ({
+    // Each direction's intervals, in the order the directions ran.
+    const ways = new Map();
+    for (const t of this.ticks) (ways.get(t.direction) || ways.set(t.direction, []).get(t.direction)).push(t.data);
+    const goodput = [...ways].map(([way, data]) => ({ label: way, points: data.map((d) => [d.t_s, d.goodput_bps]) }));
+    const rtts = [...ways].flatMap(([way, data]) => KINDS.map(([label, key]) => ({
       label: way + " " + label,
       // The ticks' round trips are in ms; the axis takes µs.
-      points: of(way).map((d) => [d.t_s, finite(d[key]) ? d[key] * 1000 : NaN]),
+      points: data.map((d) => [d.t_s, finite(d[key]) ? d[key] * 1000 : NaN]),
     })));
     for (const [id, series, format] of [["rpm-goodput", goodput, (v) => axis(v, "bit/s")], ["rpm-rtt", rtts, usAxis]]) {
       const svg = $("#chart-" + id);

@@ -17,6 +17,9 @@ const SERIES = {
   mesh: "HOST1 HOST2 HOST3 --test tcp -t 5",
 };
 const TEST_EXAMPLE = "extra words, e.g. -P 2 --no-delay";
+// Fields of a single test that rpm does not take (it takes the host, its seconds per
+// direction, its connections and its direction).
+const NOT_RPM = ["rate", "length", "latency", "repeat", "auth_key"];
 
 function tagsOf(text) {
   const tags = {};
@@ -53,8 +56,9 @@ export function requestOf(form) {
   }
   const test = { kind };
   const rpm = kind === "rpm";
-  for (const name of rpm ? ["host"] : ["host", "rate", "length", "auth_key", "latency"]) if (text(name)) test[name] = text(name);
-  for (const name of rpm ? ["time", "parallel"] : ["time", "parallel", "repeat"]) if (text(name)) test[name] = Number(text(name));
+  const takes = (name) => text(name) && !(rpm && NOT_RPM.includes(name));
+  for (const name of ["host", "rate", "length", "auth_key", "latency"]) if (takes(name)) test[name] = text(name);
+  for (const name of ["time", "parallel", "repeat"]) if (takes(name)) test[name] = Number(text(name));
   // rpm loads both ways by default; "server → client" is its download direction alone.
   if (rpm && text("direction") === "reverse") test.direction = "down";
   else if (!rpm && text("direction")) test[text("direction")] = true;
@@ -73,10 +77,7 @@ export function kindChanged() {
   const kind = $("#run-form [name=kind]").value;
   const series = kind in SERIES;
   for (const label of document.querySelectorAll("#run-form .test-only")) label.hidden = series;
-  // rpm takes the host, its seconds per direction, its connections and its direction only.
-  for (const name of ["rate", "length", "latency", "repeat", "auth_key"]) {
-    if (kind === "rpm") $("#run-form [name=" + name + "]").closest("label").hidden = true;
-  }
+  if (kind === "rpm") for (const name of NOT_RPM) $("#run-form [name=" + name + "]").closest("label").hidden = true;
   $("#run-form [name=args]").placeholder = series ? SERIES[kind] : TEST_EXAMPLE;
 }
 
@@ -86,8 +87,8 @@ function setState(text, error) {
   s.className = error ? "state error" : "state";
 }
 
-// `replay`: the next `started` begins the log again (a new or reconnected stream replays it
-// all), rather than a later run of the same series.
+// `replay`: the next `started` (a series: `begin`; rpm: `tick`) begins the log again (a new
+// or reconnected stream replays it all), rather than a later run of the same series.
 const run = { source: null, id: null, live: null, series: null, rpm: null, replay: true };
 
 function views() {
