@@ -231,7 +231,8 @@ impl MeshMatrix {
         match self.cell(from, to) {
             None => "not run".into(),
             Some(c) => match (self.figure.value(c), &c.error) {
-                (Some(v), _) => match c.loss_pct.filter(|_| self.test == TestKind::UdpStream) {
+                // A cell has a loss only from a UDP run (`MeshCell::of_run`).
+                (Some(v), _) => match c.loss_pct {
                     Some(loss) => format!("{}, {loss:.2} % lost", self.figure.format(v)),
                     None => self.figure.format(v),
                 },

@@ -1,9 +1,10 @@
 //! `--json-stream`: line-delimited JSON, one event object per line, written and flushed as
 //! things happen (docs/RESULTS.md, "The event stream"). A test gives `started`, then one
 //! `interval` per interval; a sweep, rfc2544 search, repetition, pps matrix or mesh gives
-//! `begin`, then a `point` per finished point, run or cell; `linerate rpm` gives a `tick` per
-//! interval of each direction; any run stored gives `stored`; the last line is `end` with the
-//! document `--json` would print.
+//! `begin`, then a `point` per finished point, run or cell (a sweep's, search's or
+//! repetition's point first streams its own test's `started` and intervals, written by the
+//! point runner); `linerate rpm` gives a `tick` per interval of each direction; any run
+//! stored gives `stored`; the last line is `end` with the document `--json` would print.
 //!
 //! The events borrow what they carry, so writing one copies nothing. A write that fails is
 //! kept and the later events are skipped: the run goes on (the measurement is good whatever
