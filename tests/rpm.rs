@@ -151,6 +151,10 @@ fn bad_input_names_the_flag() {
     fails_in_one_line(&["rpm", "--chart", "x.jpg"], "--chart x.jpg");
     fails_in_one_line(&["rpm", "--tag", "x"], "--tag x");
     fails_in_one_line(
+        &["rpm", "--json", "--json-stream"],
+        "'--json' cannot be used with '--json-stream'",
+    );
+    fails_in_one_line(
         &["rpm", "--direction", "idle", "--chart", "x.svg"],
         "--chart with --direction idle",
     );
