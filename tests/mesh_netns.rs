@@ -1,7 +1,7 @@
 //! Beyond one pair of hosts, in namespaces: three hosts on a bridge, each host's egress shaped
 //! to its own rate (100, 200, 300 Mbit/s). A third-party test (`--from`) measures its sender's
 //! shaped rate; every mesh cell matches its sender's rate; a mesh with a host down completes
-//! with that host's cells marked.
+//! with that host's cells marked; a UDP mesh's cell shows the loss an nft rule made.
 
 use super::lab_util::{tbf_goodput_bps, Lab};
 use super::*;
@@ -25,7 +25,8 @@ fn near(got: f64, rate_bps: f64) -> bool {
     (got / tbf_goodput_bps(rate_bps) - 1.0).abs() < 0.05
 }
 
-/// Goodput against shaped rates needs the hosts on time: run alone (`quiet::`).
+/// Goodput against shaped rates, and exact loss counts, need the hosts on time: run alone
+/// (`quiet::`).
 mod quiet {
     use super::*;
 
@@ -111,6 +112,71 @@ mod quiet {
         let runs = lab.control(&db, &["runs", "--tag", &format!("mesh_id={id}"), "--json"]);
         let runs: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
         assert_eq!(runs.as_array().map(Vec::len), Some(6), "{runs}");
+    }
+
+    #[test]
+    fn a_udp_mesh_cell_shows_the_loss_nft_made() {
+        if !can_use_netns() {
+            return;
+        }
+        let lab = Lab::new("mud", &["1gbit", "1gbit"]);
+        // UDP GSO batches segmented at the sender, as by a NIC without UDP segmentation offload,
+        // so that nft sees, drops and counts each datagram.
+        for h in &lab.hosts {
+            sh(&format!(
+                "ip netns exec {h} ethtool -K eth0 tx-udp-segmentation off"
+            ));
+        }
+        // 5 in 100 of the data datagrams reaching host 2 are dropped (counted by nft).
+        nft_drop_data(&lab.hosts[1], 5);
+        let (dir, db) = db("udpmesh");
+        let args = [
+            "mesh",
+            "198.18.1.1",
+            "198.18.1.2",
+            "-t",
+            "2",
+            "--test",
+            "udp",
+            "--json",
+            "--",
+            "-b",
+            "50M",
+            "-l",
+            "1000",
+        ];
+        let out = lab.control(&db, &args);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        let cell = |from: &str| {
+            v["cells"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["from"] == from)
+                .unwrap_or_else(|| panic!("no cell from {from}: {v}"))
+                .clone()
+        };
+        let towards_2 = cell("198.18.1.1");
+        let run = towards_2["run"].as_i64().unwrap().to_string();
+        let shown = lab.control_json(&db, &["show", &run]);
+        let (sent, lost) = (
+            num(&shown["record"]["summary"]["packets_sent"]),
+            num(&shown["record"]["summary"]["packets_lost"]),
+        );
+        assert_eq!(lost as u64, nft_drop_counter(&lab.hosts[1]), "{shown}");
+        let loss = num(&towards_2["loss_pct"]);
+        assert!((loss - 100.0 * lost / sent).abs() < 1e-9, "{towards_2}");
+        assert!((2.0..8.0).contains(&loss), "{loss} % for a 5 % drop");
+        assert_eq!(num(&cell("198.18.1.2")["loss_pct"]), 0.0);
+        // The matrix's table (here the report's) shows each cell's loss beside its goodput.
+        let html = format!("{}/mesh.html", dir.path().display());
+        linerate_ok(&["report", "--db", &db, "-o", &html]);
+        let html = std::fs::read_to_string(&html).unwrap();
+        assert!(
+            html.contains(&format!("{loss:.2} % lost")) && html.contains("datagrams lost"),
+            "the report's mesh table"
+        );
     }
 }
 
@@ -234,71 +300,4 @@ fn mesh_dns_runs_every_address_behind_a_name() {
     hosts.sort();
     assert_eq!(hosts, ["198.18.1.1", "198.18.1.2"]);
     assert_eq!(v["cells"].as_array().unwrap().len(), 2);
-}
-
-#[test]
-fn a_udp_mesh_cell_shows_the_loss_nft_made() {
-    if !can_use_netns() {
-        return;
-    }
-    let lab = Lab::new("mud", &["1gbit", "1gbit"]);
-    // UDP GSO batches segmented at the sender, as by a NIC without UDP segmentation offload,
-    // so that nft sees, drops and counts each datagram.
-    for h in &lab.hosts {
-        sh(&format!(
-            "ip netns exec {h} ethtool -K eth0 tx-udp-segmentation off"
-        ));
-    }
-    // 5 in 100 of the data datagrams reaching host 2 are dropped (counted by nft).
-    nft_drop_data(&lab.hosts[1], 5);
-    let (_dir, db) = db("udpmesh");
-    let args = [
-        "mesh",
-        "198.18.1.1",
-        "198.18.1.2",
-        "-t",
-        "2",
-        "--test",
-        "udp",
-        "--",
-        "-b",
-        "50M",
-        "-l",
-        "1000",
-    ];
-    // The table shows each cell's loss beside its goodput.
-    let out = lab.control(&db, &args);
-    let table = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        table.contains("% lost") && table.contains("datagrams lost"),
-        "{table}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let dropped_before = nft_drop_counter(&lab.hosts[1]);
-    let mut json_args = args.to_vec();
-    json_args.insert(5, "--json");
-    let out = lab.control(&db, &json_args);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let cell = |from: &str| {
-        v["cells"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["from"] == from)
-            .unwrap_or_else(|| panic!("no cell from {from}: {v}"))
-            .clone()
-    };
-    let towards_2 = cell("198.18.1.1");
-    let run = towards_2["run"].as_i64().unwrap().to_string();
-    let shown = lab.control_json(&db, &["show", &run]);
-    let (sent, lost) = (
-        num(&shown["record"]["summary"]["packets_sent"]),
-        num(&shown["record"]["summary"]["packets_lost"]),
-    );
-    let dropped = nft_drop_counter(&lab.hosts[1]) - dropped_before;
-    assert_eq!(lost as u64, dropped, "{shown}");
-    let loss = num(&towards_2["loss_pct"]);
-    assert!((loss - 100.0 * lost / sent).abs() < 1e-9, "{towards_2}");
-    assert!((2.0..8.0).contains(&loss), "{loss} % for a 5 % drop");
-    assert_eq!(num(&cell("198.18.1.2")["loss_pct"]), 0.0);
 }
