@@ -34,7 +34,7 @@
 # This is a benchmark, not a test: exit 0 whether targets pass or not; 2 if a tool failed to run.
 #
 # Usage: bench/peers.sh [--quick] [--only tcp|udp|rr] [--reps N] [--seconds S] [--out FILE]
-#                       [--rr-tools LIST] [--streams LIST] [--paths LIST]
+#                       [--rr-tools LIST] [--streams LIST] [--paths LIST] [--congestion ALGO]
 #        --quick: 3 reps of 3 s (TCP, rr) and 1 s (UDP) runs, a shorter NetPIPE sweep; --only: one
 #        part (default all three); --seconds sets every part's run length; --rr-tools: the rr
 #        part runs linerate and only these peers (comma-separated: sockperf,qperf,netperf,iperf2),
@@ -42,6 +42,13 @@
 #        --streams: the TCP part's stream counts (comma-separated, default 1,2,4); --paths: where
 #        the TCP part runs, `loopback`, `veth` (a veth pair between two network namespaces,
 #        198.18.98.1 -> .2, root only) or both (the default as root; loopback otherwise).
+#        --congestion: the TCP congestion control every tool's connections get, set as the host's
+#        default (net.ipv4.tcp_congestion_control, and in the veth namespaces) for the run and
+#        restored at its end (root only). Without it the host's default is used. Either way the
+#        output names it (`tcp_congestion`): it moves every tool's figures. BBR paces each
+#        connection in TCP itself (an hrtimer per burst) unless the qdisc is fq, and in a VM each
+#        timer costs an exit: on this 2-core guest it took loopback -P 2 from about 75 to 25
+#        Gbit/s for linerate and iperf 2 alike (docs/METHODOLOGY.md section 10).
 # Env:   REPS (5), SECONDS (5), OUT (bench/results/peers-<UTC time>.json), PORT_BASE (15300),
 #        LINERATE (target/release/linerate), NP_UPPER (NetPIPE's largest message, 8388608 bytes),
 #        NP_TIMEOUT (150 s for the NetPIPE sweep, about 45 s on a 2-core VM; --quick: about 15 s),
@@ -63,6 +70,7 @@ rr_tools=sockperf,qperf,netperf,iperf2
 tcp_streams="1 2 4"
 tcp_paths="loopback veth"
 (( EUID == 0 )) || tcp_paths=loopback
+congestion= # empty: the host's default
 
 usage() { sed -n '/^# Usage:/,/^# *NP_TIMEOUT/s/^# \{0,1\}//p' "$0"; }
 while (( $# )); do
@@ -83,6 +91,10 @@ while (( $# )); do
     --paths) [[ ${2:-} =~ ^(loopback|veth)(,(loopback|veth))*$ ]] \
         || { echo "peers.sh: --paths takes loopback, veth or both, comma-separated (got '${2:-}')" >&2; exit 2; }
       tcp_paths=${2//,/ }; shift ;;
+    --congestion) congestion=${2:?--congestion needs an algorithm, e.g. cubic or bbr}; shift
+      grep -qw -- "$congestion" /proc/sys/net/ipv4/tcp_available_congestion_control \
+        || { echo "peers.sh: --congestion $congestion is not available here; available: $(cat /proc/sys/net/ipv4/tcp_available_congestion_control) (modprobe tcp_$congestion adds one)" >&2; exit 2; }
+      (( EUID == 0 )) || { echo "peers.sh: --congestion sets the host's default: run as root" >&2; exit 2; } ;;
     -h|--help) usage; exit 0 ;;
     *) echo "peers.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -140,10 +152,22 @@ cleanup() {
   # A run's network namespace (bench/latency.sh), should the script end in the middle of one.
   if declare -F rr_ns_down >/dev/null; then rr_ns_down; fi
   if declare -F veth_down >/dev/null; then veth_down; fi
+  # The host's own congestion control back, if --congestion changed it.
+  if [[ -n ${congestion_before:-} ]]; then
+    sysctl -qw net.ipv4.tcp_congestion_control="$congestion_before" || true
+  fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+cc_sysctl=/proc/sys/net/ipv4/tcp_congestion_control
+if [[ -n $congestion ]]; then
+  congestion_before=$(<"$cc_sysctl")
+  sysctl -qw net.ipv4.tcp_congestion_control="$congestion"
+fi
+tcp_congestion=$(<"$cc_sysctl") # what every tool's TCP connections get: named in the output
+log "TCP congestion control: $tcp_congestion ($([[ -n $congestion ]] && echo "--congestion" || echo "the host's default"))"
 
 # Other work on the machine skews every figure: say so (the load average goes into the JSON too).
 read -r load_start _ </proc/loadavg
@@ -264,7 +288,9 @@ veth_up() {
     && ip -n "$a" link add lrp0 type veth peer name lrp1 netns "$b" \
     && ip -n "$a" addr add 198.18.98.1/30 dev lrp0 && ip -n "$b" addr add 198.18.98.2/30 dev lrp1 \
     && ip -n "$a" link set lo up && ip -n "$b" link set lo up \
-    && ip -n "$a" link set lrp0 up && ip -n "$b" link set lrp1 up || return 1
+    && ip -n "$a" link set lrp0 up && ip -n "$b" link set lrp1 up \
+    && ip netns exec "$a" sysctl -qw net.ipv4.tcp_congestion_control="$tcp_congestion" \
+    && ip netns exec "$b" sysctl -qw net.ipv4.tcp_congestion_control="$tcp_congestion" || return 1
   cli_exec=(ip netns exec "$a") ns_exec=(ip netns exec "$b") dst=198.18.98.2 path=veth
 }
 veth_down() {
@@ -606,9 +632,10 @@ want udp && jq -s --argjson reps "$reps" --argjson dur "$udp_dur" \
 want rr && rr_summary >"$tmp/rr.json"
 jq -n --argjson versions "$versions" --arg date "$(date -u +%FT%TZ)" --arg kernel "$(uname -r)" \
   --argjson cores "$(nproc)" --arg parts "$parts" --argjson load "$load_start" \
+  --arg cc "$tcp_congestion" \
   --slurpfile tcp "$tmp/tcp.json" --slurpfile udp "$tmp/udp.json" --slurpfile rr "$tmp/rr.json" '
   { date: $date, kernel: $kernel, cores: $cores, parts: ($parts | split(" ")), versions: $versions,
-    loadavg_1min_at_start: $load }
+    loadavg_1min_at_start: $load, tcp_congestion: $cc }
   + ($tcp[0] // {}) + (if $udp[0] then { udp: $udp[0] } else {} end)
   + (if $rr[0] then { rr: $rr[0] } else {} end)' >"$out"
 
@@ -637,6 +664,7 @@ if want tcp; then
   echo "LR×CPU/B = linerate's CPU s/GB over the tool's (<1: linerate cheaper). 'linerate write' is linerate"
   echo "with --send-mode write (a copy from user memory, as the peers send) beside its default splice."
   jq -r '"host probe (a fixed CPU loop before each repetition): \(.host_probe_s.min)-\(.host_probe_s.max) s, median \(.host_probe_s.median) s"' "$out"
+  jq -r '"TCP congestion control: \(.tcp_congestion) for every tool (bench/peers.sh --congestion sets it)"' "$out"
   echo
 fi
 if want udp; then

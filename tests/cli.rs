@@ -121,6 +121,10 @@ fn table_output_shows_both_ends() {
     ] {
         assert!(text.contains(needle), "missing '{needle}':\n{text}");
     }
+    // The congestion control the connections ran: the host's default, as both ends read it.
+    let default = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control").unwrap();
+    let line = format!("congestion {} (both hosts' default)", default.trim());
+    assert!(text.contains(&line), "missing '{line}':\n{text}");
 }
 
 #[test]

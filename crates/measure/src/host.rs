@@ -45,6 +45,10 @@ pub struct HostFacts {
     /// rings, interrupt coalescing, queues, NUMA node (`crate::nic`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nic: Option<NicFacts>,
+    /// The TCP congestion control a connection gets when it does not choose one
+    /// (`/proc/sys/net/ipv4/tcp_congestion_control`, this network namespace's), e.g. `cubic`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_congestion: Option<String>,
 }
 
 impl HostFacts {
@@ -102,6 +106,7 @@ impl HostFacts {
             interface,
             mtu_bytes,
             driver,
+            tcp_congestion: read("proc/sys/net/ipv4/tcp_congestion_control"),
         }
     }
 }
@@ -259,6 +264,7 @@ mod tests {
         )
         .unwrap();
         root.write("sys/class/net/lo/mtu", "65536\n");
+        root.write("proc/sys/net/ipv4/tcp_congestion_control", "bbr\n");
 
         let eth = HostFacts::read_from(&root.0, 8, Some("eth0".into()));
         assert_eq!(
@@ -272,6 +278,7 @@ mod tests {
                 mtu_bytes: Some(9000),
                 driver: Some("velocityget".into()),
                 nic: Some(crate::nic::NicFacts::default()),
+                tcp_congestion: Some("bbr".into()),
             }
         );
         let lo = HostFacts::read_from(&root.0, 8, Some("lo".into()));

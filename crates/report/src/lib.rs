@@ -17,6 +17,7 @@
 
 pub mod chart;
 mod compare;
+mod congestion_text;
 mod csv_out;
 mod differences;
 mod error;

@@ -35,6 +35,7 @@ fn host(interface: &str, mtu: u32, driver: Option<&str>) -> HostFacts {
         mtu_bytes: Some(mtu),
         driver: driver.map(Into::into),
         nic: None,
+        tcp_congestion: Some("cubic".into()),
     }
 }
 

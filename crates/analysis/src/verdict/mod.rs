@@ -14,6 +14,7 @@ use results::{End, FlowSummary, Hosts, LimitedBy, Summary, Verdict};
 use wire::spec::{Flow, SendMode, Transport};
 use wire::{TestKind, TestSpec};
 
+mod pacing;
 mod udp;
 
 /// The thresholds of the rules.
@@ -80,7 +81,13 @@ pub fn add_verdicts(summary: &mut Summary, spec: &TestSpec, hosts: &Hosts) {
             verdict(&facts)
         })
         .collect();
-    for (f, v) in summary.flows.iter_mut().zip(verdicts) {
+    let tcp = spec.kind() == TestKind::TcpStream
+        && spec.params.stream().map(|p| p.transport) == Some(Transport::Tcp);
+    for (f, mut v) in summary.flows.iter_mut().zip(verdicts) {
+        if tcp {
+            let congestion = pacing::sender_congestion(spec, hosts, f.flow);
+            pacing::note_paced_sending(&mut v, congestion);
+        }
         f.limited_by = Some(v);
     }
 }

@@ -358,3 +358,31 @@ fn udp_loss_is_named_where_the_counters_put_it() {
         Verdict::Unknown
     );
 }
+
+#[test]
+fn a_cpu_verdict_under_bbr_says_what_pacing_costs() {
+    let mut r = run(25.0);
+    r.summary.flows[0].sender_cpu_pct = 98.0;
+    let judge_on = |r: &RunRecord, default: Option<&str>| {
+        let mut r = r.clone();
+        let hosts = Hosts {
+            client: measure::host::HostFacts {
+                tcp_congestion: default.map(Into::into),
+                ..Default::default()
+            },
+            server: None,
+        };
+        add_verdicts(&mut r.summary, &r.spec, &hosts);
+        r.summary.flows[0].limited_by.clone().unwrap()
+    };
+    let bbr = judge_on(&r, Some("bbr"));
+    assert_eq!(bbr.verdict, Verdict::SenderCpu);
+    assert!(bbr.hint.contains("-C cubic"), "{}", bbr.hint);
+    assert!(!judge_on(&r, Some("cubic")).hint.contains("bbr"));
+    assert!(!judge_on(&r, None).hint.contains("bbr"));
+    // -C on both ends wins over the host's default.
+    r.spec.tcp_mut().unwrap().congestion = Some("cubic".into());
+    assert!(!judge_on(&r, Some("bbr")).hint.contains("bbr"));
+    r.spec.tcp_mut().unwrap().congestion = Some("bbr".into());
+    assert!(judge_on(&r, Some("cubic")).hint.contains("bbr"));
+}

@@ -1,0 +1,39 @@
+//! A CPU verdict's note on the sender's congestion control. BBR needs its sending paced; where
+//! the egress qdisc is not fq, TCP paces each connection itself with a high-resolution timer
+//! per burst, whose arming and firing cost CPU on whichever core runs them, and in a virtual
+//! machine an exit each. Two loopback streams on a 2-core guest ran at about a third of their
+//! rate under CUBIC (METHODOLOGY §10), for every tool alike, so a CPU verdict under BBR says so.
+
+use results::{Hosts, LimitedBy, Verdict};
+use wire::spec::Flow;
+use wire::TestSpec;
+
+/// The congestion control whose sending TCP paces by itself.
+const PACED: &str = "bbr";
+
+/// The congestion control `flow`'s senders ran: `-C`'s on both ends, else the sending host's
+/// default, when known.
+pub(super) fn sender_congestion<'a>(
+    spec: &'a TestSpec,
+    hosts: &'a Hosts,
+    flow: Flow,
+) -> Option<&'a str> {
+    if let Some(name) = spec.tcp().and_then(|t| t.congestion.as_deref()) {
+        return Some(name);
+    }
+    let sender = match flow {
+        Flow::ClientToServer => Some(&hosts.client),
+        Flow::ServerToClient => hosts.server.as_ref(),
+    };
+    sender.and_then(|h| h.tcp_congestion.as_deref())
+}
+
+/// Adds the pacing note to a CPU verdict whose senders ran BBR.
+pub(super) fn note_paced_sending(v: &mut LimitedBy, congestion: Option<&str>) {
+    let cpu = matches!(v.verdict, Verdict::SenderCpu | Verdict::ReceiverCpu);
+    if cpu && congestion == Some(PACED) {
+        v.hint.push_str(
+            "; the congestion control is bbr, which TCP paces with a timer per burst unless the sender's qdisc is fq: that costs CPU (in a VM, an exit per timer), so -C cubic or an fq qdisc shows what pacing costs here",
+        );
+    }
+}
