@@ -4,7 +4,7 @@ use results::RunRecord;
 
 /// Which TCP congestion control the data connections ran: the one `-C` chose on both ends, or
 /// each host's default (`HostFacts::tcp_congestion`), which differs between hosts and changes
-/// throughput and CPU (BBR paces every segment in TCP itself when the egress qdisc is not fq).
+/// throughput and CPU (TCP paces BBR's bursts itself with a timer when the egress qdisc is not fq).
 /// `None` for transports that have none, or when no host's default is known.
 pub(crate) fn congestion_line(r: &RunRecord) -> Option<String> {
     let tcp = r.spec.tcp()?;
