@@ -1,11 +1,14 @@
 //! The run summary's `congestion` line: which TCP congestion control the data connections ran.
 
 use results::RunRecord;
+use wire::Direction;
 
 /// Which TCP congestion control the data connections ran: the one `-C` chose on both ends, or
-/// each host's default (`HostFacts::tcp_congestion`), which differs between hosts and changes
-/// throughput and CPU (TCP paces BBR's bursts itself with a timer when the egress qdisc is not fq).
-/// `None` for transports that have none, or when no host's default is known.
+/// the sending hosts' defaults (`HostFacts::tcp_congestion`), which differ between hosts and
+/// change throughput and CPU (TCP paces BBR's bursts itself with a timer when the egress qdisc
+/// is not fq). Only the ends that send count: the client for `send`, the server for `reverse`,
+/// both for `bidir` and request/response. `None` for Unix sockets, or when no sender's default
+/// is known.
 pub(crate) fn congestion_line(r: &RunRecord) -> Option<String> {
     let tcp = r.spec.tcp()?;
     if r.spec.stream().map(|s| s.transport) == Some(wire::spec::Transport::Unix) {
@@ -20,14 +23,17 @@ pub(crate) fn congestion_line(r: &RunRecord) -> Option<String> {
         .server
         .as_ref()
         .and_then(|h| h.tcp_congestion.as_deref());
-    let text = match (client, server) {
-        (None, None) => return None,
-        (Some(c), Some(s)) if c == s => format!("{c} (both hosts' default)"),
-        (c, s) => format!(
+    let both = r.kind.is_rr() || r.spec.direction() == Direction::Bidir;
+    let text = match (both, r.spec.direction(), client, server) {
+        (true, _, None, None) => return None,
+        (true, _, Some(c), Some(s)) if c == s => format!("{c} (both hosts' default)"),
+        (true, _, c, s) => format!(
             "client {}, server {} (each host's default)",
             c.unwrap_or("?"),
             s.unwrap_or("?")
         ),
+        (false, Direction::Reverse, _, s) => format!("{} (the sending server's default)", s?),
+        (false, _, c, _) => format!("{} (the sending client's default)", c?),
     };
     Some(format!("congestion {text}; -C sets one for both ends"))
 }
@@ -55,22 +61,41 @@ mod tests {
     }
 
     #[test]
-    fn names_the_chosen_or_each_hosts_default() {
-        let line = |c, s, chosen| congestion_line(&run(c, s, chosen));
+    fn names_the_chosen_or_the_sending_hosts_default() {
+        let line = |c, s, chosen, direction| {
+            let mut r = run(c, s, chosen);
+            r.spec.stream_mut().unwrap().direction = direction;
+            congestion_line(&r)
+        };
+        let tail = "; -C sets one for both ends";
         assert_eq!(
-            line(Some("bbr"), Some("bbr"), None).as_deref(),
-            Some("congestion bbr (both hosts' default); -C sets one for both ends")
+            line(Some("bbr"), Some("cubic"), None, Direction::Send),
+            Some(format!(
+                "congestion bbr (the sending client's default){tail}"
+            ))
         );
         assert_eq!(
-            line(Some("bbr"), None, None).as_deref(),
-            Some(
-                "congestion client bbr, server ? (each host's default); -C sets one for both ends"
-            )
+            line(Some("bbr"), Some("cubic"), None, Direction::Reverse),
+            Some(format!(
+                "congestion cubic (the sending server's default){tail}"
+            ))
         );
         assert_eq!(
-            line(Some("bbr"), Some("cubic"), Some("reno")).as_deref(),
+            line(Some("bbr"), None, None, Direction::Bidir),
+            Some(format!(
+                "congestion client bbr, server ? (each host's default){tail}"
+            ))
+        );
+        assert_eq!(
+            line(Some("bbr"), Some("bbr"), None, Direction::Bidir),
+            Some(format!("congestion bbr (both hosts' default){tail}"))
+        );
+        assert_eq!(
+            line(Some("bbr"), Some("cubic"), Some("reno"), Direction::Bidir).as_deref(),
             Some("congestion reno on both ends (-C)")
         );
-        assert_eq!(line(None, None, None), None);
+        // An iperf3 server sends no facts: nothing to say about its sending.
+        assert_eq!(line(Some("bbr"), None, None, Direction::Reverse), None);
+        assert_eq!(line(None, None, None, Direction::Bidir), None);
     }
 }
