@@ -1,9 +1,9 @@
 //! A CPU verdict's note on the sender's congestion control. BBR needs its sending paced; where
 //! the egress qdisc is not fq, TCP paces each connection itself with a high-resolution timer
 //! per burst, whose arming and firing cost CPU on whichever core runs them, and in a virtual
-//! machine an exit each. Under BBR two loopback streams on a 2-core guest ran at about a third
-//! of their rate under CUBIC, for every tool alike (METHODOLOGY §10), so a CPU verdict under BBR
-//! says so.
+//! machine an exit each. Under BBR two loopback streams on a 2-core guest ran at a quarter of
+//! their rate under CUBIC (linerate) or at about half (iperf 2; METHODOLOGY §10), so a CPU
+//! verdict under BBR says so.
 
 use results::{Hosts, LimitedBy, Verdict};
 use wire::spec::Flow;
