@@ -1,6 +1,7 @@
 //! The run summary's `congestion` line: which TCP congestion control the data connections ran.
 
 use results::RunRecord;
+use wire::spec::Flow;
 use wire::Direction;
 
 /// Which TCP congestion control the data connections ran: the one `-C` chose on both ends, or
@@ -18,11 +19,8 @@ pub(crate) fn congestion_line(r: &RunRecord) -> Option<String> {
         return Some(format!("congestion {name} on both ends (-C)"));
     }
     let hosts = r.hosts.as_ref()?;
-    let client = hosts.client.tcp_congestion.as_deref();
-    let server = hosts
-        .server
-        .as_ref()
-        .and_then(|h| h.tcp_congestion.as_deref());
+    let client = hosts.congestion_of(&r.spec, Flow::ClientToServer);
+    let server = hosts.congestion_of(&r.spec, Flow::ServerToClient);
     let both = r.kind.is_rr() || r.spec.direction() == Direction::Bidir;
     let text = match (both, r.spec.direction(), client, server) {
         (true, _, None, None) => return None,

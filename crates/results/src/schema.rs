@@ -400,6 +400,24 @@ pub struct Hosts {
     pub server: Option<HostFacts>,
 }
 
+impl Hosts {
+    /// The host whose end sends `flow`'s data: the client's for client → server.
+    pub fn sender(&self, flow: Flow) -> Option<&HostFacts> {
+        match flow {
+            Flow::ClientToServer => Some(&self.client),
+            Flow::ServerToClient => self.server.as_ref(),
+        }
+    }
+
+    /// The TCP congestion control `flow`'s senders ran: the one `-C` chose on both ends, else
+    /// the sending host's default (`HostFacts::tcp_congestion`), when known.
+    pub fn congestion_of<'a>(&'a self, spec: &'a TestSpec, flow: Flow) -> Option<&'a str> {
+        spec.tcp()
+            .and_then(|t| t.congestion.as_deref())
+            .or_else(|| self.sender(flow)?.tcp_congestion.as_deref())
+    }
+}
+
 /// A direction's TCP senders over the whole run, from the kernel's "chrono" times and their
 /// last TCP_INFO (measured by the sending end).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]

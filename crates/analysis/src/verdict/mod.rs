@@ -85,8 +85,7 @@ pub fn add_verdicts(summary: &mut Summary, spec: &TestSpec, hosts: &Hosts) {
         && spec.params.stream().map(|p| p.transport) == Some(Transport::Tcp);
     for (f, mut v) in summary.flows.iter_mut().zip(verdicts) {
         if tcp {
-            let congestion = pacing::sender_congestion(spec, hosts, f.flow);
-            pacing::note_paced_sending(&mut v, congestion);
+            pacing::note_paced_sending(&mut v, hosts.congestion_of(spec, f.flow));
         }
         f.limited_by = Some(v);
     }

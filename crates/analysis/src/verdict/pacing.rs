@@ -5,31 +5,13 @@
 //! their rate under CUBIC (linerate) or at about half (iperf 2; METHODOLOGY §10), so a CPU
 //! verdict under BBR says so.
 
-use results::{Hosts, LimitedBy, Verdict};
-use wire::spec::Flow;
-use wire::TestSpec;
+use results::{LimitedBy, Verdict};
 
 /// The congestion control whose sending TCP paces by itself.
 const PACED: &str = "bbr";
 
-/// The congestion control `flow`'s senders ran: `-C`'s on both ends, else the sending host's
-/// default, when known.
-pub(super) fn sender_congestion<'a>(
-    spec: &'a TestSpec,
-    hosts: &'a Hosts,
-    flow: Flow,
-) -> Option<&'a str> {
-    if let Some(name) = spec.tcp().and_then(|t| t.congestion.as_deref()) {
-        return Some(name);
-    }
-    let sender = match flow {
-        Flow::ClientToServer => Some(&hosts.client),
-        Flow::ServerToClient => hosts.server.as_ref(),
-    };
-    sender.and_then(|h| h.tcp_congestion.as_deref())
-}
-
-/// Adds the pacing note to a CPU verdict whose senders ran BBR.
+/// Adds the pacing note to a CPU verdict whose senders ran BBR (`congestion`: what they ran,
+/// `Hosts::congestion_of`).
 pub(super) fn note_paced_sending(v: &mut LimitedBy, congestion: Option<&str>) {
     let cpu = matches!(v.verdict, Verdict::SenderCpu | Verdict::ReceiverCpu);
     if cpu && congestion == Some(PACED) {
