@@ -1,8 +1,10 @@
 //! [`RunsTable`]: one line per run with its headline figures, for the run lists of the
-//! terminal, Markdown and HTML exporters.
+//! terminal, Markdown and HTML exporters. A TCP run's congestion control (`-C`, else the sending
+//! hosts' defaults) gets a column: it moves throughput and CPU more than most settings.
 
 use serde::Serialize;
 
+use crate::congestion_text::congestion_cell;
 use crate::format::{opt_value, utc};
 use crate::LabeledRuns;
 
@@ -54,11 +56,15 @@ impl RunsTable {
             .iter()
             .filter(|(_, f)| runs.iter().any(|(_, _, r)| f(r).is_some()))
             .collect();
+        let show_congestion = runs.iter().any(|(_, _, r)| congestion_cell(r).is_some());
         let mut headers = vec!["run".to_string()];
         if show_tags {
             headers.push("tags".into());
         }
         headers.extend(["kind", "started (UTC)", "target"].map(String::from));
+        if show_congestion {
+            headers.push("congestion".into());
+        }
         let text_columns = headers.len();
         headers.extend(numbers.iter().map(|(h, _)| h.to_string()));
         let rows = runs
@@ -71,6 +77,9 @@ impl RunsTable {
                 row.push(r.kind.as_str().to_string());
                 row.push(utc(r.started_at_unix_ms));
                 row.push(r.target.clone());
+                if show_congestion {
+                    row.push(congestion_cell(r).unwrap_or_else(|| "-".into()));
+                }
                 row.extend(numbers.iter().map(|(_, f)| opt_value(f(r))));
                 row
             })
@@ -92,5 +101,22 @@ mod tests {
         let t = RunsTable::new(&[]);
         assert!(t.rows.is_empty());
         assert_eq!(t.headers, ["run", "kind", "started (UTC)", "target"]);
+    }
+
+    #[test]
+    fn a_tcp_run_shows_its_congestion_control() {
+        let mut runs: Vec<results::RunRecord> =
+            serde_json::from_str(include_str!("../tests/fixtures/tcp_runs.json")).unwrap();
+        runs.truncate(1);
+        runs[0].spec.tcp_mut().unwrap().congestion = Some("cubic".into());
+        let t = RunsTable::new(&[LabeledRuns::new("a", runs.clone())]);
+        let at = t.headers.iter().position(|h| h == "congestion").unwrap();
+        assert!(at < t.text_columns);
+        assert_eq!(t.rows[0][at], "cubic (-C)");
+        // Nothing known about any run: no column.
+        runs[0].spec.tcp_mut().unwrap().congestion = None;
+        runs[0].hosts = None;
+        let t = RunsTable::new(&[LabeledRuns::new("a", runs)]);
+        assert!(!t.headers.iter().any(|h| h == "congestion"));
     }
 }
