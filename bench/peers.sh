@@ -47,8 +47,8 @@
 #        restored at its end (root only). Without it the host's default is used. Either way the
 #        output names it (`tcp_congestion`): it moves every tool's figures. BBR paces each
 #        connection in TCP itself (an hrtimer per burst) unless the qdisc is fq, and in a VM each
-#        timer costs an exit: on this 2-core guest BBR took loopback -P 2 from 77 to 19 Gbit/s
-#        for linerate and from 30 to 17 for iperf 2 (docs/METHODOLOGY.md section 10).
+#        timer costs an exit: on this 2-core guest BBR took loopback -P 2 from 119 to 36 Gbit/s
+#        for linerate and from 83 to 32 for iperf 2 (docs/METHODOLOGY.md section 10).
 # Env:   REPS (5), SECONDS (5), OUT (bench/results/peers-<UTC time>.json), PORT_BASE (15300),
 #        LINERATE (target/release/linerate), NP_UPPER (NetPIPE's largest message, 8388608 bytes),
 #        NP_TIMEOUT (150 s for the NetPIPE sweep, about 45 s on a 2-core VM; --quick: about 15 s),
