@@ -179,6 +179,16 @@ fn a_test_from_the_api_streams_its_intervals_then_its_summary_and_is_stored() {
     let run = ui.get_json(&format!("/api/runs/{run_id}"));
     assert_eq!(run["record"]["kind"], "tcp_stream");
     assert_eq!(run["tags"]["case"], "stream");
+    // As `linerate show` prints it, plain text; an unknown run is a 404 there too.
+    let (status, _, text) = ui.call("GET", &format!("/api/runs/{run_id}/text"), &[], "");
+    assert_eq!(status, 200, "{text}");
+    assert!(
+        text.starts_with(&format!("run #{run_id}: tcp_stream")),
+        "{text}"
+    );
+    assert!(text.contains("\ncongestion "), "{text}");
+    let (status, _, text) = ui.call("GET", "/api/runs/999/text", &[], "");
+    assert_eq!(status, 404, "{text}");
 
     // A reader that comes after the end is told it all again.
     assert_eq!(names(&ui.events(id)), n);

@@ -131,6 +131,12 @@ fn the_page_runs_a_test_live_then_compares_and_reports_the_stored_runs() {
         b.eval("document.querySelector('#ticked').textContent"),
         "#1, #2 ticked"
     );
+    // Every line of its summary, as `linerate show 2` prints them (the streams, the congestion).
+    b.wait(
+        "document.querySelector('#detail-text').textContent.includes('congestion ')",
+        Duration::from_secs(10),
+    );
+    b.eval("document.querySelector('#detail-text-box').open = true");
     b.screenshot("3-runs");
 
     // Compared: a row per metric, the second column with its ratio to the first.

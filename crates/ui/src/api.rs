@@ -1,5 +1,5 @@
 //! The JSON API (docs/API.md): stored runs (`/api/runs`, as `linerate runs --json` and
-//! `linerate show --json` give them), the tests started from the UI (`/api/tests`: start,
+//! `linerate show --json` give them, and `/api/runs/ID/text`, as `linerate show` prints one), the tests started from the UI (`/api/tests`: start,
 //! status, events, stop), and comparisons and reports of stored runs (`/api/compare`,
 //! `/api/report`, in `tools`). Store calls block (SQLite, or the PostgreSQL client's own
 //! runtime), and so do starting a child and waiting for it, so they run on tokio's blocking
@@ -46,6 +46,7 @@ pub fn routes() -> Router<Arc<Shared>> {
     Router::new()
         .route("/api/runs", get(list_runs))
         .route("/api/runs/{id}", get(get_run))
+        .route("/api/runs/{id}/text", get(get_run_text))
         .route("/api/tests", get(list_tests).post(start_test))
         .route("/api/tests/{id}", get(get_test))
         .route("/api/tests/{id}/events", get(test_events))
@@ -130,6 +131,19 @@ async fn get_run(
     })
     .await?;
     Ok(Json(run))
+}
+
+/// `GET /api/runs/ID/text`: one stored run as `linerate show ID` prints it, every line of its
+/// summary (what limited it, the congestion control, the streams), as plain text.
+async fn get_run_text(
+    state: AppState,
+    id: Path<String>,
+) -> Result<axum::response::Response, ApiError> {
+    let Json(run) = get_run(state, id).await?;
+    let mut text = Vec::new();
+    report::stored::write_stored(&mut text, &run)
+        .map_err(|e| ApiError::Internal(format!("writing the run as text: {e}")))?;
+    Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response())
 }
 
 fn is_json(headers: &HeaderMap) -> bool {

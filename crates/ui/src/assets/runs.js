@@ -1,8 +1,8 @@
 // The stored runs (GET /api/runs): a filtered list whose rows can be ticked, one run in detail
-// (GET /api/runs/ID: its charts and summary), the ticked runs compared (GET /api/compare) or
+// (GET /api/runs/ID: its charts and summary; GET /api/runs/ID/text: every line of its summary), the ticked runs compared (GET /api/compare) or
 // downloaded as an HTML report (GET /api/report).
 
-import { $, el, api, bps, num, us, when, download } from "./util.js";
+import { $, el, api, apiText, bps, num, us, when, download } from "./util.js";
 import { ChartSet, familyOfKind } from "./live.js";
 import { showSummary } from "./summary.js";
 import { showView } from "./views.js";
@@ -70,6 +70,8 @@ export async function showRun(id, row) {
     detailCharts = detailCharts || new ChartSet($("#detail-charts"));
     detailCharts.draw(familyOfKind(rec.kind), rec.intervals || []);
     showSummary($("#detail-summary"), rec.summary);
+    $("#detail-text").textContent = "";
+    $("#detail-text").textContent = await apiText("/api/runs/" + id + "/text");
   } catch (e) {
     $("#runs-state").textContent = e.message;
     $("#runs-state").className = "state error";

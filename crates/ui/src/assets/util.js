@@ -63,6 +63,18 @@ export async function api(path, options) {
   return body;
 }
 
+/** GETs plain-text `path`; a failure throws with the server's message. */
+export async function apiText(path) {
+  const res = await fetch(path, { credentials: "same-origin" });
+  const text = await res.text();
+  if (!res.ok) {
+    let message = text;
+    try { message = JSON.parse(text).error || text; } catch (e) { /* not JSON: the text itself */ }
+    throw new Error(message || res.status + " " + res.statusText);
+  }
+  return text;
+}
+
 /** Hands `blob` to the browser as a download named `name`. */
 export function download(blob, name) {
   const url = URL.createObjectURL(blob);
