@@ -1,9 +1,9 @@
 //! The JSON API (docs/API.md): stored runs (`/api/runs`, as `linerate runs --json` and
-//! `linerate show --json` give them, and `/api/runs/ID/text`, as `linerate show` prints one), the tests started from the UI (`/api/tests`: start,
-//! status, events, stop), and comparisons and reports of stored runs (`/api/compare`,
-//! `/api/report`, in `tools`). Store calls block (SQLite, or the PostgreSQL client's own
-//! runtime), and so do starting a child and waiting for it, so they run on tokio's blocking
-//! threads, never on its workers.
+//! `linerate show --json` give them, and `/api/runs/ID/text`, as `linerate show` prints one),
+//! the tests started from the UI (`/api/tests`: start, status, events, stop), and comparisons
+//! and reports of stored runs (`/api/compare`, `/api/report`, in `tools`). Store calls block
+//! (SQLite, or the PostgreSQL client's own runtime), and so do starting a child and waiting for
+//! it, so they run on tokio's blocking threads, never on its workers.
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -1,6 +1,6 @@
 // The stored runs (GET /api/runs): a filtered list whose rows can be ticked, one run in detail
-// (GET /api/runs/ID: its charts and summary; GET /api/runs/ID/text: every line of its summary), the ticked runs compared (GET /api/compare) or
-// downloaded as an HTML report (GET /api/report).
+// (GET /api/runs/ID: its charts and summary; GET /api/runs/ID/text: every line of its summary),
+// the ticked runs compared (GET /api/compare) or downloaded as an HTML report (GET /api/report).
 
 import { $, el, api, apiText, bps, num, us, when, download } from "./util.js";
 import { ChartSet, familyOfKind } from "./live.js";
@@ -71,7 +71,9 @@ export async function showRun(id, row) {
     detailCharts.draw(familyOfKind(rec.kind), rec.intervals || []);
     showSummary($("#detail-summary"), rec.summary);
     $("#detail-text").textContent = "";
-    $("#detail-text").textContent = await apiText("/api/runs/" + id + "/text");
+    const text = await apiText("/api/runs/" + id + "/text");
+    // Another run may have been chosen meanwhile: its text is on its way.
+    if (location.hash === "#runs/" + id) $("#detail-text").textContent = text;
   } catch (e) {
     $("#runs-state").textContent = e.message;
     $("#runs-state").className = "state error";
