@@ -85,7 +85,9 @@ pub fn add_verdicts(summary: &mut Summary, spec: &TestSpec, hosts: &Hosts) {
         && spec.params.stream().map(|p| p.transport) == Some(Transport::Tcp);
     for (f, mut v) in summary.flows.iter_mut().zip(verdicts) {
         if tcp {
-            pacing::note_paced_sending(&mut v, hosts.congestion_of(spec, f.flow));
+            let congestion = hosts.congestion_of(spec, f.flow);
+            pacing::note_paced_sending(&mut v, congestion);
+            pacing::note_receivers_sending(&mut v, f, loopback, congestion);
         }
         f.limited_by = Some(v);
     }

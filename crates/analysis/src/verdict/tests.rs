@@ -386,3 +386,44 @@ fn a_cpu_verdict_under_bbr_says_what_pacing_costs() {
     r.spec.tcp_mut().unwrap().congestion = Some("bbr".into());
     assert!(judge_on(&r, Some("cubic")).hint.contains("bbr"));
 }
+
+#[test]
+fn receivers_that_did_the_sending_on_one_host_are_named() {
+    let mut r = run(36.0);
+    (
+        r.summary.flows[0].sender_cpu_pct,
+        r.summary.flows[0].receiver_cpu_pct,
+    ) = (18.0, 171.0);
+    let judge_on = |r: &RunRecord, interface: &str, cc: &str| {
+        let mut r = r.clone();
+        let hosts = Hosts {
+            client: measure::host::HostFacts {
+                interface: Some(interface.into()),
+                tcp_congestion: Some(cc.into()),
+                ..Default::default()
+            },
+            server: None,
+        };
+        add_verdicts(&mut r.summary, &r.spec, &hosts);
+        r.summary.flows[0].limited_by.clone().unwrap()
+    };
+    let bbr = judge_on(&r, "lo", "bbr");
+    assert_eq!(bbr.verdict, Verdict::ReceiverCpu);
+    assert!(
+        bbr.evidence
+            .contains("receivers' threads (171 % of a core) did much of the sending"),
+        "{}",
+        bbr.evidence
+    );
+    assert!(bbr.hint.contains("--notsent-lowat 256K"), "{}", bbr.hint);
+    let cubic = judge_on(&r, "lo", "cubic");
+    assert!(cubic.evidence.contains("did much of the sending"));
+    assert!(!cubic.hint.contains("--notsent-lowat"), "{}", cubic.hint);
+    // Two hosts: a receiver's core cannot send for the other host.
+    assert!(!judge_on(&r, "eth0", "bbr").evidence.contains("sending"));
+    // A sender as busy as its receiver sent for itself.
+    r.summary.flows[0].sender_cpu_pct = 98.0;
+    assert!(!judge_on(&r, "lo", "bbr")
+        .evidence
+        .contains("did much of the sending"));
+}
