@@ -329,6 +329,9 @@ fn receive_window(f: &Facts) -> Option<LimitedBy> {
             "; the receiver's thread at {} of a core could not read faster",
             pct(f.receiver.thread_pct)
         ));
+        if let Some(c) = f.receiver.busiest {
+            evidence.push_str(&format!("; the receiver's host: {}", core_words(&c)));
+        }
         return Some(limited(Verdict::ReceiverCpu, evidence, RECEIVER_CPU_HINT));
     }
     if let Some(core) = f.receiver.core_saturated().filter(|_| large) {

@@ -112,7 +112,14 @@ fn a_small_advertised_window_is_the_receive_window_even_with_a_busy_reader() {
         .as_mut()
         .unwrap()
         .snd_wnd_bytes = Some(1 << 20);
-    assert_eq!(judge(r.clone()).verdict, Verdict::ReceiverCpu);
+    let v = judge(r.clone());
+    assert_eq!(v.verdict, Verdict::ReceiverCpu);
+    // Its thread was the limit; where its host was busiest is said too.
+    assert!(
+        v.evidence.contains("the receiver's host: core 0 at"),
+        "{}",
+        v.evidence
+    );
     // The same filled window with the reader's thread below saturation but its core full of
     // its work (both ends pinned to one core): the receiver's CPU, and the core is named.
     r.summary.flows[0].receiver_cpu_pct = 51.0;
