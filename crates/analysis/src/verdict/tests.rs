@@ -1,5 +1,6 @@
 use super::*;
 use crate::testing::record_with;
+use measure::host::HostFacts;
 use results::{Hosts, RunRecord, StreamSummary, TcpTime};
 
 /// A one-stream TCP run at `gbps` with quiet CPUs, TCP_INFO at MSS 1448 / MTU 1500 and the
@@ -44,6 +45,17 @@ fn assert_names_core_zero(v: LimitedBy) {
         "{}",
         v.evidence
     );
+}
+
+/// The first direction's verdict of `r` run from a client host with `client`'s facts.
+fn judge_from(r: &RunRecord, client: HostFacts) -> LimitedBy {
+    let mut r = r.clone();
+    let hosts = Hosts {
+        client,
+        server: None,
+    };
+    add_verdicts(&mut r.summary, &r.spec, &hosts);
+    r.summary.flows[0].limited_by.clone().unwrap()
 }
 
 fn core(n: u32, busy: f64) -> CoreCpu {
@@ -371,16 +383,13 @@ fn a_cpu_verdict_under_bbr_says_what_pacing_costs() {
     let mut r = run(25.0);
     r.summary.flows[0].sender_cpu_pct = 98.0;
     let judge_on = |r: &RunRecord, default: Option<&str>| {
-        let mut r = r.clone();
-        let hosts = Hosts {
-            client: measure::host::HostFacts {
+        judge_from(
+            r,
+            HostFacts {
                 tcp_congestion: default.map(Into::into),
                 ..Default::default()
             },
-            server: None,
-        };
-        add_verdicts(&mut r.summary, &r.spec, &hosts);
-        r.summary.flows[0].limited_by.clone().unwrap()
+        )
     };
     let bbr = judge_on(&r, Some("bbr"));
     assert_eq!(bbr.verdict, Verdict::SenderCpu);
@@ -402,17 +411,14 @@ fn receivers_that_did_the_sending_on_one_host_are_named() {
         r.summary.flows[0].receiver_cpu_pct,
     ) = (18.0, 171.0);
     let judge_on = |r: &RunRecord, interface: &str, cc: &str| {
-        let mut r = r.clone();
-        let hosts = Hosts {
-            client: measure::host::HostFacts {
+        judge_from(
+            r,
+            HostFacts {
                 interface: Some(interface.into()),
                 tcp_congestion: Some(cc.into()),
                 ..Default::default()
             },
-            server: None,
-        };
-        add_verdicts(&mut r.summary, &r.spec, &hosts);
-        r.summary.flows[0].limited_by.clone().unwrap()
+        )
     };
     let bbr = judge_on(&r, "lo", "bbr");
     assert_eq!(bbr.verdict, Verdict::ReceiverCpu);
