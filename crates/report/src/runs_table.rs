@@ -56,7 +56,9 @@ impl RunsTable {
             .iter()
             .filter(|(_, f)| runs.iter().any(|(_, _, r)| f(r).is_some()))
             .collect();
-        let show_congestion = runs.iter().any(|(_, _, r)| congestion_cell(r).is_some());
+        let congestion: Vec<Option<String>> =
+            runs.iter().map(|(_, _, r)| congestion_cell(r)).collect();
+        let show_congestion = congestion.iter().any(Option::is_some);
         let mut headers = vec!["run".to_string()];
         if show_tags {
             headers.push("tags".into());
@@ -69,7 +71,8 @@ impl RunsTable {
         headers.extend(numbers.iter().map(|(h, _)| h.to_string()));
         let rows = runs
             .iter()
-            .map(|(label, tags, r)| {
+            .zip(congestion)
+            .map(|((label, tags, r), cc)| {
                 let mut row = vec![label.clone()];
                 if show_tags {
                     row.push(tags.clone());
@@ -78,7 +81,7 @@ impl RunsTable {
                 row.push(utc(r.started_at_unix_ms));
                 row.push(r.target.clone());
                 if show_congestion {
-                    row.push(congestion_cell(r).unwrap_or_else(|| "-".into()));
+                    row.push(cc.unwrap_or_else(|| "-".into()));
                 }
                 row.extend(numbers.iter().map(|(_, f)| opt_value(f(r))));
                 row

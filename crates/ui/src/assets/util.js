@@ -53,26 +53,30 @@ export { finite };
 
 // ---- the API ----
 
-/** A JSON request; an answer that is not 2xx throws its `error`. */
-export async function api(path, options) {
-  const res = await fetch(path, Object.assign({ credentials: "same-origin" }, options));
-  const text = await res.text();
-  let body = null;
-  try { body = text ? JSON.parse(text) : null; } catch (e) { body = { error: text }; }
-  if (!res.ok) throw new Error((body && body.error) || res.status + " " + res.statusText);
-  return body;
+/** `text` as JSON: `null` when empty, `{ error: text }` when it is not JSON. */
+function jsonOf(text) {
+  try { return text ? JSON.parse(text) : null; } catch (e) { return { error: text }; }
 }
 
-/** GETs plain-text `path`; a failure throws with the server's message. */
-export async function apiText(path) {
-  const res = await fetch(path, { credentials: "same-origin" });
+/** A request's answer as text; an answer that is not 2xx throws its `error`. */
+async function request(path, options) {
+  const res = await fetch(path, Object.assign({ credentials: "same-origin" }, options));
   const text = await res.text();
   if (!res.ok) {
-    let message = text;
-    try { message = JSON.parse(text).error || text; } catch (e) { /* not JSON: the text itself */ }
-    throw new Error(message || res.status + " " + res.statusText);
+    const body = jsonOf(text);
+    throw new Error((body && body.error) || res.status + " " + res.statusText);
   }
   return text;
+}
+
+/** A JSON request; an answer that is not 2xx throws its `error`. */
+export async function api(path, options) {
+  return jsonOf(await request(path, options));
+}
+
+/** GETs plain-text `path`; a failure throws as for `api`. */
+export async function apiText(path) {
+  return request(path);
 }
 
 /** Hands `blob` to the browser as a download named `name`. */
