@@ -129,6 +129,12 @@ impl EndCpu {
         self.thread_pct >= rule::THREAD_PCT
     }
 
+    /// `; the NAME's host: core N at …`, the evidence's clause on its busiest core, if known.
+    fn busiest_words(&self, name: &str) -> String {
+        let core = self.busiest.map(|c| core_words(&c));
+        core.map_or_else(String::new, |c| format!("; the {name}'s host: {c}"))
+    }
+
     /// The busiest core when it is saturated with this end's work: its threads run there, or
     /// the core is busy with receive processing. A core busy with other work is not this
     /// end's limit.
@@ -329,9 +335,7 @@ fn receive_window(f: &Facts) -> Option<LimitedBy> {
             "; the receiver's thread at {} of a core could not read faster",
             pct(f.receiver.thread_pct)
         ));
-        if let Some(c) = f.receiver.busiest {
-            evidence.push_str(&format!("; the receiver's host: {}", core_words(&c)));
-        }
+        evidence.push_str(&f.receiver.busiest_words("receiver"));
         return Some(limited(Verdict::ReceiverCpu, evidence, RECEIVER_CPU_HINT));
     }
     if let Some(core) = f.receiver.core_saturated().filter(|_| large) {
@@ -431,9 +435,7 @@ fn cpu(f: &Facts) -> Option<LimitedBy> {
             pct(end.core_share_pct)
         ));
     }
-    if let Some(c) = end.busiest {
-        evidence.push_str(&format!("; the {name}'s host: {}", core_words(&c)));
-    }
+    evidence.push_str(&end.busiest_words(name));
     Some(limited(verdict, evidence, hint))
 }
 
