@@ -189,6 +189,10 @@ fn a_test_from_the_api_streams_its_intervals_then_its_summary_and_is_stored() {
     assert!(text.contains("\ncongestion "), "{text}");
     let (status, _, text) = ui.call("GET", "/api/runs/999/text", &[], "");
     assert_eq!(status, 404, "{text}");
+    // Not a run id at all: a 400 that says so.
+    let (status, _, text) = ui.call("GET", "/api/runs/twelve/text", &[], "");
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("twelve"), "{text}");
 
     // A reader that comes after the end is told it all again.
     assert_eq!(names(&ui.events(id)), n);
