@@ -48,7 +48,12 @@ mod quiet {
         if !can_use_netns() {
             return;
         }
-        let pair = VethPair::new("vrw");
+        // A path with a known round trip (1 ms each way), as for the send buffer below: a
+        // 16 KiB window then holds the rate near window / RTT, which the rule reads from the
+        // advertised window. On a bare veth the round trip is microseconds, the window's
+        // ceiling far above the rate, and only the rwnd-limited share (26 % in one CI run,
+        // against the rule's 30 %) told the verdict.
+        let (pair, _line) = VethPair::delayed("vrw", std::time::Duration::from_millis(1));
         // Before the server starts: accepted sockets take the listener's buffer.
         sysctl(&pair.b, "net.ipv4.tcp_rmem=4096 8192 16384");
         let _server = pair.serve();
