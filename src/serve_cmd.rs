@@ -12,8 +12,7 @@ use pgstore::Access;
 use results::store::ResultStore;
 use session::auth::{ClientKey, KeyTable, Secret};
 use session::server::{
-    Budget,
-    self, listen_tcp, AuthKeys, RecordSink, RelayPolicy, ServedRun, ServerConfig,
+    self, listen_tcp, AuthKeys, Budget, RecordSink, RelayPolicy, ServedRun, ServerConfig,
 };
 use wire::auth::UserName;
 use wire::spec::SpecLimits;
@@ -115,7 +114,6 @@ fn config(args: &ServeArgs) -> Result<ServerConfig> {
                 .transpose()?,
             max_write_len_bytes: max_length(args)?,
             max_flows_dst: args.max_flows_dst,
-            ..SpecLimits::default()
         },
         budget: budget(args)?,
         max_sessions: if args.one_off { 1 } else { args.max_sessions },
@@ -136,7 +134,8 @@ fn config(args: &ServeArgs) -> Result<ServerConfig> {
 /// `--max-length`: within what the protocol carries (64 MiB, the client's own limit).
 fn max_length(args: &ServeArgs) -> Result<u32> {
     let v = &args.max_length;
-    let bytes = measure::units::parse_bytes(v).map_err(|e| anyhow::anyhow!("--max-length {v}: {e}"))?;
+    let bytes =
+        measure::units::parse_bytes(v).map_err(|e| anyhow::anyhow!("--max-length {v}: {e}"))?;
     match u32::try_from(bytes) {
         Ok(b) if (1..=64 << 20).contains(&b) => Ok(b),
         _ => bail!("--max-length {v}: must be between 1 byte and 64M"),

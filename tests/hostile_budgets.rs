@@ -9,9 +9,9 @@ use crate::proc::{back_to_baseline, fds, rss_kib, serve_child, threads};
 use session::server::Budget;
 use socket2::{Domain, Socket, Type};
 use std::net::SocketAddr;
+use std::os::unix::fs::PermissionsExt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::os::unix::fs::PermissionsExt;
 use wire::iperf3::{cookie, State};
 use wire::spec::{Params, StreamParams, TcpOptions, UdpParams};
 use wire::{TestSpec, GREETING_LEN};
@@ -151,7 +151,11 @@ fn an_iperf3_client_asking_for_64_mib_blocks_gets_iperf3s_block_size_error() {
     let answer = iperf3_opening(port, params);
     // SERVER_ERROR, then iperf3's IEBLOCKSIZE (7), which its client prints.
     assert_eq!(answer.first(), Some(&State::ServerError.to_byte()));
-    assert_eq!(answer.get(1..5), Some(&7i32.to_be_bytes()[..]), "{answer:?}");
+    assert_eq!(
+        answer.get(1..5),
+        Some(&7i32.to_be_bytes()[..]),
+        "{answer:?}"
+    );
 }
 
 /// The server's buffer budget: a test that would take it past the total is refused before
@@ -203,7 +207,14 @@ fn udp_starts_asking_for_10000_destination_flows_are_refused_before_any_socket_o
     assert!(fds(pid) <= base + 4, "descriptors {base} -> {}", fds(pid));
     drop(held);
     let out = linerate()
-        .args(["udp", "127.0.0.1", "-p", &port.to_string(), "--flows-dst", "64"])
+        .args([
+            "udp",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "--flows-dst",
+            "64",
+        ])
         .args(["-t", "0.3", "-i", "0", "--no-store"])
         .output()
         .unwrap();
@@ -244,7 +255,14 @@ fn udp_sessions_beyond_the_socket_budget_are_refused_and_descriptors_come_back()
     let after = back_to_baseline(pid, base, Duration::from_secs(15));
     assert_eq!(after, base, "threads and descriptors back at the baseline");
     let out = linerate()
-        .args(["udp", "127.0.0.1", "-p", &port.to_string(), "--flows-dst", "200"])
+        .args([
+            "udp",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "--flows-dst",
+            "200",
+        ])
         .args(["-t", "0.3", "-i", "0", "--no-store"])
         .output()
         .unwrap();
@@ -257,7 +275,13 @@ fn udp_sessions_beyond_the_socket_budget_are_refused_and_descriptors_come_back()
 
 /// Opens `n` connections from `source` that each send a hello and a first frame's length
 /// prefix announcing `announced` bytes, then `body` bytes of it.
-fn first_frames(port: u16, source: [u8; 4], n: usize, announced: u32, body: usize) -> Vec<TcpStream> {
+fn first_frames(
+    port: u16,
+    source: [u8; 4],
+    n: usize,
+    announced: u32,
+    body: usize,
+) -> Vec<TcpStream> {
     let mut opening = Hello::ours().emit().to_vec();
     opening.extend_from_slice(&announced.to_be_bytes());
     opening.extend(std::iter::repeat_n(b' ', body));
@@ -354,10 +378,17 @@ fn an_iperf3_client_on_a_keyed_server_is_refused_without_a_thread_of_its_own() {
         let answer = iperf3_opening(port, params);
         // SERVER_ERROR with IEAUTHTEST (142): "test authorization failed".
         assert_eq!(answer.first(), Some(&State::ServerError.to_byte()));
-        assert_eq!(answer.get(1..5), Some(&142i32.to_be_bytes()[..]), "{answer:?}");
+        assert_eq!(
+            answer.get(1..5),
+            Some(&142i32.to_be_bytes()[..]),
+            "{answer:?}"
+        );
     }
     done.store(true, Ordering::Relaxed);
     sampler.join().unwrap();
     let most = most.load(Ordering::Relaxed) as usize;
-    assert_eq!(most, base, "100 refused iperf3 clients took the server from {base} to {most} threads");
+    assert_eq!(
+        most, base,
+        "100 refused iperf3 clients took the server from {base} to {most} threads"
+    );
 }

@@ -306,7 +306,10 @@ mod tests {
             Source::of(v4.to_ipv6_mapped().into()),
             Source::of(v4.into())
         );
-        assert_ne!(Source::of(v4.into()), Source::of(Ipv6Addr::UNSPECIFIED.into()));
+        assert_ne!(
+            Source::of(v4.into()),
+            Source::of(Ipv6Addr::UNSPECIFIED.into())
+        );
     }
 
     #[test]
@@ -325,9 +328,12 @@ mod tests {
                 hello: Hello::ours(),
                 nonce: Nonce([0; wire::auth::NONCE_LEN]),
             };
-            table
-                .list
-                .push(Pending::new(Conn::Tcp(s), n as u64, Instant::now(), greeting));
+            table.list.push(Pending::new(
+                Conn::Tcp(s),
+                n as u64,
+                Instant::now(),
+                greeting,
+            ));
             let i = table.list.len() - 1;
             let mut step = table.read(i);
             for _ in 0..100 {

@@ -219,12 +219,12 @@ fn session(
     let guard = SessionGuard::register(shared, claim, attach)
         .and_then(|guard| guard.hold_budget(super::Needs::of(&spec)))
         .map_err(|e| {
-        shared.count(|m| m.refused(e.reason()));
-        Refusal {
-            code: None,
-            why: e.to_string(),
-        }
-    });
+            shared.count(|m| m.refused(e.reason()));
+            Refusal {
+                code: None,
+                why: e.to_string(),
+            }
+        });
     let guard = match guard {
         Ok(g) => g,
         Err(r) => {
