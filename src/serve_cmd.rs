@@ -12,7 +12,7 @@ use pgstore::Access;
 use results::store::ResultStore;
 use session::auth::{ClientKey, KeyTable, Secret};
 use session::server::{
-    self, listen_tcp, AuthKeys, RecordSink, RelayPolicy, ServedRun, ServerConfig,
+    self, listen_tcp, AuthKeys, Budget, RecordSink, RelayPolicy, ServedRun, ServerConfig,
 };
 use wire::auth::UserName;
 use wire::spec::SpecLimits;
@@ -112,8 +112,10 @@ fn config(args: &ServeArgs) -> Result<ServerConfig> {
                         .map_err(|e| anyhow::anyhow!("--max-rate {r}: {e}"))
                 })
                 .transpose()?,
-            ..SpecLimits::default()
+            max_write_len_bytes: max_length(args)?,
+            max_flows_dst: args.max_flows_dst,
         },
+        budget: budget(args)?,
         max_sessions: if args.one_off { 1 } else { args.max_sessions },
         max_sessions_per_address: args.max_sessions_per_address,
         auth: auth_keys(args)?,
@@ -126,6 +128,36 @@ fn config(args: &ServeArgs) -> Result<ServerConfig> {
         iperf3_open: args.iperf3_open,
         relay: relay_policy(args)?,
         ..ServerConfig::default()
+    })
+}
+
+/// `--max-length`: within what the protocol carries (64 MiB, the client's own limit).
+fn max_length(args: &ServeArgs) -> Result<u32> {
+    let v = &args.max_length;
+    let bytes =
+        measure::units::parse_bytes(v).map_err(|e| anyhow::anyhow!("--max-length {v}: {e}"))?;
+    match u32::try_from(bytes) {
+        Ok(b) if (1..=64 << 20).contains(&b) => Ok(b),
+        _ => bail!("--max-length {v}: must be between 1 byte and 64M"),
+    }
+}
+
+/// `--max-sockets`, `--max-buffer-memory`.
+fn budget(args: &ServeArgs) -> Result<Budget> {
+    if args.max_flows_dst == 0 {
+        bail!("--max-flows-dst 0: must be at least 1");
+    }
+    let v = &args.max_buffer_memory;
+    let max_buffer_bytes = measure::units::parse_bytes(v)
+        .map_err(|e| anyhow::anyhow!("--max-buffer-memory {v}: {e}"))?;
+    let max_sockets = match args.max_sockets {
+        Some(0) => bail!("--max-sockets 0: must be at least 1"),
+        Some(n) => n,
+        None => Budget::default().max_sockets,
+    };
+    Ok(Budget {
+        max_sockets,
+        max_buffer_bytes,
     })
 }
 

@@ -123,6 +123,23 @@ pub struct ServeArgs {
     /// Most parallel streams (per direction) a client may ask for.
     #[arg(long, value_name = "N", default_value_t = 128)]
     pub max_streams: u16,
+    /// Largest write length (-l), request and response a client may ask for (K, M: binary
+    /// multiples); a sender holds at most 4 MiB of it whatever the length.
+    #[arg(long, value_name = "BYTES", default_value = "4M")]
+    pub max_length: String,
+    /// Most UDP destination ports (--flows-dst) per stream a client may ask for: each is one
+    /// socket of the server's.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub max_flows_dst: u32,
+    /// Sockets all running tests may hold at once (data connections, UDP sockets, control
+    /// connections); a test beyond it is refused before any is opened. Default: half the
+    /// open-files limit, less 64.
+    #[arg(long, value_name = "N")]
+    pub max_sockets: Option<usize>,
+    /// Buffer memory all running tests may hold at once (K, M, G: binary multiples); a test
+    /// beyond it is refused before any is allocated.
+    #[arg(long, value_name = "BYTES", default_value = "1G")]
+    pub max_buffer_memory: String,
     /// Ask every client for a key: lines `NAME SECRET [max-time=S] [max-rate=RATE]
     /// [max-sessions=N] [max-streams=N] [relay]` (make keys with `linerate keygen NAME`). The file must
     /// not be readable by group or others; SIGHUP rereads it.

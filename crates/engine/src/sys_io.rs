@@ -85,6 +85,20 @@ pub fn poll_readable(fds: &[RawFd], timeout: std::time::Duration) -> Vec<bool> {
     set.iter().map(|p| n > 0 && p.revents != 0).collect()
 }
 
+/// The soft limit on this process's open descriptors (`RLIMIT_NOFILE`); 1024, Linux's usual
+/// default, if it cannot be read.
+pub fn open_files_limit() -> u64 {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the valid struct passed.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return 1024;
+    }
+    lim.rlim_cur
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -114,8 +114,10 @@ pub struct SpecLimits {
     pub max_duration_ms: u64,
     /// Most streams per direction.
     pub max_streams: u16,
-    /// Largest write length, bytes.
+    /// Largest write length (and request/response length), bytes: `serve --max-length`.
     pub max_write_len_bytes: u32,
+    /// Most destination ports (server sockets) per UDP stream: `serve --max-flows-dst`.
+    pub max_flows_dst: u32,
     /// Highest UDP rate per stream a client may ask for, bits/s (`None`: no limit, so `max` is
     /// allowed).
     pub max_rate_bps: Option<u64>,
@@ -126,7 +128,12 @@ impl Default for SpecLimits {
         Self {
             max_duration_ms: 24 * 3600 * 1000,
             max_streams: 128,
-            max_write_len_bytes: 64 << 20,
+            // A sender's buffer is at most 4 MiB whatever the length (engine's
+            // `MAX_SEND_BUF`); responses and requests are held whole, so they are bounded here.
+            max_write_len_bytes: 4 << 20,
+            // Each is a socket of the server's: 10,000 per stream would let two requests hold
+            // 20,000 descriptors.
+            max_flows_dst: 64,
             max_rate_bps: None,
         }
     }

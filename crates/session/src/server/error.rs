@@ -49,6 +49,20 @@ pub enum SessionError {
         /// Its limit.
         limit: usize,
     },
+    /// The server's socket or buffer budget (`--max-sockets`, `--max-buffer-memory`).
+    #[error("this test needs {asked} {what}, and running tests hold {in_use} of this server's {limit} ({flag}); ask for fewer streams or flows, or try again later")]
+    Budget {
+        /// `sockets`, or `bytes of buffers`.
+        what: &'static str,
+        /// What this test needs.
+        asked: u64,
+        /// Held by running tests.
+        in_use: u64,
+        /// The server's total.
+        limit: u64,
+        /// The flag that sets it.
+        flag: &'static str,
+    },
     /// `--max-sessions-per-address`.
     #[error("{address} may run {limit} test{} at once (serve --max-sessions-per-address); {running} running", if *.limit == 1 { "" } else { "s" })]
     AddressBusy {
@@ -167,6 +181,7 @@ impl SessionError {
             Self::Busy { .. } => "busy",
             Self::KeyBusy { .. } => "key_busy",
             Self::AddressBusy { .. } => "address_busy",
+            Self::Budget { .. } => "budget",
             Self::Spec(_)
             | Self::KeyLimit { .. }
             | Self::NoSuchCpu { .. }

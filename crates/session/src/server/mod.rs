@@ -9,6 +9,7 @@
 
 mod admit;
 mod allow;
+mod budget;
 mod error;
 mod gate;
 mod iperf3;
@@ -34,6 +35,7 @@ use crate::control::{send, HANDSHAKE_TIMEOUT};
 use admit::Admission;
 pub use admit::AuthKeys;
 pub use allow::{Prefix, PrefixError};
+pub use budget::{default_max_sockets, Budget, Needs};
 pub use error::SessionError;
 pub use metrics::{MetricsSnapshot, ServerMetrics};
 use registry::{attach, Claim, SessionGuard, Sessions};
@@ -47,6 +49,8 @@ pub struct ServerConfig {
     pub limits: SpecLimits,
     /// Tests that may run at once.
     pub max_sessions: usize,
+    /// Sockets and buffer memory all running tests may hold at once.
+    pub budget: Budget,
     /// Tests one source address may run at once (`None`: up to `max_sessions`).
     pub max_sessions_per_address: Option<usize>,
     /// `--auth-keys`: every client must prove it holds one of these keys.
@@ -102,6 +106,7 @@ impl Default for ServerConfig {
         Self {
             limits: SpecLimits::default(),
             max_sessions: 16,
+            budget: Budget::default(),
             max_sessions_per_address: None,
             auth: None,
             handshake_timeout: HANDSHAKE_TIMEOUT,
@@ -229,7 +234,10 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, admission: Admission, shared: &Sh
         key_max_sessions: admission.limits.max_sessions,
         address: ctrl.peer_addr().map(|a| a.ip().to_canonical()),
     };
-    let guard = match SessionGuard::register(shared, claim, attach) {
+    // Drawn before any socket is opened or buffer allocated.
+    let guard = match SessionGuard::register(shared, claim, attach)
+        .and_then(|guard| guard.hold_budget(Needs::of(&spec)))
+    {
         Ok(guard) => guard,
         Err(why) => return refuse(&mut ctrl, shared, peer, why),
     };

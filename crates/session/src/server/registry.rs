@@ -2,8 +2,11 @@
 //! only connections proving the same key do), and the counts of running tests by server, key
 //! and source address that the session limits check.
 //!
-//! Invariants: a session's entry and counts are removed however it ends ([`SessionGuard`]'s
-//! drop); cookies are 64 random bits from the operating system; handing a data connection to
+//! It also holds what running tests drew from the server's budget of sockets and buffer
+//! memory (`budget.rs`).
+//!
+//! Invariants: a session's entry, counts and share of the budget are removed however it ends
+//! ([`SessionGuard`]'s drop); cookies are 64 random bits from the operating system; handing a data connection to
 //! its session never blocks the gate.
 
 use std::collections::HashMap;
@@ -16,6 +19,7 @@ use engine::Conn;
 use wire::auth::{Mac, UserName};
 
 use super::admit::Admission;
+use super::budget::Needs;
 use super::{tell, SessionError, Shared};
 
 /// A data connection on its way from the gate to its session.
@@ -46,6 +50,8 @@ pub(super) struct Sessions {
     waiting: Mutex<HashMap<u64, Waiting>>,
     running: AtomicUsize,
     by_owner: Mutex<HashMap<Owner, usize>>,
+    /// What running tests drew from the server's budget.
+    drawn: Mutex<Needs>,
 }
 
 /// Who a new session belongs to, and the key's own session limit.
@@ -107,6 +113,8 @@ pub(super) struct SessionGuard<'a> {
     owners: Vec<Owner>,
     /// Whether the test was accepted (only those count for `--one-off`).
     ran: bool,
+    /// What it drew from the server's budget.
+    needs: Needs,
 }
 
 impl<'a> SessionGuard<'a> {
@@ -134,6 +142,7 @@ impl<'a> SessionGuard<'a> {
             cookie,
             owners: Vec::new(),
             ran: false,
+            needs: Needs::default(),
         };
         let limit = shared.config.max_sessions;
         if running > limit {
@@ -188,6 +197,51 @@ impl<'a> SessionGuard<'a> {
         Ok(())
     }
 
+    /// Draws `needs` from the server's budget, or refuses the test (naming the limit it would
+    /// pass) if that makes more than either total; nothing is drawn then.
+    pub(super) fn hold_budget(mut self, needs: Needs) -> Result<Self, SessionError> {
+        let budget = self.shared.config.budget;
+        let mut drawn = self
+            .shared
+            .sessions
+            .drawn
+            .lock()
+            .map_err(|_| SessionError::Closed)?;
+        let over = |what, asked: u64, in_use: u64, limit: u64, flag| {
+            (asked.saturating_add(in_use) > limit).then_some(SessionError::Budget {
+                what,
+                asked,
+                in_use,
+                limit,
+                flag,
+            })
+        };
+        let refusal = over(
+            "sockets",
+            needs.sockets as u64,
+            drawn.sockets as u64,
+            budget.max_sockets as u64,
+            "serve --max-sockets",
+        )
+        .or_else(|| {
+            over(
+                "bytes of buffers",
+                needs.buffer_bytes,
+                drawn.buffer_bytes,
+                budget.max_buffer_bytes,
+                "serve --max-buffer-memory",
+            )
+        });
+        if let Some(refusal) = refusal {
+            return Err(refusal);
+        }
+        drawn.sockets += needs.sockets;
+        drawn.buffer_bytes += needs.buffer_bytes;
+        drop(drawn);
+        self.needs = needs;
+        Ok(self)
+    }
+
     /// Takes no more data connections (every stream has arrived).
     pub(super) fn close_registration(&self) {
         if let Ok(mut m) = self.shared.sessions.waiting.lock() {
@@ -209,6 +263,10 @@ impl Drop for SessionGuard<'_> {
                     }
                 }
             }
+        }
+        if let Ok(mut drawn) = self.shared.sessions.drawn.lock() {
+            drawn.sockets -= self.needs.sockets;
+            drawn.buffer_bytes -= self.needs.buffer_bytes;
         }
         if self.ran {
             self.shared.finished.raise();

@@ -37,7 +37,7 @@ pub enum SpecError {
         max_ms: u64,
     },
     /// Bytes per send call.
-    #[error("write length {len_bytes} bytes outside 1..={max_bytes} (server limit)")]
+    #[error("write length {len_bytes} bytes outside 1..={max_bytes} (this server's limit: serve --max-length)")]
     WriteLength {
         /// Asked.
         len_bytes: u32,
@@ -72,6 +72,14 @@ pub enum SpecError {
     /// Destination ports per stream.
     #[error("UDP destination flows {0} outside 1..=10000")]
     UdpDestinationFlows(u32),
+    /// Destination ports per stream above the server's limit: each is one of its sockets.
+    #[error("UDP destination flows {asked} above this server's limit of {limit} per stream (serve --max-flows-dst)")]
+    UdpDestinationFlowsLimit {
+        /// Asked.
+        asked: u32,
+        /// `serve --max-flows-dst`.
+        limit: u32,
+    },
     /// A UDP rate above the server's `--max-rate` (`None`: as fast as possible).
     #[error("UDP rate {} per {}stream above this server's limit of {limit_bps} bit/s (serve --max-rate)", rate_words(*.asked_bps), which_streams(*.reverse))]
     UdpRateLimit {
@@ -285,6 +293,12 @@ fn check_udp(udp: &UdpParams, limits: &SpecLimits) -> Result<(), SpecError> {
     }
     if udp.flows_dst == 0 || udp.flows_dst > MAX_UDP_FLOWS {
         return Err(SpecError::UdpDestinationFlows(udp.flows_dst));
+    }
+    if udp.flows_dst > limits.max_flows_dst {
+        return Err(SpecError::UdpDestinationFlowsLimit {
+            asked: udp.flows_dst,
+            limit: limits.max_flows_dst,
+        });
     }
     let rates = std::iter::once((udp.rate, false)).chain(udp.reverse_rate.map(|r| (r, true)));
     for (rate, reverse) in rates.clone() {

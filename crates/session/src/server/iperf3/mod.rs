@@ -45,6 +45,8 @@ mod code {
     pub const STREAMS: i32 = 6;
     /// "total required bandwidth is larger than server limit".
     pub const RATE: i32 = 27;
+    /// "block size too large" (`-l` above `serve --max-length`).
+    pub const BLOCK_SIZE: i32 = 7;
     /// "client's duration exceeds server's maximum duration".
     pub const DURATION: i32 = 37;
     /// "test authorization failed".
@@ -118,8 +120,27 @@ fn gone(context: &str, e: impl std::fmt::Display) -> Refusal {
     }
 }
 
+/// The gate's answer to an iperf3 client on a server with keys and without `--iperf3-open`.
+pub(super) struct KeylessRefusal {
+    /// iperf3's `SERVER_ERROR` state with "test authorization failed".
+    pub bytes: [u8; 9],
+    /// For the log.
+    pub why: &'static str,
+}
+
+/// Whether a server so configured refuses iperf3 clients, and how: they cannot prove a key.
+/// The gate answers it itself, so such a client never gets a thread.
+pub(super) fn keyless_refusal(config: &super::ServerConfig) -> Option<KeylessRefusal> {
+    (config.auth.is_some() && !config.iperf3_open).then_some(KeylessRefusal {
+        bytes: server_error(code::AUTH),
+        why: "this server asks for keys (--auth-keys), which iperf3 clients cannot prove \
+              (--iperf3-open serves them unauthenticated)",
+    })
+}
+
 /// Runs one iperf3 client's test on its control connection (its cookie and parameters read
-/// by the gate), to the end.
+/// by the gate, which refused it already if the server asks for keys it cannot prove), to the
+/// end.
 pub(super) fn run(
     mut ctrl: Conn,
     cookie: Cookie,
@@ -127,21 +148,13 @@ pub(super) fn run(
     shared: &Shared,
     peer: &str,
 ) {
-    let outcome = if shared.config.auth.is_some() && !shared.config.iperf3_open {
-        Err(refusal(
-            code::AUTH,
-            "this server asks for keys (--auth-keys), which iperf3 clients cannot prove \
-             (--iperf3-open serves them unauthenticated)",
-        ))
-    } else {
-        params
-            .map_err(|e| refusal(code::PARAMS, format!("its parameters: {e}")))
-            .map(|params| Params {
-                client_version: params.client_version.as_deref().map(printable),
-                ..params
-            })
-            .and_then(|params| session(&mut ctrl, cookie, &params, shared, peer))
-    };
+    let outcome = params
+        .map_err(|e| refusal(code::PARAMS, format!("its parameters: {e}")))
+        .map(|params| Params {
+            client_version: params.client_version.as_deref().map(printable),
+            ..params
+        })
+        .and_then(|params| session(&mut ctrl, cookie, &params, shared, peer));
     match outcome {
         Ok(line) => (shared.log)(format!("{peer}: iperf3 client: {line}")),
         Err(r) => {
@@ -203,13 +216,15 @@ fn session(
         address: ctrl.peer_addr().map(|a| a.ip().to_canonical()),
     };
     // A busy server says so in iperf3's words: "the server is busy running a test".
-    let guard = SessionGuard::register(shared, claim, attach).map_err(|e| {
-        shared.count(|m| m.refused(e.reason()));
-        Refusal {
-            code: None,
-            why: e.to_string(),
-        }
-    });
+    let guard = SessionGuard::register(shared, claim, attach)
+        .and_then(|guard| guard.hold_budget(super::Needs::of(&spec)))
+        .map_err(|e| {
+            shared.count(|m| m.refused(e.reason()));
+            Refusal {
+                code: None,
+                why: e.to_string(),
+            }
+        });
     let guard = match guard {
         Ok(g) => g,
         Err(r) => {
@@ -336,6 +351,7 @@ fn spec_from(p: &Params, shared: &Shared) -> Result<TestSpec, Refusal> {
         let code = match e {
             SpecError::Streams { .. } => code::STREAMS,
             SpecError::Duration { .. } => code::DURATION,
+            SpecError::WriteLength { .. } => code::BLOCK_SIZE,
             SpecError::TcpRateLimit { .. } | SpecError::UdpRateLimit { .. } => code::RATE,
             _ => ERROR_UNIMPLEMENTED,
         };

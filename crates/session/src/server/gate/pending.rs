@@ -1,0 +1,354 @@
+//! The gate's connections in handshake: each one's bytes so far and how far its hello and first
+//! message parse ([`Pending`]), and the table of them with its count of talking connections by
+//! source ([`Table`]).
+//!
+//! Invariants:
+//! - a connection's buffer holds only what it sent, and never more than [`MAX_BUFFERED`] bytes
+//!   (a hello and a first frame of at most [`MAX_FIRST_FRAME`], or an iperf3 cookie and
+//!   parameters of at most `MAX_PARAMS_LEN`): a frame announced longer is refused at its
+//!   length prefix, before its bytes are read;
+//! - at most [`MAX_TALKING_PER_SOURCE`] connections from one source (an IPv4 address, or an
+//!   IPv6 /64, which one host usually holds whole) hold bytes at once; one more is dropped at
+//!   its first bytes. Idle connections hold no buffer and are not counted (the gate's global
+//!   cap bounds them), so a flood of idle ones does not keep a real client of the same address
+//!   out;
+//! - the count of a connection leaves the table with it ([`Table::take`] is the only way out).
+
+use std::collections::HashMap;
+use std::io::{ErrorKind, Read, Write};
+use std::net::IpAddr;
+use std::time::Instant;
+
+use engine::Conn;
+use wire::auth::Nonce;
+use wire::iperf3::{is_cookie, is_cookie_char, COOKIE_LEN, MAX_PARAMS_LEN};
+use wire::{frame, ClientMsg, Greeting, Hello, WireError, HELLO_LEN, MAGIC};
+
+/// Largest first message before a key is proven, bytes: a `start` with its spec, an `attach` or
+/// a `relay` is well under 2 KiB. (Later control messages have the codec's own, larger cap.)
+pub const MAX_FIRST_FRAME: usize = 8 << 10;
+/// The frame length prefix.
+pub(super) const LEN_PREFIX: usize = 4;
+/// Most bytes a pending connection buffers: a linerate hello and first frame, or an iperf3
+/// cookie and parameters, whichever is longer.
+pub(super) const MAX_BUFFERED: usize = {
+    let linerate = HELLO_LEN + LEN_PREFIX + MAX_FIRST_FRAME;
+    let iperf3 = COOKIE_LEN + LEN_PREFIX + MAX_PARAMS_LEN as usize;
+    if linerate > iperf3 {
+        linerate
+    } else {
+        iperf3
+    }
+};
+/// Most connections from one source that hold handshake bytes at once: at most ~2 MiB of
+/// buffers per source. A real client holds one per test it starts; the live fuzzers hold 33
+/// each, and tests/iperf3.rs opens 200 silent iperf3 clients from one address.
+pub const MAX_TALKING_PER_SOURCE: usize = 256;
+
+/// A connection in handshake.
+pub(super) struct Pending {
+    pub conn: Conn,
+    pub peer: String,
+    /// Its place in the order of accepts: iperf3 numbers a test's data connections by it.
+    pub accepted: u64,
+    /// What it sent so far: its hello, then its first frame.
+    pub buf: Vec<u8>,
+    pub deadline: Instant,
+    /// The nonce of our greeting, which its proof must cover.
+    pub challenge: Nonce,
+    /// Our greeting, sent once the client's first byte shows a linerate hello (an iperf3
+    /// client speaks first too, and must not read it).
+    pub greeting: Option<Greeting>,
+    /// An iperf3 client asked for its parameters (its cookie named no waiting test).
+    pub iperf3_params: bool,
+    /// Where it comes from, for the per-source count; `None` off IP.
+    pub source: Option<Source>,
+    /// Whether it is counted among its source's talking connections.
+    talking: bool,
+}
+
+/// The unit of the per-source cap: an IPv4 address, or an IPv6 /64.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) struct Source(u128);
+
+impl Source {
+    pub(super) fn of(ip: IpAddr) -> Self {
+        match ip.to_canonical() {
+            IpAddr::V4(v4) => Self(u128::from(u32::from(v4))),
+            // Tagged above any IPv4 value, so the two families never share a count.
+            IpAddr::V6(v6) => Self((u128::from(v6) >> 64) | (1 << 64)),
+        }
+    }
+}
+
+/// Where a pending connection's handshake stands after a read.
+pub(super) enum Step {
+    /// More bytes to come.
+    Waiting,
+    /// Its first message.
+    Done(Box<ClientMsg>),
+    /// Closed before sending anything (a port probe).
+    Closed,
+    /// Closed right after its hello: a client that read our greeting and stopped (it has no
+    /// key for a server that asks for one, or a key for one that does not).
+    LeftAfterHello,
+    /// An iperf3 client's cookie, whole.
+    Iperf3Cookie,
+    /// An iperf3 client's parameters, whole (after its cookie), not yet decoded.
+    Iperf3Params,
+    /// Its first bytes came while its source already had [`MAX_TALKING_PER_SOURCE`]
+    /// connections holding bytes.
+    SourceBusy,
+    /// A broken hello or frame, or a failed read.
+    Failed(WireError),
+}
+
+impl Pending {
+    /// A connection just accepted, to be greeted with `greeting` once it shows it is linerate.
+    pub(super) fn new(conn: Conn, accepted: u64, deadline: Instant, greeting: Greeting) -> Self {
+        Self {
+            peer: conn.peer(),
+            source: conn.peer_addr().map(|a| Source::of(a.ip())),
+            conn,
+            accepted,
+            buf: Vec::new(),
+            deadline,
+            challenge: greeting.nonce,
+            greeting: Some(greeting),
+            iperf3_params: false,
+            talking: false,
+        }
+    }
+
+    /// Reads what has arrived (without waiting), at most up to [`MAX_BUFFERED`]; `Some` when
+    /// the connection is done with (closed, failed, or sent more than any first message).
+    fn fill(&mut self) -> Option<Step> {
+        let mut chunk = [0u8; 4096];
+        loop {
+            // One byte past the bound shows a peer that sent more than any first message.
+            let room = (MAX_BUFFERED + 1 - self.buf.len()).min(chunk.len());
+            if room == 0 {
+                return Some(Step::Failed(WireError::FrameTooLarge {
+                    len: self.buf.len(),
+                    max: MAX_BUFFERED,
+                }));
+            }
+            match self.conn.read(&mut chunk[..room]) {
+                Ok(0) if self.buf.is_empty() => return Some(Step::Closed),
+                Ok(0) if self.buf.len() == HELLO_LEN => {
+                    // A bad hello is reported as such (an older client leaves here too).
+                    return Some(match self.parse() {
+                        Step::Failed(e) => Step::Failed(e),
+                        _ => Step::LeftAfterHello,
+                    });
+                }
+                Ok(0) => return Some(Step::Failed(WireError::Closed { mid_frame: true })),
+                Ok(n) => {
+                    // Grown by what arrived, not doubled: a trickler's buffer is its bytes.
+                    self.buf.reserve_exact(n);
+                    self.buf.extend_from_slice(&chunk[..n]);
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return None,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::ConnectionReset && self.buf.is_empty() => {
+                    return Some(Step::Closed)
+                }
+                Err(e) => return Some(Step::Failed(e.into())),
+            }
+        }
+    }
+
+    /// Parses what it sent so far.
+    fn step(&mut self) -> Step {
+        if let Some(step) = self.first_bytes() {
+            return step;
+        }
+        self.parse()
+    }
+
+    /// Tells a linerate client (greeted now) from an iperf3 one by the first bytes; `None`
+    /// once greeted, for the hello and first message to be parsed.
+    fn first_bytes(&mut self) -> Option<Step> {
+        let first = *self.buf.first()?;
+        if self.iperf3_params {
+            return Some(self.iperf3_params());
+        }
+        if is_cookie_char(first) {
+            return Some(match self.buf.get(..COOKIE_LEN) {
+                None => Step::Waiting,
+                Some(c) if is_cookie(c) => Step::Iperf3Cookie,
+                Some(_) => Step::Failed(WireError::BadMagic {
+                    found: [self.buf[0], self.buf[1], self.buf[2], self.buf[3]],
+                    expected: MAGIC,
+                }),
+            });
+        }
+        // A fresh socket's send buffer takes the 40 bytes at once.
+        let greeting = self.greeting.take()?;
+        if first == MAGIC[0] {
+            if let Err(e) = self.conn.write_all(&greeting.emit()) {
+                return Some(Step::Failed(e.into()));
+            }
+        }
+        None
+    }
+
+    /// An iperf3 client's parameters after its cookie: a big-endian length, then the JSON.
+    fn iperf3_params(&self) -> Step {
+        let body = &self.buf[COOKIE_LEN..];
+        let Some(prefix) = body.get(..LEN_PREFIX) else {
+            return Step::Waiting;
+        };
+        let len = u32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]);
+        if len == 0 {
+            return Step::Failed(WireError::EmptyMessage);
+        }
+        if len > MAX_PARAMS_LEN {
+            return Step::Failed(WireError::FrameTooLarge {
+                len: len as usize,
+                max: MAX_PARAMS_LEN as usize,
+            });
+        }
+        if body.len() < LEN_PREFIX + len as usize {
+            return Step::Waiting;
+        }
+        Step::Iperf3Params
+    }
+
+    fn parse(&self) -> Step {
+        let Some(hello) = self.buf.get(..HELLO_LEN) else {
+            return Step::Waiting;
+        };
+        if let Err(e) = Hello::parse(hello).and_then(Hello::check_version) {
+            return Step::Failed(e);
+        }
+        let body = &self.buf[HELLO_LEN..];
+        if let Some(prefix) = body.get(..LEN_PREFIX) {
+            let len = u32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]) as usize;
+            if len > MAX_FIRST_FRAME {
+                return Step::Failed(WireError::FrameTooLarge {
+                    len,
+                    max: MAX_FIRST_FRAME,
+                });
+            }
+        }
+        match frame::decode::<ClientMsg>(body) {
+            Ok(Some((msg, _))) => Step::Done(Box::new(msg)),
+            Ok(None) => Step::Waiting,
+            Err(e) => Step::Failed(e),
+        }
+    }
+}
+
+/// The connections in handshake, and how many of each source's hold bytes.
+#[derive(Default)]
+pub(super) struct Table {
+    pub list: Vec<Pending>,
+    talking: HashMap<Source, usize>,
+}
+
+impl Table {
+    /// Reads `list[i]`'s new bytes and parses them; its first bytes count it against its
+    /// source's cap ([`Step::SourceBusy`] past it).
+    pub(super) fn read(&mut self, i: usize) -> Step {
+        let p = &mut self.list[i];
+        if let Some(step) = p.fill() {
+            return step;
+        }
+        if !p.talking && !p.buf.is_empty() {
+            if let Some(source) = p.source {
+                let count = self.talking.entry(source).or_insert(0);
+                if *count >= MAX_TALKING_PER_SOURCE {
+                    return Step::SourceBusy;
+                }
+                *count += 1;
+                p.talking = true;
+            }
+        }
+        p.step()
+    }
+
+    /// Takes `list[i]` out (the last one takes its place), uncounting it.
+    pub(super) fn take(&mut self, i: usize) -> Pending {
+        let p = self.list.swap_remove(i);
+        if let (true, Some(source)) = (p.talking, p.source) {
+            if let Some(count) = self.talking.get_mut(&source) {
+                *count -= 1;
+                if *count == 0 {
+                    self.talking.remove(&source);
+                }
+            }
+        }
+        p
+    }
+
+    /// Connections from `source` holding bytes now.
+    #[cfg(test)]
+    fn talking(&self, source: Source) -> usize {
+        self.talking.get(&source).copied().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::{Ipv4Addr, Ipv6Addr};
+
+    #[test]
+    fn an_ipv6_source_is_its_slash_64_and_mapped_ipv4_is_ipv4() {
+        let a: Ipv6Addr = "2001:db8:1:2::1".parse().unwrap();
+        let b: Ipv6Addr = "2001:db8:1:2:ffff::9".parse().unwrap();
+        let c: Ipv6Addr = "2001:db8:1:3::1".parse().unwrap();
+        assert_eq!(Source::of(a.into()), Source::of(b.into()));
+        assert_ne!(Source::of(a.into()), Source::of(c.into()));
+        let v4 = Ipv4Addr::new(127, 0, 0, 1);
+        assert_eq!(
+            Source::of(v4.to_ipv6_mapped().into()),
+            Source::of(v4.into())
+        );
+        assert_ne!(
+            Source::of(v4.into()),
+            Source::of(Ipv6Addr::UNSPECIFIED.into())
+        );
+    }
+
+    #[test]
+    fn a_source_past_its_cap_is_busy_and_a_taken_connection_frees_its_count() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut table = Table::default();
+        let mut clients = Vec::new();
+        for n in 0..=MAX_TALKING_PER_SOURCE {
+            let mut c = std::net::TcpStream::connect(addr).unwrap();
+            c.write_all(&[MAGIC[0]]).unwrap();
+            clients.push(c);
+            let (s, _) = listener.accept().unwrap();
+            s.set_nonblocking(true).unwrap();
+            let greeting = Greeting {
+                hello: Hello::ours(),
+                nonce: Nonce([0; wire::auth::NONCE_LEN]),
+            };
+            table.list.push(Pending::new(
+                Conn::Tcp(s),
+                n as u64,
+                Instant::now(),
+                greeting,
+            ));
+            let i = table.list.len() - 1;
+            let mut step = table.read(i);
+            for _ in 0..100 {
+                if !table.list[i].buf.is_empty() || matches!(step, Step::SourceBusy) {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                step = table.read(i);
+            }
+            let busy = matches!(step, Step::SourceBusy);
+            assert_eq!(busy, n == MAX_TALKING_PER_SOURCE, "connection {n}");
+        }
+        let source = Source::of(Ipv4Addr::LOCALHOST.into());
+        assert_eq!(table.talking(source), MAX_TALKING_PER_SOURCE);
+        drop(table.take(0));
+        assert_eq!(table.talking(source), MAX_TALKING_PER_SOURCE - 1);
+    }
+}
