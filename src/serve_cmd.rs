@@ -139,6 +139,13 @@ fn relay_policy(args: &ServeArgs) -> Result<Option<RelayPolicy>> {
         .iter()
         .map(|p| p.parse().map_err(|e| anyhow::anyhow!("--relay-to {e}")))
         .collect::<Result<_>>()?;
+    if args.relay_key.is_some() && args.relay_to.is_empty() && args.auth_keys.is_none() {
+        bail!(
+            "--relay-key without --relay-to or --auth-keys: any client could have this server \
+             offer its key to a far server of the client's choosing; name where relayed tests \
+             may go with --relay-to PREFIX, or who may ask with --auth-keys FILE"
+        );
+    }
     let key = args
         .relay_key
         .as_deref()

@@ -15,6 +15,7 @@ mod iperf3;
 mod metrics;
 mod registry;
 mod relay;
+mod relay_to;
 mod running;
 mod setup;
 mod streams;
