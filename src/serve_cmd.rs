@@ -117,6 +117,17 @@ fn config(args: &ServeArgs) -> Result<ServerConfig> {
         max_sessions: if args.one_off { 1 } else { args.max_sessions },
         max_sessions_per_address: args.max_sessions_per_address,
         auth: auth_keys(args)?,
+        auth_addresses: args
+            .auth_address
+            .iter()
+            .map(|a| {
+                a.parse::<std::net::SocketAddr>()
+                    .map(|a| wire::auth::server_identity(Some(a)))
+                    .map_err(|_| {
+                        anyhow::anyhow!("--auth-address {a}: not an ADDR:PORT; give e.g. 203.0.113.5:5301 or [2001:db8::5]:5301")
+                    })
+            })
+            .collect::<Result<_>>()?,
         allow: args
             .allow
             .iter()

@@ -151,3 +151,143 @@ fn relay_key_without_relay_to_or_auth_keys_is_refused_at_start_naming_both() {
         "{stderr}"
     );
 }
+
+/// A keys file holding one key (`relay`-marked `ops`) in a fresh directory, and that key.
+fn one_key(tag: &str) -> (std::path::PathBuf, session::auth::ClientKey) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("lr-hostile-relay-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let secret = session::auth::Secret::generate().unwrap();
+    let path = dir.join("keys");
+    std::fs::write(&path, format!("ops {} relay\n", secret.to_base64())).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let key = session::auth::ClientKey {
+        name: wire::auth::UserName::new("ops").unwrap(),
+        secret,
+    };
+    (path, key)
+}
+
+/// A server asking for the key in `path`, proofs passing also under `aliases`.
+fn keyed(path: &std::path::Path, aliases: Vec<String>) -> TestServer {
+    TestServer::start(ServerConfig {
+        auth: Some(session::server::AuthKeys {
+            path: path.to_path_buf(),
+            table: session::auth::KeyTable::load(path).unwrap(),
+            reload: engine::Signal::new(),
+        }),
+        auth_addresses: aliases,
+        ..ServerConfig::default()
+    })
+}
+
+/// A hostile far "server" X: a TCP forwarder on loopback that hands every connection on to
+/// `to` byte for byte, both ways (at most 4 connections, each for at most 10 s).
+fn forwarder(to: SocketAddr) -> SocketAddr {
+    forward_from(TcpListener::bind("127.0.0.1:0").unwrap(), to)
+}
+
+/// [`forwarder`] on a listener already bound.
+fn forward_from(listener: TcpListener, to: SocketAddr) -> SocketAddr {
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for _ in 0..4 {
+            let Ok((inbound, _)) = listener.accept() else {
+                return;
+            };
+            let Ok(outbound) = TcpStream::connect(to) else {
+                return;
+            };
+            for (mut from, mut into) in [
+                (inbound.try_clone().unwrap(), outbound.try_clone().unwrap()),
+                (outbound, inbound),
+            ] {
+                from.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut from, &mut into);
+                    let _ = into.shutdown(std::net::Shutdown::Both);
+                });
+            }
+        }
+    });
+    addr
+}
+
+#[test]
+fn a_relays_proof_handed_on_by_the_server_it_was_for_is_refused_by_another() {
+    let (path, key) = one_key("forward");
+    let y = keyed(&path, Vec::new());
+    let x = forwarder(y.addr);
+    let relay = relay_server(RelayPolicy {
+        key: Some(key.clone()),
+        ..loopback_policy()
+    });
+    // The controller names X; X passes Y's greeting to the relay and the relay's proof to Y.
+    let err = session::client::run(
+        &relayed(relay.addr, x, spec(Direction::Send, 1, 300)),
+        &mut Silent,
+    )
+    .unwrap_err()
+    .to_string();
+    let x_id = wire::auth::server_identity(Some(x));
+    assert!(
+        err.contains("authentication failed for key ops")
+            && err.contains(&format!("the proof is for server {x_id}")),
+        "{err}"
+    );
+    wait_for_log(&y, &format!("key ops's proof is for server \"{x_id}\""));
+    // Straight to Y the same relay's proof passes.
+    let record = session::client::run(
+        &relayed(relay.addr, y.addr, spec(Direction::Send, 1, 300)),
+        &mut Silent,
+    )
+    .unwrap();
+    assert!(record.summary.throughput_bps > 0.0);
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}
+
+#[test]
+fn a_proof_made_for_server_x_is_refused_by_server_y_on_the_wire() {
+    let (path, key) = one_key("wire");
+    let (x, y) = (keyed(&path, Vec::new()), keyed(&path, Vec::new()));
+    // A hostile client with a proof for X's identity over Y's nonce (what a relay that
+    // connected to X, which passed on Y's greeting, would have made).
+    let mut conn = TcpStream::connect(y.addr).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    conn.write_all(&Hello::ours().emit()).unwrap();
+    let mut greeting = [0u8; wire::GREETING_LEN];
+    conn.read_exact(&mut greeting).unwrap();
+    let nonce = wire::auth::Nonce(greeting[8..].try_into().unwrap());
+    let x_id = wire::auth::server_identity(Some(x.addr));
+    let proof = session::auth::client_proof(&key, &nonce, &x_id).unwrap();
+    let start = ClientMsg::Start {
+        spec: spec(Direction::Send, 1, 300),
+        auth: Some(proof),
+    };
+    frame::write_frame(&mut conn, &start).unwrap();
+    match frame::read_frame::<_, ServerMsg>(&mut conn, Duration::from_secs(5)).unwrap() {
+        ServerMsg::Error { message } => assert!(
+            message.contains(&format!("the proof is for server {x_id}"))
+                && message.contains("--auth-address"),
+            "{message}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    // A real client reaching a server through a forwarder (NAT, a proxy) is refused, naming
+    // the flag, until the server is told of that address.
+    let hidden = keyed(&path, Vec::new());
+    let mut client = config(forwarder(hidden.addr), spec(Direction::Send, 1, 300));
+    client.key = Some(key.clone());
+    let err = session::client::run(&client, &mut Silent)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("serve --auth-address"), "{err}");
+    let front = TcpListener::bind("127.0.0.1:0").unwrap();
+    let front_id = wire::auth::server_identity(Some(front.local_addr().unwrap()));
+    let told = keyed(&path, vec![front_id]);
+    let mut client = config(forward_from(front, told.addr), spec(Direction::Send, 1, 300));
+    client.key = Some(key);
+    let record = session::client::run(&client, &mut Silent).unwrap();
+    assert!(record.summary.throughput_bps > 0.0);
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}

@@ -30,11 +30,11 @@ use std::time::{Duration, Instant};
 
 use engine::sys_io::poll_readable;
 use engine::{Conn, Listener};
-use wire::auth::Nonce;
+use wire::auth::{server_identity, Nonce};
 use wire::iperf3::{decode_params, is_cookie, is_cookie_char, State, COOKIE_LEN, MAX_PARAMS_LEN};
 use wire::{frame, ClientMsg, Greeting, Hello, ServerMsg, WireError, HELLO_LEN, MAGIC};
 
-use super::admit::{admit, Admission, KeyWatch};
+use super::admit::{admit, Admission, KeyWatch, Reached};
 use super::allow::allowed;
 use super::iperf3::Cookie;
 use super::relay::{run_relay, RelayAsk};
@@ -365,7 +365,11 @@ fn advance(
                     | ClientMsg::Probe { auth } => auth.as_ref(),
                     _ => None,
                 };
-                match admit(keys.table(), &p.challenge, proof) {
+                let reached = Reached {
+                    local: server_identity(p.conn.local_addr()),
+                    aliases: &shared.config.auth_addresses,
+                };
+                match admit(keys.table(), &p.challenge, proof, &reached) {
                     Ok(admission) => dispatch(p.conn, p.peer, *msg, admission, shared, log),
                     Err(refusal) => {
                         shared.count(|m| m.auth_failed());
