@@ -8,9 +8,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use session::auth::{client_proof, ClientKey, KeyTable, Secret};
-use wire::auth::server_identity;
 use session::client::{AuthProblem, ClientError};
 use session::server::AuthKeys;
+use wire::auth::server_identity;
 use wire::auth::{Mac, Nonce, UserName, NONCE_LEN};
 use wire::GREETING_LEN;
 
@@ -244,7 +244,8 @@ fn data_connections_must_prove_the_sessions_key() {
     };
     let attach = |key: Option<&ClientKey>| {
         let (mut data, nonce) = greeted(server.addr);
-        let auth = key.map(|k| client_proof(k, &nonce, &server_identity(Some(server.addr))).unwrap());
+        let auth =
+            key.map(|k| client_proof(k, &nonce, &server_identity(Some(server.addr))).unwrap());
         let msg = ClientMsg::Attach {
             session,
             stream: 0,
@@ -327,7 +328,14 @@ fn each_keys_limits_are_enforced_and_named() {
         let (mut ctrl, nonce) = greeted(server.addr);
         let start = ClientMsg::Start {
             spec: paced(spec(Direction::Send, 1, 2000)),
-            auth: Some(client_proof(&client_key(&line), &nonce, &server_identity(Some(server.addr))).unwrap()),
+            auth: Some(
+                client_proof(
+                    &client_key(&line),
+                    &nonce,
+                    &server_identity(Some(server.addr)),
+                )
+                .unwrap(),
+            ),
         };
         frame::write_frame(&mut ctrl, &start).unwrap();
         match answer(&mut ctrl) {

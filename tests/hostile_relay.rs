@@ -124,7 +124,10 @@ fn where_relay_to_allows_it_a_banner_is_only_not_a_linerate_server() {
     // The relay's own log says what it met, as numbers, never the raw bytes.
     wait_for_log(&relay, "not a linerate endpoint");
     let log = relay.log_text();
-    assert!(!log.contains("SSH-2.0") && !log.contains("secret-banner"), "{log}");
+    assert!(
+        !log.contains("SSH-2.0") && !log.contains("secret-banner"),
+        "{log}"
+    );
     // A real test through the same relay still runs.
     let far = TestServer::start(ServerConfig::default());
     let record = session::client::run(
@@ -202,7 +205,8 @@ fn forward_from(listener: TcpListener, to: SocketAddr) -> SocketAddr {
                 (inbound.try_clone().unwrap(), outbound.try_clone().unwrap()),
                 (outbound, inbound),
             ] {
-                from.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                from.set_read_timeout(Some(Duration::from_secs(10)))
+                    .unwrap();
                 std::thread::spawn(move || {
                     let _ = std::io::copy(&mut from, &mut into);
                     let _ = into.shutdown(std::net::Shutdown::Both);
@@ -285,7 +289,10 @@ fn a_proof_made_for_server_x_is_refused_by_server_y_on_the_wire() {
     let front = TcpListener::bind("127.0.0.1:0").unwrap();
     let front_id = wire::auth::server_identity(Some(front.local_addr().unwrap()));
     let told = keyed(&path, vec![front_id]);
-    let mut client = config(forward_from(front, told.addr), spec(Direction::Send, 1, 300));
+    let mut client = config(
+        forward_from(front, told.addr),
+        spec(Direction::Send, 1, 300),
+    );
     client.key = Some(key);
     let record = session::client::run(&client, &mut Silent).unwrap();
     assert!(record.summary.throughput_bps > 0.0);

@@ -257,7 +257,10 @@ fn a_flood_of_tricklers_beyond_the_slots_delays_a_real_scrape_by_one_deadline_at
     assert!(took < Duration::from_secs(3), "the scrape took {took:?}");
     for t in tricklers {
         let open = t.join().unwrap();
-        assert!(open < Duration::from_millis(4500), "a trickler stayed open {open:?}");
+        assert!(
+            open < Duration::from_millis(4500),
+            "a trickler stayed open {open:?}"
+        );
     }
     shutdown.raise();
 }

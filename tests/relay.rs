@@ -132,7 +132,11 @@ fn destinations_outside_relay_to_and_unreachable_ones_are_refused() {
         "{err}"
     );
     assert!(!err.contains("refused"), "{err}");
-    assert!(began.elapsed() >= Duration::from_millis(4900), "{:?}", began.elapsed());
+    assert!(
+        began.elapsed() >= Duration::from_millis(4900),
+        "{:?}",
+        began.elapsed()
+    );
     wait_for_log(&open, "Connection refused");
 }
 

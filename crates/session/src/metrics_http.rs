@@ -133,8 +133,7 @@ fn step(s: &mut Scrape, metrics: &ServerMetrics) -> Left {
                 Ok(0) => break,
                 Ok(n) => {
                     s.buf.extend_from_slice(&chunk[..n]);
-                    if s.buf.len() >= MAX_REQUEST || s.buf.windows(4).any(|w| w == b"\r\n\r\n")
-                    {
+                    if s.buf.len() >= MAX_REQUEST || s.buf.windows(4).any(|w| w == b"\r\n\r\n") {
                         break;
                     }
                 }

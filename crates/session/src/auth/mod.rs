@@ -152,7 +152,7 @@ pub fn client_proof_holds(secret: &Secret, challenge: &Nonce, proof: &ClientProo
         &proof.server,
     )
     .verify_slice(&proof.mac.0)
-        .is_ok()
+    .is_ok()
 }
 
 /// The server's answer to a client's proof that held.

@@ -50,7 +50,8 @@ pub(super) enum Proving {
     Key {
         key: ClientKey,
         challenge: Nonce,
-        proof: ClientProof,
+        /// Boxed: a proof is large beside `NoKey`.
+        proof: Box<ClientProof>,
         target: String,
     },
 }
@@ -60,7 +61,7 @@ impl Proving {
     pub(super) fn proof(&self) -> Option<&ClientProof> {
         match self {
             Self::NoKey => None,
-            Self::Key { proof, .. } => Some(proof),
+            Self::Key { proof, .. } => Some(proof.as_ref()),
         }
     }
 
@@ -146,8 +147,10 @@ pub(super) fn greet(config: &ClientConfig, conn: &mut Conn) -> Result<Proving, C
         (Some(key), true) => Proving::Key {
             key: key.clone(),
             challenge,
-            proof: client_proof(key, &challenge, &server_identity(conn.peer_addr()))
-                .map_err(|e| ClientError::Protocol(format!("no random numbers: {e}")))?,
+            proof: Box::new(
+                client_proof(key, &challenge, &server_identity(conn.peer_addr()))
+                    .map_err(|e| ClientError::Protocol(format!("no random numbers: {e}")))?,
+            ),
             target,
         },
     };

@@ -26,8 +26,8 @@ use wire::{ClientMsg, TestSpec, WireError};
 
 use super::admit::Admission;
 use super::allow::Prefix;
-use super::relay_to::{self, Denied};
 use super::registry::{Claim, SessionGuard};
+use super::relay_to::{self, Denied};
 use super::{check_limits, refuse, Shared};
 use crate::auth::ClientKey;
 use crate::client::{self, AuthProblem, ClientConfig, ClientError, Progress};
@@ -170,9 +170,9 @@ fn for_controller(e: &ClientError, to: &str) -> String {
             ..
         } => format!("the test towards {to} failed: {e}"),
         ClientError::Handshake { .. } => format!("{to} is not a linerate server"),
-        ClientError::Auth(AuthProblem::KeyRequired { .. }) => format!(
-            "{to} asks for a key and this relay has none to prove (serve --relay-key)"
-        ),
+        ClientError::Auth(AuthProblem::KeyRequired { .. }) => {
+            format!("{to} asks for a key and this relay has none to prove (serve --relay-key)")
+        }
         ClientError::Auth(AuthProblem::ServerHasNoKeys { .. }) => format!(
             "{to} does not ask for a key, so it cannot prove it holds this relay's --relay-key"
         ),

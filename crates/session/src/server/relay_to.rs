@@ -107,7 +107,10 @@ mod tests {
             check(&lo, &own, ip("198.18.0.2")),
             Err(Denied::OutsideRelayTo)
         );
-        assert_eq!(check(&prefixes(&["127.0.0.1"]), &own, ip("127.0.0.1")), Ok(()));
+        assert_eq!(
+            check(&prefixes(&["127.0.0.1"]), &own, ip("127.0.0.1")),
+            Ok(())
+        );
         for wide in ["0.0.0.0/0", "64.0.0.0/2", "0.0.0.0/1"] {
             assert!(
                 matches!(
@@ -118,7 +121,10 @@ mod tests {
             );
         }
         assert!(check(&prefixes(&["::/0"]), &own, ip("fe80::1")).is_err());
-        assert_eq!(check(&prefixes(&["fe80::/64"]), &own, ip("fe80::1")), Ok(()));
+        assert_eq!(
+            check(&prefixes(&["fe80::/64"]), &own, ip("fe80::1")),
+            Ok(())
+        );
     }
 
     #[test]
