@@ -119,6 +119,17 @@ fn config(args: &ServeArgs) -> Result<ServerConfig> {
         max_sessions: if args.one_off { 1 } else { args.max_sessions },
         max_sessions_per_address: args.max_sessions_per_address,
         auth: auth_keys(args)?,
+        auth_addresses: args
+            .auth_address
+            .iter()
+            .map(|a| {
+                a.parse::<std::net::SocketAddr>()
+                    .map(|a| wire::auth::server_identity(Some(a)))
+                    .map_err(|_| {
+                        anyhow::anyhow!("--auth-address {a}: not an ADDR:PORT; give e.g. 203.0.113.5:5301 or [2001:db8::5]:5301")
+                    })
+            })
+            .collect::<Result<_>>()?,
         allow: args
             .allow
             .iter()
@@ -171,6 +182,13 @@ fn relay_policy(args: &ServeArgs) -> Result<Option<RelayPolicy>> {
         .iter()
         .map(|p| p.parse().map_err(|e| anyhow::anyhow!("--relay-to {e}")))
         .collect::<Result<_>>()?;
+    if args.relay_key.is_some() && args.relay_to.is_empty() && args.auth_keys.is_none() {
+        bail!(
+            "--relay-key without --relay-to or --auth-keys: any client could have this server \
+             offer its key to a far server of the client's choosing; name where relayed tests \
+             may go with --relay-to PREFIX, or who may ask with --auth-keys FILE"
+        );
+    }
     let key = args
         .relay_key
         .as_deref()

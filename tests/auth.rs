@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use session::auth::{client_proof, ClientKey, KeyTable, Secret};
 use session::client::{AuthProblem, ClientError};
 use session::server::AuthKeys;
+use wire::auth::server_identity;
 use wire::auth::{Mac, Nonce, UserName, NONCE_LEN};
 use wire::GREETING_LEN;
 
@@ -204,7 +205,7 @@ fn a_recorded_proof_is_worthless_on_a_new_connection() {
     let server = keyed_server(&dir.write("keys", &format!("{line}\n")));
     let key = client_key(&line);
     let (mut first, nonce) = greeted(server.addr);
-    let proof = client_proof(&key, &nonce).unwrap();
+    let proof = client_proof(&key, &nonce, &server_identity(Some(server.addr))).unwrap();
     let start = |auth| ClientMsg::Start {
         spec: spec(Direction::Send, 1, 60_000),
         auth,
@@ -235,7 +236,7 @@ fn data_connections_must_prove_the_sessions_key() {
     let (mut ctrl, nonce) = greeted(server.addr);
     let start = ClientMsg::Start {
         spec: spec(Direction::Send, 1, 60_000),
-        auth: Some(client_proof(&alice, &nonce).unwrap()),
+        auth: Some(client_proof(&alice, &nonce, &server_identity(Some(server.addr))).unwrap()),
     };
     frame::write_frame(&mut ctrl, &start).unwrap();
     let ServerMsg::Accepted { session, .. } = answer(&mut ctrl) else {
@@ -243,7 +244,8 @@ fn data_connections_must_prove_the_sessions_key() {
     };
     let attach = |key: Option<&ClientKey>| {
         let (mut data, nonce) = greeted(server.addr);
-        let auth = key.map(|k| client_proof(k, &nonce).unwrap());
+        let auth =
+            key.map(|k| client_proof(k, &nonce, &server_identity(Some(server.addr))).unwrap());
         let msg = ClientMsg::Attach {
             session,
             stream: 0,
@@ -326,7 +328,14 @@ fn each_keys_limits_are_enforced_and_named() {
         let (mut ctrl, nonce) = greeted(server.addr);
         let start = ClientMsg::Start {
             spec: paced(spec(Direction::Send, 1, 2000)),
-            auth: Some(client_proof(&client_key(&line), &nonce).unwrap()),
+            auth: Some(
+                client_proof(
+                    &client_key(&line),
+                    &nonce,
+                    &server_identity(Some(server.addr)),
+                )
+                .unwrap(),
+            ),
         };
         frame::write_frame(&mut ctrl, &start).unwrap();
         match answer(&mut ctrl) {

@@ -1,7 +1,8 @@
-//! Third-party tests (`--from`) on loopback: a relay (`serve --relay`) runs the test towards
-//! another server and the controller gets the record; without `--relay`, under a key without
-//! the `relay` mark, or towards a destination outside `--relay-to`, it refuses; Ctrl-C at the
-//! controller stops the relay's test and brings back what it measured.
+//! Third-party tests (`--from`) on loopback: a relay (`serve --relay --relay-to 127.0.0.0/8`,
+//! which names loopback, refused by default) runs the test towards another server and the
+//! controller gets the record; without `--relay`, under a key without the `relay` mark, or
+//! towards a destination outside `--relay-to`, it refuses; Ctrl-C at the controller stops the
+//! relay's test and brings back what it measured.
 
 use super::*;
 use std::net::SocketAddr;
@@ -13,7 +14,16 @@ use session::relay::RelayTo;
 use session::server::{AuthKeys, RelayPolicy};
 use wire::auth::UserName;
 
-fn relay_server(policy: RelayPolicy) -> TestServer {
+/// A relay that may test towards loopback (`--relay-to 127.0.0.0/8`), where the far servers of
+/// these tests listen.
+pub fn loopback_policy() -> RelayPolicy {
+    RelayPolicy {
+        to: vec!["127.0.0.0/8".parse().unwrap()],
+        key: None,
+    }
+}
+
+pub fn relay_server(policy: RelayPolicy) -> TestServer {
     TestServer::start(ServerConfig {
         relay: Some(policy),
         ..ServerConfig::default()
@@ -21,7 +31,7 @@ fn relay_server(policy: RelayPolicy) -> TestServer {
 }
 
 /// A test of `spec` from the relay at `relay` towards `to`.
-fn relayed(relay: SocketAddr, to: SocketAddr, spec: wire::TestSpec) -> ClientConfig {
+pub fn relayed(relay: SocketAddr, to: SocketAddr, spec: wire::TestSpec) -> ClientConfig {
     ClientConfig {
         relay: Some(RelayTo {
             host: to.ip().to_string(),
@@ -34,7 +44,7 @@ fn relayed(relay: SocketAddr, to: SocketAddr, spec: wire::TestSpec) -> ClientCon
 
 #[test]
 fn a_relayed_test_comes_back_whole_with_both_far_ends_figures() {
-    let relay = relay_server(RelayPolicy::default());
+    let relay = relay_server(loopback_policy());
     let far = test_server();
     for direction in [Direction::Send, Direction::Reverse] {
         let spec = wire::TestSpec {
@@ -106,9 +116,11 @@ fn destinations_outside_relay_to_and_unreachable_ones_are_refused() {
     .unwrap_err()
     .to_string();
     assert!(err.contains("outside this server's --relay-to"), "{err}");
-    // Nothing listens on port 1: the relay's own connect error comes back, naming the host.
-    let open = relay_server(RelayPolicy::default());
+    // Nothing listens on port 1: the controller hears only "unreachable", no sooner than the
+    // relay's connect timeout (5 s), as for a port that never answers.
+    let open = relay_server(loopback_policy());
     let nowhere: SocketAddr = "127.0.0.1:1".parse().unwrap();
+    let began = std::time::Instant::now();
     let err = session::client::run(
         &relayed(open.addr, nowhere, spec(Direction::Send, 1, 300)),
         &mut Silent,
@@ -116,9 +128,16 @@ fn destinations_outside_relay_to_and_unreachable_ones_are_refused() {
     .unwrap_err()
     .to_string();
     assert!(
-        err.contains("the test towards 127.0.0.1 failed") && err.contains("cannot connect"),
+        err.ends_with("127.0.0.1 is unreachable from this relay"),
         "{err}"
     );
+    assert!(!err.contains("refused"), "{err}");
+    assert!(
+        began.elapsed() >= Duration::from_millis(4900),
+        "{:?}",
+        began.elapsed()
+    );
+    wait_for_log(&open, "Connection refused");
 }
 
 #[test]
@@ -131,7 +150,7 @@ fn only_keys_marked_relay_may_ask() {
     std::fs::write(&path, format!("{ops} relay\n{guest}\n")).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
     let relay = TestServer::start(ServerConfig {
-        relay: Some(RelayPolicy::default()),
+        relay: Some(loopback_policy()),
         auth: Some(AuthKeys {
             path: path.clone(),
             table: KeyTable::load(&path).unwrap(),
@@ -165,7 +184,7 @@ fn only_keys_marked_relay_may_ask() {
 
 #[test]
 fn an_interrupt_at_the_controller_stops_the_relayed_test_early() {
-    let relay = relay_server(RelayPolicy::default());
+    let relay = relay_server(loopback_policy());
     let far = test_server();
     let config = relayed(relay.addr, far.addr, spec(Direction::Send, 1, 20_000));
     let interrupt = config.interrupt.clone();

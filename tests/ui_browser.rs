@@ -318,7 +318,8 @@ impl Relays {
                 .iter()
                 .map(|addr| {
                     Command::new(env!("CARGO_BIN_EXE_linerate"))
-                        .args(["serve", "--relay", "-B", addr, "-p", &port.to_string()])
+                        .args(["serve", "--relay", "--relay-to", "127.0.0.0/8", "-B", addr])
+                        .args(["-p", &port.to_string()])
                         .stdout(Stdio::null())
                         .stderr(Stdio::null())
                         .spawn()

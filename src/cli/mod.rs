@@ -145,6 +145,12 @@ pub struct ServeArgs {
     /// not be readable by group or others; SIGHUP rereads it.
     #[arg(long, value_name = "FILE")]
     pub auth_keys: Option<PathBuf>,
+    /// With --auth-keys: an address clients reach this server at through NAT or a proxy
+    /// (e.g. 203.0.113.5:5301); repeat for more. A client's proof names the address it
+    /// connected to, and passes only where that is this server's address of the connection
+    /// or one given here.
+    #[arg(long, value_name = "ADDR:PORT", requires = "auth_keys")]
+    pub auth_address: Vec<String>,
     /// Accept clients only from this address prefix (e.g. 198.18.0.0/15, 2001:db8::/32); repeat
     /// for more. A connection from elsewhere is closed before any byte is read. Default: any.
     #[arg(long, value_name = "PREFIX")]

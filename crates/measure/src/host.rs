@@ -155,6 +155,14 @@ pub fn interface_for_ip(ip: IpAddr) -> Option<String> {
         .map(|a| a.name.clone())
 }
 
+/// Every IP address this host's interfaces hold, up or down (IPv4-mapped IPv6 as IPv4).
+pub fn host_addresses() -> io::Result<Vec<IpAddr>> {
+    Ok(interface_addresses()?
+        .into_iter()
+        .filter_map(|a| a.ip.map(|ip| ip.to_canonical()))
+        .collect())
+}
+
 /// One entry of `getifaddrs`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct IfAddr {

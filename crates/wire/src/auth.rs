@@ -7,6 +7,8 @@
 //! of any other length, or not hex, fails to decode); a key's name is 1 to
 //! [`MAX_USER_LEN`] bytes of `A-Z a-z 0-9 . _ @ -`, checked when it is decoded.
 
+use std::net::SocketAddr;
+
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Bytes in a nonce.
@@ -46,8 +48,24 @@ pub struct ClientProof {
     pub user: UserName,
     /// The client's fresh nonce.
     pub nonce: Nonce,
-    /// HMAC over the role, both nonces and the name (see the session crate's `auth`).
+    /// The server the client proves its key to: the address it connected to, as
+    /// [`server_identity`] writes it (`IP:PORT`, `[IPv6]:PORT`, `unix`). The MAC covers it,
+    /// so the proof passes only at a server reached at that address.
+    pub server: String,
+    /// HMAC over the role, both nonces, the name and the server (see the session crate's
+    /// `auth`).
     pub mac: Mac,
+}
+
+/// A server's identity as a proof names it: `addr`'s IP (an IPv4-mapped IPv6 address as the
+/// IPv4 address, without an IPv6 zone, which differs between hosts) and port; `unix` for a
+/// Unix-domain socket (`None`). Both ends write it the same way, the client from the address
+/// it connected to and the server from the address the connection reached.
+pub fn server_identity(addr: Option<SocketAddr>) -> String {
+    match addr {
+        None => "unix".to_string(),
+        Some(a) => SocketAddr::new(a.ip().to_canonical(), a.port()).to_string(),
+    }
 }
 
 /// A key's name: who ran a test, in logs and records.
@@ -163,6 +181,16 @@ mod tests {
         for bad in ["\"ab\"", "\"zz\"", "17", &format!("\"{}\"", "é".repeat(32))] {
             assert!(serde_json::from_str::<Nonce>(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn server_identities_are_the_same_text_at_both_ends() {
+        let id = |s: &str| server_identity(Some(s.parse().unwrap()));
+        assert_eq!(id("[::ffff:198.18.0.1]:5301"), "198.18.0.1:5301");
+        assert_eq!(id("198.18.0.1:5301"), "198.18.0.1:5301");
+        assert_eq!(id("[fe80::1%7]:5301"), "[fe80::1]:5301");
+        assert_eq!(id("[2001:db8::1]:5301"), "[2001:db8::1]:5301");
+        assert_eq!(server_identity(None), "unix");
     }
 
     #[test]

@@ -15,8 +15,9 @@ pub const MAGIC: [u8; 4] = *b"LNRT";
 /// server's greeting carries a nonce, first messages and their answers carry proofs
 /// (docs/PROTOCOL.md section 9); version 9 the `relay` message (`--from`, section 14); version
 /// 10 a bidirectional test's own server → client rate (`reverse_pacing_bps`, `reverse_rate`),
-/// which an older server would ignore, running the client → server rate both ways.
-pub const PROTOCOL_VERSION: u16 = 11;
+/// which an older server would ignore, running the client → server rate both ways; version
+/// 12 binds a key's proof to the server it is for (`ClientProof::server`, section 12).
+pub const PROTOCOL_VERSION: u16 = 12;
 /// Length of the hello on the wire.
 pub const HELLO_LEN: usize = 8;
 /// Length of the server's greeting: its hello and its nonce.
@@ -133,8 +134,8 @@ mod tests {
 
     #[test]
     fn parses_literal_bytes() {
-        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 11, 1, 0]).unwrap();
-        assert_eq!(hello.version, 11);
+        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 12, 1, 0]).unwrap();
+        assert_eq!(hello.version, 12);
         assert!(hello.requires_key);
         assert!(hello.check_version().is_ok());
     }
@@ -156,7 +157,7 @@ mod tests {
             nonce: Nonce([7; NONCE_LEN]),
         };
         let bytes = greeting.emit();
-        assert_eq!(&bytes[..HELLO_LEN], &[b'L', b'N', b'R', b'T', 0, 11, 1, 0]);
+        assert_eq!(&bytes[..HELLO_LEN], &[b'L', b'N', b'R', b'T', 0, 12, 1, 0]);
         assert_eq!(&bytes[HELLO_LEN..], &[7; NONCE_LEN]);
     }
 
@@ -175,14 +176,14 @@ mod tests {
     #[test]
     fn version_mismatch_names_both_versions() {
         let err = Hello {
-            version: 12,
+            version: 13,
             requires_key: false,
         }
         .check_version()
         .unwrap_err();
         let text = err.to_string();
         assert!(
-            text.contains("version 11") && text.contains("version 12"),
+            text.contains("version 12") && text.contains("version 13"),
             "{text}"
         );
     }
@@ -197,7 +198,7 @@ mod tests {
             matches!(
                 err,
                 WireError::VersionMismatch {
-                    ours: 11,
+                    ours: 12,
                     theirs: 7
                 }
             ),
@@ -205,7 +206,7 @@ mod tests {
         );
         assert_eq!(
             err.to_string(),
-            "protocol version mismatch: this linerate speaks version 11, the peer speaks version 7; \
+            "protocol version mismatch: this linerate speaks version 12, the peer speaks version 7; \
              run the same linerate release on both ends"
         );
     }

@@ -260,6 +260,7 @@ mod tests {
                 auth: Some(ClientProof {
                     user: crate::auth::UserName::new("alice").unwrap(),
                     nonce: crate::auth::Nonce([1; 32]),
+                    server: "198.18.0.1:5301".into(),
                     mac: Mac([2; 32]),
                 }),
             },

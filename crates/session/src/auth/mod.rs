@@ -1,10 +1,13 @@
 //! Mutual challenge-response authentication with a shared key (docs/PROTOCOL.md section 12).
 //!
 //! The server's greeting carries a fresh random nonce; the client answers in its first message
-//! with its own fresh nonce, its key's name and `HMAC-SHA-256(secret, "client" ‖ both nonces ‖
-//! name)`; the server checks it (in constant time) and answers with the same HMAC over
-//! `"server"`, which the client checks in turn. The secret never crosses the wire, and because
-//! each side's nonce is new for every connection, a recorded exchange proves nothing later.
+//! with its own fresh nonce, its key's name, the server it proves to (the address it connected
+//! to) and `HMAC-SHA-256(secret, "client" ‖ both nonces ‖ name ‖ server)`; the server checks
+//! it (in constant time), and that the server named is itself (the address the connection
+//! reached, or one of `serve --auth-address`), and answers with the same HMAC over `"server"`,
+//! which the client checks in turn. The secret never crosses the wire; because each side's
+//! nonce is new for every connection, a recorded exchange proves nothing later, and because
+//! the proof names its server, a server that is handed a proof cannot pass it on to another.
 //!
 //! Invariants: secrets are never formatted (their `Debug` is redacted); MACs are compared only
 //! through `hmac`'s constant-time `verify_slice`; every nonce comes from the operating
@@ -19,7 +22,7 @@ use wire::auth::{ClientProof, Mac, Nonce, UserName, NONCE_LEN};
 pub use keys::{ClientKey, KeyEntry, KeyError, KeyLimits, KeyTable, LineProblem};
 
 /// What every MAC starts with, so a linerate MAC is never valid for anything else.
-const LABEL: &[u8] = b"linerate auth v1";
+const LABEL: &[u8] = b"linerate auth v2";
 
 /// A shared secret: 16 to 64 random bytes (`linerate keygen` makes 32).
 #[derive(Clone, PartialEq, Eq)]
@@ -91,6 +94,7 @@ fn hmac(
     server: &Nonce,
     client: &Nonce,
     user: &UserName,
+    server_id: &str,
 ) -> Hmac<Sha256> {
     // HMAC takes keys of any length: this cannot fail.
     let mut mac = <Hmac<Sha256> as hmac::Mac>::new_from_slice(&secret.0)
@@ -103,6 +107,9 @@ fn hmac(
     mac.update(&server.0);
     mac.update(&client.0);
     mac.update(user.as_str().as_bytes());
+    // A name never holds a NUL, so the two fields cannot run into each other.
+    mac.update(b"\0");
+    mac.update(server_id.as_bytes());
     mac
 }
 
@@ -110,8 +117,13 @@ fn tag(mac: Hmac<Sha256>) -> Mac {
     Mac(mac.finalize().into_bytes().into())
 }
 
-/// The client's proof for the server's `challenge`, with a fresh nonce of its own.
-pub fn client_proof(key: &ClientKey, challenge: &Nonce) -> Result<ClientProof, getrandom::Error> {
+/// The client's proof for the server's `challenge` to the server at `server_id`
+/// (`wire::auth::server_identity` of the address connected to), with a fresh nonce of its own.
+pub fn client_proof(
+    key: &ClientKey,
+    challenge: &Nonce,
+    server_id: &str,
+) -> Result<ClientProof, getrandom::Error> {
     let nonce = fresh_nonce()?;
     let mac = tag(hmac(
         &key.secret,
@@ -119,19 +131,28 @@ pub fn client_proof(key: &ClientKey, challenge: &Nonce) -> Result<ClientProof, g
         challenge,
         &nonce,
         &key.name,
+        server_id,
     ));
     Ok(ClientProof {
         user: key.name.clone(),
         nonce,
+        server: server_id.to_string(),
         mac,
     })
 }
 
 /// Whether `proof` answers `challenge` with `secret` (compared in constant time).
 pub fn client_proof_holds(secret: &Secret, challenge: &Nonce, proof: &ClientProof) -> bool {
-    hmac(secret, Role::Client, challenge, &proof.nonce, &proof.user)
-        .verify_slice(&proof.mac.0)
-        .is_ok()
+    hmac(
+        secret,
+        Role::Client,
+        challenge,
+        &proof.nonce,
+        &proof.user,
+        &proof.server,
+    )
+    .verify_slice(&proof.mac.0)
+    .is_ok()
 }
 
 /// The server's answer to a client's proof that held.
@@ -142,6 +163,7 @@ pub fn server_proof(secret: &Secret, challenge: &Nonce, proof: &ClientProof) -> 
         challenge,
         &proof.nonce,
         &proof.user,
+        &proof.server,
     ))
 }
 
@@ -158,6 +180,7 @@ pub fn server_proof_holds(
         challenge,
         &proof.nonce,
         &proof.user,
+        &proof.server,
     )
     .verify_slice(&answer.0)
     .is_ok()
@@ -178,7 +201,7 @@ mod tests {
     fn both_proofs_hold_with_the_same_key_only() {
         let alice = key("alice", 1);
         let challenge = fresh_nonce().unwrap();
-        let proof = client_proof(&alice, &challenge).unwrap();
+        let proof = client_proof(&alice, &challenge, "198.18.0.1:5301").unwrap();
         assert!(client_proof_holds(&alice.secret, &challenge, &proof));
         assert!(!client_proof_holds(
             &key("alice", 2).secret,
@@ -201,7 +224,7 @@ mod tests {
     fn a_recorded_proof_fails_a_new_challenge_or_another_name() {
         let alice = key("alice", 1);
         let recorded_challenge = fresh_nonce().unwrap();
-        let recorded = client_proof(&alice, &recorded_challenge).unwrap();
+        let recorded = client_proof(&alice, &recorded_challenge, "198.18.0.1:5301").unwrap();
         let new_challenge = fresh_nonce().unwrap();
         assert_ne!(recorded_challenge, new_challenge);
         assert!(!client_proof_holds(
@@ -218,6 +241,22 @@ mod tests {
             &recorded_challenge,
             &renamed
         ));
+    }
+
+    #[test]
+    fn a_proof_for_one_server_does_not_hold_as_one_for_another() {
+        let alice = key("alice", 1);
+        let challenge = fresh_nonce().unwrap();
+        let for_x = client_proof(&alice, &challenge, "198.18.0.1:5301").unwrap();
+        assert!(client_proof_holds(&alice.secret, &challenge, &for_x));
+        let to_y = ClientProof {
+            server: "198.18.0.2:5301".into(),
+            ..for_x.clone()
+        };
+        assert!(!client_proof_holds(&alice.secret, &challenge, &to_y));
+        // Nor does the server's answer for X prove anything about Y.
+        let answer = server_proof(&alice.secret, &challenge, &for_x);
+        assert!(!server_proof_holds(&alice, &challenge, &to_y, &answer));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! A connection's opening: connect, read the server's greeting, and, where the server asks for
-//! a key, prove ours and check that the server proves it too (docs/PROTOCOL.md section 12).
+//! a key, prove ours (to the address this connection reached, which the proof names) and
+//! check that the server proves it too (docs/PROTOCOL.md section 12).
 //!
 //! Invariants: a client with a key never talks to a server that cannot prove it holds that key
 //! (one that asks for none included); a client without one stops at a server that asks, with a
@@ -9,7 +10,7 @@ use std::os::unix::net::UnixStream;
 
 use engine::sockopt::{connect_tcp, ConnectError, SocketOptions};
 use engine::Conn;
-use wire::auth::{ClientProof, Mac, Nonce};
+use wire::auth::{server_identity, ClientProof, Mac, Nonce};
 
 use super::{ClientConfig, ClientError};
 use crate::auth::{client_proof, server_proof_holds, ClientKey};
@@ -49,7 +50,8 @@ pub(super) enum Proving {
     Key {
         key: ClientKey,
         challenge: Nonce,
-        proof: ClientProof,
+        /// Boxed: a proof is large beside `NoKey`.
+        proof: Box<ClientProof>,
         target: String,
     },
 }
@@ -59,7 +61,7 @@ impl Proving {
     pub(super) fn proof(&self) -> Option<&ClientProof> {
         match self {
             Self::NoKey => None,
-            Self::Key { proof, .. } => Some(proof),
+            Self::Key { proof, .. } => Some(proof.as_ref()),
         }
     }
 
@@ -145,8 +147,10 @@ pub(super) fn greet(config: &ClientConfig, conn: &mut Conn) -> Result<Proving, C
         (Some(key), true) => Proving::Key {
             key: key.clone(),
             challenge,
-            proof: client_proof(key, &challenge)
-                .map_err(|e| ClientError::Protocol(format!("no random numbers: {e}")))?,
+            proof: Box::new(
+                client_proof(key, &challenge, &server_identity(conn.peer_addr()))
+                    .map_err(|e| ClientError::Protocol(format!("no random numbers: {e}")))?,
+            ),
             target,
         },
     };

@@ -49,6 +49,15 @@ pub(super) enum AuthRefusal {
     /// A known name whose proof does not hold.
     #[error("authentication failed for key {0}: unknown name or wrong secret")]
     WrongSecret(UserName),
+    /// A proof that holds, for another server: one handed on by the server it was for, or a
+    /// client that reaches this one through NAT or a proxy this server was not told of.
+    #[error("authentication failed for key {user}: the proof is for server {server}, not the address this connection reached; a server reached through NAT or a proxy is started with serve --auth-address {server}")]
+    OtherServer {
+        /// The key's name.
+        user: UserName,
+        /// The server the proof names.
+        server: String,
+    },
 }
 
 impl AuthRefusal {
@@ -58,16 +67,33 @@ impl AuthRefusal {
             Self::NoProof => "refused: no key (this server asks for one)".into(),
             Self::UnknownName(name) => format!("refused: unknown key name {name}"),
             Self::WrongSecret(name) => format!("refused: wrong secret for key {name}"),
+            Self::OtherServer { user, server } => format!(
+                "refused: key {user}'s proof is for server {server:?}, not this one (NAT or a proxy: serve --auth-address)"
+            ),
         }
     }
 }
 
-/// Checks `proof` against the server's `challenge` and `keys`; without keys everyone is
-/// admitted and any proof is ignored.
+/// Who this server is to a connection's proof: the address the connection reached, and the
+/// addresses of `--auth-address`.
+pub(super) struct Reached<'a> {
+    pub local: String,
+    pub aliases: &'a [String],
+}
+
+impl Reached<'_> {
+    fn names(&self, server: &str) -> bool {
+        self.local == server || self.aliases.iter().any(|a| a == server)
+    }
+}
+
+/// Checks `proof` against the server's `challenge`, `keys` and the server it names; without
+/// keys everyone is admitted and any proof is ignored.
 pub(super) fn admit(
     keys: Option<&KeyTable>,
     challenge: &Nonce,
     proof: Option<&ClientProof>,
+    reached: &Reached,
 ) -> Result<Admission, AuthRefusal> {
     let Some(keys) = keys else {
         return Ok(Admission::default());
@@ -78,6 +104,13 @@ pub(super) fn admit(
         .ok_or_else(|| AuthRefusal::UnknownName(proof.user.clone()))?;
     if !client_proof_holds(&entry.secret, challenge, proof) {
         return Err(AuthRefusal::WrongSecret(proof.user.clone()));
+    }
+    // After the MAC, so only a holder of the key learns which server its proof named.
+    if !reached.names(&proof.server) {
+        return Err(AuthRefusal::OtherServer {
+            user: proof.user.clone(),
+            server: proof.server.clone(),
+        });
     }
     Ok(Admission {
         user: Some(proof.user.clone()),

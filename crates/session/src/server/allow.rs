@@ -39,6 +39,16 @@ impl FromStr for Prefix {
 }
 
 impl Prefix {
+    /// Its length in bits: 0 for a catch-all (`0.0.0.0/0`, `::/0`).
+    pub fn prefix_len(&self) -> u8 {
+        self.len
+    }
+
+    /// Whether every address of `self` is inside `outer`.
+    pub fn within(&self, outer: &Prefix) -> bool {
+        self.len >= outer.len && outer.contains(self.addr)
+    }
+
     /// Whether `ip` is inside the prefix.
     pub fn contains(&self, ip: IpAddr) -> bool {
         match (self.addr, ip.to_canonical()) {

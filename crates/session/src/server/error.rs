@@ -106,6 +106,14 @@ pub enum SessionError {
         /// Where the test would have gone.
         addr: IpAddr,
     },
+    /// A destination of a special class, or this relay's own, that `--relay-to` does not name.
+    #[error("{addr} is {what}: this relay does not test towards it unless a --relay-to prefix names it (e.g. serve --relay-to 127.0.0.0/8)")]
+    RelaySpecial {
+        /// Where the test would have gone.
+        addr: IpAddr,
+        /// Its class.
+        what: &'static str,
+    },
     /// The operating system's random source failed.
     #[error("no random numbers for a session cookie: {0}")]
     Random(String),
@@ -190,7 +198,8 @@ impl SessionError {
             Self::RelayOff
             | Self::RelayKey { .. }
             | Self::RelayTarget { .. }
-            | Self::RelayDenied { .. } => "relay",
+            | Self::RelayDenied { .. }
+            | Self::RelaySpecial { .. } => "relay",
             _ => "setup",
         }
     }

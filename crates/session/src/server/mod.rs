@@ -16,6 +16,7 @@ mod iperf3;
 mod metrics;
 mod registry;
 mod relay;
+mod relay_to;
 mod running;
 mod setup;
 mod streams;
@@ -55,6 +56,10 @@ pub struct ServerConfig {
     pub max_sessions_per_address: Option<usize>,
     /// `--auth-keys`: every client must prove it holds one of these keys.
     pub auth: Option<AuthKeys>,
+    /// `--auth-address`: the addresses (as `wire::auth::server_identity` writes them) clients
+    /// reach this server at through NAT or a proxy, under which their proofs pass besides the
+    /// address each connection reached.
+    pub auth_addresses: Vec<String>,
     /// Wait for a silent peer during setup, and the deadline of a connection's whole
     /// handshake (hello through `start` or `attach`).
     pub handshake_timeout: Duration,
@@ -109,6 +114,7 @@ impl Default for ServerConfig {
             budget: Budget::default(),
             max_sessions_per_address: None,
             auth: None,
+            auth_addresses: Vec::new(),
             handshake_timeout: HANDSHAKE_TIMEOUT,
             setup_timeout: Duration::from_secs(5),
             allow: Vec::new(),

@@ -4,26 +4,33 @@
 //! (`crate::relay` has the exchange).
 //!
 //! Invariants: without `--relay` nothing is relayed; on a server with keys, only a key marked
-//! `relay` may ask, and its limits (and the server's) bound the test like one it serves; with
-//! `--relay-to`, a destination outside those prefixes is refused before anything is sent to
-//! it; a relayed test holds a session slot like any other; a controller that goes away or
-//! sends `stop` ends the test early, never leaves it running.
+//! `relay` may ask, and its limits (and the server's) bound the test like one it serves; the
+//! destination is checked after resolution, on the address the test connects to, before
+//! anything is sent to it: with `--relay-to`, one outside those prefixes is refused, and a
+//! loopback, link-local, unspecified, multicast or broadcast address, or one of this host's
+//! own, is refused unless a `--relay-to` prefix names it (`relay_to.rs`); a failure reaches
+//! the controller in generic words only ("unreachable", "not a linerate server": never the
+//! far end's bytes, never refused apart from timed out, and "unreachable" never sooner than
+//! the connect timeout), while the relay's log says more; a relayed test holds a session slot
+//! like any other; a controller that goes away or sends `stop` ends the test early, never
+//! leaves it running.
 
 use std::os::fd::AsRawFd;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use engine::sys_io::poll_readable;
 use engine::{Conn, Signal};
 use results::{IntervalSample, RunRecord};
 use wire::msg::{Family, ServerInfo};
-use wire::{ClientMsg, TestSpec};
+use wire::{ClientMsg, TestSpec, WireError};
 
 use super::admit::Admission;
-use super::allow::{allowed, Prefix};
+use super::allow::Prefix;
 use super::registry::{Claim, SessionGuard};
+use super::relay_to::{self, Denied};
 use super::{check_limits, refuse, Shared};
 use crate::auth::ClientKey;
-use crate::client::{self, ClientConfig, Progress};
+use crate::client::{self, AuthProblem, ClientConfig, ClientError, Progress};
 use crate::control::{recv, send};
 use crate::relay::{RelayMsg, INTERVALS_PER_FRAME};
 use crate::target::{resolve, Target};
@@ -101,6 +108,7 @@ pub(super) fn run_relay(
             Signal::new(),
         )
     };
+    let began = Instant::now();
     let outcome = run_watched(&mut ctrl, &config, shared);
     let line = match outcome {
         Ok(record) => match send_record(&mut ctrl, record) {
@@ -108,14 +116,15 @@ pub(super) fn run_relay(
             Err(e) => format!("relayed test done; the controller went away before its record: {e}"),
         },
         Err(e) => {
-            let message = format!("the test towards {} failed: {e}", ask.to);
-            let _ = send(
-                &mut ctrl,
-                &RelayMsg::Error {
-                    message: message.clone(),
-                },
-            );
-            message
+            let message = for_controller(&e, &ask.to);
+            if matches!(e, ClientError::Connect { .. }) {
+                // A refused connection answers as late as one that timed out: the controller
+                // cannot tell a closed port from a filtered one by the time either.
+                let floor = began + config.connect_timeout;
+                std::thread::sleep(floor.saturating_duration_since(Instant::now()));
+            }
+            let _ = send(&mut ctrl, &RelayMsg::Error { message });
+            format!("the test towards {} failed: {e}", target.describe())
         }
     };
     (shared.log)(format!("{peer}: {line}"));
@@ -134,10 +143,41 @@ fn permit(ask: &RelayAsk, admission: &Admission, shared: &Shared) -> Result<Targ
         to: ask.to.clone(),
         why: e.to_string(),
     })?;
-    if !policy.to.is_empty() && !allowed(&policy.to, addr.ip()) {
-        return Err(SessionError::RelayDenied { addr: addr.ip() });
+    // This host's addresses as they are now: interfaces come and go while a server runs. A
+    // host whose addresses cannot be listed relays nowhere rather than maybe to itself.
+    let own = measure::host::host_addresses().map_err(|e| SessionError::RelayTarget {
+        to: ask.to.clone(),
+        why: format!("cannot list this relay's own addresses: {e}"),
+    })?;
+    match relay_to::check(&policy.to, &own, addr.ip()) {
+        Ok(()) => Ok(Target::Tcp { addr, bind: None }),
+        Err(Denied::OutsideRelayTo) => Err(SessionError::RelayDenied { addr: addr.ip() }),
+        Err(Denied::Special(what)) => Err(SessionError::RelaySpecial {
+            addr: addr.ip(),
+            what,
+        }),
     }
-    Ok(Target::Tcp { addr, bind: None })
+}
+
+/// What the controller hears of a relayed test that failed: generic words for a far end that
+/// could not be reached or is not a linerate server, so a relay is no port scanner and no
+/// banner grabber; a linerate server's own refusals and errors as they are.
+fn for_controller(e: &ClientError, to: &str) -> String {
+    match e {
+        ClientError::Connect { .. } => format!("{to} is unreachable from this relay"),
+        ClientError::Handshake {
+            reason: WireError::VersionMismatch { .. },
+            ..
+        } => format!("the test towards {to} failed: {e}"),
+        ClientError::Handshake { .. } => format!("{to} is not a linerate server"),
+        ClientError::Auth(AuthProblem::KeyRequired { .. }) => {
+            format!("{to} asks for a key and this relay has none to prove (serve --relay-key)")
+        }
+        ClientError::Auth(AuthProblem::ServerHasNoKeys { .. }) => format!(
+            "{to} does not ask for a key, so it cannot prove it holds this relay's --relay-key"
+        ),
+        _ => format!("the test towards {to} failed: {e}"),
+    }
 }
 
 /// Runs the test while a second thread watches the controller's connection: `stop`, or the

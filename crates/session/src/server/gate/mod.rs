@@ -36,13 +36,14 @@ use std::time::{Duration, Instant};
 
 use engine::sys_io::poll_readable;
 use engine::{Conn, Listener};
+use wire::auth::server_identity;
 use wire::iperf3::{decode_params, State, COOKIE_LEN};
 use wire::{ClientMsg, Greeting, Hello, ServerMsg};
 
 use log::GateLog;
 use pending::{Pending, Step, Table, LEN_PREFIX};
 
-use super::admit::{admit, Admission, KeyWatch};
+use super::admit::{admit, Admission, KeyWatch, Reached};
 use super::allow::allowed;
 use super::iperf3::Cookie;
 use super::relay::{run_relay, RelayAsk};
@@ -158,7 +159,11 @@ fn advance(
                     | ClientMsg::Probe { auth } => auth.as_ref(),
                     _ => None,
                 };
-                match admit(keys.table(), &p.challenge, proof) {
+                let reached = Reached {
+                    local: server_identity(p.conn.local_addr()),
+                    aliases: &shared.config.auth_addresses,
+                };
+                match admit(keys.table(), &p.challenge, proof, &reached) {
                     Ok(admission) => dispatch(p.conn, p.peer, *msg, admission, shared, log),
                     Err(refusal) => {
                         shared.count(|m| m.auth_failed());
