@@ -9,6 +9,7 @@
 //! shuts that socket down when raised.
 
 pub mod abort;
+mod answer_rate;
 pub mod affinity;
 pub mod conn;
 pub mod counters;
