@@ -31,7 +31,7 @@ pub fn serve(args: &ServeArgs, shutdown: Signal) -> Result<()> {
     let stored_in = match open_store(args)? {
         Some(store) => {
             let location = store.location();
-            config.records = Some(record_sink(store, stderr_log()));
+            config.records = Some(record_sink(store, server::escaping(stderr_log())));
             Some(location)
         }
         None => None,

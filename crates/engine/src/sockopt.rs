@@ -306,8 +306,28 @@ pub fn granted_busy_poll(us: u32) -> Result<u32, EngineError> {
     Ok(value.max(0) as u32)
 }
 
-/// Checks that a congestion control algorithm can be used, before any test starts.
+/// The list of congestion control algorithms the host offers to unprivileged sockets' peers.
+const AVAILABLE_CONGESTION: &str = "/proc/sys/net/ipv4/tcp_available_congestion_control";
+
+/// Checks that a congestion control algorithm can be used, before any test starts: it must be
+/// one the host lists as available, so a name from a peer never reaches TCP_CONGESTION
+/// unlisted (with CAP_NET_ADMIN the kernel would try to load a module `tcp_<name>`). Every
+/// path that takes a name from a peer or a flag calls this before the sockets are made; the
+/// per-socket [`SocketOptions::apply`] then sets it without reading the list again.
 pub fn check_congestion(name: &str) -> Result<(), EngineError> {
+    let available = std::fs::read_to_string(AVAILABLE_CONGESTION)
+        .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+        .unwrap_or_default();
+    if !available.split(' ').any(|a| a == name) {
+        return Err(EngineError::UnknownCongestion {
+            name: name.to_string(),
+            available: if available.is_empty() {
+                format!("none listed in {AVAILABLE_CONGESTION}")
+            } else {
+                available
+            },
+        });
+    }
     let sock = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP))?;
     set_congestion(sock.as_raw_fd(), name)
 }
@@ -328,8 +348,7 @@ fn set_congestion(fd: RawFd, name: &str) -> Result<(), EngineError> {
     }
     let err = io::Error::last_os_error();
     if err.raw_os_error() == Some(libc::ENOENT) || err.raw_os_error() == Some(libc::EPERM) {
-        let available =
-            std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+        let available = std::fs::read_to_string(AVAILABLE_CONGESTION)
                 .map(|s| s.trim().to_string())
                 .unwrap_or_else(|_| "unknown".into());
         return Err(EngineError::UnknownCongestion {
@@ -498,6 +517,17 @@ mod tests {
         check_congestion("reno")
             .or_else(|_| check_congestion("cubic"))
             .unwrap();
+    }
+
+    #[test]
+    fn a_congestion_name_the_host_does_not_list_never_reaches_the_kernel() {
+        // "foo" would make a privileged kernel try to load tcp_foo; a prefix of a listed
+        // name or a list of names is not a listed name either.
+        for name in ["foo", "cub", "cubic reno", "", "reno\n"] {
+            let err = check_congestion(name).unwrap_err().to_string();
+            assert!(err.contains("not available on this host; available: "), "{err}");
+            assert!(!err.ends_with("available: "), "names the available ones: {err}");
+        }
     }
 
     #[test]
