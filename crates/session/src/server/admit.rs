@@ -12,7 +12,7 @@ use engine::Signal;
 use wire::auth::{ClientProof, Mac, Nonce, UserName};
 use wire::spec::{SpecError, SpecLimits};
 
-use crate::auth::{client_proof_holds, server_proof, KeyLimits, KeyTable};
+use crate::auth::{client_proof_holds, server_proof, KeyLimits, KeyTable, Secret};
 
 /// `serve --auth-keys`: the keys file, its keys as last read, and the request to read it again
 /// (SIGHUP in the binary).
@@ -69,14 +69,28 @@ pub(super) fn admit(
     challenge: &Nonce,
     proof: Option<&ClientProof>,
 ) -> Result<Admission, AuthRefusal> {
+    admit_with(keys, challenge, proof, client_proof_holds)
+}
+
+/// [`admit`] with the proof check passed in (tests count its calls). An unknown name costs
+/// the same MAC as a known one, computed against a stand-in secret and thrown away, so the
+/// time to a refusal does not tell which names the keys file holds.
+fn admit_with(
+    keys: Option<&KeyTable>,
+    challenge: &Nonce,
+    proof: Option<&ClientProof>,
+    holds: impl Fn(&Secret, &Nonce, &ClientProof) -> bool,
+) -> Result<Admission, AuthRefusal> {
     let Some(keys) = keys else {
         return Ok(Admission::default());
     };
     let proof = proof.ok_or(AuthRefusal::NoProof)?;
-    let entry = keys
-        .get(&proof.user)
-        .ok_or_else(|| AuthRefusal::UnknownName(proof.user.clone()))?;
-    if !client_proof_holds(&entry.secret, challenge, proof) {
+    let Some(entry) = keys.get(&proof.user) else {
+        // The stand-in's secret is no secret: whatever the MAC says, the name is unknown.
+        let _ = std::hint::black_box(holds(&Secret::stand_in(), challenge, proof));
+        return Err(AuthRefusal::UnknownName(proof.user.clone()));
+    };
+    if !holds(&entry.secret, challenge, proof) {
         return Err(AuthRefusal::WrongSecret(proof.user.clone()));
     }
     Ok(Admission {
@@ -159,6 +173,34 @@ pub(super) fn limit_word(error: &SpecError) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_name_costs_the_same_mac_and_hears_the_same_refusal_as_a_wrong_secret() {
+        let keys = KeyTable::parse("alice c2VjcmV0LXNlY3JldC1zZWNyZXQtMTIzNA==\n").unwrap();
+        let challenge = crate::auth::fresh_nonce().unwrap();
+        let proof = |name: &str| ClientProof {
+            user: UserName::new(name).unwrap(),
+            nonce: crate::auth::fresh_nonce().unwrap(),
+            mac: Mac([0; 32]),
+        };
+        let macs = std::cell::Cell::new(0);
+        let counting = |s: &Secret, c: &Nonce, p: &ClientProof| {
+            macs.set(macs.get() + 1);
+            client_proof_holds(s, c, p)
+        };
+        let unknown = admit_with(Some(&keys), &challenge, Some(&proof("mallory")), counting)
+            .unwrap_err();
+        assert_eq!(macs.get(), 1, "the unknown name's MAC was computed");
+        let wrong =
+            admit_with(Some(&keys), &challenge, Some(&proof("alice")), counting).unwrap_err();
+        assert_eq!(macs.get(), 2);
+        assert!(matches!(unknown, AuthRefusal::UnknownName(_)));
+        assert!(matches!(wrong, AuthRefusal::WrongSecret(_)));
+        // The client hears one text for both (the name is its own); the log tells them apart.
+        let client_text = |e: &AuthRefusal| e.to_string().replace("mallory", "alice");
+        assert_eq!(client_text(&unknown), client_text(&wrong));
+        assert_ne!(unknown.log_text(), wrong.log_text().replace("alice", "mallory"));
+    }
     use wire::spec::{Direction, Params, UdpParams, UdpRate};
     use wire::TestSpec;
 
