@@ -12,6 +12,7 @@ mod deploy;
 mod disk;
 mod faults;
 mod fuzz;
+mod hostile_hygiene;
 mod harness;
 mod interval_cpu;
 mod iperf3;

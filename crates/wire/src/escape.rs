@@ -2,22 +2,23 @@
 //! chooses the bytes of an `error` message, a congestion name, a relay target, a key name; a
 //! newline in them would forge a line of the server's log (`linerate serve: ...`) and an ESC
 //! would drive the reader's terminal. Every control character (C0, DEL, C1) becomes a visible
-//! escape (`\n`, `\r`, `\t`, `\\x1b`, `\u{85}`), and a backslash is doubled so an escape the
-//! peer wrote cannot pass for one made here. Text without control characters or backslashes
-//! comes back unchanged and unallocated.
+//! escape (`\n`, `\r`, `\t`, `\x1b`, `\u{85}`). Backslashes are left as they are, so
+//! escaping is idempotent: text escaped by the server and again by the client (or by two log
+//! sinks) reads the same, not `\\n`. (A peer may write a literal `\n`; it reads as an escape
+//! and, like one, forges nothing.) Text without control characters comes back unchanged and
+//! unallocated.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-/// `text` with every control character written as a visible escape and `\` doubled.
+/// `text` with every control character written as a visible escape.
 pub fn escape_controls(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(|c| c.is_control() || c == '\\') {
+    if !text.chars().any(char::is_control) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         match c {
-            '\\' => out.push_str("\\\\"),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
@@ -33,15 +34,6 @@ pub fn escape_controls(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// Each line of `text` escaped, the line breaks kept: for a multi-line message made here
-/// (a report, a help text) that carries a peer's words inside its lines.
-pub fn escape_lines(text: &str) -> String {
-    text.split('\n')
-        .map(|line| escape_controls(line).into_owned())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -52,10 +44,10 @@ mod tests {
         let out = escape_controls(hostile);
         assert_eq!(
             out,
-            "x\\n linerate serve: forged\\x1b[31m\\r\\t\\u{85}\\\\n\\x7f"
+            "x\\n linerate serve: forged\\x1b[31m\\r\\t\\u{85}\\n\\x7f"
         );
+        assert_eq!(escape_controls(&out), out, "idempotent");
         assert!(!out.chars().any(char::is_control));
         assert!(matches!(escape_controls("cubic µs"), Cow::Borrowed("cubic µs")));
-        assert_eq!(escape_lines("a\x1b\nb"), "a\\x1b\nb");
     }
 }
