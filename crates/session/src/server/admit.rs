@@ -205,6 +205,25 @@ mod tests {
     use wire::TestSpec;
 
     #[test]
+    fn a_keys_max_rate_covers_request_response_kinds() {
+        let admission = Admission {
+            limits: KeyLimits {
+                max_rate_bps: Some(10_000_000),
+                ..KeyLimits::default()
+            },
+            ..Admission::default()
+        };
+        let mut spec = TestSpec::new(Params::defaults(wire::TestKind::TcpRr), 1, 1000);
+        let rr = spec.params.rr_mut().unwrap();
+        (rr.request_len_bytes, rr.response_len_bytes) = (1, 16 << 20);
+        let server = SpecLimits::default();
+        assert!(spec.check(&server).is_ok());
+        let err = spec.check(&admission.spec_limits(&server)).unwrap_err();
+        assert_eq!(limit_word(&err), "max-rate");
+        assert!(err.to_string().contains("limit of 10000000 bit/s"), "{err}");
+    }
+
+    #[test]
     fn a_keys_max_rate_covers_the_reverse_rate_of_a_bidirectional_test() {
         let admission = Admission {
             limits: KeyLimits {
