@@ -89,8 +89,8 @@ fn a_congestion_name_the_host_does_not_list_is_refused_naming_the_available_ones
     let mut foo = spec(Direction::Send, 1, 300);
     foo.tcp_mut().unwrap().congestion = Some("foo".into());
     let err = run(server.addr, foo).unwrap_err().to_string();
-    let listed = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
-        .unwrap();
+    let listed =
+        std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap();
     let first = listed.split_whitespace().next().unwrap();
     assert!(
         err.contains("--congestion foo: not available on this host; available: ")
@@ -141,7 +141,11 @@ fn a_rate_limit_refuses_request_response_tests_that_would_outrun_it_naming_the_r
     }
     // Within the limit: 10 transactions a second of 100 kB is 8 Mbit/s, and it runs.
     for kind in [TestKind::TcpRr, TestKind::TcpCrr, TestKind::UdpRr] {
-        let response = if kind == TestKind::UdpRr { 60_000 } else { 100_000 };
+        let response = if kind == TestKind::UdpRr {
+            60_000
+        } else {
+            100_000
+        };
         let record = run(server.addr, rr_spec(kind, 16, response, Some(10)));
         assert!(record.is_ok(), "{kind:?}: {record:?}");
     }
@@ -234,7 +238,15 @@ fn a_keys_file_that_is_a_link_or_open_to_others_is_refused_before_the_port_is_ta
     std::os::unix::fs::symlink(&real, &link).unwrap();
     let serve = |keys: &std::path::Path| {
         let keys = keys.to_str().unwrap().to_string();
-        failing_stderr(&["serve", "--bind", "127.0.0.1", "-p", "0", "--auth-keys", &keys])
+        failing_stderr(&[
+            "serve",
+            "--bind",
+            "127.0.0.1",
+            "-p",
+            "0",
+            "--auth-keys",
+            &keys,
+        ])
     };
     let err = serve(&link);
     assert!(err.contains("is a symbolic link"), "{err}");

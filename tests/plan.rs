@@ -154,9 +154,15 @@ fn check_lists_every_program_a_plan_would_run() {
     let ok = linerate_ok(&["plan", &write(dir.path(), "code.toml", &plan), "--check"]);
     assert!(ok.contains("plan code is valid: 3 steps"), "{ok}");
     assert!(ok.contains("a plan file is code"), "{ok}");
-    assert!(ok.contains(&format!("  step dma: pre: touch {}\n", ran.display())), "{ok}");
+    assert!(
+        ok.contains(&format!("  step dma: pre: touch {}\n", ran.display())),
+        "{ok}"
+    );
     assert!(ok.contains("  step dma: post: ./put back\n"), "{ok}");
-    assert!(ok.contains("  step knob: sweep knob --pre: true {value}\n"), "{ok}");
+    assert!(
+        ok.contains("  step knob: sweep knob --pre: true {value}\n"),
+        "{ok}"
+    );
     assert!(!ok.contains("step plain"), "{ok}");
     assert!(!ran.exists(), "--check runs no pre");
 

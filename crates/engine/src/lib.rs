@@ -9,8 +9,9 @@
 //! shuts that socket down when raised.
 
 pub mod abort;
-mod answer_rate;
 pub mod affinity;
+mod answer_rate;
+mod congestion;
 pub mod conn;
 pub mod counters;
 pub mod error;

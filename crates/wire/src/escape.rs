@@ -48,6 +48,9 @@ mod tests {
         );
         assert_eq!(escape_controls(&out), out, "idempotent");
         assert!(!out.chars().any(char::is_control));
-        assert!(matches!(escape_controls("cubic µs"), Cow::Borrowed("cubic µs")));
+        assert!(matches!(
+            escape_controls("cubic µs"),
+            Cow::Borrowed("cubic µs")
+        ));
     }
 }

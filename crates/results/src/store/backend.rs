@@ -218,14 +218,24 @@ mod tests {
                 "postgresql://u:hunter2@host/db?sslmode=disable&PassWord=hunter2&sslpassword=x",
                 "postgresql://u:***@host/db?sslmode=disable&PassWord=***&sslpassword=***",
             ),
-            ("postgresql://u:hun@ter2@host/db", "postgresql://u:***@host/db"),
-            ("postgres://host/db?user=u&password=", "postgres://host/db?user=u&password=***"),
+            (
+                "postgresql://u:hun@ter2@host/db",
+                "postgresql://u:***@host/db",
+            ),
+            (
+                "postgres://host/db?user=u&password=",
+                "postgres://host/db?user=u&password=***",
+            ),
         ] {
             assert_eq!(redact(url), shown);
             assert!(!redact(url).contains("hunter2") && !redact(url).contains("ter2"));
             assert!(has_password(url), "{url}");
         }
-        for url in ["postgresql://u@host/db?sslmode=disable", "postgresql://host/db", "a/b.sqlite"] {
+        for url in [
+            "postgresql://u@host/db?sslmode=disable",
+            "postgresql://host/db",
+            "a/b.sqlite",
+        ] {
             assert_eq!(redact(url), url);
             assert!(!has_password(url), "{url}");
         }

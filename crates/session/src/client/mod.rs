@@ -12,8 +12,8 @@ mod open;
 mod relay;
 pub(crate) mod remote;
 
-use wire::escape::escape_controls;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use wire::escape::escape_controls;
 
 pub use foreign::{foreign_probe, ForeignProbe};
 

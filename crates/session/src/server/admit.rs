@@ -188,8 +188,8 @@ mod tests {
             macs.set(macs.get() + 1);
             client_proof_holds(s, c, p)
         };
-        let unknown = admit_with(Some(&keys), &challenge, Some(&proof("mallory")), counting)
-            .unwrap_err();
+        let unknown =
+            admit_with(Some(&keys), &challenge, Some(&proof("mallory")), counting).unwrap_err();
         assert_eq!(macs.get(), 1, "the unknown name's MAC was computed");
         let wrong =
             admit_with(Some(&keys), &challenge, Some(&proof("alice")), counting).unwrap_err();
@@ -199,7 +199,10 @@ mod tests {
         // The client hears one text for both (the name is its own); the log tells them apart.
         let client_text = |e: &AuthRefusal| e.to_string().replace("mallory", "alice");
         assert_eq!(client_text(&unknown), client_text(&wrong));
-        assert_ne!(unknown.log_text(), wrong.log_text().replace("alice", "mallory"));
+        assert_ne!(
+            unknown.log_text(),
+            wrong.log_text().replace("alice", "mallory")
+        );
     }
     use wire::spec::{Direction, Params, UdpParams, UdpRate};
     use wire::TestSpec;

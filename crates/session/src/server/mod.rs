@@ -125,10 +125,12 @@ pub type Log = Arc<dyn Fn(String) + Send + Sync>;
 /// `log` with every control character of each line escaped (`wire::escape`): one place that
 /// every server line passes through, so a peer's text cannot forge a line or drive a terminal.
 pub fn escaping(log: Log) -> Log {
-    Arc::new(move |line: String| match wire::escape::escape_controls(&line) {
-        std::borrow::Cow::Borrowed(_) => log(line),
-        std::borrow::Cow::Owned(escaped) => log(escaped),
-    })
+    Arc::new(
+        move |line: String| match wire::escape::escape_controls(&line) {
+            std::borrow::Cow::Borrowed(_) => log(line),
+            std::borrow::Cow::Owned(escaped) => log(escaped),
+        },
+    )
 }
 
 struct Shared {
