@@ -131,7 +131,7 @@ fn a_rate_limit_refuses_request_response_tests_that_would_outrun_it_naming_the_r
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("back to back (no --rate) per stream above this server's limit of 10000000 bit/s (serve --max-rate): ask for --rate"),
+            err.contains("back to back (no --tps) per stream above this server's limit of 10000000 bit/s (serve --max-rate): ask for --tps"),
             "{kind:?}: {err}"
         );
         let err = run(server.addr, rr_spec(kind, request, response, Some(1000)))

@@ -118,7 +118,7 @@ pub enum SpecError {
     },
     /// A request/response test on a server with a rate limit, back to back or at a
     /// transaction rate whose larger message, sent that often, is above the limit.
-    #[error("request/response of {request_len_bytes}/{response_len_bytes} bytes {} per stream above this server's limit of {limit_bps} bit/s (serve --max-rate): ask for --rate {} transactions/s or less", rr_rate_words(*.transactions_per_sec), rr_max_rate(*.request_len_bytes, *.response_len_bytes, *.limit_bps))]
+    #[error("request/response of {request_len_bytes}/{response_len_bytes} bytes {} per stream above this server's limit of {limit_bps} bit/s (serve --max-rate): ask for --tps {} or less", rr_rate_words(*.transactions_per_sec), rr_max_rate(*.request_len_bytes, *.response_len_bytes, *.limit_bps))]
     RrRateLimit {
         /// Request bytes.
         request_len_bytes: u32,

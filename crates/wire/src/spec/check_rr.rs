@@ -55,7 +55,7 @@ pub(super) fn check_rr(
 }
 
 pub(super) fn rr_rate_words(per_sec: Option<u64>) -> String {
-    per_sec.map_or("back to back (no --rate)".to_string(), |r| {
+    per_sec.map_or("back to back (no --tps)".to_string(), |r| {
         format!("at {r} transactions/s")
     })
 }
@@ -85,9 +85,8 @@ mod tests {
             let err = spec.check(&limits).unwrap_err().to_string();
             assert_eq!(
                 err,
-                "request/response of 16/60000 bytes back to back (no --rate) per stream above \
-                 this server's limit of 10000000 bit/s (serve --max-rate): ask for --rate 20 \
-                 transactions/s or less",
+                "request/response of 16/60000 bytes back to back (no --tps) per stream above \
+                 this server's limit of 10000000 bit/s (serve --max-rate): ask for --tps 20 or less",
                 "{kind:?}"
             );
             let rr = spec.params.rr_mut().unwrap();
@@ -97,10 +96,7 @@ mod tests {
             spec.params.rr_mut().unwrap().transactions_per_sec = Some(1251);
             let err = spec.check(&limits).unwrap_err().to_string();
             assert!(err.contains("at 1251 transactions/s"), "{err}");
-            assert!(
-                err.ends_with("ask for --rate 1250 transactions/s or less"),
-                "{err}"
-            );
+            assert!(err.ends_with("ask for --tps 1250 or less"), "{err}");
             assert!(spec.check(&SpecLimits::default()).is_ok(), "no limit");
         }
     }
