@@ -68,6 +68,7 @@ pub fn plan(args: &PlanArgs, interrupt: Signal) -> Result<RunOutcome> {
             plan.steps.len(),
             if plan.steps.len() == 1 { "" } else { "s" }
         );
+        print_programs(&plan, &commands);
         return Ok(RunOutcome::default());
     }
     let mut store = open_store(&db, Access::Write)?;
@@ -104,6 +105,54 @@ pub fn plan(args: &PlanArgs, interrupt: Signal) -> Result<RunOutcome> {
             .any(|e| matches!(e, Ended::Interrupted | Ended::NotRun)),
         incomplete: failed > 0,
     })
+}
+
+/// Every program the plan would run besides linerate itself, one line per command: each
+/// step's `pre` and `post`, and a `sweep knob` step's `--pre` and `--post` (once per value,
+/// `{value}` shown as written). A plan file is code: this is what to read before trusting it.
+fn print_programs(plan: &Plan, commands: &[Cli]) {
+    let mut lines = Vec::new();
+    for (step, cli) in plan.steps.iter().zip(commands) {
+        let hooks = [("pre", &step.pre), ("post", &step.post)];
+        for (hook, words) in hooks {
+            if let Some(words) = words {
+                lines.push(format!("step {}: {hook}: {}", step.name, quoted(words)));
+            }
+        }
+        if let Command::Sweep(sweep) = &cli.command {
+            if let crate::sweep::args::SweepCommand::Knob(knob) = &sweep.what {
+                let knob_hooks = [("--pre", Some(&knob.pre)), ("--post", knob.post.as_ref())];
+                for (flag, cmd) in knob_hooks {
+                    if let Some(cmd) = cmd {
+                        lines.push(format!("step {}: sweep knob {flag}: {cmd}", step.name));
+                    }
+                }
+            }
+        }
+    }
+    if lines.is_empty() {
+        println!("it runs no program but linerate (no pre, post or sweep knob commands)");
+        return;
+    }
+    println!("it runs these programs (a plan file is code: trust it as a script):");
+    for line in lines {
+        println!("  {}", wire::escape::escape_controls(&line));
+    }
+}
+
+/// Words as they would be typed: quoted with `'` when they hold a space or a quote.
+fn quoted(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| {
+            if w.is_empty() || w.chars().any(|c| c.is_whitespace() || "'\"\\".contains(c)) {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            } else {
+                w.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The step's command line as the runner gives it (its words, then the plan's database and

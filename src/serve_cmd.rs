@@ -31,7 +31,7 @@ pub fn serve(args: &ServeArgs, shutdown: Signal) -> Result<()> {
     let stored_in = match open_store(args)? {
         Some(store) => {
             let location = store.location();
-            config.records = Some(record_sink(store, stderr_log()));
+            config.records = Some(record_sink(store, server::escaping(stderr_log())));
             Some(location)
         }
         None => None,
@@ -204,6 +204,17 @@ fn relay_policy(args: &ServeArgs) -> Result<Option<RelayPolicy>> {
 fn open_store(args: &ServeArgs) -> Result<Option<Box<dyn ResultStore>>> {
     if args.no_store || (args.unix.is_some() && args.db.is_none()) {
         return Ok(None);
+    }
+    if let Some(db) = args.db.as_deref() {
+        // A server runs for months: a password in its argv is in `ps` for all that time.
+        if results::store::has_password(&db.to_string_lossy()) {
+            anyhow::bail!(
+                "--db {}: a password on serve's command line is visible to every user (ps); \
+                 give the URL without it and the password in PGPASSWORD or a password file \
+                 (PGPASSFILE, else ~/.pgpass), or the whole URL in LINERATE_DB",
+                results::store::redact(&db.to_string_lossy())
+            );
+        }
     }
     open_store_at(&resolve_db(args.db.as_deref())?, Access::Write).map(Some)
 }

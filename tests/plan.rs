@@ -142,6 +142,36 @@ fn an_rpm_step_stores_its_direction_tagged_and_a_bad_one_is_caught_by_check() {
 }
 
 #[test]
+fn check_lists_every_program_a_plan_would_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let ran = dir.path().join("ran");
+    let plan = format!(
+        "name = \"code\"\n\n[[step]]\nname = \"dma\"\nrun = \"tcp -t 0.3\"\npre = [\"touch\", \"{}\"]\npost = \"./put back\"\n\n\
+         [[step]]\nname = \"knob\"\nrun = \"sweep knob --values 1,2 --pre 'true {{value}}' -- tcp -t 0.2\"\n\n\
+         [[step]]\nname = \"plain\"\nrun = \"tcp -t 0.2\"\n",
+        ran.display()
+    );
+    let ok = linerate_ok(&["plan", &write(dir.path(), "code.toml", &plan), "--check"]);
+    assert!(ok.contains("plan code is valid: 3 steps"), "{ok}");
+    assert!(ok.contains("a plan file is code"), "{ok}");
+    assert!(
+        ok.contains(&format!("  step dma: pre: touch {}\n", ran.display())),
+        "{ok}"
+    );
+    assert!(ok.contains("  step dma: post: ./put back\n"), "{ok}");
+    assert!(
+        ok.contains("  step knob: sweep knob --pre: true {value}\n"),
+        "{ok}"
+    );
+    assert!(!ok.contains("step plain"), "{ok}");
+    assert!(!ran.exists(), "--check runs no pre");
+
+    let none = "name = \"n\"\n[[step]]\nname = \"s\"\nrun = \"tcp -t 0.2\"\n";
+    let ok = linerate_ok(&["plan", &write(dir.path(), "n.toml", none), "--check"]);
+    assert!(ok.contains("it runs no program but linerate"), "{ok}");
+}
+
+#[test]
 fn check_validates_every_step_and_runs_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runs.db");

@@ -16,7 +16,7 @@ pub enum EngineError {
         source: std::io::Error,
     },
     /// The congestion control algorithm is not available on this host.
-    #[error("--congestion {name}: not available on this host; available: {available}")]
+    #[error("--congestion {}: not available on this host; available: {available}", wire::escape::escape_controls(.name))]
     UnknownCongestion {
         /// The name asked for.
         name: String,

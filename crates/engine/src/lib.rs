@@ -10,6 +10,8 @@
 
 pub mod abort;
 pub mod affinity;
+mod answer_rate;
+mod congestion;
 pub mod conn;
 pub mod counters;
 pub mod error;

@@ -12,6 +12,8 @@ use socket2::{Domain, Protocol, Socket, Type};
 use wire::spec::Flow;
 use wire::TestSpec;
 
+pub use crate::congestion::check_congestion;
+use crate::congestion::set_congestion;
 use crate::{Conn, EngineError};
 
 /// The socket options a spec asks for.
@@ -306,44 +308,6 @@ pub fn granted_busy_poll(us: u32) -> Result<u32, EngineError> {
     Ok(value.max(0) as u32)
 }
 
-/// Checks that a congestion control algorithm can be used, before any test starts.
-pub fn check_congestion(name: &str) -> Result<(), EngineError> {
-    let sock = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP))?;
-    set_congestion(sock.as_raw_fd(), name)
-}
-
-fn set_congestion(fd: RawFd, name: &str) -> Result<(), EngineError> {
-    // SAFETY: the pointer and length describe `name`'s bytes, which outlive the call.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            name.as_ptr().cast(),
-            name.len() as libc::socklen_t,
-        )
-    };
-    if rc == 0 {
-        return Ok(());
-    }
-    let err = io::Error::last_os_error();
-    if err.raw_os_error() == Some(libc::ENOENT) || err.raw_os_error() == Some(libc::EPERM) {
-        let available =
-            std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
-                .map(|s| s.trim().to_string())
-                .unwrap_or_else(|_| "unknown".into());
-        return Err(EngineError::UnknownCongestion {
-            name: name.to_string(),
-            available,
-        });
-    }
-    Err(EngineError::SocketOption {
-        option: "--congestion",
-        value: name.to_string(),
-        source: err,
-    })
-}
-
 /// Sets an integer socket option.
 pub(crate) fn setsockopt_int(
     fd: RawFd,
@@ -485,19 +449,6 @@ mod tests {
         // 100 Gbit/s is 12.5 GB/s, past u32.
         set_pacing(sock.as_raw_fd(), 100_000_000_000).unwrap();
         assert_eq!(pacing_of(sock.as_raw_fd()), 12_500_000_000);
-    }
-
-    #[test]
-    fn unknown_congestion_names_what_is_available() {
-        let err = check_congestion("no-such-algo").unwrap_err();
-        let text = err.to_string();
-        assert!(
-            text.contains("no-such-algo") && text.contains("available"),
-            "{text}"
-        );
-        check_congestion("reno")
-            .or_else(|_| check_congestion("cubic"))
-            .unwrap();
     }
 
     #[test]

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use measure::cpu::CpuTime;
 use wire::TestKind;
 
+use crate::answer_rate::AnswerRate;
 use crate::pace::Pace;
 use crate::round_trips::{RoundTrips, RrShape, Transactions};
 use crate::sockopt::{connect_tcp_quick, ConnectError};
@@ -181,6 +182,7 @@ impl TcpCrr {
             0,
         )?;
         let mut last_connection = Instant::now();
+        let mut rate = AnswerRate::new(self.shape.gap);
         loop {
             if ctl.abort.is_raised() {
                 return Err(EngineError::Aborted);
@@ -197,6 +199,9 @@ impl TcpCrr {
             let mut conn = Conn::Tcp(stream);
             if !read_message(&mut conn, &mut request, ctl)? {
                 continue;
+            }
+            if !rate.wait(ctl) {
+                return Err(EngineError::Aborted);
             }
             write_held(&mut conn, &response, ctl)?;
             // Closing first (the whole request was read, so this sends a FIN, not a reset)

@@ -13,6 +13,7 @@ use std::time::Instant;
 use measure::cpu::CpuTime;
 use wire::TestKind;
 
+use crate::answer_rate::AnswerRate;
 use crate::pace::Pace;
 use crate::round_trips::{RoundTrips, RrShape, Transactions};
 use crate::{
@@ -170,7 +171,11 @@ impl TcpRr {
         let mut request = vec![0u8; self.shape.request];
         let response: Vec<u8> = crate::pattern(self.shape.response);
         let mut answered = Transactions::new(self.shape.bytes_per_transaction());
+        let mut rate = AnswerRate::new(self.shape.gap);
         while read_message(conn, &mut request, ctl)? {
+            if !rate.wait(ctl) {
+                return Err(EngineError::Aborted);
+            }
             write_message(conn, &response, ctl)?;
             answered.count(ctl);
         }

@@ -23,6 +23,7 @@ use measure::cpu::CpuTime;
 use wire::datagram::{write_header, DatagramRepr, FLAG_FIN, HEADER_LEN};
 use wire::TestKind;
 
+use crate::answer_rate::AnswerRate;
 use crate::pace::Pace;
 use crate::round_trips::{RoundTrips, RrShape, Transactions};
 use crate::sys_io;
@@ -288,6 +289,7 @@ impl UdpRr {
         let mut answered = Transactions::new(self.shape.bytes_per_transaction());
         let mut stop_seen: Option<Instant> = None;
         let mut last_arrival = Instant::now();
+        let mut rate = AnswerRate::new(self.shape.gap);
         loop {
             if ctl.abort.is_raised() {
                 return Err(EngineError::Aborted);
@@ -313,6 +315,9 @@ impl UdpRr {
             }
             if h.is_fin() {
                 break;
+            }
+            if !rate.wait(ctl) {
+                return Err(EngineError::Aborted);
             }
             // The answer carries the request's header back, so the requester can match it.
             response[..HEADER_LEN].copy_from_slice(&request[..HEADER_LEN]);

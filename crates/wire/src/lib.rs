@@ -11,6 +11,7 @@
 pub mod auth;
 pub mod datagram;
 pub mod error;
+pub mod escape;
 pub mod frame;
 #[cfg(feature = "arbitrary")]
 pub mod fuzzing;

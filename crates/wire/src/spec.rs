@@ -11,6 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 mod check;
+mod check_rr;
 
 pub use check::SpecError;
 pub mod kind;

@@ -119,20 +119,49 @@ impl StoreLocation {
     }
 }
 
-/// A URL without the password its user part may carry: `postgresql://u:secret@h/db` is
-/// `postgresql://u:***@h/db`.
+/// A URL without the passwords it may carry: the user part's (`postgresql://u:secret@h/db` is
+/// `postgresql://u:***@h/db`) and any query parameter named `password` or ending in it
+/// (`?password=secret`, `&sslpassword=secret`: `***`). Every message that shows a database
+/// URL shows it through this.
 pub fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
-    let (auth, host) = match rest.split_once('@') {
-        Some(parts) => parts,
-        None => return url.to_string(),
+    let (before_query, query) = match rest.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (rest, None),
     };
-    match auth.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-        None => url.to_string(),
+    // The user part ends at the last '@' before the query (a password may hold an '@').
+    let mut out = format!("{scheme}://");
+    match before_query.rsplit_once('@') {
+        Some((auth, host)) => match auth.split_once(':') {
+            Some((user, _)) => out.push_str(&format!("{user}:***@{host}")),
+            None => out.push_str(before_query),
+        },
+        None => out.push_str(before_query),
     }
+    if let Some(query) = query {
+        let params: Vec<String> = query
+            .split('&')
+            .map(|param| match param.split_once('=') {
+                Some((key, _)) if is_password_key(key) => format!("{key}=***"),
+                _ => param.to_string(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&params.join("&"));
+    }
+    out
+}
+
+/// Whether `url` carries a password (in its user part or a query parameter): what a long-lived
+/// command refuses on its command line, where `ps` would show it.
+pub fn has_password(url: &str) -> bool {
+    redact(url) != url
+}
+
+fn is_password_key(key: &str) -> bool {
+    key.to_ascii_lowercase().ends_with("password")
 }
 
 impl fmt::Display for StoreLocation {
@@ -176,5 +205,41 @@ mod tests {
             .unwrap()
             .to_string();
         assert_eq!(shown, "postgresql://u:***@db:5433/lr");
+    }
+
+    #[test]
+    fn every_password_a_url_carries_is_redacted() {
+        for (url, shown) in [
+            (
+                "postgresql://u@host/db?password=hunter2",
+                "postgresql://u@host/db?password=***",
+            ),
+            (
+                "postgresql://u:hunter2@host/db?sslmode=disable&PassWord=hunter2&sslpassword=x",
+                "postgresql://u:***@host/db?sslmode=disable&PassWord=***&sslpassword=***",
+            ),
+            (
+                "postgresql://u:hun@ter2@host/db",
+                "postgresql://u:***@host/db",
+            ),
+            (
+                "postgres://host/db?user=u&password=",
+                "postgres://host/db?user=u&password=***",
+            ),
+        ] {
+            assert_eq!(redact(url), shown);
+            assert!(!redact(url).contains("hunter2") && !redact(url).contains("ter2"));
+            assert!(has_password(url), "{url}");
+        }
+        for url in [
+            "postgresql://u@host/db?sslmode=disable",
+            "postgresql://host/db",
+            "a/b.sqlite",
+        ] {
+            assert_eq!(redact(url), url);
+            assert!(!has_password(url), "{url}");
+        }
+        let err = StoreLocation::parse("mysql://u@db/x?password=hunter2").unwrap_err();
+        assert!(!err.to_string().contains("hunter2"), "{err}");
     }
 }

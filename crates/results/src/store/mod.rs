@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 
 use crate::schema::RunRecord;
-pub use backend::{redact, ResultStore, StoreLocation};
+pub use backend::{has_password, redact, ResultStore, StoreLocation};
 pub(crate) use error::classify;
 pub use error::{StoreError, BUSY_TIMEOUT_S};
 pub use measure::host::HostFacts;

@@ -2,17 +2,18 @@
 //! `NAME SECRET [max-time=S] [max-rate=RATE] [max-sessions=N] [max-streams=N] [relay]`, and a
 //! client's key (`--auth-key`), the line `linerate keygen NAME` printed.
 //!
-//! Invariants: a file readable or writable by group or others is refused before it is read
-//! (as ssh refuses such private keys); every problem names the file and line; names are unique
+//! Invariants: a symbolic link, a file that is not regular, another user's, or one readable
+//! or writable by group or others is refused before it is read, checked on the descriptor it
+//! is read from (`private_file`; as ssh refuses such private keys); every problem names the file and line; names are unique
 //! within a table; blank lines and lines starting with `#` are skipped.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use wire::auth::{BadUserName, UserName};
 
+use super::private_file::read_private;
 use super::Secret;
 
 /// What one key may do beyond the server's own limits (each `None`: the server's limit alone).
@@ -94,6 +95,15 @@ pub enum KeyError {
         path: PathBuf,
         /// Why.
         source: std::io::Error,
+    },
+    /// Not a file this server's user alone controls: a symbolic link, not a regular file,
+    /// another user's, too large.
+    #[error("key file {path} {why}")]
+    Unsafe {
+        /// The file.
+        path: PathBuf,
+        /// What it is and what to do.
+        why: String,
     },
     /// Open to group or others.
     #[error("key file {path} is open to group or others (mode {mode:04o}); `chmod 600` it")]
@@ -184,23 +194,6 @@ impl ClientKey {
     }
 }
 
-/// The file's text, unless group or others may read or write it.
-fn read_private(path: &Path) -> Result<String, KeyError> {
-    let read = |source| KeyError::Read {
-        path: path.to_path_buf(),
-        source,
-    };
-    let meta = std::fs::metadata(path).map_err(read)?;
-    let mode = meta.permissions().mode() & 0o7777;
-    if mode & 0o077 != 0 {
-        return Err(KeyError::Exposed {
-            path: path.to_path_buf(),
-            mode,
-        });
-    }
-    std::fs::read_to_string(path).map_err(read)
-}
-
 /// One line: `None` for a blank line or a comment.
 fn parse_line(line: &str) -> Result<Option<(UserName, KeyEntry)>, LineProblem> {
     let mut words = line.split_whitespace();
@@ -263,6 +256,7 @@ fn parse_limit(word: &str, limits: &mut KeyLimits) -> Result<(), LineProblem> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt as _;
 
     const SECRET: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
 

@@ -13,6 +13,7 @@ mod relay;
 pub(crate) mod remote;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use wire::escape::escape_controls;
 
 pub use foreign::{foreign_probe, ForeignProbe};
 
@@ -116,15 +117,16 @@ pub enum ClientError {
         /// Why.
         reason: WireError,
     },
-    /// The server refused the test.
-    #[error("server refused the test: {0}")]
+    /// The server refused the test. (The text is the server's: it prints escaped, as do
+    /// the next two, so a server cannot write raw lines or escape codes to the user's terminal.)
+    #[error("server refused the test: {}", escape_controls(.0))]
     Refused(String),
     /// The control conversation failed.
-    #[error("{0}")]
+    #[error("{}", escape_controls(.0))]
     Protocol(String),
     /// A relay (`--from`) refused the test, or its test towards the far server failed; the
     /// message names the relay.
-    #[error("{0}")]
+    #[error("{}", escape_controls(.0))]
     Relay(String),
     /// The test cannot run as given (found by the client before any data).
     #[error("{0}")]

@@ -12,7 +12,7 @@ use engine::Signal;
 use wire::auth::{ClientProof, Mac, Nonce, UserName};
 use wire::spec::{SpecError, SpecLimits};
 
-use crate::auth::{client_proof_holds, server_proof, KeyLimits, KeyTable};
+use crate::auth::{client_proof_holds, server_proof, KeyLimits, KeyTable, Secret};
 
 /// `serve --auth-keys`: the keys file, its keys as last read, and the request to read it again
 /// (SIGHUP in the binary).
@@ -95,14 +95,29 @@ pub(super) fn admit(
     proof: Option<&ClientProof>,
     reached: &Reached,
 ) -> Result<Admission, AuthRefusal> {
+    admit_with(keys, challenge, proof, reached, client_proof_holds)
+}
+
+/// [`admit`] with the proof check passed in (tests count its calls). An unknown name costs
+/// the same MAC as a known one, computed against a stand-in secret and thrown away, so the
+/// time to a refusal does not tell which names the keys file holds.
+fn admit_with(
+    keys: Option<&KeyTable>,
+    challenge: &Nonce,
+    proof: Option<&ClientProof>,
+    reached: &Reached,
+    holds: impl Fn(&Secret, &Nonce, &ClientProof) -> bool,
+) -> Result<Admission, AuthRefusal> {
     let Some(keys) = keys else {
         return Ok(Admission::default());
     };
     let proof = proof.ok_or(AuthRefusal::NoProof)?;
-    let entry = keys
-        .get(&proof.user)
-        .ok_or_else(|| AuthRefusal::UnknownName(proof.user.clone()))?;
-    if !client_proof_holds(&entry.secret, challenge, proof) {
+    let Some(entry) = keys.get(&proof.user) else {
+        // The stand-in's secret is no secret: whatever the MAC says, the name is unknown.
+        let _ = std::hint::black_box(holds(&Secret::stand_in(), challenge, proof));
+        return Err(AuthRefusal::UnknownName(proof.user.clone()));
+    };
+    if !holds(&entry.secret, challenge, proof) {
         return Err(AuthRefusal::WrongSecret(proof.user.clone()));
     }
     // After the MAC, so only a holder of the key learns which server its proof named.
@@ -192,8 +207,75 @@ pub(super) fn limit_word(error: &SpecError) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_name_costs_the_same_mac_and_hears_the_same_refusal_as_a_wrong_secret() {
+        let keys = KeyTable::parse("alice c2VjcmV0LXNlY3JldC1zZWNyZXQtMTIzNA==\n").unwrap();
+        let challenge = crate::auth::fresh_nonce().unwrap();
+        let proof = |name: &str| ClientProof {
+            user: UserName::new(name).unwrap(),
+            nonce: crate::auth::fresh_nonce().unwrap(),
+            server: "198.18.0.1:5301".into(),
+            mac: Mac([0; 32]),
+        };
+        let reached = Reached {
+            local: "198.18.0.1:5301".into(),
+            aliases: &[],
+        };
+        let macs = std::cell::Cell::new(0);
+        let counting = |s: &Secret, c: &Nonce, p: &ClientProof| {
+            macs.set(macs.get() + 1);
+            client_proof_holds(s, c, p)
+        };
+        let unknown = admit_with(
+            Some(&keys),
+            &challenge,
+            Some(&proof("mallory")),
+            &reached,
+            counting,
+        )
+        .unwrap_err();
+        assert_eq!(macs.get(), 1, "the unknown name's MAC was computed");
+        let wrong = admit_with(
+            Some(&keys),
+            &challenge,
+            Some(&proof("alice")),
+            &reached,
+            counting,
+        )
+        .unwrap_err();
+        assert_eq!(macs.get(), 2);
+        assert!(matches!(unknown, AuthRefusal::UnknownName(_)));
+        assert!(matches!(wrong, AuthRefusal::WrongSecret(_)));
+        // The client hears one text for both (the name is its own); the log tells them apart.
+        let client_text = |e: &AuthRefusal| e.to_string().replace("mallory", "alice");
+        assert_eq!(client_text(&unknown), client_text(&wrong));
+        assert_ne!(
+            unknown.log_text(),
+            wrong.log_text().replace("alice", "mallory")
+        );
+    }
     use wire::spec::{Direction, Params, UdpParams, UdpRate};
     use wire::TestSpec;
+
+    #[test]
+    fn a_keys_max_rate_covers_request_response_kinds() {
+        let admission = Admission {
+            limits: KeyLimits {
+                max_rate_bps: Some(10_000_000),
+                ..KeyLimits::default()
+            },
+            ..Admission::default()
+        };
+        let mut spec = TestSpec::new(Params::defaults(wire::TestKind::TcpRr), 1, 1000);
+        let rr = spec.params.rr_mut().unwrap();
+        (rr.request_len_bytes, rr.response_len_bytes) = (1, 16 << 20);
+        let server = SpecLimits::default();
+        assert!(spec.check(&server).is_ok());
+        let err = spec.check(&admission.spec_limits(&server)).unwrap_err();
+        assert_eq!(limit_word(&err), "max-rate");
+        assert!(err.to_string().contains("limit of 10000000 bit/s"), "{err}");
+    }
 
     #[test]
     fn a_keys_max_rate_covers_the_reverse_rate_of_a_bidirectional_test() {

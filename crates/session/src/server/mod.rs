@@ -128,8 +128,21 @@ impl Default for ServerConfig {
     }
 }
 
-/// Where the server reports what happens (stderr in the binary, a buffer in tests).
+/// Where the server reports what happens (stderr in the binary, a buffer in tests). Lines
+/// carry a peer's words (its error text, a congestion name, a relay target); [`serve`] wraps
+/// the log it is given in [`escaping`], so no line it writes can hold a line break or an ESC.
 pub type Log = Arc<dyn Fn(String) + Send + Sync>;
+
+/// `log` with every control character of each line escaped (`wire::escape`): one place that
+/// every server line passes through, so a peer's text cannot forge a line or drive a terminal.
+pub fn escaping(log: Log) -> Log {
+    Arc::new(
+        move |line: String| match wire::escape::escape_controls(&line) {
+            std::borrow::Cow::Borrowed(_) => log(line),
+            std::borrow::Cow::Owned(escaped) => log(escaped),
+        },
+    )
+}
 
 struct Shared {
     config: ServerConfig,
@@ -146,6 +159,7 @@ struct Shared {
 
 /// Serves until `shutdown` is raised (or, with `one_off`, after one session).
 pub fn serve(listener: Listener, shutdown: Signal, config: ServerConfig, log: Log) {
+    let log = escaping(log);
     let (door, why) = iperf3::UdpDoor::open(listener.tcp_addr());
     if let Some(why) = why {
         log(why);

@@ -2,9 +2,10 @@
 //! on a peer's spec. The first failed check is the error ([`SpecError`]), naming the field and
 //! what is allowed; the order is the one docs/PROTOCOL.md section 6 lists.
 
+use super::check_rr::{check_rr, rr_max_rate, rr_rate_words};
 use super::{
-    Direction, Flow, Params, RrParams, SpecLimits, StreamParams, TcpOptions, TestSpec, Transport,
-    UdpParams, UdpRate,
+    Direction, Flow, Params, SpecLimits, StreamParams, TcpOptions, TestSpec, Transport, UdpParams,
+    UdpRate,
 };
 
 /// The largest UDP payload over IPv4: 65535 − 20 (IP) − 8 (UDP).
@@ -13,8 +14,6 @@ const MAX_UDP_PAYLOAD: u32 = 65_507;
 const MIN_UDP_RR_LEN: u32 = 16;
 /// Most source or destination ports per UDP stream.
 const MAX_UDP_FLOWS: u32 = 10_000;
-/// Highest transaction rate per stream.
-const MAX_TRANSACTIONS_PER_SEC: u64 = 10_000_000;
 
 /// A spec outside the protocol's ranges or a server's limits. The server sends its text to
 /// the client, so each names the field, the value and what is allowed.
@@ -124,6 +123,19 @@ pub enum SpecError {
         len_bytes: u32,
         /// The server's limit.
         max_bytes: u32,
+    },
+    /// A request/response test on a server with a rate limit, back to back or at a
+    /// transaction rate whose larger message, sent that often, is above the limit.
+    #[error("request/response of {request_len_bytes}/{response_len_bytes} bytes {} per stream above this server's limit of {limit_bps} bit/s (serve --max-rate): ask for --tps {} or less", rr_rate_words(*.transactions_per_sec), rr_max_rate(*.request_len_bytes, *.response_len_bytes, *.limit_bps))]
+    RrRateLimit {
+        /// Request bytes.
+        request_len_bytes: u32,
+        /// Response bytes.
+        response_len_bytes: u32,
+        /// Asked, transactions/s; `None`: back to back.
+        transactions_per_sec: Option<u64>,
+        /// The limit, bit/s.
+        limit_bps: u64,
     },
 }
 
@@ -319,31 +331,6 @@ fn check_udp(udp: &UdpParams, limits: &SpecLimits) -> Result<(), SpecError> {
         .any(|rate| matches!(rate, UdpRate::BitsPerSec(0) | UdpRate::PacketsPerSec(0)));
     if zero_rate || udp.batch_packets == 0 {
         return Err(SpecError::ZeroRate);
-    }
-    Ok(())
-}
-
-/// The request/response kinds: warm-up, transaction rate, response length. (A request/response
-/// test keeps one transaction in flight per stream, so it limits its own rate: the server's
-/// UDP rate limit does not apply.)
-fn check_rr(rr: &RrParams, duration_ms: u64, limits: &SpecLimits) -> Result<(), SpecError> {
-    if rr.omit_ms >= duration_ms {
-        return Err(SpecError::WarmUp {
-            omit_ms: rr.omit_ms,
-            duration_ms,
-        });
-    }
-    if let Some(rate) = rr
-        .transactions_per_sec
-        .filter(|r| !(1..=MAX_TRANSACTIONS_PER_SEC).contains(r))
-    {
-        return Err(SpecError::RequestRate(rate));
-    }
-    if rr.response_len_bytes == 0 || rr.response_len_bytes > limits.max_write_len_bytes {
-        return Err(SpecError::ResponseLength {
-            len_bytes: rr.response_len_bytes,
-            max_bytes: limits.max_write_len_bytes,
-        });
     }
     Ok(())
 }

@@ -357,6 +357,11 @@ fn spec_from(p: &Params, shared: &Shared) -> Result<TestSpec, Refusal> {
         };
         refusal(code, e.to_string())
     })?;
+    if let Some(name) = spec.tcp().and_then(|t| t.congestion.as_ref()) {
+        // Before any socket gets it: only a name the host lists.
+        engine::sockopt::check_congestion(name)
+            .map_err(|e| refusal(ERROR_UNIMPLEMENTED, e.to_string()))?;
+    }
     Ok(spec)
 }
 
