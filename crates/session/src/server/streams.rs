@@ -12,10 +12,10 @@ use wire::spec::Flow;
 use wire::{ClientMsg, ServerMsg, TestKind, TestSpec};
 
 use super::{wait_readable, SessionError, Shared};
-use crate::control::{recv, send};
+use crate::control::recv;
 
 /// How long after its window the server keeps sending while waiting for the client's Stop.
-const SENDER_GRACE: Duration = Duration::from_secs(2);
+pub(super) const SENDER_GRACE: Duration = Duration::from_secs(2);
 
 /// The streams while they run, with the clocks the results are measured from.
 pub(super) struct Running {
@@ -78,7 +78,13 @@ pub(super) fn run_streams(
     });
     let mut running = start_workers(spec, conns)?;
     running.drops0 = drops0;
-    send(ctrl, &ServerMsg::Begun)?;
+    // The window's hard end, kept by a thread of its own: this thread may be blocked in a
+    // control write to a client that stopped reading (for up to the handshake timeout).
+    let stop_at = running.t0 + Duration::from_millis(spec.duration_ms) + SENDER_GRACE;
+    (running.workers)
+        .stop_by(stop_at, stop_at + shared.config.drain_timeout)
+        .map_err(SessionError::Thread)?;
+    shared.send(ctrl, &ServerMsg::Begun)?;
     let window = serve_polls(ctrl, spec, &mut running, shared)?;
     let workers = running.workers;
     workers.stop();
@@ -101,7 +107,7 @@ pub(super) fn run_streams(
             .map(|(d0, ifc)| DropSnapshot::now(ifc.as_deref()).since(&d0)),
         cpu_at_stop: Some(window.cpu),
     };
-    send(ctrl, &ServerMsg::Results(results.clone()))?;
+    shared.send(ctrl, &ServerMsg::Results(results.clone()))?;
     Ok(results)
 }
 
@@ -161,8 +167,12 @@ fn serve_polls(
             Some(_) if now < window_end + SENDER_GRACE => {
                 (window_end + SENDER_GRACE - now).min(idle)
             }
-            Some(_) => idle,
+            Some(_) => (window_end + SENDER_GRACE + idle).saturating_duration_since(now),
         };
+        // A client that keeps polling but never says stop does not keep its slot.
+        if now >= window_end + SENDER_GRACE + idle {
+            return Err(SessionError::NoStop(SENDER_GRACE + idle));
+        }
         if !wait_readable(ctrl.as_raw_fd(), wait.as_millis().max(1) as i32) {
             if last_message.elapsed() >= idle {
                 return Err(SessionError::ClientSilent(idle));
@@ -178,7 +188,8 @@ fn serve_polls(
                     .clone()
                     .unwrap_or_else(|| (running.workers.snapshot(), running.cpu_so_far()));
                 let cpu = Some(cpu);
-                send(ctrl, &ServerMsg::Counters { seq, counts, cpu })?;
+                (shared.send(ctrl, &ServerMsg::Counters { seq, counts, cpu }))
+                    .map_err(SessionError::ClientGone)?;
             }
             ClientMsg::Stop => {
                 let (counts, cpu) = at_window_end.unwrap_or_else(|| {
