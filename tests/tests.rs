@@ -13,6 +13,7 @@ mod disk;
 mod faults;
 mod fuzz;
 mod harness;
+mod hostile_deadlines;
 mod interval_cpu;
 mod iperf3;
 mod iperf3_bad;

@@ -1,0 +1,162 @@
+//! Hostile clients against the server's deadlines (issue 33 rows 1, 5 and 11): each test does
+//! what the row says a client can do, and asserts that the bound holds without the client's
+//! help: the data stops, the session ends and its slot frees within the deadline, a stranger
+//! gets nothing, an unproven client learns nothing about the host. A real client beside the
+//! hostile one still gets its test where that is cheap to show.
+
+use super::*;
+use socket2::{Domain, Socket, Type};
+use std::net::SocketAddr;
+use wire::TestSpec;
+
+/// A connection to `addr` from `from` (any loopback address: the whole of 127/8 is local)
+/// with its receive buffer at `rcvbuf` bytes (the kernel's floor, a few KiB, if smaller),
+/// set before the handshake so the window it advertises is small from the first segment.
+fn connect_from(addr: SocketAddr, from: [u8; 4], rcvbuf: Option<usize>) -> TcpStream {
+    let sock = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    if let Some(size) = rcvbuf {
+        sock.set_recv_buffer_size(size).unwrap();
+    }
+    sock.bind(&SocketAddr::from((from, 0)).into()).unwrap();
+    sock.connect_timeout(&addr.into(), Duration::from_secs(2))
+        .unwrap();
+    let c: TcpStream = sock.into();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    c.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+    c
+}
+
+/// A connection that has sent its hello and read the greeting, with `rcvbuf` as above.
+fn greeted(addr: SocketAddr, rcvbuf: Option<usize>) -> TcpStream {
+    let mut c = connect_from(addr, [127, 0, 0, 1], rcvbuf);
+    c.write_all(&Hello::ours().emit()).unwrap();
+    let mut greeting = [0u8; wire::GREETING_LEN];
+    c.read_exact(&mut greeting).unwrap();
+    c
+}
+
+fn answer(c: &mut TcpStream) -> ServerMsg {
+    frame::read_frame(c, Duration::from_secs(5)).unwrap()
+}
+
+/// Starts `spec` on a fresh control connection: the connection and the session's cookie.
+fn started(addr: SocketAddr, spec: TestSpec, rcvbuf: Option<usize>) -> (TcpStream, u64) {
+    let mut ctrl = greeted(addr, rcvbuf);
+    let start = ClientMsg::Start { spec, auth: None };
+    frame::write_frame(&mut ctrl, &start).unwrap();
+    match answer(&mut ctrl) {
+        ServerMsg::Accepted { session, .. } => (ctrl, session),
+        other => panic!("not accepted: {other:?}"),
+    }
+}
+
+/// Attaches stream `stream` of `session`.
+fn attached(addr: SocketAddr, session: u64, stream: u16) -> TcpStream {
+    let mut data = greeted(addr, None);
+    let attach = ClientMsg::Attach {
+        session,
+        stream,
+        auth: None,
+    };
+    frame::write_frame(&mut data, &attach).unwrap();
+    assert!(
+        matches!(answer(&mut data), ServerMsg::Attached { .. }),
+        "not attached"
+    );
+    data
+}
+
+/// Waits up to `within` for `needle` in the server's log; how long it took.
+fn log_within(server: &TestServer, needle: &str, within: Duration) -> Duration {
+    let t0 = Instant::now();
+    while !server.log_text().contains(needle) {
+        assert!(
+            t0.elapsed() < within,
+            "no '{needle}' in the server's log within {within:?}:\n{}",
+            server.log_text()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    t0.elapsed()
+}
+
+/// Reads `data` to its end (or an error, or `limit`): the bytes that came after `after`, and
+/// when the end came.
+fn read_to_end_after(mut data: TcpStream, after: Instant, limit: Instant) -> (u64, Instant) {
+    let mut buf = vec![0u8; 1 << 20];
+    let mut late = 0u64;
+    data.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+    while Instant::now() < limit {
+        match data.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) if Instant::now() > after => late += n as u64,
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(_) => break,
+        }
+    }
+    (late, Instant::now())
+}
+
+/// Row 1: `begin`, then polls as fast as the socket takes them, never reading the control
+/// connection (a receive buffer of a few KiB), in a 1 s reverse test. The server's session
+/// thread soon blocks writing counters to it; the data must still stop within the 2 s grace
+/// after the window (a watchdog of its own stops the senders), and the session must end at
+/// the control write's deadline and free its slot for a real client.
+#[test]
+fn a_client_that_never_reads_its_control_connection_stops_getting_data_and_loses_its_slot() {
+    let write_deadline = Duration::from_secs(6);
+    let server = TestServer::start(ServerConfig {
+        max_sessions: 1,
+        handshake_timeout: write_deadline,
+        ..ServerConfig::default()
+    });
+    let (mut ctrl, session) = started(server.addr, spec(Direction::Reverse, 1, 1_000), Some(1));
+    let data = attached(server.addr, session, 0);
+    frame::write_frame(&mut ctrl, &ClientMsg::Begin).unwrap();
+    let begun = Instant::now();
+    let flood = std::thread::spawn(move || {
+        ctrl.set_write_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+        let mut polls = 0u64;
+        while begun.elapsed() < Duration::from_secs(15) {
+            let mut poll = Vec::new();
+            frame::encode(&ClientMsg::Poll { seq: polls }, &mut poll).unwrap();
+            match ctrl.write_all(&poll) {
+                Ok(()) => polls += 1,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(_) => break, // the server closed the connection: the session is over
+            }
+        }
+        polls
+    });
+    let window_and_grace = Duration::from_millis(1_000) + Duration::from_secs(2);
+    let margin = Duration::from_millis(700);
+    let (late, ended) = read_to_end_after(
+        data,
+        begun + window_and_grace + margin,
+        begun + Duration::from_secs(12),
+    );
+    let data_end = ended - begun;
+    assert!(
+        data_end < window_and_grace + margin + Duration::from_millis(300),
+        "the data connection ended {data_end:?} after begin (window 1 s + grace 2 s)"
+    );
+    assert!(late < 1 << 20, "{late} bytes arrived after window + grace");
+    let took = log_within(&server, "did not read a control message", Duration::from_secs(12));
+    let session_end = begun.elapsed();
+    assert!(
+        session_end < Duration::from_secs(1) + write_deadline + Duration::from_secs(3),
+        "the session ended {session_end:?} after begin"
+    );
+    let polls = flood.join().unwrap();
+    assert!(
+        run(server.addr, spec(Direction::Send, 1, 300)).is_ok(),
+        "{}",
+        server.log_text()
+    );
+    println!(
+        "{polls} unread polls: data ended {data_end:?} after begin, {late} bytes after window \
+         + grace + {margin:?}; session ended {session_end:?} after begin ({took:?} waited)"
+    );
+}
