@@ -34,7 +34,7 @@ pub mod watchdog;
 pub mod workers;
 
 pub use abort::Abort;
-pub use conn::{Conn, CrrTarget, Endpoint, Listener, UdpMulti};
+pub use conn::{Conn, CrrListener, CrrTarget, Endpoint, Listener, UdpMulti};
 pub use counters::{Signal, StreamCounters, ThreadCpu, ThreadCpuGuard};
 pub use error::EngineError;
 pub use stream_engine::{engine_for, Role, StreamControl, StreamEngine, StreamReport};

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use engine::udp_socket::{accept_probes, udp_socket};
-use engine::{sockopt::SocketOptions, Conn, UdpMulti};
+use engine::{sockopt::SocketOptions, Conn, CrrListener, UdpMulti};
 use wire::spec::{Flow, SpecLimits};
 use wire::{ClientMsg, ServerMsg, TestSpec};
 
@@ -76,7 +76,9 @@ pub(super) fn data_connections(
     if spec.kind().is_udp() {
         connect_udp(ctrl, spec, sockets.udp, shared, begin_by)
     } else if let Some(listener) = sockets.crr {
-        let listener = Arc::new(listener);
+        // Transactions only from the client's address: anyone else is closed unanswered.
+        let only_from = ctrl.peer_addr().map(|a| a.ip().to_canonical());
+        let listener = Arc::new(CrrListener::new(listener, only_from));
         Ok(spec
             .flows()
             .iter()
@@ -88,7 +90,8 @@ pub(super) fn data_connections(
 }
 
 /// `tcp_crr` tests: the session's own listener, on the address the client reached us at; its
-/// responder threads accept from it in turn.
+/// responder threads accept from it in turn, answering only the control connection's peer
+/// address (`engine::CrrListener`).
 fn open_crr_listener(
     ctrl: &Conn,
     spec: &TestSpec,

@@ -2,9 +2,10 @@
 //! client's polls, close the window by the server's own clock, then drain and send the results.
 
 use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use engine::{engine_for, Conn, Role, WorkerOutcome, Workers};
+use engine::{engine_for, Conn, CrrListener, Role, WorkerOutcome, Workers};
 use measure::cpu::{CpuSoFar, CpuTime, SystemCpuSnapshot};
 use measure::drops::DropSnapshot;
 use wire::msg::{ServerResults, StreamCounts, StreamEnd};
@@ -76,6 +77,10 @@ pub(super) fn run_streams(
             .and_then(|a| measure::host::interface_for_ip(a.ip()));
         (DropSnapshot::now(interface.as_deref()), interface)
     });
+    let crr = conns.iter().find_map(|c| match c {
+        Conn::CrrListener(l) => Some(std::sync::Arc::clone(l)),
+        _ => None,
+    });
     let mut running = start_workers(spec, conns)?;
     running.drops0 = drops0;
     // The window's hard end, kept by a thread of its own: this thread may be blocked in a
@@ -89,6 +94,9 @@ pub(super) fn run_streams(
     let workers = running.workers;
     workers.stop();
     let outcomes = workers.join(shared.config.drain_timeout);
+    if let Some(crr) = crr {
+        log_turned_away(&crr, ctrl, shared);
+    }
     let sys = running.sys0.zip(SystemCpuSnapshot::now());
     let results = ServerResults {
         streams: outcomes
@@ -109,6 +117,20 @@ pub(super) fn run_streams(
     };
     shared.send(ctrl, &ServerMsg::Results(results.clone()))?;
     Ok(results)
+}
+
+/// What a connection test's listener turned away, in the log (nothing when it turned away
+/// nothing): connections from other addresses, and stalled transactions.
+fn log_turned_away(crr: &CrrListener, ctrl: &Conn, shared: &Shared) {
+    let strangers = crr.strangers.load(Ordering::Relaxed);
+    let dropped = crr.dropped.load(Ordering::Relaxed);
+    if strangers + dropped > 0 {
+        (shared.log)(format!(
+            "{}: connection test: {strangers} connections from other addresses closed \
+             unanswered, {dropped} stalled or broken transactions dropped",
+            ctrl.peer()
+        ));
+    }
 }
 
 /// One worker per stream, in the role the stream's direction gives the server.
