@@ -425,3 +425,126 @@ fn an_unproven_client_learns_nothing_about_the_host() {
     let told = format!("{:?}", answer(&mut c));
     assert!(told.contains(&secrets[0]), "a start without keys: {told}");
 }
+
+/// A server with one slot and these timeouts.
+fn one_slot(handshake: Duration, setup: Duration, drain: Duration) -> TestServer {
+    TestServer::start(ServerConfig {
+        max_sessions: 1,
+        handshake_timeout: handshake,
+        setup_timeout: setup,
+        drain_timeout: drain,
+        ..ServerConfig::default()
+    })
+}
+
+/// A real client's short test passes: the hostile one's slot is free again.
+fn real_client_passes(server: &TestServer) {
+    let result = run(server.addr, spec(Direction::Send, 1, 300));
+    assert!(result.is_ok(), "{result:?}\n{}", server.log_text());
+}
+
+/// Row 1: a client that starts, attaches its stream, then neither begins nor reads loses its
+/// slot at the setup timeout.
+#[test]
+fn a_session_that_never_begins_frees_its_slot_at_the_setup_timeout() {
+    let setup = Duration::from_secs(1);
+    let server = one_slot(Duration::from_secs(10), setup, Duration::from_secs(10));
+    let (ctrl, session) = started(server.addr, spec(Direction::Reverse, 1, 60_000), Some(1));
+    let data = attached(server.addr, session, 0);
+    let took = log_within(&server, "did not begin within", setup + Duration::from_secs(2));
+    real_client_passes(&server);
+    println!("never begun: slot freed {took:?} after the start");
+    drop((ctrl, data));
+}
+
+/// Row 1: a client that trickles a poll a byte at a time (never silent for long) is dropped
+/// once the frame has taken its interval plus the handshake timeout, as a silent one is.
+#[test]
+fn a_client_that_trickles_a_poll_is_dropped_at_its_interval_plus_the_timeout() {
+    let timeout = Duration::from_secs(1);
+    let server = one_slot(timeout, Duration::from_secs(5), Duration::from_secs(10));
+    let (mut ctrl, session) = started(server.addr, spec(Direction::Send, 1, 60_000), None);
+    let data = attached(server.addr, session, 0);
+    frame::write_frame(&mut ctrl, &ClientMsg::Begin).unwrap();
+    assert!(matches!(answer(&mut ctrl), ServerMsg::Begun));
+    let t0 = Instant::now();
+    let trickle = std::thread::spawn(move || {
+        let mut bytes = vec![0, 0, 0, 100];
+        bytes.extend_from_slice(&[b' '; 100]);
+        for b in bytes {
+            if ctrl.write_all(&[b]).is_err() || t0.elapsed() > Duration::from_secs(8) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    });
+    let bound = Duration::from_millis(250) + timeout;
+    let took = log_within(&server, "client went away mid-test", bound + Duration::from_secs(2));
+    assert!(took < bound + Duration::from_millis(1_500), "{took:?}");
+    real_client_passes(&server);
+    println!("trickled poll: dropped {took:?} after the trickle began (bound {bound:?})");
+    drop(data);
+    trickle.join().unwrap();
+}
+
+/// Row 1: a client that keeps polling (and reading the answers) but never says stop does not
+/// keep its slot: the server ends the test its interval plus the handshake timeout after the
+/// window's grace, and says why.
+#[test]
+fn a_client_that_never_says_stop_is_ended_after_the_window() {
+    let timeout = Duration::from_secs(1);
+    let server = one_slot(timeout, Duration::from_secs(5), Duration::from_secs(10));
+    let (mut ctrl, session) = started(server.addr, spec(Direction::Send, 1, 1_000), None);
+    let data = attached(server.addr, session, 0);
+    frame::write_frame(&mut ctrl, &ClientMsg::Begin).unwrap();
+    assert!(matches!(answer(&mut ctrl), ServerMsg::Begun));
+    let t0 = Instant::now();
+    let message = loop {
+        assert!(t0.elapsed() < Duration::from_secs(10), "still polled at 10 s");
+        let _ = frame::write_frame(&mut ctrl, &ClientMsg::Poll { seq: 1 });
+        match answer(&mut ctrl) {
+            ServerMsg::Counters { .. } => std::thread::sleep(Duration::from_millis(200)),
+            ServerMsg::Error { message } => break message,
+            other => panic!("{other:?}"),
+        }
+    };
+    let took = t0.elapsed();
+    assert!(message.contains("did not say stop"), "{message}");
+    // Window 1 s, grace 2 s, interval 250 ms plus the handshake timeout 1 s.
+    assert!(took < Duration::from_millis(4_250 + 1_000), "{took:?}");
+    real_client_passes(&server);
+    println!("never stopped: ended {took:?} after begin: {message}");
+    drop(data);
+}
+
+/// Row 1: after `Stop`, a stream whose client never closes it (so the server's receiver
+/// cannot drain to its end) is aborted at the drain timeout, and the results still come.
+#[test]
+fn a_stream_that_never_drains_is_aborted_at_the_drain_timeout() {
+    let drain = Duration::from_secs(1);
+    let server = one_slot(Duration::from_secs(10), Duration::from_secs(5), drain);
+    let (mut ctrl, session) = started(server.addr, spec(Direction::Send, 1, 500), None);
+    let mut data = attached(server.addr, session, 0);
+    frame::write_frame(&mut ctrl, &ClientMsg::Begin).unwrap();
+    assert!(matches!(answer(&mut ctrl), ServerMsg::Begun));
+    data.write_all(&[1u8; 100_000]).unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let t0 = Instant::now();
+    frame::write_frame(&mut ctrl, &ClientMsg::Stop).unwrap();
+    let results = loop {
+        match answer(&mut ctrl) {
+            ServerMsg::Counters { .. } => {}
+            ServerMsg::Results(r) => break r,
+            other => panic!("{other:?}"),
+        }
+    };
+    let took = t0.elapsed();
+    assert!(took < drain + Duration::from_millis(1_500), "{took:?}");
+    assert!(results.streams[0].error.is_some(), "{results:?}");
+    real_client_passes(&server);
+    println!(
+        "undrained stream: results {took:?} after stop: {:?}",
+        results.streams[0].error
+    );
+    drop(data);
+}
