@@ -548,3 +548,53 @@ fn a_stream_that_never_drains_is_aborted_at_the_drain_timeout() {
     );
     drop(data);
 }
+
+/// Row 1, iperf3: an iperf3 client's reverse 1 s test whose client never reads its control
+/// connection and never says `TEST_END`: the server's data stops within the grace after the
+/// test's time, and the test ends at the handshake timeout after that, freeing the slot.
+#[test]
+fn an_iperf3_client_that_never_ends_its_test_stops_getting_data_and_loses_its_slot() {
+    let timeout = Duration::from_secs(1);
+    let server = one_slot(timeout, Duration::from_secs(5), Duration::from_secs(2));
+    let mut ctrl = connect_from(server.addr, [127, 0, 0, 1], Some(1));
+    let mut cookie = [b'q'; wire::iperf3::COOKIE_LEN];
+    cookie[wire::iperf3::COOKIE_LEN - 1] = 0;
+    ctrl.write_all(&cookie).unwrap();
+    let mut state = [0u8; 1];
+    ctrl.read_exact(&mut state).unwrap();
+    assert_eq!(state[0], 9, "PARAM_EXCHANGE");
+    let params = br#"{"tcp":true,"time":1,"parallel":1,"reverse":true,"len":131072}"#;
+    let mut frame = (params.len() as u32).to_be_bytes().to_vec();
+    frame.extend_from_slice(params);
+    ctrl.write_all(&frame).unwrap();
+    ctrl.read_exact(&mut state).unwrap();
+    assert_eq!(state[0], 10, "CREATE_STREAMS");
+    let mut data = connect_from(server.addr, [127, 0, 0, 1], None);
+    data.write_all(&cookie).unwrap();
+    ctrl.read_exact(&mut state).unwrap();
+    assert_eq!(state[0], 1, "TEST_START");
+    let started = Instant::now();
+    // From here the client reads nothing on its control connection and never says TEST_END.
+    let grace = Duration::from_secs(2);
+    let margin = Duration::from_millis(700);
+    let after = started + Duration::from_secs(1) + grace + margin;
+    let (late, ended) = read_to_end_after(data, after, started + Duration::from_secs(10));
+    let data_end = ended - started;
+    assert!(
+        data_end < Duration::from_secs(1) + grace + margin + Duration::from_millis(300),
+        "the data connection ended {data_end:?} after TEST_START"
+    );
+    assert!(late < 1 << 20, "{late} bytes after the test's time + grace");
+    let took = log_within(&server, "sent no TEST_END", Duration::from_secs(6));
+    let ended_at = started.elapsed();
+    assert!(
+        ended_at < Duration::from_secs(1) + timeout + Duration::from_secs(2),
+        "the test ended {ended_at:?} after TEST_START"
+    );
+    real_client_passes(&server);
+    println!(
+        "iperf3 client without TEST_END: data ended {data_end:?}, test ended {ended_at:?} \
+         after TEST_START ({took:?} waited)"
+    );
+    drop(ctrl);
+}
