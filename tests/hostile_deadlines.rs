@@ -9,6 +9,9 @@ use socket2::{Domain, Socket, Type};
 use std::net::SocketAddr;
 use wire::TestSpec;
 
+mod crr;
+mod host_facts;
+
 /// A connection to `addr` from `from` (any loopback address: the whole of 127/8 is local)
 /// with its receive buffer at `rcvbuf` bytes (the kernel's floor, a few KiB, if smaller),
 /// set before the handshake so the window it advertises is small from the first segment.
@@ -85,13 +88,18 @@ fn log_within(server: &TestServer, needle: &str, within: Duration) -> Duration {
 fn read_to_end_after(mut data: TcpStream, after: Instant, limit: Instant) -> (u64, Instant) {
     let mut buf = vec![0u8; 1 << 20];
     let mut late = 0u64;
-    data.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+    data.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
     while Instant::now() < limit {
         match data.read(&mut buf) {
             Ok(0) => break,
             Ok(n) if Instant::now() > after => late += n as u64,
             Ok(_) => {}
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
             Err(_) => break,
         }
     }
@@ -143,7 +151,11 @@ fn a_client_that_never_reads_its_control_connection_stops_getting_data_and_loses
         "the data connection ended {data_end:?} after begin (window 1 s + grace 2 s)"
     );
     assert!(late < 1 << 20, "{late} bytes arrived after window + grace");
-    let took = log_within(&server, "did not read a control message", Duration::from_secs(12));
+    let took = log_within(
+        &server,
+        "did not read a control message",
+        Duration::from_secs(12),
+    );
     let session_end = begun.elapsed();
     assert!(
         session_end < Duration::from_secs(1) + write_deadline + Duration::from_secs(3),
@@ -159,271 +171,6 @@ fn a_client_that_never_reads_its_control_connection_stops_getting_data_and_loses
         "{polls} unread polls: data ended {data_end:?} after begin, {late} bytes after window \
          + grace + {margin:?}; session ended {session_end:?} after begin ({took:?} waited)"
     );
-}
-
-/// A `tcp_crr` spec of `streams` streams for `duration_ms`, with `request` and `response`
-/// bytes per transaction.
-fn crr_spec(streams: u16, duration_ms: u64, request: u32, response: u32) -> TestSpec {
-    let params = wire::spec::Params::TcpCrr {
-        rr: wire::spec::RrParams::new(request, response),
-        tcp: wire::spec::TcpOptions::default(),
-    };
-    TestSpec {
-        interval_ms: 250,
-        ..TestSpec::new(params, streams, duration_ms)
-    }
-}
-
-/// A begun `tcp_crr` session driven by hand: its control connection and its listener's port.
-fn begun_crr(server: &TestServer, spec: TestSpec) -> (TcpStream, u16) {
-    let mut ctrl = greeted(server.addr, None);
-    frame::write_frame(&mut ctrl, &ClientMsg::Start { spec, auth: None }).unwrap();
-    let ServerMsg::Accepted {
-        crr_port: Some(port),
-        ..
-    } = answer(&mut ctrl)
-    else {
-        panic!("no connection test port")
-    };
-    frame::write_frame(&mut ctrl, &ClientMsg::Begin).unwrap();
-    assert!(matches!(answer(&mut ctrl), ServerMsg::Begun));
-    (ctrl, port)
-}
-
-/// One transaction on a new connection from `from`: `Some(bytes of the response)` when it
-/// was answered whole, `None` when closed or reset first.
-fn transaction(from: [u8; 4], port: u16, request: usize, response: usize) -> Option<usize> {
-    let mut c = connect_from(SocketAddr::from(([127, 0, 0, 1], port)), from, None);
-    c.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
-    c.write_all(&vec![7u8; request]).ok()?;
-    let mut got = vec![0u8; response];
-    c.read_exact(&mut got).ok().map(|()| response)
-}
-
-/// Ends a hand-driven session: `Stop`, then its results.
-fn stop(mut ctrl: TcpStream) {
-    frame::write_frame(&mut ctrl, &ClientMsg::Stop).unwrap();
-    loop {
-        match answer(&mut ctrl) {
-            ServerMsg::Counters { .. } => {}
-            ServerMsg::Results(_) => break,
-            other => panic!("{other:?}"),
-        }
-    }
-}
-
-/// Row 5: a connection to a `tcp_crr` session's listener from an address other than the
-/// client's (127.0.0.2; the client's control connection comes from 127.0.0.1) is closed
-/// before anything is read, while the client's own transactions are answered.
-#[test]
-fn a_stranger_on_a_connection_tests_port_is_closed_unanswered() {
-    let server = TestServer::start(ServerConfig::default());
-    let (ctrl, port) = begun_crr(&server, crr_spec(1, 10_000, 1, 64 << 10));
-    for _ in 0..3 {
-        assert_eq!(
-            transaction([127, 0, 0, 2], port, 1, 64 << 10),
-            None,
-            "a stranger got an answer"
-        );
-    }
-    assert_eq!(
-        transaction([127, 0, 0, 1], port, 1, 64 << 10),
-        Some(64 << 10),
-        "the client's own transaction was not answered"
-    );
-    stop(ctrl);
-    log_within(
-        &server,
-        "3 connections from other addresses closed unanswered",
-        Duration::from_secs(5),
-    );
-}
-
-/// Row 5: a connection from the client's own address that sends part of its request and
-/// stalls holds its responder for the stall limit (1 s) at most: the transactions after it
-/// are answered, and the stalled one is dropped and counted.
-#[test]
-fn a_stalled_transaction_does_not_stall_a_connection_test() {
-    let server = TestServer::start(ServerConfig::default());
-    let (request, response) = (100, 1_000);
-    let (ctrl, port) = begun_crr(&server, crr_spec(1, 10_000, request as u32, response as u32));
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    // Part of a request (enough for the listener's deferred accept to hand it on), then
-    // nothing: the only responder takes it.
-    let mut stalled = connect_from(addr, [127, 0, 0, 1], None);
-    stalled.write_all(&[7u8; 10]).unwrap();
-    std::thread::sleep(Duration::from_millis(100));
-    let t0 = Instant::now();
-    let (mut answered, mut longest) = (0u32, Duration::ZERO);
-    while t0.elapsed() < Duration::from_secs(3) {
-        let start = Instant::now();
-        if transaction([127, 0, 0, 1], port, request, response).is_some() {
-            answered += 1;
-        }
-        longest = longest.max(start.elapsed());
-    }
-    stop(ctrl);
-    assert!(answered > 100, "{answered} transactions answered in 3 s");
-    assert!(
-        longest < engine::tcp_crr::STALL + Duration::from_millis(700),
-        "one transaction waited {longest:?} behind the stalled connection"
-    );
-    log_within(
-        &server,
-        "1 stalled or broken transactions dropped",
-        Duration::from_secs(5),
-    );
-    println!("{answered} transactions in 3 s beside a stalled one; the longest took {longest:?}");
-    drop(stalled);
-}
-
-/// What the server says about its host that an unproven client must not learn: its kernel
-/// release, and its host name when it is long enough not to turn up by chance.
-fn host_secrets() -> Vec<String> {
-    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default().trim().to_string();
-    let mut secrets = vec![read("/proc/sys/kernel/osrelease")];
-    let hostname = read("/proc/sys/kernel/hostname");
-    if hostname.len() >= 6 {
-        secrets.push(hostname);
-    }
-    secrets.retain(|s| !s.is_empty());
-    secrets
-}
-
-/// Everything the server sends on `c` until it closes (or 3 s pass).
-fn all_it_says(mut c: TcpStream) -> String {
-    c.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
-    let mut got = Vec::new();
-    let _ = c.read_to_end(&mut got);
-    String::from_utf8_lossy(&got).into_owned()
-}
-
-/// A keys file with one new key, and the key: (its directory, removed when dropped; the key).
-struct OneKey(std::path::PathBuf, session::auth::ClientKey);
-
-impl OneKey {
-    fn new(tag: &str) -> Self {
-        use session::auth::Secret;
-        use std::os::unix::fs::PermissionsExt;
-        let dir = std::env::temp_dir().join(format!("lr-hostile-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let secret = Secret::generate().unwrap();
-        let path = dir.join("keys");
-        std::fs::write(&path, format!("alice {}\n", secret.to_base64())).unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-        let key = session::auth::ClientKey {
-            name: wire::auth::UserName::new("alice").unwrap(),
-            secret,
-        };
-        Self(dir, key)
-    }
-
-    fn server(&self) -> TestServer {
-        let path = self.0.join("keys");
-        TestServer::start(ServerConfig {
-            auth: Some(session::server::AuthKeys {
-                table: session::auth::KeyTable::load(&path).unwrap(),
-                path,
-                reload: engine::Signal::new(),
-            }),
-            ..ServerConfig::default()
-        })
-    }
-}
-
-impl Drop for OneKey {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// A greeted connection and the nonce its proof must cover.
-fn greeted_nonce(addr: SocketAddr) -> (TcpStream, wire::auth::Nonce) {
-    let mut c = connect_from(addr, [127, 0, 0, 1], None);
-    c.write_all(&Hello::ours().emit()).unwrap();
-    let mut g = [0u8; wire::GREETING_LEN];
-    c.read_exact(&mut g).unwrap();
-    let nonce: [u8; wire::auth::NONCE_LEN] = g[g.len() - wire::auth::NONCE_LEN..]
-        .try_into()
-        .unwrap();
-    (c, wire::auth::Nonce(nonce))
-}
-
-/// Row 11: on a server with keys, no first message without a valid proof (a `start`, a
-/// `start` under a wrong secret, a `probe`, a `relay`, an `attach`, an iperf3 client's
-/// parameters) brings back a byte of the host's facts; a proven `start` does, and so does
-/// any `start` on a server without keys (unchanged).
-#[test]
-fn an_unproven_client_learns_nothing_about_the_host() {
-    let secrets = host_secrets();
-    assert!(!secrets.is_empty(), "no kernel release to look for");
-    let keys = OneKey::new("facts");
-    let server = keys.server();
-    let addr = server.addr;
-    let reverse = spec(Direction::Reverse, 1, 1_000);
-    let wrong = session::auth::ClientKey {
-        name: keys.1.name.clone(),
-        secret: session::auth::Secret::generate().unwrap(),
-    };
-    let mut said: Vec<(&str, String)> = Vec::new();
-    let mut ask = |what: &'static str, msg: &dyn Fn(&wire::auth::Nonce) -> ClientMsg| {
-        let (mut c, nonce) = greeted_nonce(addr);
-        frame::write_frame(&mut c, &msg(&nonce)).unwrap();
-        said.push((what, all_it_says(c)));
-    };
-    ask("start", &|_| ClientMsg::Start {
-        spec: reverse.clone(),
-        auth: None,
-    });
-    ask("start under a wrong secret", &|n| ClientMsg::Start {
-        spec: reverse.clone(),
-        auth: Some(session::auth::client_proof(&wrong, n).unwrap()),
-    });
-    ask("probe", &|_| ClientMsg::Probe { auth: None });
-    ask("relay", &|_| ClientMsg::Relay {
-        to: "127.0.0.1".into(),
-        port: addr.port(),
-        family: Default::default(),
-        spec: reverse.clone(),
-        auth: None,
-    });
-    ask("attach", &|_| ClientMsg::Attach {
-        session: 1,
-        stream: 0,
-        auth: None,
-    });
-    // An iperf3 client: its cookie, then its parameters.
-    let mut ip3 = connect_from(addr, [127, 0, 0, 1], None);
-    let mut hello = vec![b'a'; wire::iperf3::COOKIE_LEN - 1];
-    hello.push(0);
-    let params = br#"{"tcp":true,"omit":0,"time":1,"parallel":1,"len":131072}"#;
-    hello.extend_from_slice(&(params.len() as u32).to_be_bytes());
-    hello.extend_from_slice(params);
-    ip3.write_all(&hello).unwrap();
-    said.push(("iperf3 parameters", all_it_says(ip3)));
-    for (what, text) in &said {
-        for secret in &secrets {
-            assert!(
-                !text.contains(secret.as_str()),
-                "an unproven {what} was told '{secret}': {text}"
-            );
-        }
-    }
-    // The check can see them: a proven start is told, as is any start without keys.
-    let (mut c, nonce) = greeted_nonce(addr);
-    let start = ClientMsg::Start {
-        spec: reverse.clone(),
-        auth: Some(session::auth::client_proof(&keys.1, &nonce).unwrap()),
-    };
-    frame::write_frame(&mut c, &start).unwrap();
-    let proven = format!("{:?}", answer(&mut c));
-    assert!(proven.contains(&secrets[0]), "a proven start: {proven}");
-    let open = TestServer::start(ServerConfig::default());
-    let (mut c, _) = greeted_nonce(open.addr);
-    frame::write_frame(&mut c, &ClientMsg::Start { spec: reverse, auth: None }).unwrap();
-    let told = format!("{:?}", answer(&mut c));
-    assert!(told.contains(&secrets[0]), "a start without keys: {told}");
 }
 
 /// A server with one slot and these timeouts.
@@ -451,7 +198,11 @@ fn a_session_that_never_begins_frees_its_slot_at_the_setup_timeout() {
     let server = one_slot(Duration::from_secs(10), setup, Duration::from_secs(10));
     let (ctrl, session) = started(server.addr, spec(Direction::Reverse, 1, 60_000), Some(1));
     let data = attached(server.addr, session, 0);
-    let took = log_within(&server, "did not begin within", setup + Duration::from_secs(2));
+    let took = log_within(
+        &server,
+        "did not begin within",
+        setup + Duration::from_secs(2),
+    );
     real_client_passes(&server);
     println!("never begun: slot freed {took:?} after the start");
     drop((ctrl, data));
@@ -479,7 +230,11 @@ fn a_client_that_trickles_a_poll_is_dropped_at_its_interval_plus_the_timeout() {
         }
     });
     let bound = Duration::from_millis(250) + timeout;
-    let took = log_within(&server, "client went away mid-test", bound + Duration::from_secs(2));
+    let took = log_within(
+        &server,
+        "client went away mid-test",
+        bound + Duration::from_secs(2),
+    );
     assert!(took < bound + Duration::from_millis(1_500), "{took:?}");
     real_client_passes(&server);
     println!("trickled poll: dropped {took:?} after the trickle began (bound {bound:?})");
@@ -500,7 +255,10 @@ fn a_client_that_never_says_stop_is_ended_after_the_window() {
     assert!(matches!(answer(&mut ctrl), ServerMsg::Begun));
     let t0 = Instant::now();
     let message = loop {
-        assert!(t0.elapsed() < Duration::from_secs(10), "still polled at 10 s");
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "still polled at 10 s"
+        );
         let _ = frame::write_frame(&mut ctrl, &ClientMsg::Poll { seq: 1 });
         match answer(&mut ctrl) {
             ServerMsg::Counters { .. } => std::thread::sleep(Duration::from_millis(200)),

@@ -8,8 +8,8 @@
 //! so. Responders keep serving until no connection has come for 200 ms after their `stop`.
 
 use std::io::ErrorKind;
-use std::sync::atomic::Ordering;
 use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use measure::cpu::CpuTime;
@@ -20,8 +20,8 @@ use crate::round_trips::{RoundTrips, RrShape, Transactions};
 use crate::sockopt::{connect_tcp_quick, ConnectError};
 use crate::tcp_rr::{read_message, write_message};
 use crate::{
-    is_retry, Conn, CrrListener, CrrTarget, Endpoint, EngineError, Role, StreamControl, StreamEngine,
-    StreamReport, POLL_INTERVAL,
+    is_retry, Conn, CrrListener, CrrTarget, Endpoint, EngineError, Role, StreamControl,
+    StreamEngine, StreamReport, POLL_INTERVAL,
 };
 
 /// How long responders wait for one more connection after their `stop`.
@@ -182,7 +182,13 @@ impl TcpCrr {
                 break;
             }
             let stream = match listener.accept() {
-                Ok((s, from)) if crr.only_from.is_none_or(|ip| ip == from.ip().to_canonical()) => s,
+                Ok((s, from))
+                    if crr
+                        .only_from
+                        .is_none_or(|ip| ip == from.ip().to_canonical()) =>
+                {
+                    s
+                }
                 // Someone else: closed before a byte of it is read, and counted.
                 Ok(_) => {
                     crr.strangers.fetch_add(1, Ordering::Relaxed);

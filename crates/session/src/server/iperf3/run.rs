@@ -29,8 +29,8 @@ use wire::{TestKind, TestSpec};
 
 use super::udp::UdpClaim;
 use super::{engine_of, gone, output, read_state, record, send_state, Refusal};
-use crate::server::metrics::{transport_of, Way};
 use crate::control::ReadBy;
+use crate::server::metrics::{transport_of, Way};
 use crate::server::streams::{stream_end, SENDER_GRACE};
 use crate::server::{wait_readable, ServedRun, Shared};
 
@@ -225,21 +225,12 @@ pub(super) fn run_test(
     udp: Option<UdpClaim<'_>>,
     shared: &Shared,
 ) -> Result<String, Refusal> {
-    let (spec, params) = (test.spec, test.params);
+    let spec = test.spec;
     // The test's time runs from here, before the streams start: the client's clock starts when
     // the states below arrive, so this end's senders stop a one-way delay before the client
     // stops counting, and their last data still counts there.
     let start = Start::now(ctrl, spec, shared.config.records.is_some());
-    // Every control write from here waits at most the handshake timeout for a client that
-    // does not read (the results, longer, have a deadline of their own).
-    (ctrl.set_write_timeout(Some(shared.config.handshake_timeout)))
-        .map_err(|e| gone("control connection", e))?;
-    // Both states in one segment: a second small write would wait for the client's delayed ACK
-    // of the first (40 ms) while the client's clock already runs.
-    ctrl.write_all(&[State::TestStart.to_byte(), State::TestRunning.to_byte()])
-        .map_err(|e| gone("the client went away", e))?;
-    let mut ends = Ends::start(spec, params, conns)?;
-    ends.stop_by(spec, start.t0, shared)?;
+    let ends = begin(ctrl, test, conns, start.t0, shared)?;
     let (end, mut ran) = run_streams(ctrl, &ends, test, start.t0, shared);
     let Ends {
         senders,
@@ -301,6 +292,27 @@ pub(super) fn run_test(
         }
     }
     Ok(line)
+}
+
+/// Tells the client the test runs and starts the streams, with their hard stops.
+fn begin(
+    ctrl: &mut Conn,
+    test: &Test<'_>,
+    conns: Vec<Conn>,
+    t0: Instant,
+    shared: &Shared,
+) -> Result<Ends, Refusal> {
+    // Every control write from here waits at most the handshake timeout for a client that
+    // does not read (the results, longer, have a deadline of their own).
+    (ctrl.set_write_timeout(Some(shared.config.handshake_timeout)))
+        .map_err(|e| gone("control connection", e))?;
+    // Both states in one segment: a second small write would wait for the client's delayed ACK
+    // of the first (40 ms) while the client's clock already runs.
+    ctrl.write_all(&[State::TestStart.to_byte(), State::TestRunning.to_byte()])
+        .map_err(|e| gone("the client went away", e))?;
+    let mut ends = Ends::start(test.spec, test.params, conns)?;
+    ends.stop_by(test.spec, t0, shared)?;
+    Ok(ends)
 }
 
 /// The test's bytes and datagrams into `serve --metrics`: `streams`, this server's ends in
