@@ -38,6 +38,7 @@ fn greeted(addr: SocketAddr, rcvbuf: Option<usize>) -> TcpStream {
     c
 }
 
+#[track_caller]
 fn answer(c: &mut TcpStream) -> ServerMsg {
     frame::read_frame(c, Duration::from_secs(5)).unwrap()
 }

@@ -16,8 +16,9 @@ fn crr_spec(streams: u16, duration_ms: u64, request: u32, response: u32) -> Test
     }
 }
 
-/// A begun `tcp_crr` session driven by hand: its control connection and its listener's port.
-fn begun_crr(server: &TestServer, spec: TestSpec) -> (TcpStream, u16) {
+/// An accepted `tcp_crr` session driven by hand: its control connection and its listener's
+/// port.
+fn accepted_crr(server: &TestServer, spec: TestSpec) -> (TcpStream, u16) {
     let mut ctrl = greeted(server.addr, None);
     frame::write_frame(&mut ctrl, &ClientMsg::Start { spec, auth: None }).unwrap();
     let ServerMsg::Accepted {
@@ -27,8 +28,19 @@ fn begun_crr(server: &TestServer, spec: TestSpec) -> (TcpStream, u16) {
     else {
         panic!("no connection test port")
     };
-    frame::write_frame(&mut ctrl, &ClientMsg::Begin).unwrap();
-    assert!(matches!(answer(&mut ctrl), ServerMsg::Begun));
+    (ctrl, port)
+}
+
+/// Begins a hand-driven session.
+fn begin(ctrl: &mut TcpStream) {
+    frame::write_frame(ctrl, &ClientMsg::Begin).unwrap();
+    assert!(matches!(answer(ctrl), ServerMsg::Begun));
+}
+
+/// A begun `tcp_crr` session driven by hand: its control connection and its listener's port.
+fn begun_crr(server: &TestServer, spec: TestSpec) -> (TcpStream, u16) {
+    let (mut ctrl, port) = accepted_crr(server, spec);
+    begin(&mut ctrl);
     (ctrl, port)
 }
 
@@ -42,14 +54,17 @@ fn transaction(from: [u8; 4], port: u16, request: usize, response: usize) -> Opt
     c.read_exact(&mut got).ok().map(|()| response)
 }
 
-/// Ends a hand-driven session: `Stop`, then its results.
-fn stop(mut ctrl: TcpStream) {
+/// Ends a hand-driven session: `Stop`, then its results (the server's log if none come).
+fn stop(mut ctrl: TcpStream, server: &TestServer) {
     frame::write_frame(&mut ctrl, &ClientMsg::Stop).unwrap();
     loop {
-        match answer(&mut ctrl) {
-            ServerMsg::Counters { .. } => {}
-            ServerMsg::Results(_) => break,
-            other => panic!("{other:?}"),
+        match frame::read_frame(&mut ctrl, Duration::from_secs(5)) {
+            Ok(ServerMsg::Counters { .. }) => {}
+            Ok(ServerMsg::Results(_)) => break,
+            other => panic!(
+                "{other:?} after stop; the server's log:\n{}",
+                server.log_text()
+            ),
         }
     }
 }
@@ -73,7 +88,7 @@ fn a_stranger_on_a_connection_tests_port_is_closed_unanswered() {
         Some(64 << 10),
         "the client's own transaction was not answered"
     );
-    stop(ctrl);
+    stop(ctrl, &server);
     log_within(
         &server,
         "3 connections from other addresses closed unanswered",
@@ -82,22 +97,23 @@ fn a_stranger_on_a_connection_tests_port_is_closed_unanswered() {
 }
 
 /// Row 5: a connection from the client's own address that sends part of its request and
-/// stalls holds its responder for the stall limit (1 s) at most: the transactions after it
-/// are answered, and the stalled one is dropped and counted.
+/// stalls (made before the test begins, before any responder runs) holds its responder for
+/// the stall limit (1 s) at most: the transactions after it are answered, and the stalled one
+/// is dropped and counted.
 #[test]
 fn a_stalled_transaction_does_not_stall_a_connection_test() {
     let server = TestServer::start(ServerConfig::default());
     let (request, response) = (100, 1_000);
-    let (ctrl, port) = begun_crr(
-        &server,
-        crr_spec(1, 10_000, request as u32, response as u32),
-    );
+    let spec = crr_spec(1, 10_000, request as u32, response as u32);
+    let (mut ctrl, port) = accepted_crr(&server, spec);
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     // Part of a request (enough for the listener's deferred accept to hand it on), then
-    // nothing: the only responder takes it.
+    // nothing, sent before the test begins (before any responder runs): the only responder
+    // takes it first.
     let mut stalled = connect_from(addr, [127, 0, 0, 1], None);
     stalled.write_all(&[7u8; 10]).unwrap();
     std::thread::sleep(Duration::from_millis(100));
+    begin(&mut ctrl);
     let t0 = Instant::now();
     let (mut answered, mut longest) = (0u32, Duration::ZERO);
     while t0.elapsed() < Duration::from_secs(3) {
@@ -107,7 +123,7 @@ fn a_stalled_transaction_does_not_stall_a_connection_test() {
         }
         longest = longest.max(start.elapsed());
     }
-    stop(ctrl);
+    stop(ctrl, &server);
     assert!(answered > 100, "{answered} transactions answered in 3 s");
     assert!(
         longest < engine::tcp_crr::STALL + Duration::from_millis(700),

@@ -52,14 +52,21 @@ pub struct CrrListener {
 }
 
 impl CrrListener {
-    /// `listener`, taking transactions from `only_from` alone (`None`: from anyone).
-    pub fn new(listener: TcpListener, only_from: Option<std::net::IpAddr>) -> Self {
-        Self {
+    /// `listener` (bound; listening or not), taking transactions from `only_from` alone
+    /// (`None`: from anyone), listening with `backlog` and the responders' options (see
+    /// `tcp_crr::listen`: set before anyone can connect).
+    pub fn new(
+        listener: TcpListener,
+        only_from: Option<std::net::IpAddr>,
+        backlog: i32,
+    ) -> io::Result<Self> {
+        crate::tcp_crr::listen(&listener, backlog)?;
+        Ok(Self {
             listener,
             only_from,
             strangers: Default::default(),
             dropped: Default::default(),
-        }
+        })
     }
 }
 

@@ -8,6 +8,7 @@
 //! so. Responders keep serving until no connection has come for 200 ms after their `stop`.
 
 use std::io::ErrorKind;
+use std::net::TcpListener;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -149,30 +150,9 @@ impl TcpCrr {
         let mut request = vec![0u8; self.shape.request];
         let response: Vec<u8> = crate::pattern(self.shape.response);
         let mut answered = Transactions::new(self.shape.bytes_per_transaction());
-        // A blocking accept with the listener's receive timeout wakes at least every
-        // POLL_INTERVAL to look at stop and abort. Accepted connections inherit both timeouts
-        // and the options the server set on the listener, so each costs accept, read, write
-        // and close, no more. TCP_DEFER_ACCEPT hands a connection to accept when its first data
-        // (the request) arrives rather than at the handshake's last ACK: one responder wake-up
-        // per connection instead of two (accept, then the read that waits for the request).
-        // TCP_QUICKACK off (inherited as the delayed-ACK "ping-pong" mode) lets the response
-        // carry the request's ACK instead of a bare ACK sent ahead of it.
+        // Its options were set when it was made (`listen`); the responders only
+        // share its one blocking mode.
         listener.set_nonblocking(false)?;
-        let sock = socket2::SockRef::from(listener);
-        sock.set_read_timeout(Some(POLL_INTERVAL))?;
-        sock.set_write_timeout(Some(POLL_INTERVAL))?;
-        crate::sockopt::setsockopt_int(
-            listener.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_DEFER_ACCEPT,
-            DEFER_ACCEPT_S,
-        )?;
-        crate::sockopt::setsockopt_int(
-            listener.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_QUICKACK,
-            0,
-        )?;
         let mut last_connection = Instant::now();
         loop {
             if ctl.abort.is_raised() {
@@ -216,6 +196,35 @@ impl TcpCrr {
         }
         Ok(answered.report())
     }
+}
+
+/// Makes a bound `tcp_crr` socket listen, its options set so that no connection can come in
+/// without them: a connection takes the listener's socket timeouts when the kernel makes it,
+/// at the handshake, so they are set before `listen`; a connection made without them would
+/// block a responder with no timeout. (`listen` on a socket that already listens only
+/// changes its backlog.)
+///
+/// A blocking accept with the listener's receive timeout wakes at least every POLL_INTERVAL
+/// to look at stop and abort. Accepted connections inherit both timeouts and the options the
+/// server set on the listener, so each costs accept, read, write and close, no more.
+/// TCP_DEFER_ACCEPT hands a connection to accept when its first data (the request) arrives
+/// rather than at the handshake's last ACK: one responder wake-up per connection instead of
+/// two (accept, then the read that waits for the request). TCP_QUICKACK off (inherited as the
+/// delayed-ACK "ping-pong" mode) lets the response carry the request's ACK instead of a bare
+/// ACK sent ahead of it; it is set after `listen`, which resets the delayed-ACK state.
+pub(crate) fn listen(listener: &TcpListener, backlog: i32) -> std::io::Result<()> {
+    let sock = socket2::SockRef::from(listener);
+    sock.set_read_timeout(Some(POLL_INTERVAL))?;
+    sock.set_write_timeout(Some(POLL_INTERVAL))?;
+    sock.listen(backlog)?;
+    let fd = listener.as_raw_fd();
+    crate::sockopt::setsockopt_int(
+        fd,
+        libc::IPPROTO_TCP,
+        libc::TCP_DEFER_ACCEPT,
+        DEFER_ACCEPT_S,
+    )?;
+    crate::sockopt::setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_QUICKACK, 0)
 }
 
 /// How one accepted connection's transaction ended.
@@ -278,7 +287,6 @@ fn serve_one(
 mod tests {
     use super::*;
     use crate::sockopt::SocketOptions;
-    use std::net::TcpListener;
     use std::sync::Arc;
 
     fn pair(request: usize, response: usize) -> (StreamReport, StreamReport) {
@@ -291,7 +299,7 @@ mod tests {
                 addr,
                 options: SocketOptions::default(),
             },
-            Conn::CrrListener(Arc::new(CrrListener::new(listener, None))),
+            Conn::CrrListener(Arc::new(CrrListener::new(listener, None, 128).unwrap())),
             Duration::from_millis(200),
         );
         (run.sender, run.receiver)
