@@ -14,6 +14,7 @@ mod faults;
 mod fuzz;
 mod harness;
 mod hostile_budgets;
+mod hostile_deadlines;
 mod hostile_hygiene;
 mod hostile_relay;
 mod interval_cpu;

@@ -30,7 +30,44 @@ pub enum Conn {
     /// sender sends from `sock` (connected) and rotates over `extra_dst` too.
     UdpMulti(UdpMulti),
     /// `tcp_crr` responders: the session's listener, shared by its responder threads.
-    CrrListener(std::sync::Arc<TcpListener>),
+    CrrListener(std::sync::Arc<CrrListener>),
+}
+
+/// A `tcp_crr` session's listener: who may use it, and what its responders turned away.
+///
+/// Invariant: a connection from anywhere but `only_from` is closed as soon as it is accepted,
+/// before a byte of it is read; a transaction that stalls is dropped (see `crate::tcp_crr`).
+/// Both are counted, for the session to report.
+#[derive(Debug)]
+pub struct CrrListener {
+    /// The listening socket.
+    pub listener: TcpListener,
+    /// The only address transactions may come from (the control connection's peer); `None`:
+    /// any.
+    pub only_from: Option<std::net::IpAddr>,
+    /// Connections from other addresses, closed unanswered.
+    pub strangers: std::sync::atomic::AtomicU64,
+    /// Transactions dropped because they stalled or broke off.
+    pub dropped: std::sync::atomic::AtomicU64,
+}
+
+impl CrrListener {
+    /// `listener` (bound; listening or not), taking transactions from `only_from` alone
+    /// (`None`: from anyone), listening with `backlog` and the responders' options (see
+    /// `tcp_crr::listen`: set before anyone can connect).
+    pub fn new(
+        listener: TcpListener,
+        only_from: Option<std::net::IpAddr>,
+        backlog: i32,
+    ) -> io::Result<Self> {
+        crate::tcp_crr::listen(&listener, backlog)?;
+        Ok(Self {
+            listener,
+            only_from,
+            strangers: Default::default(),
+            dropped: Default::default(),
+        })
+    }
 }
 
 /// The sockets and addresses of a [`Conn::UdpMulti`].
@@ -85,7 +122,7 @@ impl Conn {
             Conn::Udp(s) | Conn::UdpFrom(s, _) | Conn::UdpMulti(UdpMulti { sock: s, .. }) => {
                 s.set_nonblocking(on)
             }
-            Conn::CrrListener(l) => l.set_nonblocking(on),
+            Conn::CrrListener(l) => l.listener.set_nonblocking(on),
         }
     }
 
@@ -155,7 +192,7 @@ impl Conn {
             Conn::Udp(s) | Conn::UdpFrom(s, _) | Conn::UdpMulti(UdpMulti { sock: s, .. }) => {
                 s.local_addr().ok()
             }
-            Conn::CrrListener(l) => l.local_addr().ok(),
+            Conn::CrrListener(l) => l.listener.local_addr().ok(),
             Conn::Unix(_) => None,
         }
     }
@@ -205,7 +242,7 @@ impl AsRawFd for Conn {
             Conn::Udp(s) | Conn::UdpFrom(s, _) | Conn::UdpMulti(UdpMulti { sock: s, .. }) => {
                 s.as_raw_fd()
             }
-            Conn::CrrListener(l) => l.as_raw_fd(),
+            Conn::CrrListener(l) => l.listener.as_raw_fd(),
         }
     }
 }

@@ -32,13 +32,15 @@ mod testing;
 pub mod udp_rr;
 pub mod udp_socket;
 pub mod udp_stream;
+pub mod watchdog;
 pub mod workers;
 
 pub use abort::Abort;
-pub use conn::{Conn, CrrTarget, Endpoint, Listener, UdpMulti};
+pub use conn::{Conn, CrrListener, CrrTarget, Endpoint, Listener, UdpMulti};
 pub use counters::{Signal, StreamCounters, ThreadCpu, ThreadCpuGuard};
 pub use error::EngineError;
 pub use stream_engine::{engine_for, Role, StreamControl, StreamEngine, StreamReport};
+pub use watchdog::Watchdog;
 pub use workers::{WorkerError, WorkerOutcome, Workers};
 
 /// The payload every engine sends: non-zero and non-constant, so nothing along the path can

@@ -179,7 +179,7 @@ impl SocketOptions {
                 self.apply_window(conn.as_raw_fd())
             }
             Conn::Tcp(s) => self.apply_accepted_tcp(s.as_raw_fd(), s.local_addr()),
-            Conn::CrrListener(l) => self.apply_listener(l),
+            Conn::CrrListener(l) => self.apply_listener(&l.listener),
         }
     }
 

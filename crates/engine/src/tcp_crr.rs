@@ -10,6 +10,7 @@
 use std::io::ErrorKind;
 use std::net::TcpListener;
 use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use measure::cpu::CpuTime;
@@ -19,10 +20,10 @@ use crate::answer_rate::AnswerRate;
 use crate::pace::Pace;
 use crate::round_trips::{RoundTrips, RrShape, Transactions};
 use crate::sockopt::{connect_tcp_quick, ConnectError};
-use crate::tcp_rr::{read_message, write_message, write_message_with};
+use crate::tcp_rr::{read_message, write_message};
 use crate::{
-    is_retry, Conn, CrrTarget, Endpoint, EngineError, Role, StreamControl, StreamEngine,
-    StreamReport, POLL_INTERVAL,
+    is_retry, Conn, CrrListener, CrrTarget, Endpoint, EngineError, Role, StreamControl,
+    StreamEngine, StreamReport, POLL_INTERVAL,
 };
 
 /// How long responders wait for one more connection after their `stop`.
@@ -62,8 +63,8 @@ impl StreamEngine for TcpCrr {
         let cpu_start = CpuTime::thread_now();
         let mut report = match (role, end) {
             (Role::Sender, Endpoint::Connect(target)) => self.request_loop(&target, &ctl)?,
-            (Role::Receiver, Endpoint::Socket(Conn::CrrListener(listener))) => {
-                self.respond_loop(&listener, &ctl)?
+            (Role::Receiver, Endpoint::Socket(Conn::CrrListener(crr))) => {
+                self.respond_loop(&crr, &ctl)?
             }
             _ => {
                 return Err(std::io::Error::new(
@@ -76,14 +77,6 @@ impl StreamEngine for TcpCrr {
         report.cpu = CpuTime::thread_now().since(cpu_start);
         Ok(report)
     }
-}
-
-/// Writes all of `buf` with MSG_MORE: full segments leave at once, the last partial one waits
-/// for the close that follows, which sets FIN on it.
-fn write_held(conn: &mut Conn, buf: &[u8], ctl: &StreamControl<'_>) -> Result<(), EngineError> {
-    write_message_with(conn, buf, ctl, |c, rest| {
-        crate::sys_io::send_with(c.as_raw_fd(), rest, libc::MSG_MORE)
-    })
 }
 
 impl TcpCrr {
@@ -151,36 +144,16 @@ impl TcpCrr {
 
     fn respond_loop(
         &self,
-        listener: &TcpListener,
+        crr: &CrrListener,
         ctl: &StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
+        let listener = &crr.listener;
         let mut request = vec![0u8; self.shape.request];
         let response: Vec<u8> = crate::pattern(self.shape.response);
         let mut answered = Transactions::new(self.shape.bytes_per_transaction());
-        // A blocking accept with the listener's receive timeout wakes at least every
-        // POLL_INTERVAL to look at stop and abort. Accepted connections inherit both timeouts
-        // and the options the server set on the listener, so each costs accept, read, write
-        // and close, no more. TCP_DEFER_ACCEPT hands a connection to accept when its first data
-        // (the request) arrives rather than at the handshake's last ACK: one responder wake-up
-        // per connection instead of two (accept, then the read that waits for the request).
-        // TCP_QUICKACK off (inherited as the delayed-ACK "ping-pong" mode) lets the response
-        // carry the request's ACK instead of a bare ACK sent ahead of it.
+        // Its options were set when it was made (`listen`); the responders only
+        // share its one blocking mode.
         listener.set_nonblocking(false)?;
-        let sock = socket2::SockRef::from(listener);
-        sock.set_read_timeout(Some(POLL_INTERVAL))?;
-        sock.set_write_timeout(Some(POLL_INTERVAL))?;
-        crate::sockopt::setsockopt_int(
-            listener.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_DEFER_ACCEPT,
-            DEFER_ACCEPT_S,
-        )?;
-        crate::sockopt::setsockopt_int(
-            listener.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_QUICKACK,
-            0,
-        )?;
         let mut last_connection = Instant::now();
         let mut rate = AnswerRate::new(self.shape.gap);
         loop {
@@ -191,19 +164,31 @@ impl TcpCrr {
                 break;
             }
             let stream = match listener.accept() {
-                Ok((s, _)) => s,
+                Ok((s, from))
+                    if crr
+                        .only_from
+                        .is_none_or(|ip| ip == from.ip().to_canonical()) =>
+                {
+                    s
+                }
+                // Someone else: closed before a byte of it is read, and counted.
+                Ok(_) => {
+                    crr.strangers.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
                 Err(e) if is_retry(e.kind()) => continue,
                 Err(e) => return Err(e.into()),
             };
             last_connection = Instant::now();
             let mut conn = Conn::Tcp(stream);
-            if !read_message(&mut conn, &mut request, ctl)? {
-                continue;
+            match serve_one(&mut conn, &mut request, &response, &mut rate, ctl)? {
+                Served::Answered => {}
+                Served::Closed => continue,
+                Served::Dropped => {
+                    crr.dropped.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
             }
-            if !rate.wait(ctl) {
-                return Err(EngineError::Aborted);
-            }
-            write_held(&mut conn, &response, ctl)?;
             // Closing first (the whole request was read, so this sends a FIN, not a reset)
             // leaves TIME_WAIT on this side. The FIN rides on the response's last segment,
             // which MSG_MORE held back: the requester reads the response and the end of stream
@@ -213,6 +198,96 @@ impl TcpCrr {
         }
         Ok(answered.report())
     }
+}
+
+/// Makes a bound `tcp_crr` socket listen, its options set so that no connection can come in
+/// without them: a connection takes the listener's socket timeouts when the kernel makes it,
+/// at the handshake, so they are set before `listen`; a connection made without them would
+/// block a responder with no timeout. (`listen` on a socket that already listens only
+/// changes its backlog.)
+///
+/// A blocking accept with the listener's receive timeout wakes at least every POLL_INTERVAL
+/// to look at stop and abort. Accepted connections inherit both timeouts and the options the
+/// server set on the listener, so each costs accept, read, write and close, no more.
+/// TCP_DEFER_ACCEPT hands a connection to accept when its first data (the request) arrives
+/// rather than at the handshake's last ACK: one responder wake-up per connection instead of
+/// two (accept, then the read that waits for the request). TCP_QUICKACK off (inherited as the
+/// delayed-ACK "ping-pong" mode) lets the response carry the request's ACK instead of a bare
+/// ACK sent ahead of it; it is set after `listen`, which resets the delayed-ACK state.
+pub(crate) fn listen(listener: &TcpListener, backlog: i32) -> std::io::Result<()> {
+    let sock = socket2::SockRef::from(listener);
+    sock.set_read_timeout(Some(POLL_INTERVAL))?;
+    sock.set_write_timeout(Some(POLL_INTERVAL))?;
+    sock.listen(backlog)?;
+    let fd = listener.as_raw_fd();
+    crate::sockopt::setsockopt_int(
+        fd,
+        libc::IPPROTO_TCP,
+        libc::TCP_DEFER_ACCEPT,
+        DEFER_ACCEPT_S,
+    )?;
+    crate::sockopt::setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_QUICKACK, 0)
+}
+
+/// How one accepted connection's transaction ended.
+enum Served {
+    /// The request read whole and the response written.
+    Answered,
+    /// Closed before sending anything.
+    Closed,
+    /// Stalled (no byte moved for [`STALL`]), broken off mid-request, or reset.
+    Dropped,
+}
+
+/// How long a transaction may go without moving a byte before its connection is dropped, so
+/// that one stalled connection holds up its responder this long at most, not the whole test.
+/// A second is ten times a loopback RTO's floor and far above any healthy path's gap between
+/// segments; a transaction on a path that loses a segment twice in a row may be dropped (the
+/// requester then reports the stream's error).
+pub const STALL: Duration = Duration::from_secs(1);
+
+/// Reads the request and writes the response on one accepted connection. Only an abort is an
+/// error: whatever the peer does wrong costs this transaction, never the responder. Every
+/// call waits at most [`POLL_INTERVAL`] (the timeouts inherited from the listener), so the
+/// calls that brought nothing are counted instead of reading a clock on every call.
+fn serve_one(
+    conn: &mut Conn,
+    request: &mut [u8],
+    response: &[u8],
+    rate: &mut AnswerRate,
+    ctl: &StreamControl<'_>,
+) -> Result<Served, EngineError> {
+    let patience = (STALL.as_millis() / POLL_INTERVAL.as_millis().max(1)) as u32;
+    let mut quiet = 0u32;
+    let mut filled = 0;
+    while filled < request.len() {
+        match crate::sys_io::recv(conn.as_raw_fd(), &mut request[filled..]) {
+            Ok(0) | Err(_) if ctl.abort.is_raised() => return Err(EngineError::Aborted),
+            Ok(0) if filled == 0 => return Ok(Served::Closed),
+            Ok(n) if n > 0 => (filled, quiet) = (filled + n, 0),
+            Err(e) if is_retry(e.kind()) && quiet < patience => quiet += 1,
+            _ => return Ok(Served::Dropped),
+        }
+    }
+    // The answer waits for its turn under the spec's rate (a server with --max-rate).
+    if !rate.wait(ctl) {
+        return Err(EngineError::Aborted);
+    }
+    // MSG_MORE: full segments leave at once, the last partial one waits for the close that
+    // follows, which sets FIN on it.
+    let (mut sent, mut quiet) = (0, 0u32);
+    while sent < response.len() {
+        if ctl.abort.is_raised() {
+            return Err(EngineError::Aborted);
+        }
+        match crate::sys_io::send_with(conn.as_raw_fd(), &response[sent..], libc::MSG_MORE) {
+            Err(_) if ctl.abort.is_raised() => return Err(EngineError::Aborted),
+            Ok(n) => (sent, quiet) = (sent + n, 0),
+            Err(e) if is_retry(e.kind()) && quiet < patience => quiet += 1,
+            Err(_) => return Ok(Served::Dropped),
+        }
+    }
+    Ok(Served::Answered)
 }
 
 #[cfg(test)]
@@ -231,7 +306,7 @@ mod tests {
                 addr,
                 options: SocketOptions::default(),
             },
-            Conn::CrrListener(Arc::new(listener)),
+            Conn::CrrListener(Arc::new(CrrListener::new(listener, None, 128).unwrap())),
             Duration::from_millis(200),
         );
         (run.sender, run.receiver)

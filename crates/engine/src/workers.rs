@@ -113,6 +113,8 @@ pub struct Workers {
     running: usize,
     done_tx: Sender<Done>,
     done_rx: Receiver<Done>,
+    /// The hard stop of [`Workers::stop_by`], disarmed with the set.
+    watchdog: Option<crate::Watchdog>,
 }
 
 impl Workers {
@@ -130,7 +132,17 @@ impl Workers {
             running: 0,
             done_tx,
             done_rx,
+            watchdog: None,
         }
+    }
+
+    /// A hard stop that holds whatever the caller is doing (blocked in a write to a peer that
+    /// does not read, say): a thread of its own raises `stop` at `stop_at` and `abort` at
+    /// `abort_at`, unless the set is joined or dropped first. Arming it again replaces it.
+    pub fn stop_by(&mut self, stop_at: Instant, abort_at: Instant) -> std::io::Result<()> {
+        let dog = crate::Watchdog::arm(self.stop.clone(), self.abort.clone(), stop_at, abort_at)?;
+        self.watchdog = Some(dog);
+        Ok(())
     }
 
     /// Pins every worker started from now on to `cpu` (a worker that cannot be pinned ends

@@ -168,6 +168,9 @@ pub enum SessionError {
     /// The client said nothing for longer than an interval plus the handshake timeout.
     #[error("client went away mid-test: silent for {0:?}")]
     ClientSilent(Duration),
+    /// The client kept the session past its window without saying stop.
+    #[error("the client did not say stop within {0:?} of the test's end; the server ended the test and freed its slot")]
+    NoStop(Duration),
     /// The control connection failed while the test ran.
     #[error("client went away mid-test: {0}")]
     ClientGone(WireError),

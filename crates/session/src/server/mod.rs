@@ -31,7 +31,7 @@ use wire::msg::ServerInfo;
 use wire::spec::SpecLimits;
 use wire::{ServerMsg, TestSpec};
 
-use crate::control::{send, HANDSHAKE_TIMEOUT};
+use crate::control::{send_within, HANDSHAKE_TIMEOUT};
 
 use admit::Admission;
 pub use admit::AuthKeys;
@@ -226,16 +226,28 @@ impl Drop for Counted<'_> {
     }
 }
 
+/// Longest the gate waits for a peer to take a refusal: it runs in the accepting thread, and
+/// the answer is small, so a peer that takes none of it in that time is left unanswered.
+const TELL_TIMEOUT: Duration = Duration::from_millis(200);
+
 /// Tells the peer what was wrong with what it sent (the caller logs it).
 fn tell(conn: &mut Conn, message: String) {
-    let _ = send(conn, &ServerMsg::Error { message });
+    let _ = send_within(conn, &ServerMsg::Error { message }, TELL_TIMEOUT);
+}
+
+impl Shared {
+    /// Sends a session's control message: a client that does not take it within the handshake
+    /// timeout fails the send, which ends its session (see `control::send_within`).
+    fn send(&self, conn: &mut Conn, msg: &ServerMsg) -> Result<(), wire::WireError> {
+        send_within(conn, msg, self.config.handshake_timeout)
+    }
 }
 
 fn refuse(conn: &mut Conn, shared: &Shared, peer: &str, why: SessionError) {
     shared.count(|m| m.refused(why.reason()));
     let message = why.to_string();
     (shared.log)(format!("{peer}: refused: {message}"));
-    let _ = send(conn, &ServerMsg::Error { message });
+    let _ = shared.send(conn, &ServerMsg::Error { message });
 }
 
 /// One client's test, from its `Start` to the results (or the error that ended it).
@@ -281,7 +293,8 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, admission: Admission, shared: &Sh
         ..shared.info.clone()
     };
     let accepted = sockets.accepted(guard.cookie, &info, admission.answer);
-    let outcome = send(&mut ctrl, &accepted)
+    let outcome = shared
+        .send(&mut ctrl, &accepted)
         .map_err(SessionError::from)
         .and_then(|_| {
             setup::data_connections(&mut ctrl, &spec, sockets, &attached, shared, begin_by)
@@ -297,7 +310,7 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, admission: Admission, shared: &Sh
         Err(why) => {
             let message = why.to_string();
             (shared.log)(format!("{peer}: test ended early: {message}"));
-            let _ = send(&mut ctrl, &ServerMsg::Error { message });
+            let _ = shared.send(&mut ctrl, &ServerMsg::Error { message });
         }
     }
 }

@@ -82,6 +82,9 @@ pub(super) fn run_relay(
         Err(why) => return refuse(&mut ctrl, shared, peer, why),
     };
     guard.close_registration();
+    // A controller that stops reading fails each write to it after the handshake timeout
+    // (its progress is then dropped), instead of holding this thread and the slot.
+    let _ = ctrl.set_write_timeout(Some(shared.config.handshake_timeout));
     let _counted = super::Counted::start(shared, "relay");
     let spec = &ask.spec;
     (shared.log)(format!(

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use engine::udp_socket::{accept_probes, udp_socket};
-use engine::{sockopt::SocketOptions, Conn, UdpMulti};
+use engine::{sockopt::SocketOptions, Conn, CrrListener, UdpMulti};
+use socket2::{Domain, Protocol, Socket, Type};
 use wire::spec::{Flow, SpecLimits};
 use wire::{ClientMsg, ServerMsg, TestSpec};
 
@@ -24,7 +25,7 @@ use crate::control::{recv, send};
 /// (connection tests); none for TCP and Unix streams, whose connections attach by cookie.
 pub(super) struct Sockets {
     udp: Vec<(UdpSocket, Vec<UdpSocket>)>,
-    crr: Option<std::net::TcpListener>,
+    crr: Option<CrrListener>,
 }
 
 impl Sockets {
@@ -56,7 +57,7 @@ impl Sockets {
             crr_port: self
                 .crr
                 .as_ref()
-                .and_then(|l| l.local_addr().ok())
+                .and_then(|l| l.listener.local_addr().ok())
                 .map(|a| a.port()),
             auth,
         }
@@ -88,22 +89,28 @@ pub(super) fn data_connections(
 }
 
 /// `tcp_crr` tests: the session's own listener, on the address the client reached us at; its
-/// responder threads accept from it in turn.
-fn open_crr_listener(
-    ctrl: &Conn,
-    spec: &TestSpec,
-) -> Result<Option<std::net::TcpListener>, SessionError> {
+/// responder threads accept from it in turn, answering only the control connection's peer
+/// address (`engine::CrrListener`, which makes it listen once its options are set: a
+/// connection takes the listener's options when the kernel makes it).
+fn open_crr_listener(ctrl: &Conn, spec: &TestSpec) -> Result<Option<CrrListener>, SessionError> {
     if spec.kind() != wire::TestKind::TcpCrr {
         return Ok(None);
     }
     let local = ctrl
         .local_addr()
         .ok_or(SessionError::NotIp { tests: "crr tests" })?;
-    let listener = std::net::TcpListener::bind(SocketAddr::new(local.ip().to_canonical(), 0))
+    let addr = SocketAddr::new(local.ip().to_canonical(), 0);
+    let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
+        .and_then(|sock| sock.bind(&addr.into()).map(|()| sock))
         .map_err(SessionError::CrrListener)?;
+    let listener: std::net::TcpListener = sock.into();
     // Every accepted connection inherits the listener's options (window, congestion, TOS...).
     SocketOptions::from_spec(spec).apply_listener(&listener)?;
-    Ok(Some(listener))
+    // Transactions only from the client's address: anyone else is closed unanswered.
+    let only_from = ctrl.peer_addr().map(|a| a.ip().to_canonical());
+    CrrListener::new(listener, only_from, 1024)
+        .map(Some)
+        .map_err(SessionError::CrrListener)
 }
 
 /// UDP tests: one socket per stream on the address the client reached us at, plus

@@ -2,9 +2,10 @@
 //! client's polls, close the window by the server's own clock, then drain and send the results.
 
 use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use engine::{engine_for, Conn, Role, WorkerOutcome, Workers};
+use engine::{engine_for, Conn, CrrListener, Role, WorkerOutcome, Workers};
 use measure::cpu::{CpuSoFar, CpuTime, SystemCpuSnapshot};
 use measure::drops::DropSnapshot;
 use wire::msg::{ServerResults, StreamCounts, StreamEnd};
@@ -12,10 +13,10 @@ use wire::spec::Flow;
 use wire::{ClientMsg, ServerMsg, TestKind, TestSpec};
 
 use super::{wait_readable, SessionError, Shared};
-use crate::control::{recv, send};
+use crate::control::recv;
 
 /// How long after its window the server keeps sending while waiting for the client's Stop.
-const SENDER_GRACE: Duration = Duration::from_secs(2);
+pub(super) const SENDER_GRACE: Duration = Duration::from_secs(2);
 
 /// The streams while they run, with the clocks the results are measured from.
 pub(super) struct Running {
@@ -76,13 +77,26 @@ pub(super) fn run_streams(
             .and_then(|a| measure::host::interface_for_ip(a.ip()));
         (DropSnapshot::now(interface.as_deref()), interface)
     });
+    let crr = conns.iter().find_map(|c| match c {
+        Conn::CrrListener(l) => Some(std::sync::Arc::clone(l)),
+        _ => None,
+    });
     let mut running = start_workers(spec, conns)?;
     running.drops0 = drops0;
-    send(ctrl, &ServerMsg::Begun)?;
+    // The window's hard end, kept by a thread of its own: this thread may be blocked in a
+    // control write to a client that stopped reading (for up to the handshake timeout).
+    let stop_at = running.t0 + Duration::from_millis(spec.duration_ms) + SENDER_GRACE;
+    (running.workers)
+        .stop_by(stop_at, stop_at + shared.config.drain_timeout)
+        .map_err(SessionError::Thread)?;
+    shared.send(ctrl, &ServerMsg::Begun)?;
     let window = serve_polls(ctrl, spec, &mut running, shared)?;
     let workers = running.workers;
     workers.stop();
     let outcomes = workers.join(shared.config.drain_timeout);
+    if let Some(crr) = crr {
+        log_turned_away(&crr, ctrl, shared);
+    }
     let sys = running.sys0.zip(SystemCpuSnapshot::now());
     let results = ServerResults {
         streams: outcomes
@@ -101,8 +115,22 @@ pub(super) fn run_streams(
             .map(|(d0, ifc)| DropSnapshot::now(ifc.as_deref()).since(&d0)),
         cpu_at_stop: Some(window.cpu),
     };
-    send(ctrl, &ServerMsg::Results(results.clone()))?;
+    shared.send(ctrl, &ServerMsg::Results(results.clone()))?;
     Ok(results)
+}
+
+/// What a connection test's listener turned away, in the log (nothing when it turned away
+/// nothing): connections from other addresses, and stalled transactions.
+fn log_turned_away(crr: &CrrListener, ctrl: &Conn, shared: &Shared) {
+    let strangers = crr.strangers.load(Ordering::Relaxed);
+    let dropped = crr.dropped.load(Ordering::Relaxed);
+    if strangers + dropped > 0 {
+        (shared.log)(format!(
+            "{}: connection test: {strangers} connections from other addresses closed \
+             unanswered, {dropped} stalled or broken transactions dropped",
+            ctrl.peer()
+        ));
+    }
 }
 
 /// One worker per stream, in the role the stream's direction gives the server.
@@ -161,8 +189,12 @@ fn serve_polls(
             Some(_) if now < window_end + SENDER_GRACE => {
                 (window_end + SENDER_GRACE - now).min(idle)
             }
-            Some(_) => idle,
+            Some(_) => (window_end + SENDER_GRACE + idle).saturating_duration_since(now),
         };
+        // A client that keeps polling but never says stop does not keep its slot.
+        if now >= window_end + SENDER_GRACE + idle {
+            return Err(SessionError::NoStop(SENDER_GRACE + idle));
+        }
         if !wait_readable(ctrl.as_raw_fd(), wait.as_millis().max(1) as i32) {
             if last_message.elapsed() >= idle {
                 return Err(SessionError::ClientSilent(idle));
@@ -178,7 +210,8 @@ fn serve_polls(
                     .clone()
                     .unwrap_or_else(|| (running.workers.snapshot(), running.cpu_so_far()));
                 let cpu = Some(cpu);
-                send(ctrl, &ServerMsg::Counters { seq, counts, cpu })?;
+                (shared.send(ctrl, &ServerMsg::Counters { seq, counts, cpu }))
+                    .map_err(SessionError::ClientGone)?;
             }
             ClientMsg::Stop => {
                 let (counts, cpu) = at_window_end.unwrap_or_else(|| {

@@ -29,8 +29,9 @@ use wire::{TestKind, TestSpec};
 
 use super::udp::UdpClaim;
 use super::{engine_of, gone, output, read_state, record, send_state, Refusal};
+use crate::control::ReadBy;
 use crate::server::metrics::{transport_of, Way};
-use crate::server::streams::stream_end;
+use crate::server::streams::{stream_end, SENDER_GRACE};
 use crate::server::{wait_readable, ServedRun, Shared};
 
 /// The test's workers: the streams this end sends on and those it receives on, each set with
@@ -61,6 +62,18 @@ impl Ends {
             *slot += 1;
         }
         Ok(ends)
+    }
+
+    /// The hard stops that hold whatever the test's thread is doing: senders stop the grace
+    /// after the test's time, everything is aborted a drain after the client's last chance
+    /// to end the test.
+    fn stop_by(&mut self, spec: &TestSpec, t0: Instant, shared: &Shared) -> Result<(), Refusal> {
+        let time_up = t0 + Duration::from_millis(spec.duration_ms);
+        let abort_at = time_up + shared.config.handshake_timeout + shared.config.drain_timeout;
+        let start = |e| gone("starting the streams' watchdog", e);
+        (self.senders.stop_by(time_up + SENDER_GRACE, abort_at)).map_err(start)?;
+        let longest = time_up + shared.config.handshake_timeout;
+        (self.receivers.stop_by(longest, abort_at)).map_err(start)
     }
 
     fn snapshot(&self) -> Vec<StreamCounts> {
@@ -212,16 +225,12 @@ pub(super) fn run_test(
     udp: Option<UdpClaim<'_>>,
     shared: &Shared,
 ) -> Result<String, Refusal> {
-    let (spec, params) = (test.spec, test.params);
+    let spec = test.spec;
     // The test's time runs from here, before the streams start: the client's clock starts when
     // the states below arrive, so this end's senders stop a one-way delay before the client
     // stops counting, and their last data still counts there.
     let start = Start::now(ctrl, spec, shared.config.records.is_some());
-    // Both states in one segment: a second small write would wait for the client's delayed ACK
-    // of the first (40 ms) while the client's clock already runs.
-    ctrl.write_all(&[State::TestStart.to_byte(), State::TestRunning.to_byte()])
-        .map_err(|e| gone("the client went away", e))?;
-    let ends = Ends::start(spec, params, conns)?;
+    let ends = begin(ctrl, test, conns, start.t0, shared)?;
     let (end, mut ran) = run_streams(ctrl, &ends, test, start.t0, shared);
     let Ends {
         senders,
@@ -283,6 +292,27 @@ pub(super) fn run_test(
         }
     }
     Ok(line)
+}
+
+/// Tells the client the test runs and starts the streams, with their hard stops.
+fn begin(
+    ctrl: &mut Conn,
+    test: &Test<'_>,
+    conns: Vec<Conn>,
+    t0: Instant,
+    shared: &Shared,
+) -> Result<Ends, Refusal> {
+    // Every control write from here waits at most the handshake timeout for a client that
+    // does not read (the results, longer, have a deadline of their own).
+    (ctrl.set_write_timeout(Some(shared.config.handshake_timeout)))
+        .map_err(|e| gone("control connection", e))?;
+    // Both states in one segment: a second small write would wait for the client's delayed ACK
+    // of the first (40 ms) while the client's clock already runs.
+    ctrl.write_all(&[State::TestStart.to_byte(), State::TestRunning.to_byte()])
+        .map_err(|e| gone("the client went away", e))?;
+    let mut ends = Ends::start(test.spec, test.params, conns)?;
+    ends.stop_by(test.spec, t0, shared)?;
+    Ok(ends)
 }
 
 /// The test's bytes and datagrams into `serve --metrics`: `streams`, this server's ends in
@@ -512,33 +542,17 @@ fn results(
 
 /// `ExchangeResults`: the client's results in, this end's out; then `DisplayResults` and the
 /// client's `IperfDone`. Returns the client's results.
-/// A control connection read with one deadline for everything read through it.
-struct Deadline<'a> {
-    conn: &'a mut Conn,
-    until: Instant,
-}
-
-impl std::io::Read for Deadline<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let left = self.until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(std::io::ErrorKind::TimedOut.into());
-        }
-        self.conn.set_read_timeout(Some(left))?;
-        self.conn.read(buf)
-    }
-}
-
 fn exchange_results(ctrl: &mut Conn, ours: &Results, shared: &Shared) -> Result<Results, Refusal> {
     send_state(ctrl, State::ExchangeResults)?;
-    // One deadline for the whole of the client's results, however slowly its bytes trickle.
-    let mut reader = Deadline {
-        conn: ctrl,
-        until: Instant::now() + shared.config.handshake_timeout,
-    };
-    let theirs: Results =
-        read_json(&mut reader, MAX_RESULTS_LEN).map_err(|e| gone("the client's results", e))?;
-    write_json(ctrl, ours).map_err(|e| gone("sending the results", e))?;
+    // One deadline for the whole of the client's results, however slowly its bytes trickle,
+    // and one for ours, however slowly it reads them.
+    let within = shared.config.handshake_timeout;
+    let until = Instant::now() + within;
+    let theirs: Results = read_json(&mut ReadBy { conn: ctrl, until }, MAX_RESULTS_LEN)
+        .map_err(|e| gone("the client's results", e))?;
+    let until = Instant::now() + within;
+    write_json(&mut ReadBy { conn: ctrl, until }, ours)
+        .map_err(|e| gone("sending the results", e))?;
     send_state(ctrl, State::DisplayResults)?;
     // The client's last word; a client that closes instead is done too.
     let _ = read_state(ctrl, shared.config.handshake_timeout);
