@@ -77,7 +77,10 @@ pub(super) fn run_relay(
         address: ctrl.peer_addr().map(|a| a.ip().to_canonical()),
     };
     let (unused, _) = std::sync::mpsc::sync_channel(0);
-    let guard = match SessionGuard::register(shared, claim, unused) {
+    // The relay is the client of its test: the same streams and buffers, from the same budget.
+    let guard = match SessionGuard::register(shared, claim, unused)
+        .and_then(|guard| guard.hold_budget(super::Needs::of(&ask.spec)))
+    {
         Ok(guard) => guard,
         Err(why) => return refuse(&mut ctrl, shared, peer, why),
     };
