@@ -70,7 +70,7 @@ pub fn in_process(listener: Listener) -> Result<ServerThread> {
             eprintln!("linerate (in-process server): {line}");
         }
     });
-    ServerThread::start(listener, ServerConfig::default(), log)
+    ServerThread::start(listener, ServerConfig::in_process(), log)
         .context("cannot start the in-process server")
 }
 

@@ -124,8 +124,9 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 128)]
     pub max_streams: u16,
     /// Largest write length (-l), request and response a client may ask for (K, M: binary
-    /// multiples); a sender holds at most 4 MiB of it whatever the length.
-    #[arg(long, value_name = "BYTES", default_value = "4M")]
+    /// multiples); a sender holds at most 4 MiB of it whatever the length. The default is the
+    /// top of a default size sweep.
+    #[arg(long, value_name = "BYTES", default_value = "8M")]
     pub max_length: String,
     /// Most UDP destination ports (--flows-dst) per stream a client may ask for: each is one
     /// socket of the server's.

@@ -152,8 +152,12 @@ mod tests {
                 .unwrap();
         let addr = listener.tcp_addr().unwrap();
         let log: session::server::Log = std::sync::Arc::new(|_: String| {});
-        let server =
-            session::server::ServerThread::start(listener, Default::default(), log).unwrap();
+        let server = session::server::ServerThread::start(
+            listener,
+            session::server::ServerConfig::in_process(),
+            log,
+        )
+        .unwrap();
         let plan = sweep::testing::size_plan(&[64, 4096], short);
         let interrupt = Signal::new();
         let mut runner = ClientRunner::new(

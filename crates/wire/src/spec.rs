@@ -130,12 +130,26 @@ impl Default for SpecLimits {
             max_duration_ms: 24 * 3600 * 1000,
             max_streams: 128,
             // A sender's buffer is at most 4 MiB whatever the length (engine's
-            // `MAX_SEND_BUF`); responses and requests are held whole, so they are bounded here.
-            max_write_len_bytes: 4 << 20,
+            // `MAX_SEND_BUF`); responses and requests are held whole, so they are bounded here,
+            // at the top of a default size sweep (`sweep size`: 8M).
+            max_write_len_bytes: 8 << 20,
             // Each is a socket of the server's: 10,000 per stream would let two requests hold
             // 20,000 descriptors.
             max_flows_dst: 64,
             max_rate_bps: None,
+        }
+    }
+}
+
+impl SpecLimits {
+    /// The protocol's own bounds, for a server whose only client is the process that started
+    /// it (a loopback run's in-process server): the budgets that guard a server against its
+    /// peers would only refuse what the user asked of their own machine.
+    pub fn protocol() -> Self {
+        Self {
+            max_write_len_bytes: 64 << 20,
+            max_flows_dst: check::MAX_UDP_FLOWS,
+            ..Self::default()
         }
     }
 }

@@ -106,6 +106,18 @@ impl std::fmt::Debug for RecordSink {
     }
 }
 
+impl ServerConfig {
+    /// A server for this process's own client (`linerate tcp` with no host, sweeps on
+    /// loopback): the protocol's limits rather than a public server's defaults, so `-l 64M` or
+    /// `--flows-dst 1000` run as they would against a `serve` that allows them.
+    pub fn in_process() -> Self {
+        Self {
+            limits: SpecLimits::protocol(),
+            ..Self::default()
+        }
+    }
+}
+
 impl Default for ServerConfig {
     fn default() -> Self {
         Self {

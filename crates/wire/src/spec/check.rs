@@ -13,7 +13,7 @@ const MAX_UDP_PAYLOAD: u32 = 65_507;
 /// The smallest `udp_rr` datagram: the linerate header.
 const MIN_UDP_RR_LEN: u32 = 16;
 /// Most source or destination ports per UDP stream.
-const MAX_UDP_FLOWS: u32 = 10_000;
+pub(crate) const MAX_UDP_FLOWS: u32 = 10_000;
 
 /// A spec outside the protocol's ranges or a server's limits. The server sends its text to
 /// the client, so each names the field, the value and what is allowed.
