@@ -112,7 +112,7 @@ fn a_write_length_above_the_servers_default_limit_is_refused_naming_the_flag() {
     let (_c, answer) = start(port, stream_spec(Direction::Reverse, 4, 64 << 20));
     let text = refusal_text(&answer);
     assert!(
-        text.contains("67108864") && text.contains("4194304") && text.contains("--max-length"),
+        text.contains("67108864") && text.contains("8388608") && text.contains("--max-length"),
         "{text}"
     );
     // The client's own default length passes.
