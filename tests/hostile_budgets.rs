@@ -116,16 +116,18 @@ fn a_write_length_above_the_servers_default_limit_is_refused_naming_the_flag() {
         "{text}"
     );
     // The client's own default length passes.
-    let out = linerate()
-        .args(["tcp", "127.0.0.1", "-p", &port.to_string(), "-R"])
-        .args(["-t", "0.3", "-i", "0", "--no-store"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    linerate_ok(&[
+        "tcp",
+        "127.0.0.1",
+        "-p",
+        &port.to_string(),
+        "-R",
+        "-t",
+        "0.3",
+        "-i",
+        "0",
+        "--no-store",
+    ]);
 }
 
 /// An iperf3 client's opening by hand: its cookie, then, asked for them, its parameters;
@@ -206,23 +208,19 @@ fn udp_starts_asking_for_10000_destination_flows_are_refused_before_any_socket_o
     }
     assert!(fds(pid) <= base + 4, "descriptors {base} -> {}", fds(pid));
     drop(held);
-    let out = linerate()
-        .args([
-            "udp",
-            "127.0.0.1",
-            "-p",
-            &port.to_string(),
-            "--flows-dst",
-            "64",
-        ])
-        .args(["-t", "0.3", "-i", "0", "--no-store"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    linerate_ok(&[
+        "udp",
+        "127.0.0.1",
+        "-p",
+        &port.to_string(),
+        "--flows-dst",
+        "64",
+        "-t",
+        "0.3",
+        "-i",
+        "0",
+        "--no-store",
+    ]);
 }
 
 /// The server's socket budget: tests that are allowed each (a larger --max-flows-dst) still
@@ -254,23 +252,19 @@ fn udp_sessions_beyond_the_socket_budget_are_refused_and_descriptors_come_back()
     // its sockets back: a real test fits again.
     let after = back_to_baseline(pid, base, Duration::from_secs(15));
     assert_eq!(after, base, "threads and descriptors back at the baseline");
-    let out = linerate()
-        .args([
-            "udp",
-            "127.0.0.1",
-            "-p",
-            &port.to_string(),
-            "--flows-dst",
-            "200",
-        ])
-        .args(["-t", "0.3", "-i", "0", "--no-store"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    linerate_ok(&[
+        "udp",
+        "127.0.0.1",
+        "-p",
+        &port.to_string(),
+        "--flows-dst",
+        "200",
+        "-t",
+        "0.3",
+        "-i",
+        "0",
+        "--no-store",
+    ]);
 }
 
 /// Opens `n` connections from `source` that each send a hello and a first frame's length
@@ -335,16 +329,17 @@ fn large_first_frames_are_refused_at_their_prefix_and_one_address_holds_at_most_
     assert_eq!(open, 256, "handshakes with bytes from one address");
     // 256 x 8 KiB, and the rest's sockets.
     assert!(grew < 6 << 10, "the server grew by {grew} KiB");
-    let out = linerate()
-        .args(["tcp", "127.0.0.1", "-p", &port.to_string()])
-        .args(["-t", "0.3", "-i", "0", "--no-store"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    linerate_ok(&[
+        "tcp",
+        "127.0.0.1",
+        "-p",
+        &port.to_string(),
+        "-t",
+        "0.3",
+        "-i",
+        "0",
+        "--no-store",
+    ]);
     drop(near);
     let after = back_to_baseline(pid, (threads(pid), base.1), Duration::from_secs(5));
     assert_eq!(after.1, base.1, "descriptors back at the baseline");

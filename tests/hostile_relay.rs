@@ -15,6 +15,16 @@ use session::server::RelayPolicy;
 
 use crate::relay::{loopback_policy, relay_server, relayed};
 
+/// What a short relayed test towards `to` through `relay` fails with.
+fn relay_refusal(relay: SocketAddr, to: SocketAddr) -> String {
+    session::client::run(
+        &relayed(relay, to, spec(Direction::Send, 1, 300)),
+        &mut Silent,
+    )
+    .unwrap_err()
+    .to_string()
+}
+
 /// An SSH-like service on loopback that greets every connection with its banner; counts the
 /// connections it took. Serves at most 8 connections or 20 s.
 fn banner_server() -> (SocketAddr, Arc<AtomicUsize>) {
@@ -50,12 +60,7 @@ fn no_banner(text: &str) {
 fn a_relay_without_relay_to_refuses_loopback_before_connecting_and_names_the_flag() {
     let relay = relay_server(RelayPolicy::default());
     let (banner, taken) = banner_server();
-    let err = session::client::run(
-        &relayed(relay.addr, banner, spec(Direction::Send, 1, 300)),
-        &mut Silent,
-    )
-    .unwrap_err()
-    .to_string();
+    let err = relay_refusal(relay.addr, banner);
     assert!(
         err.contains("127.0.0.1 is a loopback address") && err.contains("--relay-to"),
         "{err}"
@@ -92,16 +97,7 @@ fn a_relay_without_relay_to_refuses_its_own_addresses() {
     };
     let relay = relay_server(RelayPolicy::default());
     let far = TestServer::start(ServerConfig::default());
-    let err = session::client::run(
-        &relayed(
-            relay.addr,
-            SocketAddr::new(own, far.addr.port()),
-            spec(Direction::Send, 1, 300),
-        ),
-        &mut Silent,
-    )
-    .unwrap_err()
-    .to_string();
+    let err = relay_refusal(relay.addr, SocketAddr::new(own, far.addr.port()));
     assert!(
         err.contains(&format!("{own} is an address of this relay's own")),
         "{err}"
@@ -112,12 +108,7 @@ fn a_relay_without_relay_to_refuses_its_own_addresses() {
 fn where_relay_to_allows_it_a_banner_is_only_not_a_linerate_server() {
     let relay = relay_server(loopback_policy());
     let (banner, taken) = banner_server();
-    let err = session::client::run(
-        &relayed(relay.addr, banner, spec(Direction::Send, 1, 300)),
-        &mut Silent,
-    )
-    .unwrap_err()
-    .to_string();
+    let err = relay_refusal(relay.addr, banner);
     assert!(err.ends_with("127.0.0.1 is not a linerate server"), "{err}");
     no_banner(&err);
     assert_eq!(taken.load(Ordering::SeqCst), 1);
