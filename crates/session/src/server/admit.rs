@@ -269,7 +269,7 @@ mod tests {
         };
         let mut spec = TestSpec::new(Params::defaults(wire::TestKind::TcpRr), 1, 1000);
         let rr = spec.params.rr_mut().unwrap();
-        (rr.request_len_bytes, rr.response_len_bytes) = (1, 16 << 20);
+        (rr.request_len_bytes, rr.response_len_bytes) = (1, 4 << 20);
         let server = SpecLimits::default();
         assert!(spec.check(&server).is_ok());
         let err = spec.check(&admission.spec_limits(&server)).unwrap_err();
