@@ -151,11 +151,16 @@ fn an_iperf3_client_asking_for_64_mib_blocks_gets_iperf3s_block_size_error() {
     let (_server, port) = serve_child(&[]);
     let params = r#"{"tcp":true,"omit":0,"time":1,"num":0,"blockcount":0,"parallel":4,"reverse":true,"len":67108864,"client_version":"3.16"}"#;
     let answer = iperf3_opening(port, params);
-    // SERVER_ERROR, then iperf3's IEBLOCKSIZE (7), which its client prints.
+    // iperf3's IEBLOCKSIZE (7), which its client prints.
+    assert_iperf3_error(&answer, 7);
+}
+
+/// `answer` is iperf3's SERVER_ERROR state followed by error number `code` (big-endian).
+fn assert_iperf3_error(answer: &[u8], code: i32) {
     assert_eq!(answer.first(), Some(&State::ServerError.to_byte()));
     assert_eq!(
         answer.get(1..5),
-        Some(&7i32.to_be_bytes()[..]),
+        Some(&code.to_be_bytes()[..]),
         "{answer:?}"
     );
 }
@@ -371,13 +376,8 @@ fn an_iperf3_client_on_a_keyed_server_is_refused_without_a_thread_of_its_own() {
     let params = r#"{"tcp":true,"omit":0,"time":1,"num":0,"blockcount":0,"parallel":1,"len":131072,"client_version":"3.16"}"#;
     for _ in 0..100 {
         let answer = iperf3_opening(port, params);
-        // SERVER_ERROR with IEAUTHTEST (142): "test authorization failed".
-        assert_eq!(answer.first(), Some(&State::ServerError.to_byte()));
-        assert_eq!(
-            answer.get(1..5),
-            Some(&142i32.to_be_bytes()[..]),
-            "{answer:?}"
-        );
+        // IEAUTHTEST (142): "test authorization failed".
+        assert_iperf3_error(&answer, 142);
     }
     done.store(true, Ordering::Relaxed);
     sampler.join().unwrap();
