@@ -3,13 +3,21 @@
 # netperf) on loopback, and for TCP across a veth pair between two network namespaces too.
 #
 # Three parts, all by default: TCP throughput (1, 2 and 4 streams; on loopback and on the veth
-# path), UDP packet rate (64- and
-# 1472-byte payloads at max rate) and request/response latency (`rr`: TCP and UDP round trips and
+# path), UDP packet rate and goodput (18- and 1472-byte payloads at max rate, on the same paths;
+# bench/udp_peers.sh holds that part) and request/response latency (`rr`: TCP and UDP round trips and
 # TCP connect/request/response/close with 64-byte messages, client and server pinned to the same
 # core and to different cores; see bench/latency.sh, which holds that part). One run, tools interleaved within each repetition (and the order
 # rotated per repetition) so that machine noise hits every tool alike. TCP: every tool runs with its
 # own defaults (write size, buffers), plus "iperf3 -Z" (iperf3's sendfile mode) as a separate row
 # for fairness to linerate's zero-copy send (splice).
+#
+# The reference peer is the NEWEST iperf3, built from source: with IPERF3_SRC=DIR (a checkout of
+# esnet/iperf, 3.21 or later; bench/iperf3_src.sh builds it once into a cache outside the repo) the
+# TCP part adds "iperf3-src", "iperf3-src -Z" and "iperf3-src -Z --skip-rx-copy" (a thread per
+# stream since 3.16; --skip-rx-copy receives with MSG_TRUNC, so it is compared with linerate's
+# --rx-mode trunc, "linerate trunc"), and the UDP part "iperf3-src" and "iperf3-src --gsro" (UDP
+# GSO/GRO). Its version is printed with the results. Without IPERF3_SRC those rows are absent and
+# their targets N/A.
 #
 # CPU is measured the same way for every tool, outside the tool: the client's user+sys time from
 # /usr/bin/time, the server's from /proc/PID/stat (utime+stime+cutime+cstime) read after the server
@@ -38,10 +46,15 @@
 #
 # Usage: bench/peers.sh [--quick] [--only tcp|udp|rr] [--reps N] [--seconds S] [--out FILE]
 #                       [--rr-tools LIST] [--streams LIST] [--paths LIST] [--congestion ALGO]
+#                       [--tools REGEX] [--udp-sizes LIST]
 #        --quick: 3 reps of 3 s (TCP, rr) and 1 s (UDP) runs, a shorter NetPIPE sweep; --only: one
 #        part (default all three); --seconds sets every part's run length; --rr-tools: the rr
 #        part runs linerate and only these peers (comma-separated: sockperf,qperf,netperf,iperf2),
 #        e.g. many repetitions of one comparison in the time all tools take for a few.
+#        --tools: the TCP and UDP parts run only the tools whose row name matches this extended
+#        regular expression (linerate's default row always runs: every ratio is over it), e.g.
+#        --tools 'iperf3-src' for linerate against the newest iperf3 alone, more reps in less time.
+#        --udp-sizes: the UDP payloads, bytes, comma-separated (default 18,1472).
 #        --streams: the TCP part's stream counts (comma-separated, default 1,2,4); --paths: where
 #        the TCP part runs, `loopback`, `veth` (a veth pair between two network namespaces,
 #        198.18.98.1 -> .2, root only) or both (the default as root; loopback otherwise).
@@ -55,7 +68,9 @@
 # Env:   REPS (5), SECONDS (5), OUT (bench/results/peers-<UTC time>.json), PORT_BASE (15300),
 #        LINERATE (target/release/linerate), NP_UPPER (NetPIPE's largest message, 8388608 bytes),
 #        NP_TIMEOUT (150 s for the NetPIPE sweep, about 45 s on a 2-core VM; --quick: about 15 s),
-#        NETPERF_DIR (a directory with netperf and netserver, for rr when they are not on PATH).
+#        NETPERF_DIR (a directory with netperf and netserver, for rr when they are not on PATH),
+#        IPERF3_SRC (a checkout of esnet/iperf: the newest iperf3's rows, see above),
+#        LINERATE_BENCH_CACHE (where it is built, ~/.cache/linerate-bench).
 set -euo pipefail
 
 # bash's SECONDS counts up from its imported value, so read it before anything takes time.
@@ -71,9 +86,11 @@ np_extra=()
 port_base=${PORT_BASE:-15300}
 rr_tools=sockperf,qperf,netperf,iperf2
 tcp_streams="1 2 4"
-tcp_paths="loopback veth"
-(( EUID == 0 )) || tcp_paths=loopback
+paths="loopback veth"
+(( EUID == 0 )) || paths=loopback
 congestion= # empty: the host's default
+tool_filter= # empty: every tool
+udp_sizes=(18 1472)
 
 usage() { sed -n '/^# Usage:/,/^# *NP_TIMEOUT/s/^# \{0,1\}//p' "$0"; }
 while (( $# )); do
@@ -93,11 +110,15 @@ while (( $# )); do
       tcp_streams=${2//,/ }; shift ;;
     --paths) [[ ${2:-} =~ ^(loopback|veth)(,(loopback|veth))*$ ]] \
         || { echo "peers.sh: --paths takes loopback, veth or both, comma-separated (got '${2:-}')" >&2; exit 2; }
-      tcp_paths=${2//,/ }; shift ;;
+      paths=${2//,/ }; shift ;;
     --congestion) congestion=${2:?--congestion needs an algorithm, e.g. cubic or bbr}; shift
       grep -qw -- "$congestion" /proc/sys/net/ipv4/tcp_available_congestion_control \
         || { echo "peers.sh: --congestion $congestion is not available here; available: $(cat /proc/sys/net/ipv4/tcp_available_congestion_control) (modprobe tcp_$congestion adds one)" >&2; exit 2; }
       (( EUID == 0 )) || { echo "peers.sh: --congestion sets the host's default: run as root" >&2; exit 2; } ;;
+    --tools) tool_filter=${2:?--tools needs a regular expression}; shift ;;
+    --udp-sizes) [[ ${2:-} =~ ^[0-9]+(,[0-9]+)*$ ]] \
+        || { echo "peers.sh: --udp-sizes takes payload sizes in bytes, comma-separated (got '${2:-}')" >&2; exit 2; }
+      IFS=, read -ra udp_sizes <<<"$2"; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "peers.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -107,6 +128,7 @@ udp_dur=${udp_dur:-$dur}
 [[ $reps =~ ^[1-9][0-9]*$ && $dur =~ ^[1-9][0-9]*$ ]] \
   || { echo "peers.sh: REPS and SECONDS must be positive integers (got $reps, $dur)" >&2; exit 2; }
 want() { [[ " $parts " == *" $1 "* ]]; } # want tcp|udp|rr: is that part selected?
+keep_tool() { [[ $1 == linerate || -z $tool_filter || $1 =~ $tool_filter ]]; } # --tools
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 lr=${LINERATE:-$root/target/release/linerate}
@@ -134,6 +156,17 @@ fi
 if [[ -z ${LINERATE:-} ]]; then
   log "building linerate (cargo build --release)"
   (cd "$root" && cargo build --release --quiet)
+fi
+
+# The newest iperf3, from source (IPERF3_SRC): built once into a cache outside the repository.
+# shellcheck source=bench/iperf3_src.sh
+source "$root/bench/iperf3_src.sh"
+i3src=
+if [[ -n ${IPERF3_SRC:-} ]] && { want tcp || want udp; }; then
+  i3src=$(iperf3_src_build "$IPERF3_SRC") || exit 2
+  log "newest iperf3: $("$i3src" --version | head -n 1) ($i3src)"
+elif want tcp || want udp; then
+  log "IPERF3_SRC not set: no rows for the newest iperf3 (Debian's $(iperf3 --version | head -n 1 | cut -d' ' -f2) only)"
 fi
 
 # ---- process handling: every server is tracked and killed on exit ----
@@ -201,12 +234,22 @@ start_server() { # start_server PORT CMD...: start it, wait (≤ 5 s) until it l
 # The request/response part (and rr_probe, the host-speed probe every part records).
 # shellcheck source=bench/latency.sh
 source "$root/bench/latency.sh"
+# The UDP part.
+# shellcheck source=bench/udp_peers.sh
+source "$root/bench/udp_peers.sh"
 
 # ---- one measurement ----
 p_lr=$((port_base + 1)) p_i3=$((port_base + 2)) p_i2=$((port_base + 3))
 p_nc=$((port_base + 4)) p_nd=$((port_base + 5)) p_np=$((port_base + 10)) # nuttcp -N 2: p_nd, p_nd+1
 p_sp=$((port_base + 7))
-tools=(linerate "linerate write" iperf3 "iperf3 -Z" iperf2 nuttcp)
+tools=(linerate "linerate write")
+"$lr" tcp --help | grep -q -- '--rx-mode' && tools+=("linerate trunc")
+tools+=(iperf3 "iperf3 -Z")
+[[ -n $i3src ]] && tools+=(iperf3-src "iperf3-src -Z" "iperf3-src -Z --skip-rx-copy")
+tools+=(iperf2 nuttcp)
+kept=()
+for t in "${tools[@]}"; do keep_tool "$t" && kept+=("$t"); done
+tools=("${kept[@]}")
 dst=127.0.0.1 path=loopback # where the TCP part's clients send; veth_up/veth_down change both
 cli_exec=()                 # `ip netns exec NS` for the clients on the veth path
 samples=$tmp/samples.jsonl
@@ -236,11 +279,14 @@ run_one() { # run_one TOOL STREAMS REP PROBE: one client run against a fresh ser
     linerate*) port=$p_lr parse=parse_linerate
       srv=("$lr" serve -B "$dst" -p "$port")
       cmd=("$lr" tcp "$dst" -p "$port" -t "$dur" -P "$n" -i 0 --json --no-store)
-      [[ $tool == "linerate write" ]] && cmd+=(--send-mode write) ;;
+      [[ $tool == "linerate write" ]] && cmd+=(--send-mode write)
+      [[ $tool == "linerate trunc" ]] && cmd+=(--rx-mode trunc) ;;
     iperf3*) port=$p_i3 parse=parse_iperf3
-      srv=(iperf3 -s -B "$dst" -p "$port")
-      cmd=(iperf3 -c "$dst" -p "$port" -t "$dur" -P "$n" --json)
-      [[ $tool == "iperf3 -Z" ]] && cmd+=(-Z) ;;
+      local bin=iperf3 flags=${tool#iperf3} extra
+      [[ $tool == iperf3-src* ]] && bin=$i3src flags=${tool#iperf3-src}
+      read -ra extra <<<"$flags" # -Z, --skip-rx-copy
+      srv=("$bin" -s -B "$dst" -p "$port")
+      cmd=("$bin" -c "$dst" -p "$port" -t "$dur" -P "$n" --json "${extra[@]}") ;;
     iperf2) port=$p_i2 parse=parse_iperf2
       srv=(iperf -s -B "$dst" -p "$port" -y C)
       cmd=(iperf -c "$dst" -p "$port" -t "$dur" -P "$n") ;;
@@ -302,7 +348,7 @@ veth_down() {
   ip netns del "lrpeerB$$" 2>/dev/null || true
 }
 if want tcp; then
-  for p in $tcp_paths; do
+  for p in $paths; do
     log "linerate vs peers on $p: $reps reps × ${dur} s × ${#tools[@]} tools × streams ($tcp_streams)"
     if [[ $p == veth ]] && ! veth_up; then
       log "could not make the veth namespaces: skipping the veth path"; veth_down; continue
@@ -349,130 +395,7 @@ if want tcp; then
 fi
 
 # ---- UDP: datagrams per second at max rate, client sending, server receiving ----
-udp_tools=(linerate "linerate --no-gro" "linerate --no-gso --no-gro" iperf3 iperf2 nuttcp sockperf)
-udp_sizes=(64 1472)
-udp_samples=$tmp/udp.jsonl
-: >"$udp_samples"
-
-# parse_udp_TOOL CLIENT_OUT PAYLOAD: print one JSON object with packets_sent, packets_received,
-# pps_sent, pps_received and the tool's own self_loss_pct, self_sender_cpu_pct,
-# self_receiver_cpu_pct (null where it has none). Server output is in $tmp/server.out.
-parse_udp_linerate() {
-  jq -ec '.summary | { packets_sent, packets_received, pps_sent, pps_received,
-    self_loss_pct: .loss_pct, self_sender_cpu_pct: .local_cpu_pct,
-    self_receiver_cpu_pct: .remote_cpu_pct, packets_lost, packets_out_of_order, packets_duplicate,
-    accounting_exact: (.packets_sent == .packets_received + .packets_lost) }' "$1"
-}
-parse_udp_iperf3() { # in .end.sum_received, .packets is the receiver's highest sequence number
-  jq -ec '.end | (.sum_received.packets - .sum_received.lost_packets) as $rcv
-    | { packets_sent: .sum_sent.packets, packets_received: $rcv,
-        pps_sent: (.sum_sent.packets / .sum_sent.seconds), pps_received: ($rcv / .sum_received.seconds),
-        self_loss_pct: .sum_received.lost_percent,
-        self_sender_cpu_pct: .cpu_utilization_percent.host_total,
-        self_receiver_cpu_pct: .cpu_utilization_percent.remote_total }' "$1"
-}
-parse_udp_iperf2() { # client: "Sent N datagrams" and its interval; server CSV: interval (field 7,
-                     # to 0.1 s), lost (11), total = highest sequence number (12), loss % (13)
-  awk -F, '
-    FNR == NR { if (!t && match($0, /[0-9.]+-[0-9.]+ sec/)) { split(substr($0, RSTART), a, /[- ]/); t = a[2] - a[1] }
-                if (match($0, /Sent [0-9]+ datagrams/)) { split(substr($0, RSTART), a, " "); sent = a[2] }
-                next }
-    NF >= 14 { split($7, iv, "-"); rt = iv[2] - iv[1]; rcv = $12 - $11; loss = $13; ok = 1 }
-    END { if (!ok || !sent || t <= 0 || rt <= 0) exit 1
-          printf "{\"packets_sent\":%d,\"packets_received\":%d,\"pps_sent\":%.1f,\"pps_received\":%.1f,", sent, rcv, sent / t, rcv / rt
-          printf "\"self_loss_pct\":%s,\"self_sender_cpu_pct\":null,\"self_receiver_cpu_pct\":null}\n", loss }' \
-    "$1" "$tmp/server.out"
-}
-parse_udp_nuttcp() { # -fparse -fxmitstats: tx_megabytes sent, megabytes (2^20 bytes) and rate_Mbps
-                     # received, pkt = highest sequence number, drop = gaps. The receiving time is
-                     # megabytes / rate: real_seconds has only two decimals.
-  awk -v len="$2" '/megabytes=/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }; ok = 1 }
-    END { if (!ok || v["rate_Mbps"] <= 0 || v["tx_megabytes"] == "") exit 1
-          t = v["megabytes"] * 8.388608 / v["rate_Mbps"]; sent = v["tx_megabytes"] * 1048576 / len
-          rcv = v["pkt"] - v["drop"]
-          printf "{\"packets_sent\":%.0f,\"packets_received\":%d,\"pps_sent\":%.1f,\"pps_received\":%.1f,", sent, rcv, sent / t, rcv / t
-          printf "\"self_loss_pct\":%s,\"self_sender_cpu_pct\":%s,\"self_receiver_cpu_pct\":%s}\n", v["data_loss"], v["tx_cpu"], v["rx_cpu"] }' "$1"
-}
-parse_udp_sockperf() { # client: "Total of N messages sent in T sec"; server: "Total N messages
-                       # received and handled" (on SIGINT). The server keeps no time: T for both.
-  awk '
-    FNR == NR { if (match($0, /Total of [0-9]+ messages sent in [0-9.]+ sec/)) { split(substr($0, RSTART), a, " "); sent = a[3]; t = a[7] }
-                next }
-    match($0, /Total [0-9]+ messages received/) { split(substr($0, RSTART), a, " "); rcv = a[2]; ok = 1 }
-    END { if (!ok || !sent || t <= 0) exit 1
-          printf "{\"packets_sent\":%d,\"packets_received\":%d,\"pps_sent\":%.1f,\"pps_received\":%.1f,", sent, rcv, sent / t, rcv / t
-          printf "\"self_loss_pct\":null,\"self_sender_cpu_pct\":null,\"self_receiver_cpu_pct\":null}\n" }' \
-    "$1" "$tmp/server.out"
-}
-
-run_udp() { # run_udp TOOL PAYLOAD REP: one client run against a fresh server; appends a sample
-  local tool=$1 len=$2 rep=$3 parse port cmd srv sig=TERM extra cpu0 cpu1 parsed wall usr sys
-  case $tool in
-    linerate*) port=$p_lr parse=parse_udp_linerate
-      read -ra extra <<<"${tool#linerate}" # the variants' flags: --no-gro, --no-gso --no-gro
-      srv=("$lr" serve -B 127.0.0.1 -p "$port")
-      cmd=("$lr" udp 127.0.0.1 -p "$port" -t "$udp_dur" -i 0 --rate max -l "$len" --json "${extra[@]}") ;;
-    iperf3) port=$p_i3 parse=parse_udp_iperf3 # no -1: the server must outlive the client's exit for its CPU
-      srv=(iperf3 -s -B 127.0.0.1 -p "$port")
-      cmd=(iperf3 -c 127.0.0.1 -p "$port" -u -b 0 -l "$len" -t "$udp_dur" --json) ;;
-    iperf2) port=$p_i2 parse=parse_udp_iperf2 # -b: a rate above reach is iperf 2's "max"
-      srv=(iperf -s -u -B 127.0.0.1 -p "$port" -y C)
-      cmd=(iperf -c 127.0.0.1 -p "$port" -u -b 100G -l "$len" -t "$udp_dur") ;;
-    nuttcp) port=$p_nc parse=parse_udp_nuttcp
-      srv=(nuttcp -S --nofork -P "$port")
-      cmd=(nuttcp -u -R 100g -l "$len" -T "$udp_dur" -P "$port" -p "$p_nd" -fparse -fxmitstats 127.0.0.1) ;;
-    sockperf) port=$p_sp parse=parse_udp_sockperf sig=INT # it prints its count on SIGINT only
-      srv=(sockperf server -i 127.0.0.1 -p "$port")
-      # Without warm-up messages, which the server would count as received but the client not as sent.
-      cmd=(sockperf throughput -i 127.0.0.1 -p "$port" -m "$len" -t "$udp_dur" --dontwarmup) ;;
-  esac
-  start_server "$port" "${srv[@]}" || return 1
-  cpu0=$(proc_cpu_s "$srv_pid")
-  if ! timeout -k 5 $((udp_dur + 30)) /usr/bin/time -f '%e %U %S' -o "$tmp/time" \
-      "${cmd[@]}" >"$tmp/client.out" 2>"$tmp/client.err"; then
-    log "client failed: ${cmd[*]}"; cat "$tmp/client.out" "$tmp/client.err" >&2
-    stop "$srv_pid"; return 1
-  fi
-  sleep 0.3 # let the server drain its socket and write its report
-  cpu1=$(proc_cpu_s "$srv_pid")
-  stop "$srv_pid" "$sig"
-  if ! parsed=$("$parse" "$tmp/client.out" "$len"); then
-    log "could not parse $tool output"; cat "$tmp/client.out" "$tmp/server.out" >&2; return 1
-  fi
-  read -r wall usr sys < <(tail -n 1 "$tmp/time")
-  jq -c --arg tool "$tool" --argjson len "$len" --argjson rep "$rep" --argjson dur "$udp_dur" \
-    --argjson snd_s "$(awk -v u="$usr" -v s="$sys" 'BEGIN{print u+s}')" \
-    --argjson rcv_s "$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN{print b-a}')" --argjson wall "$wall" '
-    { tool: $tool, payload_bytes: $len, rep: $rep } + .
-    + { loss_pct: (if .packets_sent > 0 then (.packets_sent - .packets_received) / .packets_sent * 100
-                   else null end),
-        sender_cpu_s: $snd_s, receiver_cpu_s: $rcv_s, client_wall_s: $wall,
-        sender_cpu_pct: ($snd_s / $dur * 100), receiver_cpu_pct: ($rcv_s / $dur * 100) }' \
-    <<<"$parsed" >>"$udp_samples"
-  jq -r 'def m: . / 1e6 * 1000 | round / 1000;
-    "  \(.tool) \(.payload_bytes) B: sent \(.pps_sent | m) Mpps, received \(.pps_received | m) Mpps, loss \(.loss_pct * 100 | round / 100)%, CPU \(.sender_cpu_pct | round)% / \(.receiver_cpu_pct | round)%"
-    + if has("accounting_exact") then ", accounting " + (if .accounting_exact then "exact"
-        else "NOT exact" end) + " (sent \(.packets_sent) = received \(.packets_received) + lost \(.packets_lost))"
-      else "" end' <<<"$(tail -n 1 "$udp_samples")" >&2
-}
-
-if want udp; then
-  log "UDP on 127.0.0.1: $reps reps × ${udp_dur} s × ${#udp_tools[@]} tools × (${udp_sizes[*]}-byte payloads)"
-  for (( rep = 1; rep <= reps; rep++ )); do
-    log "UDP rep $rep/$reps"
-    for len in "${udp_sizes[@]}"; do
-      for (( k = 0; k < ${#udp_tools[@]}; k++ )); do
-        tool=${udp_tools[(k + rep - 1) % ${#udp_tools[@]}]} # rotated, as for TCP
-        if ! run_udp "$tool" "$len" "$rep"; then
-          failures=$((failures + 1))
-          jq -cn --arg tool "$tool" --argjson len "$len" --argjson rep "$rep" \
-            '{tool: $tool, payload_bytes: $len, rep: $rep, failed: true}' >>"$udp_samples"
-        fi
-        sleep 0.2
-      done
-    done
-  done
-fi
+want udp && udp_part
 
 # ---- request/response: round-trip latency, transactions/s, connections/s ----
 want rr && rr_part
@@ -487,10 +410,11 @@ versions=$(jq -n --arg lr "$("$lr" --version)" --arg i3 "$(iperf3 --version | he
   --arg i2 "$(iperf -v 2>&1 | head -n 1)" --arg nc "$(nuttcp -V 2>&1 | head -n 1)" \
   --arg np "$(pkg_version netpipe-tcp)" --arg sp "$(pkg_version sockperf)" \
   --arg qp "$(pkg_version qperf)" \
+  --arg i3s "$([[ -n $i3src ]] && "$i3src" --version | head -n 1 || echo "not built (IPERF3_SRC)")" \
   --arg rev "$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)" \
   --arg ne "$([[ -n ${netperf_bin:-} ]] && "$netperf_bin" -V 2>&1 | head -n 1 || echo "not found")" \
   '{linerate: $lr, iperf3: $i3, iperf2: $i2, nuttcp: $nc, netpipe_tcp: $np, sockperf: $sp,
-    qperf: $qp, netperf: $ne, linerate_source: $rev}')
+    qperf: $qp, netperf: $ne, iperf3_src: $i3s, linerate_source: $rev}')
 # Shared by both parts' summaries.
 jq_lib='
   def median: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
@@ -502,9 +426,9 @@ jq_lib='
     { target: name, linerate: have, threshold: want, pass: (if have == null or want == null
                                                               then null else pass end), note: note };'
 : >"$tmp/tcp.json"
-want tcp && jq -s --argjson reps "$reps" --argjson dur "$dur" "$jq_lib"'
-  def order: {"linerate": 0, "linerate write": 1, "iperf3": 2, "iperf3 -Z": 3, "iperf2": 4,
-              "nuttcp": 5, "NetPIPE": 6}[.];
+want tcp && jq -s --argjson reps "$reps" --argjson dur "$dur" \
+  --argjson tools "$(printf '%s\n' "${tools[@]}" NetPIPE | jq -R . | jq -sc .)" "$jq_lib"'
+  def order: . as $t | $tools | index($t);
   def r2: if . == null then null else . * 100 | round / 100 end;
   . as $samples
   | [ group_by([(.path // "loopback"), .streams, (.tool | order)])[]
@@ -527,6 +451,13 @@ want tcp && jq -s --argjson reps "$reps" --argjson dur "$dur" "$jq_lib"'
                            | (map(select(.tool == "linerate"))[0].throughput_gbps) as $l
                            | (map(select(.tool == $t))[0].throughput_gbps) as $o
                            | select($l != null and $o != null and $o > 0) | $l / $o ] | median;
+    # The same over the best of several tools in each repetition ($mine over max($theirs)).
+    def paired_best($p; $n; $mine; $theirs): [ $samples
+        | map(select((.path // "loopback") == $p and .streams == $n and (.failed | not)))
+        | group_by(.rep)[]
+        | (map(select(.tool == $mine))[0].throughput_gbps) as $l
+        | (map(select(.tool as $t | $theirs | index($t)) | .throughput_gbps) | max) as $o
+        | select($l != null and $o != null and $o > 0) | $l / $o ] | median;
     def lr($p; $n): $rows | map(select(.tool == "linerate" and .path == $p and .streams == $n))[0];
     def row($t; $p; $n): $rows | map(select(.tool == $t and .path == $p and .streams == $n))[0];
     ($rows | map(. + { linerate_throughput_ratio:
@@ -579,6 +510,33 @@ want tcp && jq -s --argjson reps "$reps" --argjson dur "$dur" "$jq_lib"'
         | select($b != null)
         | target("veth: -P \($n) >= 1.2x every peer"; $b.ratio | r2; 1.2; $b.ratio >= 1.2;
                  "\($b.how), closest peer \($b.tool); medians \(lr("veth"; $n).throughput_gbps_median | r2) against \($b.throughput_gbps_median | r2) Gbit/s") ),
+      # Against the newest iperf3 (IPERF3_SRC), issue 34: one stream over its best copying mode,
+      # -P N over its -Z -P N, trunc over its --skip-rx-copy, every one paired.
+      ( $paths[] as $p | select(row("iperf3-src"; $p; 1) and lr($p; 1))
+        | paired_best($p; 1; "linerate"; ["iperf3-src", "iperf3-src -Z"]) as $r | select($r != null)
+        | target("\($p): one stream >= 1.2x iperf3-src best copying mode (plain or -Z)"; $r | r2; 1.2;
+                 $r >= 1.2; "median of paired ratios over the better of the two in each repetition") ),
+      ( $paths[] as $p | $counts[] as $n | select($n > 1) | row("iperf3-src -Z"; $p; $n) as $i
+        | select($i != null and $i.linerate_paired_ratio != null)
+        | target("\($p): -P \($n) >= 1.2x iperf3-src -Z -P \($n)"; $i.linerate_paired_ratio | r2; 1.2;
+                 $i.linerate_paired_ratio >= 1.2;
+                 "median of paired ratios; medians \(lr($p; $n).throughput_gbps_median | r2) against \($i.throughput_gbps_median | r2) Gbit/s") ),
+      ( $paths[] as $p | $counts[] as $n | select(row("iperf3-src -Z --skip-rx-copy"; $p; $n)
+                                                   and row("linerate trunc"; $p; $n))
+        | paired_best($p; $n; "linerate trunc"; ["iperf3-src -Z --skip-rx-copy"]) as $r
+        | select($r != null)
+        | target("\($p): -P \($n) --rx-mode trunc >= 1.2x iperf3-src -Z --skip-rx-copy"; $r | r2; 1.2;
+                 $r >= 1.2; "median of paired ratios, both discarding in the kernel") ),
+      ( $paths[] as $p | $counts[] as $n
+        | (row("iperf3-src -Z"; $p; $n) // row("iperf3-src"; $p; $n)) as $i
+        | select($i != null and $i.throughput_gbps_min != null and $i.throughput_gbps_min > 0
+                 and lr($p; $n).throughput_gbps_min > 0)
+        | target("\($p): -P \($n) spread (max/min) <= \($i.tool)s";
+                 div(lr($p; $n).throughput_gbps_max; lr($p; $n).throughput_gbps_min);
+                 div($i.throughput_gbps_max; $i.throughput_gbps_min);
+                 div(lr($p; $n).throughput_gbps_max; lr($p; $n).throughput_gbps_min)
+                   <= div($i.throughput_gbps_max; $i.throughput_gbps_min);
+                 "max/min over reps") ),
       ( $paths[] as $p | $counts[] as $n | cheapest_peer($p; $n) as $b | select($b != null)
         | target("\($p): CPU s/GB <= the cheapest peer (-P \($n))"; lr($p; $n).cpu_s_per_gb_median;
                  $b.cpu_s_per_gb_median; lr($p; $n).cpu_s_per_gb_median <= $b.cpu_s_per_gb_median;
@@ -594,47 +552,7 @@ want tcp && jq -s --argjson reps "$reps" --argjson dur "$dur" "$jq_lib"'
     ],
     samples: $samples }' "$samples" >"$tmp/tcp.json"
 : >"$tmp/udp.json"
-want udp && jq -s --argjson reps "$reps" --argjson dur "$udp_dur" \
-  --argjson tools "$(printf '%s\n' "${udp_tools[@]}" | jq -R . | jq -sc .)" \
-  --argjson sizes "$(printf '%s\n' "${udp_sizes[@]}" | jq -sc .)" "$jq_lib"'
-  def order: . as $t | $tools | index($t);
-  def mpps: if . == null then null else . / 1e6 end;
-  . as $samples
-  | [ group_by([.payload_bytes, (.tool | order)])[]
-      | map(select(.failed | not)) as $ok
-      | { tool: .[0].tool, payload_bytes: .[0].payload_bytes, runs: length,
-          failed: (length - ($ok | length)),
-          pps_sent_median: ($ok | med(.pps_sent)),
-          pps_received_median: ($ok | med(.pps_received)),
-          pps_received_min: ($ok | map(.pps_received) | min),
-          pps_received_max: ($ok | map(.pps_received) | max),
-          loss_pct_median: ($ok | med(.loss_pct)),
-          sender_cpu_pct_median: ($ok | med(.sender_cpu_pct)),
-          receiver_cpu_pct_median: ($ok | med(.receiver_cpu_pct)),
-          self_loss_pct_median: ($ok | med(.self_loss_pct)),
-          self_sender_cpu_pct_median: ($ok | med(.self_sender_cpu_pct)),
-          self_receiver_cpu_pct_median: ($ok | med(.self_receiver_cpu_pct)),
-          accounting_exact_runs: (if .[0].tool | startswith("linerate")
-                                  then $ok | map(select(.accounting_exact)) | length else null end) }
-    ] as $rows
-  | def lr(l): $rows | map(select(.tool == "linerate" and .payload_bytes == l))[0];
-    def row(t; l): $rows | map(select(.tool == t and .payload_bytes == l))[0];
-    ($rows | map(. + { linerate_received_ratio:
-                         div(lr(.payload_bytes).pps_received_median; .pps_received_median) })) as $rows
-  | ($rows | map(select(.tool | startswith("linerate")))) as $lr_rows
-  | { reps: $reps, seconds: $dur, payload_bytes: $sizes,
-      rows: $rows,
-      targets: [
-        target("UDP 64 B received pps >= 3x iperf3"; lr(64).pps_received_median | mpps;
-               mul(row("iperf3"; 64).pps_received_median | mpps; 3);
-               lr(64).pps_received_median >= 3 * row("iperf3"; 64).pps_received_median;
-               "Mpps received, in the same run"),
-        target("UDP accounting exact in every linerate run";
-               $lr_rows | map(.accounting_exact_runs) | add; $lr_rows | map(.runs - .failed) | add;
-               ($lr_rows | map(.accounting_exact_runs) | add) == ($lr_rows | map(.runs - .failed) | add);
-               "runs with packets_sent == packets_received + packets_lost, all variants and payloads")
-      ],
-      samples: $samples }' "$udp_samples" >"$tmp/udp.json"
+want udp && udp_summary >"$tmp/udp.json"
 : >"$tmp/rr.json"
 want rr && rr_summary >"$tmp/rr.json"
 jq -n --argjson versions "$versions" --arg date "$(date -u +%FT%TZ)" --arg kernel "$(uname -r)" \
@@ -651,7 +569,7 @@ print_targets() { # print_targets JQ_PATH: one PASS/FAIL/N/A line per target
 }
 # The tables: stdout.
 if want tcp; then
-  printf '%-8s %-14s %-5s %4s %8s %8s %8s %7s %7s %8s %8s %8s %8s\n' \
+  printf '%-8s %-28s %-5s %4s %8s %8s %8s %7s %7s %8s %8s %8s %8s\n' \
     path tool case runs 'Gbit/s' min max 'snd%' 'rcv%' 'CPUs/GB' 'LR×thr' 'LR×pair' 'LR×CPU/B'
   jq -r '.rows[] | [.path, .tool, (if .tool == "NetPIPE" then "peak" elif .streams == 1 then "1"
                             else "-P \(.streams)" end), "\(.runs - .failed)/\(.runs)",
@@ -660,7 +578,7 @@ if want tcp; then
     .linerate_paired_ratio, .linerate_cpu_per_byte_ratio] | map(. // "-" | tostring) | @tsv' "$out" \
   | awk -F'\t' '
       function f(x, p) { return x == "-" ? "-" : sprintf("%.*f", p, x) }
-      { printf "%-8s %-14s %-5s %4s %8s %8s %8s %7s %7s %8s %8s %8s %8s\n", $1, $2, $3, $4, f($5, 2),
+      { printf "%-8s %-28s %-5s %4s %8s %8s %8s %7s %7s %8s %8s %8s %8s\n", $1, $2, $3, $4, f($5, 2),
                f($6, 2), f($7, 2), f($8, 0), f($9, 0), f($10, 3), f($11, 2), f($12, 2), f($13, 2) }'
   echo
   print_targets .targets
@@ -669,33 +587,14 @@ if want tcp; then
   echo "CPU s/GB = both ends' CPU seconds per 10^9 bytes received. LR×thr = linerate's median over the"
   echo "tool's (>1: linerate faster); LR×pair = the median of linerate/tool within each repetition;"
   echo "LR×CPU/B = linerate's CPU s/GB over the tool's (<1: linerate cheaper). 'linerate write' is linerate"
-  echo "with --send-mode write (a copy from user memory, as the peers send) beside its default splice."
+  echo "with --send-mode write (a copy from user memory, as the peers send) beside its default splice;"
+  echo "'linerate trunc' receives with --rx-mode trunc (discarded in the kernel, as iperf3 --skip-rx-copy)."
+  echo "iperf3-src: the newest iperf3, built from IPERF3_SRC: $(jq -r .versions.iperf3_src "$out")"
   jq -r '"host probe (a fixed CPU loop before each repetition): \(.host_probe_s.min)-\(.host_probe_s.max) s, median \(.host_probe_s.median) s"' "$out"
   jq -r '"TCP congestion control: \(.tcp_congestion) for every tool (bench/peers.sh --congestion sets it)"' "$out"
   echo
 fi
-if want udp; then
-  printf '%-26s %7s %4s %9s %9s %6s %5s %5s %7s %5s\n' \
-    'tool (UDP)' payload runs 'sent Mpps' 'rcv Mpps' 'loss%' 'snd%' 'rcv%' 'LR×rcv' exact
-  jq -r '.udp.rows[] | [.tool, .payload_bytes, "\(.runs - .failed)/\(.runs)",
-    (.pps_sent_median | if . == null then null else . / 1e6 end),
-    (.pps_received_median | if . == null then null else . / 1e6 end), .loss_pct_median,
-    .sender_cpu_pct_median, .receiver_cpu_pct_median, .linerate_received_ratio,
-    (if .accounting_exact_runs == null then null
-     else "\(.accounting_exact_runs)/\(.runs - .failed)" end)] | map(. // "-" | tostring) | @tsv' "$out" \
-  | awk -F'\t' '
-      function f(x, p) { return x == "-" ? "-" : sprintf("%.*f", p, x) }
-      { printf "%-26s %7s %4s %9s %9s %6s %5s %5s %7s %5s\n", $1, $2, $3, f($4, 3), f($5, 3),
-               f($6, 1), f($7, 0), f($8, 0), f($9, 2), $10 }'
-  echo
-  print_targets .udp.targets
-  echo
-  echo "UDP at max rate, client sending: Mpps = 10^6 datagrams/s, median over reps; sent by the sender's"
-  echo "count, received by the receiver's; loss% = (sent - received) / sent. CPU as for TCP (snd = client,"
-  echo "rcv = server). LR×rcv = linerate's (GSO + GRO) received pps over the tool's, same payload."
-  echo "exact: linerate runs with packets_sent == packets_received + packets_lost. '-': not available."
-  echo
-fi
+want udp && { udp_print; echo; }
 want rr && { rr_print; echo; }
 echo "results: $out"
 
