@@ -190,7 +190,7 @@ pub struct UdpArgs {
     #[arg(long, value_name = "N")]
     pub burst: Option<u32>,
     /// Datagrams per sendmmsg/recvmmsg call.
-    #[arg(long, value_name = "N", default_value_t = 64)]
+    #[arg(long, value_name = "N", default_value_t = 128)]
     pub batch: u16,
     /// One datagram per sendmmsg/recvmmsg call (--batch 1), to compare; GSO needs batches so
     /// it is off too, while GRO still coalesces arrivals unless --no-gro.

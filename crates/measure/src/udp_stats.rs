@@ -17,7 +17,7 @@
 //!
 //! Memory of which sequence numbers arrived is a bitmap over the last [`WINDOW`] sequence numbers
 //! (a ring of u64 words, 128 KiB) allocated once in [`SeqTracker::new`]. `record` never
-//! allocates, never divides (except jitter's `/16`), never panics on any `u64` sequence number
+//! allocates, never divides, uses no floating point, never panics on any `u64` sequence number
 //! (jumps, repeats, `u64::MAX`), and costs O(1) plus one word cleared per 64 sequence numbers the
 //! window advances; a jump of [`WINDOW`] or more clears the whole ring in one `fill` (128 KiB),
 //! so even a hostile peer's jumps are bounded per datagram.
@@ -28,6 +28,11 @@ use serde::{Deserialize, Serialize};
 
 /// How many sequence numbers, counting back from the highest seen, the tracker remembers.
 pub const WINDOW: u64 = 1 << 20;
+
+/// Fractional bits of the fixed-point jitter.
+const JITTER_FRAC: u32 = 16;
+/// The largest |D| (ns) the jitter takes in; larger ones count as this much.
+const JITTER_D_MAX: u64 = 1 << 46;
 
 /// Bits per ring word.
 const WORD_BITS: u64 = 64;
@@ -92,10 +97,12 @@ pub struct SeqTracker {
     duplicates: u64,
     out_of_order: u64,
     late: u64,
-    /// RFC 3550 `J`, in nanoseconds, kept unrounded.
-    jitter_ns: f64,
-    /// Transit time (`recv_ns − sent_ns`, mixed clocks) of the previous arrival.
-    prev_transit_ns: Option<i128>,
+    /// RFC 3550 `J`, in nanoseconds, kept unrounded: fixed point with [`JITTER_FRAC`]
+    /// fractional bits (integer arithmetic: this runs for every datagram, and a floating-point
+    /// recurrence is a chain of slow dependent instructions).
+    jitter_fixed: i64,
+    /// Transit time (`recv_ns − sent_ns`, mixed clocks, modulo 2^64) of the previous arrival.
+    prev_transit_ns: Option<u64>,
 }
 
 impl SeqTracker {
@@ -111,7 +118,7 @@ impl SeqTracker {
             duplicates: 0,
             out_of_order: 0,
             late: 0,
-            jitter_ns: 0.0,
+            jitter_fixed: 0,
             prev_transit_ns: None,
         }
     }
@@ -130,7 +137,16 @@ impl SeqTracker {
             .saturating_add(u64::try_from(bytes).unwrap_or(u64::MAX));
         self.update_jitter(sent_ns, recv_ns);
 
-        if !self.has_packets {
+        if self.has_packets && Some(seq) == self.highest.checked_add(1) {
+            // The common case, the next in order: advancing by one clears this slot and
+            // marking sets it again, so set it.
+            let (word, mask) = Self::slot(seq);
+            if let Some(w) = self.seen.get_mut(word) {
+                *w |= mask;
+            }
+            self.highest = seq;
+            self.unique += 1;
+        } else if !self.has_packets {
             // The ring is all zero from `new`, so nothing to clear.
             self.has_packets = true;
             self.highest = seq;
@@ -167,8 +183,8 @@ impl SeqTracker {
             out_of_order: self.out_of_order,
             late: self.late,
             lost_so_far,
-            // `as` saturates; J is finite and non-negative.
-            jitter_ns: self.jitter_ns.round() as u64,
+            // Rounded to nearest; J is never negative.
+            jitter_ns: ((self.jitter_fixed + (1 << (JITTER_FRAC - 1))) >> JITTER_FRAC) as u64,
             highest_seq: if self.has_packets { self.highest } else { 0 },
             has_packets: self.has_packets,
             socket_drops: None,
@@ -183,13 +199,21 @@ impl SeqTracker {
     }
 
     /// RFC 3550 §6.4.1: `D = (R_j − R_i) − (S_j − S_i)`, `J += (|D| − J) / 16`.
+    ///
+    /// Transit times are taken modulo 2^64 and their difference read as signed, which is exact
+    /// whenever |D| < 2^63 ns, whatever offset the two clocks have. |D| is capped at
+    /// [`JITTER_D_MAX`] (about 19.5 hours) so the fixed point cannot overflow.
     #[inline]
     fn update_jitter(&mut self, sent_ns: u64, recv_ns: u64) {
-        // i128 holds any difference of u64 values, so no overflow whatever the clocks say.
-        let transit = i128::from(recv_ns) - i128::from(sent_ns);
+        let transit = recv_ns.wrapping_sub(sent_ns);
         if let Some(prev) = self.prev_transit_ns {
-            let d = (transit - prev).unsigned_abs() as f64;
-            self.jitter_ns += (d - self.jitter_ns) / 16.0;
+            let d = (transit.wrapping_sub(prev) as i64)
+                .unsigned_abs()
+                .min(JITTER_D_MAX);
+            // d ≤ 2^46, so d << 16 ≤ 2^62 and the difference below fits an i64; the shift of a
+            // negative difference floors, an error of at most 2^-16 ns a step.
+            let target = (d << JITTER_FRAC) as i64;
+            self.jitter_fixed += (target - self.jitter_fixed) >> 4;
         }
         self.prev_transit_ns = Some(transit);
     }
@@ -430,7 +454,16 @@ mod tests {
         assert_eq!(c.lost_so_far, u64::MAX - 1);
         assert_eq!(c.highest_seq, u64::MAX);
         assert_eq!(c.bytes, u64::MAX);
-        assert!(c.jitter_ns > 0);
+        // Transit times modulo 2^64 are 1, -1, 0, 0: differences of 2, 1 and 0 ns.
+        assert_eq!(c.jitter_ns, 0);
+    }
+
+    #[test]
+    fn a_huge_transit_change_counts_as_the_cap() {
+        let mut t = SeqTracker::new();
+        t.record(0, 0, 0, 64);
+        t.record(1, 0, 1 << 62, 64);
+        assert_eq!(t.snapshot().jitter_ns, JITTER_D_MAX / 16);
     }
 
     #[test]

@@ -12,8 +12,11 @@ pub(super) fn enable(fd: RawFd, option: libc::c_int, value: libc::c_int) -> bool
     crate::sockopt::setsockopt_int(fd, libc::SOL_UDP, option, value).is_ok()
 }
 
-/// Most datagrams in one GSO send (the kernel's UDP_MAX_SEGMENTS on older kernels).
-pub(super) const GSO_MAX_SEGMENTS: usize = 64;
+/// Most datagrams in one GSO send: the kernel's UDP_MAX_SEGMENTS since Linux 6.x. An older
+/// kernel refuses more than [`GSO_OLD_MAX_SEGMENTS`] with EINVAL; the sender then drops to that.
+pub(super) const GSO_MAX_SEGMENTS: usize = 128;
+/// UDP_MAX_SEGMENTS before Linux 6.x.
+pub(super) const GSO_OLD_MAX_SEGMENTS: usize = 64;
 /// Largest UDP payload in one send, which bounds a GSO message.
 pub(super) const MAX_UDP_PAYLOAD: usize = 65_507;
 /// Receive buffer per message with GRO (a coalesced message is at most 64 KiB).

@@ -2,7 +2,7 @@
 //!
 //! The sender stamps every datagram with a [`wire::datagram`] header (stream, sequence, send
 //! time: one clock reading per batch) and sends batches with sendmmsg(2), each message carrying
-//! up to 64 datagrams that the kernel segments (UDP GSO) where it can; after `stop` it sends
+//! up to 128 datagrams that the kernel segments (UDP GSO) where it can; after `stop` it sends
 //! FIN datagrams carrying its total. The receiver reads batches with recvmmsg(2), with the
 //! kernel coalescing arrivals (UDP GRO, split again here by the reported segment size), and feeds
 //! each header to a [`SeqTracker`] (loss, reordering, duplicates, jitter), publishing its counts
@@ -30,7 +30,8 @@ mod intake;
 pub use framing::Framing;
 
 use batch::{
-    enable, is_retry, send_one, sendmmsg, Batch, GRO_MESSAGE, GSO_MAX_SEGMENTS, MAX_UDP_PAYLOAD,
+    enable, is_retry, send_one, sendmmsg, Batch, GRO_MESSAGE, GSO_MAX_SEGMENTS,
+    GSO_OLD_MAX_SEGMENTS, MAX_UDP_PAYLOAD,
 };
 use intake::{Intake, Readiness};
 
@@ -191,15 +192,8 @@ impl UdpStream {
         extra_dst: &[SocketAddr],
         ctl: StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
-        let segments = self.gso_segments(sock.as_raw_fd());
-        let messages = self.batch.div_ceil(segments);
-        let mut batch = Batch::new(
-            messages,
-            segments,
-            self.payload,
-            segments * self.payload,
-            false,
-        );
+        let mut segments = self.gso_segments(sock.as_raw_fd());
+        let mut batch = self.send_batch(segments);
         let extra = self.flow_sockets(sock, extra_dst, segments)?;
         let fds: Vec<RawFd> = std::iter::once(sock.as_raw_fd())
             .chain(extra.iter().map(|s| s.as_raw_fd()))
@@ -242,6 +236,15 @@ impl UdpStream {
                 Err(e) if e.raw_os_error() == Some(libc::EMSGSIZE) => {
                     return Err(too_large(self.payload, &e))
                 }
+                // A kernel older than 6.x takes at most 64 segments per GSO send: resend
+                // these datagrams (same sequence numbers) in messages of 64.
+                Err(e)
+                    if e.raw_os_error() == Some(libc::EINVAL)
+                        && segments > GSO_OLD_MAX_SEGMENTS =>
+                {
+                    segments = GSO_OLD_MAX_SEGMENTS;
+                    batch = self.send_batch(segments);
+                }
                 Err(e) => return Err(e.into()),
             }
         }
@@ -261,8 +264,20 @@ impl UdpStream {
         })
     }
 
-    /// Datagrams per GSO message: as many payloads as fit one UDP datagram (at most 64, at most
-    /// a batch), when GSO is wanted and the socket takes it; else 1.
+    /// A sender's batch of `segments` datagrams per message, messages enough for a batch.
+    fn send_batch(&self, segments: usize) -> Batch {
+        let messages = self.batch.div_ceil(segments);
+        Batch::new(
+            messages,
+            segments,
+            self.payload,
+            segments * self.payload,
+            false,
+        )
+    }
+
+    /// Datagrams per GSO message: as many payloads as fit one UDP datagram (at most 128, at
+    /// most a batch), when GSO is wanted and the socket takes it; else 1.
     fn gso_segments(&self, fd: RawFd) -> usize {
         let most = (MAX_UDP_PAYLOAD / self.payload)
             .clamp(1, GSO_MAX_SEGMENTS)

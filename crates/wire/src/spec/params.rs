@@ -163,7 +163,7 @@ pub struct UdpParams {
 }
 
 impl UdpParams {
-    /// 1472-byte payloads (a 1500-byte IPv4 MTU) as fast as possible, 64 per call with GSO and
+    /// 1472-byte payloads (a 1500-byte IPv4 MTU) as fast as possible, 128 per call with GSO and
     /// GRO, one flow each way, `direction`.
     pub fn new(direction: Direction) -> Self {
         Self {
@@ -172,7 +172,7 @@ impl UdpParams {
             rate: UdpRate::Max,
             reverse_rate: None,
             burst_packets: 0,
-            batch_packets: 64,
+            batch_packets: 128,
             gso: true,
             gro: true,
             flows: 1,
@@ -252,6 +252,7 @@ mod tests {
         let udp = Params::UdpStream {
             udp: UdpParams {
                 rate: UdpRate::BitsPerSec(1_000_000),
+                batch_packets: 64,
                 ..UdpParams::new(Direction::Send)
             },
         };
