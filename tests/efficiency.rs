@@ -24,7 +24,10 @@ fn check_flow(f: &Value) {
         assert!(cores > 0.01, "{end}: a busy data thread: {f}");
         let per_core = num(&e[format!("{end}_goodput_bps_per_core")]);
         assert!(per_core > 0.0, "{end}: {e}");
-        assert!(close(per_core, bps / cores), "{end}: {per_core} vs {bps} / {cores}");
+        assert!(
+            close(per_core, bps / cores),
+            "{end}: {per_core} vs {bps} / {cores}"
+        );
         let s_per_gb = num(&e[format!("{end}_cpu_s_per_gb")]);
         assert!(close(s_per_gb, cores / (bps / 8e9)), "{end}: {s_per_gb}");
         match f.get("pps_received") {
@@ -100,7 +103,10 @@ fn each_ends_goodput_per_core_follows_from_the_records_goodput_and_cpu() {
             .map(|x| num(&x["summary"]["flows"][0]["efficiency"][&key]) / per_unit)
             .collect();
         let values: Vec<f64> = r["values"].as_array().unwrap().iter().map(num).collect();
-        assert!(close(values[0], stored[0]) && close(values[1], stored[1]), "{r}");
+        assert!(
+            close(values[0], stored[0]) && close(values[1], stored[1]),
+            "{r}"
+        );
         assert!(close(num(&r["ratios"][1]), stored[1] / stored[0]), "{r}");
     }
     let table = linerate_ok(&["compare", "#1", "#2", "--db", &db_arg]);
@@ -110,13 +116,32 @@ fn each_ends_goodput_per_core_follows_from_the_records_goodput_and_cpu() {
 
 #[test]
 fn bidir_and_udp_directions_each_have_both_ends_figures() {
-    let bidir = linerate_json(&["tcp", "--bidir", "-t", "1", "-i", "0", "--json", "--no-store"]);
+    let bidir = linerate_json(&[
+        "tcp",
+        "--bidir",
+        "-t",
+        "1",
+        "-i",
+        "0",
+        "--json",
+        "--no-store",
+    ]);
     let flows = bidir["summary"]["flows"].as_array().unwrap();
     assert_eq!(flows.len(), 2, "{bidir}");
     flows.iter().for_each(check_flow);
 
     let udp = linerate_json(&[
-        "udp", "-l", "18", "-b", "50M", "-t", "1", "-i", "0", "--json", "--no-store",
+        "udp",
+        "-l",
+        "18",
+        "-b",
+        "50M",
+        "-t",
+        "1",
+        "-i",
+        "0",
+        "--json",
+        "--no-store",
     ]);
     let f = &udp["summary"]["flows"][0];
     assert!(num(&f["pps_received"]) > 0.0, "{f}");

@@ -130,7 +130,10 @@ mod tests {
         assert!(close(e.receiver_goodput_bps_per_core, 32e9));
         assert!(close(e.sender_cpu_s_per_gb, 1.0 / 6.0));
         assert!(close(e.receiver_cpu_s_per_gb, 0.25));
-        assert_eq!((e.sender_pps_per_core, e.receiver_pps_per_core), (None, None));
+        assert_eq!(
+            (e.sender_pps_per_core, e.receiver_pps_per_core),
+            (None, None)
+        );
         f.udp = Some(results::UdpSummary {
             pps_received: 3e6,
             ..Default::default()
@@ -141,7 +144,10 @@ mod tests {
         f.receiver_cpu_pct = 0.0;
         let e = efficiency(&f).unwrap();
         assert_eq!(e.receiver_goodput_bps_per_core, None, "receiver unknown");
-        assert!(e.sender_goodput_bps_per_core.is_some(), "sender still known");
+        assert!(
+            e.sender_goodput_bps_per_core.is_some(),
+            "sender still known"
+        );
         f.sender_cpu_pct = 0.0;
         assert_eq!(efficiency(&f), None, "neither end known");
     }

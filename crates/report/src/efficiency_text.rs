@@ -9,7 +9,11 @@ use results::{Efficiency, FlowSummary};
 
 /// One end's figures: `48.1 Gbit/s per core, 0.166 CPU s/GB` (with `, 1.05 Mpps per core`
 /// between for UDP).
-fn end_words(bps_per_core: Option<f64>, pps_per_core: Option<f64>, s_per_gb: Option<f64>) -> String {
+fn end_words(
+    bps_per_core: Option<f64>,
+    pps_per_core: Option<f64>,
+    s_per_gb: Option<f64>,
+) -> String {
     let Some(rate) = bps_per_core else {
         return "CPU not reported".into();
     };
@@ -91,10 +95,15 @@ mod tests {
         };
         let line = text(Some(e));
         assert!(
-            line.contains("sender (client) 2.50 Gbit/s per core, 1.250 Mpps per core, 3.200 CPU s/GB;"),
+            line.contains(
+                "sender (client) 2.50 Gbit/s per core, 1.250 Mpps per core, 3.200 CPU s/GB;"
+            ),
             "{line}"
         );
-        assert!(line.contains("receiver (server) CPU not reported"), "{line}");
+        assert!(
+            line.contains("receiver (server) CPU not reported"),
+            "{line}"
+        );
         assert_eq!(text(None), "", "no figures, no line");
     }
 }
