@@ -10,6 +10,7 @@ mod crr_netns;
 mod delay_line;
 mod deploy;
 mod disk;
+mod efficiency;
 mod faults;
 mod fuzz;
 mod harness;

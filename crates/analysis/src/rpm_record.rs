@@ -89,6 +89,7 @@ fn merged_flows(d: &RpmDirection, loads: &[RunRecord], duration_s: f64) -> Vec<F
         f.limited_by = None;
         f.sender_service_demand_us_per_kb = None;
         f.receiver_service_demand_us_per_kb = None;
+        f.efficiency = None;
         f.tcp_time = None;
         f.stream_spread = None;
         if f.flow == flow_of(d.direction) {

@@ -214,6 +214,7 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
         finish_flow(f, datagrams, w, intervals);
     }
     crate::cost::add_service_demand(raw, &mut flows);
+    crate::cost::add_efficiency(raw.spec.kind(), &mut flows);
     crate::loss::add_loss_causes(raw, &mut flows);
     let local_cpu = cpu_summary(
         local_threads,
@@ -304,6 +305,7 @@ fn empty_flow(flow: Flow) -> FlowSummary {
         receiver_cpu_pct: 0.0,
         sender_service_demand_us_per_kb: None,
         receiver_service_demand_us_per_kb: None,
+        efficiency: None,
         retransmits: None,
         rtt_us: None,
         udp: None,

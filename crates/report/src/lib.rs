@@ -20,6 +20,7 @@ mod compare;
 mod congestion_text;
 mod csv_out;
 mod differences;
+mod efficiency_text;
 mod error;
 mod export;
 mod format;

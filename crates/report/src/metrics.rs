@@ -2,7 +2,9 @@
 //!
 //! A metric that does not apply to a run (loss of a TCP run, latency of a bulk run) reads
 //! `None`; a comparison drops the rows where every column is `None`. Per-direction rows read
-//! only bidirectional runs, and sender/receiver CPU only one-direction runs; a comparison also
+//! only bidirectional runs, and sender/receiver CPU, pps per core and CPU per GB only
+//! one-direction runs (efficiency, goodput per core, reads both: per direction in bidir runs,
+//! `flows[].efficiency`); a comparison also
 //! drops sender/receiver CPU when it only repeats client/server CPU (runs where the client
 //! sends), so a figure does not show twice under two names. The `rpm` rows read a `linerate
 //! rpm` direction's stored run (`summary.rpm`) only.
@@ -94,9 +96,37 @@ fn latency(r: &RunRecord) -> Option<measure::latency::LatencySummary> {
     r.summary.rr.as_ref()?.latency_us
 }
 
+/// A direction's efficiency figures (`flows[].efficiency`), when it has them.
+fn efficiency(f: Option<&FlowSummary>) -> Option<results::Efficiency> {
+    f?.efficiency
+}
+
 use Better::{Higher, Lower};
 
-static METRICS: [Metric; 27] = [
+/// An efficiency figure's unit, which way is better, and base units per unit.
+type EfficiencyUnit = (&'static str, Better, f64);
+const GBIT_PER_CORE: EfficiencyUnit = ("Gbit/s per core", Higher, 1e9);
+const MPPS_PER_CORE: EfficiencyUnit = ("Mpps per core", Higher, 1e6);
+const CPU_S_PER_GB: EfficiencyUnit = ("CPU s/GB", Lower, 1.0);
+
+/// One end's efficiency row (`efficiency`), not summarized over repetitions.
+const fn per_end(
+    name: &'static str,
+    (unit, better, per_unit): EfficiencyUnit,
+    base: fn(&RunRecord) -> Option<f64>,
+) -> Metric {
+    Metric {
+        name,
+        unit,
+        better,
+        base,
+        per_unit,
+        key: None,
+        repeats: &[],
+    }
+}
+
+static METRICS: [Metric; 37] = [
     Metric {
         name: "throughput",
         unit: "Mbit/s",
@@ -160,6 +190,36 @@ static METRICS: [Metric; 27] = [
         key: None,
         repeats: &["client CPU", "server CPU"],
     },
+    per_end("sender efficiency", GBIT_PER_CORE, |r| {
+        efficiency(only_flow(r))?.sender_goodput_bps_per_core
+    }),
+    per_end("receiver efficiency", GBIT_PER_CORE, |r| {
+        efficiency(only_flow(r))?.receiver_goodput_bps_per_core
+    }),
+    per_end("sender efficiency c->s", GBIT_PER_CORE, |r| {
+        efficiency(flow(r, Flow::ClientToServer))?.sender_goodput_bps_per_core
+    }),
+    per_end("receiver efficiency c->s", GBIT_PER_CORE, |r| {
+        efficiency(flow(r, Flow::ClientToServer))?.receiver_goodput_bps_per_core
+    }),
+    per_end("sender efficiency s->c", GBIT_PER_CORE, |r| {
+        efficiency(flow(r, Flow::ServerToClient))?.sender_goodput_bps_per_core
+    }),
+    per_end("receiver efficiency s->c", GBIT_PER_CORE, |r| {
+        efficiency(flow(r, Flow::ServerToClient))?.receiver_goodput_bps_per_core
+    }),
+    per_end("sender pps per core", MPPS_PER_CORE, |r| {
+        efficiency(only_flow(r))?.sender_pps_per_core
+    }),
+    per_end("receiver pps per core", MPPS_PER_CORE, |r| {
+        efficiency(only_flow(r))?.receiver_pps_per_core
+    }),
+    per_end("sender CPU per GB", CPU_S_PER_GB, |r| {
+        efficiency(only_flow(r))?.sender_cpu_s_per_gb
+    }),
+    per_end("receiver CPU per GB", CPU_S_PER_GB, |r| {
+        efficiency(only_flow(r))?.receiver_cpu_s_per_gb
+    }),
     Metric {
         name: "PI",
         unit: "T/C×T/L",
@@ -358,6 +418,41 @@ mod tests {
 
     fn value(name: &str, r: &RunRecord) -> Option<f64> {
         metrics().iter().find(|m| m.name == name)?.value(r)
+    }
+
+    #[test]
+    fn efficiency_rows_read_each_ends_figures_in_their_units() {
+        let runs: Vec<RunRecord> =
+            serde_json::from_str(include_str!("../tests/fixtures/tcp_runs.json")).unwrap();
+        let mut r = runs[0].clone();
+        assert_eq!(value("sender efficiency", &r), None, "older record: no row");
+        r.summary.flows[0].efficiency = Some(results::Efficiency {
+            sender_goodput_bps_per_core: Some(48.1e9),
+            receiver_goodput_bps_per_core: Some(31e9),
+            sender_cpu_s_per_gb: Some(0.166),
+            receiver_pps_per_core: Some(2.5e6),
+            ..Default::default()
+        });
+        assert_eq!(value("sender efficiency", &r), Some(48.1));
+        assert_eq!(value("receiver efficiency", &r), Some(31.0));
+        assert_eq!(value("sender CPU per GB", &r), Some(0.166));
+        assert_eq!(value("receiver CPU per GB", &r), None);
+        assert_eq!(value("receiver pps per core", &r), Some(2.5));
+        assert_eq!(value("sender efficiency c->s", &r), None, "one direction");
+        let m = |name| metrics().iter().find(|m| m.name == name).unwrap();
+        assert_eq!(m("sender efficiency").unit, "Gbit/s per core");
+        assert_eq!(m("sender efficiency").better, Higher);
+        assert_eq!(m("receiver CPU per GB").better, Lower);
+        let mut back = r.summary.flows[0].clone();
+        back.flow = Flow::ServerToClient;
+        back.efficiency = Some(results::Efficiency {
+            receiver_goodput_bps_per_core: Some(20e9),
+            ..Default::default()
+        });
+        r.summary.flows.push(back);
+        assert_eq!(value("sender efficiency c->s", &r), Some(48.1));
+        assert_eq!(value("receiver efficiency s->c", &r), Some(20.0));
+        assert_eq!(value("sender efficiency", &r), None, "bidir: per direction");
     }
 
     #[test]

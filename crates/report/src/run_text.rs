@@ -281,6 +281,7 @@ fn write_flow_detail(
             "  cost       sender host {snd:.3} us/KB, receiver host {rcv:.3} us/KB (service demand: host CPU per KB moved)"
         )?;
     }
+    crate::efficiency_text::write_efficiency(w, f, sender, receiver)?;
     if f.streams.len() > 1 || f.streams.iter().any(|s| s.error.is_some()) {
         write_streams(w, f)?;
     }

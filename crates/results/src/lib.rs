@@ -6,12 +6,14 @@
 //! can be re-run) and on `measure` for value types. Records of an older layout read as the
 //! current one ([`layout_v1`]).
 
+pub mod efficiency;
 pub mod layout_v1;
 pub mod limits;
 pub mod rpm;
 pub mod schema;
 pub mod store;
 
+pub use efficiency::Efficiency;
 pub use limits::{LimitedBy, LossCauses, Verdict};
 pub use schema::{
     CpuSummary, End, FlowInterval, FlowSummary, Hosts, IntervalCpu, IntervalSample, IntervalTcp,

@@ -343,6 +343,10 @@ pub struct FlowSummary {
     /// Service demand of the receiving host, the same way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receiver_service_demand_us_per_kb: Option<f64>,
+    /// Stream kinds: goodput per busy core and CPU s/GB of each end (absent where neither
+    /// end's CPU is known, and from records made before it was measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub efficiency: Option<crate::Efficiency>,
     /// Retransmitted segments, summed over streams (sender's TCP_INFO).
     pub retransmits: Option<u32>,
     /// Smoothed RTT, mean over streams, µs (sender's TCP_INFO).
