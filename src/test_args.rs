@@ -15,7 +15,8 @@ use clap::{Args, Parser, Subcommand};
 use measure::units::{parse_bits_per_sec, parse_bytes};
 use wire::datagram::HEADER_LEN;
 use wire::spec::{
-    rates, Direction, Params, RxMode, SendMode, StreamParams, TcpOptions, Transport, UdpParams, UdpRate,
+    rates, Direction, Params, RxMode, SendMode, StreamParams, TcpOptions, Transport, UdpParams,
+    UdpRate,
 };
 use wire::TestSpec;
 

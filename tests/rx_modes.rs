@@ -65,14 +65,31 @@ fn the_summary_text_and_json_say_which_receive_mode_ran() {
         text.contains("  receive    trunc (discarded in the kernel with MSG_TRUNC, never copied)"),
         "{text}"
     );
-    let text = linerate_ok(&["tcp", "--no-store", "-t", "0.5", "-R", "--rx-mode", "zerocopy"]);
+    let text = linerate_ok(&[
+        "tcp",
+        "--no-store",
+        "-t",
+        "0.5",
+        "-R",
+        "--rx-mode",
+        "zerocopy",
+    ]);
     assert!(text.contains("  receive    zerocopy, "), "{text}");
     assert!(text.contains("% of bytes mapped"), "{text}");
     let copy = linerate_ok(&["tcp", "--no-store", "-t", "0.3"]);
-    assert!(!copy.contains("  receive "), "copy, the default, has no line: {copy}");
+    assert!(
+        !copy.contains("  receive "),
+        "copy, the default, has no line: {copy}"
+    );
 
     let json = linerate_json(&[
-        "tcp", "--no-store", "-t", "0.5", "--json", "--rx-mode", "zerocopy",
+        "tcp",
+        "--no-store",
+        "-t",
+        "0.5",
+        "--json",
+        "--rx-mode",
+        "zerocopy",
     ]);
     assert_eq!(json["spec"]["params"]["stream"]["rx_mode"], "zerocopy");
     let flow = &json["summary"]["flows"][0];
@@ -90,7 +107,13 @@ fn the_summary_text_and_json_say_which_receive_mode_ran() {
 #[test]
 fn a_receive_mode_where_it_cannot_run_is_refused_naming_the_flag() {
     fails_in_one_line(
-        &["tcp", "--unix", "/nonexistent/linerate.sock", "--rx-mode", "trunc"],
+        &[
+            "tcp",
+            "--unix",
+            "/nonexistent/linerate.sock",
+            "--rx-mode",
+            "trunc",
+        ],
         "--rx-mode trunc: TCP only",
     );
     fails_in_one_line(
@@ -115,5 +138,8 @@ fn a_server_refuses_a_peers_receive_mode_over_unix_sockets() {
         .check(&wire::spec::SpecLimits::default())
         .unwrap_err()
         .to_string();
-    assert_eq!(err, "receive mode trunc (--rx-mode): TCP only, not Unix-domain sockets");
+    assert_eq!(
+        err,
+        "receive mode trunc (--rx-mode): TCP only, not Unix-domain sockets"
+    );
 }

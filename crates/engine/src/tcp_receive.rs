@@ -278,7 +278,8 @@ impl ZeroCopy {
             }
             counts.mapped_bytes += u64::from(mapped);
             counts.copied_bytes += copied as u64;
-            ctl.counter.publish(counts.mapped_bytes + counts.copied_bytes);
+            ctl.counter
+                .publish(counts.mapped_bytes + counts.copied_bytes);
             low_water.after_read(self.fd, mapped as usize + copied);
         }
         Ok(())

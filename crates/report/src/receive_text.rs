@@ -20,7 +20,9 @@ pub(crate) fn line(f: &FlowSummary) -> Option<String> {
     }
     match r.mode {
         RxMode::Copy => None,
-        RxMode::Trunc => Some("trunc (discarded in the kernel with MSG_TRUNC, never copied)".into()),
+        RxMode::Trunc => {
+            Some("trunc (discarded in the kernel with MSG_TRUNC, never copied)".into())
+        }
         RxMode::Zerocopy => Some(zerocopy_words(r)),
     }
 }
@@ -82,7 +84,9 @@ mod tests {
             discarded_bytes: 10,
             ..Default::default()
         };
-        assert!(words(trunc).unwrap().starts_with("trunc (discarded in the kernel"));
+        assert!(words(trunc)
+            .unwrap()
+            .starts_with("trunc (discarded in the kernel"));
         let zc = ReceiveCounts {
             mode: RxMode::Zerocopy,
             mapped_bytes: 12,
@@ -102,6 +106,11 @@ mod tests {
             ..Default::default()
         };
         let text = words(refused).unwrap();
-        assert!(text.starts_with("copy: zerocopy refused by the receiver's kernel (mmap of the socket: "), "{text}");
+        assert!(
+            text.starts_with(
+                "copy: zerocopy refused by the receiver's kernel (mmap of the socket: "
+            ),
+            "{text}"
+        );
     }
 }

@@ -382,10 +382,13 @@ pub struct FlowSummary {
 impl FlowSummary {
     /// The streams' receive figures, summed; `None` when no stream has any.
     pub fn receive_of(streams: &[StreamSummary]) -> Option<ReceiveCounts> {
-        streams.iter().filter_map(|s| s.receive).reduce(|mut sum, r| {
-            sum.add(&r);
-            sum
-        })
+        streams
+            .iter()
+            .filter_map(|s| s.receive)
+            .reduce(|mut sum, r| {
+                sum.add(&r);
+                sum
+            })
     }
 }
 

@@ -51,7 +51,11 @@ fn a_zerocopy_receiver_maps_or_copies_every_byte_exactly_once() {
         let (sent, received, counts) = run_tcp(RxMode::Zerocopy, send_mode);
         assert!(sent > 0);
         assert_eq!(sent, received, "{send_mode:?}");
-        assert_eq!(counts.mapped_bytes + counts.copied_bytes, received, "{counts:?}");
+        assert_eq!(
+            counts.mapped_bytes + counts.copied_bytes,
+            received,
+            "{counts:?}"
+        );
         assert_eq!(counts.discarded_bytes, 0);
         // This kernel takes the option on loopback; what it maps depends on the MSS.
         assert_eq!(counts.mode, RxMode::Zerocopy, "{counts:?}");
@@ -95,14 +99,22 @@ fn a_refused_zerocopy_receiver_copies_and_says_why() {
 fn a_socket_without_mmap_refuses_zerocopy_at_the_mmap() {
     let (a, _b) = UnixStream::pair().unwrap();
     let refused = ZeroCopy::new(a.as_raw_fd(), 4096).unwrap_err();
-    assert!(matches!(refused, ZerocopyRefusal::Mmap { errno } if errno != 0), "{refused:?}");
+    assert!(
+        matches!(refused, ZerocopyRefusal::Mmap { errno } if errno != 0),
+        "{refused:?}"
+    );
 }
 
 #[test]
 fn over_a_unix_socket_every_mode_copies() {
     let (a, b) = UnixStream::pair().unwrap();
     let engine = TcpStream::new(4096, SendMode::Write).with_rx_mode(RxMode::Trunc);
-    let run = run_pair(&engine, Conn::Unix(a), Conn::Unix(b), Duration::from_millis(30));
+    let run = run_pair(
+        &engine,
+        Conn::Unix(a),
+        Conn::Unix(b),
+        Duration::from_millis(30),
+    );
     let counts = run.receiver.counts.receive.unwrap();
     assert_eq!(counts.mode, RxMode::Copy);
     assert_eq!(counts.copied_bytes, run.sender.bytes_total);
@@ -112,7 +124,10 @@ fn over_a_unix_socket_every_mode_copies() {
 #[test]
 fn the_request_struct_has_the_kernels_layout() {
     assert_eq!(std::mem::size_of::<TcpZerocopyReceive>(), 64);
-    assert_eq!(std::mem::offset_of!(TcpZerocopyReceive, copybuf_address), 24);
+    assert_eq!(
+        std::mem::offset_of!(TcpZerocopyReceive, copybuf_address),
+        24
+    );
     assert_eq!(std::mem::offset_of!(TcpZerocopyReceive, msg_flags), 56);
 }
 
