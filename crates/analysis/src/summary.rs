@@ -382,14 +382,13 @@ mod tests {
         let sent = |p: u64| StreamCounts {
             bytes: p * 100,
             packets: p,
-            rx: None,
-            tcp_info: None,
+            ..Default::default()
         };
         let recv = |c: UdpCounts| StreamCounts {
             bytes: c.bytes,
             packets: c.packets,
             rx: Some(c),
-            tcp_info: None,
+            ..Default::default()
         };
         let s1 = t.sample(
             Duration::from_secs(1),

@@ -369,6 +369,14 @@ mod tests {
                         busy_us: Some(5),
                         ..TcpInfo::default()
                     }),
+                    receive: Some(ReceiveCounts {
+                        mode: RxMode::Zerocopy,
+                        copied_bytes: 3,
+                        mapped_bytes: 4096,
+                        refused: Some(ZerocopyRefusal::Getsockopt { errno: 95 }),
+                        rcv_mss_bytes: Some(4096),
+                        ..ReceiveCounts::default()
+                    }),
                 }],
                 cpu: Some(CpuSoFar {
                     elapsed_us: 1_000_000,
