@@ -15,7 +15,8 @@ use clap::{Args, Parser, Subcommand};
 use measure::units::{parse_bits_per_sec, parse_bytes};
 use wire::datagram::HEADER_LEN;
 use wire::spec::{
-    rates, Direction, Params, SendMode, StreamParams, TcpOptions, Transport, UdpParams, UdpRate,
+    rates, Direction, Params, RxMode, SendMode, StreamParams, TcpOptions, Transport, UdpParams,
+    UdpRate,
 };
 use wire::TestSpec;
 
@@ -117,6 +118,11 @@ pub struct TcpArgs {
     /// write.
     #[arg(long, value_name = "MODE", value_enum, default_value_t = SendModeArg::Splice)]
     pub send_mode: SendModeArg,
+    /// How receivers take data from the kernel (both ends' receivers, TCP only): copy into user
+    /// memory, trunc (discard in the kernel with MSG_TRUNC, as iperf3 --skip-rx-copy), or
+    /// zerocopy (map received pages with TCP_ZEROCOPY_RECEIVE; copy what cannot be mapped).
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = RxModeArg::Copy)]
+    pub rx_mode: RxModeArg,
     /// TCP_NOTSENT_LOWAT on both ends, bytes (K, M): a sender keeps at most this much written
     /// but unsent, so what it writes next waits behind less (see --self-probes).
     #[arg(long, value_name = "BYTES")]
@@ -233,6 +239,17 @@ pub enum SendModeArg {
     Sendfile,
     /// write(2) from a user buffer.
     Write,
+}
+
+/// `--rx-mode` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RxModeArg {
+    /// read(2) into user memory, as applications do.
+    Copy,
+    /// recv(2) with MSG_TRUNC: discarded in the kernel, counted, never copied.
+    Trunc,
+    /// TCP_ZEROCOPY_RECEIVE: whole pages mapped, the rest copied; copy where refused.
+    Zerocopy,
 }
 
 /// A validated client invocation of any test kind: the spec, and how to reach the server.
@@ -440,9 +457,18 @@ impl TcpArgs {
                 (SendModeArg::Sendfile, false) => SendMode::Sendfile,
                 _ => SendMode::Write,
             },
+            rx_mode: match self.rx_mode {
+                RxModeArg::Copy => RxMode::Copy,
+                RxModeArg::Trunc => RxMode::Trunc,
+                RxModeArg::Zerocopy => RxMode::Zerocopy,
+            },
             self_probes_per_s: self.self_probes,
             ..stream
         };
+        if let Some(why) = stream.rx_mode_refusal() {
+            let mode = stream.rx_mode.name();
+            return Err(anyhow::anyhow!("--rx-mode {mode}: {why}; leave it at copy"));
+        }
         let pacing = self.pacing()?;
         let tcp = TcpOptions {
             mss_bytes: self.mss,

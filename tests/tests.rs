@@ -44,6 +44,7 @@ mod relay;
 mod report_cli;
 mod rpm;
 mod rr;
+mod rx_modes;
 mod self_probes;
 mod skip;
 mod soak;

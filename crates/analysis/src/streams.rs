@@ -49,6 +49,7 @@ mod tests {
             tcp_info: None,
             udp: None,
             error: None,
+            receive: None,
         }
     }
 

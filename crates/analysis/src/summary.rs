@@ -114,6 +114,7 @@ fn stream_part(raw: &RawRun, i: usize, (stream, flow): (u16, Flow), w: Windows) 
             tcp_info,
             udp,
             error: local_error.or(remote.error.map(|e| format!("server: {e}"))),
+            receive: rcv_end.receive,
         },
         drained: rcv_end.bytes,
         sender_cpu_pct,
@@ -139,6 +140,7 @@ fn finish_flow(f: &mut FlowSummary, datagrams: bool, w: Windows, intervals: &[In
     f.throughput_bps = bits_per_sec(f.bytes_received, f.window_s);
     f.sender_throughput_bps = bits_per_sec(f.bytes_sent, w.client_s);
     f.stream_spread = crate::streams::spread(&f.streams);
+    f.receive = FlowSummary::receive_of(&f.streams);
     f.interval_throughput_bps = Spread::of(
         intervals
             .iter()
@@ -314,6 +316,7 @@ fn empty_flow(flow: Flow) -> FlowSummary {
         loss_causes: None,
         window_s: 0.0,
         stream_spread: None,
+        receive: None,
         streams: Vec::new(),
     }
 }
@@ -381,14 +384,13 @@ mod tests {
         let sent = |p: u64| StreamCounts {
             bytes: p * 100,
             packets: p,
-            rx: None,
-            tcp_info: None,
+            ..Default::default()
         };
         let recv = |c: UdpCounts| StreamCounts {
             bytes: c.bytes,
             packets: c.packets,
             rx: Some(c),
-            tcp_info: None,
+            ..Default::default()
         };
         let s1 = t.sample(
             Duration::from_secs(1),

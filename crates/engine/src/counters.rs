@@ -93,6 +93,7 @@ impl StreamCounters {
             packets: self.packets.load(Ordering::Relaxed),
             rx: self.rx.lock().ok().and_then(|r| *r),
             tcp_info: None,
+            receive: None,
         }
     }
 }
@@ -276,7 +277,8 @@ mod tests {
                 bytes: 10,
                 packets: 2,
                 rx: None,
-                tcp_info: None
+                tcp_info: None,
+                receive: None,
             }
         );
         let rx = UdpCounts {
@@ -291,7 +293,8 @@ mod tests {
                 bytes: 30,
                 packets: 3,
                 rx: Some(rx),
-                tcp_info: None
+                tcp_info: None,
+                receive: None,
             }
         );
     }

@@ -25,6 +25,7 @@ mod splice_source;
 pub mod stream_engine;
 pub mod sys_io;
 pub mod tcp_crr;
+mod tcp_receive;
 pub mod tcp_rr;
 pub mod tcp_stream;
 #[cfg(test)]

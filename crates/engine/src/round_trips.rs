@@ -96,6 +96,7 @@ impl Transactions {
                 packets: self.done,
                 rx: None,
                 tcp_info: None,
+                receive: None,
             },
             ..Default::default()
         }

@@ -84,10 +84,13 @@ pub fn engine_for(spec: &TestSpec, sends: Flow) -> Box<dyn StreamEngine> {
                 Flow::ClientToServer => f64::from(per_s),
                 Flow::ServerToClient => 0.0,
             })),
-            None => Box::new(crate::tcp_stream::TcpStream::new(
-                stream.write_len_bytes as usize,
-                stream.send_mode,
-            )),
+            None => Box::new(
+                crate::tcp_stream::TcpStream::new(
+                    stream.write_len_bytes as usize,
+                    stream.send_mode,
+                )
+                .with_rx_mode(stream.rx_mode),
+            ),
         },
         Params::UdpStream { udp } => Box::new(crate::udp_stream::UdpStream::new(udp, sends)),
         Params::TcpRr { rr, .. } => Box::new(crate::tcp_rr::TcpRr::new(RrShape::of(rr))),

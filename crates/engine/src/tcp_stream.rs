@@ -4,12 +4,8 @@
 //! With [`SendMode::Splice`] (the default) on TCP the sender splices the pattern's pages from a
 //! pipe (see `SpliceSource`); with [`SendMode::Sendfile`] it calls sendfile(2) from an
 //! in-memory file (memfd) holding one buffer of the pattern. Either way the kernel references
-//! those pages instead of copying from user memory; the receiver always copies into user
-//! memory, as applications do.
-//!
-//! At high rates the receiver raises SO_RCVLOWAT (see `LowWater`) so that each wake-up reads
-//! a large block instead of one segment; this roughly halves the receiver's cost per byte on
-//! loopback. It switches back below `LowWater::OFF_BPS` so slow links count bytes promptly.
+//! those pages instead of copying from user memory. The receiver copies into user memory, as
+//! applications do, unless the spec's receive mode says to discard or map (`tcp_receive`).
 //!
 //! Memory is bounded whatever the write length: a sender's pattern (buffer, memfd, pipe) is at
 //! most [`MAX_SEND_BUF`] bytes, and a longer write length is sent as calls of that many bytes
@@ -24,13 +20,13 @@
 use std::io::{ErrorKind, Read, Write};
 use std::net::Shutdown;
 use std::os::fd::AsRawFd;
-use std::time::{Duration, Instant};
 
 use measure::cpu::CpuTime;
-use wire::spec::SendMode;
+use wire::spec::{RxMode, SendMode};
 use wire::TestKind;
 
 use crate::splice_source::SpliceSource;
+use crate::tcp_receive::receive;
 use crate::{
     is_retry, pattern, Conn, Endpoint, EngineError, Role, StreamControl, StreamEngine,
     StreamReport, POLL_INTERVAL,
@@ -41,6 +37,7 @@ use crate::{
 pub struct TcpStream {
     io_len: usize,
     mode: SendMode,
+    rx_mode: RxMode,
 }
 
 /// The most a sender holds of its pattern (and so writes per call), bytes: far above what a
@@ -50,12 +47,18 @@ pub struct TcpStream {
 pub const MAX_SEND_BUF: usize = 4 << 20;
 
 impl TcpStream {
-    /// An engine moving `io_len` bytes per call, sending with `mode`.
+    /// An engine moving `io_len` bytes per call, sending with `mode`, receiving by copy.
     pub fn new(io_len: usize, mode: SendMode) -> Self {
         Self {
             io_len: io_len.max(1),
             mode,
+            rx_mode: RxMode::Copy,
         }
+    }
+
+    /// The same engine receiving in `rx_mode` (see `tcp_receive`).
+    pub fn with_rx_mode(self, rx_mode: RxMode) -> Self {
+        Self { rx_mode, ..self }
     }
 }
 
@@ -93,7 +96,7 @@ impl StreamEngine for TcpStream {
                 let buf = pattern(unit);
                 send(&mut conn, ctl, |c| c.write(&buf))?
             }
-            Role::Receiver => receive(&mut conn, self.io_len.min(MAX_READ), ctl)?,
+            Role::Receiver => receive(&mut conn, self.io_len.min(MAX_READ), self.rx_mode, ctl)?,
         };
         report.cpu = CpuTime::thread_now().since(cpu_start);
         Ok(report)
@@ -208,68 +211,6 @@ pub(crate) fn finish_sending(
     })
 }
 
-/// Adapts SO_RCVLOWAT to the arrival rate, measured over windows of [`LowWater::WINDOW`].
-///
-/// On, a read waits for `mark` bytes (or the socket's receive timeout, or end of stream), so
-/// bytes already in the kernel can be counted up to `mark` bytes late: at the on-threshold
-/// rate and above that is at most ~1 ms of data. Off, every arrival is read at once.
-#[derive(Debug)]
-pub(crate) struct LowWater {
-    mark: i32,
-    on: bool,
-    window_start: Instant,
-    window_bytes: u64,
-}
-
-impl LowWater {
-    /// Rate above which the low-water mark is raised, bits/s.
-    pub const ON_BPS: f64 = 2e9;
-    /// Rate below which it is lowered again, bits/s.
-    pub const OFF_BPS: f64 = 1e9;
-    /// How often the rate is judged.
-    pub const WINDOW: Duration = Duration::from_millis(50);
-    /// Largest mark used, bytes (≈1 ms at `ON_BPS`).
-    pub const MAX_MARK: usize = 256 << 10;
-
-    pub(crate) fn new(read_len: usize) -> Self {
-        Self {
-            mark: read_len.min(Self::MAX_MARK) as i32,
-            on: false,
-            window_start: Instant::now(),
-            window_bytes: 0,
-        }
-    }
-
-    /// Accounts `n` bytes just read; every window, switches the mark on or off by rate.
-    #[inline]
-    pub(crate) fn after_read(&mut self, fd: std::os::fd::RawFd, n: usize) {
-        self.window_bytes += n as u64;
-        let elapsed = self.window_start.elapsed();
-        if elapsed < Self::WINDOW {
-            return;
-        }
-        let bps = self.window_bytes as f64 * 8.0 / elapsed.as_secs_f64();
-        let want = if self.on {
-            bps >= Self::OFF_BPS
-        } else {
-            bps >= Self::ON_BPS
-        };
-        if want != self.on
-            && crate::sockopt::setsockopt_int(
-                fd,
-                libc::SOL_SOCKET,
-                libc::SO_RCVLOWAT,
-                if want { self.mark } else { 1 },
-            )
-            .is_ok()
-        {
-            self.on = want;
-        }
-        self.window_start = Instant::now();
-        self.window_bytes = 0;
-    }
-}
-
 /// The most a receiver reads per call, whatever the write length: its buffer stays in the
 /// copying core's L2 cache (512 KiB per core here, beside the kernel's own data). A 512 KiB
 /// buffer, the default write length, did not: on a 2-core loopback 3 of 4 single-stream runs
@@ -278,45 +219,12 @@ impl LowWater {
 /// runs, the writes 512 KiB in both). iperf3 and nuttcp read 128 KiB by default too.
 pub const MAX_READ: usize = 128 << 10;
 
-fn receive(
-    conn: &mut Conn,
-    len: usize,
-    ctl: StreamControl<'_>,
-) -> Result<StreamReport, EngineError> {
-    let mut buf = vec![0u8; len];
-    let mut total = 0u64;
-    let fd = conn.as_raw_fd();
-    let mut low_water = LowWater::new(len);
-    loop {
-        if ctl.abort.is_raised() {
-            return Err(EngineError::Aborted);
-        }
-        match conn.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                total += n as u64;
-                ctl.counter.publish(total);
-                low_water.after_read(fd, n);
-            }
-            Err(e) if is_retry(e.kind()) => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Ok(StreamReport {
-        bytes_total: total,
-        counts: wire::msg::StreamCounts {
-            bytes: total,
-            ..Default::default()
-        },
-        ..Default::default()
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::{Signal, StreamCounters};
     use std::os::unix::net::UnixStream;
+    use std::time::Duration;
 
     #[test]
     fn sender_and_receiver_totals_reconcile() {
@@ -383,20 +291,6 @@ mod tests {
             assert!(tx.tcp_info.is_some());
         });
         assert_eq!(got, pattern(1000));
-    }
-
-    #[test]
-    fn low_water_switches_on_at_high_rate_and_off_at_low_rate() {
-        let (a, _b) = UnixStream::pair().unwrap();
-        let fd = a.as_raw_fd();
-        let mut lw = LowWater::new(1 << 20);
-        assert_eq!(lw.mark, LowWater::MAX_MARK as i32);
-        lw.window_start = Instant::now() - LowWater::WINDOW;
-        lw.after_read(fd, 100 << 20); // ~16 Gbit/s over 50 ms
-        assert!(lw.on);
-        lw.window_start = Instant::now() - LowWater::WINDOW;
-        lw.after_read(fd, 1000); // ~160 kbit/s
-        assert!(!lw.on);
     }
 
     #[test]

@@ -32,6 +32,7 @@ mod markdown;
 pub mod mesh;
 mod metrics;
 mod pps;
+mod receive_text;
 pub mod rpm_text;
 pub mod run_text;
 mod runs_table;

@@ -156,6 +156,9 @@ fn write_flow(w: &mut dyn Write, f: &FlowSummary) -> std::io::Result<()> {
             format_bytes(f.bytes_in_flight)
         )?;
     }
+    if let Some(line) = crate::receive_text::line(f) {
+        writeln!(w, "  receive    {line}")?;
+    }
     write_flow_detail(w, f, sender, receiver)?;
     write_limited_by(w, f)
 }

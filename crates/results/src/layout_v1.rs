@@ -129,6 +129,7 @@ impl From<SpecV1> for TestSpec {
                     transport: old.transport,
                     write_len_bytes: old.write_len_bytes,
                     send_mode: old.send_mode,
+                    rx_mode: wire::spec::RxMode::Copy,
                     self_probes_per_s: None,
                 },
                 tcp,
@@ -219,6 +220,7 @@ mod tests {
                 transport: Transport::Tcp,
                 write_len_bytes: 131_072,
                 send_mode: SendMode::Sendfile,
+                rx_mode: wire::spec::RxMode::Copy,
                 self_probes_per_s: None,
             }
         );

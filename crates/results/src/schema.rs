@@ -7,7 +7,7 @@
 
 use measure::{cpu::CoreCpu, host::HostFacts, stats::Spread, tcp_info::TcpInfo};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use wire::{msg::ServerInfo, spec::Flow, TestKind, TestSpec};
+use wire::{msg::ReceiveCounts, msg::ServerInfo, spec::Flow, TestKind, TestSpec};
 
 /// Version of this record layout; bumped with every incompatible change. Version 2 split the
 /// flat `spec` of version 1 into the fields every test kind has and its kind's own `params`
@@ -306,6 +306,10 @@ pub struct StreamSummary {
     pub udp: Option<UdpSummary>,
     /// Error that ended this stream early, from whichever end saw it.
     pub error: Option<String>,
+    /// `tcp_stream`: how the receiver took its bytes from the kernel (`--rx-mode`): the mode
+    /// that ran and the bytes copied, discarded and mapped (absent from older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receive: Option<ReceiveCounts>,
 }
 
 /// One direction's totals.
@@ -371,8 +375,25 @@ pub struct FlowSummary {
     /// How evenly the streams shared this direction (two streams or more).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream_spread: Option<StreamSpread>,
+    /// `tcp_stream`: the receive figures of the streams, summed (the first stream's mode,
+    /// refusal and MSS).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receive: Option<ReceiveCounts>,
     /// Per-stream totals.
     pub streams: Vec<StreamSummary>,
+}
+
+impl FlowSummary {
+    /// The streams' receive figures, summed; `None` when no stream has any.
+    pub fn receive_of(streams: &[StreamSummary]) -> Option<ReceiveCounts> {
+        streams
+            .iter()
+            .filter_map(|s| s.receive)
+            .reduce(|mut sum, r| {
+                sum.add(&r);
+                sum
+            })
+    }
 }
 
 /// How evenly a direction's parallel streams shared it: their goodput's minimum, median and

@@ -64,6 +64,7 @@ fn expected_params(name: &str) -> Params {
                 transport: Transport::Tcp,
                 write_len_bytes: 65_536,
                 send_mode: SendMode::Sendfile,
+                rx_mode: wire::spec::RxMode::Copy,
                 self_probes_per_s: None,
             },
             tcp: tcp(Some(1400), true, Some("reno"), Some(16)),
@@ -75,6 +76,7 @@ fn expected_params(name: &str) -> Params {
                 transport: Transport::Unix,
                 write_len_bytes: 131_072,
                 send_mode: SendMode::Write,
+                rx_mode: wire::spec::RxMode::Copy,
                 self_probes_per_s: None,
             },
             tcp: TcpOptions::default(),
@@ -224,6 +226,7 @@ fn the_version_1_store_fixture_reads_as_layout_2() {
             transport: Transport::Tcp,
             write_len_bytes: 524_288,
             send_mode: SendMode::Sendfile,
+            rx_mode: wire::spec::RxMode::Copy,
             self_probes_per_s: None,
         })
     );

@@ -16,8 +16,10 @@ pub const MAGIC: [u8; 4] = *b"LNRT";
 /// (docs/PROTOCOL.md section 9); version 9 the `relay` message (`--from`, section 14); version
 /// 10 a bidirectional test's own server → client rate (`reverse_pacing_bps`, `reverse_rate`),
 /// which an older server would ignore, running the client → server rate both ways; version
-/// 12 binds a key's proof to the server it is for (`ClientProof::server`, section 12).
-pub const PROTOCOL_VERSION: u16 = 12;
+/// 12 binds a key's proof to the server it is for (`ClientProof::server`, section 12); version
+/// 13 the receive mode (`StreamParams::rx_mode`), which an older server would ignore, copying
+/// where the spec (and so the record) says it discarded or mapped.
+pub const PROTOCOL_VERSION: u16 = 13;
 /// Length of the hello on the wire.
 pub const HELLO_LEN: usize = 8;
 /// Length of the server's greeting: its hello and its nonce.
@@ -134,8 +136,8 @@ mod tests {
 
     #[test]
     fn parses_literal_bytes() {
-        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 12, 1, 0]).unwrap();
-        assert_eq!(hello.version, 12);
+        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 13, 1, 0]).unwrap();
+        assert_eq!(hello.version, 13);
         assert!(hello.requires_key);
         assert!(hello.check_version().is_ok());
     }
@@ -157,7 +159,7 @@ mod tests {
             nonce: Nonce([7; NONCE_LEN]),
         };
         let bytes = greeting.emit();
-        assert_eq!(&bytes[..HELLO_LEN], &[b'L', b'N', b'R', b'T', 0, 12, 1, 0]);
+        assert_eq!(&bytes[..HELLO_LEN], &[b'L', b'N', b'R', b'T', 0, 13, 1, 0]);
         assert_eq!(&bytes[HELLO_LEN..], &[7; NONCE_LEN]);
     }
 
@@ -176,7 +178,7 @@ mod tests {
     #[test]
     fn version_mismatch_names_both_versions() {
         let err = Hello {
-            version: 13,
+            version: 12,
             requires_key: false,
         }
         .check_version()
@@ -198,7 +200,7 @@ mod tests {
             matches!(
                 err,
                 WireError::VersionMismatch {
-                    ours: 12,
+                    ours: 13,
                     theirs: 7
                 }
             ),
@@ -206,7 +208,7 @@ mod tests {
         );
         assert_eq!(
             err.to_string(),
-            "protocol version mismatch: this linerate speaks version 12, the peer speaks version 7; \
+            "protocol version mismatch: this linerate speaks version 13, the peer speaks version 7; \
              run the same linerate release on both ends"
         );
     }

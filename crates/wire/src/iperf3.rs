@@ -193,6 +193,9 @@ pub struct Params {
     /// Zero-copy sending (`-Z`: sendfile).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zerocopy: Option<u32>,
+    /// Receivers discard in the kernel (`--skip-rx-copy`, iperf3 3.19+: recv with MSG_TRUNC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip_rx_copy: Option<u32>,
     /// The client's iperf3 version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_version: Option<String>,
@@ -342,7 +345,7 @@ impl StreamResults {
             bytes: self.bytes,
             packets: received,
             rx: Some(rx),
-            tcp_info: None,
+            ..Default::default()
         }
     }
 

@@ -14,7 +14,7 @@ use measure::{
 use serde::{Deserialize, Serialize};
 
 use crate::auth::{ClientProof, Mac};
-use crate::spec::TestSpec;
+use crate::spec::{RxMode, TestSpec};
 
 /// Address family restriction from `-4` / `-6`.
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
@@ -193,6 +193,67 @@ pub struct StreamCounts {
     /// TCP senders: the socket's TCP_INFO now (in `counters`, each interval).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp_info: Option<TcpInfo>,
+    /// `tcp_stream` receivers, in their final counts: how the bytes left the kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receive: Option<ReceiveCounts>,
+}
+
+/// A `tcp_stream` receiver's account of how its bytes left the kernel (`--rx-mode`): the
+/// three byte counts add up to the bytes it received.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ReceiveCounts {
+    /// The mode that ran: the spec's, or `copy` where the kernel refused zerocopy.
+    pub mode: RxMode,
+    /// Bytes copied into user memory (zerocopy: the parts that could not be mapped).
+    #[serde(default)]
+    pub copied_bytes: u64,
+    /// Bytes discarded in the kernel (MSG_TRUNC).
+    #[serde(default)]
+    pub discarded_bytes: u64,
+    /// Bytes whose pages were mapped into the receiver's memory (TCP_ZEROCOPY_RECEIVE).
+    #[serde(default)]
+    pub mapped_bytes: u64,
+    /// Zerocopy asked but refused by the kernel: the call and its errno.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<ZerocopyRefusal>,
+    /// The connection's receive MSS at the end (TCP_INFO `tcpi_rcv_mss`), bytes: pages map
+    /// only where segments fill whole pages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rcv_mss_bytes: Option<u32>,
+}
+
+impl ReceiveCounts {
+    /// Every byte the receiver took, however it took it.
+    pub fn total_bytes(&self) -> u64 {
+        self.copied_bytes + self.discarded_bytes + self.mapped_bytes
+    }
+
+    /// Sums `other` into `self` (a direction's streams); the first refusal and MSS stay.
+    pub fn add(&mut self, other: &ReceiveCounts) {
+        self.copied_bytes += other.copied_bytes;
+        self.discarded_bytes += other.discarded_bytes;
+        self.mapped_bytes += other.mapped_bytes;
+        self.refused = self.refused.or(other.refused);
+        self.rcv_mss_bytes = self.rcv_mss_bytes.or(other.rcv_mss_bytes);
+    }
+}
+
+/// The kernel call that refused TCP_ZEROCOPY_RECEIVE, and its errno.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ZerocopyRefusal {
+    /// mmap(2) of the socket (e.g. ENODEV where the socket has no mmap).
+    Mmap {
+        /// The errno.
+        errno: i32,
+    },
+    /// getsockopt(TCP_ZEROCOPY_RECEIVE) on its first call.
+    Getsockopt {
+        /// The errno.
+        errno: i32,
+    },
 }
 
 /// The server's end of one data connection.
@@ -307,6 +368,14 @@ mod tests {
                     tcp_info: Some(TcpInfo {
                         busy_us: Some(5),
                         ..TcpInfo::default()
+                    }),
+                    receive: Some(ReceiveCounts {
+                        mode: RxMode::Zerocopy,
+                        copied_bytes: 3,
+                        mapped_bytes: 4096,
+                        refused: Some(ZerocopyRefusal::Getsockopt { errno: 95 }),
+                        rcv_mss_bytes: Some(4096),
+                        ..ReceiveCounts::default()
                     }),
                 }],
                 cpu: Some(CpuSoFar {

@@ -19,7 +19,7 @@ pub mod params;
 pub mod rates;
 
 pub use kind::{Params, TestKind};
-pub use params::{RrParams, StreamParams, TcpOptions, UdpParams, UdpRate};
+pub use params::{RrParams, RxMode, StreamParams, TcpOptions, UdpParams, UdpRate};
 
 /// Which way data flows, seen from the client.
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]

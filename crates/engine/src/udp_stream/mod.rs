@@ -256,6 +256,7 @@ impl UdpStream {
             packets: seq,
             rx: None,
             tcp_info: None,
+            receive: None,
         };
         Ok(StreamReport {
             bytes_total: counts.bytes,

@@ -43,6 +43,14 @@ pub enum SpecError {
         /// The server's limit.
         max_bytes: u32,
     },
+    /// A receive mode other than copy where it cannot run.
+    #[error("receive mode {mode} (--rx-mode): {why}")]
+    RxMode {
+        /// Asked.
+        mode: &'static str,
+        /// Where it runs.
+        why: &'static str,
+    },
     /// In-band self probes at a rate the server does not run, or where they cannot run.
     #[error("self probes: {0}")]
     SelfProbes(String),
@@ -190,6 +198,10 @@ impl TestSpec {
         self.check_reverse_rate()?;
         if let Some(stream) = self.stream() {
             check_self_probes(stream, self.direction())?;
+            if let Some(why) = stream.rx_mode_refusal() {
+                let mode = stream.rx_mode.name();
+                return Err(SpecError::RxMode { mode, why });
+            }
         }
         match &self.params {
             Params::UdpStream { udp } => check_udp(udp, limits)?,

@@ -30,6 +30,10 @@ pub struct StreamParams {
     pub write_len_bytes: u32,
     /// How senders hand data to the kernel.
     pub send_mode: SendMode,
+    /// How receivers take data from the kernel (both ends' receivers obey it). Absent: copy,
+    /// as every spec before the field (protocol 13) meant.
+    #[serde(default, skip_serializing_if = "RxMode::is_copy")]
+    pub rx_mode: RxMode,
     /// In-band self probes (responsiveness) the client requests per second on each stream:
     /// the stream is then cut into records, one probe's request or response inside the loaded
     /// direction (TCP only, sent with write(2); engine `self_probe`). Absent: a plain stream.
@@ -45,7 +49,56 @@ impl StreamParams {
             transport: Transport::Tcp,
             write_len_bytes: 512 << 10,
             send_mode: SendMode::Splice,
+            rx_mode: RxMode::Copy,
             self_probes_per_s: None,
+        }
+    }
+
+    /// Why this stream cannot receive in its `rx_mode`, if it cannot: discarding and mapping
+    /// are TCP's (a Unix-domain socket copies whatever the flags say), and a stream with self
+    /// probes must read its records' headers.
+    pub fn rx_mode_refusal(&self) -> Option<&'static str> {
+        if self.rx_mode == RxMode::Copy {
+            None
+        } else if self.transport != Transport::Tcp {
+            Some("TCP only, not Unix-domain sockets")
+        } else if self.self_probes_per_s.is_some() {
+            Some("not with self probes, whose receivers read every record's header")
+        } else {
+            None
+        }
+    }
+}
+
+/// How a stream receiver takes data from the kernel (`tcp --rx-mode`).
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RxMode {
+    /// read(2) into user memory, as applications do: one copy per byte.
+    #[default]
+    Copy,
+    /// recv(2) with MSG_TRUNC: Linux discards TCP data in the kernel and returns the count, no
+    /// copy (iperf3 3.19+ `--skip-rx-copy`). Counts stay exact; nothing reaches user memory.
+    Trunc,
+    /// TCP_ZEROCOPY_RECEIVE: whole pages of received data are mapped into the receiver's
+    /// address space; what cannot be mapped (not page-aligned, as with a non-page-multiple
+    /// MSS) is copied, and where the kernel refuses mapping at all the receiver copies.
+    Zerocopy,
+}
+
+impl RxMode {
+    /// Whether it is the default, [`RxMode::Copy`] (then the spec leaves the field out).
+    pub fn is_copy(&self) -> bool {
+        *self == RxMode::Copy
+    }
+
+    /// The CLI and JSON name.
+    pub fn name(self) -> &'static str {
+        match self {
+            RxMode::Copy => "copy",
+            RxMode::Trunc => "trunc",
+            RxMode::Zerocopy => "zerocopy",
         }
     }
 }
@@ -230,6 +283,45 @@ impl RrParams {
 mod tests {
     use super::super::{Params, TestKind};
     use super::*;
+
+    #[test]
+    fn rx_mode_reads_as_copy_when_absent_and_is_written_only_when_not_copy() {
+        let copy = StreamParams::new(Direction::Send);
+        let json = serde_json::to_string(&copy).unwrap();
+        assert!(!json.contains("rx_mode"), "{json}");
+        assert_eq!(serde_json::from_str::<StreamParams>(&json).unwrap(), copy);
+        let trunc = StreamParams {
+            rx_mode: RxMode::Trunc,
+            ..copy
+        };
+        let json = serde_json::to_string(&trunc).unwrap();
+        assert!(json.contains(r#""rx_mode":"trunc""#), "{json}");
+        assert_eq!(serde_json::from_str::<StreamParams>(&json).unwrap(), trunc);
+    }
+
+    #[test]
+    fn only_tcp_streams_without_self_probes_discard_or_map() {
+        let zc = StreamParams {
+            rx_mode: RxMode::Zerocopy,
+            ..StreamParams::new(Direction::Bidir)
+        };
+        assert_eq!(zc.rx_mode_refusal(), None);
+        let unix = StreamParams {
+            transport: Transport::Unix,
+            ..zc
+        };
+        assert!(unix.rx_mode_refusal().unwrap().contains("TCP only"));
+        let probed = StreamParams {
+            self_probes_per_s: Some(10),
+            ..zc
+        };
+        assert!(probed.rx_mode_refusal().unwrap().contains("self probes"));
+        let copy_over_unix = StreamParams {
+            rx_mode: RxMode::Copy,
+            ..unix
+        };
+        assert_eq!(copy_over_unix.rx_mode_refusal(), None);
+    }
 
     #[test]
     fn the_variant_is_the_kind() {

@@ -390,6 +390,12 @@ fn tcp_params(p: &Params, direction: Direction) -> SpecParams {
         } else {
             wire::spec::SendMode::Write
         },
+        // `--skip-rx-copy` (iperf3 3.19+): this server's receivers discard as iperf3's would.
+        rx_mode: if p.skip_rx_copy.is_some_and(|s| s > 0) {
+            wire::spec::RxMode::Trunc
+        } else {
+            wire::spec::RxMode::Copy
+        },
         ..StreamParams::new(direction)
     };
     let tcp = TcpOptions {
