@@ -46,7 +46,7 @@
 #
 # Usage: bench/peers.sh [--quick] [--only tcp|udp|rr] [--reps N] [--seconds S] [--out FILE]
 #                       [--rr-tools LIST] [--streams LIST] [--paths LIST] [--congestion ALGO]
-#                       [--tools REGEX] [--udp-sizes LIST]
+#                       [--tools REGEX] [--udp-sizes LIST] [--summarize FILE]
 #        --quick: 3 reps of 3 s (TCP, rr) and 1 s (UDP) runs, a shorter NetPIPE sweep; --only: one
 #        part (default all three); --seconds sets every part's run length; --rr-tools: the rr
 #        part runs linerate and only these peers (comma-separated: sockperf,qperf,netperf,iperf2),
@@ -55,6 +55,8 @@
 #        regular expression (linerate's default row always runs: every ratio is over it), e.g.
 #        --tools 'iperf3-src' for linerate against the newest iperf3 alone, more reps in less time.
 #        --udp-sizes: the UDP payloads, bytes, comma-separated (default 18,1472).
+#        --summarize FILE: run nothing; read an earlier run's results (its TCP and UDP samples)
+#        and print its tables and targets again, as this version of the script judges them.
 #        --streams: the TCP part's stream counts (comma-separated, default 1,2,4); --paths: where
 #        the TCP part runs, `loopback`, `veth` (a veth pair between two network namespaces,
 #        198.18.98.1 -> .2, root only) or both (the default as root; loopback otherwise).
@@ -90,6 +92,7 @@ paths="loopback veth"
 (( EUID == 0 )) || paths=loopback
 congestion= # empty: the host's default
 tool_filter= # empty: every tool
+summarize=   # --summarize FILE: judge an earlier run's samples again
 udp_sizes=(18 1472)
 
 usage() { sed -n '/^# Usage:/,/^# *NP_TIMEOUT/s/^# \{0,1\}//p' "$0"; }
@@ -115,6 +118,8 @@ while (( $# )); do
       grep -qw -- "$congestion" /proc/sys/net/ipv4/tcp_available_congestion_control \
         || { echo "peers.sh: --congestion $congestion is not available here; available: $(cat /proc/sys/net/ipv4/tcp_available_congestion_control) (modprobe tcp_$congestion adds one)" >&2; exit 2; }
       (( EUID == 0 )) || { echo "peers.sh: --congestion sets the host's default: run as root" >&2; exit 2; } ;;
+    --summarize) summarize=${2:?--summarize needs an earlier results file}; shift
+      [[ -r $summarize ]] || { echo "peers.sh: --summarize $summarize: no such file" >&2; exit 2; } ;;
     --tools) tool_filter=${2:?--tools needs a regular expression}; shift ;;
     --udp-sizes) [[ ${2:-} =~ ^[0-9]+(,[0-9]+)*$ ]] \
         || { echo "peers.sh: --udp-sizes takes payload sizes in bytes, comma-separated (got '${2:-}')" >&2; exit 2; }
@@ -347,7 +352,7 @@ veth_down() {
   ip netns del "lrpeerA$$" 2>/dev/null || true
   ip netns del "lrpeerB$$" 2>/dev/null || true
 }
-if want tcp; then
+if want tcp && [[ -z $summarize ]]; then
   for p in $paths; do
     log "linerate vs peers on $p: $reps reps × ${dur} s × ${#tools[@]} tools × streams ($tcp_streams)"
     if [[ $p == veth ]] && ! veth_up; then
@@ -395,10 +400,22 @@ if want tcp; then
 fi
 
 # ---- UDP: datagrams per second at max rate, client sending, server receiving ----
-want udp && udp_part
+want udp && [[ -z $summarize ]] && udp_part
 
 # ---- request/response: round-trip latency, transactions/s, connections/s ----
-want rr && rr_part
+want rr && [[ -z $summarize ]] && rr_part
+
+# ---- --summarize FILE: an earlier run's samples, judged again (nothing runs) ----
+if [[ -n $summarize ]]; then
+  jq -c '.samples[]?' "$summarize" >"$samples"
+  jq -c '.udp.samples[]?' "$summarize" >"$udp_samples"
+  reps=$(jq '.reps // .udp.reps' "$summarize") dur=$(jq '.seconds // 0' "$summarize")
+  udp_dur=$(jq '.udp.seconds // 0' "$summarize") tcp_congestion=$(jq -r .tcp_congestion "$summarize")
+  mapfile -t tools < <(jq -r '.samples // [] | map(.tool | select(. != "NetPIPE")) | unique[]' "$summarize")
+  mapfile -t udp_tools < <(jq -r '.udp.samples // [] | map(.tool) | unique[]' "$summarize")
+  mapfile -t udp_sizes < <(jq -r '.udp.payload_bytes // [] | .[]' "$summarize")
+  parts=$(jq -r '[if .rows then "tcp" else empty end, if .udp then "udp" else empty end] | join(" ")' "$summarize")
+fi
 
 # ---- summary: medians, ratios, targets; JSON to $out, tables to stdout ----
 mkdir -p "$(dirname "$out")"
@@ -415,6 +432,7 @@ versions=$(jq -n --arg lr "$("$lr" --version)" --arg i3 "$(iperf3 --version | he
   --arg ne "$([[ -n ${netperf_bin:-} ]] && "$netperf_bin" -V 2>&1 | head -n 1 || echo "not found")" \
   '{linerate: $lr, iperf3: $i3, iperf2: $i2, nuttcp: $nc, netpipe_tcp: $np, sockperf: $sp,
     qperf: $qp, netperf: $ne, iperf3_src: $i3s, linerate_source: $rev}')
+[[ -n $summarize ]] && versions=$(jq -c .versions "$summarize")
 # Shared by both parts' summaries.
 jq_lib='
   def median: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
@@ -467,8 +485,14 @@ want tcp && jq -s --argjson reps "$reps" --argjson dur "$dur" \
                           else paired(.path; .streams; .tool) end),
                        linerate_cpu_per_byte_ratio:
                          div(lr(.path; .streams).cpu_s_per_gb_median; .cpu_s_per_gb_median) })) as $rows
-  | def peers($p; $n): $rows | map(select(.path == $p and .streams == $n
+  # Bound again: a def sees the bindings before it, and these now carry the ratios.
+  | def lr($p; $n): $rows | map(select(.tool == "linerate" and .path == $p and .streams == $n))[0];
+    def row($t; $p; $n): $rows | map(select(.tool == $t and .path == $p and .streams == $n))[0];
+    # The peers the linerate default (a copying receiver) is judged against: not the modes that
+    # discard in the kernel (--skip-rx-copy), which are judged against linerate trunc.
+    def peers($p; $n): $rows | map(select(.path == $p and .streams == $n
                                         and (.tool | startswith("linerate") | not)
+                                        and (.tool | contains("skip-rx-copy") | not)
                                         and .tool != "NetPIPE"));
     # linerate over a peer as the issue judges it: the median of the per-repetition ratios
     # (alternating runs, so both see the same noise), else the ratio of the medians.
@@ -537,6 +561,11 @@ want tcp && jq -s --argjson reps "$reps" --argjson dur "$dur" \
                  div(lr($p; $n).throughput_gbps_max; lr($p; $n).throughput_gbps_min)
                    <= div($i.throughput_gbps_max; $i.throughput_gbps_min);
                  "max/min over reps") ),
+      ( $paths[] as $p | $counts[] as $n | row("iperf3-src -Z --skip-rx-copy"; $p; $n) as $i
+        | row("linerate trunc"; $p; $n) as $t | select($i != null and $t != null)
+        | target("\($p): -P \($n) --rx-mode trunc CPU s/GB <= iperf3-src -Z --skip-rx-copy";
+                 $t.cpu_s_per_gb_median; $i.cpu_s_per_gb_median;
+                 $t.cpu_s_per_gb_median <= $i.cpu_s_per_gb_median; "both discarding, medians") ),
       ( $paths[] as $p | $counts[] as $n | cheapest_peer($p; $n) as $b | select($b != null)
         | target("\($p): CPU s/GB <= the cheapest peer (-P \($n))"; lr($p; $n).cpu_s_per_gb_median;
                  $b.cpu_s_per_gb_median; lr($p; $n).cpu_s_per_gb_median <= $b.cpu_s_per_gb_median;

@@ -4,9 +4,15 @@
 //! sendfile(2) from a memfd looks every 4 KiB page up in the file again on every call (about a
 //! fifth of a loopback sender's CPU); tee(2) only takes references to pages already in a pipe.
 //! The stream carries whole copies of the pattern in order: the second pipe is refilled only
-//! when the socket has taken everything in it. A long pattern that is whole periods is held as
-//! its first [`HOT_LEN`] bytes and teed several times per refill (the same bytes, from fewer
-//! pages that stay cached).
+//! when the socket has taken everything in it.
+//!
+//! The whole pattern is held, one page per 4 KiB of it: every page reference the sender takes
+//! (tee), hands on (splice) and the receiver drops (freeing the skb) is an atomic on that
+//! page's refcount, and both cores do them. Holding only the first 64 KiB and teeing it again
+//! and again put every one of those atomics on the same 16 pages, whose cache lines then
+//! bounced between the cores on every call (tee, pipe release and skb free were 40 % of a
+//! loopback sender's profile): holding all 128 pages of the default 512 KiB took one loopback
+//! stream from 103-107 to 120-139 Gbit/s under CUBIC (alternating runs), two streams unchanged.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -17,36 +23,18 @@ pub(crate) struct SpliceSource {
     held: (OwnedFd, OwnedFd),
     out: (OwnedFd, OwnedFd),
     len: usize,
-    /// Bytes in `held`: the whole pattern, or its first [`HOT_LEN`] bytes when the pattern is
-    /// that chunk repeated.
-    held_len: usize,
     queued: usize,
 }
-
-/// The pattern repeats every 256 bytes ([`crate::pattern`]).
-const PATTERN_PERIOD: usize = 256;
-
-/// The most of the pattern held: longer patterns that are whole periods are this chunk teed
-/// again and again, so every byte sent comes from the same 16 pages, which stay in the cache
-/// of whichever core copies them out (a 512 KiB pattern's 128 pages, beside a receiver's own
-/// 512 KiB buffer, did not: two loopback streams on two cores went 12 % faster, paired
-/// median of 10 runs, and one stream the same).
-const HOT_LEN: usize = 64 << 10;
 
 impl SpliceSource {
     /// Holds the first `len` bytes of `file` in a pipe, or says why that is not possible here (a
     /// pipe cannot be made that large: above /proc/sys/fs/pipe-max-size for an unprivileged
     /// process).
     pub(crate) fn new(file: &std::fs::File, len: usize) -> io::Result<Self> {
-        let held_len = if len > HOT_LEN && len % PATTERN_PERIOD == 0 {
-            HOT_LEN
-        } else {
-            len
-        };
-        let held = pipe_of(held_len)?;
+        let held = pipe_of(len)?;
         let out = pipe_of(len)?;
         let mut off: libc::loff_t = 0;
-        while (off as usize) < held_len {
+        while (off as usize) < len {
             // SAFETY: both descriptors are open; `off` is a valid pointer.
             let n = unsafe {
                 libc::splice(
@@ -54,7 +42,7 @@ impl SpliceSource {
                     &mut off,
                     held.1.as_raw_fd(),
                     std::ptr::null_mut(),
-                    held_len - off as usize,
+                    len - off as usize,
                     0,
                 )
             };
@@ -73,7 +61,6 @@ impl SpliceSource {
             held,
             out,
             len,
-            held_len,
             queued: 0,
         })
     }
@@ -103,11 +90,11 @@ impl SpliceSource {
 }
 
 impl SpliceSource {
-    /// Fills the empty `out` pipe with one whole pattern: the held chunk teed until it is
-    /// `len` bytes (each tee a whole number of periods, so the stream stays the pattern).
+    /// Fills the empty `out` pipe with one whole pattern, teed from `held` (in more than one
+    /// call only where the kernel takes part of one).
     fn refill(&mut self) -> io::Result<()> {
         while self.queued < self.len {
-            let want = self.held_len.min(self.len - self.queued);
+            let want = self.len - self.queued;
             // SAFETY: both descriptors are open pipe ends.
             let n = unsafe { libc::tee(self.held.0.as_raw_fd(), self.out.1.as_raw_fd(), want, 0) };
             if n <= 0 {
@@ -148,8 +135,8 @@ mod tests {
 
     #[test]
     fn the_stream_is_whole_patterns_in_order_even_when_the_socket_takes_part_of_a_call() {
-        whole_patterns_in_order(100_000); // not a whole number of pages: held whole
-        whole_patterns_in_order(HOT_LEN * 3 + 4096); // periods: the hot chunk teed 4 times
+        whole_patterns_in_order(100_000); // not a whole number of pages
+        whole_patterns_in_order((192 << 10) + 4096); // whole pages
     }
 
     fn whole_patterns_in_order(len: usize) {
@@ -169,12 +156,6 @@ mod tests {
             .unwrap();
         let file = crate::tcp_stream::PatternFile::new(len).unwrap();
         let mut source = SpliceSource::new(&file.file, len).unwrap();
-        let held = if len % PATTERN_PERIOD == 0 {
-            HOT_LEN
-        } else {
-            len
-        };
-        assert_eq!(source.held_len, held);
         let want = 3 * len + 12_345;
         let short_call = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let seen = std::sync::Arc::clone(&short_call);
