@@ -236,6 +236,26 @@ start_server() { # start_server PORT CMD...: start it, wait (≤ 5 s) until it l
   log "server not listening on $port after 5 s: $*"; return 1
 }
 
+srv_cpu_s= # timed_client's result
+# timed_client PORT SIGNAL SECONDS: start the server "${srv[@]}" (in ns_exec) on PORT, run the client
+# "${cmd[@]}" (in cli_exec) under /usr/bin/time ($tmp/time; output in $tmp/client.out and .err) with a
+# timeout SECONDS + 30, then stop the server with SIGNAL; srv_cpu_s is the server's CPU seconds in
+# between. Returns 1, saying why, when the server or the client failed.
+timed_client() {
+  local port=$1 sig=$2 secs=$3 cpu0 cpu1
+  start_server "$port" "${ns_exec[@]}" "${srv[@]}" || return 1
+  cpu0=$(proc_cpu_s "$srv_pid")
+  if ! timeout -k 5 $((secs + 30)) /usr/bin/time -f '%e %U %S' -o "$tmp/time" \
+      "${cli_exec[@]}" "${cmd[@]}" >"$tmp/client.out" 2>"$tmp/client.err"; then
+    log "client failed: ${cmd[*]}"; cat "$tmp/client.out" "$tmp/client.err" >&2
+    stop "$srv_pid"; return 1
+  fi
+  sleep 0.3 # let the server see the end (EOF, or its socket drained) and write its report
+  cpu1=$(proc_cpu_s "$srv_pid")
+  stop "$srv_pid" "$sig"
+  srv_cpu_s=$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN{print b-a}')
+}
+
 # The request/response part (and rr_probe, the host-speed probe every part records).
 # shellcheck source=bench/latency.sh
 source "$root/bench/latency.sh"
@@ -279,7 +299,7 @@ parse_nuttcp() { # megabytes are 2^20 bytes
 }
 
 run_one() { # run_one TOOL STREAMS REP PROBE: one client run against a fresh server; appends a sample
-  local tool=$1 n=$2 rep=$3 probe=$4 parse port cmd srv cpu0 cpu1 parsed bytes self_snd self_rcv wall usr sys
+  local tool=$1 n=$2 rep=$3 probe=$4 parse port cmd srv parsed bytes self_snd self_rcv wall usr sys
   case $tool in
     linerate*) port=$p_lr parse=parse_linerate
       srv=("$lr" serve -B "$dst" -p "$port")
@@ -301,16 +321,7 @@ run_one() { # run_one TOOL STREAMS REP PROBE: one client run against a fresh ser
       (( n > 1 )) && cmd+=(-N "$n")
       cmd+=("$dst") ;;
   esac
-  start_server "$port" "${ns_exec[@]}" "${srv[@]}" || return 1
-  cpu0=$(proc_cpu_s "$srv_pid")
-  if ! timeout -k 5 $((dur + 30)) /usr/bin/time -f '%e %U %S' -o "$tmp/time" \
-      "${cli_exec[@]}" "${cmd[@]}" >"$tmp/client.out" 2>"$tmp/client.err"; then
-    log "client failed: ${cmd[*]}"; cat "$tmp/client.out" "$tmp/client.err" >&2
-    stop "$srv_pid"; return 1
-  fi
-  sleep 0.3 # let the server see EOF and write its report
-  cpu1=$(proc_cpu_s "$srv_pid")
-  stop "$srv_pid"
+  timed_client "$port" TERM "$dur" || return 1
   if ! parsed=$("$parse" "$tmp/client.out"); then
     log "could not parse $tool output"; cat "$tmp/client.out" >&2; return 1
   fi
@@ -319,7 +330,7 @@ run_one() { # run_one TOOL STREAMS REP PROBE: one client run against a fresh ser
   jq -cn --arg tool "$tool" --argjson streams "$n" --argjson rep "$rep" --argjson dur "$dur" \
     --arg path "$path" --argjson probe "$probe" \
     --argjson bytes "$bytes" --argjson snd_s "$(awk -v u="$usr" -v s="$sys" 'BEGIN{print u+s}')" \
-    --argjson rcv_s "$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN{print b-a}')" --argjson wall "$wall" \
+    --argjson rcv_s "$srv_cpu_s" --argjson wall "$wall" \
     --argjson self_snd "$self_snd" --argjson self_rcv "$self_rcv" '
     { tool: $tool, path: $path, streams: $streams, rep: $rep, host_probe_s: $probe,
       bytes_received: $bytes,
@@ -555,7 +566,7 @@ want tcp && jq -s --argjson reps "$reps" --argjson dur "$dur" \
         | (row("iperf3-src -Z"; $p; $n) // row("iperf3-src"; $p; $n)) as $i
         | select($i != null and $i.throughput_gbps_min != null and $i.throughput_gbps_min > 0
                  and lr($p; $n).throughput_gbps_min > 0)
-        | target("\($p): -P \($n) spread (max/min) <= \($i.tool)s";
+        | target("\($p): -P \($n) spread (max/min) <= that of \($i.tool)";
                  div(lr($p; $n).throughput_gbps_max; lr($p; $n).throughput_gbps_min);
                  div($i.throughput_gbps_max; $i.throughput_gbps_min);
                  div(lr($p; $n).throughput_gbps_max; lr($p; $n).throughput_gbps_min)
@@ -572,7 +583,7 @@ want tcp && jq -s --argjson reps "$reps" --argjson dur "$dur" \
                  "cheapest peer: \($b.tool)") ),
       ( $paths[] as $p | $counts[] as $n | select($n > 1) | row("iperf2"; $p; $n) as $i
         | select($i != null and $i.throughput_gbps_min != null)
-        | target("\($p): -P \($n) spread (max/min) <= iperf2s";
+        | target("\($p): -P \($n) spread (max/min) <= that of iperf2";
                  div(lr($p; $n).throughput_gbps_max; lr($p; $n).throughput_gbps_min);
                  div($i.throughput_gbps_max; $i.throughput_gbps_min);
                  div(lr($p; $n).throughput_gbps_max; lr($p; $n).throughput_gbps_min)

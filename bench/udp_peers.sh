@@ -2,7 +2,7 @@
 # highest rate each tool reaches, client sending, server receiving, on each of peers.sh's paths.
 # Sourced by peers.sh, not run on its own: it uses peers.sh's settings ($lr, $udp_dur, $reps, $tmp,
 # $paths, $i3src, $tool_filter, $udp_sizes) and helpers (log, start_server, stop, proc_cpu_s,
-# veth_up, veth_down, keep_tool, $jq_lib).
+# veth_up, veth_down, keep_tool, timed_client, $jq_lib).
 # shellcheck shell=bash disable=SC2154 # settings and helpers come from peers.sh, which sources this
 #
 # Tools: linerate three ways (its default: UDP GSO + GRO, 64-datagram batches; --no-gro; and
@@ -84,7 +84,7 @@ parse_udp_sockperf() { # client: "Total of N messages sent in T sec"; server: "T
 }
 
 run_udp() { # run_udp TOOL PAYLOAD REP: one client run against a fresh server; appends a sample
-  local tool=$1 len=$2 rep=$3 parse port cmd srv sig=TERM extra cpu0 cpu1 parsed wall usr sys
+  local tool=$1 len=$2 rep=$3 parse port cmd srv sig=TERM extra parsed wall usr sys
   case $tool in
     linerate*) port=$p_lr parse=parse_udp_linerate
       read -ra extra <<<"${tool#linerate}" # the variants' flags: --no-gro, --no-gso --no-gro
@@ -107,23 +107,14 @@ run_udp() { # run_udp TOOL PAYLOAD REP: one client run against a fresh server; a
       # Without warm-up messages, which the server would count as received but the client not as sent.
       cmd=(sockperf throughput -i "$dst" -p "$port" -m "$len" -t "$udp_dur" --dontwarmup) ;;
   esac
-  start_server "$port" "${ns_exec[@]}" "${srv[@]}" || return 1
-  cpu0=$(proc_cpu_s "$srv_pid")
-  if ! timeout -k 5 $((udp_dur + 30)) /usr/bin/time -f '%e %U %S' -o "$tmp/time" \
-      "${cli_exec[@]}" "${cmd[@]}" >"$tmp/client.out" 2>"$tmp/client.err"; then
-    log "client failed: ${cmd[*]}"; cat "$tmp/client.out" "$tmp/client.err" >&2
-    stop "$srv_pid"; return 1
-  fi
-  sleep 0.3 # let the server drain its socket and write its report
-  cpu1=$(proc_cpu_s "$srv_pid")
-  stop "$srv_pid" "$sig"
+  timed_client "$port" "$sig" "$udp_dur" || return 1
   if ! parsed=$("$parse" "$tmp/client.out" "$len"); then
     log "could not parse $tool output"; cat "$tmp/client.out" "$tmp/server.out" >&2; return 1
   fi
   read -r wall usr sys < <(tail -n 1 "$tmp/time")
   jq -c --arg tool "$tool" --arg path "$path" --argjson len "$len" --argjson rep "$rep" \
     --argjson dur "$udp_dur" --argjson snd_s "$(awk -v u="$usr" -v s="$sys" 'BEGIN{print u+s}')" \
-    --argjson rcv_s "$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN{print b-a}')" --argjson wall "$wall" '
+    --argjson rcv_s "$srv_cpu_s" --argjson wall "$wall" '
     { tool: $tool, path: $path, payload_bytes: $len, rep: $rep } + .
     + { loss_pct: (if .packets_sent > 0 then (.packets_sent - .packets_received) / .packets_sent * 100
                    else null end),

@@ -157,16 +157,14 @@ mod quiet {
             ))
         };
         shape("250kb");
-        let deep = pair.client_json(&[
-            "tcp",
-            "-t",
-            "6",
-            "-C",
-            "reno",
-            "--self-probes",
-            "10",
-            "--no-store",
-        ]);
+        // A Reno upload of `secs` seconds with 10 self probes a second, and `extra` flags.
+        let probed = |secs: &str, extra: &[&str]| {
+            let mut args = vec!["tcp", "-t", secs, "-C", "reno", "--self-probes", "10"];
+            args.extend_from_slice(extra);
+            args.push("--no-store");
+            pair.client_json(&args)
+        };
+        let deep = probed("6", &[]);
         let drain_us = 250e3 * 8.0 / 20e6 * 1e6;
         let loaded = rtts(&deep, 2);
         let kernel = median(loaded.iter().map(|r| r.0).collect());
@@ -184,18 +182,7 @@ mod quiet {
         );
         // TCP_NOTSENT_LOWAT of 16 KiB keeps the sender's unsent bytes short: the self probes fall
         // towards the kernel's RTT (the network's queue is still there).
-        let lowat = pair.client_json(&[
-            "tcp",
-            "-t",
-            "6",
-            "-C",
-            "reno",
-            "--self-probes",
-            "10",
-            "--notsent-lowat",
-            "16K",
-            "--no-store",
-        ]);
+        let lowat = probed("6", &["--notsent-lowat", "16K"]);
         let loaded = rtts(&lowat, 2);
         let kernel_lowat = median(loaded.iter().map(|r| r.0).collect());
         let probe_lowat = median(loaded.iter().map(|r| r.1).collect());
@@ -212,16 +199,7 @@ mod quiet {
         );
         // A short queue (5 KB: 2 ms): the loaded RTT stays within a few ms.
         shape("5kb");
-        let short = pair.client_json(&[
-            "tcp",
-            "-t",
-            "4",
-            "-C",
-            "reno",
-            "--self-probes",
-            "10",
-            "--no-store",
-        ]);
+        let short = probed("4", &[]);
         let kernel_short = median(rtts(&short, 1).iter().map(|r| r.0).collect());
         eprintln!("short queue: kernel RTT {kernel_short} us");
         assert!(
