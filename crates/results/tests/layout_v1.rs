@@ -104,10 +104,11 @@ fn expected_params(name: &str) -> Params {
                 ..udp(Direction::Send)
             },
         },
-        // udp -b 50M
+        // udp -b 50M (when the default batch was 64)
         "udp_rate" => Params::UdpStream {
             udp: UdpParams {
                 rate: UdpRate::BitsPerSec(50_000_000),
+                batch_packets: 64,
                 ..udp(Direction::Send)
             },
         },
