@@ -108,25 +108,10 @@ fn drain(
 
 /// The receive MSS of a TCP connection (`tcpi_rcv_mss`), bytes.
 fn rcv_mss(conn: &Conn) -> Option<u32> {
-    const RCV_MSS: usize = 20;
     if !conn.is_tcp() {
         return None;
     }
-    let mut info = [0u8; 256];
-    let mut len = info.len() as libc::socklen_t;
-    // SAFETY: the kernel writes at most `len` bytes into `info` and updates `len`.
-    let r = unsafe {
-        libc::getsockopt(
-            conn.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_INFO,
-            info.as_mut_ptr().cast(),
-            &mut len,
-        )
-    };
-    let bytes = info.get(RCV_MSS..RCV_MSS + 4)?;
-    (r == 0 && len as usize >= RCV_MSS + 4)
-        .then(|| u32::from_ne_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+    measure::tcp_info::rcv_mss(conn.as_raw_fd()).ok().flatten()
 }
 
 /// `TCP_ZEROCOPY_RECEIVE` (linux/tcp.h), which the libc crate does not define.
@@ -273,7 +258,9 @@ impl ZeroCopy {
                     Err(e) => return Err(e.into()),
                 }
             } else if mapped == 0 {
-                wait_readable(self.fd)?;
+                // Nothing queued: wait for data (or the end). A poll that fails leaves the
+                // next getsockopt to report the socket's error.
+                crate::sys_io::poll_readable(&[self.fd], POLL_INTERVAL);
                 continue;
             }
             counts.mapped_bytes += u64::from(mapped);
@@ -295,25 +282,6 @@ impl Drop for ZeroCopy {
 
 // SAFETY: the region is only a kernel-managed mapping this value owns; nothing reads it.
 unsafe impl Send for ZeroCopy {}
-
-/// Waits up to [`POLL_INTERVAL`] for the socket to be readable (at its low-water mark, or its
-/// end); an interrupted wait counts as a wake-up.
-fn wait_readable(fd: RawFd) -> Result<(), EngineError> {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let ms = POLL_INTERVAL.as_millis() as libc::c_int;
-    // SAFETY: one valid pollfd.
-    if unsafe { libc::poll(&mut pfd, 1, ms) } < 0 {
-        let e = std::io::Error::last_os_error();
-        if !is_retry(e.kind()) {
-            return Err(e.into());
-        }
-    }
-    Ok(())
-}
 
 fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)

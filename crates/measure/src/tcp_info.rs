@@ -74,6 +74,7 @@ pub struct TcpInfo {
 /// The kernel's `struct tcp_info` offsets (linux/tcp.h), each field's first byte.
 mod offset {
     pub const SND_MSS: usize = 16;
+    pub const RCV_MSS: usize = 20;
     pub const PMTU: usize = 60;
     pub const RTT: usize = 68;
     pub const RTTVAR: usize = 72;
@@ -158,7 +159,7 @@ fn share(part: u64, busy: u64) -> Option<f64> {
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
-pub use linux::read;
+pub use linux::{rcv_mss, read};
 
 #[cfg(test)]
 mod tests {

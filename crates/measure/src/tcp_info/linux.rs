@@ -2,11 +2,26 @@
 
 use std::os::fd::RawFd;
 
-use super::{parse, TcpInfo, MAX_INFO_BYTES};
+use super::{offset, parse, u32_at, TcpInfo, MAX_INFO_BYTES};
 
 /// Reads TCP_INFO from a connected TCP socket.
 pub fn read(fd: RawFd) -> std::io::Result<TcpInfo> {
     let mut buf = [0u8; MAX_INFO_BYTES];
+    let len = read_into(fd, &mut buf)?;
+    Ok(parse(&buf[..len]))
+}
+
+/// The receive MSS of a connected TCP socket (`tcpi_rcv_mss`), bytes: the segment size the
+/// receiving end sees, which the records' (sender's) [`TcpInfo`] does not carry. `None` where
+/// the kernel did not fill it.
+pub fn rcv_mss(fd: RawFd) -> std::io::Result<Option<u32>> {
+    let mut buf = [0u8; MAX_INFO_BYTES];
+    let len = read_into(fd, &mut buf)?;
+    Ok(u32_at(&buf[..len], offset::RCV_MSS))
+}
+
+/// Fills `buf` with the socket's TCP_INFO; how many bytes the kernel wrote.
+fn read_into(fd: RawFd, buf: &mut [u8; MAX_INFO_BYTES]) -> std::io::Result<usize> {
     let mut len = MAX_INFO_BYTES as libc::socklen_t;
     // SAFETY: getsockopt writes at most `len` bytes into `buf` and reports how many.
     let rc = unsafe {
@@ -21,7 +36,7 @@ pub fn read(fd: RawFd) -> std::io::Result<TcpInfo> {
     if rc != 0 {
         return Err(std::io::Error::last_os_error());
     }
-    Ok(parse(&buf[..(len as usize).min(MAX_INFO_BYTES)]))
+    Ok((len as usize).min(MAX_INFO_BYTES))
 }
 
 #[cfg(test)]
@@ -51,5 +66,15 @@ mod tests {
     #[test]
     fn not_a_socket_is_an_error() {
         assert!(super::read(-1).is_err());
+        assert!(super::rcv_mss(-1).is_err());
+    }
+
+    #[test]
+    fn a_loopback_receiver_knows_its_receive_mss() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let _client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (server, _) = listener.accept().unwrap();
+        let mss = super::rcv_mss(server.as_raw_fd()).unwrap();
+        assert!(mss.is_some_and(|m| m > 0), "{mss:?}");
     }
 }
