@@ -5,13 +5,11 @@
 //! refusal names the limit and its flag, and what was taken comes back.
 
 use super::*;
-use crate::proc::{back_to_baseline, fds, rss_kib, serve_child, threads};
+use crate::proc::{back_to_baseline, fds, rss_kib, serve_child, threads, PeakSampler};
 use session::server::Budget;
 use socket2::{Domain, Socket, Type};
 use std::net::SocketAddr;
 use std::os::unix::fs::PermissionsExt;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
 use wire::iperf3::{cookie, State};
 use wire::spec::{Params, StreamParams, TcpOptions, UdpParams};
 use wire::{TestSpec, GREETING_LEN};
@@ -74,18 +72,13 @@ fn a_reverse_test_at_64_mib_writes_keeps_the_servers_memory_within_4_mib_a_strea
     let (server, port) = serve_child(&["--max-length", "64M"]);
     let pid = server.0.id();
     let base = rss_kib(pid);
-    let peak = Arc::new(AtomicU64::new(base));
-    let done = Arc::new(AtomicBool::new(false));
-    let sampler = {
-        let (peak, done) = (Arc::clone(&peak), Arc::clone(&done));
-        std::thread::spawn(move || {
-            let until = Instant::now() + Duration::from_secs(20);
-            while !done.load(Ordering::Relaxed) && Instant::now() < until {
-                peak.fetch_max(rss_kib(pid), Ordering::Relaxed);
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        })
-    };
+    let sampler = PeakSampler::start(
+        pid,
+        base,
+        rss_kib,
+        Duration::from_millis(20),
+        Duration::from_secs(20),
+    );
     let p = port.to_string();
     let args = ["tcp", "127.0.0.1", "-p", &p, "-R", "-P", "4", "-l", "64M"];
     let out = linerate()
@@ -93,14 +86,13 @@ fn a_reverse_test_at_64_mib_writes_keeps_the_servers_memory_within_4_mib_a_strea
         .args(["-t", "1", "-i", "0", "--no-store"])
         .output()
         .unwrap();
-    done.store(true, Ordering::Relaxed);
-    sampler.join().unwrap();
+    let peak = sampler.stop();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let grew = peak.load(Ordering::Relaxed).saturating_sub(base);
+    let grew = peak.saturating_sub(base);
     println!("4 reverse streams at -l 64M: server RSS {base} KiB, peak +{grew} KiB");
     // 4 streams x 4 MiB, and the session's threads and sockets: far from 4 x 64 MiB.
     assert!(grew < 40 << 10, "the server grew by {grew} KiB");
@@ -362,26 +354,20 @@ fn an_iperf3_client_on_a_keyed_server_is_refused_without_a_thread_of_its_own() {
     let (server, port) = serve_child(&["--auth-keys", keys.to_str().unwrap()]);
     let pid = server.0.id();
     let base = threads(pid);
-    let most = Arc::new(AtomicU64::new(base as u64));
-    let done = Arc::new(AtomicBool::new(false));
-    let sampler = {
-        let (most, done) = (Arc::clone(&most), Arc::clone(&done));
-        std::thread::spawn(move || {
-            let until = Instant::now() + Duration::from_secs(30);
-            while !done.load(Ordering::Relaxed) && Instant::now() < until {
-                most.fetch_max(threads(pid) as u64, Ordering::Relaxed);
-            }
-        })
-    };
+    let sampler = PeakSampler::start(
+        pid,
+        base as u64,
+        |pid| threads(pid) as u64,
+        Duration::ZERO,
+        Duration::from_secs(30),
+    );
     let params = r#"{"tcp":true,"omit":0,"time":1,"num":0,"blockcount":0,"parallel":1,"len":131072,"client_version":"3.16"}"#;
     for _ in 0..100 {
         let answer = iperf3_opening(port, params);
         // IEAUTHTEST (142): "test authorization failed".
         assert_iperf3_error(&answer, 142);
     }
-    done.store(true, Ordering::Relaxed);
-    sampler.join().unwrap();
-    let most = most.load(Ordering::Relaxed) as usize;
+    let most = sampler.stop() as usize;
     assert_eq!(
         most, base,
         "100 refused iperf3 clients took the server from {base} to {most} threads"

@@ -2,6 +2,9 @@
 //! descriptors, resident memory, for the tests that check a server returns to its baseline.
 
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::util::{linerate, wait_listening, ServerProcess};
@@ -62,5 +65,47 @@ pub fn back_to_baseline(pid: u32, base: (usize, usize), within: Duration) -> (us
             return now;
         }
         std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The highest figure `sample` reads for a process while a test loads it, sampled on a thread
+/// of its own every `every` (zero: back to back, for short-lived threads) for at most `limit`.
+pub struct PeakSampler {
+    peak: Arc<AtomicU64>,
+    done: Arc<AtomicBool>,
+    thread: JoinHandle<()>,
+}
+
+impl PeakSampler {
+    /// Starts sampling `pid`, the peak starting at `base`.
+    pub fn start(
+        pid: u32,
+        base: u64,
+        sample: fn(u32) -> u64,
+        every: Duration,
+        limit: Duration,
+    ) -> Self {
+        let peak = Arc::new(AtomicU64::new(base));
+        let done = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (peak, done) = (Arc::clone(&peak), Arc::clone(&done));
+            std::thread::spawn(move || {
+                let until = Instant::now() + limit;
+                while !done.load(Ordering::Relaxed) && Instant::now() < until {
+                    peak.fetch_max(sample(pid), Ordering::Relaxed);
+                    if !every.is_zero() {
+                        std::thread::sleep(every);
+                    }
+                }
+            })
+        };
+        Self { peak, done, thread }
+    }
+
+    /// Stops sampling; the highest figure seen.
+    pub fn stop(self) -> u64 {
+        self.done.store(true, Ordering::Relaxed);
+        self.thread.join().unwrap();
+        self.peak.load(Ordering::Relaxed)
     }
 }
