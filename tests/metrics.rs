@@ -140,7 +140,15 @@ fn metrics_parse_as_openmetrics_and_count_the_tests_that_ran() {
             None
         }
     };
-    let text = get(&metrics, "/metrics");
+    // A client's exit does not wait for the server to close its side: the last session may
+    // still be winding down, so the page is read again (at most 5 s) until it shows none.
+    let idle = |t: &String| t.contains("\nlinerate_sessions_running 0\n");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut text = get(&metrics, "/metrics");
+    while !idle(&text) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        text = get(&metrics, "/metrics");
+    }
     let body = text.split("\r\n\r\n").nth(1).unwrap();
     assert!(
         text.starts_with("HTTP/1.1 200") && text.contains("application/openmetrics-text"),
