@@ -114,9 +114,10 @@ pub struct TcpArgs {
         default_value = "512K"
     )]
     pub length: String,
-    /// How senders hand data to the kernel: splice or sendfile (no user-space copy, TCP only) or
-    /// write.
-    #[arg(long, value_name = "MODE", value_enum, default_value_t = SendModeArg::Splice)]
+    /// How senders hand data to the kernel: auto (write where the connection's congestion
+    /// control paces, as BBR does; splice otherwise), splice or sendfile (no user-space copy,
+    /// TCP only) or write.
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = SendModeArg::Auto)]
     pub send_mode: SendModeArg,
     /// How receivers take data from the kernel (both ends' receivers, TCP only): copy into user
     /// memory, trunc (discard in the kernel with MSG_TRUNC, as iperf3 --skip-rx-copy), or
@@ -232,6 +233,9 @@ pub struct UdpArgs {
 /// `--send-mode` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum SendModeArg {
+    /// Per connection: write where its congestion control paces every send (BBR), splice
+    /// otherwise (each measured the faster there; the summary says which ran).
+    Auto,
     /// splice(2) from a pipe holding the pattern's pages, refilled by tee(2) (TCP; Unix sockets
     /// fall back to write; sendfile where a pipe cannot hold -l bytes).
     Splice,
@@ -453,6 +457,7 @@ impl TcpArgs {
                 Transport::Tcp
             },
             send_mode: match (self.send_mode, self.unix.is_some()) {
+                (SendModeArg::Auto, false) => SendMode::Auto,
                 (SendModeArg::Splice, false) => SendMode::Splice,
                 (SendModeArg::Sendfile, false) => SendMode::Sendfile,
                 _ => SendMode::Write,

@@ -46,6 +46,7 @@ mod rpm;
 mod rr;
 mod rx_modes;
 mod self_probes;
+mod send_modes;
 mod skip;
 mod soak;
 mod store;

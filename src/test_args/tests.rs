@@ -19,9 +19,11 @@ fn defaults() {
 }
 
 #[test]
-fn send_mode_is_splice_on_tcp_and_write_on_unix_sockets() {
+fn send_mode_is_auto_on_tcp_and_write_on_unix_sockets() {
     let mode = |p: RunPlan| p.spec.stream().unwrap().send_mode;
-    assert_eq!(mode(plan(&[]).unwrap()), SendMode::Splice);
+    assert_eq!(mode(plan(&[]).unwrap()), SendMode::Auto);
+    let splice = plan(&["--send-mode", "splice"]).unwrap();
+    assert_eq!(mode(splice), SendMode::Splice);
     let sendfile = plan(&["--send-mode", "sendfile"]).unwrap();
     assert_eq!(mode(sendfile), SendMode::Sendfile);
     let unix = plan(&["--unix", "/tmp/x.sock"]).unwrap();

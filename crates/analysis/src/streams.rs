@@ -50,6 +50,7 @@ mod tests {
             udp: None,
             error: None,
             receive: None,
+            send_mode: None,
         }
     }
 

@@ -115,6 +115,7 @@ fn stream_part(raw: &RawRun, i: usize, (stream, flow): (u16, Flow), w: Windows) 
             udp,
             error: local_error.or(remote.error.map(|e| format!("server: {e}"))),
             receive: rcv_end.receive,
+            send_mode: snd.send_mode,
         },
         drained: rcv_end.bytes,
         sender_cpu_pct,
@@ -141,6 +142,7 @@ fn finish_flow(f: &mut FlowSummary, datagrams: bool, w: Windows, intervals: &[In
     f.sender_throughput_bps = bits_per_sec(f.bytes_sent, w.client_s);
     f.stream_spread = crate::streams::spread(&f.streams);
     f.receive = FlowSummary::receive_of(&f.streams);
+    f.send_mode = FlowSummary::send_mode_of(&f.streams);
     f.interval_throughput_bps = Spread::of(
         intervals
             .iter()
@@ -317,6 +319,7 @@ fn empty_flow(flow: Flow) -> FlowSummary {
         window_s: 0.0,
         stream_spread: None,
         receive: None,
+        send_mode: None,
         streams: Vec::new(),
     }
 }

@@ -39,6 +39,29 @@ pub fn check_congestion(name: &str) -> Result<(), EngineError> {
     set_congestion(sock.as_raw_fd(), name)
 }
 
+/// The congestion control algorithm a TCP socket runs (TCP_CONGESTION), if it can be read.
+pub(crate) fn congestion_of(fd: RawFd) -> Option<String> {
+    let mut name = [0u8; 16];
+    let mut len = name.len() as libc::socklen_t;
+    // SAFETY: the pointer and length describe `name`, which outlives the call; the kernel
+    // writes at most `len` bytes and stores the length it wrote.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            name.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return None;
+    }
+    let name = &name[..(len as usize).min(name.len())];
+    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+    std::str::from_utf8(&name[..end]).ok().map(str::to_string)
+}
+
 pub(crate) fn set_congestion(fd: RawFd, name: &str) -> Result<(), EngineError> {
     // SAFETY: the pointer and length describe `name`'s bytes, which outlive the call.
     let rc = unsafe {
@@ -73,6 +96,13 @@ pub(crate) fn set_congestion(fd: RawFd, name: &str) -> Result<(), EngineError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sockets_congestion_control_reads_back_as_set() {
+        let sock = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP)).unwrap();
+        set_congestion(sock.as_raw_fd(), "reno").unwrap();
+        assert_eq!(congestion_of(sock.as_raw_fd()).as_deref(), Some("reno"));
+    }
 
     #[test]
     fn unknown_congestion_names_what_is_available() {

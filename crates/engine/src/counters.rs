@@ -94,6 +94,7 @@ impl StreamCounters {
             rx: self.rx.lock().ok().and_then(|r| *r),
             tcp_info: None,
             receive: None,
+            send_mode: None,
         }
     }
 }
@@ -279,6 +280,7 @@ mod tests {
                 rx: None,
                 tcp_info: None,
                 receive: None,
+                send_mode: None,
             }
         );
         let rx = UdpCounts {
@@ -295,6 +297,7 @@ mod tests {
                 rx: Some(rx),
                 tcp_info: None,
                 receive: None,
+                send_mode: None,
             }
         );
     }

@@ -97,6 +97,7 @@ impl Transactions {
                 rx: None,
                 tcp_info: None,
                 receive: None,
+                send_mode: None,
             },
             ..Default::default()
         }

@@ -1,7 +1,8 @@
 //! Bulk transfer over a stream socket (TCP or Unix): the sender writes a fixed buffer until
 //! told to stop, then half-closes; the receiver reads until end of stream.
 //!
-//! With [`SendMode::Splice`] (the default) on TCP the sender splices the pattern's pages from a
+//! [`SendMode::Auto`] (the default) picks per connection, by its congestion control (see
+//! [`auto_mode`]). With [`SendMode::Splice`] on TCP the sender splices the pattern's pages from a
 //! pipe (see `SpliceSource`); with [`SendMode::Sendfile`] it calls sendfile(2) from an
 //! in-memory file (memfd) holding one buffer of the pattern. Either way the kernel references
 //! those pages instead of copying from user memory. The receiver copies into user memory, as
@@ -79,27 +80,64 @@ impl StreamEngine for TcpStream {
         let cpu_start = CpuTime::thread_now();
         let unit = self.io_len.min(MAX_SEND_BUF);
         let mut report = match role {
-            Role::Sender if self.mode != SendMode::Write && conn.is_tcp() => {
-                let source = PatternFile::new(unit)?;
-                // A pipe that cannot hold the pattern (above /proc/sys/fs/pipe-max-size without
-                // CAP_SYS_RESOURCE) leaves sendfile, which references the same pages.
-                let spliced = match self.mode {
-                    SendMode::Splice => SpliceSource::new(&source.file, unit).ok(),
-                    _ => None,
-                };
-                match spliced {
-                    Some(mut pipe) => send(&mut conn, ctl, |c| pipe.send(c.as_raw_fd()))?,
-                    None => send(&mut conn, ctl, |c| source.send(c, unit))?,
-                }
-            }
-            Role::Sender => {
-                let buf = pattern(unit);
-                send(&mut conn, ctl, |c| c.write(&buf))?
-            }
+            Role::Sender => self.send(&mut conn, unit, ctl)?,
             Role::Receiver => receive(&mut conn, self.io_len.min(MAX_READ), self.rx_mode, ctl)?,
         };
         report.cpu = CpuTime::thread_now().since(cpu_start);
         Ok(report)
+    }
+}
+
+impl TcpStream {
+    /// Sends in the mode that suits `conn` (`auto` resolved, write on a Unix socket), and says
+    /// in the final counts which mode ran.
+    fn send(
+        &self,
+        conn: &mut Conn,
+        unit: usize,
+        ctl: StreamControl<'_>,
+    ) -> Result<StreamReport, EngineError> {
+        let mode = match self.mode {
+            _ if !conn.is_tcp() => SendMode::Write,
+            SendMode::Auto => auto_mode(conn),
+            m => m,
+        };
+        let (mut report, ran) = if mode == SendMode::Write {
+            let buf = pattern(unit);
+            (send(conn, ctl, |c| c.write(&buf))?, SendMode::Write)
+        } else {
+            let source = PatternFile::new(unit)?;
+            // A pipe that cannot hold the pattern (above /proc/sys/fs/pipe-max-size without
+            // CAP_SYS_RESOURCE) leaves sendfile, which references the same pages.
+            let spliced = match mode {
+                SendMode::Splice => SpliceSource::new(&source.file, unit).ok(),
+                _ => None,
+            };
+            match spliced {
+                Some(mut pipe) => (
+                    send(conn, ctl, |c| pipe.send(c.as_raw_fd()))?,
+                    SendMode::Splice,
+                ),
+                None => (
+                    send(conn, ctl, |c| source.send(c, unit))?,
+                    SendMode::Sendfile,
+                ),
+            }
+        };
+        report.counts.send_mode = Some(ran);
+        Ok(report)
+    }
+}
+
+/// The mode [`SendMode::Auto`] sends a TCP connection in: write(2) where its congestion
+/// control paces every send (BBR, whose pacing timer releases the queue in bursts), splice
+/// otherwise. Why: on this project's 2-core test host, under BBR write moved 1.2-1.5x what
+/// splice did on loopback and 1.3x for one stream over a veth pair, while under CUBIC splice
+/// moved 1.6-1.8x what write did (docs/METHODOLOGY.md section 10c has the table).
+pub(crate) fn auto_mode(conn: &Conn) -> SendMode {
+    match crate::congestion::congestion_of(conn.as_raw_fd()) {
+        Some(cc) if cc.starts_with("bbr") => SendMode::Write,
+        _ => SendMode::Splice,
     }
 }
 

@@ -36,6 +36,7 @@ mod receive_text;
 pub mod rpm_text;
 pub mod run_text;
 mod runs_table;
+mod send_text;
 pub mod stored;
 pub mod stream;
 mod table;

@@ -20,7 +20,7 @@ pub fn direction_word(spec: &TestSpec) -> &'static str {
     }
 }
 
-/// What each stream does, e.g. "128 KiB per Write call".
+/// What each stream does, e.g. "128 KiB per call, send mode write".
 pub fn test_words(spec: &TestSpec) -> String {
     match &spec.params {
         Params::TcpCrr { rr, .. } => format!(
@@ -41,9 +41,9 @@ pub fn test_words(spec: &TestSpec) -> String {
                 ),
             };
             format!(
-                "{} per {:?} call{paced}",
+                "{} per call, {}{paced}",
                 format_bytes(u64::from(stream.write_len_bytes)),
-                stream.send_mode
+                crate::send_text::asked(stream.send_mode)
             )
         }
         Params::UdpStream { udp } => {
@@ -155,6 +155,9 @@ fn write_flow(w: &mut dyn Write, f: &FlowSummary) -> std::io::Result<()> {
             "  in flight  {} when the test time ended; {drained}",
             format_bytes(f.bytes_in_flight)
         )?;
+    }
+    if let Some(line) = crate::send_text::line(f) {
+        writeln!(w, "  send       {line}")?;
     }
     if let Some(line) = crate::receive_text::line(f) {
         writeln!(w, "  receive    {line}")?;

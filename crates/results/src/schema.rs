@@ -7,7 +7,7 @@
 
 use measure::{cpu::CoreCpu, host::HostFacts, stats::Spread, tcp_info::TcpInfo};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use wire::{msg::ReceiveCounts, msg::ServerInfo, spec::Flow, TestKind, TestSpec};
+use wire::{msg::ReceiveCounts, msg::ServerInfo, spec::Flow, spec::SendMode, TestKind, TestSpec};
 
 /// Version of this record layout; bumped with every incompatible change. Version 2 split the
 /// flat `spec` of version 1 into the fields every test kind has and its kind's own `params`
@@ -310,6 +310,10 @@ pub struct StreamSummary {
     /// that ran and the bytes copied, discarded and mapped (absent from older records).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receive: Option<ReceiveCounts>,
+    /// `tcp_stream`: the send mode that ran on this stream's sender (`--send-mode auto`
+    /// resolved; absent from older records and older servers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_mode: Option<SendMode>,
 }
 
 /// One direction's totals.
@@ -379,11 +383,32 @@ pub struct FlowSummary {
     /// refusal and MSS).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receive: Option<ReceiveCounts>,
+    /// `tcp_stream`: the send mode that ran, when every stream that says ran the same one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_mode: Option<SendMode>,
     /// Per-stream totals.
     pub streams: Vec<StreamSummary>,
 }
 
 impl FlowSummary {
+    /// Whether its senders handed the kernel pages instead of copying (splice, sendfile): by the
+    /// mode that ran, or by the spec's for records and servers that do not say.
+    pub fn sent_zero_copy(&self, spec: &TestSpec) -> bool {
+        match self.send_mode {
+            Some(ran) => ran != SendMode::Write,
+            None => spec.stream().is_some_and(|p| {
+                p.transport == wire::spec::Transport::Tcp && p.send_mode != SendMode::Write
+            }),
+        }
+    }
+
+    /// The send mode the streams ran, when they all say the same one.
+    pub fn send_mode_of(streams: &[StreamSummary]) -> Option<SendMode> {
+        let mut modes = streams.iter().filter_map(|s| s.send_mode);
+        let first = modes.next()?;
+        modes.all(|m| m == first).then_some(first)
+    }
+
     /// The streams' receive figures, summed; `None` when no stream has any.
     pub fn receive_of(streams: &[StreamSummary]) -> Option<ReceiveCounts> {
         streams

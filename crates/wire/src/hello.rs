@@ -18,8 +18,9 @@ pub const MAGIC: [u8; 4] = *b"LNRT";
 /// which an older server would ignore, running the client → server rate both ways; version
 /// 12 binds a key's proof to the server it is for (`ClientProof::server`, section 12); version
 /// 13 the receive mode (`StreamParams::rx_mode`), which an older server would ignore, copying
-/// where the spec (and so the record) says it discarded or mapped.
-pub const PROTOCOL_VERSION: u16 = 13;
+/// where the spec (and so the record) says it discarded or mapped; version 14 the send mode
+/// `auto` (`StreamParams::send_mode`), which an older server would refuse as undecodable.
+pub const PROTOCOL_VERSION: u16 = 14;
 /// Length of the hello on the wire.
 pub const HELLO_LEN: usize = 8;
 /// Length of the server's greeting: its hello and its nonce.
@@ -136,8 +137,8 @@ mod tests {
 
     #[test]
     fn parses_literal_bytes() {
-        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 13, 1, 0]).unwrap();
-        assert_eq!(hello.version, 13);
+        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 14, 1, 0]).unwrap();
+        assert_eq!(hello.version, 14);
         assert!(hello.requires_key);
         assert!(hello.check_version().is_ok());
     }
@@ -159,7 +160,7 @@ mod tests {
             nonce: Nonce([7; NONCE_LEN]),
         };
         let bytes = greeting.emit();
-        assert_eq!(&bytes[..HELLO_LEN], &[b'L', b'N', b'R', b'T', 0, 13, 1, 0]);
+        assert_eq!(&bytes[..HELLO_LEN], &[b'L', b'N', b'R', b'T', 0, 14, 1, 0]);
         assert_eq!(&bytes[HELLO_LEN..], &[7; NONCE_LEN]);
     }
 
@@ -178,14 +179,14 @@ mod tests {
     #[test]
     fn version_mismatch_names_both_versions() {
         let err = Hello {
-            version: 12,
+            version: 13,
             requires_key: false,
         }
         .check_version()
         .unwrap_err();
         let text = err.to_string();
         assert!(
-            text.contains("version 12") && text.contains("version 13"),
+            text.contains("version 13") && text.contains("version 14"),
             "{text}"
         );
     }
@@ -200,7 +201,7 @@ mod tests {
             matches!(
                 err,
                 WireError::VersionMismatch {
-                    ours: 13,
+                    ours: 14,
                     theirs: 7
                 }
             ),
@@ -208,7 +209,7 @@ mod tests {
         );
         assert_eq!(
             err.to_string(),
-            "protocol version mismatch: this linerate speaks version 13, the peer speaks version 7; \
+            "protocol version mismatch: this linerate speaks version 14, the peer speaks version 7; \
              run the same linerate release on both ends"
         );
     }

@@ -14,7 +14,7 @@ use measure::{
 use serde::{Deserialize, Serialize};
 
 use crate::auth::{ClientProof, Mac};
-use crate::spec::{RxMode, TestSpec};
+use crate::spec::{RxMode, SendMode, TestSpec};
 
 /// Address family restriction from `-4` / `-6`.
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
@@ -196,6 +196,10 @@ pub struct StreamCounts {
     /// `tcp_stream` receivers, in their final counts: how the bytes left the kernel.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receive: Option<ReceiveCounts>,
+    /// `tcp_stream` senders, in their final counts: the send mode that ran (`auto` resolved;
+    /// sendfile where splice could not hold the pattern; write on a Unix socket).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_mode: Option<SendMode>,
 }
 
 /// A `tcp_stream` receiver's account of how its bytes left the kernel (`--rx-mode`): the
@@ -377,6 +381,7 @@ mod tests {
                         rcv_mss_bytes: Some(4096),
                         ..ReceiveCounts::default()
                     }),
+                    send_mode: Some(SendMode::Auto),
                 }],
                 cpu: Some(CpuSoFar {
                     elapsed_us: 1_000_000,

@@ -11,7 +11,7 @@ use measure::cpu::CoreCpu;
 use measure::tcp_info::TcpInfo;
 use measure::units::{format_bits_per_sec, format_bytes};
 use results::{End, FlowSummary, Hosts, LimitedBy, Summary, Verdict};
-use wire::spec::{Flow, SendMode, Transport};
+use wire::spec::{Flow, Transport};
 use wire::{TestKind, TestSpec};
 
 mod pacing;
@@ -196,9 +196,7 @@ impl<'a> Facts<'a> {
             link_bps,
             loopback: false,
             missing,
-            zero_copy: spec
-                .stream()
-                .is_some_and(|p| p.transport == Transport::Tcp && p.send_mode != SendMode::Write),
+            zero_copy: flow.sent_zero_copy(spec),
         }
     }
 
@@ -377,7 +375,7 @@ fn send_buffer(f: &Facts) -> Option<LimitedBy> {
     None
 }
 
-const SENDER_CPU_HINT: &str = "the sending host's CPU is the limit: more streams (-P), a free core (-A), zero-copy sends (the default splice), or a faster CPU";
+const SENDER_CPU_HINT: &str = "the sending host's CPU is the limit: more streams (-P), a free core (-A), zero-copy sends (--send-mode splice), or a faster CPU";
 const RECEIVER_CPU_HINT: &str = "the receiving host's CPU is the limit: spread receive work over cores (-P, RSS/RPS queues, interrupt coalescing), keep the reader off the interrupt core";
 
 /// How strongly an end is CPU-bound: its thread saturated beats one of its host's cores.

@@ -257,6 +257,7 @@ impl UdpStream {
             rx: None,
             tcp_info: None,
             receive: None,
+            send_mode: None,
         };
         Ok(StreamReport {
             bytes_total: counts.bytes,

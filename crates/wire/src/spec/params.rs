@@ -48,7 +48,7 @@ impl StreamParams {
             direction,
             transport: Transport::Tcp,
             write_len_bytes: 512 << 10,
-            send_mode: SendMode::Splice,
+            send_mode: SendMode::Auto,
             rx_mode: RxMode::Copy,
             self_probes_per_s: None,
         }
