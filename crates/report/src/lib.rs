@@ -16,6 +16,7 @@
 //! deterministic for the same input (no clocks, no random ids), so it can be snapshot-tested.
 
 pub mod chart;
+pub mod brief_text;
 mod compare;
 mod congestion_text;
 mod csv_out;
