@@ -175,7 +175,7 @@ fn run_client(
         bail!("--latency with --from: the probes go from this host, the load from the relay; omit one of them");
     }
     // Bad tags or an unusable database fail before the test, not after it.
-    let mut store = common.store.open()?;
+    let store = common.store.open()?;
     let reached = target_for(plan, common, unix)?;
     if repeat.repeats() {
         let mut runner = reached.runner(interrupt.clone(), store, common.json_stream);
@@ -196,6 +196,19 @@ fn run_client(
         out.flush()?;
         return RunOutcome::stopped(r.stopped);
     }
+    run_once(plan, common, &reached, store, probe, interrupt)
+}
+
+/// Runs one test of a plan against a reached target: live rows (or events), then the run
+/// stored, its summary printed and where it was stored said.
+fn run_once(
+    plan: &RunPlan,
+    common: &CommonArgs,
+    reached: &crate::reach::Reached,
+    mut store: Option<crate::store_args::RunStore>,
+    probe: Option<ProbePlan>,
+    interrupt: Signal,
+) -> Result<RunOutcome> {
     let config = reached.config(plan.spec.clone(), interrupt);
     let label = reached.label.clone();
     let mut events = common
@@ -215,21 +228,35 @@ fn run_client(
         None => client::run(&config, progress)?,
         Some(p) => probe::run_with_probes(&config, p, progress)?,
     };
-    // A failed write to stdout fails the command only once the run is stored: the measurement
-    // is good whatever happened to its printout.
-    let printed = if events.is_some() {
-        Ok(())
-    } else {
-        live.map_or(Ok(()), output::table::LiveTable::finish)
-            .context("writing the live rows to stdout")
-            .and_then(|()| print_record(&record, common.json))
+    // The run is stored before its summary is printed, so that `--json` can carry its id; a
+    // failed write to stdout fails the command only once the run is stored (the measurement
+    // is good whatever happened to its printout), and a run the store refused is still printed.
+    let live_done = live
+        .map_or(Ok(()), output::table::LiveTable::finish)
+        .context("writing the live rows to stdout");
+    let stored = match store.as_mut() {
+        Some(s) => save_run(s, reached, plan.iperf3, &record).map(|id| Some((id, s.location()))),
+        None => Ok(None),
     };
-    if let Some(s) = store.as_mut() {
-        let id = save_run(s, &reached, plan.iperf3, &record)?;
-        if let Some(e) = events.as_mut() {
-            e.stored(id.0);
+    let id = stored
+        .as_ref()
+        .ok()
+        .and_then(|s| s.as_ref().map(|(id, _)| *id));
+    let printed = match events.as_mut() {
+        Some(e) => {
+            if let Some(id) = id {
+                e.stored(id.0);
+            }
+            Ok(())
         }
+        None => live_done.and_then(|()| print_record(&record, common, id)),
+    };
+    // After the summary, so that it is the last thing on a terminal: the id `linerate show`
+    // takes for the full report.
+    if let Ok(Some((id, location))) = &stored {
+        eprintln!("linerate: stored as {id} in {location}");
     }
+    stored?;
     if let Some(events) = events {
         events
             .finish(&record)
@@ -240,7 +267,7 @@ fn run_client(
 }
 
 /// Stores a test's run, tagged with its relay and, against a stock iperf3 server, saying so
-/// (`runs --tag server=iperf3`).
+/// (`runs --tag server=iperf3`). Prints nothing: the caller says where, after the summary.
 fn save_run(
     store: &mut crate::store_args::RunStore,
     reached: &crate::reach::Reached,
@@ -256,9 +283,7 @@ fn save_run(
         extra.push("server=iperf3".into());
     }
     let extra = results::store::Tags::parse(extra)?;
-    let id = store.save_with(record, &extra)?;
-    eprintln!("linerate: stored as {id} in {}", store.location());
-    Ok(id)
+    Ok(store.save_with(record, &extra)?)
 }
 
 /// Runs `f` with the progress asked for: `--json-stream`'s events on stdout (ending with the
@@ -276,13 +301,20 @@ fn with_progress<R: serde::Serialize>(
     Ok((r, true))
 }
 
-/// Writes a run's summary (a table, or JSON) to stdout.
-fn print_record(record: &RunRecord, json: bool) -> Result<()> {
+/// Writes a run's summary to stdout: the short one, the full report (`-v`), or the JSON
+/// record with the id it was stored under (`--json`).
+fn print_record(
+    record: &RunRecord,
+    common: &CommonArgs,
+    stored: Option<results::store::RunId>,
+) -> Result<()> {
     let mut out = std::io::stdout().lock();
-    if json {
-        output::json::write(&mut out, record)
-    } else {
+    if common.json {
+        output::json::write_stored(&mut out, record, stored.map(|id| id.0))
+    } else if common.verbose {
         report::run_text::write_summary(&mut out, record)
+    } else {
+        report::brief_text::write_brief(&mut out, record, output::bold_on_stdout())
     }
     .and_then(|()| out.flush())
     .context("writing the summary to stdout")

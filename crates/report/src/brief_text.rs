@@ -157,7 +157,10 @@ fn advice(s: &Summary) -> Vec<String> {
     for l in s.flows.iter().filter_map(|f| f.limited_by.as_ref()) {
         let actionable = matches!(
             l.verdict,
-            Verdict::SenderCpu | Verdict::ReceiverCpu | Verdict::ReceiveWindow | Verdict::SendBuffer
+            Verdict::SenderCpu
+                | Verdict::ReceiverCpu
+                | Verdict::ReceiveWindow
+                | Verdict::SendBuffer
         );
         let first = l.hint.split("; ").next().unwrap_or_default().trim();
         if actionable && !first.is_empty() && !out.iter().any(|a| a == first) {
@@ -221,8 +224,13 @@ fn rate_words(kind: TestKind, rr: &RrSummary) -> String {
 /// A request/response run's one line: its rate, round trips, losses and both ends' CPU.
 fn rr_line(kind: TestKind, rr: &RrSummary, s: &Summary) -> String {
     let mut parts = vec![rate_words(kind, rr)];
+    let what = if kind == TestKind::TcpCrr {
+        "connect + transaction"
+    } else {
+        "round trip"
+    };
     match rr.latency_us {
-        Some(l) => parts.push(format!("round trip p50 {:.1} us, p99 {:.1} us", l.p50, l.p99)),
+        Some(l) => parts.push(format!("{what} p50 {:.1} us, p99 {:.1} us", l.p50, l.p99)),
         None => parts.push("no completed transactions".into()),
     }
     if let Some(lost) = rr.lost_transactions {
@@ -233,7 +241,11 @@ fn rr_line(kind: TestKind, rr: &RrSummary, s: &Summary) -> String {
         pct(s.local_cpu_pct),
         pct(s.remote_cpu_pct)
     ));
-    let label = if kind == TestKind::TcpCrr { "crr" } else { "rr" };
+    let label = if kind == TestKind::TcpCrr {
+        "crr"
+    } else {
+        "rr"
+    };
     format!("{label:<6}{}", parts.join("  "))
 }
 

@@ -33,7 +33,11 @@ fn brief(r: &RunRecord) -> String {
 /// `max` lines, and `RESULT` on the last line only.
 fn lines(text: &str, max: usize) -> Vec<&str> {
     let lines: Vec<&str> = text.lines().collect();
-    assert!(lines.len() <= max, "{} lines, at most {max}:\n{text}", lines.len());
+    assert!(
+        lines.len() <= max,
+        "{} lines, at most {max}:\n{text}",
+        lines.len()
+    );
     assert!(lines[0].starts_with("--- summary: "), "{text}");
     let last = lines.last().unwrap();
     assert!(last.starts_with("RESULT  "), "{text}");
@@ -69,7 +73,10 @@ fn one_tcp_direction_is_a_header_a_line_and_the_result() {
         lines[2],
         "RESULT  9.41 Gbit/s c->s (1 stream, 3.00 s), retr 12, sender CPU 38 %"
     );
-    assert!(lines[0].contains("tcp_stream to 10.0.0.2:5201, 3.00 s"), "{text}");
+    assert!(
+        lines[0].contains("tcp_stream to 10.0.0.2:5201, 3.00 s"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -83,14 +90,25 @@ fn a_cpu_verdict_is_a_few_words_and_one_line_of_its_hints_first_clause() {
         lines[2],
         "try   the sending host's CPU is the limit: more streams (-P), a free core (-A)"
     );
-    assert!(!text.contains("bbr"), "the rest of the hint is -v's: {text}");
-    assert!(!text.contains("99 % of a core"), "the evidence is -v's: {text}");
+    assert!(
+        !text.contains("bbr"),
+        "the rest of the hint is -v's: {text}"
+    );
+    assert!(
+        !text.contains("99 % of a core"),
+        "the evidence is -v's: {text}"
+    );
 }
 
 #[test]
 fn a_verdict_with_nothing_to_change_gives_no_advice() {
     let mut r = tcp();
-    for verdict in [Verdict::Path, Verdict::Application, Verdict::Congestion, Verdict::Unknown] {
+    for verdict in [
+        Verdict::Path,
+        Verdict::Application,
+        Verdict::Congestion,
+        Verdict::Unknown,
+    ] {
         r.summary.flows[0].limited_by = Some(LimitedBy {
             verdict,
             evidence: "figures".into(),
@@ -133,12 +151,21 @@ fn udp_says_loss_of_sent_and_jitter() {
     let u = r.summary.udp.unwrap();
     let text = brief(&r);
     let lines = lines(&text, 4);
-    let lost = format!("lost {}/{} ({:.3} %)", u.packets_lost, u.packets_sent, u.loss_pct);
+    let lost = format!(
+        "lost {}/{} ({:.3} %)",
+        u.packets_lost, u.packets_sent, u.loss_pct
+    );
     assert!(lines[1].contains(&lost), "{text}");
-    assert!(lines[1].contains(&format!("jitter {:.1} us", u.jitter_us)), "{text}");
+    assert!(
+        lines[1].contains(&format!("jitter {:.1} us", u.jitter_us)),
+        "{text}"
+    );
     assert!(!lines[1].contains("retr"), "{text}");
     let result = lines.last().unwrap();
-    assert!(result.starts_with(&format!("RESULT  {} c->s", bps(r.summary.flows[0].throughput_bps))));
+    assert!(result.starts_with(&format!(
+        "RESULT  {} c->s",
+        bps(r.summary.flows[0].throughput_bps)
+    )));
     assert!(result.contains(&lost), "{text}");
 }
 
@@ -151,10 +178,16 @@ fn rr_and_crr_say_their_rate_and_round_trips() {
     let lines = lines(&text, 4);
     let rate = format!("{:.0} transactions/s", rr.transactions_per_s);
     assert!(lines[1].starts_with(&format!("rr    {rate}")), "{text}");
-    assert!(lines[1].contains(&format!("p50 {:.1} us, p99 {:.1} us", l.p50, l.p99)), "{text}");
+    assert!(
+        lines[1].contains(&format!("p50 {:.1} us, p99 {:.1} us", l.p50, l.p99)),
+        "{text}"
+    );
     assert_eq!(
         lines[2],
-        format!("RESULT  {rate}, p50 {:.1} us, p99 {:.1} us (1 stream, 2.00 s)", l.p50, l.p99)
+        format!(
+            "RESULT  {rate}, p50 {:.1} us, p99 {:.1} us (1 stream, 2.00 s)",
+            l.p50, l.p99
+        )
     );
 
     r.kind = TestKind::TcpCrr;
@@ -163,8 +196,17 @@ fn rr_and_crr_say_their_rate_and_round_trips() {
     }
     let text = brief(&r);
     let cps = format!("{:.0} connections/s", rr.transactions_per_s);
-    assert!(text.lines().nth(1).unwrap().starts_with(&format!("crr   {cps}")), "{text}");
-    assert!(lines_last(&text).starts_with(&format!("RESULT  {cps}")), "{text}");
+    assert!(
+        text.lines()
+            .nth(1)
+            .unwrap()
+            .starts_with(&format!("crr   {cps}")),
+        "{text}"
+    );
+    assert!(
+        lines_last(&text).starts_with(&format!("RESULT  {cps}")),
+        "{text}"
+    );
 }
 
 fn lines_last(text: &str) -> &str {
@@ -176,8 +218,17 @@ fn a_partial_run_says_so_in_the_header_and_the_result() {
     let mut r = tcp();
     r.summary.interrupted = true;
     let text = brief(&r);
-    assert!(text.lines().next().unwrap().contains("(INTERRUPTED: partial)"), "{text}");
-    assert!(lines_last(&text).ends_with("(INTERRUPTED: partial)"), "{text}");
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .contains("(INTERRUPTED: partial)"),
+        "{text}"
+    );
+    assert!(
+        lines_last(&text).ends_with("(INTERRUPTED: partial)"),
+        "{text}"
+    );
     r.summary.incomplete = Some("the server went away mid-test".into());
     let text = brief(&r);
     assert!(lines_last(&text).ends_with("(INCOMPLETE: the server went away mid-test)"));
