@@ -199,8 +199,7 @@ fn run_client(
     run_once(plan, common, &reached, store, probe, interrupt)
 }
 
-/// Runs one test of a plan against a reached target: live rows (or events), then the run
-/// stored, its summary printed and where it was stored said.
+/// Runs one test: live rows (or events), then the run stored, printed, and where it went said.
 fn run_once(
     plan: &RunPlan,
     common: &CommonArgs,
@@ -228,35 +227,28 @@ fn run_once(
         None => client::run(&config, progress)?,
         Some(p) => probe::run_with_probes(&config, p, progress)?,
     };
-    // The run is stored before its summary is printed, so that `--json` can carry its id; a
-    // failed write to stdout fails the command only once the run is stored (the measurement
-    // is good whatever happened to its printout), and a run the store refused is still printed.
+    // Stored before its summary is printed, so that `--json` can carry its id; a failed write
+    // to stdout fails the command only once the run is stored, and a refused run is printed.
     let live_done = live
         .map_or(Ok(()), output::table::LiveTable::finish)
         .context("writing the live rows to stdout");
-    let stored = match store.as_mut() {
-        Some(s) => save_run(s, reached, plan.iperf3, &record).map(|id| Some((id, s.location()))),
-        None => Ok(None),
+    let stored = save_run(store.as_mut(), reached, plan.iperf3, &record);
+    let id = match &stored {
+        Ok(Some((id, _))) => Some(id.0),
+        _ => None,
     };
-    let id = stored
-        .as_ref()
-        .ok()
-        .and_then(|s| s.as_ref().map(|(id, _)| *id));
-    let printed = match events.as_mut() {
-        Some(e) => {
-            if let Some(id) = id {
-                e.stored(id.0);
-            }
-            Ok(())
-        }
-        None => live_done.and_then(|()| print_record(&record, common, id)),
+    if let (Some(e), Some(id)) = (events.as_mut(), id) {
+        e.stored(id);
+    }
+    let printed = if events.is_some() {
+        Ok(())
+    } else {
+        live_done.and_then(|()| print_record(&record, common, id))
     };
-    // After the summary, so that it is the last thing on a terminal: the id `linerate show`
-    // takes for the full report.
-    if let Ok(Some((id, location))) = &stored {
+    // After the summary, the last thing on a terminal: the id `linerate show` takes.
+    if let Some((id, location)) = stored? {
         eprintln!("linerate: stored as {id} in {location}");
     }
-    stored?;
     if let Some(events) = events {
         events
             .finish(&record)
@@ -266,14 +258,17 @@ fn run_once(
     Ok(RunOutcome::of(&record))
 }
 
-/// Stores a test's run, tagged with its relay and, against a stock iperf3 server, saying so
-/// (`runs --tag server=iperf3`). Prints nothing: the caller says where, after the summary.
+/// Stores a test's run (where a store is open), tagged with its relay and, against a stock
+/// iperf3 server, saying so (`runs --tag server=iperf3`): its id and the store's location.
 fn save_run(
-    store: &mut crate::store_args::RunStore,
+    store: Option<&mut crate::store_args::RunStore>,
     reached: &crate::reach::Reached,
     iperf3: bool,
     record: &RunRecord,
-) -> Result<results::store::RunId> {
+) -> Result<Option<(results::store::RunId, String)>> {
+    let Some(store) = store else {
+        return Ok(None);
+    };
     let mut extra: Vec<String> = reached
         .relay_tags()
         .into_iter()
@@ -283,7 +278,7 @@ fn save_run(
         extra.push("server=iperf3".into());
     }
     let extra = results::store::Tags::parse(extra)?;
-    Ok(store.save_with(record, &extra)?)
+    Ok(Some((store.save_with(record, &extra)?, store.location())))
 }
 
 /// Runs `f` with the progress asked for: `--json-stream`'s events on stdout (ending with the
@@ -303,14 +298,10 @@ fn with_progress<R: serde::Serialize>(
 
 /// Writes a run's summary to stdout: the short one, the full report (`-v`), or the JSON
 /// record with the id it was stored under (`--json`).
-fn print_record(
-    record: &RunRecord,
-    common: &CommonArgs,
-    stored: Option<results::store::RunId>,
-) -> Result<()> {
+fn print_record(record: &RunRecord, common: &CommonArgs, stored_run_id: Option<i64>) -> Result<()> {
     let mut out = std::io::stdout().lock();
     if common.json {
-        output::json::write_stored(&mut out, record, stored.map(|id| id.0))
+        report::write_test_run(&mut out, record, stored_run_id)
     } else if common.verbose {
         report::run_text::write_summary(&mut out, record)
     } else {

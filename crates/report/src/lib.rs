@@ -47,6 +47,7 @@ pub use compare::{Column, Comparison, Row};
 pub use differences::{differences, Difference};
 pub use error::Error;
 pub use export::{export_runs, write_comparison, CompareFormat, ExportFormat};
+pub use json::write_test_run;
 pub use labeled::LabeledRuns;
 pub use mesh::{MeshCell, MeshFigure, MeshMatrix};
 pub use metrics::{metrics, summarized_figures, Better, Metric};
