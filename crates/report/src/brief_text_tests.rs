@@ -172,7 +172,7 @@ fn udp_says_loss_of_sent_and_jitter() {
 #[test]
 fn rr_and_crr_say_their_rate_and_round_trips() {
     let mut r = rr();
-    let rr = r.summary.rr.clone().unwrap();
+    let rr = r.summary.rr.unwrap();
     let l = rr.latency_us.unwrap();
     let text = brief(&r);
     let lines = lines(&text, 4);
