@@ -175,7 +175,7 @@ fn run_client(
         bail!("--latency with --from: the probes go from this host, the load from the relay; omit one of them");
     }
     // Bad tags or an unusable database fail before the test, not after it.
-    let mut store = common.store.open()?;
+    let store = common.store.open()?;
     let reached = target_for(plan, common, unix)?;
     if repeat.repeats() {
         let mut runner = reached.runner(interrupt.clone(), store, common.json_stream);
@@ -196,6 +196,18 @@ fn run_client(
         out.flush()?;
         return RunOutcome::stopped(r.stopped);
     }
+    run_once(plan, common, &reached, store, probe, interrupt)
+}
+
+/// Runs one test: live rows (or events), then the run stored, printed, and where it went said.
+fn run_once(
+    plan: &RunPlan,
+    common: &CommonArgs,
+    reached: &crate::reach::Reached,
+    mut store: Option<crate::store_args::RunStore>,
+    probe: Option<ProbePlan>,
+    interrupt: Signal,
+) -> Result<RunOutcome> {
     let config = reached.config(plan.spec.clone(), interrupt);
     let label = reached.label.clone();
     let mut events = common
@@ -215,20 +227,27 @@ fn run_client(
         None => client::run(&config, progress)?,
         Some(p) => probe::run_with_probes(&config, p, progress)?,
     };
-    // A failed write to stdout fails the command only once the run is stored: the measurement
-    // is good whatever happened to its printout.
+    // Stored before its summary is printed, so that `--json` can carry its id; a failed write
+    // to stdout fails the command only once the run is stored, and a refused run is printed.
+    let live_done = live
+        .map_or(Ok(()), output::table::LiveTable::finish)
+        .context("writing the live rows to stdout");
+    let stored = save_run(store.as_mut(), reached, plan.iperf3, &record);
+    let id = match &stored {
+        Ok(Some((id, _))) => Some(id.0),
+        _ => None,
+    };
+    if let (Some(e), Some(id)) = (events.as_mut(), id) {
+        e.stored(id);
+    }
     let printed = if events.is_some() {
         Ok(())
     } else {
-        live.map_or(Ok(()), output::table::LiveTable::finish)
-            .context("writing the live rows to stdout")
-            .and_then(|()| print_record(&record, common.json))
+        live_done.and_then(|()| print_record(&record, common, id))
     };
-    if let Some(s) = store.as_mut() {
-        let id = save_run(s, &reached, plan.iperf3, &record)?;
-        if let Some(e) = events.as_mut() {
-            e.stored(id.0);
-        }
+    // After the summary, the last thing on a terminal: the id `linerate show` takes.
+    if let Some((id, location)) = stored? {
+        eprintln!("linerate: stored as {id} in {location}");
     }
     if let Some(events) = events {
         events
@@ -239,14 +258,17 @@ fn run_client(
     Ok(RunOutcome::of(&record))
 }
 
-/// Stores a test's run, tagged with its relay and, against a stock iperf3 server, saying so
-/// (`runs --tag server=iperf3`).
+/// Stores a test's run (where a store is open), tagged with its relay and, against a stock
+/// iperf3 server, saying so (`runs --tag server=iperf3`): its id and the store's location.
 fn save_run(
-    store: &mut crate::store_args::RunStore,
+    store: Option<&mut crate::store_args::RunStore>,
     reached: &crate::reach::Reached,
     iperf3: bool,
     record: &RunRecord,
-) -> Result<results::store::RunId> {
+) -> Result<Option<(results::store::RunId, String)>> {
+    let Some(store) = store else {
+        return Ok(None);
+    };
     let mut extra: Vec<String> = reached
         .relay_tags()
         .into_iter()
@@ -256,9 +278,7 @@ fn save_run(
         extra.push("server=iperf3".into());
     }
     let extra = results::store::Tags::parse(extra)?;
-    let id = store.save_with(record, &extra)?;
-    eprintln!("linerate: stored as {id} in {}", store.location());
-    Ok(id)
+    Ok(Some((store.save_with(record, &extra)?, store.location())))
 }
 
 /// Runs `f` with the progress asked for: `--json-stream`'s events on stdout (ending with the
@@ -276,13 +296,16 @@ fn with_progress<R: serde::Serialize>(
     Ok((r, true))
 }
 
-/// Writes a run's summary (a table, or JSON) to stdout.
-fn print_record(record: &RunRecord, json: bool) -> Result<()> {
+/// Writes a run's summary to stdout: the short one, the full report (`-v`), or the JSON
+/// record with the id it was stored under (`--json`).
+fn print_record(record: &RunRecord, common: &CommonArgs, stored_run_id: Option<i64>) -> Result<()> {
     let mut out = std::io::stdout().lock();
-    if json {
-        output::json::write(&mut out, record)
-    } else {
+    if common.json {
+        report::write_test_run(&mut out, record, stored_run_id)
+    } else if common.verbose {
         report::run_text::write_summary(&mut out, record)
+    } else {
+        report::brief_text::write_brief(&mut out, record, output::bold_on_stdout())
     }
     .and_then(|()| out.flush())
     .context("writing the summary to stdout")

@@ -145,6 +145,7 @@ pub fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
         link_speed: None,
         json: false,
         json_stream: false,
+        verbose: false,
         store: StoreArgs::default(),
     };
     let plan = common.plan(Params::TcpStream {

@@ -94,6 +94,10 @@ pub struct CommonArgs {
     /// last one the --json document (docs/RESULTS.md, "The event stream").
     #[arg(long, conflicts_with = "json")]
     pub json_stream: bool,
+    /// Print the full report after the live rows (each end's figures, the verdict's evidence
+    /// and advice), as `linerate show` does, instead of the short summary.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
     /// Results database, tags, --no-store.
     #[command(flatten)]
     pub store: StoreArgs,

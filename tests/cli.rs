@@ -105,7 +105,7 @@ fn json_document_has_the_documented_fields() {
 #[test]
 fn table_output_shows_both_ends() {
     let out = linerate()
-        .args(["tcp", "-t", "1", "--bidir"])
+        .args(["tcp", "-t", "1", "--bidir", "-v"])
         .output()
         .unwrap();
     assert!(out.status.success());
@@ -202,7 +202,7 @@ fn ctrl_c_prints_the_partial_summary() {
 
 #[test]
 fn sixteen_streams_read_aggregate_first_then_spread_then_rows() {
-    let text = linerate_ok(&["tcp", "-t", "1", "-P", "16", "-i", "0", "--no-store"]);
+    let text = linerate_ok(&["tcp", "-t", "1", "-P", "16", "-i", "0", "--no-store", "-v"]);
     let at = |needle: &str| {
         text.find(needle)
             .unwrap_or_else(|| panic!("{needle:?} missing:\n{text}"))

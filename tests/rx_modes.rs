@@ -60,7 +60,7 @@ fn every_receive_mode_counts_every_byte_the_sender_wrote_in_every_direction() {
 
 #[test]
 fn the_summary_text_and_json_say_which_receive_mode_ran() {
-    let text = linerate_ok(&["tcp", "--no-store", "-t", "0.5", "--rx-mode", "trunc"]);
+    let text = linerate_ok(&["tcp", "--no-store", "-v", "-t", "0.5", "--rx-mode", "trunc"]);
     assert!(
         text.contains("  receive    trunc (discarded in the kernel with MSG_TRUNC, never copied)"),
         "{text}"
@@ -68,6 +68,7 @@ fn the_summary_text_and_json_say_which_receive_mode_ran() {
     let text = linerate_ok(&[
         "tcp",
         "--no-store",
+        "-v",
         "-t",
         "0.5",
         "-R",
@@ -76,7 +77,7 @@ fn the_summary_text_and_json_say_which_receive_mode_ran() {
     ]);
     assert!(text.contains("  receive    zerocopy, "), "{text}");
     assert!(text.contains("% of bytes mapped"), "{text}");
-    let copy = linerate_ok(&["tcp", "--no-store", "-t", "0.3"]);
+    let copy = linerate_ok(&["tcp", "--no-store", "-v", "-t", "0.3"]);
     assert!(
         !copy.contains("  receive "),
         "copy, the default, has no line: {copy}"

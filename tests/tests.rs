@@ -51,6 +51,7 @@ mod skip;
 mod soak;
 mod store;
 mod store_cmd;
+mod summary_text;
 mod sweep;
 mod sweep_args;
 mod sweep_load;

@@ -1,5 +1,9 @@
-//! Exporters over a [`results::RunRecord`]: the human table (live rows and summary) and JSON.
-//! Measurement code hands data here; only this module formats.
+//! A test's live rows ([`table`]) and the terminal's say on bold; summaries are `report`'s.
 
-pub mod json;
 pub mod table;
+
+/// Whether `RESULT` may be bold: stdout is a terminal, `NO_COLOR` unset or empty (no-color.org).
+pub fn bold_on_stdout() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}

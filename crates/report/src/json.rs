@@ -1,4 +1,5 @@
-//! JSON: the comparison as it is held (numbers, not text), and runs with their labels.
+//! JSON: the comparison as it is held (numbers, not text), runs with their labels, and a
+//! test's record as its `--json` prints it (with the id it was stored under).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -48,4 +49,28 @@ pub(crate) fn runs_lines(w: &mut dyn Write, columns: &[LabeledRuns]) -> Result<(
         writeln!(w)?;
     }
     Ok(())
+}
+
+/// A test's record as `--json` prints it: the record's own fields, then the id `linerate show`
+/// takes (`null` when it was not stored: `--no-store`, or the store refused it).
+#[derive(Serialize)]
+struct TestRun<'a> {
+    #[serde(flatten)]
+    record: &'a RunRecord,
+    stored_run_id: Option<i64>,
+}
+
+/// Writes a test's record with the id it was stored under, pretty-printed, and a newline.
+pub fn write_test_run(
+    w: &mut dyn Write,
+    record: &RunRecord,
+    stored_run_id: Option<i64>,
+) -> std::io::Result<()> {
+    let run = TestRun {
+        record,
+        stored_run_id,
+    };
+    // As an I/O error, so that a reader gone away (`| head`) stays a broken pipe.
+    serde_json::to_writer_pretty(&mut *w, &run).map_err(std::io::Error::from)?;
+    writeln!(w)
 }

@@ -9,12 +9,15 @@
 //!   CSV, JSON);
 //! - [`export_runs`] for `linerate export` (JSON, JSON Lines, per-interval CSV, Markdown);
 //! - [`chart::render`] / [`chart::pps_chart`] and [`chart::Chart::to_png`] for `linerate chart`;
-//! - [`html::render`] for `linerate report`.
+//! - [`html::render`] for `linerate report`;
+//! - [`brief_text::write_brief`] (the default) and [`run_text::write_summary`] (`-v`, `linerate
+//!   show`) for a test's summary.
 //!
 //! Measurement is kept apart from formatting: [`Comparison`] and the chart series hold numbers
 //! in the units their names say; only the exporters turn them into text. Every output is
 //! deterministic for the same input (no clocks, no random ids), so it can be snapshot-tested.
 
+pub mod brief_text;
 pub mod chart;
 mod compare;
 mod congestion_text;
@@ -45,6 +48,7 @@ pub use compare::{Column, Comparison, Row};
 pub use differences::{differences, Difference};
 pub use error::Error;
 pub use export::{export_runs, write_comparison, CompareFormat, ExportFormat};
+pub use json::write_test_run;
 pub use labeled::LabeledRuns;
 pub use mesh::{MeshCell, MeshFigure, MeshMatrix};
 pub use metrics::{metrics, summarized_figures, Better, Metric};
