@@ -64,7 +64,7 @@ fn an_explicit_send_mode_runs_as_asked_whatever_the_congestion_control() {
 #[test]
 fn the_summary_names_the_mode_that_ran() {
     let out = linerate()
-        .args(["tcp", "-t", "0.3", "-C", "cubic", "--no-store"])
+        .args(["tcp", "-t", "0.3", "-C", "cubic", "--no-store", "-v"])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);

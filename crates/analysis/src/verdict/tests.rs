@@ -2,6 +2,7 @@ use super::*;
 use crate::testing::record_with;
 use measure::host::HostFacts;
 use results::{Hosts, RunRecord, StreamSummary, TcpTime};
+use wire::spec::SendMode;
 
 /// A one-stream TCP run at `gbps` with quiet CPUs, TCP_INFO at MSS 1448 / MTU 1500 and the
 /// chrono figures of an unconstrained sender; the cases edit it.
