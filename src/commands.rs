@@ -215,7 +215,7 @@ fn run_once(
         .then(|| JsonLines::new(std::io::stdout()));
     let mut live = plan
         .live_rows
-        .then(|| output::table::LiveTable::new(std::io::stdout(), label));
+        .then(|| report::live_table::LiveTable::new(std::io::stdout(), label));
     let mut silent = Silent;
     let progress: &mut dyn client::Progress = match (events.as_mut(), live.as_mut()) {
         (Some(events), _) => events,
@@ -230,7 +230,7 @@ fn run_once(
     // Stored before its summary is printed, so that `--json` can carry its id; a failed write
     // to stdout fails the command only once the run is stored, and a refused run is printed.
     let live_done = live
-        .map_or(Ok(()), output::table::LiveTable::finish)
+        .map_or(Ok(()), report::live_table::LiveTable::finish)
         .context("writing the live rows to stdout");
     let stored = save_run(store.as_mut(), reached, plan.iperf3, &record);
     let id = match &stored {

@@ -8,7 +8,6 @@
 //! `postgresql://` URL is a shared PostgreSQL store (`pgstore`).
 //! Nothing here prints: the caller reports "stored as #12" on stderr.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Result};
@@ -75,38 +74,13 @@ pub fn parse_kind_arg(kind: Option<&str>) -> Result<Option<wire::TestKind>> {
         .map_err(|e| anyhow!("--kind {e}"))
 }
 
-/// The default database path: `$XDG_DATA_HOME/linerate/results.sqlite`, or
-/// `$HOME/.local/share/linerate/results.sqlite`; `None` without either variable.
-pub fn default_db_path() -> Option<PathBuf> {
-    default_db_path_from(std::env::var_os("XDG_DATA_HOME"), std::env::var_os("HOME"))
-}
-
-/// [`default_db_path`] over given variables. A relative `XDG_DATA_HOME` is ignored, as the XDG
-/// base directory spec asks.
-pub fn default_db_path_from(
-    xdg_data_home: Option<OsString>,
-    home: Option<OsString>,
-) -> Option<PathBuf> {
-    let xdg = xdg_data_home.map(PathBuf::from).filter(|p| p.is_absolute());
-    let base = xdg.or_else(|| {
-        home.filter(|h| !h.is_empty())
-            .map(|h| PathBuf::from(h).join(".local/share"))
-    })?;
-    Some(base.join("linerate").join("results.sqlite"))
-}
-
-/// The store a command uses: `--db`, else `$LINERATE_DB` (a file path or a
-/// `postgresql://` URL), else [`default_db_path`].
+/// The store a command uses: `--db`, else `$LINERATE_DB`, else the default file
+/// ([`StoreLocation::resolve`]); a bad `--db` is an error naming the flag.
 pub fn resolve_db(db: Option<&Path>) -> Result<StoreLocation> {
-    let given = db
-        .map(|p| p.as_os_str().to_owned())
-        .or_else(|| std::env::var_os("LINERATE_DB").filter(|p| !p.is_empty()));
-    match given {
-        Some(g) => StoreLocation::parse(&g.to_string_lossy()).map_err(|e| anyhow!("--db {e}")),
-        None => default_db_path().map(StoreLocation::File).ok_or_else(|| {
-            anyhow!("no results database: neither XDG_DATA_HOME nor HOME is set; give --db PATH")
-        }),
-    }
+    StoreLocation::resolve(db).map_err(|e| match e {
+        StoreError::NoDefault => anyhow!("{e}"),
+        e => anyhow!("--db {e}"),
+    })
 }
 
 /// Opens the store at `location` (see [`pgstore::open`]); a refusal is one line.
@@ -244,30 +218,6 @@ pub(crate) fn store_error(e: StoreError, storing: bool) -> anyhow::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn default_path_follows_xdg() {
-        let p = |x: Option<&str>, h: Option<&str>| {
-            default_db_path_from(x.map(Into::into), h.map(Into::into))
-        };
-        assert_eq!(
-            p(Some("/data"), Some("/home/a")),
-            Some(PathBuf::from("/data/linerate/results.sqlite"))
-        );
-        assert_eq!(
-            p(Some("relative"), Some("/home/a")),
-            Some(PathBuf::from(
-                "/home/a/.local/share/linerate/results.sqlite"
-            ))
-        );
-        assert_eq!(
-            p(None, Some("/home/a")),
-            Some(PathBuf::from(
-                "/home/a/.local/share/linerate/results.sqlite"
-            ))
-        );
-        assert_eq!(p(None, None), None);
-    }
 
     #[test]
     fn tags_name_the_flag() {

@@ -1,6 +1,4 @@
-//! A test's live rows ([`table`]) and the terminal's say on bold; summaries are `report`'s.
-
-pub mod table;
+//! The terminal's say on bold; live rows and summaries are `report`'s.
 
 /// Whether `RESULT` may be bold: stdout is a terminal, `NO_COLOR` unset or empty (no-color.org).
 pub fn bold_on_stdout() -> bool {

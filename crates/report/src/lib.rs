@@ -30,6 +30,7 @@ mod format;
 pub mod html;
 mod json;
 mod labeled;
+pub mod live_table;
 pub mod local_time;
 mod markdown;
 pub mod mesh;

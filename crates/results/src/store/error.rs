@@ -11,6 +11,9 @@ use super::RunId;
 /// A store error.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    /// No `--db`, no `$LINERATE_DB`, and no directory to put the default database in.
+    #[error("no results database: neither XDG_DATA_HOME nor HOME is set; give --db PATH")]
+    NoDefault,
     /// `open_existing` on a path with no file.
     #[error("{}: no results database there yet (runs are stored there as they finish)", path.display())]
     Missing {

@@ -22,6 +22,7 @@
 
 mod backend;
 mod error;
+mod location;
 pub mod migrations;
 mod open;
 mod rows;

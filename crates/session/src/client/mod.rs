@@ -96,6 +96,16 @@ impl<W: std::io::Write> Progress for report::stream::JsonLines<W> {
     }
 }
 
+/// The terminal's live rows.
+impl<W: std::io::Write> Progress for report::live_table::LiveTable<W> {
+    fn started(&mut self, server: &ServerInfo, spec: &TestSpec) {
+        report::live_table::LiveTable::started(self, server, spec);
+    }
+    fn interval(&mut self, sample: &IntervalSample) {
+        report::live_table::LiveTable::interval(self, sample);
+    }
+}
+
 /// Why a test could not run or finish.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {

@@ -1,18 +1,17 @@
-//! The terminal view: a header, live per-interval rows, and the summary.
+//! The terminal's live view of a test: a header saying what runs where, then a row per
+//! direction per interval (`session` feeds it as the client's progress).
 
 use std::io::Write;
 
+use crate::run_text::{direction_word, test_words};
 use measure::units::{format_bits_per_sec as bps, format_bytes};
-use report::run_text::{direction_word, test_words};
 use results::IntervalSample;
 use wire::msg::ServerInfo;
 use wire::{TestKind, TestSpec};
 
-use session::client::Progress;
-
 /// Prints live rows to a writer (stdout in the binary).
 ///
-/// [`Progress`] cannot fail, so the first write error is kept instead of dropped: rows stop
+/// The client's progress cannot fail, so the first write error is kept instead of dropped: rows stop
 /// there, the run goes on to its end (and is stored), and [`LiveTable::finish`] returns it.
 pub struct LiveTable<W: Write> {
     out: W,
@@ -200,12 +199,14 @@ impl<W: Write> LiveTable<W> {
     }
 }
 
-impl<W: Write> Progress for LiveTable<W> {
-    fn started(&mut self, server: &ServerInfo, spec: &TestSpec) {
+impl<W: Write> LiveTable<W> {
+    /// The server accepted the test: the header.
+    pub fn started(&mut self, server: &ServerInfo, spec: &TestSpec) {
         self.emit(|t| t.write_header(server, spec));
     }
 
-    fn interval(&mut self, s: &IntervalSample) {
+    /// One interval finished: its rows.
+    pub fn interval(&mut self, s: &IntervalSample) {
         self.emit(|t| t.write_rows(s));
     }
 }
