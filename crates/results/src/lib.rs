@@ -11,9 +11,11 @@ pub mod layout_v1;
 pub mod limits;
 pub mod rpm;
 pub mod schema;
+pub mod status;
 pub mod store;
 
 pub use efficiency::Efficiency;
+pub use status::{RunShape, RunStatus};
 pub use limits::{LimitedBy, LossCauses, Verdict};
 pub use schema::{
     CpuSummary, End, FlowInterval, FlowSummary, Hosts, IntervalCpu, IntervalSample, IntervalTcp,
