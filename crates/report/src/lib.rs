@@ -24,6 +24,7 @@ mod efficiency_text;
 mod error;
 mod export;
 mod format;
+pub mod headline;
 pub mod html;
 mod json;
 mod labeled;
