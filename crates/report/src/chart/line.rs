@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use plotters::prelude::*;
 
-use super::{color, draw_error, scale, ChartKind, Series, FONT, HEIGHT, WIDTH};
+use super::{color, dashed, draw_error, scale, ChartKind, Series, FONT, HEIGHT, WIDTH};
 use crate::Result;
 
 /// One axis: its description (with the unit), range, ticks and how a tick reads.
@@ -69,14 +69,32 @@ pub(crate) fn draw(p: LinePlot<'_>) -> Result<String> {
             .map_err(&err)?;
         for (i, s) in p.series.iter().enumerate() {
             let c = color(i);
-            chart
-                .draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2)))
-                .map_err(&err)?
-                .label(s.label.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
-                });
-            if p.markers {
+            if dashed(i) {
+                // A repeated colour: dashed, with markers in the line and its legend entry.
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        s.points.iter().copied(),
+                        8,
+                        4,
+                        c.stroke_width(2),
+                    ))
+                    .map_err(&err)?
+                    .label(s.label.as_str())
+                    .legend(move |(x, y)| {
+                        EmptyElement::at((x, y))
+                            + PathElement::new(vec![(0, 0), (8, 0)], c.stroke_width(2))
+                            + Circle::new((14, 0), 3, c.filled())
+                    });
+            } else {
+                chart
+                    .draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2)))
+                    .map_err(&err)?
+                    .label(s.label.as_str())
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                    });
+            }
+            if p.markers || dashed(i) {
                 chart
                     .draw_series(s.points.iter().map(|&pt| Circle::new(pt, 3, c.filled())))
                     .map_err(&err)?;
