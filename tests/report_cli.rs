@@ -304,17 +304,33 @@ fn compare_over_mixed_kinds_has_a_section_per_kind_and_leaves_out_the_incomplete
     let tcp = &text[..text.find("== udp_stream ==").unwrap()];
     let row = tcp.lines().find(|l| l.contains("throughput")).unwrap();
     assert!(row.contains("11000"), "{row}");
-    assert!(stderr.contains("1 left out") && stderr.contains("--include-incomplete"), "{stderr}");
+    assert!(
+        stderr.contains("1 left out") && stderr.contains("--include-incomplete"),
+        "{stderr}"
+    );
 
     // With --include-incomplete the killed run counts, and is named.
-    let text = ok(&db, &["compare", "driver=a", "driver=b", "--include-incomplete"]);
-    assert!(text.contains("driver=a (median of 3) [1 incomplete]"), "{text}");
+    let text = ok(
+        &db,
+        &["compare", "driver=a", "driver=b", "--include-incomplete"],
+    );
+    assert!(
+        text.contains("driver=a (median of 3) [1 incomplete]"),
+        "{text}"
+    );
     let row = text.lines().find(|l| l.contains("throughput")).unwrap();
     assert!(row.contains("10000"), "{row}");
     // One kind asked for: one section, as before.
-    let text = ok(&db, &["compare", "driver=a", "driver=b", "--kind", "tcp_stream"]);
+    let text = ok(
+        &db,
+        &["compare", "driver=a", "driver=b", "--kind", "tcp_stream"],
+    );
     assert!(!text.contains("=="), "{text}");
-    fails(&db, &["compare", "driver=a", "driver=b", "--format", "csv"], "--kind KIND");
+    fails(
+        &db,
+        &["compare", "driver=a", "driver=b", "--format", "csv"],
+        "--kind KIND",
+    );
 }
 
 #[test]
@@ -328,11 +344,23 @@ fn report_over_mixed_kinds_has_a_section_per_kind_with_legends() {
         let section = format!("<section class=\"kind\" id=\"kind-{kind}\">");
         assert_eq!(html.matches(&section).count(), 1, "no {kind} section");
     }
-    assert!(!html.contains("tcp_stream: "), "no kind in column labels: sections say it");
-    assert!(html.contains("1 left out"), "the tcp_stream group's head says it");
-    assert!(html.contains("(left out: incomplete)"), "the run is still listed");
+    assert!(
+        !html.contains("tcp_stream: "),
+        "no kind in column labels: sections say it"
+    );
+    assert!(
+        html.contains("1 left out"),
+        "the tcp_stream group's head says it"
+    );
+    assert!(
+        html.contains("(left out: incomplete)"),
+        "the run is still listed"
+    );
     // Legends name the series: the throughput chart of the tcp_stream section.
     let chart = &html[html.find("id=\"chart-throughput\"").unwrap()..];
     let chart = &chart[..chart.find("</figure>").unwrap()];
-    assert!(chart.contains("driver=a") && chart.contains("driver=b"), "legend");
+    assert!(
+        chart.contains("driver=a") && chart.contains("driver=b"),
+        "legend"
+    );
 }

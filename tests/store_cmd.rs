@@ -331,7 +331,10 @@ fn runs_tells_apart_target_direction_streams_kind_and_status() {
         ["send", "reverse", "bidir", "send", "send", "send", "-", "send", "send"],
         "{text}"
     );
-    assert_eq!(col("STREAMS"), ["1", "1", "1", "2", "4", "1", "1", "1", "1"]);
+    assert_eq!(
+        col("STREAMS"),
+        ["1", "1", "1", "2", "4", "1", "1", "1", "1"]
+    );
     assert_eq!(
         col("KIND"),
         [
@@ -348,19 +351,34 @@ fn runs_tells_apart_target_direction_streams_kind_and_status() {
     );
     assert_eq!(
         col("STATUS"),
-        ["ok", "ok", "ok", "ok", "ok", "ok", "ok", "interrupted", "incomplete"],
+        [
+            "ok",
+            "ok",
+            "ok",
+            "ok",
+            "ok",
+            "ok",
+            "ok",
+            "interrupted",
+            "incomplete"
+        ],
         "{text}"
     );
     let result = col("RESULT");
     assert!(result[0].ends_with("bit/s"), "{text}");
     assert!(result[6].ends_with("trans/s"), "{text}");
     assert_eq!(result[8], "0.00 bit/s", "{text}");
-    assert!(text.contains("\nincomplete: the server went away mid-test"), "{text}");
-    assert!(text.contains("\ninterrupted: stopped with Ctrl-C"), "{text}");
+    assert!(
+        text.contains("\nincomplete: the server went away mid-test"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\ninterrupted: stopped with Ctrl-C"),
+        "{text}"
+    );
 
     // The same fields in JSON and CSV.
-    let json: serde_json::Value =
-        serde_json::from_str(&runs_text(&db, |a| a.json = true)).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&runs_text(&db, |a| a.json = true)).unwrap();
     assert_eq!(json[1]["direction"], "reverse");
     assert_eq!(json[3]["streams"], 2);
     assert_eq!(json[8]["status"], "incomplete");
@@ -375,7 +393,10 @@ fn runs_tells_apart_target_direction_streams_kind_and_status() {
             .ends_with(",direction,streams,status,headline_value,headline_unit"),
         "{csv}"
     );
-    assert!(csv.lines().nth(3).unwrap().contains(",bidir,1,ok,"), "{csv}");
+    assert!(
+        csv.lines().nth(3).unwrap().contains(",bidir,1,ok,"),
+        "{csv}"
+    );
 }
 
 #[test]

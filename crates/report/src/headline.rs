@@ -35,9 +35,7 @@ impl Headline {
     ) -> Option<Headline> {
         let (figure, value, unit) = match kind {
             TestKind::UdpStream if pps_cell => ("packet rate", pps_received?, "packets/s"),
-            TestKind::TcpStream | TestKind::UdpStream => {
-                ("throughput", throughput_bps?, "bit/s")
-            }
+            TestKind::TcpStream | TestKind::UdpStream => ("throughput", throughput_bps?, "bit/s"),
             TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr => {
                 ("transactions", transactions_per_s?, "transactions/s")
             }
@@ -95,7 +93,9 @@ pub fn target_host(target: &str) -> String {
     }
     match label.rsplit_once(':') {
         Some((host, port))
-            if !host.contains(':') && !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) =>
+            if !host.contains(':')
+                && !port.is_empty()
+                && port.bytes().all(|b| b.is_ascii_digit()) =>
         {
             host.to_string()
         }
@@ -135,17 +135,29 @@ mod tests {
         assert_eq!(h(TestKind::UdpStream, true).unwrap().text(), "1.49 Mpps");
         assert_eq!(h(TestKind::TcpRr, false).unwrap().text(), "38679 trans/s");
         assert_eq!(h(TestKind::TcpCrr, false).unwrap().unit, "transactions/s");
-        assert_eq!(Headline::of(TestKind::TcpRr, false, Some(1.0), None, None), None);
+        assert_eq!(
+            Headline::of(TestKind::TcpRr, false, Some(1.0), None, None),
+            None
+        );
     }
 
     #[test]
     fn targets_read_as_people_say_them() {
-        assert_eq!(target_label("127.0.0.1:41234 (in-process server)"), "loopback");
-        assert_eq!(target_host("127.0.0.1:41234 (in-process server)"), "loopback");
+        assert_eq!(
+            target_label("127.0.0.1:41234 (in-process server)"),
+            "loopback"
+        );
+        assert_eq!(
+            target_host("127.0.0.1:41234 (in-process server)"),
+            "loopback"
+        );
         assert_eq!(target_host("198.18.0.2:5301"), "198.18.0.2");
         assert_eq!(target_host("[::1]:5301"), "::1");
         assert_eq!(target_host("unix:/tmp/s"), "unix:/tmp/s");
-        assert_eq!(target_host("iperf3 server at 10.0.0.1:5201"), "iperf3 server at 10.0.0.1");
+        assert_eq!(
+            target_host("iperf3 server at 10.0.0.1:5201"),
+            "iperf3 server at 10.0.0.1"
+        );
         assert_eq!(shape_flags(Some(Direction::Bidir), 4), ["--bidir", "-P 4"]);
         assert!(shape_flags(None, 1).is_empty());
     }

@@ -62,8 +62,16 @@ impl LabeledRuns {
         if !self.left_out.is_empty() {
             marks.push(format!("{} left out", self.left_out.len()));
         }
-        for status in [RunStatus::Incomplete, RunStatus::Interrupted, RunStatus::Error] {
-            let n = self.runs.iter().filter(|r| RunStatus::of(r) == status).count();
+        for status in [
+            RunStatus::Incomplete,
+            RunStatus::Interrupted,
+            RunStatus::Error,
+        ] {
+            let n = self
+                .runs
+                .iter()
+                .filter(|r| RunStatus::of(r) == status)
+                .count();
             if n > 0 {
                 marks.push(format!("{n} {status}"));
             }

@@ -45,9 +45,7 @@ mod table;
 pub use compare::{Column, Comparison, Row};
 pub use differences::{differences, differences_cells, Difference};
 pub use error::Error;
-pub use export::{
-    export_runs, write_comparison, write_comparisons, CompareFormat, ExportFormat,
-};
+pub use export::{export_runs, write_comparison, write_comparisons, CompareFormat, ExportFormat};
 pub use labeled::LabeledRuns;
 pub use mesh::{MeshCell, MeshFigure, MeshMatrix};
 pub use metrics::{metrics, summarized_figures, Better, Metric};

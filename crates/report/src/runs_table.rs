@@ -49,7 +49,11 @@ impl RunsTable {
                 let tags = c.tags_text();
                 let left_out = c.left_out.iter().map(move |r| {
                     let status = results::RunStatus::of(r);
-                    (format!("{} (left out: {status})", c.label), c.tags_text(), r)
+                    (
+                        format!("{} (left out: {status})", c.label),
+                        c.tags_text(),
+                        r,
+                    )
                 });
                 c.runs
                     .iter()
@@ -111,7 +115,10 @@ mod tests {
     fn empty_input_has_headers_only() {
         let t = RunsTable::new(&[]);
         assert!(t.rows.is_empty());
-        assert_eq!(t.headers, ["run", "kind", "status", "started (UTC)", "target"]);
+        assert_eq!(
+            t.headers,
+            ["run", "kind", "status", "started (UTC)", "target"]
+        );
     }
 
     #[test]

@@ -40,11 +40,7 @@ fn run_columns(rows: &[RunRow]) -> [RunCol; 14] {
             true,
         ),
         ("STATUS", |r| r.status.as_str().to_string(), true),
-        (
-            "RESULT",
-            |r| opt(Headline::of_row(r), |h| h.text()),
-            true,
-        ),
+        ("RESULT", |r| opt(Headline::of_row(r), |h| h.text()), true),
         (
             "CPU L/R %",
             |r| match (r.local_cpu_pct, r.remote_cpu_pct) {
@@ -81,7 +77,9 @@ fn run_columns(rows: &[RunRow]) -> [RunCol; 14] {
 fn status_note(status: RunStatus) -> Option<&'static str> {
     match status {
         RunStatus::Ok => None,
-        RunStatus::Interrupted => Some("interrupted: stopped with Ctrl-C; the figures cover what ran"),
+        RunStatus::Interrupted => {
+            Some("interrupted: stopped with Ctrl-C; the figures cover what ran")
+        }
         RunStatus::Incomplete => Some(
             "incomplete: the server went away mid-test; what only it measures is missing, so \
              figures may read low or zero",

@@ -15,10 +15,10 @@ pub mod status;
 pub mod store;
 
 pub use efficiency::Efficiency;
-pub use status::{RunShape, RunStatus};
 pub use limits::{LimitedBy, LossCauses, Verdict};
 pub use schema::{
     CpuSummary, End, FlowInterval, FlowSummary, Hosts, IntervalCpu, IntervalSample, IntervalTcp,
     PpsCell, RrInterval, RrSummary, RunRecord, StreamSpread, StreamSummary, Summary, TcpTime,
     UdpInterval, UdpSummary, SCHEMA_VERSION,
 };
+pub use status::{RunShape, RunStatus};

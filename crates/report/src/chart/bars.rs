@@ -75,7 +75,13 @@ impl Columns {
             labels: bars
                 .iter()
                 .enumerate()
-                .map(|(i, b)| if numbered { (i + 1).to_string() } else { b.label.clone() })
+                .map(|(i, b)| {
+                    if numbered {
+                        (i + 1).to_string()
+                    } else {
+                        b.label.clone()
+                    }
+                })
                 .collect(),
             slot_px,
             numbered,
@@ -112,8 +118,11 @@ fn draw_legend(area: &Area<'_>, bars: &[Bars]) -> Result<()> {
     for (i, b) in bars.iter().enumerate() {
         let x = (i % LEGEND_PER_ROW) as i32 * cell + 14;
         let y = (i / LEGEND_PER_ROW) as i32 * LEGEND_ROW_PX as i32 + 6;
-        area.draw(&Rectangle::new([(x, y), (x + 12, y + 12)], color(i).filled()))
-            .map_err(&err)?;
+        area.draw(&Rectangle::new(
+            [(x, y), (x + 12, y + 12)],
+            color(i).filled(),
+        ))
+        .map_err(&err)?;
         let text = format!("{} {}", i + 1, fit(&b.label, max_chars));
         area.draw(&Text::new(text, (x + 18, y), (FONT, 12)))
             .map_err(&err)?;
@@ -298,13 +307,15 @@ mod tests {
         let c = Columns::new(&many);
         assert!(c.numbered);
         assert_eq!(c.label(&0.0), "1");
-        assert!(c.labels.iter().all(|l| l.chars().count() * CHAR_PX <= c.slot_px));
+        assert!(c
+            .labels
+            .iter()
+            .all(|l| l.chars().count() * CHAR_PX <= c.slot_px));
         assert!(!c.fits("9.41", 0.5));
         let svg = {
             let mut svg = String::new();
-            let root =
-                SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT + legend_height(15)))
-                    .into_drawing_area();
+            let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT + legend_height(15)))
+                .into_drawing_area();
             draw_legend(&root, &many).unwrap();
             drop(root);
             svg

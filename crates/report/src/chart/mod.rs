@@ -295,6 +295,9 @@ pub(crate) fn draw_error<E: std::fmt::Debug>(chart: ChartKind) -> impl Fn(E) -> 
     }
 }
 
+/// Font family of every text element: generic, so any viewer resolves it.
+pub(crate) const FONT: &str = "sans-serif";
+
 #[cfg(test)]
 mod palette_tests {
     use super::*;
@@ -310,6 +313,3 @@ mod palette_tests {
         assert!(dashed(PALETTE.len()) && color(PALETTE.len()) == color(0));
     }
 }
-
-/// Font family of every text element: generic, so any viewer resolves it.
-pub(crate) const FONT: &str = "sans-serif";

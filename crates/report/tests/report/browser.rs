@@ -240,14 +240,18 @@ fn a_report_over_mixed_kinds_has_a_section_per_kind() {
     let page = mixed_report();
     for kind in ["tcp_stream", "udp_stream", "tcp_rr"] {
         assert_eq!(
-            page.matches(&format!("<section class=\"kind\" id=\"kind-{kind}\">")).count(),
+            page.matches(&format!("<section class=\"kind\" id=\"kind-{kind}\">"))
+                .count(),
             1,
             "no section for {kind}"
         );
         assert!(page.contains(&format!("<h2>{kind}</h2>")));
     }
     assert!(!page.contains(" / #"), "a ratio across kinds");
-    assert!(!page.contains("What differed"), "one run per kind: nothing to tell apart");
+    assert!(
+        !page.contains("What differed"),
+        "one run per kind: nothing to tell apart"
+    );
     // Each throughput chart names its series in its legend.
     assert!(page.contains("id=\"chart-throughput\""));
     assert!(page.contains("id=\"chart-throughput-2\""));
@@ -269,7 +273,8 @@ fn a_mixed_kind_report_renders_in_chromium_with_a_screenshot() {
     let loaded = load(&browser, &page, &dir.path().join("profile"));
     assert!(loaded.console.is_empty(), "{}", loaded.console.join("\n"));
     assert_eq!(loaded.dom.matches("<section class=\"kind\"").count(), 3);
-    let shot = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/report-mixed-kinds.png");
+    let shot =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/report-mixed-kinds.png");
     let status = Command::new(&browser)
         .args([
             "--headless",
@@ -281,7 +286,10 @@ fn a_mixed_kind_report_renders_in_chromium_with_a_screenshot() {
             "--hide-scrollbars",
             "--window-size=1200,4200",
         ])
-        .arg(format!("--user-data-dir={}", dir.path().join("shot").display()))
+        .arg(format!(
+            "--user-data-dir={}",
+            dir.path().join("shot").display()
+        ))
         .arg(format!("--screenshot={}", shot.display()))
         .arg(format!("file://{}", page.display()))
         .stdin(Stdio::null())

@@ -4,8 +4,7 @@
 use report::chart::{self, ChartKind};
 use report::{
     comparison_table, export_runs, runs_table, write_comparison, write_comparisons, CompareFormat,
-    Comparison, Error,
-    ExportFormat, LabeledRuns,
+    Comparison, Error, ExportFormat, LabeledRuns,
 };
 
 use crate::fixtures;
@@ -39,10 +38,15 @@ fn compare_runs_of_three_kinds_as_a_table() {
         assert_eq!(text.matches(kind).count(), 1, "{text}");
     }
     assert!(!text.contains(" / "), "a ratio across kinds:\n{text}");
-    assert!(cmps.iter().all(|c| c.rows.iter().all(|r| r.ratios.iter().all(Option::is_none))));
+    assert!(cmps
+        .iter()
+        .all(|c| c.rows.iter().all(|r| r.ratios.iter().all(Option::is_none))));
     // CSV holds one kind: refused, naming them.
     let err = write_comparisons(&mut Vec::new(), &cmps, CompareFormat::Csv, None).unwrap_err();
-    assert!(err.to_string().contains("tcp_stream, udp_stream, tcp_rr"), "{err}");
+    assert!(
+        err.to_string().contains("tcp_stream, udp_stream, tcp_rr"),
+        "{err}"
+    );
     let mut json = Vec::new();
     write_comparisons(&mut json, &cmps, CompareFormat::Json, None).unwrap();
     let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
