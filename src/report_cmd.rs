@@ -38,9 +38,13 @@ pub struct CompareArgs {
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = CompareFormatArg::Table)]
     pub format: CompareFormatArg,
     /// Only runs of this kind within each column: tcp_stream, udp_stream, tcp_rr, udp_rr or
-    /// tcp_crr.
+    /// tcp_crr. Without it, each kind is compared in a section of its own.
     #[arg(long, value_name = "KIND")]
     pub kind: Option<String>,
+    /// Keep interrupted and incomplete runs (and runs with a failed stream) in their tag
+    /// groups' medians; by default they are left out, and each column says how many.
+    #[arg(long)]
+    pub include_incomplete: bool,
     /// Results database, a file or postgresql://USER@HOST/DB (default: $LINERATE_DB, else
     /// $XDG_DATA_HOME/linerate/results.sqlite).
     #[arg(long, value_name = "PATH")]
@@ -54,9 +58,11 @@ pub enum CompareFormatArg {
     Table,
     /// A Markdown table.
     Markdown,
-    /// CSV: metric, unit, better, then each column and its ratio to the first, raw numbers.
+    /// CSV: metric, unit, better, then each column and its ratio to the first, raw numbers
+    /// (one kind of test: add --kind when the runs are of several).
     Csv,
-    /// JSON: {columns, rows: [{metric, unit, better, values, ratios}]}.
+    /// JSON: {kind, columns, rows: [{metric, unit, better, values, ratios}]}; an array of
+    /// them, one per kind, when the runs are of several kinds.
     Json,
 }
 
@@ -77,6 +83,10 @@ pub struct ReportArgs {
     /// Page title and heading.
     #[arg(long, value_name = "TEXT", default_value = "linerate report")]
     pub title: String,
+    /// Keep interrupted and incomplete runs (and runs with a failed stream) in their tag
+    /// groups' medians; by default they are left out, and each section says how many.
+    #[arg(long)]
+    pub include_incomplete: bool,
     /// Results database, a file or postgresql://USER@HOST/DB (default: $LINERATE_DB, else
     /// $XDG_DATA_HOME/linerate/results.sqlite).
     #[arg(long, value_name = "PATH")]
@@ -181,18 +191,23 @@ fn terminal_width() -> Option<u16> {
         .filter(|w| *w > 0)
 }
 
-/// Warns (stderr) about a column whose medians would mix kinds of test.
-fn warn_mixed_kinds(columns: &[Column]) {
-    for c in columns {
-        let kinds = c.kinds();
-        if kinds.len() > 1 {
-            eprintln!(
-                "linerate: warning: {} holds runs of several kinds ({}); its medians mix them, \
-                 --kind KIND keeps one",
-                c.label,
-                kinds.join(", ")
-            );
+/// Says (stderr) how many runs each section's groups left out of their medians.
+fn note_left_out(cmps: &[Comparison]) {
+    for cmp in cmps {
+        for c in cmp.columns.iter().filter(|c| !c.marks.is_empty()) {
+            let kind = cmp.kind.map_or("", |k| k.as_str());
+            eprintln!("linerate: {kind} {}: {}", c.label, c.marks.join(", "));
         }
+    }
+    if cmps
+        .iter()
+        .flat_map(|c| &c.columns)
+        .any(|c| c.marks.iter().any(|m| m.ends_with("left out")))
+    {
+        eprintln!(
+            "linerate: runs that did not run whole are left out of their groups' medians; \
+             --include-incomplete keeps them"
+        );
     }
 }
 
@@ -209,9 +224,8 @@ fn kind_filter(kind: Option<&str>) -> Result<Filter> {
 pub fn compare(args: &CompareArgs) -> Result<()> {
     let filter = kind_filter(args.kind.as_deref())?;
     let columns = select::columns(&args.items, &filter, args.db.as_deref())?;
-    warn_mixed_kinds(&columns);
     let labeled: Vec<_> = columns.iter().map(Column::labeled).collect();
-    let cmp = Comparison::new(&labeled);
+    let cmps = Comparison::by_kind(&labeled, args.include_incomplete);
     let format = match args.format {
         CompareFormatArg::Table => CompareFormat::Table,
         CompareFormatArg::Markdown => CompareFormat::Markdown,
@@ -219,8 +233,9 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
         CompareFormatArg::Json => CompareFormat::Json,
     };
     let mut stdout = std::io::stdout().lock();
-    report::write_comparison(&mut stdout, &cmp, format, terminal_width())?;
+    report::write_comparisons(&mut stdout, &cmps, format, terminal_width())?;
     stdout.flush()?;
+    note_left_out(&cmps);
     Ok(())
 }
 
@@ -325,8 +340,8 @@ pub fn report(args: &ReportArgs) -> Result<()> {
             db,
         )
     };
-    warn_mixed_kinds(&columns);
     let labeled: Vec<_> = columns.iter().map(Column::labeled).collect();
+    note_left_out(&Comparison::by_kind(&labeled, args.include_incomplete));
     let matrix = PpsMatrix::of_cells(columns.iter().flat_map(|c| &c.runs).chain(&cells));
     let meshes = report::MeshMatrix::of_runs(columns.iter().flat_map(|c| &c.runs));
     let now_ms = std::time::SystemTime::now()
@@ -339,6 +354,7 @@ pub fn report(args: &ReportArgs) -> Result<()> {
         columns: &labeled,
         pps: matrix.as_ref(),
         meshes: &meshes,
+        include_unfinished: args.include_incomplete,
     })?;
     write_atomically(&args.out, html.as_bytes())
 }

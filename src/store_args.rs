@@ -63,6 +63,7 @@ impl RunFilterArgs {
                 .as_deref()
                 .map(|s| parse_since(s).map_err(|e| anyhow!("--since {s}: {e}")))
                 .transpose()?,
+            last: None,
         })
     }
 }

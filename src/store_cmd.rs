@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use pgstore::Access;
-use report::stored::{write_csv, write_stored, write_table};
-use results::store::{RunId, StoreError, StoredRun};
+use report::stored::{write_csv, write_json, write_stored, write_table};
+use results::store::{Filter, RunId, StoreError, StoredRun};
 
 use crate::store_args::{resolve_db, store_error, RunFilterArgs};
 
@@ -27,6 +27,9 @@ pub struct RunsArgs {
     /// Print CSV (a header line, then one line per run) instead of the table.
     #[arg(long)]
     pub csv: bool,
+    /// Only the newest N runs that match (still listed oldest first).
+    #[arg(long, visible_alias = "last", value_name = "N")]
+    pub limit: Option<usize>,
     /// Results database, a file or postgresql://USER@HOST/DB (default: $LINERATE_DB, else
     /// $XDG_DATA_HOME/linerate/results.sqlite).
     #[arg(long, value_name = "PATH")]
@@ -48,7 +51,8 @@ pub struct ShowArgs {
     pub db: Option<PathBuf>,
 }
 
-/// `linerate runs`: the stored runs that match, oldest first, as a table, JSON or CSV.
+/// `linerate runs`: the stored runs that match (the newest `--limit N` of them), oldest first,
+/// as a table, JSON or CSV.
 pub fn runs(args: &RunsArgs) -> Result<()> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -59,7 +63,10 @@ pub fn runs(args: &RunsArgs) -> Result<()> {
 
 /// [`runs`] into `out`.
 pub fn runs_to(args: &RunsArgs, out: &mut dyn Write) -> Result<()> {
-    let filter = args.filter.filter()?;
+    let filter = Filter {
+        last: args.limit,
+        ..args.filter.filter()?
+    };
     let location = resolve_db(args.db.as_deref())?;
     let rows = match pgstore::open(&location, Access::Read) {
         Ok(mut store) => store.list(&filter).map_err(|e| store_error(e, false))?,
@@ -70,8 +77,7 @@ pub fn runs_to(args: &RunsArgs, out: &mut dyn Write) -> Result<()> {
         Err(e) => return Err(store_error(e, false)),
     };
     if args.json {
-        serde_json::to_writer_pretty(&mut *out, &rows)?;
-        writeln!(out)?;
+        write_json(out, &rows)?;
     } else if args.csv {
         write_csv(out, &rows)?;
     } else {

@@ -50,7 +50,8 @@ fn compare_export_chart_and_report_stored_runs() {
 
     let table = ok(&db, &["compare", &first, &second]);
     assert!(table.contains('×'), "{table}");
-    assert!(table.contains(&format!("#{second} / {first}")), "{table}");
+    // Named by what tells them apart (their tags), not by their ids.
+    assert!(table.contains("driver=b / driver=a"), "{table}");
     assert!(table.contains("throughput"), "{table}");
 
     let md = ok(
@@ -241,4 +242,125 @@ fn bad_report_input_is_one_line_and_the_database_is_kept() {
         );
     }
     assert!(!Path::new("r.html").exists() && !Path::new("c.jpg").exists());
+}
+
+/// A store as a lab's looks after a while, built through the store API: tcp_stream runs of
+/// driver=a (two whole, one whose server was killed: 0 bit/s) and driver=b (two), and a
+/// udp_stream and a tcp_rr run of driver=a.
+fn mixed_kinds_store(dir: &Path) -> std::path::PathBuf {
+    use results::store::{HostFacts, Store, Tags};
+    let fixture = |name: &str| -> results::RunRecord {
+        let path = format!(
+            "{}/crates/results/tests/fixtures/{name}.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    let tcp = |bps: f64| {
+        let mut r = fixture("tcp");
+        r.summary.throughput_bps = bps;
+        r
+    };
+    let mut gone = tcp(0.0);
+    gone.summary.incomplete = Some("the server went away".into());
+    let runs = [
+        ("driver=a", tcp(10e9)),
+        ("driver=a", tcp(12e9)),
+        ("driver=a", gone),
+        ("driver=b", tcp(20e9)),
+        ("driver=b", tcp(22e9)),
+        ("driver=a", fixture("udp")),
+        ("driver=a", fixture("rr")),
+    ];
+    let db = dir.join("mixed.sqlite");
+    let mut store = Store::open(&db).unwrap();
+    for (i, (tag, mut r)) in runs.into_iter().enumerate() {
+        r.started_at_unix_ms = 1_779_235_200_000 + 1000 * i as u64;
+        let tags = Tags::parse([tag]).unwrap();
+        store.insert(&r, &tags, &HostFacts::default()).unwrap();
+    }
+    db
+}
+
+#[test]
+fn compare_over_mixed_kinds_has_a_section_per_kind_and_leaves_out_the_incomplete_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = mixed_kinds_store(dir.path());
+    let out = run_cmd(&db, &["compare", "driver=a", "driver=b"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    for kind in ["== tcp_stream ==", "== udp_stream ==", "== tcp_rr =="] {
+        assert_eq!(text.matches(kind).count(), 1, "{text}");
+    }
+    // The only ratio is between the two tcp_stream columns.
+    assert_eq!(text.matches(" / ").count(), 1, "{text}");
+    assert!(text.contains("driver=b / driver=a"), "{text}");
+    // driver=a's median is over its two whole runs: (10 + 12) / 2 Gbit/s, not 10.
+    assert!(
+        text.contains("driver=a (median of 2) [1 left out]"),
+        "{text}"
+    );
+    let tcp = &text[..text.find("== udp_stream ==").unwrap()];
+    let row = tcp.lines().find(|l| l.contains("throughput")).unwrap();
+    assert!(row.contains("11000"), "{row}");
+    assert!(
+        stderr.contains("1 left out") && stderr.contains("--include-incomplete"),
+        "{stderr}"
+    );
+
+    // With --include-incomplete the killed run counts, and is named.
+    let text = ok(
+        &db,
+        &["compare", "driver=a", "driver=b", "--include-incomplete"],
+    );
+    assert!(
+        text.contains("driver=a (median of 3) [1 incomplete]"),
+        "{text}"
+    );
+    let row = text.lines().find(|l| l.contains("throughput")).unwrap();
+    assert!(row.contains("10000"), "{row}");
+    // One kind asked for: one section, as before.
+    let text = ok(
+        &db,
+        &["compare", "driver=a", "driver=b", "--kind", "tcp_stream"],
+    );
+    assert!(!text.contains("=="), "{text}");
+    fails(
+        &db,
+        &["compare", "driver=a", "driver=b", "--format", "csv"],
+        "--kind KIND",
+    );
+}
+
+#[test]
+fn report_over_mixed_kinds_has_a_section_per_kind_with_legends() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = mixed_kinds_store(dir.path());
+    let html_path = dir.path().join("report.html");
+    ok(&db, &["report", "--out", &html_path.display().to_string()]);
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    for kind in ["tcp_stream", "udp_stream", "tcp_rr"] {
+        let section = format!("<section class=\"kind\" id=\"kind-{kind}\">");
+        assert_eq!(html.matches(&section).count(), 1, "no {kind} section");
+    }
+    assert!(
+        !html.contains("tcp_stream: "),
+        "no kind in column labels: sections say it"
+    );
+    assert!(
+        html.contains("1 left out"),
+        "the tcp_stream group's head says it"
+    );
+    assert!(
+        html.contains("(left out: incomplete)"),
+        "the run is still listed"
+    );
+    // Legends name the series: the throughput chart of the tcp_stream section.
+    let chart = &html[html.find("id=\"chart-throughput\"").unwrap()..];
+    let chart = &chart[..chart.find("</figure>").unwrap()];
+    assert!(
+        chart.contains("driver=a") && chart.contains("driver=b"),
+        "legend"
+    );
 }

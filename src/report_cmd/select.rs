@@ -90,18 +90,6 @@ impl Column {
             .collect();
         LabeledRuns::new(self.label.clone(), runs).with_tags(tags)
     }
-
-    /// The distinct kinds of the column's runs, in order of first appearance.
-    pub fn kinds(&self) -> Vec<&'static str> {
-        let mut kinds = Vec::new();
-        for r in &self.runs {
-            let k = r.record.kind.as_str();
-            if !kinds.contains(&k) {
-                kinds.push(k);
-            }
-        }
-        kinds
-    }
 }
 
 /// Opens the database at `location` for reading; one line when it is missing or unusable
@@ -228,10 +216,7 @@ pub fn grouped(
     let (cells, runs): (Vec<StoredRun>, Vec<StoredRun>) = runs
         .into_iter()
         .partition(|r| PpsMatrix::cell_key(r).is_some());
-    // With several kinds, the kind goes into the label: tags alone would not tell the
-    // columns apart in a legend.
-    let first_kind = runs.first().map(|r| r.record.kind);
-    let mixed = runs.iter().any(|r| Some(r.record.kind) != first_kind);
+    // Each kind is a section of the report of its own, so the label needs no kind.
     let mut columns: Vec<Column> = Vec::new();
     let mut index: HashMap<(String, &'static str), usize> = HashMap::new();
     for run in runs {
@@ -247,11 +232,7 @@ pub fn grouped(
         match index.get(&key) {
             Some(&i) => columns[i].runs.push(run),
             None => {
-                let label = if mixed {
-                    format!("{}: {}", key.1, key.0)
-                } else {
-                    key.0.clone()
-                };
+                let label = key.0.clone();
                 index.insert(key, columns.len());
                 columns.push(Column {
                     label,

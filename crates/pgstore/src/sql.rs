@@ -6,7 +6,7 @@ use postgres::Row;
 use results::store::{
     parse_kind, parse_tags, Figures, Filter, RawStored, RunId, RunRow, StoreError,
 };
-use results::RunRecord;
+use results::{RunRecord, RunShape};
 
 /// Inserts a run, returning its id.
 pub(crate) const INSERT_RUN: &str = "INSERT INTO runs (stored_at_unix_ms, started_at_unix_ms, \
@@ -24,7 +24,11 @@ pub(crate) const ROW_COLUMNS: &str = "id, started_at_unix_ms, kind, target, inte
     duration_s, throughput_bps, local_cpu_pct, remote_cpu_pct, retransmits, rtt_us, \
     transactions_per_s, p50_us, p99_us, loss_pct, pps_received, \
     coalesce(host_json->>'hostname', ''), \
-    (SELECT json_object_agg(key, value)::text FROM run_tags WHERE run_id = runs.id)";
+    (SELECT json_object_agg(key, value)::text FROM run_tags WHERE run_id = runs.id), \
+    (SELECT jsonb_build_array(j->'schema_version', j->'spec', j#>'{summary,interrupted}', \
+        j#>'{summary,incomplete}', \
+        jsonb_path_exists(j, '$.summary.flows[*].streams[*].error ? (@.type() == \"string\")'))::text \
+     FROM (SELECT record_json::jsonb AS j) AS rec)";
 
 /// Columns read into a [`RawStored`].
 pub(crate) const STORED_COLUMNS: &str = "id, stored_at_unix_ms, host_json::text, record_json, \
@@ -100,6 +104,19 @@ pub(crate) fn where_clause(filter: &Filter) -> (String, Params) {
             "id IN (SELECT run_id FROM run_tags WHERE key = ${a} AND value = ${b})"
         ));
     }
+    if let Some(last) = filter.last {
+        // The newest `last` of the runs the other conditions pass, by the listing's order.
+        let inner = if conds.is_empty() {
+            String::new()
+        } else {
+            format!(" WHERE {}", conds.join(" AND "))
+        };
+        params.push(Box::new(i64::try_from(last).unwrap_or(i64::MAX)));
+        conds = vec![format!(
+            "id IN (SELECT id FROM runs{inner} ORDER BY started_at_unix_ms DESC, id DESC LIMIT ${})",
+            params.len()
+        )];
+    }
     let clause = if conds.is_empty() {
         String::new()
     } else {
@@ -116,12 +133,17 @@ pub(crate) fn run_row(r: &Row, location: &str) -> Result<RunRow, StoreError> {
         detail: e.to_string(),
     })?;
     let tags: Option<String> = r.get(17);
+    let shape: Option<String> = r.get(18);
+    let shape = RunShape::from_extract(shape.as_deref().unwrap_or("[]"));
     Ok(RunRow {
         id: RunId(r.get(0)),
         started_at_unix_ms: to_u64(r.get(1)),
         kind,
         target: r.get(3),
         interrupted: r.get(4),
+        direction: shape.direction,
+        streams: shape.streams,
+        status: shape.status,
         duration_s: r.get(5),
         throughput_bps: r.get(6),
         local_cpu_pct: r.get(7),

@@ -7,7 +7,8 @@
 use std::path::Path;
 
 use results::store::{Filter, HostFacts, ResultStore, RunId, Store, StoreError, Tags};
-use results::RunRecord;
+use results::{RunRecord, RunStatus};
+use wire::spec::Direction;
 use wire::TestKind;
 
 use crate::migrations::STORE_VERSION;
@@ -109,6 +110,39 @@ fn round_trip(store: &mut dyn ResultStore) {
     let rows = store.list(&Filter::default()).unwrap();
     let row = rows.iter().find(|r| r.id == id).unwrap();
     assert!(row.interrupted && row.tags.is_empty());
+    assert_eq!(row.status, RunStatus::Interrupted);
+    // How each run ended and its shape, read from the stored record.
+    let mut incomplete = record("tcp");
+    incomplete.spec.stream_mut().unwrap().direction = Direction::Bidir;
+    incomplete.spec.streams = 3;
+    incomplete.summary.incomplete = Some("the server went away".into());
+    incomplete.started_at_unix_ms = latest + 1;
+    let gone = store
+        .insert(&incomplete, &Tags::new(), &HostFacts::default())
+        .unwrap();
+    let mut failed = record("udp");
+    failed.summary.flows[0].streams[0].error = Some("server: reset".into());
+    failed.started_at_unix_ms = latest + 2;
+    let failed = store
+        .insert(&failed, &Tags::new(), &HostFacts::default())
+        .unwrap();
+    let rows = store.list(&Filter::default()).unwrap();
+    let shape = |id| {
+        let r = rows.iter().find(|r| r.id == id).unwrap();
+        (r.direction, r.streams, r.status)
+    };
+    assert_eq!(shape(tcp), (Some(Direction::Send), 1, RunStatus::Ok));
+    assert_eq!(shape(rr), (None, 1, RunStatus::Ok));
+    assert_eq!(
+        shape(gone),
+        (Some(Direction::Bidir), 3, RunStatus::Incomplete)
+    );
+    assert_eq!(shape(failed).2, RunStatus::Error);
+    let last = Filter {
+        last: Some(2),
+        ..Filter::default()
+    };
+    assert_eq!(ids(store, last), vec![gone, failed]);
     let err = store.get(RunId(999)).unwrap_err();
     let want = format!(
         "run #999: no such run in {}; `linerate runs` lists the stored runs",
@@ -182,7 +216,7 @@ fn postgresql_keeps_the_contract_and_refuses_what_it_must() {
             .list(&Filter::default())
             .unwrap()
             .len(),
-        4
+        6
     );
     let writers = pg.create_db("writers").unwrap();
     two_writers(&|| Box::new(PgStore::open(&writers).unwrap()));

@@ -1,5 +1,6 @@
 //! [`Comparison`]: columns of runs lined up metric by metric, each later column also as a
-//! ratio to the first. Numbers only; the exporters format them.
+//! ratio to the first. Numbers only; the exporters format them. [`Comparison::by_kind`] makes
+//! one per test kind, so a ratio is only ever between runs of one kind.
 
 use std::collections::BTreeMap;
 
@@ -18,6 +19,10 @@ pub struct Column {
     pub tags: BTreeMap<String, String>,
     /// How many runs the column's medians are over.
     pub runs: usize,
+    /// What its head says beyond the label: runs left out of the medians, runs in them that
+    /// did not run whole ([`LabeledRuns::marks`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub marks: Vec<String>,
 }
 
 /// One metric across the columns.
@@ -40,6 +45,9 @@ pub struct Row {
 /// Runs lined up side by side.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
+    /// The kind every run is, when they are all one kind (a [`crate::Section`]'s comparison).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<wire::TestKind>,
     /// The columns, the first being the baseline of every ratio.
     pub columns: Vec<Column>,
     /// One row per metric that at least one column has (see [`crate::Metric::repeats`]).
@@ -76,18 +84,32 @@ impl Comparison {
                 ratios,
             });
         }
+        let mut kinds = columns.iter().flat_map(|c| &c.runs).map(|r| r.kind);
+        let first = kinds.next();
+        let kind = first.filter(|k| kinds.all(|other| other == *k));
         Self {
+            kind,
             columns: columns
                 .iter()
                 .map(|c| Column {
                     label: c.label.clone(),
                     tags: c.tags.clone(),
                     runs: c.runs.len(),
+                    marks: c.marks(),
                 })
                 .collect(),
             rows,
             differences: crate::differences(columns),
         }
+    }
+
+    /// One comparison per section of `columns` ([`crate::sections`]): never a ratio across
+    /// kinds.
+    pub fn by_kind(columns: &[LabeledRuns], include_unfinished: bool) -> Vec<Comparison> {
+        crate::sections(columns, include_unfinished)
+            .iter()
+            .map(|s| Comparison::new(&s.columns))
+            .collect()
     }
 
     /// The row for `metric`, if any column has it.

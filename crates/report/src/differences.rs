@@ -30,6 +30,25 @@ impl Difference {
     }
 }
 
+/// The differences as a table, fields × columns: a header (`field`, then each column's
+/// label) and one row per difference, for the text, Markdown and HTML exporters.
+pub fn differences_cells(
+    labels: &[String],
+    differences: &[Difference],
+) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut header = vec!["field".to_string()];
+    header.extend(labels.iter().cloned());
+    let rows = differences
+        .iter()
+        .map(|d| {
+            let mut row = vec![d.what.clone()];
+            row.extend(d.values.iter().cloned());
+            row
+        })
+        .collect();
+    (header, rows)
+}
+
 /// Spec fields every run has its own of, not settings.
 const NOT_SETTINGS: [&str; 1] = ["spec.interval_ms"];
 
@@ -192,9 +211,13 @@ mod tests {
             columns: &columns,
             pps: None,
             meshes: &[],
+            include_unfinished: false,
         })
         .unwrap();
         assert!(html.contains("What differed"), "{html}");
-        assert!(html.contains("client.mtu_bytes 1500 → 9000"));
+        assert!(
+            html.contains("<td>client.mtu_bytes</td><td>1500</td><td>9000</td>"),
+            "{html}"
+        );
     }
 }

@@ -33,6 +33,12 @@ pub enum Error {
     /// The SVG could not be rasterised.
     #[error("rendering PNG: {0}")]
     Png(String),
+    /// CSV asked of a comparison over several kinds of test (a CSV file holds one table).
+    #[error("CSV holds one kind of test and these runs are of several ({kinds}); give --kind KIND for one, or --format table|markdown|json for all")]
+    MixedKinds {
+        /// The kinds, comma-separated.
+        kinds: String,
+    },
     /// The HTML template failed to render (a bug in the template).
     #[error("rendering the HTML report: {0}")]
     Template(#[from] minijinja::Error),

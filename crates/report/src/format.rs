@@ -38,13 +38,18 @@ pub(crate) fn ratio(r: Option<f64>) -> String {
     }
 }
 
-/// A column header: the label, and how many runs its medians are over when more than one.
+/// A column header: the label, how many runs its medians are over when more than one, and
+/// its marks (`[1 left out]`, `[incomplete]`).
 pub(crate) fn column_header(c: &Column) -> String {
-    if c.runs > 1 {
+    let mut head = if c.runs > 1 {
         format!("{} (median of {})", c.label, c.runs)
     } else {
         c.label.clone()
+    };
+    if !c.marks.is_empty() {
+        head.push_str(&format!(" [{}]", c.marks.join(", ")));
     }
+    head
 }
 
 /// Header of the ratio column after column `i`: `B / A`, as the seeds' tables write it.

@@ -32,6 +32,8 @@ pub struct Report<'a> {
     pub pps: Option<&'a PpsMatrix>,
     /// The meshes among the runs (`linerate mesh`), each a table and a heatmap.
     pub meshes: &'a [MeshMatrix],
+    /// Keep runs that did not run whole in their groups' medians (`--include-incomplete`).
+    pub include_unfinished: bool,
 }
 
 /// A table as the template's `table` macro takes it.
@@ -189,47 +191,97 @@ fn rpm_views(columns: &[LabeledRuns]) -> Result<Vec<Value>> {
     Ok(out)
 }
 
-/// Every chart the report's data supports, in [`chart::ChartKind::ALL`] order.
-pub fn charts(report: &Report<'_>) -> Result<Vec<chart::Chart>> {
+/// Every chart the columns' data supports, in [`chart::ChartKind::ALL`] order (draw them over
+/// one kind's columns: a [`crate::Section`]'s).
+pub fn charts(columns: &[LabeledRuns]) -> Result<Vec<chart::Chart>> {
     let mut out = Vec::new();
-    for kind in chart::applicable(report.columns) {
-        match chart::render(kind, report.columns) {
+    for kind in chart::applicable(columns) {
+        match chart::render(kind, columns) {
             Ok(c) => out.push(c),
             Err(Error::NoData { .. }) => {}
             Err(e) => return Err(e),
         }
     }
-    if let Some(m) = report.pps.filter(|m| !m.cells.is_empty()) {
-        out.push(chart::pps_chart(m)?);
-    }
     Ok(out)
 }
 
-/// The report as one HTML document.
-pub fn render(report: &Report<'_>) -> Result<String> {
-    let mut env = Environment::new();
-    env.add_template("report.html", TEMPLATE)?;
-    let cmp = Comparison::new(report.columns);
-    let differences: Vec<String> = cmp.differences.iter().map(|d| d.line()).collect();
-    let (headers, rows) = comparison_cells(&cmp);
-    let comparison = Cells {
-        headers,
-        rows,
-        text_columns: 2,
-    };
-    let runs = RunsTable::new(report.columns);
-    let charts: Vec<Value> = charts(report)?
+fn chart_views(charts: Vec<chart::Chart>, section: usize) -> Vec<Value> {
+    charts
         .into_iter()
         .map(|c| {
             Value::from(Serde(ChartView {
                 name: c.kind.name(),
+                id: if section <= 1 {
+                    c.kind.name().to_string()
+                } else {
+                    format!("{}-{section}", c.kind.name())
+                },
                 title: c.kind.title(),
                 about: c.kind.about(),
                 // The SVG is ours (plotters escapes every text it writes), so it goes in as is.
                 svg: Value::from_safe_string(c.svg),
             }))
         })
+        .collect()
+}
+
+/// One kind's part of the report: its columns, what differed, the comparison and its charts.
+fn section_view(section: &crate::Section, index: usize) -> Result<Value> {
+    let cmp = Comparison::new(&section.columns);
+    let labels: Vec<String> = cmp.columns.iter().map(|c| c.label.clone()).collect();
+    let (headers, rows) = crate::differences_cells(&labels, &cmp.differences);
+    let differences = Cells {
+        headers,
+        rows,
+        text_columns: usize::MAX,
+    };
+    let (headers, rows) = comparison_cells(&cmp);
+    let comparison = Cells {
+        headers,
+        rows,
+        text_columns: 2,
+    };
+    let columns: Vec<Value> = section
+        .columns
+        .iter()
+        .map(|c| {
+            context! {
+                label => c.label.clone(),
+                tags => c.tags.clone(),
+                runs => c.runs.len(),
+                marks => c.marks().join(", "),
+            }
+        })
         .collect();
+    let left_out: usize = section.columns.iter().map(|c| c.left_out.len()).sum();
+    Ok(context! {
+        kind => section.kind.as_str(),
+        index => index,
+        columns => columns,
+        left_out => left_out,
+        differences => (!cmp.differences.is_empty()).then(|| Value::from(Serde(differences))),
+        comparison => Value::from(Serde(comparison)),
+        charts => chart_views(charts(&section.columns)?, index),
+    })
+}
+
+/// The report as one HTML document.
+pub fn render(report: &Report<'_>) -> Result<String> {
+    let mut env = Environment::new();
+    env.add_template("report.html", TEMPLATE)?;
+    let sections = crate::sections(report.columns, report.include_unfinished);
+    let views = sections
+        .iter()
+        .enumerate()
+        .map(|(i, s)| section_view(s, i + 1))
+        .collect::<Result<Vec<_>>>()?;
+    let in_sections: Vec<LabeledRuns> = sections.into_iter().flat_map(|s| s.columns).collect();
+    let runs = RunsTable::new(&in_sections);
+    let mut pps_charts = Vec::new();
+    if let Some(m) = report.pps.filter(|m| !m.cells.is_empty()) {
+        pps_charts.push(chart::pps_chart(m)?);
+    }
+    let pps_charts = chart_views(pps_charts, 0);
     let pps = report.pps.map(|m| {
         context! {
             target => m.target.clone(),
@@ -243,24 +295,15 @@ pub fn render(report: &Report<'_>) -> Result<String> {
         .map(mesh_view)
         .collect::<Result<Vec<_>>>()?;
     let rpms = rpm_views(report.columns)?;
-    let columns: Vec<Value> = report
-        .columns
-        .iter()
-        .map(
-            |c| context! { label => c.label.clone(), tags => c.tags.clone(), runs => c.runs.len() },
-        )
-        .collect();
     let html = env.get_template("report.html")?.render(context! {
         title => report.title,
         subtitle => report.subtitle,
-        columns => columns,
-        comparison => Value::from(Serde(comparison)),
-        differences => differences,
+        sections => views,
         runs => Value::from(Serde(runs)),
         pps => pps,
+        pps_charts => pps_charts,
         meshes => meshes,
         rpms => rpms,
-        charts => charts,
     })?;
     Ok(html)
 }
@@ -268,6 +311,8 @@ pub fn render(report: &Report<'_>) -> Result<String> {
 #[derive(Serialize)]
 struct ChartView {
     name: &'static str,
+    /// The figure's id: the chart's name and its section's number.
+    id: String,
     title: &'static str,
     about: &'static str,
     svg: Value,
@@ -288,6 +333,7 @@ mod tests {
             columns: &columns,
             pps: None,
             meshes: &[],
+            include_unfinished: false,
         })
         .unwrap();
         assert!(html.contains("<h2>Responsiveness #2</h2>"), "{html}");

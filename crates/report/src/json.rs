@@ -16,6 +16,13 @@ pub(crate) fn comparison(w: &mut dyn Write, cmp: &Comparison) -> Result<()> {
     Ok(())
 }
 
+/// Writes comparisons of several kinds as one pretty-printed JSON array, each with its `kind`.
+pub(crate) fn comparisons(w: &mut dyn Write, cmps: &[Comparison]) -> Result<()> {
+    serde_json::to_writer_pretty(&mut *w, cmps)?;
+    writeln!(w)?;
+    Ok(())
+}
+
 /// One exported run: the record as stored, with the label and tags it was asked for under.
 #[derive(Serialize)]
 struct Exported<'a> {

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use results::RunRecord;
+use results::{RunRecord, RunStatus};
 use serde::{Deserialize, Serialize};
 
 /// Runs under one label: `#12` for a single stored run, `driver=velocityget` for the runs
@@ -17,6 +17,11 @@ pub struct LabeledRuns {
     pub tags: BTreeMap<String, String>,
     /// The runs, in the order they ran.
     pub runs: Vec<RunRecord>,
+    /// Runs of the group left out of it because they did not run whole (interrupted,
+    /// incomplete, a stream failed): they would drag its medians down. See
+    /// [`LabeledRuns::leave_out_unfinished`]. Still listed, marked, with the runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<RunRecord>,
 }
 
 impl LabeledRuns {
@@ -26,7 +31,52 @@ impl LabeledRuns {
             label: label.into(),
             tags: BTreeMap::new(),
             runs,
+            left_out: Vec::new(),
         }
+    }
+
+    /// The group without its runs that did not run whole ([`RunStatus::is_ok`]), counted in
+    /// `left_out`. A group with no whole run keeps them all: they are all there is to show,
+    /// and its head says what they are ([`LabeledRuns::marks`]).
+    pub fn leave_out_unfinished(mut self) -> Self {
+        let whole = self
+            .runs
+            .iter()
+            .filter(|r| RunStatus::of(r).is_ok())
+            .count();
+        if whole > 0 && whole < self.runs.len() {
+            let (kept, out): (Vec<RunRecord>, Vec<RunRecord>) = std::mem::take(&mut self.runs)
+                .into_iter()
+                .partition(|r| RunStatus::of(r).is_ok());
+            self.runs = kept;
+            self.left_out.extend(out);
+        }
+        self
+    }
+
+    /// What a column's head says beyond its label: how many runs were left out, and which of
+    /// the runs it holds did not run whole (`1 incomplete`, `2 interrupted`); empty when all
+    /// ran whole and none was left out.
+    pub fn marks(&self) -> Vec<String> {
+        let mut marks = Vec::new();
+        if !self.left_out.is_empty() {
+            marks.push(format!("{} left out", self.left_out.len()));
+        }
+        for status in [
+            RunStatus::Incomplete,
+            RunStatus::Interrupted,
+            RunStatus::Error,
+        ] {
+            let n = self
+                .runs
+                .iter()
+                .filter(|r| RunStatus::of(r) == status)
+                .count();
+            if n > 0 {
+                marks.push(format!("{n} {status}"));
+            }
+        }
+        marks
     }
 
     /// The same column with `tags`.
@@ -57,13 +107,17 @@ impl LabeledRuns {
     }
 
     /// Label of the `i`th run of this column: the column's label alone when it holds one run,
-    /// else `label [i+1/n]`.
+    /// else `label [i+1/n]`; a run that did not run whole says so (`#9 (incomplete)`).
     pub fn run_label(&self, i: usize) -> String {
-        if self.runs.len() == 1 {
+        let mut label = if self.runs.len() == 1 {
             self.label.clone()
         } else {
             format!("{} [{}/{}]", self.label, i + 1, self.runs.len())
+        };
+        if let Some(status) = self.runs.get(i).map(RunStatus::of).filter(|s| !s.is_ok()) {
+            label.push_str(&format!(" ({status})"));
         }
+        label
     }
 }
 

@@ -27,6 +27,7 @@ mod efficiency_text;
 mod error;
 mod export;
 mod format;
+pub mod headline;
 pub mod html;
 mod json;
 mod labeled;
@@ -40,21 +41,23 @@ mod receive_text;
 pub mod rpm_text;
 pub mod run_text;
 mod runs_table;
+mod sections;
 mod send_text;
 pub mod stored;
 pub mod stream;
 mod table;
 
 pub use compare::{Column, Comparison, Row};
-pub use differences::{differences, Difference};
+pub use differences::{differences, differences_cells, Difference};
 pub use error::Error;
-pub use export::{export_runs, write_comparison, CompareFormat, ExportFormat};
+pub use export::{export_runs, write_comparison, write_comparisons, CompareFormat, ExportFormat};
 pub use json::write_test_run;
 pub use labeled::LabeledRuns;
 pub use mesh::{MeshCell, MeshFigure, MeshMatrix};
 pub use metrics::{metrics, summarized_figures, Better, Metric};
 pub use pps::PpsMatrix;
 pub use runs_table::RunsTable;
+pub use sections::{sections, Section};
 pub use table::{comparison_table, runs_table, Align, TableStyle, TextTable};
 
 /// Result of every fallible function here.

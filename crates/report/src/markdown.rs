@@ -7,7 +7,8 @@ fn escape(cell: &str) -> String {
     cell.replace('|', "\\|")
 }
 
-fn table(header: &[String], rows: &[Vec<String>], text_columns: usize) -> String {
+/// A Markdown table: `text_columns` leading columns left-aligned, the rest right.
+pub(crate) fn table(header: &[String], rows: &[Vec<String>], text_columns: usize) -> String {
     let mut out = String::new();
     let line = |cells: &[String]| {
         let cells: Vec<String> = cells.iter().map(|c| escape(c)).collect();

@@ -1,11 +1,13 @@
-//! [`RunsTable`]: one line per run with its headline figures, for the run lists of the
-//! terminal, Markdown and HTML exporters. A TCP run's congestion control (`-C`, else the sending
+//! [`RunsTable`]: one line per run with its headline figures and how it ended, for the run
+//! lists of the terminal, Markdown and HTML exporters; runs left out of a group's medians are
+//! listed too, marked `(left out: incomplete)`. A TCP run's congestion control (`-C`, else the sending
 //! hosts' defaults) gets a column: it moves throughput and CPU more than most settings.
 
 use serde::Serialize;
 
 use crate::congestion_text::congestion_cell;
 use crate::format::{opt_value, utc};
+use crate::headline::target_label;
 use crate::LabeledRuns;
 
 /// One line per run, as text cells; columns no run has are left out.
@@ -45,10 +47,19 @@ impl RunsTable {
             .iter()
             .flat_map(|c| {
                 let tags = c.tags_text();
+                let left_out = c.left_out.iter().map(move |r| {
+                    let status = results::RunStatus::of(r);
+                    (
+                        format!("{} (left out: {status})", c.label),
+                        c.tags_text(),
+                        r,
+                    )
+                });
                 c.runs
                     .iter()
                     .enumerate()
                     .map(move |(i, r)| (c.run_label(i), tags.clone(), r))
+                    .chain(left_out)
             })
             .collect();
         let show_tags = runs.iter().any(|(_, t, _)| !t.is_empty());
@@ -63,7 +74,7 @@ impl RunsTable {
         if show_tags {
             headers.push("tags".into());
         }
-        headers.extend(["kind", "started (UTC)", "target"].map(String::from));
+        headers.extend(["kind", "status", "started (UTC)", "target"].map(String::from));
         if show_congestion {
             headers.push("congestion".into());
         }
@@ -78,8 +89,9 @@ impl RunsTable {
                     row.push(tags.clone());
                 }
                 row.push(r.kind.as_str().to_string());
+                row.push(results::RunStatus::of(r).as_str().to_string());
                 row.push(utc(r.started_at_unix_ms));
-                row.push(r.target.clone());
+                row.push(target_label(&r.target));
                 if show_congestion {
                     row.push(cc.unwrap_or_else(|| "-".into()));
                 }
@@ -103,7 +115,10 @@ mod tests {
     fn empty_input_has_headers_only() {
         let t = RunsTable::new(&[]);
         assert!(t.rows.is_empty());
-        assert_eq!(t.headers, ["run", "kind", "started (UTC)", "target"]);
+        assert_eq!(
+            t.headers,
+            ["run", "kind", "status", "started (UTC)", "target"]
+        );
     }
 
     #[test]

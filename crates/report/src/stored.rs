@@ -1,10 +1,14 @@
 //! Stored runs as `linerate runs` lists them (a table whose kind-specific columns appear only
-//! when some row has them, or CSV of every field) and as `linerate show` prints one in full.
+//! when some row has them, or JSON or CSV of every field and the headline) and as `linerate show` prints one in full.
 
 use std::io::Write;
 
 use measure::units::format_bits_per_sec as bps;
 use results::store::{RunRow, StoredRun};
+use results::RunStatus;
+use serde::Serialize;
+
+use crate::headline::{direction_cell, target_label, Headline};
 
 use crate::local_time::format_local;
 use crate::{Align, TableStyle, TextTable};
@@ -16,18 +20,27 @@ fn opt<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
 /// A `linerate runs` column: its header, its cell for a row, and whether it is shown.
 type RunCol = (&'static str, fn(&RunRow) -> String, bool);
 
-/// The `linerate runs` columns: kind-specific ones shown only when some row has them.
-fn run_columns(rows: &[RunRow]) -> [RunCol; 11] {
+/// The `linerate runs` columns: what tells runs apart (target, direction, streams, kind,
+/// status), the headline figure in its kind's unit, then kind-specific ones shown only when
+/// some row has them.
+fn run_columns(rows: &[RunRow]) -> [RunCol; 14] {
     let any = |f: fn(&RunRow) -> bool| rows.iter().any(f);
     [
-        (
-            "RUN",
-            |r| format!("{}{}", r.id, if r.interrupted { "*" } else { "" }),
-            true,
-        ),
+        ("RUN", |r| r.id.to_string(), true),
         ("STARTED", |r| format_local(r.started_at_unix_ms), true),
         ("KIND", |r| r.kind.as_str().to_string(), true),
-        ("THROUGHPUT", |r| opt(r.throughput_bps, bps), true),
+        ("TARGET", |r| target_label(&r.target), true),
+        ("DIR", |r| direction_cell(r.direction).to_string(), true),
+        (
+            "STREAMS",
+            |r| match r.streams {
+                0 => "-".into(),
+                n => n.to_string(),
+            },
+            true,
+        ),
+        ("STATUS", |r| r.status.as_str().to_string(), true),
+        ("RESULT", |r| opt(Headline::of_row(r), |h| h.text()), true),
         (
             "CPU L/R %",
             |r| match (r.local_cpu_pct, r.remote_cpu_pct) {
@@ -40,11 +53,6 @@ fn run_columns(rows: &[RunRow]) -> [RunCol; 11] {
             "RETR",
             |r| opt(r.retransmits, |x| x.to_string()),
             any(|r| r.retransmits.is_some()),
-        ),
-        (
-            "TRANS/S",
-            |r| opt(r.transactions_per_s, |x| format!("{x:.0}")),
-            any(|r| r.transactions_per_s.is_some()),
         ),
         (
             "P50 us",
@@ -65,7 +73,23 @@ fn run_columns(rows: &[RunRow]) -> [RunCol; 11] {
     ]
 }
 
-/// The `linerate runs` table: kind-specific columns only when some row has them.
+/// What each status other than `ok` means, for the lines under the table.
+fn status_note(status: RunStatus) -> Option<&'static str> {
+    match status {
+        RunStatus::Ok => None,
+        RunStatus::Interrupted => {
+            Some("interrupted: stopped with Ctrl-C; the figures cover what ran")
+        }
+        RunStatus::Incomplete => Some(
+            "incomplete: the server went away mid-test; what only it measures is missing, so \
+             figures may read low or zero",
+        ),
+        RunStatus::Error => Some("error: a stream failed; `linerate show RUN` says why"),
+    }
+}
+
+/// The `linerate runs` table: kind-specific columns only when some row has them; under it,
+/// what each status other than `ok` means, and that such runs stay out of tag-group medians.
 pub fn write_table(w: &mut dyn Write, rows: &[RunRow]) -> std::io::Result<()> {
     if rows.is_empty() {
         return writeln!(w, "no runs");
@@ -79,13 +103,50 @@ pub fn write_table(w: &mut dyn Write, rows: &[RunRow]) -> std::io::Result<()> {
         table.row(cols.iter().map(|c| (c.1)(r)).collect());
     }
     w.write_all(table.render(TableStyle::Plain).as_bytes())?;
-    if rows.iter().any(|r| r.interrupted) {
-        writeln!(w, "* interrupted: the figures cover what ran")?;
+    let mut notes = Vec::new();
+    for r in rows {
+        if let Some(n) = status_note(r.status).filter(|n| !notes.contains(n)) {
+            notes.push(n);
+        }
+    }
+    for n in &notes {
+        writeln!(w, "{n}")?;
+    }
+    if !notes.is_empty() {
+        writeln!(
+            w,
+            "runs not ok are left out of a tag group's median in compare and report \
+             (--include-incomplete takes them)"
+        )?;
     }
     Ok(())
 }
 
-/// `linerate runs --csv`: every [`RunRow`] field, plain numbers, empty for none.
+/// A listed run as `linerate runs --json` writes it: every [`RunRow`] field and its headline.
+#[derive(Serialize)]
+struct Listed<'a> {
+    #[serde(flatten)]
+    row: &'a RunRow,
+    headline: Option<Headline>,
+}
+
+/// `linerate runs --json`: one array of every [`RunRow`] field plus `headline` ({figure,
+/// value, unit}, `null` when the run has none).
+pub fn write_json(w: &mut dyn Write, rows: &[RunRow]) -> crate::Result<()> {
+    let listed: Vec<Listed<'_>> = rows
+        .iter()
+        .map(|row| Listed {
+            row,
+            headline: Headline::of_row(row),
+        })
+        .collect();
+    serde_json::to_writer_pretty(&mut *w, &listed)?;
+    writeln!(w)?;
+    Ok(())
+}
+
+/// `linerate runs --csv`: every [`RunRow`] field, plain numbers, empty for none; then the
+/// headline's value and unit.
 pub fn write_csv(w: &mut dyn Write, rows: &[RunRow]) -> crate::Result<()> {
     let mut csv = csv::Writer::from_writer(w);
     csv.write_record([
@@ -107,11 +168,17 @@ pub fn write_csv(w: &mut dyn Write, rows: &[RunRow]) -> crate::Result<()> {
         "p99_us",
         "loss_pct",
         "pps_received",
+        "direction",
+        "streams",
+        "status",
+        "headline_value",
+        "headline_unit",
     ])?;
     fn num<T: ToString>(v: Option<T>) -> String {
         v.map_or_else(String::new, |x| x.to_string())
     }
     for r in rows {
+        let headline = Headline::of_row(r);
         csv.write_record([
             r.id.0.to_string(),
             r.started_at_unix_ms.to_string(),
@@ -131,6 +198,12 @@ pub fn write_csv(w: &mut dyn Write, rows: &[RunRow]) -> crate::Result<()> {
             num(r.p99_us),
             num(r.loss_pct),
             num(r.pps_received),
+            r.direction
+                .map_or_else(String::new, |d| results::status::direction_name(d).into()),
+            num((r.streams > 0).then_some(r.streams)),
+            r.status.as_str().to_string(),
+            num(headline.as_ref().map(|h| h.value)),
+            headline.map_or_else(String::new, |h| h.unit.to_string()),
         ])?;
     }
     csv.flush()?;

@@ -11,6 +11,7 @@ pub mod layout_v1;
 pub mod limits;
 pub mod rpm;
 pub mod schema;
+pub mod status;
 pub mod store;
 
 pub use efficiency::Efficiency;
@@ -20,3 +21,4 @@ pub use schema::{
     PpsCell, RrInterval, RrSummary, RunRecord, StreamSpread, StreamSummary, Summary, TcpTime,
     UdpInterval, UdpSummary, SCHEMA_VERSION,
 };
+pub use status::{RunShape, RunStatus};

@@ -46,22 +46,45 @@ fn fit(label: &str, max: usize) -> String {
     }
 }
 
-/// The x axis both halves share: one slot per column, labelled with the column's (cut) label.
+/// Pixels per character of plotters' estimate for 11-12 px text.
+const CHAR_PX: usize = 7;
+
+/// The x axis both halves share: one slot per column, labelled with the column's label when
+/// every label fits its slot, else with the column's number, the legend under the chart
+/// naming each (labels cut to a few characters overlapped one another and said nothing).
 struct Columns {
     range: std::ops::Range<f64>,
     ticks: Vec<f64>,
     labels: Vec<String>,
+    /// Width of one slot, pixels.
+    slot_px: usize,
+    /// Whether the slots carry numbers and the legend the labels.
+    numbered: bool,
 }
 
 impl Columns {
     fn new(bars: &[Bars]) -> Self {
         let n = bars.len();
-        // Roughly 7 px per character of the estimate plotters uses for 12 px text.
-        let max_chars = ((WIDTH as usize / 2 - 90) / n / 7).max(4);
+        let slot_px = (WIDTH as usize / 2 - 90) / n;
+        let numbered = bars
+            .iter()
+            .any(|b| b.label.chars().count() * CHAR_PX > slot_px);
         Self {
             range: -0.5..n as f64 - 0.5,
             ticks: (0..n).map(|i| i as f64).collect(),
-            labels: bars.iter().map(|b| fit(&b.label, max_chars)).collect(),
+            labels: bars
+                .iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    if numbered {
+                        (i + 1).to_string()
+                    } else {
+                        b.label.clone()
+                    }
+                })
+                .collect(),
+            slot_px,
+            numbered,
         }
     }
 
@@ -71,6 +94,40 @@ impl Columns {
             .cloned()
             .unwrap_or_default()
     }
+
+    /// Whether a value label of `text` fits in `share` of a slot without touching the next.
+    fn fits(&self, text: &str, share: f64) -> bool {
+        (text.chars().count() * CHAR_PX) as f64 <= self.slot_px as f64 * share
+    }
+}
+
+/// Legend entries per row under a numbered chart, and the height of one row.
+const LEGEND_PER_ROW: usize = 3;
+const LEGEND_ROW_PX: u32 = 18;
+
+/// The legend band's height for `n` columns.
+fn legend_height(n: usize) -> u32 {
+    n.div_ceil(LEGEND_PER_ROW) as u32 * LEGEND_ROW_PX + 12
+}
+
+/// Under a numbered chart: each column's number, colour and label.
+fn draw_legend(area: &Area<'_>, bars: &[Bars]) -> Result<()> {
+    let err = draw_error(ChartKind::ThroughputCpu);
+    let cell = WIDTH as i32 / LEGEND_PER_ROW as i32;
+    let max_chars = (cell as usize - 40) / CHAR_PX;
+    for (i, b) in bars.iter().enumerate() {
+        let x = (i % LEGEND_PER_ROW) as i32 * cell + 14;
+        let y = (i / LEGEND_PER_ROW) as i32 * LEGEND_ROW_PX as i32 + 6;
+        area.draw(&Rectangle::new(
+            [(x, y), (x + 12, y + 12)],
+            color(i).filled(),
+        ))
+        .map_err(&err)?;
+        let text = format!("{} {}", i + 1, fit(&b.label, max_chars));
+        area.draw(&Text::new(text, (x + 18, y), (FONT, 12)))
+            .map_err(&err)?;
+    }
+    Ok(())
 }
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
@@ -134,6 +191,7 @@ fn draw_throughput(area: &Area<'_>, columns: &Columns, bars: &[Bars]) -> Result<
         .draw_series(
             tput.iter()
                 .enumerate()
+                .filter(|(_, v)| columns.fits(&short(**v), 1.0))
                 .map(|(i, &v)| Text::new(short(v), (i as f64, v), value_style())),
         )
         .map_err(&err)?;
@@ -174,10 +232,13 @@ fn draw_cpu(area: &Area<'_>, columns: &Columns, bars: &[Bars]) -> Result<()> {
     // Values after both bars, so no bar covers a neighbour's value.
     chart
         .draw_series(bars.iter().enumerate().flat_map(|(i, b)| {
-            sides.map(|(offset, _, _, figure)| {
-                let x = i as f64 + offset + 0.18;
-                Text::new(short(figure(b)), (x, figure(b)), value_style())
-            })
+            sides
+                .into_iter()
+                .filter(|(_, _, _, figure)| columns.fits(&short(figure(b)), 0.5))
+                .map(move |(offset, _, _, figure)| {
+                    let x = i as f64 + offset + 0.18;
+                    Text::new(short(figure(b)), (x, figure(b)), value_style())
+                })
         }))
         .map_err(&err)?;
     chart
@@ -202,14 +263,23 @@ pub(crate) fn draw(columns: &[LabeledRuns]) -> Result<String> {
         });
     }
     let columns = Columns::new(&bars);
+    let band = if columns.numbered {
+        legend_height(bars.len())
+    } else {
+        0
+    };
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT + band)).into_drawing_area();
         root.fill(&WHITE).map_err(&err)?;
-        let root = root.titled(kind.title(), (FONT, 20)).map_err(&err)?;
-        let (left, right) = root.split_horizontally(WIDTH / 2);
+        let (top, legend) = root.split_vertically(HEIGHT);
+        let top = top.titled(kind.title(), (FONT, 20)).map_err(&err)?;
+        let (left, right) = top.split_horizontally(WIDTH / 2);
         draw_throughput(&left, &columns, &bars)?;
         draw_cpu(&right, &columns, &bars)?;
+        if columns.numbered {
+            draw_legend(&legend, &bars)?;
+        }
         root.present().map_err(&err)?;
     }
     Ok(svg)
@@ -218,6 +288,43 @@ pub(crate) fn draw(columns: &[LabeledRuns]) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn bar(label: &str) -> Bars {
+        Bars {
+            label: label.into(),
+            throughput_bps: 9.41e9,
+            client_cpu_pct: 40.0,
+            server_cpu_pct: 50.0,
+        }
+    }
+
+    /// Fifteen columns: labels cut to four characters overlapped; now the slots are numbered
+    /// and the legend under the chart names each column, and values that would not fit their
+    /// slot are left out.
+    #[test]
+    fn many_columns_are_numbered_with_a_legend_and_no_label_overlaps() {
+        let many: Vec<Bars> = (0..15).map(|i| bar(&format!("driver=d{i}"))).collect();
+        let c = Columns::new(&many);
+        assert!(c.numbered);
+        assert_eq!(c.label(&0.0), "1");
+        assert!(c
+            .labels
+            .iter()
+            .all(|l| l.chars().count() * CHAR_PX <= c.slot_px));
+        assert!(!c.fits("9.41", 0.5));
+        let svg = {
+            let mut svg = String::new();
+            let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT + legend_height(15)))
+                .into_drawing_area();
+            draw_legend(&root, &many).unwrap();
+            drop(root);
+            svg
+        };
+        assert!(svg.contains("15 driver=d14"), "{svg}");
+        let two = [bar("driver=a"), bar("driver=b")];
+        let c = Columns::new(&two);
+        assert!(!c.numbered && c.label(&1.0) == "driver=b");
+    }
 
     #[test]
     fn long_labels_are_cut() {

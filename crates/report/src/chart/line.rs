@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use plotters::prelude::*;
 
-use super::{color, draw_error, scale, ChartKind, Series, FONT, HEIGHT, WIDTH};
+use super::{color, dashed, draw_error, scale, ChartKind, Series, FONT, HEIGHT, WIDTH};
 use crate::Result;
 
 /// One axis: its description (with the unit), range, ticks and how a tick reads.
@@ -68,19 +68,7 @@ pub(crate) fn draw(p: LinePlot<'_>) -> Result<String> {
             .draw()
             .map_err(&err)?;
         for (i, s) in p.series.iter().enumerate() {
-            let c = color(i);
-            chart
-                .draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2)))
-                .map_err(&err)?
-                .label(s.label.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
-                });
-            if p.markers {
-                chart
-                    .draw_series(s.points.iter().map(|&pt| Circle::new(pt, 3, c.filled())))
-                    .map_err(&err)?;
-            }
+            draw_series(&mut chart, i, s, p.markers).map_err(&err)?;
         }
         if let Some(r) = p.reference {
             chart
@@ -105,4 +93,43 @@ pub(crate) fn draw(p: LinePlot<'_>) -> Result<String> {
         root.present().map_err(&err)?;
     }
     Ok(svg)
+}
+
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<scale::Ticked, scale::Ticked>>;
+type DrawResult = std::result::Result<(), DrawingAreaErrorKind<std::io::Error>>;
+
+/// The `i`th series in its colour, with its legend entry; dashed with markers when its colour
+/// is a repeat ([`dashed`]), markers also when asked.
+fn draw_series<'a, 'b: 'a>(
+    chart: &mut Chart<'a, 'b>,
+    i: usize,
+    s: &Series,
+    markers: bool,
+) -> DrawResult {
+    let c = color(i);
+    if dashed(i) {
+        // A repeated colour: dashed, with markers in the line and its legend entry.
+        chart
+            .draw_series(DashedLineSeries::new(
+                s.points.iter().copied(),
+                8,
+                4,
+                c.stroke_width(2),
+            ))?
+            .label(s.label.as_str())
+            .legend(move |(x, y)| {
+                EmptyElement::at((x, y))
+                    + PathElement::new(vec![(0, 0), (8, 0)], c.stroke_width(2))
+                    + Circle::new((14, 0), 3, c.filled())
+            });
+    } else {
+        chart
+            .draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2)))?
+            .label(s.label.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+    }
+    if markers || dashed(i) {
+        chart.draw_series(s.points.iter().map(|&pt| Circle::new(pt, 3, c.filled())))?;
+    }
+    Ok(())
 }

@@ -256,8 +256,11 @@ pub(crate) struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
-/// Okabe–Ito colours (distinguishable with the common colour-vision deficiencies), black last.
-const PALETTE: [RGBColor; 8] = [
+/// Okabe–Ito colours (distinguishable with the common colour-vision deficiencies), black
+/// eighth, then six of Paul Tol's muted set that stay apart from them: fourteen series before
+/// a colour repeats. Past that, line charts draw the series dashed with markers
+/// ([`dashed`]), so no two series look the same.
+const PALETTE: [RGBColor; 14] = [
     RGBColor(0, 114, 178),
     RGBColor(230, 159, 0),
     RGBColor(0, 158, 115),
@@ -266,11 +269,22 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(213, 94, 0),
     RGBColor(240, 228, 66),
     RGBColor(0, 0, 0),
+    RGBColor(136, 34, 85),
+    RGBColor(68, 170, 153),
+    RGBColor(153, 153, 51),
+    RGBColor(51, 34, 136),
+    RGBColor(170, 68, 153),
+    RGBColor(102, 102, 102),
 ];
 
 /// The colour of the `i`th series.
 pub(crate) fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
+}
+
+/// Whether the `i`th series is drawn dashed with markers: its colour is a repeat.
+pub(crate) fn dashed(i: usize) -> bool {
+    i >= PALETTE.len()
 }
 
 /// Maps a plotters error to ours, naming the chart.
@@ -283,3 +297,19 @@ pub(crate) fn draw_error<E: std::fmt::Debug>(chart: ChartKind) -> impl Fn(E) -> 
 
 /// Font family of every text element: generic, so any viewer resolves it.
 pub(crate) const FONT: &str = "sans-serif";
+
+#[cfg(test)]
+mod palette_tests {
+    use super::*;
+
+    #[test]
+    fn no_colour_repeats_before_the_fifteenth_series() {
+        for i in 0..PALETTE.len() {
+            for j in 0..i {
+                assert_ne!(color(i), color(j), "series {i} and {j}");
+            }
+            assert!(!dashed(i));
+        }
+        assert!(dashed(PALETTE.len()) && color(PALETTE.len()) == color(0));
+    }
+}

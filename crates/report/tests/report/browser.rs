@@ -32,6 +32,7 @@ fn render_report() -> String {
         columns: &columns,
         pps: Some(&pps),
         meshes: &[],
+        include_unfinished: false,
     })
     .unwrap()
 }
@@ -49,15 +50,16 @@ fn report_is_one_self_contained_file() {
     let urls = page.matches("http://").count() + page.matches("https://").count();
     let namespaces = page.matches("xmlns=\"http://www.w3.org/2000/svg\"").count();
     assert_eq!(urls, namespaces, "a URL other than the SVG namespace");
-    assert_eq!(namespaces, 5, "one inline SVG per chart");
+    assert_eq!(namespaces, 7, "one inline SVG per chart");
     assert!(
         page.contains("<title>Drivers &lt;compared&gt;</title>"),
         "the title is escaped"
     );
+    // tcp_stream's charts, then tcp_rr's in the second section.
     for id in [
         "throughput",
         "throughput-cpu",
-        "latency-cdf",
+        "latency-cdf-2",
         "message-size",
         "pps",
     ] {
@@ -178,15 +180,15 @@ fn report_renders_in_chromium_without_console_errors() {
     );
     // The page's script ran to its end: it counted the charts into the body.
     assert!(
-        loaded.dom.contains("data-charts=\"5\""),
-        "the script did not count 5 charts:\n{}",
+        loaded.dom.contains("data-charts=\"7\""),
+        "the script did not count 7 charts:\n{}",
         &loaded.dom[..loaded.dom.len().min(2000)]
     );
-    assert!(loaded.dom.contains("5 charts drawn"));
+    assert!(loaded.dom.contains("7 charts drawn"));
     assert_eq!(
         loaded.dom.matches("<svg").count(),
-        5,
-        "five inline charts in the DOM"
+        7,
+        "seven inline charts in the DOM"
     );
     for id in ["comparison", "runs", "pps", "columns"] {
         assert!(
@@ -216,4 +218,86 @@ fn chromium_console_errors_are_detected() {
         text.contains("Uncaught ReferenceError"),
         "exception not seen:\n{text}"
     );
+}
+
+fn mixed_report() -> String {
+    let columns = fixtures::mixed_columns();
+    html::render(&Report {
+        title: "Mixed kinds",
+        subtitle: None,
+        columns: &columns,
+        pps: None,
+        meshes: &[],
+        include_unfinished: false,
+    })
+    .unwrap()
+}
+
+/// A report over tcp_stream, udp_stream and tcp_rr runs: a section per kind, each with its own
+/// comparison (no ratio between kinds) and charts whose legends name the series.
+#[test]
+fn a_report_over_mixed_kinds_has_a_section_per_kind() {
+    let page = mixed_report();
+    for kind in ["tcp_stream", "udp_stream", "tcp_rr"] {
+        assert_eq!(
+            page.matches(&format!("<section class=\"kind\" id=\"kind-{kind}\">"))
+                .count(),
+            1,
+            "no section for {kind}"
+        );
+        assert!(page.contains(&format!("<h2>{kind}</h2>")));
+    }
+    assert!(!page.contains(" / #"), "a ratio across kinds");
+    assert!(
+        !page.contains("What differed"),
+        "one run per kind: nothing to tell apart"
+    );
+    // Each throughput chart names its series in its legend.
+    assert!(page.contains("id=\"chart-throughput\""));
+    assert!(page.contains("id=\"chart-throughput-2\""));
+    let chart = &page[page.find("id=\"chart-throughput\"").unwrap()..];
+    let chart = &chart[..chart.find("</figure>").unwrap()];
+    assert!(chart.contains("#1 (host=a)"), "the legend names the series");
+}
+
+/// The mixed report in Chromium: no console error, every chart drawn, and a screenshot under
+/// target/ for people to look at (target/report-mixed-kinds.png).
+#[test]
+fn a_mixed_kind_report_renders_in_chromium_with_a_screenshot() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("mixed.html");
+    std::fs::write(&page, mixed_report()).unwrap();
+    let loaded = load(&browser, &page, &dir.path().join("profile"));
+    assert!(loaded.console.is_empty(), "{}", loaded.console.join("\n"));
+    assert_eq!(loaded.dom.matches("<section class=\"kind\"").count(), 3);
+    let shot =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/report-mixed-kinds.png");
+    let status = Command::new(&browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--hide-scrollbars",
+            "--window-size=1200,4200",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            dir.path().join("shot").display()
+        ))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", page.display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("chromium starts");
+    assert!(status.success(), "chromium screenshot failed ({status})");
+    let png = std::fs::read(&shot).expect("the screenshot is written");
+    assert!(png.starts_with(b"\x89PNG"), "not a PNG");
 }

@@ -3,8 +3,8 @@
 
 use report::chart::{self, ChartKind};
 use report::{
-    comparison_table, export_runs, runs_table, write_comparison, CompareFormat, Comparison, Error,
-    ExportFormat, LabeledRuns,
+    comparison_table, export_runs, runs_table, write_comparison, write_comparisons, CompareFormat,
+    Comparison, Error, ExportFormat, LabeledRuns,
 };
 
 use crate::fixtures;
@@ -26,9 +26,32 @@ fn compare_tag_groups_as_a_table() {
     insta::assert_snapshot!(compare(&fixtures::driver_columns(), CompareFormat::Table));
 }
 
+/// Three kinds: a section each, and no ratio between runs of two kinds.
 #[test]
 fn compare_runs_of_three_kinds_as_a_table() {
-    insta::assert_snapshot!(compare(&fixtures::mixed_columns(), CompareFormat::Table));
+    let cmps = Comparison::by_kind(&fixtures::mixed_columns(), false);
+    assert_eq!(cmps.len(), 3);
+    let mut out = Vec::new();
+    write_comparisons(&mut out, &cmps, CompareFormat::Table, None).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    for kind in ["== tcp_stream ==", "== udp_stream ==", "== tcp_rr =="] {
+        assert_eq!(text.matches(kind).count(), 1, "{text}");
+    }
+    assert!(!text.contains(" / "), "a ratio across kinds:\n{text}");
+    assert!(cmps
+        .iter()
+        .all(|c| c.rows.iter().all(|r| r.ratios.iter().all(Option::is_none))));
+    // CSV holds one kind: refused, naming them.
+    let err = write_comparisons(&mut Vec::new(), &cmps, CompareFormat::Csv, None).unwrap_err();
+    assert!(
+        err.to_string().contains("tcp_stream, udp_stream, tcp_rr"),
+        "{err}"
+    );
+    let mut json = Vec::new();
+    write_comparisons(&mut json, &cmps, CompareFormat::Json, None).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(json[2]["kind"], "tcp_rr");
+    insta::assert_snapshot!(text);
 }
 
 #[test]

@@ -63,12 +63,21 @@ impl fmt::Debug for Store {
     }
 }
 
-/// Columns of `runs` read into a [`RunRow`] (tags and hostname appended by the query).
+/// Columns of `runs` read into a [`RunRow`] (tags and hostname appended by the query; then
+/// the pieces of the record [`crate::RunShape::from_extract`] reads, decoded by SQLite so the
+/// listing never decodes whole records).
 const ROW_COLUMNS: &str = "id, started_at_unix_ms, kind, target, interrupted, duration_s, \
     throughput_bps, local_cpu_pct, remote_cpu_pct, retransmits, rtt_us, transactions_per_s, \
     p50_us, p99_us, loss_pct, pps_received, \
     coalesce(json_extract(host_json, '$.hostname'), ''), \
-    (SELECT json_group_object(key, value) FROM run_tags WHERE run_id = runs.id)";
+    (SELECT json_group_object(key, value) FROM run_tags WHERE run_id = runs.id), \
+    json_array(json_extract(record_json, '$.schema_version'), \
+        json(json_extract(record_json, '$.spec')), \
+        json_extract(record_json, '$.summary.interrupted'), \
+        json_extract(record_json, '$.summary.incomplete'), \
+        EXISTS (SELECT 1 FROM json_each(record_json, '$.summary.flows') AS f, \
+            json_each(f.value, '$.streams') AS s \
+            WHERE json_type(s.value, '$.error') = 'text'))";
 
 /// Columns of `runs` read into a [`StoredRun`].
 const STORED_COLUMNS: &str = "id, stored_at_unix_ms, host_json, record_json, \

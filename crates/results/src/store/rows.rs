@@ -5,10 +5,12 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
+use wire::spec::Direction;
 use wire::TestKind;
 
 use super::{HostFacts, Tags};
 use crate::schema::RunRecord;
+use crate::status::RunStatus;
 
 /// A stored run's id: a positive integer, shown as `#12`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -70,6 +72,9 @@ pub struct Filter {
     pub kind: Option<TestKind>,
     /// Only runs started at or after this instant, Unix epoch ms.
     pub since_unix_ms: Option<u64>,
+    /// Only the newest this many of the runs that match ([`super::Store::list`] only; still
+    /// listed oldest first).
+    pub last: Option<usize>,
 }
 
 /// One line of `linerate runs`: a run's identity, tags and headline figures (from the indexed
@@ -89,6 +94,16 @@ pub struct RunRow {
     pub tags: Tags,
     /// Whether the user interrupted the run.
     pub interrupted: bool,
+    /// Which way the data flowed: stream kinds only (absent from rows listed before the field
+    /// existed, as from request/response runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<Direction>,
+    /// Parallel streams per direction (0: not known).
+    #[serde(default)]
+    pub streams: u16,
+    /// How the run ended, derived from its record ([`RunStatus::of`]).
+    #[serde(default)]
+    pub status: RunStatus,
     /// The client host's name.
     pub hostname: String,
     /// Test window, seconds.

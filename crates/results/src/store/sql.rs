@@ -9,6 +9,7 @@ use wire::TestKind;
 
 use super::{parse_kind, Filter, RunId, RunRow, StoreError, StoredRun, Tags};
 use crate::schema::RunRecord;
+use crate::status::RunShape;
 
 /// `WHERE …` for a filter, and its parameters.
 pub(super) fn where_clause(filter: &Filter) -> (String, Vec<Value>) {
@@ -27,6 +28,18 @@ pub(super) fn where_clause(filter: &Filter) -> (String, Vec<Value>) {
         values.push(Value::Text(k.to_string()));
         values.push(Value::Text(v.to_string()));
     }
+    if let Some(last) = filter.last {
+        // The newest `last` of the runs the other conditions pass, by the listing's order.
+        let inner = if conds.is_empty() {
+            String::new()
+        } else {
+            format!(" WHERE {}", conds.join(" AND "))
+        };
+        conds = vec![format!(
+            "id IN (SELECT id FROM runs{inner} ORDER BY started_at_unix_ms DESC, id DESC LIMIT ?)"
+        )];
+        values.push(Value::Integer(i64::try_from(last).unwrap_or(i64::MAX)));
+    }
     if conds.is_empty() {
         (String::new(), values)
     } else {
@@ -36,12 +49,17 @@ pub(super) fn where_clause(filter: &Filter) -> (String, Vec<Value>) {
 
 pub(super) fn read_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
     let tags: Option<String> = r.get(17)?;
+    let shape: Option<String> = r.get(18)?;
+    let shape = RunShape::from_extract(shape.as_deref().unwrap_or("[]"));
     Ok(RunRow {
         id: RunId(r.get(0)?),
         started_at_unix_ms: to_u64(r.get(1)?),
         kind: read_kind(r, 2)?,
         target: r.get(3)?,
         interrupted: r.get(4)?,
+        direction: shape.direction,
+        streams: shape.streams,
+        status: shape.status,
         duration_s: r.get(5)?,
         throughput_bps: r.get(6)?,
         local_cpu_pct: r.get(7)?,

@@ -43,6 +43,7 @@ fn where_clause_joins_every_condition() {
         tags: Tags::parse(["mtu=9000", "driver=x"]).unwrap(),
         kind: Some(TestKind::TcpRr),
         since_unix_ms: Some(5),
+        last: None,
     };
     let (clause, values) = where_clause(&filter);
     assert_eq!(clause.matches('?').count(), values.len(), "{clause}");
@@ -57,5 +58,23 @@ fn where_clause_joins_every_condition() {
             Value::Text("mtu".into()),
             Value::Text("9000".into()),
         ]
+    );
+}
+
+#[test]
+fn the_last_n_are_the_newest_of_those_the_other_conditions_pass() {
+    let filter = Filter {
+        kind: Some(TestKind::TcpRr),
+        last: Some(3),
+        ..Filter::default()
+    };
+    let (clause, values) = where_clause(&filter);
+    assert_eq!(
+        clause,
+        " WHERE id IN (SELECT id FROM runs WHERE kind = ? ORDER BY started_at_unix_ms DESC, id DESC LIMIT ?)"
+    );
+    assert_eq!(
+        values,
+        vec![Value::Text("tcp_rr".into()), Value::Integer(3)]
     );
 }

@@ -100,7 +100,8 @@ function ratioCell(value, ratio, better) {
 function compareTable(doc) {
   const cols = doc.columns || [];
   const head = el("tr", {}, el("th", {}, "metric"), el("th", {}, "unit"), ...cols.map((c, i) => el("th", { class: "num" },
-    c.label + (i === 0 ? " (baseline)" : ""), c.runs > 1 ? el("small", {}, " median of " + c.runs) : null)));
+    c.label + (i === 0 ? " (baseline)" : ""), c.runs > 1 ? el("small", {}, " median of " + c.runs) : null,
+    (c.marks || []).length ? el("small", {}, " [" + c.marks.join(", ") + "]") : null)));
   const rows = (doc.rows || []).map((r) => el("tr", {}, el("td", {}, r.metric), el("td", {}, r.unit || ""),
     ...(r.values || []).map((v, i) => (i === 0 ? el("td", { class: "num" }, figure(v)) : ratioCell(v, (r.ratios || [])[i], r.better)))));
   return el("table", { id: "compare-table" }, el("thead", {}, head), el("tbody", {}, ...rows));
@@ -120,11 +121,16 @@ export async function showCompare(ids) {
       box.append(el("pre", { class: "compare-text" }, doc.text));
       return;
     }
-    box.append(compareTable(doc));
-    const diffs = doc.differences || [];
-    if (diffs.length) {
-      box.append(el("p", { class: "title" }, "What differs between them"),
-        el("ul", { class: "differences" }, ...diffs.map((d) => el("li", {}, el("code", {}, d.what), ": " + (d.values || []).join(" | ")))));
+    // Runs of several kinds come as one comparison per kind: never a ratio across kinds.
+    const docs = Array.isArray(doc) ? doc : [doc];
+    for (const d of docs) {
+      if (docs.length > 1) box.append(el("p", { class: "title" }, d.kind || ""));
+      box.append(compareTable(d));
+      const diffs = d.differences || [];
+      if (diffs.length) {
+        box.append(el("p", { class: "title" }, "What differs between them"),
+          el("ul", { class: "differences" }, ...diffs.map((x) => el("li", {}, el("code", {}, x.what), ": " + (x.values || []).join(" | ")))));
+      }
     }
   } catch (e) {
     $("#compare-state").textContent = e.message;
