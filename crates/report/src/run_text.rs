@@ -348,7 +348,7 @@ fn write_streams(w: &mut dyn Write, f: &FlowSummary) -> std::io::Result<()> {
 pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
     let s = &r.summary;
     let note = match (&s.incomplete, s.interrupted) {
-        (Some(why), _) => format!(" (INCOMPLETE: {why}; the client's own figures only)"),
+        (Some(why), _) => format!(" (INCOMPLETE: {why}; {})", partial_mark(s)),
         (None, true) => " (INTERRUPTED: partial)".to_string(),
         (None, false) => String::new(),
     };
@@ -408,6 +408,15 @@ pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// What an incomplete run's figures cover: the client's to the end, the server's up to its
+/// last answered poll.
+pub fn partial_mark(s: &results::Summary) -> String {
+    match s.server_figures_up_to_s {
+        Some(t) if t > 0.0 => format!("the server's figures up to {t:.2} s"),
+        _ => "the client's own figures only".to_string(),
+    }
 }
 
 fn write_rr(w: &mut dyn Write, rr: &results::RrSummary, secs: f64) -> std::io::Result<()> {

@@ -175,10 +175,12 @@ impl<'a> Facts<'a> {
         };
         let n = flow.streams.len();
         let infos: Vec<TcpInfo> = flow.streams.iter().filter_map(|x| x.tcp_info).collect();
-        let missing = if let Some(why) = &s.incomplete {
-            Some(format!(
-                "the server went away ({why}), so its figures are missing"
-            ))
+        // The reason an incomplete run ended is the summary's (`incomplete`), said once there.
+        let missing = if s.incomplete.is_some() {
+            Some(match s.server_figures_up_to_s.filter(|&t| t > 0.0) {
+                Some(t) => format!("the run is incomplete: the server's figures stop at {t:.2} s"),
+                None => "the run is incomplete: the server's figures are missing".to_string(),
+            })
         } else if flow.streams.iter().any(|x| x.error.is_some()) {
             Some("a stream failed".to_string())
         } else if flow.bytes_received == 0 {

@@ -313,7 +313,8 @@ fn unknown_says_what_was_checked_and_missing_figures_give_no_verdict() {
     let v = judge(r);
     assert_eq!(v.verdict, Verdict::Unknown);
     assert!(
-        v.evidence.starts_with("no verdict: the server went away"),
+        v.evidence
+            .starts_with("no verdict: the run is incomplete: the server's figures are missing"),
         "{}",
         v.evidence
     );

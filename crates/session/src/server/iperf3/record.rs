@@ -169,6 +169,7 @@ fn client_side(spec: &TestSpec, theirs: &Results) -> Result<ClientSide, String> 
                 counts,
                 ..WorkerReport::default()
             })),
+            cpu: per_stream,
         });
     }
     Ok(ClientSide {
