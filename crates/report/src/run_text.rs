@@ -275,15 +275,7 @@ fn write_flow_detail(
         "  CPU        sender ({sender}) {:.1} %, receiver ({receiver}) {:.1} % of one core",
         f.sender_cpu_pct, f.receiver_cpu_pct
     )?;
-    if let (Some(snd), Some(rcv)) = (
-        f.sender_service_demand_us_per_kb,
-        f.receiver_service_demand_us_per_kb,
-    ) {
-        writeln!(
-            w,
-            "  cost       sender host {snd:.3} us/KB, receiver host {rcv:.3} us/KB (service demand: host CPU per KB moved)"
-        )?;
-    }
+    crate::efficiency_text::write_cost(w, f, sender, receiver)?;
     crate::efficiency_text::write_efficiency(w, f, sender, receiver)?;
     if f.streams.len() > 1 || f.streams.iter().any(|s| s.error.is_some()) {
         write_streams(w, f)?;
@@ -404,6 +396,15 @@ pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
             s.throughput_bps / 1e6,
             s.local_cpu_pct.max(s.remote_cpu_pct),
             link as f64 / 1e6,
+            s.link_speed_source.as_deref().unwrap_or("--link-speed")
+        )?;
+    } else if let Some(link) = s.link_speed_bps.filter(|&l| s.throughput_bps > l as f64) {
+        // Above 100 % of the link: no PI, and the link speed is what is wrong.
+        writeln!(
+            w,
+            "PI         none: goodput {} is above the link speed {} ({}), so that link speed is wrong",
+            bps(s.throughput_bps),
+            bps(link as f64),
             s.link_speed_source.as_deref().unwrap_or("--link-speed")
         )?;
     }
