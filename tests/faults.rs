@@ -185,7 +185,16 @@ fn a_server_killed_mid_run_leaves_its_last_polled_counts_marked_up_to_then() {
     let db_arg = db.to_str().unwrap();
     let (mut server, port) = serve_child(&[]);
     let c = linerate()
-        .args(["tcp", "127.0.0.1", "-p", &port.to_string(), "-t", "3", "--db", db_arg])
+        .args([
+            "tcp",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "-t",
+            "3",
+            "--db",
+            db_arg,
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -215,7 +224,10 @@ fn a_server_killed_mid_run_leaves_its_last_polled_counts_marked_up_to_then() {
         .map(|i| i["flows"][0]["receiver_bytes"].as_u64().unwrap())
         .sum();
     let received = s["bytes_received"].as_u64().unwrap();
-    assert!(received > 0 && received == polled, "{received} vs {polled}: {s}");
+    assert!(
+        received > 0 && received == polled,
+        "{received} vs {polled}: {s}"
+    );
     let f = &s["flows"][0];
     assert!(f["sender_cpu_pct"].as_f64().unwrap() > 0.0, "{f}");
     assert!(s["local_cpu_pct"].as_f64().unwrap() > 0.0, "{s}");

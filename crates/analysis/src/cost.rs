@@ -124,7 +124,10 @@ mod tests {
         // Issue 35: 95 Mbit/s with its thread at 0.2 % of a core costs 0.172 us/KB, though
         // the whole host (busy with other work) read 171 us/KB.
         let own = us_per_kb(95e6, 0.2).unwrap();
-        assert!((own - 0.002 * 1e6 / (95e6 / 8.0 / 1024.0)).abs() < 1e-9, "{own}");
+        assert!(
+            (own - 0.002 * 1e6 / (95e6 / 8.0 / 1024.0)).abs() < 1e-9,
+            "{own}"
+        );
         assert!((own - 0.1725).abs() < 1e-3, "{own}");
         assert!(close(us_per_kb(40e9, 80.0), 0.16 * 1.024));
     }

@@ -39,9 +39,9 @@ mod udp_rr;
 pub mod verdict;
 
 pub use intervals::{add_latency, IntervalTracker};
+pub use link::performance_index;
 pub use partial::LastPoll;
 pub use raw::{LocalStream, RawRun, StreamFailure, WorkerReport};
-pub use link::performance_index;
 pub use summary::build;
 
 /// `count` per second over `secs`; 0 for an empty window.

@@ -116,7 +116,10 @@ mod tests {
         };
         let s = with_link("tcp", 9.0, &physical);
         assert_eq!(s.link_speed_bps, Some(10_000_000_000));
-        assert_eq!(s.link_speed_source.as_deref(), Some("the client's eth0 link"));
+        assert_eq!(
+            s.link_speed_source.as_deref(),
+            Some("the client's eth0 link")
+        );
         assert!(s.performance_index.is_some());
         let veth = Hosts {
             client: host("veth", 10_000),
@@ -133,10 +136,16 @@ mod tests {
             server: None,
         };
         let rr = with_link("rr", 0.001, &physical);
-        assert_eq!(rr.performance_index, None, "rr is judged by its round trips");
+        assert_eq!(
+            rr.performance_index, None,
+            "rr is judged by its round trips"
+        );
         let above = with_link("tcp", 15.5, &physical);
         assert_eq!(above.link_speed_bps, Some(10_000_000_000));
-        assert_eq!(above.performance_index, None, "15.5 Gbit/s on a 10 Gbit/s link");
+        assert_eq!(
+            above.performance_index, None,
+            "15.5 Gbit/s on a 10 Gbit/s link"
+        );
         // --link-speed is taken at its word, within the same rules.
         let mut flag = crate::testing::record_with("tcp", 0.5e9).summary;
         (flag.local_cpu_pct, flag.remote_cpu_pct) = (10.0, 5.0);

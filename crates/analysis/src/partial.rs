@@ -57,9 +57,16 @@ pub fn server_results_up_to(last: Option<&LastPoll>) -> ServerResults {
 /// no per-stream or user/system split), as `remote`'s thread share, and shared among the flows
 /// by their number of streams for each flow's server end. Runs whose server sent its results
 /// are left alone.
-pub(crate) fn add_server_cpu(server: &ServerResults, flows: &mut [FlowSummary], remote: &mut CpuSummary) {
+pub(crate) fn add_server_cpu(
+    server: &ServerResults,
+    flows: &mut [FlowSummary],
+    remote: &mut CpuSummary,
+) {
     let measured: u64 = server.streams.iter().map(|s| s.cpu.total_us()).sum();
-    let Some(cpu) = server.cpu_at_stop.filter(|c| c.elapsed_us > 0 && measured == 0) else {
+    let Some(cpu) = server
+        .cpu_at_stop
+        .filter(|c| c.elapsed_us > 0 && measured == 0)
+    else {
         return;
     };
     let used = CpuTime {
@@ -120,7 +127,10 @@ mod tests {
         let r = server_results_up_to(Some(&last));
         assert_eq!((r.window_us, r.wall_us), (1_000_000, 1_000_000));
         assert_eq!(r.streams.len(), 2);
-        assert_eq!((r.streams[0].at_stop.bytes, r.streams[0].total.bytes), (1 << 30, 1 << 30));
+        assert_eq!(
+            (r.streams[0].at_stop.bytes, r.streams[0].total.bytes),
+            (1 << 30, 1 << 30)
+        );
         assert_eq!(r.streams[1].stream, 1);
         assert_eq!(server_results_up_to(None), ServerResults::default());
 
@@ -185,17 +195,26 @@ mod tests {
         // 1.5 GiB over the server's 1 s up to its last poll.
         assert_eq!(f.window_s, 1.0);
         assert_eq!(f.throughput_bps, (3u64 << 29) as f64 * 8.0);
-        assert_eq!(f.sender_cpu_pct, 30.0, "the failed stream's thread: 0.6 s over 2 s");
+        assert_eq!(
+            f.sender_cpu_pct, 30.0,
+            "the failed stream's thread: 0.6 s over 2 s"
+        );
         assert_eq!(f.receiver_cpu_pct, 40.0);
         assert_eq!((s.local_cpu_pct, s.remote_cpu_pct), (30.0, 40.0));
         assert_eq!(s.server_figures_up_to_s, Some(1.0));
-        assert_eq!(f.efficiency, None, "the ends' figures cover different times");
+        assert_eq!(
+            f.efficiency, None,
+            "the ends' figures cover different times"
+        );
         crate::verdict::add_verdicts(&mut s, &killed_at_one_second().spec, &Default::default());
         let v = s.flows[0].limited_by.clone().unwrap();
         assert_eq!(
             v.evidence,
             "no verdict: the run is incomplete: the server's figures stop at 1.00 s"
         );
-        assert!(!v.evidence.contains("went away"), "the reason is said once, in `incomplete`");
+        assert!(
+            !v.evidence.contains("went away"),
+            "the reason is said once, in `incomplete`"
+        );
     }
 }

@@ -294,7 +294,8 @@ impl Workers {
             .into_iter()
             .zip(&self.counters)
             .map(|(done, c)| {
-                let (result, cpu) = done.map_or((None, CpuTime::default()), |(r, cpu)| (Some(r), cpu));
+                let (result, cpu) =
+                    done.map_or((None, CpuTime::default()), |(r, cpu)| (Some(r), cpu));
                 WorkerOutcome {
                     now: c.snapshot(),
                     latency_tail: c.take_latency(),

@@ -67,7 +67,10 @@ pub(crate) fn write_cost(
     receiver: &str,
 ) -> std::io::Result<()> {
     let us = |x: Option<f64>| x.map_or("CPU not reported".to_string(), |x| format!("{x:.3} us/KB"));
-    if let Some(e) = f.efficiency.filter(|e| e.sender_us_per_kb.or(e.receiver_us_per_kb).is_some()) {
+    if let Some(e) = f
+        .efficiency
+        .filter(|e| e.sender_us_per_kb.or(e.receiver_us_per_kb).is_some())
+    {
         writeln!(
             w,
             "  cost       sender ({sender}) {}, receiver ({receiver}) {} (each end's data threads' CPU per KB received)",

@@ -31,6 +31,8 @@ pub(super) struct Advice {
     zero_copy: bool,
     /// The run's streams, all directions (on one host they share its cores).
     streams: usize,
+    /// Both ends on one host (loopback): each stream's sender and receiver share its cores.
+    pub(super) one_host: bool,
     /// Who ran the client.
     client: Client,
 }
@@ -54,6 +56,7 @@ impl Advice {
             data,
             zero_copy: stream.is_some_and(|s| s.send_mode != SendMode::Write),
             streams: spec.flows().len(),
+            one_host: false,
             client,
         }
     }
@@ -63,9 +66,11 @@ impl Advice {
         self.data == Data::Tcp
     }
 
-    /// `more streams (-P)` while the run has fewer streams than `cores` (0: not known).
+    /// `more streams (-P)` while the run's threads on the host are fewer than its `cores`
+    /// (0: not known): a stream's, or on one host its sender's and its receiver's.
     fn more_streams(&self, cores: usize) -> Option<&'static str> {
-        (cores == 0 || self.streams < cores).then_some("more streams (-P)")
+        let threads = self.streams * if self.one_host { 2 } else { 1 };
+        (cores == 0 || threads < cores).then_some("more streams (-P)")
     }
 }
 
@@ -74,7 +79,7 @@ pub(super) fn application(a: &Advice) -> String {
     match (a.client, a.data) {
         (Client::Iperf3, Data::Udp) => "the iperf3 client's -b set the rate (its UDP default is 1 Mbit/s): -b 0 sends unpaced, to find what else limits it".into(),
         (Client::Iperf3, _) => "the iperf3 client's -b set the rate: run it without -b to find what else limits it".into(),
-        (Client::Linerate, Data::Udp) => "linerate's own pacing set the rate: -b max sends as fast as the sender can, to find what else limits it (without -b UDP sends 1 Mbit/s)".into(),
+        (Client::Linerate, Data::Udp) => "linerate's own pacing set the rate: -b max sends as fast as the sender can, to find what else limits it (UDP's default rate is 1 Mbit/s)".into(),
         (Client::Linerate, _) => "linerate's own pacing set the rate: run without -b to find what else limits it".into(),
     }
 }
@@ -99,6 +104,8 @@ pub(super) fn sender_cpu(a: &Advice, cores: usize) -> String {
 
 /// The receiving host's CPU: spread its receive work.
 pub(super) fn receiver_cpu(a: &Advice, cores: usize) -> String {
-    let streams = a.more_streams(cores).map_or(String::new(), |p| format!("{p}, "));
+    let streams = a
+        .more_streams(cores)
+        .map_or(String::new(), |p| format!("{p}, "));
     format!("the receiving host's CPU is the limit: spread receive work over cores ({streams}RSS/RPS queues, interrupt coalescing), keep the reader off the interrupt core")
 }

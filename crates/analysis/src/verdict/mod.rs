@@ -19,8 +19,8 @@ mod losses;
 mod pacing;
 mod udp;
 
-pub use hints::Client;
 use hints::Advice;
+pub use hints::Client;
 use losses::{congestion, reordering_hint, Retrans};
 
 /// The thresholds of the rules.
@@ -82,10 +82,12 @@ pub fn add_verdicts_for(summary: &mut Summary, spec: &TestSpec, hosts: &Hosts, c
     if spec.kind().is_rr() {
         return;
     }
-    let advice = Advice::of(spec, client);
+
     let link = real_link_bps(summary, hosts);
     // Over loopback there is no network: a long RTT is a busy host, not a queue on a path.
     let loopback = hosts.client.interface.as_deref() == Some("lo");
+    let mut advice = Advice::of(spec, client);
+    advice.one_host = loopback;
     let verdicts: Vec<LimitedBy> = summary
         .flows
         .iter()
@@ -364,14 +366,22 @@ fn receive_window(f: &Facts) -> Option<LimitedBy> {
             pct(f.receiver.thread_pct)
         ));
         evidence.push_str(&f.receiver.busiest_words("receiver"));
-        return Some(limited(Verdict::ReceiverCpu, evidence, &f.receiver_cpu_hint()));
+        return Some(limited(
+            Verdict::ReceiverCpu,
+            evidence,
+            &f.receiver_cpu_hint(),
+        ));
     }
     if let Some(core) = f.receiver.core_saturated().filter(|_| large) {
         evidence.push_str(&format!(
             "; the receiver's busiest core, {}, with its work, could not read faster",
             core_words(&core)
         ));
-        return Some(limited(Verdict::ReceiverCpu, evidence, &f.receiver_cpu_hint()));
+        return Some(limited(
+            Verdict::ReceiverCpu,
+            evidence,
+            &f.receiver_cpu_hint(),
+        ));
     }
     Some(limited(
         Verdict::ReceiveWindow,
@@ -404,7 +414,6 @@ fn send_buffer(f: &Facts) -> Option<LimitedBy> {
     }
     None
 }
-
 
 /// How strongly an end is CPU-bound: its thread saturated beats one of its host's cores.
 fn saturation(end: &EndCpu) -> Option<(u8, f64)> {

@@ -30,7 +30,11 @@ pub(super) fn datagram_loss(f: &Facts) -> Option<LimitedBy> {
                 "{evidence}; the reader at {} of a core could not keep up",
                 pct(f.receiver.thread_pct)
             );
-            return Some(limited(Verdict::ReceiverCpu, evidence, &f.receiver_cpu_hint()));
+            return Some(limited(
+                Verdict::ReceiverCpu,
+                evidence,
+                &f.receiver_cpu_hint(),
+            ));
         }
         return Some(limited(
             Verdict::ReceiveWindow,

@@ -63,15 +63,27 @@ pub(crate) fn measure_streams(
     let mut tracker = IntervalTracker::new(&config.spec);
     let mut intervals = Vec::new();
     let mut last_poll = None;
-    let end = poll_until_end(config, remote, &running, &mut tracker, &mut |sample, poll| {
-        progress.interval(&sample);
-        intervals.push(sample);
-        last_poll = poll;
-    })?;
+    let end = poll_until_end(
+        config,
+        remote,
+        &running,
+        &mut tracker,
+        &mut |sample, poll| {
+            progress.interval(&sample);
+            intervals.push(sample);
+            last_poll = poll;
+        },
+    )?;
     let end = match end {
         PollEnd::ServerLost(why) => Ended::ServerLost(why, last_poll),
-        PollEnd::TimeUp => Ended::Stopped { interrupted: false, last_poll },
-        PollEnd::Interrupted => Ended::Stopped { interrupted: true, last_poll },
+        PollEnd::TimeUp => Ended::Stopped {
+            interrupted: false,
+            last_poll,
+        },
+        PollEnd::Interrupted => Ended::Stopped {
+            interrupted: true,
+            last_poll,
+        },
     };
     let (sample, raw) = finish(config, remote, running, &mut tracker, end)?;
     progress.interval(&sample);
