@@ -191,7 +191,7 @@ fn poll_until_end(
             let mut sample = tracker.sample(at, &local, &far.counts);
             tracker.add_cpu(&mut sample, local_cpu, far.cpu);
             analysis::add_latency(&mut sample, workers.take_latency().as_ref());
-            let poll = (!far.stand_in).then(|| LastPoll {
+            let poll = (!far.stand_in).then_some(LastPoll {
                 at,
                 counts: far.counts,
                 cpu: far.cpu,
@@ -232,18 +232,7 @@ fn finish(
             ..
         }
     );
-    let up_to = |last: Option<LastPoll>| analysis::partial::server_results_up_to(last.as_ref());
-    let (server, server_lost) = match end {
-        Ended::ServerLost(why, last) => (up_to(last), Some(why)),
-        Ended::Stopped { last_poll, .. } => match remote.results(
-            &local_at_stop,
-            CpuTime::process_now().since(cpu0),
-            t0.elapsed(),
-        )? {
-            Ok(results) => (results, None),
-            Err(why) => (up_to(last_poll), Some(why)),
-        },
-    };
+    let (server, server_lost) = server_results(remote, end, &local_at_stop, cpu0, t0)?;
     // With the server gone, its side of the streams ends at once (reset) or never (a black
     // hole): nothing is left to drain, so the wait is short.
     let drain = match server_lost {
@@ -291,6 +280,29 @@ fn finish(
         server_lost,
     };
     Ok((sample, raw))
+}
+
+/// The server's results once the test has stopped, or, with the server gone (`Some(why)`),
+/// those of its last answered poll.
+fn server_results(
+    remote: &mut dyn Remote,
+    end: Ended,
+    local_at_stop: &[StreamCounts],
+    cpu0: CpuTime,
+    t0: Instant,
+) -> Result<(ServerResults, Option<String>), ClientError> {
+    let up_to = |last: Option<LastPoll>| analysis::partial::server_results_up_to(last.as_ref());
+    Ok(match end {
+        Ended::ServerLost(why, last) => (up_to(last), Some(why)),
+        Ended::Stopped { last_poll, .. } => match remote.results(
+            local_at_stop,
+            CpuTime::process_now().since(cpu0),
+            t0.elapsed(),
+        )? {
+            Ok(results) => (results, None),
+            Err(why) => (up_to(last_poll), Some(why)),
+        },
+    })
 }
 
 /// Both ends' counters for the last interval, which ends at `Stop`: receivers count what they
