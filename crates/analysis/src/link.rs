@@ -4,8 +4,8 @@
 //! as their drivers report it. A software interface's speed (a veth says 10 Gbit/s, and
 //! carries more) is nominal, so it gives none. The Performance Index (`T/C × T/L`) is a
 //! throughput figure: request/response runs (rr, crr) have none, and none is computed when the
-//! goodput is above the link speed (a utilisation above 100 % says the link speed is wrong,
-//! which the summary's text then says).
+//! goodput is above what the link carries, its speed each way (a utilisation above 100 % says
+//! the link speed is wrong, which the summary's text then says).
 
 use results::Summary;
 
@@ -17,12 +17,20 @@ pub fn from_flag(summary: &Summary) -> bool {
     summary.link_speed_source.as_deref() == Some(FROM_FLAG)
 }
 
-/// `PI = T/C × T/L` with T and L in Mbit/s and C in %; `None` when C or L is zero, or when
-/// T is above L (then L is not the link's speed).
+/// `PI = T/C × T/L` with T and L in Mbit/s and C in %; `None` when C or L is zero.
 pub fn performance_index(throughput_bps: f64, cpu_pct: f64, link_bps: f64) -> Option<f64> {
     let t = throughput_bps / 1e6;
     let l = link_bps / 1e6;
-    (cpu_pct > 0.0 && l > 0.0 && t <= l).then(|| (t / cpu_pct) * (t / l))
+    (cpu_pct > 0.0 && l > 0.0).then(|| (t / cpu_pct) * (t / l))
+}
+
+/// Whether `summary`'s goodput is above what its link speed carries: the speed once per
+/// direction (a full-duplex link carries it each way), so the link speed is wrong.
+pub fn above_link(summary: &Summary) -> bool {
+    let directions = summary.flows.len().max(1) as f64;
+    summary
+        .link_speed_bps
+        .is_some_and(|l| summary.throughput_bps > l as f64 * directions)
 }
 
 /// Whether a run is judged by its throughput (stream kinds), so a Performance Index means
@@ -37,7 +45,7 @@ pub fn set_performance_index(summary: &mut Summary) {
     let busier = summary.local_cpu_pct.max(summary.remote_cpu_pct);
     summary.performance_index = summary
         .link_speed_bps
-        .filter(|_| throughput_run(summary))
+        .filter(|_| throughput_run(summary) && !above_link(summary))
         .and_then(|l| performance_index(summary.throughput_bps, busier, l as f64));
 }
 
@@ -85,7 +93,6 @@ mod tests {
         );
         assert_eq!(performance_index(1e9, 0.0, 10e9), None);
         assert_eq!(performance_index(10e9, 50.0, 10e9), Some(200.0 * 1.0));
-        assert_eq!(performance_index(15e9, 50.0, 10e9), None, "above the link");
     }
 
     fn host(driver: &str, mbps: u32) -> HostFacts {
@@ -146,6 +153,14 @@ mod tests {
             above.performance_index, None,
             "15.5 Gbit/s on a 10 Gbit/s link"
         );
+        assert!(above_link(&above));
+        // Both ways at once, a full-duplex link carries its speed each way.
+        let mut bidir = crate::testing::record_with("tcp", 15.5e9).summary;
+        let back = bidir.flows[0].clone();
+        bidir.flows.push(back);
+        (bidir.link_speed_bps, bidir.link_speed_source) = (None, None);
+        link_from_hosts(&mut bidir, &physical);
+        assert!(!above_link(&bidir) && bidir.performance_index.is_some());
         // --link-speed is taken at its word, within the same rules.
         let mut flag = crate::testing::record_with("tcp", 0.5e9).summary;
         (flag.local_cpu_pct, flag.remote_cpu_pct) = (10.0, 5.0);

@@ -398,7 +398,7 @@ pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
             link as f64 / 1e6,
             s.link_speed_source.as_deref().unwrap_or("--link-speed")
         )?;
-    } else if let Some(link) = s.link_speed_bps.filter(|&l| s.throughput_bps > l as f64) {
+    } else if let Some(link) = s.link_speed_bps.filter(|_| above_link(s)) {
         // Above 100 % of the link: no PI, and the link speed is what is wrong.
         writeln!(
             w,
@@ -409,6 +409,14 @@ pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// Whether the goodput is above what the link speed carries, once per direction (as
+/// `analysis::link::above_link`; this crate reads records only).
+fn above_link(s: &results::Summary) -> bool {
+    let directions = s.flows.len().max(1) as f64;
+    s.link_speed_bps
+        .is_some_and(|l| s.throughput_bps > l as f64 * directions)
 }
 
 /// What an incomplete run's figures cover: the client's to the end, the server's up to its
