@@ -173,3 +173,68 @@ fn a_path_gone_black_ends_both_sides_in_bounded_time() {
         "server threads and descriptors back at the baseline"
     );
 }
+
+/// Issue 35: a run whose server was killed keeps what was measured. The server's counts come
+/// from its last answered poll (marked "up to" its time), the client's own run to its end,
+/// the client's data threads' CPU is counted though its stream failed, and the reason is said
+/// once.
+#[test]
+fn a_server_killed_mid_run_leaves_its_last_polled_counts_marked_up_to_then() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let db_arg = db.to_str().unwrap();
+    let (mut server, port) = serve_child(&[]);
+    let c = linerate()
+        .args([
+            "tcp",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "-t",
+            "3",
+            "--db",
+            db_arg,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // After the first interval's poll (at 1 s) was answered.
+    std::thread::sleep(Duration::from_millis(1400));
+    server.0.kill().unwrap();
+    let out = wait_exit(c, Duration::from_secs(15), "the client");
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(3), "{printed}");
+    assert!(printed.matches("went away").count() <= 1, "{printed}");
+    let stored = linerate_json(&["show", "1", "--json", "--db", db_arg]);
+    let r = &stored["record"];
+    let s = &r["summary"];
+    let up_to = s["server_figures_up_to_s"].as_f64().unwrap();
+    assert!((0.9..2.0).contains(&up_to), "{s}");
+    // The server's count at its last poll is what the live rows showed up to then.
+    let polled: u64 = r["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["end_s"].as_f64().unwrap() <= up_to + 1e-3)
+        .map(|i| i["flows"][0]["receiver_bytes"].as_u64().unwrap())
+        .sum();
+    let received = s["bytes_received"].as_u64().unwrap();
+    assert!(
+        received > 0 && received == polled,
+        "{received} vs {polled}: {s}"
+    );
+    let f = &s["flows"][0];
+    assert!(f["sender_cpu_pct"].as_f64().unwrap() > 0.0, "{f}");
+    assert!(s["local_cpu_pct"].as_f64().unwrap() > 0.0, "{s}");
+    assert!(f["throughput_bps"].as_f64().unwrap() > 0.0, "{f}");
+    // The full report: the mark, and the reason once.
+    let shown = linerate_ok(&["show", "1", "--db", db_arg]);
+    assert!(shown.contains("the server's figures up to"), "{shown}");
+    assert_eq!(shown.matches("went away").count(), 1, "{shown}");
+    println!("killed at 1.4 s: {received} bytes received up to {up_to:.2} s");
+}

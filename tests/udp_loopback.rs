@@ -159,3 +159,49 @@ fn oversized_payload_is_refused_before_sending() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--length 70000"));
 }
+
+/// Issue 35: a UDP run that reached its `-b` is told `-b max` (without `-b`, UDP sends
+/// 1 Mbit/s), never to run without -b, and nothing of TCP's remedies.
+#[test]
+fn a_paced_udp_runs_advice_says_b_max() {
+    let (_server, port) = crate::proc::serve_child(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let port = port.to_string();
+    let args = [
+        "udp",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-b",
+        "500M",
+        "-t",
+        "1",
+        "--json",
+        "--db",
+    ];
+    // A loaded host may miss the rate once: the verdict is then another, whose hint is
+    // checked for TCP's words all the same.
+    let mut paced = None;
+    for _ in 0..3 {
+        let r = linerate_json(&[&args[..], &[db.to_str().unwrap()]].concat());
+        let v = r["summary"]["flows"][0]["limited_by"].clone();
+        let hint = v["hint"].as_str().unwrap_or_default().to_string();
+        for word in [
+            "without -b",
+            "splice",
+            "-C ",
+            "fq",
+            "tcp_rmem",
+            "--send-mode",
+        ] {
+            assert!(!hint.contains(word), "{word:?} in a UDP hint: {v}");
+        }
+        if v["verdict"] == "application" {
+            paced = Some(hint);
+            break;
+        }
+    }
+    let hint = paced.expect("500 Mbit/s reached on loopback in one of three runs");
+    assert!(hint.contains("-b max"), "{hint}");
+}

@@ -6,6 +6,7 @@
 //! - [`summary`]: a run's summary (goodput, reconciliation, CPU, TCP_INFO, the performance
 //!   index), with the datagram and request/response parts in `udp_rr`;
 //! - [`cost`]: service demand, CPU per byte moved; [`link`]: the link speed from the hosts;
+//! - [`partial`]: an incomplete run's server figures, from its last answered poll;
 //! - [`loss`]: where a UDP test's lost datagrams went, from the kernel's drop counters;
 //! - [`tcp_time`]: where TCP senders' time went (the kernel's chrono figures);
 //! - [`streams`]: how evenly parallel streams shared a direction;
@@ -23,6 +24,7 @@ pub mod cost;
 pub mod intervals;
 pub mod link;
 pub mod loss;
+pub mod partial;
 pub mod raw;
 pub mod repeat;
 pub mod rpm;
@@ -37,8 +39,10 @@ mod udp_rr;
 pub mod verdict;
 
 pub use intervals::{add_latency, IntervalTracker};
+pub use link::performance_index;
+pub use partial::LastPoll;
 pub use raw::{LocalStream, RawRun, StreamFailure, WorkerReport};
-pub use summary::{build, performance_index};
+pub use summary::build;
 
 /// `count` per second over `secs`; 0 for an empty window.
 fn per_sec(count: u64, secs: f64) -> f64 {

@@ -38,6 +38,9 @@ pub struct LocalStream {
     pub now: StreamCounts,
     /// The worker's report, or why it failed; `None` if it never finished.
     pub result: Option<Result<WorkerReport, StreamFailure>>,
+    /// The worker thread's CPU time from its start to its end, whatever the result: what a
+    /// stream that failed (its peer gone) used. A report's own figure is preferred.
+    pub cpu: CpuTime,
 }
 
 /// Why a stream failed, in its end's own words (the local worker's error as the engine gave
@@ -68,7 +71,8 @@ pub struct RawRun {
     pub local_cores: Vec<CoreCpu>,
     /// UDP stream tests: what the client host's drop counters added over `local_wall`.
     pub local_drops: Option<HostDrops>,
-    /// The server's figures (empty when it went away: see `server_lost`).
+    /// The server's figures; when it went away (`server_lost`), those of its last answered
+    /// poll (`partial::server_results_up_to`), or none.
     pub server: ServerResults,
     /// Why the server's figures are missing: the control connection failed mid-test (the
     /// server was killed, or the path went black). `None` for a run with both ends' figures.

@@ -183,6 +183,7 @@ fn summary(
         duration_s,
         interrupted: result.interrupted,
         incomplete: loads.iter().find_map(|r| r.summary.incomplete.clone()),
+        server_figures_up_to_s: loads.iter().find_map(|r| r.summary.server_figures_up_to_s),
         bytes_sent: flows.iter().map(|f| f.bytes_sent).sum(),
         bytes_received: flows.iter().map(|f| f.bytes_received).sum(),
         bytes_in_flight: flows.iter().map(|f| f.bytes_in_flight).sum(),

@@ -74,7 +74,11 @@ fn stream_part(raw: &RawRun, i: usize, (stream, flow): (u16, Flow), w: Windows) 
         .map(|r| r.counts)
         .or(local.map(|l| l.now))
         .unwrap_or_default();
-    let local_cpu = local_report.map(|r| r.cpu).unwrap_or_default();
+    // A stream that failed (its peer gone) has no report: its thread's own figure.
+    let local_cpu = local_report
+        .map(|r| r.cpu)
+        .or(local.map(|l| l.cpu))
+        .unwrap_or_default();
     let local_at_stop = local.map(|l| l.at_stop).unwrap_or_default();
     // (sender's final counts, receiver's at stop, receiver's final, sender's TCP_INFO)
     let (snd, rcv_stop, rcv_end, tcp_info) = match flow {
@@ -214,25 +218,33 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
     // Datagram tests may lose data by design; for them "reconciled" means every stream ended
     // cleanly (stream sockets must deliver every byte).
     let datagrams = raw.spec.kind().is_udp();
+    let intervals = crate::partial::answered(raw, intervals);
     for f in &mut flows {
         finish_flow(f, datagrams, w, intervals);
     }
-    crate::cost::add_service_demand(raw, &mut flows);
-    crate::cost::add_efficiency(raw.spec.kind(), &mut flows);
-    crate::loss::add_loss_causes(raw, &mut flows);
     let local_cpu = cpu_summary(
         local_threads,
         raw.local_process_cpu,
         raw.local_system_cpu,
         raw.local_wall,
     );
-    let remote_cpu = cpu_summary(
+    let mut remote_cpu = cpu_summary(
         remote_threads,
         raw.server.process_cpu,
         raw.server.system_cpu,
         Duration::from_micros(raw.server.wall_us),
     );
-    totals(raw, w.client_s, flows, local_cpu, remote_cpu)
+    if raw.server_lost.is_some() {
+        // The two ends' figures cover different times: no cost or efficiency from them.
+        crate::partial::add_server_cpu(&raw.server, &mut flows, &mut remote_cpu);
+    } else {
+        crate::cost::add_service_demand(raw, &mut flows);
+        crate::cost::add_efficiency(raw.spec.kind(), &mut flows);
+    }
+    crate::loss::add_loss_causes(raw, &mut flows);
+    let mut summary = totals(raw, w.client_s, flows, local_cpu, remote_cpu);
+    crate::link::set_performance_index(&mut summary);
+    summary
 }
 
 /// The run's totals over its finished flows.
@@ -249,11 +261,14 @@ fn totals(
         .flat_map(|f| f.streams.iter().filter_map(|s| s.tcp_info))
         .collect();
     let link = raw.spec.link_speed_bps;
-    let busier = local_cpu.threads_pct.max(remote_cpu.threads_pct);
     Summary {
         duration_s: secs,
         interrupted: raw.interrupted,
         incomplete: raw.server_lost.clone(),
+        server_figures_up_to_s: raw
+            .server_lost
+            .as_ref()
+            .map(|_| raw.server.window_us as f64 / 1e6),
         bytes_sent: flows.iter().map(|f| f.bytes_sent).sum(),
         bytes_received: flows.iter().map(|f| f.bytes_received).sum(),
         bytes_in_flight: flows.iter().map(|f| f.bytes_in_flight).sum(),
@@ -268,8 +283,9 @@ fn totals(
         rtt_us: (!all_infos.is_empty())
             .then(|| all_infos.iter().map(|t| t.rtt_us).sum::<u32>() / all_infos.len() as u32),
         link_speed_bps: link,
-        link_speed_source: link.map(|_| "--link-speed".to_string()),
-        performance_index: link.and_then(|l| performance_index(throughput_bps, busier, l as f64)),
+        link_speed_source: link.map(|_| crate::link::FROM_FLAG.to_string()),
+        // Set by `build` once the summary is whole (`link::set_performance_index`).
+        performance_index: None,
         udp: udp_total(flows.iter().filter_map(|f| f.udp.as_ref())),
         rr: raw.spec.kind().is_rr().then(|| rr_summary(raw, secs)),
         latency_under_load: None,
@@ -281,13 +297,6 @@ fn totals(
         rpm: None,
         flows,
     }
-}
-
-/// `PI = T/C × T/L` with T and L in Mbit/s and C in %; `None` when C or L is zero.
-pub fn performance_index(throughput_bps: f64, cpu_pct: f64, link_bps: f64) -> Option<f64> {
-    let t = throughput_bps / 1e6;
-    let l = link_bps / 1e6;
-    (cpu_pct > 0.0 && l > 0.0).then(|| (t / cpu_pct) * (t / l))
 }
 
 fn empty_flow(flow: Flow) -> FlowSummary {
@@ -432,6 +441,7 @@ mod tests {
                     counts: sent(2000),
                     ..Default::default()
                 })),
+                cpu: CpuTime::default(),
             }],
             local_process_cpu: CpuTime::default(),
             local_system_cpu: None,
@@ -477,6 +487,7 @@ mod tests {
                     at_stop: bytes(0),
                     now: bytes(1_000_000),
                     result: report(1_000_000, 1_000_000, Some(info)),
+                    cpu: CpuTime::default(),
                 },
                 LocalStream {
                     at_stop: bytes(0),
@@ -490,6 +501,7 @@ mod tests {
                             ..info
                         }),
                     ),
+                    cpu: CpuTime::default(),
                 },
             ],
             local_process_cpu: CpuTime {
@@ -553,6 +565,7 @@ mod tests {
                 at_stop: bytes(100),
                 now: bytes(150),
                 result: None,
+                cpu: CpuTime::default(),
             }],
             local_process_cpu: CpuTime::default(),
             local_system_cpu: None,
@@ -582,14 +595,5 @@ mod tests {
             .contains("did not finish draining"));
         assert!(s.interrupted);
         assert_eq!(s.performance_index, None, "no CPU measured, no PI");
-    }
-
-    #[test]
-    fn performance_index_formula() {
-        assert_eq!(
-            performance_index(1e9, 50.0, 10e9),
-            Some((1000.0 / 50.0) * (1000.0 / 10000.0))
-        );
-        assert_eq!(performance_index(1e9, 0.0, 10e9), None);
     }
 }

@@ -15,6 +15,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use measure::cpu::CpuTime;
 use wire::msg::StreamCounts;
 
 use crate::{
@@ -50,23 +51,29 @@ pub struct WorkerOutcome {
     pub latency_tail: Option<measure::latency::Latency>,
     /// Its report or error; `None` when it did not finish by the deadline.
     pub result: Option<Result<StreamReport, WorkerError>>,
+    /// Its thread's CPU time (`getrusage(RUSAGE_THREAD)`) from its start to its end, whatever
+    /// the result: a stream that failed (its peer gone) still used CPU until then. Zero for a
+    /// worker that did not finish by the deadline.
+    pub cpu: CpuTime,
 }
 
 /// What a worker sends when it ends.
 struct Done {
     index: usize,
     result: Result<StreamReport, WorkerError>,
+    /// The worker thread's CPU time from its start to here.
+    cpu: CpuTime,
     /// The shared table's copy of a connection the worker took into its own table.
     shared_copy: Option<RawFd>,
 }
 
 impl Done {
     /// Closes the shared copy (the worker has ended) and gives the result.
-    fn settle(self) -> (usize, Result<StreamReport, WorkerError>) {
+    fn settle(self) -> (usize, (Result<StreamReport, WorkerError>, CpuTime)) {
         if let Some(fd) = self.shared_copy {
             crate::fd_table::close_shared_copy(fd);
         }
-        (self.index, self.result)
+        (self.index, (self.result, self.cpu))
     }
 }
 
@@ -80,11 +87,12 @@ struct Report {
 }
 
 impl Report {
-    fn send(&mut self, result: Result<StreamReport, WorkerError>) {
+    fn send(&mut self, result: Result<StreamReport, WorkerError>, cpu: CpuTime) {
         if let Some(tx) = self.tx.take() {
             let _ = tx.send(Done {
                 index: self.index,
                 result,
+                cpu,
                 shared_copy: self.shared_copy.take(),
             });
         }
@@ -93,7 +101,7 @@ impl Report {
 
 impl Drop for Report {
     fn drop(&mut self) {
-        self.send(Err(WorkerError::Panicked));
+        self.send(Err(WorkerError::Panicked), CpuTime::default());
     }
 }
 
@@ -182,9 +190,11 @@ impl Workers {
                 // Dropped before the report goes (or while unwinding, before `report`), so a
                 // joined worker's figure is final.
                 let cpu_guard = thread_cpu.start();
+                let rusage0 = CpuTime::thread_now();
                 if let Some(cpu) = cpu {
                     if let Err(e) = crate::affinity::pin_current_thread(cpu) {
-                        report.send(Err(WorkerError::Pin { cpu, source: e }));
+                        let used = CpuTime::thread_now().since(rusage0);
+                        report.send(Err(WorkerError::Pin { cpu, source: e }), used);
                         return;
                     }
                 }
@@ -198,8 +208,9 @@ impl Workers {
                     abort: &a,
                 };
                 let result = engine.run(end, role, ctl).map_err(WorkerError::from);
+                let used = CpuTime::thread_now().since(rusage0);
                 drop(cpu_guard);
-                report.send(result);
+                report.send(result, used);
             })?;
         self.counters.push(counter);
         self.cpu_used.push(cpu_used);
@@ -253,7 +264,7 @@ impl Workers {
     /// Waits for every worker, raising `abort` at `drain` from now.
     pub fn join(mut self, drain: Duration) -> Vec<WorkerOutcome> {
         let n = self.counters.len();
-        let mut results: Vec<Option<Result<StreamReport, WorkerError>>> =
+        let mut results: Vec<Option<(Result<StreamReport, WorkerError>, CpuTime)>> =
             (0..n).map(|_| None).collect();
         let deadline = Instant::now() + drain;
         while self.running > 0 {
@@ -282,10 +293,15 @@ impl Workers {
         results
             .into_iter()
             .zip(&self.counters)
-            .map(|(result, c)| WorkerOutcome {
-                now: c.snapshot(),
-                latency_tail: c.take_latency(),
-                result,
+            .map(|(done, c)| {
+                let (result, cpu) =
+                    done.map_or((None, CpuTime::default()), |(r, cpu)| (Some(r), cpu));
+                WorkerOutcome {
+                    now: c.snapshot(),
+                    latency_tail: c.take_latency(),
+                    result,
+                    cpu,
+                }
             })
             .collect()
     }

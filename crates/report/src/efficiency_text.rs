@@ -1,6 +1,9 @@
-//! A direction's efficiency line in a run's summary text: goodput per core of each end's data
-//! threads, datagrams per core (UDP) and CPU seconds per 10⁹ bytes received, each end named
-//! (METHODOLOGY.md section 6, "Efficiency"). Absent figures read `CPU not reported`.
+//! A direction's cost lines in a run's summary text: what the test's own data threads spent
+//! per KB received (`cost`) and, labelled apart, the whole hosts' CPU per KB moved (`host cost`,
+//! netperf's service demand, which counts other work on the hosts too); then its efficiency:
+//! goodput per core of each end's data threads, datagrams per core (UDP) and CPU seconds per
+//! 10⁹ bytes received, each end named (METHODOLOGY.md section 6). Absent figures read
+//! `CPU not reported`.
 
 use std::io::Write;
 
@@ -45,6 +48,7 @@ pub(crate) fn write_efficiency(
         receiver_cpu_s_per_gb: rcv_gb,
         sender_pps_per_core: snd_pps,
         receiver_pps_per_core: rcv_pps,
+        ..
     } = e;
     writeln!(
         w,
@@ -52,6 +56,38 @@ pub(crate) fn write_efficiency(
         end_words(snd, snd_pps, snd_gb),
         end_words(rcv, rcv_pps, rcv_gb)
     )
+}
+
+/// `  cost       sender (client) 0.172 us/KB, receiver (server) …` from the data threads'
+/// CPU, then `  host cost  …` from the whole hosts' (service demand), each when known.
+pub(crate) fn write_cost(
+    w: &mut dyn Write,
+    f: &FlowSummary,
+    sender: &str,
+    receiver: &str,
+) -> std::io::Result<()> {
+    let us = |x: Option<f64>| x.map_or("CPU not reported".to_string(), |x| format!("{x:.3} us/KB"));
+    if let Some(e) = f
+        .efficiency
+        .filter(|e| e.sender_us_per_kb.or(e.receiver_us_per_kb).is_some())
+    {
+        writeln!(
+            w,
+            "  cost       sender ({sender}) {}, receiver ({receiver}) {} (each end's data threads' CPU per KB received)",
+            us(e.sender_us_per_kb),
+            us(e.receiver_us_per_kb)
+        )?;
+    }
+    if let (Some(snd), Some(rcv)) = (
+        f.sender_service_demand_us_per_kb,
+        f.receiver_service_demand_us_per_kb,
+    ) {
+        writeln!(
+            w,
+            "  host cost  sender host {snd:.3} us/KB, receiver host {rcv:.3} us/KB (service demand: whole-host CPU per KB moved, other work included)"
+        )?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -82,6 +118,30 @@ mod tests {
             "  efficiency sender (client) 48.1 Gbit/s per core, 0.166 CPU s/GB; \
              receiver (server) 31.0 Gbit/s per core, 0.258 CPU s/GB \
              (goodput per core of each end's data threads)\n"
+        );
+    }
+
+    #[test]
+    fn the_tests_own_cost_and_the_hosts_are_labelled_apart() {
+        let runs: Vec<results::RunRecord> =
+            serde_json::from_str(include_str!("../tests/fixtures/tcp_runs.json")).unwrap();
+        let mut f = runs[0].summary.flows[0].clone();
+        f.efficiency = Some(Efficiency {
+            sender_us_per_kb: Some(0.1725),
+            ..Efficiency::default()
+        });
+        (
+            f.sender_service_demand_us_per_kb,
+            f.receiver_service_demand_us_per_kb,
+        ) = (Some(171.631), Some(2.0));
+        let mut out = Vec::new();
+        write_cost(&mut out, &f, "client", "server").unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "  cost       sender (client) 0.172 us/KB, receiver (server) CPU not reported \
+             (each end's data threads' CPU per KB received)\n  \
+             host cost  sender host 171.631 us/KB, receiver host 2.000 us/KB \
+             (service demand: whole-host CPU per KB moved, other work included)\n"
         );
     }
 

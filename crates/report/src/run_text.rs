@@ -278,15 +278,7 @@ fn write_flow_detail(
         "  CPU        sender ({sender}) {:.1} %, receiver ({receiver}) {:.1} % of one core",
         f.sender_cpu_pct, f.receiver_cpu_pct
     )?;
-    if let (Some(snd), Some(rcv)) = (
-        f.sender_service_demand_us_per_kb,
-        f.receiver_service_demand_us_per_kb,
-    ) {
-        writeln!(
-            w,
-            "  cost       sender host {snd:.3} us/KB, receiver host {rcv:.3} us/KB (service demand: host CPU per KB moved)"
-        )?;
-    }
+    crate::efficiency_text::write_cost(w, f, sender, receiver)?;
     crate::efficiency_text::write_efficiency(w, f, sender, receiver)?;
     if f.streams.len() > 1 || f.streams.iter().any(|s| s.error.is_some()) {
         write_streams(w, f)?;
@@ -351,7 +343,7 @@ fn write_streams(w: &mut dyn Write, f: &FlowSummary) -> std::io::Result<()> {
 pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
     let s = &r.summary;
     let note = match (&s.incomplete, s.interrupted) {
-        (Some(why), _) => format!(" (INCOMPLETE: {why}; the client's own figures only)"),
+        (Some(why), _) => format!(" (INCOMPLETE: {why}; {})", partial_mark(s)),
         (None, true) => " (INTERRUPTED: partial)".to_string(),
         (None, false) => String::new(),
     };
@@ -409,8 +401,34 @@ pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
             link as f64 / 1e6,
             s.link_speed_source.as_deref().unwrap_or("--link-speed")
         )?;
+    } else if let Some(link) = s.link_speed_bps.filter(|_| above_link(s)) {
+        // Above 100 % of the link: no PI, and the link speed is what is wrong.
+        writeln!(
+            w,
+            "PI         none: goodput {} is above the link speed {} ({}), so that link speed is wrong",
+            bps(s.throughput_bps),
+            bps(link as f64),
+            s.link_speed_source.as_deref().unwrap_or("--link-speed")
+        )?;
     }
     Ok(())
+}
+
+/// Whether the goodput is above what the link speed carries, once per direction (as
+/// `analysis::link::above_link`; this crate reads records only).
+fn above_link(s: &results::Summary) -> bool {
+    let directions = s.flows.len().max(1) as f64;
+    s.link_speed_bps
+        .is_some_and(|l| s.throughput_bps > l as f64 * directions)
+}
+
+/// What an incomplete run's figures cover: the client's to the end, the server's up to its
+/// last answered poll.
+pub fn partial_mark(s: &results::Summary) -> String {
+    match s.server_figures_up_to_s {
+        Some(t) if t > 0.0 => format!("the server's figures up to {t:.2} s"),
+        _ => "the client's own figures only".to_string(),
+    }
 }
 
 fn write_rr(w: &mut dyn Write, rr: &results::RrSummary, secs: f64) -> std::io::Result<()> {

@@ -37,6 +37,14 @@ pub struct Efficiency {
     /// The same for the receiving end's data threads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receiver_cpu_s_per_gb: Option<f64>,
+    /// Cost per byte of the sending end's data threads: µs of their CPU per KB (1,024 bytes)
+    /// received, netperf's unit, `sender_cpu_s_per_gb × 1.024`. netperf's own service demand
+    /// counts the whole host's CPU (`FlowSummary::sender_service_demand_us_per_kb`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_us_per_kb: Option<f64>,
+    /// The same for the receiving end's data threads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver_us_per_kb: Option<f64>,
     /// UDP: distinct datagrams received per second (`udp.pps_received`) per core of the
     /// sending end's data threads.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -494,10 +494,17 @@ pub struct Summary {
     /// Whether the user interrupted the run (the figures cover what ran).
     pub interrupted: bool,
     /// Set when the server went away mid-test (killed, or the path went black): why. The
-    /// figures are the client's own; what only the server measures (bytes received on
-    /// client-to-server flows, its CPU) is missing and reads as 0.
+    /// client's figures run to the end of its window; what only the server measures (bytes
+    /// received on client-to-server flows, what it sent, its CPU) comes from its last
+    /// answered poll (`server_figures_up_to_s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub incomplete: Option<String>,
+    /// Set with `incomplete`: the server's figures (what it received, what it sent, its data
+    /// threads' CPU) are those of its last answered interval poll, this many seconds into the
+    /// test on the client's clock (0: no poll was answered, so they are missing and read 0);
+    /// the client's own figures run to `duration_s`. Renderers mark them "up to" this time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_figures_up_to_s: Option<f64>,
     /// Bytes written, all directions.
     pub bytes_sent: u64,
     /// Bytes read within the window, all directions.

@@ -14,8 +14,14 @@ use results::{End, FlowSummary, Hosts, LimitedBy, Summary, Verdict};
 use wire::spec::{Flow, Transport};
 use wire::{TestKind, TestSpec};
 
+mod hints;
+mod losses;
 mod pacing;
 mod udp;
+
+use hints::Advice;
+pub use hints::Client;
+use losses::{congestion, reordering_hint, Retrans};
 
 /// The thresholds of the rules.
 pub mod rule {
@@ -63,31 +69,42 @@ pub mod rule {
 /// preamble 8, inter-frame gap 12 bytes.
 const ETHERNET_OVERHEAD_BYTES: f64 = 38.0;
 
-/// Sets `limited_by` on every flow of a stream test (request/response tests have none).
-/// `hosts` say whether a link speed read from the drivers is a real one.
+/// Sets `limited_by` on every flow of a stream test that linerate's client ran
+/// (request/response tests have none). `hosts` say whether a link speed read from the drivers
+/// is a real one.
 pub fn add_verdicts(summary: &mut Summary, spec: &TestSpec, hosts: &Hosts) {
+    add_verdicts_for(summary, spec, hosts, Client::Linerate);
+}
+
+/// [`add_verdicts`] for a run whose client end was `client`: its hints name that client's
+/// flags and pacing.
+pub fn add_verdicts_for(summary: &mut Summary, spec: &TestSpec, hosts: &Hosts, client: Client) {
     if spec.kind().is_rr() {
         return;
     }
+
     let link = real_link_bps(summary, hosts);
     // Over loopback there is no network: a long RTT is a busy host, not a queue on a path.
     let loopback = hosts.client.interface.as_deref() == Some("lo");
+    let mut advice = Advice::of(spec, client);
+    advice.one_host = loopback;
     let verdicts: Vec<LimitedBy> = summary
         .flows
         .iter()
         .map(|f| {
             let mut facts = Facts::of(f, summary, spec, link);
-            facts.loopback = loopback;
+            (facts.loopback, facts.advice) = (loopback, advice);
             verdict(&facts)
         })
         .collect();
-    let tcp = spec.kind() == TestKind::TcpStream
-        && spec.params.stream().map(|p| p.transport) == Some(Transport::Tcp);
+    let tcp = spec.kind() == TestKind::TcpStream && advice.tcp();
+    // Each note's hint is said once per run, on the first direction it applies to.
+    let mut said = pacing::Said::default();
     for (f, mut v) in summary.flows.iter_mut().zip(verdicts) {
         if tcp {
             let congestion = hosts.congestion_of(spec, f.flow);
-            pacing::note_paced_sending(&mut v, congestion);
-            pacing::note_receivers_sending(&mut v, f, loopback, congestion);
+            pacing::note_paced_sending(&mut v, congestion, &mut said);
+            pacing::note_receivers_sending(&mut v, f, (loopback, congestion), &mut said);
         }
         f.limited_by = Some(v);
     }
@@ -111,6 +128,8 @@ struct EndCpu {
     core_share_pct: f64,
     /// Its host's busiest core.
     busiest: Option<CoreCpu>,
+    /// Its host's cores (0: not known).
+    cores: usize,
 }
 
 impl EndCpu {
@@ -122,6 +141,7 @@ impl EndCpu {
                 .iter()
                 .copied()
                 .max_by(|a, b| a.busy_pct.total_cmp(&b.busy_pct)),
+            cores: cores.len(),
         }
     }
 
@@ -165,6 +185,8 @@ struct Facts<'a> {
     missing: Option<String>,
     /// TCP senders that hand the kernel pages (splice, sendfile) instead of copying.
     zero_copy: bool,
+    /// What the hints may suggest for this run.
+    advice: Advice,
 }
 
 impl<'a> Facts<'a> {
@@ -175,10 +197,12 @@ impl<'a> Facts<'a> {
         };
         let n = flow.streams.len();
         let infos: Vec<TcpInfo> = flow.streams.iter().filter_map(|x| x.tcp_info).collect();
-        let missing = if let Some(why) = &s.incomplete {
-            Some(format!(
-                "the server went away ({why}), so its figures are missing"
-            ))
+        // The reason an incomplete run ended is the summary's (`incomplete`), said once there.
+        let missing = if s.incomplete.is_some() {
+            Some(match s.server_figures_up_to_s.filter(|&t| t > 0.0) {
+                Some(t) => format!("the run is incomplete: the server's figures stop at {t:.2} s"),
+                None => "the run is incomplete: the server's figures are missing".to_string(),
+            })
         } else if flow.streams.iter().any(|x| x.error.is_some()) {
             Some("a stream failed".to_string())
         } else if flow.bytes_received == 0 {
@@ -197,11 +221,17 @@ impl<'a> Facts<'a> {
             loopback: false,
             missing,
             zero_copy: flow.sent_zero_copy(spec),
+            advice: Advice::of(spec, Client::Linerate),
         }
     }
 
     fn goodput(&self) -> f64 {
         self.flow.throughput_bps
+    }
+
+    /// What to try when the receiving host's CPU is the limit, for this run.
+    fn receiver_cpu_hint(&self) -> String {
+        hints::receiver_cpu(&self.advice, self.receiver.cores)
     }
 }
 
@@ -270,7 +300,7 @@ fn application(f: &Facts) -> Option<LimitedBy> {
                 pct(share * 100.0),
                 format_bits_per_sec(target)
             ),
-            "linerate's own pacing set the rate: run without -b to find what else limits it",
+            &hints::application(&f.advice),
         )
     })
 }
@@ -334,14 +364,22 @@ fn receive_window(f: &Facts) -> Option<LimitedBy> {
             pct(f.receiver.thread_pct)
         ));
         evidence.push_str(&f.receiver.busiest_words("receiver"));
-        return Some(limited(Verdict::ReceiverCpu, evidence, RECEIVER_CPU_HINT));
+        return Some(limited(
+            Verdict::ReceiverCpu,
+            evidence,
+            &f.receiver_cpu_hint(),
+        ));
     }
     if let Some(core) = f.receiver.core_saturated().filter(|_| large) {
         evidence.push_str(&format!(
             "; the receiver's busiest core, {}, with its work, could not read faster",
             core_words(&core)
         ));
-        return Some(limited(Verdict::ReceiverCpu, evidence, RECEIVER_CPU_HINT));
+        return Some(limited(
+            Verdict::ReceiverCpu,
+            evidence,
+            &f.receiver_cpu_hint(),
+        ));
     }
     Some(limited(
         Verdict::ReceiveWindow,
@@ -375,9 +413,6 @@ fn send_buffer(f: &Facts) -> Option<LimitedBy> {
     None
 }
 
-const SENDER_CPU_HINT: &str = "the sending host's CPU is the limit: more streams (-P), a free core (-A), zero-copy sends (--send-mode splice), or a faster CPU";
-const RECEIVER_CPU_HINT: &str = "the receiving host's CPU is the limit: spread receive work over cores (-P, RSS/RPS queues, interrupt coalescing), keep the reader off the interrupt core";
-
 /// How strongly an end is CPU-bound: its thread saturated beats one of its host's cores.
 fn saturation(end: &EndCpu) -> Option<(u8, f64)> {
     if end.thread_saturated() {
@@ -408,14 +443,11 @@ fn cpu(f: &Facts) -> Option<LimitedBy> {
         (Some(a), Some(b)) => a.0 > b.0 || (a.0 == b.0 && a.1 >= b.1),
     };
     let (end, name, verdict, hint) = if sender {
-        (&f.sender, "sender", Verdict::SenderCpu, SENDER_CPU_HINT)
+        let hint = hints::sender_cpu(&f.advice, f.sender.cores);
+        (&f.sender, "sender", Verdict::SenderCpu, hint)
     } else {
-        (
-            &f.receiver,
-            "receiver",
-            Verdict::ReceiverCpu,
-            RECEIVER_CPU_HINT,
-        )
+        let hint = f.receiver_cpu_hint();
+        (&f.receiver, "receiver", Verdict::ReceiverCpu, hint)
     };
     let (other, other_end) = if sender {
         ("receiver", &f.receiver)
@@ -434,57 +466,7 @@ fn cpu(f: &Facts) -> Option<LimitedBy> {
         ));
     }
     evidence.push_str(&end.busiest_words(name));
-    Some(limited(verdict, evidence, hint))
-}
-
-/// A direction's retransmissions over its senders (Linux 4.2+ for `segs_out`).
-#[derive(Debug, Clone, Copy)]
-struct Retrans {
-    /// Segments sent, retransmissions included.
-    segs: u64,
-    /// Segments retransmitted.
-    retrans: u64,
-    /// Of those, segments the receiver reported as duplicates (D-SACK, Linux 5.0+): not lost.
-    spurious: Option<u64>,
-}
-
-impl Retrans {
-    fn of(f: &Facts) -> Option<Self> {
-        let sum = |x: fn(&TcpInfo) -> Option<u32>| {
-            f.infos
-                .iter()
-                .map(|t| x(t).map(u64::from))
-                .sum::<Option<u64>>()
-        };
-        let segs = sum(|t| t.segs_out).filter(|&s| s > 0)?;
-        Some(Self {
-            segs,
-            retrans: f.infos.iter().map(|t| u64::from(t.retransmits)).sum(),
-            spurious: sum(|t| t.dsack_dups),
-        })
-    }
-
-    /// Retransmissions that repaired a loss, % of segments sent.
-    fn lost_pct(self) -> f64 {
-        let lost = self.retrans.saturating_sub(self.spurious.unwrap_or(0));
-        lost as f64 / self.segs as f64 * 100.0
-    }
-
-    fn words(self) -> String {
-        let mut s = format!(
-            "retransmits {:.2} % of segments ({} of {})",
-            self.retrans as f64 / self.segs as f64 * 100.0,
-            self.retrans,
-            self.segs
-        );
-        if let Some(d) = self.spurious.filter(|&d| d > 0) {
-            s.push_str(&format!(
-                ", {d} of them spurious (D-SACK), so {:.2} % repaired losses",
-                self.lost_pct()
-            ));
-        }
-        s
-    }
+    Some(limited(verdict, evidence, &hint))
 }
 
 /// The smoothed RTT far above the minimum (a queue at a bottleneck), or goodput at the link's
@@ -523,23 +505,6 @@ fn path(f: &Facts) -> Option<LimitedBy> {
     })
 }
 
-/// Losses without a queue: the congestion control backed off. Retransmissions the receiver
-/// reported as duplicates (reordering) are not losses.
-fn congestion(f: &Facts) -> Option<LimitedBy> {
-    let r = Retrans::of(f)?;
-    (r.lost_pct() >= rule::RETRANS_PCT).then(|| {
-        let rtt = match (f.flow.rtt_us, chrono(f).and_then(|t| t.min_rtt_us)) {
-            (Some(s), Some(m)) => format!("; smoothed RTT {s} us against a minimum of {m} us"),
-            _ => String::new(),
-        };
-        limited(
-            Verdict::Congestion,
-            format!("{}{rtt}", r.words()),
-            "packets were lost on the way: look for drops on both hosts (nstat, ethtool -S, tc -s qdisc, netdev_max_backlog) and on the path; -C bbr shows how much a loss-tolerant congestion control recovers",
-        )
-    })
-}
-
 /// No rule fired: what was checked.
 fn unknown(f: &Facts) -> LimitedBy {
     let busiest = |e: &EndCpu| e.busiest.map_or("?".into(), |c| pct(c.busy_pct));
@@ -575,22 +540,6 @@ fn unknown(f: &Facts) -> LimitedBy {
         }
     }
     limited(Verdict::Unknown, evidence, hint)
-}
-
-/// Many spurious retransmissions: the path reordered segments, and each reordering cost a
-/// retransmission and a congestion-window undo. Between namespaces on one host (veth) the
-/// receiving stack runs on the sending host's cores: a zero-copy sender that sleeps on its
-/// buffer leaves its queued data to be sent by whichever core processes the ACKs (the
-/// receiver's), so segments leave from two cores (METHODOLOGY 10, 19.1).
-fn reordering_hint(f: &Facts, r: Retrans) -> &'static str {
-    let spurious = r.spurious.unwrap_or(0) as f64 / r.segs as f64 * 100.0;
-    if spurious < rule::SPURIOUS_PCT {
-        ""
-    } else if f.zero_copy {
-        "the path reordered segments (spurious retransmissions): between namespaces on one host, a zero-copy sender's queued data also leaves from the core that processes the ACKs; --send-mode write keeps one stream's sending on its own core"
-    } else {
-        "the path reordered segments (spurious retransmissions): look for several queues or cores carrying one flow (RPS, a bond, ECMP, or namespaces on one host)"
-    }
 }
 
 #[cfg(test)]

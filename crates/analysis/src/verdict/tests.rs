@@ -1,8 +1,12 @@
+//! The verdict's rules, one test per rule; `tests/hints.rs`: what each verdict suggests.
+
 use super::*;
 use crate::testing::record_with;
 use measure::host::HostFacts;
 use results::{Hosts, RunRecord, StreamSummary, TcpTime};
 use wire::spec::SendMode;
+
+mod hints;
 
 /// A one-stream TCP run at `gbps` with quiet CPUs, TCP_INFO at MSS 1448 / MTU 1500 and the
 /// chrono figures of an unconstrained sender; the cases edit it.
@@ -314,7 +318,8 @@ fn unknown_says_what_was_checked_and_missing_figures_give_no_verdict() {
     let v = judge(r);
     assert_eq!(v.verdict, Verdict::Unknown);
     assert!(
-        v.evidence.starts_with("no verdict: the server went away"),
+        v.evidence
+            .starts_with("no verdict: the run is incomplete: the server's figures are missing"),
         "{}",
         v.evidence
     );
@@ -377,67 +382,4 @@ fn udp_loss_is_named_where_the_counters_put_it() {
         judge(udp_run(200_000, None, None)).verdict,
         Verdict::Unknown
     );
-}
-
-#[test]
-fn a_cpu_verdict_under_bbr_says_what_pacing_costs() {
-    let mut r = run(25.0);
-    r.summary.flows[0].sender_cpu_pct = 98.0;
-    let judge_on = |r: &RunRecord, default: Option<&str>| {
-        judge_from(
-            r,
-            HostFacts {
-                tcp_congestion: default.map(Into::into),
-                ..Default::default()
-            },
-        )
-    };
-    let bbr = judge_on(&r, Some("bbr"));
-    assert_eq!(bbr.verdict, Verdict::SenderCpu);
-    assert!(bbr.hint.contains("-C cubic"), "{}", bbr.hint);
-    assert!(!judge_on(&r, Some("cubic")).hint.contains("bbr"));
-    assert!(!judge_on(&r, None).hint.contains("bbr"));
-    // -C on both ends wins over the host's default.
-    r.spec.tcp_mut().unwrap().congestion = Some("cubic".into());
-    assert!(!judge_on(&r, Some("bbr")).hint.contains("bbr"));
-    r.spec.tcp_mut().unwrap().congestion = Some("bbr".into());
-    assert!(judge_on(&r, Some("cubic")).hint.contains("bbr"));
-}
-
-#[test]
-fn receivers_that_did_the_sending_on_one_host_are_named() {
-    let mut r = run(36.0);
-    (
-        r.summary.flows[0].sender_cpu_pct,
-        r.summary.flows[0].receiver_cpu_pct,
-    ) = (18.0, 171.0);
-    let judge_on = |r: &RunRecord, interface: &str, cc: &str| {
-        judge_from(
-            r,
-            HostFacts {
-                interface: Some(interface.into()),
-                tcp_congestion: Some(cc.into()),
-                ..Default::default()
-            },
-        )
-    };
-    let bbr = judge_on(&r, "lo", "bbr");
-    assert_eq!(bbr.verdict, Verdict::ReceiverCpu);
-    assert!(
-        bbr.evidence
-            .contains("receivers' threads (171 % of a core) did much of the sending"),
-        "{}",
-        bbr.evidence
-    );
-    assert!(bbr.hint.contains("--notsent-lowat 256K"), "{}", bbr.hint);
-    let cubic = judge_on(&r, "lo", "cubic");
-    assert!(cubic.evidence.contains("did much of the sending"));
-    assert!(!cubic.hint.contains("--notsent-lowat"), "{}", cubic.hint);
-    // Two hosts: a receiver's core cannot send for the other host.
-    assert!(!judge_on(&r, "eth0", "bbr").evidence.contains("sending"));
-    // A sender as busy as its receiver sent for itself.
-    r.summary.flows[0].sender_cpu_pct = 98.0;
-    assert!(!judge_on(&r, "lo", "bbr")
-        .evidence
-        .contains("did much of the sending"));
 }

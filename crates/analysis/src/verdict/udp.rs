@@ -4,7 +4,7 @@
 
 use results::{LimitedBy, Verdict};
 
-use super::{limited, pct, rule, Facts, RECEIVER_CPU_HINT};
+use super::{limited, pct, rule, Facts};
 
 /// Loss of at least `rule::UDP_LOSS_PCT`, most of it in one place the counters name.
 pub(super) fn datagram_loss(f: &Facts) -> Option<LimitedBy> {
@@ -30,7 +30,11 @@ pub(super) fn datagram_loss(f: &Facts) -> Option<LimitedBy> {
                 "{evidence}; the reader at {} of a core could not keep up",
                 pct(f.receiver.thread_pct)
             );
-            return Some(limited(Verdict::ReceiverCpu, evidence, RECEIVER_CPU_HINT));
+            return Some(limited(
+                Verdict::ReceiverCpu,
+                evidence,
+                &f.receiver_cpu_hint(),
+            ));
         }
         return Some(limited(
             Verdict::ReceiveWindow,

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use analysis::{IntervalTracker, LocalStream, RawRun, StreamFailure, WorkerReport};
+use analysis::{IntervalTracker, LastPoll, LocalStream, RawRun, StreamFailure, WorkerReport};
 use engine::{Endpoint, Role, Workers};
 use measure::cpu::{CpuSoFar, CpuTime, SystemCpuSnapshot};
 use measure::drops::DropSnapshot;
@@ -62,10 +62,29 @@ pub(crate) fn measure_streams(
     let running = start(config, remote, conns)?;
     let mut tracker = IntervalTracker::new(&config.spec);
     let mut intervals = Vec::new();
-    let end = poll_until_end(config, remote, &running, &mut tracker, &mut |sample| {
-        progress.interval(&sample);
-        intervals.push(sample);
-    })?;
+    let mut last_poll = None;
+    let end = poll_until_end(
+        config,
+        remote,
+        &running,
+        &mut tracker,
+        &mut |sample, poll| {
+            progress.interval(&sample);
+            intervals.push(sample);
+            last_poll = poll;
+        },
+    )?;
+    let end = match end {
+        PollEnd::ServerLost(why) => Ended::ServerLost(why, last_poll),
+        PollEnd::TimeUp => Ended::Stopped {
+            interrupted: false,
+            last_poll,
+        },
+        PollEnd::Interrupted => Ended::Stopped {
+            interrupted: true,
+            last_poll,
+        },
+    };
     let (sample, raw) = finish(config, remote, running, &mut tracker, end)?;
     progress.interval(&sample);
     intervals.push(sample);
@@ -123,15 +142,28 @@ enum PollEnd {
     ServerLost(String),
 }
 
+/// How the test ended, with the server's last answered poll (its own figures, not stand-ins):
+/// what stands in for its results should they not come.
+enum Ended {
+    /// Time up or interrupted: the server is asked for its results.
+    Stopped {
+        interrupted: bool,
+        last_poll: Option<LastPoll>,
+    },
+    /// The server went away while polled.
+    ServerLost(String, Option<LastPoll>),
+}
+
 /// Polls the server each interval until the test time is up, the user interrupts or the
-/// server is gone, handing every interval sample to `emit`. A tick within 10 ms of the end is
-/// left to the last interval, which ends at `Stop`.
+/// server is gone, handing every interval sample to `emit` with the poll it came from (when
+/// the far end's figures are its own). A tick within 10 ms of the end is left to the last
+/// interval, which ends at `Stop`.
 fn poll_until_end(
     config: &ClientConfig,
     remote: &mut dyn Remote,
     running: &Running,
     tracker: &mut IntervalTracker,
-    emit: &mut dyn FnMut(IntervalSample),
+    emit: &mut dyn FnMut(IntervalSample, Option<LastPoll>),
 ) -> Result<PollEnd, ClientError> {
     let spec = &config.spec;
     let (workers, t0) = (&running.workers, running.t0);
@@ -155,10 +187,16 @@ fn poll_until_end(
                 Ok(far) => far,
                 Err(why) => return Ok(PollEnd::ServerLost(why)),
             };
-            let mut sample = tracker.sample(t0.elapsed(), &local, &far.counts);
+            let at = t0.elapsed();
+            let mut sample = tracker.sample(at, &local, &far.counts);
             tracker.add_cpu(&mut sample, local_cpu, far.cpu);
             analysis::add_latency(&mut sample, workers.take_latency().as_ref());
-            emit(sample);
+            let poll = (!far.stand_in).then_some(LastPoll {
+                at,
+                counts: far.counts,
+                cpu: far.cpu,
+            });
+            emit(sample, poll);
             next_tick += interval;
             continue;
         }
@@ -167,13 +205,14 @@ fn poll_until_end(
 }
 
 /// Stops the test on both ends and returns the last interval (which ends at `Stop`) and the
-/// raw figures of both ends; with the server gone, the client's own figures alone.
+/// raw figures of both ends; with the server gone, the client's own figures and the server's
+/// from its last answered poll.
 fn finish(
     config: &ClientConfig,
     remote: &mut dyn Remote,
     running: Running,
     tracker: &mut IntervalTracker,
-    end: PollEnd,
+    end: Ended,
 ) -> Result<(IntervalSample, RawRun), ClientError> {
     running.workers.stop();
     let window = running.t0.elapsed();
@@ -186,18 +225,14 @@ fn finish(
         sys0,
         drops0,
     } = running;
-    let interrupted = matches!(end, PollEnd::Interrupted);
-    let (server, server_lost) = match end {
-        PollEnd::ServerLost(why) => (ServerResults::default(), Some(why)),
-        PollEnd::TimeUp | PollEnd::Interrupted => match remote.results(
-            &local_at_stop,
-            CpuTime::process_now().since(cpu0),
-            t0.elapsed(),
-        )? {
-            Ok(results) => (results, None),
-            Err(why) => (ServerResults::default(), Some(why)),
-        },
-    };
+    let interrupted = matches!(
+        end,
+        Ended::Stopped {
+            interrupted: true,
+            ..
+        }
+    );
+    let (server, server_lost) = server_results(remote, end, &local_at_stop, cpu0, t0)?;
     // With the server gone, its side of the streams ends at once (reset) or never (a black
     // hole): nothing is left to drain, so the wait is short.
     let drain = match server_lost {
@@ -224,6 +259,7 @@ fn finish(
         .map(|(o, at_stop)| LocalStream {
             at_stop,
             now: o.now,
+            cpu: o.cpu,
             result: o.result.map(|r| {
                 r.map(worker_report)
                     .map_err(|e| StreamFailure(e.to_string()))
@@ -244,6 +280,29 @@ fn finish(
         server_lost,
     };
     Ok((sample, raw))
+}
+
+/// The server's results once the test has stopped, or, with the server gone (`Some(why)`),
+/// those of its last answered poll.
+fn server_results(
+    remote: &mut dyn Remote,
+    end: Ended,
+    local_at_stop: &[StreamCounts],
+    cpu0: CpuTime,
+    t0: Instant,
+) -> Result<(ServerResults, Option<String>), ClientError> {
+    let up_to = |last: Option<LastPoll>| analysis::partial::server_results_up_to(last.as_ref());
+    Ok(match end {
+        Ended::ServerLost(why, last) => (up_to(last), Some(why)),
+        Ended::Stopped { last_poll, .. } => match remote.results(
+            local_at_stop,
+            CpuTime::process_now().since(cpu0),
+            t0.elapsed(),
+        )? {
+            Ok(results) => (results, None),
+            Err(why) => (up_to(last_poll), Some(why)),
+        },
+    })
 }
 
 /// Both ends' counters for the last interval, which ends at `Stop`: receivers count what they

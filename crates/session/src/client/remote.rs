@@ -18,6 +18,9 @@ pub(crate) struct FarCounts {
     pub counts: Vec<StreamCounts>,
     /// Its CPU so far, from a far end that reports it (a linerate server of this build).
     pub cpu: Option<CpuSoFar>,
+    /// The far end reports nothing while the test runs, and these are this end's counts
+    /// standing in for it (a stock iperf3 server): no figure of the far end's own.
+    pub stand_in: bool,
 }
 
 /// What the far end of a test does for the measuring loop.
@@ -96,7 +99,11 @@ impl Remote for LinerateServer<'_> {
             .and_then(|()| recv::<ServerMsg>(self.ctrl, HANDSHAKE_TIMEOUT));
         match reply {
             Err(e) => Ok(Err(lost("polling it", &e))),
-            Ok(ServerMsg::Counters { counts, cpu, .. }) => Ok(Ok(FarCounts { counts, cpu })),
+            Ok(ServerMsg::Counters { counts, cpu, .. }) => Ok(Ok(FarCounts {
+                counts,
+                cpu,
+                stand_in: false,
+            })),
             Ok(ServerMsg::Error { message }) => Err(server_ended(&message)),
             Ok(other) => Err(unexpected(&other)),
         }

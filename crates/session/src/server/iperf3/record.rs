@@ -85,7 +85,13 @@ pub(super) fn build(
     // As `client::summarize` does for a linerate client's run.
     let mut summary = analysis::build(&raw, &intervals);
     analysis::link::link_from_hosts(&mut summary, &hosts);
-    analysis::verdict::add_verdicts(&mut summary, spec, &hosts);
+    // Its hints name the iperf3 client's flags: its own -b paced it, not linerate.
+    analysis::verdict::add_verdicts_for(
+        &mut summary,
+        spec,
+        &hosts,
+        analysis::verdict::Client::Iperf3,
+    );
     add_client_retransmits(&mut summary, spec, theirs);
     let address = about.client.map(|a| a.ip().to_canonical());
     let record = RunRecord {
@@ -169,6 +175,7 @@ fn client_side(spec: &TestSpec, theirs: &Results) -> Result<ClientSide, String> 
                 counts,
                 ..WorkerReport::default()
             })),
+            cpu: per_stream,
         });
     }
     Ok(ClientSide {
