@@ -28,7 +28,7 @@ pub fn write_brief(w: &mut dyn Write, r: &RunRecord, bold: bool) -> std::io::Res
         r.kind.as_str(),
         r.target,
         s.duration_s,
-        status_note(s)
+        status_note(s, true)
     )?;
     let result = match &s.rr {
         Some(rr) => {
@@ -54,7 +54,7 @@ pub fn write_brief(w: &mut dyn Write, r: &RunRecord, bold: bool) -> std::io::Res
     for advice in advice(s) {
         writeln!(w, "{:<6}{advice}", "try")?;
     }
-    let result = format!("RESULT  {result}{}", status_note(s));
+    let result = format!("RESULT  {result}{}", status_note(s, false));
     if bold {
         writeln!(w, "{BOLD}{result}{RESET}")
     } else {
@@ -62,10 +62,15 @@ pub fn write_brief(w: &mut dyn Write, r: &RunRecord, bold: bool) -> std::io::Res
     }
 }
 
-/// A partial run says so in the header and on the `RESULT` line.
-fn status_note(s: &Summary) -> String {
+/// A partial run says so in the header (`why`: with its reason and what its figures cover,
+/// once) and on the `RESULT` line.
+fn status_note(s: &Summary, why: bool) -> String {
     match (&s.incomplete, s.interrupted) {
-        (Some(why), _) => format!(" (INCOMPLETE: {why})"),
+        (Some(reason), _) if why => format!(
+            " (INCOMPLETE: {reason}; {})",
+            crate::run_text::partial_mark(s)
+        ),
+        (Some(_), _) => " (INCOMPLETE: partial)".to_string(),
         (None, true) => " (INTERRUPTED: partial)".to_string(),
         (None, false) => String::new(),
     }

@@ -231,7 +231,17 @@ fn a_partial_run_says_so_in_the_header_and_the_result() {
     );
     r.summary.incomplete = Some("the server went away mid-test".into());
     let text = brief(&r);
-    assert!(lines_last(&text).ends_with("(INCOMPLETE: the server went away mid-test)"));
+    // The reason once, in the header, with what the figures cover; the result is marked.
+    assert_eq!(text.matches("went away").count(), 1, "{text}");
+    let head = text.lines().next().unwrap();
+    assert!(
+        head.contains("(INCOMPLETE: the server went away mid-test; the client's own figures only)"),
+        "{text}"
+    );
+    assert!(
+        lines_last(&text).ends_with("(INCOMPLETE: partial)"),
+        "{text}"
+    );
 }
 
 #[test]
