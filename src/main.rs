@@ -12,9 +12,17 @@ use linerate::cli::{Cli, Command};
 use linerate::{commands, shutdown};
 
 /// Parses the command line. Help and version print as clap formats them; usage errors become
-/// one line naming the input, like every other error.
+/// one line naming the input, like every other error; an iperf3 command line (`-c HOST`) gets
+/// the linerate command to run instead.
 fn parse() -> anyhow::Result<Result<Cli, ExitCode>> {
     use clap::error::ErrorKind;
+    let words: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    if let Some(line) = linerate::iperf3_spelling::suggestion(&words) {
+        anyhow::bail!("{line}");
+    }
     match Cli::try_parse() {
         Ok(cli) => Ok(Ok(cli)),
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {

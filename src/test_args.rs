@@ -59,12 +59,13 @@ pub struct CommonArgs {
     /// Where to connect.
     #[command(flatten)]
     pub conn: ConnectionArgs,
-    /// Test duration.
+    /// Test duration; 0 runs until Ctrl-C (at most 24 h, or the server's --max-time).
     #[arg(
         long = "time",
         short = 't',
         value_name = "SECONDS",
-        default_value_t = 10.0
+        default_value_t = 10.0,
+        allow_negative_numbers = true
     )]
     pub time: f64,
     /// Parallel streams per direction, each on its own thread.
@@ -82,7 +83,7 @@ pub struct CommonArgs {
     #[arg(long)]
     pub bidir: bool,
     /// Seconds between live rows; 0 prints none.
-    #[arg(long, short = 'i', value_name = "SECONDS", default_value_t = 1.0)]
+    #[arg(long, short = 'i', value_name = "SECONDS", default_value_t = 1.0, allow_negative_numbers = true)]
     pub interval: f64,
     /// Link speed for the Performance Index PI = T/C x T/L (bits/s; K, M, G, T).
     #[arg(long, value_name = "BITS_PER_SEC")]
@@ -152,6 +153,10 @@ pub struct TcpArgs {
     /// created there when nothing is.
     #[arg(long, value_name = "PATH", conflicts_with_all = ["bind", "ipv4", "ipv6"])]
     pub unix: Option<PathBuf>,
+    /// Warm-up: the first SECONDS of --time run and shown (rows marked omitted) but left out
+    /// of the summary and stored figures, as iperf3 -O.
+    #[arg(long, short = 'O', value_name = "SECONDS", allow_negative_numbers = true)]
+    pub omit: Option<f64>,
     /// Test against a stock `iperf3 -s` at HOST (port 5201 unless -p), speaking iperf3's
     /// protocol: linerate's own data plane and figures, the iperf3 server's byte counts.
     #[arg(long, requires = "host", conflicts_with_all = ["unix", "auth_key"])]
@@ -216,6 +221,10 @@ pub struct UdpArgs {
     /// Do not let the kernel coalesce arriving datagrams (UDP GRO), to compare.
     #[arg(long)]
     pub no_gro: bool,
+    /// Warm-up: the first SECONDS of --time run and shown (rows marked omitted) but left out
+    /// of the summary and stored figures, as iperf3 -O.
+    #[arg(long, short = 'O', value_name = "SECONDS", allow_negative_numbers = true)]
+    pub omit: Option<f64>,
     /// Test against a stock `iperf3 -s` at HOST (port 5201 unless -p), speaking iperf3's
     /// protocol and datagram header: linerate's own data plane and figures, the iperf3
     /// server's datagram counts, loss and jitter.
@@ -267,10 +276,14 @@ pub struct RunPlan {
     pub iperf3: bool,
 }
 
+/// `-t 0`: as long as a test may last (iperf3's "until stopped"); Ctrl-C ends it as any run.
+pub const UNTIL_STOPPED: Duration = Duration::from_secs(86_400);
+
 fn seconds(flag: &str, value: f64, min: f64, max: f64) -> anyhow::Result<Duration> {
     if !value.is_finite() || value < min || value > max {
         return Err(anyhow::anyhow!(
-            "{flag} {value}: must be between {min} and {max} seconds"
+            "{flag} {value}: must be between {min} and {max} seconds{}",
+            if flag == "--time" { " (or 0: until Ctrl-C)" } else { "" }
         ));
     }
     Ok(Duration::from_secs_f64(value))
@@ -358,7 +371,11 @@ impl CommonArgs {
 
     /// Validates the shared flags into a plan for a test with `params`.
     pub fn plan(&self, params: Params) -> anyhow::Result<RunPlan> {
-        let duration = seconds("--time", self.time, 0.1, 86_400.0)?;
+        let duration = if self.time == 0.0 {
+            UNTIL_STOPPED
+        } else {
+            seconds("--time", self.time, 0.1, 86_400.0)?
+        };
         if self.parallel == 0 || self.parallel > 128 {
             return Err(anyhow::anyhow!(
                 "--parallel {}: must be between 1 and 128 streams",
@@ -484,6 +501,7 @@ impl TcpArgs {
                 .transpose()?,
         };
         plan.spec.params = Params::TcpStream { stream, tcp };
+        plan.spec.omit_ms = omit::omit_ms(self.omit, &plan.spec, self.iperf3)?;
         Ok(plan)
     }
 }
@@ -549,9 +567,11 @@ impl UdpArgs {
         }
         udp.flows_dst = self.flows_dst;
         plan.spec.params = Params::UdpStream { udp };
+        plan.spec.omit_ms = omit::omit_ms(self.omit, &plan.spec, self.iperf3)?;
         Ok(plan)
     }
 }
 
+mod omit;
 #[cfg(test)]
 mod tests;
