@@ -21,7 +21,8 @@ fn parse() -> anyhow::Result<Result<Cli, ExitCode>> {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     if let Some(line) = linerate::iperf3_spelling::suggestion(&words) {
-        anyhow::bail!("{line}");
+        eprintln!("{line}");
+        return Ok(Err(ExitCode::from(2)));
     }
     match Cli::try_parse() {
         Ok(cli) => Ok(Ok(cli)),

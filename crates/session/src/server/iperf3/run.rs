@@ -276,8 +276,15 @@ pub(super) fn run_test(
         .map(|(o, at_end)| stream_end(0, o, *at_end))
         .collect();
     let theirs = exchanged?;
+    let ends: Vec<_> = (order.iter().zip(&counts))
+        .map(|(&(sends, _), c)| {
+            let flow = if sends { Flow::ServerToClient } else { Flow::ClientToServer };
+            (flow, *c, *c)
+        })
+        .collect();
     let line = format!(
-        "test done: received {} bytes, sent {} bytes in {:.3} s",
+        "test done: {} (received {} bytes, sent {} bytes in {:.3} s)",
+        crate::server::result_line::line(spec, &ends, ran.wall),
         ran.received.iter().map(|c| c.bytes).sum::<u64>(),
         sent.iter().map(|e| e.total.bytes).sum::<u64>(),
         ran.wall.as_secs_f64()
