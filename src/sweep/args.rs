@@ -72,7 +72,7 @@ pub struct SweepArgs {
 #[derive(Debug, Subcommand)]
 pub enum SweepCommand {
     /// Message sizes, NetPIPE-style: a short stream test and a request/response test per
-    /// size, from --min to --max on a geometric ladder with ±3-byte perturbations; reports
+    /// size, from --min to --max on a geometric ladder (±3-byte perturbations with --full); reports
     /// peak throughput, n½ (the smallest size reaching half of it) and small-message latency.
     Size(SizeArgs),
     /// Parallel streams (-P) of the test after --, e.g. --values 1,2,4,8 -- tcp HOST.
@@ -148,9 +148,15 @@ pub struct SizeArgs {
     /// Transport.
     #[arg(long, value_enum, default_value_t = Proto::Tcp)]
     pub proto: Proto,
-    /// Also measure each size this many bytes below and above (0: off), as NetPIPE does.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_PERTURBATION)]
-    pub perturbation: u32,
+    /// Also measure each size this many bytes below and above, as NetPIPE does (default 0,
+    /// or 3 with --full).
+    #[arg(long, value_name = "BYTES")]
+    pub perturbation: Option<u32>,
+    /// NetPIPE's whole ladder: every power of two with 3-byte perturbations either side (66
+    /// sizes from 1 to 8M, about 4.5 minutes), instead of the powers of two alone (24, about
+    /// a minute).
+    #[arg(long)]
+    pub full: bool,
     /// Duration of each test (each size runs a stream test and a request/response test).
     #[arg(
         long = "time",
@@ -409,7 +415,8 @@ impl SizeArgs {
         let (dmin, dmax) = if udp { ("16", "65507") } else { ("1", "8M") };
         let min = parse_bound("--min", self.min.as_deref().unwrap_or(dmin), udp)?;
         let max = parse_bound("--max", self.max.as_deref().unwrap_or(dmax), udp)?;
-        let sizes = size_ladder(min, max, self.perturbation)?;
+        let p = (self.perturbation).unwrap_or(if self.full { DEFAULT_PERTURBATION } else { 0 });
+        let sizes = size_ladder(min, max, p)?;
         let stream = if udp {
             let mut a: UdpArgs = defaults()?;
             a.common.share(&self.conn, self.time);
