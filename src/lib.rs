@@ -6,7 +6,6 @@ pub mod cli;
 pub mod commands;
 pub mod connection_args;
 pub mod docs_gen;
-pub mod iperf3_spelling;
 pub mod latency_args;
 pub mod mesh_cmd;
 pub mod output;

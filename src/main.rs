@@ -16,11 +16,7 @@ use linerate::{commands, shutdown};
 /// the linerate command to run instead.
 fn parse() -> anyhow::Result<Result<Cli, ExitCode>> {
     use clap::error::ErrorKind;
-    let words: Vec<String> = std::env::args_os()
-        .skip(1)
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    if let Some(line) = linerate::iperf3_spelling::suggestion(&words) {
+    if let Some(line) = session::iperf3::spelling::suggestion(std::env::args_os().skip(1)) {
         eprintln!("{line}");
         return Ok(Err(ExitCode::from(2)));
     }

@@ -111,7 +111,6 @@ impl PpsArgs {
                     flows_dst: 1,
                     no_gso: self.no_gso,
                     no_gro: self.no_gro,
-                    omit: None,
                     iperf3: false,
                     latency: LatencyArgs {
                         latency: None,

@@ -68,6 +68,11 @@ pub struct CommonArgs {
         allow_negative_numbers = true
     )]
     pub time: f64,
+    /// Warm-up: the first SECONDS of --time run and shown (rows marked omitted) but left out
+    /// of the summary and stored figures, as iperf3 -O (default 0; rr and crr: the first
+    /// interval when the test lasts more than two).
+    #[arg(long, short = 'O', value_name = "SECONDS", allow_negative_numbers = true)]
+    pub omit: Option<f64>,
     /// Parallel streams per direction, each on its own thread.
     #[arg(
         long = "parallel",
@@ -153,10 +158,6 @@ pub struct TcpArgs {
     /// created there when nothing is.
     #[arg(long, value_name = "PATH", conflicts_with_all = ["bind", "ipv4", "ipv6"])]
     pub unix: Option<PathBuf>,
-    /// Warm-up: the first SECONDS of --time run and shown (rows marked omitted) but left out
-    /// of the summary and stored figures, as iperf3 -O.
-    #[arg(long, short = 'O', value_name = "SECONDS", allow_negative_numbers = true)]
-    pub omit: Option<f64>,
     /// Test against a stock `iperf3 -s` at HOST (port 5201 unless -p), speaking iperf3's
     /// protocol: linerate's own data plane and figures, the iperf3 server's byte counts.
     #[arg(long, requires = "host", conflicts_with_all = ["unix", "auth_key"])]
@@ -221,10 +222,6 @@ pub struct UdpArgs {
     /// Do not let the kernel coalesce arriving datagrams (UDP GRO), to compare.
     #[arg(long)]
     pub no_gro: bool,
-    /// Warm-up: the first SECONDS of --time run and shown (rows marked omitted) but left out
-    /// of the summary and stored figures, as iperf3 -O.
-    #[arg(long, short = 'O', value_name = "SECONDS", allow_negative_numbers = true)]
-    pub omit: Option<f64>,
     /// Test against a stock `iperf3 -s` at HOST (port 5201 unless -p), speaking iperf3's
     /// protocol and datagram header: linerate's own data plane and figures, the iperf3
     /// server's datagram counts, loss and jitter.
@@ -501,7 +498,7 @@ impl TcpArgs {
                 .transpose()?,
         };
         plan.spec.params = Params::TcpStream { stream, tcp };
-        plan.spec.omit_ms = omit::omit_ms(self.omit, &plan.spec, self.iperf3)?;
+        plan.spec.omit_ms = omit::omit_ms(self.common.omit, &plan.spec, self.iperf3)?;
         Ok(plan)
     }
 }
@@ -567,11 +564,11 @@ impl UdpArgs {
         }
         udp.flows_dst = self.flows_dst;
         plan.spec.params = Params::UdpStream { udp };
-        plan.spec.omit_ms = omit::omit_ms(self.omit, &plan.spec, self.iperf3)?;
+        plan.spec.omit_ms = omit::omit_ms(self.common.omit, &plan.spec, self.iperf3)?;
         Ok(plan)
     }
 }
 
-mod omit;
+pub(crate) mod omit;
 #[cfg(test)]
 mod tests;

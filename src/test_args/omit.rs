@@ -1,12 +1,10 @@
-//! `-O/--omit SECONDS` on `tcp` and `udp`: a warm-up at the start of `--time`, run and shown
-//! (its live rows marked omitted) but left out of the summary and the stored figures, as
-//! iperf3's `-O`. The window then starts at the client's poll at its end (`analysis::window`).
-//! Unlike iperf3, the warm-up is part of `--time`, as `rr --omit` is: `-O 1 -t 3` runs 3 s and
-//! sums the last 2.
+//! `-O/--omit SECONDS`: a warm-up at the start of `--time`, run and shown but left out of the
+//! summary, as iperf3's `-O` (the window starts at its end: `analysis::window`). Unlike
+//! iperf3's, it is part of `--time`: `-O 1 -t 3` runs 3 s and sums the last 2.
 
 use wire::TestSpec;
 
-/// The warm-up in milliseconds for `spec`, from `-O` (`None`: none).
+/// The warm-up in milliseconds for `spec`, from `-O` (`None`: none; rr's default is its own).
 pub(crate) fn omit_ms(omit: Option<f64>, spec: &TestSpec, iperf3: bool) -> anyhow::Result<u64> {
     let Some(s) = omit else { return Ok(0) };
     if iperf3 && s != 0.0 {

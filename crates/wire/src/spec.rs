@@ -209,6 +209,13 @@ impl TestSpec {
         self.params.set_message_len_bytes(len)
     }
 
+    /// This test with `len` bytes per send call (see [`TestSpec::set_message_len_bytes`]).
+    pub fn with_message_len_bytes(&self, len: u32) -> Self {
+        let mut spec = self.clone();
+        spec.set_message_len_bytes(len);
+        spec
+    }
+
     /// `tcp_stream`'s parameters.
     pub fn stream(&self) -> Option<&StreamParams> {
         self.params.stream()

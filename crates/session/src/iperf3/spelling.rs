@@ -26,7 +26,10 @@ const TAKES_VALUE: &[&str] = &[
 
 /// The linerate command for an iperf3-style command line `args` (without the program name),
 /// as one error line; `None` when `args` does not start with one of iperf3's flags.
-pub fn suggestion(args: &[String]) -> Option<String> {
+pub fn suggestion(args: impl IntoIterator<Item = std::ffi::OsString>) -> Option<String> {
+    let args: Vec<String> = (args.into_iter())
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let first = args.first()?;
     if !MODE_FLAGS.contains(&first.as_str()) {
         return None;
@@ -82,8 +85,7 @@ mod tests {
     use super::*;
 
     fn say(line: &str) -> Option<String> {
-        let args: Vec<String> = line.split_whitespace().map(String::from).collect();
-        suggestion(&args)
+        suggestion(line.split_whitespace().map(std::ffi::OsString::from))
     }
 
     #[test]
