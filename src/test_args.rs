@@ -71,7 +71,12 @@ pub struct CommonArgs {
     /// Warm-up: the first SECONDS of --time run and shown (rows marked omitted) but left out
     /// of the summary and stored figures, as iperf3 -O (default 0; rr and crr: the first
     /// interval when the test lasts more than two).
-    #[arg(long, short = 'O', value_name = "SECONDS", allow_negative_numbers = true)]
+    #[arg(
+        long,
+        short = 'O',
+        value_name = "SECONDS",
+        allow_negative_numbers = true
+    )]
     pub omit: Option<f64>,
     /// Parallel streams per direction, each on its own thread.
     #[arg(
@@ -88,7 +93,13 @@ pub struct CommonArgs {
     #[arg(long)]
     pub bidir: bool,
     /// Seconds between live rows; 0 prints none.
-    #[arg(long, short = 'i', value_name = "SECONDS", default_value_t = 1.0, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        short = 'i',
+        value_name = "SECONDS",
+        default_value_t = 1.0,
+        allow_negative_numbers = true
+    )]
     pub interval: f64,
     /// Link speed for the Performance Index PI = T/C x T/L (bits/s; K, M, G, T).
     #[arg(long, value_name = "BITS_PER_SEC")]
@@ -280,7 +291,11 @@ fn seconds(flag: &str, value: f64, min: f64, max: f64) -> anyhow::Result<Duratio
     if !value.is_finite() || value < min || value > max {
         return Err(anyhow::anyhow!(
             "{flag} {value}: must be between {min} and {max} seconds{}",
-            if flag == "--time" { " (or 0: until Ctrl-C)" } else { "" }
+            if flag == "--time" {
+                " (or 0: until Ctrl-C)"
+            } else {
+                ""
+            }
         ));
     }
     Ok(Duration::from_secs_f64(value))

@@ -45,10 +45,16 @@ fn an_iperf3_command_line_is_answered_with_the_linerate_command() {
 
 #[test]
 fn negative_numbers_get_the_range_message() {
-    fails_in_one_line(&["tcp", "-t", "-1"], "--time -1: must be between 0.1 and 86400");
+    fails_in_one_line(
+        &["tcp", "-t", "-1"],
+        "--time -1: must be between 0.1 and 86400",
+    );
     fails_in_one_line(&["udp", "-i", "-2"], "--interval -2: must be between");
     fails_in_one_line(&["tcp", "-O", "-1"], "--omit -1: must be at least 0");
-    fails_in_one_line(&["udp", "-t", "2", "-O", "2"], "--omit 2: must be at least 0 and shorter than --time");
+    fails_in_one_line(
+        &["udp", "-t", "2", "-O", "2"],
+        "--omit 2: must be at least 0 and shorter than --time",
+    );
     fails_in_one_line(
         &["tcp", "127.0.0.1", "--iperf3", "-O", "1"],
         "--omit with --iperf3",
@@ -69,7 +75,12 @@ fn t_zero_runs_until_ctrl_c_then_prints_and_stores_the_summary() {
     // SAFETY: sending SIGINT to our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["spec"]["duration_ms"], 86_400_000);
     let s = &v["summary"];
@@ -95,7 +106,11 @@ fn a_warm_up_is_left_out_of_the_stored_window_and_its_intervals_marked() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "{text}");
         let marked: Vec<&str> = text.lines().filter(|l| l.ends_with("(omitted)")).collect();
-        assert_eq!(marked.len(), 2, "two live rows of 0.5 s are omitted:\n{text}");
+        assert_eq!(
+            marked.len(),
+            2,
+            "two live rows of 0.5 s are omitted:\n{text}"
+        );
     }
     for run in ["1", "2"] {
         let shown = linerate_json(&["show", run, "--json", "--db", path]);
@@ -112,15 +127,25 @@ fn a_warm_up_is_left_out_of_the_stored_window_and_its_intervals_marked() {
         let (omitted, kept): (Vec<_>, Vec<_>) =
             intervals.iter().partition(|i| i["omitted"] == true);
         assert_eq!(omitted.len(), 2, "{intervals:?}");
-        assert!(omitted.iter().all(|i| num(&i["end_s"]) < 1.1), "{intervals:?}");
-        assert!(kept.iter().all(|i| num(&i["start_s"]) >= 1.0), "{intervals:?}");
+        assert!(
+            omitted.iter().all(|i| num(&i["end_s"]) < 1.1),
+            "{intervals:?}"
+        );
+        assert!(
+            kept.iter().all(|i| num(&i["start_s"]) >= 1.0),
+            "{intervals:?}"
+        );
         let in_window: u64 = kept
             .iter()
             .map(|i| i["flows"][0]["receiver_bytes"].as_u64().unwrap())
             .sum();
         assert_eq!(in_window, flow["bytes_received"].as_u64().unwrap(), "{s}");
         if let Some(u) = flow.get("udp").filter(|u| !u.is_null()) {
-            let (sent, got, lost) = (u["packets_sent"].as_u64(), u["packets_received"].as_u64(), u["packets_lost"].as_u64());
+            let (sent, got, lost) = (
+                u["packets_sent"].as_u64(),
+                u["packets_received"].as_u64(),
+                u["packets_lost"].as_u64(),
+            );
             assert_eq!(sent, Some(got.unwrap() + lost.unwrap()), "{u}");
             // 50 Mbit/s of 1472-byte payloads: about 4246 a second, one second counted.
             assert!((3800..4700).contains(&got.unwrap()), "{u}");
@@ -139,7 +164,16 @@ fn serve_logs_one_result_line_per_test() {
     let lines: Vec<&str> = log.lines().collect();
     assert_eq!(lines.len(), 1, "one line per test: {log}");
     let line = lines[0];
-    assert!(line.starts_with("127.0.0.1:"), "the client's address first: {line}");
-    assert!(line.contains(" s: s->c ") && line.ends_with("bit/s sent"), "{line}");
-    assert!(!line.contains("tcp_stream") && !line.contains("Reverse"), "{line}");
+    assert!(
+        line.starts_with("127.0.0.1:"),
+        "the client's address first: {line}"
+    );
+    assert!(
+        line.contains(" s: s->c ") && line.ends_with("bit/s sent"),
+        "{line}"
+    );
+    assert!(
+        !line.contains("tcp_stream") && !line.contains("Reverse"),
+        "{line}"
+    );
 }

@@ -36,10 +36,17 @@ fn promtool(body: &str) -> Option<Result<(), String>> {
         .stderr(Stdio::piped())
         .spawn();
     let Ok(mut child) = child else {
-        skip("promtool is not installed (Debian's prometheus package; scripts/test.sh installs it)");
+        skip(
+            "promtool is not installed (Debian's prometheus package; scripts/test.sh installs it)",
+        );
         return None;
     };
-    child.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     let said = format!(
         "{}{}",
@@ -218,9 +225,9 @@ fn metrics_parse_as_openmetrics_and_count_the_tests_that_ran() {
     has(format!(
         "linerate_datagrams_total{{direction=received,transport=udp}} {datagrams}"
     ));
-    assert!(samples
-        .iter()
-        .any(|s| s.starts_with("linerate_last_test_throughput_bytes_per_second{client=127.0.0.1} ")));
+    assert!(samples.iter().any(
+        |s| s.starts_with("linerate_last_test_throughput_bytes_per_second{client=127.0.0.1} ")
+    ));
     assert!(get(&metrics, "/other").starts_with("HTTP/1.1 404"));
     // issue 35: Prometheus reads both formats as written, promtool clean on each.
     let classic = get_as(&metrics, "/metrics", None);

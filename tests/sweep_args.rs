@@ -244,7 +244,10 @@ fn size_sweep_default_is_the_powers_of_two_and_full_is_netpipes_ladder() {
     assert!(default.iter().all(|s| s.is_power_of_two()), "{default:?}");
     assert_eq!(sizes(&["size", "--full"]).len(), 66);
     assert_eq!(sizes(&["size", "--proto", "udp"]).len(), 13);
-    assert_eq!(sizes(&["size", "--max", "64", "--perturbation", "3"]).len(), 15);
+    assert_eq!(
+        sizes(&["size", "--max", "64", "--perturbation", "3"]).len(),
+        15
+    );
 }
 
 #[test]

@@ -40,8 +40,8 @@ pub mod window;
 
 pub use intervals::{add_latency, IntervalTracker};
 pub use raw::{LocalStream, RawRun, StreamFailure, WorkerReport};
-pub use window::WindowStart;
 pub use summary::{build, performance_index};
+pub use window::WindowStart;
 
 /// `count` per second over `secs`; 0 for an empty window.
 fn per_sec(count: u64, secs: f64) -> f64 {

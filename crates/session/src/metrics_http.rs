@@ -185,7 +185,11 @@ fn answer(request: &[u8], metrics: &ServerMetrics) -> Vec<u8> {
     let wanted = request.starts_with(b"GET /metrics ") || request.starts_with(b"GET /metrics?");
     let (status, kind, body) = if wanted {
         let format = Format::accepted(request);
-        ("200 OK", format.content_type(), render(&metrics.snapshot(), format))
+        (
+            "200 OK",
+            format.content_type(),
+            render(&metrics.snapshot(), format),
+        )
     } else {
         (
             "404 Not Found",
@@ -315,7 +319,12 @@ fn families(m: &MetricsSnapshot) -> Vec<Family> {
     let last = m
         .last_throughput_bps
         .iter()
-        .map(|(ip, (bps, _))| (label(&[("client", &ip.to_string())]), format!("{}", bps / 8.0)))
+        .map(|(ip, (bps, _))| {
+            (
+                label(&[("client", &ip.to_string())]),
+                format!("{}", bps / 8.0),
+            )
+        })
         .collect();
     vec![
         ("linerate_sessions_started", "counter", "Tests accepted, by kind.", by("kind", &m.started)),
@@ -344,7 +353,10 @@ mod tests {
             ("accept: Application/OpenMetrics-Text", Format::OpenMetrics),
             ("Accept: text/plain;version=0.0.4", Format::Classic),
             ("Accept: */*", Format::Classic),
-            ("Accept: application/openmetrics-text;q=0, text/plain", Format::Classic),
+            (
+                "Accept: application/openmetrics-text;q=0, text/plain",
+                Format::Classic,
+            ),
             ("X-Other: application/openmetrics-text", Format::Classic),
         ] {
             assert_eq!(Format::accepted(req(accept).as_bytes()), format, "{accept}");
@@ -355,13 +367,28 @@ mod tests {
     fn counters_are_named_as_each_format_names_them() {
         let m = MetricsSnapshot::default();
         let open = render(&m, Format::OpenMetrics);
-        assert!(open.contains("# TYPE linerate_auth_failures counter\n"), "{open}");
-        assert!(open.contains("\nlinerate_auth_failures_total 0\n"), "{open}");
+        assert!(
+            open.contains("# TYPE linerate_auth_failures counter\n"),
+            "{open}"
+        );
+        assert!(
+            open.contains("\nlinerate_auth_failures_total 0\n"),
+            "{open}"
+        );
         assert!(open.ends_with("# EOF\n"), "{open}");
         let classic = render(&m, Format::Classic);
-        assert!(classic.contains("# TYPE linerate_auth_failures_total counter\n"), "{classic}");
-        assert!(classic.contains("# HELP linerate_auth_failures_total "), "{classic}");
-        assert!(classic.contains("\nlinerate_auth_failures_total 0\n"), "{classic}");
+        assert!(
+            classic.contains("# TYPE linerate_auth_failures_total counter\n"),
+            "{classic}"
+        );
+        assert!(
+            classic.contains("# HELP linerate_auth_failures_total "),
+            "{classic}"
+        );
+        assert!(
+            classic.contains("\nlinerate_auth_failures_total 0\n"),
+            "{classic}"
+        );
         assert!(!classic.contains("# EOF"), "{classic}");
     }
 }

@@ -63,10 +63,17 @@ pub(crate) fn measure_streams(
     let mut tracker = IntervalTracker::new(&config.spec);
     let mut intervals = Vec::new();
     let mut start = None;
-    let end = poll_until_end(config, remote, &running, &mut tracker, &mut start, &mut |s| {
-        progress.interval(&s);
-        intervals.push(s);
-    })?;
+    let end = poll_until_end(
+        config,
+        remote,
+        &running,
+        &mut tracker,
+        &mut start,
+        &mut |s| {
+            progress.interval(&s);
+            intervals.push(s);
+        },
+    )?;
     let (sample, mut raw) = finish(config, remote, running, &mut tracker, end)?;
     raw.window_start = start;
     progress.interval(&sample);

@@ -11,17 +11,70 @@
 /// carried over as written (linerate spells `-p -t -P -R -b -l -w -i -O -C -M -N -S -4 -6 -B
 /// -A` as iperf3 does) or dropped with a note.
 const MODE_FLAGS: &[&str] = &[
-    "-c", "--client", "-s", "--server", "-u", "--udp", "-R", "--reverse", "--bidir", "-P",
-    "--parallel", "-t", "--time", "-b", "--bitrate", "-J", "--json", "-Z", "--zerocopy", "-O", "--omit", "-n", "--bytes", "-k",
+    "-c",
+    "--client",
+    "-s",
+    "--server",
+    "-u",
+    "--udp",
+    "-R",
+    "--reverse",
+    "--bidir",
+    "-P",
+    "--parallel",
+    "-t",
+    "--time",
+    "-b",
+    "--bitrate",
+    "-J",
+    "--json",
+    "-Z",
+    "--zerocopy",
+    "-O",
+    "--omit",
+    "-n",
+    "--bytes",
+    "-k",
     "--blockcount",
 ];
 
 /// Flags that take a value in iperf3, so the word after them is not a host or a flag.
 const TAKES_VALUE: &[&str] = &[
-    "-c", "--client", "-p", "--port", "-t", "--time", "-P", "--parallel", "-b", "--bitrate",
-    "-l", "--length", "-w", "--window", "-i", "--interval", "-O", "--omit", "-C",
-    "--congestion", "-M", "--set-mss", "-S", "--tos", "-B", "--bind", "-A", "--affinity", "-n",
-    "--bytes", "-k", "--blockcount", "--logfile", "-T", "--title",
+    "-c",
+    "--client",
+    "-p",
+    "--port",
+    "-t",
+    "--time",
+    "-P",
+    "--parallel",
+    "-b",
+    "--bitrate",
+    "-l",
+    "--length",
+    "-w",
+    "--window",
+    "-i",
+    "--interval",
+    "-O",
+    "--omit",
+    "-C",
+    "--congestion",
+    "-M",
+    "--set-mss",
+    "-S",
+    "--tos",
+    "-B",
+    "--bind",
+    "-A",
+    "--affinity",
+    "-n",
+    "--bytes",
+    "-k",
+    "--blockcount",
+    "--logfile",
+    "-T",
+    "--title",
 ];
 
 /// The linerate command for an iperf3-style command line `args` (without the program name),
@@ -38,10 +91,7 @@ pub fn suggestion(args: impl IntoIterator<Item = std::ffi::OsString>) -> Option<
     let (mut host, mut server, mut udp) = (None, false, false);
     let (mut kept, mut dropped) = (Vec::new(), Vec::new());
     while let Some(w) = words.next() {
-        let value = TAKES_VALUE
-            .contains(&w)
-            .then(|| words.next())
-            .flatten();
+        let value = TAKES_VALUE.contains(&w).then(|| words.next()).flatten();
         match (w, value) {
             ("-c" | "--client", Some(h)) => host = Some(h),
             ("-s" | "--server", _) => server = true,
@@ -59,7 +109,12 @@ pub fn suggestion(args: impl IntoIterator<Item = std::ffi::OsString>) -> Option<
     }
     let (command, iperf3) = if server {
         // The server's flags linerate shares: the port, the bind address, one-off.
-        kept.retain(|w| ["-p ", "-B ", "--port ", "--bind "].iter().any(|p| w.starts_with(p)) || w == "-1");
+        kept.retain(|w| {
+            ["-p ", "-B ", "--port ", "--bind "]
+                .iter()
+                .any(|p| w.starts_with(p))
+                || w == "-1"
+        });
         ("serve".to_string(), "-s")
     } else {
         let kind = if udp { "udp" } else { "tcp" };
@@ -68,9 +123,8 @@ pub fn suggestion(args: impl IntoIterator<Item = std::ffi::OsString>) -> Option<
     };
     let rest: String = kept.iter().map(|w| format!(" {w}")).collect();
     let original = args.join(" ");
-    let mut line = format!(
-        "linerate has no {iperf3}: run `linerate {command}{rest}` (iperf3 {original})"
-    );
+    let mut line =
+        format!("linerate has no {iperf3}: run `linerate {command}{rest}` (iperf3 {original})");
     if !dropped.is_empty() {
         line += &format!("; linerate has no {} (left out)", dropped.join(", "));
     }
@@ -98,7 +152,10 @@ mod tests {
         let s = say("-c h -u -b 100M --bidir").unwrap();
         assert!(s.contains("`linerate udp h -b 100M --bidir`"), "{s}");
         let s = say("-u -c h --bitrate 1G -Z -J").unwrap();
-        assert!(s.contains("`linerate udp h -b 1G --send-mode sendfile --json`"), "{s}");
+        assert!(
+            s.contains("`linerate udp h -b 1G --send-mode sendfile --json`"),
+            "{s}"
+        );
         let s = say("-R").unwrap();
         assert!(s.contains("`linerate tcp -R`"), "{s}");
     }
@@ -106,7 +163,10 @@ mod tests {
     #[test]
     fn a_server_line_becomes_serve() {
         let s = say("-s -p 5201 -D -1").unwrap();
-        assert!(s.contains("linerate has no -s: run `linerate serve -p 5201 -1`"), "{s}");
+        assert!(
+            s.contains("linerate has no -s: run `linerate serve -p 5201 -1`"),
+            "{s}"
+        );
         assert!(s.contains("linerate has no -D (left out)"), "{s}");
     }
 

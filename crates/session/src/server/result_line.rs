@@ -67,7 +67,10 @@ pub(crate) fn line(
                 } else {
                     0.0
                 };
-                format!("c->s {rate} received, {pct:.2} % lost ({lost} of {})", got + lost)
+                format!(
+                    "c->s {rate} received, {pct:.2} % lost ({lost} of {})",
+                    got + lost
+                )
             }
             (_, Flow::ClientToServer) => format!("c->s {rate} received"),
             (_, Flow::ServerToClient) => format!("s->c {rate} sent"),
@@ -123,7 +126,11 @@ mod tests {
             packets: 5000,
             ..Default::default()
         };
-        let line = line(&spec, &[(Flow::ClientToServer, done, done)], Duration::from_secs(1));
+        let line = line(
+            &spec,
+            &[(Flow::ClientToServer, done, done)],
+            Duration::from_secs(1),
+        );
         assert_eq!(line, "crr, 1 stream, 1.00 s: 5000 connections/s");
     }
 }

@@ -300,7 +300,11 @@ fn done_line(
 ) -> String {
     let ends: Vec<_> = (order.iter().zip(counts))
         .map(|(&(sends, _), c)| {
-            let flow = if sends { Flow::ServerToClient } else { Flow::ClientToServer };
+            let flow = if sends {
+                Flow::ServerToClient
+            } else {
+                Flow::ClientToServer
+            };
             (flow, *c, *c)
         })
         .collect();
