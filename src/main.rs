@@ -12,8 +12,7 @@ use linerate::cli::{Cli, Command};
 use linerate::{commands, shutdown};
 
 /// Parses the command line. Help and version print as clap formats them; usage errors become
-/// one line naming the input, like every other error; an iperf3 command line (`-c HOST`) gets
-/// the linerate command to run instead.
+/// one line naming the input, like every other error (iperf3's `-c HOST`: linerate's command).
 fn parse() -> anyhow::Result<Result<Cli, ExitCode>> {
     use clap::error::ErrorKind;
     if let Some(line) = session::iperf3::spelling::suggestion(std::env::args_os().skip(1)) {

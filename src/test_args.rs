@@ -68,9 +68,8 @@ pub struct CommonArgs {
         allow_negative_numbers = true
     )]
     pub time: f64,
-    /// Warm-up: the first SECONDS of --time run and shown (rows marked omitted) but left out
-    /// of the summary and stored figures, as iperf3 -O (default 0; rr and crr: the first
-    /// interval when the test lasts more than two).
+    /// Warm-up: the first SECONDS of --time shown but left out of the summary, as iperf3 -O
+    /// (default 0; rr and crr: the first interval of a test over two intervals long).
     #[arg(
         long,
         short = 'O',
@@ -284,18 +283,10 @@ pub struct RunPlan {
     pub iperf3: bool,
 }
 
-/// `-t 0`: as long as a test may last (iperf3's "until stopped"); Ctrl-C ends it as any run.
-pub const UNTIL_STOPPED: Duration = Duration::from_secs(86_400);
-
 fn seconds(flag: &str, value: f64, min: f64, max: f64) -> anyhow::Result<Duration> {
     if !value.is_finite() || value < min || value > max {
         return Err(anyhow::anyhow!(
-            "{flag} {value}: must be between {min} and {max} seconds{}",
-            if flag == "--time" {
-                " (or 0: until Ctrl-C)"
-            } else {
-                ""
-            }
+            "{flag} {value}: must be between {min} and {max} seconds"
         ));
     }
     Ok(Duration::from_secs_f64(value))
@@ -383,10 +374,10 @@ impl CommonArgs {
 
     /// Validates the shared flags into a plan for a test with `params`.
     pub fn plan(&self, params: Params) -> anyhow::Result<RunPlan> {
-        let duration = if self.time == 0.0 {
-            UNTIL_STOPPED
-        } else {
-            seconds("--time", self.time, 0.1, 86_400.0)?
+        // `-t 0` (iperf3's "until stopped"): as long as a test may last; Ctrl-C ends it.
+        let duration = match self.time {
+            0.0 => Duration::from_secs(86_400),
+            t => seconds("--time", t, 0.1, 86_400.0)?,
         };
         if self.parallel == 0 || self.parallel > 128 {
             return Err(anyhow::anyhow!(

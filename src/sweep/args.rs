@@ -152,9 +152,8 @@ pub struct SizeArgs {
     /// or 3 with --full).
     #[arg(long, value_name = "BYTES")]
     pub perturbation: Option<u32>,
-    /// NetPIPE's whole ladder: every power of two with 3-byte perturbations either side (66
-    /// sizes from 1 to 8M, about 4.5 minutes), instead of the powers of two alone (24, about
-    /// a minute).
+    /// NetPIPE's whole ladder, ±3 bytes around every power of two (66 sizes to 8M, about 4.5
+    /// min), instead of the powers of two alone (24, about a minute).
     #[arg(long)]
     pub full: bool,
     /// Duration of each test (each size runs a stream test and a request/response test).

@@ -1,6 +1,5 @@
-//! `-O/--omit SECONDS`: a warm-up at the start of `--time`, run and shown but left out of the
-//! summary, as iperf3's `-O` (the window starts at its end: `analysis::window`). Unlike
-//! iperf3's, it is part of `--time`: `-O 1 -t 3` runs 3 s and sums the last 2.
+//! `-O/--omit SECONDS`: a warm-up within `--time` (unlike iperf3's: `-O 1 -t 3` sums the last
+//! 2 s), shown but left out of the summary, whose window starts at its end (`analysis::window`).
 
 use wire::TestSpec;
 
@@ -8,10 +7,7 @@ use wire::TestSpec;
 pub(crate) fn omit_ms(omit: Option<f64>, spec: &TestSpec, iperf3: bool) -> anyhow::Result<u64> {
     let Some(s) = omit else { return Ok(0) };
     if iperf3 && s != 0.0 {
-        anyhow::bail!(
-            "--omit with --iperf3: the iperf3 server counts from the start; drop --omit, or run \
-             against `linerate serve`"
-        );
+        anyhow::bail!("--omit with --iperf3: the iperf3 server counts from the start; drop one");
     }
     if !s.is_finite() || s < 0.0 || s * 1000.0 >= spec.duration_ms as f64 {
         anyhow::bail!(
