@@ -2,7 +2,7 @@
 # Runs every test of the workspace. As root it also runs the network-namespace accuracy tests,
 # installing iproute2 (ip, tc), nftables and ethtool first when they are missing, sockperf for
 # the latency comparison, iperf3 as an interop partner, Chromium for the HTML report test,
-# DejaVu fonts for PNG text, PostgreSQL (a server each store test starts of its own) and
+# DejaVu fonts for PNG text, promtool (Debian's prometheus package), PostgreSQL (a server each store test starts of its own) and
 # kubectl (kustomize renders the manifests). Tests that compare timings with a peer tool (`quiet::`) run last,
 # on their own and one at a time, so nothing else loads the cores meanwhile. Tests that cannot
 # run here count as skipped, listed with their reasons above the closing `tests: N passed, N
@@ -19,6 +19,8 @@ command -v taskset >/dev/null 2>&1 || missing+=(util-linux)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
+# promtool checks the metrics endpoint's two formats (tests/metrics.rs).
+command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 # PNG charts draw their text with a system font (resvg finds DejaVu Sans through fontconfig).
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core)
 if [ ${#missing[@]} -gt 0 ]; then

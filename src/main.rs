@@ -12,9 +12,13 @@ use linerate::cli::{Cli, Command};
 use linerate::{commands, shutdown};
 
 /// Parses the command line. Help and version print as clap formats them; usage errors become
-/// one line naming the input, like every other error.
+/// one line naming the input, like every other error (iperf3's `-c HOST`: linerate's command).
 fn parse() -> anyhow::Result<Result<Cli, ExitCode>> {
     use clap::error::ErrorKind;
+    if let Some(line) = session::iperf3::spelling::suggestion(std::env::args_os().skip(1)) {
+        eprintln!("{line}");
+        return Ok(Err(ExitCode::from(2)));
+    }
     match Cli::try_parse() {
         Ok(cli) => Ok(Ok(cli)),
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {

@@ -138,6 +138,7 @@ pub fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
     let common = CommonArgs {
         conn: args.conn.clone(),
         time: args.time,
+        omit: None,
         parallel: 1,
         reverse: false,
         bidir: false,

@@ -26,10 +26,6 @@ pub struct RrArgs {
     /// Response bytes (default: the request's size).
     #[arg(long, value_name = "BYTES")]
     pub response: Option<String>,
-    /// Warm-up left out of the summary (default: the first interval, when the test lasts more
-    /// than two intervals).
-    #[arg(long, value_name = "SECONDS")]
-    pub omit: Option<f64>,
     /// Request/response over UDP: one datagram each way (at least 16 bytes each); a request
     /// unanswered within 1 s is counted as lost.
     #[arg(long)]
@@ -92,17 +88,9 @@ impl RrArgs {
         let mut rr = RrParams::new(request, response);
         let mut plan = self.common.plan(params(rr))?;
         let (duration, interval) = (plan.spec.duration_ms, plan.spec.interval_ms);
-        rr.omit_ms = match self.omit {
+        rr.omit_ms = match self.common.omit {
             None if duration > 2 * interval => interval,
-            None => 0,
-            Some(s) if s.is_finite() && s >= 0.0 && s * 1000.0 < duration as f64 => {
-                (s * 1000.0) as u64
-            }
-            Some(s) => {
-                return Err(anyhow::anyhow!(
-                    "--omit {s}: must be at least 0 and shorter than --time"
-                ))
-            }
+            omit => crate::test_args::omit::omit_ms(omit, &plan.spec, false)?,
         };
         if self.busy_poll == Some(0) {
             return Err(anyhow::anyhow!(

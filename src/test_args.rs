@@ -59,14 +59,24 @@ pub struct CommonArgs {
     /// Where to connect.
     #[command(flatten)]
     pub conn: ConnectionArgs,
-    /// Test duration.
+    /// Test duration; 0 runs until Ctrl-C (at most 24 h, or the server's --max-time).
     #[arg(
         long = "time",
         short = 't',
         value_name = "SECONDS",
-        default_value_t = 10.0
+        default_value_t = 10.0,
+        allow_negative_numbers = true
     )]
     pub time: f64,
+    /// Warm-up: the first SECONDS of --time shown but left out of the summary, as iperf3 -O
+    /// (default 0; rr and crr: the first interval of a test over two intervals long).
+    #[arg(
+        long,
+        short = 'O',
+        value_name = "SECONDS",
+        allow_negative_numbers = true
+    )]
+    pub omit: Option<f64>,
     /// Parallel streams per direction, each on its own thread.
     #[arg(
         long = "parallel",
@@ -82,7 +92,13 @@ pub struct CommonArgs {
     #[arg(long)]
     pub bidir: bool,
     /// Seconds between live rows; 0 prints none.
-    #[arg(long, short = 'i', value_name = "SECONDS", default_value_t = 1.0)]
+    #[arg(
+        long,
+        short = 'i',
+        value_name = "SECONDS",
+        default_value_t = 1.0,
+        allow_negative_numbers = true
+    )]
     pub interval: f64,
     /// Link speed for the Performance Index PI = T/C x T/L (bits/s; K, M, G, T).
     #[arg(long, value_name = "BITS_PER_SEC")]
@@ -366,7 +382,11 @@ impl CommonArgs {
 
     /// Validates the shared flags into a plan for a test with `params`.
     pub fn plan(&self, params: Params) -> anyhow::Result<RunPlan> {
-        let duration = seconds("--time", self.time, 0.1, 86_400.0)?;
+        // `-t 0` (iperf3's "until stopped"): as long as a test may last; Ctrl-C ends it.
+        let duration = match self.time {
+            0.0 => Duration::from_secs(86_400),
+            t => seconds("--time", t, 0.1, 86_400.0)?,
+        };
         if self.parallel == 0 || self.parallel > 128 {
             return Err(anyhow::anyhow!(
                 "--parallel {}: must be between 1 and 128 streams",
@@ -493,6 +513,7 @@ impl TcpArgs {
                 .transpose()?,
         };
         plan.spec.params = Params::TcpStream { stream, tcp };
+        plan.spec.omit_ms = omit::omit_ms(self.common.omit, &plan.spec, self.iperf3)?;
         Ok(plan)
     }
 }
@@ -558,9 +579,11 @@ impl UdpArgs {
         }
         udp.flows_dst = self.flows_dst;
         plan.spec.params = Params::UdpStream { udp };
+        plan.spec.omit_ms = omit::omit_ms(self.common.omit, &plan.spec, self.iperf3)?;
         Ok(plan)
     }
 }
 
+pub(crate) mod omit;
 #[cfg(test)]
 mod tests;

@@ -15,7 +15,7 @@ fn fails_with(args: &[&str], needle: &str) {
 
 #[test]
 fn bad_input_is_one_clear_error_with_exit_2() {
-    fails_with(&["tcp", "-t", "0"], "--time 0");
+    fails_with(&["tcp", "-t", "-1"], "--time -1");
     fails_with(&["tcp", "-P", "0"], "--parallel 0");
     fails_with(&["tcp", "-l", "10X"], "--length 10X: unknown suffix 'X'");
     fails_with(&["tcp", "-w", "5"], "--window 5");

@@ -178,6 +178,7 @@ pub(crate) fn logged_bytes(server: &TestServer) -> Vec<(u64, u64)> {
         .log_text()
         .lines()
         .filter_map(|l| l.split("test done: ").nth(1))
+        .filter_map(|rest| rest.rsplit(" (").next())
         .filter_map(|rest| Some((count(rest, "received ")?, count(rest, "sent ")?)))
         .collect()
 }

@@ -1,17 +1,63 @@
 //! `serve --metrics`: the OpenMetrics endpoint parses with the Prometheus project's own parser
-//! (`prometheus_client`, Python) and its counters match the tests that ran against the server:
+//! (`prometheus_client`, Python), its classic text format passes `promtool check metrics`, and
+//! its counters match the tests that ran against the server:
 //! tests started by kind, one refused over a limit, bytes and datagrams the server moved.
 
 use super::*;
 use std::process::Stdio;
 
-/// GET `path` from `addr`; the whole answer.
+/// The Accept header Prometheus (2.x) sends with every scrape.
+const PROMETHEUS_ACCEPT: &str = "application/openmetrics-text;version=1.0.0,\
+    application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+
+/// GET `path` from `addr` as Prometheus asks for it (OpenMetrics); the whole answer.
 fn get(addr: &str, path: &str) -> String {
+    get_as(addr, path, Some(PROMETHEUS_ACCEPT))
+}
+
+/// GET `path` from `addr` with `accept` as its Accept header (`None`: no header, as curl).
+fn get_as(addr: &str, path: &str, accept: Option<&str>) -> String {
     let mut conn = TcpStream::connect(addr).unwrap();
-    write!(conn, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let accept = accept.map_or(String::new(), |a| format!("Accept: {a}\r\n"));
+    write!(conn, "GET {path} HTTP/1.1\r\nHost: x\r\n{accept}\r\n").unwrap();
     let mut text = String::new();
     conn.read_to_string(&mut text).unwrap();
     text
+}
+
+/// `promtool check metrics` on `body` (classic text format): `Ok` when clean, `Err(what it said)` otherwise;
+/// `None` (a skip) where promtool is not installed (Debian's `prometheus` package, which
+/// scripts/test.sh installs).
+fn promtool(body: &str) -> Option<Result<(), String>> {
+    let child = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let Ok(mut child) = child else {
+        skip(
+            "promtool is not installed (Debian's prometheus package; scripts/test.sh installs it)",
+        );
+        return None;
+    };
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(if out.status.success() && said.trim().is_empty() {
+        Ok(())
+    } else {
+        Err(said)
+    })
 }
 
 /// The samples of an OpenMetrics text as `name{labels} value` lines, sorted, as
@@ -179,13 +225,27 @@ fn metrics_parse_as_openmetrics_and_count_the_tests_that_ran() {
     has(format!(
         "linerate_datagrams_total{{direction=received,transport=udp}} {datagrams}"
     ));
-    assert!(
-        samples
-            .iter()
-            .any(|s| s
-                .starts_with("linerate_last_test_throughput_bits_per_second{client=127.0.0.1} "))
-    );
+    assert!(samples.iter().any(
+        |s| s.starts_with("linerate_last_test_throughput_bytes_per_second{client=127.0.0.1} ")
+    ));
     assert!(get(&metrics, "/other").starts_with("HTTP/1.1 404"));
+    // issue 35: Prometheus reads both formats as written, promtool clean on each.
+    let classic = get_as(&metrics, "/metrics", None);
+    assert!(
+        classic.contains("Content-Type: text/plain; version=0.0.4"),
+        "{classic}"
+    );
+    let classic = classic.split("\r\n\r\n").nth(1).unwrap();
+    assert!(
+        classic.contains("# TYPE linerate_bytes_total counter\n") && !classic.contains("# EOF"),
+        "{classic}"
+    );
+    // promtool (2.42, Debian 12) lints the classic format only: it reads OpenMetrics counters
+    // as untyped ("no help text"), as Prometheus did when this text came as text/plain. The
+    // OpenMetrics text is held by prometheus_client's strict OpenMetrics parser above.
+    if let Some(checked) = promtool(classic) {
+        checked.unwrap_or_else(|said| panic!("promtool on the classic text: {said}\n{classic}"));
+    }
 }
 
 /// The in-process endpoint on a free loopback port, with empty counters; stops when the

@@ -229,9 +229,30 @@ fn knob_sweep_plan() {
     assert_eq!(p.plan.points[0].value.label, "bbr");
 }
 
+/// issue 35: the default ladder is the powers of two (about a minute of 1 s tests); `--full`
+/// is NetPIPE's perturbed ladder, as the default was.
+#[test]
+fn size_sweep_default_is_the_powers_of_two_and_full_is_netpipes_ladder() {
+    let sizes = |args: &[&str]| -> Vec<u32> {
+        let p = sweep(args).unwrap();
+        (p.plan.points.iter())
+            .map(|pt| pt.specs[0].message_len_bytes())
+            .collect()
+    };
+    let default = sizes(&["size"]);
+    assert_eq!(default.len(), 24, "{default:?}");
+    assert!(default.iter().all(|s| s.is_power_of_two()), "{default:?}");
+    assert_eq!(sizes(&["size", "--full"]).len(), 66);
+    assert_eq!(sizes(&["size", "--proto", "udp"]).len(), 13);
+    assert_eq!(
+        sizes(&["size", "--max", "64", "--perturbation", "3"]).len(),
+        15
+    );
+}
+
 #[test]
 fn size_sweep_plan() {
-    let p = sweep(&["size", "srv", "--max", "64", "-t", "0.5"]).unwrap();
+    let p = sweep(&["size", "srv", "--max", "64", "-t", "0.5", "--full"]).unwrap();
     assert_eq!(p.base.common.conn.host.as_deref(), Some("srv"));
     assert_eq!(p.plan.kind, SweepKind::Size);
     assert_eq!(p.plan.points.len(), 15);

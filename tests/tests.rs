@@ -13,6 +13,7 @@ mod disk;
 mod efficiency;
 mod faults;
 mod fuzz;
+mod habits;
 mod harness;
 mod hostile_budgets;
 mod hostile_deadlines;

@@ -178,7 +178,8 @@ pub struct ServeArgs {
     /// more. Default: anywhere.
     #[arg(long, value_name = "PREFIX", requires = "relay")]
     pub relay_to: Vec<String>,
-    /// Serve OpenMetrics at http://ADDR:PORT/metrics (tests started, refused by reason,
+    /// Serve metrics at http://ADDR:PORT/metrics, OpenMetrics to a scraper that asks for it
+    /// (Prometheus does) and the classic text format otherwise (tests started, refused by reason,
     /// running; bytes and datagrams by direction; authentication failures; handshake timeouts;
     /// each client's last test's throughput), e.g. 0.0.0.0:9464.
     #[arg(long, value_name = "ADDR:PORT")]

@@ -14,7 +14,7 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use sweep::knob::KnobPlan;
-use sweep::ladder::{parse_bound, size_ladder, DEFAULT_PERTURBATION};
+use sweep::ladder::sweep_sizes;
 use sweep::output::Format;
 use sweep::param::{ParamError, Parameter};
 use sweep::plan::{PlannedPoint, SweepPlan};
@@ -72,7 +72,7 @@ pub struct SweepArgs {
 #[derive(Debug, Subcommand)]
 pub enum SweepCommand {
     /// Message sizes, NetPIPE-style: a short stream test and a request/response test per
-    /// size, from --min to --max on a geometric ladder with ±3-byte perturbations; reports
+    /// size, from --min to --max on a geometric ladder (±3-byte perturbations with --full); reports
     /// peak throughput, n½ (the smallest size reaching half of it) and small-message latency.
     Size(SizeArgs),
     /// Parallel streams (-P) of the test after --, e.g. --values 1,2,4,8 -- tcp HOST.
@@ -148,9 +148,14 @@ pub struct SizeArgs {
     /// Transport.
     #[arg(long, value_enum, default_value_t = Proto::Tcp)]
     pub proto: Proto,
-    /// Also measure each size this many bytes below and above (0: off), as NetPIPE does.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_PERTURBATION)]
-    pub perturbation: u32,
+    /// Also measure each size this many bytes below and above, as NetPIPE does (default 0,
+    /// or 3 with --full).
+    #[arg(long, value_name = "BYTES")]
+    pub perturbation: Option<u32>,
+    /// NetPIPE's whole ladder, ±3 bytes around every power of two (66 sizes to 8M, about 4.5
+    /// min), instead of the powers of two alone (24, about a minute).
+    #[arg(long)]
+    pub full: bool,
     /// Duration of each test (each size runs a stream test and a request/response test).
     #[arg(
         long = "time",
@@ -320,6 +325,9 @@ pub(super) fn base_of(command: TestCommand) -> Result<BaseTest> {
         TestCommand::Crr(a) => (a.common.clone(), a.plan(true)?, None, None),
         TestCommand::Other(_) => unreachable!("refused above"),
     };
+    if common.time == 0.0 {
+        bail!("--time 0: a sweep's tests need an end; give --time SECONDS");
+    }
     Ok(BaseTest {
         common,
         plan,
@@ -406,10 +414,8 @@ impl SizeArgs {
     /// The ladder, and a stream and a request/response spec per size.
     pub fn plan(&self) -> Result<PreparedSweep> {
         let udp = self.proto == Proto::Udp;
-        let (dmin, dmax) = if udp { ("16", "65507") } else { ("1", "8M") };
-        let min = parse_bound("--min", self.min.as_deref().unwrap_or(dmin), udp)?;
-        let max = parse_bound("--max", self.max.as_deref().unwrap_or(dmax), udp)?;
-        let sizes = size_ladder(min, max, self.perturbation)?;
+        let bounds = (self.min.as_deref(), self.max.as_deref());
+        let sizes = sweep_sizes(udp, bounds, self.perturbation, self.full)?;
         let stream = if udp {
             let mut a: UdpArgs = defaults()?;
             a.common.share(&self.conn, self.time);
@@ -432,10 +438,8 @@ impl SizeArgs {
         let points = sizes
             .iter()
             .map(|&size| {
-                let mut specs = vec![with_len(&stream.plan.spec, size)];
-                if let Some(rr) = &rr {
-                    specs.push(with_len(rr, size));
-                }
+                let mut specs = vec![stream.plan.spec.with_message_len_bytes(size)];
+                specs.extend(rr.as_ref().map(|rr| rr.with_message_len_bytes(size)));
                 PlannedPoint {
                     value: SweepValue::number(u64::from(size)),
                     specs,
@@ -454,13 +458,6 @@ impl SizeArgs {
             load: None,
         })
     }
-}
-
-/// `spec` with messages of `len` bytes (a request/response test: request and response).
-fn with_len(spec: &wire::TestSpec, len: u32) -> wire::TestSpec {
-    let mut s = spec.clone();
-    s.set_message_len_bytes(len);
-    s
 }
 
 impl ParamArgs {
@@ -554,27 +551,11 @@ impl LoadArgs {
     }
 }
 
-/// Parses a duration: `10s`, `500ms`, `1.5s`, `30` (seconds).
+/// Parses a duration of 0.1 s to a day: `10s`, `500ms`, `1.5s`, `30` (seconds).
 pub fn parse_duration(flag: &str, text: &str) -> anyhow::Result<Duration> {
-    let t = text.trim();
-    let (num, scale) = if let Some(ms) = t.strip_suffix("ms") {
-        (ms, 0.001)
-    } else if let Some(s) = t.strip_suffix('s') {
-        (s, 1.0)
-    } else {
-        (t, 1.0)
-    };
-    let secs = num
-        .trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite() && *v > 0.0)
-        .map(|v| v * scale)
-        .ok_or_else(|| anyhow::anyhow!("{flag} {text}: give a duration, e.g. 10s, 500ms or 30"))?;
-    if !(0.1..=86_400.0).contains(&secs) {
-        return Err(anyhow::anyhow!(
-            "{flag} {text}: must be between 0.1 and 86400 seconds"
-        ));
+    let d = measure::units::parse_duration(text).map_err(|e| anyhow!("{flag} {text}: {e}"))?;
+    if !(0.1..=86_400.0).contains(&d.as_secs_f64()) {
+        bail!("{flag} {text}: must be between 0.1 and 86400 seconds");
     }
-    Ok(Duration::from_secs_f64(secs))
+    Ok(d)
 }

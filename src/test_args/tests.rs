@@ -68,7 +68,7 @@ fn flags_map_into_the_spec() {
 #[test]
 fn bad_values_name_the_flag() {
     for (args, needle) in [
-        (&["-t", "0"][..], "--time 0"),
+        (&["-t", "-1"][..], "--time -1"),
         (&["-P", "0"], "--parallel 0"),
         (&["-l", "10X"], "--length 10X: unknown suffix 'X'"),
         (&["-l", "0"], "--length 0"),

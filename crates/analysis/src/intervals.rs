@@ -30,6 +30,8 @@ pub struct IntervalTracker {
     /// Each end's CPU reading at the previous interval's end (both start at the test's start).
     prev_local_cpu: CpuSoFar,
     prev_remote_cpu: CpuSoFar,
+    /// The warm-up (`TestSpec::omit_ms`): an interval starting within it is marked omitted.
+    omit: Duration,
 }
 
 impl IntervalTracker {
@@ -47,6 +49,7 @@ impl IntervalTracker {
             prev_end: Duration::ZERO,
             prev_local_cpu: CpuSoFar::START,
             prev_remote_cpu: CpuSoFar::START,
+            omit: Duration::from_millis(spec.omit_ms),
         }
     }
 
@@ -135,6 +138,8 @@ impl IntervalTracker {
             flows,
             probe: None,
             cpu: None,
+            // The client polls at the warm-up's end, so no interval straddles it.
+            omitted: self.prev_end < self.omit,
         };
         self.prev_local = local.to_vec();
         self.prev_server = server.to_vec();

@@ -5,6 +5,7 @@
 //! - [`intervals`]: successive counter snapshots into interval samples;
 //! - [`summary`]: a run's summary (goodput, reconciliation, CPU, TCP_INFO, the performance
 //!   index), with the datagram and request/response parts in `udp_rr`;
+//! - [`window`]: where the summary's window starts (the warm-up, `-O`) and how long it is;
 //! - [`cost`]: service demand, CPU per byte moved; [`link`]: the link speed from the hosts;
 //! - [`partial`]: an incomplete run's server figures, from its last answered poll;
 //! - [`loss`]: where a UDP test's lost datagrams went, from the kernel's drop counters;
@@ -37,12 +38,14 @@ pub mod tcp_time;
 pub mod testing;
 mod udp_rr;
 pub mod verdict;
+pub mod window;
 
 pub use intervals::{add_latency, IntervalTracker};
 pub use link::performance_index;
 pub use partial::LastPoll;
 pub use raw::{LocalStream, RawRun, StreamFailure, WorkerReport};
 pub use summary::build;
+pub use window::WindowStart;
 
 /// `count` per second over `secs`; 0 for an empty window.
 fn per_sec(count: u64, secs: f64) -> f64 {

@@ -55,7 +55,7 @@ pub struct StreamFailure(pub String);
 pub struct RawRun {
     /// The test.
     pub spec: TestSpec,
-    /// Test window (Begin → Stop) on the client's clock.
+    /// Begin → Stop on the client's clock (the summary's window, less any warm-up).
     pub window: Duration,
     /// Whether the user cut the run short.
     pub interrupted: bool,
@@ -74,6 +74,9 @@ pub struct RawRun {
     /// The server's figures; when it went away (`server_lost`), those of its last answered
     /// poll (`partial::server_results_up_to`), or none.
     pub server: ServerResults,
+    /// Where the summary's window starts, with `-O`: both ends' counters at the warm-up's
+    /// end (`None`: at `Begin`, from zero).
+    pub window_start: Option<crate::window::WindowStart>,
     /// Why the server's figures are missing: the control connection failed mid-test (the
     /// server was killed, or the path went black). `None` for a run with both ends' figures.
     pub server_lost: Option<String>,

@@ -233,6 +233,7 @@ mod tests {
             }],
             probe: None,
             cpu: None,
+            omitted: false,
         }
     }
 

@@ -2,7 +2,7 @@
 //!
 //! Pure functions over plain data, so every formula is unit-tested. Throughput is receiver
 //! goodput over the receiver's own window (the client's, or the server's: the test duration
-//! from `Begin` by its clock); bytes still in flight when the window closed are counted
+//! from `Begin` by its clock, or from the warm-up's end: `window.rs`); bytes still in flight when the window closed are counted
 //! separately and reconciled against what the receiver read after draining. The datagram and
 //! request/response parts are in `udp_rr.rs`.
 
@@ -17,34 +17,7 @@ use wire::TestKind;
 
 use crate::raw::RawRun;
 use crate::udp_rr::{rr_summary, udp_stream_summary, udp_total};
-
-/// The receivers' windows, seconds: each receiver's count covers its own window, the
-/// client's, or the server's (the test duration from Begin by its clock, closed before a Stop
-/// that may be late).
-#[derive(Debug, Clone, Copy)]
-struct Windows {
-    client_s: f64,
-    server_s: f64,
-}
-
-impl Windows {
-    fn of(raw: &RawRun) -> Self {
-        let client_s = raw.window.as_secs_f64();
-        let server_s = match raw.server.window_us {
-            0 => client_s,
-            us => us as f64 / 1e6,
-        };
-        Self { client_s, server_s }
-    }
-
-    /// The window of `flow`'s receiver.
-    fn receiver(self, flow: Flow) -> f64 {
-        match flow {
-            Flow::ClientToServer => self.server_s,
-            Flow::ServerToClient => self.client_s,
-        }
-    }
-}
+use crate::window::{from_start, Windows};
 
 /// One stream's share of its flow.
 struct StreamPart {
@@ -90,6 +63,7 @@ fn stream_part(raw: &RawRun, i: usize, (stream, flow): (u16, Flow), w: Windows) 
         ),
         Flow::ServerToClient => (remote.total, local_at_stop, local_end, remote.tcp_info),
     };
+    let [snd, rcv_stop, rcv_end] = from_start(raw, i, flow, [snd, rcv_stop, rcv_end]);
     let (sent, received) = (snd.bytes, rcv_stop.bytes);
     let udp = (raw.spec.kind() == TestKind::UdpStream).then(|| {
         udp_stream_summary(
@@ -150,6 +124,7 @@ fn finish_flow(f: &mut FlowSummary, datagrams: bool, w: Windows, intervals: &[In
     f.interval_throughput_bps = Spread::of(
         intervals
             .iter()
+            .filter(|s| !s.omitted)
             .flat_map(|s| s.flows.iter())
             .filter(|x| x.flow == f.flow)
             .map(|x| x.throughput_bps),
@@ -431,6 +406,7 @@ mod tests {
             window: Duration::from_secs(2),
             interrupted: false,
             server_lost: None,
+            window_start: None,
             local_cores: Vec::new(),
             local_drops: None,
             local_wall: Duration::from_secs(2),
@@ -479,6 +455,7 @@ mod tests {
             window: Duration::from_secs(2),
             interrupted: false,
             server_lost: None,
+            window_start: None,
             local_cores: Vec::new(),
             local_drops: None,
             local_wall: Duration::from_secs(2),
@@ -558,6 +535,7 @@ mod tests {
             window: Duration::from_secs(1),
             interrupted: true,
             server_lost: None,
+            window_start: None,
             local_cores: Vec::new(),
             local_drops: None,
             local_wall: Duration::from_secs(1),

@@ -26,6 +26,23 @@ pub enum UnitError {
     /// Negative, or too large for the type.
     #[error("{0} is out of range")]
     OutOfRange(String),
+    /// Not a positive duration.
+    #[error("give a duration, e.g. 10s, 500ms or 30")]
+    NotADuration,
+}
+
+/// Parses a duration above zero: `10s`, `500ms`, `1.5s`, `30` (seconds).
+pub fn parse_duration(input: &str) -> Result<std::time::Duration, UnitError> {
+    let t = input.trim();
+    let (num, scale) = match (t.strip_suffix("ms"), t.strip_suffix('s')) {
+        (Some(ms), _) => (ms, 0.001),
+        (None, Some(s)) => (s, 1.0),
+        (None, None) => (t, 1.0),
+    };
+    (num.trim().parse::<f64>().ok())
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .map(|v| std::time::Duration::from_secs_f64(v * scale))
+        .ok_or(UnitError::NotADuration)
 }
 
 fn split_number(input: &str) -> Result<(f64, &str), UnitError> {

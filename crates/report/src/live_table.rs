@@ -124,6 +124,8 @@ impl<W: Write> LiveTable<W> {
 
     /// One interval's rows: one per direction, and the probes' round trips.
     fn write_rows(&mut self, s: &IntervalSample) -> std::io::Result<()> {
+        // iperf3's mark for a warm-up interval (-O): shown, not in the summary.
+        let mark = if s.omitted { "  (omitted)" } else { "" };
         for f in &s.flows {
             if let Some(r) = &f.rr {
                 let us = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
@@ -143,7 +145,7 @@ impl<W: Write> LiveTable<W> {
                 let sent_bps = measure::units::bits_per_sec(f.sender_bytes, s.end_s - s.start_s);
                 writeln!(
                     self.out,
-                    "{:>6.2} - {:>6.2}  {:<4}  {:>13}  {:>13}  {:>10.0}  {:>10.0}  {:>7}  {:>6}  {:>6}  {:>8}",
+                    "{:>6.2} - {:>6.2}  {:<4}  {:>13}  {:>13}  {:>10.0}  {:>10.0}  {:>7}  {:>6}  {:>6}  {:>8}{}",
                     s.start_s,
                     s.end_s,
                     f.flow.label(),
@@ -155,6 +157,7 @@ impl<W: Write> LiveTable<W> {
                     u.packets_out_of_order,
                     u.packets_duplicate,
                     total_lost,
+                    mark,
                 )?;
                 continue;
             }
@@ -171,7 +174,7 @@ impl<W: Write> LiveTable<W> {
             );
             writeln!(
                 self.out,
-                "{:>6.2} - {:>6.2}  {:<4}  {:>11}  {:>11}  {:>13}  {:>6}  {:>6}  {:>8}",
+                "{:>6.2} - {:>6.2}  {:<4}  {:>11}  {:>11}  {:>13}  {:>6}  {:>6}  {:>8}{}",
                 s.start_s,
                 s.end_s,
                 f.flow.label(),
@@ -181,6 +184,7 @@ impl<W: Write> LiveTable<W> {
                 tcp[0],
                 tcp[1],
                 tcp[2],
+                mark,
             )?;
         }
         if let Some(p) = &s.probe {

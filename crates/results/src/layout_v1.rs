@@ -165,6 +165,7 @@ impl From<SpecV1> for TestSpec {
             link_speed_bps: old.link_speed_bps,
             server_cpu: old.server_cpu,
             client_cpu: old.client_cpu,
+            omit_ms: 0,
             params,
         }
     }

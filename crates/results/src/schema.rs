@@ -87,6 +87,10 @@ pub struct IntervalSample {
     /// from runs whose far end or client does not report it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<IntervalCpu>,
+    /// Within the warm-up (`-O/--omit`): shown, stored, left out of the summary, whose
+    /// window starts where these intervals end. Absent: false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub omitted: bool,
 }
 
 /// Both ends' CPU in one interval, each end's over its own clock (METHODOLOGY.md section 6).

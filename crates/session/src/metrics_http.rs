@@ -1,5 +1,6 @@
-//! `serve --metrics ADDR`: the server's counters ([`ServerMetrics`]) as OpenMetrics text at
-//! `GET /metrics`, served by one thread that polls up to [`MAX_SCRAPES`] nonblocking
+//! `serve --metrics ADDR`: the server's counters ([`ServerMetrics`]) at `GET /metrics`, as
+//! OpenMetrics text for a scraper that asks for it and in Prometheus's classic text format
+//! otherwise ([`Format`]), in base units (bytes, not bits); served by one thread that polls up to [`MAX_SCRAPES`] nonblocking
 //! connections at once.
 //!
 //! Invariants: a scrape's whole request must arrive within [`REQUEST_DEADLINE`] of its accept
@@ -178,14 +179,16 @@ fn poll(fds: &[(RawFd, i16)], timeout: Duration) -> Vec<bool> {
     set.iter().map(|p| n > 0 && p.revents != 0).collect()
 }
 
-/// The whole HTTP answer to `request`: the metrics for `GET /metrics`, 404 otherwise.
+/// The whole HTTP answer to `request`: the metrics for `GET /metrics`, in the format its
+/// `Accept` header asks for; 404 otherwise.
 fn answer(request: &[u8], metrics: &ServerMetrics) -> Vec<u8> {
     let wanted = request.starts_with(b"GET /metrics ") || request.starts_with(b"GET /metrics?");
     let (status, kind, body) = if wanted {
+        let format = Format::accepted(request);
         (
             "200 OK",
-            "application/openmetrics-text; version=1.0.0; charset=utf-8",
-            render(&metrics.snapshot()),
+            format.content_type(),
+            render(&metrics.snapshot(), format),
         )
     } else {
         (
@@ -201,10 +204,62 @@ fn answer(request: &[u8], metrics: &ServerMetrics) -> Vec<u8> {
     .into_bytes()
 }
 
+/// The two text formats a Prometheus server reads. They differ in how a counter is named:
+/// OpenMetrics names the family without `_total` and its samples with it, and ends with
+/// `# EOF`; the classic format names both `..._total` (a TYPE or HELP line whose name is not
+/// the samples' leaves them untyped, as `promtool check metrics` says).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `application/openmetrics-text; version=1.0.0`, for a scraper that asks for it.
+    OpenMetrics,
+    /// `text/plain; version=0.0.4`, for every other client.
+    Classic,
+}
+
+impl Format {
+    /// The format `request`'s `Accept` header asks for: OpenMetrics where it lists
+    /// `application/openmetrics-text` (with a q above 0, as Prometheus sends it), the classic
+    /// format otherwise (no header, `*/*`, `text/plain`).
+    pub fn accepted(request: &[u8]) -> Format {
+        let text = String::from_utf8_lossy(request);
+        let accept = text
+            .split("\r\n")
+            .filter_map(|l| l.split_once(':'))
+            .filter(|(name, _)| name.trim().eq_ignore_ascii_case("accept"))
+            .flat_map(|(_, value)| value.split(','));
+        for item in accept {
+            let mut parts = item.split(';').map(str::trim);
+            let media = parts.next().unwrap_or_default();
+            let refused = parts.any(|p| {
+                p.strip_prefix("q=")
+                    .and_then(|q| q.parse::<f64>().ok())
+                    .is_some_and(|q| q <= 0.0)
+            });
+            if media.eq_ignore_ascii_case("application/openmetrics-text") && !refused {
+                return Format::OpenMetrics;
+            }
+        }
+        Format::Classic
+    }
+
+    /// The answer's `Content-Type`.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Format::OpenMetrics => "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            Format::Classic => "text/plain; version=0.0.4; charset=utf-8",
+        }
+    }
+}
+
 /// One metric family: its TYPE and HELP lines, then its samples.
-fn family(out: &mut String, name: &str, kind: &str, help: &str, samples: &[(String, String)]) {
-    let _ = writeln!(out, "# TYPE {name} {kind}\n# HELP {name} {help}");
-    let suffix = if kind == "counter" { "_total" } else { "" };
+fn family(out: &mut String, f: &Family, format: Format) {
+    let (name, kind, help, samples) = f;
+    let suffix = if *kind == "counter" { "_total" } else { "" };
+    let family = match format {
+        Format::OpenMetrics => name.to_string(),
+        Format::Classic => format!("{name}{suffix}"),
+    };
+    let _ = writeln!(out, "# TYPE {family} {kind}\n# HELP {family} {help}");
     for (labels, value) in samples {
         let _ = writeln!(out, "{name}{suffix}{labels} {value}");
     }
@@ -218,13 +273,15 @@ fn label(pairs: &[(&str, &str)]) -> String {
     format!("{{{}}}", inner.join(","))
 }
 
-/// The snapshot as OpenMetrics text (ends with `# EOF`).
-pub fn render(m: &MetricsSnapshot) -> String {
+/// The snapshot as text in `format` (OpenMetrics ends with `# EOF`).
+pub fn render(m: &MetricsSnapshot, format: Format) -> String {
     let mut out = String::new();
-    for (name, kind, help, samples) in families(m) {
-        family(&mut out, name, kind, help, &samples);
+    for f in families(m) {
+        family(&mut out, &f, format);
     }
-    out.push_str("# EOF\n");
+    if format == Format::OpenMetrics {
+        out.push_str("# EOF\n");
+    }
     out
 }
 
@@ -262,7 +319,12 @@ fn families(m: &MetricsSnapshot) -> Vec<Family> {
     let last = m
         .last_throughput_bps
         .iter()
-        .map(|(ip, (bps, _))| (label(&[("client", &ip.to_string())]), format!("{bps}")))
+        .map(|(ip, (bps, _))| {
+            (
+                label(&[("client", &ip.to_string())]),
+                format!("{}", bps / 8.0),
+            )
+        })
         .collect();
     vec![
         ("linerate_sessions_started", "counter", "Tests accepted, by kind.", by("kind", &m.started)),
@@ -273,6 +335,60 @@ fn families(m: &MetricsSnapshot) -> Vec<Family> {
         ("linerate_auth_failures", "counter", "First messages whose key proof failed or was missing.", one(m.auth_failures)),
         ("linerate_handshake_timeouts", "counter", "Connections dropped at their handshake deadline.", one(m.handshake_timeouts)),
         ("linerate_probes", "counter", "Foreign probes (linerate rpm) answered.", one(m.probes)),
-        ("linerate_last_test_throughput_bits_per_second", "gauge", "Each client's last finished test: bytes both ways over the server's window, in bits/s.", last),
+        ("linerate_last_test_throughput_bytes_per_second", "gauge", "Each client's last finished test: bytes both ways over the server's window, per second.", last),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_accept_header_chooses_the_format() {
+        let req = |accept: &str| format!("GET /metrics HTTP/1.1\r\nHost: x\r\n{accept}\r\n\r\n");
+        let prometheus = "Accept: application/openmetrics-text;version=1.0.0,application/\
+            openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+        for (accept, format) in [
+            (prometheus, Format::OpenMetrics),
+            ("accept: Application/OpenMetrics-Text", Format::OpenMetrics),
+            ("Accept: text/plain;version=0.0.4", Format::Classic),
+            ("Accept: */*", Format::Classic),
+            (
+                "Accept: application/openmetrics-text;q=0, text/plain",
+                Format::Classic,
+            ),
+            ("X-Other: application/openmetrics-text", Format::Classic),
+        ] {
+            assert_eq!(Format::accepted(req(accept).as_bytes()), format, "{accept}");
+        }
+    }
+
+    #[test]
+    fn counters_are_named_as_each_format_names_them() {
+        let m = MetricsSnapshot::default();
+        let open = render(&m, Format::OpenMetrics);
+        assert!(
+            open.contains("# TYPE linerate_auth_failures counter\n"),
+            "{open}"
+        );
+        assert!(
+            open.contains("\nlinerate_auth_failures_total 0\n"),
+            "{open}"
+        );
+        assert!(open.ends_with("# EOF\n"), "{open}");
+        let classic = render(&m, Format::Classic);
+        assert!(
+            classic.contains("# TYPE linerate_auth_failures_total counter\n"),
+            "{classic}"
+        );
+        assert!(
+            classic.contains("# HELP linerate_auth_failures_total "),
+            "{classic}"
+        );
+        assert!(
+            classic.contains("\nlinerate_auth_failures_total 0\n"),
+            "{classic}"
+        );
+        assert!(!classic.contains("# EOF"), "{classic}");
+    }
 }

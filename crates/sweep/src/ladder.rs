@@ -129,6 +129,22 @@ pub fn size_ladder(min: u32, max: u32, perturbation: u32) -> Result<Vec<u32>, La
     Ok(sizes)
 }
 
+/// The sizes of `sweep size`: from `min` to `max` (K, M: binary multiples; by default 1 and
+/// 8M, or 16 and 65507 for UDP), the powers of two between, each `perturbation` bytes either
+/// side (by default none, or NetPIPE's [`DEFAULT_PERTURBATION`] on the `full` ladder).
+pub fn sweep_sizes(
+    udp: bool,
+    (min, max): (Option<&str>, Option<&str>),
+    perturbation: Option<u32>,
+    full: bool,
+) -> Result<Vec<u32>, LadderError> {
+    let (dmin, dmax) = if udp { ("16", "65507") } else { ("1", "8M") };
+    let min = parse_bound("--min", min.unwrap_or(dmin), udp)?;
+    let max = parse_bound("--max", max.unwrap_or(dmax), udp)?;
+    let p = perturbation.unwrap_or(if full { DEFAULT_PERTURBATION } else { 0 });
+    size_ladder(min, max, p)
+}
+
 /// Drops the sizes above `limit` (a UDP path's largest unfragmented payload); returns how many
 /// were dropped.
 pub fn cap_sizes(sizes: &mut Vec<u32>, limit: u32) -> usize {

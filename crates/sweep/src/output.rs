@@ -100,6 +100,12 @@ fn mbit(v: f64) -> String {
     format!("{:.2}", v / 1e6)
 }
 
+/// A rate in a table cell, in its own unit (`9.41 Gbit/s`, `150 Mbit/s`): sweeps span
+/// kbit/s to tens of Gbit/s, where one fixed unit reads as `17778.12` or `0.00`.
+fn rate(bps: f64) -> String {
+    measure::units::format_bits_per_sec(bps)
+}
+
 fn value_header(parameter: SweepParameter) -> &'static str {
     match parameter {
         SweepParameter::SizeBytes => "BYTES",
@@ -183,8 +189,8 @@ fn sweep_columns(r: &SweepResult) -> Vec<Col<'_>> {
     cols.extend(load::offered_column(r));
     if any(|p| p.throughput_bps.is_some()) {
         cols.push((
-            "MBIT/S".into(),
-            Box::new(|p| opt(p.throughput_bps, mbit)),
+            "RATE".into(),
+            Box::new(|p| opt(p.throughput_bps, rate)),
             true,
         ));
     }
@@ -233,7 +239,7 @@ fn repeat_columns(points: &[SweepPoint]) -> Vec<Col<'static>> {
         .find_map(|p| p.repeat.first())
         .is_none_or(|s| s.primary == "throughput_bps");
     let (unit, fmt): (&str, fn(f64) -> String) = if in_bits {
-        ("MBIT/S", mbit)
+        ("RATE", rate)
     } else {
         ("TRANS/S", |v| format!("{v:.0}"))
     };

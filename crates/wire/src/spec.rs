@@ -122,8 +122,18 @@ pub struct TestSpec {
     /// The CPU the client pins its data threads to (informational for the server; kept so a
     /// stored run says where it ran).
     pub client_cpu: Option<u32>,
+    /// Stream kinds' warm-up (`tcp`/`udp -O`), milliseconds: the first part of the
+    /// duration, run and shown but left out of the summary. The client polls the server at
+    /// its end, and both ends' windows start there (each by its own clock); the server need
+    /// not act on it. Absent: none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub omit_ms: u64,
     /// The kind and its own parameters.
     pub params: Params,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// Limits a server enforces on a peer's spec.
@@ -184,6 +194,7 @@ impl TestSpec {
             link_speed_bps: None,
             server_cpu: None,
             client_cpu: None,
+            omit_ms: 0,
             params,
         }
     }
@@ -214,6 +225,13 @@ impl TestSpec {
     /// request and the response of a request/response test.
     pub fn set_message_len_bytes(&mut self, len: u32) {
         self.params.set_message_len_bytes(len)
+    }
+
+    /// This test with `len` bytes per send call (see [`TestSpec::set_message_len_bytes`]).
+    pub fn with_message_len_bytes(&self, len: u32) -> Self {
+        let mut spec = self.clone();
+        spec.set_message_len_bytes(len);
+        spec
     }
 
     /// `tcp_stream`'s parameters.

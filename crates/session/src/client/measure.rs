@@ -4,7 +4,9 @@
 
 use std::time::{Duration, Instant};
 
-use analysis::{IntervalTracker, LastPoll, LocalStream, RawRun, StreamFailure, WorkerReport};
+use analysis::{
+    IntervalTracker, LastPoll, LocalStream, RawRun, StreamFailure, WindowStart, WorkerReport,
+};
 use engine::{Endpoint, Role, Workers};
 use measure::cpu::{CpuSoFar, CpuTime, SystemCpuSnapshot};
 use measure::drops::DropSnapshot;
@@ -63,11 +65,13 @@ pub(crate) fn measure_streams(
     let mut tracker = IntervalTracker::new(&config.spec);
     let mut intervals = Vec::new();
     let mut last_poll = None;
+    let mut start = None;
     let end = poll_until_end(
         config,
         remote,
         &running,
         &mut tracker,
+        &mut start,
         &mut |sample, poll| {
             progress.interval(&sample);
             intervals.push(sample);
@@ -85,7 +89,8 @@ pub(crate) fn measure_streams(
             last_poll,
         },
     };
-    let (sample, raw) = finish(config, remote, running, &mut tracker, end)?;
+    let (sample, mut raw) = finish(config, remote, running, &mut tracker, end)?;
+    raw.window_start = start;
     progress.interval(&sample);
     intervals.push(sample);
     Ok(Measured { intervals, raw })
@@ -157,18 +162,21 @@ enum Ended {
 /// Polls the server each interval until the test time is up, the user interrupts or the
 /// server is gone, handing every interval sample to `emit` with the poll it came from (when
 /// the far end's figures are its own). A tick within 10 ms of the end is left to the last
-/// interval, which ends at `Stop`.
+/// interval, which ends at `Stop`. With a warm-up (`-O`) one poll is at its end, whatever the
+/// interval: both ends' counts there are `start`, the summary's window's.
 fn poll_until_end(
     config: &ClientConfig,
     remote: &mut dyn Remote,
     running: &Running,
     tracker: &mut IntervalTracker,
+    start: &mut Option<WindowStart>,
     emit: &mut dyn FnMut(IntervalSample, Option<LastPoll>),
 ) -> Result<PollEnd, ClientError> {
     let spec = &config.spec;
     let (workers, t0) = (&running.workers, running.t0);
     let duration = Duration::from_millis(spec.duration_ms);
     let interval = Duration::from_millis(spec.interval_ms);
+    let omit = Duration::from_millis(spec.omit_ms);
     let mut next_tick = interval;
     let mut seq = 0u64;
     loop {
@@ -179,14 +187,24 @@ fn poll_until_end(
         if elapsed >= duration {
             return Ok(PollEnd::TimeUp);
         }
-        if elapsed >= next_tick && duration - elapsed > Duration::from_millis(10) {
+        let omit_due = !omit.is_zero() && start.is_none() && elapsed >= omit;
+        if omit_due || (elapsed >= next_tick && duration - elapsed > Duration::from_millis(10)) {
             seq += 1;
             let local = workers.snapshot();
+            let local_at = t0.elapsed();
             let local_cpu = running.cpu_so_far();
             let far = match remote.counts(seq, &local)? {
                 Ok(far) => far,
                 Err(why) => return Ok(PollEnd::ServerLost(why)),
             };
+            if omit_due {
+                *start = Some(WindowStart {
+                    local_at,
+                    local: local.clone(),
+                    server: far.counts.clone(),
+                    server_at_us: far.cpu.map(|c| c.elapsed_us),
+                });
+            }
             let at = t0.elapsed();
             let mut sample = tracker.sample(at, &local, &far.counts);
             tracker.add_cpu(&mut sample, local_cpu, far.cpu);
@@ -197,10 +215,16 @@ fn poll_until_end(
                 cpu: far.cpu,
             });
             emit(sample, poll);
-            next_tick += interval;
+            if elapsed >= next_tick {
+                next_tick += interval;
+            }
             continue;
         }
-        std::thread::sleep(wait_before_next_look(elapsed, next_tick, duration));
+        let wake = match start {
+            None if !omit.is_zero() => next_tick.min(omit),
+            _ => next_tick,
+        };
+        std::thread::sleep(wait_before_next_look(elapsed, wake, duration));
     }
 }
 
@@ -278,6 +302,7 @@ fn finish(
         local_drops,
         server,
         server_lost,
+        window_start: None,
     };
     Ok((sample, raw))
 }

@@ -17,6 +17,7 @@ mod metrics;
 mod registry;
 mod relay;
 mod relay_to;
+pub(crate) mod result_line;
 mod running;
 mod setup;
 mod streams;
@@ -286,13 +287,6 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, admission: Admission, shared: &Sh
         Err(why) => return refuse(&mut ctrl, shared, peer, why),
     };
     let _counted = Counted::start(shared, spec.kind().as_str());
-    (shared.log)(format!(
-        "{peer}: {} {:?} x{} for {} ms",
-        spec.kind().as_str(),
-        spec.direction(),
-        spec.streams,
-        spec.duration_ms
-    ));
     let begin_by = Instant::now() + shared.config.setup_timeout;
     let sockets = match setup::Sockets::open(&ctrl, &spec) {
         Ok(sockets) => sockets,
@@ -317,7 +311,12 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, admission: Admission, shared: &Sh
         Ok(results) => {
             let client = ctrl.peer_addr().map(|a| a.ip().to_canonical());
             shared.count(|m| m.finished(&spec, &results, client));
-            (shared.log)(format!("{peer}: test done"))
+            let ends: Vec<_> = (spec.flows().iter().zip(&results.streams))
+                .map(|(&(_, flow), end)| (flow, end.at_stop, end.total))
+                .collect();
+            let window = std::time::Duration::from_micros(results.window_us);
+            let line = result_line::line(&spec, &ends, window);
+            (shared.log)(format!("{peer}: test done: {line}"))
         }
         Err(why) => {
             let message = why.to_string();

@@ -63,10 +63,10 @@ fn size_sweep_table() {
         t,
         "\
 linerate sweep size: tcp_stream against 127.0.0.1:5301
-BYTES   MBIT/S  RTT P50 us  RETR  CPU L/R %  RUNS
-    1     2.50        21.2     8      75/65  #10-11
-   64   150.00        22.5     8      75/65  #12-13
-65536  9410.00       160.0     8      75/65  #14-15
+BYTES         RATE  RTT P50 us  RETR  CPU L/R %  RUNS
+    1  2.50 Mbit/s        21.2     8      75/65  #10-11
+   64   150 Mbit/s        22.5     8      75/65  #12-13
+65536  9.41 Gbit/s       160.0     8      75/65  #14-15
 peak 9.41 Gbit/s at 65536 bytes; n½ 65536 bytes (the smallest size reaching 4.71 Gbit/s)
 small-message round trip 21.2 us (p50, 1-byte messages)
 "
@@ -233,9 +233,9 @@ fn knob_sweep_with_repeats_stopped_by_a_failure() {
         "\
 linerate sweep knob: tcp_stream against h:5301
   --pre echo {value}
-VALUE   MBIT/S  MIN MBIT/S  MAX MBIT/S  SPREAD %  N  CI  RETR  CPU L/R %  KNOB EXIT  RUNS
-1      1000.00      990.00     1010.00       2.0  3  no     8      97/76  pre 0      #1-3
-2            -           -           -         -  -  -      -          -  pre 4      -
+VALUE         RATE    MIN RATE     MAX RATE  SPREAD %  N  CI  RETR  CPU L/R %  KNOB EXIT  RUNS
+1      1.00 Gbit/s  990 Mbit/s  1.01 Gbit/s       2.0  3  no     8      97/76  pre 0      #1-3
+2                -           -            -         -  -  -      -          -  pre 4      -
 peak 1.00 Gbit/s at knob=1
 stopped: --pre for value 2: `sh -c 'exit 4'` exited with status 4; the 2 point(s) above are kept
 "

@@ -188,6 +188,12 @@ impl TestSpec {
                 max_ms: limits.max_duration_ms,
             });
         }
+        if self.omit_ms > 0 && self.omit_ms >= self.duration_ms {
+            return Err(SpecError::WarmUp {
+                omit_ms: self.omit_ms,
+                duration_ms: self.duration_ms,
+            });
+        }
         let len = self.message_len_bytes();
         if len == 0 || len > limits.max_write_len_bytes {
             return Err(SpecError::WriteLength {

@@ -154,9 +154,9 @@ pub(super) fn run(
             client_version: params.client_version.as_deref().map(printable),
             ..params
         })
-        .and_then(|params| session(&mut ctrl, cookie, &params, shared, peer));
+        .and_then(|params| session(&mut ctrl, cookie, &params, shared));
     match outcome {
-        Ok(line) => (shared.log)(format!("{peer}: iperf3 client: {line}")),
+        Ok(line) => (shared.log)(format!("{peer}: iperf3 client {line}")),
         Err(r) => {
             (shared.log)(format!("{peer}: iperf3 client refused or ended: {}", r.why));
             if let Some(code) = r.code {
@@ -201,7 +201,6 @@ fn session(
     cookie: Cookie,
     params: &Params,
     shared: &Shared,
-    peer: &str,
 ) -> Result<String, Refusal> {
     let spec = spec_from(params, shared)?;
     // Every state goes out at once (Nagle would hold one behind the client's delayed ACK).
@@ -233,14 +232,6 @@ fn session(
         }
     };
     let _counted = super::Counted::start(shared, "iperf3");
-    (shared.log)(format!(
-        "{peer}: iperf3 client {}: {} {:?} x{} for {} ms",
-        params.client_version.as_deref().unwrap_or("?"),
-        spec.kind().as_str(),
-        spec.direction(),
-        spec.streams,
-        spec.duration_ms
-    ));
     // Before the test, not in its window, and only for a run that is kept.
     let host = shared
         .config
@@ -258,7 +249,8 @@ fn session(
         client: ctrl.peer_addr(),
         host,
     };
-    run::run_test(ctrl, &test, conns, udp, shared)
+    let version = params.client_version.as_deref().unwrap_or("?");
+    run::run_test(ctrl, &test, conns, udp, shared).map(|line| format!("{version}: {line}"))
 }
 
 /// A UDP test's hold on its client's address: its streams carry no cookie, so a second UDP

@@ -276,12 +276,7 @@ pub(super) fn run_test(
         .map(|(o, at_end)| stream_end(0, o, *at_end))
         .collect();
     let theirs = exchanged?;
-    let line = format!(
-        "test done: received {} bytes, sent {} bytes in {:.3} s",
-        ran.received.iter().map(|c| c.bytes).sum::<u64>(),
-        sent.iter().map(|e| e.total.bytes).sum::<u64>(),
-        ran.wall.as_secs_f64()
-    );
+    let line = done_line(spec, &order, &counts, &ran, &sent);
     let whole = server_streams(&order, sent.clone(), received.clone(), None);
     count_moved(test, &order, &whole, ran.wall, shared);
     if let Some(sink) = &shared.config.records {
@@ -292,6 +287,34 @@ pub(super) fn run_test(
         }
     }
     Ok(line)
+}
+
+/// The log's line for the finished test: what each way moved, as a linerate client's test
+/// says it, and the byte counts both ways.
+fn done_line(
+    spec: &TestSpec,
+    order: &[(bool, usize)],
+    counts: &[StreamCounts],
+    ran: &Ran,
+    sent: &[StreamEnd],
+) -> String {
+    let ends: Vec<_> = (order.iter().zip(counts))
+        .map(|(&(sends, _), c)| {
+            let flow = if sends {
+                Flow::ServerToClient
+            } else {
+                Flow::ClientToServer
+            };
+            (flow, *c, *c)
+        })
+        .collect();
+    format!(
+        "test done: {} (received {} bytes, sent {} bytes in {:.3} s)",
+        crate::server::result_line::line(spec, &ends, ran.wall),
+        ran.received.iter().map(|c| c.bytes).sum::<u64>(),
+        sent.iter().map(|e| e.total.bytes).sum::<u64>(),
+        ran.wall.as_secs_f64()
+    )
 }
 
 /// Tells the client the test runs and starts the streams, with their hard stops.
