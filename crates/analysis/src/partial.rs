@@ -184,6 +184,7 @@ mod tests {
             local_drops: None,
             server: server_results_up_to(Some(&last)),
             server_lost: Some("the server went away mid-test (polling it: reset)".into()),
+            window_start: None,
         }
     }
 
