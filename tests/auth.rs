@@ -90,7 +90,7 @@ fn a_proven_key_runs_and_names_its_user_everyone_else_is_refused() {
     .unwrap();
     assert_eq!(record.user.as_deref(), Some("alice"));
     assert!(record.summary.throughput_bps > 0.0);
-    wait_for_log(&server, "(alice): tcp_stream");
+    wait_for_log(&server, "(alice): test done: tcp");
 
     let err = run_with(server.addr, spec(Direction::Send, 1, 300), None).unwrap_err();
     assert!(

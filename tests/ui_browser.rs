@@ -146,9 +146,11 @@ fn the_page_runs_a_test_live_then_compares_and_reports_the_stored_runs() {
         Duration::from_secs(20),
     );
     assert!(rows.as_u64().unwrap() >= 3, "{rows}");
+    // Columns are named by what tells the runs apart (their tags and stream counts), not `#N`.
     let head = b.eval("document.querySelector('#compare-table thead').textContent");
+    let head = head.as_str().unwrap();
     assert!(
-        head.as_str().unwrap().contains("#1") && head.as_str().unwrap().contains("#2"),
+        head.contains("n=1 (baseline)") && head.contains("-P 2 n=2"),
         "{head}"
     );
     let ratio = b.eval("document.querySelector('#compare-table .ratio')?.textContent");
