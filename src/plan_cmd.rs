@@ -172,6 +172,15 @@ fn step_command(args: &PlanArgs, plan: &Plan, step: &Step, db: &StoreLocation) -
 
 /// A step's command checked as its command checks it before running anything.
 fn check(command: &Command) -> Result<()> {
+    let time = match command {
+        Command::Tcp(a) => Some(a.common.time),
+        Command::Udp(a) => Some(a.common.time),
+        Command::Rr(a) | Command::Crr(a) => Some(a.common.time),
+        _ => None,
+    };
+    if time == Some(0.0) {
+        bail!("-t 0 runs until Ctrl-C, which would hold the plan at this step: give it a duration");
+    }
     match command {
         Command::Tcp(a) => a.plan().map(drop),
         Command::Udp(a) => a.plan().map(drop),

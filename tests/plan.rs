@@ -214,7 +214,11 @@ fn a_bad_plan_is_one_line_naming_its_line_and_nothing_runs() {
             step("tcp -P x"),
             "flag.toml line 5: step t: invalid value 'x'",
         ),
-        ("check.toml", step("tcp -t 0"), "flag.toml line 5"),
+        (
+            "check.toml",
+            step("tcp -t 0"),
+            "flag.toml line 5: step t: -t 0 runs until Ctrl-C",
+        ),
         ("db.toml", step("tcp --db x.db"), "--db"),
         (
             "key.toml",
