@@ -55,19 +55,25 @@ fn refusal_words(r: ZerocopyRefusal) -> String {
     format!("{call}: {}", std::io::Error::from_raw_os_error(errno))
 }
 
+/// A direction with nothing in it, for the tests of the lines written from one.
+#[cfg(test)]
+pub(crate) fn empty_flow() -> FlowSummary {
+    serde_json::from_str(
+        r#"{"flow":"client_to_server","sender":"client","bytes_sent":0,"bytes_received":0,
+        "bytes_in_flight":0,"bytes_received_after_drain":0,"reconciled":true,
+        "throughput_bps":0,"sender_throughput_bps":0,
+        "interval_throughput_bps":{"cur":0,"avg":0,"min":0,"max":0},
+        "sender_cpu_pct":0,"receiver_cpu_pct":0,"retransmits":null,"rtt_us":null,"streams":[]}"#,
+    )
+    .expect("a valid FlowSummary")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn words(r: ReceiveCounts) -> Option<String> {
-        let mut f: FlowSummary = serde_json::from_str(
-            r#"{"flow":"client_to_server","sender":"client","bytes_sent":0,"bytes_received":0,
-            "bytes_in_flight":0,"bytes_received_after_drain":0,"reconciled":true,
-            "throughput_bps":0,"sender_throughput_bps":0,
-            "interval_throughput_bps":{"cur":0,"avg":0,"min":0,"max":0},
-            "sender_cpu_pct":0,"receiver_cpu_pct":0,"retransmits":null,"rtt_us":null,"streams":[]}"#,
-        )
-        .unwrap();
+        let mut f = empty_flow();
         f.receive = Some(r);
         line(&f)
     }

@@ -33,14 +33,7 @@ mod tests {
 
     #[test]
     fn the_mode_that_ran_is_named_and_an_unknown_one_is_not_guessed() {
-        let mut f: FlowSummary = serde_json::from_str(
-            r#"{"flow":"client_to_server","sender":"client","bytes_sent":0,"bytes_received":0,
-            "bytes_in_flight":0,"bytes_received_after_drain":0,"reconciled":true,
-            "throughput_bps":0,"sender_throughput_bps":0,
-            "interval_throughput_bps":{"cur":0,"avg":0,"min":0,"max":0},
-            "sender_cpu_pct":0,"receiver_cpu_pct":0,"retransmits":null,"rtt_us":null,"streams":[]}"#,
-        )
-        .unwrap();
+        let mut f = crate::receive_text::empty_flow();
         assert_eq!(line(&f), None);
         f.send_mode = Some(SendMode::Write);
         assert!(line(&f).unwrap().starts_with("write"));
