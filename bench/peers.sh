@@ -627,7 +627,7 @@ if want tcp; then
   echo "CPU s/GB = both ends' CPU seconds per 10^9 bytes received. LR×thr = linerate's median over the"
   echo "tool's (>1: linerate faster); LR×pair = the median of linerate/tool within each repetition;"
   echo "LR×CPU/B = linerate's CPU s/GB over the tool's (<1: linerate cheaper). 'linerate write' is linerate"
-  echo "with --send-mode write (a copy from user memory, as the peers send) beside its default splice;"
+  echo "with --send-mode write (a copy from user memory, as the peers send) beside its default auto;"
   echo "'linerate trunc' receives with --rx-mode trunc (discarded in the kernel, as iperf3 --skip-rx-copy)."
   echo "iperf3-src: the newest iperf3, built from IPERF3_SRC: $(jq -r .versions.iperf3_src "$out")"
   jq -r '"host probe (a fixed CPU loop before each repetition): \(.host_probe_s.min)-\(.host_probe_s.max) s, median \(.host_probe_s.median) s"' "$out"

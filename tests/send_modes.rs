@@ -72,3 +72,21 @@ fn the_summary_names_the_mode_that_ran() {
     assert!(text.contains("send mode auto"), "{text}");
     assert!(text.contains("  send       splice"), "{text}");
 }
+
+#[test]
+fn auto_under_bbr_splices_several_streams_to_another_host_and_writes_one() {
+    if !available("bbr") {
+        return skip("bbr is not available on this host: auto's stream-count rule is not checked");
+    }
+    if !crate::util::can_use_netns() {
+        return skip("no network namespaces here: auto off this host is not checked");
+    }
+    let pair = crate::util::VethPair::new("sm");
+    let _server = pair.serve();
+    for (streams, expected) in [("1", "write"), ("2", "splice")] {
+        let r = pair.client_json(&["tcp", "-t", "0.3", "-C", "bbr", "-P", streams, "--no-store"]);
+        for flow in r["summary"]["flows"].as_array().unwrap() {
+            assert_eq!(flow["send_mode"], expected, "-P {streams}: {flow}");
+        }
+    }
+}

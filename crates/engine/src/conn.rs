@@ -89,6 +89,20 @@ impl Conn {
         matches!(self, Conn::Tcp(_))
     }
 
+    /// Whether a TCP connection's peer is this host itself: a loopback address, or the same
+    /// address as the local end (a connection to one's own interface address is routed over
+    /// loopback too). A peer in another network namespace has an address of its own, so a veth
+    /// pair counts as elsewhere, as a remote host does.
+    pub fn peer_on_this_host(&self) -> bool {
+        match self {
+            Conn::Tcp(s) => match (s.local_addr(), s.peer_addr()) {
+                (Ok(l), Ok(p)) => p.ip().is_loopback() || p.ip() == l.ip(),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
     /// Sets SO_RCVTIMEO.
     pub fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()> {
         match self {

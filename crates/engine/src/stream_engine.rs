@@ -89,7 +89,8 @@ pub fn engine_for(spec: &TestSpec, sends: Flow) -> Box<dyn StreamEngine> {
                     stream.write_len_bytes as usize,
                     stream.send_mode,
                 )
-                .with_rx_mode(stream.rx_mode),
+                .with_rx_mode(stream.rx_mode)
+                .with_streams(spec.streams),
             ),
         },
         Params::UdpStream { udp } => Box::new(crate::udp_stream::UdpStream::new(udp, sends)),

@@ -1,12 +1,13 @@
 //! Bulk transfer over a stream socket (TCP or Unix): the sender writes a fixed buffer until
 //! told to stop, then half-closes; the receiver reads until end of stream.
 //!
-//! [`SendMode::Auto`] (the default) picks per connection, by its congestion control (see
-//! [`auto_mode`]). With [`SendMode::Splice`] on TCP the sender splices the pattern's pages from a
-//! pipe (see `SpliceSource`); with [`SendMode::Sendfile`] it calls sendfile(2) from an
-//! in-memory file (memfd) holding one buffer of the pattern. Either way the kernel references
-//! those pages instead of copying from user memory. The receiver copies into user memory, as
-//! applications do, unless the spec's receive mode says to discard or map (`tcp_receive`).
+//! [`SendMode::Auto`] (the default) picks per connection, by its congestion control, the
+//! flow's stream count and where the peer is (see [`auto_mode`]). With [`SendMode::Splice`] on
+//! TCP the sender splices the pattern's pages from a pipe (see `SpliceSource`); with
+//! [`SendMode::Sendfile`] it calls sendfile(2) from an in-memory file (memfd) holding one
+//! buffer of the pattern. Either way the kernel references those pages instead of copying
+//! from user memory. The receiver copies into user memory, as applications do, unless the
+//! spec's receive mode says to discard or map (`tcp_receive`).
 //!
 //! Memory is bounded whatever the write length: a sender's pattern (buffer, memfd, pipe) is at
 //! most [`MAX_SEND_BUF`] bytes, and a longer write length is sent as calls of that many bytes
@@ -39,6 +40,8 @@ pub struct TcpStream {
     io_len: usize,
     mode: SendMode,
     rx_mode: RxMode,
+    /// Streams in this sender's flow (the spec's `streams`), which `auto` weighs.
+    streams: u16,
 }
 
 /// The most a sender holds of its pattern (and so writes per call), bytes: far above what a
@@ -54,6 +57,15 @@ impl TcpStream {
             io_len: io_len.max(1),
             mode,
             rx_mode: RxMode::Copy,
+            streams: 1,
+        }
+    }
+
+    /// The same engine for a flow of `streams` streams (what [`auto_mode`] weighs).
+    pub fn with_streams(self, streams: u16) -> Self {
+        Self {
+            streams: streams.max(1),
+            ..self
         }
     }
 
@@ -99,7 +111,7 @@ impl TcpStream {
     ) -> Result<StreamReport, EngineError> {
         let mode = match self.mode {
             _ if !conn.is_tcp() => SendMode::Write,
-            SendMode::Auto => auto_mode(conn),
+            SendMode::Auto => auto_mode(conn, self.streams),
             m => m,
         };
         let (mut report, ran) = if mode == SendMode::Write {
@@ -110,7 +122,9 @@ impl TcpStream {
             // A pipe that cannot hold the pattern (above /proc/sys/fs/pipe-max-size without
             // CAP_SYS_RESOURCE) leaves sendfile, which references the same pages.
             let spliced = match mode {
-                SendMode::Splice => SpliceSource::new(&source.file, unit).ok(),
+                SendMode::Splice => {
+                    SpliceSource::new(&source.file, splice_held_len(unit, self.streams)).ok()
+                }
                 _ => None,
             };
             match spliced {
@@ -130,15 +144,37 @@ impl TcpStream {
 }
 
 /// The mode [`SendMode::Auto`] sends a TCP connection in: write(2) where its congestion
-/// control paces every send (BBR, whose pacing timer releases the queue in bursts), splice
-/// otherwise. Why: on this project's 2-core test host, under BBR write moved 1.2-1.5x what
-/// splice did on loopback and 1.3x for one stream over a veth pair, while under CUBIC splice
-/// moved 1.6-1.8x what write did (docs/METHODOLOGY.md section 10c has the table).
-pub(crate) fn auto_mode(conn: &Conn) -> SendMode {
-    match crate::congestion::congestion_of(conn.as_raw_fd()) {
-        Some(cc) if cc.starts_with("bbr") => SendMode::Write,
-        _ => SendMode::Splice,
+/// control paces every send (BBR, whose pacing timer releases the queue in bursts) and the
+/// flow is one stream or stays on this host, splice otherwise. Why: on this project's 2-core
+/// test host, under BBR write moved 1.2-1.5x what splice did on loopback at one to four
+/// streams and 1.3x for one stream over a veth pair, but 0.87x for two streams over the veth
+/// pair, while under CUBIC splice moved 1.6-1.8x what write did (docs/METHODOLOGY.md section
+/// 10c has the tables).
+pub(crate) fn auto_mode(conn: &Conn, streams: u16) -> SendMode {
+    let paced =
+        crate::congestion::congestion_of(conn.as_raw_fd()).is_some_and(|cc| cc.starts_with("bbr"));
+    match paced && (streams <= 1 || conn.peer_on_this_host()) {
+        true => SendMode::Write,
+        false => SendMode::Splice,
     }
+}
+
+/// The bytes of the pattern one splice sender of a flow of `streams` holds (and so sends at
+/// most per call): its whole write for one stream; for several, a share of 512 KiB (at least
+/// 64 KiB, whole pages), so that the flow's pattern pages together stay about as many as one
+/// stream's. Why: every byte the receivers copy is read from these pages, and with four
+/// streams of 512 KiB each (2 MiB, a core's whole L2 cache here) the receivers' copy cost
+/// 1.4x the cycles per byte it did at 128 KiB each; four streams under CUBIC then moved
+/// 0.84-0.86x iperf3 3.21 `-Z -P 4` (which sends 128 KiB buffers), and 0.94-1.01x with this
+/// share (docs/METHODOLOGY.md section 10b).
+pub(crate) fn splice_held_len(unit: usize, streams: u16) -> usize {
+    const FLOW_BYTES: usize = 512 << 10;
+    const LEAST: usize = 64 << 10;
+    if streams <= 1 {
+        return unit;
+    }
+    let share = (FLOW_BYTES / usize::from(streams)).max(LEAST) & !4095;
+    unit.min(share)
 }
 
 /// An anonymous in-memory file holding the pattern: what sendfile(2) sends from, and what
@@ -279,6 +315,20 @@ mod tests {
         assert_eq!(tx.bytes_total, rx.bytes_total);
         assert_eq!(run.sender_published, run.receiver_published);
         assert!(tx.tcp_info.is_none());
+    }
+
+    #[test]
+    fn a_splice_sender_holds_its_whole_write_alone_and_a_share_of_512_kib_among_several() {
+        assert_eq!(splice_held_len(4 << 20, 1), 4 << 20);
+        assert_eq!(splice_held_len(100_000, 1), 100_000);
+        assert_eq!(splice_held_len(512 << 10, 2), 256 << 10);
+        assert_eq!(splice_held_len(512 << 10, 4), 128 << 10);
+        assert_eq!(splice_held_len(512 << 10, 64), 64 << 10);
+        assert_eq!(splice_held_len(32 << 10, 4), 32 << 10);
+        // A share that is no whole number of pages is cut to one (and so of the 256-byte
+        // pattern period): 512 KiB / 3 = 174762.67 -> 172032.
+        assert_eq!(splice_held_len(512 << 10, 3), 172_032);
+        assert_eq!(splice_held_len(512 << 10, 3) % 256, 0);
     }
 
     #[test]
