@@ -2,6 +2,7 @@
 //! client and server, and the output formats. The `linerate` binary (`main.rs`) is a thin shell
 //! over this library, which exists so that integration tests can reach the commands' pieces.
 
+pub mod check_cmd;
 pub mod cli;
 pub mod commands;
 pub mod connection_args;

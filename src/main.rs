@@ -87,6 +87,7 @@ fn run() -> anyhow::Result<ExitCode> {
             linerate::report_cmd::compare(args)?;
             return Ok(ExitCode::SUCCESS);
         }
+        Command::Check(args) => return linerate::check_cmd::run(args),
         Command::Report(args) => {
             linerate::report_cmd::report(args)?;
             return Ok(ExitCode::SUCCESS);

@@ -21,7 +21,7 @@ use results::store::Filter;
 use report::local_time::format_local;
 
 mod out;
-mod select;
+pub mod select;
 
 pub use out::write_atomically;
 pub use select::{Column, Item};

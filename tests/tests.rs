@@ -5,6 +5,7 @@ mod abuse;
 mod auth;
 mod bidir_rates;
 mod budgets;
+mod check;
 mod cli;
 mod crr_netns;
 mod delay_line;

@@ -68,6 +68,10 @@ pub enum Command {
     /// Stored runs side by side, metric by metric, with ratios to the first: runs (12, #12) or
     /// tag sets (driver=a, driver=a,mtu=9000: the median of the runs carrying them).
     Compare(crate::report_cmd::CompareArgs),
+    /// Is a candidate worse than a baseline? Two groups of stored runs (tag sets, or runs),
+    /// metric by metric, with a bootstrap interval of the ratio of medians; exit 1 when a
+    /// metric regressed beyond the baseline's noise (a CI gate), 0 otherwise.
+    Check(crate::check_cmd::CheckArgs),
     /// One self-contained HTML file (inline charts, no network access) of stored runs.
     Report(crate::report_cmd::ReportArgs),
     /// Chart stored runs as SVG or PNG: throughput over time, throughput and CPU, latency

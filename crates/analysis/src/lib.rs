@@ -21,6 +21,7 @@
 //! Depends on `wire`, `measure` and `results` only: the engine's reports reach it as
 //! [`raw::WorkerReport`], so the data plane and the analysis can change apart.
 
+pub mod ab;
 pub mod cost;
 pub mod intervals;
 pub mod link;

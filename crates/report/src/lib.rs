@@ -19,6 +19,8 @@
 
 pub mod brief_text;
 pub mod chart;
+pub mod check;
+pub mod check_text;
 mod compare;
 mod congestion_text;
 mod csv_out;

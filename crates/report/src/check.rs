@@ -1,0 +1,204 @@
+//! `linerate check`: a candidate group of stored runs against a baseline group, metric by
+//! metric, with the A/B statistics of `analysis::ab`, and the one answer a CI gates on.
+//!
+//! Invariants: both groups hold runs of one kind (the caller refuses a mix); a metric is
+//! checked only where both groups have it; the decision is `regressed` when any checked metric
+//! regressed, `not_enough_runs` when no metric could be decided for lack of runs, `pass`
+//! otherwise. Text, JSON and JUnit XML are written in `check_text`.
+
+use analysis::ab::{self, AbResult, Finding};
+use serde::Serialize;
+use wire::TestKind;
+
+use crate::{metrics, Better, LabeledRuns, Metric};
+
+/// The metrics checked when the command line names none: the figures a regression is about
+/// (goodput, the cost of a byte, loss, transaction rate, latency, responsiveness), not every
+/// row `compare` shows (CPU percentages and per-direction repeats are too noisy to gate on).
+pub const DEFAULT_METRICS: [&str; 12] = [
+    "throughput",
+    "throughput c->s",
+    "throughput s->c",
+    "sender CPU per GB",
+    "receiver CPU per GB",
+    "loss",
+    "transactions",
+    "latency p50",
+    "latency p99",
+    "loaded latency p50",
+    "rpm",
+    "received",
+];
+
+/// One side of a check.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckSide {
+    /// The item as given (`#12`, `driver=a`).
+    pub label: String,
+    /// Runs the side's figures are over.
+    pub runs: usize,
+    /// Runs left out because they did not run whole.
+    pub left_out: usize,
+}
+
+/// One metric's check.
+#[derive(Debug, Clone, Serialize)]
+pub struct MetricCheck {
+    /// The metric's name, as `compare` names its row.
+    pub metric: &'static str,
+    /// The unit of the medians.
+    pub unit: &'static str,
+    /// Which way is better.
+    pub better: Better,
+    /// Values on each side that had the metric.
+    pub baseline_runs: usize,
+    /// As `baseline_runs`, for the candidate.
+    pub candidate_runs: usize,
+    /// Medians, ratio, interval, threshold, finding.
+    #[serde(flatten)]
+    pub result: AbResult,
+}
+
+/// What a check decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// No metric regressed.
+    Pass,
+    /// At least one metric regressed.
+    Regressed,
+    /// No metric had [`ab::MIN_RUNS`] runs on both sides.
+    NotEnoughRuns,
+}
+
+/// A whole check.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    /// Always `check` (the JSON's tag, as `trend` and `compare` carry theirs).
+    pub kind: &'static str,
+    /// The runs' kind.
+    pub test: Option<TestKind>,
+    /// What the candidate is held against.
+    pub baseline: CheckSide,
+    /// What is checked.
+    pub candidate: CheckSide,
+    /// Runs each side needs for a decision.
+    pub need_runs: usize,
+    /// One per metric both sides have.
+    pub metrics: Vec<MetricCheck>,
+    /// The answer.
+    pub decision: Decision,
+}
+
+/// How a check is asked for.
+#[derive(Debug, Clone)]
+pub struct CheckOptions<'a> {
+    /// Metric names to check; empty: [`DEFAULT_METRICS`].
+    pub metrics: &'a [String],
+    /// A fixed threshold, as a fraction; `None`: each metric's baseline noise.
+    pub threshold: Option<f64>,
+    /// The intervals' confidence, as a fraction.
+    pub level: f64,
+}
+
+/// The names `--metric` takes, in row order.
+pub fn metric_names() -> Vec<&'static str> {
+    metrics().iter().map(|m| m.name).collect()
+}
+
+/// Checks `candidate` against `baseline` (each already without its unfinished runs, as
+/// [`LabeledRuns::leave_out_unfinished`] gives them). Unknown metric names are the caller's to
+/// refuse (see [`metric_names`]).
+pub fn check(baseline: &LabeledRuns, candidate: &LabeledRuns, opts: &CheckOptions) -> Check {
+    let wanted = |m: &Metric| match opts.metrics.is_empty() {
+        true => DEFAULT_METRICS.contains(&m.name),
+        false => opts.metrics.iter().any(|n| n == m.name),
+    };
+    let figures: Vec<MetricCheck> = metrics()
+        .iter()
+        .filter(|m| wanted(m))
+        .filter_map(|m| metric_check(m, baseline, candidate, opts))
+        .collect();
+    let decision = if figures
+        .iter()
+        .any(|m| m.result.finding == Finding::Regressed)
+    {
+        Decision::Regressed
+    } else if figures
+        .iter()
+        .all(|m| m.result.finding == Finding::Undecided)
+    {
+        Decision::NotEnoughRuns
+    } else {
+        Decision::Pass
+    };
+    Check {
+        kind: "check",
+        test: baseline.runs.first().map(|r| r.kind),
+        baseline: side(baseline),
+        candidate: side(candidate),
+        need_runs: ab::MIN_RUNS,
+        metrics: figures,
+        decision,
+    }
+}
+
+fn side(l: &LabeledRuns) -> CheckSide {
+    CheckSide {
+        label: l.label.clone(),
+        runs: l.runs.len(),
+        left_out: l.left_out.len(),
+    }
+}
+
+/// One metric over both sides; `None` when neither side has it.
+fn metric_check(
+    m: &Metric,
+    baseline: &LabeledRuns,
+    candidate: &LabeledRuns,
+    opts: &CheckOptions,
+) -> Option<MetricCheck> {
+    let values = |l: &LabeledRuns| -> Vec<f64> {
+        l.runs
+            .iter()
+            .filter_map(|r| m.value(r))
+            .filter(|v| v.is_finite())
+            .collect()
+    };
+    let (b, c) = (values(baseline), values(candidate));
+    if b.is_empty() && c.is_empty() {
+        return None;
+    }
+    Some(MetricCheck {
+        metric: m.name,
+        unit: m.unit,
+        better: m.better,
+        baseline_runs: b.len(),
+        candidate_runs: c.len(),
+        result: ab::compare(
+            &b,
+            &c,
+            m.better == Better::Higher,
+            opts.threshold,
+            opts.level,
+        ),
+    })
+}
+
+impl Check {
+    /// The metrics that regressed.
+    pub fn regressed(&self) -> impl Iterator<Item = &MetricCheck> {
+        self.metrics
+            .iter()
+            .filter(|m| m.result.finding == Finding::Regressed)
+    }
+
+    /// The fewest runs a checked metric had on either side.
+    pub fn fewest_runs(&self) -> usize {
+        self.metrics
+            .iter()
+            .map(|m| m.baseline_runs.min(m.candidate_runs))
+            .min()
+            .unwrap_or(0)
+    }
+}

@@ -1,0 +1,148 @@
+//! `linerate check BASELINE CANDIDATE`: is the candidate's group of stored runs worse than the
+//! baseline's, metric by metric? Exit 0 when nothing regressed (or too few runs to say, unless
+//! `--strict`), 1 when a metric regressed, 2 on bad input (through `main`'s error path).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Result};
+use clap::{Args, ValueEnum};
+use report::check::{check, metric_names, CheckOptions, Decision};
+use report::check_text::{check_junit, check_text};
+
+use crate::report_cmd::select::{self, Column};
+
+/// `linerate check`.
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// What the candidate is held against: a tag set (commit=abc, or kernel=6.1,mtu=9000 for
+    /// runs carrying all of these tags) or a stored run (12 or #12), as `compare` takes them.
+    #[arg(value_name = "BASELINE")]
+    pub baseline: String,
+    /// What is checked, the same way.
+    #[arg(value_name = "CANDIDATE")]
+    pub candidate: String,
+    /// A change smaller than this is no regression, percent; default: three times each
+    /// metric's noise across the baseline's runs (its robust coefficient of variation), at
+    /// least 2 %.
+    #[arg(long, value_name = "PCT", value_parser = parse_threshold)]
+    pub threshold: Option<f64>,
+    /// Check only this metric (repeatable; `compare`'s row names, e.g. throughput, "latency
+    /// p99", loss, rpm). Default: goodput, CPU per GB, loss, transactions, latency p50/p99, RPM.
+    #[arg(long = "metric", value_name = "NAME")]
+    pub metrics: Vec<String>,
+    /// Confidence of the intervals, percent.
+    #[arg(long, value_name = "PCT", default_value_t = 95.0, value_parser = parse_level)]
+    pub confidence: f64,
+    /// Too few runs to decide fails (exit 1) instead of passing with a note.
+    #[arg(long)]
+    pub strict: bool,
+    /// Only runs of this kind on each side: tcp_stream, udp_stream, tcp_rr, udp_rr, tcp_crr.
+    #[arg(long, value_name = "KIND")]
+    pub kind: Option<String>,
+    /// Keep interrupted and incomplete runs (left out by default: they would read low).
+    #[arg(long)]
+    pub include_incomplete: bool,
+    /// Output format.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = CheckFormat::Table)]
+    pub format: CheckFormat,
+    /// Results database, a file or postgresql://USER@HOST/DB (default: $LINERATE_DB, else
+    /// $XDG_DATA_HOME/linerate/results.sqlite).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+/// How `linerate check` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    /// A table and a RESULT line.
+    Table,
+    /// {"kind":"check", baseline, candidate, metrics: [...], decision}.
+    Json,
+    /// JUnit XML, a test case per metric, for CI systems.
+    Junit,
+}
+
+fn parse_threshold(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').trim().parse::<f64>() {
+        Ok(v) if (0.0..100.0).contains(&v) => Ok(v / 100.0),
+        _ => Err(format!(
+            "{s}: give a percentage from 0 to under 100, e.g. 5"
+        )),
+    }
+}
+
+fn parse_level(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').trim().parse::<f64>() {
+        Ok(v) if (50.0..=99.9).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "{s}: give a confidence from 50 to 99.9 (percent), e.g. 95"
+        )),
+    }
+}
+
+/// Runs the check and prints it; the exit code is the answer.
+pub fn run(args: &CheckArgs) -> Result<ExitCode> {
+    let known = metric_names();
+    if let Some(bad) = args.metrics.iter().find(|m| !known.contains(&m.as_str())) {
+        bail!(
+            "--metric {bad}: no such metric; one of: {}",
+            known.join(", ")
+        );
+    }
+    let filter = results::store::Filter {
+        kind: crate::store_args::parse_kind_arg(args.kind.as_deref())?,
+        ..Default::default()
+    };
+    let items = [args.baseline.clone(), args.candidate.clone()];
+    let columns = select::columns(&items, &filter, args.db.as_deref())?;
+    let [baseline, candidate] = [&columns[0], &columns[1]].map(|c| side(c, args));
+    one_kind(&columns)?;
+    let opts = CheckOptions {
+        metrics: &args.metrics,
+        threshold: args.threshold,
+        level: args.confidence / 100.0,
+    };
+    let c = check(&baseline, &candidate, &opts);
+    let text = match args.format {
+        CheckFormat::Table => check_text(&c),
+        CheckFormat::Json => serde_json::to_string_pretty(&c)? + "\n",
+        CheckFormat::Junit => check_junit(&c),
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(match c.decision {
+        Decision::Regressed => ExitCode::from(1),
+        Decision::NotEnoughRuns if args.strict => ExitCode::from(1),
+        _ => ExitCode::SUCCESS,
+    })
+}
+
+/// A side's runs, without those that did not run whole unless asked.
+fn side(c: &Column, args: &CheckArgs) -> report::LabeledRuns {
+    let runs = c.labeled();
+    match args.include_incomplete {
+        true => runs,
+        false => runs.leave_out_unfinished(),
+    }
+}
+
+/// Refuses sides whose runs are of more than one kind: a check compares like with like.
+fn one_kind(columns: &[Column]) -> Result<()> {
+    let mut kinds: Vec<&str> = columns
+        .iter()
+        .flat_map(|c| c.runs.iter().map(|r| r.record.kind.as_str()))
+        .collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    if kinds.len() > 1 {
+        bail!(
+            "the runs are of {} kinds ({}): check compares one kind; add --kind KIND",
+            kinds.len(),
+            kinds.join(", ")
+        );
+    }
+    Ok(())
+}

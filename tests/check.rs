@@ -1,0 +1,132 @@
+//! `linerate check BASELINE CANDIDATE` against a ground truth: runs through a tbf qdisc at
+//! 200 Mbit/s, then at 180 (-10 %), over a veth pair between namespaces. The 180 group is a
+//! regression of goodput (exit 1, naming it, its ratio near 0.9); two halves of the 200 group
+//! are not (exit 0). Bad input is one line and exit 2; too few runs is its own answer.
+
+use std::path::Path;
+
+use super::*;
+use crate::skip;
+
+/// `linerate check ARGS --db DB`: (exit code, stdout, stderr).
+fn check(db: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = linerate()
+        .arg("check")
+        .args(args)
+        .args(["--db", &db.display().to_string()])
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Stores one loopback run of `kind` with `tags` in `db`.
+fn store(db: &Path, kind: &str, tags: &[&str]) {
+    let mut args = vec![kind, "-t", "0.2", "-i", "0", "--db"];
+    let db = db.display().to_string();
+    args.push(&db);
+    for t in tags {
+        args.extend(["--tag", t]);
+    }
+    linerate_ok(&args);
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2_and_too_few_runs_is_its_own_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.sqlite");
+    store(&db, "tcp", &["g=a"]);
+    store(&db, "tcp", &["g=b"]);
+    store(&db, "rr", &["g=b"]);
+    for (args, says) in [
+        (
+            vec!["g=a", "nope=x"],
+            "nope=x: no stored run carries these tags",
+        ),
+        (
+            vec!["g=a", "g=b"],
+            "check compares one kind; add --kind KIND",
+        ),
+        (
+            vec!["g=a", "g=b", "--metric", "speed"],
+            "--metric speed: no such metric",
+        ),
+    ] {
+        let (code, _, err) = check(&db, &args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+    let (code, out, err) = check(&db, &["g=a", "g=b", "--kind", "tcp_stream"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("RESULT  not enough runs: 1, need 4"), "{out}");
+    let (code, out, _) = check(&db, &["g=a", "g=b", "--kind", "tcp_stream", "--strict"]);
+    assert_eq!(code, 1, "{out}");
+}
+
+#[test]
+fn a_ten_percent_slower_shaper_is_a_goodput_regression_and_an_unchanged_one_is_not() {
+    if !can_use_netns() {
+        return skip("no network namespaces here: check's ground truth is not run");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.sqlite");
+    let db_text = db.display().to_string();
+    let pair = VethPair::new("ck");
+    let _server = pair.serve();
+    // Four runs per tag set given, through a tbf at `rate` on the client's side.
+    let runs = |rate: &str, tag_sets: &[&[&str]]| {
+        pair.shape(&pair.a, "va", rate);
+        for tags in tag_sets {
+            for _ in 0..4 {
+                let mut args = vec!["tcp", "198.18.0.2", "-t", "1", "-i", "0", "--db", &db_text];
+                for t in *tags {
+                    args.extend(["--tag", t]);
+                }
+                let out = pair.client(&args);
+                assert!(
+                    out.status.success(),
+                    "{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+        }
+    };
+    runs(
+        "200mbit",
+        &[&["rate=200", "half=1"], &["rate=200", "half=2"]],
+    );
+    runs("180mbit", &[&["rate=180"]]);
+
+    let (code, out, err) = check(&db, &["rate=200", "rate=180"]);
+    assert_eq!(code, 1, "{out}{err}");
+    let result = out.lines().find(|l| l.starts_with("RESULT")).unwrap();
+    assert!(result.contains("regressed: throughput 0.9"), "{out}");
+
+    let (code, out, err) = check(&db, &["rate=200", "rate=180", "--format", "json"]);
+    assert_eq!(code, 1, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["kind"], "check");
+    assert_eq!(v["decision"], "regressed");
+    let goodput = v["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"] == "throughput")
+        .unwrap();
+    let ratio = goodput["ratio"].as_f64().unwrap();
+    assert!((0.87..0.93).contains(&ratio), "{goodput}");
+    assert_eq!(goodput["finding"], "regressed");
+
+    let (code, out, err) = check(&db, &["half=1", "half=2", "--metric", "throughput"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("RESULT  pass"), "{out}");
+
+    let (code, out, _) = check(&db, &["rate=200", "rate=180", "--format", "junit"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("<failure type=\"regression\""), "{out}");
+    assert!(out.contains("name=\"throughput\""), "{out}");
+}
