@@ -36,6 +36,17 @@ fn opt_ms(v: Option<f64>) -> String {
     v.map_or("-".into(), |v| format!("{v:.2} ms"))
 }
 
+/// The line above the live rows: where, what in which order, and the whole run's limit.
+pub fn live_header(target: &str, ways: &[RpmWay], time_limit_s: f64) -> String {
+    let order: Vec<&str> = std::iter::once("the idle path")
+        .chain(ways.iter().map(|w| way(*w)))
+        .collect();
+    format!(
+        "linerate rpm to {target}: {}; at most {time_limit_s} s in all (-t)",
+        order.join(", then ")
+    )
+}
+
 /// One interval as it closes: `up    3.0 s  3 conns  9.41 Gbit/s (avg …)  self 1.20 ms …`.
 pub fn tick_line(w: RpmWay, t: &RpmTick) -> String {
     let dir = w.as_str();
