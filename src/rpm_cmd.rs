@@ -202,7 +202,10 @@ pub fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
         (true, _) => Progress::Events(JsonLines::new(std::io::stdout())),
         (false, true) => Progress::Silent,
         (false, false) => {
-            println!("{}", report::rpm_text::live_header(&setup.label, ways, args.time));
+            println!(
+                "{}",
+                report::rpm_text::live_header(&setup.label, ways, args.time)
+            );
             Progress::Lines(None)
         }
     };
@@ -210,19 +213,7 @@ pub fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
     // Stored before printing, so the document carries the ids; a failure to store is
     // reported once the result is printed, and where they went after it (as `tcp` does).
     let stored = store.as_mut().map(|s| save(s, &mut run));
-    let printed = match progress {
-        Progress::Events(mut events) => {
-            run.result
-                .run_ids
-                .iter()
-                .flatten()
-                .for_each(|id| events.stored(*id as i64));
-            let ended = events.finish(&run.result).map_err(Into::into);
-            ended.and_then(|()| draw(args, &run.result))
-        }
-        Progress::Lines(Some(e)) => Err(anyhow::Error::new(e).context("writing the live rows to stdout")),
-        Progress::Lines(None) | Progress::Silent => print(args, &run.result),
-    };
+    let printed = output(args, progress, &run.result);
     if let Some(where_to) = stored.transpose()?.flatten() {
         eprintln!("{where_to}");
     }
@@ -231,6 +222,26 @@ pub fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
         interrupted: run.result.interrupted,
         incomplete: false,
     })
+}
+
+/// What follows the intervals: the events' `stored` and `end` (`--json-stream`), or the
+/// summary, the full report or the document (`print`); and `--chart`.
+fn output(args: &RpmArgs, progress: Progress, result: &RpmResult) -> Result<()> {
+    match progress {
+        Progress::Events(mut events) => {
+            result
+                .run_ids
+                .iter()
+                .flatten()
+                .for_each(|id| events.stored(*id as i64));
+            let ended = events.finish(result).map_err(Into::into);
+            ended.and_then(|()| draw(args, result))
+        }
+        Progress::Lines(Some(e)) => {
+            Err(anyhow::Error::new(e).context("writing the live rows to stdout"))
+        }
+        Progress::Lines(None) | Progress::Silent => print(args, result),
+    }
 }
 
 /// The result on stdout (text or `--json`), and `--chart`.
@@ -309,8 +320,13 @@ fn save(store: &mut RunStore, run: &mut RpmRun) -> Result<Option<String>> {
     if ids.iter().any(Option::is_some) {
         run.result.run_ids = ids;
     }
-    let where_to = (!said.is_empty())
-        .then(|| format!("linerate: stored as {} in {}", said.join(", "), store.location()));
+    let where_to = (!said.is_empty()).then(|| {
+        format!(
+            "linerate: stored as {} in {}",
+            said.join(", "),
+            store.location()
+        )
+    });
     match failed {
         None => Ok(where_to),
         Some(e) => {

@@ -58,7 +58,10 @@ fn loopback_gives_both_directions_every_figure_and_a_time_series() {
     let foreign = 60_000.0 / ((tm("connect_ms") + tm("foreign_rr_ms")) / 2.0);
     let want = (foreign + 60_000.0 / tm("self_ms")) / 2.0;
     let got = num(&o["responsiveness"]["rpm"]);
-    assert!((got - want).abs() <= want * 1e-9, "{got} against {want}: {o}");
+    assert!(
+        (got - want).abs() <= want * 1e-9,
+        "{got} against {want}: {o}"
+    );
     assert_eq!(o["directions"], serde_json::json!(["up", "down"]), "{o}");
     let lowest = dirs
         .iter()
@@ -92,8 +95,11 @@ fn the_whole_run_ends_within_its_time_limit_and_prints_as_tcp_does() {
     assert!(lines[0].starts_with("linerate rpm to "), "{stdout}");
     assert!(lines[0].contains("at most 4 s in all (-t)"), "{stdout}");
     assert!(lines[1].starts_with("up "), "a live row: {stdout}");
-    assert!(lines.iter().any(|l| l.starts_with("down "))); 
-    let summary = lines.iter().position(|l| l.starts_with("--- summary: rpm to ")).unwrap();
+    assert!(lines.iter().any(|l| l.starts_with("down ")));
+    let summary = lines
+        .iter()
+        .position(|l| l.starts_with("--- summary: rpm to "))
+        .unwrap();
     let rest = &lines[summary + 1..];
     assert_eq!(rest.len(), 4, "up, down, idle, RESULT: {stdout}");
     assert!(rest[3].starts_with("RESULT  "), "{stdout}");
@@ -248,8 +254,15 @@ fn a_run_that_cannot_stabilise_says_so() {
     assert_eq!(up["goodput_confidence"], "low", "{up}");
     assert_eq!(up["rpm_confidence"], "low", "{up}");
     assert_eq!(up["ended"], "time_limit", "{up}");
-    assert_eq!((&up["rpm_intervals"], &up["rpm_stable_s"]), (&Value::from(0), &Value::Null));
-    assert_eq!(up["notes"], serde_json::json!([]), "the confidence says it, once");
+    assert_eq!(
+        (&up["rpm_intervals"], &up["rpm_stable_s"]),
+        (&Value::from(0), &Value::Null)
+    );
+    assert_eq!(
+        up["notes"],
+        serde_json::json!([]),
+        "the confidence says it, once"
+    );
 }
 
 /// Ground truth: 20 Mbit/s towards the server through a tbf queue of 250 KB (100 ms to

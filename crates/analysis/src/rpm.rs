@@ -344,7 +344,10 @@ mod tests {
         let o = overall(&[up.clone(), down.clone()]).unwrap();
         assert_eq!(o.directions, [Up, Down]);
         let r = o.responsiveness;
-        assert_eq!((r.foreign_rpm, r.loaded_rpm, r.rpm), (3000.0, 1500.0, 2250.0));
+        assert_eq!(
+            (r.foreign_rpm, r.loaded_rpm, r.rpm),
+            (3000.0, 1500.0, 2250.0)
+        );
         assert_eq!(o.confidence, Confidence::Medium, "the lower of the two");
         // One direction: its own figure. A direction without probes is left out of the
         // figure but lowers the confidence; none measured: no figure.
@@ -356,7 +359,10 @@ mod tests {
             ..down
         };
         let part = overall(&[up, bare.clone()]).unwrap();
-        assert_eq!((part.directions.len(), part.confidence), (1, Confidence::Low));
+        assert_eq!(
+            (part.directions.len(), part.confidence),
+            (1, Confidence::Low)
+        );
         assert_eq!(overall(&[bare]), None);
         assert_eq!(overall(&[]), None);
     }

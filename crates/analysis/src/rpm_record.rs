@@ -344,7 +344,10 @@ mod tests {
         };
         let above = with_link(10.0);
         assert_eq!(above.link_speed_bps, Some(10_000_000_000));
-        assert_eq!(above.performance_index, None, "15.5 Gbit/s on a 10 Gbit/s link");
+        assert_eq!(
+            above.performance_index, None,
+            "15.5 Gbit/s on a 10 Gbit/s link"
+        );
         let within = with_link(100.0);
         // T/C x T/L: 15500 Mbit/s over the busier end's 120 %, times 15500 / 100000.
         let pi = within.performance_index.unwrap();

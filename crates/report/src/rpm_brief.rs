@@ -62,7 +62,10 @@ fn direction_line(d: &RpmDirection, mad: usize) -> String {
                 (r.connect_ms + r.foreign_rr_ms) / 2.0
             ),
         ),
-        None => (format!("{:>7}", "-"), "a kind of probe has no sample".into()),
+        None => (
+            format!("{:>7}", "-"),
+            "a kind of probe has no sample".into(),
+        ),
     };
     format!(
         "{:<6}RPM {rpm}  {:>11} over {} conn{}  {trips}  confidence {}",

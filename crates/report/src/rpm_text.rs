@@ -112,7 +112,10 @@ fn rpm_terms(r: &results::rpm::Responsiveness) -> String {
 /// The run's one figure, and over what.
 fn write_overall(w: &mut dyn Write, o: Option<&RpmOverall>) -> io::Result<()> {
     let Some(o) = o else {
-        return writeln!(w, "RPM: not measured (no direction has probes of every kind)");
+        return writeln!(
+            w,
+            "RPM: not measured (no direction has probes of every kind)"
+        );
     };
     let over: Vec<&str> = o.directions.iter().map(|d| d.as_str()).collect();
     let weigh = if over.len() > 1 {
@@ -134,7 +137,12 @@ fn write_direction(w: &mut dyn Write, d: &RpmDirection, mad: usize) -> io::Resul
     writeln!(w, "{}", way(d.direction))?;
     let sure = confidence_words(d, mad);
     match &d.responsiveness {
-        Some(r) => writeln!(w, "  RPM {:.0} (confidence {sure}): {}", r.rpm, rpm_terms(r))?,
+        Some(r) => writeln!(
+            w,
+            "  RPM {:.0} (confidence {sure}): {}",
+            r.rpm,
+            rpm_terms(r)
+        )?,
         None => writeln!(
             w,
             "  RPM: not measured, a kind of probe has no sample (confidence {sure})"

@@ -3,9 +3,7 @@
 //! before its goodput was stable, down stable in both stages; and the properties the snapshots
 //! stand on (one confidence statement per direction, `RESULT` last, the overall figure first).
 
-use results::rpm::{
-    Confidence, RpmDirection, RpmDocument, RpmEnd, RpmResult, RpmWay, StoredRpm,
-};
+use results::rpm::{Confidence, RpmDirection, RpmDocument, RpmEnd, RpmResult, RpmWay, StoredRpm};
 
 use crate::rpm_brief::write_brief;
 
@@ -99,7 +97,11 @@ fn rpm_brief_summary() {
     assert_eq!(lines.len(), 5, "header, up, down, idle, RESULT:\n{text}");
     assert!(lines[4].starts_with("RESULT  RPM "), "{text}");
     assert_eq!(text.matches("RESULT").count(), 1);
-    assert_eq!(text.matches("confidence").count(), 3, "each direction once, RESULT once");
+    assert_eq!(
+        text.matches("confidence").count(),
+        3,
+        "each direction once, RESULT once"
+    );
     insta::assert_snapshot!(text);
 }
 
@@ -129,12 +131,17 @@ fn a_direction_cut_off_after_stable_goodput_says_so_once() {
     );
     let d = &mut r.directions[1];
     (d.rpm_confidence, d.rpm_intervals) = (Confidence::Medium, 6);
-    assert!(brief(&r).contains("confidence medium: RPM not stable over 6 intervals, stopped at the time limit"));
+    assert!(brief(&r)
+        .contains("confidence medium: RPM not stable over 6 intervals, stopped at the time limit"));
     r.interrupted = true;
     r.directions[1].ended = RpmEnd::Interrupted;
     let text = brief(&r);
     assert!(text.contains("stopped at Ctrl-C"), "{text}");
-    assert!(text.lines().last().unwrap().ends_with("(INTERRUPTED: partial)"));
+    assert!(text
+        .lines()
+        .last()
+        .unwrap()
+        .ends_with("(INTERRUPTED: partial)"));
 }
 
 #[test]
