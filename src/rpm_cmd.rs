@@ -1,11 +1,13 @@
-//! `linerate rpm`: responsiveness under working conditions (`session::rpm`), printed as text
-//! (a line per interval on stderr, then the summary) or one JSON document; each direction
-//! stored as one run (`analysis::rpm_record`) tagged `rpm_id` and `rpm_direction`, and drawn
-//! with `--chart` (`report::chart::rpm_chart`).
+//! `linerate rpm`: responsiveness under working conditions (`session::rpm`), printed as `tcp`
+//! prints a run: a line per interval on stdout, then the short summary (`report::rpm_brief`) or
+//! with `-v` the full report (`report::rpm_text`), or one JSON document; diagnostics and where
+//! the runs were stored on stderr. Each direction is stored as one run (`analysis::rpm_record`)
+//! tagged `rpm_id` and `rpm_direction`, and drawn with `--chart` (`report::chart::rpm_chart`).
+//! `-t` is the whole run's limit, counted from this command's start.
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 use engine::Signal;
@@ -43,12 +45,14 @@ pub struct RpmArgs {
     /// server must allow as many (serve --max-sessions, 16 by default).
     #[arg(long = "parallel", short = 'P', value_name = "N", default_value_t = 16)]
     pub parallel: u16,
-    /// Longest each direction may take, stable or not, seconds.
+    /// Longest the whole run may take, stable or not, seconds: the idle path and every
+    /// direction together (each direction an equal share of what is left when it starts),
+    /// ending within about 0.5 s after it.
     #[arg(
         long = "time",
         short = 't',
         value_name = "SECONDS",
-        default_value_t = 20.0
+        default_value_t = 30.0
     )]
     pub time: f64,
     /// Which way the load goes.
@@ -69,6 +73,10 @@ pub struct RpmArgs {
     /// Print one JSON document instead of the text (with the stored runs' ids, `run_ids`).
     #[arg(long)]
     pub json: bool,
+    /// Print the full report after the live rows (the overall RPM's terms, the idle path,
+    /// each direction's probes and where its delay sat) instead of the short summary.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
     /// Print JSON events as they happen, one per line (a `tick` per interval of each
     /// direction, `stored`), the last one the --json document (docs/RESULTS.md, "The event
     /// stream").
@@ -83,16 +91,25 @@ pub struct RpmArgs {
     pub store: StoreArgs,
 }
 
-/// Where each interval goes: a line on stderr, or a `tick` event on stdout.
+/// Where each interval goes: a line on stdout (as `tcp`'s live rows; the first failed write
+/// is kept and ends the rows, the run goes on), a `tick` event on stdout, or nowhere (`--json`).
 enum Progress {
-    Lines,
+    Lines(Option<std::io::Error>),
     Events(JsonLines<std::io::Stdout>),
+    Silent,
 }
 
 impl RpmProgress for Progress {
     fn tick(&mut self, way: RpmWay, tick: &RpmTick) {
         match self {
-            Progress::Lines => eprintln!("{}", report::rpm_text::tick_line(way, tick)),
+            Progress::Lines(error @ None) => {
+                let line = report::rpm_text::tick_line(way, tick);
+                let mut out = std::io::stdout().lock();
+                if let Err(e) = writeln!(out, "{line}").and_then(|()| out.flush()) {
+                    *error = Some(e);
+                }
+            }
+            Progress::Lines(Some(_)) | Progress::Silent => {}
             Progress::Events(events) => events.tick(way.as_str(), tick),
         }
     }
@@ -114,7 +131,7 @@ pub fn check(args: &RpmArgs) -> Result<()> {
     }
     if !(2.0..=600.0).contains(&args.time) {
         bail!(
-            "--time {}: between 2 and 600 seconds per direction",
+            "--time {}: between 2 and 600 seconds for the whole run (the idle path and every direction)",
             args.time
         );
     }
@@ -134,6 +151,7 @@ pub fn check(args: &RpmArgs) -> Result<()> {
 
 /// `linerate rpm`: the idle path, then each direction until stable or out of time.
 pub fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
+    let began = Instant::now();
     check(args)?;
     let common = CommonArgs {
         conn: args.conn.clone(),
@@ -164,7 +182,8 @@ pub fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
             ..Default::default()
         },
         probes_per_s: f64::from(args.probes),
-        max_time: Duration::from_secs_f64(args.time),
+        time_limit: Duration::from_secs_f64(args.time),
+        began,
         congestion: args.congestion.clone(),
         notsent_lowat_bytes: args
             .notsent_lowat
@@ -179,32 +198,50 @@ pub fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
         Way::Both => &[RpmWay::Up, RpmWay::Down],
         Way::Idle => &[],
     };
-    let mut progress = match args.json_stream {
-        true => Progress::Events(JsonLines::new(std::io::stdout())),
-        false => Progress::Lines,
+    let mut progress = match (args.json_stream, args.json) {
+        (true, _) => Progress::Events(JsonLines::new(std::io::stdout())),
+        (false, true) => Progress::Silent,
+        (false, false) => {
+            println!(
+                "{}",
+                report::rpm_text::live_header(&setup.label, ways, args.time)
+            );
+            Progress::Lines(None)
+        }
     };
     let mut run = session::rpm::run(&setup, ways, &mut progress)?;
     // Stored before printing, so the document carries the ids; a failure to store is
-    // reported once the result is printed.
-    let stored = store.as_mut().map_or(Ok(()), |s| save(s, &mut run));
-    let printed = match progress {
-        Progress::Events(mut events) => {
-            run.result
-                .run_ids
-                .iter()
-                .flatten()
-                .for_each(|id| events.stored(*id as i64));
-            let ended = events.finish(&run.result).map_err(Into::into);
-            ended.and_then(|()| draw(args, &run.result))
-        }
-        Progress::Lines => print(args, &run.result),
-    };
-    stored?;
+    // reported once the result is printed, and where they went after it (as `tcp` does).
+    let stored = store.as_mut().map(|s| save(s, &mut run));
+    let printed = output(args, progress, &run.result);
+    if let Some(where_to) = stored.transpose()?.flatten() {
+        eprintln!("{where_to}");
+    }
     printed?;
     Ok(RunOutcome {
         interrupted: run.result.interrupted,
         incomplete: false,
     })
+}
+
+/// What follows the intervals: the events' `stored` and `end` (`--json-stream`), or the
+/// summary, the full report or the document (`print`); and `--chart`.
+fn output(args: &RpmArgs, progress: Progress, result: &RpmResult) -> Result<()> {
+    match progress {
+        Progress::Events(mut events) => {
+            result
+                .run_ids
+                .iter()
+                .flatten()
+                .for_each(|id| events.stored(*id as i64));
+            let ended = events.finish(result).map_err(Into::into);
+            ended.and_then(|()| draw(args, result))
+        }
+        Progress::Lines(Some(e)) => {
+            Err(anyhow::Error::new(e).context("writing the live rows to stdout"))
+        }
+        Progress::Lines(None) | Progress::Silent => print(args, result),
+    }
 }
 
 /// The result on stdout (text or `--json`), and `--chart`.
@@ -213,8 +250,11 @@ fn print(args: &RpmArgs, result: &RpmResult) -> Result<()> {
     if args.json {
         serde_json::to_writer_pretty(&mut out, result)?;
         writeln!(out)?;
-    } else {
+    } else if args.verbose {
         report::rpm_text::write(&mut out, result)?;
+    } else {
+        let bold = crate::output::bold_on_stdout();
+        report::rpm_brief::write_brief(&mut out, result, bold)?;
     }
     out.flush()?;
     draw(args, result)
@@ -241,11 +281,12 @@ fn draw(args: &RpmArgs, result: &RpmResult) -> Result<()> {
 }
 
 /// Stores each direction as one run tagged `rpm_id` (the start, Unix ms) and `rpm_direction`,
-/// says so on stderr, and keeps the ids in the document. A direction without a finished load
+/// keeps the ids in the document, and returns the line saying where (printed on stderr after
+/// the summary, the last thing on a terminal, as `tcp` does). A direction without a finished load
 /// connection has nothing to store: said, not an error. A run the store refuses is kept as a
 /// file (`RunStore::save_with` says where); the first such error is returned once every
 /// direction was tried, later ones are printed.
-fn save(store: &mut RunStore, run: &mut RpmRun) -> Result<()> {
+fn save(store: &mut RunStore, run: &mut RpmRun) -> Result<Option<String>> {
     let r = &run.result;
     let (mut said, mut ids, mut failed) = (Vec::new(), Vec::new(), None);
     for (d, loads) in r.directions.iter().zip(&run.records_by_direction) {
@@ -279,12 +320,18 @@ fn save(store: &mut RunStore, run: &mut RpmRun) -> Result<()> {
     if ids.iter().any(Option::is_some) {
         run.result.run_ids = ids;
     }
-    if !said.is_empty() {
-        eprintln!(
+    let where_to = (!said.is_empty()).then(|| {
+        format!(
             "linerate: stored as {} in {}",
             said.join(", "),
             store.location()
-        );
+        )
+    });
+    match failed {
+        None => Ok(where_to),
+        Some(e) => {
+            where_to.iter().for_each(|w| eprintln!("{w}"));
+            Err(e)
+        }
     }
-    failed.map_or(Ok(()), Err)
 }

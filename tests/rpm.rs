@@ -13,7 +13,7 @@ fn directions(d: &Value) -> &Vec<Value> {
 
 #[test]
 fn loopback_gives_both_directions_every_figure_and_a_time_series() {
-    let d = linerate_json(&["rpm", "-t", "5", "-P", "3", "--json"]);
+    let d = linerate_json(&["rpm", "-t", "8", "-P", "3", "--json"]);
     assert_eq!(d["kind"], "rpm");
     assert!(
         d["draft"].as_str().unwrap().contains("responsiveness-09"),
@@ -40,11 +40,79 @@ fn loopback_gives_both_directions_every_figure_and_a_time_series() {
             );
         }
         let timeline = dir["timeline"].as_array().unwrap();
-        assert!((4..=7).contains(&timeline.len()), "{}", timeline.len());
+        // 8 s in all: each direction about 3.8 s, whole intervals less 0.25 s.
+        assert!((2..=4).contains(&timeline.len()), "{}", timeline.len());
         let t: Vec<f64> = timeline.iter().map(|x| num(&x["t_s"])).collect();
         assert!(t.windows(2).all(|w| w[0] < w[1]), "{t:?}");
         assert!(["low", "medium", "high"].contains(&dir["rpm_confidence"].as_str().unwrap()));
     }
+    assert!(num(&d["duration_s"]) <= 8.5, "{}", d["duration_s"]);
+    // The overall figure: the draft's formula over the directions' trimmed means, averaged.
+    let o = &d["overall"];
+    let tm = |k: &str| {
+        dirs.iter()
+            .map(|x| num(&x["responsiveness"][k]))
+            .sum::<f64>()
+            / 2.0
+    };
+    let foreign = 60_000.0 / ((tm("connect_ms") + tm("foreign_rr_ms")) / 2.0);
+    let want = (foreign + 60_000.0 / tm("self_ms")) / 2.0;
+    let got = num(&o["responsiveness"]["rpm"]);
+    assert!(
+        (got - want).abs() <= want * 1e-9,
+        "{got} against {want}: {o}"
+    );
+    assert_eq!(o["directions"], serde_json::json!(["up", "down"]), "{o}");
+    let lowest = dirs
+        .iter()
+        .map(|x| x["rpm_confidence"].as_str().unwrap())
+        .min_by_key(|c| ["low", "medium", "high"].iter().position(|k| k == c))
+        .unwrap();
+    assert_eq!(o["confidence"], lowest, "{o}");
+}
+
+/// `-t` is the whole run's limit: the in-process server, the idle path and both directions end
+/// within 0.5 s after it; the live rows go to stdout as `tcp`'s do, the short summary after
+/// them ends with `RESULT`, and stderr holds nothing (no store, no diagnostics).
+#[test]
+fn the_whole_run_ends_within_its_time_limit_and_prints_as_tcp_does() {
+    let began = std::time::Instant::now();
+    let out = linerate()
+        .args(["rpm", "-t", "4", "-P", "2", "--no-store"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let took = began.elapsed().as_secs_f64();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    eprintln!("rpm -t 4 took {took:.2} s");
+    assert!(took <= 4.5, "{took:.2} s for -t 4:\n{stdout}");
+    assert!(stderr.is_empty(), "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines[0].starts_with("linerate rpm to "), "{stdout}");
+    assert!(lines[0].contains("at most 4 s in all (-t)"), "{stdout}");
+    assert!(lines[1].starts_with("up "), "a live row: {stdout}");
+    assert!(lines.iter().any(|l| l.starts_with("down ")));
+    let summary = lines
+        .iter()
+        .position(|l| l.starts_with("--- summary: rpm to "))
+        .unwrap();
+    let rest = &lines[summary + 1..];
+    assert_eq!(rest.len(), 4, "up, down, idle, RESULT: {stdout}");
+    assert!(rest[3].starts_with("RESULT  "), "{stdout}");
+    for l in &rest[..2] {
+        assert_eq!(l.matches("confidence ").count(), 1, "one statement: {l}");
+    }
+    // -v: the full report, led by the overall figure, no RESULT line.
+    let v = linerate_ok(&["rpm", "-t", "2", "--direction", "up", "--no-store", "-v"]);
+    let full = &v[v.find("Responsiveness to ").expect(&v)..];
+    let second = full.lines().nth(1).unwrap();
+    assert!(second.starts_with("RPM"), "{full}");
+    assert!(full.contains("\nup (client -> server)\n  RPM"), "{full}");
+    assert!(!full.contains("RESULT"), "{full}");
 }
 
 /// Each direction is stored as a run tagged with its rpm: listed, shown with its RPM, compared
@@ -185,11 +253,15 @@ fn a_run_that_cannot_stabilise_says_so() {
     let up = &directions(&v)[0];
     assert_eq!(up["goodput_confidence"], "low", "{up}");
     assert_eq!(up["rpm_confidence"], "low", "{up}");
-    let notes = up["notes"].to_string();
-    assert!(notes.contains("stopped at the time limit (2 s)"), "{notes}");
-    assert!(
-        notes.contains("not stable within the time limit"),
-        "{notes}"
+    assert_eq!(up["ended"], "time_limit", "{up}");
+    assert_eq!(
+        (&up["rpm_intervals"], &up["rpm_stable_s"]),
+        (&Value::from(0), &Value::Null)
+    );
+    assert_eq!(
+        up["notes"],
+        serde_json::json!([]),
+        "the confidence says it, once"
     );
 }
 

@@ -12,11 +12,14 @@
 //!   TM(http_l)`, `RPM = (Foreign + Loaded) / 2`, TM the single-sided trimmed mean keeping the
 //!   best [`Params::trimmed_keep`] ([`trimmed_mean`], [`responsiveness`]);
 //! - the confidence: low when fewer than MAD intervals ran, medium when they ran but the
-//!   figure never became stable, high when it did ([`Confidence`]).
+//!   figure never became stable, high when it did ([`Confidence`]);
+//! - the run's one figure over its directions ([`overall`]): each of the draft's trimmed means
+//!   averaged over the directions (each direction weighs the same), then the same formula; its
+//!   confidence the lowest of the directions'.
 //!
 //! Everything is milliseconds and bits per second in, plain numbers out; no clocks are read.
 
-use results::rpm::Spread;
+use results::rpm::{RpmDirection, RpmOverall, Spread};
 use serde::{Deserialize, Serialize};
 
 pub use results::rpm::{Confidence, Responsiveness};
@@ -196,6 +199,38 @@ pub fn responsiveness(samples: &ProbeSamples, keep: f64) -> Option<Responsivenes
     })
 }
 
+/// The run's one figure over `directions` (those with a responsiveness): each trimmed mean the
+/// mean of theirs, then the draft's formula; the confidence the lowest of every direction's
+/// (one without probes of every kind is low). `None` when no direction has a responsiveness.
+pub fn overall(directions: &[RpmDirection]) -> Option<RpmOverall> {
+    let measured: Vec<(&RpmDirection, &Responsiveness)> = directions
+        .iter()
+        .filter_map(|d| Some((d, d.responsiveness.as_ref()?)))
+        .collect();
+    let n = measured.len() as f64;
+    let mean = |f: fn(&Responsiveness) -> f64| measured.iter().map(|(_, r)| f(r)).sum::<f64>() / n;
+    let (connect_ms, foreign_rr_ms, self_ms) = (
+        mean(|r| r.connect_ms),
+        mean(|r| r.foreign_rr_ms),
+        mean(|r| r.self_ms),
+    );
+    let foreign_rpm = per_minute((connect_ms + foreign_rr_ms) / 2.0)?;
+    let loaded_rpm = per_minute(self_ms)?;
+    let confidence = directions.iter().map(|d| d.rpm_confidence).min()?;
+    Some(RpmOverall {
+        directions: measured.iter().map(|(d, _)| d.direction).collect(),
+        responsiveness: Responsiveness {
+            connect_ms,
+            foreign_rr_ms,
+            self_ms,
+            foreign_rpm,
+            loaded_rpm,
+            rpm: (foreign_rpm + loaded_rpm) / 2.0,
+        },
+        confidence,
+    })
+}
+
 /// The sample count and nearest-rank percentiles of `values` (ms in, ms out).
 pub fn spread(values: &[f64]) -> Spread {
     let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
@@ -277,6 +312,59 @@ mod tests {
             ..samples
         };
         assert_eq!(responsiveness(&none, 0.95), None);
+    }
+
+    #[test]
+    fn the_overall_figure_weighs_each_direction_the_same_and_takes_the_lower_confidence() {
+        let with = |way, connect_ms, self_ms, confidence| {
+            let probes = ProbeSamples {
+                connect_ms: vec![connect_ms; 20],
+                foreign_rr_ms: vec![connect_ms; 20],
+                self_ms: vec![self_ms; 20],
+            };
+            let mut d = crate::rpm_window::DirectionTracker::new(Params::default()).finish(
+                way,
+                &results::rpm::IdleBaseline::default(),
+                results::rpm::RpmEnd::TimeLimit,
+                Vec::new(),
+            );
+            d.responsiveness = responsiveness(&probes, 0.95);
+            d.rpm_confidence = confidence;
+            d
+        };
+        use results::rpm::RpmWay::{Down, Up};
+        // Up: foreign 10 ms, self 60 ms; down: foreign 30 ms, self 20 ms. The means: 20 ms and
+        // 40 ms, so foreign 3000, loaded 1500, RPM 2250 (not the mean of 3500 and 2500).
+        let (up, down) = (
+            with(Up, 10.0, 60.0, Confidence::High),
+            with(Down, 30.0, 20.0, Confidence::Medium),
+        );
+        assert_eq!(up.responsiveness.unwrap().rpm, 3500.0);
+        assert_eq!(down.responsiveness.unwrap().rpm, 2500.0);
+        let o = overall(&[up.clone(), down.clone()]).unwrap();
+        assert_eq!(o.directions, [Up, Down]);
+        let r = o.responsiveness;
+        assert_eq!(
+            (r.foreign_rpm, r.loaded_rpm, r.rpm),
+            (3000.0, 1500.0, 2250.0)
+        );
+        assert_eq!(o.confidence, Confidence::Medium, "the lower of the two");
+        // One direction: its own figure. A direction without probes is left out of the
+        // figure but lowers the confidence; none measured: no figure.
+        let alone = overall(std::slice::from_ref(&up)).unwrap();
+        assert_eq!(alone.responsiveness, up.responsiveness.unwrap());
+        let bare = RpmDirection {
+            responsiveness: None,
+            rpm_confidence: Confidence::Low,
+            ..down
+        };
+        let part = overall(&[up, bare.clone()]).unwrap();
+        assert_eq!(
+            (part.directions.len(), part.confidence),
+            (1, Confidence::Low)
+        );
+        assert_eq!(overall(&[bare]), None);
+        assert_eq!(overall(&[]), None);
     }
 
     #[test]

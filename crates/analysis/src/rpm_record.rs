@@ -11,6 +11,9 @@
 //! - the direction's goodput (`RpmDirection::goodput_bps`, the moving average) as the summary's
 //!   and the flow's `throughput_bps`, the direction's CPU figures, `interrupted` from the rpm
 //!   run (a load connection is always stopped, so its own record's flag says nothing);
+//! - the link speed the first connection's record found (a real NIC's or `--link-speed`, never
+//!   a veth's) and the Performance Index by `link::set_performance_index`'s rule (none above
+//!   the link's speed); the rpm run's overall figure in `summary.rpm.overall`;
 //! - no `intervals`: the direction's time series is `summary.rpm.direction.timeline`, whose
 //!   goodput is a sum of each connection's latest rate, not bytes counted in one window.
 
@@ -178,8 +181,7 @@ fn summary(
     let (local_cpu, remote_cpu) = (cpu(d.local_cpu_pct, &local), cpu(d.remote_cpu_pct, &remote));
     let s = &first.summary;
     let link = s.link_speed_bps;
-    let busier = local_cpu.threads_pct.max(remote_cpu.threads_pct);
-    Summary {
+    let mut summary = Summary {
         duration_s,
         interrupted: result.interrupted,
         incomplete: loads.iter().find_map(|r| r.summary.incomplete.clone()),
@@ -202,8 +204,8 @@ fn summary(
         ),
         link_speed_bps: link,
         link_speed_source: s.link_speed_source.clone(),
-        performance_index: link
-            .and_then(|l| crate::performance_index(d.goodput_bps, busier, l as f64)),
+        // Set below by the rule every throughput run follows (`link::set_performance_index`).
+        performance_index: None,
         udp: None,
         rr: None,
         latency_under_load: None,
@@ -212,10 +214,13 @@ fn summary(
             draft: result.draft.clone(),
             params: result.params,
             idle: result.idle,
+            overall: result.overall.clone(),
             direction: d.clone(),
         })),
         flows,
-    }
+    };
+    crate::link::set_performance_index(&mut summary);
+    summary
 }
 
 #[cfg(test)]
@@ -235,7 +240,12 @@ mod tests {
             }
             t.tick((i + 1) as f64, (i + 1) as u16);
         }
-        let mut d = t.finish(RpmWay::Up, &IdleBaseline::default(), Vec::new());
+        let mut d = t.finish(
+            RpmWay::Up,
+            &IdleBaseline::default(),
+            results::rpm::RpmEnd::TimeLimit,
+            Vec::new(),
+        );
         d.local_cpu_pct = Some(120.0);
         d.remote_cpu_pct = Some(90.0);
         d
@@ -256,7 +266,10 @@ mod tests {
                 probes_per_s: 50.0,
                 self_probes_per_connection: 3,
             },
+            time_limit_s: 30.0,
+            duration_s: 3.2,
             idle: IdleBaseline::default(),
+            overall: crate::rpm::overall(std::slice::from_ref(d)),
             directions: vec![d.clone()],
             interrupted,
             run_ids: Vec::new(),
@@ -307,6 +320,7 @@ mod tests {
         assert!(r.intervals.is_empty());
         let rpm = s.rpm.as_ref().unwrap();
         assert_eq!(rpm.direction, d);
+        assert_eq!(rpm.overall, crate::rpm::overall(std::slice::from_ref(&d)));
         assert_eq!(rpm.params.max_connections, 16);
         let back: RunRecord = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
         let timeline = |r: &RunRecord| r.summary.rpm.as_ref().map(|x| x.direction.timeline.len());
@@ -315,6 +329,34 @@ mod tests {
             Some(3),
             "the stored record reads back with its rpm"
         );
+    }
+
+    /// The first connection's link speed (`link_from_hosts` left only a real NIC's or
+    /// `--link-speed`): the Performance Index by the throughput kinds' rule, none above it.
+    #[test]
+    fn the_performance_index_follows_the_link_rule_of_every_throughput_run() {
+        let with_link = |gbps: f64| {
+            let mut loads = loads();
+            loads[0].summary.link_speed_bps = Some((gbps * 1e9) as u64);
+            let mut d = direction(&loads);
+            d.goodput_bps = 15.5e9;
+            build(&result(&d, false), &d, &loads).unwrap().summary
+        };
+        let above = with_link(10.0);
+        assert_eq!(above.link_speed_bps, Some(10_000_000_000));
+        assert_eq!(
+            above.performance_index, None,
+            "15.5 Gbit/s on a 10 Gbit/s link"
+        );
+        let within = with_link(100.0);
+        // T/C x T/L: 15500 Mbit/s over the busier end's 120 %, times 15500 / 100000.
+        let pi = within.performance_index.unwrap();
+        assert!((pi - 15500.0 / 120.0 * 0.155).abs() < 1e-9, "{pi}");
+        let mut none = loads();
+        none[0].summary.link_speed_bps = None;
+        let d = direction(&none);
+        let s = build(&result(&d, false), &d, &none).unwrap().summary;
+        assert_eq!(s.performance_index, None, "no link speed, no index");
     }
 
     #[test]

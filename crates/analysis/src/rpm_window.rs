@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use results::rpm::{IdleBaseline, RpmDirection, RpmTick, RpmWay};
+use results::rpm::{IdleBaseline, RpmDirection, RpmEnd, RpmTick, RpmWay};
 use results::IntervalSample;
 
 use crate::rpm::{self, Confidence, Params, ProbeSamples, Stability};
@@ -29,6 +29,8 @@ pub struct DirectionTracker {
     rpm: Stability,
     ticks: Vec<Tick>,
     timeline: Vec<RpmTick>,
+    /// The timeline's index of each responsiveness pushed to `rpm`.
+    rpm_at: Vec<usize>,
     current: Tick,
     /// Each connection's latest goodput, bits/s, and the interval it came in.
     rates: BTreeMap<u16, (f64, usize)>,
@@ -57,6 +59,7 @@ impl DirectionTracker {
             path_min_rtt_ms: None,
             ticks: Vec::new(),
             timeline: Vec::new(),
+            rpm_at: Vec::new(),
             current: Tick::default(),
         }
     }
@@ -126,6 +129,7 @@ impl DirectionTracker {
         if was_stable {
             if let Some(r) = self.window_responsiveness() {
                 entry.rpm = Some(r.rpm);
+                self.rpm_at.push(self.timeline.len());
                 done = self.rpm.push(r.rpm);
             }
         }
@@ -160,8 +164,15 @@ impl DirectionTracker {
         rpm::responsiveness(&self.window(), self.params.trimmed_keep)
     }
 
-    /// The direction's figures over the last MAD intervals; `notes` say what to know.
-    pub fn finish(self, way: RpmWay, idle: &IdleBaseline, mut notes: Vec<String>) -> RpmDirection {
+    /// The direction's figures over the last MAD intervals, `ended` as the caller stopped it
+    /// (stable whenever the responsiveness was); `notes` say what to know.
+    pub fn finish(
+        self,
+        way: RpmWay,
+        idle: &IdleBaseline,
+        ended: RpmEnd,
+        notes: Vec<String>,
+    ) -> RpmDirection {
         let mad = self.params.moving_average_intervals;
         let from = self.ticks.len().saturating_sub(mad);
         let last = &self.ticks[from..];
@@ -174,9 +185,11 @@ impl DirectionTracker {
             let v: Vec<f64> = last.iter().filter_map(f).collect();
             (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
         };
-        if self.goodput.stable_at().is_none() {
-            notes.push("goodput was not stable within the time limit: the figures are the last intervals' (confidence below high)".into());
-        }
+        let rpm_stable_s = self
+            .rpm
+            .stable_at()
+            .and_then(|i| self.rpm_at.get(i))
+            .map(|&i| self.timeline[i].t_s);
         RpmDirection {
             direction: way,
             goodput_bps: self.goodput.average().unwrap_or(0.0),
@@ -186,6 +199,13 @@ impl DirectionTracker {
             rpm_confidence: match self.goodput.stable_at() {
                 Some(_) => self.rpm.confidence(),
                 None => Confidence::Low,
+            },
+            rpm_stable_s,
+            rpm_intervals: self.rpm_at.len(),
+            ended: if rpm_stable_s.is_some() {
+                RpmEnd::Stable
+            } else {
+                ended
             },
             responsiveness: self.window_responsiveness(),
             foreign_connect_ms: rpm::spread(&window.connect_ms),
@@ -259,7 +279,7 @@ mod tests {
             rr_ms: rpm::spread(&[5.0; 10]),
             ..IdleBaseline::default()
         };
-        let r = d.finish(RpmWay::Up, &idle, Vec::new());
+        let r = d.finish(RpmWay::Up, &idle, RpmEnd::TimeLimit, Vec::new());
         assert_eq!(r.goodput_bps, 10e6);
         assert_eq!(r.goodput_stable_s, Some(4.0));
         assert_eq!(
@@ -276,6 +296,9 @@ mod tests {
         assert_eq!(r.in_network_queues_ms, Some(15.0));
         assert_eq!(r.loaded_minus_idle_ms, Some(45.0));
         assert_eq!(r.timeline.len(), 8);
+        // Responsiveness pushed from the 5th interval; stable at the 8th, after 4 of them.
+        assert_eq!((r.rpm_stable_s, r.rpm_intervals), (Some(8.0), 4));
+        assert_eq!(r.ended, RpmEnd::Stable, "stable whatever the caller said");
         assert!(r.notes.is_empty());
     }
 
@@ -293,7 +316,8 @@ mod tests {
                 rr_ms: rpm::spread(&[idle_ms; 10]),
                 ..IdleBaseline::default()
             };
-            d.finish(RpmWay::Up, &idle, Vec::new()).in_network_queues_ms
+            d.finish(RpmWay::Up, &idle, RpmEnd::TimeLimit, Vec::new())
+                .in_network_queues_ms
         };
         // The first connection saw the idle path (2 ms); later ones started behind the queue.
         // The idle round trip (25 ms here, the applications' own) does not enter.
@@ -305,17 +329,24 @@ mod tests {
     }
 
     #[test]
-    fn a_load_that_never_settles_says_so() {
+    fn a_load_that_never_settles_has_low_confidence_and_no_rpm_stage() {
         let mut d = DirectionTracker::new(Params::default());
         for i in 0..6u32 {
             d.interval(0, &sample(u64::from(i + 1) * 1_000_000, &[], 1000));
             assert!(!d.tick(f64::from(i + 1), (i + 1) as u16).goodput_stable);
         }
-        let r = d.finish(RpmWay::Down, &IdleBaseline::default(), Vec::new());
+        let r = d.finish(
+            RpmWay::Down,
+            &IdleBaseline::default(),
+            RpmEnd::Interrupted,
+            Vec::new(),
+        );
         assert_eq!(r.goodput_confidence, Confidence::Medium);
         assert_eq!(r.rpm_confidence, Confidence::Low);
         assert_eq!(r.responsiveness, None, "no probes");
         assert_eq!(r.connections, 6);
-        assert!(r.notes[0].contains("not stable"), "{:?}", r.notes);
+        assert_eq!((r.rpm_stable_s, r.rpm_intervals), (None, 0));
+        assert_eq!(r.ended, RpmEnd::Interrupted);
+        assert!(r.notes.is_empty(), "the confidence says it: {:?}", r.notes);
     }
 }

@@ -40,6 +40,7 @@ pub mod mesh;
 mod metrics;
 mod pps;
 mod receive_text;
+pub mod rpm_brief;
 pub mod rpm_text;
 pub mod run_text;
 mod runs_table;

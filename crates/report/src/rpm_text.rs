@@ -1,12 +1,16 @@
-//! `linerate rpm` as text: a line per interval while it runs, then per direction the RPM, the
-//! probes' figures beside the idle path's, where the delay sat, and the confidence; and one
+//! `linerate rpm` as text: a line per interval while it runs; then the short summary
+//! ([`crate::rpm_brief`]) or the full report ([`write`], `-v`): the run's one RPM, then per
+//! direction its RPM, the probes' figures beside the idle path's, where the delay sat; and one
 //! direction as its stored run keeps it (`linerate show`).
+//!
+//! Invariant: a direction has one confidence statement, its RPM's ([`confidence_words`]), with
+//! why; the goodput's stability is said as a fact, never with a second confidence.
 
 use std::io::{self, Write};
 
 use results::rpm::{
-    Confidence, IdleBaseline, RpmDirection, RpmParams, RpmResult, RpmTick, RpmWay, Spread,
-    StoredRpm,
+    Confidence, IdleBaseline, RpmDirection, RpmEnd, RpmOverall, RpmParams, RpmResult, RpmTick,
+    RpmWay, Spread, StoredRpm,
 };
 
 use measure::units::format_bits_per_sec as bps;
@@ -30,6 +34,17 @@ pub(crate) fn confidence(c: Confidence) -> &'static str {
 
 fn opt_ms(v: Option<f64>) -> String {
     v.map_or("-".into(), |v| format!("{v:.2} ms"))
+}
+
+/// The line above the live rows: where, what in which order, and the whole run's limit.
+pub fn live_header(target: &str, ways: &[RpmWay], time_limit_s: f64) -> String {
+    let order: Vec<&str> = std::iter::once("the idle path")
+        .chain(ways.iter().map(|w| way(*w)))
+        .collect();
+    format!(
+        "linerate rpm to {target}: {}; at most {time_limit_s} s in all (-t)",
+        order.join(", then ")
+    )
 }
 
 /// One interval as it closes: `up    3.0 s  3 conns  9.41 Gbit/s (avg …)  self 1.20 ms …`.
@@ -59,31 +74,88 @@ fn spread_line(w: &mut dyn Write, name: &str, s: &Spread) -> io::Result<()> {
     )
 }
 
-fn write_direction(w: &mut dyn Write, d: &RpmDirection) -> io::Result<()> {
+/// How the direction ended, as words after "stopped".
+fn ended_words(e: RpmEnd) -> &'static str {
+    match e {
+        RpmEnd::Stable => "when stable",
+        RpmEnd::TimeLimit => "at the time limit",
+        RpmEnd::Interrupted => "at Ctrl-C",
+    }
+}
+
+/// A direction's one confidence statement, its RPM's, with why (docs/METHODOLOGY.md section
+/// 20): `high: RPM stable after 8.0 s`, `low: goodput not stable, stopped at the time limit`.
+pub fn confidence_words(d: &RpmDirection, mad: usize) -> String {
+    let (n, end) = (d.rpm_intervals, ended_words(d.ended));
+    let s = if n == 1 { "" } else { "s" };
+    match (d.rpm_confidence, d.rpm_stable_s, d.goodput_stable_s) {
+        (Confidence::High, Some(t), _) => format!("high: RPM stable after {t:.1} s"),
+        (Confidence::High, None, _) => "high".into(),
+        (Confidence::Medium, ..) => {
+            format!("medium: RPM not stable over {n} interval{s}, stopped {end}")
+        }
+        (Confidence::Low, _, None) => format!("low: goodput not stable, stopped {end}"),
+        (Confidence::Low, _, Some(_)) => format!(
+            "low: stopped {end} {n} interval{s} after goodput was stable, of the {mad} the RPM needs"
+        ),
+    }
+}
+
+/// The RPM line of a direction's figures: the draft's terms beside the figure.
+fn rpm_terms(r: &results::rpm::Responsiveness) -> String {
+    format!(
+        "foreign {:.0} (connect {:.3} ms, request {:.3} ms), loaded {:.0} (self probe {:.3} ms)",
+        r.foreign_rpm, r.connect_ms, r.foreign_rr_ms, r.loaded_rpm, r.self_ms
+    )
+}
+
+/// The run's one figure, and over what.
+fn write_overall(w: &mut dyn Write, o: Option<&RpmOverall>) -> io::Result<()> {
+    let Some(o) = o else {
+        return writeln!(
+            w,
+            "RPM: not measured (no direction has probes of every kind)"
+        );
+    };
+    let over: Vec<&str> = o.directions.iter().map(|d| d.as_str()).collect();
+    let weigh = if over.len() > 1 {
+        ", each weighing the same"
+    } else {
+        ""
+    };
+    writeln!(
+        w,
+        "RPM {:.0} (confidence {}) over {}{weigh}: {}",
+        o.responsiveness.rpm,
+        confidence(o.confidence),
+        over.join(" and "),
+        rpm_terms(&o.responsiveness)
+    )
+}
+
+fn write_direction(w: &mut dyn Write, d: &RpmDirection, mad: usize) -> io::Result<()> {
     writeln!(w, "{}", way(d.direction))?;
+    let sure = confidence_words(d, mad);
     match &d.responsiveness {
         Some(r) => writeln!(
             w,
-            "  RPM {:.0} (confidence {}): foreign {:.0} (connect {:.3} ms, request {:.3} ms), loaded {:.0} (self probe {:.3} ms)",
+            "  RPM {:.0} (confidence {sure}): {}",
             r.rpm,
-            confidence(d.rpm_confidence),
-            r.foreign_rpm,
-            r.connect_ms,
-            r.foreign_rr_ms,
-            r.loaded_rpm,
-            r.self_ms
+            rpm_terms(r)
         )?,
-        None => writeln!(w, "  RPM: not measured (a kind of probe has no sample)")?,
+        None => writeln!(
+            w,
+            "  RPM: not measured, a kind of probe has no sample (confidence {sure})"
+        )?,
     }
     let stable = d
         .goodput_stable_s
         .map_or("not stable".into(), |s| format!("stable after {s:.1} s"));
     writeln!(
         w,
-        "  goodput {} over {} connections, {stable} (confidence {})",
+        "  goodput {} over {} connections, {stable}",
         bps(d.goodput_bps),
         d.connections,
-        confidence(d.goodput_confidence)
     )?;
     spread_line(w, "self probes (in band)", &d.self_ms)?;
     spread_line(w, "kernel RTT (TCP_INFO)", &d.kernel_rtt_ms)?;
@@ -130,18 +202,23 @@ fn write_idle(w: &mut dyn Write, idle: &IdleBaseline) -> io::Result<()> {
     spread_line(w, "foreign request", &idle.rr_ms)
 }
 
-/// The summary after the run.
+/// The full report after the run (`-v`): the run's one RPM, the idle path, each direction.
 pub fn write(w: &mut dyn Write, r: &RpmResult) -> io::Result<()> {
     writeln!(
         w,
-        "Responsiveness to {} ({}){}",
+        "Responsiveness to {}, {:.2} s of a {} s limit ({}){}",
         r.target,
+        r.duration_s,
+        r.time_limit_s,
         params_words(&r.draft, &r.params),
         if r.interrupted { " INTERRUPTED" } else { "" }
     )?;
+    if !r.directions.is_empty() {
+        write_overall(w, r.overall.as_ref())?;
+    }
     write_idle(w, &r.idle)?;
     for d in &r.directions {
-        write_direction(w, d)?;
+        write_direction(w, d, r.params.moving_average_intervals)?;
     }
     Ok(())
 }
@@ -150,6 +227,14 @@ pub fn write(w: &mut dyn Write, r: &RpmResult) -> io::Result<()> {
 /// parameters, the idle path measured before it, the direction's figures.
 pub fn write_stored(w: &mut dyn Write, s: &StoredRpm) -> io::Result<()> {
     writeln!(w, "Responsiveness ({})", params_words(&s.draft, &s.params))?;
+    if let Some(o) = &s.overall {
+        write!(w, "the rpm run's ")?;
+        write_overall(w, Some(o))?;
+    }
     write_idle(w, &s.idle)?;
-    write_direction(w, &s.direction)
+    write_direction(w, &s.direction, s.params.moving_average_intervals)
 }
+
+#[cfg(test)]
+#[path = "rpm_text_tests.rs"]
+mod tests;

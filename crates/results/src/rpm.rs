@@ -43,6 +43,32 @@ pub struct Responsiveness {
     pub rpm: f64,
 }
 
+/// The run's one figure (docs/METHODOLOGY.md section 20): the draft's TCP-only formula over the
+/// directions measured, each trimmed mean the mean of the directions' (each direction weighs
+/// the same, however many probes it had), with the lowest of their confidences.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RpmOverall {
+    /// The directions combined, in order.
+    pub directions: Vec<RpmWay>,
+    /// The figures.
+    pub responsiveness: Responsiveness,
+    /// The lowest of the directions' `rpm_confidence`.
+    pub confidence: Confidence,
+}
+
+/// Why a direction's measurement ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RpmEnd {
+    /// The responsiveness became stable: the draft's end.
+    Stable,
+    /// Its share of the run's time limit (`-t`) ran out first.
+    #[default]
+    TimeLimit,
+    /// Ctrl-C.
+    Interrupted,
+}
+
 /// A distribution's sample count and percentiles, ms.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
 pub struct Spread {
@@ -141,8 +167,18 @@ pub struct RpmDirection {
     pub goodput_stable_s: Option<f64>,
     /// Confidence in the goodput.
     pub goodput_confidence: Confidence,
-    /// Confidence in the responsiveness.
+    /// Confidence in the responsiveness: the direction's one confidence (the draft's for the
+    /// responsiveness stage, which begins once the goodput is stable; low when it never began).
     pub rpm_confidence: Confidence,
+    /// Seconds from the direction's start until the responsiveness was stable (absent: never).
+    #[serde(default)]
+    pub rpm_stable_s: Option<f64>,
+    /// Intervals of the responsiveness stage that ran (after the goodput was stable).
+    #[serde(default)]
+    pub rpm_intervals: usize,
+    /// Why the direction ended.
+    #[serde(default)]
+    pub ended: RpmEnd,
     /// The draft's figures over the last MAD intervals (absent without probes of every kind).
     pub responsiveness: Option<Responsiveness>,
     /// Foreign probes' connects over the measurement window.
@@ -184,8 +220,18 @@ pub struct RpmResult {
     pub started_at_unix_ms: u64,
     /// The parameters used.
     pub params: RpmParams,
+    /// The run's time limit (`-t`), seconds: idle path and directions together.
+    #[serde(default)]
+    pub time_limit_s: f64,
+    /// How long it took, seconds, from the command's start to the last direction's end.
+    #[serde(default)]
+    pub duration_s: f64,
     /// The idle path.
     pub idle: IdleBaseline,
+    /// The run's one figure over its directions (absent: no direction had probes of every
+    /// kind, or only the idle path was measured).
+    #[serde(default)]
+    pub overall: Option<RpmOverall>,
     /// Each direction measured, in order.
     pub directions: Vec<RpmDirection>,
     /// Ctrl-C cut it short.
@@ -208,6 +254,9 @@ pub struct StoredRpm {
     pub params: RpmParams,
     /// The idle path, measured once before the first direction.
     pub idle: IdleBaseline,
+    /// The rpm run's one figure over all its directions (each direction's stored run has it).
+    #[serde(default)]
+    pub overall: Option<RpmOverall>,
     /// The direction, with its timeline.
     pub direction: RpmDirection,
 }

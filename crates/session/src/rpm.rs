@@ -6,8 +6,15 @@
 //! added every interval until the goodput's moving average is stable or [`Params::max_connections`]
 //! run; foreign probes (a new connection each: its connect, then a request on it) run beside
 //! the load the whole time. Once the goodput is stable, the responsiveness over the last MAD
-//! intervals is tracked until it is stable too, or the time limit passes. The arithmetic is
-//! `analysis::rpm_window::DirectionTracker`'s; this module runs the connections and the clock.
+//! intervals is tracked until it is stable too, or the direction's share of the time limit
+//! passes. The arithmetic is `analysis::rpm_window::DirectionTracker`'s; this module runs the
+//! connections and the clock.
+//!
+//! The time limit is the whole run's ([`RpmSetup::time_limit`], from [`RpmSetup::began`]): each
+//! direction gets an equal share of what is left when it starts (a direction that stabilises
+//! early leaves the rest to the next), and ends at the last whole interval that fits in its
+//! share less [`TEARDOWN`] (at least one interval runs). Foreign probes still in flight when it
+//! ends wait no longer than [`TEARDOWN`] for their answers.
 //!
 //! Each load connection is a session of its own, so the server must allow as many at once
 //! (`serve --max-sessions`, 16 by default); one it refuses ends the ramp there, with a note.
@@ -22,7 +29,7 @@ use analysis::rpm::{self, Params};
 use analysis::rpm_window::DirectionTracker;
 use engine::Signal;
 use results::rpm::{
-    IdleBaseline, RpmDirection, RpmDocument, RpmParams, RpmResult, RpmTick, RpmWay,
+    IdleBaseline, RpmDirection, RpmDocument, RpmEnd, RpmParams, RpmResult, RpmTick, RpmWay,
 };
 use results::{IntervalSample, RunRecord};
 use wire::msg::ServerInfo;
@@ -37,6 +44,9 @@ use crate::target::Target;
 pub const IDLE_PROBES: usize = 20;
 /// How long a foreign probe may wait for its answer.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+/// Kept back from each direction's share of the time limit for its end: the load connections'
+/// sessions ending and the last foreign probes' answers.
+pub const TEARDOWN: Duration = Duration::from_millis(250);
 
 /// What to measure, and where.
 #[derive(Debug, Clone)]
@@ -52,8 +62,10 @@ pub struct RpmSetup {
     /// Probes asked for a second, of each kind (`--probes`): the foreign probes' rate, and
     /// the self probes' over the most connections.
     pub probes_per_s: f64,
-    /// Longest one direction may take.
-    pub max_time: Duration,
+    /// The whole run's time limit (`-t`): the idle path and every direction together.
+    pub time_limit: Duration,
+    /// When the run began (the command's start), what the time limit counts from.
+    pub began: Instant,
     /// The load connections' congestion control (both ends), where not the hosts' default.
     pub congestion: Option<String>,
     /// The load connections' TCP_NOTSENT_LOWAT, bytes.
@@ -118,7 +130,7 @@ impl RpmSetup {
                 ..TcpOptions::default()
             },
         };
-        let duration_ms = (self.max_time + Duration::from_secs(10)).as_millis() as u64;
+        let duration_ms = (self.time_limit + Duration::from_secs(10)).as_millis() as u64;
         TestSpec {
             interval_ms: (self.params.interval_s * 1000.0).round().max(1.0) as u64,
             ..TestSpec::new(params, 1, duration_ms)
@@ -174,11 +186,14 @@ pub fn run(
     let idle = idle_baseline(setup)?;
     let mut directions = Vec::new();
     let mut records_by_direction = Vec::new();
-    for &way in ways {
+    let deadline = setup.began + setup.time_limit;
+    for (i, &way) in ways.iter().enumerate() {
         if setup.interrupt.is_raised() {
             break;
         }
-        let (direction, records) = run_direction(setup, way, &idle, progress);
+        let left = deadline.saturating_duration_since(Instant::now());
+        let share = left / (ways.len() - i) as u32;
+        let (direction, records) = run_direction(setup, way, share, &idle, progress);
         directions.push(direction);
         records_by_direction.push(records);
     }
@@ -198,7 +213,10 @@ pub fn run(
             self_probes_per_connection: setup
                 .self_probes_per_connection(setup.foreign_probes_per_s()),
         },
+        time_limit_s: setup.time_limit.as_secs_f64(),
+        duration_s: setup.began.elapsed().as_secs_f64(),
         idle,
+        overall: rpm::overall(&directions),
         directions,
         interrupted: setup.interrupt.is_raised(),
         run_ids: Vec::new(),
@@ -209,12 +227,14 @@ pub fn run(
     })
 }
 
-/// The idle path: foreign probes one after another, 10 ms apart.
+/// The idle path: foreign probes one after another, 10 ms apart, [`IDLE_PROBES`] of them or
+/// as many as a tenth of the time limit allows (at least one).
 fn idle_baseline(setup: &RpmSetup) -> Result<IdleBaseline, ClientError> {
     let config = setup.probe_config();
     let (mut connect, mut rr) = (Vec::new(), Vec::new());
-    for _ in 0..IDLE_PROBES {
-        if setup.interrupt.is_raised() {
+    let until = setup.began + setup.time_limit / 10;
+    for i in 0..IDLE_PROBES {
+        if setup.interrupt.is_raised() || (i > 0 && Instant::now() >= until) {
             break;
         }
         let p = foreign_probe(&config, PROBE_TIMEOUT)?;
@@ -267,9 +287,16 @@ impl ProbeRate {
 const MAX_FOREIGN_IN_FLIGHT: usize = 64;
 
 /// Foreign probes launched at `rate` until `stop`, each on a thread of its own (at most
-/// [`MAX_FOREIGN_IN_FLIGHT`] at once; a launch that would pass it is skipped); the first
-/// failure is said, and how many probes went unanswered within [`PROBE_TIMEOUT`].
-fn foreign_loop(setup: &RpmSetup, rate: &ProbeRate, stop: &Signal, tx: Sender<Event>) {
+/// [`MAX_FOREIGN_IN_FLIGHT`] at once; a launch that would pass it is skipped), each waiting for
+/// its answer [`PROBE_TIMEOUT`] at most and not past `end_by` (the direction's end, so that
+/// its teardown does not wait on them); the first failure is said.
+fn foreign_loop(
+    setup: &RpmSetup,
+    rate: &ProbeRate,
+    stop: &Signal,
+    end_by: Instant,
+    tx: Sender<Event>,
+) {
     let config = setup.probe_config();
     let in_flight = AtomicU64::new(0);
     let failed = std::sync::atomic::AtomicBool::new(false);
@@ -279,8 +306,11 @@ fn foreign_loop(setup: &RpmSetup, rate: &ProbeRate, stop: &Signal, tx: Sender<Ev
             if in_flight.load(Ordering::Relaxed) < MAX_FOREIGN_IN_FLIGHT as u64 {
                 in_flight.fetch_add(1, Ordering::Relaxed);
                 let (config, tx, in_flight, failed) = (&config, tx.clone(), &in_flight, &failed);
+                let timeout = end_by
+                    .saturating_duration_since(Instant::now())
+                    .clamp(Duration::from_millis(1), PROBE_TIMEOUT);
                 s.spawn(move || {
-                    let event = match foreign_probe(config, PROBE_TIMEOUT) {
+                    let event = match foreign_probe(config, timeout) {
                         Ok(p) => Some(Event::Foreign {
                             connect_ms: ms(p.connect),
                             rr_ms: ms(p.request),
@@ -305,11 +335,13 @@ fn foreign_loop(setup: &RpmSetup, rate: &ProbeRate, stop: &Signal, tx: Sender<Ev
     });
 }
 
-/// One direction: the ramp, the probes, the intervals, until stable or out of time; with the
-/// records of its load connections that finished.
+/// One direction: the ramp, the probes, the intervals, until stable or its `share` of the time
+/// limit is out (the last whole interval that fits in it less [`TEARDOWN`], at least one);
+/// with the records of its load connections that finished.
 fn run_direction(
     setup: &RpmSetup,
     way: RpmWay,
+    share: Duration,
     idle: &IdleBaseline,
     progress: &mut dyn RpmProgress,
 ) -> (RpmDirection, Vec<RunRecord>) {
@@ -324,9 +356,10 @@ fn run_direction(
         let mut loads = Vec::new();
         let foreign_tx = tx.clone();
         let (stop_ref, rate_ref) = (&stop, &rate);
-        s.spawn(move || foreign_loop(setup, rate_ref, stop_ref, foreign_tx));
-        let mut ramp = Ramp::default();
         let t0 = Instant::now();
+        let end_by = t0 + share;
+        s.spawn(move || foreign_loop(setup, rate_ref, stop_ref, end_by, foreign_tx));
+        let mut ramp = Ramp::default();
         let interval = Duration::from_secs_f64(setup.params.interval_s);
         for n in 1u32.. {
             if ramp.adding && ramp.running < setup.params.max_connections {
@@ -352,13 +385,8 @@ fn run_direction(
                     lowered_to = Some(lowered_to.map_or(r, |l: f64| l.min(r)));
                 }
             }
-            let out_of_time = t0.elapsed() >= setup.max_time;
-            if out_of_time && !outcome.done {
-                notes.push(format!(
-                    "stopped at the time limit ({} s)",
-                    setup.max_time.as_secs()
-                ));
-            }
+            // Another interval would end past the share, less what the end takes.
+            let out_of_time = t0.elapsed() + interval > share.saturating_sub(TEARDOWN);
             if outcome.done || out_of_time || setup.interrupt.is_raised() {
                 break;
             }
@@ -378,7 +406,11 @@ fn run_direction(
             "foreign probes were lowered (to {r:.1} a second at the lowest) to stay within 5 % of the capacity{selfs}"
         ));
     }
-    (tracker.finish(way, idle, notes), records)
+    let ended = match setup.interrupt.is_raised() {
+        true => RpmEnd::Interrupted,
+        false => RpmEnd::TimeLimit,
+    };
+    (tracker.finish(way, idle, ended, notes), records)
 }
 
 /// How many load connections run, and whether more are added.
@@ -452,7 +484,8 @@ mod tests {
                 ..Params::default()
             },
             probes_per_s: 50.0,
-            max_time: Duration::from_secs(20),
+            time_limit: Duration::from_secs(20),
+            began: Instant::now(),
             congestion: None,
             notsent_lowat_bytes: None,
             interrupt: Signal::new(),
