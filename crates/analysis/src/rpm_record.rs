@@ -182,6 +182,7 @@ fn summary(
     Summary {
         duration_s,
         interrupted: result.interrupted,
+        until_stopped: false,
         incomplete: loads.iter().find_map(|r| r.summary.incomplete.clone()),
         server_figures_up_to_s: loads.iter().find_map(|r| r.summary.server_figures_up_to_s),
         bytes_sent: flows.iter().map(|f| f.bytes_sent).sum(),
