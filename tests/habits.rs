@@ -121,21 +121,49 @@ fn a_t_zero_run_stopped_by_sigint_is_ok_and_a_cut_timed_run_stays_interrupted() 
     }
     let runs = linerate_json(&["runs", "--json", "--db", path]);
     let status = |case: &str| {
-        let run = runs.as_array().unwrap().iter().find(|r| r["tags"]["case"] == case);
+        let run = runs
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["tags"]["case"] == case);
         let run = run.unwrap_or_else(|| panic!("no run tagged case={case}: {runs}"));
         (run["status"].clone(), run["interrupted"].clone())
     };
-    assert_eq!(status("until"), (serde_json::json!("ok"), serde_json::json!(true)), "{runs}");
-    assert_eq!(status("cut"), (serde_json::json!("interrupted"), serde_json::json!(true)), "{runs}");
+    assert_eq!(
+        status("until"),
+        (serde_json::json!("ok"), serde_json::json!(true)),
+        "{runs}"
+    );
+    assert_eq!(
+        status("cut"),
+        (serde_json::json!("interrupted"), serde_json::json!(true)),
+        "{runs}"
+    );
     let until = linerate_json(&["show", "1", "--json", "--db", path]);
-    let until = if until["tags"]["case"] == "until" { until } else {
+    let until = if until["tags"]["case"] == "until" {
+        until
+    } else {
         linerate_json(&["show", "2", "--json", "--db", path])
     };
     assert_eq!(until["record"]["summary"]["until_stopped"], true, "{until}");
-    // In a tag group's median: the -t 0 run counts, the cut one is left out.
-    let cmp = linerate_json(&["compare", "--format", "json", "case=until", "case=cut", "--db", path]);
+    // As a tag group: the -t 0 run is a whole run, unmarked; the cut one is marked (a group of
+    // only such runs keeps them, saying so).
+    let cmp = linerate_json(&[
+        "compare",
+        "--format",
+        "json",
+        "case=until",
+        "case=cut",
+        "--db",
+        path,
+    ]);
     let columns = &cmp["columns"];
-    assert_eq!((columns[0]["runs"].clone(), columns[1]["runs"].clone()), (serde_json::json!(1), serde_json::json!(0)), "{cmp}");
+    assert_eq!(columns[0]["marks"], serde_json::Value::Null, "{cmp}");
+    assert_eq!(
+        columns[1]["marks"],
+        serde_json::json!(["1 interrupted"]),
+        "{cmp}"
+    );
     let _ = std::fs::remove_file(&db);
 }
 

@@ -52,7 +52,9 @@ fn form(html: &str) -> (Vec<String>, Vec<Field>) {
             })
         })
         .collect();
-    let group = form.find("label=\"One test\"").expect("the single tests' kinds");
+    let group = form
+        .find("label=\"One test\"")
+        .expect("the single tests' kinds");
     let group = &form[group..group + form[group..].find("</optgroup>").unwrap()];
     let kinds = group
         .split("<option")
@@ -101,14 +103,20 @@ fn requests(kind: &str, fields: &[Field]) -> Vec<Map<String, Value>> {
         .filter(|f| f.name != "kind")
         .filter(|f| f.kinds.as_ref().is_none_or(|k| k.iter().any(|k| k == kind)))
         .collect();
-    let variants = shown.iter().map(|f| f.values.len()).max().unwrap_or(1).max(1);
+    let variants = shown
+        .iter()
+        .map(|f| f.values.len())
+        .max()
+        .unwrap_or(1)
+        .max(1);
     (0..variants)
         .map(|i| {
             let mut request = Map::new();
             request.insert("kind".into(), json!(kind));
             request.insert("tags".into(), json!({"case": "form"}));
             for field in &shown {
-                let value = (!field.values.is_empty()).then(|| field.values[i % field.values.len()].as_str());
+                let value = (!field.values.is_empty())
+                    .then(|| field.values[i % field.values.len()].as_str());
                 for (key, v) in request_field(kind, &field.name, value).unwrap_or_default() {
                     request.insert(key, v);
                 }
@@ -127,7 +135,10 @@ fn stop(ui: &Ui, id: u64) {
         if state == "finished" || state == "failed" {
             return;
         }
-        assert!(started.elapsed() < Duration::from_secs(20), "test {id}: {state}");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "test {id}: {state}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -141,8 +152,14 @@ fn every_field_the_run_form_sends_for_each_kind_is_taken_by_the_api() {
     assert_eq!(kinds, ["tcp", "udp", "rr", "crr", "rpm"], "{fields:?}");
     let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
     // What the UI refuses from a page never is a field of its own page.
-    assert!(!names.contains(&"auth_key") && !names.contains(&"unix"), "{names:?}");
-    assert!(names.contains(&"rate") && names.contains(&"direction"), "{names:?}");
+    assert!(
+        !names.contains(&"auth_key") && !names.contains(&"unix"),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"rate") && names.contains(&"direction"),
+        "{names:?}"
+    );
     let mut sent = 0;
     for kind in &kinds {
         for request in requests(kind, &fields) {
@@ -153,11 +170,15 @@ fn every_field_the_run_form_sends_for_each_kind_is_taken_by_the_api() {
             sent += 1;
         }
     }
-    assert!(sent >= kinds.len() * 2, "{sent} requests");
+    // One request per kind, more where a select has several values.
+    assert!(sent > kinds.len(), "{sent} requests");
     // The field the page once offered, the API refuses: so it is none of the page's.
     let (status, answer) = ui.post_test(r#"{"kind":"tcp","auth_key":"/home/me/alice.key"}"#);
     assert_eq!(status, 400, "{answer}");
-    assert!(answer["error"].as_str().unwrap().contains("--auth-key"), "{answer}");
+    assert!(
+        answer["error"].as_str().unwrap().contains("--auth-key"),
+        "{answer}"
+    );
 }
 
 /// A key file (0600) with `text` in `dir`.
@@ -181,7 +202,10 @@ fn tests_from_the_ui_prove_the_key_it_was_started_with() {
     let (_server, port) = crate::proc::serve_child(&["--auth-keys", keys.to_str().unwrap()]);
     let test = format!(r#"{{"kind":"tcp","host":"127.0.0.1","port":{port},"time":0.5}}"#);
 
-    let keyed = Ui::start(&dir.path().join("runs.sqlite"), &["--auth-key", alice.to_str().unwrap()]);
+    let keyed = Ui::start(
+        &dir.path().join("runs.sqlite"),
+        &["--auth-key", alice.to_str().unwrap()],
+    );
     let id = keyed.start_test(&test);
     let events = keyed.events(id);
     let (name, summary) = events.last().unwrap();
@@ -191,7 +215,10 @@ fn tests_from_the_ui_prove_the_key_it_was_started_with() {
 
     let plain = Ui::fresh();
     let (status, answer) = plain.post_test(&test);
-    assert_eq!(status, 400, "a UI without a key, at a server with keys: {answer}");
+    assert_eq!(
+        status, 400,
+        "a UI without a key, at a server with keys: {answer}"
+    );
 
     let open = dir.path().join("open.key");
     std::fs::write(&open, &line).unwrap();
@@ -218,5 +245,8 @@ fn tests_from_the_ui_prove_the_key_it_was_started_with() {
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut ui.stderr.take().unwrap(), &mut stderr).unwrap();
     assert_eq!(status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("--auth-key") && stderr.lines().count() == 1, "{stderr}");
+    assert!(
+        stderr.contains("--auth-key") && stderr.lines().count() == 1,
+        "{stderr}"
+    );
 }

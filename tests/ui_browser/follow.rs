@@ -14,6 +14,9 @@ use crate::ui_api::Ui;
 /// The run form's fields as the page holds them (name → value).
 const FORM: &str = "Object.fromEntries([...new FormData(document.querySelector('#run-form'))].map(([k, v]) => [k, String(v)]))";
 
+/// The live charts shown, by their ids, once each has its points.
+const CHARTS: &str = "(ids => ids.length > 0 && ids.join(' '))([...document.querySelectorAll('#live-charts figure:not([hidden]) svg')].filter(s => +s.dataset.points > 0).map(s => s.id))";
+
 /// Loads the page again (a reload: the same URL), and waits for the new page, not the old one.
 fn reload(b: &mut Browser, url: &str) {
     b.eval("window.linerateOldPage = true");
@@ -50,6 +53,8 @@ fn a_reload_after_a_test_shows_its_result_and_its_settings() {
     );
     let result = b.eval("document.querySelector('#summary').textContent");
     assert!(!result.as_str().unwrap().is_empty(), "a summary shown");
+    let charts = b.wait(CHARTS, Duration::from_secs(5));
+    b.screenshot("11-before-reload");
 
     reload(&mut b, &url);
     b.wait(
@@ -60,11 +65,20 @@ fn a_reload_after_a_test_shows_its_result_and_its_settings() {
         &format!("(f => f.kind === 'udp' && f)({FORM})"),
         Duration::from_secs(5),
     );
-    assert_eq!(fields(&form, &settings), settings, "the form after the reload");
+    assert_eq!(
+        fields(&form, &settings),
+        settings,
+        "the form after the reload"
+    );
     assert_eq!(
         b.eval("document.querySelector('#summary').textContent"),
         result,
         "the same result"
+    );
+    assert_eq!(
+        b.wait(CHARTS, Duration::from_secs(5)),
+        charts,
+        "the same charts"
     );
     let rows = b.eval("document.querySelector('#intervals tbody').rows.length");
     assert!(rows.as_u64().unwrap() >= 2, "its intervals: {rows}");
@@ -98,7 +112,11 @@ fn a_test_another_client_started_shows_its_own_settings_not_the_forms_defaults()
         &format!("(f => f.time === '2' && f)({FORM})"),
         Duration::from_secs(10),
     );
-    assert_eq!(fields(&form, &settings), settings, "the followed test's settings");
+    assert_eq!(
+        fields(&form, &settings),
+        settings,
+        "the followed test's settings"
+    );
     // Followed live to its end.
     b.wait(
         &format!("{SUMMARY} > 0 && {STATE}.includes('stored as run #1')"),
@@ -106,7 +124,10 @@ fn a_test_another_client_started_shows_its_own_settings_not_the_forms_defaults()
     );
     let title = b.eval("document.querySelector('#live-title').textContent");
     assert!(
-        title.as_str().unwrap().starts_with(&format!("test {id}: linerate tcp")),
+        title
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("test {id}: linerate tcp")),
         "{title}"
     );
     b.screenshot("12-followed");

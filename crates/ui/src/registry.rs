@@ -450,7 +450,12 @@ mod tests {
             End::Failed("the command ended (exit status 0) without writing its result".into())
         );
         let entry = registry
-            .start(Path::new("/nonexistent/linerate"), "db", &[], Default::default())
+            .start(
+                Path::new("/nonexistent/linerate"),
+                "db",
+                &[],
+                Default::default(),
+            )
             .err();
         assert!(matches!(entry, Some(StartError::Spawn(_))), "{entry:?}");
     }
