@@ -222,11 +222,13 @@ fn run_once(
         (None, Some(live)) => live,
         (None, None) => &mut silent,
     };
-    let record = match &probe {
+    let mut record = match &probe {
         None if plan.iperf3 => session::iperf3::client::run(&config, progress)?,
         None => client::run(&config, progress)?,
         Some(p) => probe::run_with_probes(&config, p, progress)?,
     };
+    // `-t 0` runs until Ctrl-C: that stop is its planned end, and its status says `ok`.
+    record.summary.until_stopped = common.time == 0.0;
     // Stored before its summary is printed, so that `--json` can carry its id; a failed write
     // to stdout fails the command only once the run is stored, and a refused run is printed.
     let live_done = live

@@ -92,6 +92,81 @@ fn t_zero_runs_until_ctrl_c_then_prints_and_stores_the_summary() {
     let _ = std::fs::remove_file(&db);
 }
 
+/// A `-t 0` run stopped with SIGINT did what it was asked (run until stopped): `runs` lists it
+/// `ok` and a tag group's median counts it; a timed run cut short by the same SIGINT stays
+/// `interrupted`, left out of its group.
+#[test]
+fn a_t_zero_run_stopped_by_sigint_is_ok_and_a_cut_timed_run_stays_interrupted() {
+    let db = db("t0status");
+    let path = db.to_str().unwrap();
+    let start = |time: &str, case: &str| {
+        let tag = format!("case={case}");
+        linerate()
+            .args(["tcp", "-t", time, "-b", "200M", "--tag", &tag, "--db", path])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let children = [start("0", "until"), start("30", "cut")];
+    std::thread::sleep(Duration::from_millis(1500));
+    for child in &children {
+        // SAFETY: sending SIGINT to our own child, not yet reaped.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    }
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{stderr}");
+    }
+    let runs = linerate_json(&["runs", "--json", "--db", path]);
+    let status = |case: &str| {
+        let run = runs
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["tags"]["case"] == case);
+        let run = run.unwrap_or_else(|| panic!("no run tagged case={case}: {runs}"));
+        (run["status"].clone(), run["interrupted"].clone())
+    };
+    assert_eq!(
+        status("until"),
+        (serde_json::json!("ok"), serde_json::json!(true)),
+        "{runs}"
+    );
+    assert_eq!(
+        status("cut"),
+        (serde_json::json!("interrupted"), serde_json::json!(true)),
+        "{runs}"
+    );
+    let until = linerate_json(&["show", "1", "--json", "--db", path]);
+    let until = if until["tags"]["case"] == "until" {
+        until
+    } else {
+        linerate_json(&["show", "2", "--json", "--db", path])
+    };
+    assert_eq!(until["record"]["summary"]["until_stopped"], true, "{until}");
+    // As a tag group: the -t 0 run is a whole run, unmarked; the cut one is marked (a group of
+    // only such runs keeps them, saying so).
+    let cmp = linerate_json(&[
+        "compare",
+        "--format",
+        "json",
+        "case=until",
+        "case=cut",
+        "--db",
+        path,
+    ]);
+    let columns = &cmp["columns"];
+    assert_eq!(columns[0]["marks"], serde_json::Value::Null, "{cmp}");
+    assert_eq!(
+        columns[1]["marks"],
+        serde_json::json!(["1 interrupted"]),
+        "{cmp}"
+    );
+    let _ = std::fs::remove_file(&db);
+}
+
 /// `-O 1 -t 2`: the stored summary covers the last second on both ends' clocks, the first
 /// second's intervals are stored marked omitted, and the unmarked intervals add up to the
 /// summary's bytes (the window starts where the omitted intervals end).

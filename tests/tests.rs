@@ -61,6 +61,7 @@ mod udp_loopback;
 mod udp_netns;
 mod ui_api;
 mod ui_browser;
+mod ui_form;
 mod util;
 mod verdict_netns;
 

@@ -31,7 +31,7 @@ impl Drop for Ui {
 
 impl Ui {
     /// `linerate ui --listen 127.0.0.1:0 --db DB [extra]`, once it has printed its URL.
-    fn start(db: &std::path::Path, extra: &[&str]) -> Ui {
+    pub(crate) fn start(db: &std::path::Path, extra: &[&str]) -> Ui {
         let mut child = Command::new(env!("CARGO_BIN_EXE_linerate"))
             .args(["ui", "--listen", "127.0.0.1:0", "--db"])
             .arg(db)
@@ -66,7 +66,7 @@ impl Ui {
     }
 
     /// One request; the status, the headers and the body.
-    fn call(
+    pub(crate) fn call(
         &self,
         method: &str,
         path: &str,
@@ -93,14 +93,14 @@ impl Ui {
         (status, head.to_string(), body.to_string())
     }
 
-    fn get_json(&self, path: &str) -> Value {
+    pub(crate) fn get_json(&self, path: &str) -> Value {
         let (status, _, body) = self.call("GET", path, &[], "");
         assert_eq!(status, 200, "GET {path}: {body}");
         serde_json::from_str(&body).unwrap()
     }
 
     /// `POST /api/tests`: the status and the JSON answer.
-    fn post_test(&self, json: &str) -> (u16, Value) {
+    pub(crate) fn post_test(&self, json: &str) -> (u16, Value) {
         let (status, _, body) = self.call(
             "POST",
             "/api/tests",
@@ -110,14 +110,14 @@ impl Ui {
         (status, serde_json::from_str(&body).unwrap_or(Value::Null))
     }
 
-    fn start_test(&self, json: &str) -> u64 {
+    pub(crate) fn start_test(&self, json: &str) -> u64 {
         let (status, answer) = self.post_test(json);
         assert_eq!(status, 201, "{answer}");
         answer["id"].as_u64().unwrap()
     }
 
     /// The test's event stream to its end, as (event name, data) pairs.
-    fn events(&self, id: u64) -> Vec<(String, Value)> {
+    pub(crate) fn events(&self, id: u64) -> Vec<(String, Value)> {
         let (status, _, body) = self.call("GET", &format!("/api/tests/{id}/events"), &[], "");
         assert_eq!(status, 200, "{body}");
         let mut events = Vec::new();

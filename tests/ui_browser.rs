@@ -3,11 +3,13 @@
 //! summary shows; the stored runs are ticked, compared and reported; an rpm's charts grow and
 //! its RPM shows; a sweep, a repetition and
 //! a packet rate matrix fill their points, a mesh its matrix; a long, fast test leaves the
-//! page's charts, table and heap bounded. Screenshots of each view go to
+//! page's charts, table and heap bounded; a reload, or a test another client started, shows
+//! that test's result and settings (`follow`). Screenshots of each view go to
 //! `target/ui-screenshots/` (their paths printed), to be looked at. Without
 //! `/usr/bin/chromium` (scripts/test.sh installs it) the tests skip.
 
 mod cdp;
+mod follow;
 
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};

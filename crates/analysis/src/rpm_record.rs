@@ -184,6 +184,7 @@ fn summary(
     let mut summary = Summary {
         duration_s,
         interrupted: result.interrupted,
+        until_stopped: false,
         incomplete: loads.iter().find_map(|r| r.summary.incomplete.clone()),
         server_figures_up_to_s: loads.iter().find_map(|r| r.summary.server_figures_up_to_s),
         bytes_sent: flows.iter().map(|f| f.bytes_sent).sum(),

@@ -239,6 +239,8 @@ fn totals(
     Summary {
         duration_s: secs,
         interrupted: raw.interrupted,
+        // The command knows whether `-t 0` was asked for; it sets this.
+        until_stopped: false,
         incomplete: raw.server_lost.clone(),
         server_figures_up_to_s: raw
             .server_lost

@@ -27,7 +27,8 @@ pub(crate) const ROW_COLUMNS: &str = "id, started_at_unix_ms, kind, target, inte
     (SELECT json_object_agg(key, value)::text FROM run_tags WHERE run_id = runs.id), \
     (SELECT jsonb_build_array(j->'schema_version', j->'spec', j#>'{summary,interrupted}', \
         j#>'{summary,incomplete}', \
-        jsonb_path_exists(j, '$.summary.flows[*].streams[*].error ? (@.type() == \"string\")'))::text \
+        jsonb_path_exists(j, '$.summary.flows[*].streams[*].error ? (@.type() == \"string\")'), \
+        j#>'{summary,until_stopped}')::text \
      FROM (SELECT record_json::jsonb AS j) AS rec)";
 
 /// Columns read into a [`RawStored`].

@@ -111,6 +111,14 @@ fn round_trip(store: &mut dyn ResultStore) {
     let row = rows.iter().find(|r| r.id == id).unwrap();
     assert!(row.interrupted && row.tags.is_empty());
     assert_eq!(row.status, RunStatus::Interrupted);
+    // `-t 0` stopped by Ctrl-C: its planned end, so `ok` (as the SQLite store lists it).
+    interrupted.summary.until_stopped = true;
+    let id = store
+        .insert(&interrupted, &Tags::new(), &HostFacts::default())
+        .unwrap();
+    let rows = store.list(&Filter::default()).unwrap();
+    let row = rows.iter().find(|r| r.id == id).unwrap();
+    assert_eq!((row.interrupted, row.status), (true, RunStatus::Ok));
     // How each run ended and its shape, read from the stored record.
     let mut incomplete = record("tcp");
     incomplete.spec.stream_mut().unwrap().direction = Direction::Bidir;
@@ -216,7 +224,7 @@ fn postgresql_keeps_the_contract_and_refuses_what_it_must() {
             .list(&Filter::default())
             .unwrap()
             .len(),
-        6
+        7
     );
     let writers = pg.create_db("writers").unwrap();
     two_writers(&|| Box::new(PgStore::open(&writers).unwrap()));

@@ -497,6 +497,11 @@ pub struct Summary {
     pub duration_s: f64,
     /// Whether the user interrupted the run (the figures cover what ran).
     pub interrupted: bool,
+    /// Whether the run was asked to last until stopped (`-t 0`, as iperf3's): a Ctrl-C is then
+    /// its planned end, not a cut, so the run's status is `ok` though `interrupted` says how
+    /// it ended. Absent: false (a timed run; records made before the field).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub until_stopped: bool,
     /// Set when the server went away mid-test (killed, or the path went black): why. The
     /// client's figures run to the end of its window; what only the server measures (bytes
     /// received on client-to-server flows, what it sent, its CPU) comes from its last

@@ -1,7 +1,8 @@
 //! How a stored run ended ([`RunStatus`]) and the shape that tells runs apart in a listing
 //! ([`RunShape`]: direction, streams, status), derived from what every record already holds —
-//! `summary.interrupted` (Ctrl-C), `summary.incomplete` (the server went away) and the streams'
-//! `error`s — so runs stored before this existed get their status too, with nothing migrated.
+//! `summary.interrupted` (Ctrl-C), `summary.until_stopped` (`-t 0`: a Ctrl-C is the planned
+//! end), `summary.incomplete` (the server went away) and the streams' `error`s — so runs stored
+//! before this existed get their status too, with nothing migrated.
 //!
 //! Invariant: the status is a function of the record alone; a listing and a comparison of the
 //! same run always agree on it.
@@ -19,7 +20,8 @@ pub enum RunStatus {
     /// Ran its whole time, every stream ended cleanly.
     #[default]
     Ok,
-    /// Stopped early by the user (Ctrl-C): the figures cover what ran.
+    /// Stopped early by the user (Ctrl-C): the figures cover what ran. A run asked to last
+    /// until stopped (`-t 0`) and stopped so is `Ok`: nothing it was asked for was cut.
     Interrupted,
     /// The server went away mid-test (killed, or the path went black): what only the server
     /// measures is missing, so throughput may read low or zero.
@@ -65,7 +67,11 @@ impl RunStatus {
             .iter()
             .flat_map(|f| &f.streams)
             .any(|st| st.error.is_some());
-        RunStatus::from_parts(s.interrupted, s.incomplete.is_some(), stream_error)
+        RunStatus::from_parts(
+            cut_short(s.interrupted, s.until_stopped),
+            s.incomplete.is_some(),
+            stream_error,
+        )
     }
 }
 
@@ -73,6 +79,12 @@ impl std::fmt::Display for RunStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+/// Whether a Ctrl-C cut the run short: it was interrupted and was not asked to run until then
+/// (`-t 0`).
+fn cut_short(interrupted: bool, until_stopped: bool) -> bool {
+    interrupted && !until_stopped
 }
 
 /// What tells a run apart from others of its kind in a listing, besides its target.
@@ -97,7 +109,8 @@ impl RunShape {
     }
 
     /// The shape from the pieces a store extracts from a stored record without decoding all
-    /// of it: `[schema_version, spec, interrupted, incomplete, stream_error]` as one JSON array
+    /// of it: `[schema_version, spec, interrupted, incomplete, stream_error, until_stopped]` as
+    /// one JSON array
     /// (SQLite's multi-path `json_extract`, PostgreSQL's `json_build_array`). A spec of an
     /// older layout is converted first; a spec that does not read leaves direction and streams
     /// unknown rather than failing the listing.
@@ -123,7 +136,11 @@ impl RunShape {
         RunShape {
             direction: spec.as_ref().and_then(direction_of),
             streams: spec.as_ref().map_or(0, |s| s.streams),
-            status: RunStatus::from_parts(truthy(get(2)), incomplete, truthy(get(4))),
+            status: RunStatus::from_parts(
+                cut_short(truthy(get(2)), truthy(get(5))),
+                incomplete,
+                truthy(get(4)),
+            ),
         }
     }
 }
@@ -167,6 +184,11 @@ mod tests {
         assert_eq!(s.direction, Some(Direction::Reverse));
         assert_eq!(s.streams, 4);
         assert_eq!(s.status, RunStatus::Interrupted);
+        // `-t 0` stopped by Ctrl-C: the planned end, so `ok`; a failed stream still shows.
+        let until = |tail: &str| RunShape::from_extract(&format!("[2,null,1,null,{tail}]")).status;
+        assert_eq!(until("0,1"), RunStatus::Ok);
+        assert_eq!(until("1,1"), RunStatus::Error);
+        assert_eq!(until("0,null"), RunStatus::Interrupted);
         let s = RunShape::from_extract("not json");
         assert_eq!((s.direction, s.streams, s.status), (None, 0, RunStatus::Ok));
     }

@@ -42,6 +42,9 @@ fn a_listed_row_says_direction_streams_and_how_the_run_ended() {
     incomplete.summary.interrupted = true;
     let mut failed = tcp(Direction::Send, 1);
     failed.summary.flows[0].streams[0].error = Some("client: connection reset".into());
+    // `-t 0` stopped by Ctrl-C: its planned end.
+    let mut until_stopped = interrupted.clone();
+    until_stopped.summary.until_stopped = true;
     let runs = [
         (
             tcp(Direction::Send, 1),
@@ -69,6 +72,7 @@ fn a_listed_row_says_direction_streams_and_how_the_run_ended() {
             1,
             RunStatus::Interrupted,
         ),
+        (until_stopped, Some(Direction::Send), 1, RunStatus::Ok),
         (incomplete, Some(Direction::Send), 1, RunStatus::Incomplete),
         (failed, Some(Direction::Send), 1, RunStatus::Error),
     ];
@@ -98,7 +102,7 @@ fn a_listed_row_says_direction_streams_and_how_the_run_ended() {
             },
         )
     };
-    assert_eq!(last(3, None), vec![RunId(6), RunId(7), RunId(8)]);
+    assert_eq!(last(3, None), vec![RunId(7), RunId(8), RunId(9)]);
     assert_eq!(last(2, Some(TestKind::UdpStream)), vec![RunId(4)]);
     assert_eq!(last(100, None).len(), runs.len());
     assert_eq!(last(0, None), vec![]);

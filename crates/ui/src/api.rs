@@ -167,6 +167,8 @@ async fn start_test(
         return Err(ApiError::NotJson);
     }
     let words = request::words(&body)?;
+    // `words` parsed it already: it is a JSON object.
+    let asked: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let shown: Vec<String> = words
         .iter()
         .filter(|w| *w != request::JSON_STREAM)
@@ -177,7 +179,7 @@ async fn start_test(
         let db = state.db.as_arg();
         state
             .registry
-            .start(&state.exe, &db, &words, shown)
+            .start(&state.exe, &db, &words, (shown, asked))
             .map_err(|e| match e {
                 StartError::Busy(n) => ApiError::Busy(n),
                 other => ApiError::Internal(other.to_string()),
@@ -233,6 +235,7 @@ fn status(entry: &TestEntry) -> Value {
     json!({
         "id": entry.id,
         "command": entry.command,
+        "request": entry.request,
         "state": state,
         "intervals": log.intervals,
         "points": log.points,

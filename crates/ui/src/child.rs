@@ -29,15 +29,23 @@ const STDERR_LINE_BYTES: usize = 4096;
 /// database to the child this way, so a URL's password is not on the command line for `ps`.
 pub const DB_ENV: &str = "LINERATE_DB";
 
+/// The environment variable that names the key file for servers with keys (`--auth-key`'s
+/// default): the UI's own `--auth-key`, chosen when the UI started, never by a request.
+pub const KEY_ENV: &str = "LINERATE_AUTH_KEY";
+
 /// Starts `exe words…` with the database `db`: stdin empty, stdout and stderr piped. Should
 /// the thread that calls this end (or the UI die, even by SIGKILL) while the child runs, the
 /// child gets SIGHUP: linerate then stops, stores what it measured and exits, however many
 /// come (the kernel sends one each time the child is handed to another of the dying UI's
 /// threads; a second SIGINT would make it exit without storing). So the calling thread must
 /// outlive the child (it waits for it).
-pub fn spawn(exe: &Path, words: &[String], db: &str) -> io::Result<Child> {
+pub fn spawn(exe: &Path, words: &[String], db: &str, key: Option<&Path>) -> io::Result<Child> {
     let parent = std::process::id() as libc::pid_t;
     let mut command = Command::new(exe);
+    match key {
+        Some(key) => command.env(KEY_ENV, key),
+        None => command.env_remove(KEY_ENV),
+    };
     command
         .args(words)
         .env(DB_ENV, db)
@@ -284,7 +292,7 @@ pub fn capture(
     timeout: Duration,
     cap: usize,
 ) -> Result<Captured, CaptureError> {
-    let mut child = spawn(exe, words, db).map_err(|source| CaptureError::Spawn {
+    let mut child = spawn(exe, words, db, None).map_err(|source| CaptureError::Spawn {
         exe: exe.display().to_string(),
         source,
     })?;

@@ -50,6 +50,8 @@ pub struct Server {
     key: Option<String>,
     /// How many tests it runs and keeps.
     pub limits: Limits,
+    /// The key file its tests prove to servers with keys (`linerate ui --auth-key`).
+    pub auth_key: Option<PathBuf>,
 }
 
 impl Server {
@@ -62,6 +64,7 @@ impl Server {
             listener,
             key,
             limits: Limits::default(),
+            auth_key: None,
         })
     }
 
@@ -89,6 +92,7 @@ impl Server {
             exe,
             key: self.key,
             limits: self.limits,
+            auth_key: self.auth_key,
         };
         serve(self.listener, config, shutdown)
     }
@@ -105,6 +109,8 @@ pub struct UiConfig {
     pub key: Option<String>,
     /// How many tests it runs and keeps.
     pub limits: Limits,
+    /// The key file its tests prove to servers with keys (`--auth-key`); `None`: no key.
+    pub auth_key: Option<PathBuf>,
 }
 
 /// Binds `--listen`; an address that is not loopback needs a key (`keyed`).
@@ -182,7 +188,7 @@ pub fn serve(listener: TcpListener, config: UiConfig, shutdown: Signal) -> Resul
     };
     let shared = Arc::new(api::Shared {
         db: config.db,
-        registry: registry::Registry::new(config.limits),
+        registry: registry::Registry::new(config.limits).with_key(config.auth_key),
         exe: config.exe,
         tools: Arc::new(tokio::sync::Semaphore::new(tools::MAX_AT_ONCE)),
     });

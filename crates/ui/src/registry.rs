@@ -13,7 +13,7 @@
 //! log under a mutex, and a `watch` channel tells readers something new is there.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard};
@@ -71,6 +71,9 @@ pub struct TestEntry {
     pub id: TestId,
     /// Its command line as shown (the words after `linerate`, without `--json-stream`).
     pub command: Vec<String>,
+    /// The request it was started with (`POST /api/tests`' body), so a page that follows it
+    /// (reloaded, or another tab's) shows its settings rather than the form's defaults.
+    pub request: serde_json::Value,
     proc: Proc,
     log: Mutex<Log>,
     changed: watch::Sender<u64>,
@@ -187,6 +190,9 @@ pub enum StartError {
 /// The tests started from this UI.
 pub struct Registry {
     limits: Limits,
+    /// The key file the tests prove to servers with keys (`linerate ui --auth-key`); `None`:
+    /// they run without one.
+    auth_key: Option<PathBuf>,
     /// Set by [`Registry::stop_all`]: no test starts after it.
     closing: AtomicBool,
     tests: Mutex<(TestId, BTreeMap<TestId, Arc<TestEntry>>)>,
@@ -197,8 +203,17 @@ impl Registry {
     pub fn new(limits: Limits) -> Self {
         Registry {
             limits,
+            auth_key: None,
             closing: AtomicBool::new(false),
             tests: Mutex::new((0, BTreeMap::new())),
+        }
+    }
+
+    /// The same, its tests proving `key` (a key file) to servers with keys.
+    pub fn with_key(self, key: Option<PathBuf>) -> Self {
+        Registry {
+            auth_key: key,
+            ..self
         }
     }
 
@@ -206,14 +221,14 @@ impl Registry {
         self.tests.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Starts `exe words…` (storing in `db`) as a new test shown as `command`, unless too
-    /// many are running.
+    /// Starts `exe words…` (storing in `db`) as a new test shown as `command`, asked for by
+    /// `request`, unless too many are running.
     pub fn start(
         &self,
         exe: &Path,
         db: &str,
         words: &[String],
-        command: Vec<String>,
+        (command, request): (Vec<String>, serde_json::Value),
     ) -> Result<Arc<TestEntry>, StartError> {
         let mut tests = self.tests();
         if self.closing.load(Ordering::SeqCst) {
@@ -230,10 +245,11 @@ impl Registry {
         let (pid_tx, pid_rx) = mpsc::channel::<std::io::Result<libc::pid_t>>();
         let (entry_tx, entry_rx) = mpsc::channel::<Arc<TestEntry>>();
         let (exe, words, db) = (exe.to_path_buf(), words.to_vec(), db.to_string());
+        let key = self.auth_key.clone();
         let handle = std::thread::Builder::new()
             .name(format!("ui-test-{id}"))
             .spawn(move || {
-                let mut child = match child::spawn(&exe, &words, &db) {
+                let mut child = match child::spawn(&exe, &words, &db, key.as_deref()) {
                     Ok(child) => child,
                     Err(e) => return drop(pid_tx.send(Err(e))),
                 };
@@ -265,6 +281,7 @@ impl Registry {
         let entry = Arc::new(TestEntry {
             id,
             command,
+            request,
             proc: Proc::of_pid(pid),
             log: Mutex::new(Log::default()),
             changed: watch::channel(0).0,
@@ -380,7 +397,8 @@ mod tests {
     /// A test whose "command" is the shell script `script`.
     fn sh(registry: &Registry, script: &str) -> Result<Arc<TestEntry>, StartError> {
         let words = ["-c".to_string(), script.to_string()];
-        registry.start(Path::new("/bin/sh"), "db", &words, vec!["sh".into()])
+        let shown = (vec!["sh".into()], serde_json::Value::Null);
+        registry.start(Path::new("/bin/sh"), "db", &words, shown)
     }
 
     fn wait_end(entry: &TestEntry) -> End {
@@ -432,7 +450,12 @@ mod tests {
             End::Failed("the command ended (exit status 0) without writing its result".into())
         );
         let entry = registry
-            .start(Path::new("/nonexistent/linerate"), "db", &[], vec![])
+            .start(
+                Path::new("/nonexistent/linerate"),
+                "db",
+                &[],
+                Default::default(),
+            )
             .err();
         assert!(matches!(entry, Some(StartError::Spawn(_))), "{entry:?}");
     }

@@ -18,7 +18,8 @@
 //! user's on the UI's host (`--chart`, `--csv`, `sweep knob`'s `--pre`/`--post`) or reach its
 //! files and local sockets (`--auth-key` names a file, `--unix` a socket path: a request could
 //! otherwise point a test at any socket on the UI's host). Tests against keyed servers take
-//! the key the UI was started with, `LINERATE_AUTH_KEY` in its environment.
+//! the key the UI was started with (`linerate ui --auth-key`, or `LINERATE_AUTH_KEY`), which
+//! the UI checks at its start and hands to each test.
 
 use serde_json::{Map, Value};
 
@@ -65,7 +66,7 @@ pub enum RequestError {
     #[error("{0}: not from the UI (it would write a file or run a command on the UI's host); run it with the command line")]
     NotFromUi(String),
     /// An option that names a file or local socket of the UI's host.
-    #[error("{0}: not from the UI (it names a file or socket on the UI's host); a key for keyed servers comes from LINERATE_AUTH_KEY in the UI's environment, Unix-socket tests from the command line")]
+    #[error("{0}: not from the UI (it names a file or socket on the UI's host); a key for servers with keys is the UI's own (linerate ui --auth-key FILE, or LINERATE_AUTH_KEY), Unix-socket tests run from the command line")]
     LocalPath(String),
 }
 

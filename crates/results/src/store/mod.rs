@@ -77,7 +77,8 @@ const ROW_COLUMNS: &str = "id, started_at_unix_ms, kind, target, interrupted, du
         json_extract(record_json, '$.summary.incomplete'), \
         EXISTS (SELECT 1 FROM json_each(record_json, '$.summary.flows') AS f, \
             json_each(f.value, '$.streams') AS s \
-            WHERE json_type(s.value, '$.error') = 'text'))";
+            WHERE json_type(s.value, '$.error') = 'text'), \
+        json_extract(record_json, '$.summary.until_stopped'))";
 
 /// Columns of `runs` read into a [`StoredRun`].
 const STORED_COLUMNS: &str = "id, stored_at_unix_ms, host_json, record_json, \

@@ -1,10 +1,11 @@
 // linerate ui: the page. Plain modules, no libraries, nothing fetched from elsewhere (it works
-// offline). run.js starts tests and follows their events (live.js: charts and interval table;
+// offline). run.js starts tests (form.js: the form) and follows their events (live.js: charts and interval table;
 // series.js: sweeps, searches, matrices and meshes), runs.js browses, compares and reports the
 // stored runs, views.js switches between the views. Charts are SVG drawn by chart.js.
 
 import { $, api } from "./util.js";
-import { startTest, stopTest, follow, kindChanged } from "./run.js";
+import { startTest, stopTest, follow } from "./run.js";
+import { kindChanged } from "./form.js";
 import { loadRuns, showRun, showCompare, setUpRuns, idsOf } from "./runs.js";
 import { showView, onShow } from "./views.js";
 
@@ -25,8 +26,11 @@ kindChanged();
 const [view, arg] = location.hash.slice(1).split("/");
 if (view === "runs" || view === "compare") showView(view, arg);
 
-// A test still running (the page was reloaded) is followed again.
+// After a reload (or in a new tab) the run view shows the last test: one still running (the
+// newest), else the last to end, with its result and its settings (the UI keeps a finished
+// test for 10 minutes; the stored runs keep it for good).
 api("/api/tests").then((tests) => {
-  const running = tests.filter((t) => t.state === "running" || t.state === "starting").pop();
-  if (running) follow(running.id);
+  const running = tests.filter((t) => t.state === "running" || t.state === "starting" || t.state === "stopping");
+  const last = running.pop() || tests[tests.length - 1];
+  if (last) follow(last.id, true);
 }).catch(() => {});
