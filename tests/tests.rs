@@ -37,6 +37,7 @@ mod mesh_netns;
 mod metrics;
 mod netns;
 mod netns_errors;
+mod qdisc_netns;
 mod pg_store;
 mod plan;
 mod proc;

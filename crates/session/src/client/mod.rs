@@ -18,6 +18,7 @@ use wire::escape::escape_controls;
 pub use foreign::{foreign_probe, ForeignProbe};
 
 use ::measure::host::HostFacts;
+use ::measure::qdisc::{self, QdiscWatch};
 use engine::sockopt::{ConnectError, SocketOptions};
 use engine::Signal;
 use results::{Hosts, IntervalSample, RunRecord};
@@ -206,10 +207,18 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
         ctrl: &mut ctrl,
         drain_timeout: config.drain_timeout,
     };
+    let qdiscs = QdiscWatch::start(client_host.interface.clone());
     let measured = measure::measure_streams(config, &mut remote, endpoints, progress)?;
     let hosts = Hosts {
-        client: client_host,
-        server: server.host.clone().map(|h| *h),
+        client: HostFacts {
+            qdiscs: qdiscs.finish(),
+            ..client_host
+        },
+        // The server's qdiscs are those of its results (over the test), within the bounds.
+        server: server.host.clone().map(|h| HostFacts {
+            qdiscs: measured.raw.server.qdiscs.clone().map(qdisc::bounded),
+            ..*h
+        }),
     };
     let summary = summarize(&measured, spec, &hosts);
     Ok(RunRecord {
