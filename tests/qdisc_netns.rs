@@ -33,18 +33,28 @@ fn the_record_holds_both_hosts_qdiscs_with_the_drops_tc_counts() {
         args.extend(dir);
         let v = pair.client_json(&args);
         let after = tc_drops(&pair);
-        let ends = [("client", "va", 100_000_000u64), ("server", "vb", 50_000_000)];
+        let ends = [
+            ("client", "va", 100_000_000u64),
+            ("server", "vb", 50_000_000),
+        ];
         for (i, (end, dev, rate)) in ends.into_iter().enumerate() {
             let h = &v["hosts"][end];
             assert_eq!(h["interface"], dev, "{h}");
             let q = &h["qdiscs"][0];
-            assert_eq!((q["kind"].as_str(), q["parent"].as_str()), (Some("tbf"), Some("root")), "{h}");
+            assert_eq!(
+                (q["kind"].as_str(), q["parent"].as_str()),
+                (Some("tbf"), Some("root")),
+                "{h}"
+            );
             assert_eq!(q["rate_bps"].as_u64(), Some(rate), "{q}");
             // The kernel keeps the bucket as a time in 64 ns ticks: back in bytes, within 1 %.
             let burst = q["burst_bytes"].as_f64().unwrap();
             assert!((burst / 262_144.0 - 1.0).abs() < 0.01, "{q}");
             let drops = q["during_test"]["drops"].as_u64().unwrap();
-            eprintln!("{dir:?} {end}: record {drops} dropped, tc {}", after[i] - before[i]);
+            eprintln!(
+                "{dir:?} {end}: record {drops} dropped, tc {}",
+                after[i] - before[i]
+            );
             assert_eq!(drops, after[i] - before[i], "{dir:?} {end}: {q}");
             if i == sender {
                 assert!(drops > 0, "{dir:?}: the sender's tbf must drop: {q}");
@@ -81,16 +91,27 @@ mod quiet {
             eprintln!("{args:?}: {l}");
             assert_eq!(l["verdict"], "shaper", "{args:?}: {l}");
             let s = &l["shaper"];
-            assert_eq!((s["kind"].as_str(), s["end"].as_str()), (Some("tbf"), Some("client")));
-            assert_eq!((s["rate_bps"].as_u64(), s["interface"].as_str()), (Some(100_000_000), Some("va")));
+            assert_eq!(
+                (s["kind"].as_str(), s["end"].as_str()),
+                (Some("tbf"), Some("client"))
+            );
+            assert_eq!(
+                (s["rate_bps"].as_u64(), s["interface"].as_str()),
+                (Some(100_000_000), Some("va"))
+            );
             assert!(l["evidence"].as_str().unwrap().contains(NAMED), "{l}");
         }
         // The brief text says it too, with the host's queues.
         let out = pair.client(&["tcp", "-t", "1", "198.18.0.2"]);
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains(&format!("limited by {NAMED}")), "{text}");
-        let queues = text.lines().find(|l| l.starts_with("qdiscs     client va: tbf "));
-        assert!(queues.is_some_and(|l| l.contains(" root rate 100Mbit")), "{text}");
+        let queues = text
+            .lines()
+            .find(|l| l.starts_with("qdiscs     client va: tbf "));
+        assert!(
+            queues.is_some_and(|l| l.contains(" root rate 100Mbit")),
+            "{text}"
+        );
         // "What differed" names the qdisc that changed, in a few words.
         let out = linerate_ok(&["compare", "1", "2", "--db", db]);
         let row = out

@@ -163,7 +163,10 @@ pub fn over_test(before: &[Qdisc], after: Vec<Qdisc>) -> Vec<Qdisc> {
             let earlier = before
                 .iter()
                 .find(|b| (&b.kind, &b.handle, &b.parent) == (&q.kind, &q.handle, &q.parent));
-            q.during_test = q.counts.zip(earlier.and_then(|b| b.counts)).map(|(a, b)| a.since(&b));
+            q.during_test = q
+                .counts
+                .zip(earlier.and_then(|b| b.counts))
+                .map(|(a, b)| a.since(&b));
             q
         })
         .collect()
@@ -271,7 +274,11 @@ pub fn summary(list: &[Qdisc]) -> String {
 
 /// A rate as tc writes one: `100Mbit`, `1Gbit`, `1500Kbit`, `800bit` (powers of 1000).
 pub fn tc_rate(bps: u64) -> String {
-    for (unit, name) in [(1_000_000_000, "Gbit"), (1_000_000, "Mbit"), (1_000, "Kbit")] {
+    for (unit, name) in [
+        (1_000_000_000, "Gbit"),
+        (1_000_000, "Mbit"),
+        (1_000, "Kbit"),
+    ] {
         if bps >= unit && bps % unit == 0 {
             return format!("{}{name}", bps / unit);
         }

@@ -102,7 +102,10 @@ fn column_values(column: &LabeledRuns) -> BTreeMap<String, BTreeSet<String>> {
             flatten("spec", &spec, &mut flat);
         }
         if let Some(hosts) = &run.hosts {
-            let ends = [("client", Some(&hosts.client)), ("server", hosts.server.as_ref())];
+            let ends = [
+                ("client", Some(&hosts.client)),
+                ("server", hosts.server.as_ref()),
+            ];
             for (name, host) in ends {
                 if let Some(host) = host {
                     host_values(name, host, &mut flat);

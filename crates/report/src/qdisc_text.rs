@@ -14,7 +14,10 @@ pub fn qdisc_lines(r: &RunRecord) -> Vec<String> {
     let Some(hosts) = &r.hosts else {
         return Vec::new();
     };
-    let ends = [("client", Some(&hosts.client)), ("server", hosts.server.as_ref())];
+    let ends = [
+        ("client", Some(&hosts.client)),
+        ("server", hosts.server.as_ref()),
+    ];
     ends.into_iter()
         .filter_map(|(name, h)| host_line(name, h?))
         .collect()
@@ -67,14 +70,20 @@ fn qdisc_words(q: &Qdisc) -> String {
     param("limit", q.limit_packets.map(|p| format!("{p}p")));
     param("latency", q.latency_us.filter(|&l| l > 0).map(ms));
     param("jitter", q.jitter_us.map(ms));
-    param("loss", q.loss_ppm.map(|p| format!("{}%", f64::from(p) / 1e4)));
+    param(
+        "loss",
+        q.loss_ppm.map(|p| format!("{}%", f64::from(p) / 1e4)),
+    );
     param("target", q.target_us.map(|t| ms(u64::from(t))));
     param("interval", q.interval_us.map(|t| ms(u64::from(t))));
     param("quantum", q.quantum_bytes.map(|b| b.to_string()));
     param("flows", q.flows.map(|f| f.to_string()));
     param("flow_limit", q.flow_limit_packets.map(|p| format!("{p}p")));
     param("maxrate", q.flow_max_rate_bps.map(tc_rate));
-    if let Some(d) = q.during_test.filter(|d| d.packets + d.drops + d.overlimits > 0) {
+    if let Some(d) = q
+        .during_test
+        .filter(|d| d.packets + d.drops + d.overlimits > 0)
+    {
         out.push_str(&format!(
             ", over the test {} sent, {} dropped, {} overlimits",
             d.packets, d.drops, d.overlimits

@@ -9,8 +9,7 @@
 
 use measure::{
     cpu::CoreCpu, cpu::CpuSoFar, cpu::CpuTime, cpu::SystemCpu, drops::HostDrops, host::HostFacts,
-    qdisc::Qdisc,
-    tcp_info::TcpInfo, udp_stats::UdpCounts,
+    qdisc::Qdisc, tcp_info::TcpInfo, udp_stats::UdpCounts,
 };
 use serde::{Deserialize, Serialize};
 

@@ -425,7 +425,10 @@ fn goodput_at_a_tbfs_rate_is_the_shaper_named() {
     // A qdisc that held nothing back did not limit it; nor one far above the goodput.
     assert_eq!(judge_from(&r, shaped_client(0)).verdict, Verdict::Path);
     let slow = run(0.05);
-    assert_ne!(judge_from(&slow, shaped_client(5000)).verdict, Verdict::Shaper);
+    assert_ne!(
+        judge_from(&slow, shaped_client(5000)).verdict,
+        Verdict::Shaper
+    );
     // The server's qdiscs shape the other direction, not this one.
     let mut hosts = Hosts {
         client: HostFacts::default(),
@@ -435,5 +438,8 @@ fn goodput_at_a_tbfs_rate_is_the_shaper_named() {
     let mut r2 = r.clone();
     let spec = r2.spec.clone();
     add_verdicts(&mut r2.summary, &spec, &hosts);
-    assert_eq!(r2.summary.flows[0].limited_by.as_ref().unwrap().verdict, Verdict::Path);
+    assert_eq!(
+        r2.summary.flows[0].limited_by.as_ref().unwrap().verdict,
+        Verdict::Path
+    );
 }

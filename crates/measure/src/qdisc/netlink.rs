@@ -174,7 +174,9 @@ pub(super) fn parse_messages(
             match kind {
                 NLMSG_DONE => return Ok(true),
                 NLMSG_ERROR => {
-                    let errno = body.get(..4).map_or(0, |b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]));
+                    let errno = body
+                        .get(..4)
+                        .map_or(0, |b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]));
                     if errno != 0 {
                         return Err(io::Error::from_raw_os_error(-errno).into());
                     }

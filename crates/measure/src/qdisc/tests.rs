@@ -123,7 +123,10 @@ mod wire_format {
         done.truncate(20);
         bytes.extend(done);
         let mut out: Vec<TcObject> = Vec::new();
-        assert!(parse_messages(&bytes, 9, &mut out).unwrap(), "NLMSG_DONE ends it");
+        assert!(
+            parse_messages(&bytes, 9, &mut out).unwrap(),
+            "NLMSG_DONE ends it"
+        );
         assert_eq!(out.len(), 1);
         let o = &out[0];
         assert_eq!((o.ifindex, o.kind.as_str()), (7, "tbf"));
@@ -140,8 +143,14 @@ mod wire_format {
         assert_eq!(q.burst_bytes, Some(250_000), "20 ms at 12.5 MB/s");
         assert_eq!(q.latency_us, Some(60_000));
         let c = q.counts.unwrap();
-        assert_eq!((c.bytes, c.packets, c.drops, c.overlimits), (123_456, 1000, 77, 9000));
-        assert_eq!((c.backlog_packets, c.backlog_bytes, c.requeues), (3, 4500, 2));
+        assert_eq!(
+            (c.bytes, c.packets, c.drops, c.overlimits),
+            (123_456, 1000, 77, 9000)
+        );
+        assert_eq!(
+            (c.backlog_packets, c.backlog_bytes, c.requeues),
+            (3, 4500, 2)
+        );
         assert_eq!((q.handle.as_str(), q.parent.as_str()), ("1:", "root"));
     }
 

@@ -209,17 +209,7 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
     };
     let qdiscs = QdiscWatch::start(client_host.interface.clone());
     let measured = measure::measure_streams(config, &mut remote, endpoints, progress)?;
-    let hosts = Hosts {
-        client: HostFacts {
-            qdiscs: qdiscs.finish(),
-            ..client_host
-        },
-        // The server's qdiscs are those of its results (over the test), within the bounds.
-        server: server.host.clone().map(|h| HostFacts {
-            qdiscs: measured.raw.server.qdiscs.clone().map(qdisc::bounded),
-            ..*h
-        }),
-    };
+    let hosts = hosts_with_qdiscs(client_host, &qdiscs, &server, &measured);
     let summary = summarize(&measured, spec, &hosts);
     Ok(RunRecord {
         kind: spec.kind(),
@@ -236,6 +226,26 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
         intervals: measured.intervals,
         summary,
     })
+}
+
+/// Both hosts' facts with their qdiscs over the test: the client's read now, the server's
+/// from its results (cut to the bounds: a peer's list is not trusted to keep them).
+fn hosts_with_qdiscs(
+    client: HostFacts,
+    qdiscs: &QdiscWatch,
+    server: &ServerInfo,
+    measured: &measure::Measured,
+) -> Hosts {
+    Hosts {
+        client: HostFacts {
+            qdiscs: qdiscs.finish(),
+            ..client
+        },
+        server: server.host.clone().map(|h| HostFacts {
+            qdiscs: measured.raw.server.qdiscs.clone().map(qdisc::bounded),
+            ..*h
+        }),
+    }
 }
 
 /// The run's summary with both hosts' facts in: the link speed from their drivers (without
