@@ -42,6 +42,7 @@ mod pg_store;
 mod plan;
 mod proc;
 mod protocol;
+mod qdisc_netns;
 mod relay;
 mod report_cli;
 mod rpm;

@@ -49,6 +49,11 @@ pub struct HostFacts {
     /// (`/proc/sys/net/ipv4/tcp_congestion_control`, this network namespace's), e.g. `cubic`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp_congestion: Option<String>,
+    /// The qdiscs on that interface at the test's end, with what their counters added over
+    /// the test (`crate::qdisc`); absent when they could not be read (not Linux, an older
+    /// peer). Filled by the session around the test, not by [`HostFacts::collect`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qdiscs: Option<Vec<crate::qdisc::Qdisc>>,
 }
 
 impl HostFacts {
@@ -107,6 +112,7 @@ impl HostFacts {
             mtu_bytes,
             driver,
             tcp_congestion: read("proc/sys/net/ipv4/tcp_congestion_control"),
+            qdiscs: None,
         }
     }
 }
@@ -287,6 +293,7 @@ mod tests {
                 driver: Some("velocityget".into()),
                 nic: Some(crate::nic::NicFacts::default()),
                 tcp_congestion: Some("bbr".into()),
+                qdiscs: None,
             }
         );
         let lo = HostFacts::read_from(&root.0, 8, Some("lo".into()));

@@ -10,6 +10,7 @@ pub mod host;
 pub mod latency;
 pub mod line_rate;
 pub mod nic;
+pub mod qdisc;
 pub mod stats;
 pub mod tcp_info;
 pub mod udp_stats;

@@ -51,6 +51,10 @@ pub fn write_brief(w: &mut dyn Write, r: &RunRecord, bold: bool) -> std::io::Res
             )?;
         }
     }
+    // The queues of a host whose qdisc limited a direction (the full report lists them all).
+    for line in crate::qdisc_text::shaper_lines(r) {
+        writeln!(w, "{line}")?;
+    }
     for advice in advice(s) {
         writeln!(w, "{:<6}{advice}", "try")?;
     }
@@ -144,6 +148,10 @@ fn verdict_words(l: &LimitedBy, f: &FlowSummary, s: &Summary) -> String {
         Verdict::SendBuffer => "limited by the send buffer".into(),
         Verdict::Congestion => "limited by congestion (losses)".into(),
         Verdict::Path => "limited by the path (a link or shaper)".into(),
+        Verdict::Shaper => match &l.shaper {
+            Some(q) => format!("limited by {}", q.words()),
+            None => "limited by a shaping qdisc".into(),
+        },
         Verdict::Application => "at the rate asked for (-b)".into(),
         Verdict::Unknown => "limit not identified (-v: what was checked)".into(),
     }

@@ -52,6 +52,7 @@ fn sender_cpu() -> LimitedBy {
         verdict: Verdict::SenderCpu,
         evidence: "sender thread at 99 % of a core".into(),
         hint: SENDER_CPU_HINT.into(),
+        shaper: None,
     }
 }
 
@@ -113,6 +114,7 @@ fn a_verdict_with_nothing_to_change_gives_no_advice() {
             verdict,
             evidence: "figures".into(),
             hint: "run without -b to find what else limits it".into(),
+            shaper: None,
         });
         let text = brief(&r);
         assert!(!text.contains("try"), "{verdict:?}: {text}");

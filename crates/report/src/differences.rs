@@ -1,7 +1,8 @@
 //! What differed between the columns of a comparison: each run's settings and facts (its spec
 //! and both hosts' facts: kernel, CPU, the interface's MTU, driver and version, firmware, link
 //! speed, offloads, rings, coalescing, queues) flattened to named values, and the names whose
-//! values are not the same in every column, e.g. `client.mtu_bytes 1500 → 9000`.
+//! values are not the same in every column, e.g. `client.mtu_bytes 1500 → 9000`, or
+//! `client.qdisc tbf 100Mbit → none` (the qdiscs of the test's interface, in a few words).
 //!
 //! Invariants: a column whose runs disagree on a value shows them all (`a | b`); a value no run
 //! of a column has reads `-`; fields that differ in every run by nature (times, ids) are not
@@ -101,15 +102,14 @@ fn column_values(column: &LabeledRuns) -> BTreeMap<String, BTreeSet<String>> {
             flatten("spec", &spec, &mut flat);
         }
         if let Some(hosts) = &run.hosts {
-            if let Ok(client) = serde_json::to_value(&hosts.client) {
-                flatten("client", &client, &mut flat);
-            }
-            if let Some(server) = hosts
-                .server
-                .as_ref()
-                .and_then(|s| serde_json::to_value(s).ok())
-            {
-                flatten("server", &server, &mut flat);
+            let ends = [
+                ("client", Some(&hosts.client)),
+                ("server", hosts.server.as_ref()),
+            ];
+            for (name, host) in ends {
+                if let Some(host) = host {
+                    host_values(name, host, &mut flat);
+                }
             }
         }
         for (name, value) in flat {
@@ -117,6 +117,20 @@ fn column_values(column: &LabeledRuns) -> BTreeMap<String, BTreeSet<String>> {
         }
     }
     out
+}
+
+/// A host's facts under `prefix`; its qdiscs as one value, in a few words (`tbf 100Mbit`,
+/// `none`): their counters differ in every run by nature.
+fn host_values(prefix: &str, host: &measure::host::HostFacts, out: &mut Vec<(String, String)>) {
+    if let Ok(mut value) = serde_json::to_value(host) {
+        if let Some(map) = value.as_object_mut() {
+            map.remove("qdiscs");
+        }
+        flatten(prefix, &value, out);
+    }
+    if let Some(q) = &host.qdiscs {
+        out.push((format!("{prefix}.qdisc"), measure::qdisc::summary(q)));
+    }
 }
 
 /// `value`'s leaves under `prefix`, as `prefix.key.key` names and plain-text values; `null`s
@@ -175,6 +189,39 @@ mod tests {
                 "spec.params.tcp.congestion - → bbr",
             ]
         );
+    }
+
+    #[test]
+    fn a_changed_qdisc_is_named_in_a_few_words_not_its_counters() {
+        let tbf = measure::qdisc::Qdisc {
+            kind: "tbf".into(),
+            handle: "1:".into(),
+            parent: "root".into(),
+            rate_bps: Some(100_000_000),
+            during_test: Some(measure::qdisc::QdiscCounts {
+                drops: 5,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let noqueue = measure::qdisc::Qdisc {
+            kind: "noqueue".into(),
+            during_test: Some(Default::default()),
+            ..Default::default()
+        };
+        let with = |q: Vec<measure::qdisc::Qdisc>| {
+            let mut r = run(1500, 0, None);
+            r.hosts.as_mut().unwrap().client.qdiscs = Some(q);
+            r
+        };
+        let mut shaped_again = tbf.clone();
+        shaped_again.during_test.as_mut().unwrap().drops = 9;
+        let d = differences(&[
+            LabeledRuns::new("shaped", vec![with(vec![tbf]), with(vec![shaped_again])]),
+            LabeledRuns::new("bare", vec![with(vec![noqueue])]),
+        ]);
+        let lines: Vec<String> = d.iter().map(Difference::line).collect();
+        assert_eq!(lines, vec!["client.qdisc tbf 100Mbit → none"]);
     }
 
     #[test]

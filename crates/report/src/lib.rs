@@ -39,6 +39,7 @@ mod markdown;
 pub mod mesh;
 mod metrics;
 mod pps;
+mod qdisc_text;
 mod receive_text;
 pub mod rpm_brief;
 pub mod rpm_text;

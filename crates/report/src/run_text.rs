@@ -379,6 +379,9 @@ pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
     if let Some(line) = crate::congestion_text::congestion_line(r) {
         writeln!(w, "{line}")?;
     }
+    for line in crate::qdisc_text::qdisc_lines(r) {
+        writeln!(w, "{line}")?;
+    }
     if r.spec.client_cpu.is_some() || r.spec.server_cpu.is_some() || r.kind.is_rr() {
         let on = |cpu: Option<u32>| cpu.map_or("unpinned".to_string(), |c| format!("CPU {c}"));
         writeln!(

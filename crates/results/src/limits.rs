@@ -21,6 +21,9 @@ pub enum Verdict {
     Congestion,
     /// The network delivered all it could: a link or shaper rate on the way.
     Path,
+    /// A shaping qdisc on the sending host's interface (tbf, htb, cake, netem's rate): the
+    /// direction's goodput sat at its rate (`LimitedBy::shaper` names it).
+    Shaper,
     /// linerate's own pacing (`-b`): the direction reached the rate asked for.
     Application,
     /// No rule found enough evidence.
@@ -37,6 +40,7 @@ impl Verdict {
             Self::SendBuffer => "send_buffer",
             Self::Congestion => "congestion",
             Self::Path => "path",
+            Self::Shaper => "shaper",
             Self::Application => "application",
             Self::Unknown => "unknown",
         }
@@ -53,6 +57,41 @@ pub struct LimitedBy {
     /// What to change or look at next; empty when there is nothing to suggest.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub hint: String,
+    /// `shaper`: the qdisc that held the rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shaper: Option<Shaper>,
+}
+
+/// A shaping qdisc that limited a direction, and where it sits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shaper {
+    /// The host whose interface holds it (the direction's sender).
+    pub end: crate::End,
+    /// That interface, e.g. `va0`.
+    pub interface: String,
+    /// The qdisc's kind, e.g. `tbf`.
+    pub kind: String,
+    /// Its handle, e.g. `1:`.
+    pub handle: String,
+    /// The rate it shapes to, bits/s (of packets as the qdisc counts them: IP and link
+    /// headers included).
+    pub rate_bps: u64,
+}
+
+impl Shaper {
+    /// `the tbf qdisc at 100 Mbit/s on the client's va0`.
+    pub fn words(&self) -> String {
+        let end = match self.end {
+            crate::End::Client => "client",
+            crate::End::Server => "server",
+        };
+        format!(
+            "the {} qdisc at {} on the {end}'s {}",
+            self.kind,
+            measure::units::format_bits_per_sec(self.rate_bps as f64),
+            self.interface
+        )
+    }
 }
 
 /// Where a UDP direction's lost datagrams went, from the counters the kernel keeps. The parts

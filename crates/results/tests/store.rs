@@ -36,6 +36,7 @@ fn host(interface: &str, mtu: u32, driver: Option<&str>) -> HostFacts {
         driver: driver.map(Into::into),
         nic: None,
         tcp_congestion: Some("cubic".into()),
+        qdiscs: None,
     }
 }
 

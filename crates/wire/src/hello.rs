@@ -19,8 +19,10 @@ pub const MAGIC: [u8; 4] = *b"LNRT";
 /// 12 binds a key's proof to the server it is for (`ClientProof::server`, section 12); version
 /// 13 the receive mode (`StreamParams::rx_mode`), which an older server would ignore, copying
 /// where the spec (and so the record) says it discarded or mapped; version 14 the send mode
-/// `auto` (`StreamParams::send_mode`), which an older server would refuse as undecodable.
-pub const PROTOCOL_VERSION: u16 = 14;
+/// `auto` (`StreamParams::send_mode`), which an older server would refuse as undecodable;
+/// version 15 the server's qdiscs on the test's interface in its results
+/// (`ServerResults::qdiscs`), which an older client would drop from the record unseen.
+pub const PROTOCOL_VERSION: u16 = 15;
 /// Length of the hello on the wire.
 pub const HELLO_LEN: usize = 8;
 /// Length of the server's greeting: its hello and its nonce.
@@ -137,8 +139,8 @@ mod tests {
 
     #[test]
     fn parses_literal_bytes() {
-        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 14, 1, 0]).unwrap();
-        assert_eq!(hello.version, 14);
+        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 15, 1, 0]).unwrap();
+        assert_eq!(hello.version, 15);
         assert!(hello.requires_key);
         assert!(hello.check_version().is_ok());
     }
@@ -160,7 +162,7 @@ mod tests {
             nonce: Nonce([7; NONCE_LEN]),
         };
         let bytes = greeting.emit();
-        assert_eq!(&bytes[..HELLO_LEN], &[b'L', b'N', b'R', b'T', 0, 14, 1, 0]);
+        assert_eq!(&bytes[..HELLO_LEN], &[b'L', b'N', b'R', b'T', 0, 15, 1, 0]);
         assert_eq!(&bytes[HELLO_LEN..], &[7; NONCE_LEN]);
     }
 
@@ -179,14 +181,14 @@ mod tests {
     #[test]
     fn version_mismatch_names_both_versions() {
         let err = Hello {
-            version: 13,
+            version: 14,
             requires_key: false,
         }
         .check_version()
         .unwrap_err();
         let text = err.to_string();
         assert!(
-            text.contains("version 13") && text.contains("version 14"),
+            text.contains("version 14") && text.contains("version 15"),
             "{text}"
         );
     }
@@ -201,7 +203,7 @@ mod tests {
             matches!(
                 err,
                 WireError::VersionMismatch {
-                    ours: 14,
+                    ours: 15,
                     theirs: 7
                 }
             ),
@@ -209,7 +211,7 @@ mod tests {
         );
         assert_eq!(
             err.to_string(),
-            "protocol version mismatch: this linerate speaks version 14, the peer speaks version 7; \
+            "protocol version mismatch: this linerate speaks version 15, the peer speaks version 7; \
              run the same linerate release on both ends"
         );
     }

@@ -9,7 +9,7 @@
 
 use measure::{
     cpu::CoreCpu, cpu::CpuSoFar, cpu::CpuTime, cpu::SystemCpu, drops::HostDrops, host::HostFacts,
-    tcp_info::TcpInfo, udp_stats::UdpCounts,
+    qdisc::Qdisc, tcp_info::TcpInfo, udp_stats::UdpCounts,
 };
 use serde::{Deserialize, Serialize};
 
@@ -306,6 +306,12 @@ pub struct ServerResults {
     /// last interval, which ends there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_at_stop: Option<CpuSoFar>,
+    /// The qdiscs on the server's interface for the test (the one holding the control
+    /// connection's local address) at its end, with what their counters added over the
+    /// session (protocol 15). At most `measure::qdisc::MAX_QDISCS`, strings at most
+    /// `MAX_NAME_LEN` bytes: a client cuts a longer list to those bounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qdiscs: Option<Vec<Qdisc>>,
 }
 
 #[cfg(test)]
@@ -433,6 +439,43 @@ mod tests {
         }
         let OldServerMsg::Counters { seq, counts } = serde_json::from_str(&text).unwrap();
         assert_eq!((seq, counts.len()), (1, 0));
+    }
+
+    /// Protocol 15: the server's qdiscs with their counters over the test travel in its
+    /// results; their cumulative counters stay home.
+    #[test]
+    fn results_carry_the_servers_qdiscs() {
+        let tbf = Qdisc {
+            kind: "tbf".into(),
+            handle: "1:".into(),
+            parent: "root".into(),
+            rate_bps: Some(100_000_000),
+            during_test: Some(measure::qdisc::QdiscCounts {
+                drops: 7,
+                ..Default::default()
+            }),
+            counts: Some(Default::default()),
+            ..Qdisc::default()
+        };
+        let msg = ServerMsg::Results(ServerResults {
+            qdiscs: Some(vec![tbf.clone()]),
+            ..Default::default()
+        });
+        let mut buf = Vec::new();
+        encode(&msg, &mut buf).unwrap();
+        let ServerMsg::Results(back) = decode::<ServerMsg>(&buf).unwrap().unwrap().0 else {
+            panic!("not results");
+        };
+        let sent = Qdisc {
+            counts: None,
+            ..tbf
+        };
+        assert_eq!(back.qdiscs, Some(vec![sent]));
+        let old = r#"{"type":"results","streams":[],"wall_us":1,"process_cpu":{"user_us":0,"sys_us":0},"system_cpu":null}"#;
+        let ServerMsg::Results(r) = serde_json::from_str::<ServerMsg>(old).unwrap() else {
+            panic!("not results");
+        };
+        assert_eq!(r.qdiscs, None);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! What limited each direction of a stream test: a verdict, the numbers behind it and a hint.
 //!
 //! The rules run in a fixed order and the first with enough evidence wins (METHODOLOGY §19):
-//! linerate's own pacing, where a UDP test's datagrams were lost (`udp.rs`), the receiver's
+//! linerate's own pacing, a shaping qdisc on the sender's interface at whose rate the goodput
+//! sat (`shaper.rs`), where a UDP test's datagrams were lost (`udp.rs`), the receiver's
 //! window, the sender's buffer, a saturated CPU, a queue or link ceiling on the path, losses
 //! without a queue; otherwise `unknown`, with what was checked. Every threshold is in
 //! [`rule`]. The inputs are the summary's own figures: both ends' thread CPU and host cores,
@@ -17,6 +18,7 @@ use wire::{TestKind, TestSpec};
 mod hints;
 mod losses;
 mod pacing;
+mod shaper;
 mod udp;
 
 use hints::Advice;
@@ -63,6 +65,11 @@ pub mod rule {
     pub const UDP_LOSS_SHARE: f64 = 0.5;
     /// Link ceiling: goodput within this share of what the link carries for this traffic.
     pub const LINK_SHARE: (f64, f64) = (0.90, 1.02);
+    /// Shaper: goodput within this share of what a shaping qdisc's rate carries as payload.
+    /// Below: a TCP start and the window's edges cost a few %, as for a link; above: tbf's
+    /// bucket goes out at once (256 KiB over a 2 s test at 100 Mbit/s is 1 %), and headers
+    /// are reckoned for IPv4 (IPv6 adds 1.3 % at 1500 bytes).
+    pub const SHAPER_SHARE: (f64, f64) = (0.90, 1.05);
 }
 
 /// Ethernet's per-frame overhead on the wire beyond the IP packet: header 14, FCS 4,
@@ -94,6 +101,7 @@ pub fn add_verdicts_for(summary: &mut Summary, spec: &TestSpec, hosts: &Hosts, c
         .map(|f| {
             let mut facts = Facts::of(f, summary, spec, link);
             (facts.loopback, facts.advice) = (loopback, advice);
+            facts.shapers = shaper::candidates(hosts, f.sender);
             verdict(&facts)
         })
         .collect();
@@ -181,6 +189,10 @@ struct Facts<'a> {
     loopback: bool,
     /// Payload share of each frame on the wire, for a link's ceiling.
     payload_share: Option<f64>,
+    /// Payload share of each packet as a qdisc counts it, for a shaper's ceiling.
+    qdisc_share: Option<f64>,
+    /// The shaping qdiscs on the sending host's interface.
+    shapers: Vec<shaper::Candidate>,
     /// Why the figures cannot carry a verdict.
     missing: Option<String>,
     /// TCP senders that hand the kernel pages (splice, sendfile) instead of copying.
@@ -216,6 +228,8 @@ impl<'a> Facts<'a> {
             sender: EndCpu::of(flow.sender_cpu_pct, n, snd_cores),
             receiver: EndCpu::of(flow.receiver_cpu_pct, n, rcv_cores),
             payload_share: payload_share(spec, &infos),
+            qdisc_share: shaper::qdisc_share(spec, &infos),
+            shapers: Vec::new(),
             infos,
             link_bps,
             loopback: false,
@@ -265,6 +279,7 @@ fn limited(verdict: Verdict, evidence: String, hint: &str) -> LimitedBy {
         verdict,
         evidence,
         hint: hint.to_string(),
+        shaper: None,
     }
 }
 
@@ -274,6 +289,7 @@ fn verdict(f: &Facts) -> LimitedBy {
         return limited(Verdict::Unknown, format!("no verdict: {why}"), "");
     }
     application(f)
+        .or_else(|| shaper::shaper(f))
         .or_else(|| udp::datagram_loss(f))
         .or_else(|| receive_window(f))
         .or_else(|| send_buffer(f))

@@ -383,3 +383,63 @@ fn udp_loss_is_named_where_the_counters_put_it() {
         Verdict::Unknown
     );
 }
+
+/// A client host whose `va` holds a tbf at 100 Mbit/s that dropped and held back `held`.
+fn shaped_client(held: u64) -> HostFacts {
+    let tbf = measure::qdisc::Qdisc {
+        kind: "tbf".into(),
+        handle: "1:".into(),
+        parent: "root".into(),
+        rate_bps: Some(100_000_000),
+        during_test: Some(measure::qdisc::QdiscCounts {
+            overlimits: held,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    HostFacts {
+        interface: Some("va".into()),
+        qdiscs: Some(vec![tbf]),
+        ..HostFacts::default()
+    }
+}
+
+#[test]
+fn goodput_at_a_tbfs_rate_is_the_shaper_named() {
+    // tbf counts 1514 bytes for each 1448 of payload: 100 Mbit/s carries 95.6 of goodput.
+    let mut r = run(0.0956);
+    // A queue built up too, which the path rule would name: the shaper comes first.
+    r.summary.flows[0].rtt_us = Some(6686);
+    chrono(&mut r).min_rtt_us = Some(8);
+    let v = judge_from(&r, shaped_client(5000));
+    assert_eq!(v.verdict, Verdict::Shaper, "{}", v.evidence);
+    assert!(
+        v.evidence
+            .contains("is 100 % of what the tbf qdisc at 100 Mbit/s on the client's va (tbf 1:)"),
+        "{}",
+        v.evidence
+    );
+    assert!(v.evidence.contains("5000 times"), "{}", v.evidence);
+    let shaper = v.shaper.unwrap();
+    assert_eq!((shaper.end, shaper.rate_bps), (End::Client, 100_000_000));
+    // A qdisc that held nothing back did not limit it; nor one far above the goodput.
+    assert_eq!(judge_from(&r, shaped_client(0)).verdict, Verdict::Path);
+    let slow = run(0.05);
+    assert_ne!(
+        judge_from(&slow, shaped_client(5000)).verdict,
+        Verdict::Shaper
+    );
+    // The server's qdiscs shape the other direction, not this one.
+    let mut hosts = Hosts {
+        client: HostFacts::default(),
+        server: Some(shaped_client(5000)),
+    };
+    hosts.client.interface = Some("va".into());
+    let mut r2 = r.clone();
+    let spec = r2.spec.clone();
+    add_verdicts(&mut r2.summary, &spec, &hosts);
+    assert_eq!(
+        r2.summary.flows[0].limited_by.as_ref().unwrap().verdict,
+        Verdict::Path
+    );
+}

@@ -18,6 +18,7 @@ use wire::escape::escape_controls;
 pub use foreign::{foreign_probe, ForeignProbe};
 
 use ::measure::host::HostFacts;
+use ::measure::qdisc::{self, QdiscWatch};
 use engine::sockopt::{ConnectError, SocketOptions};
 use engine::Signal;
 use results::{Hosts, IntervalSample, RunRecord};
@@ -206,11 +207,9 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
         ctrl: &mut ctrl,
         drain_timeout: config.drain_timeout,
     };
+    let qdiscs = QdiscWatch::start(client_host.interface.clone());
     let measured = measure::measure_streams(config, &mut remote, endpoints, progress)?;
-    let hosts = Hosts {
-        client: client_host,
-        server: server.host.clone().map(|h| *h),
-    };
+    let hosts = hosts_with_qdiscs(client_host, &qdiscs, &server, &measured);
     let summary = summarize(&measured, spec, &hosts);
     Ok(RunRecord {
         kind: spec.kind(),
@@ -227,6 +226,26 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
         intervals: measured.intervals,
         summary,
     })
+}
+
+/// Both hosts' facts with their qdiscs over the test: the client's read now, the server's
+/// from its results (cut to the bounds: a peer's list is not trusted to keep them).
+fn hosts_with_qdiscs(
+    client: HostFacts,
+    qdiscs: &QdiscWatch,
+    server: &ServerInfo,
+    measured: &measure::Measured,
+) -> Hosts {
+    Hosts {
+        client: HostFacts {
+            qdiscs: qdiscs.finish(),
+            ..client
+        },
+        server: server.host.clone().map(|h| HostFacts {
+            qdiscs: measured.raw.server.qdiscs.clone().map(qdisc::bounded),
+            ..*h
+        }),
+    }
 }
 
 /// The run's summary with both hosts' facts in: the link speed from their drivers (without

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use engine::{engine_for, Conn, CrrListener, Role, WorkerOutcome, Workers};
 use measure::cpu::{CpuSoFar, CpuTime, SystemCpuSnapshot};
 use measure::drops::DropSnapshot;
+use measure::qdisc::QdiscWatch;
 use wire::msg::{ServerResults, StreamCounts, StreamEnd};
 use wire::spec::Flow;
 use wire::{ClientMsg, ServerMsg, TestKind, TestSpec};
@@ -71,12 +72,13 @@ pub(super) fn run_streams(
             })
         }
     }
-    let drops0 = (spec.kind() == TestKind::UdpStream).then(|| {
-        let interface = ctrl
-            .local_addr()
-            .and_then(|a| measure::host::interface_for_ip(a.ip()));
-        (DropSnapshot::now(interface.as_deref()), interface)
-    });
+    let interface = ctrl
+        .local_addr()
+        .and_then(|a| measure::host::interface_for_ip(a.ip()));
+    let drops0 = (spec.kind() == TestKind::UdpStream)
+        .then(|| (DropSnapshot::now(interface.as_deref()), interface.clone()));
+    // Every test's: the qdiscs of the interface, for the record's `hosts.server.qdiscs`.
+    let qdiscs0 = QdiscWatch::start(interface);
     let crr = conns.iter().find_map(|c| match c {
         Conn::CrrListener(l) => Some(std::sync::Arc::clone(l)),
         _ => None,
@@ -114,6 +116,7 @@ pub(super) fn run_streams(
             .drops0
             .map(|(d0, ifc)| DropSnapshot::now(ifc.as_deref()).since(&d0)),
         cpu_at_stop: Some(window.cpu),
+        qdiscs: qdiscs0.finish(),
     };
     shared.send(ctrl, &ServerMsg::Results(results.clone()))?;
     Ok(results)

@@ -162,6 +162,7 @@ impl Start {
                 .as_ref()
                 .map(|(d0, ifc)| DropSnapshot::now(ifc.as_deref()).since(d0)),
             cpu_at_stop: None,
+            qdiscs: None,
         }
     }
 }
