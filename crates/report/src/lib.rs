@@ -33,6 +33,7 @@ mod json;
 mod labeled;
 pub mod live_table;
 pub mod local_time;
+mod loss_text;
 mod markdown;
 pub mod mesh;
 mod metrics;

@@ -19,8 +19,9 @@ pub const MAGIC: [u8; 4] = *b"LNRT";
 /// 12 binds a key's proof to the server it is for (`ClientProof::server`, section 12); version
 /// 13 the receive mode (`StreamParams::rx_mode`), which an older server would ignore, copying
 /// where the spec (and so the record) says it discarded or mapped; version 14 the send mode
-/// `auto` (`StreamParams::send_mode`), which an older server would refuse as undecodable.
-pub const PROTOCOL_VERSION: u16 = 14;
+/// `auto` (`StreamParams::send_mode`), which an older server would refuse as undecodable;
+/// version 15 a UDP sender's own count of the sends its host refused (`StreamCounts::send_drops`).
+pub const PROTOCOL_VERSION: u16 = 15;
 /// Length of the hello on the wire.
 pub const HELLO_LEN: usize = 8;
 /// Length of the server's greeting: its hello and its nonce.
