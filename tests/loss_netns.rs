@@ -40,10 +40,15 @@ fn range(c: &serde_json::Value, name: &str) -> Option<(u64, u64)> {
 }
 
 fn sum(c: &serde_json::Value) -> u64 {
-    ["receiver_socket_buffer", "receiver_host", "sender_host", "network"]
-        .iter()
-        .map(|n| part(c, n))
-        .sum()
+    [
+        "receiver_socket_buffer",
+        "receiver_host",
+        "sender_host",
+        "network",
+    ]
+    .iter()
+    .map(|n| part(c, n))
+    .sum()
 }
 
 mod quiet {
@@ -134,7 +139,10 @@ mod quiet {
             assert!(least <= lost && lost <= most, "{c}");
             // The lower end is the batches the socket dropped: the kernel's count, less the
             // FIN datagrams it also dropped.
-            assert!(least <= kernel && kernel - least <= 5, "{least} vs {kernel}");
+            assert!(
+                least <= kernel && kernel - least <= 5,
+                "{least} vs {kernel}"
+            );
             assert!(least < lost, "batches hold several datagrams: {c}");
         }
     }
@@ -162,14 +170,17 @@ mod quiet {
             eprintln!("{gso:?}: lost {lost}, tbf dropped {qdisc}: {c}");
             assert!(qdisc > 100, "the qdisc must drop: {qdisc}");
             assert_eq!(sum(&c), lost, "{c}");
-            assert_eq!(part(&c, "sender_host"), lost, "{gso:?}: all at the sender: {c}");
+            assert_eq!(
+                part(&c, "sender_host"),
+                lost,
+                "{gso:?}: all at the sender: {c}"
+            );
             assert_eq!(part(&c, "network"), 0, "{c}");
             assert!(c.get("bounds").is_none(), "counts, not ranges: {c}");
-            match gso {
-                // One datagram a message: the qdisc's count is the loss.
-                Some(_) => assert_eq!(qdisc, lost),
-                // Whole messages of several datagrams.
-                None => assert!(qdisc < lost, "{qdisc} messages, {lost} datagrams"),
+            // The qdisc counts attempts: a message refused behind others in one sendmmsg call
+            // is sent again by the next call, and may then pass (METHODOLOGY.md 11.10).
+            if gso.is_some() {
+                assert!(qdisc >= lost, "{qdisc} drops, {lost} lost");
             }
         }
     }

@@ -78,10 +78,19 @@ fn own_counts(raw: &RawRun, flow: Flow) -> (Option<SocketDrops>, Option<SendDrop
         batched: false,
     });
     let mut refused = Some(SendDrops::default());
-    for (i, _) in raw.spec.flows().iter().enumerate().filter(|(_, (_, f))| *f == flow) {
+    for (i, _) in raw
+        .spec
+        .flows()
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, f))| *f == flow)
+    {
         let (rx, tx) = ends(raw, flow, i);
         let rx = rx.and_then(|c| c.rx);
-        socket = match (socket, rx.and_then(|r| Some((r.socket_drops?, r.socket_drops_batched)))) {
+        socket = match (
+            socket,
+            rx.and_then(|r| Some((r.socket_drops?, r.socket_drops_batched))),
+        ) {
             (Some(acc), Some((count, batched))) => Some(SocketDrops {
                 count: acc.count + count,
                 batched: acc.batched || batched,
@@ -159,7 +168,10 @@ pub fn attribute(i: &LossInputs) -> LossCauses {
         notes: vec!["receiver_host is a host-wide counter over the test's time".to_string()],
     };
     let others = "other traffic counts there";
-    let batches = i.socket.filter(|d| d.batched && d.count > 0).map(|d| d.count);
+    let batches = i
+        .socket
+        .filter(|d| d.batched && d.count > 0)
+        .map(|d| d.count);
     let socket_count = match i.socket {
         Some(_) if batches.is_some() => None,
         Some(d) => Some(d.count),
@@ -170,11 +182,22 @@ pub fn attribute(i: &LossInputs) -> LossCauses {
     let fins = "the end-of-test (FIN) datagrams it dropped count there too";
     let socket_exact = s.take("receiver_socket_buffer", socket_count, fins);
     let sender_own = sender_own(i, &mut s);
-    let receiver_host = i.receiver.and_then(|r| sum([r.nic_rx_dropped, r.backlog_drops]));
+    let receiver_host = i
+        .receiver
+        .and_then(|r| sum([r.nic_rx_dropped, r.backlog_drops]));
     let receiver_host = s.take("receiver_host", receiver_host, others);
-    let sender_wide = i.sender.and_then(|d| sum([d.udp_sndbuf_errors, d.nic_tx_dropped]));
+    // Udp SndbufErrors also counts each send that failed with ENOBUFS: the sender's own.
+    let own_sends = i.refused.map_or(0, |r| r.sends);
+    let sndbuf = i
+        .sender
+        .and_then(|d| d.udp_sndbuf_errors)
+        .map(|n| n.saturating_sub(own_sends));
+    let sender_wide = i.sender.and_then(|d| sum([sndbuf, d.nic_tx_dropped]));
     if sender_wide.is_some_and(|w| w > 0) {
-        s.notes.push("sender_host counts the sending host's Udp SndbufErrors and interface drops, host-wide".into());
+        s.notes.push(
+            "sender_host counts the sending host's Udp SndbufErrors and interface drops, host-wide"
+                .into(),
+        );
     }
     let sender_wide = s.take("sender_host", sender_wide, others);
     let sender_host = match (sender_own, sender_wide) {
@@ -335,7 +358,11 @@ mod tests {
         assert_eq!((range.at_least, range.at_most), (108_268, 108_268 * 20));
         let network = c.bounds.network.unwrap();
         assert_eq!((network.at_least, network.at_most), (0, 108_268 * 19));
-        assert!(c.note.contains("108268 coalesced (GRO) batches"), "{}", c.note);
+        assert!(
+            c.note.contains("108268 coalesced (GRO) batches"),
+            "{}",
+            c.note
+        );
         // More lost than the batches can hold: the rest is the network's, at least.
         let c = attribute(&inputs(1000, sockets(10, true)));
         assert_eq!(parts(&c), [Some(640), Some(0), Some(0), Some(360)]);
@@ -352,13 +379,20 @@ mod tests {
     fn refused_sends_are_the_senders_exactly_before_host_wide_counters() {
         let i = LossInputs {
             refused: refused(107_739, 35_920),
-            sender: Some(host(0, 3)),
+            sender: Some(host(0, 35_920)),
             ..inputs(107_739, sockets(0, true))
         };
         let c = attribute(&i);
         assert_eq!(parts(&c), [Some(0), Some(0), Some(107_739), Some(0)]);
         assert!(c.bounds.is_empty());
-        assert!(c.note.contains("sender_host counters saw 3"), "{}", c.note);
+        // SndbufErrors counted the refused sends too: not twice.
+        assert!(!c.note.contains("SndbufErrors"), "{}", c.note);
+        let other = LossInputs {
+            sender: Some(host(0, 35_920 + 3)),
+            lost: 107_742,
+            ..i
+        };
+        assert_eq!(attribute(&other).sender_host, Some(107_742));
     }
 
     #[test]

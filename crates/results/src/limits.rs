@@ -109,7 +109,9 @@ pub struct LossBounds {
 impl LossBounds {
     /// Whether every part is a count.
     pub fn is_empty(&self) -> bool {
-        self.receiver_socket_buffer.is_none() && self.sender_host.is_none() && self.network.is_none()
+        self.receiver_socket_buffer.is_none()
+            && self.sender_host.is_none()
+            && self.network.is_none()
     }
 }
 
