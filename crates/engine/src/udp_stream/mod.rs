@@ -197,9 +197,12 @@ impl UdpStream {
         let mut segments = self.gso_segments(sock.as_raw_fd());
         let mut batch = self.send_batch(segments);
         let extra = self.flow_sockets(sock, extra_dst, segments)?;
+        // Every socket is asked (no short circuit); the count holds only if all took it.
         let asked = std::iter::once(sock)
             .chain(&extra)
-            .fold(true, |all, s| refused::ask_for_errors(s) && all);
+            .filter(|s| !refused::ask_for_errors(s))
+            .count()
+            == 0;
         let mut refusals = Refusals::new(asked);
         let fds: Vec<RawFd> = std::iter::once(sock.as_raw_fd())
             .chain(extra.iter().map(|s| s.as_raw_fd()))
