@@ -197,16 +197,7 @@ impl UdpStream {
         let mut segments = self.gso_segments(sock.as_raw_fd());
         let mut batch = self.send_batch(segments);
         let extra = self.flow_sockets(sock, extra_dst, segments)?;
-        // Every socket is asked (no short circuit); the count holds only if all took it.
-        let asked = std::iter::once(sock)
-            .chain(&extra)
-            .filter(|s| !refused::ask_for_errors(s))
-            .count()
-            == 0;
-        let mut refusals = Refusals::new(asked);
-        let fds: Vec<RawFd> = std::iter::once(sock.as_raw_fd())
-            .chain(extra.iter().map(|s| s.as_raw_fd()))
-            .collect();
+        let (fds, mut refusals) = senders(sock, &extra);
         let mut flow = 0usize;
         let pacer = self
             .target_pps
@@ -432,6 +423,21 @@ impl UdpStream {
         ctl.counter.publish_rx(rx);
         Ok(receiver_report(rx))
     }
+}
+
+/// The sending sockets' descriptors, the stream's own first, each asked to report its host's
+/// drops; the count of refusals holds only if every one took the option.
+fn senders(sock: &UdpSocket, extra: &[UdpSocket]) -> (Vec<RawFd>, Refusals) {
+    // Every socket is asked (no short circuit).
+    let refusing = std::iter::once(sock)
+        .chain(extra)
+        .filter(|s| !refused::ask_for_errors(s))
+        .count();
+    let fds = std::iter::once(sock)
+        .chain(extra)
+        .map(|s| s.as_raw_fd())
+        .collect();
+    (fds, Refusals::new(refusing == 0))
 }
 
 /// A send that failed with EMSGSIZE, in words naming the flag to change.
