@@ -95,6 +95,7 @@ impl StreamCounters {
             tcp_info: None,
             receive: None,
             send_mode: None,
+            send_drops: None,
         }
     }
 }
@@ -281,6 +282,7 @@ mod tests {
                 tcp_info: None,
                 receive: None,
                 send_mode: None,
+                send_drops: None,
             }
         );
         let rx = UdpCounts {
@@ -298,6 +300,7 @@ mod tests {
                 tcp_info: None,
                 receive: None,
                 send_mode: None,
+                send_drops: None,
             }
         );
     }

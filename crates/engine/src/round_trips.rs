@@ -98,6 +98,7 @@ impl Transactions {
                 tcp_info: None,
                 receive: None,
                 send_mode: None,
+                send_drops: None,
             },
             ..Default::default()
         }

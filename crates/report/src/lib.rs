@@ -35,6 +35,7 @@ mod json;
 mod labeled;
 pub mod live_table;
 pub mod local_time;
+mod loss_text;
 mod markdown;
 pub mod mesh;
 mod metrics;

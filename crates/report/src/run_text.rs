@@ -166,23 +166,6 @@ fn write_flow(w: &mut dyn Write, f: &FlowSummary) -> std::io::Result<()> {
     write_limited_by(w, f)
 }
 
-/// Where the lost datagrams went, by the kernel's counters.
-fn write_loss_causes(w: &mut dyn Write, c: &results::LossCauses) -> std::io::Result<()> {
-    let part = |n: Option<u64>| n.map_or("?".to_string(), |n| n.to_string());
-    if c.network.is_none() {
-        return writeln!(w, "  lost at    not split: {}", c.note);
-    }
-    writeln!(
-        w,
-        "  lost at    receiver socket buffer {}, receiver host {}, sender host {}, network {} ({})",
-        part(c.receiver_socket_buffer),
-        part(c.receiver_host),
-        part(c.sender_host),
-        part(c.network),
-        c.note
-    )
-}
-
 /// The direction's verdict, its evidence, and what to try.
 fn write_limited_by(w: &mut dyn Write, f: &FlowSummary) -> std::io::Result<()> {
     let Some(l) = &f.limited_by else {
@@ -258,7 +241,7 @@ fn write_flow_detail(
             u.pps_sent, u.pps_received, u.jitter_us
         )?;
         if let Some(c) = f.loss_causes.as_ref().filter(|_| u.packets_lost > 0) {
-            write_loss_causes(w, c)?;
+            writeln!(w, "  lost at    {}", crate::loss_text::line(c))?;
         }
     }
     if let Some(t) = f.streams.iter().find_map(|s| s.tcp_info) {

@@ -15,7 +15,7 @@ pub mod status;
 pub mod store;
 
 pub use efficiency::Efficiency;
-pub use limits::{LimitedBy, LossCauses, Shaper, Verdict};
+pub use limits::{LimitedBy, LossBounds, LossCauses, LossRange, Shaper, Verdict};
 pub use schema::{
     CpuSummary, End, FlowInterval, FlowSummary, Hosts, IntervalCpu, IntervalSample, IntervalTcp,
     PpsCell, RrInterval, RrSummary, RunRecord, StreamSpread, StreamSummary, Summary, TcpTime,

@@ -95,27 +95,70 @@ impl Shaper {
 }
 
 /// Where a UDP direction's lost datagrams went, from the counters the kernel keeps. The parts
-/// add up to `packets_lost`: the exact per-socket figure first, then each host's counters, each
-/// at most what is left, and the rest is the network's.
+/// add up to `packets_lost`: the exact per-test figures first (the receiving sockets' drops, the
+/// sends the sender's host refused), then each host's host-wide counters, each at most what is
+/// left, then the receiving sockets' coalesced (GRO) batches by elimination, and the rest is the
+/// network's. A part whose figure is not a count but an attribution within a range says so in
+/// `bounds`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LossCauses {
     /// Dropped at the receiving sockets' full buffers: the sockets' own drop counter (what
-    /// `SO_RXQ_OVFL` reports), this test's sockets only. Where the kernel does not give it,
-    /// the receiving host's `Udp: RcvbufErrors` instead (host-wide; `note` says so).
+    /// `SO_RXQ_OVFL` reports), this test's sockets only; exact unless the receiver got
+    /// coalesced (GRO) batches, which the kernel drops and counts whole: then the datagrams
+    /// the other counters left, at most what the batches can hold, and `bounds` gives the
+    /// range. Where the kernel gives no per-socket count, the receiving host's
+    /// `Udp: RcvbufErrors` instead (host-wide; `note` says so).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receiver_socket_buffer: Option<u64>,
     /// Dropped by the receiving host before any socket: its interface's receive drops (NIC,
     /// driver) and its CPUs' input backlog drops. Host-wide.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receiver_host: Option<u64>,
-    /// Dropped by the sending host: UDP send errors (no buffer, or a qdisc dropped them) and its
-    /// interface's transmit drops. Host-wide; a dropped GSO batch counts once.
+    /// Dropped by the sending host: the datagrams of the sends it refused (`ENOBUFS`, counted
+    /// by the sender: exact, this test only), then its host-wide UDP send errors and its
+    /// interface's transmit drops.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sender_host: Option<u64>,
-    /// The rest: lost between the two hosts. Absent when the receiving sockets' count is of
-    /// coalesced batches (GRO), not datagrams, so the rest cannot be told (`note` says so).
+    /// The rest: lost between the two hosts. Absent only in records from before bounds, when
+    /// the receiving sockets' count was of coalesced batches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<u64>,
-    /// Which figures count more than this test, and any counter that saw more than was lost.
+    /// The parts that are attributions within a range rather than counts: the range each one's
+    /// true figure lies in. A part not named here is a count.
+    #[serde(default, skip_serializing_if = "LossBounds::is_empty")]
+    pub bounds: LossBounds,
+    /// Which figures count more than this test, and any counter that saw more than was left.
     pub note: String,
+}
+
+/// The range of each `loss_causes` part that is a bound (absent: a count).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct LossBounds {
+    /// See [`LossCauses::receiver_socket_buffer`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver_socket_buffer: Option<LossRange>,
+    /// See [`LossCauses::sender_host`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_host: Option<LossRange>,
+    /// See [`LossCauses::network`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<LossRange>,
+}
+
+impl LossBounds {
+    /// Whether every part is a count.
+    pub fn is_empty(&self) -> bool {
+        self.receiver_socket_buffer.is_none()
+            && self.sender_host.is_none()
+            && self.network.is_none()
+    }
+}
+
+/// Datagrams: at least `at_least`, at most `at_most`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LossRange {
+    /// The fewest the part can hold.
+    pub at_least: u64,
+    /// The most the part can hold.
+    pub at_most: u64,
 }

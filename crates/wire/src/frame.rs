@@ -182,7 +182,7 @@ mod properties {
 
         #[test]
         fn counters_round_trip(seq in any::<u64>(), bytes in proptest::collection::vec(any::<u64>(), 0..64)) {
-            let counts = bytes.iter().map(|&b| crate::msg::StreamCounts { bytes: b, packets: b / 3, rx: None, tcp_info: None, receive: None, send_mode: None }).collect();
+            let counts = bytes.iter().map(|&b| crate::msg::StreamCounts { bytes: b, packets: b / 3, rx: None, tcp_info: None, receive: None, send_mode: None, send_drops: None }).collect();
             let msg = ServerMsg::Counters { seq, counts, cpu: None };
             let mut buf = Vec::new();
             encode(&msg, &mut buf).unwrap();

@@ -21,7 +21,8 @@ pub const MAGIC: [u8; 4] = *b"LNRT";
 /// where the spec (and so the record) says it discarded or mapped; version 14 the send mode
 /// `auto` (`StreamParams::send_mode`), which an older server would refuse as undecodable;
 /// version 15 the server's qdiscs on the test's interface in its results
-/// (`ServerResults::qdiscs`), which an older client would drop from the record unseen.
+/// (`ServerResults::qdiscs`), which an older client would drop from the record unseen, and a
+/// UDP sender's own count of the sends its host refused (`StreamCounts::send_drops`).
 pub const PROTOCOL_VERSION: u16 = 15;
 /// Length of the hello on the wire.
 pub const HELLO_LEN: usize = 8;

@@ -200,6 +200,22 @@ pub struct StreamCounts {
     /// sendfile where splice could not hold the pattern; write on a Unix socket).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send_mode: Option<SendMode>,
+    /// `udp_stream` senders, in their final counts: the sends the sending host refused
+    /// (`ENOBUFS` with `IP_RECVERR`: a qdisc or the local stack dropped them). Absent where the
+    /// socket could not ask for the errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_drops: Option<SendDrops>,
+}
+
+/// What a UDP sender's host refused to send: counted by the sender itself, exact, this test's
+/// sockets only. The refused datagrams are in `packets` (they had sequence numbers) and lost.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct SendDrops {
+    /// Datagrams in the refused sends (a GSO message counts each of its datagrams).
+    pub datagrams: u64,
+    /// Refused send calls' messages: what a qdisc counts, one per (GSO) message it dropped.
+    pub sends: u64,
 }
 
 /// A `tcp_stream` receiver's account of how its bytes left the kernel (`--rx-mode`): the
@@ -388,6 +404,10 @@ mod tests {
                         ..ReceiveCounts::default()
                     }),
                     send_mode: Some(SendMode::Auto),
+                    send_drops: Some(SendDrops {
+                        datagrams: 128,
+                        sends: 3,
+                    }),
                 }],
                 cpu: Some(CpuSoFar {
                     elapsed_us: 1_000_000,

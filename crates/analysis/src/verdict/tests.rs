@@ -344,6 +344,7 @@ fn udp_run(lost: u64, socket: Option<u64>, network: Option<u64>) -> RunRecord {
         receiver_host: Some(0),
         sender_host: Some(0),
         network,
+        bounds: Default::default(),
         note: String::new(),
     });
     (f.sender_cpu_pct, f.receiver_cpu_pct) = (50.0, 40.0);

@@ -26,6 +26,7 @@ use wire::TestKind;
 mod batch;
 mod framing;
 mod intake;
+mod refused;
 
 pub use framing::Framing;
 
@@ -34,6 +35,7 @@ use batch::{
     GSO_OLD_MAX_SEGMENTS, MAX_UDP_PAYLOAD,
 };
 use intake::{Intake, Readiness};
+use refused::Refusals;
 
 use crate::udp_socket::flow_socket;
 use crate::{
@@ -195,9 +197,7 @@ impl UdpStream {
         let mut segments = self.gso_segments(sock.as_raw_fd());
         let mut batch = self.send_batch(segments);
         let extra = self.flow_sockets(sock, extra_dst, segments)?;
-        let fds: Vec<RawFd> = std::iter::once(sock.as_raw_fd())
-            .chain(extra.iter().map(|s| s.as_raw_fd()))
-            .collect();
+        let (fds, mut refusals) = senders(sock, &extra);
         let mut flow = 0usize;
         let pacer = self
             .target_pps
@@ -221,18 +221,23 @@ impl UdpStream {
             }
             let out = fds[flow];
             flow = (flow + 1) % fds.len();
-            let sent = if n == 1 && self.batch == 1 {
+            let single = n == 1 && self.batch == 1;
+            let sent = if single {
                 send_one(out, batch.datagram_mut(0))
             } else {
                 let m = batch.prepare_send(n);
                 sendmmsg(out, &mut batch, m).map(|done| batch.datagrams_in(done, n))
             };
-            match sent {
-                Ok(k) => {
-                    seq += k as u64;
-                    ctl.counter.publish_packets(seq * self.payload as u64, seq);
+            let advanced = match sent {
+                Ok(k) => k,
+                // The host refused the call's first message (a qdisc or the local stack
+                // dropped it): its datagrams count as sent, and lost here.
+                Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => {
+                    let k = if single { 1 } else { batch.datagrams_in(1, n) };
+                    refusals.add(k);
+                    k
                 }
-                Err(e) if is_retry(&e) => {}
+                Err(e) if is_retry(&e) || refused::path_reported(out, &e) => 0,
                 Err(e) if e.raw_os_error() == Some(libc::EMSGSIZE) => {
                     return Err(too_large(self.payload, &e))
                 }
@@ -244,26 +249,34 @@ impl UdpStream {
                 {
                     segments = GSO_OLD_MAX_SEGMENTS;
                     batch = self.send_batch(segments);
+                    0
                 }
                 Err(e) => return Err(e.into()),
+            };
+            if advanced > 0 {
+                seq += advanced as u64;
+                ctl.counter.publish_packets(seq * self.payload as u64, seq);
             }
         }
         if self.framing.has_fin() {
             send_fin(sock, ctl.stream, seq);
         }
+        Ok(self.sender_report(seq, refusals))
+    }
+
+    /// A sender's final report: `seq` datagrams sent (refused ones included).
+    fn sender_report(&self, seq: u64, refusals: Refusals) -> StreamReport {
         let counts = StreamCounts {
             bytes: seq * self.payload as u64,
             packets: seq,
-            rx: None,
-            tcp_info: None,
-            receive: None,
-            send_mode: None,
+            send_drops: refusals.total(),
+            ..StreamCounts::default()
         };
-        Ok(StreamReport {
+        StreamReport {
             bytes_total: counts.bytes,
             counts,
             ..Default::default()
-        })
+        }
     }
 
     /// A sender's batch of `segments` datagrams per message, messages enough for a batch.
@@ -410,6 +423,21 @@ impl UdpStream {
         ctl.counter.publish_rx(rx);
         Ok(receiver_report(rx))
     }
+}
+
+/// The sending sockets' descriptors, the stream's own first, each asked to report its host's
+/// drops; the count of refusals holds only if every one took the option.
+fn senders(sock: &UdpSocket, extra: &[UdpSocket]) -> (Vec<RawFd>, Refusals) {
+    // Every socket is asked (no short circuit).
+    let refusing = std::iter::once(sock)
+        .chain(extra)
+        .filter(|s| !refused::ask_for_errors(s))
+        .count();
+    let fds = std::iter::once(sock)
+        .chain(extra)
+        .map(|s| s.as_raw_fd())
+        .collect();
+    (fds, Refusals::new(refusing == 0))
 }
 
 /// A send that failed with EMSGSIZE, in words naming the flag to change.
