@@ -96,10 +96,6 @@ pub fn id_ranges(ids: &[i64]) -> String {
     out.join(", ")
 }
 
-fn mbit(v: f64) -> String {
-    format!("{:.2}", v / 1e6)
-}
-
 /// A rate in a table cell, in its own unit (`9.41 Gbit/s`, `150 Mbit/s`): sweeps span
 /// kbit/s to tens of Gbit/s, where one fixed unit reads as `17778.12` or `0.00`.
 fn rate(bps: f64) -> String {

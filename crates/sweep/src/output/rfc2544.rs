@@ -6,7 +6,7 @@ use std::io::Write;
 use crate::rfc2544::{End, Rfc2544Result};
 use measure::units::format_bits_per_sec as bps;
 
-use super::{csv_opt, mbit, opt, table, write_stopped, Result};
+use super::{csv_opt, opt, rate, table, write_stopped, Result};
 
 fn end_name(end: Option<End>) -> &'static str {
     match end {
@@ -35,7 +35,7 @@ pub fn write_rfc2544_table(w: &mut dyn Write, r: &Rfc2544Result) -> std::io::Res
     let headers: Vec<String> = [
         "FRAME",
         "THROUGHPUT fps",
-        "Mbit/s",
+        "RATE",
         "LINE RATE fps",
         "% LINE",
         "LOSS %",
@@ -53,7 +53,7 @@ pub fn write_rfc2544_table(w: &mut dyn Write, r: &Rfc2544Result) -> std::io::Res
             vec![
                 f.frame_bytes.to_string(),
                 opt(f.throughput_fps, |v| format!("{v:.0}")),
-                opt(f.throughput_bps, mbit),
+                opt(f.throughput_bps, rate),
                 opt(f.line_rate_fps, |v| format!("{v:.0}")),
                 opt(f.line_rate_pct, |v| format!("{v:.1}")),
                 opt(f.loss_pct, |v| format!("{v:.3}")),
@@ -73,7 +73,7 @@ pub fn write_rfc2544_table(w: &mut dyn Write, r: &Rfc2544Result) -> std::io::Res
     }
     writeln!(
         w,
-        "Mbit/s counts whole frames (FCS included); latency: round trips of 64-byte probes at the throughput rate"
+        "RATE counts whole frames (FCS included); latency: round trips of 64-byte probes at the throughput rate"
     )?;
     write_stopped(w, r.stopped.as_ref(), r.frames.len())
 }

@@ -327,11 +327,11 @@ fn rfc2544_table_beside_the_line_rate() {
     );
     assert_eq!(
         lines[1],
-        "FRAME  THROUGHPUT fps  Mbit/s  LINE RATE fps  % LINE  LOSS %  P50 us  P99 us  TRIALS  END"
+        "FRAME  THROUGHPUT fps        RATE  LINE RATE fps  % LINE  LOSS %  P50 us  P99 us  TRIALS  END"
     );
     assert_eq!(
         lines[2],
-        "   64          399990  204.79        1488095    26.9   0.000    35.2    80.0       4  resolution"
+        "   64          399990  205 Mbit/s        1488095    26.9   0.000    35.2    80.0       4  resolution"
     );
     assert!(lines[2].contains("1488095"), "{}", lines[2]);
     assert!(lines[2].ends_with("resolution"), "{}", lines[2]);
