@@ -88,6 +88,10 @@ fn run() -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
         Command::Check(args) => return linerate::check_cmd::run(args),
+        Command::Trend(args) => {
+            linerate::trend_cmd::run(args)?;
+            return Ok(ExitCode::SUCCESS);
+        }
         Command::Report(args) => {
             linerate::report_cmd::report(args)?;
             return Ok(ExitCode::SUCCESS);

@@ -72,6 +72,9 @@ pub enum Command {
     /// metric by metric, with a bootstrap interval of the ratio of medians; exit 1 when a
     /// metric regressed beyond the baseline's noise (a CI gate), 0 otherwise.
     Check(crate::check_cmd::CheckArgs),
+    /// A metric's history per series of stored runs (tag sets, or every run to a target) with
+    /// its change points (E-divisive means and a permutation test): where it got slower.
+    Trend(crate::trend_cmd::TrendArgs),
     /// One self-contained HTML file (inline charts, no network access) of stored runs.
     Report(crate::report_cmd::ReportArgs),
     /// Chart stored runs as SVG or PNG: throughput over time, throughput and CPU, latency

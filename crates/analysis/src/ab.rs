@@ -180,7 +180,7 @@ fn bootstrap(
     level: f64,
     stat: impl Fn(f64, f64) -> Option<f64>,
 ) -> (f64, f64) {
-    let mut rng = SplitMix64(seed(baseline, candidate));
+    let mut rng = SplitMix64::seeded(baseline, candidate);
     let (mut b, mut c) = (vec![0.0; baseline.len()], vec![0.0; candidate.len()]);
     let mut stats: Vec<f64> = Vec::with_capacity(RESAMPLES);
     for _ in 0..RESAMPLES {
@@ -205,18 +205,18 @@ fn resample(rng: &mut SplitMix64, from: &[f64], into: &mut [f64]) {
     }
 }
 
-/// A seed from the values themselves: the same runs give the same interval every time.
-fn seed(a: &[f64], b: &[f64]) -> u64 {
-    a.iter().chain(b).fold(0x9E37_79B9_7F4A_7C15, |h, v| {
-        (h ^ v.to_bits()).wrapping_mul(0x100_0000_01B3)
-    })
-}
-
 /// Steele, Lea & Flood's SplitMix64 (2014): small, fast, and good enough for resampling.
-struct SplitMix64(u64);
+pub(crate) struct SplitMix64(u64);
 
 impl SplitMix64 {
-    fn next(&mut self) -> u64 {
+    /// Seeded from the values themselves: the same data give the same draws every time.
+    pub(crate) fn seeded(a: &[f64], b: &[f64]) -> Self {
+        Self(a.iter().chain(b).fold(0x9E37_79B9_7F4A_7C15, |h, v| {
+            (h ^ v.to_bits()).wrapping_mul(0x100_0000_01B3)
+        }))
+    }
+
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

@@ -22,6 +22,7 @@
 //! [`raw::WorkerReport`], so the data plane and the analysis can change apart.
 
 pub mod ab;
+pub mod change_points;
 pub mod cost;
 pub mod intervals;
 pub mod link;

@@ -51,6 +51,7 @@ mod send_text;
 pub mod stored;
 pub mod stream;
 mod table;
+pub mod trend;
 
 pub use compare::{Column, Comparison, Row};
 pub use differences::{differences, differences_cells, Difference};

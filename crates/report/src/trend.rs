@@ -1,0 +1,193 @@
+//! `linerate trend`: a metric's history per series of stored runs, with its change points
+//! (`analysis::change_points`, E-divisive means), as text and JSON.
+//!
+//! Invariants: a series holds runs of one kind, in the order given (time, or a tag's order);
+//! a point is a run that has the metric; each change point names the run where the new level
+//! starts, and says whether the change is for the worse given the metric's direction.
+
+use analysis::change_points::{change_points, ChangePoint};
+use serde::Serialize;
+use wire::TestKind;
+
+use crate::format::value;
+use crate::{metrics, Better, Metric};
+
+/// A series before analysis: its key and its runs (id, record) in order.
+pub struct SeriesRuns<'a> {
+    /// What the series is (`tcp_stream rate=200`, `tcp_stream to 198.18.0.2`).
+    pub key: String,
+    /// The runs, in the series' order.
+    pub runs: Vec<(i64, &'a results::RunRecord)>,
+}
+
+/// One point of a series.
+#[derive(Debug, Clone, Serialize)]
+pub struct TrendPoint {
+    /// The stored run.
+    pub run: i64,
+    /// When it started, Unix ms.
+    pub started_at_unix_ms: u64,
+    /// The metric, in `unit`.
+    pub value: f64,
+}
+
+/// A change point, with the run where the new level starts.
+#[derive(Debug, Clone, Serialize)]
+pub struct TrendChange {
+    /// The first run of the new level.
+    pub run: i64,
+    /// Its position in the series (0-based).
+    pub index: usize,
+    /// Median before, in `unit`.
+    pub before: f64,
+    /// Median after, in `unit`.
+    pub after: f64,
+    /// Percent change of the median.
+    pub change_pct: Option<f64>,
+    /// 1 − p of the permutation test.
+    pub confidence: f64,
+    /// Whether the change is for the worse (lower goodput, higher latency).
+    pub worse: bool,
+}
+
+/// One series' history.
+#[derive(Debug, Clone, Serialize)]
+pub struct TrendSeries {
+    /// What the series is.
+    pub key: String,
+    /// The runs' kind.
+    pub test: Option<TestKind>,
+    /// The metric's name, as `compare` names its row.
+    pub metric: &'static str,
+    /// Its unit.
+    pub unit: &'static str,
+    /// Which way is better.
+    pub better: Better,
+    /// The points, in order.
+    pub points: Vec<TrendPoint>,
+    /// The change points, in order.
+    pub change_points: Vec<TrendChange>,
+}
+
+/// `{"kind":"trend","series":[…]}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Trend {
+    /// Always `trend`.
+    pub kind: &'static str,
+    /// The significance the change points were tested at.
+    pub alpha: f64,
+    /// One per series.
+    pub series: Vec<TrendSeries>,
+}
+
+/// The metric a series is drawn in when none is named: the headline of its kind.
+pub fn default_metric(kind: TestKind) -> &'static str {
+    match kind {
+        TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr => "transactions",
+        _ => "throughput",
+    }
+}
+
+/// Each series' history in `metric` (`None`: the kind's headline) and its change points at
+/// significance `alpha`. A metric name not in `compare`'s list gives `None`.
+pub fn trend(series: &[SeriesRuns], metric: Option<&str>, alpha: f64) -> Option<Trend> {
+    let find = |name: &str| metrics().iter().find(|m| m.name == name);
+    let mut out = Vec::new();
+    for s in series {
+        let kind = s.runs.first().map(|(_, r)| r.kind);
+        let m = find(metric.unwrap_or_else(|| kind.map_or("throughput", default_metric)))?;
+        out.push(one_series(s, kind, m, alpha));
+    }
+    Some(Trend {
+        kind: "trend",
+        alpha,
+        series: out,
+    })
+}
+
+fn one_series(s: &SeriesRuns, test: Option<TestKind>, m: &Metric, alpha: f64) -> TrendSeries {
+    let points: Vec<TrendPoint> = s
+        .runs
+        .iter()
+        .filter_map(|&(run, r)| {
+            Some(TrendPoint {
+                run,
+                started_at_unix_ms: r.started_at_unix_ms,
+                value: m.value(r).filter(|v| v.is_finite())?,
+            })
+        })
+        .collect();
+    let values: Vec<f64> = points.iter().map(|p| p.value).collect();
+    let change_points = change_points(&values, alpha)
+        .into_iter()
+        .map(|c: ChangePoint| TrendChange {
+            run: points[c.index].run,
+            index: c.index,
+            before: c.before,
+            after: c.after,
+            change_pct: c.change_pct,
+            confidence: c.confidence,
+            worse: match m.better {
+                Better::Higher => c.after < c.before,
+                Better::Lower => c.after > c.before,
+            },
+        })
+        .collect();
+    TrendSeries {
+        key: s.key.clone(),
+        test,
+        metric: m.name,
+        unit: m.unit,
+        better: m.better,
+        points,
+        change_points,
+    }
+}
+
+/// A few lines per series: what it is, its range, and each change point.
+pub fn trend_text(t: &Trend) -> String {
+    let mut out = String::new();
+    for s in &t.series {
+        let lo = s
+            .points
+            .iter()
+            .map(|p| p.value)
+            .fold(f64::INFINITY, f64::min);
+        let hi = s
+            .points
+            .iter()
+            .map(|p| p.value)
+            .fold(f64::NEG_INFINITY, f64::max);
+        out.push_str(&format!(
+            "{}: {} {} over {} runs ({} to {})\n",
+            s.key,
+            s.metric,
+            s.unit,
+            s.points.len(),
+            value(lo),
+            value(hi)
+        ));
+        if s.change_points.is_empty() {
+            out.push_str(&format!(
+                "  no change point (E-divisive means, alpha {})\n",
+                t.alpha
+            ));
+        }
+        for c in &s.change_points {
+            out.push_str(&format!(
+                "  change at #{} (run {} of {}): {} → {} {}{}, confidence {:.1} %{}\n",
+                c.run,
+                c.index + 1,
+                s.points.len(),
+                value(c.before),
+                value(c.after),
+                s.unit,
+                c.change_pct
+                    .map_or(String::new(), |p| format!(" ({p:+.1} %)")),
+                c.confidence * 100.0,
+                if c.worse { ", worse" } else { ", better" }
+            ));
+        }
+    }
+    out
+}

@@ -1,0 +1,190 @@
+//! `linerate trend [ITEM…]`: each series' history of one metric with its change points. A
+//! series is an item's runs of one kind (items as `compare` takes them), or, without items,
+//! every stored run of one kind to one target; in time order, or in a tag's order (`--by`).
+
+use std::cmp::Ordering;
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use clap::{Args, ValueEnum};
+use report::trend::{trend, trend_text, SeriesRuns};
+use results::store::StoredRun;
+use results::RunStatus;
+
+use crate::report_cmd::select;
+
+/// `linerate trend`.
+#[derive(Debug, Clone, Args)]
+pub struct TrendArgs {
+    /// Series: tag sets (host=a, or kernel=6.1,mtu=9000) or runs, as `compare` takes them, one
+    /// series per item and kind. Without items: every stored run, a series per kind and target.
+    #[arg(value_name = "TAGSET")]
+    pub items: Vec<String>,
+    /// The metric (`compare`'s row names: throughput, transactions, "latency p99", loss, rpm…);
+    /// default: throughput, or transactions for rr and crr.
+    #[arg(long, value_name = "NAME")]
+    pub metric: Option<String>,
+    /// Order each series by this tag's value (numbers and versions in their natural order,
+    /// 6.1 < 6.9 < 6.10; runs without the tag are left out) instead of by time.
+    #[arg(long, value_name = "TAG")]
+    pub by: Option<String>,
+    /// Significance of a change point (the permutation test's p at most this).
+    #[arg(long, value_name = "P", default_value_t = analysis::change_points::ALPHA)]
+    pub alpha: f64,
+    /// Only runs of this kind: tcp_stream, udp_stream, tcp_rr, udp_rr, tcp_crr.
+    #[arg(long, value_name = "KIND")]
+    pub kind: Option<String>,
+    /// Keep interrupted and incomplete runs (left out by default: they would read low).
+    #[arg(long)]
+    pub include_incomplete: bool,
+    /// Output format.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TrendFormat::Table)]
+    pub format: TrendFormat,
+    /// Results database, a file or postgresql://USER@HOST/DB (default: $LINERATE_DB, else
+    /// $XDG_DATA_HOME/linerate/results.sqlite).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+/// How `linerate trend` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TrendFormat {
+    /// A few lines per series.
+    Table,
+    /// {"kind":"trend","series":[{key, metric, points, change_points}]}.
+    Json,
+}
+
+/// Prints each series' history and change points.
+pub fn run(args: &TrendArgs) -> Result<()> {
+    if !(0.005..=0.5).contains(&args.alpha) {
+        bail!(
+            "--alpha {}: give a significance from 0.005 to 0.5, e.g. 0.01",
+            args.alpha
+        );
+    }
+    let kind = crate::store_args::parse_kind_arg(args.kind.as_deref())?;
+    let groups = series(args)?;
+    let mut runs: Vec<(String, Vec<StoredRun>)> = Vec::new();
+    for (key, group) in groups {
+        let kept = group.into_iter().filter(|r| {
+            kind.is_none_or(|k| r.record.kind == k)
+                && (args.include_incomplete || RunStatus::of(&r.record).is_ok())
+        });
+        let ordered = order(kept.collect(), args.by.as_deref());
+        for k in kinds(&ordered) {
+            let of_kind: Vec<StoredRun> = ordered
+                .iter()
+                .filter(|r| r.record.kind == k)
+                .cloned()
+                .collect();
+            runs.push((format!("{} {key}", k.as_str()), of_kind));
+        }
+    }
+    let input: Vec<SeriesRuns> = runs
+        .iter()
+        .filter(|(_, rs)| !rs.is_empty())
+        .map(|(key, rs)| SeriesRuns {
+            key: key.clone(),
+            runs: rs.iter().map(|r| (r.id.0, &r.record)).collect(),
+        })
+        .collect();
+    if input.iter().all(|s| s.runs.len() < 2) {
+        bail!("no series with two runs or more to draw a trend from (see `linerate runs`)");
+    }
+    let Some(t) = trend(&input, args.metric.as_deref(), args.alpha) else {
+        let names = report::check::metric_names().join(", ");
+        bail!(
+            "--metric {}: no such metric; one of: {names}",
+            args.metric.as_deref().unwrap_or("")
+        );
+    };
+    let text = match args.format {
+        TrendFormat::Table => trend_text(&t),
+        TrendFormat::Json => serde_json::to_string_pretty(&t)? + "\n",
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    Ok(out.flush()?)
+}
+
+/// The series' runs by key: one per item, or per target without items.
+fn series(args: &TrendArgs) -> Result<Vec<(String, Vec<StoredRun>)>> {
+    if !args.items.is_empty() {
+        let filter = results::store::Filter::default();
+        let columns = select::columns(&args.items, &filter, args.db.as_deref())?;
+        return Ok(columns.into_iter().map(|c| (c.label, c.runs)).collect());
+    }
+    let mut by_target: Vec<(String, Vec<StoredRun>)> = Vec::new();
+    for r in select::stored(&[], args.db.as_deref())? {
+        let key = format!("to {}", report::headline::target_host(&r.record.target));
+        match by_target.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, runs)) => runs.push(r),
+            None => by_target.push((key, vec![r])),
+        }
+    }
+    Ok(by_target)
+}
+
+/// The kinds of `runs`, in order of first appearance.
+fn kinds(runs: &[StoredRun]) -> Vec<wire::TestKind> {
+    let mut out = Vec::new();
+    for r in runs {
+        if !out.contains(&r.record.kind) {
+            out.push(r.record.kind);
+        }
+    }
+    out
+}
+
+/// By time, or by `tag`'s value in natural order (runs without it left out); ties by time.
+fn order(mut runs: Vec<StoredRun>, tag: Option<&str>) -> Vec<StoredRun> {
+    let Some(tag) = tag else {
+        runs.sort_by_key(|r| (r.record.started_at_unix_ms, r.id.0));
+        return runs;
+    };
+    runs.retain(|r| r.tags.get(tag).is_some());
+    runs.sort_by(|a, b| {
+        natural(a.tags.get(tag).unwrap_or(""), b.tags.get(tag).unwrap_or("")).then(
+            a.record
+                .started_at_unix_ms
+                .cmp(&b.record.started_at_unix_ms),
+        )
+    });
+    runs
+}
+
+/// Compares versions and numbers as people read them: digit runs as numbers (6.9 < 6.10).
+fn natural(a: &str, b: &str) -> Ordering {
+    let parts = |s: &str| -> Vec<(u64, String)> {
+        let mut out = Vec::new();
+        let mut rest = s;
+        while !rest.is_empty() {
+            let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            let (head, tail) = match digits {
+                0 => rest.split_at(
+                    rest.find(|c: char| c.is_ascii_digit())
+                        .unwrap_or(rest.len()),
+                ),
+                n => rest.split_at(n),
+            };
+            out.push((head.parse().unwrap_or(u64::MAX), head.to_string()));
+            rest = tail;
+        }
+        out
+    };
+    parts(a).cmp(&parts(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_sort_as_people_read_them() {
+        let mut v = vec!["6.10", "6.9", "6.1", "5.15.2", "6.1-rc1"];
+        v.sort_by(|a, b| natural(a, b));
+        assert_eq!(v, ["5.15.2", "6.1", "6.1-rc1", "6.9", "6.10"]);
+    }
+}
