@@ -98,7 +98,14 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     let items = [args.baseline.clone(), args.candidate.clone()];
     let columns = select::columns(&items, &filter, args.db.as_deref())?;
     let [baseline, candidate] = [&columns[0], &columns[1]].map(|c| side(c, args));
-    one_kind(&columns)?;
+    let kinds = report::check::kinds_of(columns.iter().flat_map(|c| &c.runs).map(|r| &r.record));
+    if kinds.len() > 1 {
+        bail!(
+            "the runs are of {} kinds ({}): check compares one kind; add --kind KIND",
+            kinds.len(),
+            kinds.join(", ")
+        );
+    }
     let opts = CheckOptions {
         metrics: &args.metrics,
         threshold: args.threshold,
@@ -127,22 +134,4 @@ fn side(c: &Column, args: &CheckArgs) -> report::LabeledRuns {
         true => runs,
         false => runs.leave_out_unfinished(),
     }
-}
-
-/// Refuses sides whose runs are of more than one kind: a check compares like with like.
-fn one_kind(columns: &[Column]) -> Result<()> {
-    let mut kinds: Vec<&str> = columns
-        .iter()
-        .flat_map(|c| c.runs.iter().map(|r| r.record.kind.as_str()))
-        .collect();
-    kinds.sort_unstable();
-    kinds.dedup();
-    if kinds.len() > 1 {
-        bail!(
-            "the runs are of {} kinds ({}): check compares one kind; add --kind KIND",
-            kinds.len(),
-            kinds.join(", ")
-        );
-    }
-    Ok(())
 }

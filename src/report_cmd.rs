@@ -10,11 +10,11 @@
 //! stdout carries only the output, stderr only warnings.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Result};
 use clap::{Args, ValueEnum};
-use report::chart::{self, ChartKind};
+use report::chart::{self, ChartKind, ImageFormat};
 use report::{CompareFormat, Comparison, ExportFormat, PpsMatrix};
 use results::store::Filter;
 
@@ -24,7 +24,7 @@ mod out;
 pub mod select;
 
 pub use out::write_atomically;
-pub use select::{Column, Item};
+pub use select::Column;
 
 /// `linerate compare`.
 #[derive(Debug, Clone, Args)]
@@ -193,21 +193,8 @@ fn terminal_width() -> Option<u16> {
 
 /// Says (stderr) how many runs each section's groups left out of their medians.
 fn note_left_out(cmps: &[Comparison]) {
-    for cmp in cmps {
-        for c in cmp.columns.iter().filter(|c| !c.marks.is_empty()) {
-            let kind = cmp.kind.map_or("", |k| k.as_str());
-            eprintln!("linerate: {kind} {}: {}", c.label, c.marks.join(", "));
-        }
-    }
-    if cmps
-        .iter()
-        .flat_map(|c| &c.columns)
-        .any(|c| c.marks.iter().any(|m| m.ends_with("left out")))
-    {
-        eprintln!(
-            "linerate: runs that did not run whole are left out of their groups' medians; \
-             --include-incomplete keeps them"
-        );
+    for line in report::left_out_notes(cmps) {
+        eprintln!("linerate: {line}");
     }
 }
 
@@ -272,27 +259,9 @@ pub fn export(args: &ExportArgs) -> Result<()> {
     }
 }
 
-/// What `--out` of `linerate chart` asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ImageFormat {
-    Svg,
-    Png,
-}
-
-/// The image format `path`'s extension names; an error naming the extension otherwise.
-fn image_format(path: &Path) -> Result<ImageFormat> {
-    let shown = path.display();
-    match path.extension().and_then(|e| e.to_str()) {
-        Some(e) if e.eq_ignore_ascii_case("svg") => Ok(ImageFormat::Svg),
-        Some(e) if e.eq_ignore_ascii_case("png") => Ok(ImageFormat::Png),
-        Some(e) => bail!("--out {shown}: unknown image extension '.{e}'; use .svg or .png"),
-        None => bail!("--out {shown}: no extension; end the file name in .svg or .png"),
-    }
-}
-
 /// `linerate chart`: one chart of the items, as SVG or PNG.
 pub fn chart(args: &ChartArgs) -> Result<()> {
-    let format = image_format(&args.out)?;
+    let format = ImageFormat::of(&args.out)?;
     if format == ImageFormat::Png && !(args.scale > 0.0 && args.scale <= 16.0) {
         bail!(
             "--scale {}: must be above 0 and at most 16, e.g. --scale 2",
@@ -357,25 +326,4 @@ pub fn report(args: &ReportArgs) -> Result<()> {
         include_unfinished: args.include_incomplete,
     })?;
     write_atomically(&args.out, html.as_bytes())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn image_format_follows_the_extension() {
-        assert_eq!(image_format(Path::new("a.svg")).unwrap(), ImageFormat::Svg);
-        assert_eq!(
-            image_format(Path::new("d/a.PNG")).unwrap(),
-            ImageFormat::Png
-        );
-        let err = image_format(Path::new("a.jpg")).unwrap_err().to_string();
-        assert!(
-            err.contains("'.jpg'") && err.contains(".svg or .png"),
-            "{err}"
-        );
-        let err = image_format(Path::new("chart")).unwrap_err().to_string();
-        assert!(err.contains("no extension"), "{err}");
-    }
 }

@@ -2,13 +2,12 @@
 //! series is an item's runs of one kind (items as `compare` takes them), or, without items,
 //! every stored run of one kind to one target; in time order, or in a tag's order (`--by`).
 
-use std::cmp::Ordering;
 use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
-use report::trend::{trend, trend_text, SeriesRuns};
+use report::trend::{series_by_kind, trend, trend_text, SeriesRuns};
 use results::store::StoredRun;
 use results::RunStatus;
 
@@ -65,26 +64,13 @@ pub fn run(args: &TrendArgs) -> Result<()> {
         );
     }
     let kind = crate::store_args::parse_kind_arg(args.kind.as_deref())?;
-    let groups = series(args)?;
-    let mut runs: Vec<(String, Vec<StoredRun>)> = Vec::new();
-    for (key, group) in groups {
-        let kept = group.into_iter().filter(|r| {
-            kind.is_none_or(|k| r.record.kind == k)
-                && (args.include_incomplete || RunStatus::of(&r.record).is_ok())
-        });
-        let ordered = order(kept.collect(), args.by.as_deref());
-        for k in kinds(&ordered) {
-            let of_kind: Vec<StoredRun> = ordered
-                .iter()
-                .filter(|r| r.record.kind == k)
-                .cloned()
-                .collect();
-            runs.push((format!("{} {key}", k.as_str()), of_kind));
-        }
-    }
+    let keep = |r: &StoredRun| {
+        kind.is_none_or(|k| r.record.kind == k)
+            && (args.include_incomplete || RunStatus::of(&r.record).is_ok())
+    };
+    let runs = series_by_kind(series(args)?, keep, args.by.as_deref());
     let input: Vec<SeriesRuns> = runs
         .iter()
-        .filter(|(_, rs)| !rs.is_empty())
         .map(|(key, rs)| SeriesRuns {
             key: key.clone(),
             runs: rs.iter().map(|r| (r.id.0, &r.record)).collect(),
@@ -125,66 +111,4 @@ fn series(args: &TrendArgs) -> Result<Vec<(String, Vec<StoredRun>)>> {
         }
     }
     Ok(by_target)
-}
-
-/// The kinds of `runs`, in order of first appearance.
-fn kinds(runs: &[StoredRun]) -> Vec<wire::TestKind> {
-    let mut out = Vec::new();
-    for r in runs {
-        if !out.contains(&r.record.kind) {
-            out.push(r.record.kind);
-        }
-    }
-    out
-}
-
-/// By time, or by `tag`'s value in natural order (runs without it left out); ties by time.
-fn order(mut runs: Vec<StoredRun>, tag: Option<&str>) -> Vec<StoredRun> {
-    let Some(tag) = tag else {
-        runs.sort_by_key(|r| (r.record.started_at_unix_ms, r.id.0));
-        return runs;
-    };
-    runs.retain(|r| r.tags.get(tag).is_some());
-    runs.sort_by(|a, b| {
-        natural(a.tags.get(tag).unwrap_or(""), b.tags.get(tag).unwrap_or("")).then(
-            a.record
-                .started_at_unix_ms
-                .cmp(&b.record.started_at_unix_ms),
-        )
-    });
-    runs
-}
-
-/// Compares versions and numbers as people read them: digit runs as numbers (6.9 < 6.10).
-fn natural(a: &str, b: &str) -> Ordering {
-    let parts = |s: &str| -> Vec<(u64, String)> {
-        let mut out = Vec::new();
-        let mut rest = s;
-        while !rest.is_empty() {
-            let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-            let (head, tail) = match digits {
-                0 => rest.split_at(
-                    rest.find(|c: char| c.is_ascii_digit())
-                        .unwrap_or(rest.len()),
-                ),
-                n => rest.split_at(n),
-            };
-            out.push((head.parse().unwrap_or(u64::MAX), head.to_string()));
-            rest = tail;
-        }
-        out
-    };
-    parts(a).cmp(&parts(b))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn versions_sort_as_people_read_them() {
-        let mut v = vec!["6.10", "6.9", "6.1", "5.15.2", "6.1-rc1"];
-        v.sort_by(|a, b| natural(a, b));
-        assert_eq!(v, ["5.15.2", "6.1", "6.1-rc1", "6.9", "6.10"]);
-    }
 }

@@ -12,47 +12,9 @@ use std::path::Path;
 use anyhow::{anyhow, bail, Result};
 use pgstore::Access;
 use report::{LabeledRuns, PpsMatrix};
-use results::store::{Filter, ResultStore, RunId, StoreLocation, StoredRun, Tags};
+use results::store::{Filter, Item, ResultStore, StoreLocation, StoredRun, Tags};
 
 use crate::store_args::resolve_db;
-
-/// One item of the command line.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Item {
-    /// One stored run: `12` or `#12`.
-    Run(RunId),
-    /// The runs carrying all of these tags: `driver=a` or `driver=a,mtu=9000`.
-    Tags(Tags),
-}
-
-impl Item {
-    /// Parses an item: a tag set when it holds `=`, a run id when it is a number (with or
-    /// without `#`); anything else is refused in one line naming it.
-    pub fn parse(s: &str) -> Result<Item> {
-        let t = s.trim();
-        if t.contains('=') {
-            let pieces = t.split(',').map(str::trim).filter(|p| !p.is_empty());
-            return Tags::parse(pieces)
-                .map(Item::Tags)
-                .map_err(|e| anyhow!("{s}: {e}"));
-        }
-        if t.starts_with('#') || (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())) {
-            return t.parse().map(Item::Run).map_err(|e| anyhow!("{e}"));
-        }
-        bail!(
-            "{s}: neither a run id (12 or #12) nor a tag set; a tag is KEY=VALUE, e.g. \
-             driver=velocityget (driver=a,mtu=9000 for runs carrying both)"
-        )
-    }
-
-    /// The column's label: `#12`, or the tags as `driver=a,mtu=9000` (key order).
-    pub fn label(&self) -> String {
-        match self {
-            Item::Run(id) => id.to_string(),
-            Item::Tags(tags) => tags.to_string(),
-        }
-    }
-}
 
 /// A column of a comparison, chart or report: stored runs under one label.
 #[derive(Debug, Clone)]
@@ -127,7 +89,7 @@ fn describe(filter: &Filter) -> String {
 pub fn columns(items: &[String], filter: &Filter, db: Option<&Path>) -> Result<Vec<Column>> {
     let parsed = items
         .iter()
-        .map(|s| Item::parse(s))
+        .map(|s| Item::parse(s).map_err(|e| anyhow!("{e}")))
         .collect::<Result<Vec<_>>>()?;
     let mut store = open(&resolve_db(db)?)?;
     parsed
@@ -141,7 +103,7 @@ pub fn columns(items: &[String], filter: &Filter, db: Option<&Path>) -> Result<V
 pub fn stored(items: &[String], db: Option<&Path>) -> Result<Vec<StoredRun>> {
     let parsed = items
         .iter()
-        .map(|s| Item::parse(s))
+        .map(|s| Item::parse(s).map_err(|e| anyhow!("{e}")))
         .collect::<Result<Vec<_>>>()?;
     let mut store = open(&resolve_db(db)?)?;
     if parsed.is_empty() {
@@ -243,38 +205,4 @@ pub fn grouped(
         }
     }
     Ok((columns, cells, path))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn items_are_run_ids_or_tag_sets() {
-        assert_eq!(Item::parse("12").unwrap(), Item::Run(RunId(12)));
-        assert_eq!(Item::parse("#7").unwrap(), Item::Run(RunId(7)));
-        let set = Item::parse("mtu=9000, driver=a").unwrap();
-        assert_eq!(
-            set,
-            Item::Tags(Tags::parse(["driver=a", "mtu=9000"]).unwrap())
-        );
-        assert_eq!(set.label(), "driver=a,mtu=9000");
-        assert_eq!(Item::parse("#7").unwrap().label(), "#7");
-    }
-
-    #[test]
-    fn bad_items_name_themselves() {
-        for (item, needle) in [
-            ("driver", "driver: neither a run id"),
-            ("#x", "#x: a run id is a positive number"),
-            ("0", "0: a run id is a positive number"),
-            ("driver=a,mtu", "driver=a,mtu: mtu: a tag is KEY=VALUE"),
-            ("=a", "=a: =a: the key before '=' is empty"),
-            ("a=1,a=2", "given twice"),
-        ] {
-            let err = Item::parse(item).unwrap_err().to_string();
-            assert!(err.contains(needle), "{item}: {err}");
-            assert_eq!(err.lines().count(), 1, "{err}");
-        }
-    }
 }

@@ -202,3 +202,11 @@ impl Check {
             .unwrap_or(0)
     }
 }
+
+/// The kinds of `runs`, named, sorted, each once: a check takes one.
+pub fn kinds_of<'a>(runs: impl Iterator<Item = &'a results::RunRecord>) -> Vec<&'static str> {
+    let mut kinds: Vec<&'static str> = runs.map(|r| r.kind.as_str()).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    kinds
+}

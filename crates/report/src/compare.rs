@@ -131,6 +131,30 @@ fn ratios(values: &[Option<f64>]) -> Vec<Option<f64>> {
         .collect()
 }
 
+/// What the columns of `cmps` left out of their medians, a line each (`tcp_stream driver=a: 1
+/// left out`), and, when any group left runs out, how to keep them.
+pub fn left_out_notes(cmps: &[Comparison]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for cmp in cmps {
+        for c in cmp.columns.iter().filter(|c| !c.marks.is_empty()) {
+            let kind = cmp.kind.map_or("", |k| k.as_str());
+            lines.push(format!("{kind} {}: {}", c.label, c.marks.join(", ")));
+        }
+    }
+    if cmps
+        .iter()
+        .flat_map(|c| &c.columns)
+        .any(|c| c.marks.iter().any(|m| m.ends_with("left out")))
+    {
+        lines.push(
+            "runs that did not run whole are left out of their groups' medians; \
+             --include-incomplete keeps them"
+                .into(),
+        );
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -53,7 +53,7 @@ pub mod stream;
 mod table;
 pub mod trend;
 
-pub use compare::{Column, Comparison, Row};
+pub use compare::{left_out_notes, Column, Comparison, Row};
 pub use differences::{differences, differences_cells, Difference};
 pub use error::Error;
 pub use export::{export_runs, write_comparison, write_comparisons, CompareFormat, ExportFormat};

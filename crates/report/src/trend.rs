@@ -5,7 +5,10 @@
 //! a point is a run that has the metric; each change point names the run where the new level
 //! starts, and says whether the change is for the worse given the metric's direction.
 
+use std::cmp::Ordering;
+
 use analysis::change_points::{change_points, ChangePoint};
+use results::store::StoredRun;
 use serde::Serialize;
 use wire::TestKind;
 
@@ -190,4 +193,83 @@ pub fn trend_text(t: &Trend) -> String {
         }
     }
     out
+}
+
+/// Each group's runs that pass `keep`, in order (time, or `by`'s value: see [`order`]), split
+/// by kind: the series `linerate trend` draws, keyed `KIND GROUP`; empty series left out.
+pub fn series_by_kind(
+    groups: Vec<(String, Vec<StoredRun>)>,
+    keep: impl Fn(&StoredRun) -> bool,
+    by: Option<&str>,
+) -> Vec<(String, Vec<StoredRun>)> {
+    let mut out = Vec::new();
+    for (key, group) in groups {
+        let ordered = order(group.into_iter().filter(|r| keep(r)).collect(), by);
+        let mut kinds: Vec<TestKind> = Vec::new();
+        for r in &ordered {
+            if !kinds.contains(&r.record.kind) {
+                kinds.push(r.record.kind);
+            }
+        }
+        for k in kinds {
+            let of_kind: Vec<StoredRun> = ordered
+                .iter()
+                .filter(|r| r.record.kind == k)
+                .cloned()
+                .collect();
+            out.push((format!("{} {key}", k.as_str()), of_kind));
+        }
+    }
+    out
+}
+
+/// By time, or by `tag`'s value in natural order (runs without it left out); ties by time.
+pub fn order(mut runs: Vec<StoredRun>, tag: Option<&str>) -> Vec<StoredRun> {
+    let Some(tag) = tag else {
+        runs.sort_by_key(|r| (r.record.started_at_unix_ms, r.id.0));
+        return runs;
+    };
+    runs.retain(|r| r.tags.get(tag).is_some());
+    runs.sort_by(|a, b| {
+        natural(a.tags.get(tag).unwrap_or(""), b.tags.get(tag).unwrap_or("")).then(
+            a.record
+                .started_at_unix_ms
+                .cmp(&b.record.started_at_unix_ms),
+        )
+    });
+    runs
+}
+
+/// Compares versions and numbers as people read them: digit runs as numbers (6.9 < 6.10).
+pub fn natural(a: &str, b: &str) -> Ordering {
+    let parts = |s: &str| -> Vec<(u64, String)> {
+        let mut out = Vec::new();
+        let mut rest = s;
+        while !rest.is_empty() {
+            let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            let (head, tail) = match digits {
+                0 => rest.split_at(
+                    rest.find(|c: char| c.is_ascii_digit())
+                        .unwrap_or(rest.len()),
+                ),
+                n => rest.split_at(n),
+            };
+            out.push((head.parse().unwrap_or(u64::MAX), head.to_string()));
+            rest = tail;
+        }
+        out
+    };
+    parts(a).cmp(&parts(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_sort_as_people_read_them() {
+        let mut v = vec!["6.10", "6.9", "6.1", "5.15.2", "6.1-rc1"];
+        v.sort_by(|a, b| natural(a, b));
+        assert_eq!(v, ["5.15.2", "6.1", "6.1-rc1", "6.9", "6.10"]);
+    }
 }

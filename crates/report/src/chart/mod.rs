@@ -8,6 +8,7 @@
 
 mod bars;
 mod heatmap;
+mod image;
 mod latency;
 mod line;
 mod load;
@@ -21,6 +22,7 @@ mod timeline;
 
 use plotters::style::RGBColor;
 
+pub use image::{ImageFormat, ImageFormatError};
 pub use load::{LoadCurve, LoadPoint};
 
 use crate::{Error, LabeledRuns, PpsMatrix, Result};

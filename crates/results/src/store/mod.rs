@@ -22,6 +22,7 @@
 
 mod backend;
 mod error;
+mod item;
 mod location;
 pub mod migrations;
 mod open;
@@ -38,6 +39,7 @@ use crate::schema::RunRecord;
 pub use backend::{has_password, redact, ResultStore, StoreLocation};
 pub(crate) use error::classify;
 pub use error::{StoreError, BUSY_TIMEOUT_S};
+pub use item::{Item, ItemError};
 pub use measure::host::HostFacts;
 use migrations::{probe, Verdict};
 pub use migrations::{APPLICATION_ID, STORE_VERSION};
