@@ -184,9 +184,16 @@ pub struct ProbeSamples {
 /// The draft's figures from one window of probes, or `None` when a kind of probe has no
 /// sample (or a zero time).
 pub fn responsiveness(samples: &ProbeSamples, keep: f64) -> Option<Responsiveness> {
-    let connect_ms = trimmed_mean(&samples.connect_ms, keep)?;
-    let foreign_rr_ms = trimmed_mean(&samples.foreign_rr_ms, keep)?;
-    let self_ms = trimmed_mean(&samples.self_ms, keep)?;
+    from_means(
+        trimmed_mean(&samples.connect_ms, keep)?,
+        trimmed_mean(&samples.foreign_rr_ms, keep)?,
+        trimmed_mean(&samples.self_ms, keep)?,
+    )
+}
+
+/// The draft's formula over the three trimmed means, ms: the foreign RPM from the connect and
+/// foreign request times, the loaded RPM from the self probes, the RPM their mean.
+fn from_means(connect_ms: f64, foreign_rr_ms: f64, self_ms: f64) -> Option<Responsiveness> {
     let foreign_rpm = per_minute((connect_ms + foreign_rr_ms) / 2.0)?;
     let loaded_rpm = per_minute(self_ms)?;
     Some(Responsiveness {
@@ -209,24 +216,15 @@ pub fn overall(directions: &[RpmDirection]) -> Option<RpmOverall> {
         .collect();
     let n = measured.len() as f64;
     let mean = |f: fn(&Responsiveness) -> f64| measured.iter().map(|(_, r)| f(r)).sum::<f64>() / n;
-    let (connect_ms, foreign_rr_ms, self_ms) = (
+    let responsiveness = from_means(
         mean(|r| r.connect_ms),
         mean(|r| r.foreign_rr_ms),
         mean(|r| r.self_ms),
-    );
-    let foreign_rpm = per_minute((connect_ms + foreign_rr_ms) / 2.0)?;
-    let loaded_rpm = per_minute(self_ms)?;
+    )?;
     let confidence = directions.iter().map(|d| d.rpm_confidence).min()?;
     Some(RpmOverall {
         directions: measured.iter().map(|(d, _)| d.direction).collect(),
-        responsiveness: Responsiveness {
-            connect_ms,
-            foreign_rr_ms,
-            self_ms,
-            foreign_rpm,
-            loaded_rpm,
-            rpm: (foreign_rpm + loaded_rpm) / 2.0,
-        },
+        responsiveness,
         confidence,
     })
 }

@@ -53,14 +53,7 @@ pub(super) fn read(interface: &str) -> Result<Vec<Qdisc>, QdiscError> {
         if out.len() == MAX_QDISCS {
             break;
         }
-        let mut q = Qdisc {
-            kind: o.kind.clone(),
-            handle: handle_words(o.handle),
-            parent: parent_words(o.parent),
-            counts: o.counts,
-            ..Qdisc::default()
-        };
-        options::fill(&mut q, &o.options);
+        let mut q = qdisc_of(o);
         if o.kind == "htb" {
             // An htb's rate is its root classes' (their parent is the root, TC_H_ROOT).
             let classes = dump(&sock, RTM_GETTCLASS, ifindex, 2)?;
@@ -69,6 +62,19 @@ pub(super) fn read(interface: &str) -> Result<Vec<Qdisc>, QdiscError> {
         out.push(q);
     }
     Ok(out)
+}
+
+/// The qdisc a dumped object describes: its names, counters and the options of its kind.
+pub(super) fn qdisc_of(o: &TcObject) -> Qdisc {
+    let mut q = Qdisc {
+        kind: o.kind.clone(),
+        handle: handle_words(o.handle),
+        parent: parent_words(o.parent),
+        counts: o.counts,
+        ..Qdisc::default()
+    };
+    options::fill(&mut q, &o.options);
+    q
 }
 
 fn ifindex(interface: &str) -> Result<i32, QdiscError> {

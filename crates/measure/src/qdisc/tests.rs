@@ -130,14 +130,7 @@ mod wire_format {
         assert_eq!(out.len(), 1);
         let o = &out[0];
         assert_eq!((o.ifindex, o.kind.as_str()), (7, "tbf"));
-        let mut q = Qdisc {
-            kind: o.kind.clone(),
-            handle: handle_words(o.handle),
-            parent: parent_words(o.parent),
-            counts: o.counts,
-            ..Qdisc::default()
-        };
-        options::fill(&mut q, &o.options);
+        let q = super::super::netlink::qdisc_of(o);
         assert_eq!(q.rate_bps, Some(100_000_000));
         assert_eq!(q.limit_bytes, Some(1_000_000));
         assert_eq!(q.burst_bytes, Some(250_000), "20 ms at 12.5 MB/s");
