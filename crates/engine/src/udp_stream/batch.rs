@@ -100,6 +100,13 @@ impl Batch {
         messages
     }
 
+    /// The whole messages `datagrams` datagrams of a send fill (a call's count that stopped
+    /// short, which is always whole messages).
+    #[inline]
+    pub(super) fn messages_holding(&self, datagrams: usize) -> usize {
+        datagrams / self.segments
+    }
+
     /// Datagrams in the first `messages` messages of a send of `n`.
     #[inline]
     pub(super) fn datagrams_in(&self, messages: usize, n: usize) -> usize {

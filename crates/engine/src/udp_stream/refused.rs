@@ -5,10 +5,12 @@
 //! with `ENOBUFS` instead of succeeding silently (Linux `udp_send_skb`: without the option the
 //! kernel counts the drop in `Udp: SndbufErrors`, once per GSO message, and reports success).
 //! The refused send is one message: with sendmmsg(2) the kernel stops at the first message that
-//! fails and, having sent others, returns their count and drops the error; the call then starts
-//! at the failed message again and, failing again, reports it as its first. So counting the
-//! first message of every call that fails with `ENOBUFS` counts every refused message, and its
-//! datagrams, exactly. A qdisc that accepted a GSO message in part (tbf segments one above its
+//! fails and, having sent others, returns their count and drops the error. A call that fails
+//! at its first message reports `ENOBUFS`; a call that stops short before its send timeout
+//! could have run out can only have met an error too (a full buffer would have blocked until
+//! the timeout), so that message is counted as refused and not sent again
+//! ([`Refusals::stopped_short`]). Every refused message, and its datagrams, is counted once, and
+//! a qdisc's own drop counter equals the datagrams lost at it. A qdisc that accepted a GSO message in part (tbf segments one above its
 //! burst and may queue only some segments) returns success: those segments are not seen here,
 //! only in the qdisc's own drop counter.
 //!
@@ -59,6 +61,27 @@ impl Refusals {
             d.datagrams += datagrams as u64;
             d.sends += 1;
         }
+    }
+
+    /// After a send call that took `done` of `n` datagrams and began at `stamp_ns`
+    /// (`now_ns`): the datagrams of the message it stopped at, counted as refused, when that
+    /// can only have been a refusal (counting, and the call returned well before the send
+    /// timeout, so not for a full buffer); 0 otherwise, and the message is sent again.
+    pub(super) fn stopped_short(
+        &mut self,
+        batch: &super::batch::Batch,
+        done: usize,
+        n: usize,
+        stamp_ns: u64,
+    ) -> usize {
+        let quick = crate::POLL_INTERVAL.as_nanos() as u64 / 2;
+        if self.0.is_none() || measure::clock::now_ns().saturating_sub(stamp_ns) >= quick {
+            return 0;
+        }
+        let messages = batch.messages_holding(done);
+        let k = batch.datagrams_in(messages + 1, n) - batch.datagrams_in(messages, n);
+        self.add(k);
+        k
     }
 
     /// The final count.
