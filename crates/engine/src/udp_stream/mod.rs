@@ -229,11 +229,7 @@ impl UdpStream {
                 sendmmsg(out, &mut batch, m).map(|done| batch.datagrams_in(done, n))
             };
             let advanced = match sent {
-                // A call that stopped short before its send timeout could have run out met an
-                // error the kernel dropped (sendmmsg keeps only its count): with IP_RECVERR set,
-                // the host refused the next message. Counted as refused and lost, as a first
-                // message's ENOBUFS is, rather than sent again: a qdisc's drop counter then
-                // equals the loss (`refused::stopped_short`).
+                // Stopped short at a refusal whose error sendmmsg dropped (see stopped_short).
                 Ok(k) if k < n && !single => k + refusals.stopped_short(&batch, k, n, stamp),
                 Ok(k) => k,
                 // The host refused the call's first message (a qdisc or the local stack

@@ -66,7 +66,10 @@ impl Refusals {
     /// After a send call that took `done` of `n` datagrams and began at `stamp_ns`
     /// (`now_ns`): the datagrams of the message it stopped at, counted as refused, when that
     /// can only have been a refusal (counting, and the call returned well before the send
-    /// timeout, so not for a full buffer); 0 otherwise, and the message is sent again.
+    /// timeout, so not for a full buffer); 0 otherwise, and the message is sent again. sendmmsg
+    /// keeps only the count of what it sent and drops the error; counting the message as
+    /// refused and lost, as a first message's `ENOBUFS` is, rather than sending it again, keeps
+    /// a qdisc's drop counter equal to the loss.
     pub(super) fn stopped_short(
         &mut self,
         batch: &super::batch::Batch,
