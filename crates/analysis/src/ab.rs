@@ -216,6 +216,16 @@ impl SplitMix64 {
         }))
     }
 
+    /// A draw around `center` with a coefficient of variation of `cv`: the sum of four
+    /// uniforms, near-normal (the generated runs of the unit tests).
+    #[cfg(test)]
+    pub(crate) fn near_normal(&mut self, center: f64, cv: f64) -> f64 {
+        let u: f64 = (0..4)
+            .map(|_| (self.next() >> 11) as f64 / (1u64 << 53) as f64)
+            .sum();
+        center * (1.0 + cv * (u - 2.0) * 3f64.sqrt())
+    }
+
     pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
@@ -232,15 +242,7 @@ mod tests {
     /// `n` values around `center` with a spread of about `cv` (deterministic).
     fn noisy(center: f64, cv: f64, n: usize, salt: u64) -> Vec<f64> {
         let mut rng = SplitMix64(salt);
-        (0..n)
-            .map(|_| {
-                // Sum of four uniforms: roughly normal, standard deviation 1.
-                let u: f64 = (0..4)
-                    .map(|_| (rng.next() >> 11) as f64 / (1u64 << 53) as f64)
-                    .sum();
-                center * (1.0 + cv * (u - 2.0) * 3f64.sqrt())
-            })
-            .collect()
+        (0..n).map(|_| rng.near_normal(center, cv)).collect()
     }
 
     #[test]

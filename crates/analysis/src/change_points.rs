@@ -147,12 +147,7 @@ mod tests {
         levels
             .iter()
             .flat_map(|&(center, n)| std::iter::repeat_n(center, n))
-            .map(|c| {
-                let u: f64 = (0..4)
-                    .map(|_| (rng.next() >> 11) as f64 / (1u64 << 53) as f64)
-                    .sum();
-                c * (1.0 + cv * (u - 2.0) * 3f64.sqrt())
-            })
+            .map(|c| rng.near_normal(c, cv))
             .collect()
     }
 
