@@ -82,6 +82,8 @@ pub fn serve(args: &ServeArgs, shutdown: Signal) -> Result<()> {
         }
         None => {}
     }
+    // A server runs for weeks: what its busiest moment allocated goes back to the system.
+    engine::sys_io::bound_freed_memory_kept();
     server::serve(listener, shutdown, config, stderr_log());
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! Soak: 2,000 short tests of every kind, four at a time, against one `linerate serve` process:
 //! none fails, and the server's threads and descriptors return to their baseline and its
-//! resident memory stays near it (the figures are printed).
+//! resident memory returns within 4 MiB of its idle size (the figures are printed).
 
 use super::*;
 use crate::proc::{back_to_baseline, fds, rss_kib, serve_child, threads};
@@ -91,9 +91,13 @@ mod quiet {
              after {TESTS}"
         );
         assert_eq!(after, base, "threads and descriptors back at the baseline");
+        // The allocator's thresholds are fixed and the last test to end hands free memory back
+        // (`engine::sys_io`), so the idle server is near its idle size again, however many
+        // arenas its busiest moment used.
         assert!(
-            rss < warm + 4 * 1024,
-            "resident memory grew from {warm} KiB after {WARM} tests to {rss} KiB after {TESTS}"
+            rss < base_rss + 4 * 1024,
+            "resident memory of the idle server grew from {base_rss} KiB to {rss} KiB after \
+             {TESTS} tests"
         );
     }
 }

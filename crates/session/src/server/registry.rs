@@ -54,6 +54,13 @@ pub(super) struct Sessions {
     drawn: Mutex<Needs>,
 }
 
+impl Sessions {
+    /// Whether no test is running (each of them ended, however).
+    pub(super) fn idle(&self) -> bool {
+        self.running.load(Ordering::SeqCst) == 0
+    }
+}
+
 /// Who a new session belongs to, and the key's own session limit.
 pub(super) struct Claim {
     pub user: Option<UserName>,

@@ -296,15 +296,33 @@ fn iperf3_start(mut p: Pending, shared: &Arc<Shared>, log: &mut GateLog) {
         return log.conn_line(shared, format!("{}: dropped during handshake: {e}", p.peer));
     }
     let (conn, for_thread, peer) = (p.conn, Arc::clone(shared), p.peer.clone());
-    let spawned = std::thread::Builder::new()
-        .name("lr-iperf3".into())
-        .spawn(move || super::iperf3::run(conn, cookie, params, &for_thread, &peer));
+    let spawned = session_thread("lr-iperf3", for_thread, move |shared| {
+        super::iperf3::run(conn, cookie, params, shared, &peer)
+    });
     if let Err(e) = spawned {
         log.conn_line(
             shared,
             format!("{}: cannot start a thread for a session: {e}", p.peer),
         );
     }
+}
+
+/// Starts a test's thread. When the test was the last one running, the thread hands the
+/// allocator's free memory back before it ends, so an idle server's resident memory does not
+/// keep the high-water mark of its busiest moment.
+fn session_thread(
+    name: &str,
+    shared: Arc<Shared>,
+    test: impl FnOnce(&Shared) + Send + 'static,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            test(&shared);
+            if shared.sessions.idle() {
+                engine::sys_io::release_freed_memory();
+            }
+        })
 }
 
 /// A connection's first message: a `start` gets its session's thread, an `attach` joins its
@@ -326,9 +344,9 @@ fn dispatch(
         ClientMsg::Start { spec, .. } => {
             let for_thread = Arc::clone(shared);
             let session_peer = peer.clone();
-            let spawned = std::thread::Builder::new()
-                .name("lr-session".into())
-                .spawn(move || run_session(conn, spec, admission, &for_thread, &session_peer));
+            let spawned = session_thread("lr-session", for_thread, move |shared| {
+                run_session(conn, spec, admission, shared, &session_peer)
+            });
             if let Err(e) = spawned {
                 conn_line(format!("cannot start a thread for a session: {e}"));
             }
@@ -351,9 +369,9 @@ fn dispatch(
                 family,
                 spec,
             };
-            let spawned = std::thread::Builder::new()
-                .name("lr-relay".into())
-                .spawn(move || run_relay(conn, ask, admission, &for_thread, &relay_peer));
+            let spawned = session_thread("lr-relay", for_thread, move |shared| {
+                run_relay(conn, ask, admission, shared, &relay_peer)
+            });
             if let Err(e) = spawned {
                 conn_line(format!("cannot start a thread for a relayed test: {e}"));
             }
