@@ -129,7 +129,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
 
 /// A side's runs, without those that did not run whole unless asked.
 fn side(c: &Column, args: &CheckArgs) -> report::LabeledRuns {
-    let runs = c.labeled();
+    let runs = select::labeled(c);
     match args.include_incomplete {
         true => runs,
         false => runs.leave_out_unfinished(),

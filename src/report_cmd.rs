@@ -211,7 +211,7 @@ fn kind_filter(kind: Option<&str>) -> Result<Filter> {
 pub fn compare(args: &CompareArgs) -> Result<()> {
     let filter = kind_filter(args.kind.as_deref())?;
     let columns = select::columns(&args.items, &filter, args.db.as_deref())?;
-    let labeled: Vec<_> = columns.iter().map(Column::labeled).collect();
+    let labeled: Vec<_> = columns.iter().map(select::labeled).collect();
     let cmps = Comparison::by_kind(&labeled, args.include_incomplete);
     let format = match args.format {
         CompareFormatArg::Table => CompareFormat::Table,
@@ -239,7 +239,7 @@ pub fn export(args: &ExportArgs) -> Result<()> {
             bail!("name the runs or tag sets to export (--format stored exports every run)");
         }
         let columns = select::columns(&args.items, &Filter::default(), args.db.as_deref())?;
-        let labeled: Vec<_> = columns.iter().map(Column::labeled).collect();
+        let labeled: Vec<_> = columns.iter().map(select::labeled).collect();
         let format = match args.format {
             ExportFormatArg::Json => ExportFormat::Json,
             ExportFormatArg::Jsonl => ExportFormat::JsonLines,
@@ -269,7 +269,7 @@ pub fn chart(args: &ChartArgs) -> Result<()> {
         );
     }
     let columns = select::columns(&args.items, &Filter::default(), args.db.as_deref())?;
-    let labeled: Vec<_> = columns.iter().map(Column::labeled).collect();
+    let labeled: Vec<_> = columns.iter().map(select::labeled).collect();
     let matrix = PpsMatrix::of_cells(columns.iter().flat_map(|c| &c.runs));
     let kind = match args.kind {
         Some(k) => ChartKind::from(k),
@@ -309,7 +309,7 @@ pub fn report(args: &ReportArgs) -> Result<()> {
             db,
         )
     };
-    let labeled: Vec<_> = columns.iter().map(Column::labeled).collect();
+    let labeled: Vec<_> = columns.iter().map(select::labeled).collect();
     note_left_out(&Comparison::by_kind(&labeled, args.include_incomplete));
     let matrix = PpsMatrix::of_cells(columns.iter().flat_map(|c| &c.runs).chain(&cells));
     let meshes = report::MeshMatrix::of_runs(columns.iter().flat_map(|c| &c.runs));

@@ -27,6 +27,7 @@ mod location;
 pub mod migrations;
 mod open;
 mod rows;
+mod select;
 mod sql;
 mod tags;
 
@@ -45,6 +46,7 @@ use migrations::{probe, Verdict};
 pub use migrations::{APPLICATION_ID, STORE_VERSION};
 use open::{check_header, enable_wal, newer, open_conn, refuse_unless_ours};
 pub use rows::{parse_kind, Filter, KindError, RunId, RunIdError, RunRow, StoredRun};
+pub use select::{distinct, grouped, select, SelectError, Selection};
 pub use sql::{now_unix_ms, parse_tags, Figures, RawStored};
 use sql::{read_row, to_i64, where_clause};
 pub use tags::{Tag, TagError, Tags};
