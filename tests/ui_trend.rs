@@ -100,12 +100,21 @@ fn a_trend_parameter_that_is_not_what_it_names_is_a_400_naming_it() {
     for (query, says) in [
         ("by=--db", "by=\\\"--db\\\": not a tag key"),
         ("by=x&by=y", "by: give it once"),
-        ("metric=--chart%3D%2Ftmp%2Fx.svg", "metric=\\\"--chart=/tmp/x.svg\\\": no such metric"),
+        (
+            "metric=--chart%3D%2Ftmp%2Fx.svg",
+            "metric=\\\"--chart=/tmp/x.svg\\\": no such metric",
+        ),
         ("metric=speed", "no such metric; one of: throughput"),
-        ("kind=tcp", "kind=\\\"tcp\\\": not a kind; one of tcp_stream"),
+        (
+            "kind=tcp",
+            "kind=\\\"tcp\\\": not a kind; one of tcp_stream",
+        ),
         ("runs=--db=/x", "is neither a run id"),
         ("db=/x", "db: unknown parameter"),
-        ("runs=series=s&kind=tcp_rr", "no series with two runs or more"),
+        (
+            "runs=series=s&kind=tcp_rr",
+            "no series with two runs or more",
+        ),
     ] {
         let (status, _, body) = ui.call("GET", &format!("/api/trend?{query}"), &[], "");
         assert_eq!(status, 400, "{query}: {body}");

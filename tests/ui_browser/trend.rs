@@ -52,11 +52,17 @@ fn the_trend_view_marks_the_one_change_point_of_the_stored_runs() {
         "label": format!("−10.0 % at #{step}"), "labelCls": "change-label worse",
         "dots": ids.len(), "between": [true, true]}]);
     assert_eq!(markers, expected);
-    let row = b.eval("[...document.querySelectorAll('#trend-changes tbody tr')].map(r => r.textContent)");
+    let row =
+        b.eval("[...document.querySelectorAll('#trend-changes tbody tr')].map(r => r.textContent)");
     let row = row.as_array().unwrap();
     assert_eq!(row.len(), 1, "{row:?}");
     let text = row[0].as_str().unwrap();
-    for says in [&format!("#{step}"), "13 of 24", "200 → 180 Mbit/s", "−10.0 %"] {
+    for says in [
+        &format!("#{step}"),
+        "13 of 24",
+        "200 → 180 Mbit/s",
+        "−10.0 %",
+    ] {
         assert!(text.contains(says), "{text}");
     }
     assert_eq!(b.eval("location.hash"), "#trend/runs=series%3Ds");

@@ -198,9 +198,11 @@ fn trend_by(value: &str) -> Result<(), String> {
     if is_key(value) && value.len() <= 64 {
         return Ok(());
     }
-    Err("not a tag key; give the tag to order the runs by, e.g. by=kernel (letters, digits, \
+    Err(
+        "not a tag key; give the tag to order the runs by, e.g. by=kernel (letters, digits, \
          _-., a letter or digit first, at most 64)"
-        .into())
+            .into(),
+    )
 }
 
 fn trend_kind(value: &str) -> Result<(), String> {
