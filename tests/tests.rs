@@ -63,6 +63,7 @@ mod udp_netns;
 mod ui_api;
 mod ui_browser;
 mod ui_form;
+mod ui_trend;
 mod util;
 mod verdict_netns;
 

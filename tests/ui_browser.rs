@@ -10,6 +10,7 @@
 
 mod cdp;
 mod follow;
+mod trend;
 
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};

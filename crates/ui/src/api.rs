@@ -1,9 +1,10 @@
 //! The JSON API (docs/API.md): stored runs (`/api/runs`, as `linerate runs --json` and
 //! `linerate show --json` give them, and `/api/runs/ID/text`, as `linerate show` prints one),
-//! the tests started from the UI (`/api/tests`: start, status, events, stop), and comparisons
-//! and reports of stored runs (`/api/compare`, `/api/report`, in `tools`). Store calls block
-//! (SQLite, or the PostgreSQL client's own runtime), and so do starting a child and waiting for
-//! it, so they run on tokio's blocking threads, never on its workers.
+//! the tests started from the UI (`/api/tests`: start, status, events, stop), and comparisons,
+//! trends and reports of stored runs (`/api/compare`, `/api/trend`, `/api/report`, in
+//! `tools`). Store calls block (SQLite, or the PostgreSQL client's own runtime), and so do
+//! starting a child and waiting for it, so they run on tokio's blocking threads, never on its
+//! workers.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -33,9 +34,9 @@ pub struct Shared {
     pub db: StoreLocation,
     /// The tests started from the UI.
     pub registry: Registry,
-    /// The linerate executable that runs them (and `compare`, `report`).
+    /// The linerate executable that runs them (and `compare`, `trend`, `report`).
     pub exe: PathBuf,
-    /// `compare` and `report` commands running: at most [`tools::MAX_AT_ONCE`].
+    /// `compare`, `trend` and `report` commands running: at most [`tools::MAX_AT_ONCE`].
     pub tools: Arc<tokio::sync::Semaphore>,
 }
 
@@ -52,6 +53,7 @@ pub fn routes() -> Router<Arc<Shared>> {
         .route("/api/tests/{id}/events", get(test_events))
         .route("/api/tests/{id}/stop", post(stop_test))
         .route("/api/compare", get(tools::compare))
+        .route("/api/trend", get(tools::trend))
         .route("/api/report", get(tools::report))
 }
 

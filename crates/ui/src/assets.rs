@@ -17,7 +17,7 @@ const JS: &str = "text/javascript; charset=utf-8";
 
 /// Every file of the page: its path, content type and text. The script is ES modules
 /// (`app.js` imports the rest), all served from here.
-const ASSETS: [(&str, &str, &str); 13] = [
+const ASSETS: [(&str, &str, &str); 14] = [
     ("/", HTML, include_str!("assets/index.html")),
     ("/style.css", CSS, include_str!("assets/style.css")),
     ("/app.js", JS, include_str!("assets/app.js")),
@@ -31,6 +31,7 @@ const ASSETS: [(&str, &str, &str); 13] = [
     ("/form.js", JS, include_str!("assets/form.js")),
     ("/runs.js", JS, include_str!("assets/runs.js")),
     ("/views.js", JS, include_str!("assets/views.js")),
+    ("/trend.js", JS, include_str!("assets/trend.js")),
 ];
 
 fn asset(content_type: &'static str, body: &'static str) -> Response {

@@ -74,8 +74,8 @@ pub enum ApiError {
         "{0} tests are running, as many as this UI runs at once; stop one or wait for one to end"
     )]
     Busy(usize),
-    /// As many `compare`/`report` commands are running as allowed.
-    #[error("{0} comparisons or reports are being made, as many as this UI makes at once; try again shortly")]
+    /// As many `compare`/`trend`/`report` commands are running as allowed.
+    #[error("{0} comparisons, trends or reports are being made, as many as this UI makes at once; try again shortly")]
     Crowded(usize),
     /// The results store refused.
     #[error(transparent)]

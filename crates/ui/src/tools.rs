@@ -1,10 +1,14 @@
 //! Stored runs through the command line's own commands, run as children of the UI:
-//! `GET /api/compare?runs=…` answers `linerate compare --format json`'s document, and
-//! `GET /api/report?runs=…` the HTML file `linerate report` writes, as a download.
+//! `GET /api/compare?runs=…` answers `linerate compare --format json`'s document,
+//! `GET /api/trend?runs=…` `linerate trend --format json`'s, and `GET /api/report?runs=…`
+//! the HTML file `linerate report` writes, as a download.
 //!
 //! Invariants: every run token is checked here (a run id, `12` or `#12`, or a tag set
-//! `key=value[,key=value]`) and passed after `--`, so none is read as an option; a command
-//! runs at most [`TIMEOUT`] and its output is capped; at most [`MAX_AT_ONCE`] run at once.
+//! `key=value[,key=value]`) and passed after `--`, so none is read as an option; every other
+//! parameter is checked against what it may be (a metric's name, a tag key, a kind) and passed
+//! as one `--flag=value` word; the words are built here, so no request names a file, a
+//! database or a chart to write. A command runs at most [`TIMEOUT`] and its output is capped;
+//! at most [`MAX_AT_ONCE`] run at once.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,6 +37,18 @@ const REPORT_BYTES: usize = 64 << 20;
 /// `key=value` pieces make one tag set and each run id is an item of its own (`12,13` is two
 /// items, `driver=a,mtu=9000` one; two tag sets take two `runs=`).
 pub fn items(params: &[(String, String)]) -> Result<Vec<String>, ApiError> {
+    let items = run_items(params, "give runs=12,13 (run ids, or tag sets KEY=VALUE)")?;
+    if items.is_empty() {
+        return Err(ApiError::Query(
+            "runs: name the runs, e.g. runs=12,13 (run ids, or tag sets KEY=VALUE)".into(),
+        ));
+    }
+    Ok(items)
+}
+
+/// The run tokens of `runs=`, none if it is not given; any other parameter but `key` (the
+/// UI's own) is refused with `hint`.
+fn run_items(params: &[(String, String)], hint: &str) -> Result<Vec<String>, ApiError> {
     let mut items = Vec::new();
     for (name, value) in params {
         match name.as_str() {
@@ -40,15 +56,10 @@ pub fn items(params: &[(String, String)]) -> Result<Vec<String>, ApiError> {
             "key" => {}
             other => {
                 return Err(ApiError::Query(format!(
-                    "{other}: unknown parameter; give runs=12,13 (run ids, or tag sets KEY=VALUE)"
+                    "{other}: unknown parameter; {hint}"
                 )))
             }
         }
-    }
-    if items.is_empty() {
-        return Err(ApiError::Query(
-            "runs: name the runs, e.g. runs=12,13 (run ids, or tag sets KEY=VALUE)".into(),
-        ));
     }
     Ok(items)
 }
@@ -86,14 +97,17 @@ fn is_tag(piece: &str) -> bool {
     let Some((key, value)) = piece.split_once('=') else {
         return false;
     };
+    is_key(key) && !value.is_empty() && !value.chars().any(char::is_control)
+}
+
+/// A tag's key: a letter or digit first (so never an option), then letters, digits, `_-.`.
+pub(crate) fn is_key(key: &str) -> bool {
     key.chars()
         .next()
         .is_some_and(|c| c.is_ascii_alphanumeric())
         && key
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
-        && !value.is_empty()
-        && !value.chars().any(char::is_control)
 }
 
 /// Runs `linerate words…` on the UI's database; its stdout, or its error (`404` for a run or
@@ -126,6 +140,85 @@ pub async fn compare(
 ) -> Result<Response, ApiError> {
     let mut words = vec!["compare".to_string(), "--format=json".into(), "--".into()];
     words.extend(items(&params)?);
+    let out = run(&shared, words, COMPARE_BYTES).await?;
+    Ok(([(header::CONTENT_TYPE, "application/json")], out.stdout).into_response())
+}
+
+/// The kinds `trend --kind` takes.
+const KINDS: [&str; 5] = ["tcp_stream", "udp_stream", "tcp_rr", "udp_rr", "tcp_crr"];
+
+/// `linerate trend`'s words for `?runs=…&metric=…&by=…&kind=…`: each of `metric`, `by` and
+/// `kind` at most once, checked (a metric `compare` names, a tag key, a kind; empty is not
+/// given) and passed as one `--flag=value` word; the run tokens after `--`, none for every
+/// stored run, a series per kind and target.
+pub fn trend_words(params: &[(String, String)]) -> Result<Vec<String>, ApiError> {
+    let mut words = vec!["trend".to_string(), "--format=json".into()];
+    let mut rest = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for (name, value) in params {
+        let check: fn(&str) -> Result<(), String> = match name.as_str() {
+            "metric" => trend_metric,
+            "by" => trend_by,
+            "kind" => trend_kind,
+            _ => {
+                rest.push((name.clone(), value.clone()));
+                continue;
+            }
+        };
+        if seen.contains(&name.as_str()) {
+            return Err(ApiError::Query(format!("{name}: give it once")));
+        }
+        seen.push(name);
+        if value.is_empty() {
+            continue;
+        }
+        check(value).map_err(|why| ApiError::Query(format!("{name}={value:?}: {why}")))?;
+        words.push(format!("--{name}={value}"));
+    }
+    words.push("--".into());
+    words.extend(run_items(
+        &rest,
+        "give runs=… (run ids or tag sets KEY=VALUE), metric=NAME, by=TAG, kind=KIND",
+    )?);
+    Ok(words)
+}
+
+fn trend_metric(value: &str) -> Result<(), String> {
+    let names = report::check::metric_names();
+    if names.contains(&value) {
+        return Ok(());
+    }
+    Err(format!(
+        "no such metric; one of: {} (as compare names its rows)",
+        names.join(", ")
+    ))
+}
+
+fn trend_by(value: &str) -> Result<(), String> {
+    if is_key(value) && value.len() <= 64 {
+        return Ok(());
+    }
+    Err(
+        "not a tag key; give the tag to order the runs by, e.g. by=kernel (letters, digits, \
+         _-., a letter or digit first, at most 64)"
+            .into(),
+    )
+}
+
+fn trend_kind(value: &str) -> Result<(), String> {
+    if KINDS.contains(&value) {
+        return Ok(());
+    }
+    Err(format!("not a kind; one of {}", KINDS.join(", ")))
+}
+
+/// `GET /api/trend?runs=series=s&metric=throughput&by=commit&kind=tcp_stream`: `linerate
+/// trend --format json` of the runs (every stored run, per target, without `runs`).
+pub async fn trend(
+    State(shared): State<Arc<Shared>>,
+    Query(params): Query<Vec<(String, String)>>,
+) -> Result<Response, ApiError> {
+    let words = trend_words(&params)?;
     let out = run(&shared, words, COMPARE_BYTES).await?;
     Ok(([(header::CONTENT_TYPE, "application/json")], out.stdout).into_response())
 }
@@ -206,5 +299,65 @@ mod tests {
         assert!(of(&[]).unwrap_err().starts_with("runs: name the runs"));
         let other = items(&[("format".into(), "csv".into())]).unwrap_err();
         assert!(other.to_string().starts_with("format: unknown parameter"));
+    }
+
+    fn trend_of(pairs: &[(&str, &str)]) -> Result<Vec<String>, String> {
+        let params: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        trend_words(&params).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn trend_parameters_are_one_checked_word_each_and_never_an_option() {
+        assert_eq!(
+            trend_of(&[]).unwrap(),
+            ["trend", "--format=json", "--"],
+            "no runs: every run, per target"
+        );
+        assert_eq!(
+            trend_of(&[
+                ("runs", "series=s"),
+                ("metric", "throughput c->s"),
+                ("by", "commit"),
+                ("kind", "tcp_stream"),
+                ("runs", "12"),
+            ])
+            .unwrap(),
+            [
+                "trend",
+                "--format=json",
+                "--metric=throughput c->s",
+                "--by=commit",
+                "--kind=tcp_stream",
+                "--",
+                "series=s",
+                "12"
+            ]
+        );
+        assert_eq!(
+            trend_of(&[("metric", ""), ("by", ""), ("kind", "")]).unwrap(),
+            ["trend", "--format=json", "--"]
+        );
+        for (name, bad, says) in [
+            ("by", "--db", "not a tag key"),
+            ("by", "-x", "not a tag key"),
+            ("by", "a b", "not a tag key"),
+            ("metric", "--chart=/tmp/x.svg", "no such metric"),
+            ("metric", "speed", "no such metric"),
+            ("kind", "tcp", "not a kind"),
+            ("kind", "--db=/x", "not a kind"),
+        ] {
+            let err = trend_of(&[(name, bad)]).unwrap_err();
+            assert!(err.starts_with(&format!("{name}=")), "{bad}: {err}");
+            assert!(err.contains(says), "{bad}: {err}");
+        }
+        let twice = trend_of(&[("by", "a"), ("by", "b")]).unwrap_err();
+        assert_eq!(twice, "by: give it once");
+        let runs = trend_of(&[("runs", "--db=/x")]).unwrap_err();
+        assert!(runs.contains("neither a run id"), "{runs}");
+        let other = trend_of(&[("db", "/x")]).unwrap_err();
+        assert!(other.starts_with("db: unknown parameter"), "{other}");
     }
 }

@@ -1,19 +1,27 @@
 // linerate ui: the page. Plain modules, no libraries, nothing fetched from elsewhere (it works
 // offline). run.js starts tests (form.js: the form) and follows their events (live.js: charts and interval table;
 // series.js: sweeps, searches, matrices and meshes), runs.js browses, compares and reports the
-// stored runs, views.js switches between the views. Charts are SVG drawn by chart.js.
+// stored runs, trend.js draws their trends, views.js switches between the views. Charts are SVG
+// drawn by chart.js.
 
 import { $, api } from "./util.js";
 import { startTest, stopTest, follow } from "./run.js";
 import { kindChanged } from "./form.js";
 import { loadRuns, showRun, showCompare, setUpRuns, idsOf } from "./runs.js";
 import { showView, onShow } from "./views.js";
+import { showTrend, trendQuery } from "./trend.js";
 
 onShow("runs", (id) => {
   loadRuns();
   if (id) showRun(id, null);
 });
 onShow("compare", (arg) => showCompare(idsOf(arg)));
+onShow("trend", (arg) => showTrend(arg));
+$("#trend-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  showView("trend", trendQuery(e.target));
+});
+$("#trend-back").addEventListener("click", () => showView("runs"));
 
 document.querySelectorAll(".tab").forEach((tab) => tab.addEventListener("click", () => showView(tab.dataset.view)));
 $("#run-form").addEventListener("submit", startTest);
@@ -22,9 +30,10 @@ $("#stop").addEventListener("click", stopTest);
 setUpRuns();
 kindChanged();
 
-// #runs lists the stored runs, #runs/ID shows one, #compare/12,13 compares: links can be kept.
+// #runs lists the stored runs, #runs/ID shows one, #compare/12,13 compares, #trend/QUERY draws
+// a trend: links can be kept.
 const [view, arg] = location.hash.slice(1).split("/");
-if (view === "runs" || view === "compare") showView(view, arg);
+if (view === "runs" || view === "compare" || view === "trend") showView(view, arg);
 
 // After a reload (or in a new tab) the run view shows the last test: one still running (the
 // newest), else the last to end, with its result and its settings (the UI keeps a finished

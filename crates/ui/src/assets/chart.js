@@ -1,11 +1,21 @@
 // Charts drawn in SVG by hand (no library, so the page works offline): a line chart of series
-// over time, and a bar chart of one figure per labelled point. Both draw into an <svg> whose
-// viewBox is W×H and replace what it held.
+// over time (or over any x, with its own ticks), and a bar chart of one figure per labelled
+// point. Both draw into an <svg> whose viewBox is W×H and replace what it held.
 
 import { el, axis } from "./util.js";
 
 export const COLORS = ["#2457c5", "#d9480f", "#2b8a3e", "#862e9c", "#e67700", "#0b7285"];
 const W = 640, H = 220, L = 72, R = 22, T = 10, B = 40;
+/** The plot's frame in the viewBox: width, height and the margins left, right, top, bottom. */
+export const FRAME = { W, H, L, R, T, B };
+
+/** The x axis of seconds: six ticks from `x0` to `x1`, as [value, label]. */
+export function secondsTicks(x0, x1) {
+  return [0, 1, 2, 3, 4, 5].map((i) => {
+    const v = x0 + ((x1 - x0) * i) / 5;
+    return [v, v.toFixed(1) + " s"];
+  });
+}
 
 /** An axis of microseconds, in ms when its top is 1 ms or more. */
 export const usAxis = (v, top) => (top >= 1000 ? axis(v / 1000, "ms") : axis(v, "µs"));
@@ -35,9 +45,11 @@ function message(svg, text) {
 /**
  * A line chart of `series` ([{label, points: [[x seconds, y], …]}]); y values that are not
  * finite are gaps. `format(v, top)` labels the y axis (`top`: its highest value). The x axis
- * starts at `from` (the first interval's start) or at the first point.
+ * starts at `from` (the first interval's start) or at the first point; `ticks(x0, x1)` gives
+ * its labels. Returns the scales `{sx, sy}` (x and y to the viewBox), for marks drawn over
+ * it, or null when there was nothing to draw.
  */
-export function drawLines(svg, series, format, from = Infinity, empty = "waiting for the first interval…") {
+export function drawLines(svg, series, format, from = Infinity, empty = "waiting for the first interval…", ticks = secondsTicks) {
   svg.replaceChildren();
   let x0 = from, x1 = -Infinity, y1 = 0, any = false;
   for (const s of series) for (const [x, y] of s.points) {
@@ -45,14 +57,13 @@ export function drawLines(svg, series, format, from = Infinity, empty = "waiting
     any = true;
     x0 = Math.min(x0, x); x1 = Math.max(x1, x); y1 = Math.max(y1, y);
   }
-  if (!any) { message(svg, empty); return; }
+  if (!any) { message(svg, empty); return null; }
   if (x1 - x0 < 1e-9) x1 = x0 + 1;
   const top = niceMax(y1);
   const sx = (x) => L + ((x - x0) / (x1 - x0)) * (W - L - R);
   const sy = yGrid(svg, top, format);
-  for (let i = 0; i <= 5; i++) {
-    const v = x0 + ((x1 - x0) * i) / 5;
-    svg.append(el("svg:text", { x: sx(v), y: H - B + 16, "text-anchor": "middle" }, v.toFixed(1) + " s"));
+  for (const [v, label] of ticks(x0, x1)) {
+    svg.append(el("svg:text", { x: sx(v), y: H - B + 16, "text-anchor": "middle" }, label));
   }
   series.forEach((s, i) => {
     const color = s.color || COLORS[i % COLORS.length];
@@ -76,6 +87,7 @@ export function drawLines(svg, series, format, from = Infinity, empty = "waiting
     svg.append(el("svg:line", { x1: lx, x2: lx + 18, y1: H - 13, y2: H - 13, stroke: color, "stroke-width": 2.5, "stroke-dasharray": i % 2 ? "5 3" : null }));
     svg.append(el("svg:text", { x: lx + 22, y: H - 9 }, s.label));
   });
+  return { sx, sy };
 }
 
 /** A bar chart: one bar per `[label, value]`, in order; `format` labels the values. */

@@ -1,14 +1,17 @@
 // The stored runs (GET /api/runs): a filtered list whose rows can be ticked, one run in detail
 // (GET /api/runs/ID: its charts and summary; GET /api/runs/ID/text: every line of its summary),
-// the ticked runs compared (GET /api/compare) or downloaded as an HTML report (GET /api/report).
+// the ticked runs compared (GET /api/compare) or downloaded as an HTML report (GET /api/report),
+// and the trend (trend.js) of the tag typed in or of the tags the ticked runs share.
 
-import { $, el, api, apiText, bps, num, us, when, download } from "./util.js";
+import { $, el, api, apiText, bps, num, us, when, download, figure } from "./util.js";
 import { ChartSet, familyOfKind } from "./live.js";
 import { showSummary } from "./summary.js";
 import { showView } from "./views.js";
 
 // The ticked runs' ids, in the order they were ticked (the first is the comparison's baseline).
 const ticked = [];
+// The tags of each run listed (id → {key: value}), for the trend of the ticked runs.
+const listed = new Map();
 
 function tickedChanged() {
   const n = ticked.length;
@@ -47,6 +50,7 @@ export async function loadRuns(event) {
     const runs = await api("/api/runs?" + query);
     state.textContent = runs.length + " run(s)";
     state.className = "state";
+    for (const r of runs) listed.set(r.id, r.tags || {});
     $("#runs tbody").replaceChildren(...runs.slice().reverse().map(rowOf));
     tickedChanged();
   } catch (e) {
@@ -81,12 +85,6 @@ export async function showRun(id, row) {
 }
 
 // ---- compare ----
-
-function figure(v) {
-  if (typeof v !== "number" || !isFinite(v)) return "–";
-  const a = Math.abs(v);
-  return v.toLocaleString("en", { maximumFractionDigits: a >= 100 ? 0 : a >= 10 ? 1 : a >= 1 ? 2 : 3 });
-}
 
 function ratioCell(value, ratio, better) {
   if (typeof ratio !== "number" || !isFinite(ratio)) return el("td", { class: "num" }, figure(value));
@@ -159,10 +157,35 @@ export async function downloadReport(ids, state) {
   }
 }
 
+/**
+ * Opens the trend of the tag set typed in the filter, else of the tags every ticked run carries
+ * (one series), else of every run per target; of the filter's kind, if one is chosen.
+ */
+function showTrendOfList() {
+  const filter = new FormData($("#runs-filter"));
+  const typed = String(filter.get("tag") || "").trim(), kind = String(filter.get("kind") || "");
+  const query = new URLSearchParams();
+  if (typed) {
+    query.append("runs", typed);
+  } else if (ticked.length) {
+    const sets = ticked.map((id) => listed.get(id) || {});
+    const shared = Object.entries(sets[0]).filter(([k, v]) => sets.every((t) => t[k] === v));
+    if (!shared.length) {
+      $("#runs-state").textContent = "the ticked runs share no tag: type a tag set (KEY=VALUE) in Tag for its trend";
+      $("#runs-state").className = "state error";
+      return;
+    }
+    query.append("runs", shared.map(([k, v]) => k + "=" + v).join(","));
+  }
+  if (kind) query.set("kind", kind);
+  showView("trend", query.toString());
+}
+
 /** Wires the runs view's controls. */
 export function setUpRuns() {
   $("#runs-filter").addEventListener("submit", loadRuns);
   $("#compare-runs").addEventListener("click", () => showView("compare", ticked.join(",")));
+  $("#trend-runs").addEventListener("click", showTrendOfList);
   $("#report-runs").addEventListener("click", () => downloadReport(ticked.slice(), $("#runs-state")));
   $("#compare-report").addEventListener("click", () => {
     const ids = location.hash.split("/")[1] || "";

@@ -49,6 +49,13 @@ export const us = (v) => (finite(v) ? (Math.abs(v) < 100 ? num(v, 1) : int(v)) +
 export const pct = (v, d = 1) => (finite(v) ? num(v, d) + " %" : "–");
 export const flowLabel = (f) => ({ client_to_server: "c→s", server_to_client: "s→c" }[f] || f);
 export const when = (ms) => new Date(ms).toLocaleString();
+
+/** A figure of any size with as many decimals as it needs: 12,345, 123, 12.3, 1.23, 0.123. */
+export function figure(v) {
+  if (typeof v !== "number" || !isFinite(v)) return "–";
+  const a = Math.abs(v);
+  return v.toLocaleString("en", { maximumFractionDigits: a >= 100 ? 0 : a >= 10 ? 1 : a >= 1 ? 2 : 3 });
+}
 export { finite };
 
 // ---- the API ----
