@@ -28,6 +28,8 @@ pub struct RunOutcome {
     pub interrupted: bool,
     /// The server went away mid-test; the client's own figures were printed and stored.
     pub incomplete: bool,
+    /// A check at the end found a metric worse than its baseline (`plan --check-against`).
+    pub regressed: bool,
 }
 
 impl RunOutcome {
@@ -35,6 +37,7 @@ impl RunOutcome {
         Self {
             interrupted: record.summary.interrupted,
             incomplete: record.summary.incomplete.is_some(),
+            ..RunOutcome::default()
         }
     }
 
@@ -45,10 +48,12 @@ impl RunOutcome {
             None => Ok(Self {
                 interrupted: false,
                 incomplete: false,
+                ..Self::default()
             }),
             Some(Stopped::Interrupted) => Ok(Self {
                 interrupted: true,
                 incomplete: false,
+                ..Self::default()
             }),
             Some(Stopped::Failed { message }) => bail!("{message}"),
         }

@@ -10,6 +10,7 @@ pub mod docs_gen;
 pub mod latency_args;
 pub mod mesh_cmd;
 pub mod output;
+pub mod plan_check;
 pub mod plan_cmd;
 pub mod pps_args;
 pub mod reach;

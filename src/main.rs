@@ -1,9 +1,10 @@
 //! The `linerate` binary: parse, dispatch, map errors to exit codes. Everything else lives in
 //! the library (`src/lib.rs`).
 //!
-//! Exit codes: 0 success (and a closed stdout pipe), 2 an error, 3 incomplete: the server went
-//! away mid-test (after printing and storing the client's own figures), 130 interrupted by
-//! Ctrl-C (after printing the partial summary).
+//! Exit codes: 0 success (and a closed stdout pipe), 1 a regression (`check`, `plan
+//! --check-against`), 2 an error, 3 incomplete: the server went away mid-test (after printing
+//! and storing the client's own figures), 130 interrupted by Ctrl-C (after printing the
+//! partial summary).
 
 use std::process::ExitCode;
 
@@ -121,6 +122,8 @@ fn run() -> anyhow::Result<ExitCode> {
         ExitCode::from(130)
     } else if outcome.incomplete {
         ExitCode::from(3)
+    } else if outcome.regressed {
+        ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })

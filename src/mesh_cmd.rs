@@ -228,5 +228,6 @@ fn finish(args: &MeshArgs, m: &MeshMatrix, interrupted: bool) -> Result<RunOutco
     Ok(RunOutcome {
         interrupted,
         incomplete: failed > 0,
+        ..RunOutcome::default()
     })
 }

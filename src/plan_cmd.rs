@@ -1,4 +1,4 @@
-//! `linerate plan FILE [--check] [--resume] [--report FILE]`: the steps of a plan file (the
+//! `linerate plan FILE [--check] [--resume] [--report FILE] [--check-against TAGS]`: the steps of a plan file (the
 //! `plan` crate reads and checks it; docs/PLANS.md) run in order as the command line would run
 //! them, every run stored tagged `plan=NAME`, `step=STEP` and the plan's and step's tags.
 //!
@@ -19,6 +19,7 @@ use sweep::knob::{run_command, Phase, DEFAULT_TIMEOUT};
 
 use crate::cli::{usage_error_line, Cli, Command};
 use crate::commands::{self, RunOutcome};
+use crate::plan_check::{baseline_tags, check_steps};
 use crate::store_args::{open_store, resolve_db};
 
 /// `linerate plan`.
@@ -36,6 +37,14 @@ pub struct PlanArgs {
     /// At the end, write the HTML report of the plan's runs to this file.
     #[arg(long, value_name = "PATH", conflicts_with = "check")]
     pub report: Option<PathBuf>,
+    /// Also tag every run of the plan (repeatable; over a tag of the plan file with the same
+    /// key), e.g. --tag commit=$GITHUB_SHA.
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    pub tags: Vec<String>,
+    /// At the end, check each step's runs against the runs of the same step carrying these
+    /// tags (e.g. commit=abc), as `linerate check` does; exit 1 when a metric regressed.
+    #[arg(long, value_name = "TAGSET", conflicts_with = "check")]
+    pub check_against: Option<String>,
     /// Results database every step stores into (default: $LINERATE_DB, else
     /// $XDG_DATA_HOME/linerate/results.sqlite).
     #[arg(long, value_name = "PATH")]
@@ -53,7 +62,14 @@ enum Ended {
 
 /// `linerate plan`.
 pub fn plan(args: &PlanArgs, interrupt: Signal) -> Result<RunOutcome> {
-    let plan = plan::load(&args.file)?;
+    let mut plan = plan::load(&args.file)?;
+    for tag in crate::store_args::parse_tags(&args.tags)?.iter() {
+        for step in &mut plan.steps {
+            step.tags.retain(|(k, _)| k != tag.0);
+            step.tags.push((tag.0.into(), tag.1.into()));
+        }
+    }
+    let baseline = args.check_against.as_deref().map(baseline_tags).transpose()?;
     let db = resolve_db(args.db.as_deref())?;
     let commands = plan
         .steps
@@ -73,6 +89,7 @@ pub fn plan(args: &PlanArgs, interrupt: Signal) -> Result<RunOutcome> {
     }
     let mut store = open_store(&db, Access::Write)?;
     let started = Instant::now();
+    let since_ms = results::store::now_unix_ms();
     let mut ended = Vec::new();
     for (i, (step, command)) in plan.steps.iter().zip(&commands).enumerate() {
         if interrupt.is_raised() {
@@ -95,11 +112,16 @@ pub fn plan(args: &PlanArgs, interrupt: Signal) -> Result<RunOutcome> {
     if let Some(out) = &args.report {
         write_report(&plan, &db, out)?;
     }
+    let regressed = match &baseline {
+        Some(tags) => check_steps(&plan, &db, tags, since_ms)?,
+        None => false,
+    };
     let failed = ended
         .iter()
         .filter(|e| matches!(e, Ended::Failed(_)))
         .count();
     Ok(RunOutcome {
+        regressed,
         interrupted: ended
             .iter()
             .any(|e| matches!(e, Ended::Interrupted | Ended::NotRun)),

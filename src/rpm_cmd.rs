@@ -221,6 +221,7 @@ pub fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
     Ok(RunOutcome {
         interrupted: run.result.interrupted,
         incomplete: false,
+        ..RunOutcome::default()
     })
 }
 
