@@ -182,7 +182,10 @@ fn draw_panel(area: &Area<'_>, s: &TrendSeries, names: RunNames) -> Result<()> {
         .draw()
         .map_err(&err)?;
     for (from, to, level) in stretches(s) {
-        let ends = [(from as f64 - 0.3, level / div), (to as f64 - 0.7, level / div)];
+        let ends = [
+            (from as f64 - 0.3, level / div),
+            (to as f64 - 0.7, level / div),
+        ];
         chart
             .draw_series(LineSeries::new(ends, MEDIAN.stroke_width(3)))
             .map_err(&err)?;
@@ -223,7 +226,11 @@ fn draw_panel(area: &Area<'_>, s: &TrendSeries, names: RunNames) -> Result<()> {
             .color(&colour)
             .pos(Pos::new(h, VPos::Top));
         let label = EmptyElement::at((at, y.end))
-            + Text::new(change_label(cp, names), (dx, 4 + 16 * (k as i32 % 2)), style);
+            + Text::new(
+                change_label(cp, names),
+                (dx, 4 + 16 * (k as i32 % 2)),
+                style,
+            );
         chart.plotting_area().draw(&label).map_err(&err)?;
     }
     Ok(())
@@ -290,7 +297,11 @@ mod tests {
             .iter()
             .map(|(key, rs)| SeriesRuns {
                 key: key.to_string(),
-                runs: rs.iter().enumerate().map(|(i, r)| (i as i64 + 1, r)).collect(),
+                runs: rs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| (i as i64 + 1, r))
+                    .collect(),
             })
             .collect();
         trend(&input, None, analysis::change_points::ALPHA).unwrap()
@@ -307,13 +318,19 @@ mod tests {
             .filter(|l| l.starts_with("<polyline") && l.contains(&stroke))
             .filter_map(|l| {
                 let pts = l.split("points=\"").nth(1)?.split('"').next()?;
-                let xs: Vec<&str> = pts.split_whitespace().map(|p| p.split(',').next()).collect::<Option<_>>()?;
+                let xs: Vec<&str> = pts
+                    .split_whitespace()
+                    .map(|p| p.split(',').next())
+                    .collect::<Option<_>>()?;
                 (xs.len() == 2 && xs[0] == xs[1]).then(|| xs[0].to_string())
             })
             .collect();
         let dashes = xs.len();
         xs.dedup();
-        assert!(dashes >= xs.len() * 3, "each marker is dashed: {dashes} dashes");
+        assert!(
+            dashes >= xs.len() * 3,
+            "each marker is dashed: {dashes} dashes"
+        );
         xs
     }
 
@@ -328,12 +345,18 @@ mod tests {
         assert_eq!(markers(&svg, WORSE).len(), 1);
         assert!(markers(&svg, BETTER).is_empty());
         assert!(svg.contains("\u{2212}10.0 % at #13"), "the label");
-        assert!(svg.contains("tcp_stream series=s: throughput (Mbit/s)"), "the key");
+        assert!(
+            svg.contains("tcp_stream series=s: throughput (Mbit/s)"),
+            "the key"
+        );
         let by_position = draw(&t, RunNames::Positions).unwrap();
         assert!(by_position.contains("at run 13"), "by position");
         levels.reverse();
         let up = draw(&trend_of(&[("up", records(&levels))]), RunNames::Ids).unwrap();
-        assert_eq!((markers(&up, WORSE).len(), markers(&up, BETTER).len()), (0, 1));
+        assert_eq!(
+            (markers(&up, WORSE).len(), markers(&up, BETTER).len()),
+            (0, 1)
+        );
         assert!(up.contains("+11.1 % at #13"), "better, in its colour");
     }
 
