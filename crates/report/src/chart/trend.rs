@@ -181,14 +181,22 @@ fn draw_panel(area: &Area<'_>, s: &TrendSeries, names: RunNames) -> Result<()> {
         .bold_line_style(RGBColor(225, 225, 225))
         .draw()
         .map_err(&err)?;
+    draw_runs(&mut chart, s, div).map_err(&err)?;
+    draw_changes(&mut chart, s, names, &y).map_err(&err)?;
+    Ok(())
+}
+
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<Ticked, Ticked>>;
+type DrawResult = std::result::Result<(), DrawingAreaErrorKind<std::io::Error>>;
+
+/// The stretches' medians under the runs' points and line; values divided by `div`.
+fn draw_runs(chart: &mut Chart<'_, '_>, s: &TrendSeries, div: f64) -> DrawResult {
     for (from, to, level) in stretches(s) {
         let ends = [
             (from as f64 - 0.3, level / div),
             (to as f64 - 0.7, level / div),
         ];
-        chart
-            .draw_series(LineSeries::new(ends, MEDIAN.stroke_width(3)))
-            .map_err(&err)?;
+        chart.draw_series(LineSeries::new(ends, MEDIAN.stroke_width(3)))?;
     }
     let points: Vec<(f64, f64)> = s
         .points
@@ -197,23 +205,27 @@ fn draw_panel(area: &Area<'_>, s: &TrendSeries, names: RunNames) -> Result<()> {
         .map(|(i, p)| (i as f64, p.value / div))
         .collect();
     let c = color(0);
-    chart
-        .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(1)))
-        .map_err(&err)?;
-    chart
-        .draw_series(points.iter().map(|&pt| Circle::new(pt, 3, c.filled())))
-        .map_err(&err)?;
+    chart.draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(1)))?;
+    chart.draw_series(points.iter().map(|&pt| Circle::new(pt, 3, c.filled())))?;
+    Ok(())
+}
+
+/// Each change point's dashed line over the panel's height `y`, and its label at the top.
+fn draw_changes(
+    chart: &mut Chart<'_, '_>,
+    s: &TrendSeries,
+    names: RunNames,
+    y: &std::ops::Range<f64>,
+) -> DrawResult {
     for (k, cp) in s.change_points.iter().enumerate() {
         let colour = if cp.worse { WORSE } else { BETTER };
         let at = cp.index as f64;
-        chart
-            .draw_series(DashedLineSeries::new(
-                [(at, y.start), (at, y.end)],
-                6,
-                4,
-                colour.stroke_width(2),
-            ))
-            .map_err(&err)?;
+        chart.draw_series(DashedLineSeries::new(
+            [(at, y.start), (at, y.end)],
+            6,
+            4,
+            colour.stroke_width(2),
+        ))?;
         // Right of the line, or left of it past the middle; alternate rows so that close
         // change points' labels do not overlap.
         let right = cp.index * 2 <= s.points.len();
@@ -231,7 +243,7 @@ fn draw_panel(area: &Area<'_>, s: &TrendSeries, names: RunNames) -> Result<()> {
                 (dx, 4 + 16 * (k as i32 % 2)),
                 style,
             );
-        chart.plotting_area().draw(&label).map_err(&err)?;
+        chart.plotting_area().draw(&label)?;
     }
     Ok(())
 }
