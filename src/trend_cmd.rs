@@ -40,6 +40,9 @@ pub struct TrendArgs {
     /// Output format.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TrendFormat::Table)]
     pub format: TrendFormat,
+    /// Also draw the series and their change points to this image: .svg, or .png.
+    #[arg(long, value_name = "PATH")]
+    pub chart: Option<PathBuf>,
     /// Results database, a file or postgresql://USER@HOST/DB (default: $LINERATE_DB, else
     /// $XDG_DATA_HOME/linerate/results.sqlite).
     #[arg(long, value_name = "PATH")]
@@ -86,6 +89,9 @@ pub fn run(args: &TrendArgs) -> Result<()> {
             args.metric.as_deref().unwrap_or("")
         );
     };
+    if let Some(path) = &args.chart {
+        crate::commands::write_chart(path, report::chart::trend_chart(&t)?)?;
+    }
     let text = match args.format {
         TrendFormat::Table => trend_text(&t),
         TrendFormat::Json => serde_json::to_string_pretty(&t)? + "\n",

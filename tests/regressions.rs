@@ -3,7 +3,9 @@
 //! trend` finds one change point, at run 13, of about -10 %, and none in the 200 runs alone;
 //! `linerate check` calls the 180 group a regression of goodput (exit 1, naming it, its ratio
 //! near 0.9) and two halves of the 200 group not (exit 0). Bad input is one line and exit 2;
-//! too few runs is its own answer.
+//! too few runs is its own answer. `trend --chart` draws the change point's marker, as SVG or
+//! PNG by the file's extension, over the namespaces' runs and over a stored loopback run
+//! copied at two levels (which runs wherever the tests do).
 
 use std::path::Path;
 
@@ -127,6 +129,17 @@ fn a_ten_percent_slower_shaper_is_a_change_point_and_a_goodput_regression_and_an
     );
     let text = linerate_ok(&["trend", "series=s", "--db", &db_text]);
     assert!(text.contains("change at #13 (run 13 of 24)"), "{text}");
+    let svg = dir.path().join("trend.svg");
+    linerate_ok(&[
+        "trend",
+        "series=s",
+        "--db",
+        &db_text,
+        "--chart",
+        &svg.display().to_string(),
+    ]);
+    let svg = std::fs::read_to_string(svg).unwrap();
+    assert!(svg.contains(" % at #13"), "the change point's label");
 
     let (code, out, err) = check(&db, &["rate=200", "rate=180"]);
     assert_eq!(code, 1, "{out}{err}");
@@ -156,4 +169,73 @@ fn a_ten_percent_slower_shaper_is_a_change_point_and_a_goodput_regression_and_an
     assert_eq!(code, 1);
     assert!(out.contains("<failure type=\"regression\""), "{out}");
     assert!(out.contains("name=\"throughput\""), "{out}");
+}
+
+/// One loopback run stored, then exported and imported 24 times, its goodput set to 200
+/// Mbit/s for the first twelve copies and 180 for the last twelve, a minute apart.
+fn two_levels(dir: &Path) -> String {
+    let first = dir.join("first.sqlite");
+    store(&first, "tcp", &["series=copy"]);
+    let first = first.display().to_string();
+    let line = linerate_ok(&["export", "--format", "stored", "--db", &first]);
+    let run: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+    let mut lines = String::new();
+    for i in 0..24u64 {
+        let mut copy = run.clone();
+        let level = if i < 12 { 200e6 } else { 180e6 };
+        let record = &mut copy["record"];
+        record["summary"]["throughput_bps"] = (level + (i % 3) as f64 * 1e5).into();
+        let started = record["started_at_unix_ms"].as_u64().unwrap() + i * 60_000;
+        record["started_at_unix_ms"] = started.into();
+        lines.push_str(&format!("{copy}\n"));
+    }
+    let file = dir.join("copies.jsonl");
+    std::fs::write(&file, lines).unwrap();
+    let db = dir.join("copies.sqlite").display().to_string();
+    linerate_ok(&["import", &file.display().to_string(), "--db", &db]);
+    db
+}
+
+#[test]
+fn trend_chart_marks_the_change_point_as_svg_or_png_by_the_extension() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = two_levels(dir.path());
+    let svg = dir.path().join("out.svg");
+    let text = linerate_ok(&[
+        "trend",
+        "series=copy",
+        "--db",
+        &db,
+        "--chart",
+        &svg.display().to_string(),
+    ]);
+    assert!(text.contains("change at #13 (run 13 of 24)"), "{text}");
+    let svg = std::fs::read_to_string(svg).unwrap();
+    assert!(svg.starts_with("<svg"), "{svg}");
+    assert!(
+        svg.contains("\u{2212}10.0 % at #13"),
+        "the change point's label"
+    );
+    assert!(svg.contains("tcp_stream series=copy: throughput (Mbit/s)"));
+    let png = dir.path().join("out.png");
+    linerate_ok(&[
+        "trend",
+        "series=copy",
+        "--db",
+        &db,
+        "--chart",
+        &png.display().to_string(),
+    ]);
+    let png = std::fs::read(png).unwrap();
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "the PNG signature");
+    let out = linerate()
+        .args(["trend", "series=copy", "--db", &db, "--chart", "out.jpg"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--chart out.jpg: give a path ending in .svg or .png"),
+        "{err}"
+    );
 }

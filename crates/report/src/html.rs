@@ -3,9 +3,10 @@
 //!
 //! The page is a minijinja template (`templates/report.html`) over the same tables the other
 //! exporters write: the columns and their tags, the comparison, the run list, the packet-rate
-//! matrix when given, each `linerate rpm` direction's figures and chart, and every chart the
-//! data supports. Its script counts the drawn charts
-//! into `<body data-charts>`, so a headless browser's DOM shows that the page ran.
+//! matrix when given, each `linerate rpm` direction's figures and chart, every chart the
+//! data supports, and each column's trend with its change points (`html_trend`). Its script
+//! counts the drawn charts into `<body data-charts>`, so a headless browser's DOM shows that
+//! the page ran.
 
 use minijinja::value::Serde;
 use minijinja::{context, Environment, Value};
@@ -38,10 +39,10 @@ pub struct Report<'a> {
 
 /// A table as the template's `table` macro takes it.
 #[derive(Serialize)]
-struct Cells {
-    headers: Vec<String>,
-    rows: Vec<Vec<String>>,
-    text_columns: usize,
+pub(crate) struct Cells {
+    pub(crate) headers: Vec<String>,
+    pub(crate) rows: Vec<Vec<String>>,
+    pub(crate) text_columns: usize,
 }
 
 fn pps_cells(m: &PpsMatrix) -> Cells {
@@ -262,6 +263,7 @@ fn section_view(section: &crate::Section, index: usize) -> Result<Value> {
         differences => (!cmp.differences.is_empty()).then(|| Value::from(Serde(differences))),
         comparison => Value::from(Serde(comparison)),
         charts => chart_views(charts(&section.columns)?, index),
+        trends => crate::html_trend::trend_views(section, index)?,
     })
 }
 

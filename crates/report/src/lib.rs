@@ -31,6 +31,7 @@ mod export;
 mod format;
 pub mod headline;
 pub mod html;
+mod html_trend;
 mod json;
 mod labeled;
 pub mod live_table;

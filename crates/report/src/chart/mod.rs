@@ -19,6 +19,7 @@ mod rpm;
 mod scale;
 mod sweep_value;
 mod timeline;
+mod trend;
 
 use plotters::style::RGBColor;
 
@@ -58,6 +59,9 @@ pub enum ChartKind {
     /// side; not in [`ChartKind::ALL`] (the report draws one per direction): drawn by
     /// [`rpm_chart`] from the directions, or by [`render`] from stored runs' `summary.rpm`.
     Rpm,
+    /// A metric's history per series of stored runs with its change points (`linerate
+    /// trend`); not in [`ChartKind::ALL`]: drawn by [`trend_chart`] from a trend.
+    Trend,
 }
 
 impl ChartKind {
@@ -83,6 +87,7 @@ impl ChartKind {
             ChartKind::Mesh => "mesh",
             ChartKind::Load => "load",
             ChartKind::Rpm => "rpm",
+            ChartKind::Trend => "trend",
         }
     }
 
@@ -103,6 +108,7 @@ impl ChartKind {
             ChartKind::Mesh => "Mesh: every ordered pair of hosts",
             ChartKind::Load => "Round trip against offered load",
             ChartKind::Rpm => "Responsiveness under working conditions",
+            ChartKind::Trend => "Trend and change points",
         }
     }
 
@@ -117,6 +123,7 @@ impl ChartKind {
             ChartKind::Sweep => "Receiver throughput at each value of the swept parameter, in the order swept (the median of the point's runs).",
             ChartKind::Load => "Median and 99th-percentile round trip at each offered load, a share of the capacity measured unpaced first; dashed: the knee, the first load whose median reached the stated multiple of the lowest load's.",
             ChartKind::Mesh => "One square per ordered pair: rows are the hosts that ran the test (from), columns the hosts they tested towards (to); darker is a higher figure; grey squares failed.",
+            ChartKind::Trend => "One point per run in the series' order; grey: the median of each stretch between change points; dashed: a change point at the first run of the new level (vermillion: worse, green: better), with its change of the median.",
             ChartKind::Rpm => "Per direction, one point per interval since the direction began: top, the goodput and its moving average with the load connections running (dashed, right axis); bottom, the medians of the self probes (in band on the loaded connections) and the foreign probes (a request on a new connection), and the loaded connections' kernel RTT.",
         }
     }
@@ -174,6 +181,12 @@ pub fn render(kind: ChartKind, columns: &[LabeledRuns]) -> Result<Chart> {
             })
         }
         ChartKind::Rpm => rpm::draw_runs(columns)?,
+        ChartKind::Trend => {
+            return Err(Error::NoData {
+                chart: kind.name(),
+                reason: "drawn from a trend of stored runs (linerate trend --chart)".into(),
+            })
+        }
     };
     Ok(Chart { kind, svg })
 }
@@ -225,6 +238,27 @@ pub fn rpm_chart(directions: &[(&str, &results::rpm::RpmDirection)]) -> Result<C
 }
 
 pub use rpm::RPM_HEIGHT;
+
+/// Draws a trend's series one above the other (one [`WIDTH`] wide and [`TREND_PANEL_HEIGHT`]
+/// high each), its runs named by id (`#12`), each change point a dashed line labelled with
+/// its change. Fails with [`Error::NoData`] naming the chart without series, or for a series
+/// without points.
+pub fn trend_chart(t: &crate::trend::Trend) -> Result<Chart> {
+    Ok(Chart {
+        kind: ChartKind::Trend,
+        svg: trend::draw(t, trend::RunNames::Ids)?,
+    })
+}
+
+/// [`trend_chart`] with runs named by their position in the series (runs without ids).
+pub(crate) fn trend_chart_by_position(t: &crate::trend::Trend) -> Result<Chart> {
+    Ok(Chart {
+        kind: ChartKind::Trend,
+        svg: trend::draw(t, trend::RunNames::Positions)?,
+    })
+}
+
+pub use trend::TREND_PANEL_HEIGHT;
 
 /// Whether `columns` hold runs and every one is a `linerate rpm` direction (`summary.rpm`).
 pub fn all_rpm(columns: &[LabeledRuns]) -> bool {
