@@ -24,11 +24,17 @@ pub fn baseline_tags(against: &str) -> Result<Tags> {
 
 /// Checks every step's runs started since `since_ms` against `baseline`'s runs of the step;
 /// prints each check and returns whether one regressed.
-pub fn check_steps(plan: &Plan, db: &StoreLocation, baseline: &Tags, since_ms: u64) -> Result<bool> {
+pub fn check_steps(
+    plan: &Plan,
+    db: &StoreLocation,
+    baseline: &Tags,
+    since_ms: u64,
+) -> Result<bool> {
     let mut store = pgstore::open(db, Access::Read).map_err(|e| anyhow!("{e}"))?;
     let mut regressed = false;
     for step in &plan.steps {
-        let step_tags = Tags::parse([format!("plan={}", plan.name), format!("step={}", step.name)])?;
+        let step_tags =
+            Tags::parse([format!("plan={}", plan.name), format!("step={}", step.name)])?;
         let ours: Vec<StoredRun> = (store.find(&step_tags)?.into_iter())
             .filter(|r| r.record.started_at_unix_ms >= since_ms)
             .collect();

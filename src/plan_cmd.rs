@@ -69,7 +69,11 @@ pub fn plan(args: &PlanArgs, interrupt: Signal) -> Result<RunOutcome> {
             step.tags.push((tag.0.into(), tag.1.into()));
         }
     }
-    let baseline = args.check_against.as_deref().map(baseline_tags).transpose()?;
+    let baseline = args
+        .check_against
+        .as_deref()
+        .map(baseline_tags)
+        .transpose()?;
     let db = resolve_db(args.db.as_deref())?;
     let commands = plan
         .steps

@@ -39,6 +39,7 @@ mod netns;
 mod netns_errors;
 mod pg_store;
 mod plan;
+mod plan_check;
 mod proc;
 mod protocol;
 mod qdisc_netns;

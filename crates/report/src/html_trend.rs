@@ -32,7 +32,10 @@ pub(crate) fn trend_views(section: &Section, index: usize) -> Result<Vec<Value>>
 }
 
 fn trend_view(column: &LabeledRuns, id: &str) -> Result<Option<Value>> {
-    if column.runs.len() < MIN_RUNS {
+    // A trend is one test's history: runs that differ in their settings (a sweep's write
+    // sizes) are points of a sweep, not a series.
+    let one_test = column.runs.windows(2).all(|w| w[0].spec == w[1].spec);
+    if column.runs.len() < MIN_RUNS || !one_test {
         return Ok(None);
     }
     let mut runs: Vec<_> = column.runs.iter().collect();
@@ -174,5 +177,13 @@ mod tests {
         runs.truncate(3);
         let html = report(&[LabeledRuns::new("series=s", runs)]);
         assert!(!html.contains("Trend:"), "{html}");
+    }
+
+    #[test]
+    fn a_column_whose_runs_differ_in_their_settings_gets_no_trend() {
+        let mut runs = shaped_runs();
+        runs[5].spec.duration_ms += 1000;
+        let html = report(&[LabeledRuns::new("series=s", runs)]);
+        assert!(!html.contains("Trend:"), "a sweep's points are no series");
     }
 }

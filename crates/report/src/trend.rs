@@ -196,31 +196,35 @@ pub fn trend_text(t: &Trend) -> String {
 }
 
 /// Each group's runs that pass `keep`, in order (time, or `by`'s value: see [`order`]), split
-/// by kind: the series `linerate trend` draws, keyed `KIND GROUP`; empty series left out.
+/// by kind and, for a mesh's runs, by cell: the series `linerate trend` draws, keyed `KIND
+/// GROUP` (`KIND GROUP, FROM → TO` for a cell, so a nightly mesh's cells each get a trend);
+/// empty series left out.
 pub fn series_by_kind(
     groups: Vec<(String, Vec<StoredRun>)>,
     keep: impl Fn(&StoredRun) -> bool,
     by: Option<&str>,
 ) -> Vec<(String, Vec<StoredRun>)> {
-    let mut out = Vec::new();
+    let mut out: Vec<(String, Vec<StoredRun>)> = Vec::new();
     for (key, group) in groups {
-        let ordered = order(group.into_iter().filter(|r| keep(r)).collect(), by);
-        let mut kinds: Vec<TestKind> = Vec::new();
-        for r in &ordered {
-            if !kinds.contains(&r.record.kind) {
-                kinds.push(r.record.kind);
+        let first = out.len();
+        for r in order(group.into_iter().filter(|r| keep(r)).collect(), by) {
+            let series = format!("{} {key}{}", r.record.kind.as_str(), cell_of(&r));
+            match out[first..].iter_mut().find(|(k, _)| *k == series) {
+                Some((_, runs)) => runs.push(r),
+                None => out.push((series, vec![r])),
             }
-        }
-        for k in kinds {
-            let of_kind: Vec<StoredRun> = ordered
-                .iter()
-                .filter(|r| r.record.kind == k)
-                .cloned()
-                .collect();
-            out.push((format!("{} {key}", k.as_str()), of_kind));
         }
     }
     out
+}
+
+/// `, FROM → TO` for a mesh's run (it carries the mesh's id and its cell), else nothing.
+fn cell_of(run: &StoredRun) -> String {
+    let tag = |k: &str| run.tags.get(k);
+    match (tag(crate::mesh::MESH_ID_TAG), tag("from"), tag("to")) {
+        (Some(_), Some(from), Some(to)) => format!(", {from} → {to}"),
+        _ => String::new(),
+    }
 }
 
 /// By time, or by `tag`'s value in natural order (runs without it left out); ties by time.
@@ -265,6 +269,43 @@ pub fn natural(a: &str, b: &str) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two nightly meshes of two hosts: each cell is a series of its own, in time order, and
+    /// a run outside any mesh stays in its group's series.
+    #[test]
+    fn a_meshs_cells_each_make_a_series() {
+        let runs: Vec<results::RunRecord> =
+            serde_json::from_str(include_str!("../tests/fixtures/tcp_runs.json")).unwrap();
+        let run = |id: i64, tags: &[&str]| StoredRun {
+            id: results::store::RunId(id),
+            stored_at_unix_ms: 0,
+            tags: results::store::Tags::parse(tags.iter().copied()).unwrap(),
+            host: Default::default(),
+            record: results::RunRecord {
+                started_at_unix_ms: 1000 * id as u64,
+                ..runs[0].clone()
+            },
+        };
+        let group = vec![
+            run(1, &["nightly=1", "mesh_id=m1", "from=a", "to=b"]),
+            run(2, &["nightly=1", "mesh_id=m1", "from=b", "to=a"]),
+            run(3, &["nightly=1"]),
+            run(4, &["nightly=1", "mesh_id=m2", "from=a", "to=b"]),
+            run(5, &["nightly=1", "mesh_id=m2", "from=b", "to=a"]),
+        ];
+        let series = series_by_kind(vec![("nightly=1".into(), group)], |_| true, None);
+        let got: Vec<(&str, Vec<i64>)> = (series.iter())
+            .map(|(k, rs)| (k.as_str(), rs.iter().map(|r| r.id.0).collect()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("tcp_stream nightly=1, a → b", vec![1, 4]),
+                ("tcp_stream nightly=1, b → a", vec![2, 5]),
+                ("tcp_stream nightly=1", vec![3]),
+            ]
+        );
+    }
 
     #[test]
     fn versions_sort_as_people_read_them() {

@@ -15,8 +15,7 @@ use report::LabeledRuns;
 
 use crate::fixtures;
 
-/// Columns that between them have data for every chart (the write-size column's four runs
-/// also get a trend).
+/// Columns that between them have data for every chart.
 fn report_columns() -> Vec<LabeledRuns> {
     let mut columns = fixtures::driver_columns();
     columns.extend(fixtures::msg_size_columns());
@@ -51,7 +50,7 @@ fn report_is_one_self_contained_file() {
     let urls = page.matches("http://").count() + page.matches("https://").count();
     let namespaces = page.matches("xmlns=\"http://www.w3.org/2000/svg\"").count();
     assert_eq!(urls, namespaces, "a URL other than the SVG namespace");
-    assert_eq!(namespaces, 8, "one inline SVG per chart");
+    assert_eq!(namespaces, 7, "one inline SVG per chart");
     assert!(
         page.contains("<title>Drivers &lt;compared&gt;</title>"),
         "the title is escaped"
@@ -63,7 +62,6 @@ fn report_is_one_self_contained_file() {
         "latency-cdf-2",
         "message-size",
         "pps",
-        "trend-1-3",
     ] {
         assert!(
             page.contains(&format!("id=\"chart-{id}\"")),
@@ -182,15 +180,15 @@ fn report_renders_in_chromium_without_console_errors() {
     );
     // The page's script ran to its end: it counted the charts into the body.
     assert!(
-        loaded.dom.contains("data-charts=\"8\""),
-        "the script did not count 8 charts:\n{}",
+        loaded.dom.contains("data-charts=\"7\""),
+        "the script did not count 7 charts:\n{}",
         &loaded.dom[..loaded.dom.len().min(2000)]
     );
-    assert!(loaded.dom.contains("8 charts drawn"));
+    assert!(loaded.dom.contains("7 charts drawn"));
     assert_eq!(
         loaded.dom.matches("<svg").count(),
-        8,
-        "eight inline charts in the DOM"
+        7,
+        "seven inline charts in the DOM"
     );
     for id in ["comparison", "runs", "pps", "columns"] {
         assert!(
