@@ -12,6 +12,7 @@ use measure::udp_stats::SeqTracker;
 
 use super::batch::{is_retry, recvmmsg, Batch};
 use super::framing::{Arrival, Framing};
+use super::{AFTER_FIN, MOST_AFTER_FIN};
 use crate::{EngineError, StreamControl};
 
 /// The first FIN datagram a receiver saw: when, and the sender's total it carries.
@@ -44,6 +45,16 @@ impl Intake {
         self.fin
             .as_ref()
             .is_some_and(|f| self.tracker.snapshot().unique >= f.total)
+    }
+
+    /// Whether the wait for stragglers after a FIN is over: nothing has come for
+    /// [`AFTER_FIN`] since the FIN and the last datagram (a busy host's softirq may deliver
+    /// what was queued before the FIN after it), or [`MOST_AFTER_FIN`] has passed since the FIN.
+    pub(super) fn stragglers_done(&self, last_arrival: Instant) -> bool {
+        self.fin.as_ref().is_some_and(|f| {
+            let since = f.at.elapsed();
+            (since >= AFTER_FIN && last_arrival.elapsed() >= AFTER_FIN) || since >= MOST_AFTER_FIN
+        })
     }
 
     /// Reads a batch from `fd` (`flags`: see [`recvmmsg`]) and accounts for it; the number of

@@ -7,7 +7,8 @@
 //! kernel coalescing arrivals (UDP GRO, split again here by the reported segment size), and feeds
 //! each header to a [`SeqTracker`] (loss, reordering, duplicates, jitter), publishing its counts
 //! once per batch. It ends when a FIN has been seen and every datagram it counts has arrived, or
-//! 50 ms after the FIN (stragglers), or 500 ms after `stop` without a datagram (every FIN lost);
+//! 50 ms after the FIN and the last datagram (stragglers; at most 500 ms after the FIN), or
+//! 500 ms after `stop` without a datagram (every FIN lost);
 //! before ending on a timer it reads whatever is already queued, without waiting.
 
 use std::io::{self, ErrorKind};
@@ -42,8 +43,11 @@ use crate::{
     Conn, Endpoint, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL,
 };
 
-/// How long the receiver keeps reading after a FIN, for datagrams reordered behind it.
+/// How long the receiver keeps reading after a FIN, and after the last datagram, for
+/// datagrams reordered behind it.
 const AFTER_FIN: Duration = Duration::from_millis(50);
+/// The longest the receiver goes on after a FIN while datagrams keep coming.
+const MOST_AFTER_FIN: Duration = Duration::from_millis(500);
 /// How long the receiver waits after `stop` with nothing arriving before it gives up on FIN.
 const QUIET_AFTER_STOP: Duration = Duration::from_millis(500);
 /// Without FIN datagrams (iperf3's framing), how long the receiver waits after `stop` with
@@ -390,10 +394,7 @@ impl UdpStream {
             if intake.complete() {
                 break;
             }
-            let fin_waited = intake
-                .fin
-                .as_ref()
-                .is_some_and(|f| f.at.elapsed() >= AFTER_FIN);
+            let fin_waited = intake.stragglers_done(last_arrival);
             let quiet = ctl.stop.is_raised() && {
                 let since = *stop_seen_at.get_or_insert_with(Instant::now);
                 let quiet_for = self.quiet_after_stop();
