@@ -102,7 +102,7 @@ impl MeshProgress<RunRecord> for Cells {
                 let id = match self.store.as_mut().map(|s| s.save_with(&record, &tags)) {
                     Some(Ok(id)) => Some(id),
                     Some(Err(e)) => {
-                        self.store_error.get_or_insert(e);
+                        self.store_error.get_or_insert(e.into());
                         None
                     }
                     None => None,

@@ -332,7 +332,7 @@ fn save(store: &mut RunStore, run: &mut RpmRun) -> Result<Option<String>> {
         None => Ok(where_to),
         Some(e) => {
             where_to.iter().for_each(|w| eprintln!("{w}"));
-            Err(e)
+            Err(e.into())
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The results database from the command line, for every command that stores or reads runs:
 //! the `--db/--no-store/--tag` flags every test takes ([`StoreArgs`]), the `--tag/--kind/
 //! --since` filter of listings ([`RunFilterArgs`]), where the database is ([`resolve_db`]),
-//! storing a finished run ([`RunStore`], [`store_run`]) with the client host's facts it carries.
+//! storing a finished run ([`RunStore`], from `pgstore`, and [`store_run`]).
 //!
 //! The database is `--db PATH|URL`, else `$LINERATE_DB`, else
 //! `$XDG_DATA_HOME/linerate/results.sqlite` (`~/.local/share/linerate/results.sqlite`); a
@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, Result};
 use clap::Args;
 use pgstore::Access;
+pub use pgstore::RunStore;
 use results::store::{
     parse_kind, Filter, ResultStore, RunId, StoreError, StoreLocation, Tag, Tags,
 };
@@ -99,19 +100,6 @@ pub fn parse_tags(items: &[String]) -> Result<Tags> {
     Ok(tags)
 }
 
-/// An open database and the tags for the runs stored into it: opened before a test starts, so a
-/// bad tag or an unusable database is reported before any time is spent measuring.
-pub struct RunStore {
-    store: Box<dyn ResultStore>,
-    tags: Tags,
-}
-
-impl std::fmt::Debug for RunStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "RunStore({})", self.store.location())
-    }
-}
-
 impl StoreArgs {
     /// Checks the tags and opens the database (creating it on first use); `None` with
     /// `--no-store`.
@@ -120,45 +108,9 @@ impl StoreArgs {
         if self.no_store {
             return Ok(None);
         }
-        let store = open_store(&resolve_db(self.db.as_deref())?, Access::Write)?;
-        Ok(Some(RunStore { store, tags }))
-    }
-}
-
-impl RunStore {
-    /// Stores one run with the user's tags.
-    pub fn save(&mut self, record: &RunRecord) -> Result<RunId> {
-        self.save_with(record, &Tags::new())
-    }
-
-    /// Stores one run with the user's tags plus `extra` ones (e.g. a `linerate pps` cell's
-    /// `frame_bytes` and `flows`); where a key is in both, the user's value wins. The client
-    /// host's facts stored beside it are the record's own (`hosts.client`), which the client
-    /// collected for the run.
-    pub fn save_with(&mut self, record: &RunRecord, extra: &Tags) -> Result<RunId> {
-        let mut tags = self.tags.clone();
-        for (k, v) in extra.iter() {
-            if tags.get(k).is_none() {
-                // Keys from a valid `Tags` are valid.
-                let _ = tags.insert(Tag {
-                    key: k.to_string(),
-                    value: v.to_string(),
-                });
-            }
-        }
-        let facts = record
-            .hosts
-            .as_ref()
-            .map(|h| h.client.clone())
-            .unwrap_or_default();
-        self.store
-            .insert(record, &tags, &facts)
-            .map_err(|e| keep_unsaved(record, store_error(e, true)))
-    }
-
-    /// The database as messages name it: the file, or the URL without its password.
-    pub fn location(&self) -> String {
-        self.store.location()
+        let location = resolve_db(self.db.as_deref())?;
+        let store = RunStore::open(&location, tags).map_err(|e| store_error(e, true))?;
+        Ok(Some(store))
     }
 }
 
@@ -167,51 +119,17 @@ impl RunStore {
 /// bad database is reported before the test runs.
 pub fn store_run(args: &StoreArgs, record: &RunRecord) -> Result<Option<RunId>> {
     match args.open()? {
-        Some(mut store) => store.save(record).map(Some),
+        Some(mut store) => Ok(Some(store.save(record)?)),
         None => Ok(None),
-    }
-}
-
-/// A run the database would not take (disk full, file system gone read-only): its record is
-/// written as JSON (as `--json` prints it) to the temporary directory, and the error says
-/// where, so nothing measured is lost.
-fn keep_unsaved(record: &RunRecord, error: anyhow::Error) -> anyhow::Error {
-    let stamp = record.started_at_unix_ms;
-    let path = std::env::temp_dir().join(format!(
-        "linerate-unsaved-{stamp}-{}.json",
-        std::process::id()
-    ));
-    let written = serde_json::to_vec_pretty(record)
-        .map_err(std::io::Error::other)
-        .and_then(|bytes| std::fs::write(&path, bytes));
-    match written {
-        Ok(()) => anyhow!(
-            "the run was printed but not stored: {error:#}; its record (JSON) is in {}",
-            path.display()
-        ),
-        Err(e) => anyhow!(
-            "the run was printed but not stored: {error:#}; nor could its record be written to {} ({e}): the output above is all that is left",
-            path.display()
-        ),
     }
 }
 
 /// A store error as one line; when storing, says how to skip it.
 pub(crate) fn store_error(e: StoreError, storing: bool) -> anyhow::Error {
-    let hint = match &e {
-        StoreError::ReadOnly { .. }
-        | StoreError::NotADatabase { .. }
-        | StoreError::Foreign { .. }
-        | StoreError::Corrupt { .. }
-        | StoreError::NewerSchema { .. }
-        | StoreError::CreateDir { .. }
-        | StoreError::Server { .. }
-        | StoreError::ForeignTables { .. }
-            if storing =>
-        {
-            " (--db PATH stores elsewhere, --no-store skips storing)"
-        }
-        _ => "",
+    let hint = if storing {
+        pgstore::storing_hint(&e)
+    } else {
+        ""
     };
     anyhow!("{e}{hint}")
 }

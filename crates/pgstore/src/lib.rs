@@ -15,6 +15,7 @@
 
 pub mod connect;
 pub mod migrations;
+mod run_store;
 mod sql;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
@@ -29,6 +30,7 @@ use results::store::{
 use results::RunRecord;
 
 pub use connect::PgTarget;
+pub use run_store::{storing_hint, RunStore, Unsaved};
 
 /// Whether a store is opened to store runs or only to read them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

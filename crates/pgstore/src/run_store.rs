@@ -1,0 +1,132 @@
+//! Storing finished runs as the measuring commands do: an open store of either kind and the
+//! user's tags, opened before a test starts (so a bad database is reported before any time is
+//! spent measuring); each run stored with its client host's facts; a run the store refuses
+//! (disk full, file system gone read-only) kept as a JSON file so nothing measured is lost.
+//!
+//! Invariants: where a key is both the user's and a caller's extra tag, the user's value wins;
+//! a refused run's record is written whole to the temporary directory before the error is
+//! returned, and the error says where (or that it could not be).
+
+use std::path::PathBuf;
+
+use results::store::{ResultStore, RunId, StoreError, StoreLocation, Tag, Tags};
+use results::RunRecord;
+
+use crate::{open, Access};
+
+/// An open database and the tags for the runs stored into it.
+pub struct RunStore {
+    store: Box<dyn ResultStore>,
+    tags: Tags,
+}
+
+impl std::fmt::Debug for RunStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RunStore({})", self.store.location())
+    }
+}
+
+/// A run the store would not take.
+#[derive(Debug)]
+pub struct Unsaved {
+    /// Why the store refused it.
+    pub error: StoreError,
+    /// Where its record (JSON, as `--json` prints it) was written instead, or why it could not
+    /// be.
+    pub kept: Result<PathBuf, (PathBuf, std::io::Error)>,
+}
+
+impl std::fmt::Display for Unsaved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (error, hint) = (&self.error, storing_hint(&self.error));
+        write!(f, "the run was printed but not stored: {error}{hint}; ")?;
+        match &self.kept {
+            Ok(path) => write!(f, "its record (JSON) is in {}", path.display()),
+            Err((path, e)) => write!(
+                f,
+                "nor could its record be written to {} ({e}): the output above is all that is left",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Unsaved {}
+
+/// What to do about a store that refuses to store, after its error: store elsewhere or skip.
+pub fn storing_hint(e: &StoreError) -> &'static str {
+    match e {
+        StoreError::ReadOnly { .. }
+        | StoreError::NotADatabase { .. }
+        | StoreError::Foreign { .. }
+        | StoreError::Corrupt { .. }
+        | StoreError::NewerSchema { .. }
+        | StoreError::CreateDir { .. }
+        | StoreError::Server { .. }
+        | StoreError::ForeignTables { .. } => {
+            " (--db PATH stores elsewhere, --no-store skips storing)"
+        }
+        _ => "",
+    }
+}
+
+impl RunStore {
+    /// Opens the store at `location` for writing (an SQLite file is created on first use).
+    pub fn open(location: &StoreLocation, tags: Tags) -> Result<Self, StoreError> {
+        Ok(Self {
+            store: open(location, Access::Write)?,
+            tags,
+        })
+    }
+
+    /// Stores one run with the user's tags.
+    pub fn save(&mut self, record: &RunRecord) -> Result<RunId, Unsaved> {
+        self.save_with(record, &Tags::new())
+    }
+
+    /// Stores one run with the user's tags plus `extra` ones (e.g. a `linerate pps` cell's
+    /// `frame_bytes` and `flows`). The client host's facts stored beside it are the record's
+    /// own (`hosts.client`), which the client collected for the run.
+    pub fn save_with(&mut self, record: &RunRecord, extra: &Tags) -> Result<RunId, Unsaved> {
+        let mut tags = self.tags.clone();
+        for (k, v) in extra.iter() {
+            if tags.get(k).is_none() {
+                // Keys from a valid `Tags` are valid.
+                let _ = tags.insert(Tag {
+                    key: k.to_string(),
+                    value: v.to_string(),
+                });
+            }
+        }
+        let facts = (record.hosts.as_ref())
+            .map(|h| h.client.clone())
+            .unwrap_or_default();
+        self.store
+            .insert(record, &tags, &facts)
+            .map_err(|error| Unsaved {
+                error,
+                kept: keep(record),
+            })
+    }
+
+    /// The database as messages name it: the file, or the URL without its password.
+    pub fn location(&self) -> String {
+        self.store.location()
+    }
+}
+
+/// Writes `record` as JSON to the temporary directory; the file, or why it could not be.
+fn keep(record: &RunRecord) -> Result<PathBuf, (PathBuf, std::io::Error)> {
+    let stamp = record.started_at_unix_ms;
+    let path = std::env::temp_dir().join(format!(
+        "linerate-unsaved-{stamp}-{}.json",
+        std::process::id()
+    ));
+    let written = serde_json::to_vec_pretty(record)
+        .map_err(std::io::Error::other)
+        .and_then(|bytes| std::fs::write(&path, bytes));
+    match written {
+        Ok(()) => Ok(path),
+        Err(e) => Err((path, e)),
+    }
+}
