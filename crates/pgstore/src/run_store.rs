@@ -130,3 +130,32 @@ fn keep(record: &RunRecord) -> Result<PathBuf, (PathBuf, std::io::Error)> {
         Err(e) => Err((path, e)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_run_says_why_what_to_do_and_where_its_record_is() {
+        let unsaved = Unsaved {
+            error: StoreError::ReadOnly {
+                path: "/ro/r.sqlite".into(),
+            },
+            kept: Ok("/tmp/linerate-unsaved-1-2.json".into()),
+        };
+        assert_eq!(
+            unsaved.to_string(),
+            "the run was printed but not stored: /ro/r.sqlite: the database file is read-only; \
+             make it writable, or choose another file (--db PATH stores elsewhere, --no-store \
+             skips storing); its record (JSON) is in /tmp/linerate-unsaved-1-2.json"
+        );
+        let lost = Unsaved {
+            kept: Err(("/full/x.json".into(), std::io::Error::other("no space"))),
+            ..unsaved
+        };
+        assert!(lost.to_string().ends_with(
+            "nor could its record be written to /full/x.json (no space): the output above is \
+             all that is left"
+        ));
+    }
+}
