@@ -18,7 +18,7 @@ fn root() -> PathBuf {
 }
 
 /// Every `.rs` file below `dir`, skipping build output.
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -35,7 +35,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn is_test_file(path: &Path) -> bool {
+pub(crate) fn is_test_file(path: &Path) -> bool {
     path.components().any(|c| c.as_os_str() == "tests")
         || path.file_name().is_some_and(|n| n == "tests.rs")
 }
@@ -43,7 +43,7 @@ fn is_test_file(path: &Path) -> bool {
 /// `line` with string and character literals emptied and a trailing `//` comment cut, so
 /// only code braces remain. Raw strings and block comments spanning lines are rare in this
 /// tree; a line with `r#"` is taken as brace-free.
-fn code_of(line: &str) -> String {
+pub(crate) fn code_of(line: &str) -> String {
     if line.contains("r#\"") {
         return String::new();
     }

@@ -2,6 +2,7 @@
 //! namespaces, protocol abuse, bad input through the binary, and Ctrl-C.
 
 mod abuse;
+mod architecture;
 mod auth;
 mod bidir_rates;
 mod budgets;

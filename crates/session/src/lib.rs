@@ -1,16 +1,23 @@
 //! The two ends of a linerate test session, over the control protocol of the `wire` crate.
 //!
 //! - [`server`]: [`server::serve`] accepts control and data connections on one listener and runs
-//!   each client's session on its own threads, within the limits of its [`server::ServerConfig`].
+//!   each client's session on its own threads, within the limits of its [`server::ServerConfig`];
+//!   iperf3 clients at the same port, and the server's counters ([`server::ServerMetrics`]).
 //! - [`client`]: [`client::run`] runs one test against a server and returns its record, handing
-//!   live interval samples to a [`client::Progress`].
+//!   live interval samples to a [`client::Progress`] (implemented here for `report`'s live table
+//!   and `--json-stream` writer).
+//! - [`iperf3`]: a client for a stock `iperf3 -s`.
+//! - [`relay`]: third-party tests (`--from`) and a mesh's pairs (a `sweep::mesh::PairRunner`).
+//! - [`rpm`]: responsiveness under working conditions (`linerate rpm`).
 //! - [`probe`]: a latency probe beside a bulk test (latency under load).
+//! - [`metrics_http`]: the server's counters over HTTP (`serve --metrics`).
 //! - [`target`]: where a client connects, and host name resolution.
 //! - [`auth`]: keys, key files and the challenge-response proofs both ends exchange.
 //!
-//! Measurement and protocol only: nothing here parses flags or prints. The server reports what
-//! happens through a [`server::Log`] the caller supplies; shutdown and interrupts arrive as
-//! [`engine::Signal`] values, never as globals.
+//! Measurement and protocol only: nothing here parses flags, and nothing prints but the latency
+//! probe's one progress line on stderr ([`probe`]). The server reports what happens through a
+//! [`server::Log`] the caller supplies; shutdown and interrupts arrive as [`engine::Signal`]
+//! values, never as globals.
 
 pub mod auth;
 pub mod client;
