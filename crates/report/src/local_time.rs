@@ -17,7 +17,7 @@ pub enum DateError {
     /// Not a date jiff's ISO 8601 parser takes, or one the calendar or the clock does not have
     /// (2025-02-29, 25:00); jiff's message says which part.
     #[error(
-        "{0}; give YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS], local time unless it ends in Z, \
+        "not a date ({0}); give YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS], local time unless it ends in Z, \
          ±HH:MM or [Area/City], e.g. 2026-05-20"
     )]
     NotADate(jiff::Error),
@@ -202,7 +202,8 @@ mod tests {
             let e = parse_since_in(bad, &z).unwrap_err();
             assert!(matches!(e, DateError::NotADate(_)), "{bad}: {e:?}");
             let msg = e.to_string();
-            assert!(msg.contains("give YYYY-MM-DD"), "{bad}: {msg}");
+            assert!(msg.starts_with("not a date ("), "{bad}: {msg}");
+            assert!(msg.contains("); give YYYY-MM-DD"), "{bad}: {msg}");
             assert!(!msg.contains('\n'), "{bad}: {msg}");
         }
         let e = parse_since_in("2025-02-29", &z).unwrap_err().to_string();
