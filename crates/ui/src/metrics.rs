@@ -232,10 +232,7 @@ impl Scrape {
     /// Why this connection must end now, if it must (registering to be woken when it must).
     fn cut(&mut self, cx: &mut Context<'_>) -> Option<io::Error> {
         if self.deadline.as_mut().poll(cx).is_ready() {
-            return Some(io::Error::new(
-                io::ErrorKind::TimedOut,
-                "past its deadline",
-            ));
+            return Some(io::Error::new(io::ErrorKind::TimedOut, "past its deadline"));
         }
         let evicted = self
             .evicted
@@ -380,7 +377,10 @@ mod tests {
         shutdown.raise();
         let deadline = Instant::now() + Duration::from_secs(2);
         while std::net::TcpStream::connect(addr).is_ok() {
-            assert!(Instant::now() < deadline, "still listening 2 s after shutdown");
+            assert!(
+                Instant::now() < deadline,
+                "still listening 2 s after shutdown"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }

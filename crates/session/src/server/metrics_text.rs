@@ -162,7 +162,10 @@ mod tests {
             ("Application/OpenMetrics-Text", Format::OpenMetrics),
             ("text/plain;version=0.0.4", Format::Classic),
             ("*/*", Format::Classic),
-            ("application/openmetrics-text;q=0, text/plain", Format::Classic),
+            (
+                "application/openmetrics-text;q=0, text/plain",
+                Format::Classic,
+            ),
         ] {
             assert_eq!(Format::accepted(accept), format, "{accept}");
         }
