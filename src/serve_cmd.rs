@@ -43,7 +43,7 @@ pub fn serve(args: &ServeArgs, shutdown: Signal) -> Result<()> {
             .map_err(|_| anyhow::anyhow!("--metrics {addr}: give ADDR:PORT, e.g. 0.0.0.0:9464"))?;
         let metrics = Arc::new(server::ServerMetrics::default());
         config.metrics = Some(Arc::clone(&metrics));
-        let bound = session::metrics_http::start(addr, metrics, shutdown.clone())
+        let bound = ui::metrics::start(addr, move |a| metrics.page(a), shutdown.clone())
             .with_context(|| format!("--metrics {addr}"))?;
         eprintln!("linerate serve: OpenMetrics at http://{bound}/metrics");
     }

@@ -232,7 +232,10 @@ fn metrics_parse_as_openmetrics_and_count_the_tests_that_ran() {
     // issue 35: Prometheus reads both formats as written, promtool clean on each.
     let classic = get_as(&metrics, "/metrics", None);
     assert!(
-        classic.contains("Content-Type: text/plain; version=0.0.4"),
+        // Header names are case-insensitive (hyper writes them in lower case).
+        classic
+            .to_ascii_lowercase()
+            .contains("content-type: text/plain; version=0.0.4"),
         "{classic}"
     );
     let classic = classic.split("\r\n\r\n").nth(1).unwrap();
@@ -246,89 +249,4 @@ fn metrics_parse_as_openmetrics_and_count_the_tests_that_ran() {
     if let Some(checked) = promtool(classic) {
         checked.unwrap_or_else(|said| panic!("promtool on the classic text: {said}\n{classic}"));
     }
-}
-
-/// The in-process endpoint on a free loopback port, with empty counters; stops when the
-/// returned signal drops out of scope (raised by the caller).
-fn endpoint() -> (String, engine::Signal) {
-    let shutdown = engine::Signal::new();
-    let addr = session::metrics_http::start(
-        "127.0.0.1:0".parse().unwrap(),
-        std::sync::Arc::new(session::server::ServerMetrics::default()),
-        shutdown.clone(),
-    )
-    .unwrap();
-    (addr.to_string(), shutdown)
-}
-
-/// A hostile scraper: connects and sends `GET /met`, then one more byte every 300 ms for at
-/// most 5 s, never finishing its request; returns how long the endpoint kept it open.
-fn trickler(addr: &str) -> std::thread::JoinHandle<Duration> {
-    let mut conn = TcpStream::connect(addr).unwrap();
-    let began = Instant::now();
-    std::thread::spawn(move || {
-        conn.write_all(b"GET /met").unwrap();
-        conn.set_read_timeout(Some(Duration::from_millis(300)))
-            .unwrap();
-        let mut buf = [0u8; 64];
-        while began.elapsed() < Duration::from_secs(5) {
-            match conn.read(&mut buf) {
-                Ok(0) => return began.elapsed(),
-                Ok(_) => panic!("a request never finished got an answer"),
-                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
-                    return began.elapsed()
-                }
-                Err(_) => {
-                    if conn.write_all(b"r").is_err() {
-                        return began.elapsed();
-                    }
-                }
-            }
-        }
-        began.elapsed()
-    })
-}
-
-#[test]
-fn ten_tricklers_do_not_delay_a_real_scrape_and_are_closed_at_their_deadline() {
-    let (addr, shutdown) = endpoint();
-    let tricklers: Vec<_> = (0..10).map(|_| trickler(&addr)).collect();
-    std::thread::sleep(Duration::from_millis(200));
-    let began = Instant::now();
-    let text = get(&addr, "/metrics");
-    let took = began.elapsed();
-    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
-    assert!(text.ends_with("# EOF\n"), "{text}");
-    assert!(took < Duration::from_secs(1), "the scrape took {took:?}");
-    for t in tricklers {
-        let open = t.join().unwrap();
-        // The whole request's deadline, not one per read: closed at 2 s however it trickles.
-        assert!(
-            open >= Duration::from_millis(1800) && open < Duration::from_millis(3000),
-            "a trickler stayed open {open:?}"
-        );
-    }
-    shutdown.raise();
-}
-
-#[test]
-fn a_flood_of_tricklers_beyond_the_slots_delays_a_real_scrape_by_one_deadline_at_most() {
-    let (addr, shutdown) = endpoint();
-    let tricklers: Vec<_> = (0..session::metrics_http::MAX_SCRAPES + 20)
-        .map(|_| trickler(&addr))
-        .collect();
-    std::thread::sleep(Duration::from_millis(200));
-    let began = Instant::now();
-    let text = get(&addr, "/metrics");
-    let took = began.elapsed();
-    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
-    assert!(took < Duration::from_secs(3), "the scrape took {took:?}");
-    for t in tricklers {
-        let open = t.join().unwrap();
-        assert!(
-            open < Duration::from_millis(4500),
-            "a trickler stayed open {open:?}"
-        );
-    }
-    shutdown.raise();
 }

@@ -19,6 +19,7 @@ mod harness;
 mod hostile_budgets;
 mod hostile_deadlines;
 mod hostile_hygiene;
+mod hostile_metrics;
 mod hostile_relay;
 mod interval_cpu;
 mod iperf3;

@@ -23,7 +23,6 @@ pub mod auth;
 pub mod client;
 mod control;
 pub mod iperf3;
-pub mod metrics_http;
 pub mod probe;
 pub mod relay;
 pub mod rpm;

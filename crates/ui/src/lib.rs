@@ -8,7 +8,8 @@
 //! `registry` keeps the running and recently finished tests with their bounded `log`s,
 //! `events` streams them as Server-Sent Events, `tools` answers comparisons and reports
 //! through `linerate compare` and `linerate report`, `guard` checks the key and where requests
-//! come from, `assets` is the page, embedded in the binary.
+//! come from, `assets` is the page, embedded in the binary. [`metrics`] is a separate small
+//! endpoint on the same HTTP stack: `serve --metrics`, the server's counters for a scraper.
 //!
 //! Invariants: the UI listens on loopback unless it has a key; at most
 //! [`Limits::max_running`] tests run at once; a test stopped from the page (or by the UI's
@@ -22,6 +23,7 @@ mod error;
 mod events;
 mod guard;
 mod log;
+pub mod metrics;
 mod registry;
 mod request;
 mod stream;

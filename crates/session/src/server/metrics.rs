@@ -1,7 +1,7 @@
 //! What a server counts for `serve --metrics`: tests started (by kind) and refused (by
 //! reason), tests running, bytes and datagrams by direction and transport, authentication
-//! failures, handshake timeouts, and each client's last test's throughput. The binary renders
-//! a [`MetricsSnapshot`] as OpenMetrics text; nothing here formats.
+//! failures, handshake timeouts, and each client's last test's throughput. `metrics_text`
+//! renders a [`MetricsSnapshot`] as text; nothing here formats.
 //!
 //! Invariants: counters only grow while the server runs (never reset); a finished test adds
 //! the bytes its server-side streams moved over the whole test (`total` of each stream); the

@@ -14,6 +14,7 @@ mod error;
 mod gate;
 mod iperf3;
 mod metrics;
+pub mod metrics_text;
 mod registry;
 mod relay;
 mod relay_to;
