@@ -2,7 +2,8 @@
 //!
 //! - [`server`]: [`server::serve`] accepts control and data connections on one listener and runs
 //!   each client's session on its own threads, within the limits of its [`server::ServerConfig`];
-//!   iperf3 clients at the same port, and the server's counters ([`server::ServerMetrics`]).
+//!   iperf3 clients at the same port, and the server's counters ([`server::ServerMetrics`]) with
+//!   their OpenMetrics text (served over HTTP by the `ui` crate's `metrics`).
 //! - [`client`]: [`client::run`] runs one test against a server and returns its record, handing
 //!   live interval samples to a [`client::Progress`] (implemented here for `report`'s live table
 //!   and `--json-stream` writer).
@@ -10,7 +11,6 @@
 //! - [`relay`]: third-party tests (`--from`) and a mesh's pairs (a `sweep::mesh::PairRunner`).
 //! - [`rpm`]: responsiveness under working conditions (`linerate rpm`).
 //! - [`probe`]: a latency probe beside a bulk test (latency under load).
-//! - [`metrics_http`]: the server's counters over HTTP (`serve --metrics`).
 //! - [`target`]: where a client connects, and host name resolution.
 //! - [`auth`]: keys, key files and the challenge-response proofs both ends exchange.
 //!
