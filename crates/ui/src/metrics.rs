@@ -56,6 +56,13 @@ where
     let listener = std::net::TcpListener::bind(addr)?;
     let bound = listener.local_addr()?;
     listener.set_nonblocking(true)?;
+    // A deep accept queue: a burst of connections waits there for the slots' rule (the
+    // oldest trickler gives way) rather than overflowing into the kernel's retransmissions,
+    // which would hold a client seconds past any deadline of ours.
+    // SAFETY: listen on our own listening socket only changes its backlog.
+    if unsafe { libc::listen(std::os::fd::AsRawFd::as_raw_fd(&listener), BACKLOG) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -69,6 +76,9 @@ where
         .spawn(move || runtime.block_on(serve(listener, page, shutdown)))?;
     Ok(bound)
 }
+
+/// Connections the kernel holds for us before they are accepted.
+const BACKLOG: libc::c_int = 1024;
 
 /// Serves until `shutdown`; returning drops the listener, and the runtime's end (the thread's)
 /// drops every open connection.
