@@ -101,6 +101,20 @@ fn fn_name(line: &str) -> Option<String> {
 }
 
 /// The functions of `text` longer than the budget, as `name (N lines)`.
+/// Adds `line`'s braces to `depth`; `opened` once one has opened.
+pub(crate) fn braces(line: &str, depth: &mut i32, opened: &mut bool) {
+    for c in line.chars() {
+        match c {
+            '{' => {
+                *depth += 1;
+                *opened = true;
+            }
+            '}' => *depth -= 1,
+            _ => {}
+        }
+    }
+}
+
 fn long_functions(text: &str) -> Vec<String> {
     let lines: Vec<&str> = text.lines().collect();
     let end = lines
@@ -116,16 +130,7 @@ fn long_functions(text: &str) -> Vec<String> {
             if !opened && code.contains(';') && !code.contains('{') {
                 break; // a declaration without a body (trait method, extern)
             }
-            for c in code.chars() {
-                match c {
-                    '{' => {
-                        depth += 1;
-                        opened = true;
-                    }
-                    '}' => depth -= 1,
-                    _ => {}
-                }
-            }
+            braces(&code, &mut depth, &mut opened);
             if opened && depth == 0 {
                 if j + 1 > FN_LINES {
                     long.push(format!("{name} ({} lines, from line {})", j + 1, i + 1));

@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::budgets::{code_of, is_test_file, rust_files};
+use crate::budgets::{braces, code_of, is_test_file, rust_files};
 
 /// One non-test source file: its path from the workspace root and its code lines.
 pub struct Source {
@@ -91,16 +91,7 @@ fn strip_tests(file: &Path, lines: &mut [String], skipped: &mut BTreeSet<PathBuf
                 }
                 break;
             }
-            for c in line.chars() {
-                match c {
-                    '{' => {
-                        depth += 1;
-                        opened = true;
-                    }
-                    '}' => depth -= 1,
-                    _ => {}
-                }
-            }
+            braces(&line, &mut depth, &mut opened);
             if opened && depth == 0 {
                 break;
             }
