@@ -3,10 +3,11 @@
 //! namespaces. `linerate trend` finds one change point in the first twelve and the 180 runs,
 //! at run 13, of about -10 %, and none in the 24 runs at 200; `linerate check` calls the 180
 //! group a regression of goodput (exit 1, naming it, its ratio near 0.9) and the two halves of
-//! the 200 runs not (exit 0). Bad input is one line and exit 2;
-//! too few runs is its own answer. `trend --chart` draws the change point's marker, as SVG or
-//! PNG by the file's extension, over the namespaces' runs and over a stored loopback run
-//! copied at two levels (which runs wherever the tests do).
+//! the 200 runs not (exit 0). Bad input to `check` or `trend` (an unknown tag, mixed kinds, a
+//! series of one run) is one line and exit 2; too few runs is its own answer. `trend --chart`
+//! draws the change point's marker, as SVG or PNG by the file's extension, over the
+//! namespaces' runs and over a stored loopback run copied at two levels (which runs wherever
+//! the tests do).
 
 use std::path::Path;
 
@@ -70,6 +71,27 @@ fn bad_input_is_one_line_and_exit_2_and_too_few_runs_is_its_own_answer() {
     assert!(out.contains("RESULT  not enough runs: 1, need 4"), "{out}");
     let (code, out, _) = check(&db, &["g=a", "g=b", "--kind", "tcp_stream", "--strict"]);
     assert_eq!(code, 1, "{out}");
+    // trend: an unknown tag, a series of one run, a significance out of range.
+    for (args, says) in [
+        (vec!["nope=x"], "nope=x: no stored run carries these tags"),
+        (vec!["g=a"], "no series with two runs or more"),
+        (
+            vec!["g=b", "--alpha", "0.9"],
+            "--alpha 0.9: give a significance",
+        ),
+    ] {
+        let db = db.display().to_string();
+        let out = linerate()
+            .arg("trend")
+            .args(&args)
+            .args(["--db", &db])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
 }
 
 #[test]
