@@ -82,9 +82,11 @@ pub fn linerate() -> Command {
     c
 }
 
-/// The results database every run of this test process stores into (never the user's).
+/// The results database every run of this test process stores into (never the user's): under
+/// `target/tmp`, so `cargo clean` takes the databases of earlier test processes with it.
 pub fn test_db() -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("linerate-tests-{}.sqlite", std::process::id()))
+    std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("linerate-tests-{}.sqlite", std::process::id()))
 }
 
 /// Whether this process can make network namespaces; when it cannot, reports the running test
