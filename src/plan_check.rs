@@ -81,10 +81,11 @@ fn tag(key: &str, value: &str) -> Tag {
 
 /// The test a run is of: its kind, and its mesh cell when it has one.
 fn test_of(run: &StoredRun) -> String {
-    match (run.tags.get("from"), run.tags.get("to")) {
-        (Some(from), Some(to)) => format!("{}, {from} → {to}", run.record.kind.as_str()),
-        _ => run.record.kind.as_str().to_string(),
-    }
+    format!(
+        "{}{}",
+        run.record.kind.as_str(),
+        report::trend::cell_of(run)
+    )
 }
 
 /// The runs split by test, in order of first appearance.

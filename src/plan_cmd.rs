@@ -1,6 +1,7 @@
-//! `linerate plan FILE [--check] [--resume] [--report FILE] [--check-against TAGS]`: the steps of a plan file (the
-//! `plan` crate reads and checks it; docs/PLANS.md) run in order as the command line would run
-//! them, every run stored tagged `plan=NAME`, `step=STEP` and the plan's and step's tags.
+//! `linerate plan FILE [--check] [--resume] [--report FILE] [--check-against TAGS]`: the steps
+//! of a plan file (the `plan` crate reads and checks it; docs/PLANS.md) run in order as the
+//! command line would run them, every run stored tagged `plan=NAME`, `step=STEP` and the
+//! plan's and step's tags.
 //!
 //! A failing step (its `pre`, its command, or a run that came back incomplete) does not stop
 //! the plan: the others run and the end says which failed. Ctrl-C ends the plan after the

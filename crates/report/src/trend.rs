@@ -218,8 +218,9 @@ pub fn series_by_kind(
     out
 }
 
-/// `, FROM → TO` for a mesh's run (it carries the mesh's id and its cell), else nothing.
-fn cell_of(run: &StoredRun) -> String {
+/// `, FROM → TO` for a mesh's run (it carries the mesh's id and its cell), else nothing: what
+/// splits a mesh's runs into one series (or one check, `plan --check-against`) per cell.
+pub fn cell_of(run: &StoredRun) -> String {
     let tag = |k: &str| run.tags.get(k);
     match (tag(crate::mesh::MESH_ID_TAG), tag("from"), tag("to")) {
         (Some(_), Some(from), Some(to)) => format!(", {from} → {to}"),
