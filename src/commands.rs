@@ -60,23 +60,6 @@ impl RunOutcome {
     }
 }
 
-/// Runs a measuring command (the tests, sweeps, rfc2544, pps and mesh: a plan's step
-/// kinds); any other command is an error.
-pub fn run_measuring(command: &crate::cli::Command, interrupt: Signal) -> Result<RunOutcome> {
-    use crate::cli::Command;
-    match command {
-        Command::Tcp(args) => tcp(args, interrupt),
-        Command::Udp(args) => udp(args, interrupt),
-        Command::Pps(args) => pps(args, interrupt),
-        Command::Rr(args) => rr(args, false, interrupt),
-        Command::Crr(args) => rr(args, true, interrupt),
-        Command::Sweep(args) => sweep(args, interrupt),
-        Command::Rfc2544(args) => rfc2544(args, interrupt),
-        Command::Mesh(args) => crate::mesh_cmd::mesh(args, interrupt),
-        _ => bail!("not a measuring command"),
-    }
-}
-
 /// `linerate tcp`.
 pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<RunOutcome> {
     let mut plan = args.plan()?;

@@ -8,6 +8,7 @@ pub mod commands;
 pub mod connection_args;
 pub mod docs_gen;
 pub mod latency_args;
+pub mod measuring;
 pub mod mesh_cmd;
 pub mod output;
 pub mod plan_check;

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use linerate::cli::{Cli, Command};
-use linerate::{commands, shutdown};
+use linerate::shutdown;
 
 /// Parses the command line. Help and version print as clap formats them; usage errors become
 /// one line naming the input, like every other error (iperf3's `-c HOST`: linerate's command).
@@ -65,16 +65,8 @@ fn run() -> anyhow::Result<ExitCode> {
             println!("{}", linerate::serve_cmd::keygen(name)?);
             return Ok(ExitCode::SUCCESS);
         }
-        Command::Tcp(_)
-        | Command::Udp(_)
-        | Command::Pps(_)
-        | Command::Rr(_)
-        | Command::Crr(_)
-        | Command::Sweep(_)
-        | Command::Rfc2544(_)
-        | Command::Mesh(_) => commands::run_measuring(&cli.command, interrupt)?,
+        Command::Measuring(m) => m.run(interrupt)?,
         Command::Plan(args) => linerate::plan_cmd::plan(args, interrupt)?,
-        Command::Rpm(args) => linerate::rpm_cmd::rpm(args, interrupt)?,
         Command::Ui(args) => return linerate::ui_cmd::ui(args, interrupt),
         Command::Runs(args) => {
             linerate::store_cmd::runs(args)?;

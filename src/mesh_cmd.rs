@@ -33,7 +33,7 @@ pub struct MeshArgs {
     #[arg(long, value_name = "NAME")]
     pub dns: Option<String>,
     /// The test each pair runs.
-    #[arg(long, value_name = "KIND", default_value = "tcp", value_parser = ["tcp", "udp", "rr", "crr"])]
+    #[arg(long, value_name = "KIND", default_value = "tcp", value_parser = crate::measuring::test_names())]
     pub test: String,
     /// Test duration of each pair.
     #[arg(

@@ -19,7 +19,8 @@ use results::store::{ResultStore, StoreLocation, Tags};
 use sweep::knob::{run_command, Phase, DEFAULT_TIMEOUT};
 
 use crate::cli::{usage_error_line, Cli, Command};
-use crate::commands::{self, RunOutcome};
+use crate::commands::RunOutcome;
+use crate::measuring::MeasuringArgs;
 use crate::plan_check::{baseline_tags, check_steps};
 use crate::store_args::{open_store, resolve_db};
 
@@ -146,7 +147,7 @@ fn print_programs(plan: &Plan, commands: &[Cli]) {
                 lines.push(format!("step {}: {hook}: {}", step.name, quoted(words)));
             }
         }
-        if let Command::Sweep(sweep) = &cli.command {
+        if let Command::Measuring(MeasuringArgs::Sweep(sweep)) = &cli.command {
             if let crate::sweep::args::SweepCommand::Knob(knob) = &sweep.what {
                 let knob_hooks = [("--pre", Some(&knob.pre)), ("--post", knob.post.as_ref())];
                 for (flag, cmd) in knob_hooks {
@@ -193,33 +194,11 @@ fn step_command(args: &PlanArgs, plan: &Plan, step: &Step, db: &StoreLocation) -
     );
     let argv = std::iter::once("linerate".to_string()).chain(step.command_line(plan, &db.as_arg()));
     let cli = Cli::try_parse_from(argv).map_err(|e| anyhow!("{at}: {}", usage_error_line(&e)))?;
-    check(&cli.command).map_err(|e| anyhow!("{at}: {e:#}"))?;
-    Ok(cli)
-}
-
-/// A step's command checked as its command checks it before running anything.
-fn check(command: &Command) -> Result<()> {
-    let time = match command {
-        Command::Tcp(a) => Some(a.common.time),
-        Command::Udp(a) => Some(a.common.time),
-        Command::Rr(a) | Command::Crr(a) => Some(a.common.time),
-        _ => None,
+    let Command::Measuring(command) = &cli.command else {
+        bail!("{at}: not a measuring command");
     };
-    if time == Some(0.0) {
-        bail!("-t 0 runs until Ctrl-C, which would hold the plan at this step: give it a duration");
-    }
-    match command {
-        Command::Tcp(a) => a.plan().map(drop),
-        Command::Udp(a) => a.plan().map(drop),
-        Command::Rr(a) => a.plan(false).map(drop),
-        Command::Crr(a) => a.plan(true).map(drop),
-        Command::Pps(a) => a.plan().map(drop),
-        Command::Sweep(a) => a.plan().map(drop),
-        Command::Rfc2544(a) => a.plan().map(drop),
-        Command::Mesh(a) => crate::mesh_cmd::check(a).map(drop),
-        Command::Rpm(a) => crate::rpm_cmd::check(a),
-        _ => bail!("not a step kind"),
-    }
+    command.check().map_err(|e| anyhow!("{at}: {e:#}"))?;
+    Ok(cli)
 }
 
 fn has_runs(store: &mut dyn ResultStore, plan: &Plan, step: &Step) -> Result<bool> {
@@ -258,8 +237,8 @@ fn run_step(step: &Step, cli: &Cli, interrupt: &Signal) -> Ended {
     let mut interrupted = false;
     if failure.is_none() {
         let outcome = match &cli.command {
-            Command::Rpm(a) => crate::rpm_cmd::rpm(a, interrupt.clone()),
-            command => commands::run_measuring(command, interrupt.clone()),
+            Command::Measuring(m) => m.run(interrupt.clone()),
+            _ => Err(anyhow!("not a measuring command")),
         };
         match outcome {
             Ok(o) if o.interrupted => interrupted = true,

@@ -2,8 +2,8 @@
 //! clap definitions (their doc comments are the help text) and their validation into typed
 //! specs. Every error names the flag and what to do.
 //!
-//! [`TestCli`] parses a test command on its own, as a sweep takes one after `--`; `sweep size`
-//! and `rfc2544` build theirs as typed structs (defaults, then their own flags' values), and
+//! `measuring::MeasuringCli` parses a test command on its own, as a sweep takes one after `--`;
+//! `sweep size` and `rfc2544` build theirs as typed structs (defaults, then their own flags' values), and
 //! both reuse this validation. The connection flags are `connection_args`'s; the whole command
 //! line, which holds these commands too, is `cli`'s. This module depends on neither.
 
@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::Args;
 use measure::units::{parse_bits_per_sec, parse_bytes};
 use wire::datagram::HEADER_LEN;
 use wire::spec::{
@@ -26,32 +26,6 @@ use crate::repeat_args::RepeatArgs;
 pub use crate::rr_args::RrArgs;
 use crate::store_args::StoreArgs;
 use session::target::Family;
-
-/// A test command alone, parsed as `linerate` parses it (the first word is the program name).
-#[derive(Debug, Parser)]
-#[command(name = "linerate", version, propagate_version = true)]
-pub struct TestCli {
-    /// The test.
-    #[command(subcommand)]
-    pub command: TestCommand,
-}
-
-/// The test commands, as `cli::Command` has them (a test checks that their help agrees).
-#[derive(Debug, Subcommand)]
-pub enum TestCommand {
-    /// Bulk TCP (or Unix-socket) throughput: send, reverse or both ways, N parallel streams.
-    Tcp(TcpArgs),
-    /// UDP at a target rate: loss, reordering, duplicates and jitter, exactly accounted.
-    Udp(UdpArgs),
-    /// Request/response over TCP: transactions per second and round-trip latency percentiles.
-    Rr(RrArgs),
-    /// Connect, request, response, close, repeat: connections per second and connect +
-    /// transaction latency percentiles.
-    Crr(RrArgs),
-    /// Any other command, kept whole so the caller can say why it does not fit.
-    #[command(external_subcommand)]
-    Other(Vec<String>),
-}
 
 /// Flags every client test takes.
 #[derive(Debug, Clone, Args)]

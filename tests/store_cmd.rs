@@ -24,7 +24,7 @@ fn flags_parse_as_wired() {
         "/x",
     ])
     .unwrap();
-    let Command::Tcp(tcp) = cli.command else {
+    let Command::Measuring(linerate::measuring::MeasuringArgs::Tcp(tcp)) = cli.command else {
         panic!("not tcp")
     };
     let store = &tcp.common.store;

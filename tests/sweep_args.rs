@@ -6,14 +6,20 @@ use clap::CommandFactory;
 use sweep::result::SweepKind;
 use wire::spec::{TestKind, UdpRate};
 
-use linerate::cli::{Cli, Command as WiredCommand};
+use linerate::cli::{Cli, Command};
+use linerate::measuring::MeasuringArgs as WiredCommand;
 use linerate::sweep::args::{parse_duration, PreparedSweep};
 use linerate::sweep::rfc2544_args::PreparedRfc2544;
 
 fn parse(args: &[&str]) -> Result<WiredCommand, String> {
-    <Cli as clap::Parser>::try_parse_from(std::iter::once("linerate").chain(args.iter().copied()))
-        .map(|w| w.command)
-        .map_err(|e| e.to_string())
+    let cli = <Cli as clap::Parser>::try_parse_from(
+        std::iter::once("linerate").chain(args.iter().copied()),
+    )
+    .map_err(|e| e.to_string())?;
+    match cli.command {
+        Command::Measuring(m) => Ok(m),
+        other => Err(format!("not a measuring command: {other:?}")),
+    }
 }
 
 fn sweep(args: &[&str]) -> Result<PreparedSweep, String> {

@@ -32,32 +32,10 @@ pub enum Command {
         /// The key's name (the user), 1 to 64 of A-Z a-z 0-9 . _ @ -.
         name: String,
     },
-    /// Bulk TCP (or Unix-socket) throughput: send, reverse or both ways, N parallel streams.
-    Tcp(crate::test_args::TcpArgs),
-    /// UDP at a target rate: loss, reordering, duplicates and jitter, exactly accounted.
-    Udp(crate::test_args::UdpArgs),
-    /// Packet rate matrix: frame sizes x flow counts at max rate, against the line rate
-    /// link_bps / 8 / (frame + 20).
-    Pps(crate::pps_args::PpsArgs),
-    /// Request/response over TCP: transactions per second and round-trip latency percentiles.
-    Rr(crate::rr_args::RrArgs),
-    /// Connect, request, response, close, repeat: connections per second and connect +
-    /// transaction latency percentiles.
-    Crr(crate::rr_args::RrArgs),
-    /// Sweep message sizes (NetPIPE-style), a test parameter or your own setting (a command
-    /// run before each point); every point a stored run.
-    Sweep(crate::sweep::SweepArgs),
-    /// RFC 2544 throughput: per frame size, the highest rate with loss within --loss, by
-    /// binary search over trials, with latency at that rate and the line rate beside it.
-    Rfc2544(crate::sweep::Rfc2544Args),
-    /// Every ordered pair of hosts (each a `serve --relay` server) runs the test, the first
-    /// as the client: a matrix of throughput (or p50 round trip, connections/s), each cell a
-    /// stored run.
-    Mesh(crate::mesh_cmd::MeshArgs),
-    /// Responsiveness under working conditions (RPM, the IETF draft): load connections added
-    /// one per second until goodput is stable, foreign and in-band self probes beside them,
-    /// where the delay sits (socket buffers, network queues), per direction.
-    Rpm(crate::rpm_cmd::RpmArgs),
+    /// The commands that measure (tcp, udp, pps, rr, crr, sweep, rfc2544, mesh, rpm): one
+    /// per entry of the registry, `plan::Measuring`.
+    #[command(flatten)]
+    Measuring(crate::measuring::MeasuringArgs),
     /// Run a plan file's steps in order (tests, sweeps, knob sweeps, meshes), every run stored
     /// tagged plan=NAME and step=STEP; --check validates it, --resume skips stored steps.
     Plan(crate::plan_cmd::PlanArgs),
@@ -217,33 +195,12 @@ pub fn usage_error_line(e: &clap::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_args::TestCli;
+    use crate::measuring::MeasuringCli;
     use clap::CommandFactory;
 
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
-        TestCli::command().debug_assert();
-    }
-
-    /// The test commands a sweep parses after `--` read and explain themselves as linerate's.
-    #[test]
-    fn test_commands_match_the_cli() {
-        let (cli, tests) = (Cli::command(), TestCli::command());
-        for name in ["tcp", "udp", "rr", "crr"] {
-            let (a, b) = (
-                cli.find_subcommand(name).unwrap(),
-                tests.find_subcommand(name).unwrap(),
-            );
-            assert_eq!(
-                a.get_about().map(ToString::to_string),
-                b.get_about().map(ToString::to_string),
-                "{name}"
-            );
-            let flags = |c: &clap::Command| -> Vec<String> {
-                c.get_arguments().map(|a| a.get_id().to_string()).collect()
-            };
-            assert_eq!(flags(a), flags(b), "{name}");
-        }
+        MeasuringCli::command().debug_assert();
     }
 }

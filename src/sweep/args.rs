@@ -23,11 +23,11 @@ use sweep::values::{parse_values, SweepValue, ValueUnit};
 use sweep::{LoadPlan, ProbePlan};
 
 use crate::connection_args::ConnectionArgs;
+use crate::measuring::{MeasuringArgs, MeasuringCli};
 use crate::repeat_args::RepeatArgs;
 use crate::store_args::StoreArgs;
-use crate::test_args::{
-    CommonArgs, RrArgs, RunPlan, SendModeArg, TcpArgs, TestCli, TestCommand, UdpArgs,
-};
+use crate::test_args::{CommonArgs, RrArgs, RunPlan, SendModeArg, TcpArgs, UdpArgs};
+use plan::Measuring;
 
 /// How results are printed.
 #[derive(Debug, Clone, Default, Args)]
@@ -275,21 +275,22 @@ pub fn parse_base_test(host: Option<&str>, test: &[String]) -> Result<BaseTest> 
 /// validates them; a usage error is prefixed with `context` (what the user typed), if any.
 pub(crate) fn parse_test(words: &[String], context: Option<&str>) -> Result<BaseTest> {
     let argv = std::iter::once("linerate".to_string()).chain(words.iter().cloned());
-    let cli = TestCli::try_parse_from(argv).map_err(|e| {
+    let first = words.first().map_or("", String::as_str);
+    if !first.parse::<Measuring>().is_ok_and(Measuring::is_test) {
+        bail!(
+            "-- {first}: a sweep runs one test per point: {}",
+            Measuring::list(Measuring::tests())
+        );
+    }
+    let cli = MeasuringCli::try_parse_from(argv).map_err(|e| {
         let first = crate::cli::usage_error_line(&e);
         match context {
             Some(c) => anyhow!("{c}: {first}"),
             None => anyhow!("{first}"),
         }
     })?;
-    let (common, repeat) = match &cli.command {
-        TestCommand::Tcp(a) => (&a.common, &a.repeat),
-        TestCommand::Udp(a) => (&a.common, &a.repeat),
-        TestCommand::Rr(a) | TestCommand::Crr(a) => (&a.common, &a.repeat),
-        TestCommand::Other(_) => bail!(
-            "-- {}: a sweep runs one test per point: tcp, udp, rr or crr",
-            words.first().map_or("", String::as_str)
-        ),
+    let Some((common, repeat)) = cli.command.test_flags() else {
+        bail!("-- {first}: not one test");
     };
     // Repetition, output and storage belong to the sweep (or mesh), which repeats every point,
     // prints one document for all of them and stores every run itself: the same flags after
@@ -312,28 +313,12 @@ pub(crate) fn parse_test(words: &[String], context: Option<&str>) -> Result<Base
 }
 
 /// A test command validated into the test a sweep runs.
-pub(super) fn base_of(command: TestCommand) -> Result<BaseTest> {
-    let (common, plan, unix, probe) = match command {
-        TestCommand::Tcp(a) => (
-            a.common.clone(),
-            a.plan()?,
-            a.unix.clone(),
-            a.latency.plan()?,
-        ),
-        TestCommand::Udp(a) => (a.common.clone(), a.plan()?, None, a.latency.plan()?),
-        TestCommand::Rr(a) => (a.common.clone(), a.plan(false)?, None, None),
-        TestCommand::Crr(a) => (a.common.clone(), a.plan(true)?, None, None),
-        TestCommand::Other(_) => unreachable!("refused above"),
-    };
-    if common.time == 0.0 {
+pub(super) fn base_of(command: MeasuringArgs) -> Result<BaseTest> {
+    let base = command.base_test()?;
+    if base.common.time == 0.0 {
         bail!("--time 0: a sweep's tests need an end; give --time SECONDS");
     }
-    Ok(BaseTest {
-        common,
-        plan,
-        unix,
-        probe,
-    })
+    Ok(base)
 }
 
 /// `T`'s flags at their defaults (as if the command were typed without flags), for the tests
@@ -420,12 +405,12 @@ impl SizeArgs {
             let mut a: UdpArgs = defaults()?;
             a.common.share(&self.conn, self.time);
             a.rate = Some("max".into());
-            base_of(TestCommand::Udp(a))?
+            base_of(MeasuringArgs::Udp(a))?
         } else {
             let mut a: TcpArgs = defaults()?;
             a.common.share(&self.conn, self.time);
             a.send_mode = SendModeArg::Write;
-            base_of(TestCommand::Tcp(a))?
+            base_of(MeasuringArgs::Tcp(a))?
         };
         let rr = if self.no_latency {
             None
@@ -433,7 +418,7 @@ impl SizeArgs {
             let mut a: RrArgs = defaults()?;
             a.common.share(&self.conn, self.time);
             a.udp = udp;
-            Some(base_of(TestCommand::Rr(a))?.plan.spec)
+            Some(base_of(MeasuringArgs::Rr(a))?.plan.spec)
         };
         let points = sizes
             .iter()

@@ -14,8 +14,9 @@ use wire::spec::TestKind;
 
 use super::args::{base_of, defaults, parse_duration, BaseTest, OutputArgs};
 use crate::connection_args::ConnectionArgs;
+use crate::measuring::MeasuringArgs;
 use crate::store_args::StoreArgs;
-use crate::test_args::{TestCommand, UdpArgs};
+use crate::test_args::UdpArgs;
 
 /// `linerate rfc2544`.
 #[derive(Debug, Args)]
@@ -139,7 +140,7 @@ impl Rfc2544Args {
         a.rate = Some("max".into());
         a.batch = self.batch;
         a.no_gso = self.no_gso;
-        base_of(TestCommand::Udp(a))
+        base_of(MeasuringArgs::Udp(a))
     }
 
     /// A plan per `--frame` size: its UDP payload, its trial test and its line rate.

@@ -1,10 +1,12 @@
 use super::*;
+use crate::measuring::{MeasuringArgs, MeasuringCli};
+use clap::Parser;
 use wire::spec::{RrParams, TestKind};
 fn plan(args: &[&str]) -> Result<RunPlan, String> {
-    let cli = TestCli::try_parse_from(["linerate", "tcp"].iter().chain(args))
+    let cli = MeasuringCli::try_parse_from(["linerate", "tcp"].iter().chain(args))
         .map_err(|e| e.to_string())?;
     match cli.command {
-        TestCommand::Tcp(t) => t.plan().map_err(|e| e.to_string()),
+        MeasuringArgs::Tcp(t) => t.plan().map_err(|e| e.to_string()),
         _ => unreachable!(),
     }
 }
@@ -85,10 +87,10 @@ fn bad_values_name_the_flag() {
 }
 
 fn udp_plan(args: &[&str]) -> Result<RunPlan, String> {
-    let cli = TestCli::try_parse_from(["linerate", "udp"].iter().chain(args))
+    let cli = MeasuringCli::try_parse_from(["linerate", "udp"].iter().chain(args))
         .map_err(|e| e.to_string())?;
     match cli.command {
-        TestCommand::Udp(u) => u.plan().map_err(|e| e.to_string()),
+        MeasuringArgs::Udp(u) => u.plan().map_err(|e| e.to_string()),
         _ => unreachable!(),
     }
 }
@@ -124,10 +126,10 @@ fn udp_flags() {
 
 fn rr_plan(args: &[&str]) -> Result<RunPlan, String> {
     let cli =
-        TestCli::try_parse_from(["linerate"].iter().chain(args)).map_err(|e| e.to_string())?;
+        MeasuringCli::try_parse_from(["linerate"].iter().chain(args)).map_err(|e| e.to_string())?;
     match cli.command {
-        TestCommand::Rr(r) => r.plan(false).map_err(|e| e.to_string()),
-        TestCommand::Crr(r) => r.plan(true).map_err(|e| e.to_string()),
+        MeasuringArgs::Rr(r) => r.plan(false).map_err(|e| e.to_string()),
+        MeasuringArgs::Crr(r) => r.plan(true).map_err(|e| e.to_string()),
         _ => unreachable!(),
     }
 }

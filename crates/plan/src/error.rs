@@ -9,7 +9,7 @@ use std::fmt;
 
 use thiserror::Error;
 
-use crate::kind::UnknownKind;
+use crate::registry::UnknownKind;
 use crate::words::SplitError;
 
 /// A plan that could not be read or is not valid.

@@ -7,7 +7,7 @@
 //!   `Display` names the file, line and column and says what to do (the document walk is
 //!   `read`, one step is `step`);
 //! - [`split_words`] splits a command string as a POSIX shell splits words, without a shell;
-//! - [`StepKind`]: the linerate command a step runs.
+//! - [`Measuring`]: the registry of measuring commands, the commands a step runs.
 //!
 //! Invariants of a [`Plan`]: it has at least one step; step names are unique and 1 to 64 of
 //! A-Z a-z 0-9 . _ -; every step's words start with its kind, hold no `{host}` left to replace
@@ -20,8 +20,8 @@
 use std::path::Path;
 
 mod error;
-mod kind;
 mod read;
+mod registry;
 mod step;
 mod words;
 
@@ -29,7 +29,7 @@ mod words;
 mod tests;
 
 pub use error::{CommandKey, Expected, Location, Place, PlanError, PlanWord, Position, Problem};
-pub use kind::{StepKind, UnknownKind};
+pub use registry::{Measuring, UnknownKind};
 pub use words::{split_words, SplitError};
 
 /// A validated plan: its name and tags, and its steps in the file's order.
@@ -52,7 +52,7 @@ pub struct Step {
     /// `step = [{ … }]`), for messages about the step.
     pub line: usize,
     /// The command, named by the first word of `run`.
-    pub kind: StepKind,
+    pub kind: Measuring,
     /// `run`'s words with `{host}` replaced, the kind's word first; without the leading
     /// `linerate`.
     pub words: Vec<String>,
@@ -81,7 +81,7 @@ impl Step {
     /// [`Step::run_tags`], then the rest of `run`'s words, so the runner's flags come before
     /// any `--` of the step's.
     pub fn command_line(&self, plan: &Plan, db: &str) -> Vec<String> {
-        let depth = if self.kind == StepKind::Sweep { 2 } else { 1 }.min(self.words.len());
+        let depth = self.kind.words().min(self.words.len());
         let mut argv: Vec<String> = self.words[..depth].to_vec();
         argv.extend(["--db".into(), db.into()]);
         for (k, v) in self.run_tags(plan) {

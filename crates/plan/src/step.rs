@@ -12,7 +12,7 @@ use toml::de::{DeTable, DeValue};
 use crate::error::{CommandKey, Expected, Place, PlanError, PlanWord, Problem};
 use crate::read::{self, Hosts, Source, Value};
 use crate::words::split_words;
-use crate::{Step, StepKind};
+use crate::{Measuring, Step};
 
 /// What every step of a plan starts from.
 pub(crate) struct Defaults<'a> {
@@ -181,7 +181,7 @@ impl Command<'_> {
     }
 
     /// The kind named by the first word of `run`.
-    fn kind(&self, words: &[Word]) -> Result<StepKind, PlanError> {
+    fn kind(&self, words: &[Word]) -> Result<Measuring, PlanError> {
         // `words` made it: never empty.
         let first = &words[0];
         first.text.parse().map_err(|kind| {

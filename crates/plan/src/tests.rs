@@ -59,7 +59,7 @@ fn the_example_plan_reads_whole() {
     let dma = Step {
         name: "dma-send".into(),
         line: 14,
-        kind: StepKind::Sweep,
+        kind: Measuring::Sweep,
         words: strings(&[
             "sweep",
             "knob",
@@ -82,7 +82,7 @@ fn the_example_plan_reads_whole() {
     let mesh = Step {
         name: "mesh".into(),
         line: 22,
-        kind: StepKind::Mesh,
+        kind: Measuring::Mesh,
         words: strings(&[
             "mesh",
             "198.18.1.1",
@@ -125,7 +125,7 @@ fn run_may_be_a_string_or_an_array_of_words() {
     let text = one_step("", r#"run = "tcp 'a b' c\\ d""#);
     let plan = parse(&text, "p.toml").unwrap();
     assert_eq!(plan.steps[0].words, ["tcp", "a b", "c d"]);
-    assert_eq!(plan.steps[0].kind, StepKind::Tcp);
+    assert_eq!(plan.steps[0].kind, Measuring::Tcp);
 
     // Array words are taken as they are: no splitting, quotes stay.
     let text = one_step("", r#"run = ["udp", "a b", "'c'", "-b", "1G"]"#);
@@ -194,7 +194,7 @@ fn steps_may_be_an_inline_array_of_tables() {
     let plan = parse(text, "p.toml").unwrap();
     let lines: Vec<usize> = plan.steps.iter().map(|s| s.line).collect();
     assert_eq!(lines, [3, 4]);
-    assert_eq!(plan.steps[1].kind, StepKind::Pps);
+    assert_eq!(plan.steps[1].kind, Measuring::Pps);
 }
 
 #[test]
