@@ -45,14 +45,9 @@ impl RunOutcome {
     /// points were printed).
     fn stopped(stopped: Option<Stopped>) -> Result<Self> {
         match stopped {
-            None => Ok(Self {
-                interrupted: false,
-                incomplete: false,
-                ..Self::default()
-            }),
+            None => Ok(Self::default()),
             Some(Stopped::Interrupted) => Ok(Self {
                 interrupted: true,
-                incomplete: false,
                 ..Self::default()
             }),
             Some(Stopped::Failed { message }) => bail!("{message}"),

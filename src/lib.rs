@@ -26,4 +26,5 @@ pub mod store_cmd;
 pub mod sweep;
 pub mod test_args;
 pub mod trend_cmd;
+pub mod ui_accepts;
 pub mod ui_cmd;

@@ -3,7 +3,8 @@
 //! (main's and a plan step's dispatch), [`MeasuringArgs::check`] (a plan's `--check`),
 //! [`MeasuringArgs::base_test`] (the test a sweep's point or a mesh's pair runs). `cli::Command`
 //! flattens it, so these are `linerate`'s own subcommands; [`MeasuringCli`] parses one alone,
-//! as a sweep or mesh reads its test after `--`. A test holds the enum against the registry.
+//! as a sweep or mesh reads its test after `--`. tests/registry.rs holds the enum against the
+//! registry.
 
 use anyhow::{bail, Result};
 use clap::{Parser, Subcommand};
@@ -30,14 +31,14 @@ pub enum MeasuringArgs {
     Tcp(crate::test_args::TcpArgs),
     /// UDP at a target rate: loss, reordering, duplicates and jitter, exactly accounted.
     Udp(crate::test_args::UdpArgs),
-    /// Packet rate matrix: frame sizes x flow counts at max rate, against the line rate
-    /// link_bps / 8 / (frame + 20).
-    Pps(crate::pps_args::PpsArgs),
     /// Request/response over TCP: transactions per second and round-trip latency percentiles.
     Rr(crate::rr_args::RrArgs),
     /// Connect, request, response, close, repeat: connections per second and connect +
     /// transaction latency percentiles.
     Crr(crate::rr_args::RrArgs),
+    /// Packet rate matrix: frame sizes x flow counts at max rate, against the line rate
+    /// link_bps / 8 / (frame + 20).
+    Pps(crate::pps_args::PpsArgs),
     /// Sweep message sizes (NetPIPE-style), a test parameter or your own setting (a command
     /// run before each point); every point a stored run.
     Sweep(crate::sweep::SweepArgs),
@@ -157,29 +158,4 @@ impl MeasuringArgs {
 /// `--test` of a mesh: the registry's single tests.
 pub fn test_names() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(Measuring::tests().map(Measuring::as_str))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::CommandFactory;
-
-    /// Every registry entry is a subcommand of its name, and every subcommand maps back to
-    /// the entry of its name (`kind` is an exhaustive match, so a variant has one).
-    #[test]
-    fn the_subcommands_are_the_registry() {
-        let cli = MeasuringCli::command();
-        let names: Vec<&str> = cli.get_subcommands().map(|c| c.get_name()).collect();
-        let registry: Vec<&str> = Measuring::ALL.iter().map(|k| k.as_str()).collect();
-        assert_eq!(names.len(), registry.len());
-        for kind in Measuring::ALL {
-            assert!(names.contains(&kind.as_str()), "{kind} has no subcommand");
-        }
-        for name in ["tcp", "udp", "rr", "crr", "pps", "rfc2544", "rpm"] {
-            let parsed = MeasuringCli::try_parse_from(["linerate", name]);
-            if let Ok(parsed) = parsed {
-                assert_eq!(parsed.command.kind().as_str(), name);
-            }
-        }
-    }
 }

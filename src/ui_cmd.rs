@@ -40,6 +40,7 @@ pub fn ui(args: &UiArgs, interrupt: Signal) -> Result<ExitCode> {
     };
     let mut server = ui::Server::bind(&args.listen, args.ui_key.as_deref())?;
     server.auth_key = auth_key;
+    server.accepts = crate::ui_accepts::accepts();
     println!("{}", server.url());
     server.serve(db, exe, interrupt)?;
     Ok(ExitCode::SUCCESS)

@@ -45,6 +45,7 @@ mod plan_check;
 mod proc;
 mod protocol;
 mod qdisc_netns;
+mod registry;
 mod regressions;
 mod relay;
 mod report_cli;

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Result};
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum, ValueHint};
 use sweep::knob::KnobPlan;
 use sweep::ladder::sweep_sizes;
 use sweep::output::Format;
@@ -215,10 +215,10 @@ pub struct KnobArgs {
     /// Command run before each point, with {value} replaced by the point's value, e.g.
     /// 'ethtool -C eth0 rx-usecs {value}'. No shell: quote with ' or "; for pipes, write a
     /// script (the value is also in $LINERATE_VALUE). A failure stops the sweep.
-    #[arg(long, value_name = "CMD", allow_hyphen_values = true)]
+    #[arg(long, value_name = "CMD", allow_hyphen_values = true, value_hint = ValueHint::CommandString)]
     pub pre: String,
     /// Command run after each point (e.g. to restore a setting); {value} works here too.
-    #[arg(long, value_name = "CMD", allow_hyphen_values = true)]
+    #[arg(long, value_name = "CMD", allow_hyphen_values = true, value_hint = ValueHint::CommandString)]
     pub post: Option<String>,
     /// How long --pre or --post may run before it is killed, with all it started in its
     /// process group, and the sweep stops: 120s, 500ms, 30 (seconds).

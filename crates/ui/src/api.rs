@@ -36,6 +36,8 @@ pub struct Shared {
     pub registry: Registry,
     /// The linerate executable that runs them (and `compare`, `trend`, `report`).
     pub exe: PathBuf,
+    /// The commands and flags its tests may use.
+    pub accepts: crate::accept::Accepts,
     /// `compare`, `trend` and `report` commands running: at most [`tools::MAX_AT_ONCE`].
     pub tools: Arc<tokio::sync::Semaphore>,
 }
@@ -168,7 +170,7 @@ async fn start_test(
     if !is_json(&headers) {
         return Err(ApiError::NotJson);
     }
-    let words = request::words(&body)?;
+    let words = request::words(&body, &shared.accepts)?;
     // `words` parsed it already: it is a JSON object.
     let asked: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let shown: Vec<String> = words

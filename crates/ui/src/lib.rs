@@ -16,6 +16,7 @@
 //! own shutdown) gets SIGINT, as Ctrl-C, and keeps and stores what it measured; every child
 //! is reaped; nothing here formats a measurement (the page does, from the JSON).
 
+pub mod accept;
 mod api;
 mod assets;
 mod child;
@@ -37,6 +38,7 @@ use std::time::Duration;
 use engine::Signal;
 use results::store::StoreLocation;
 
+pub use accept::{Accepts, CommandRule, FlagRule};
 pub use error::{ApiError, UiError};
 pub use guard::is_loopback_host;
 pub use registry::Limits;
@@ -54,6 +56,8 @@ pub struct Server {
     pub limits: Limits,
     /// The key file its tests prove to servers with keys (`linerate ui --auth-key`).
     pub auth_key: Option<PathBuf>,
+    /// The commands and flags its tests may use (none until the binary gives its table).
+    pub accepts: Accepts,
 }
 
 impl Server {
@@ -67,6 +71,7 @@ impl Server {
             key,
             limits: Limits::default(),
             auth_key: None,
+            accepts: Accepts::default(),
         })
     }
 
@@ -95,6 +100,7 @@ impl Server {
             key: self.key,
             limits: self.limits,
             auth_key: self.auth_key,
+            accepts: self.accepts,
         };
         serve(self.listener, config, shutdown)
     }
@@ -113,6 +119,8 @@ pub struct UiConfig {
     pub limits: Limits,
     /// The key file its tests prove to servers with keys (`--auth-key`); `None`: no key.
     pub auth_key: Option<PathBuf>,
+    /// The commands and flags its tests may use.
+    pub accepts: Accepts,
 }
 
 /// Binds `--listen`; an address that is not loopback needs a key (`keyed`).
@@ -192,6 +200,7 @@ pub fn serve(listener: TcpListener, config: UiConfig, shutdown: Signal) -> Resul
         db: config.db,
         registry: registry::Registry::new(config.limits).with_key(config.auth_key),
         exe: config.exe,
+        accepts: config.accepts,
         tools: Arc::new(tokio::sync::Semaphore::new(tools::MAX_AT_ONCE)),
     });
     let guard = Arc::new(guard::Guard { key: config.key });

@@ -10,18 +10,19 @@
 //!   becomes `sweep streams --values 1,2 --tag=a=b --json-stream --tag=source=ui -- tcp -t 1`
 //!   (the UI's words go before the first `--`, so they are the command's, not its test's).
 //!
-//! The command line's own parser judges the rest (the child process does): an unknown option
-//! is its error, worded as on the terminal. Only measuring commands run; the UI stores every
-//! test in its own database (given to the child as `$LINERATE_DB`), tagged `source=ui` unless
-//! the request says otherwise, and reads its events from stdout, so what would change the
-//! database or stdout is refused, and so is what would write files or run commands of the
-//! user's on the UI's host (`--chart`, `--csv`, `sweep knob`'s `--pre`/`--post`) or reach its
-//! files and local sockets (`--auth-key` names a file, `--unix` a socket path: a request could
-//! otherwise point a test at any socket on the UI's host). Tests against keyed servers take
-//! the key the UI was started with (`linerate ui --auth-key`, or `LINERATE_AUTH_KEY`), which
-//! the UI checks at its start and hands to each test.
+//! Only measuring commands run, and only with the flags [`Accepts`] allows: the binary derives
+//! it from its own clap definitions (a flag that names a file, a local socket or a command of
+//! the UI's host is refused: `--chart`, `--unix`, `sweep knob`'s `--pre`/`--post`), and the
+//! command line's own parser judges the rest (the child process does): an unknown option is its
+//! error, worded as on the terminal. The UI stores every test in its own database (given to
+//! the child as `$LINERATE_DB`), tagged `source=ui` unless the request says otherwise, and reads
+//! its events from stdout, so what would change the database or stdout is refused too. Tests
+//! against keyed servers take the key the UI was started with (`linerate ui --auth-key`, or
+//! `LINERATE_AUTH_KEY`), which the UI checks at its start and hands to each test.
 
 use serde_json::{Map, Value};
+
+use crate::accept::{Accepts, CommandRule, FlagRule};
 
 /// The tag every test started from the UI is stored with, unless the request sets `source`.
 pub const SOURCE_TAG: (&str, &str) = ("source", "ui");
@@ -29,10 +30,11 @@ pub const SOURCE_TAG: (&str, &str) = ("source", "ui");
 /// The flag that makes the command write its events as JSON lines; the UI adds it.
 pub const JSON_STREAM: &str = "--json-stream";
 
-/// The commands the UI runs (the first word).
-const COMMANDS: [&str; 9] = [
-    "tcp", "udp", "rr", "crr", "pps", "rfc2544", "sweep", "mesh", "rpm",
-];
+/// The flags the UI sets itself, or that would write to the stdout it reads events from.
+const RESERVED: [&str; 5] = ["--db", "--no-store", "--json", "--json-stream", "--csv"];
+
+/// The flag whose file is the UI's own (`linerate ui --auth-key`).
+const OWN_KEY: &str = "--auth-key";
 
 /// Why a request is not a test.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -44,13 +46,21 @@ pub enum RequestError {
     #[error("a test is a JSON object of the command line's options, e.g. {{\"kind\":\"tcp\",\"time\":2}}, or of its words, e.g. {{\"args\":[\"tcp\",\"-t\",\"2\"]}}")]
     NotObject,
     /// `kind` is missing or not a command the options form runs.
-    #[error("kind {0}: the UI runs tcp, udp, rr, crr, pps, rfc2544, mesh and rpm as options, e.g. {{\"kind\":\"tcp\"}}; give a sweep as words, e.g. {{\"args\":[\"sweep\",\"streams\",\"--values\",\"1,2\"]}}")]
-    Kind(String),
+    #[error("kind {given}: the UI runs {list} as options, e.g. {{\"kind\":\"tcp\"}}; give a sweep as words, e.g. {{\"args\":[\"sweep\",\"streams\",\"--values\",\"1,2\"]}}")]
+    Kind {
+        /// The kind as given.
+        given: String,
+        /// The commands the options form runs.
+        list: String,
+    },
     /// The first of `args` is not a measuring command.
-    #[error(
-        "{0}: not a measuring command; the UI runs tcp, udp, rr, crr, pps, rfc2544, sweep, mesh and rpm"
-    )]
-    Command(String),
+    #[error("{given}: not a measuring command; the UI runs {list}")]
+    Command {
+        /// The first word.
+        given: String,
+        /// The commands the UI runs.
+        list: String,
+    },
     /// An option's name or value cannot be a command-line option.
     #[error("{key}: {why}")]
     Option {
@@ -62,12 +72,13 @@ pub enum RequestError {
     /// An option the UI sets itself.
     #[error("{0}: the UI stores every test in its own database (linerate ui --db) and reads its events from stdout; leave it out")]
     Reserved(String),
-    /// An option that would write files or run commands of the user's on the UI's host.
-    #[error("{0}: not from the UI (it would write a file or run a command on the UI's host); run it with the command line")]
+    /// An option (or subcommand) that names a file, a local socket or a command of the UI's
+    /// host: it would read or write files, reach local sockets or run commands there.
+    #[error("{0}: not from the UI (it names a file, a socket or a command on the UI's host); run it with the command line")]
     NotFromUi(String),
-    /// An option that names a file or local socket of the UI's host.
-    #[error("{0}: not from the UI (it names a file or socket on the UI's host); a key for servers with keys is the UI's own (linerate ui --auth-key FILE, or LINERATE_AUTH_KEY), Unix-socket tests run from the command line")]
-    LocalPath(String),
+    /// The key file, which is the UI's own.
+    #[error("{0}: not from the UI (it names a file on the UI's host); a key for servers with keys is the UI's own (linerate ui --auth-key FILE, or LINERATE_AUTH_KEY)")]
+    OwnKey(String),
 }
 
 fn bad(key: &str, why: &'static str) -> RequestError {
@@ -78,17 +89,17 @@ fn bad(key: &str, why: &'static str) -> RequestError {
 }
 
 /// The words (after `linerate`) of the test `body` asks for, `--json-stream` and the source tag
-/// included.
-pub fn words(body: &[u8]) -> Result<Vec<String>, RequestError> {
+/// included, with what `accepts` allows.
+pub fn words(body: &[u8], accepts: &Accepts) -> Result<Vec<String>, RequestError> {
     let value: Value =
         serde_json::from_slice(body).map_err(|e| RequestError::Json(e.to_string()))?;
     let Value::Object(map) = value else {
         return Err(RequestError::NotObject);
     };
     let (mut words, tail) = if map.contains_key("args") {
-        raw(&map)?
+        raw(&map, accepts)?
     } else {
-        options(&map)?
+        options(&map, accepts)?
     };
     let source_given = words
         .iter()
@@ -105,8 +116,12 @@ pub fn words(body: &[u8]) -> Result<Vec<String>, RequestError> {
 }
 
 /// The options form: the command's words, and what goes after them (`--` and the hosts).
-fn options(map: &Map<String, Value>) -> Result<(Vec<String>, Vec<String>), RequestError> {
-    let mut words = vec![command(map)?.to_string()];
+fn options(
+    map: &Map<String, Value>,
+    accepts: &Accepts,
+) -> Result<(Vec<String>, Vec<String>), RequestError> {
+    let rule = command(map, accepts)?;
+    let mut words = vec![rule.names[0].clone()];
     let mut hosts = Vec::new();
     for (key, value) in map {
         match key.replace('-', "_").as_str() {
@@ -116,7 +131,7 @@ fn options(map: &Map<String, Value>) -> Result<(Vec<String>, Vec<String>), Reque
                 let tags = tags_of(key, value)?;
                 words.extend(tags.into_iter().map(|t| format!("--tag={t}")));
             }
-            _ => option(key, value, &mut words)?,
+            _ => option(key, value, rule, &mut words)?,
         }
     }
     // A mesh takes its test's own flags after `--`, so its hosts go before (none may then look
@@ -139,7 +154,10 @@ fn options(map: &Map<String, Value>) -> Result<(Vec<String>, Vec<String>), Reque
 }
 
 /// The raw form: `args` up to the first `--` (with the tags), and from it on.
-fn raw(map: &Map<String, Value>) -> Result<(Vec<String>, Vec<String>), RequestError> {
+fn raw(
+    map: &Map<String, Value>,
+    accepts: &Accepts,
+) -> Result<(Vec<String>, Vec<String>), RequestError> {
     let why = "give the command's words as an array of strings, e.g. [\"tcp\", \"-t\", \"2\"]";
     let Some(Value::Array(items)) = map.get("args") else {
         return Err(bad("args", why));
@@ -149,15 +167,17 @@ fn raw(map: &Map<String, Value>) -> Result<(Vec<String>, Vec<String>), RequestEr
         .map(|v| v.as_str().map(str::to_string).ok_or(bad("args", why)))
         .collect::<Result<_, _>>()?;
     let first = args.first().ok_or(bad("args", why))?;
-    if !COMMANDS.contains(&first.as_str()) {
-        return Err(RequestError::Command(first.clone()));
-    }
-    if first == "sweep" && args.get(1).is_some_and(|w| w == "knob") {
-        return Err(RequestError::NotFromUi("sweep knob".into()));
+    let Some(rule) = accepts.command(first) else {
+        return Err(RequestError::Command {
+            given: first.clone(),
+            list: accepts.list(false),
+        });
+    };
+    if let Some(sub) = args.get(1).filter(|w| rule.refused_subcommands.contains(w)) {
+        return Err(RequestError::NotFromUi(format!("{first} {sub}")));
     }
     for word in &args {
-        let name = word.split('=').next().unwrap_or(word);
-        refused(name, word)?;
+        refused_word(word, accepts)?;
     }
     let split = args.iter().position(|w| w == "--").unwrap_or(args.len());
     let mut words = args[..split].to_vec();
@@ -179,38 +199,61 @@ fn raw(map: &Map<String, Value>) -> Result<(Vec<String>, Vec<String>), RequestEr
     Ok((words, args[split..].to_vec()))
 }
 
-/// Refuses `flag` (a long option's name, `--db`) when the UI sets it or cannot allow it;
-/// `shown` is how the request spelled it.
-fn refused(flag: &str, shown: &str) -> Result<(), RequestError> {
-    match flag {
-        "--db" | "--no-store" | "--json" | "--json-stream" => {
-            Err(RequestError::Reserved(shown.to_string()))
+/// Refuses a word of the raw form that is (or, as a cluster of short flags, holds) a flag the
+/// UI cannot pass on in any measuring command: the words after `--` are another command's.
+fn refused_word(word: &str, accepts: &Accepts) -> Result<(), RequestError> {
+    if word.starts_with("--") {
+        let name = word.split('=').next().unwrap_or(word);
+        return refused(name, word, accepts.anywhere(name));
+    }
+    let Some(cluster) = word.strip_prefix('-') else {
+        return Ok(());
+    };
+    for c in cluster.chars() {
+        let flag = format!("-{c}");
+        let rule = accepts.anywhere(&flag);
+        refused(&flag, word, rule)?;
+        if !matches!(rule, Some(FlagRule::Allowed { takes_value: false })) {
+            // The rest is its value (or clap refuses the unknown flag).
+            break;
         }
-        "--csv" | "--chart" | "--pre" | "--post" => Err(RequestError::NotFromUi(shown.into())),
-        "--auth-key" | "--unix" => Err(RequestError::LocalPath(shown.into())),
-        "--help" | "-h" | "--version" | "-V" => Err(bad(shown, "not a test; see linerate --help")),
+    }
+    Ok(())
+}
+
+/// Refuses `flag` (`--db`, `-u`) when the UI sets it or cannot allow it (`rule`: what the
+/// table says of it); `shown` is how the request spelled it.
+fn refused(flag: &str, shown: &str, rule: Option<FlagRule>) -> Result<(), RequestError> {
+    if RESERVED.contains(&flag) {
+        return Err(RequestError::Reserved(shown.to_string()));
+    }
+    match (flag, rule) {
+        (OWN_KEY, _) => Err(RequestError::OwnKey(shown.into())),
+        ("--help" | "-h" | "--version" | "-V", _) => {
+            Err(bad(shown, "not a test; see linerate --help"))
+        }
+        (_, Some(FlagRule::Local)) => Err(RequestError::NotFromUi(shown.into())),
         _ => Ok(()),
     }
 }
 
 /// The command of `kind`, in the command line's words or the record's.
-fn command(map: &Map<String, Value>) -> Result<&'static str, RequestError> {
-    let kind = match map.get("kind") {
-        Some(Value::String(s)) => s.as_str(),
-        Some(other) => return Err(RequestError::Kind(other.to_string())),
-        None => return Err(RequestError::Kind("missing".into())),
+fn command<'a>(
+    map: &Map<String, Value>,
+    accepts: &'a Accepts,
+) -> Result<&'a CommandRule, RequestError> {
+    let given = match map.get("kind") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => "missing".into(),
     };
-    Ok(match kind {
-        "tcp" | "tcp_stream" => "tcp",
-        "udp" | "udp_stream" => "udp",
-        "rr" | "tcp_rr" => "rr",
-        "crr" | "tcp_crr" => "crr",
-        "pps" | "udp_pps" => "pps",
-        "rfc2544" => "rfc2544",
-        "mesh" => "mesh",
-        "rpm" => "rpm",
-        other => return Err(RequestError::Kind(other.to_string())),
-    })
+    accepts
+        .by_kind(&given)
+        .filter(|_| matches!(map.get("kind"), Some(Value::String(_))))
+        .ok_or_else(|| RequestError::Kind {
+            given,
+            list: accepts.list(true),
+        })
 }
 
 /// `host`: a string, or an array of them (a mesh's hosts); empty or `null` is none (the
@@ -260,7 +303,12 @@ fn scalar(value: &Value) -> Option<String> {
 }
 
 /// One option: `--name=value`, a bare `--name` for `true`, repeated for an array.
-fn option(key: &str, value: &Value, words: &mut Vec<String>) -> Result<(), RequestError> {
+fn option(
+    key: &str,
+    value: &Value,
+    rule: &CommandRule,
+    words: &mut Vec<String>,
+) -> Result<(), RequestError> {
     let name_ok = key.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
         && key
             .chars()
@@ -273,7 +321,7 @@ fn option(key: &str, value: &Value, words: &mut Vec<String>) -> Result<(), Reque
     } else {
         format!("--{}", key.replace('_', "-"))
     };
-    refused(&flag, key)?;
+    refused(&flag, key, rule.flags.get(&flag).copied())?;
     let items = match value {
         Value::Array(items) => items.as_slice(),
         single => std::slice::from_ref(single),
@@ -295,8 +343,42 @@ fn option(key: &str, value: &Value, words: &mut Vec<String>) -> Result<(), Reque
 mod tests {
     use super::*;
 
+    /// A table as the binary derives it, for the flags these tests use.
+    fn table() -> Accepts {
+        let allowed = FlagRule::Allowed { takes_value: true };
+        let rule = |names: &[&str], options: bool, local: &[&str]| CommandRule {
+            names: names.iter().map(|n| n.to_string()).collect(),
+            options,
+            refused_subcommands: if names[0] == "sweep" {
+                vec!["knob".into()]
+            } else {
+                Vec::new()
+            },
+            flags: ["--time", "-t", "--tag", "--values", "--parallel", "-P"]
+                .iter()
+                .map(|f| (f.to_string(), allowed))
+                .chain([("-R".into(), FlagRule::Allowed { takes_value: false })])
+                .chain(local.iter().map(|f| (f.to_string(), FlagRule::Local)))
+                .collect(),
+        };
+        let path = ["--unix", "--chart", "--pre", "--post", "-u"];
+        Accepts {
+            commands: vec![
+                rule(&["tcp", "tcp_stream"], true, &path),
+                rule(&["udp", "udp_stream"], true, &[]),
+                rule(&["rr", "tcp_rr"], true, &[]),
+                rule(&["crr", "tcp_crr"], true, &[]),
+                rule(&["pps", "udp_pps"], true, &[]),
+                rule(&["rfc2544"], true, &[]),
+                rule(&["sweep"], false, &path),
+                rule(&["mesh"], true, &path),
+                rule(&["rpm"], true, &[]),
+            ],
+        }
+    }
+
     fn w(json: &str) -> Result<Vec<String>, RequestError> {
-        words(json.as_bytes())
+        words(json.as_bytes(), &table())
     }
 
     #[test]
@@ -438,5 +520,11 @@ mod tests {
         assert!(err(r#"{"kind":"tcp","auth_key":"/etc/x"}"#).contains("LINERATE_AUTH_KEY"));
         assert!(err(r#"{"args":["tcp","--unix","/s"]}"#).starts_with("--unix: not from"));
         assert!(err(r#"{"args":["rr","--auth-key=/k"]}"#).starts_with("--auth-key=/k: "));
+        // A cluster of short flags is read as the command line reads it.
+        assert!(err(r#"{"args":["tcp","-Ru","/s"]}"#).starts_with("-Ru: not from"));
+        assert!(w(r#"{"args":["tcp","-Rt1"]}"#).is_ok());
+        assert!(w(r#"{"args":["tcp","-t-u"]}"#).is_ok(), "-u is -t's value");
+        // No table, no test.
+        assert!(words(br#"{"kind":"tcp"}"#, &Accepts::default()).is_err());
     }
 }
