@@ -57,30 +57,16 @@ impl RunOutcome {
 
 /// `linerate tcp`.
 pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<RunOutcome> {
-    let mut plan = args.plan()?;
-    plan.iperf3 = args.iperf3;
+    let plan = args.plan()?;
     if let Some(name) = plan.spec.tcp().and_then(|t| t.congestion.as_ref()) {
         engine::sockopt::check_congestion(name)?;
     }
     if args.unix.is_some() {
         engine::sockopt::SocketOptions::from_spec(&plan.spec).check_unix()?;
     }
-    let probe = args.latency.plan()?;
-    if probe.is_some() && args.unix.is_some() {
-        bail!("--latency with --unix: the probes need an IP server; omit one of them");
-    }
-    let repeat = args.repeat.plan()?;
-    if args.iperf3 && (probe.is_some() || repeat.repeats()) {
-        bail!("--iperf3 runs one test: without --latency, --repeat or --until-ci");
-    }
-    run_client(
-        &plan,
-        &args.common,
-        args.unix.as_deref(),
-        probe,
-        &repeat,
-        interrupt,
-    )
+    let (probe, repeat) = (args.latency.plan()?, args.repeat.plan()?);
+    let unix = args.unix.as_deref();
+    run_client(&plan, &args.common, unix, probe, &repeat, interrupt)
 }
 
 /// `linerate rr` and `linerate crr`.
@@ -101,13 +87,8 @@ pub fn rr(args: &RrArgs, crr: bool, interrupt: Signal) -> Result<RunOutcome> {
 
 /// `linerate udp`.
 pub fn udp(args: &UdpArgs, interrupt: Signal) -> Result<RunOutcome> {
-    let mut plan = args.plan()?;
-    plan.iperf3 = args.iperf3;
-    let probe = args.latency.plan()?;
-    let repeat = args.repeat.plan()?;
-    if args.iperf3 && (probe.is_some() || repeat.repeats()) {
-        bail!("--iperf3 runs one test: without --latency, --repeat or --until-ci");
-    }
+    let plan = args.plan()?;
+    let (probe, repeat) = (args.latency.plan()?, args.repeat.plan()?);
     warn_udp_buffer_cap(plan.spec.window_bytes)?;
     run_client(&plan, &args.common, None, probe, &repeat, interrupt)
 }

@@ -146,6 +146,9 @@ impl MeasuringArgs {
                 Measuring::list(Measuring::tests())
             ),
         };
+        if plan.iperf3 {
+            bail!("--iperf3 runs one test: not in a sweep or mesh");
+        }
         Ok(BaseTest {
             common,
             plan,

@@ -488,6 +488,11 @@ impl TcpArgs {
         };
         plan.spec.params = Params::TcpStream { stream, tcp };
         plan.spec.omit_ms = omit::omit_ms(self.common.omit, &plan.spec, self.iperf3)?;
+        let probes = self.latency.plan()?.is_some();
+        if probes && self.unix.is_some() {
+            anyhow::bail!("--latency with --unix: the probes need an IP server; omit one of them");
+        }
+        plan.iperf3 = one_iperf3_test(self.iperf3, probes, &self.repeat)?;
         Ok(plan)
     }
 }
@@ -554,8 +559,18 @@ impl UdpArgs {
         udp.flows_dst = self.flows_dst;
         plan.spec.params = Params::UdpStream { udp };
         plan.spec.omit_ms = omit::omit_ms(self.common.omit, &plan.spec, self.iperf3)?;
+        let probes = self.latency.plan()?.is_some();
+        plan.iperf3 = one_iperf3_test(self.iperf3, probes, &self.repeat)?;
         Ok(plan)
     }
+}
+
+/// `--iperf3` as the plan keeps it: one test, so neither probes nor repetitions beside it.
+fn one_iperf3_test(iperf3: bool, probes: bool, repeat: &RepeatArgs) -> anyhow::Result<bool> {
+    if iperf3 && (probes || repeat.plan()?.repeats()) {
+        anyhow::bail!("--iperf3 runs one test: without --latency, --repeat or --until-ci");
+    }
+    Ok(iperf3)
 }
 
 pub(crate) mod omit;
