@@ -70,8 +70,7 @@ pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<RunOutcome> {
 }
 
 /// `linerate rr` and `linerate crr`.
-pub fn rr(args: &RrArgs, crr: bool, interrupt: Signal) -> Result<RunOutcome> {
-    let plan = args.plan(crr)?;
+pub fn rr(plan: RunPlan, args: &RrArgs, interrupt: Signal) -> Result<RunOutcome> {
     if let Some(us) = plan.spec.rr().and_then(|rr| rr.busy_poll_us) {
         let granted = engine::sockopt::granted_busy_poll(us)?;
         if granted != us {

@@ -43,9 +43,18 @@ pub struct RrArgs {
 }
 
 impl RrArgs {
-    /// Validates the flags into a plan. TCP_NODELAY is always on: a request/response test
-    /// measures the round trip, not Nagle's algorithm.
-    pub fn plan(&self, crr: bool) -> anyhow::Result<RunPlan> {
+    /// `linerate rr`'s flags validated into a plan (over UDP with `--udp`). TCP_NODELAY is
+    /// always on: a request/response test measures the round trip, not Nagle's algorithm.
+    pub fn plan(&self) -> anyhow::Result<RunPlan> {
+        self.plan_of(false)
+    }
+
+    /// `linerate crr`'s flags validated into a plan: a TCP connection per transaction.
+    pub fn crr_plan(&self) -> anyhow::Result<RunPlan> {
+        self.plan_of(true)
+    }
+
+    fn plan_of(&self, crr: bool) -> anyhow::Result<RunPlan> {
         if self.common.reverse || self.common.bidir {
             return Err(anyhow::anyhow!(
                 "--reverse/--bidir: rr sends requests from the client; omit them"
