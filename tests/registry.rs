@@ -146,3 +146,20 @@ fn the_ui_table_holds_every_measuring_command_and_its_flags() {
         .to_string()
         .starts_with("sweep knob: not from the UI"));
 }
+
+/// The page's choice of test lists every measuring command, and nothing else.
+#[test]
+fn the_pages_test_choice_is_the_registry() {
+    let page = include_str!("../crates/ui/src/assets/index.html");
+    let start = page.find("<select name=\"kind\">").unwrap();
+    let end = start + page[start..].find("</select>").unwrap();
+    let mut offered: Vec<&str> = page[start..end]
+        .split("<option value=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .collect();
+    offered.sort_unstable();
+    let mut registry = Measuring::ALL.map(Measuring::as_str);
+    registry.sort_unstable();
+    assert_eq!(offered, registry);
+}
