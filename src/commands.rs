@@ -139,7 +139,7 @@ fn run_client(
     }
     // Bad tags or an unusable database fail before the test, not after it.
     let store = common.store.open()?;
-    let reached = target_for(plan, common, unix)?;
+    let reached = target_for(plan.route(), &common.conn, unix)?;
     if repeat.repeats() {
         let mut runner = reached.runner(interrupt.clone(), store, common.json_stream);
         let point = Point {
@@ -281,7 +281,7 @@ pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<RunOutcome> {
     let plan = args.plan()?;
     let first = &plan.cells.first().context("no cells")?.3;
     let mut store = args.common.store.open()?;
-    let reached = target_for(first, &args.common, None)?;
+    let reached = target_for(first.route(), &args.common.conn, None)?;
     let link = first.spec.link_speed_bps;
     let mut cells = Vec::new();
     let mut last = None;
@@ -361,7 +361,11 @@ pub fn sweep(args: &SweepArgs, interrupt: Signal) -> Result<RunOutcome> {
         bail!("--tag/--db/--no-store after --: give them before --, to the sweep");
     }
     let store = args.store().open()?;
-    let reached = target_for(&p.base.plan, &p.base.common, p.base.unix.as_deref())?;
+    let reached = target_for(
+        p.base.plan.route(),
+        &p.base.common.conn,
+        p.base.unix.as_deref(),
+    )?;
     let mut runner = reached.runner(interrupt.clone(), store, args.output().json_stream);
     let (r, streamed) = with_progress(args.output().json_stream, |progress| match &p.load {
         Some(load) => sweep::run_load(load, &mut runner, &interrupt.flag(), progress),
@@ -431,7 +435,7 @@ pub fn rfc2544(args: &Rfc2544Args, interrupt: Signal) -> Result<RunOutcome> {
     let p = args.plan()?;
     let store = args.store.open()?;
     warn_udp_buffer_cap(p.base.plan.spec.window_bytes)?;
-    let reached = target_for(&p.base.plan, &p.base.common, None)?;
+    let reached = target_for(p.base.plan.route(), &p.base.common.conn, None)?;
     let mut runner = reached.runner(interrupt.clone(), store, args.output.json_stream);
     let (r, streamed) = with_progress(args.output.json_stream, |progress| {
         run_rfc2544(&p.plan, &mut runner, &interrupt.flag(), progress)

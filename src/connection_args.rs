@@ -3,11 +3,12 @@
 //! address family, the local address, the socket buffers and CPU placement, and the relay a
 //! third-party test runs from (`--from`).
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::Args;
 use session::auth::ClientKey;
-use session::target::DEFAULT_PORT;
+use session::target::{Family, DEFAULT_PORT};
 
 /// Where a client test connects, and its sockets' placement.
 #[derive(Debug, Clone, Args)]
@@ -45,7 +46,34 @@ pub struct ConnectionArgs {
     pub auth_key: Option<PathBuf>,
 }
 
+/// How a client reaches its server, from the connection flags: the address family, the local
+/// address, and whether it speaks iperf3's protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Route {
+    /// `-4`, `-6`, or either.
+    pub family: Family,
+    /// `--bind`.
+    pub bind: Option<SocketAddr>,
+    /// `--iperf3`: a stock iperf3 server (port 5201 unless -p).
+    pub iperf3: bool,
+}
+
 impl ConnectionArgs {
+    /// The family and local address the flags ask for (a linerate server's route).
+    pub fn route(&self) -> anyhow::Result<Route> {
+        let family = match (self.ipv4, self.ipv6) {
+            (true, _) => Family::V4,
+            (false, true) => Family::V6,
+            (false, false) => Family::Any,
+        };
+        let bind = self.bind.as_deref().map(parse_bind).transpose()?;
+        Ok(Route {
+            family,
+            bind,
+            iperf3: false,
+        })
+    }
+
     /// `-p`, or linerate's port (iperf3's for `iperf3`).
     pub fn port(&self, iperf3: bool) -> u16 {
         self.port.unwrap_or(if iperf3 {
@@ -63,4 +91,14 @@ impl ConnectionArgs {
             .transpose()
             .map_err(|e| anyhow::anyhow!("--auth-key: {e}"))
     }
+}
+
+/// `--bind ADDR[:PORT]`: the local address to connect from.
+fn parse_bind(b: &str) -> anyhow::Result<SocketAddr> {
+    b.parse::<SocketAddr>()
+        .or_else(|_| {
+            b.parse::<std::net::IpAddr>()
+                .map(|ip| SocketAddr::new(ip, 0))
+        })
+        .map_err(|_| anyhow::anyhow!("--bind {b}: not an IP address (optionally with :PORT)"))
 }

@@ -15,8 +15,8 @@ use session::server::{self, listen_tcp, ServerConfig, ServerThread};
 use session::target::{resolve, Target, DEFAULT_PORT};
 use wire::TestSpec;
 
+use crate::connection_args::{ConnectionArgs, Route};
 use crate::sweep::ClientRunner;
-use crate::test_args::{CommonArgs, RunPlan};
 
 /// A client command's server: where, how it is labelled in records, the key to prove to it,
 /// and the in-process server (if one was started), which lives as long as this value.
@@ -107,33 +107,33 @@ pub fn relay_tags(relay_label: &str, relay: Option<&RelayTo>) -> Vec<(String, St
 /// `--from RELAY`: the relay to connect to and where it runs the test; refused with what
 /// cannot go with it.
 fn relayed(
-    plan: &RunPlan,
-    common: &CommonArgs,
+    route: Route,
+    conn: &ConnectionArgs,
     unix: Option<&Path>,
     from: &str,
 ) -> Result<Reached> {
-    let Some(host) = &common.conn.host else {
+    let Some(host) = &conn.host else {
         bail!("--from {from}: name HOST, the server the test goes to from {from}");
     };
     if unix.is_some() {
         bail!("--from with --unix: a relayed test goes over TCP to HOST; omit one of them");
     }
-    if plan.iperf3 {
+    if route.iperf3 {
         bail!("--from with --iperf3: a relay runs linerate tests only; omit one of them");
     }
-    if plan.bind.is_some() {
+    if route.bind.is_some() {
         bail!("--from with --bind: the test leaves from the relay's own address; omit --bind");
     }
     let addr =
-        resolve(from, DEFAULT_PORT, plan.family).with_context(|| format!("--from {from}"))?;
+        resolve(from, DEFAULT_PORT, route.family).with_context(|| format!("--from {from}"))?;
     Ok(Reached {
         target: Target::Tcp { addr, bind: None },
         label: from.to_string(),
-        key: common.conn.key()?,
+        key: conn.key()?,
         relay: Some(RelayTo {
             host: host.clone(),
-            port: common.conn.port(false),
-            family: plan.family,
+            port: conn.port(false),
+            family: route.family,
         }),
         _server: None,
     })
@@ -142,26 +142,26 @@ fn relayed(
 /// Where a client test goes: HOST, a Unix socket, or a new in-process server (kept alive by
 /// the returned value), with the key for a server of one's own choosing; with `--from`, the
 /// relay that runs it.
-pub fn target_for(plan: &RunPlan, common: &CommonArgs, unix: Option<&Path>) -> Result<Reached> {
-    if let Some(from) = &common.conn.from {
-        return relayed(plan, common, unix, from);
+pub fn target_for(route: Route, conn: &ConnectionArgs, unix: Option<&Path>) -> Result<Reached> {
+    if let Some(from) = &conn.from {
+        return relayed(route, conn, unix, from);
     }
-    let (target, server, label) = match (unix, &common.conn.host) {
+    let (target, server, label) = match (unix, &conn.host) {
         (Some(_), Some(host)) => bail!("--unix and HOST '{host}' both given; use one"),
         (Some(path), None) => unix_target(path)?,
         (None, Some(host)) => {
-            let addr = resolve(host, common.conn.port(plan.iperf3), plan.family)?;
+            let addr = resolve(host, conn.port(route.iperf3), route.family)?;
             (
                 Target::Tcp {
                     addr,
-                    bind: plan.bind,
+                    bind: route.bind,
                 },
                 None,
                 addr.to_string(),
             )
         }
         (None, None) => {
-            let loopback = match plan.family {
+            let loopback = match route.family {
                 session::target::Family::V6 => IpAddr::V6(Ipv6Addr::LOCALHOST),
                 _ => IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
             };
@@ -174,7 +174,7 @@ pub fn target_for(plan: &RunPlan, common: &CommonArgs, unix: Option<&Path>) -> R
             (
                 Target::Tcp {
                     addr,
-                    bind: plan.bind,
+                    bind: route.bind,
                 },
                 Some(server),
                 format!("{addr} (in-process server)"),
@@ -184,7 +184,7 @@ pub fn target_for(plan: &RunPlan, common: &CommonArgs, unix: Option<&Path>) -> R
     // The in-process server asks for no key: one from the environment is not for it.
     let key = match &server {
         Some(_) => None,
-        None => common.conn.key()?,
+        None => conn.key()?,
     };
     Ok(Reached {
         target,

@@ -15,12 +15,10 @@ use report::stream::JsonLines;
 use results::rpm::{RpmResult, RpmTick, RpmWay};
 use results::store::Tags;
 use session::rpm::{RpmProgress, RpmRun, RpmSetup};
-use wire::spec::{Params, StreamParams, TcpOptions};
 
 use crate::commands::RunOutcome;
 use crate::connection_args::ConnectionArgs;
 use crate::store_args::{RunStore, StoreArgs};
-use crate::test_args::CommonArgs;
 
 /// Which way the load goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -153,26 +151,8 @@ pub fn check(args: &RpmArgs) -> Result<()> {
 pub fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
     let began = Instant::now();
     check(args)?;
-    let common = CommonArgs {
-        conn: args.conn.clone(),
-        time: args.time,
-        omit: None,
-        parallel: 1,
-        reverse: false,
-        bidir: false,
-        interval: 1.0,
-        link_speed: None,
-        json: false,
-        json_stream: false,
-        verbose: false,
-        store: StoreArgs::default(),
-    };
-    let plan = common.plan(Params::TcpStream {
-        stream: StreamParams::new(wire::spec::Direction::Send),
-        tcp: TcpOptions::default(),
-    })?;
     let mut store = args.store.open()?;
-    let reached = crate::reach::target_for(&plan, &common, None)?;
+    let reached = crate::reach::target_for(args.conn.route()?, &args.conn, None)?;
     let setup = RpmSetup {
         target: reached.target.clone(),
         label: reached.label.clone(),

@@ -265,6 +265,17 @@ pub struct RunPlan {
     pub iperf3: bool,
 }
 
+impl RunPlan {
+    /// How the plan reaches its server.
+    pub fn route(&self) -> crate::connection_args::Route {
+        crate::connection_args::Route {
+            family: self.family,
+            bind: self.bind,
+            iperf3: self.iperf3,
+        }
+    }
+}
+
 fn seconds(flag: &str, value: f64, min: f64, max: f64) -> anyhow::Result<Duration> {
     if !value.is_finite() || value < min || value > max {
         return Err(anyhow::anyhow!(
@@ -281,16 +292,6 @@ fn parse_tos(s: &str) -> anyhow::Result<u8> {
         None => t.parse::<u8>(),
     };
     parsed.map_err(|_| anyhow::anyhow!("--tos {s}: must be a byte, 0 to 255 (or 0x00 to 0xff)"))
-}
-
-/// `--bind ADDR[:PORT]`: the local address to connect from.
-fn parse_bind(b: &str) -> anyhow::Result<SocketAddr> {
-    b.parse::<SocketAddr>()
-        .or_else(|_| {
-            b.parse::<std::net::IpAddr>()
-                .map(|ip| SocketAddr::new(ip, 0))
-        })
-        .map_err(|_| anyhow::anyhow!("--bind {b}: not an IP address (optionally with :PORT)"))
 }
 
 /// `--affinity CLIENT[,SERVER]`: CPU numbers; the client's is checked against this host.
@@ -393,7 +394,7 @@ impl CommonArgs {
                 Some(v)
             }
         };
-        let bind = self.conn.bind.as_deref().map(parse_bind).transpose()?;
+        let route = self.conn.route()?;
         let (client_cpu, server_cpu) = match &self.conn.affinity {
             None => (None, None),
             Some(a) => parse_affinity(a)?,
@@ -408,14 +409,8 @@ impl CommonArgs {
         };
         Ok(RunPlan {
             spec,
-            family: if self.conn.ipv4 {
-                Family::V4
-            } else if self.conn.ipv6 {
-                Family::V6
-            } else {
-                Family::Any
-            },
-            bind,
+            family: route.family,
+            bind: route.bind,
             live_rows: self.interval != 0.0 && !self.json && !self.json_stream,
             iperf3: false,
         })
