@@ -83,7 +83,11 @@ pub fn require(what: &'static str, all: &[Cap], any_of: &[Cap]) -> Result<(), Sy
 
 /// What the XDP counter needs: CAP_NET_ADMIN, and CAP_BPF or CAP_SYS_ADMIN.
 pub fn require_xdp() -> Result<(), SysError> {
-    require("the XDP counter", &[Cap::NetAdmin], &[Cap::Bpf, Cap::SysAdmin])
+    require(
+        "the XDP counter",
+        &[Cap::NetAdmin],
+        &[Cap::Bpf, Cap::SysAdmin],
+    )
 }
 
 /// What the AF_PACKET sender needs: CAP_NET_RAW.
@@ -103,7 +107,10 @@ mod tests {
         let has_bpf = eff & ((1 << 39) | (1 << 21)) != 0;
         assert_eq!(r.is_ok(), has_admin && has_bpf, "{r:?}");
         if let Err(e) = r {
-            assert!(e.to_string().starts_with("missing capabilities CAP_"), "{e}");
+            assert!(
+                e.to_string().starts_with("missing capabilities CAP_"),
+                "{e}"
+            );
         }
     }
 }

@@ -88,7 +88,20 @@ fn every_size_and_family_has_both_checksums_right_by_an_independent_sum() {
     let mut buf = vec![0xa5u8; 2048];
     for v6 in [false, true] {
         let min = if v6 { 82 } else { 64 };
-        for size in [min, min + 1, 65, 128, 255, 256, 511, 512, 1024, 1280, 1517, 1518] {
+        for size in [
+            min,
+            min + 1,
+            65,
+            128,
+            255,
+            256,
+            511,
+            512,
+            1024,
+            1280,
+            1517,
+            1518,
+        ] {
             if size < min {
                 continue;
             }
@@ -105,14 +118,25 @@ fn every_size_and_family_has_both_checksums_right_by_an_independent_sum() {
 #[test]
 fn a_64_byte_frame_is_60_bytes_built_and_a_1518_byte_frame_1514() {
     assert_eq!(frames(false, 64, FlowPattern::One).unwrap().built_len(), 60);
-    assert_eq!(frames(false, 1518, FlowPattern::One).unwrap().built_len(), 1514);
+    assert_eq!(
+        frames(false, 1518, FlowPattern::One).unwrap().built_len(),
+        1514
+    );
 }
 
 #[test]
 fn sizes_outside_the_range_are_refused_naming_it() {
-    for (v6, size, min) in [(false, 63, 64), (false, 1519, 64), (true, 81, 82), (true, 1519, 82)] {
+    for (v6, size, min) in [
+        (false, 63, 64),
+        (false, 1519, 64),
+        (true, 81, 82),
+        (true, 1519, 82),
+    ] {
         let err = frames(v6, size, FlowPattern::One).unwrap_err();
-        assert!(matches!(err, FrameError::Size { min: m, max: 1518, .. } if m == min), "{err:?}");
+        assert!(
+            matches!(err, FrameError::Size { min: m, max: 1518, .. } if m == min),
+            "{err:?}"
+        );
         assert!(err.to_string().contains(&format!("{min}..=1518")), "{err}");
     }
     let jumbo = Frames::new(&FrameSpec {
@@ -136,7 +160,11 @@ fn each_pattern_writes_its_count_of_distinct_port_pairs_with_checksums_right() {
             let (s, d) = verify(&buf[..len], false, i as u64, 7);
             assert!((40000..40100).contains(&s) && (9000..9100).contains(&d));
             let stream = u16::from_be_bytes([buf[42], buf[43]]);
-            assert_eq!(usize::from(stream), i, "the data header's stream is the flow");
+            assert_eq!(
+                usize::from(stream),
+                i,
+                "the data header's stream is the flow"
+            );
             pairs.insert((s, d));
         }
         assert_eq!(pairs.len(), n, "{p:?}");
@@ -153,9 +181,15 @@ fn ports_that_would_run_past_65535_and_mixed_families_are_refused() {
         mtu: 1500,
         flows: FlowPattern::DestinationPorts,
     };
-    assert!(matches!(Frames::new(&spec), Err(FrameError::Ports { limit: 65436, .. })));
+    assert!(matches!(
+        Frames::new(&spec),
+        Err(FrameError::Ports { limit: 65436, .. })
+    ));
     e.dst = endpoints(true).dst;
-    let spec = FrameSpec { endpoints: e, ..spec };
+    let spec = FrameSpec {
+        endpoints: e,
+        ..spec
+    };
     assert!(matches!(Frames::new(&spec), Err(FrameError::Family { .. })));
 }
 

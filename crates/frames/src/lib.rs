@@ -20,10 +20,13 @@
 //! Invariants: nothing here panics on user input; every loop that waits on the kernel is bounded
 //! in time; every error names the limit or the capability and says what to do.
 
+pub mod bpf;
 pub mod caps;
 pub mod error;
 pub mod flows;
 pub mod frame;
+pub mod packet_tx;
+pub mod xdp;
 
 pub use error::{FrameError, SysError};
 pub use flows::FlowPattern;
