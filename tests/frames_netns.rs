@@ -40,7 +40,9 @@ impl Pair {
     }
 
     fn mac(&self, ns: &str, dev: &str) -> [u8; 6] {
-        let text = sh(&format!("ip netns exec {ns} cat /sys/class/net/{dev}/address"));
+        let text = sh(&format!(
+            "ip netns exec {ns} cat /sys/class/net/{dev}/address"
+        ));
         let mut mac = [0u8; 6];
         for (m, h) in mac.iter_mut().zip(text.trim().split(':')) {
             *m = u8::from_str_radix(h, 16).unwrap();
@@ -50,14 +52,21 @@ impl Pair {
 
     fn stat(&self, ns: &str, dev: &str, name: &str) -> u64 {
         let path = format!("/sys/class/net/{dev}/statistics/{name}");
-        sh(&format!("ip netns exec {ns} cat {path}")).trim().parse().unwrap()
+        sh(&format!("ip netns exec {ns} cat {path}"))
+            .trim()
+            .parse()
+            .unwrap()
     }
 }
 
 impl Drop for Pair {
     fn drop(&mut self) {
-        let _ = std::process::Command::new("ip").args(["netns", "del", &self.a]).status();
-        let _ = std::process::Command::new("ip").args(["netns", "del", &self.b]).status();
+        let _ = std::process::Command::new("ip")
+            .args(["netns", "del", &self.a])
+            .status();
+        let _ = std::process::Command::new("ip")
+            .args(["netns", "del", &self.b])
+            .status();
     }
 }
 
@@ -106,7 +115,10 @@ fn the_xdp_counter_and_the_veths_rx_counter_count_every_frame_the_packet_engine_
         return;
     }
     let pair = Pair::new("cnt");
-    let counter = in_netns(&pair.b, || XdpCounter::attach("vb", TEST_PORTS, Action::Drop)).unwrap();
+    let counter = in_netns(&pair.b, || {
+        XdpCounter::attach("vb", TEST_PORTS, Action::Drop)
+    })
+    .unwrap();
     let frames = frames_a_to_b(&pair, 64, FlowPattern::SourceAndDestination);
     let rx_before = pair.stat(&pair.b, "vb", "rx_packets");
     const N: u64 = 100_000;
@@ -143,7 +155,11 @@ fn a_second_xdp_program_on_the_interface_is_refused_naming_it_and_the_first_deta
         return;
     }
     let pair = Pair::new("two");
-    let attached = || in_netns(&pair.b, || XdpCounter::attach("vb", TEST_PORTS, Action::Pass));
+    let attached = || {
+        in_netns(&pair.b, || {
+            XdpCounter::attach("vb", TEST_PORTS, Action::Pass)
+        })
+    };
     let first = attached().unwrap();
     let shown = sh(&format!("ip -n {} link show dev vb", pair.b));
     assert!(shown.contains("xdp"), "the program is on vb: {shown}");
@@ -156,7 +172,10 @@ fn a_second_xdp_program_on_the_interface_is_refused_naming_it_and_the_first_deta
     );
     drop(first);
     let shown = sh(&format!("ip -n {} link show dev vb", pair.b));
-    assert!(!shown.contains("xdp"), "closing the link detached it: {shown}");
+    assert!(
+        !shown.contains("xdp"),
+        "closing the link detached it: {shown}"
+    );
     let again = attached();
     assert!(again.is_ok(), "{again:?}");
 }

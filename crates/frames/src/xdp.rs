@@ -254,7 +254,10 @@ mod tests {
         }
         let counters = sys::map_create(sys::MAP_PERCPU_ARRAY, 4, 16, 1, "lr_test").unwrap();
         let xsks = sys::map_create(sys::MAP_XSKMAP, 4, 4, XSK_SLOTS, "lr_test_xsk").unwrap();
-        let ports = PortRange { first: 9000, count: 1 };
+        let ports = PortRange {
+            first: 9000,
+            count: 1,
+        };
         for action in [Action::Drop, Action::Pass, Action::Redirect] {
             let p = program(ports, action, counters.as_raw_fd(), xsks.as_raw_fd()).unwrap();
             if let Err(e) = sys::prog_load_xdp(&p, "lr_test") {
