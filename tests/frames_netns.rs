@@ -1,13 +1,15 @@
 //! The frame engine (`crates/frames`) against the kernel's own counters, across two namespaces
 //! joined by a veth pair (198.18.38.1/30 ↔ 198.18.38.2/30): frames the packet engine sent are
 //! counted by the XDP counter at the receiving veth's driver and by that veth's rx counters, and
-//! a second XDP program on the interface is refused by name.
+//! a second XDP program on the interface is refused by name. The same for the AF_XDP sender,
+//! which a veth serves in copy mode.
 //!
 //! Root only (skipped with a printed reason otherwise). Each thread that touches an interface
 //! enters its namespace with `setns` first; the namespaces are deleted by a Drop guard, also when
 //! a test panics. Every send is bounded in frames and in time.
 
 use super::*;
+use ::frames::af_xdp::{Granted, Mode, XskTx};
 use ::frames::packet_tx::{PacketTx, RingSize, SendLimit};
 use ::frames::xdp::{ifindex, Action, PortRange, XdpCounter};
 use ::frames::{Endpoints, FlowPattern, FrameSpec, Frames, SysError};
@@ -178,4 +180,42 @@ fn a_second_xdp_program_on_the_interface_is_refused_naming_it_and_the_first_deta
     );
     let again = attached();
     assert!(again.is_ok(), "{again:?}");
+}
+
+#[test]
+fn the_af_xdp_sender_in_copy_mode_on_a_veth_is_counted_exactly_by_the_xdp_counter() {
+    if !can_use_netns() {
+        return;
+    }
+    let pair = Pair::new("xsk");
+    let counter = in_netns(&pair.b, || {
+        XdpCounter::attach("vb", TEST_PORTS, Action::Drop)
+    })
+    .unwrap();
+    let frames = frames_a_to_b(&pair, 64, FlowPattern::DestinationPorts);
+    let rx_before = pair.stat(&pair.b, "vb", "rx_packets");
+    const N: u64 = 100_000;
+    let limit = SendLimit {
+        frames: N,
+        time: Duration::from_secs(20),
+    };
+    let t0 = Instant::now();
+    let (granted, sent) = in_netns(&pair.a, || {
+        let mut tx = XskTx::open(ifindex("va")?, 0, Mode::Auto)?;
+        let sent = tx.send(&frames, limit, move || t0.elapsed().as_nanos() as u64)?;
+        Ok::<_, SysError>((tx.granted(), sent))
+    })
+    .unwrap();
+    eprintln!("AF_XDP engine ({granted:?}): {sent:?}");
+    assert_eq!(granted, Granted::Copy, "a veth has no zero-copy AF_XDP");
+    assert_eq!(sent.sent, N, "{sent:?}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut got = counter.counts().unwrap();
+    while got.frames < N && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        got = counter.counts().unwrap();
+    }
+    assert_eq!(got.frames, N, "XDP counter");
+    assert_eq!(got.bytes, N * 60);
+    assert_eq!(pair.stat(&pair.b, "vb", "rx_packets") - rx_before, N);
 }

@@ -20,6 +20,7 @@
 //! Invariants: nothing here panics on user input; every loop that waits on the kernel is bounded
 //! in time; every error names the limit or the capability and says what to do.
 
+pub mod af_xdp;
 pub mod bpf;
 pub mod caps;
 pub mod error;
