@@ -196,13 +196,13 @@ impl Asm {
         self.push(0, R0, R0, 0, 0)
     }
 
-    /// if dst <cond> imm goto to.
+    /// `if dst COND imm goto to`.
     pub fn jump_imm(&mut self, cond: Cond, dst: Reg, imm: i32, to: Label) -> &mut Self {
         self.fixups.push((self.insns.len(), to));
         self.push(JMP | cond as u8 | K, dst, R0, 0, imm)
     }
 
-    /// if dst <cond> src goto to.
+    /// `if dst COND src goto to`.
     pub fn jump_reg(&mut self, cond: Cond, dst: Reg, src: Reg, to: Label) -> &mut Self {
         self.fixups.push((self.insns.len(), to));
         self.push(JMP | cond as u8 | X, dst, src, 0, 0)
