@@ -2,14 +2,14 @@
 //! joined by a veth pair (198.18.38.1/30 ↔ 198.18.38.2/30): frames the packet engine sent are
 //! counted by the XDP counter at the receiving veth's driver and by that veth's rx counters, and
 //! a second XDP program on the interface is refused by name. The same for the AF_XDP sender,
-//! which a veth serves in copy mode.
+//! which a veth serves in copy mode, and for an AF_XDP receiver the counter redirects to.
 //!
 //! Root only (skipped with a printed reason otherwise). Each thread that touches an interface
 //! enters its namespace with `setns` first; the namespaces are deleted by a Drop guard, also when
 //! a test panics. Every send is bounded in frames and in time.
 
 use super::*;
-use ::frames::af_xdp::{Granted, Mode, XskTx};
+use ::frames::af_xdp::{Granted, Mode, XskRx, XskTx};
 use ::frames::packet_tx::{PacketTx, RingSize, SendLimit};
 use ::frames::xdp::{ifindex, Action, PortRange, XdpCounter};
 use ::frames::{Endpoints, FlowPattern, FrameSpec, Frames, SysError};
@@ -290,4 +290,43 @@ fn the_counter_counts_ipv6_test_frames_and_lets_frames_outside_its_ports_pass_un
     assert_eq!(got.bytes, 1000 * 78);
     let rx = pair.stat(&pair.b, "vb", "rx_packets") - rx_before;
     assert!(rx >= 3000, "vb saw every frame, counted or passed: {rx}");
+}
+
+#[test]
+fn frames_the_counter_redirects_reach_an_af_xdp_socket_each_sequence_number_once() {
+    if !can_use_netns() {
+        return;
+    }
+    let pair = Pair::new("red");
+    let (counter, mut rx) = in_netns(&pair.b, || {
+        let counter = XdpCounter::attach("vb", TEST_PORTS, Action::Redirect)?;
+        let map = counter
+            .xsk_map()
+            .expect("a redirecting counter has an XSKMAP");
+        let rx = XskRx::open(ifindex("vb")?, 0, Mode::Auto, map)?;
+        Ok::<_, SysError>((counter, rx))
+    })
+    .unwrap();
+    assert_eq!(
+        rx.granted(),
+        Granted::Copy,
+        "a veth has no zero-copy AF_XDP"
+    );
+    // Fewer frames than the rx ring holds (2048), so none is lost while nobody reads.
+    const N: u64 = 2000;
+    let frames = frames_a_to_b(&pair, 64, FlowPattern::SourceAndDestination);
+    assert_eq!(send_from_a(&pair, &frames, N), N);
+    let mut seen = vec![0u32; N as usize];
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let got = rx.recv(N, deadline, |f| {
+        assert_eq!(f.len(), 60);
+        let seq = u64::from_be_bytes([0, 0, 0, f[45], f[46], f[47], f[48], f[49]]);
+        seen[seq as usize] += 1;
+    });
+    assert_eq!(got, N);
+    assert!(
+        seen.iter().all(|n| *n == 1),
+        "every sequence number exactly once"
+    );
+    assert_eq!(counter.counts().unwrap().frames, N);
 }

@@ -9,13 +9,16 @@
 //! - [`xdp`]: the receiver's counter, an XDP program held as Rust source ([`bpf::asm`], an
 //!   instruction builder), loaded with the raw `bpf(2)` syscall and attached through a BPF link,
 //!   so it is detached when its descriptor closes, also when the process is killed.
+//! - [`af_xdp`]: the `xdp` engine's sockets: [`af_xdp::XskTx`] sends, [`af_xdp::XskRx`]
+//!   receives what the counter redirects (zero-copy where the driver offers it, copy mode
+//!   otherwise, as the kernel granted).
 //! - [`caps`]: the capabilities each part needs, checked up front.
 //!
-//! What is next (later steps of issue 38): an AF_XDP socket engine (UMEM, fill/completion/rx/tx
-//! rings; zero-copy where the driver offers it, copy mode otherwise) using the program's
-//! redirect action; `pps --engine socket|packet|xdp` and `rfc2544` on top of these parts, with
-//! the peer's MAC and address from the control connection's route and neighbour entry; per-flow
-//! and per-queue counters in the program.
+//! What is next (later steps of issue 38): `pps --engine socket|packet|xdp` and `rfc2544` on
+//! top of these parts, with the peer's MAC and address from the control connection's route and
+//! neighbour entry; one AF_XDP socket per queue and the receiver's sequence/loss/reorder
+//! accounting over `XskRx`; per-flow and per-queue counters in the program; the sockets' own
+//! drop statistics (`XDP_STATISTICS`) in the record.
 //!
 //! Invariants: nothing here panics on user input; every loop that waits on the kernel is bounded
 //! in time; every error names the limit or the capability and says what to do.
