@@ -330,3 +330,59 @@ fn frames_the_counter_redirects_reach_an_af_xdp_socket_each_sequence_number_once
     );
     assert_eq!(counter.counts().unwrap().frames, N);
 }
+
+#[test]
+fn frames_sent_are_frames_received_plus_the_af_xdp_sockets_own_drops() {
+    if !can_use_netns() {
+        return;
+    }
+    let pair = Pair::new("sum");
+    let (counter, mut rx) = in_netns(&pair.b, || {
+        let counter = XdpCounter::attach("vb", TEST_PORTS, Action::Redirect)?;
+        let map = counter
+            .xsk_map()
+            .expect("a redirecting counter has an XSKMAP");
+        let rx = XskRx::open(ifindex("vb")?, 0, Mode::Auto, map)?;
+        Ok::<_, SysError>((counter, rx))
+    })
+    .unwrap();
+    const N: u64 = 100_000;
+    let frames = frames_a_to_b(&pair, 64, FlowPattern::DestinationPorts);
+    let (sent, received, dupes) = std::thread::scope(|s| {
+        let reader = s.spawn(|| {
+            let mut seen = vec![false; N as usize];
+            let (mut got, mut dupes) = (0u64, 0u64);
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while Instant::now() < deadline {
+                got += rx.recv(N - got, Instant::now() + Duration::from_millis(50), |f| {
+                    let seq = u64::from_be_bytes([0, 0, 0, f[45], f[46], f[47], f[48], f[49]]);
+                    match seen.get_mut(seq as usize) {
+                        Some(s) if !*s => *s = true,
+                        _ => dupes += 1,
+                    }
+                });
+                if got + rx.stats().unwrap().rx_lost() >= N {
+                    break;
+                }
+            }
+            (got, dupes)
+        });
+        let sent = send_from_a(&pair, &frames, N);
+        let (got, dupes) = reader.join().unwrap();
+        (sent, got, dupes)
+    });
+    let stats = rx.stats().unwrap();
+    eprintln!("sent {sent}, received {received}, socket's drops {stats:?}");
+    assert_eq!(sent, N);
+    assert_eq!(dupes, 0, "no sequence number twice, none outside 0..N");
+    assert_eq!(
+        counter.counts().unwrap().frames,
+        N,
+        "the XDP counter saw every frame"
+    );
+    assert_eq!(
+        received + stats.rx_lost(),
+        N,
+        "received + the socket's drops = sent"
+    );
+}

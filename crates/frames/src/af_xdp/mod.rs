@@ -35,6 +35,29 @@ pub enum Granted {
     ZeroCopy,
 }
 
+/// A socket's own counters (`XDP_STATISTICS`): frames the kernel had for it and could not
+/// deliver, by reason.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct XskStats {
+    /// Dropped for other reasons (in copy mode: no free chunk on the fill ring).
+    pub rx_dropped: u64,
+    /// Dropped for an invalid rx descriptor.
+    pub rx_invalid_descs: u64,
+    /// Sends dropped for an invalid tx descriptor.
+    pub tx_invalid_descs: u64,
+    /// Dropped because the rx ring was full (the reader fell behind).
+    pub rx_ring_full: u64,
+    /// Times the kernel found the fill ring empty.
+    pub rx_fill_ring_empty: u64,
+}
+
+impl XskStats {
+    /// Frames for this socket that never reached its rx ring.
+    pub fn rx_lost(&self) -> u64 {
+        self.rx_dropped + self.rx_invalid_descs + self.rx_ring_full
+    }
+}
+
 /// `struct xdp_desc`: a frame in the UMEM.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]

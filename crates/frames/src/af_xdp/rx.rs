@@ -54,6 +54,11 @@ impl XskRx {
         self.granted
     }
 
+    /// The socket's own counters: what the kernel could not deliver to it.
+    pub fn stats(&self) -> Result<super::XskStats, SysError> {
+        self.sock.stats()
+    }
+
     /// Hands each received frame to `each` until `max` frames or `deadline`; returns the count.
     pub fn recv(&mut self, max: u64, deadline: Instant, mut each: impl FnMut(&[u8])) -> u64 {
         let mut got = 0;

@@ -18,6 +18,7 @@ pub(super) const XDP_TX_RING: libc::c_int = 3;
 const XDP_UMEM_REG: libc::c_int = 4;
 const XDP_UMEM_FILL_RING: libc::c_int = 5;
 const XDP_UMEM_COMPLETION_RING: libc::c_int = 6;
+const XDP_STATISTICS: libc::c_int = 7;
 const XDP_OPTIONS: libc::c_int = 8;
 const XDP_COPY: u16 = 1 << 1;
 const XDP_ZEROCOPY: u16 = 1 << 2;
@@ -221,6 +222,18 @@ impl Socket {
             Granted::ZeroCopy
         } else {
             Granted::Copy
+        })
+    }
+
+    /// The socket's `XDP_STATISTICS`.
+    pub fn stats(&self) -> Result<super::XskStats, SysError> {
+        let v: [u64; 6] = getsockopt(&self.fd, XDP_STATISTICS, "XDP_STATISTICS")?;
+        Ok(super::XskStats {
+            rx_dropped: v[0],
+            rx_invalid_descs: v[1],
+            tx_invalid_descs: v[2],
+            rx_ring_full: v[3],
+            rx_fill_ring_empty: v[4],
         })
     }
 

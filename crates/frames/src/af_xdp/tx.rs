@@ -53,6 +53,11 @@ impl XskTx {
         self.granted
     }
 
+    /// The socket's own counters (`tx_invalid_descs` is this side's).
+    pub fn stats(&self) -> Result<super::XskStats, SysError> {
+        self.sock.stats()
+    }
+
     /// Frees the chunks the kernel has completed; returns how many.
     fn complete(&mut self) -> u64 {
         let cq = &mut self.sock.cq;
