@@ -113,4 +113,61 @@ mod tests {
             );
         }
     }
+
+    /// Clears `drop` from this thread's effective set (capabilities are per thread; the
+    /// permitted set is kept, and the thread ends with the test's closure).
+    fn without(drop: &[Cap]) {
+        #[repr(C)]
+        struct Header {
+            version: u32,
+            pid: i32,
+        }
+        let mut h = Header {
+            version: 0x2008_0522,
+            pid: 0,
+        };
+        let mut d = [[0u32; 3]; 2];
+        // SAFETY: capget/capset with the version-3 layouts, on this thread.
+        unsafe {
+            assert_eq!(libc::syscall(libc::SYS_capget, &mut h, d.as_mut_ptr()), 0);
+            for c in drop {
+                let bit = *c as u32;
+                d[(bit / 32) as usize][0] &= !(1 << (bit % 32));
+            }
+            assert_eq!(libc::syscall(libc::SYS_capset, &mut h, d.as_ptr()), 0);
+        }
+    }
+
+    #[test]
+    fn a_thread_without_cap_bpf_and_cap_net_admin_is_refused_in_one_line_naming_both() {
+        if require_xdp().is_err() {
+            eprintln!("skipped: needs CAP_NET_ADMIN and CAP_BPF to drop them");
+            return;
+        }
+        let err = std::thread::spawn(|| {
+            without(&[Cap::Bpf, Cap::SysAdmin, Cap::NetAdmin]);
+            require_xdp()
+        })
+        .join()
+        .unwrap()
+        .unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with(
+                "missing capabilities CAP_NET_ADMIN, CAP_BPF or CAP_SYS_ADMIN for the XDP counter"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains('\n'), "{text}");
+        let err = std::thread::spawn(|| {
+            without(&[Cap::NetRaw]);
+            crate::packet_tx::PacketTx::open(1, crate::packet_tx::RingSize::for_frames(60)).err()
+        })
+        .join()
+        .unwrap();
+        assert!(
+            matches!(&err, Some(SysError::Capabilities { missing, .. }) if missing == "CAP_NET_RAW"),
+            "{err:?}"
+        );
+    }
 }

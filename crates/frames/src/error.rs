@@ -89,6 +89,14 @@ pub enum SysError {
     /// An interface name that is not on this host (or namespace).
     #[error("no interface named {0:?} in this network namespace; `ip link` lists them")]
     NoInterface(String),
+    /// A port range the counter cannot match.
+    #[error("destination ports {first} + {count}: the range must hold 1 to 65536 - {first} ports")]
+    Ports {
+        /// The first port.
+        first: u16,
+        /// How many.
+        count: u16,
+    },
     /// A frame larger than a ring slot.
     #[error("frame of {len} bytes does not fit a TX ring slot of {slot} bytes; use frames of at most {slot} bytes")]
     Slot {

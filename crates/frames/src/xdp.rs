@@ -162,6 +162,12 @@ impl XdpCounter {
     /// Loads the program and attaches it to `ifname` (native mode where the driver has it).
     pub fn attach(ifname: &str, ports: PortRange, action: Action) -> Result<Self, SysError> {
         crate::caps::require_xdp()?;
+        if ports.count == 0 || u32::from(ports.first) + u32::from(ports.count) > 65536 {
+            return Err(SysError::Ports {
+                first: ports.first,
+                count: ports.count,
+            });
+        }
         let index = ifindex(ifname)?;
         let cpus = sys::possible_cpus()?;
         let counters = sys::map_create(sys::MAP_PERCPU_ARRAY, 4, VALUE_LEN as u32, 1, "lr_counts")?;
