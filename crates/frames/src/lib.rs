@@ -20,16 +20,23 @@
 //! accounting over `XskRx`; per-flow and per-queue counters in the program; the sockets' own
 //! drop statistics (`XDP_STATISTICS`) in the record.
 //!
+//! AF_PACKET, AF_XDP and BPF are Linux's: those modules exist only there; building frames and
+//! assembling programs is portable.
+//!
 //! Invariants: nothing here panics on user input; every loop that waits on the kernel is bounded
 //! in time; every error names the limit or the capability and says what to do.
 
+#[cfg(target_os = "linux")]
 pub mod af_xdp;
 pub mod bpf;
+#[cfg(target_os = "linux")]
 pub mod caps;
 pub mod error;
 pub mod flows;
 pub mod frame;
+#[cfg(target_os = "linux")]
 pub mod packet_tx;
+#[cfg(target_os = "linux")]
 pub mod xdp;
 
 pub use error::{FrameError, SysError};

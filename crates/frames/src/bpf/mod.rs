@@ -6,4 +6,5 @@
 //! other code and checked by the kernel's verifier at load, do that.
 
 pub mod asm;
+#[cfg(target_os = "linux")]
 pub mod sys;
