@@ -386,3 +386,45 @@ fn frames_sent_are_frames_received_plus_the_af_xdp_sockets_own_drops() {
         "received + the socket's drops = sent"
     );
 }
+
+#[test]
+fn frames_passed_by_the_counter_reach_a_udp_socket_so_the_kernel_accepts_their_checksums() {
+    if !can_use_netns() {
+        return;
+    }
+    let pair = Pair::new("udp");
+    let (counter, sock) = in_netns(&pair.b, || {
+        let counter = XdpCounter::attach("vb", TEST_PORTS, Action::Pass)?;
+        let sock =
+            std::net::UdpSocket::bind("198.18.38.2:9000").map_err(|source| SysError::Call {
+                call: "bind 198.18.38.2:9000".into(),
+                source,
+            })?;
+        Ok::<_, SysError>((counter, sock))
+    })
+    .unwrap();
+    let csum_errors = || {
+        let snmp = sh(&format!("ip netns exec {} cat /proc/net/snmp", pair.b));
+        let udp: Vec<&str> = snmp.lines().filter(|l| l.starts_with("Udp:")).collect();
+        let (names, values) = (udp[0].split_whitespace(), udp[1].split_whitespace());
+        let at = names.into_iter().position(|n| n == "InCsumErrors").unwrap();
+        values.into_iter().nth(at).unwrap().parse::<u64>().unwrap()
+    };
+    // Few enough that the socket's default receive buffer holds them all unread.
+    const N: u64 = 200;
+    let frames = frames_a_to_b(&pair, 64, FlowPattern::One);
+    assert_eq!(send_from_a(&pair, &frames, N), N);
+    sock.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let mut seen = vec![false; N as usize];
+    let mut buf = [0u8; 2048];
+    for _ in 0..N {
+        let (len, from) = sock.recv_from(&mut buf).expect("every frame a datagram");
+        assert_eq!(len, 18, "a 64-byte frame carries 18 bytes of UDP payload");
+        assert_eq!(from, "198.18.38.1:40000".parse().unwrap());
+        let d = wire::datagram::DatagramPacket::new_checked(&buf[..len]).unwrap();
+        seen[d.seq() as usize] = true;
+    }
+    assert!(seen.iter().all(|s| *s), "every sequence number arrived");
+    assert_eq!(csum_errors(), 0, "no UDP checksum error at the receiver");
+    assert_eq!(counter.counts().unwrap().frames, N);
+}
