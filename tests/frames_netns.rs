@@ -194,8 +194,11 @@ fn a_second_xdp_program_on_the_interface_is_refused_naming_it_and_the_first_deta
     let err = attached().unwrap_err();
     assert!(matches!(err, SysError::XdpBusy { .. }), "{err:?}");
     let text = err.to_string();
+    eprintln!("the refusal: {text}");
     assert!(
-        text.contains("vb") && text.contains("already has an XDP program attached"),
+        text.contains("vb")
+            && text.contains("already has an XDP program attached (program id ")
+            && text.contains("name \"lr_count\""),
         "{text}"
     );
     drop(first);

@@ -67,12 +67,14 @@ pub enum SysError {
         missing: String,
     },
     /// Another XDP program is on the interface: never replaced.
-    #[error("interface {ifname} (index {ifindex}) already has an XDP program attached; linerate never replaces one: remove it (ip link set dev {ifname} xdp off) or pick another interface ({source})")]
+    #[error("interface {ifname} (index {ifindex}) already has an XDP program attached{holder}; linerate never replaces one: remove it (ip link set dev {ifname} xdp off, or end the process holding its link) or pick another interface ({source})")]
     XdpBusy {
         /// The interface's name.
         ifname: String,
         /// The interface's index.
         ifindex: u32,
+        /// The program in the way, as " (program id N, name NAME)", or empty if unknown.
+        holder: String,
         /// The kernel's answer (EBUSY or EEXIST).
         #[source]
         source: io::Error,

@@ -38,6 +38,8 @@ pub mod frame;
 pub mod packet_tx;
 #[cfg(target_os = "linux")]
 pub mod xdp;
+#[cfg(target_os = "linux")]
+pub mod xdp_query;
 
 pub use error::{FrameError, SysError};
 pub use flows::FlowPattern;

@@ -194,6 +194,9 @@ impl XdpCounter {
                 Some(libc::EBUSY) | Some(libc::EEXIST) => SysError::XdpBusy {
                     ifname: ifname.into(),
                     ifindex: index,
+                    holder: crate::xdp_query::attached(index)
+                        .map(|(id, name)| format!(" (program id {id}, name {name:?})"))
+                        .unwrap_or_default(),
                     source,
                 },
                 _ => SysError::Call {

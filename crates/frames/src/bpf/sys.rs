@@ -15,6 +15,8 @@ const MAP_CREATE: libc::c_long = 0;
 const MAP_LOOKUP_ELEM: libc::c_long = 1;
 const MAP_UPDATE_ELEM: libc::c_long = 2;
 const PROG_LOAD: libc::c_long = 5;
+const PROG_GET_FD_BY_ID: libc::c_long = 13;
+const OBJ_GET_INFO_BY_FD: libc::c_long = 15;
 const LINK_CREATE: libc::c_long = 28;
 
 /// BPF_MAP_TYPE_PERCPU_ARRAY.
@@ -165,6 +167,22 @@ pub fn link_create_xdp(prog: &OwnedFd, ifindex: u32, flags: u32) -> io::Result<O
         .u32(8, ATTACH_XDP)
         .u32(12, flags);
     bpf(LINK_CREATE, &mut a).map(fd_of)
+}
+
+/// The name of the loaded program with id `id` (`struct bpf_prog_info`'s `name`, at byte 64).
+pub fn prog_name(id: u32) -> Option<String> {
+    let mut a = Attr::new();
+    a.u32(0, id);
+    let fd = bpf(PROG_GET_FD_BY_ID, &mut a).map(fd_of).ok()?;
+    let mut info = [0u8; 256];
+    let mut a = Attr::new();
+    a.u32(0, fd.as_raw_fd() as u32)
+        .u32(4, info.len() as u32)
+        .u64(8, info.as_mut_ptr() as u64);
+    bpf(OBJ_GET_INFO_BY_FD, &mut a).ok()?;
+    let name = &info[64..80];
+    let end = name.iter().position(|b| *b == 0).unwrap_or(name.len());
+    Some(String::from_utf8_lossy(&name[..end]).into_owned())
 }
 
 /// How many CPUs the kernel may ever bring up: a per-CPU map's value has one slot for each.
