@@ -13,6 +13,8 @@ mod deploy;
 mod disk;
 mod efficiency;
 mod faults;
+#[cfg(target_os = "linux")]
+mod frames_netns;
 mod fuzz;
 mod habits;
 mod harness;

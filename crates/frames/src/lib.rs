@@ -1,0 +1,46 @@
+//! linerate's frame engine: Ethernet frames built in user space, sent through an AF_PACKET TX ring and counted at the receiver's driver by an XDP program that needs no compiler.
+//!
+//! Issue 38, first step: the core, without the command line.
+//! - [`frame`]: Ethernet + IPv4/IPv6 + UDP frames carrying the UDP engine's data header
+//!   (`wire::datagram`), at any frame size 64..=MTU+18 (FCS counted, as pkt-gen and RFC 2544
+//!   count it), with pkt-gen's flow patterns ([`flows::FlowPattern`]).
+//! - [`packet_tx`]: the `packet` engine, `PACKET_TX_RING` (TPACKET_V2) with
+//!   `PACKET_QDISC_BYPASS`, bounded in frames and in time.
+//! - [`xdp`]: the receiver's counter, an XDP program held as Rust source ([`bpf::asm`], an
+//!   instruction builder), loaded with the raw `bpf(2)` syscall and attached through a BPF link,
+//!   so it is detached when its descriptor closes, also when the process is killed.
+//! - [`af_xdp`]: the `xdp` engine's sockets: [`af_xdp::XskTx`] sends, [`af_xdp::XskRx`]
+//!   receives what the counter redirects (zero-copy where the driver offers it, copy mode
+//!   otherwise, as the kernel granted).
+//! - [`caps`]: the capabilities each part needs, checked up front.
+//!
+//! What is next (later steps of issue 38): `pps --engine socket|packet|xdp` and `rfc2544` on
+//! top of these parts, with the peer's MAC and address from the control connection's route and
+//! neighbour entry; one AF_XDP socket per queue and the receiver's sequence/loss/reorder
+//! accounting over `XskRx`; per-flow and per-queue counters in the program; the sockets' own
+//! drop statistics (`XDP_STATISTICS`) in the record.
+//!
+//! AF_PACKET, AF_XDP and BPF are Linux's: those modules exist only there; building frames and
+//! assembling programs is portable.
+//!
+//! Invariants: nothing here panics on user input; every loop that waits on the kernel is bounded
+//! in time; every error names the limit or the capability and says what to do.
+
+#[cfg(target_os = "linux")]
+pub mod af_xdp;
+pub mod bpf;
+#[cfg(target_os = "linux")]
+pub mod caps;
+pub mod error;
+pub mod flows;
+pub mod frame;
+#[cfg(target_os = "linux")]
+pub mod packet_tx;
+#[cfg(target_os = "linux")]
+pub mod xdp;
+#[cfg(target_os = "linux")]
+pub mod xdp_query;
+
+pub use error::{FrameError, SysError};
+pub use flows::FlowPattern;
+pub use frame::{Endpoints, FrameSpec, Frames};

@@ -1,0 +1,277 @@
+//! The receiver's counter: an XDP program, written here with [`crate::bpf::asm`], that counts
+//! the test's frames (UDP to a destination-port range, over IPv4 or IPv6) in a per-CPU array and
+//! drops, passes or redirects them; every other frame passes untouched.
+//!
+//! Attached through a BPF link (`BPF_LINK_CREATE`, attach type BPF_XDP): the program stays on
+//! the interface only while [`XdpCounter`] holds the link's descriptor, so it is detached when
+//! the value drops and also when the process is killed (the kernel closes the descriptor);
+//! nothing is pinned. An interface that already has an XDP program is refused
+//! ([`SysError::XdpBusy`]): the kernel will not let a link replace a program, and linerate never
+//! asks it to.
+//!
+//! The counters: key 0, value `{frames: u64, bytes: u64}` per CPU, `bytes` as the driver saw the
+//! frame (without the FCS). A per-CPU value needs no atomics on the hot path; [`XdpCounter::counts`]
+//! sums the CPUs.
+
+use crate::bpf::asm::{Asm, Cond, Label, Size, R0, R1, R10, R2, R3, R4, R5, R6, R7};
+use crate::bpf::sys;
+use crate::error::SysError;
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, OwnedFd};
+
+const HELPER_MAP_LOOKUP_ELEM: i32 = 1;
+const HELPER_REDIRECT_MAP: i32 = 51;
+const HELPER_XDP_GET_BUFF_LEN: i32 = 188;
+const XDP_DROP: i32 = 1;
+const XDP_PASS: i32 = 2;
+
+/// What the program does with a test frame once counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Count and drop: the receiver's stack never sees it (a ground truth of frames that
+    /// reached the driver).
+    Drop,
+    /// Count and pass to the stack.
+    Pass,
+    /// Count and redirect to the AF_XDP socket in the XSKMAP slot of the frame's rx queue
+    /// (passed to the stack when that slot is empty).
+    Redirect,
+}
+
+/// Which frames are the test's: UDP with a destination port in `first..first+count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortRange {
+    /// The first destination port.
+    pub first: u16,
+    /// How many ports (at least 1).
+    pub count: u16,
+}
+
+/// Frames and bytes counted, summed over CPUs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Test frames seen.
+    pub frames: u64,
+    /// Their bytes (without the FCS).
+    pub bytes: u64,
+}
+
+/// Bytes of one CPU's counter value.
+const VALUE_LEN: usize = 16;
+/// Rx queues an XSKMAP holds.
+pub const XSK_SLOTS: u32 = 64;
+
+/// The program for `ports` and `action`, with the counters' map (and the XSKMAP's) descriptor.
+pub fn program(
+    ports: PortRange,
+    action: Action,
+    counters: i32,
+    xsks: i32,
+) -> Option<Vec<crate::bpf::asm::Insn>> {
+    let mut a = Asm::new();
+    let (pass, v4, port, act) = (a.new_label(), a.new_label(), a.new_label(), a.new_label());
+    // r6 = ctx; r2 = data; r3 = data_end. Ethernet (14) + IPv4 (20) + UDP (8) = 42 bytes must
+    // be there before any header is read (the verifier checks this bound).
+    a.mov(R6, R1)
+        .load(Size::W, R2, R6, 0)
+        .load(Size::W, R3, R6, 4);
+    a.mov(R4, R2)
+        .add_imm(R4, 42)
+        .jump_reg(Cond::Gt, R4, R3, pass);
+    a.load(Size::H, R5, R2, 12).be16(R5);
+    a.jump_imm(Cond::Eq, R5, 0x0800, v4);
+    a.jump_imm(Cond::Ne, R5, 0x86dd, pass);
+    // IPv6: 14 + 40 + 8 = 62 bytes; next header UDP (no extension headers: test frames have
+    // none); destination port at 14 + 40 + 2.
+    a.mov(R4, R2)
+        .add_imm(R4, 62)
+        .jump_reg(Cond::Gt, R4, R3, pass);
+    a.load(Size::B, R5, R2, 20).jump_imm(Cond::Ne, R5, 17, pass);
+    a.load(Size::H, R5, R2, 56).goto(port);
+    // IPv4: header length 5 words (test frames have no options), protocol UDP, not a later
+    // fragment (whose "port" bytes would be payload); destination port at 14 + 20 + 2.
+    a.label(v4);
+    a.load(Size::B, R5, R2, 14)
+        .and_imm(R5, 0x0f)
+        .jump_imm(Cond::Ne, R5, 5, pass);
+    a.load(Size::B, R5, R2, 23).jump_imm(Cond::Ne, R5, 17, pass);
+    a.load(Size::H, R5, R2, 20)
+        .be16(R5)
+        .and_imm(R5, 0x1fff)
+        .jump_imm(Cond::Ne, R5, 0, pass);
+    a.load(Size::H, R5, R2, 36);
+    // port - first, unsigned: below first wraps to a huge value, so one compare checks both ends.
+    a.label(port);
+    a.be16(R5).sub_imm(R5, i32::from(ports.first));
+    a.jump_imm(Cond::Ge, R5, i32::from(ports.count), pass);
+    count(&mut a, counters, act);
+    a.label(act);
+    match action {
+        Action::Drop => a.mov_imm(R0, XDP_DROP).exit(),
+        Action::Pass => a.mov_imm(R0, XDP_PASS).exit(),
+        // bpf_redirect_map(xsks, rx_queue_index, XDP_PASS): the flags' low bits are the action
+        // when the slot is empty.
+        Action::Redirect => a
+            .load(Size::W, R2, R6, 16)
+            .load_map_fd(R1, xsks)
+            .mov_imm(R3, XDP_PASS)
+            .call(HELPER_REDIRECT_MAP)
+            .exit(),
+    };
+    a.label(pass);
+    a.mov_imm(R0, XDP_PASS).exit();
+    a.finish()
+}
+
+/// counters[0].frames += 1; counters[0].bytes += the frame's length; then `act`.
+fn count(a: &mut Asm, counters: i32, act: Label) {
+    a.mov(R1, R6).call(HELPER_XDP_GET_BUFF_LEN).mov(R7, R0);
+    a.store_imm(Size::W, R10, -4, 0);
+    a.load_map_fd(R1, counters).mov(R2, R10).add_imm(R2, -4);
+    a.call(HELPER_MAP_LOOKUP_ELEM)
+        .jump_imm(Cond::Eq, R0, 0, act);
+    a.load(Size::DW, R1, R0, 0)
+        .add_imm(R1, 1)
+        .store(Size::DW, R0, 0, R1);
+    a.load(Size::DW, R1, R0, 8)
+        .add(R1, R7)
+        .store(Size::DW, R0, 8, R1);
+}
+
+/// The counter attached to one interface; detached when dropped (or the process dies).
+#[derive(Debug)]
+pub struct XdpCounter {
+    _link: OwnedFd,
+    _prog: OwnedFd,
+    counters: OwnedFd,
+    xsks: Option<OwnedFd>,
+    cpus: usize,
+}
+
+/// The index of interface `ifname` in this thread's network namespace.
+pub fn ifindex(ifname: &str) -> Result<u32, SysError> {
+    let name = CString::new(ifname).map_err(|_| SysError::NoInterface(ifname.into()))?;
+    // SAFETY: name is a NUL-terminated string.
+    match unsafe { libc::if_nametoindex(name.as_ptr()) } {
+        0 => Err(SysError::NoInterface(ifname.into())),
+        i => Ok(i),
+    }
+}
+
+impl XdpCounter {
+    /// Loads the program and attaches it to `ifname` (native mode where the driver has it).
+    pub fn attach(ifname: &str, ports: PortRange, action: Action) -> Result<Self, SysError> {
+        crate::caps::require_xdp()?;
+        if ports.count == 0 || u32::from(ports.first) + u32::from(ports.count) > 65536 {
+            return Err(SysError::Ports {
+                first: ports.first,
+                count: ports.count,
+            });
+        }
+        let index = ifindex(ifname)?;
+        let cpus = sys::possible_cpus()?;
+        let counters = sys::map_create(sys::MAP_PERCPU_ARRAY, 4, VALUE_LEN as u32, 1, "lr_counts")?;
+        let xsks = match action {
+            Action::Redirect => Some(sys::map_create(
+                sys::MAP_XSKMAP,
+                4,
+                4,
+                XSK_SLOTS,
+                "lr_xsks",
+            )?),
+            _ => None,
+        };
+        let xsk_fd = xsks.as_ref().map_or(-1, |m| m.as_raw_fd());
+        let insns = program(ports, action, counters.as_raw_fd(), xsk_fd).ok_or_else(|| {
+            SysError::Verifier {
+                source: std::io::Error::other("unresolved label"),
+                log: "the program's source has a jump to a label never placed".into(),
+            }
+        })?;
+        let prog = sys::prog_load_xdp(&insns, "lr_count")?;
+        let link = sys::link_create_xdp(&prog, index, 0).map_err(|source| {
+            match source.raw_os_error() {
+                Some(libc::EBUSY) | Some(libc::EEXIST) => SysError::XdpBusy {
+                    ifname: ifname.into(),
+                    ifindex: index,
+                    holder: crate::xdp_query::attached(index)
+                        .map(|(id, name)| format!(" (program id {id}, name {name:?})"))
+                        .unwrap_or_default(),
+                    source,
+                },
+                _ => SysError::Call {
+                    call: format!("bpf(BPF_LINK_CREATE, XDP on {ifname})"),
+                    source,
+                },
+            }
+        })?;
+        Ok(Self {
+            _link: link,
+            _prog: prog,
+            counters,
+            xsks,
+            cpus,
+        })
+    }
+
+    /// The frames and bytes counted so far, summed over CPUs.
+    pub fn counts(&self) -> Result<Counts, SysError> {
+        let mut value = vec![0u8; VALUE_LEN * self.cpus];
+        sys::map_lookup(&self.counters, &0u32.to_ne_bytes(), &mut value)?;
+        let mut c = Counts::default();
+        for cpu in value.chunks_exact(VALUE_LEN) {
+            let (f, b) = cpu.split_at(8);
+            c.frames += u64::from_ne_bytes(f.try_into().unwrap_or_default());
+            c.bytes += u64::from_ne_bytes(b.try_into().unwrap_or_default());
+        }
+        Ok(c)
+    }
+
+    /// The XSKMAP (with [`Action::Redirect`]): an AF_XDP socket's descriptor goes in its rx
+    /// queue's slot.
+    pub fn xsk_map(&self) -> Option<&OwnedFd> {
+        self.xsks.as_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_action_assembles_with_all_jumps_resolved_forward() {
+        let ports = PortRange {
+            first: 9000,
+            count: 100,
+        };
+        for action in [Action::Drop, Action::Pass, Action::Redirect] {
+            let p = program(ports, action, 3, 4).expect("assembles");
+            assert!(p.len() < 80, "{action:?}: {} instructions", p.len());
+            for i in &p {
+                if i.code & 0x07 == 0x05 && i.code & 0xf0 != 0x80 && i.code & 0xf0 != 0x90 {
+                    assert!(i.off > 0, "{action:?}: backward or zero jump {i:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_kernels_verifier_accepts_every_action() {
+        if crate::caps::require_xdp().is_err() {
+            eprintln!("skipped: loading BPF needs CAP_BPF (or CAP_SYS_ADMIN) and CAP_NET_ADMIN");
+            return;
+        }
+        let counters = sys::map_create(sys::MAP_PERCPU_ARRAY, 4, 16, 1, "lr_test").unwrap();
+        let xsks = sys::map_create(sys::MAP_XSKMAP, 4, 4, XSK_SLOTS, "lr_test_xsk").unwrap();
+        let ports = PortRange {
+            first: 9000,
+            count: 1,
+        };
+        for action in [Action::Drop, Action::Pass, Action::Redirect] {
+            let p = program(ports, action, counters.as_raw_fd(), xsks.as_raw_fd()).unwrap();
+            if let Err(e) = sys::prog_load_xdp(&p, "lr_test") {
+                panic!("{action:?}: {e}");
+            }
+        }
+    }
+}
