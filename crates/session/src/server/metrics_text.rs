@@ -9,6 +9,7 @@
 
 use std::fmt::Write as _;
 
+use super::metrics::Transport;
 use super::{MetricsSnapshot, ServerMetrics};
 
 impl ServerMetrics {
@@ -114,14 +115,20 @@ fn families(m: &MetricsSnapshot) -> Vec<Family> {
     let bytes = m
         .bytes
         .iter()
-        .map(|((d, t), v)| (label(&[("direction", d), ("transport", t)]), v.to_string()))
+        .map(|((d, t), v)| {
+            let labels = [("direction", d.as_str()), ("transport", t.as_str())];
+            (label(&labels), v.to_string())
+        })
         .collect();
     let datagrams = m
         .datagrams
         .iter()
         .map(|(d, v)| {
             (
-                label(&[("direction", d), ("transport", "udp")]),
+                label(&[
+                    ("direction", d.as_str()),
+                    ("transport", Transport::Udp.as_str()),
+                ]),
                 v.to_string(),
             )
         })
