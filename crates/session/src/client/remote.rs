@@ -147,3 +147,31 @@ impl Remote for LinerateServer<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_far_end_gone_mid_test_says_what_this_end_was_doing_in_the_records_words() {
+        let frame = wire::WireError::FrameTooLarge { len: 9, max: 8 };
+        let lost = lost("polling it", frame);
+        assert!(matches!(
+            lost,
+            FarEndLost::Linerate {
+                doing: "polling it",
+                ..
+            }
+        ));
+        assert_eq!(
+            lost.to_string(),
+            "the server went away mid-test (polling it: control frame of 9 bytes exceeds the \
+             8-byte limit)"
+        );
+        let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        assert_eq!(
+            FarEndLost::Iperf3(reset).to_string(),
+            "the iperf3 server went away mid-test (connection reset)"
+        );
+    }
+}
