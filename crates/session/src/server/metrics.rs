@@ -42,9 +42,8 @@ struct Counts {
 pub struct MetricsSnapshot {
     /// Tests accepted, by kind (`tcp_stream`, …; `iperf3` for stock iperf3 clients' tests).
     pub started: BTreeMap<String, u64>,
-    /// Tests refused, by reason (`busy`, `key_busy`, `address_busy`, `limits`, `auth`,
-    /// `allow`, `relay`, `setup`).
-    pub refused: BTreeMap<String, u64>,
+    /// Tests refused, by reason.
+    pub refused: BTreeMap<Refusal, u64>,
     /// Tests running now.
     pub running: u64,
     /// Bytes moved by finished tests' server-side streams, linerate's and iperf3 clients' (not
@@ -103,14 +102,14 @@ impl ServerMetrics {
     }
 
     /// A test was refused for `reason`.
-    pub fn refused(&self, reason: &str) {
-        self.with(|c| *c.refused.entry(reason.to_string()).or_default() += 1);
+    pub fn refused(&self, reason: Refusal) {
+        self.with(|c| *c.refused.entry(reason).or_default() += 1);
     }
 
     /// A first message failed authentication.
     pub fn auth_failed(&self) {
         self.with(|c| c.auth_failures += 1);
-        self.refused("auth");
+        self.refused(Refusal::Auth);
     }
 
     /// A foreign probe was answered.
@@ -197,6 +196,49 @@ impl Way {
     }
 }
 
+/// Why a test was refused (the metrics' `reason` label).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The server runs its most tests at once (serve --max-sessions).
+    Busy,
+    /// The client's key runs its most tests at once.
+    KeyBusy,
+    /// The client's address runs its most tests at once.
+    AddressBusy,
+    /// A source address has its most connections in the handshake at once.
+    SourceBusy,
+    /// The server's budget of threads or memory is spent.
+    Budget,
+    /// The spec is above a limit, or names what this host has not (a CPU, a congestion control).
+    Limits,
+    /// Authentication failed.
+    Auth,
+    /// The address is not allowed (serve --allow).
+    Allow,
+    /// A relayed test this server does not run.
+    Relay,
+    /// Anything else in setting the test up.
+    Setup,
+}
+
+impl Refusal {
+    /// The metrics' `reason` label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Refusal::Busy => "busy",
+            Refusal::KeyBusy => "key_busy",
+            Refusal::AddressBusy => "address_busy",
+            Refusal::SourceBusy => "source_busy",
+            Refusal::Budget => "budget",
+            Refusal::Limits => "limits",
+            Refusal::Auth => "auth",
+            Refusal::Allow => "allow",
+            Refusal::Relay => "relay",
+            Refusal::Setup => "setup",
+        }
+    }
+}
+
 /// What a test's data connections are (the metrics' `transport` label).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Transport {
@@ -237,6 +279,7 @@ macro_rules! by_label {
 }
 by_label!(Way);
 by_label!(Transport);
+by_label!(Refusal);
 
 /// The transport of `spec`'s data connections.
 pub fn transport_of(spec: &TestSpec) -> Transport {
@@ -273,6 +316,22 @@ mod tests {
         let mut transports = [Transport::Unix, Transport::Udp, Transport::Tcp];
         transports.sort();
         assert_eq!(transports.map(Transport::as_str), ["tcp", "udp", "unix"]);
+        use Refusal::*;
+        let mut reasons = [
+            Setup,
+            Relay,
+            Allow,
+            Auth,
+            Limits,
+            Budget,
+            SourceBusy,
+            AddressBusy,
+        ];
+        reasons.sort();
+        let labels = reasons.map(Refusal::as_str);
+        let mut by_text = labels;
+        by_text.sort();
+        assert_eq!(labels, by_text);
         let m = ServerMetrics::default();
         let counts = StreamCounts {
             bytes: 1000,
