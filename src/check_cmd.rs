@@ -64,21 +64,19 @@ pub enum CheckFormat {
     Junit,
 }
 
-fn parse_threshold(s: &str) -> Result<f64, String> {
+/// `--threshold`'s value (clap prints the error after naming the flag).
+fn parse_threshold(s: &str) -> Result<f64> {
     match s.trim_end_matches('%').trim().parse::<f64>() {
         Ok(v) if (0.0..100.0).contains(&v) => Ok(v / 100.0),
-        _ => Err(format!(
-            "{s}: give a percentage from 0 to under 100, e.g. 5"
-        )),
+        _ => bail!("{s}: give a percentage from 0 to under 100, e.g. 5"),
     }
 }
 
-fn parse_level(s: &str) -> Result<f64, String> {
+/// `--confidence`'s value (clap prints the error after naming the flag).
+fn parse_level(s: &str) -> Result<f64> {
     match s.trim_end_matches('%').trim().parse::<f64>() {
         Ok(v) if (50.0..=99.9).contains(&v) => Ok(v),
-        _ => Err(format!(
-            "{s}: give a confidence from 50 to 99.9 (percent), e.g. 95"
-        )),
+        _ => bail!("{s}: give a confidence from 50 to 99.9 (percent), e.g. 95"),
     }
 }
 

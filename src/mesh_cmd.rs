@@ -13,7 +13,7 @@ use report::stream::JsonLines;
 use report::{MeshCell, MeshMatrix};
 use results::store::Tags;
 use results::RunRecord;
-use session::relay::RelayPairs;
+use session::relay::{PairError, RelayPairs};
 use session::target::resolve;
 use sweep::mesh::{run_mesh, CellOutcome, MeshPlan, MeshProgress};
 
@@ -79,14 +79,14 @@ struct Cells {
     events: Option<JsonLines<std::io::Stdout>>,
 }
 
-impl MeshProgress<RunRecord> for Cells {
+impl MeshProgress<RunRecord, PairError> for Cells {
     fn started(&mut self, _: &str, _: &str) {}
 
     fn ended(
         &mut self,
         from: &str,
         to: &str,
-        outcome: CellOutcome<RunRecord>,
+        outcome: CellOutcome<RunRecord, PairError>,
         done: usize,
         total: usize,
     ) {
@@ -109,7 +109,7 @@ impl MeshProgress<RunRecord> for Cells {
                 };
                 MeshCell::of_run(from, to, &record, id)
             }
-            CellOutcome::Failed(why) => MeshCell::failed(from, to, why),
+            CellOutcome::Failed(why) => MeshCell::failed(from, to, why.to_string()),
             CellOutcome::NotRun => MeshCell::failed(from, to, "not run".into()),
         };
         let figure = self.matrix.figure;

@@ -233,7 +233,8 @@ fn run_step(step: &Step, cli: &Cli, interrupt: &Signal) -> Ended {
     let mut failure = step
         .pre
         .as_ref()
-        .and_then(|pre| run_hook(Phase::Pre, pre, interrupt).err());
+        .and_then(|pre| run_hook(Phase::Pre, pre, interrupt).err())
+        .map(|e| format!("{e:#}"));
     let mut interrupted = false;
     if failure.is_none() {
         let outcome = match &cli.command {
@@ -249,7 +250,7 @@ fn run_step(step: &Step, cli: &Cli, interrupt: &Signal) -> Ended {
     }
     if let Some(post) = &step.post {
         if let Err(e) = run_hook(Phase::Post, post, interrupt) {
-            failure.get_or_insert(e);
+            failure.get_or_insert(format!("{e:#}"));
         }
     }
     match (interrupted, failure) {
@@ -265,13 +266,13 @@ fn run_step(step: &Step, cli: &Cli, interrupt: &Signal) -> Ended {
 /// Runs `words` as `sweep knob --pre` runs its commands (no shell, its own process group,
 /// killed past the knob timeout, and `pre` on Ctrl-C; `post` runs even after Ctrl-C, to put
 /// a setting back); a failure names the hook and why.
-fn run_hook(phase: Phase, words: &[String], interrupt: &Signal) -> Result<(), String> {
+fn run_hook(phase: Phase, words: &[String], interrupt: &Signal) -> Result<()> {
     let (hook, stop) = match phase {
         Phase::Pre => ("pre", interrupt.flag()),
         Phase::Post => ("post", Signal::new().flag()),
     };
     let run = run_command(phase, words, "", DEFAULT_TIMEOUT, &stop);
-    run.why().map_or(Ok(()), |why| Err(format!("{hook} {why}")))
+    run.why().map_or(Ok(()), |why| Err(anyhow!("{hook} {why}")))
 }
 
 /// One line per step at the end, on stderr.

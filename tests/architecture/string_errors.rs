@@ -12,31 +12,10 @@ use std::path::Path;
 
 use super::source::{sources, Source};
 
-/// The `Result<_, String>`s the budget started with: (file, item, how many there).
-const KNOWN: &[(&str, &str, usize)] = &[
-    ("crates/plan/src/step.rs", "fn substitute", 1),
-    ("crates/session/src/client/remote.rs", "fn counts", 2),
-    ("crates/session/src/client/remote.rs", "fn results", 2),
-    ("crates/session/src/iperf3/client.rs", "fn counts", 1),
-    ("crates/session/src/iperf3/client.rs", "fn results", 1),
-    ("crates/session/src/relay.rs", "fn run_pair", 1),
-    ("crates/session/src/server/iperf3/record.rs", "fn build", 1),
-    (
-        "crates/session/src/server/iperf3/record.rs",
-        "fn client_side",
-        1,
-    ),
-    ("crates/session/src/server/iperf3/run.rs", "fn keep", 1),
-    ("crates/session/src/server/iperf3/udp.rs", "fn streams", 1),
-    ("crates/sweep/src/mesh.rs", "fn run_pair", 1),
-    ("crates/ui/src/tools.rs", "fn trend_by", 1),
-    ("crates/ui/src/tools.rs", "fn trend_kind", 1),
-    ("crates/ui/src/tools.rs", "fn trend_metric", 1),
-    ("crates/ui/src/tools.rs", "fn trend_words", 1),
-    ("src/check_cmd.rs", "fn parse_level", 1),
-    ("src/check_cmd.rs", "fn parse_threshold", 1),
-    ("src/plan_cmd.rs", "fn run_hook", 1),
-];
+/// The `Result<_, String>`s the budget started with: (file, item, how many there). Each of
+/// the 18 it began with has a typed error now; the list stays, empty, so an entry is what a
+/// new one would need (it should not get one).
+const KNOWN: &[(&str, &str, usize)] = &[];
 
 /// The byte offsets in `text` of each `Result<...>` whose error type is `String`.
 fn string_results(text: &str) -> Vec<usize> {

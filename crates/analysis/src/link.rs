@@ -7,14 +7,14 @@
 //! goodput is above what the link carries, its speed each way (a utilisation above 100 % says
 //! the link speed is wrong, which the summary's text then says).
 
-use results::Summary;
-
-/// `Summary::link_speed_source` of a speed given with `--link-speed`.
-pub const FROM_FLAG: &str = "--link-speed";
+use results::{End, LinkSpeedSource, Summary};
 
 /// Whether `summary`'s link speed was given with `--link-speed` (not read from a driver).
 pub fn from_flag(summary: &Summary) -> bool {
-    summary.link_speed_source.as_deref() == Some(FROM_FLAG)
+    summary
+        .link_speed_source
+        .as_ref()
+        .is_some_and(LinkSpeedSource::is_flag)
 }
 
 /// `PI = T/C × T/L` with T and L in Mbit/s and C in %; `None` when C or L is zero.
@@ -56,17 +56,18 @@ pub fn link_from_hosts(summary: &mut Summary, hosts: &results::Hosts) {
         set_performance_index(summary);
         return;
     }
-    let speed = |end: &str, h: &measure::host::HostFacts| {
+    let speed = |end: End, h: &measure::host::HostFacts| {
         let nic = h.nic.as_ref().filter(|n| !n.is_virtual())?;
         let mbps = nic.speed_mbps?;
+        let name = h.interface.clone()?;
         Some((
             u64::from(mbps) * 1_000_000,
-            format!("the {end}'s {} link", h.interface.as_deref()?),
+            LinkSpeedSource::Interface { end, name },
         ))
     };
     let slower = [
-        speed("client", &hosts.client),
-        hosts.server.as_ref().and_then(|s| speed("server", s)),
+        speed(End::Client, &hosts.client),
+        hosts.server.as_ref().and_then(|s| speed(End::Server, s)),
     ]
     .into_iter()
     .flatten()
@@ -124,9 +125,14 @@ mod tests {
         let s = with_link("tcp", 9.0, &physical);
         assert_eq!(s.link_speed_bps, Some(10_000_000_000));
         assert_eq!(
-            s.link_speed_source.as_deref(),
-            Some("the client's eth0 link")
+            s.link_speed_source,
+            Some(LinkSpeedSource::Interface {
+                end: End::Client,
+                name: "eth0".into()
+            })
         );
+        let stored = serde_json::to_value(&s).unwrap();
+        assert_eq!(stored["link_speed_source"], "the client's eth0 link");
         assert!(s.performance_index.is_some());
         let veth = Hosts {
             client: host("veth", 10_000),
@@ -165,7 +171,7 @@ mod tests {
         let mut flag = crate::testing::record_with("tcp", 0.5e9).summary;
         (flag.local_cpu_pct, flag.remote_cpu_pct) = (10.0, 5.0);
         flag.link_speed_bps = Some(1_000_000_000);
-        flag.link_speed_source = Some(FROM_FLAG.into());
+        flag.link_speed_source = Some(LinkSpeedSource::Flag);
         link_from_hosts(&mut flag, &Hosts::default());
         assert!(from_flag(&flag));
         assert_eq!(flag.performance_index, Some((500.0 / 10.0) * 0.5));

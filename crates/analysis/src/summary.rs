@@ -260,7 +260,7 @@ fn totals(
         rtt_us: (!all_infos.is_empty())
             .then(|| all_infos.iter().map(|t| t.rtt_us).sum::<u32>() / all_infos.len() as u32),
         link_speed_bps: link,
-        link_speed_source: link.map(|_| crate::link::FROM_FLAG.to_string()),
+        link_speed_source: link.map(|_| results::LinkSpeedSource::Flag),
         // Set by `build` once the summary is whole (`link::set_performance_index`).
         performance_index: None,
         udp: udp_total(flows.iter().filter_map(|f| f.udp.as_ref())),

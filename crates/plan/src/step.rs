@@ -154,7 +154,7 @@ impl Command<'_> {
             return Err(self.src.error(v.span(), problem));
         }
         for word in &mut words {
-            word.text = substitute(&word.text, self.hosts).map_err(|host| {
+            word.text = substitute(&word.text, self.hosts).map_err(|UnknownHost(host)| {
                 let problem = Problem::UnknownHost {
                     step: self.step.to_string(),
                     host,
@@ -218,10 +218,16 @@ fn plan_word(word: &str) -> Option<PlanWord> {
         .find(|w| w.as_str() == flag)
 }
 
+/// A `{name}` in a step's words whose name is no host of the plan's `[hosts]` (the name,
+/// without braces).
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{{{0}}} names no host in [hosts]")]
+pub(crate) struct UnknownHost(pub String);
+
 /// `word` with each `{name}` that names a host replaced by the host. `{value}`, and braces
 /// around anything but an identifier, stay as they are; the error is an identifier that
 /// names no host. Hosts are not substituted again.
-pub(crate) fn substitute(word: &str, hosts: &Hosts) -> Result<String, String> {
+pub(crate) fn substitute(word: &str, hosts: &Hosts) -> Result<String, UnknownHost> {
     let mut out = String::with_capacity(word.len());
     let mut rest = word;
     while let Some(open) = rest.find('{') {
@@ -235,7 +241,7 @@ pub(crate) fn substitute(word: &str, hosts: &Hosts) -> Result<String, String> {
                 } else if let Some(host) = hosts.get(name) {
                     out.push_str(host);
                 } else {
-                    return Err(name.to_string());
+                    return Err(UnknownHost(name.to_string()));
                 }
                 rest = &after[name.len() + 1..];
             }

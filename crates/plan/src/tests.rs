@@ -141,6 +141,16 @@ fn run_may_be_a_string_or_an_array_of_words() {
 }
 
 #[test]
+fn a_brace_naming_no_host_is_an_unknown_host_error_naming_it() {
+    use crate::step::{substitute, UnknownHost};
+    let hosts = [("a".to_string(), "10.0.0.1".to_string())].into();
+    assert_eq!(substitute("x{a}y", &hosts), Ok("x10.0.0.1y".to_string()));
+    let err = substitute("{a}:{nope}", &hosts).unwrap_err();
+    assert_eq!(err, UnknownHost("nope".into()));
+    assert_eq!(err.to_string(), "{nope} names no host in [hosts]");
+}
+
+#[test]
 fn hosts_are_substituted_inside_words_and_value_is_left() {
     let hosts = "[hosts]\na = \"10.0.0.1\"\nrelay_2 = \"r2\"\n";
     let run = r#"run = "tcp {a} --from={relay_2} -x {a}:{a} {value} {1} '{a b}' { {{a}} {""#;

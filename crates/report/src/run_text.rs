@@ -385,7 +385,7 @@ pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
             s.throughput_bps / 1e6,
             s.local_cpu_pct.max(s.remote_cpu_pct),
             link as f64 / 1e6,
-            s.link_speed_source.as_deref().unwrap_or("--link-speed")
+            link_source(s)
         )?;
     } else if let Some(link) = s.link_speed_bps.filter(|_| above_link(s)) {
         // Above 100 % of the link: no PI, and the link speed is what is wrong.
@@ -394,10 +394,16 @@ pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
             "PI         none: goodput {} is above the link speed {} ({}), so that link speed is wrong",
             bps(s.throughput_bps),
             bps(link as f64),
-            s.link_speed_source.as_deref().unwrap_or("--link-speed")
+            link_source(s)
         )?;
     }
     Ok(())
+}
+
+/// Where the link speed came from, in the record's words (`--link-speed` when unsaid).
+fn link_source(s: &results::Summary) -> String {
+    let source = s.link_speed_source.clone();
+    source.unwrap_or(results::LinkSpeedSource::Flag).to_string()
 }
 
 /// Whether the goodput is above what the link speed carries, once per direction (as

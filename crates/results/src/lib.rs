@@ -9,6 +9,7 @@
 pub mod efficiency;
 pub mod layout_v1;
 pub mod limits;
+pub mod link_speed;
 pub mod rpm;
 pub mod schema;
 pub mod status;
@@ -16,6 +17,7 @@ pub mod store;
 
 pub use efficiency::Efficiency;
 pub use limits::{LimitedBy, LossBounds, LossCauses, LossRange, Shaper, Verdict};
+pub use link_speed::LinkSpeedSource;
 pub use schema::{
     CpuSummary, End, FlowInterval, FlowSummary, Hosts, IntervalCpu, IntervalSample, IntervalTcp,
     PpsCell, RrInterval, RrSummary, RunRecord, StreamSpread, StreamSummary, Summary, TcpTime,

@@ -543,9 +543,10 @@ pub struct Summary {
     /// Link speed, bits/s: `--link-speed`, or else the slower of the two ends' interfaces as
     /// their drivers report it (`link_speed_source` says which).
     pub link_speed_bps: Option<u64>,
-    /// Where `link_speed_bps` came from: `--link-speed`, or the interface it was read from.
+    /// Where `link_speed_bps` came from: `--link-speed`, or the interface it was read from
+    /// (stored as those words).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub link_speed_source: Option<String>,
+    pub link_speed_source: Option<crate::LinkSpeedSource>,
     /// Performance Index `T/C × T/L` (T Mbit/s, C the busier end's CPU %, L link Mbit/s).
     pub performance_index: Option<f64>,
     /// UDP: datagram accounting over all directions.

@@ -22,7 +22,7 @@ use wire::TestSpec;
 
 use crate::auth::ClientKey;
 use crate::client::{self, ClientConfig, Silent};
-use crate::target::{resolve, Target};
+use crate::target::{resolve, ResolveError, Target};
 
 /// Most interval samples in one [`RelayMsg::Intervals`] frame: each is well under 16 KiB even
 /// with many streams, so a frame stays far below the frame cap however long the test ran.
@@ -106,11 +106,31 @@ pub struct RelayPairs {
     pub interrupt: Signal,
 }
 
+/// Why a mesh's pair made no figure: its cell shows these words.
+#[derive(Debug, thiserror::Error)]
+pub enum PairError {
+    /// The `from` host (the relay) has no address.
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
+    /// The test did not run: no connection, a refusal, a protocol failure.
+    #[error(transparent)]
+    Client(#[from] client::ClientError),
+    /// The test ran but a far end went away mid-test (the record's `incomplete` note).
+    #[error("{why}")]
+    Incomplete {
+        /// What went away, and when.
+        why: String,
+        /// What was measured before it did.
+        record: Box<RunRecord>,
+    },
+}
+
 impl PairRunner for RelayPairs {
     type Output = RunRecord;
+    type Error = PairError;
 
-    fn run_pair(&self, from: &str, to: &str) -> Result<RunRecord, String> {
-        let addr = resolve(from, self.port, self.family).map_err(|e| e.to_string())?;
+    fn run_pair(&self, from: &str, to: &str) -> Result<RunRecord, PairError> {
+        let addr = resolve(from, self.port, self.family)?;
         let config = ClientConfig {
             key: self.key.clone(),
             relay: Some(RelayTo {
@@ -125,10 +145,13 @@ impl PairRunner for RelayPairs {
                 self.interrupt.clone(),
             )
         };
-        let record = client::run(&config, &mut Silent).map_err(|e| e.to_string())?;
+        let record = client::run(&config, &mut Silent)?;
         // A pair whose far end went away is a failed cell, not a figure.
-        match &record.summary.incomplete {
-            Some(why) if !record.summary.interrupted => Err(why.to_string()),
+        match record.summary.incomplete.clone() {
+            Some(why) if !record.summary.interrupted => Err(PairError::Incomplete {
+                why,
+                record: Box::new(record),
+            }),
             _ => Ok(record),
         }
     }

@@ -14,10 +14,12 @@ use crate::interrupt::Interrupt;
 
 /// Runs one test of the mesh: `from` towards `to`.
 pub trait PairRunner: Sync {
-    /// What one pair produced (a run), or why it failed, in one line.
+    /// What one pair produced (a run).
     type Output: Send;
+    /// Why a pair failed (a host down, a refusal); its `Display` is the cell's one line.
+    type Error: std::error::Error + Send;
     /// Runs the pair; called from a thread of the mesh's own.
-    fn run_pair(&self, from: &str, to: &str) -> Result<Self::Output, String>;
+    fn run_pair(&self, from: &str, to: &str) -> Result<Self::Output, Self::Error>;
 }
 
 /// A validated mesh: at least two distinct hosts and at least one test at a time.
@@ -84,21 +86,28 @@ impl MeshPlan {
 
 /// What became of one pair.
 #[derive(Debug)]
-pub enum CellOutcome<T> {
+pub enum CellOutcome<T, E> {
     /// It ran.
     Ran(T),
     /// It failed, with why.
-    Failed(String),
+    Failed(E),
     /// It was not run: the mesh was interrupted first.
     NotRun,
 }
 
 /// Receives the mesh's cells as they finish.
-pub trait MeshProgress<T> {
+pub trait MeshProgress<T, E> {
     /// Pair `(from, to)` started.
     fn started(&mut self, from: &str, to: &str);
     /// Pair `(from, to)` ended; `done` of `total` pairs have ended.
-    fn ended(&mut self, from: &str, to: &str, outcome: CellOutcome<T>, done: usize, total: usize);
+    fn ended(
+        &mut self,
+        from: &str,
+        to: &str,
+        outcome: CellOutcome<T, E>,
+        done: usize,
+        total: usize,
+    );
 }
 
 /// Runs every pair of `plan` through `runner`, reporting each to `progress` as it ends (pairs
@@ -107,7 +116,7 @@ pub fn run_mesh<R: PairRunner>(
     plan: &MeshPlan,
     runner: &R,
     interrupt: &dyn Interrupt,
-    progress: &mut dyn MeshProgress<R::Output>,
+    progress: &mut dyn MeshProgress<R::Output, R::Error>,
 ) {
     let mut pending = plan.pairs();
     let total = pending.len();
@@ -170,12 +179,18 @@ mod tests {
         calls: AtomicUsize,
     }
 
+    /// A probe's failed pair: the host that is down.
+    #[derive(Debug, thiserror::Error)]
+    #[error("{0} is down")]
+    struct Down(&'static str);
+
     impl PairRunner for Probe {
         type Output = String;
-        fn run_pair(&self, from: &str, to: &str) -> Result<String, String> {
+        type Error = Down;
+        fn run_pair(&self, from: &str, to: &str) -> Result<String, Down> {
             self.calls.fetch_add(1, Ordering::SeqCst);
-            if self.down.is_some_and(|d| d == from || d == to) {
-                return Err(format!("{} is down", self.down.unwrap()));
+            if let Some(down) = self.down.filter(|d| *d == from || *d == to) {
+                return Err(Down(down));
             }
             {
                 let mut now = self.now.lock().unwrap();
@@ -194,20 +209,23 @@ mod tests {
     #[derive(Default)]
     struct Cells(Vec<(String, String, String)>);
 
-    impl MeshProgress<String> for Cells {
+    impl MeshProgress<String, Down> for Cells {
         fn started(&mut self, _: &str, _: &str) {}
         fn ended(
             &mut self,
             from: &str,
             to: &str,
-            outcome: CellOutcome<String>,
+            outcome: CellOutcome<String, Down>,
             done: usize,
             _: usize,
         ) {
             assert_eq!(done, self.0.len() + 1);
             let text = match outcome {
                 CellOutcome::Ran(s) => s,
-                CellOutcome::Failed(e) => format!("error: {e}"),
+                CellOutcome::Failed(e @ Down(host)) => {
+                    assert!(host == from || host == to, "{e} fails {from}>{to}");
+                    format!("error: {e}")
+                }
                 CellOutcome::NotRun => "not run".into(),
             };
             self.0.push((from.into(), to.into(), text));
@@ -236,6 +254,7 @@ mod tests {
         assert_eq!(cells.0.len(), 6);
         let failed = cells.0.iter().filter(|c| c.2.starts_with("error")).count();
         assert_eq!(failed, 4, "{:?}", cells.0);
+        assert!(cells.0.iter().any(|c| c.2 == "error: h2 is down"));
         assert!(cells.0.iter().any(|c| c.2 == "h0>h1") && cells.0.iter().any(|c| c.2 == "h1>h0"));
         assert!(runner.overlaps.lock().unwrap().iter().all(|o| o.len() == 1));
     }
@@ -277,12 +296,13 @@ mod tests {
     fn an_interrupt_runs_no_more_pairs_and_says_which_were_not_run() {
         let plan = MeshPlan::new(hosts(3), 1, false).unwrap();
         let runner = probe(None);
+        type Outcome = CellOutcome<String, Down>;
         struct StopAfterFirst(Cells, Arc<AtomicBool>);
-        impl MeshProgress<String> for StopAfterFirst {
+        impl MeshProgress<String, Down> for StopAfterFirst {
             fn started(&mut self, _: &str, _: &str) {
                 self.1.store(true, Ordering::Release);
             }
-            fn ended(&mut self, f: &str, t: &str, o: CellOutcome<String>, d: usize, n: usize) {
+            fn ended(&mut self, f: &str, t: &str, o: Outcome, d: usize, n: usize) {
                 self.0.ended(f, t, o, d, n);
             }
         }

@@ -156,7 +156,7 @@ pub fn trend_words(params: &[(String, String)]) -> Result<Vec<String>, ApiError>
     let mut rest = Vec::new();
     let mut seen: Vec<&str> = Vec::new();
     for (name, value) in params {
-        let check: fn(&str) -> Result<(), String> = match name.as_str() {
+        let check: fn(&str) -> Result<(), TrendParamError> = match name.as_str() {
             "metric" => trend_metric,
             "by" => trend_by,
             "kind" => trend_kind,
@@ -183,33 +183,44 @@ pub fn trend_words(params: &[(String, String)]) -> Result<Vec<String>, ApiError>
     Ok(words)
 }
 
-fn trend_metric(value: &str) -> Result<(), String> {
-    let names = report::check::metric_names();
-    if names.contains(&value) {
-        return Ok(());
-    }
-    Err(format!(
+/// Why a `trend` query's `metric`, `by` or `kind` is refused (after `NAME="VALUE": `).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+enum TrendParamError {
+    /// `metric` is no row `compare` shows.
+    #[error(
         "no such metric; one of: {} (as compare names its rows)",
-        names.join(", ")
-    ))
-}
-
-fn trend_by(value: &str) -> Result<(), String> {
-    if is_key(value) && value.len() <= 64 {
-        return Ok(());
-    }
-    Err(
+        report::check::metric_names().join(", ")
+    )]
+    NoSuchMetric,
+    /// `by` is not a tag key.
+    #[error(
         "not a tag key; give the tag to order the runs by, e.g. by=kernel (letters, digits, \
          _-., a letter or digit first, at most 64)"
-            .into(),
-    )
+    )]
+    NotTagKey,
+    /// `kind` is none of [`KINDS`].
+    #[error("not a kind; one of {}", KINDS.join(", "))]
+    NotKind,
 }
 
-fn trend_kind(value: &str) -> Result<(), String> {
-    if KINDS.contains(&value) {
-        return Ok(());
-    }
-    Err(format!("not a kind; one of {}", KINDS.join(", ")))
+fn trend_metric(value: &str) -> Result<(), TrendParamError> {
+    report::check::metric_names()
+        .contains(&value)
+        .then_some(())
+        .ok_or(TrendParamError::NoSuchMetric)
+}
+
+fn trend_by(value: &str) -> Result<(), TrendParamError> {
+    (is_key(value) && value.len() <= 64)
+        .then_some(())
+        .ok_or(TrendParamError::NotTagKey)
+}
+
+fn trend_kind(value: &str) -> Result<(), TrendParamError> {
+    KINDS
+        .contains(&value)
+        .then_some(())
+        .ok_or(TrendParamError::NotKind)
 }
 
 /// `GET /api/trend?runs=series=s&metric=throughput&by=commit&kind=tcp_stream`: `linerate
@@ -307,6 +318,16 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         trend_words(&params).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn each_refused_trend_parameter_is_its_own_error() {
+        assert_eq!(trend_metric("speed"), Err(TrendParamError::NoSuchMetric));
+        assert_eq!(trend_by("a b"), Err(TrendParamError::NotTagKey));
+        assert_eq!(trend_kind("tcp"), Err(TrendParamError::NotKind));
+        assert_eq!(trend_kind("tcp_rr"), Ok(()));
+        let kinds = TrendParamError::NotKind.to_string();
+        assert_eq!(kinds, format!("not a kind; one of {}", KINDS.join(", ")));
     }
 
     #[test]

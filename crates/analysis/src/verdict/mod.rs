@@ -121,7 +121,7 @@ pub fn add_verdicts_for(summary: &mut Summary, spec: &TestSpec, hosts: &Hosts, c
 /// The summary's link speed, unless it came from a software link's driver (a veth says
 /// 10 Gbit/s and carries more): `--link-speed` is always taken at its word.
 fn real_link_bps(summary: &Summary, hosts: &Hosts) -> Option<u64> {
-    let from_flag = summary.link_speed_source.as_deref() == Some("--link-speed");
+    let from_flag = crate::link::from_flag(summary);
     let ends = std::iter::once(&hosts.client).chain(hosts.server.as_ref());
     let nominal = ends.filter_map(|h| h.nic.as_ref()).any(|n| n.is_virtual());
     summary.link_speed_bps.filter(|_| from_flag || !nominal)

@@ -245,7 +245,10 @@ fn a_queue_or_the_links_ceiling_is_the_path() {
     // 9.3 Gbit/s of a 10 Gbit/s link: 1448 / 1538 of it is 9.41 Gbit/s.
     let mut r = run(9.3);
     r.summary.link_speed_bps = Some(10_000_000_000);
-    r.summary.link_speed_source = Some("the client's va link".into());
+    r.summary.link_speed_source = Some(results::LinkSpeedSource::Interface {
+        end: results::End::Client,
+        name: "va".into(),
+    });
     let v = judge(r.clone());
     assert_eq!(v.verdict, Verdict::Path);
     assert!(

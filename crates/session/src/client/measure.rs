@@ -15,7 +15,7 @@ use wire::msg::{ServerResults, StreamCounts};
 use wire::spec::Flow;
 use wire::TestKind;
 
-use super::remote::Remote;
+use super::remote::{FarEndLost, Remote};
 use super::{ClientConfig, ClientError, Progress};
 
 /// How long the polling loop sleeps at `elapsed` (< `duration`): until the next interval tick
@@ -144,7 +144,7 @@ enum PollEnd {
     /// The user interrupted.
     Interrupted,
     /// The control connection failed: the server is gone (killed, or the path went black).
-    ServerLost(String),
+    ServerLost(FarEndLost),
 }
 
 /// How the test ended, with the server's last answered poll (its own figures, not stand-ins):
@@ -156,7 +156,7 @@ enum Ended {
         last_poll: Option<LastPoll>,
     },
     /// The server went away while polled.
-    ServerLost(String, Option<LastPoll>),
+    ServerLost(FarEndLost, Option<LastPoll>),
 }
 
 /// Polls the server each interval until the test time is up, the user interrupts or the
@@ -301,7 +301,8 @@ fn finish(
         local_cores: sys.map(|(a, b)| b.cores_since(&a)).unwrap_or_default(),
         local_drops,
         server,
-        server_lost,
+        // The record keeps the words: its `incomplete` note.
+        server_lost: server_lost.map(|why| why.to_string()),
         window_start: None,
     };
     Ok((sample, raw))
@@ -315,7 +316,7 @@ fn server_results(
     local_at_stop: &[StreamCounts],
     cpu0: CpuTime,
     t0: Instant,
-) -> Result<(ServerResults, Option<String>), ClientError> {
+) -> Result<(ServerResults, Option<FarEndLost>), ClientError> {
     let up_to = |last: Option<LastPoll>| analysis::partial::server_results_up_to(last.as_ref());
     Ok(match end {
         Ended::ServerLost(why, last) => (up_to(last), Some(why)),

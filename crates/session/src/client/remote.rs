@@ -38,12 +38,13 @@ pub(crate) trait Remote {
     /// Waits until the far end has begun: called once the workers run.
     fn begun(&mut self) -> Result<(), ClientError>;
     /// The far end's counters now, one per stream (`local`: this end's), and its CPU so far
-    /// if it reports it. `Ok(Err(why))` when the far end went away.
+    /// if it reports it. `Ok(Err(why))` when the far end went away: the test ends with
+    /// this end's figures (an error is a protocol failure that ends it with none).
     fn counts(
         &mut self,
         seq: u64,
         local: &[StreamCounts],
-    ) -> Result<Result<FarCounts, String>, ClientError>;
+    ) -> Result<Result<FarCounts, FarEndLost>, ClientError>;
     /// Ends the test and returns the far end's figures (`Ok(Err(why))`: it went away).
     /// `local_at_stop` and `cpu` are this end's counters and process CPU at the stop, over
     /// `wall`.
@@ -52,12 +53,31 @@ pub(crate) trait Remote {
         local_at_stop: &[StreamCounts],
         cpu: CpuTime,
         wall: Duration,
-    ) -> Result<Result<ServerResults, String>, ClientError>;
+    ) -> Result<Result<ServerResults, FarEndLost>, ClientError>;
 }
 
-/// The words of a control connection that failed mid-test.
-pub(super) fn lost(context: &str, e: &wire::WireError) -> String {
-    format!("the server went away mid-test ({context}: {e})")
+/// Why the far end's figures are missing mid-test: its control connection failed. The run
+/// still ends with a record (this end's figures, the far end's up to its last answer), and
+/// the message is the record's `incomplete` note.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum FarEndLost {
+    /// A linerate server's control connection failed while `doing` (polling it, stopping the
+    /// test, waiting for its results).
+    #[error("the server went away mid-test ({doing}: {error})")]
+    Linerate {
+        /// What this end was doing.
+        doing: &'static str,
+        /// How the connection failed.
+        error: wire::WireError,
+    },
+    /// A stock iperf3 server's control connection failed as the test ended.
+    #[error("the iperf3 server went away mid-test ({0})")]
+    Iperf3(std::io::Error),
+}
+
+/// The control connection to a linerate server failed while `doing`.
+fn lost(doing: &'static str, error: wire::WireError) -> FarEndLost {
+    FarEndLost::Linerate { doing, error }
 }
 
 fn server_ended(message: &str) -> ClientError {
@@ -94,11 +114,11 @@ impl Remote for LinerateServer<'_> {
         &mut self,
         seq: u64,
         _local: &[StreamCounts],
-    ) -> Result<Result<FarCounts, String>, ClientError> {
+    ) -> Result<Result<FarCounts, FarEndLost>, ClientError> {
         let reply = send(self.ctrl, &ClientMsg::Poll { seq })
             .and_then(|()| recv::<ServerMsg>(self.ctrl, HANDSHAKE_TIMEOUT));
         match reply {
-            Err(e) => Ok(Err(lost("polling it", &e))),
+            Err(e) => Ok(Err(lost("polling it", e))),
             Ok(ServerMsg::Counters { counts, cpu, .. }) => Ok(Ok(FarCounts {
                 counts,
                 cpu,
@@ -114,16 +134,44 @@ impl Remote for LinerateServer<'_> {
         _local_at_stop: &[StreamCounts],
         _cpu: CpuTime,
         _wall: Duration,
-    ) -> Result<Result<ServerResults, String>, ClientError> {
+    ) -> Result<Result<ServerResults, FarEndLost>, ClientError> {
         if let Err(e) = send(self.ctrl, &ClientMsg::Stop) {
-            return Ok(Err(lost("stopping the test", &e)));
+            return Ok(Err(lost("stopping the test", e)));
         }
         let results_wait = self.drain_timeout + HANDSHAKE_TIMEOUT;
         match recv::<ServerMsg>(self.ctrl, results_wait) {
             Ok(ServerMsg::Results(r)) => Ok(Ok(r)),
             Ok(ServerMsg::Error { message }) => Err(server_ended(&message)),
             Ok(other) => Err(unexpected(&other)),
-            Err(e) => Ok(Err(lost("waiting for its results", &e))),
+            Err(e) => Ok(Err(lost("waiting for its results", e))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_far_end_gone_mid_test_says_what_this_end_was_doing_in_the_records_words() {
+        let frame = wire::WireError::FrameTooLarge { len: 9, max: 8 };
+        let lost = lost("polling it", frame);
+        assert!(matches!(
+            lost,
+            FarEndLost::Linerate {
+                doing: "polling it",
+                ..
+            }
+        ));
+        assert_eq!(
+            lost.to_string(),
+            "the server went away mid-test (polling it: control frame of 9 bytes exceeds the \
+             8-byte limit)"
+        );
+        let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        assert_eq!(
+            FarEndLost::Iperf3(reset).to_string(),
+            "the iperf3 server went away mid-test (connection reset)"
+        );
     }
 }

@@ -20,7 +20,7 @@ use wire::spec::{Direction, Flow, Params as SpecParams, Transport};
 use wire::{TestKind, TestSpec, WireError};
 
 use crate::client::measure::measure_streams;
-use crate::client::remote::{FarCounts, Remote};
+use crate::client::remote::{FarCounts, FarEndLost, Remote};
 use crate::client::{summarize, ClientConfig, ClientError, Progress};
 use crate::control::HANDSHAKE_TIMEOUT;
 use crate::target::Target;
@@ -280,7 +280,7 @@ impl Remote for Iperf3Server {
         &mut self,
         _seq: u64,
         local: &[StreamCounts],
-    ) -> Result<Result<FarCounts, String>, ClientError> {
+    ) -> Result<Result<FarCounts, FarEndLost>, ClientError> {
         Ok(Ok(FarCounts {
             counts: local.to_vec(),
             cpu: None,
@@ -293,7 +293,7 @@ impl Remote for Iperf3Server {
         local_at_stop: &[StreamCounts],
         cpu: CpuTime,
         wall: Duration,
-    ) -> Result<Result<ServerResults, String>, ClientError> {
+    ) -> Result<Result<ServerResults, FarEndLost>, ClientError> {
         let ctrl = &mut self.ctrl;
         let udp_sender = self.spec.kind() == TestKind::UdpStream
             && self
@@ -305,7 +305,7 @@ impl Remote for Iperf3Server {
             std::thread::sleep(super::udp::settle(ctrl));
         }
         if let Err(e) = send_state(ctrl, State::TestEnd) {
-            return Ok(Err(format!("the iperf3 server went away mid-test ({e})")));
+            return Ok(Err(FarEndLost::Iperf3(e)));
         }
         let wait = self.drain_timeout + HANDSHAKE_TIMEOUT;
         expect(ctrl, State::ExchangeResults, wait)?;

@@ -11,6 +11,8 @@ use wire::auth::UserName;
 use wire::spec::SpecError;
 use wire::{ClientMsg, WireError};
 
+use super::metrics::Refusal;
+
 /// Why a session was refused or ended before its results.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
@@ -187,23 +189,23 @@ pub enum SessionError {
 
 impl SessionError {
     /// The refusal's reason as `serve --metrics` counts it.
-    pub fn reason(&self) -> &'static str {
+    pub fn reason(&self) -> Refusal {
         match self {
-            Self::Busy { .. } => "busy",
-            Self::KeyBusy { .. } => "key_busy",
-            Self::AddressBusy { .. } => "address_busy",
-            Self::Budget { .. } => "budget",
+            Self::Busy { .. } => Refusal::Busy,
+            Self::KeyBusy { .. } => Refusal::KeyBusy,
+            Self::AddressBusy { .. } => Refusal::AddressBusy,
+            Self::Budget { .. } => Refusal::Budget,
             Self::Spec(_)
             | Self::KeyLimit { .. }
             | Self::NoSuchCpu { .. }
             | Self::Congestion(_)
-            | Self::Engine(_) => "limits",
+            | Self::Engine(_) => Refusal::Limits,
             Self::RelayOff
             | Self::RelayKey { .. }
             | Self::RelayTarget { .. }
             | Self::RelayDenied { .. }
-            | Self::RelaySpecial { .. } => "relay",
-            _ => "setup",
+            | Self::RelaySpecial { .. } => Refusal::Relay,
+            _ => Refusal::Setup,
         }
     }
 }

@@ -3,11 +3,15 @@
 //! failures, handshake timeouts, and each client's last test's throughput. `metrics_text`
 //! renders a [`MetricsSnapshot`] as text; nothing here formats.
 //!
+//! The labels are typed ([`Way`], [`Transport`]), ordered by their label text, so the
+//! text lists them as it always has.
+//!
 //! Invariants: counters only grow while the server runs (never reset); a finished test adds
 //! the bytes its server-side streams moved over the whole test (`total` of each stream); the
 //! per-client gauge keeps at most [`MAX_CLIENTS`] clients (the least recently updated leaves
 //! first), so a server's memory does not grow with the clients it has seen.
 
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::sync::Mutex;
@@ -38,18 +42,17 @@ struct Counts {
 pub struct MetricsSnapshot {
     /// Tests accepted, by kind (`tcp_stream`, …; `iperf3` for stock iperf3 clients' tests).
     pub started: BTreeMap<String, u64>,
-    /// Tests refused, by reason (`busy`, `key_busy`, `address_busy`, `limits`, `auth`,
-    /// `allow`, `relay`, `setup`).
-    pub refused: BTreeMap<String, u64>,
+    /// Tests refused, by reason.
+    pub refused: BTreeMap<Refusal, u64>,
     /// Tests running now.
     pub running: u64,
     /// Bytes moved by finished tests' server-side streams, linerate's and iperf3 clients' (not
     /// relayed tests, whose bytes another server counts), by (direction, transport):
     /// direction `received` or `sent` (as the server sees it; `both` for request/response
     /// streams, whose counts add requests and responses), transport `tcp`, `udp` or `unix`.
-    pub bytes: BTreeMap<(String, String), u64>,
+    pub bytes: BTreeMap<(Way, Transport), u64>,
     /// Datagrams moved (UDP), by direction.
-    pub datagrams: BTreeMap<String, u64>,
+    pub datagrams: BTreeMap<Way, u64>,
     /// First messages whose key proof failed (or was missing where a key is asked for).
     pub auth_failures: u64,
     /// Connections dropped at their handshake deadline.
@@ -99,14 +102,14 @@ impl ServerMetrics {
     }
 
     /// A test was refused for `reason`.
-    pub fn refused(&self, reason: &str) {
-        self.with(|c| *c.refused.entry(reason.to_string()).or_default() += 1);
+    pub fn refused(&self, reason: Refusal) {
+        self.with(|c| *c.refused.entry(reason).or_default() += 1);
     }
 
     /// A first message failed authentication.
     pub fn auth_failed(&self) {
         self.with(|c| c.auth_failures += 1);
-        self.refused("auth");
+        self.refused(Refusal::Auth);
     }
 
     /// A foreign probe was answered.
@@ -142,23 +145,22 @@ impl ServerMetrics {
     }
 
     /// A test finished whose server-side streams moved `ends` (each stream's way and its
-    /// counts over the whole test) over `transport` (`tcp`, `udp`, `unix`), its receivers'
-    /// window `window_us` long: an iperf3 client's test counts here, as a linerate test does
-    /// through [`ServerMetrics::finished`].
+    /// counts over the whole test) over `transport`, its receivers' window `window_us` long:
+    /// an iperf3 client's test counts here, as a linerate test does through
+    /// [`ServerMetrics::finished`].
     pub fn moved(
         &self,
-        transport: &str,
+        transport: Transport,
         ends: &[(Way, StreamCounts)],
         window_us: u64,
         client: Option<IpAddr>,
     ) {
         self.with_tick(|c, tick| {
             let mut both_ways = 0u64;
-            for (way, total) in ends {
-                let dir = way.as_str();
-                *c.bytes.entry((dir.into(), transport.into())).or_default() += total.bytes;
-                if transport == "udp" {
-                    *c.datagrams.entry(dir.into()).or_default() += total.packets;
+            for &(way, total) in ends {
+                *c.bytes.entry((way, transport)).or_default() += total.bytes;
+                if transport == Transport::Udp {
+                    *c.datagrams.entry(way).or_default() += total.packets;
                 }
                 both_ways += total.bytes;
             }
@@ -171,7 +173,8 @@ impl ServerMetrics {
     }
 }
 
-/// Which way a server-side stream moved its bytes, as the server sees it.
+/// Which way a server-side stream moved its bytes, as the server sees it (the metrics'
+/// `direction` label).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Way {
     /// The client sent, the server received.
@@ -193,14 +196,99 @@ impl Way {
     }
 }
 
-/// The metrics' `transport` label of `spec`'s data connections.
-pub fn transport_of(spec: &TestSpec) -> &'static str {
+/// Why a test was refused (the metrics' `reason` label).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The server runs its most tests at once (serve --max-sessions).
+    Busy,
+    /// The client's key runs its most tests at once.
+    KeyBusy,
+    /// The client's address runs its most tests at once.
+    AddressBusy,
+    /// A source address has its most connections in the handshake at once.
+    SourceBusy,
+    /// The server's budget of threads or memory is spent.
+    Budget,
+    /// The spec is above a limit, or names what this host has not (a CPU, a congestion control).
+    Limits,
+    /// Authentication failed.
+    Auth,
+    /// The address is not allowed (serve --allow).
+    Allow,
+    /// A relayed test this server does not run.
+    Relay,
+    /// Anything else in setting the test up.
+    Setup,
+}
+
+impl Refusal {
+    /// The metrics' `reason` label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Refusal::Busy => "busy",
+            Refusal::KeyBusy => "key_busy",
+            Refusal::AddressBusy => "address_busy",
+            Refusal::SourceBusy => "source_busy",
+            Refusal::Budget => "budget",
+            Refusal::Limits => "limits",
+            Refusal::Auth => "auth",
+            Refusal::Allow => "allow",
+            Refusal::Relay => "relay",
+            Refusal::Setup => "setup",
+        }
+    }
+}
+
+/// What a test's data connections are (the metrics' `transport` label).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// TCP streams (request/response ones too).
+    Tcp,
+    /// UDP datagrams: their count is kept too.
+    Udp,
+    /// Unix-domain stream sockets (`--unix`).
+    Unix,
+}
+
+impl Transport {
+    /// The metrics' `transport` label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Tcp => "tcp",
+            Transport::Udp => "udp",
+            Transport::Unix => "unix",
+        }
+    }
+}
+
+/// Ordered by label, as the text lists the samples (which stays as it was when the labels
+/// were strings).
+macro_rules! by_label {
+    ($t:ty) => {
+        impl Ord for $t {
+            fn cmp(&self, other: &Self) -> Ordering {
+                self.as_str().cmp(other.as_str())
+            }
+        }
+        impl PartialOrd for $t {
+            fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+                Some(self.cmp(other))
+            }
+        }
+    };
+}
+by_label!(Way);
+by_label!(Transport);
+by_label!(Refusal);
+
+/// The transport of `spec`'s data connections.
+pub fn transport_of(spec: &TestSpec) -> Transport {
     if spec.is_unix() {
-        "unix"
+        Transport::Unix
     } else if spec.udp().is_some() {
-        "udp"
+        Transport::Udp
     } else {
-        "tcp"
+        Transport::Tcp
     }
 }
 
@@ -218,6 +306,45 @@ fn evict(gauge: &mut BTreeMap<IpAddr, (f64, u64)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_labels_sort_as_their_text_and_only_udp_counts_datagrams() {
+        let ways = [Way::Received, Way::Sent, Way::Both];
+        let mut sorted = ways;
+        sorted.sort();
+        assert_eq!(sorted.map(Way::as_str), ["both", "received", "sent"]);
+        let mut transports = [Transport::Unix, Transport::Udp, Transport::Tcp];
+        transports.sort();
+        assert_eq!(transports.map(Transport::as_str), ["tcp", "udp", "unix"]);
+        use Refusal::*;
+        let mut reasons = [
+            Setup,
+            Relay,
+            Allow,
+            Auth,
+            Limits,
+            Budget,
+            SourceBusy,
+            AddressBusy,
+        ];
+        reasons.sort();
+        let labels = reasons.map(Refusal::as_str);
+        let mut by_text = labels;
+        by_text.sort();
+        assert_eq!(labels, by_text);
+        let m = ServerMetrics::default();
+        let counts = StreamCounts {
+            bytes: 1000,
+            packets: 10,
+            ..StreamCounts::default()
+        };
+        m.moved(Transport::Udp, &[(Way::Received, counts)], 0, None);
+        m.moved(Transport::Tcp, &[(Way::Sent, counts)], 0, None);
+        let now = m.snapshot();
+        assert_eq!(now.bytes[&(Way::Received, Transport::Udp)], 1000);
+        assert_eq!(now.bytes[&(Way::Sent, Transport::Tcp)], 1000);
+        assert_eq!(now.datagrams, BTreeMap::from([(Way::Received, 10)]));
+    }
 
     #[test]
     fn the_client_gauge_keeps_the_latest_clients_only() {

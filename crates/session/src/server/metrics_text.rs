@@ -9,6 +9,7 @@
 
 use std::fmt::Write as _;
 
+use super::metrics::Transport;
 use super::{MetricsSnapshot, ServerMetrics};
 
 impl ServerMetrics {
@@ -105,23 +106,30 @@ type Family = (
 
 /// Every family of the snapshot, in the order they are written.
 fn families(m: &MetricsSnapshot) -> Vec<Family> {
-    let by = |key: &str, map: &std::collections::BTreeMap<String, u64>| -> Vec<(String, String)> {
-        map.iter()
-            .map(|(k, v)| (label(&[(key, k)]), v.to_string()))
-            .collect()
-    };
+    let started = (m.started.iter())
+        .map(|(kind, v)| (label(&[("kind", kind)]), v.to_string()))
+        .collect();
+    let refused = (m.refused.iter())
+        .map(|(why, v)| (label(&[("reason", why.as_str())]), v.to_string()))
+        .collect();
     let one = |v: u64| vec![(String::new(), v.to_string())];
     let bytes = m
         .bytes
         .iter()
-        .map(|((d, t), v)| (label(&[("direction", d), ("transport", t)]), v.to_string()))
+        .map(|((d, t), v)| {
+            let labels = [("direction", d.as_str()), ("transport", t.as_str())];
+            (label(&labels), v.to_string())
+        })
         .collect();
     let datagrams = m
         .datagrams
         .iter()
         .map(|(d, v)| {
             (
-                label(&[("direction", d), ("transport", "udp")]),
+                label(&[
+                    ("direction", d.as_str()),
+                    ("transport", Transport::Udp.as_str()),
+                ]),
                 v.to_string(),
             )
         })
@@ -137,8 +145,8 @@ fn families(m: &MetricsSnapshot) -> Vec<Family> {
         })
         .collect();
     vec![
-        ("linerate_sessions_started", "counter", "Tests accepted, by kind.", by("kind", &m.started)),
-        ("linerate_sessions_refused", "counter", "Tests refused, by reason.", by("reason", &m.refused)),
+        ("linerate_sessions_started", "counter", "Tests accepted, by kind.", started),
+        ("linerate_sessions_refused", "counter", "Tests refused, by reason.", refused),
         ("linerate_sessions_running", "gauge", "Tests running now.", one(m.running)),
         ("linerate_bytes", "counter", "Bytes moved by finished tests' server-side streams (linerate and iperf3 clients), as the server saw them.", bytes),
         ("linerate_datagrams", "counter", "UDP datagrams moved by finished tests (linerate and iperf3 clients), as the server saw them.", datagrams),

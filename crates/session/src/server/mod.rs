@@ -40,7 +40,7 @@ pub use admit::AuthKeys;
 pub use allow::{Prefix, PrefixError};
 pub use budget::{default_max_sockets, Budget, Needs};
 pub use error::SessionError;
-pub use metrics::{MetricsSnapshot, ServerMetrics};
+pub use metrics::{MetricsSnapshot, Refusal, ServerMetrics, Transport, Way};
 use registry::{attach, Claim, SessionGuard, Sessions};
 pub use relay::RelayPolicy;
 pub use running::{listen_tcp, ServerThread};

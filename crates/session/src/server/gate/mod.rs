@@ -46,6 +46,7 @@ use pending::{Pending, Step, Table, LEN_PREFIX};
 use super::admit::{admit, Admission, KeyWatch, Reached};
 use super::allow::allowed;
 use super::iperf3::Cookie;
+use super::metrics::Refusal;
 use super::relay::{run_relay, RelayAsk};
 use super::{attach, run_session, tell, Shared};
 
@@ -136,7 +137,7 @@ fn advance(
             Step::SourceBusy => {
                 drop(pending.take(i));
                 log.busy_sources += 1;
-                shared.count(|m| m.refused("source_busy"));
+                shared.count(|m| m.refused(Refusal::SourceBusy));
             }
             Step::Iperf3Cookie => {
                 // Handed on with its place in the accept order, by which its test orders them.
@@ -218,7 +219,7 @@ fn accept_all(
             .is_some_and(|a| !allowed(&shared.config.allow, a.ip()))
         {
             log.outsiders += 1;
-            shared.count(|m| m.refused("allow"));
+            shared.count(|m| m.refused(Refusal::Allow));
             continue;
         }
         if pending.list.len() >= MAX_PENDING {
@@ -280,7 +281,7 @@ fn iperf3_data_connection(p: Pending, shared: &Shared, log: &mut GateLog) {
 /// server with keys that does not serve iperf3 clients, its refusal here, without a thread.
 fn iperf3_start(mut p: Pending, shared: &Arc<Shared>, log: &mut GateLog) {
     if let Some(refusal) = super::iperf3::keyless_refusal(&shared.config) {
-        shared.count(|m| m.refused("auth"));
+        shared.count(|m| m.refused(Refusal::Auth));
         // Nine bytes into a fresh socket's empty send buffer: the nonblocking write takes them.
         // The parameters were read whole, so the close sends a FIN, not a reset that could
         // discard the answer before the client reads it.

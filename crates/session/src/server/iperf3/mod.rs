@@ -292,7 +292,7 @@ fn udp_streams(
     let deadline = Instant::now() + shared.config.setup_timeout;
     claim
         .streams(spec.flows().len(), local, spec.window_bytes, deadline)
-        .map_err(|why| refusal(code::STREAM_CONNECT, why))
+        .map_err(|why| refusal(code::STREAM_CONNECT, why.to_string()))
 }
 
 /// The spec of an iperf3 client's parameters; what linerate does not run is refused.

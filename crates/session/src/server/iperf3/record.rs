@@ -60,7 +60,7 @@ pub(super) fn build(
     server: ServerResults,
     samples: &[(Duration, Vec<StreamCounts>)],
     theirs: &Results,
-) -> Result<ServedRun, String> {
+) -> Result<ServedRun, NotKept> {
     let spec = about.spec;
     let client = client_side(spec, theirs)?;
     let intervals = intervals(spec, samples);
@@ -143,6 +143,15 @@ fn intervals(spec: &TestSpec, samples: &[(Duration, Vec<StreamCounts>)]) -> Vec<
         .collect()
 }
 
+/// Why an iperf3 client's finished test is not kept as a record (the log says so after the
+/// test's line): its results lack what the record needs.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub(super) enum NotKept {
+    /// The client's results have no stream of iperf3's `id` (1, 3, 4, … in connection order).
+    #[error("the client's results have no stream {id}")]
+    NoStream { id: i32 },
+}
+
 /// The client's end as a linerate client's would be: its streams, window and process CPU.
 struct ClientSide {
     streams: Vec<LocalStream>,
@@ -154,7 +163,7 @@ struct ClientSide {
 /// Its window is its streams' longest `end_time`; its CPU, `cpu_util_user` and
 /// `cpu_util_system` of that window, shared equally among its streams as their thread CPU
 /// (iperf3 before 3.16 runs every stream on one thread).
-fn client_side(spec: &TestSpec, theirs: &Results) -> Result<ClientSide, String> {
+fn client_side(spec: &TestSpec, theirs: &Results) -> Result<ClientSide, NotKept> {
     let flows = spec.flows();
     // A peer's number: at most the test's time and a minute, whatever it says.
     let most = Duration::from_millis(spec.duration_ms) + Duration::from_secs(60);
@@ -167,7 +176,7 @@ fn client_side(spec: &TestSpec, theirs: &Results) -> Result<ClientSide, String> 
             .streams
             .iter()
             .find(|s| s.id == id)
-            .ok_or_else(|| format!("the client's results have no stream {id}"))?;
+            .ok_or(NotKept::NoStream { id })?;
         let counts = client_counts(s, *flow, udp);
         streams.push(LocalStream {
             at_stop: counts,

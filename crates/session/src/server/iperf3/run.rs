@@ -410,7 +410,7 @@ fn keep(
     last: Vec<StreamCounts>,
     theirs: &Results,
     shared: &Shared,
-) -> Result<ServedRun, String> {
+) -> Result<ServedRun, record::NotKept> {
     let omitted = ran.omitted.as_ref();
     let omit_at = omitted.map_or(Duration::ZERO, |o| o.at);
     let less_omitted = |counts: &[StreamCounts]| -> Vec<StreamCounts> {

@@ -130,6 +130,27 @@ impl UdpDoor {
     }
 }
 
+/// Why a UDP test's streams are not all there: iperf3's client is told with
+/// `STREAM_CONNECT`, the log with these words.
+#[derive(Debug, thiserror::Error)]
+pub(in crate::server) enum StreamsError {
+    /// The deadline (serve --setup-timeout) passed with `came` of the `asked` streams in.
+    #[error("{came} of {asked} UDP streams came in time")]
+    Late { came: usize, asked: usize },
+    /// A stream's own socket on the server's port could not be opened.
+    #[error("UDP stream from {from}: {error}")]
+    Open {
+        from: SocketAddr,
+        error: engine::EngineError,
+    },
+    /// A stream's own socket could not be connected to it or answer it.
+    #[error("UDP stream from {from}: {error}")]
+    Answer {
+        from: SocketAddr,
+        error: std::io::Error,
+    },
+}
+
 /// One test's hold on its client's address (see [`UdpDoor::claim`]).
 pub(in crate::server) struct UdpClaim<'a> {
     door: &'a UdpDoor,
@@ -140,35 +161,36 @@ pub(in crate::server) struct UdpClaim<'a> {
 impl UdpClaim<'_> {
     /// The test's `n` streams, in the order their connect datagrams came, each a socket on
     /// `local` (the server's address and port) connected to its stream and already answered;
-    /// `Err` with how many came when the rest do not by `deadline`.
+    /// `Err` with how many came when the rest do not by `deadline`, or the stream that could
+    /// not be answered.
     pub(in crate::server) fn streams(
         &self,
         n: usize,
         local: SocketAddr,
         window: Option<u32>,
         deadline: Instant,
-    ) -> Result<Vec<Conn>, String> {
+    ) -> Result<Vec<Conn>, StreamsError> {
         let local = SocketAddr::new(local.ip().to_canonical(), local.port());
         let mut seen = HashSet::new();
         let mut conns = Vec::with_capacity(n);
         while conns.len() < n {
             let left = deadline.saturating_duration_since(Instant::now());
             let Ok((from, reply)) = self.arrivals.recv_timeout(left) else {
-                return Err(format!("{} of {n} UDP streams came in time", conns.len()));
+                return Err(StreamsError::Late {
+                    came: conns.len(),
+                    asked: n,
+                });
             };
             if !seen.insert(from) {
                 continue;
             }
-            let answered = shared_port_socket(local, window)
-                .map_err(|e| e.to_string())
-                .and_then(|s| {
-                    s.connect(from).map_err(|e| e.to_string())?;
-                    s.send(&reply).map_err(|e| e.to_string())?;
-                    Ok(s)
-                });
-            conns.push(Conn::Udp(
-                answered.map_err(|e| format!("UDP stream from {from}: {e}"))?,
-            ));
+            let socket = shared_port_socket(local, window)
+                .map_err(|error| StreamsError::Open { from, error })?;
+            socket
+                .connect(from)
+                .and_then(|()| socket.send(&reply))
+                .map_err(|error| StreamsError::Answer { from, error })?;
+            conns.push(Conn::Udp(socket));
         }
         // No more streams: datagrams from the address are no longer handed on.
         if let Ok(mut m) = self.door.claims.lock() {
