@@ -2,7 +2,7 @@
 //! flag, [`Signal`](crate::Signal), is `measure::signal::Signal`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use measure::cpu::{CpuTime, ThreadClock};
@@ -165,6 +165,8 @@ impl Drop for ThreadCpuGuard<'_> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
 
     #[test]
