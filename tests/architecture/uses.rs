@@ -20,11 +20,9 @@ pub const MIN_ITEMS: usize = 3;
 
 /// The thin edges the budget started with: (from, to), with the items they carried.
 const KNOWN: &[(&str, &str)] = &[
-    ("session", "report"), // the `Progress` impls of `LiveTable` and `JsonLines`
     ("session", "sweep"),  // `mesh::PairRunner` (a trait) and `ProbePlan` (a struct)
     ("sweep", "plan"),     // `split_words` and its `SplitError`, for knob commands
     ("sweep", "results"),  // `RunRecord`, what a point's runner hands back
-    ("ui", "engine"),      // `Signal`, the shutdown flag
     ("ui", "pgstore"),     // `open` and its `Access`
 ];
 
