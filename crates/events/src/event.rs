@@ -80,6 +80,8 @@ pub enum Event<'a> {
     },
 }
 
+// serde's `skip_serializing_if` hands over the field itself: a `&Cow`.
+#[allow(clippy::ptr_arg)]
 fn is_empty<T: Clone>(v: &Cow<'_, [T]>) -> bool {
     v.is_empty()
 }

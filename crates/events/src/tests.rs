@@ -151,7 +151,10 @@ fn a_documents_text_is_kept_as_written() {
 
 #[test]
 fn an_unknown_event_is_told_apart_from_a_broken_one() {
-    assert_eq!(Event::kind_of(r#"{"event":"someday","x":1}"#).unwrap(), None);
+    assert_eq!(
+        Event::kind_of(r#"{"event":"someday","x":1}"#).unwrap(),
+        None
+    );
     assert!(Event::parse(r#"{"event":"someday","x":1}"#).is_err());
     for bad in ["hello", "[1]", r#"{"no":"event"}"#, r#"{"event":"stored"}"#] {
         assert!(Event::parse(bad).is_err(), "{bad}");

@@ -193,11 +193,7 @@ mod tests {
 
     /// A spec as the command writes it.
     fn spec() -> Value {
-        let spec = wire::TestSpec::new(
-            wire::Params::defaults(wire::TestKind::TcpStream),
-            1,
-            1000,
-        );
+        let spec = wire::TestSpec::new(wire::Params::defaults(wire::TestKind::TcpStream), 1, 1000);
         serde_json::to_value(spec).unwrap()
     }
 
@@ -214,7 +210,10 @@ mod tests {
         );
         assert_eq!(
             p(r#"{"event":"interval","data":{"start_s":0.0,"end_s":1.0,"flows":[]}}"#),
-            Parsed::Event(Kind::Interval, r#"{"start_s":0.0,"end_s":1.0,"flows":[]}"#.into())
+            Parsed::Event(
+                Kind::Interval,
+                r#"{"start_s":0.0,"end_s":1.0,"flows":[]}"#.into()
+            )
         );
         let Parsed::Event(Kind::Point, data) =
             p(r#"{"event":"point","index":1,"label":"streams=2","data":{"x":1}}"#)
@@ -225,11 +224,11 @@ mod tests {
             value(&data),
             json!({"id":3,"index":1,"label":"streams=2","data":{"x":1}})
         );
-        let Parsed::Event(Kind::Tick, data) =
-            p(r#"{"event":"tick","direction":"up","data":{"t_s":1.0,"connections":1,
+        let Parsed::Event(Kind::Tick, data) = p(
+            r#"{"event":"tick","direction":"up","data":{"t_s":1.0,"connections":1,
                 "goodput_bps":1e9,"moving_average_bps":1e9,"self_p50_ms":null,
-                "foreign_p50_ms":null,"kernel_rtt_ms":null,"rpm":null}}"#)
-        else {
+                "foreign_p50_ms":null,"kernel_rtt_ms":null,"rpm":null}}"#,
+        ) else {
             panic!()
         };
         let data = value(&data);

@@ -1,7 +1,7 @@
 use super::*;
-use events::Silent;
 use crate::testing::{tag, MockRunner};
 use analysis::testing::{record_with, rr_with_rtt};
+use events::Silent;
 use results::schema::LatencyUnderLoad;
 use results::RunRecord;
 use std::sync::atomic::AtomicBool;
