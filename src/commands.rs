@@ -16,7 +16,7 @@ use crate::rr_args::RrArgs;
 use crate::sweep::progress::StderrBar;
 use crate::sweep::{Rfc2544Args, SweepArgs};
 use crate::test_args::{CommonArgs, RunPlan, TcpArgs, UdpArgs};
-use report::stream::JsonLines;
+use events::{JsonLines, Observer};
 use session::client::{self, Silent};
 use session::probe;
 use sweep::output::{self as sweep_output, Format};

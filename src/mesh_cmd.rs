@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use engine::Signal;
-use report::stream::JsonLines;
+use events::{JsonLines, Observer};
 use report::{MeshCell, MeshMatrix};
 use results::store::Tags;
 use results::RunRecord;

@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 use engine::Signal;
-use report::stream::JsonLines;
+use events::{JsonLines, Observer};
 use results::rpm::{RpmResult, RpmTick, RpmWay};
 use results::store::Tags;
-use session::rpm::{RpmProgress, RpmRun, RpmSetup};
+use session::rpm::{RpmRun, RpmSetup};
 
 use crate::commands::RunOutcome;
 use crate::connection_args::ConnectionArgs;
@@ -97,7 +97,7 @@ enum Progress {
     Silent,
 }
 
-impl RpmProgress for Progress {
+impl Observer for Progress {
     fn tick(&mut self, way: RpmWay, tick: &RpmTick) {
         match self {
             Progress::Lines(error @ None) => {
@@ -108,7 +108,7 @@ impl RpmProgress for Progress {
                 }
             }
             Progress::Lines(Some(_)) | Progress::Silent => {}
-            Progress::Events(events) => events.tick(way.as_str(), tick),
+            Progress::Events(events) => events.tick(way, tick),
         }
     }
 }

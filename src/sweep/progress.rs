@@ -1,13 +1,13 @@
 //! Progress of a sweep, a repetition or an rfc2544 search on stderr: points done and an
-//! estimate of the time left ([`Eta`]), drawn from what the executors report
-//! ([`SweepProgress`]). [`StderrBar`] draws an indicatif bar on a terminal and prints one line per point otherwise
-//! (a log file gets a readable record, not control codes).
+//! estimate of the time left ([`Eta`]), drawn from what the executors report (an
+//! [`events::Observer`]). [`StderrBar`] draws an indicatif bar on a terminal and prints one
+//! line per point otherwise (a log file gets a readable record, not control codes).
 
 use std::time::Duration;
 
+use events::Observer;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sweep::progress::Eta;
-use sweep::SweepProgress;
 
 /// `1h02m`, `3m05s`, `42s`.
 pub fn format_left(d: Duration) -> String {
@@ -33,7 +33,7 @@ impl Default for StderrBar {
 }
 
 impl StderrBar {
-    /// A bar that appears at [`SweepProgress::begin`].
+    /// A bar that appears at [`Observer::begin`].
     pub fn new() -> Self {
         Self {
             bar: None,
@@ -47,8 +47,8 @@ impl StderrBar {
     }
 }
 
-impl SweepProgress for StderrBar {
-    fn begin(&mut self, title: &str, planned: &[f64]) {
+impl Observer for StderrBar {
+    fn begin(&mut self, title: &str, planned: &[f64], _hosts: &[String]) {
         self.eta = Eta::new(planned);
         self.title = title.to_string();
         let bar =

@@ -70,7 +70,7 @@ impl ClientRunner {
         };
         let mut stream = self
             .events
-            .then(|| report::stream::JsonLines::new(std::io::stdout()));
+            .then(|| events::JsonLines::new(std::io::stdout()));
         let progress: &mut dyn client::Progress = match stream.as_mut() {
             Some(events) => events,
             None => &mut Silent,

@@ -1,8 +1,8 @@
-//! Shared progress counters, CPU clocks and one-way signals between a worker and its
-//! orchestrator.
+//! Shared progress counters and CPU clocks between a worker and its orchestrator (the stop
+//! flag, [`Signal`](crate::Signal), is `measure::signal::Signal`).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use measure::cpu::{CpuTime, ThreadClock};
@@ -163,50 +163,11 @@ impl Drop for ThreadCpuGuard<'_> {
     }
 }
 
-/// A flag raised once and seen by every clone (stop, abort, shutdown).
-#[derive(Debug, Clone, Default)]
-pub struct Signal(Arc<AtomicBool>);
-
-impl Signal {
-    /// A new, lowered signal.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Raises the signal for every clone.
-    pub fn raise(&self) {
-        self.0.store(true, Ordering::Release);
-    }
-
-    /// Whether it has been raised.
-    #[inline]
-    pub fn is_raised(&self) -> bool {
-        self.0.load(Ordering::Acquire)
-    }
-
-    /// Lowers the signal and says whether it was raised (a request taken once).
-    pub fn take(&self) -> bool {
-        self.0.swap(false, Ordering::AcqRel)
-    }
-
-    /// The flag itself, for registering with a signal handler.
-    pub fn flag(&self) -> Arc<AtomicBool> {
-        Arc::clone(&self.0)
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::sync::Arc;
 
-    #[test]
-    fn clones_share_the_flag() {
-        let a = Signal::new();
-        let b = a.clone();
-        assert!(!b.is_raised());
-        a.raise();
-        assert!(b.is_raised());
-    }
+    use super::*;
 
     #[test]
     fn handed_over_round_trips_are_taken_once() {

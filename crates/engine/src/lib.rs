@@ -38,8 +38,9 @@ pub mod workers;
 
 pub use abort::Abort;
 pub use conn::{Conn, CrrListener, CrrTarget, Endpoint, Listener, UdpMulti};
-pub use counters::{Signal, StreamCounters, ThreadCpu, ThreadCpuGuard};
+pub use counters::{StreamCounters, ThreadCpu, ThreadCpuGuard};
 pub use error::EngineError;
+pub use measure::signal::Signal;
 pub use stream_engine::{engine_for, Role, StreamControl, StreamEngine, StreamReport};
 pub use watchdog::Watchdog;
 pub use workers::{WorkerError, WorkerOutcome, Workers};

@@ -50,7 +50,6 @@ mod runs_table;
 mod sections;
 mod send_text;
 pub mod stored;
-pub mod stream;
 mod table;
 pub mod trend;
 

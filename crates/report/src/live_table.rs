@@ -1,9 +1,10 @@
 //! The terminal's live view of a test: a header saying what runs where, then a row per
-//! direction per interval (`session` feeds it as the client's progress).
+//! direction per interval (an [`events::Observer`]: `session`'s client reports to it).
 
 use std::io::Write;
 
 use crate::run_text::{direction_word, test_words};
+use events::Observer;
 use measure::units::{format_bits_per_sec as bps, format_bytes};
 use results::IntervalSample;
 use wire::msg::ServerInfo;
@@ -203,14 +204,15 @@ impl<W: Write> LiveTable<W> {
     }
 }
 
-impl<W: Write> LiveTable<W> {
+/// Shows a test's reports: the header, then the rows of each interval.
+impl<W: Write> Observer for LiveTable<W> {
     /// The server accepted the test: the header.
-    pub fn started(&mut self, server: &ServerInfo, spec: &TestSpec) {
+    fn started(&mut self, server: &ServerInfo, spec: &TestSpec) {
         self.emit(|t| t.write_header(server, spec));
     }
 
     /// One interval finished: its rows.
-    pub fn interval(&mut self, s: &IntervalSample) {
+    fn interval(&mut self, s: &IntervalSample) {
         self.emit(|t| t.write_rows(s));
     }
 }

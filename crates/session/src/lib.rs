@@ -5,8 +5,8 @@
 //!   iperf3 clients at the same port, and the server's counters ([`server::ServerMetrics`]) with
 //!   their OpenMetrics text (served over HTTP by the `ui` crate's `metrics`).
 //! - [`client`]: [`client::run`] runs one test against a server and returns its record, handing
-//!   live interval samples to a [`client::Progress`] (implemented here for `report`'s live table
-//!   and `--json-stream` writer).
+//!   live interval samples to an [`events::Observer`] (the terminal's live table in `report`,
+//!   `--json-stream`'s writer in `events`).
 //! - [`iperf3`]: a client for a stock `iperf3 -s`.
 //! - [`relay`]: third-party tests (`--from`) and a mesh's pairs (a `sweep::mesh::PairRunner`).
 //! - [`rpm`]: responsiveness under working conditions (`linerate rpm`).

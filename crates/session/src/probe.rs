@@ -18,7 +18,7 @@ use wire::TestSpec;
 
 use sweep::ProbePlan;
 
-use crate::client::{self, ClientConfig, ClientError, Progress, Silent};
+use crate::client::{self, ClientConfig, ClientError, Observer, Silent};
 
 /// The probe session's spec for `duration` beside `bulk`.
 fn probe_spec(bulk: &TestSpec, plan: &ProbePlan, duration: Duration) -> TestSpec {
@@ -46,7 +46,7 @@ fn probe_spec(bulk: &TestSpec, plan: &ProbePlan, duration: Duration) -> TestSpec
 /// Hands each probe interval to the bulk run's progress.
 struct Forward(mpsc::Sender<RrInterval>);
 
-impl Progress for Forward {
+impl Observer for Forward {
     fn started(&mut self, _: &ServerInfo, _: &TestSpec) {}
     fn interval(&mut self, sample: &IntervalSample) {
         if let Some(rr) = sample.flows.first().and_then(|f| f.rr) {
@@ -57,11 +57,11 @@ impl Progress for Forward {
 
 /// Shows the latest probe interval beside each bulk interval.
 struct WithProbe<'a> {
-    inner: &'a mut dyn Progress,
+    inner: &'a mut dyn Observer,
     probes: mpsc::Receiver<RrInterval>,
 }
 
-impl Progress for WithProbe<'_> {
+impl Observer for WithProbe<'_> {
     fn started(&mut self, server: &ServerInfo, spec: &TestSpec) {
         self.inner.started(server, spec);
     }
@@ -77,7 +77,7 @@ impl Progress for WithProbe<'_> {
 pub fn run_with_probes(
     bulk: &ClientConfig,
     plan: &ProbePlan,
-    progress: &mut dyn Progress,
+    progress: &mut dyn Observer,
 ) -> Result<RunRecord, ClientError> {
     eprintln!(
         "linerate: measuring idle latency for {:.1} s ({} {}-byte probes/s over {})...",

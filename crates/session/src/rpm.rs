@@ -28,16 +28,13 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use analysis::rpm::{self, Params};
 use analysis::rpm_window::DirectionTracker;
 use engine::Signal;
-use results::rpm::{
-    IdleBaseline, RpmDirection, RpmDocument, RpmEnd, RpmParams, RpmResult, RpmTick, RpmWay,
-};
+use results::rpm::{IdleBaseline, RpmDirection, RpmDocument, RpmEnd, RpmParams, RpmResult, RpmWay};
 use results::{IntervalSample, RunRecord};
-use wire::msg::ServerInfo;
 use wire::spec::{Direction, Params as SpecParams, StreamParams, TcpOptions};
 use wire::TestSpec;
 
 use crate::auth::ClientKey;
-use crate::client::{self, foreign_probe, ClientConfig, ClientError, Progress};
+use crate::client::{self, foreign_probe, ClientConfig, ClientError, Observer};
 use crate::target::Target;
 
 /// Foreign probes measuring the idle path.
@@ -74,12 +71,6 @@ pub struct RpmSetup {
     pub interrupt: Signal,
 }
 
-/// Receives each interval as it closes.
-pub trait RpmProgress {
-    /// A direction's interval closed.
-    fn tick(&mut self, way: RpmWay, tick: &RpmTick);
-}
-
 /// What the load connections and the foreign prober report.
 enum Event {
     Interval(u16, Box<IntervalSample>),
@@ -90,8 +81,7 @@ enum Event {
 /// Hands a load connection's intervals to the orchestrator.
 struct Forward(u16, Sender<Event>);
 
-impl Progress for Forward {
-    fn started(&mut self, _: &ServerInfo, _: &TestSpec) {}
+impl Observer for Forward {
     fn interval(&mut self, sample: &IntervalSample) {
         let _ = self
             .1
@@ -178,7 +168,7 @@ pub struct RpmRun {
 pub fn run(
     setup: &RpmSetup,
     ways: &[RpmWay],
-    progress: &mut dyn RpmProgress,
+    progress: &mut dyn Observer,
 ) -> Result<RpmRun, ClientError> {
     let started_at_unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -343,7 +333,7 @@ fn run_direction(
     way: RpmWay,
     share: Duration,
     idle: &IdleBaseline,
-    progress: &mut dyn RpmProgress,
+    progress: &mut dyn Observer,
 ) -> (RpmDirection, Vec<RunRecord>) {
     let stop = Signal::new();
     let (tx, rx) = mpsc::channel();

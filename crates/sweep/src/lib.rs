@@ -42,11 +42,13 @@ pub mod values;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
+/// The executors report to an [`events::Observer`]; `SweepProgress` and `Quiet` are its and
+/// [`events::Silent`]'s old names here, kept for callers not yet renamed.
+pub use events::{Observer as SweepProgress, Silent as Quiet};
 pub use interrupt::Interrupt;
 pub use load::{run_load, LoadPlan};
 pub use plan::{Rfc2544Plan, SweepPlan};
 pub use probe::ProbePlan;
-pub use progress::{Quiet, SweepProgress};
 pub use result::{Stopped, SweepPoint, SweepResult, SweepSummary};
 pub use rfc2544::Rfc2544Result;
 pub use run::{

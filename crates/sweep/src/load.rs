@@ -14,6 +14,7 @@
 //!   (UDP's batches, TSO) lifts the tail of a lightly loaded path already, while the median
 //!   rises only once a standing queue forms.
 
+use events::Observer;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 use wire::spec::{Direction, TestKind, UdpRate};
@@ -22,7 +23,6 @@ use wire::TestSpec;
 use crate::interrupt::Interrupt;
 use crate::plan::{PlannedPoint, SweepPlan};
 use crate::probe::ProbePlan;
-use crate::progress::SweepProgress;
 use crate::result::{PointRun, Stopped, SweepKind, SweepPoint, SweepResult};
 use crate::run::{now_unix_ms, one_line, run_sweep_at, Point, PointRunner};
 use crate::values::SweepValue;
@@ -290,7 +290,7 @@ fn capacity(
     sweep_id: &str,
     runner: &mut dyn PointRunner,
     interrupt: &dyn Interrupt,
-    progress: &mut dyn SweepProgress,
+    progress: &mut dyn Observer,
 ) -> Result<(f64, Option<PointRun>), CapacityStop> {
     if let Some(c) = plan.capacity {
         return Ok((c, None));
@@ -344,7 +344,7 @@ pub fn run_load(
     plan: &LoadPlan,
     runner: &mut dyn PointRunner,
     interrupt: &dyn Interrupt,
-    progress: &mut dyn SweepProgress,
+    progress: &mut dyn Observer,
 ) -> SweepResult {
     let started = now_unix_ms();
     let unit = LoadUnit::of(plan.base.kind());

@@ -1,15 +1,15 @@
-//! What the executors report while a sweep, a repetition or an rfc2544 search runs. The
-//! binary draws it (a progress bar on stderr, or `--json-stream`'s events through
-//! [`report::stream::JsonLines`]); [`Quiet`] shows nothing. [`Eta`] estimates the time left.
+//! What the executors report while a sweep, a repetition or an rfc2544 search runs, to an
+//! [`events::Observer`]: the binary draws it (a progress bar on stderr, or `--json-stream`'s
+//! events through [`events::JsonLines`]); [`events::Silent`] shows nothing. A finished point is
+//! a [`PointData`]; [`Eta`] estimates the time left.
 //!
 //! The estimate scales the planned time of the points left (their test durations) by how long
 //! the finished points really took against their plan, so setup and drain overheads and
 //! `--until-ci` repetitions are accounted for as soon as one point has finished.
 
-use std::io::Write;
 use std::time::Duration;
 
-use report::stream::JsonLines;
+use events::Observer;
 use serde::Serialize;
 
 use crate::result::{PointRun, SweepPoint};
@@ -27,36 +27,6 @@ pub enum PointData<'a> {
     Frame(&'a FrameResult),
 }
 
-/// Receives a sweep's progress.
-pub trait SweepProgress {
-    /// The sweep starts: `points` points, planned to take `planned` seconds each.
-    fn begin(&mut self, title: &str, planned: &[f64]);
-    /// Point `index` (0-based) starts.
-    fn point_started(&mut self, index: usize, label: &str);
-    /// Point `index` finished after `seconds`.
-    fn point_done(&mut self, index: usize, label: &str, seconds: f64);
-    /// What point `index` gave (after [`point_done`](Self::point_done); not for a point that
-    /// failed before measuring).
-    fn point_data(&mut self, _index: usize, _label: &str, _data: PointData<'_>) {}
-    /// A line for the user (a dropped size, a failed command).
-    fn note(&mut self, line: &str);
-    /// A run outside the points was stored (a load sweep's capacity run).
-    fn stored(&mut self, _run_id: i64) {}
-    /// The sweep ended (finished, stopped or interrupted).
-    fn finish(&mut self);
-}
-
-/// Shows nothing (tests, `--json` to a pipe when the caller wants silence).
-pub struct Quiet;
-
-impl SweepProgress for Quiet {
-    fn begin(&mut self, _: &str, _: &[f64]) {}
-    fn point_started(&mut self, _: usize, _: &str) {}
-    fn point_done(&mut self, _: usize, _: &str, _: f64) {}
-    fn note(&mut self, _: &str) {}
-    fn finish(&mut self) {}
-}
-
 impl PointData<'_> {
     /// The stored runs of the point.
     pub fn run_ids(&self) -> Vec<i64> {
@@ -66,28 +36,15 @@ impl PointData<'_> {
             PointData::Frame(f) => f.run_ids.iter().flatten().copied().collect(),
         }
     }
-}
 
-/// `--json-stream`: `begin`, then per finished point a `stored` per run and a `point`, `note`s.
-impl<W: Write> SweepProgress for JsonLines<W> {
-    fn begin(&mut self, title: &str, planned: &[f64]) {
-        JsonLines::begin(self, title, planned, &[]);
-    }
-    fn point_started(&mut self, _: usize, _: &str) {}
-    fn point_done(&mut self, _: usize, _: &str, _: f64) {}
-    fn point_data(&mut self, index: usize, label: &str, data: PointData<'_>) {
-        for id in data.run_ids() {
-            self.stored(id);
+    /// Hands point `index` to `progress`: a `stored` per run stored, then the point (the
+    /// order `--json-stream` documents).
+    pub fn report(self, progress: &mut dyn Observer, index: usize, label: &str) {
+        for id in self.run_ids() {
+            progress.stored(id);
         }
-        self.point(index, label, &data);
+        progress.point(index, label, &self);
     }
-    fn note(&mut self, line: &str) {
-        JsonLines::note(self, line);
-    }
-    fn stored(&mut self, run_id: i64) {
-        JsonLines::stored(self, run_id);
-    }
-    fn finish(&mut self) {}
 }
 
 /// Time left from planned and actual point durations.

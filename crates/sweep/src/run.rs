@@ -18,6 +18,7 @@ use std::error::Error;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use analysis::repeat::{primary_metric, RepeatPlan, RepeatSummary};
+use events::Observer;
 use report::summarized_figures;
 use results::RunRecord;
 use serde::{Deserialize, Serialize};
@@ -27,7 +28,7 @@ use crate::interrupt::Interrupt;
 use crate::knob::{self, Phase};
 use crate::plan::{PlannedPoint, SweepPlan};
 use crate::probe::ProbePlan;
-use crate::progress::{PointData, SweepProgress};
+use crate::progress::PointData;
 use crate::result::{PointRun, Stopped, SweepKind, SweepPoint, SweepResult, SweepSummary};
 
 /// One test to run, with the tags to store it under.
@@ -195,12 +196,13 @@ pub fn run_repeated(
     plan: &RepeatPlan,
     runner: &mut dyn PointRunner,
     interrupt: &dyn Interrupt,
-    progress: &mut dyn SweepProgress,
+    progress: &mut dyn Observer,
 ) -> RepeatResult {
     let per_run = point.spec.duration_ms as f64 / 1000.0 + 1.0;
     progress.begin(
         &format!("linerate {} x{}", point.spec.kind().as_str(), plan.runs),
         &vec![per_run; plan.runs as usize],
+        &[],
     );
     let mut point = point.clone();
     point
@@ -210,7 +212,7 @@ pub fn run_repeated(
     let out = repeat_runs(&point, plan, runner, interrupt, &mut |i, run, secs| {
         let label = format!("{label} run {}", i + 1);
         progress.point_done(i, &label, secs);
-        progress.point_data(i, &label, PointData::Run(run));
+        PointData::Run(run).report(progress, i, &label);
     });
     progress.finish();
     RepeatResult {
@@ -249,7 +251,7 @@ pub fn run_sweep(
     plan: &SweepPlan,
     runner: &mut dyn PointRunner,
     interrupt: &dyn Interrupt,
-    progress: &mut dyn SweepProgress,
+    progress: &mut dyn Observer,
 ) -> SweepResult {
     run_sweep_at(plan, now_unix_ms(), runner, interrupt, progress)
 }
@@ -260,7 +262,7 @@ pub(crate) fn run_sweep_at(
     started_at_unix_ms: u64,
     runner: &mut dyn PointRunner,
     interrupt: &dyn Interrupt,
-    progress: &mut dyn SweepProgress,
+    progress: &mut dyn Observer,
 ) -> SweepResult {
     let (plan, notes) = fit_to_path(plan, runner);
     let parameter = plan.kind.parameter();
@@ -273,6 +275,7 @@ pub(crate) fn run_sweep_at(
     progress.begin(
         &format!("linerate {}", result.kind.name().replace('_', " ")),
         &plan.planned_seconds(),
+        &[],
     );
     for note in &notes {
         progress.note(&format!("linerate: note: {note}"));
@@ -297,7 +300,7 @@ pub(crate) fn run_sweep_at(
         result.points.extend(point);
         progress.point_done(i, &label, t0.elapsed().as_secs_f64());
         if let Some(p) = result.points.last().filter(|_| measured) {
-            progress.point_data(i, &label, PointData::Sweep(p));
+            PointData::Sweep(p).report(progress, i, &label);
         }
         if let Some(s) = stop {
             // A failure is said once, by the command's error after the points are printed.

@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use engine::Signal;
+use ::events::Signal;
 use results::store::StoreLocation;
 
 pub use accept::{Accepts, CommandRule, FlagRule};

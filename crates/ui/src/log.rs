@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::registry::Limits;
-use crate::stream::{EndDoc, Kind, Parsed};
+use crate::stream::{EndDoc, Kind, Parsed, SseName};
 
 /// How a test ended.
 #[derive(Debug, Clone, PartialEq, Eq)]

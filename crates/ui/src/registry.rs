@@ -419,12 +419,17 @@ mod tests {
     #[test]
     fn a_commands_events_end_in_its_summary() {
         let registry = Registry::new(limits());
-        let entry = sh(&registry, r#"printf '%s\n' \
-            '{"event":"started","server":{},"spec":{}}' \
-            '{"event":"interval","data":{"start_s":0}}' 'junk' \
-            '{"event":"stored","run_id":5}' \
-            '{"event":"end","data":{"kind":"tcp_stream","target":"t","summary":{"interrupted":false}}}'"#)
-        .unwrap();
+        let spec = wire::TestSpec::new(wire::Params::defaults(wire::TestKind::TcpStream), 1, 1000);
+        let started = serde_json::json!({"event": "started", "spec": spec,
+            "server": {"version": "1", "hostname": "h", "cores": 1}});
+        let script = format!(
+            r#"printf '%s\n' \
+            '{started}' \
+            '{{"event":"interval","data":{{"start_s":0.0,"end_s":1.0,"flows":[]}}}}' 'junk' \
+            '{{"event":"stored","run_id":5}}' \
+            '{{"event":"end","data":{{"kind":"tcp_stream","target":"t","summary":{{"interrupted":false}}}}}}'"#
+        );
+        let entry = sh(&registry, &script).unwrap();
         assert_eq!(wait_end(&entry), End::Finished);
         let log = entry.log();
         assert_eq!(names(&log), ["started", "-", "note", "stored", "summary"]);
@@ -482,7 +487,7 @@ mod tests {
         let entry = sh(
             &registry,
             r#"trap 'echo "{\"event\":\"end\",\"data\":{\"interrupted\":true}}"; exit 130' INT
-               echo '{"event":"begin","points":1}'
+               echo '{"event":"begin","title":"t","points":1}'
                while :; do sleep 0.05; done"#,
         )
         .unwrap();
@@ -505,12 +510,14 @@ mod tests {
     fn the_log_is_bounded() {
         let registry = Registry::new(Limits {
             max_intervals: 3,
-            max_line_bytes: 64,
+            max_line_bytes: 80,
             ..limits()
         });
         let entry = sh(
             &registry,
-            r#"for i in 0 1 2 3 4; do echo "{\"event\":\"interval\",\"data\":$i}"; done
+            r#"for i in 0 1 2 3 4; do
+                 echo "{\"event\":\"interval\",\"data\":{\"start_s\":$i,\"end_s\":$i,\"flows\":[]}}"
+               done
                head -c 100 /dev/zero | tr '\0' x; echo"#,
         )
         .unwrap();
@@ -518,9 +525,10 @@ mod tests {
         let log = entry.log();
         assert_eq!(log.intervals, 5);
         let kept: Vec<String> = log.since(0).iter().map(|e| e.data.to_string()).collect();
-        assert_eq!(kept[..3], ["2", "3", "4"]);
+        let sample = |i| format!(r#"{{"start_s":{i}.0,"end_s":{i}.0,"flows":[]}}"#);
+        assert_eq!(kept[..3], [sample(2), sample(3), sample(4)]);
         assert!(
-            kept[3].contains("a line longer than 64 bytes was left out"),
+            kept[3].contains("a line longer than 80 bytes was left out"),
             "{kept:?}"
         );
         assert_eq!(log.since(6).len(), 1);
@@ -534,7 +542,7 @@ mod tests {
         });
         let entry = sh(
             &registry,
-            r#"trap '' INT; echo '{"event":"begin"}'; exec sleep 30"#,
+            r#"trap '' INT; echo '{"event":"begin","title":"t","points":1}'; exec sleep 30"#,
         )
         .unwrap();
         // Once the trap is set.

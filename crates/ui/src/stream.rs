@@ -1,50 +1,30 @@
 //! One line of a measuring command's `--json-stream` output into what a test's log keeps:
 //! the `data:` of the Server-Sent Event it becomes (docs/API.md), made here, on the reader's
-//! thread, once. The lines are objects with an `event` field (docs/RESULTS.md, "The event
-//! stream"): `started`, `interval`, `begin`, `point`, `tick`, `note`, `stored` and, last,
-//! `end`.
+//! thread, once. The line is parsed as an [`events::Event`] (docs/RESULTS.md, "The event
+//! stream"), the type the command wrote it with, and the SSE event is named by its
+//! [`Kind`] (an interval's is unnamed, i.e. `message`).
 //!
-//! Invariants: an interval's data is the sample as the command wrote it; every other event's
-//! is the command's object without `event`, with the test's `id` (and a `started` with its
-//! `command`); a line that is not an event becomes a note saying so, and an event of a name
-//! not listed here is left out. The end document of one run keeps only what the `summary`
-//! event shows (the stored run has the rest); any other is kept as written.
+//! Invariants: an interval's data is the sample as the record's `intervals` hold it; every
+//! other event's is the event's object without `event`, with the test's `id` (and a `started`
+//! with its `command`); a line that is not an event (or not a well-formed one) becomes a note
+//! saying so, and an event of a name this version does not know is left out. The end
+//! document is never parsed whole: one run's keeps only what the `summary` event shows (the
+//! stored run has the rest); any other is kept as written.
 
+use events::Event;
+pub use events::Kind;
 use serde::Deserialize;
-use serde_json::value::RawValue;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-/// The events a test's log holds, by their place in the stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// A single test's server accepted it (once per run).
-    Started,
-    /// One interval's sample.
-    Interval,
-    /// A sweep, repetition, matrix or mesh begins.
-    Begin,
-    /// One of its points, runs or cells finished.
-    Point,
-    /// One interval of a `linerate rpm` direction.
-    Tick,
-    /// A line for the user.
-    Note,
-    /// A run was stored.
-    Stored,
+/// The SSE name of an event's kind.
+pub trait SseName {
+    /// The SSE event name; `None` for an interval (unnamed, i.e. `message`).
+    fn sse_name(self) -> Option<&'static str>;
 }
 
-impl Kind {
-    /// The SSE event name; `None` for an interval (unnamed, i.e. `message`).
-    pub fn sse_name(self) -> Option<&'static str> {
-        match self {
-            Kind::Started => Some("started"),
-            Kind::Interval => None,
-            Kind::Begin => Some("begin"),
-            Kind::Point => Some("point"),
-            Kind::Tick => Some("tick"),
-            Kind::Note => Some("note"),
-            Kind::Stored => Some("stored"),
-        }
+impl SseName for Kind {
+    fn sse_name(self) -> Option<&'static str> {
+        (self != Kind::Interval).then(|| self.name())
     }
 }
 
@@ -85,22 +65,6 @@ pub enum Parsed {
 }
 
 #[derive(Deserialize)]
-struct Head {
-    event: String,
-}
-
-#[derive(Deserialize)]
-struct Data<'a> {
-    #[serde(borrow)]
-    data: &'a RawValue,
-}
-
-#[derive(Deserialize)]
-struct StoredLine {
-    run_id: i64,
-}
-
-#[derive(Deserialize)]
 struct RunHead {
     kind: Value,
     target: Value,
@@ -124,47 +88,42 @@ pub fn parse(line: &str, id: u64, command: &[String], single: bool) -> Parsed {
         let shown: String = line.chars().take(200).collect();
         Parsed::Invalid(note(id, &format!("not an event: {shown}")))
     };
-    let Ok(head) = serde_json::from_str::<Head>(line) else {
+    match Event::kind_of(line) {
+        Ok(Some(_)) => {}
+        Ok(None) => return Parsed::Ignored,
+        Err(_) => return invalid(),
+    }
+    let Ok(event) = Event::parse(line) else {
         return invalid();
     };
-    let kind = match head.event.as_str() {
-        "interval" => {
-            return serde_json::from_str::<Data>(line).map_or_else(
-                |_| invalid(),
-                |d| Parsed::Event(Kind::Interval, d.data.get().into()),
-            )
+    let kind = event.kind();
+    let data = match event {
+        Event::Interval { data } => serde_json::to_string(&data),
+        Event::End { data } => return Parsed::End(end_doc(data.get(), single)),
+        Event::Stored { run_id } => {
+            return Parsed::Stored(run_id, json!({"id": id, "run_id": run_id}).to_string())
         }
-        "end" => {
-            return serde_json::from_str::<Data>(line)
-                .map_or_else(|_| invalid(), |d| Parsed::End(end_doc(d.data, single)))
-        }
-        "stored" => {
-            return serde_json::from_str::<StoredLine>(line).map_or_else(
-                |_| invalid(),
-                |s| Parsed::Stored(s.run_id, json!({"id": id, "run_id": s.run_id}).to_string()),
-            )
-        }
-        "started" => Kind::Started,
-        "begin" => Kind::Begin,
-        "point" => Kind::Point,
-        "tick" => Kind::Tick,
-        "note" => Kind::Note,
-        _ => return Parsed::Ignored,
+        other => with_id(&other, id, command),
     };
-    let Ok(mut map) = serde_json::from_str::<Map<String, Value>>(line) else {
-        return invalid();
+    data.map_or_else(|_| invalid(), |data| Parsed::Event(kind, data))
+}
+
+/// The event's object without `event`, with the test's `id` (a `started`: and `command`).
+fn with_id(event: &Event<'_>, id: u64, command: &[String]) -> serde_json::Result<String> {
+    let Value::Object(mut map) = serde_json::to_value(event)? else {
+        return Err(serde::ser::Error::custom("an event is an object"));
     };
     map.remove("event");
     map.insert("id".into(), id.into());
-    if kind == Kind::Started {
+    if event.kind() == Kind::Started {
         map.insert("command".into(), json!(command));
     }
-    Parsed::Event(kind, Value::Object(map).to_string())
+    Ok(Value::Object(map).to_string())
 }
 
-fn end_doc(data: &RawValue, single: bool) -> EndDoc {
+fn end_doc(data: &str, single: bool) -> EndDoc {
     if single {
-        if let Ok(run) = serde_json::from_str::<RunHead>(data.get()) {
+        if let Ok(run) = serde_json::from_str::<RunHead>(data) {
             if run.summary.is_object() {
                 return EndDoc::Run {
                     kind: run.kind,
@@ -175,8 +134,8 @@ fn end_doc(data: &RawValue, single: bool) -> EndDoc {
         }
     }
     EndDoc::Document {
-        raw: data.get().to_string(),
-        interrupted: serde_json::from_str::<Top>(data.get())
+        raw: data.to_string(),
+        interrupted: serde_json::from_str::<Top>(data)
             .ok()
             .and_then(|t| t.interrupted),
     }
@@ -232,20 +191,29 @@ mod tests {
         serde_json::from_str(s).unwrap()
     }
 
+    /// A spec as the command writes it.
+    fn spec() -> Value {
+        let spec = wire::TestSpec::new(wire::Params::defaults(wire::TestKind::TcpStream), 1, 1000);
+        serde_json::to_value(spec).unwrap()
+    }
+
     #[test]
     fn events_keep_their_data_with_the_test_id() {
-        let Parsed::Event(Kind::Started, data) =
-            p(r#"{"event":"started","server":{"version":"1"},"spec":{"kind":"tcp_stream"}}"#)
-        else {
+        let server = json!({"version":"1","hostname":"h","cores":2});
+        let started = json!({"event":"started","server":server,"spec":spec()}).to_string();
+        let Parsed::Event(Kind::Started, data) = p(&started) else {
             panic!()
         };
         assert_eq!(
             value(&data),
-            json!({"id":3,"command":["tcp"],"server":{"version":"1"},"spec":{"kind":"tcp_stream"}})
+            json!({"id":3,"command":["tcp"],"server":server,"spec":spec()})
         );
         assert_eq!(
-            p(r#"{"event":"interval","data":{"start_s":0.0,"end_s":1.0}}"#),
-            Parsed::Event(Kind::Interval, r#"{"start_s":0.0,"end_s":1.0}"#.into())
+            p(r#"{"event":"interval","data":{"start_s":0.0,"end_s":1.0,"flows":[]}}"#),
+            Parsed::Event(
+                Kind::Interval,
+                r#"{"start_s":0.0,"end_s":1.0,"flows":[]}"#.into()
+            )
         );
         let Parsed::Event(Kind::Point, data) =
             p(r#"{"event":"point","index":1,"label":"streams=2","data":{"x":1}}"#)
@@ -256,15 +224,17 @@ mod tests {
             value(&data),
             json!({"id":3,"index":1,"label":"streams=2","data":{"x":1}})
         );
-        let Parsed::Event(Kind::Tick, data) =
-            p(r#"{"event":"tick","direction":"up","data":{"t_s":1.0,"connections":1}}"#)
-        else {
+        let Parsed::Event(Kind::Tick, data) = p(
+            r#"{"event":"tick","direction":"up","data":{"t_s":1.0,"connections":1,
+                "goodput_bps":1e9,"moving_average_bps":1e9,"self_p50_ms":null,
+                "foreign_p50_ms":null,"kernel_rtt_ms":null,"rpm":null}}"#,
+        ) else {
             panic!()
         };
-        assert_eq!(
-            value(&data),
-            json!({"id":3,"direction":"up","data":{"t_s":1.0,"connections":1}})
-        );
+        let data = value(&data);
+        assert_eq!((&data["id"], &data["direction"]), (&json!(3), &json!("up")));
+        assert_eq!(data["data"]["connections"], 1);
+        assert_eq!(data["data"]["goodput_bps"], 1e9);
         let Parsed::Event(Kind::Begin, data) =
             p(r#"{"event":"begin","title":"linerate sweep streams","points":2,"planned_s":[1,1]}"#)
         else {

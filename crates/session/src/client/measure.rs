@@ -16,7 +16,7 @@ use wire::spec::Flow;
 use wire::TestKind;
 
 use super::remote::{FarEndLost, Remote};
-use super::{ClientConfig, ClientError, Progress};
+use super::{ClientConfig, ClientError, Observer};
 
 /// How long the polling loop sleeps at `elapsed` (< `duration`): until the next interval tick
 /// or the end, at most 50 ms. A tick already due was skipped for being within 10 ms of the end,
@@ -59,7 +59,7 @@ pub(crate) fn measure_streams(
     config: &ClientConfig,
     remote: &mut dyn Remote,
     conns: Vec<Endpoint>,
-    progress: &mut dyn Progress,
+    progress: &mut dyn Observer,
 ) -> Result<Measured, ClientError> {
     let running = start(config, remote, conns)?;
     let mut tracker = IntervalTracker::new(&config.spec);

@@ -2,7 +2,7 @@
 //! polls the server each interval and collects both ends' figures. All timing is on this
 //! (the client's) monotonic clock.
 //!
-//! Measurement only: the caller receives interval samples through [`Progress`] and the final
+//! Measurement only: the caller receives interval samples through an [`Observer`] and the final
 //! [`RunRecord`]; nothing here prints.
 
 mod foreign;
@@ -21,7 +21,7 @@ use ::measure::host::HostFacts;
 use ::measure::qdisc::{self, QdiscWatch};
 use engine::sockopt::{ConnectError, SocketOptions};
 use engine::Signal;
-use results::{Hosts, IntervalSample, RunRecord};
+use results::{Hosts, RunRecord};
 use wire::msg::ServerInfo;
 use wire::{ClientMsg, ServerMsg, TestSpec, WireError};
 
@@ -71,41 +71,9 @@ impl ClientConfig {
     }
 }
 
-/// Receives live figures while a test runs.
-pub trait Progress {
-    /// The server accepted the test.
-    fn started(&mut self, server: &ServerInfo, spec: &TestSpec);
-    /// One interval finished.
-    fn interval(&mut self, sample: &IntervalSample);
-}
-
-/// A progress sink that ignores everything.
-pub struct Silent;
-
-impl Progress for Silent {
-    fn started(&mut self, _: &ServerInfo, _: &TestSpec) {}
-    fn interval(&mut self, _: &IntervalSample) {}
-}
-
-/// `--json-stream`: `started`, then an `interval` event per interval.
-impl<W: std::io::Write> Progress for report::stream::JsonLines<W> {
-    fn started(&mut self, server: &ServerInfo, spec: &TestSpec) {
-        report::stream::JsonLines::started(self, server, spec);
-    }
-    fn interval(&mut self, sample: &IntervalSample) {
-        report::stream::JsonLines::interval(self, sample);
-    }
-}
-
-/// The terminal's live rows.
-impl<W: std::io::Write> Progress for report::live_table::LiveTable<W> {
-    fn started(&mut self, server: &ServerInfo, spec: &TestSpec) {
-        report::live_table::LiveTable::started(self, server, spec);
-    }
-    fn interval(&mut self, sample: &IntervalSample) {
-        report::live_table::LiveTable::interval(self, sample);
-    }
-}
+/// What a test reports as it runs (`started`, then an `interval` per interval) goes to an
+/// [`events::Observer`]; `Progress` is its old name here, kept for callers not yet renamed.
+pub use events::{Observer, Observer as Progress, Silent};
 
 /// Why a test could not run or finish.
 #[derive(Debug, thiserror::Error)]
@@ -156,7 +124,7 @@ fn protocol(context: &str) -> impl Fn(WireError) -> ClientError + '_ {
 
 /// Runs one test to the end (or to an interrupt) and returns its record; with
 /// [`ClientConfig::relay`], the relay runs it and this host only asks and collects.
-pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunRecord, ClientError> {
+pub fn run(config: &ClientConfig, progress: &mut dyn Observer) -> Result<RunRecord, ClientError> {
     if let Some(to) = &config.relay {
         return relay::run(config, to, progress);
     }

@@ -16,7 +16,7 @@ use results::RunRecord;
 use wire::{ClientMsg, WireError};
 
 use super::handshake::connect;
-use super::{ClientConfig, ClientError, Progress};
+use super::{ClientConfig, ClientError, Observer};
 use crate::control::{recv, send, HANDSHAKE_TIMEOUT};
 use crate::relay::{RelayMsg, RelayTo};
 
@@ -30,7 +30,7 @@ const TICK: Duration = Duration::from_millis(100);
 pub(super) fn run(
     config: &ClientConfig,
     to: &RelayTo,
-    progress: &mut dyn Progress,
+    progress: &mut dyn Observer,
 ) -> Result<RunRecord, ClientError> {
     let relay = config.target.describe();
     let (mut ctrl, auth) = connect(config, &SocketOptions::default())?;

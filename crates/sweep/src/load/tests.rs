@@ -1,7 +1,7 @@
 use super::*;
-use crate::progress::Quiet;
 use crate::testing::{tag, MockRunner};
 use analysis::testing::{record_with, rr_with_rtt};
+use events::Silent;
 use results::schema::LatencyUnderLoad;
 use results::RunRecord;
 use std::sync::atomic::AtomicBool;
@@ -77,7 +77,7 @@ fn capacity_first_then_each_share_paced_over_the_streams() {
     )
     .unwrap();
     let mut runner = MockRunner::new(queueing_path);
-    let r = run_load(&plan, &mut runner, &AtomicBool::new(false), &mut Quiet);
+    let r = run_load(&plan, &mut runner, &AtomicBool::new(false), &mut Silent);
     assert_eq!(r.stopped, None);
     let first = &runner.asked[0];
     assert_eq!(first.spec.tcp().unwrap().pacing_bps, None, "unpaced");
@@ -116,7 +116,7 @@ fn request_response_loads_are_transactions_and_their_own_round_trips() {
         let rate = s.rr().unwrap().transactions_per_sec;
         rr_with_rtt(if rate.is_some() { 30.0 } else { 20.0 })
     });
-    let r = run_load(&plan, &mut runner, &AtomicBool::new(false), &mut Quiet);
+    let r = run_load(&plan, &mut runner, &AtomicBool::new(false), &mut Silent);
     // rr_with_rtt(20): 50,000 transactions/s; 25 % over 4 streams: 3125 each.
     assert_eq!(
         runner.asked[0].spec.rr().unwrap().transactions_per_sec,
@@ -143,7 +143,7 @@ fn a_given_capacity_skips_the_capacity_run() {
     )
     .unwrap();
     let mut runner = MockRunner::new(|_: &TestSpec| record_with("udp", 1e8));
-    let r = run_load(&plan, &mut runner, &AtomicBool::new(false), &mut Quiet);
+    let r = run_load(&plan, &mut runner, &AtomicBool::new(false), &mut Silent);
     assert_eq!(runner.asked.len(), 1);
     assert_eq!(
         runner.asked[0].spec.udp().unwrap().rate,
@@ -158,7 +158,7 @@ fn a_failed_capacity_run_ends_the_sweep_and_says_so() {
     let plan = one_stream_at_half();
     let mut runner = MockRunner::new(queueing_path);
     runner.fail_at = Some(0);
-    let r = run_load(&plan, &mut runner, &AtomicBool::new(false), &mut Quiet);
+    let r = run_load(&plan, &mut runner, &AtomicBool::new(false), &mut Silent);
     assert!(r.points.is_empty() && r.load.is_none());
     match r.stopped {
         Some(Stopped::Failed { message }) => {
@@ -179,7 +179,7 @@ fn an_interrupted_or_empty_capacity_run_is_kept_and_ends_the_sweep() {
         r.summary.interrupted = true;
         r
     });
-    let r = run_load(&plan, &mut runner, &AtomicBool::new(false), &mut Quiet);
+    let r = run_load(&plan, &mut runner, &AtomicBool::new(false), &mut Silent);
     assert_eq!(r.stopped, Some(Stopped::Interrupted));
     assert_eq!(
         runner.asked.len(),
@@ -189,7 +189,7 @@ fn an_interrupted_or_empty_capacity_run_is_kept_and_ends_the_sweep() {
     let kept = r.load.unwrap().capacity_run.unwrap();
     assert_eq!(kept.run_id, Some(1), "the stored run is in the result");
     let mut runner = MockRunner::new(|_: &TestSpec| record_with("tcp", 0.0));
-    let r = run_load(&plan, &mut runner, &AtomicBool::new(false), &mut Quiet);
+    let r = run_load(&plan, &mut runner, &AtomicBool::new(false), &mut Silent);
     match &r.stopped {
         Some(Stopped::Failed { message }) => {
             assert!(message.contains("give --capacity"), "{message}")

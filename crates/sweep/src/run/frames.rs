@@ -5,13 +5,14 @@
 
 use std::time::Instant;
 
+use events::Observer;
 use wire::spec::UdpRate;
 use wire::TestSpec;
 
 use super::{now_unix_ms, one_line, Measured, Point, PointRunner};
 use crate::interrupt::Interrupt;
 use crate::plan::{FramePlan, Rfc2544Plan};
-use crate::progress::{PointData, SweepProgress};
+use crate::progress::PointData;
 use crate::result::Stopped;
 use crate::rfc2544::{
     FrameResult, LatencyAtRate, Offer, Rfc2544Result, Search, SearchConfig, TrialCounts,
@@ -34,7 +35,7 @@ pub fn run_rfc2544(
     plan: &Rfc2544Plan,
     runner: &mut dyn PointRunner,
     interrupt: &dyn Interrupt,
-    progress: &mut dyn SweepProgress,
+    progress: &mut dyn Observer,
 ) -> Rfc2544Result {
     let id = now_unix_ms().to_string();
     let trial_ms = plan.frames.first().map_or(0, |f| f.spec.duration_ms);
@@ -48,7 +49,7 @@ pub fn run_rfc2544(
         frames: Vec::new(),
         stopped: None,
     };
-    progress.begin("linerate rfc2544", &plan.planned_seconds());
+    progress.begin("linerate rfc2544", &plan.planned_seconds(), &[]);
     for (i, frame) in plan.frames.iter().enumerate() {
         if interrupt.is_raised() {
             result.stopped = Some(Stopped::Interrupted);
@@ -64,7 +65,7 @@ pub fn run_rfc2544(
         };
         let (row, stop) = search_frame(plan, &trial, runner, interrupt);
         progress.point_done(i, &label, t0.elapsed().as_secs_f64());
-        progress.point_data(i, &label, PointData::Frame(&row));
+        PointData::Frame(&row).report(progress, i, &label);
         result.frames.push(row);
         if let Some(s) = stop {
             // A failure is said once, by the command's error after the points are printed.

@@ -2,10 +2,10 @@ use super::*;
 use crate::knob::KnobPlan;
 use crate::param::Parameter;
 use crate::plan::{FramePlan, PlannedPoint, Rfc2544Plan};
-use crate::progress::Quiet;
 use crate::testing::{tag, MockRunner};
 use crate::values::SweepValue;
 use analysis::testing::{record_with, rr_with_rtt, udp_trial};
+use events::Silent;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,7 +48,7 @@ fn netpipe_like(s: &TestSpec) -> RunRecord {
 fn size_sweep_runs_both_tests_per_size_and_summarizes() {
     let plan = size_plan(&[1, 16, 64, 128, 1024, 65536]);
     let mut runner = MockRunner::new(netpipe_like);
-    let r = run_sweep(&plan, &mut runner, &calm(), &mut Quiet);
+    let r = run_sweep(&plan, &mut runner, &calm(), &mut Silent);
     assert_eq!(
         (r.kind.name(), r.parameter.as_str()),
         ("sweep_size", "size_bytes")
@@ -85,7 +85,7 @@ fn ctrl_c_keeps_every_finished_point() {
     // Raised during the fourth run (the second size's rr test): that point finishes, no
     // other starts.
     runner.interrupt_after = Some((3, Arc::clone(&signal)));
-    let r = run_sweep(&plan, &mut runner, &signal, &mut Quiet);
+    let r = run_sweep(&plan, &mut runner, &signal, &mut Silent);
     assert_eq!(r.stopped, Some(Stopped::Interrupted));
     assert_eq!(r.points.len(), 2);
     assert_eq!(runner.asked.len(), 4);
@@ -100,7 +100,7 @@ fn an_interrupted_run_is_kept_flagged() {
         r.summary.interrupted = s.message_len_bytes() == 2 && !s.kind().is_rr();
         r
     });
-    let r = run_sweep(&plan, &mut runner, &calm(), &mut Quiet);
+    let r = run_sweep(&plan, &mut runner, &calm(), &mut Silent);
     assert_eq!(r.stopped, Some(Stopped::Interrupted));
     assert_eq!(r.points.len(), 2);
     assert!(r.points[1].interrupted);
@@ -117,7 +117,7 @@ fn a_failed_run_stops_the_sweep_with_the_value_named() {
     let plan = size_plan(&[1, 2, 4]);
     let mut runner = MockRunner::new(netpipe_like);
     runner.fail_at = Some(2);
-    let r = run_sweep(&plan, &mut runner, &calm(), &mut Quiet);
+    let r = run_sweep(&plan, &mut runner, &calm(), &mut Silent);
     assert_eq!(r.points.len(), 1);
     assert_eq!(
         r.stopped,
@@ -151,7 +151,7 @@ fn knob_plan(values: &[&str], pre: &str, post: Option<&str>) -> SweepPlan {
 fn knob_commands_run_around_each_point_and_are_stored() {
     let plan = knob_plan(&["0", "1; rm -rf /"], "echo set {value}", Some("true"));
     let mut runner = MockRunner::new(|_: &TestSpec| record_with("tcp", 1e9));
-    let r = run_sweep(&plan, &mut runner, &calm(), &mut Quiet);
+    let r = run_sweep(&plan, &mut runner, &calm(), &mut Silent);
     assert_eq!(r.stopped, None);
     assert_eq!(r.points.len(), 2);
     let k = &r.points[1].knob;
@@ -171,7 +171,7 @@ fn a_failing_knob_command_stops_the_sweep_with_its_output() {
         None,
     );
     let mut runner = MockRunner::new(|_: &TestSpec| record_with("tcp", 1e9));
-    let r = run_sweep(&plan, &mut runner, &calm(), &mut Quiet);
+    let r = run_sweep(&plan, &mut runner, &calm(), &mut Silent);
     assert_eq!(runner.asked.len(), 1, "the test never ran for value 2");
     assert_eq!(
         r.points.len(),
@@ -199,7 +199,7 @@ fn post_runs_even_when_the_test_fails() {
     let plan = knob_plan(&["1", "2"], "true {value}", Some("echo restore {value}"));
     let mut runner = MockRunner::new(|_: &TestSpec| record_with("tcp", 1e9));
     runner.fail_at = Some(0);
-    let r = run_sweep(&plan, &mut runner, &calm(), &mut Quiet);
+    let r = run_sweep(&plan, &mut runner, &calm(), &mut Silent);
     assert_eq!(r.points.len(), 1);
     let k = &r.points[0].knob;
     assert_eq!(k.len(), 2);
@@ -229,7 +229,7 @@ fn repeated_points_carry_statistics_and_tags() {
         i += 1.0;
         record_with("tcp", f64::from(s.streams) * 1e9 + i * 1e6)
     });
-    let r = run_sweep(&plan, &mut runner, &calm(), &mut Quiet);
+    let r = run_sweep(&plan, &mut runner, &calm(), &mut Silent);
     assert_eq!(runner.asked.len(), 6);
     assert_eq!(tag(&runner.asked[2], "repeat"), Some("3"));
     assert_eq!(tag(&runner.asked[2], "streams"), Some("1"));
@@ -245,7 +245,7 @@ fn repeated_points_carry_statistics_and_tags() {
     assert_eq!(r.summary.peak_at, Some(2.0));
     plan.repeat = RepeatPlan::new(Some(8), Some("95:2")).unwrap();
     let mut runner = MockRunner::new(|_: &TestSpec| record_with("tcp", 1e9));
-    let r = run_sweep(&plan, &mut runner, &calm(), &mut Quiet);
+    let r = run_sweep(&plan, &mut runner, &calm(), &mut Silent);
     assert_eq!(
         runner.asked.len(),
         6,
@@ -268,7 +268,7 @@ fn until_ci_repeats_until_the_interval_or_the_cap() {
         record_with("tcp", figures[n - 1] * 1e7)
     });
     let plan = RepeatPlan::new(Some(10), Some("95:2")).unwrap();
-    let r = run_repeated(&point, &plan, &mut runner, &calm(), &mut Quiet);
+    let r = run_repeated(&point, &plan, &mut runner, &calm(), &mut Silent);
     assert_eq!(r.runs.len(), 5, "1.76 % wide after the fifth run");
     let s = r.summary.unwrap();
     assert!(s.ci.unwrap().reached);
@@ -280,7 +280,7 @@ fn until_ci_repeats_until_the_interval_or_the_cap() {
         record_with("tcp", if flip { 1e9 } else { 2e9 })
     });
     let plan = RepeatPlan::new(Some(4), Some("95:2")).unwrap();
-    let r = run_repeated(&point, &plan, &mut runner, &calm(), &mut Quiet);
+    let r = run_repeated(&point, &plan, &mut runner, &calm(), &mut Silent);
     assert_eq!(r.runs.len(), 4);
     let ci = r.summary.unwrap().ci.unwrap();
     assert!(!ci.reached);
@@ -313,7 +313,7 @@ fn udp_size_sweeps_leave_out_sizes_the_path_would_fragment() {
             record_with("udp", 1e8)
         }
     }));
-    let r = run_sweep(&plan, &mut runner, &calm(), &mut Quiet);
+    let r = run_sweep(&plan, &mut runner, &calm(), &mut Silent);
     assert_eq!(r.points.len(), 3);
     assert_eq!(
         r.notes,
@@ -357,7 +357,7 @@ fn rfc2544_finds_the_shaped_rate_and_measures_latency_there() {
             s.message_len_bytes(),
         )
     });
-    let r = run_rfc2544(&plan, &mut runner, &calm(), &mut Quiet);
+    let r = run_rfc2544(&plan, &mut runner, &calm(), &mut Silent);
     assert_eq!(r.stopped, None);
     let row = &r.frames[0];
     let fps = row.throughput_fps.unwrap();
@@ -400,7 +400,7 @@ fn rfc2544_keeps_finished_frames_when_stopped() {
         udp_trial(pps_of(s).unwrap() as f64, 1e7, 1.0, s.message_len_bytes())
     });
     runner.fail_at = Some(1);
-    let r = run_rfc2544(&plan, &mut runner, &calm(), &mut Quiet);
+    let r = run_rfc2544(&plan, &mut runner, &calm(), &mut Silent);
     assert_eq!(r.frames.len(), 2);
     assert_eq!(r.frames[0].end, Some(crate::rfc2544::End::LineRate));
     assert_eq!(r.frames[1].throughput_fps, None);
@@ -425,7 +425,7 @@ fn parameter_values_are_tagged_in_their_unit() {
         probe: None,
     };
     let mut runner = MockRunner::new(|_: &TestSpec| record_with("tcp", 1e9));
-    run_sweep(&plan, &mut runner, &calm(), &mut Quiet);
+    run_sweep(&plan, &mut runner, &calm(), &mut Silent);
     assert_eq!(tag(&runner.asked[0], "window_bytes"), Some("65536"));
     assert_eq!(tag(&runner.asked[0], "sweep"), Some("window"));
 }
