@@ -6,7 +6,8 @@ use std::path::Path;
 use analysis::repeat::RepeatPlan;
 use anyhow::{bail, Context, Result};
 use engine::Signal;
-use results::{PpsCell, RunRecord};
+use results::RunRecord;
+use sweep::pps::{run_pps, PpsCellPlan};
 use sweep::{run_repeated, run_rfc2544, run_sweep, Point, ProbePlan, Stopped};
 
 use crate::output;
@@ -276,75 +277,43 @@ fn print_record(record: &RunRecord, common: &CommonArgs, stored_run_id: Option<i
     .context("writing the summary to stdout")
 }
 
-/// `linerate pps`: every (frame, flows) cell in turn, then one table or JSON document.
+/// `linerate pps`: every (frame, flows) cell in turn (`sweep::pps`), then one table or JSON
+/// document of the finished cells, also after Ctrl-C or a failed cell.
 pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<RunOutcome> {
     let plan = args.plan()?;
     let first = &plan.cells.first().context("no cells")?.3;
-    let mut store = args.common.store.open()?;
+    let store = args.common.store.open()?;
     let reached = target_for(first.route(), &args.common.conn, None)?;
     let link = first.spec.link_speed_bps;
-    let mut cells = Vec::new();
-    let mut last = None;
-    let mut events = args
-        .common
-        .json_stream
-        .then(|| JsonLines::new(std::io::stdout()));
-    if let Some(e) = events.as_mut() {
-        let planned = vec![first.spec.duration_ms as f64 / 1000.0; plan.cells.len()];
-        e.begin("linerate pps", &planned, &[]);
-    }
-    for (i, (frame, payload, flows, cell)) in plan.cells.iter().enumerate() {
-        if interrupt.is_raised() {
-            break;
-        }
-        let label = format!("{frame}-byte frames ({payload}-byte payload), {flows} flow(s)");
-        eprintln!("linerate pps: {label}...");
-        let config = reached.config(cell.spec.clone(), interrupt.clone());
-        let run = client::run(&config, &mut Silent)?;
-        if let Some(s) = store.as_mut() {
-            let cell_tags = results::store::Tags::parse([
-                format!("frame_bytes={frame}"),
-                format!("flows={flows}"),
-            ])?;
-            let id = s.save_with(&run, &cell_tags)?;
-            eprintln!("linerate: cell stored as {id}");
-            if let Some(e) = events.as_mut() {
-                e.stored(id.0);
-            }
-        }
-        let udp = run.summary.udp.unwrap_or_default();
-        let line = link.map(|l| measure::line_rate::pps(l as f64, *frame));
-        cells.push(PpsCell {
+    let cells: Vec<PpsCellPlan> = (plan.cells.iter())
+        .map(|(frame, payload, flows, cell)| PpsCellPlan {
             frame_bytes: *frame,
             payload_bytes: *payload,
             flows: *flows,
-            line_rate_pps: line,
-            pps_received: udp.pps_received,
-            pps_sent: udp.pps_sent,
-            loss_pct: udp.loss_pct,
-            line_rate_ratio: line.map(|l| udp.pps_received / l),
-            run: run.clone(),
-        });
-        if let (Some(e), Some(c)) = (events.as_mut(), cells.last()) {
-            e.point(i, &label, c);
-        }
-        last = Some(run);
-    }
-    let document = serde_json::json!({
-        "kind": "udp_pps_matrix",
-        "target": reached.label,
-        "link_speed_bps": link,
-        "cells": cells,
-    });
+            spec: cell.spec.clone(),
+        })
+        .collect();
+    let stream = args.common.json_stream;
+    let mut runner = reached.runner(interrupt.clone(), store, stream);
+    let (run, streamed) = with_progress(stream, |progress| {
+        run_pps(&cells, link, &mut runner, &interrupt.flag(), progress)
+    })?;
     let mut out = std::io::stdout().lock();
-    match events {
-        Some(e) => e.finish(&document)?,
-        None if args.common.json => sweep_output::write_json(&mut out, &document)?,
-        None => report::run_text::write_pps(&mut out, &reached.label, link, &cells)?,
+    match (streamed, args.common.json) {
+        (true, _) => {}
+        (false, true) => sweep_output::write_json(&mut out, &run)?,
+        (false, false) => {
+            report::run_text::write_pps(&mut out, &reached.label, link, &run.matrix.cells)?
+        }
     }
     out.flush()?;
-    let record = last.context("interrupted before the first cell finished")?;
-    Ok(RunOutcome::of(&record))
+    let outcome = RunOutcome::stopped(run.stopped)?;
+    run.last
+        .context("interrupted before the first cell finished")
+        .map(|record| RunOutcome {
+            incomplete: record.summary.incomplete.is_some(),
+            ..outcome
+        })
 }
 
 /// `linerate sweep …`: every point a stored run; the table (or JSON/CSV) of the finished

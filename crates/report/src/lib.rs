@@ -61,7 +61,7 @@ pub use json::write_test_run;
 pub use labeled::LabeledRuns;
 pub use mesh::{MeshCell, MeshFigure, MeshMatrix};
 pub use metrics::{metrics, summarized_figures, Better, Metric};
-pub use pps::PpsMatrix;
+pub use pps::{cell as pps_cell, MatrixKind, PpsMatrix};
 pub use runs_table::RunsTable;
 pub use sections::{sections, Section};
 pub use table::{comparison_table, runs_table, Align, TableStyle, TextTable};

@@ -4,13 +4,25 @@
 use std::collections::BTreeMap;
 
 use results::store::StoredRun;
-use results::PpsCell;
+use results::{PpsCell, RunRecord};
 use serde::{Deserialize, Serialize};
 use wire::TestKind;
+
+/// What the document is (`"kind": "udp_pps_matrix"`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatrixKind {
+    /// `linerate pps`'s matrix.
+    #[default]
+    UdpPpsMatrix,
+}
 
 /// A packet-rate matrix: one cell per (frame size, flow count).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PpsMatrix {
+    /// What the document is.
+    #[serde(default)]
+    pub kind: MatrixKind,
     /// Where the matrix was measured.
     #[serde(default)]
     pub target: String,
@@ -51,25 +63,39 @@ impl PpsMatrix {
         let cells = latest
             .into_iter()
             .map(|((frame, flows), run)| {
-                let udp = run.record.summary.udp.unwrap_or_default();
-                let line = link.map(|l| measure::line_rate::pps(l as f64, frame));
-                PpsCell {
-                    frame_bytes: frame,
-                    payload_bytes: run.record.spec.message_len_bytes(),
-                    flows,
-                    line_rate_pps: line,
-                    pps_received: udp.pps_received,
-                    pps_sent: udp.pps_sent,
-                    loss_pct: udp.loss_pct,
-                    line_rate_ratio: line.map(|l| udp.pps_received / l),
-                    run: run.record.clone(),
-                }
+                let payload = run.record.spec.message_len_bytes();
+                cell(frame, payload, flows, link, run.record.clone())
             })
             .collect();
         Some(PpsMatrix {
+            kind: MatrixKind::UdpPpsMatrix,
             target: newest.record.target.clone(),
             link_speed_bps: link,
             cells,
         })
+    }
+}
+
+/// The cell of `frame` bytes and `flows` flows that `run` measured, set against the line rate of
+/// `link_bps` where known.
+pub fn cell(
+    frame: u32,
+    payload: u32,
+    flows: u32,
+    link_bps: Option<u64>,
+    run: RunRecord,
+) -> PpsCell {
+    let udp = run.summary.udp.unwrap_or_default();
+    let line = link_bps.map(|l| measure::line_rate::pps(l as f64, frame));
+    PpsCell {
+        frame_bytes: frame,
+        payload_bytes: payload,
+        flows,
+        line_rate_pps: line,
+        pps_received: udp.pps_received,
+        pps_sent: udp.pps_sent,
+        loss_pct: udp.loss_pct,
+        line_rate_ratio: line.map(|l| udp.pps_received / l),
+        run,
     }
 }

@@ -32,6 +32,7 @@ pub mod mesh;
 pub mod output;
 pub mod param;
 pub mod plan;
+pub mod pps;
 pub mod probe;
 pub mod progress;
 pub mod result;

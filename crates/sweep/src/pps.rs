@@ -1,0 +1,193 @@
+//! `linerate pps`'s executor: the packet-rate matrix, every (frame size, flow count) cell in
+//! turn through a [`PointRunner`] (which runs the cell's UDP test and stores it, tagged
+//! `frame_bytes` and `flows`), each set against the line rate; the finished cells are kept
+//! whatever stops the matrix (Ctrl-C, a failed cell).
+
+use std::time::Instant;
+
+use events::Observer;
+use report::{pps_cell as cell, MatrixKind, PpsMatrix};
+use results::RunRecord;
+use serde::Serialize;
+use wire::TestSpec;
+
+use crate::interrupt::Interrupt;
+use crate::result::Stopped;
+use crate::run::{one_line, Point, PointRunner};
+
+/// One cell to measure: its frame size and flows, and the test that measures them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PpsCellPlan {
+    /// Ethernet frame size, FCS included, bytes.
+    pub frame_bytes: u32,
+    /// The UDP payload that makes that frame, bytes.
+    pub payload_bytes: u32,
+    /// Source ports per stream.
+    pub flows: u32,
+    /// The cell's UDP test (at the sender's top speed).
+    pub spec: TestSpec,
+}
+
+impl PpsCellPlan {
+    /// How the cell is named in progress and events.
+    pub fn label(&self) -> String {
+        format!(
+            "{}-byte frames ({}-byte payload), {} flow(s)",
+            self.frame_bytes, self.payload_bytes, self.flows
+        )
+    }
+}
+
+/// A matrix as measured: the document `--json` prints (the matrix), the last cell's run (for
+/// the exit code) and why it stopped early, if it did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PpsRun {
+    /// The finished cells.
+    #[serde(flatten)]
+    pub matrix: PpsMatrix,
+    /// The last cell's run.
+    #[serde(skip)]
+    pub last: Option<RunRecord>,
+    /// Ctrl-C or a failed cell.
+    #[serde(skip)]
+    pub stopped: Option<Stopped>,
+}
+
+/// Runs every cell of `cells` through `runner`, the line rate from `link_bps` where given.
+pub fn run_pps(
+    cells: &[PpsCellPlan],
+    link_bps: Option<u64>,
+    runner: &mut dyn PointRunner,
+    interrupt: &dyn Interrupt,
+    progress: &mut dyn Observer,
+) -> PpsRun {
+    let planned: Vec<f64> = (cells.iter())
+        .map(|c| c.spec.duration_ms as f64 / 1000.0 + 1.0)
+        .collect();
+    progress.begin("linerate pps", &planned, &[]);
+    let mut out = PpsRun {
+        matrix: PpsMatrix {
+            kind: MatrixKind::UdpPpsMatrix,
+            target: runner.target(),
+            link_speed_bps: link_bps,
+            cells: Vec::new(),
+        },
+        last: None,
+        stopped: None,
+    };
+    for (i, c) in cells.iter().enumerate() {
+        if interrupt.is_raised() {
+            out.stopped = Some(Stopped::Interrupted);
+            break;
+        }
+        let label = c.label();
+        progress.point_started(i, &label);
+        let started = Instant::now();
+        let point = Point {
+            spec: c.spec.clone(),
+            tags: vec![
+                ("frame_bytes".into(), c.frame_bytes.to_string()),
+                ("flows".into(), c.flows.to_string()),
+            ],
+            probe: None,
+        };
+        let measured = match runner.run(&point) {
+            Ok(m) => m,
+            Err(_) if interrupt.is_raised() => {
+                out.stopped = Some(Stopped::Interrupted);
+                break;
+            }
+            Err(e) => {
+                out.stopped = Some(Stopped::Failed {
+                    message: format!("{label}: {}", one_line(&e)),
+                });
+                break;
+            }
+        };
+        progress.point_done(i, &label, started.elapsed().as_secs_f64());
+        if let Some(id) = measured.run_id {
+            progress.stored(id);
+        }
+        let run = measured.record;
+        let done = cell(
+            c.frame_bytes,
+            c.payload_bytes,
+            c.flows,
+            link_bps,
+            run.clone(),
+        );
+        progress.point(i, &label, &done);
+        out.matrix.cells.push(done);
+        let interrupted = run.summary.interrupted;
+        out.last = Some(run);
+        if interrupted {
+            out.stopped = Some(Stopped::Interrupted);
+            break;
+        }
+    }
+    progress.finish();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::MockRunner;
+    use std::sync::atomic::AtomicBool;
+    use wire::spec::{Params, TestKind};
+
+    fn plan(frame: u32, flows: u32) -> PpsCellPlan {
+        let spec = TestSpec::new(Params::defaults(TestKind::UdpStream), 1, 1000);
+        PpsCellPlan {
+            frame_bytes: frame,
+            payload_bytes: frame - 46,
+            flows,
+            spec,
+        }
+    }
+
+    #[test]
+    fn every_cell_runs_once_tagged_with_its_frame_and_flows() {
+        let cells = [plan(64, 1), plan(1518, 100)];
+        let mut runner =
+            MockRunner::new(|_: &TestSpec| analysis::testing::udp_trial(1e6, 1e6, 1.0, 18));
+        let run = run_pps(
+            &cells,
+            Some(1_000_000_000),
+            &mut runner,
+            &AtomicBool::new(false),
+            &mut events::Silent,
+        );
+        assert_eq!(run.stopped, None);
+        assert_eq!(run.matrix.cells.len(), 2);
+        let tags: Vec<_> = runner.asked.iter().map(|p| p.tags.clone()).collect();
+        assert_eq!(
+            tags[1],
+            [
+                ("frame_bytes".into(), "1518".into()),
+                ("flows".into(), "100".into())
+            ]
+        );
+        let line = run.matrix.cells[0].line_rate_pps.unwrap();
+        assert!((line - 1_488_095.2).abs() < 0.1, "{line}");
+        let json = serde_json::to_value(&run).unwrap();
+        assert_eq!(json["kind"], "udp_pps_matrix");
+        assert_eq!(json["cells"][1]["frame_bytes"], 1518);
+    }
+
+    #[test]
+    fn ctrl_c_keeps_the_cells_measured_before_it() {
+        let mut runner =
+            MockRunner::new(|_: &TestSpec| analysis::testing::udp_trial(1e6, 1e6, 1.0, 18));
+        let stop = AtomicBool::new(true);
+        let run = run_pps(
+            &[plan(64, 1)],
+            None,
+            &mut runner,
+            &stop,
+            &mut events::Silent,
+        );
+        assert_eq!(run.stopped, Some(Stopped::Interrupted));
+        assert!(run.matrix.cells.is_empty() && runner.asked.is_empty());
+    }
+}
