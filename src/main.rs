@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use linerate::cli::{Cli, Command};
-use linerate::shutdown;
+use linerate::{commands, shutdown};
 
 /// Parses the command line. Help and version print as clap formats them; usage errors become
 /// one line naming the input, like every other error (iperf3's `-c HOST`: linerate's command).
@@ -56,59 +56,30 @@ fn run() -> anyhow::Result<ExitCode> {
     };
     raise_file_limit();
     let interrupt = shutdown::on_interrupt(!matches!(cli.command, Command::Serve(_)))?;
+    // A command that measures nothing ends as a success once it returns.
+    let done = |r: anyhow::Result<()>| r.map(|()| commands::RunOutcome::default());
     let outcome = match &cli.command {
-        Command::Serve(args) => {
-            linerate::serve_cmd::serve(args, interrupt)?;
-            return Ok(ExitCode::SUCCESS);
-        }
+        Command::Serve(args) => done(linerate::serve_cmd::serve(args, interrupt))?,
         Command::Keygen { name } => {
-            println!("{}", linerate::serve_cmd::keygen(name)?);
-            return Ok(ExitCode::SUCCESS);
+            done(linerate::serve_cmd::keygen(name).map(|key| println!("{key}")))?
         }
         Command::Measuring(m) => m.run(interrupt)?,
         Command::Plan(args) => linerate::plan_cmd::plan(args, interrupt)?,
         Command::Ui(args) => return linerate::ui_cmd::ui(args, interrupt),
-        Command::Runs(args) => {
-            linerate::store_cmd::runs(args)?;
-            return Ok(ExitCode::SUCCESS);
-        }
-        Command::Show(args) => {
-            linerate::store_cmd::show(args)?;
-            return Ok(ExitCode::SUCCESS);
-        }
-        Command::Compare(args) => {
-            linerate::report_cmd::compare(args)?;
-            return Ok(ExitCode::SUCCESS);
-        }
+        Command::Runs(args) => done(linerate::store_cmd::runs(args))?,
+        Command::Show(args) => done(linerate::store_cmd::show(args))?,
+        Command::Compare(args) => done(linerate::report_cmd::compare(args))?,
         Command::Check(args) => return linerate::check_cmd::run(args),
-        Command::Trend(args) => {
-            linerate::trend_cmd::run(args)?;
-            return Ok(ExitCode::SUCCESS);
-        }
-        Command::Report(args) => {
-            linerate::report_cmd::report(args)?;
-            return Ok(ExitCode::SUCCESS);
-        }
-        Command::Chart(args) => {
-            linerate::report_cmd::chart(args)?;
-            return Ok(ExitCode::SUCCESS);
-        }
-        Command::Export(args) => {
-            linerate::report_cmd::export(args)?;
-            return Ok(ExitCode::SUCCESS);
-        }
-        Command::Import(args) => {
-            linerate::store_cmd::import(args)?;
-            return Ok(ExitCode::SUCCESS);
-        }
+        Command::Trend(args) => done(linerate::trend_cmd::run(args))?,
+        Command::Report(args) => done(linerate::report_cmd::report(args))?,
+        Command::Chart(args) => done(linerate::report_cmd::chart(args))?,
+        Command::Export(args) => done(linerate::report_cmd::export(args))?,
+        Command::Import(args) => done(linerate::store_cmd::import(args))?,
         Command::Completions { shell } => {
             linerate::docs_gen::completions(*shell, &mut std::io::stdout());
-            return Ok(ExitCode::SUCCESS);
+            commands::RunOutcome::default()
         }
-        Command::Man => {
-            linerate::docs_gen::man_page(&mut std::io::stdout())?;
-            return Ok(ExitCode::SUCCESS);
-        }
+        Command::Man => done(Ok(linerate::docs_gen::man_page(&mut std::io::stdout())?))?,
     };
     Ok(if outcome.interrupted {
         ExitCode::from(130)

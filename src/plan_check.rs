@@ -7,6 +7,7 @@ use anyhow::{anyhow, bail, Result};
 use pgstore::Access;
 use plan::Plan;
 use report::check::{check, CheckOptions, Decision};
+use report::trend::{by_test, test_of};
 use results::store::{Item, Selection, StoreLocation, StoredRun, Tag, Tags};
 
 use crate::report_cmd::select::labeled;
@@ -77,26 +78,4 @@ fn tag(key: &str, value: &str) -> Tag {
         key: key.into(),
         value: value.into(),
     }
-}
-
-/// The test a run is of: its kind, and its mesh cell when it has one.
-fn test_of(run: &StoredRun) -> String {
-    format!(
-        "{}{}",
-        run.record.kind.as_str(),
-        report::trend::cell_of(run)
-    )
-}
-
-/// The runs split by test, in order of first appearance.
-fn by_test(runs: Vec<StoredRun>) -> Vec<(String, Vec<StoredRun>)> {
-    let mut out: Vec<(String, Vec<StoredRun>)> = Vec::new();
-    for run in runs {
-        let test = test_of(&run);
-        match out.iter_mut().find(|(t, _)| *t == test) {
-            Some((_, runs)) => runs.push(run),
-            None => out.push((test, vec![run])),
-        }
-    }
-    out
 }

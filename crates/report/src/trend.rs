@@ -228,6 +228,24 @@ pub fn cell_of(run: &StoredRun) -> String {
     }
 }
 
+/// The test a run is of: its kind, and its mesh cell when it has one (`tcp_stream, a → b`).
+pub fn test_of(run: &StoredRun) -> String {
+    format!("{}{}", run.record.kind.as_str(), cell_of(run))
+}
+
+/// `runs` split by test ([`test_of`]), in order of first appearance.
+pub fn by_test(runs: Vec<StoredRun>) -> Vec<(String, Vec<StoredRun>)> {
+    let mut out: Vec<(String, Vec<StoredRun>)> = Vec::new();
+    for run in runs {
+        let test = test_of(&run);
+        match out.iter_mut().find(|(t, _)| *t == test) {
+            Some((_, runs)) => runs.push(run),
+            None => out.push((test, vec![run])),
+        }
+    }
+    out
+}
+
 /// By time, or by `tag`'s value in natural order (runs without it left out); ties by time.
 pub fn order(mut runs: Vec<StoredRun>, tag: Option<&str>) -> Vec<StoredRun> {
     let Some(tag) = tag else {
