@@ -95,7 +95,8 @@ impl Drop for PacketTx {
     }
 }
 
-fn setsockopt<T>(
+/// `setsockopt(fd, level, name, v)`, an error naming `what` (the AF_XDP socket's too).
+pub(crate) fn setsockopt<T>(
     fd: &OwnedFd,
     level: libc::c_int,
     name: libc::c_int,

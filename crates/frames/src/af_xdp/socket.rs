@@ -65,20 +65,7 @@ pub(super) fn sockopt<T>(
     v: &T,
     what: &str,
 ) -> Result<(), SysError> {
-    // SAFETY: v is a T of size_of::<T>() bytes for the call.
-    let r = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            SOL_XDP,
-            name,
-            (v as *const T).cast(),
-            std::mem::size_of::<T>() as libc::socklen_t,
-        )
-    };
-    if r != 0 {
-        return Err(SysError::last(format!("setsockopt(AF_XDP {what})")));
-    }
-    Ok(())
+    crate::packet_tx::setsockopt(fd, SOL_XDP, name, v, &format!("AF_XDP {what}"))
 }
 
 fn getsockopt<T: Default>(fd: &OwnedFd, name: libc::c_int, what: &str) -> Result<T, SysError> {
