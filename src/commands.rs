@@ -13,7 +13,7 @@ use sweep::{run_repeated, run_rfc2544, run_sweep, Point, ProbePlan, Stopped};
 use crate::output;
 use crate::pps_args::PpsArgs;
 use crate::reach::target_for;
-use crate::rr_args::RrArgs;
+use crate::repeat_args::RepeatArgs;
 use crate::sweep::progress::StderrBar;
 use crate::sweep::{Rfc2544Args, SweepArgs};
 use crate::test_args::{CommonArgs, RunPlan, TcpArgs, UdpArgs};
@@ -70,8 +70,14 @@ pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<RunOutcome> {
     run_client(&plan, &args.common, unix, probe, &repeat, interrupt)
 }
 
-/// `linerate rr` and `linerate crr`.
-pub fn rr(plan: RunPlan, args: &RrArgs, interrupt: Signal) -> Result<RunOutcome> {
+/// A request/response test (`rr`, `crr`, `cc`) of `plan`, with its shared and repetition
+/// flags.
+pub fn rr(
+    plan: RunPlan,
+    common: &CommonArgs,
+    repeat: &RepeatArgs,
+    interrupt: Signal,
+) -> Result<RunOutcome> {
     if let Some(us) = plan.spec.rr().and_then(|rr| rr.busy_poll_us) {
         let granted = engine::sockopt::granted_busy_poll(us)?;
         if granted != us {
@@ -81,8 +87,7 @@ pub fn rr(plan: RunPlan, args: &RrArgs, interrupt: Signal) -> Result<RunOutcome>
             );
         }
     }
-    let repeat = args.repeat.plan()?;
-    run_client(&plan, &args.common, None, None, &repeat, interrupt)
+    run_client(&plan, common, None, None, &repeat.plan()?, interrupt)
 }
 
 /// `linerate udp`.

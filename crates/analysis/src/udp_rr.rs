@@ -93,7 +93,7 @@ pub(crate) fn rr_summary(raw: &RawRun, secs: f64) -> RrSummary {
             .rr()
             .is_some_and(|rr| rr.transactions_per_sec.is_some())
             .then_some(missed),
-        connections_per_s: (raw.spec.kind() == TestKind::TcpCrr)
+        connections_per_s: (raw.spec.kind().connects_per_transaction())
             .then(|| per_sec(latency.len(), secs - omit_s)),
         latency_us: latency.summary(),
     }

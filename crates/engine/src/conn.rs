@@ -68,6 +68,13 @@ impl CrrListener {
             dropped: Default::default(),
         })
     }
+
+    /// Hands connections to accept at the handshake, not at their first data: for
+    /// transactions without a request (`tcp_cc`), which TCP_DEFER_ACCEPT would hold back.
+    pub fn accept_at_handshake(&self) -> io::Result<()> {
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&self.listener);
+        crate::sockopt::setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_DEFER_ACCEPT, 0)
+    }
 }
 
 /// The sockets and addresses of a [`Conn::UdpMulti`].

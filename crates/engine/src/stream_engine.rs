@@ -3,7 +3,8 @@
 use measure::{cpu::CpuTime, tcp_info::TcpInfo};
 use wire::msg::StreamCounts;
 use wire::spec::Flow;
-use wire::{Params, TestKind, TestSpec};
+use wire::spec::Shape;
+use wire::{TestKind, TestSpec};
 
 use crate::{Abort, Endpoint, EngineError, Signal, StreamCounters};
 
@@ -77,8 +78,8 @@ pub trait StreamEngine: Send + Sync {
 /// that they keep that flow's rate.
 pub fn engine_for(spec: &TestSpec, sends: Flow) -> Box<dyn StreamEngine> {
     use crate::round_trips::RrShape;
-    match &spec.params {
-        Params::TcpStream { stream, .. } => match stream.self_probes_per_s {
+    match spec.params.shape() {
+        Shape::TcpStream { stream, .. } => match stream.self_probes_per_s {
             // The client requests; the server answers only.
             Some(per_s) => Box::new(crate::self_probe::SelfProbe::new(match sends {
                 Flow::ClientToServer => f64::from(per_s),
@@ -93,10 +94,13 @@ pub fn engine_for(spec: &TestSpec, sends: Flow) -> Box<dyn StreamEngine> {
                 .with_streams(spec.streams),
             ),
         },
-        Params::UdpStream { udp } => Box::new(crate::udp_stream::UdpStream::new(udp, sends)),
-        Params::TcpRr { rr, .. } => Box::new(crate::tcp_rr::TcpRr::new(RrShape::of(rr))),
-        Params::TcpCrr { rr, .. } => Box::new(crate::tcp_crr::TcpCrr::new(RrShape::of(rr))),
-        Params::UdpRr { rr } => {
+        Shape::UdpStream { udp } => Box::new(crate::udp_stream::UdpStream::new(udp, sends)),
+        Shape::TcpRr { rr, .. } => Box::new(crate::tcp_rr::TcpRr::new(RrShape::of(rr))),
+        // A connection per transaction (`tcp_crr`; `tcp_cc`, whose transaction is empty).
+        Shape::TcpConnect { rr, .. } => {
+            Box::new(crate::tcp_crr::TcpCrr::new(RrShape::of(rr)).of_kind(spec.kind()))
+        }
+        Shape::UdpRr { rr } => {
             Box::new(crate::udp_rr::UdpRr::new(RrShape::of(rr)).with_busy_poll(rr.busy_poll_us))
         }
     }

@@ -40,18 +40,28 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 #[derive(Debug, Clone)]
 pub struct TcpCrr {
     shape: RrShape,
+    kind: TestKind,
 }
 
 impl TcpCrr {
-    /// Repeats `shape`'s transaction, each on a new connection.
+    /// Repeats `shape`'s transaction, each on a new connection (`tcp_crr`).
     pub fn new(shape: RrShape) -> Self {
-        Self { shape }
+        Self {
+            shape,
+            kind: TestKind::TcpCrr,
+        }
+    }
+
+    /// The same engine for another kind of this shape: `tcp_cc`, whose empty transaction is
+    /// connect and close.
+    pub fn of_kind(self, kind: TestKind) -> Self {
+        Self { kind, ..self }
     }
 }
 
 impl StreamEngine for TcpCrr {
     fn kind(&self) -> TestKind {
-        TestKind::TcpCrr
+        self.kind
     }
 
     fn run(

@@ -226,10 +226,10 @@ fn stream_result(r: &RunRecord) -> String {
     line
 }
 
-/// "transactions/s" or, for crr, "connections/s".
+/// "transactions/s" or, for a connection per transaction (crr, cc), "connections/s".
 fn rate_words(kind: TestKind, rr: &RrSummary) -> String {
     match (kind, rr.connections_per_s) {
-        (TestKind::TcpCrr, Some(c)) => format!("{c:.0} connections/s"),
+        (k, Some(c)) if k.connects_per_transaction() => format!("{c:.0} connections/s"),
         _ => format!("{:.0} transactions/s", rr.transactions_per_s),
     }
 }
@@ -237,10 +237,10 @@ fn rate_words(kind: TestKind, rr: &RrSummary) -> String {
 /// A request/response run's one line: its rate, round trips, losses and both ends' CPU.
 fn rr_line(kind: TestKind, rr: &RrSummary, s: &Summary) -> String {
     let mut parts = vec![rate_words(kind, rr)];
-    let what = if kind == TestKind::TcpCrr {
-        "connect + transaction"
-    } else {
-        "round trip"
+    let what = match kind {
+        k if !k.carries_data() => "connect",
+        k if k.connects_per_transaction() => "connect + transaction",
+        _ => "round trip",
     };
     match rr.latency_us {
         Some(l) => parts.push(format!("{what} p50 {:.1} us, p99 {:.1} us", l.p50, l.p99)),
@@ -254,11 +254,7 @@ fn rr_line(kind: TestKind, rr: &RrSummary, s: &Summary) -> String {
         pct(s.local_cpu_pct),
         pct(s.remote_cpu_pct)
     ));
-    let label = if kind == TestKind::TcpCrr {
-        "crr"
-    } else {
-        "rr"
-    };
+    let label = kind.command().split(' ').next().unwrap_or("rr");
     format!("{label:<6}{}", parts.join("  "))
 }
 

@@ -35,10 +35,8 @@ impl Headline {
     ) -> Option<Headline> {
         let (figure, value, unit) = match kind {
             TestKind::UdpStream if pps_cell => ("packet rate", pps_received?, "packets/s"),
-            TestKind::TcpStream | TestKind::UdpStream => ("throughput", throughput_bps?, "bit/s"),
-            TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr => {
-                ("transactions", transactions_per_s?, "transactions/s")
-            }
+            k if !k.is_rr() => ("throughput", throughput_bps?, "bit/s"),
+            _ => ("transactions", transactions_per_s?, "transactions/s"),
         };
         value.is_finite().then_some(Headline {
             figure,

@@ -94,8 +94,8 @@ impl MeshFigure {
     /// The figure a mesh of `kind` shows.
     pub fn of_kind(kind: TestKind) -> Self {
         match kind {
-            TestKind::TcpRr | TestKind::UdpRr => Self::RttP50Us,
-            TestKind::TcpCrr => Self::ConnectionsPerS,
+            k if k.connects_per_transaction() => Self::ConnectionsPerS,
+            k if k.is_rr() => Self::RttP50Us,
             _ => Self::ThroughputBps,
         }
     }

@@ -8,8 +8,8 @@ use measure::cpu::CoreCpu;
 use measure::tcp_info::TcpInfo;
 use measure::units::{format_bits_per_sec as bps, format_bytes};
 use results::{CpuSummary, End, FlowSummary, PpsCell, RunRecord};
-use wire::spec::{Flow, UdpRate};
-use wire::{Params, TestSpec};
+use wire::spec::{Flow, Shape, UdpRate};
+use wire::TestSpec;
 
 /// Which way the data flows, in words.
 pub fn direction_word(spec: &TestSpec) -> &'static str {
@@ -22,16 +22,19 @@ pub fn direction_word(spec: &TestSpec) -> &'static str {
 
 /// What each stream does, e.g. "128 KiB per call, send mode write".
 pub fn test_words(spec: &TestSpec) -> String {
-    match &spec.params {
-        Params::TcpCrr { rr, .. } => format!(
+    match spec.params.shape() {
+        Shape::TcpConnect { .. } if !spec.kind().carries_data() => {
+            "a new connection per transaction, connect and close, no data".into()
+        }
+        Shape::TcpConnect { rr, .. } => format!(
             "a new connection per transaction, {}-byte requests, {}-byte responses",
             rr.request_len_bytes, rr.response_len_bytes
         ),
-        Params::TcpRr { rr, .. } | Params::UdpRr { rr } => format!(
+        Shape::TcpRr { rr, .. } | Shape::UdpRr { rr } => format!(
             "{}-byte requests, {}-byte responses, one transaction in flight per stream",
             rr.request_len_bytes, rr.response_len_bytes
         ),
-        Params::TcpStream { stream, tcp } => {
+        Shape::TcpStream { stream, tcp } => {
             let pace = |b: Option<u64>| b.map_or("unpaced".into(), |b| bps(b as f64));
             let paced = match (tcp.pacing_bps, tcp.reverse_pacing_bps) {
                 (None, None) => String::new(),
@@ -46,7 +49,7 @@ pub fn test_words(spec: &TestSpec) -> String {
                 crate::send_text::asked(stream.send_mode)
             )
         }
-        Params::UdpStream { udp } => {
+        Shape::UdpStream { udp } => {
             let words = |rate| match rate {
                 UdpRate::PacketsPerSec(p) => format!("{p} datagrams/s"),
                 UdpRate::BitsPerSec(r) => bps(r as f64),

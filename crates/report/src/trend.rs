@@ -86,7 +86,7 @@ pub struct Trend {
 /// The metric a series is drawn in when none is named: the headline of its kind.
 pub fn default_metric(kind: TestKind) -> &'static str {
     match kind {
-        TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr => "transactions",
+        k if k.is_rr() => "transactions",
         _ => "throughput",
     }
 }

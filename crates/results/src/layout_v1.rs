@@ -153,9 +153,17 @@ impl From<SpecV1> for TestSpec {
                     flows_dst: old.flows_dst,
                 },
             },
-            TestKind::TcpRr => Params::TcpRr { rr, tcp },
-            TestKind::UdpRr => Params::UdpRr { rr },
-            TestKind::TcpCrr => Params::TcpCrr { rr, tcp },
+            // The request/response kinds: their transaction and TCP options, whichever kind.
+            rr_kind => {
+                let mut params = Params::defaults(rr_kind);
+                if let Some(p) = params.rr_mut() {
+                    *p = rr;
+                }
+                if let Some(t) = params.tcp_mut() {
+                    *t = tcp;
+                }
+                params
+            }
         };
         TestSpec {
             duration_ms: old.duration_ms,

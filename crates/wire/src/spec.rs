@@ -18,7 +18,7 @@ pub mod kind;
 pub mod params;
 pub mod rates;
 
-pub use kind::{Params, TestKind};
+pub use kind::{Params, Shape, TestKind};
 pub use params::{RrParams, RxMode, StreamParams, TcpOptions, UdpParams, UdpRate};
 
 /// Which way data flows, seen from the client.

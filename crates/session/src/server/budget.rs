@@ -9,7 +9,7 @@
 //! process's descriptors (and a reserve) to the gate, the listener and the store, so no request
 //! can make the server run out of them for everyone else.
 
-use wire::spec::{Flow, Params};
+use wire::spec::{Flow, Shape};
 use wire::TestSpec;
 
 /// Descriptors kept out of the socket budget whatever the limit: the listener, the iperf3 UDP
@@ -68,14 +68,14 @@ impl Needs {
         let send_buf = |len: u32| (len as usize).min(engine::tcp_stream::MAX_SEND_BUF) as u64;
         let read_buf = |len: u32| (len as usize).min(engine::tcp_stream::MAX_READ) as u64;
         for &(_, flow) in &flows {
-            let (sockets, bytes) = match &spec.params {
-                Params::TcpStream { stream, .. } => match flow {
+            let (sockets, bytes) = match spec.params.shape() {
+                Shape::TcpStream { stream, .. } => match flow {
                     // A spliced sender's pattern is in a memfd and a pipe as well as (for
                     // write) its buffer: counted twice.
                     Flow::ServerToClient => (1, 2 * send_buf(stream.write_len_bytes)),
                     Flow::ClientToServer => (1, read_buf(stream.write_len_bytes)),
                 },
-                Params::UdpStream { udp } => {
+                Shape::UdpStream { udp } => {
                     let sockets = match flow {
                         Flow::ClientToServer => udp.flows_dst.max(1) as usize,
                         Flow::ServerToClient => 1,
@@ -84,7 +84,7 @@ impl Needs {
                 }
                 // A request read whole and a response written whole, per stream; a connection
                 // test holds one connection per stream at a time.
-                Params::TcpRr { rr, .. } | Params::TcpCrr { rr, .. } | Params::UdpRr { rr } => (
+                Shape::TcpRr { rr, .. } | Shape::TcpConnect { rr, .. } | Shape::UdpRr { rr } => (
                     1,
                     u64::from(rr.request_len_bytes) + u64::from(rr.response_len_bytes),
                 ),
@@ -92,7 +92,7 @@ impl Needs {
             needs.sockets = needs.sockets.saturating_add(sockets);
             needs.buffer_bytes = needs.buffer_bytes.saturating_add(bytes);
         }
-        if matches!(spec.params, Params::TcpCrr { .. }) {
+        if spec.kind().connects_per_transaction() {
             // The session's listener.
             needs.sockets += 1;
         }
@@ -104,6 +104,7 @@ impl Needs {
 mod tests {
     use super::*;
     use wire::spec::{Direction, StreamParams, TcpOptions, UdpParams};
+    use wire::Params;
 
     #[test]
     fn the_default_socket_budget_is_half_the_descriptors_less_a_reserve() {

@@ -13,17 +13,6 @@ use wire::msg::StreamCounts;
 use wire::spec::{Direction, Flow};
 use wire::{TestKind, TestSpec};
 
-/// The command a user types for `kind`.
-fn command(kind: TestKind) -> &'static str {
-    match kind {
-        TestKind::TcpStream => "tcp",
-        TestKind::UdpStream => "udp",
-        TestKind::TcpRr => "rr",
-        TestKind::UdpRr => "rr --udp",
-        TestKind::TcpCrr => "crr",
-    }
-}
-
 /// `spec`'s test, done: `streams` are this server's ends (each with its flow: counts when its
 /// window closed, and at the end), `window` that window's length by its clock.
 pub(crate) fn line(
@@ -53,8 +42,8 @@ pub(crate) fn line(
         let rate = format_bits_per_sec(bits_per_sec(bytes, secs));
         let per_s = if secs > 0.0 { count as f64 / secs } else { 0.0 };
         let part = match (kind, flow) {
-            (TestKind::TcpRr | TestKind::UdpRr, _) => format!("{per_s:.0} transactions/s"),
-            (TestKind::TcpCrr, _) => format!("{per_s:.0} connections/s"),
+            (k, _) if k.connects_per_transaction() => format!("{per_s:.0} connections/s"),
+            (k, _) if k.is_rr() => format!("{per_s:.0} transactions/s"),
             (TestKind::UdpStream, Flow::ClientToServer) => {
                 let lost: u64 = (ours.iter())
                     .map(|(_, _, end)| end.rx.map_or(0, |r| r.lost_so_far))
@@ -82,7 +71,7 @@ pub(crate) fn line(
     }
     format!(
         "{}{direction}, {n} stream{plural}, {secs:.2} s: {}",
-        command(kind),
+        kind.command(),
         parts.join(", ")
     )
 }

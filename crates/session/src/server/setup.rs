@@ -93,7 +93,7 @@ pub(super) fn data_connections(
 /// address (`engine::CrrListener`, which makes it listen once its options are set: a
 /// connection takes the listener's options when the kernel makes it).
 fn open_crr_listener(ctrl: &Conn, spec: &TestSpec) -> Result<Option<CrrListener>, SessionError> {
-    if spec.kind() != wire::TestKind::TcpCrr {
+    if !spec.kind().connects_per_transaction() {
         return Ok(None);
     }
     let local = ctrl
@@ -108,9 +108,12 @@ fn open_crr_listener(ctrl: &Conn, spec: &TestSpec) -> Result<Option<CrrListener>
     SocketOptions::from_spec(spec).apply_listener(&listener)?;
     // Transactions only from the client's address: anyone else is closed unanswered.
     let only_from = ctrl.peer_addr().map(|a| a.ip().to_canonical());
-    CrrListener::new(listener, only_from, 1024)
-        .map(Some)
-        .map_err(SessionError::CrrListener)
+    let crr = CrrListener::new(listener, only_from, 1024).map_err(SessionError::CrrListener)?;
+    if !spec.kind().carries_data() {
+        crr.accept_at_handshake()
+            .map_err(SessionError::CrrListener)?;
+    }
+    Ok(Some(crr))
 }
 
 /// UDP tests: one socket per stream on the address the client reached us at, plus

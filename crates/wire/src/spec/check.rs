@@ -4,8 +4,8 @@
 
 use super::check_rr::{check_rr, rr_max_rate, rr_rate_words};
 use super::{
-    Direction, Flow, Params, SpecLimits, StreamParams, TcpOptions, TestSpec, Transport, UdpParams,
-    UdpRate,
+    Direction, Flow, Params, Shape, SpecLimits, StreamParams, TcpOptions, TestSpec, Transport,
+    UdpParams, UdpRate,
 };
 
 /// The largest UDP payload over IPv4: 65535 − 20 (IP) − 8 (UDP).
@@ -195,7 +195,9 @@ impl TestSpec {
             });
         }
         let len = self.message_len_bytes();
-        if len == 0 || len > limits.max_write_len_bytes {
+        // A kind whose transaction is the connection (`tcp_cc`) sends nothing: its lengths are 0.
+        let data = self.kind().carries_data();
+        if (data && len == 0) || len > limits.max_write_len_bytes || (!data && len != 0) {
             return Err(SpecError::WriteLength {
                 len_bytes: len,
                 max_bytes: limits.max_write_len_bytes,
@@ -228,7 +230,7 @@ impl TestSpec {
         }
         // Every request/response kind, whatever its transport.
         if let Some(rr) = self.rr() {
-            check_rr(rr, self.duration_ms, limits)?;
+            check_rr(rr, self.duration_ms, limits, data)?;
         }
         let max_ms = self.duration_ms.max(1000);
         if self.interval_ms == 0 || self.interval_ms > max_ms {
@@ -245,22 +247,22 @@ impl TestSpec {
     /// A reverse rate only where there are server → client streams with rates of their own:
     /// bidirectional stream tests over IP.
     fn check_reverse_rate(&self) -> Result<(), SpecError> {
-        let reverse = match &self.params {
-            Params::TcpStream { stream, tcp } if stream.transport == Transport::Unix => {
+        let reverse = match self.params.shape() {
+            Shape::TcpStream { stream, tcp } if stream.transport == Transport::Unix => {
                 return match tcp.reverse_pacing_bps {
                     Some(_) => Err(SpecError::ReverseRate("Unix-domain sockets")),
                     None => Ok(()),
                 }
             }
-            Params::TcpStream { tcp, .. } => tcp.reverse_pacing_bps.is_some(),
-            Params::UdpStream { udp } => udp.reverse_rate.is_some(),
-            Params::TcpRr { tcp, .. } | Params::TcpCrr { tcp, .. } => {
+            Shape::TcpStream { tcp, .. } => tcp.reverse_pacing_bps.is_some(),
+            Shape::UdpStream { udp } => udp.reverse_rate.is_some(),
+            Shape::TcpRr { tcp, .. } | Shape::TcpConnect { tcp, .. } => {
                 return match tcp.reverse_pacing_bps {
                     Some(_) => Err(SpecError::ReverseRate("request/response tests")),
                     None => Ok(()),
                 }
             }
-            Params::UdpRr { .. } => false,
+            Shape::UdpRr { .. } => false,
         };
         if reverse && self.direction() != Direction::Bidir {
             return Err(SpecError::ReverseRate("one-way tests"));

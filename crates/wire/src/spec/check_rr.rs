@@ -18,6 +18,7 @@ pub(super) fn check_rr(
     rr: &RrParams,
     duration_ms: u64,
     limits: &SpecLimits,
+    carries_data: bool,
 ) -> Result<(), SpecError> {
     if rr.omit_ms >= duration_ms {
         return Err(SpecError::WarmUp {
@@ -30,6 +31,16 @@ pub(super) fn check_rr(
         .filter(|r| !(1..=MAX_TRANSACTIONS_PER_SEC).contains(r))
     {
         return Err(SpecError::RequestRate(rate));
+    }
+    // A transaction without data (`tcp_cc`) has neither length nor a rate in bits to limit.
+    if !carries_data {
+        return match rr.response_len_bytes {
+            0 => Ok(()),
+            len_bytes => Err(SpecError::ResponseLength {
+                len_bytes,
+                max_bytes: 0,
+            }),
+        };
     }
     if rr.response_len_bytes == 0 || rr.response_len_bytes > limits.max_write_len_bytes {
         return Err(SpecError::ResponseLength {

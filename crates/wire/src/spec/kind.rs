@@ -37,6 +37,17 @@ impl TestKind {
         }
     }
 
+    /// The command a user types for it: `tcp`, `rr --udp`, `cc`.
+    pub fn command(self) -> &'static str {
+        match self {
+            TestKind::TcpStream => "tcp",
+            TestKind::UdpStream => "udp",
+            TestKind::TcpRr => "rr",
+            TestKind::UdpRr => "rr --udp",
+            TestKind::TcpCrr => "crr",
+        }
+    }
+
     /// Whether the data path is UDP.
     pub fn is_udp(self) -> bool {
         matches!(self, TestKind::UdpStream | TestKind::UdpRr)
@@ -45,6 +56,24 @@ impl TestKind {
     /// Whether this is a request/response test.
     pub fn is_rr(self) -> bool {
         matches!(self, TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr)
+    }
+
+    /// Whether the test moves data (every kind but `tcp_cc`, whose transaction is the
+    /// connection): a kind without has request and response lengths of 0.
+    pub fn carries_data(self) -> bool {
+        match self {
+            TestKind::TcpStream
+            | TestKind::UdpStream
+            | TestKind::TcpRr
+            | TestKind::UdpRr
+            | TestKind::TcpCrr => true,
+        }
+    }
+
+    /// Whether every transaction is a new connection (`tcp_crr`, `tcp_cc`): what the test
+    /// rates is connections.
+    pub fn connects_per_transaction(self) -> bool {
+        matches!(self, TestKind::TcpCrr)
     }
 }
 
@@ -87,7 +116,57 @@ pub enum Params {
     },
 }
 
+/// What a kind's test is made of, for code that treats the kinds of one shape alike: a kind
+/// shaped like another (`tcp_cc` like `tcp_crr`) maps to that shape here, and the engines, the
+/// checks and the texts that match on the shape need no arm of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape<'a> {
+    /// Bulk transfer over TCP or a Unix-domain stream socket.
+    TcpStream {
+        /// What each stream writes.
+        stream: &'a StreamParams,
+        /// TCP socket options.
+        tcp: &'a TcpOptions,
+    },
+    /// UDP datagrams.
+    UdpStream {
+        /// Payload, rate, batching and flows.
+        udp: &'a UdpParams,
+    },
+    /// Request/response on one TCP connection per stream.
+    TcpRr {
+        /// The transaction.
+        rr: &'a RrParams,
+        /// TCP socket options.
+        tcp: &'a TcpOptions,
+    },
+    /// One datagram each way.
+    UdpRr {
+        /// The transaction.
+        rr: &'a RrParams,
+    },
+    /// A new TCP connection per transaction (`tcp_crr`; `tcp_cc`, whose transaction carries no
+    /// data: the connection is the transaction).
+    TcpConnect {
+        /// The transaction.
+        rr: &'a RrParams,
+        /// TCP socket options, set on every connection.
+        tcp: &'a TcpOptions,
+    },
+}
+
 impl Params {
+    /// What the test is made of (see [`Shape`]).
+    pub fn shape(&self) -> Shape<'_> {
+        match self {
+            Params::TcpStream { stream, tcp } => Shape::TcpStream { stream, tcp },
+            Params::UdpStream { udp } => Shape::UdpStream { udp },
+            Params::TcpRr { rr, tcp } => Shape::TcpRr { rr, tcp },
+            Params::UdpRr { rr } => Shape::UdpRr { rr },
+            Params::TcpCrr { rr, tcp } => Shape::TcpConnect { rr, tcp },
+        }
+    }
+
     /// The test kind these parameters are for.
     pub fn kind(&self) -> TestKind {
         match self {
