@@ -6,6 +6,7 @@ use std::path::Path;
 use analysis::repeat::RepeatPlan;
 use anyhow::{bail, Context, Result};
 use engine::Signal;
+use measure::units::format_bytes;
 use results::RunRecord;
 use sweep::pps::{run_pps, PpsCellPlan};
 use sweep::{run_repeated, run_rfc2544, run_sweep, Point, ProbePlan, Stopped};
@@ -18,6 +19,7 @@ use crate::sweep::progress::StderrBar;
 use crate::sweep::{Rfc2544Args, SweepArgs};
 use crate::test_args::{CommonArgs, RunPlan, TcpArgs, UdpArgs};
 use events::{JsonLines, Observer};
+use report::chart::ImageFormat;
 use session::client::{self, Silent};
 use session::probe;
 use sweep::output::{self as sweep_output, Format};
@@ -94,38 +96,33 @@ pub fn rr(
 pub fn udp(args: &UdpArgs, interrupt: Signal) -> Result<RunOutcome> {
     let plan = args.plan()?;
     let (probe, repeat) = (args.latency.plan()?, args.repeat.plan()?);
-    warn_udp_buffer_cap(plan.spec.window_bytes)?;
+    warn_buffer_cap(None, plan.spec.window_bytes.is_none())?;
     run_client(&plan, &args.common, None, probe, &repeat, interrupt)
 }
 
-/// High packet rates overflow small receive buffers; say so when the host caps linerate's
-/// default UDP buffer (stock kernels allow 208 KiB).
-fn warn_udp_buffer_cap(window: Option<u32>) -> Result<()> {
-    if window.is_none() {
-        let want = engine::udp_socket::DEFAULT_UDP_BUFFER;
-        let granted = engine::sockopt::granted_window(want)?;
-        if granted < want {
-            eprintln!(
-                "linerate: note: UDP socket buffers are capped at {} (net.core.rmem_max / wmem_max); \
-                 at high packet rates datagrams may be dropped at the receiving socket (counted as lost)",
-                measure::units::format_bytes(u64::from(granted)),
-            );
-        }
-    }
-    Ok(())
-}
-
-fn warn_window_cap(window: Option<u32>) -> Result<()> {
-    if let Some(w) = window {
-        let granted = engine::sockopt::granted_window(w)?;
-        if granted < w {
-            eprintln!(
-                "linerate: warning: --window: this host grants {} of the {} asked for \
-                 (net.core.rmem_max / wmem_max cap it; raise them with sysctl)",
-                measure::units::format_bytes(u64::from(granted)),
-                measure::units::format_bytes(u64::from(w)),
-            );
-        }
+/// Says when this host grants less socket buffer than a test asks for: `--window` (a
+/// warning), or with none given linerate's default UDP buffer, which high packet rates need
+/// (a note; stock kernels allow 208 KiB).
+fn warn_buffer_cap(window: Option<u32>, udp: bool) -> Result<()> {
+    let Some(want) = window.or(udp.then_some(engine::udp_socket::DEFAULT_UDP_BUFFER)) else {
+        return Ok(());
+    };
+    let granted = engine::sockopt::granted_window(want)?;
+    let (granted_text, want_text) = (
+        format_bytes(u64::from(granted)),
+        format_bytes(u64::from(want)),
+    );
+    match (granted < want, window) {
+        (false, _) => {}
+        (true, Some(_)) => eprintln!(
+            "linerate: warning: --window: this host grants {granted_text} of the {want_text} asked \
+             for (net.core.rmem_max / wmem_max cap it; raise them with sysctl)"
+        ),
+        (true, None) => eprintln!(
+            "linerate: note: UDP socket buffers are capped at {granted_text} (net.core.rmem_max / \
+             wmem_max); at high packet rates datagrams may be dropped at the receiving socket \
+             (counted as lost)"
+        ),
     }
     Ok(())
 }
@@ -139,7 +136,7 @@ fn run_client(
     repeat: &RepeatPlan,
     interrupt: Signal,
 ) -> Result<RunOutcome> {
-    warn_window_cap(plan.spec.window_bytes)?;
+    warn_buffer_cap(plan.spec.window_bytes, false)?;
     if probe.is_some() && common.conn.from.is_some() {
         bail!("--latency with --from: the probes go from this host, the load from the relay; omit one of them");
     }
@@ -326,7 +323,7 @@ pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<RunOutcome> {
 pub fn sweep(args: &SweepArgs, interrupt: Signal) -> Result<RunOutcome> {
     let p = args.plan()?;
     if let Some(path) = &args.output().chart {
-        chart_extension(path)?;
+        chart_format(path)?;
     }
     if !p.base.common.store.tag.is_empty()
         || p.base.common.store.db.is_some()
@@ -355,7 +352,10 @@ pub fn sweep(args: &SweepArgs, interrupt: Signal) -> Result<RunOutcome> {
     out.flush()?;
     if let Some(path) = &args.output().chart {
         // A sweep that stopped early keeps its own outcome; a chart of too little is said.
-        match write_sweep_chart(path, &r) {
+        match sweep_output::chart(&r)
+            .map_err(Into::into)
+            .and_then(|c| write_chart(path, c))
+        {
             Ok(()) => eprintln!("linerate: chart written to {}", path.display()),
             Err(e) if r.stopped.is_some() => eprintln!("linerate: no chart: {e:#}"),
             Err(e) => return Err(e),
@@ -365,50 +365,25 @@ pub fn sweep(args: &SweepArgs, interrupt: Signal) -> Result<RunOutcome> {
 }
 
 /// Draws a sweep: throughput by message size for `sweep size`, by swept value otherwise.
-/// `svg` or `png`, from `--chart PATH`'s extension.
-pub fn chart_extension(path: &Path) -> Result<&str> {
-    match path.extension().and_then(|e| e.to_str()) {
-        Some(ext @ ("svg" | "png")) => Ok(ext),
-        _ => bail!(
-            "--chart {}: give a path ending in .svg or .png",
-            path.display()
-        ),
-    }
+/// The image format `--chart PATH` names by its extension (.svg or .png, either case).
+pub fn chart_format(path: &Path) -> Result<ImageFormat> {
+    ImageFormat::of(path).map_err(|e| anyhow::anyhow!("--chart {e}"))
 }
 
 /// Writes `chart` to `--chart PATH`: PNG (at twice its size) or SVG by the extension.
 pub fn write_chart(path: &Path, chart: report::chart::Chart) -> Result<()> {
-    let bytes = if chart_extension(path)? == "png" {
-        chart.to_png(2.0)?
-    } else {
-        chart.svg.into_bytes()
+    let bytes = match chart_format(path)? {
+        ImageFormat::Png => chart.to_png(2.0)?,
+        ImageFormat::Svg => chart.svg.into_bytes(),
     };
     std::fs::write(path, bytes).with_context(|| format!("--chart {}", path.display()))
-}
-
-fn write_sweep_chart(path: &Path, r: &sweep::SweepResult) -> Result<()> {
-    let label = format!("{} {}", r.test.as_str(), r.target);
-    let chart = if let Some(curve) = sweep::load::curve(r) {
-        report::chart::load_chart(&curve)?
-    } else if r.kind == sweep::result::SweepKind::Size {
-        let runs = report::LabeledRuns::new(label, r.stream_records());
-        report::chart::render(report::chart::ChartKind::MessageSize, &[runs])?
-    } else {
-        let points: Vec<(String, f64)> = r
-            .points
-            .iter()
-            .filter_map(|p| Some((p.value.label.clone(), p.throughput_bps?)))
-            .collect();
-        report::chart::sweep_chart(r.parameter.as_str(), &label, &points)?
-    };
-    write_chart(path, chart)
 }
 
 /// `linerate rfc2544`: the zero-loss (or allowed-loss) rate per frame size by binary search.
 pub fn rfc2544(args: &Rfc2544Args, interrupt: Signal) -> Result<RunOutcome> {
     let p = args.plan()?;
     let store = args.store.open()?;
-    warn_udp_buffer_cap(p.base.plan.spec.window_bytes)?;
+    warn_buffer_cap(None, p.base.plan.spec.window_bytes.is_none())?;
     let reached = target_for(p.base.plan.route(), &p.base.common.conn, None)?;
     let mut runner = reached.runner(interrupt.clone(), store, args.output.json_stream);
     let (r, streamed) = with_progress(args.output.json_stream, |progress| {

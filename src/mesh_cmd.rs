@@ -154,7 +154,7 @@ pub fn check(args: &MeshArgs) -> Result<(MeshPlan, BaseTest)> {
         bail!("{context}: --from, --unix, --latency and --bind do not apply to a mesh (each pair runs from its own host)");
     }
     if let Some(path) = &args.chart {
-        crate::commands::chart_extension(path)?;
+        crate::commands::chart_format(path)?;
     }
     Ok((plan, base))
 }

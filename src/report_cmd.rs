@@ -261,7 +261,7 @@ pub fn export(args: &ExportArgs) -> Result<()> {
 
 /// `linerate chart`: one chart of the items, as SVG or PNG.
 pub fn chart(args: &ChartArgs) -> Result<()> {
-    let format = ImageFormat::of(&args.out)?;
+    let format = ImageFormat::of(&args.out).map_err(|e| anyhow::anyhow!("--out {e}"))?;
     if format == ImageFormat::Png && !(args.scale > 0.0 && args.scale <= 16.0) {
         bail!(
             "--scale {}: must be above 0 and at most 16, e.g. --scale 2",

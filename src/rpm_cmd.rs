@@ -137,7 +137,7 @@ pub fn check(args: &RpmArgs) -> Result<()> {
         engine::sockopt::check_congestion(name)?;
     }
     if let Some(path) = &args.chart {
-        crate::commands::chart_extension(path)?;
+        crate::commands::chart_format(path)?;
         if args.direction == Way::Idle {
             bail!(
                 "--chart with --direction idle: the chart draws a load's directions; there is none"

@@ -15,7 +15,7 @@ pub enum ImageFormat {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ImageFormatError {
     /// An extension other than .svg or .png.
-    #[error("--out {path}: unknown image extension '.{ext}'; use .svg or .png")]
+    #[error("{path}: unknown image extension '.{ext}'; use .svg or .png")]
     Unknown {
         /// The file as given.
         path: String,
@@ -23,7 +23,7 @@ pub enum ImageFormatError {
         ext: String,
     },
     /// No extension at all.
-    #[error("--out {0}: no extension; end the file name in .svg or .png")]
+    #[error("{0}: no extension; end the file name in .svg or .png")]
     None(String),
 }
 
