@@ -88,13 +88,10 @@ impl MeasuringArgs {
 
     /// Checks the flags as the command does before it runs anything (a plan's `--check`).
     pub fn check(&self) -> Result<()> {
-        let time = match self {
-            MeasuringArgs::Tcp(a) => Some(a.common.time),
-            MeasuringArgs::Udp(a) => Some(a.common.time),
-            MeasuringArgs::Rr(a) | MeasuringArgs::Crr(a) => Some(a.common.time),
-            _ => None,
-        };
-        if time == Some(0.0) {
+        if self
+            .test_flags()
+            .is_some_and(|(common, _)| common.time == 0.0)
+        {
             bail!(
                 "-t 0 runs until Ctrl-C, which would hold the plan at this step: give it a duration"
             );
