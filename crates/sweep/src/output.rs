@@ -577,26 +577,11 @@ pub fn write_repeat_csv(w: &mut dyn Write, r: &RepeatResult) -> Result<()> {
     Ok(())
 }
 
+mod chart;
 mod load;
 mod rfc2544;
 #[cfg(test)]
 mod tests;
 
+pub use chart::chart;
 pub use rfc2544::{write_rfc2544_csv, write_rfc2544_table};
-
-/// The chart of a sweep's result: the latency-against-load curve of a load sweep, throughput
-/// by message size of a size sweep, else throughput against the swept value.
-pub fn chart(r: &SweepResult) -> report::Result<report::chart::Chart> {
-    let label = format!("{} {}", r.test.as_str(), r.target);
-    if let Some(curve) = crate::load::curve(r) {
-        return report::chart::load_chart(&curve);
-    }
-    if r.kind == crate::result::SweepKind::Size {
-        let runs = report::LabeledRuns::new(label, r.stream_records());
-        return report::chart::render(report::chart::ChartKind::MessageSize, &[runs]);
-    }
-    let points: Vec<(String, f64)> = (r.points.iter())
-        .filter_map(|p| Some((p.value.label.clone(), p.throughput_bps?)))
-        .collect();
-    report::chart::sweep_chart(r.parameter.as_str(), &label, &points)
-}
