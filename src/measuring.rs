@@ -36,6 +36,9 @@ pub enum MeasuringArgs {
     /// Connect, request, response, close, repeat: connections per second and connect +
     /// transaction latency percentiles.
     Crr(crate::rr_args::RrArgs),
+    /// Connect and close, repeat, no data (netperf's TCP_CC): connections per second and
+    /// connect latency percentiles.
+    Cc(crate::rr_args::CcArgs),
     /// Packet rate matrix: frame sizes x flow counts at max rate, against the line rate
     /// link_bps / 8 / (frame + 20).
     Pps(crate::pps_args::PpsArgs),
@@ -64,6 +67,7 @@ impl MeasuringArgs {
             MeasuringArgs::Pps(_) => Measuring::Pps,
             MeasuringArgs::Rr(_) => Measuring::Rr,
             MeasuringArgs::Crr(_) => Measuring::Crr,
+            MeasuringArgs::Cc(_) => Measuring::Cc,
             MeasuringArgs::Sweep(_) => Measuring::Sweep,
             MeasuringArgs::Rfc2544(_) => Measuring::Rfc2544,
             MeasuringArgs::Mesh(_) => Measuring::Mesh,
@@ -79,6 +83,7 @@ impl MeasuringArgs {
             MeasuringArgs::Pps(a) => commands::pps(a, interrupt),
             MeasuringArgs::Rr(a) => commands::rr(a.plan()?, &a.common, &a.repeat, interrupt),
             MeasuringArgs::Crr(a) => commands::rr(a.crr_plan()?, &a.common, &a.repeat, interrupt),
+            MeasuringArgs::Cc(a) => commands::rr(a.plan()?, &a.common, &a.repeat, interrupt),
             MeasuringArgs::Sweep(a) => commands::sweep(a, interrupt),
             MeasuringArgs::Rfc2544(a) => commands::rfc2544(a, interrupt),
             MeasuringArgs::Mesh(a) => crate::mesh_cmd::mesh(a, interrupt),
@@ -101,6 +106,7 @@ impl MeasuringArgs {
             MeasuringArgs::Udp(a) => a.plan().map(drop),
             MeasuringArgs::Rr(a) => a.plan().map(drop),
             MeasuringArgs::Crr(a) => a.crr_plan().map(drop),
+            MeasuringArgs::Cc(a) => a.plan().map(drop),
             MeasuringArgs::Pps(a) => a.plan().map(drop),
             MeasuringArgs::Sweep(a) => a.plan().map(drop),
             MeasuringArgs::Rfc2544(a) => a.plan().map(drop),
@@ -120,6 +126,7 @@ impl MeasuringArgs {
             MeasuringArgs::Tcp(a) => Some((&a.common, &a.repeat)),
             MeasuringArgs::Udp(a) => Some((&a.common, &a.repeat)),
             MeasuringArgs::Rr(a) | MeasuringArgs::Crr(a) => Some((&a.common, &a.repeat)),
+            MeasuringArgs::Cc(a) => Some((&a.common, &a.repeat)),
             _ => None,
         }
     }
@@ -137,6 +144,7 @@ impl MeasuringArgs {
             MeasuringArgs::Udp(a) => (a.common.clone(), a.plan()?, None, a.latency.plan()?),
             MeasuringArgs::Rr(a) => (a.common.clone(), a.plan()?, None, None),
             MeasuringArgs::Crr(a) => (a.common.clone(), a.crr_plan()?, None, None),
+            MeasuringArgs::Cc(a) => (a.common.clone(), a.plan()?, None, None),
             other => bail!(
                 "{}: not one test; give one of {}",
                 other.kind(),

@@ -1,10 +1,11 @@
-//! `linerate rr` and `linerate crr`: the request/response flags and their validation into a
-//! spec (the shared flags are [`crate::test_args::CommonArgs`]).
+//! `linerate rr`, `linerate crr` and `linerate cc`: the request/response flags and their
+//! validation into a spec (the shared flags are [`crate::test_args::CommonArgs`]).
 
 use clap::Args;
 use measure::units::{parse_bits_per_sec, parse_bytes};
 use wire::datagram::HEADER_LEN;
 use wire::spec::{Params, RrParams, TcpOptions};
+use wire::TestKind;
 
 use crate::repeat_args::RepeatArgs;
 use crate::test_args::{length, CommonArgs, RunPlan};
@@ -96,30 +97,64 @@ impl RrArgs {
         };
         let mut rr = RrParams::new(request, response);
         let mut plan = self.common.plan(params(rr))?;
-        let (duration, interval) = (plan.spec.duration_ms, plan.spec.interval_ms);
-        rr.omit_ms = match self.common.omit {
-            None if duration > 2 * interval => interval,
-            omit => crate::test_args::omit::omit_ms(omit, &plan.spec, false)?,
-        };
+        rr.omit_ms = warm_up(&self.common, &plan)?;
         if self.busy_poll == Some(0) {
             return Err(anyhow::anyhow!(
                 "--busy-poll 0: give the busy-poll time in µs, e.g. --busy-poll 50"
             ));
         }
         rr.busy_poll_us = self.busy_poll;
-        rr.transactions_per_sec = match &self.tps {
-            None => None,
-            Some(t) => {
-                let v = parse_bits_per_sec(t).map_err(|e| anyhow::anyhow!("--tps {t}: {e}"))?;
-                if v == 0 || v > 10_000_000 {
-                    return Err(anyhow::anyhow!(
-                        "--tps {t}: must be between 1 and 10M transactions per second"
-                    ));
-                }
-                Some(v)
-            }
-        };
+        rr.transactions_per_sec = tps(self.tps.as_deref())?;
         plan.spec.params = params(rr);
         Ok(plan)
     }
+}
+
+/// `linerate cc`: connect and close, no data.
+#[derive(Debug, Args)]
+pub struct CcArgs {
+    /// Flags every test takes (-R and --bidir do not apply: the client always connects).
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Open connections at this rate per stream (per second; K, M) instead of back to back.
+    #[arg(long, value_name = "PER_SEC", alias = "mps")]
+    pub tps: Option<String>,
+    /// Repetitions.
+    #[command(flatten)]
+    pub repeat: RepeatArgs,
+}
+
+impl CcArgs {
+    /// Validates the flags into a `tcp_cc` plan: connect and close, TCP_NODELAY on.
+    pub fn plan(&self) -> anyhow::Result<RunPlan> {
+        if self.common.reverse || self.common.bidir {
+            anyhow::bail!("--reverse/--bidir: cc connects from the client; omit them");
+        }
+        let mut plan = self.common.plan(Params::defaults(TestKind::TcpCc))?;
+        let omit_ms = warm_up(&self.common, &plan)?;
+        let transactions_per_sec = tps(self.tps.as_deref())?;
+        if let Some(rr) = plan.spec.params.rr_mut() {
+            (rr.omit_ms, rr.transactions_per_sec) = (omit_ms, transactions_per_sec);
+        }
+        Ok(plan)
+    }
+}
+
+/// The warm-up: `-O`, or the first interval of a test over two intervals long.
+fn warm_up(common: &CommonArgs, plan: &RunPlan) -> anyhow::Result<u64> {
+    let (duration, interval) = (plan.spec.duration_ms, plan.spec.interval_ms);
+    match common.omit {
+        None if duration > 2 * interval => Ok(interval),
+        omit => crate::test_args::omit::omit_ms(omit, &plan.spec, false),
+    }
+}
+
+/// `--tps`: transactions a second per stream, 1 to 10M.
+fn tps(text: Option<&str>) -> anyhow::Result<Option<u64>> {
+    let Some(t) = text else { return Ok(None) };
+    let v = parse_bits_per_sec(t).map_err(|e| anyhow::anyhow!("--tps {t}: {e}"))?;
+    if v == 0 || v > 10_000_000 {
+        anyhow::bail!("--tps {t}: must be between 1 and 10M transactions per second");
+    }
+    Ok(Some(v))
 }

@@ -25,6 +25,8 @@ pub enum Measuring {
     Rr,
     /// `linerate crr`: connect, request, response, close.
     Crr,
+    /// `linerate cc`: connect and close, no data.
+    Cc,
     /// `linerate pps`: the packet-rate matrix.
     Pps,
     /// `linerate sweep …`: message sizes, a test parameter or a knob.
@@ -52,11 +54,12 @@ struct Entry {
 }
 
 /// The registry, in the order messages list the commands.
-const ENTRIES: [Entry; 9] = [
+const ENTRIES: [Entry; 10] = [
     entry(Measuring::Tcp, "tcp", true, &["tcp_stream"]),
     entry(Measuring::Udp, "udp", true, &["udp_stream"]),
     entry(Measuring::Rr, "rr", true, &["tcp_rr"]),
     entry(Measuring::Crr, "crr", true, &["tcp_crr"]),
+    entry(Measuring::Cc, "cc", true, &["tcp_cc"]),
     entry(Measuring::Pps, "pps", false, &["udp_pps"]),
     Entry {
         words: 2,
@@ -86,8 +89,8 @@ const fn entry(
 
 impl Measuring {
     /// Every measuring command, in the order messages list them.
-    pub const ALL: [Measuring; 9] = {
-        let mut all = [Measuring::Tcp; 9];
+    pub const ALL: [Measuring; ENTRIES.len()] = {
+        let mut all = [Measuring::Tcp; ENTRIES.len()];
         let mut i = 0;
         while i < ENTRIES.len() {
             all[i] = ENTRIES[i].kind;

@@ -23,6 +23,8 @@ pub enum TestKind {
     UdpRr,
     /// TCP connect, request, response, close, repeat: connection rate and latency.
     TcpCrr,
+    /// TCP connect and close, repeat, no data: connection rate and connect latency.
+    TcpCc,
 }
 
 impl TestKind {
@@ -34,6 +36,7 @@ impl TestKind {
             TestKind::TcpRr => "tcp_rr",
             TestKind::UdpRr => "udp_rr",
             TestKind::TcpCrr => "tcp_crr",
+            TestKind::TcpCc => "tcp_cc",
         }
     }
 
@@ -45,6 +48,7 @@ impl TestKind {
             TestKind::TcpRr => "rr",
             TestKind::UdpRr => "rr --udp",
             TestKind::TcpCrr => "crr",
+            TestKind::TcpCc => "cc",
         }
     }
 
@@ -55,25 +59,22 @@ impl TestKind {
 
     /// Whether this is a request/response test.
     pub fn is_rr(self) -> bool {
-        matches!(self, TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr)
+        matches!(
+            self,
+            TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr | TestKind::TcpCc
+        )
     }
 
     /// Whether the test moves data (every kind but `tcp_cc`, whose transaction is the
     /// connection): a kind without has request and response lengths of 0.
     pub fn carries_data(self) -> bool {
-        match self {
-            TestKind::TcpStream
-            | TestKind::UdpStream
-            | TestKind::TcpRr
-            | TestKind::UdpRr
-            | TestKind::TcpCrr => true,
-        }
+        self != TestKind::TcpCc
     }
 
     /// Whether every transaction is a new connection (`tcp_crr`, `tcp_cc`): what the test
     /// rates is connections.
     pub fn connects_per_transaction(self) -> bool {
-        matches!(self, TestKind::TcpCrr)
+        matches!(self, TestKind::TcpCrr | TestKind::TcpCc)
     }
 }
 
@@ -110,6 +111,13 @@ pub enum Params {
     /// TCP connect, request, response, close: a new connection per transaction.
     TcpCrr {
         /// The transaction.
+        rr: RrParams,
+        /// TCP socket options, set on every connection.
+        tcp: TcpOptions,
+    },
+    /// TCP connect and close: a new connection per transaction, no data.
+    TcpCc {
+        /// The transaction (no request or response: the connection is the transaction).
         rr: RrParams,
         /// TCP socket options, set on every connection.
         tcp: TcpOptions,
@@ -163,7 +171,7 @@ impl Params {
             Params::UdpStream { udp } => Shape::UdpStream { udp },
             Params::TcpRr { rr, tcp } => Shape::TcpRr { rr, tcp },
             Params::UdpRr { rr } => Shape::UdpRr { rr },
-            Params::TcpCrr { rr, tcp } => Shape::TcpConnect { rr, tcp },
+            Params::TcpCrr { rr, tcp } | Params::TcpCc { rr, tcp } => Shape::TcpConnect { rr, tcp },
         }
     }
 
@@ -175,6 +183,7 @@ impl Params {
             Params::TcpRr { .. } => TestKind::TcpRr,
             Params::UdpRr { .. } => TestKind::UdpRr,
             Params::TcpCrr { .. } => TestKind::TcpCrr,
+            Params::TcpCc { .. } => TestKind::TcpCc,
         }
     }
 
@@ -201,6 +210,10 @@ impl Params {
                 rr,
                 tcp: TcpOptions::no_delay(),
             },
+            TestKind::TcpCc => Params::TcpCc {
+                rr: RrParams::new(0, 0),
+                tcp: TcpOptions::no_delay(),
+            },
         }
     }
 
@@ -209,7 +222,10 @@ impl Params {
         match self {
             Params::TcpStream { stream, .. } => stream.direction,
             Params::UdpStream { udp } => udp.direction,
-            Params::TcpRr { .. } | Params::UdpRr { .. } | Params::TcpCrr { .. } => Direction::Send,
+            Params::TcpRr { .. }
+            | Params::UdpRr { .. }
+            | Params::TcpCrr { .. }
+            | Params::TcpCc { .. } => Direction::Send,
         }
     }
 
@@ -219,9 +235,10 @@ impl Params {
         match self {
             Params::TcpStream { stream, .. } => stream.write_len_bytes,
             Params::UdpStream { udp } => udp.payload_len_bytes,
-            Params::TcpRr { rr, .. } | Params::UdpRr { rr } | Params::TcpCrr { rr, .. } => {
-                rr.request_len_bytes
-            }
+            Params::TcpRr { rr, .. }
+            | Params::UdpRr { rr }
+            | Params::TcpCrr { rr, .. }
+            | Params::TcpCc { rr, .. } => rr.request_len_bytes,
         }
     }
 
@@ -231,7 +248,10 @@ impl Params {
         match self {
             Params::TcpStream { stream, .. } => stream.write_len_bytes = len,
             Params::UdpStream { udp } => udp.payload_len_bytes = len,
-            Params::TcpRr { rr, .. } | Params::UdpRr { rr } | Params::TcpCrr { rr, .. } => {
+            Params::TcpRr { rr, .. }
+            | Params::UdpRr { rr }
+            | Params::TcpCrr { rr, .. }
+            | Params::TcpCc { rr, .. } => {
                 rr.request_len_bytes = len;
                 rr.response_len_bytes = len;
             }
@@ -273,7 +293,10 @@ impl Params {
     /// The request/response kinds' transaction.
     pub fn rr(&self) -> Option<&RrParams> {
         match self {
-            Params::TcpRr { rr, .. } | Params::UdpRr { rr } | Params::TcpCrr { rr, .. } => Some(rr),
+            Params::TcpRr { rr, .. }
+            | Params::UdpRr { rr }
+            | Params::TcpCrr { rr, .. }
+            | Params::TcpCc { rr, .. } => Some(rr),
             _ => None,
         }
     }
@@ -281,7 +304,10 @@ impl Params {
     /// The request/response kinds' transaction, to change.
     pub fn rr_mut(&mut self) -> Option<&mut RrParams> {
         match self {
-            Params::TcpRr { rr, .. } | Params::UdpRr { rr } | Params::TcpCrr { rr, .. } => Some(rr),
+            Params::TcpRr { rr, .. }
+            | Params::UdpRr { rr }
+            | Params::TcpCrr { rr, .. }
+            | Params::TcpCc { rr, .. } => Some(rr),
             _ => None,
         }
     }
@@ -291,7 +317,8 @@ impl Params {
         match self {
             Params::TcpStream { tcp, .. }
             | Params::TcpRr { tcp, .. }
-            | Params::TcpCrr { tcp, .. } => Some(tcp),
+            | Params::TcpCrr { tcp, .. }
+            | Params::TcpCc { tcp, .. } => Some(tcp),
             Params::UdpStream { .. } | Params::UdpRr { .. } => None,
         }
     }
@@ -301,7 +328,8 @@ impl Params {
         match self {
             Params::TcpStream { tcp, .. }
             | Params::TcpRr { tcp, .. }
-            | Params::TcpCrr { tcp, .. } => Some(tcp),
+            | Params::TcpCrr { tcp, .. }
+            | Params::TcpCc { tcp, .. } => Some(tcp),
             Params::UdpStream { .. } | Params::UdpRr { .. } => None,
         }
     }
