@@ -38,8 +38,8 @@ pub struct CheckArgs {
     /// Too few runs to decide fails (exit 1) instead of passing with a note.
     #[arg(long)]
     pub strict: bool,
-    /// Only runs of this kind on each side: tcp_stream, udp_stream, tcp_rr, udp_rr, tcp_crr.
-    #[arg(long, value_name = "KIND")]
+    /// Only runs of this kind on each side.
+    #[arg(long, value_name = "KIND", value_parser = crate::store_args::record_kinds())]
     pub kind: Option<String>,
     /// Keep interrupted and incomplete runs (left out by default: they would read low).
     #[arg(long)]

@@ -59,7 +59,7 @@ impl Reached {
     /// The tags a relayed run is stored with: `from` (the relay) and `to` (the far server),
     /// as the command line named them; none for a run from this host.
     pub fn relay_tags(&self) -> Vec<(String, String)> {
-        relay_tags(&self.label, self.relay.as_ref())
+        RelayTo::tags(self.relay.as_ref(), &self.label)
     }
 }
 
@@ -92,16 +92,6 @@ fn unix_target(path: &Path) -> Result<(Target, Option<ServerThread>, String)> {
         Some(server),
         format!("unix:{} (in-process server)", path.display()),
     ))
-}
-
-/// `from` and `to` of a relayed run, from the relay's label and the far server.
-pub fn relay_tags(relay_label: &str, relay: Option<&RelayTo>) -> Vec<(String, String)> {
-    relay.map_or_else(Vec::new, |to| {
-        vec![
-            ("from".to_string(), relay_label.to_string()),
-            ("to".to_string(), to.host.clone()),
-        ]
-    })
 }
 
 /// `--from RELAY`: the relay to connect to and where it runs the test; refused with what

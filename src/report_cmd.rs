@@ -37,9 +37,9 @@ pub struct CompareArgs {
     /// Output format.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = CompareFormatArg::Table)]
     pub format: CompareFormatArg,
-    /// Only runs of this kind within each column: tcp_stream, udp_stream, tcp_rr, udp_rr or
-    /// tcp_crr. Without it, each kind is compared in a section of its own.
-    #[arg(long, value_name = "KIND")]
+    /// Only runs of this kind within each column (without it, each kind is compared in a
+    /// section of its own).
+    #[arg(long, value_name = "KIND", value_parser = crate::store_args::record_kinds())]
     pub kind: Option<String>,
     /// Keep interrupted and incomplete runs (and runs with a failed stream) in their tag
     /// groups' medians; by default they are left out, and each column says how many.

@@ -44,8 +44,8 @@ pub struct RunFilterArgs {
     /// Only runs with this tag (repeatable: runs must carry all of them).
     #[arg(long = "tag", value_name = "KEY=VALUE")]
     pub tag: Vec<String>,
-    /// Only runs of this kind: tcp_stream, udp_stream, tcp_rr, udp_rr or tcp_crr.
-    #[arg(long, value_name = "KIND")]
+    /// Only runs of this kind.
+    #[arg(long, value_name = "KIND", value_parser = record_kinds())]
     pub kind: Option<String>,
     /// Only runs started at or after DATE: YYYY-MM-DD (local midnight), YYYY-MM-DDTHH:MM or
     /// YYYY-MM-DDTHH:MM:SS (local time, or UTC with a Z, or with an offset such as +02:00).
@@ -132,6 +132,11 @@ pub(crate) fn store_error(e: StoreError, storing: bool) -> anyhow::Error {
         ""
     };
     anyhow!("{e}{hint}")
+}
+
+/// `--kind`: a stored run's kind (`tcp_stream`, …), every one `wire::TestKind` has.
+pub fn record_kinds() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(wire::TestKind::ALL.map(wire::TestKind::as_str))
 }
 
 #[cfg(test)]

@@ -31,8 +31,8 @@ pub struct TrendArgs {
     /// Significance of a change point (the permutation test's p at most this).
     #[arg(long, value_name = "P", default_value_t = analysis::change_points::ALPHA)]
     pub alpha: f64,
-    /// Only runs of this kind: tcp_stream, udp_stream, tcp_rr, udp_rr, tcp_crr.
-    #[arg(long, value_name = "KIND")]
+    /// Only runs of this kind.
+    #[arg(long, value_name = "KIND", value_parser = crate::store_args::record_kinds())]
     pub kind: Option<String>,
     /// Keep interrupted and incomplete runs (left out by default: they would read low).
     #[arg(long)]

@@ -41,7 +41,8 @@ pub fn accepts() -> Accepts {
             })
         })
         .collect();
-    Accepts { commands }
+    let kinds = wire::TestKind::ALL.map(|k| k.as_str().to_string()).to_vec();
+    Accepts { commands, kinds }
 }
 
 /// Whether `arg`'s value names something of the host it runs on: a file, directory or

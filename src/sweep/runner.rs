@@ -83,7 +83,7 @@ impl ClientRunner {
             None => None,
             Some(store) => {
                 let mut tags = Tags::new();
-                let relay_tags = crate::reach::relay_tags(&self.label, self.relay.as_ref());
+                let relay_tags = RelayTo::tags(self.relay.as_ref(), &self.label);
                 for (key, value) in point.tags.iter().chain(&relay_tags) {
                     // Keys are the executors' constants; a repeated one keeps its first value.
                     let _ = tags.insert(Tag {

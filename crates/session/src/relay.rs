@@ -40,6 +40,19 @@ pub struct RelayTo {
 }
 
 impl RelayTo {
+    /// `from` and `to` of a relayed run (`relay`, none for a run from this host), from the
+    /// relay's label and the far server as the command line named them.
+    pub fn tags(relay: Option<&RelayTo>, relay_label: &str) -> Vec<(String, String)> {
+        relay.map_or_else(Vec::new, |to| {
+            vec![
+                ("from".to_string(), relay_label.to_string()),
+                ("to".to_string(), to.host.clone()),
+            ]
+        })
+    }
+}
+
+impl RelayTo {
     /// `HOST:PORT` as records and errors show it.
     pub fn describe(&self) -> String {
         if self.host.contains(':') && !self.host.starts_with('[') {

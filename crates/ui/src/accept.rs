@@ -38,6 +38,8 @@ pub struct CommandRule {
 pub struct Accepts {
     /// In the order the UI lists them.
     pub commands: Vec<CommandRule>,
+    /// The kinds a stored run may be of (`tcp_stream`, …), for queries that name one.
+    pub kinds: Vec<String>,
 }
 
 impl Accepts {

@@ -374,6 +374,7 @@ mod tests {
                 rule(&["mesh"], true, &path),
                 rule(&["rpm"], true, &[]),
             ],
+            kinds: Vec::new(),
         }
     }
 

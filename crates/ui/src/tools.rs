@@ -144,22 +144,20 @@ pub async fn compare(
     Ok(([(header::CONTENT_TYPE, "application/json")], out.stdout).into_response())
 }
 
-/// The kinds `trend --kind` takes.
-const KINDS: [&str; 5] = ["tcp_stream", "udp_stream", "tcp_rr", "udp_rr", "tcp_crr"];
-
 /// `linerate trend`'s words for `?runs=…&metric=…&by=…&kind=…`: each of `metric`, `by` and
 /// `kind` at most once, checked (a metric `compare` names, a tag key, a kind; empty is not
 /// given) and passed as one `--flag=value` word; the run tokens after `--`, none for every
 /// stored run, a series per kind and target.
-pub fn trend_words(params: &[(String, String)]) -> Result<Vec<String>, ApiError> {
+/// `kinds` are the record kinds `--kind` takes (the binary's, in [`crate::Accepts::kinds`]).
+pub fn trend_words(params: &[(String, String)], kinds: &[String]) -> Result<Vec<String>, ApiError> {
     let mut words = vec!["trend".to_string(), "--format=json".into()];
     let mut rest = Vec::new();
     let mut seen: Vec<&str> = Vec::new();
     for (name, value) in params {
-        let check: fn(&str) -> Result<(), TrendParamError> = match name.as_str() {
-            "metric" => trend_metric,
-            "by" => trend_by,
-            "kind" => trend_kind,
+        let check: &dyn Fn(&str) -> Result<(), TrendParamError> = match name.as_str() {
+            "metric" => &trend_metric,
+            "by" => &trend_by,
+            "kind" => &|v: &str| trend_kind(v, kinds),
             _ => {
                 rest.push((name.clone(), value.clone()));
                 continue;
@@ -184,7 +182,7 @@ pub fn trend_words(params: &[(String, String)]) -> Result<Vec<String>, ApiError>
 }
 
 /// Why a `trend` query's `metric`, `by` or `kind` is refused (after `NAME="VALUE": `).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 enum TrendParamError {
     /// `metric` is no row `compare` shows.
     #[error(
@@ -198,9 +196,9 @@ enum TrendParamError {
          _-., a letter or digit first, at most 64)"
     )]
     NotTagKey,
-    /// `kind` is none of [`KINDS`].
-    #[error("not a kind; one of {}", KINDS.join(", "))]
-    NotKind,
+    /// `kind` is none of the record kinds (listed).
+    #[error("not a kind; one of {0}")]
+    NotKind(String),
 }
 
 fn trend_metric(value: &str) -> Result<(), TrendParamError> {
@@ -216,11 +214,11 @@ fn trend_by(value: &str) -> Result<(), TrendParamError> {
         .ok_or(TrendParamError::NotTagKey)
 }
 
-fn trend_kind(value: &str) -> Result<(), TrendParamError> {
-    KINDS
-        .contains(&value)
-        .then_some(())
-        .ok_or(TrendParamError::NotKind)
+fn trend_kind(value: &str, kinds: &[String]) -> Result<(), TrendParamError> {
+    match kinds.iter().any(|k| k == value) {
+        true => Ok(()),
+        false => Err(TrendParamError::NotKind(kinds.join(", "))),
+    }
 }
 
 /// `GET /api/trend?runs=series=s&metric=throughput&by=commit&kind=tcp_stream`: `linerate
@@ -229,7 +227,7 @@ pub async fn trend(
     State(shared): State<Arc<Shared>>,
     Query(params): Query<Vec<(String, String)>>,
 ) -> Result<Response, ApiError> {
-    let words = trend_words(&params)?;
+    let words = trend_words(&params, &shared.accepts.kinds)?;
     let out = run(&shared, words, COMPARE_BYTES).await?;
     Ok(([(header::CONTENT_TYPE, "application/json")], out.stdout).into_response())
 }
@@ -312,22 +310,26 @@ mod tests {
         assert!(other.to_string().starts_with("format: unknown parameter"));
     }
 
+    fn kinds() -> Vec<String> {
+        vec!["tcp_stream".into(), "tcp_rr".into()]
+    }
+
     fn trend_of(pairs: &[(&str, &str)]) -> Result<Vec<String>, String> {
         let params: Vec<(String, String)> = pairs
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        trend_words(&params).map_err(|e| e.to_string())
+        trend_words(&params, &kinds()).map_err(|e| e.to_string())
     }
 
     #[test]
     fn each_refused_trend_parameter_is_its_own_error() {
         assert_eq!(trend_metric("speed"), Err(TrendParamError::NoSuchMetric));
         assert_eq!(trend_by("a b"), Err(TrendParamError::NotTagKey));
-        assert_eq!(trend_kind("tcp"), Err(TrendParamError::NotKind));
-        assert_eq!(trend_kind("tcp_rr"), Ok(()));
-        let kinds = TrendParamError::NotKind.to_string();
-        assert_eq!(kinds, format!("not a kind; one of {}", KINDS.join(", ")));
+        let not = TrendParamError::NotKind(kinds().join(", "));
+        assert_eq!(trend_kind("tcp", &kinds()), Err(not.clone()));
+        assert_eq!(trend_kind("tcp_rr", &kinds()), Ok(()));
+        assert_eq!(not.to_string(), "not a kind; one of tcp_stream, tcp_rr");
     }
 
     #[test]

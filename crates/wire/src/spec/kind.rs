@@ -28,6 +28,16 @@ pub enum TestKind {
 }
 
 impl TestKind {
+    /// Every kind, in the order messages list them.
+    pub const ALL: [TestKind; 6] = [
+        TestKind::TcpStream,
+        TestKind::UdpStream,
+        TestKind::TcpRr,
+        TestKind::UdpRr,
+        TestKind::TcpCrr,
+        TestKind::TcpCc,
+    ];
+
     /// The shared vocabulary name, e.g. `tcp_stream`.
     pub fn as_str(self) -> &'static str {
         match self {
