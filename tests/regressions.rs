@@ -262,7 +262,7 @@ fn trend_chart_marks_the_change_point_as_svg_or_png_by_the_extension() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("--chart out.jpg: give a path ending in .svg or .png"),
+        err.contains("--chart out.jpg: unknown image extension '.jpg'; use .svg or .png"),
         "{err}"
     );
 }

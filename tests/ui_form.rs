@@ -149,7 +149,11 @@ fn every_field_the_run_form_sends_for_each_kind_is_taken_by_the_api() {
     let (status, _, html) = ui.call("GET", "/", &[], "");
     assert_eq!(status, 200);
     let (kinds, fields) = form(&html);
-    assert_eq!(kinds, ["tcp", "udp", "rr", "crr", "rpm"], "{fields:?}");
+    assert_eq!(
+        kinds,
+        ["tcp", "udp", "rr", "crr", "cc", "rpm"],
+        "{fields:?}"
+    );
     let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
     // What the UI refuses from a page never is a field of its own page.
     assert!(
