@@ -217,7 +217,8 @@ mod tests {
                 Measuring::Tcp,
                 Measuring::Udp,
                 Measuring::Rr,
-                Measuring::Crr
+                Measuring::Crr,
+                Measuring::Cc
             ]
         );
         assert_eq!(Measuring::Sweep.words(), 2);
@@ -233,7 +234,7 @@ mod tests {
         let err = "TCP".parse::<Measuring>().unwrap_err();
         assert_eq!(
             err.to_string(),
-            "unknown step kind `TCP` (kinds: tcp, udp, rr, crr, pps, sweep, rfc2544, mesh, rpm)"
+            "unknown step kind `TCP` (kinds: tcp, udp, rr, crr, cc, pps, sweep, rfc2544, mesh, rpm)"
         );
     }
 }

@@ -212,7 +212,7 @@ fn unterminated_quotes_and_shell_syntax_name_the_step_and_line() {
 
 #[test]
 fn unknown_kinds_are_refused() {
-    let kinds = "(kinds: tcp, udp, rr, crr, pps, sweep, rfc2544, mesh, rpm)";
+    let kinds = "(kinds: tcp, udp, rr, crr, cc, pps, sweep, rfc2544, mesh, rpm)";
     assert_eq!(
         refused(&one_step("", "run = \"linerate tcp x\"")),
         format!("p.toml line 3, column 7: step s: unknown step kind `linerate` {kinds}")
