@@ -32,24 +32,25 @@ pub(super) fn check_rr(
     {
         return Err(SpecError::RequestRate(rate));
     }
-    // A transaction without data (`tcp_cc`) has neither length nor a rate in bits to limit.
-    if !carries_data {
-        return match rr.response_len_bytes {
-            0 => Ok(()),
-            len_bytes => Err(SpecError::ResponseLength {
-                len_bytes,
-                max_bytes: 0,
-            }),
-        };
-    }
-    if rr.response_len_bytes == 0 || rr.response_len_bytes > limits.max_write_len_bytes {
+    // A transaction without data (`tcp_cc`) has no response; every other one has one.
+    let response_ok = match carries_data {
+        true => (1..=limits.max_write_len_bytes).contains(&rr.response_len_bytes),
+        false => rr.response_len_bytes == 0,
+    };
+    if !response_ok {
         return Err(SpecError::ResponseLength {
             len_bytes: rr.response_len_bytes,
-            max_bytes: limits.max_write_len_bytes,
+            max_bytes: if carries_data {
+                limits.max_write_len_bytes
+            } else {
+                0
+            },
         });
     }
+    // The limit holds for every kind: a transaction counts as its larger message, at least one
+    // byte (as `rr_max_rate` advises), so a connection test without data is bounded too.
     if let Some(limit_bps) = limits.max_rate_bps {
-        let bits = u64::from(rr.request_len_bytes.max(rr.response_len_bytes)) * 8;
+        let bits = u64::from(rr.request_len_bytes.max(rr.response_len_bytes).max(1)) * 8;
         let over = rr
             .transactions_per_sec
             .is_none_or(|r| bits.saturating_mul(r) > limit_bps);
@@ -82,6 +83,28 @@ pub(super) fn rr_max_rate(request_len_bytes: u32, response_len_bytes: u32, limit
 mod tests {
     use super::super::{Params, TestKind, TestSpec};
     use super::*;
+
+    /// `tcp_cc` moves no data, yet a server's --max-rate bounds its connection rate: back to
+    /// back is refused, and a --tps of at most the limit over one byte is taken.
+    #[test]
+    fn a_rate_limit_bounds_connect_and_close_tests_too() {
+        let limits = SpecLimits {
+            max_rate_bps: Some(8_000),
+            ..SpecLimits::default()
+        };
+        let mut spec = TestSpec::new(Params::defaults(TestKind::TcpCc), 1, 1000);
+        let err = spec.check(&limits).unwrap_err().to_string();
+        assert!(err.ends_with("ask for --tps 1000 or less"), "{err}");
+        spec.params.rr_mut().unwrap().transactions_per_sec = Some(1000);
+        assert_eq!(spec.check(&limits), Ok(()));
+        spec.params.rr_mut().unwrap().transactions_per_sec = Some(1001);
+        assert!(spec.check(&limits).is_err());
+        spec.params.rr_mut().unwrap().response_len_bytes = 1;
+        spec.params.rr_mut().unwrap().transactions_per_sec = Some(10);
+        let err = spec.check(&limits).unwrap_err().to_string();
+        assert!(err.starts_with("response length 1 bytes"), "{err}");
+        assert!(spec.check(&SpecLimits::default()).is_err());
+    }
 
     #[test]
     fn a_rate_limit_bounds_request_response_kinds_by_their_transaction_rate() {
