@@ -31,6 +31,10 @@ pub struct TrendArgs {
     /// Significance of a change point (the permutation test's p at most this).
     #[arg(long, value_name = "P", default_value_t = analysis::change_points::ALPHA)]
     pub alpha: f64,
+    /// Smallest change reported, in percent of the level before it: a significant drift
+    /// smaller than this is no change point (0: every significant one).
+    #[arg(long, value_name = "PCT", default_value_t = analysis::change_points::MIN_CHANGE_PCT)]
+    pub min_change: f64,
     /// Only runs of this kind.
     #[arg(long, value_name = "KIND", value_parser = crate::store_args::record_kinds())]
     pub kind: Option<String>,
@@ -66,6 +70,12 @@ pub fn run(args: &TrendArgs) -> Result<()> {
             args.alpha
         );
     }
+    if !(0.0..100.0).contains(&args.min_change) {
+        bail!(
+            "--min-change {}: give a percent from 0 to below 100, e.g. 1",
+            args.min_change
+        );
+    }
     let kind = crate::store_args::parse_kind_arg(args.kind.as_deref())?;
     let keep = |r: &StoredRun| {
         kind.is_none_or(|k| r.record.kind == k)
@@ -82,7 +92,11 @@ pub fn run(args: &TrendArgs) -> Result<()> {
     if input.iter().all(|s| s.runs.len() < 2) {
         bail!("no series with two runs or more to draw a trend from (see `linerate runs`)");
     }
-    let Some(t) = trend(&input, args.metric.as_deref(), args.alpha) else {
+    let at = analysis::change_points::Threshold {
+        alpha: args.alpha,
+        min_change_pct: args.min_change,
+    };
+    let Some(t) = trend(&input, args.metric.as_deref(), at) else {
         let names = report::check::metric_names().join(", ");
         bail!(
             "--metric {}: no such metric; one of: {names}",

@@ -71,13 +71,17 @@ fn bad_input_is_one_line_and_exit_2_and_too_few_runs_is_its_own_answer() {
     assert!(out.contains("RESULT  not enough runs: 1, need 4"), "{out}");
     let (code, out, _) = check(&db, &["g=a", "g=b", "--kind", "tcp_stream", "--strict"]);
     assert_eq!(code, 1, "{out}");
-    // trend: an unknown tag, a series of one run, a significance out of range.
+    // trend: an unknown tag, a series of one run, a significance or a minimum out of range.
     for (args, says) in [
         (vec!["nope=x"], "nope=x: no stored run carries these tags"),
         (vec!["g=a"], "no series with two runs or more"),
         (
             vec!["g=b", "--alpha", "0.9"],
             "--alpha 0.9: give a significance",
+        ),
+        (
+            vec!["g=b", "--min-change=100"],
+            "--min-change 100: give a percent from 0",
         ),
     ] {
         let db = db.display().to_string();

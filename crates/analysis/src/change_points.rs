@@ -8,9 +8,12 @@
 //! the best split maximizes Q over every left end `t` and right end `k` of Y. Its significance
 //! is a permutation test: the segment's values are shuffled [`PERMUTATIONS`] times, and the
 //! split is a change point when `p = (shuffles whose best Q ≥ it + 1) / (shuffles + 1) ≤
-//! alpha` ([`ALPHA`], 0.01, by default). Found change points split the series and each part is
-//! searched again, until no part has a significant split. A series without a change has one
-//! found in about `alpha` of histories (the test's false-alarm rate; 1 in 100 measured below).
+//! alpha` ([`ALPHA`], 0.01, by default). A significant split is still no change point when the
+//! medians either side differ by less than [`MIN_CHANGE_PCT`] (1 % by default): on a quiet
+//! path a 0.1 % drift is significant yet no regression anyone acts on. Found change points
+//! split the series and each part is searched again, until no part has a significant split. A
+//! series without a change has one found in about `alpha` of histories (the test's false-alarm
+//! rate; 1 in 100 measured below).
 //!
 //! The shuffles are seeded from the values, so a history gives the same answer every time.
 //! Pure arithmetic: nothing here reads a store or prints.
@@ -21,8 +24,28 @@ use serde::{Deserialize, Serialize};
 pub const PERMUTATIONS: usize = 199;
 /// The significance `trend` uses by default.
 pub const ALPHA: f64 = 0.01;
+/// The smallest change, in percent of the level before it, `trend` reports by default.
+pub const MIN_CHANGE_PCT: f64 = 1.0;
 /// Fewest values on each side of a split.
 pub const MIN_SEGMENT: usize = 3;
+
+/// When a split is a change point: significant at `alpha` and at least `min_change_pct` apart.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Threshold {
+    /// The permutation test's p at most this.
+    pub alpha: f64,
+    /// The medians either side at least this many percent apart (of the one before).
+    pub min_change_pct: f64,
+}
+
+impl Default for Threshold {
+    fn default() -> Self {
+        Threshold {
+            alpha: ALPHA,
+            min_change_pct: MIN_CHANGE_PCT,
+        }
+    }
+}
 
 /// One change point of a series.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -39,16 +62,20 @@ pub struct ChangePoint {
     pub confidence: f64,
 }
 
-/// The change points of `values` (in order: time or a tag's order) at significance `alpha`
-/// (0.05), in index order.
-pub fn change_points(values: &[f64], alpha: f64) -> Vec<ChangePoint> {
+/// The change points of `values` (in order: time or a tag's order) by `threshold`, in index
+/// order.
+pub fn change_points(values: &[f64], threshold: Threshold) -> Vec<ChangePoint> {
     let mut found: Vec<(usize, f64)> = Vec::new();
     let mut segments = vec![(0, values.len())];
     let mut rng = crate::ab::SplitMix64::seeded(values, &[]);
     while let Some((lo, hi)) = segments.pop() {
-        let Some((at, confidence)) = best_split(&values[lo..hi], alpha, &mut rng) else {
+        let x = &values[lo..hi];
+        let Some((at, confidence)) = best_split(x, threshold.alpha, &mut rng) else {
             continue;
         };
+        if !far_enough(&x[..at], &x[at..], threshold.min_change_pct) {
+            continue;
+        }
         found.push((lo + at, confidence));
         segments.push((lo, lo + at));
         segments.push((lo + at, hi));
@@ -73,6 +100,12 @@ pub fn change_points(values: &[f64], alpha: f64) -> Vec<ChangePoint> {
             }
         })
         .collect()
+}
+
+/// Whether the medians of `before` and `after` are at least `min_pct` percent apart.
+fn far_enough(before: &[f64], after: &[f64], min_pct: f64) -> bool {
+    let (b, a) = (crate::ab::median(before), crate::ab::median(after));
+    b == 0.0 && a != 0.0 || (a - b).abs() >= min_pct / 100.0 * b.abs()
 }
 
 /// The most divergent split of `x` and its confidence, when significant at `alpha`.
@@ -142,6 +175,13 @@ fn shuffle(x: &mut [f64], rng: &mut crate::ab::SplitMix64) {
 mod tests {
     use super::*;
 
+    fn at_alpha(alpha: f64) -> Threshold {
+        Threshold {
+            alpha,
+            min_change_pct: MIN_CHANGE_PCT,
+        }
+    }
+
     fn series(levels: &[(f64, usize)], cv: f64, salt: u64) -> Vec<f64> {
         let mut rng = crate::ab::SplitMix64::seeded(&[salt as f64], &[]);
         levels
@@ -154,7 +194,7 @@ mod tests {
     #[test]
     fn a_ten_percent_step_after_twelve_runs_is_found_at_run_thirteen() {
         let x = series(&[(200.0, 12), (180.0, 12)], 0.01, 1);
-        let cps = change_points(&x, ALPHA);
+        let cps = change_points(&x, Threshold::default());
         assert_eq!(cps.len(), 1, "{cps:?}");
         assert_eq!(cps[0].index, 12);
         let pct = cps[0].change_pct.unwrap();
@@ -165,8 +205,11 @@ mod tests {
     #[test]
     fn a_step_that_comes_back_is_found_at_both_ends() {
         let x = series(&[(100.0, 10), (80.0, 10), (100.0, 10)], 0.01, 2);
-        let at: Vec<usize> = change_points(&x, ALPHA).iter().map(|c| c.index).collect();
-        assert_eq!(at, [10, 20], "{:?}", change_points(&x, 0.05));
+        let at: Vec<usize> = change_points(&x, Threshold::default())
+            .iter()
+            .map(|c| c.index)
+            .collect();
+        assert_eq!(at, [10, 20], "{:?}", change_points(&x, at_alpha(0.05)));
     }
 
     /// The table in docs/METHODOLOGY.md section 21 (`--nocapture` prints it).
@@ -175,13 +218,16 @@ mod tests {
         let tries = 100;
         for cv in [0.01, 0.05] {
             let flat = (0..tries)
-                .filter(|&s| !change_points(&series(&[(100.0, 24)], cv, 100 + s), ALPHA).is_empty())
+                .filter(|&s| {
+                    !change_points(&series(&[(100.0, 24)], cv, 100 + s), Threshold::default())
+                        .is_empty()
+                })
                 .count();
             let found = |step: f64| {
                 (0..tries)
                     .filter(|&s| {
                         let x = series(&[(100.0, 12), (100.0 * (1.0 + step), 12)], cv, 500 + s);
-                        change_points(&x, 0.05)
+                        change_points(&x, at_alpha(0.05))
                             .iter()
                             .any(|c| c.index.abs_diff(12) <= 1)
                     })
@@ -196,7 +242,33 @@ mod tests {
 
     #[test]
     fn short_or_flat_series_have_none() {
-        assert!(change_points(&[1.0, 2.0, 3.0], 0.05).is_empty());
-        assert!(change_points(&[5.0; 30], 0.05).is_empty());
+        assert!(change_points(&[1.0, 2.0, 3.0], at_alpha(0.05)).is_empty());
+        assert!(change_points(&[5.0; 30], at_alpha(0.05)).is_empty());
+    }
+
+    /// The CI history that had two change points: a real −10 % step, then a 0.1 % drift as the
+    /// shaper warmed, significant at 0.99 on a path this quiet. Under 1 % it is no change point.
+    #[test]
+    fn a_significant_drift_under_the_minimum_change_is_no_change_point() {
+        let mut x = vec![
+            192.9, 193.2, 192.8, 193.0, 192.8, 193.1, 192.8, 193.1, 192.9, 193.0,
+        ];
+        x.extend([
+            193.0, 192.9, 173.60, 173.60, 173.58, 173.73, 173.84, 173.78, 173.91,
+        ]);
+        x.extend([173.76, 173.97, 173.78, 173.98, 173.72]);
+        let any = Threshold {
+            alpha: ALPHA,
+            min_change_pct: 0.0,
+        };
+        assert_eq!(
+            change_points(&x, any).len(),
+            2,
+            "{:?}",
+            change_points(&x, any)
+        );
+        let cps = change_points(&x, Threshold::default());
+        assert_eq!(cps.len(), 1, "{cps:?}");
+        assert_eq!(cps[0].index, 12);
     }
 }

@@ -49,8 +49,8 @@ fn trend_view(column: &LabeledRuns, id: &str) -> Result<Option<Value>> {
             .map(|(i, r)| (i as i64 + 1, r))
             .collect(),
     }];
-    let alpha = analysis::change_points::ALPHA;
-    let Some(t) = trend(&input, None, alpha) else {
+    let at = analysis::change_points::Threshold::default();
+    let Some(t) = trend(&input, None, at) else {
         return Ok(None);
     };
     let Some(s) = t.series.first().filter(|s| s.points.len() >= MIN_RUNS) else {
@@ -63,10 +63,12 @@ fn trend_view(column: &LabeledRuns, id: &str) -> Result<Option<Value>> {
     };
     let note = format!(
         "{} ({}) of the {} runs of this column, in the order they ran: {found} (E-divisive means, \
-         alpha {alpha}).",
+         alpha {}, changes under {} % left out).",
         s.metric,
         s.unit,
-        s.points.len()
+        s.points.len(),
+        at.alpha,
+        at.min_change_pct
     );
     let svg = chart::trend_chart_by_position(&t)?.svg;
     Ok(Some(context! {

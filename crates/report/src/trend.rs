@@ -7,7 +7,7 @@
 
 use std::cmp::Ordering;
 
-use analysis::change_points::{change_points, ChangePoint};
+use analysis::change_points::{change_points, ChangePoint, Threshold};
 use results::store::StoredRun;
 use serde::Serialize;
 use wire::TestKind;
@@ -79,6 +79,8 @@ pub struct Trend {
     pub kind: &'static str,
     /// The significance the change points were tested at.
     pub alpha: f64,
+    /// The smallest change reported, in percent of the level before it.
+    pub min_change_pct: f64,
     /// One per series.
     pub series: Vec<TrendSeries>,
 }
@@ -91,24 +93,25 @@ pub fn default_metric(kind: TestKind) -> &'static str {
     }
 }
 
-/// Each series' history in `metric` (`None`: the kind's headline) and its change points at
-/// significance `alpha`. A metric name not in `compare`'s list gives `None`.
-pub fn trend(series: &[SeriesRuns], metric: Option<&str>, alpha: f64) -> Option<Trend> {
+/// Each series' history in `metric` (`None`: the kind's headline) and its change points by
+/// `threshold`. A metric name not in `compare`'s list gives `None`.
+pub fn trend(series: &[SeriesRuns], metric: Option<&str>, threshold: Threshold) -> Option<Trend> {
     let find = |name: &str| metrics().iter().find(|m| m.name == name);
     let mut out = Vec::new();
     for s in series {
         let kind = s.runs.first().map(|(_, r)| r.kind);
         let m = find(metric.unwrap_or_else(|| kind.map_or("throughput", default_metric)))?;
-        out.push(one_series(s, kind, m, alpha));
+        out.push(one_series(s, kind, m, threshold));
     }
     Some(Trend {
         kind: "trend",
-        alpha,
+        alpha: threshold.alpha,
+        min_change_pct: threshold.min_change_pct,
         series: out,
     })
 }
 
-fn one_series(s: &SeriesRuns, test: Option<TestKind>, m: &Metric, alpha: f64) -> TrendSeries {
+fn one_series(s: &SeriesRuns, test: Option<TestKind>, m: &Metric, at: Threshold) -> TrendSeries {
     let points: Vec<TrendPoint> = s
         .runs
         .iter()
@@ -121,7 +124,7 @@ fn one_series(s: &SeriesRuns, test: Option<TestKind>, m: &Metric, alpha: f64) ->
         })
         .collect();
     let values: Vec<f64> = points.iter().map(|p| p.value).collect();
-    let change_points = change_points(&values, alpha)
+    let change_points = change_points(&values, at)
         .into_iter()
         .map(|c: ChangePoint| TrendChange {
             run: points[c.index].run,
@@ -172,8 +175,8 @@ pub fn trend_text(t: &Trend) -> String {
         ));
         if s.change_points.is_empty() {
             out.push_str(&format!(
-                "  no change point (E-divisive means, alpha {})\n",
-                t.alpha
+                "  no change point (E-divisive means, alpha {}, changes under {} % left out)\n",
+                t.alpha, t.min_change_pct
             ));
         }
         for c in &s.change_points {

@@ -316,7 +316,7 @@ mod tests {
                     .collect(),
             })
             .collect();
-        trend(&input, None, analysis::change_points::ALPHA).unwrap()
+        trend(&input, None, Default::default()).unwrap()
     }
 
     /// The x pixel of each dashed vertical marker of `colour` (dashes are short polylines).
