@@ -431,3 +431,45 @@ fn frames_passed_by_the_counter_reach_a_udp_socket_so_the_kernel_accepts_their_c
     assert_eq!(csum_errors(), 0, "no UDP checksum error at the receiver");
     assert_eq!(counter.counts().unwrap().frames, N);
 }
+
+/// The path the frame engine reads from the kernel is the one the kernel uses: `va`, its own
+/// address and MAC, and the peer's MAC once a connection resolved it; through a gateway, the
+/// gateway's MAC. Before any traffic, no neighbour entry: an error naming the next hop.
+#[test]
+fn the_path_to_the_peer_is_the_route_and_neighbour_entry_the_kernel_uses() {
+    if !can_use_netns() {
+        return;
+    }
+    let pair = Pair::new("rt");
+    let peer = IpAddr::V4(Ipv4Addr::new(198, 18, 38, 2));
+    let before = in_netns(&pair.a, || ::frames::route::path_to(peer));
+    let err = before.unwrap_err().to_string();
+    assert!(
+        err.contains("no usable neighbour entry for 198.18.38.2 on va"),
+        "{err}"
+    );
+    sh(&format!(
+        "ip -n {} route add 198.18.39.0/24 via 198.18.38.2",
+        pair.a
+    ));
+    let (direct, routed) = in_netns(&pair.a, || {
+        // A refused TCP connection resolves the neighbour, as a control connection would.
+        let to = std::net::SocketAddr::new(peer, 9);
+        let _ = std::net::TcpStream::connect_timeout(&to, Duration::from_secs(2));
+        let far = IpAddr::V4(Ipv4Addr::new(198, 18, 39, 5));
+        (
+            ::frames::route::path_to(peer),
+            ::frames::route::path_to(far),
+        )
+    });
+    let direct = direct.unwrap();
+    assert_eq!(direct.ifname, "va");
+    assert_eq!(direct.mtu, 1500);
+    assert_eq!(direct.src, IpAddr::V4(Ipv4Addr::new(198, 18, 38, 1)));
+    assert_eq!(direct.src_mac, pair.mac(&pair.a, "va"));
+    assert_eq!(direct.dst_mac, pair.mac(&pair.b, "vb"));
+    assert_eq!(direct.next_hop, peer);
+    let routed = routed.unwrap();
+    assert_eq!(routed.next_hop, peer, "the gateway");
+    assert_eq!(routed.dst_mac, pair.mac(&pair.b, "vb"));
+}

@@ -1,7 +1,9 @@
 //! The crate's typed errors: [`FrameError`] for a frame that cannot be built as asked,
-//! [`SysError`] for what the kernel refused (sockets, rings, `bpf(2)`, capabilities).
+//! [`SysError`] for what the kernel refused (sockets, rings, `bpf(2)`, capabilities),
+//! [`PathError`] for a peer frames cannot be sent to (its route, link or neighbour entry).
 
 use std::io;
+use std::net::IpAddr;
 
 /// A frame that cannot be built as asked.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -117,4 +119,37 @@ impl SysError {
             source: io::Error::last_os_error(),
         }
     }
+}
+
+/// Why no frame can be sent toward a peer: its route, link or neighbour entry says no.
+#[derive(Debug, thiserror::Error)]
+pub enum PathError {
+    /// The peer is this host: frames on the loopback never reach a driver.
+    #[error("{0} is an address of this host: frames need a real link (a veth pair between two namespaces, or two hosts); the socket engine measures loopback")]
+    Local(IpAddr),
+    /// The kernel has no route to the peer.
+    #[error("no route to {0} ({1}); `ip route get {0}` says why")]
+    NoRoute(IpAddr, #[source] SysError),
+    /// The route's interface could not be read.
+    #[error("reading the route's interface: {0}")]
+    Link(#[source] SysError),
+    /// The interface carries no Ethernet frames (a tunnel, loopback, WireGuard).
+    #[error("interface {0} is not Ethernet: the frame engine builds Ethernet frames; use the socket engine on it")]
+    NotEthernet(String),
+    /// The next hop's MAC is not known (yet), or its entry failed.
+    #[error("no usable neighbour entry for {next_hop} on {ifname} (`ip neigh show dev {ifname}`); reach it once (ping {next_hop}) and run again")]
+    NoNeighbour {
+        /// The peer or its gateway.
+        next_hop: IpAddr,
+        /// The interface.
+        ifname: String,
+    },
+    /// The route names no source address for the peer.
+    #[error("the route to {peer} via {ifname} has no source address; give {ifname} an address of that family")]
+    NoSource {
+        /// The peer.
+        peer: IpAddr,
+        /// The interface.
+        ifname: String,
+    },
 }

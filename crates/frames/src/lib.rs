@@ -13,6 +13,8 @@
 //!   receives what the counter redirects (zero-copy where the driver offers it, copy mode
 //!   otherwise, as the kernel granted).
 //! - [`caps`]: the capabilities each part needs, checked up front.
+//! - [`route`]: the path to a peer (interface, source address, the next hop's MAC), asked of
+//!   the kernel over rtnetlink ([`netlink`]) as `ip route get` and `ip neigh` do.
 //!
 //! What is next (later steps of issue 38): `pps --engine socket|packet|xdp` and `rfc2544` on
 //! top of these parts, with the peer's MAC and address from the control connection's route and
@@ -35,12 +37,16 @@ pub mod error;
 pub mod flows;
 pub mod frame;
 #[cfg(target_os = "linux")]
+pub mod netlink;
+#[cfg(target_os = "linux")]
 pub mod packet_tx;
+#[cfg(target_os = "linux")]
+pub mod route;
 #[cfg(target_os = "linux")]
 pub mod xdp;
 #[cfg(target_os = "linux")]
 pub mod xdp_query;
 
-pub use error::{FrameError, SysError};
+pub use error::{FrameError, PathError, SysError};
 pub use flows::FlowPattern;
 pub use frame::{Endpoints, FrameSpec, Frames};

@@ -1,0 +1,211 @@
+//! Just enough rtnetlink to ask the kernel two questions: the route to an address
+//! (`RTM_GETROUTE`) and the neighbour table (`RTM_GETNEIGH`), read the way `ip route get` and
+//! `ip neigh` read them. One request per socket; every read waits at most [`READ_TIMEOUT`].
+//!
+//! Parsing works on plain byte slices ([`messages`], [`attrs`]) so it is tested without a
+//! kernel; a truncated or malformed message ends the walk instead of reading past it.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::time::Duration;
+
+use crate::error::SysError;
+
+/// Longest wait for one reply datagram.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(2);
+/// Most reply datagrams read for one request (a dump of a large neighbour table is several).
+const MAX_READS: usize = 4096;
+/// Bytes of a netlink message header.
+pub const NLMSG_HDR: usize = 16;
+
+/// One netlink message: its type and its payload (after the header).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Message<'a> {
+    /// `nlmsg_type`, e.g. `RTM_NEWROUTE`.
+    pub kind: u16,
+    /// The bytes after the header.
+    pub payload: &'a [u8],
+}
+
+fn align4(n: usize) -> usize {
+    (n + 3) & !3
+}
+
+fn u16_at(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_ne_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_ne_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// The messages of one datagram, in order; stops at the first malformed one.
+pub fn messages(buf: &[u8]) -> Vec<Message<'_>> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let (Some(len), Some(kind)) = (u32_at(buf, at), u16_at(buf, at + 4)) {
+        let len = len as usize;
+        if len < NLMSG_HDR || at + len > buf.len() {
+            break;
+        }
+        out.push(Message {
+            kind,
+            payload: &buf[at + NLMSG_HDR..at + len],
+        });
+        at += align4(len);
+    }
+    out
+}
+
+/// The route attributes after a fixed header of `skip` bytes: (type, value) pairs; stops at
+/// the first malformed one.
+pub fn attrs(payload: &[u8], skip: usize) -> Vec<(u16, &[u8])> {
+    let mut out = Vec::new();
+    let mut at = skip;
+    while let (Some(len), Some(kind)) = (u16_at(payload, at), u16_at(payload, at + 2)) {
+        let len = usize::from(len);
+        if len < 4 || at + len > payload.len() {
+            break;
+        }
+        out.push((kind & 0x3fff, &payload[at + 4..at + len]));
+        at += align4(len);
+    }
+    out
+}
+
+/// A request: header, a fixed part and attributes (type, value).
+pub fn request(kind: u16, flags: u16, fixed: &[u8], attrs: &[(u16, &[u8])]) -> Vec<u8> {
+    let mut body = fixed.to_vec();
+    body.resize(align4(body.len()), 0);
+    for (t, v) in attrs {
+        body.extend_from_slice(&((4 + v.len()) as u16).to_ne_bytes());
+        body.extend_from_slice(&t.to_ne_bytes());
+        body.extend_from_slice(v);
+        body.resize(align4(body.len()), 0);
+    }
+    let mut out = Vec::with_capacity(NLMSG_HDR + body.len());
+    out.extend_from_slice(&((NLMSG_HDR + body.len()) as u32).to_ne_bytes());
+    out.extend_from_slice(&kind.to_ne_bytes());
+    out.extend_from_slice(&(flags | libc::NLM_F_REQUEST as u16).to_ne_bytes());
+    out.extend_from_slice(&1u32.to_ne_bytes()); // sequence
+    out.extend_from_slice(&0u32.to_ne_bytes()); // port id: the kernel's
+    out.extend(body);
+    out
+}
+
+/// Sends `req` on a fresh NETLINK_ROUTE socket and hands every reply message to `each` until
+/// the reply is complete (one message, or a dump's `NLMSG_DONE`). A kernel error is returned
+/// as one, named with `call`.
+pub fn ask(
+    call: &str,
+    req: &[u8],
+    dump: bool,
+    mut each: impl FnMut(Message),
+) -> Result<(), SysError> {
+    let fd = open().map_err(|source| SysError::Call {
+        call: format!("{call}: socket(NETLINK_ROUTE)"),
+        source,
+    })?;
+    let failed = |source| SysError::Call {
+        call: call.to_string(),
+        source,
+    };
+    // SAFETY: req is a valid buffer of req.len() bytes; the socket is ours.
+    let sent = unsafe { libc::send(fd.as_raw_fd(), req.as_ptr().cast(), req.len(), 0) };
+    if sent < 0 {
+        return Err(failed(io::Error::last_os_error()));
+    }
+    let mut buf = vec![0u8; 64 * 1024];
+    for _ in 0..MAX_READS {
+        // SAFETY: buf is a valid, writable buffer of buf.len() bytes.
+        let n = unsafe { libc::recv(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
+        if n < 0 {
+            return Err(failed(io::Error::last_os_error()));
+        }
+        for m in messages(&buf[..n as usize]) {
+            match i32::from(m.kind) {
+                libc::NLMSG_DONE => return Ok(()),
+                libc::NLMSG_ERROR => {
+                    let code = u32_at(m.payload, 0).map_or(0, |c| c as i32);
+                    if code == 0 {
+                        return Ok(()); // an acknowledgement
+                    }
+                    return Err(failed(io::Error::from_raw_os_error(-code)));
+                }
+                _ => each(m),
+            }
+        }
+        if !dump {
+            return Ok(());
+        }
+    }
+    Err(failed(io::Error::other("reply longer than expected")))
+}
+
+fn open() -> io::Result<OwnedFd> {
+    // SAFETY: plain socket call; the descriptor is owned at once.
+    let fd = unsafe {
+        libc::socket(
+            libc::AF_NETLINK,
+            libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+            libc::NETLINK_ROUTE,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd was just returned by socket and is owned by nothing else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let tv = libc::timeval {
+        tv_sec: READ_TIMEOUT.as_secs() as libc::time_t,
+        tv_usec: 0,
+    };
+    // SAFETY: tv is a valid timeval for the length given.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVTIMEO,
+            (&tv as *const libc::timeval).cast(),
+            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(fd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_reads_back_as_its_message_and_attributes() {
+        let req = request(
+            26,
+            0,
+            &[2, 32, 0, 0],
+            &[(1, &[198, 18, 0, 2]), (4, &[7, 0, 0, 0])],
+        );
+        assert_eq!(req.len() % 4, 0);
+        let ms = messages(&req);
+        assert_eq!(ms.len(), 1);
+        assert_eq!(ms[0].kind, 26);
+        let a = attrs(ms[0].payload, 4);
+        assert_eq!(a, [(1, &[198u8, 18, 0, 2][..]), (4, &[7u8, 0, 0, 0][..])]);
+    }
+
+    #[test]
+    fn truncated_or_lying_lengths_end_the_walk() {
+        let req = request(26, 0, &[2, 32, 0, 0], &[(1, &[198, 18, 0, 2])]);
+        assert!(messages(&req[..req.len() - 1]).is_empty());
+        let mut lying = req.clone();
+        lying[0..4].copy_from_slice(&1000u32.to_ne_bytes());
+        assert!(messages(&lying).is_empty());
+        let mut short_attr = req[NLMSG_HDR..].to_vec();
+        short_attr[4..6].copy_from_slice(&200u16.to_ne_bytes());
+        assert!(attrs(&short_attr, 4).is_empty());
+        assert!(attrs(&[1, 2], 4).is_empty());
+    }
+}
