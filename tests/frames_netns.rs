@@ -10,7 +10,8 @@
 
 use super::*;
 use ::frames::af_xdp::{Granted, Mode, XskRx, XskTx};
-use ::frames::packet_tx::{PacketTx, RingSize, SendLimit};
+use ::frames::packet_tx::{PacketTx, RingSize};
+use ::frames::send::SendLimit;
 use ::frames::xdp::{ifindex, Action, PortRange, XdpCounter};
 use ::frames::{Endpoints, FlowPattern, FrameSpec, Frames, SysError};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};

@@ -18,7 +18,8 @@ fn main() {
 #[cfg(target_os = "linux")]
 mod linux {
     use frames::af_xdp::{Mode, XskTx};
-    use frames::packet_tx::{PacketTx, RingSize, SendLimit, TxCounts};
+    use frames::packet_tx::{PacketTx, RingSize};
+    use frames::send::{SendLimit, TxCounts};
     use frames::xdp::{ifindex, Action, PortRange, XdpCounter};
     use frames::{Endpoints, FlowPattern, FrameSpec, Frames, SysError};
     use std::net::{IpAddr, Ipv4Addr};

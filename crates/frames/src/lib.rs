@@ -12,6 +12,8 @@
 //! - [`af_xdp`]: the `xdp` engine's sockets: [`af_xdp::XskTx`] sends, [`af_xdp::XskRx`]
 //!   receives what the counter redirects (zero-copy where the driver offers it, copy mode
 //!   otherwise, as the kernel granted).
+//! - [`send`]: the one send loop both engines run ([`send::FrameTx`]): frame count, time,
+//!   pace, a stop raised from outside, the frames accepted so far.
 //! - [`caps`]: the capabilities each part needs, checked up front.
 //! - [`route`]: the path to a peer (interface, source address, the next hop's MAC), asked of
 //!   the kernel over rtnetlink ([`netlink`]) as `ip route get` and `ip neigh` do.
@@ -42,6 +44,8 @@ pub mod netlink;
 pub mod packet_tx;
 #[cfg(target_os = "linux")]
 pub mod route;
+#[cfg(target_os = "linux")]
+pub mod send;
 #[cfg(target_os = "linux")]
 pub mod xdp;
 #[cfg(target_os = "linux")]

@@ -8,18 +8,18 @@
 //!
 //! What "sent" means: a frame the driver accepted. A frame the driver drops (a veth peer's full
 //! XDP ring, a NIC's full TX queue) comes back AVAILABLE like a sent one, but the kernel then ends
-//! that `send` with an error (ENOBUFS), one per dropped frame, so [`TxCounts::refused`] counts
+//! that `send` with an error (ENOBUFS), one per dropped frame, so [`crate::send::TxCounts::refused`] counts
 //! them, and the sender writes another frame in its place: a run limited to N frames ends with
 //! exactly N accepted by the driver (their sequence numbers then have gaps, one per refusal).
 //!
 //! Invariants: the sender touches only slots it owns (status AVAILABLE); every wait is bounded by
-//! the run's deadline plus [`DRAIN`]; the socket is bound to one interface by index and built with
+//! the run's deadline plus [`crate::send::DRAIN`] (the loop is [`crate::send`]'s); the socket is bound to one interface by index and built with
 //! protocol 0, so it receives nothing.
 
 use crate::error::SysError;
 use crate::frame::Frames;
+use crate::send::{Control, FrameTx, SendLimit, TxCounts};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::time::{Duration, Instant};
 
 const TPACKET_V2: libc::c_int = 1;
 const PACKET_VERSION: libc::c_int = 10;
@@ -30,9 +30,6 @@ const TP_STATUS_SEND_REQUEST: u32 = 1;
 const TP_STATUS_WRONG_FORMAT: u32 = 4;
 /// Where a TX frame's data starts in a TPACKET_V2 slot: TPACKET_ALIGN(sizeof(tpacket2_hdr)).
 const DATA_AT: usize = 32;
-/// How long the sender waits at the end for frames still in the ring.
-pub const DRAIN: Duration = Duration::from_secs(2);
-
 /// The ring's geometry: `slots` slots of `slot_size` bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RingSize {
@@ -53,36 +50,16 @@ impl RingSize {
     }
 }
 
-/// When a run stops: after `frames` frames accepted or after `time`, whichever comes first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SendLimit {
-    /// Frames to send (u64::MAX: no count limit).
-    pub frames: u64,
-    /// The longest the run lasts.
-    pub time: Duration,
-}
-
-/// What a run did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TxCounts {
-    /// Frames the driver accepted.
-    pub sent: u64,
-    /// Bytes of those frames as built (without the FCS).
-    pub bytes: u64,
-    /// Frames the driver dropped (each ended a `send` with an error); resent as new frames.
-    pub refused: u64,
-    /// Frames the kernel refused as malformed (TP_STATUS_WRONG_FORMAT): a bug if ever non-zero.
-    pub wrong_format: u64,
-    /// From the first frame to the last one's completion.
-    pub elapsed: Duration,
-}
-
 /// An AF_PACKET socket with a mapped TX ring, bound to one interface.
 pub struct PacketTx {
     fd: OwnedFd,
     ring: *mut u8,
     ring_len: usize,
     size: RingSize,
+    /// Slots `tail..head` (mod slots, `in_ring` of them) are the kernel's, sent in ring order.
+    head: usize,
+    tail: usize,
+    in_ring: usize,
 }
 
 // SAFETY: the mapping is owned by this value alone and only touched through &mut self.
@@ -183,6 +160,9 @@ impl PacketTx {
                 slots: blocks * per_block,
                 ..size
             },
+            head: 0,
+            tail: 0,
+            in_ring: 0,
         };
         tx.bind(ifindex)?;
         Ok(tx)
@@ -242,68 +222,7 @@ impl PacketTx {
         limit: SendLimit,
         clock: impl Fn() -> u64,
     ) -> Result<TxCounts, SysError> {
-        let len = frames.built_len();
-        let room = self.size.slot_size - DATA_AT;
-        if len > room {
-            return Err(SysError::Slot { len, slot: room });
-        }
-        let slots = self.size.slots;
-        let start = Instant::now();
-        let deadline = start + limit.time;
-        let mut c = TxCounts::default();
-        // Slots tail..head (mod slots) are the kernel's; the kernel sends them in ring order.
-        let (mut head, mut tail, mut in_ring, mut seq, mut completed) = (0, 0, 0usize, 0u64, 0u64);
-        loop {
-            while in_ring > 0 {
-                // SAFETY: status() points into the mapping.
-                match unsafe { self.status(tail).read_volatile() } {
-                    TP_STATUS_AVAILABLE => completed += 1,
-                    TP_STATUS_WRONG_FORMAT => c.wrong_format += 1,
-                    _ => break,
-                }
-                tail = (tail + 1) % slots;
-                in_ring -= 1;
-            }
-            let accepted = completed.saturating_sub(c.refused);
-            let now = Instant::now();
-            let want = limit.frames.saturating_sub(accepted + in_ring as u64);
-            let mut queued = 0u64;
-            while queued < want && in_ring < slots && now < deadline {
-                // SAFETY: head is not between tail and head, so the slot is ours; its data area
-                // is `room` bytes inside the mapping.
-                let data = unsafe {
-                    std::slice::from_raw_parts_mut(
-                        self.ring.add(head * self.size.slot_size + DATA_AT),
-                        room,
-                    )
-                };
-                frames.write(data, seq as usize, seq, clock());
-                let st = self.status(head);
-                // SAFETY: tp_len is the u32 after tp_status in tpacket2_hdr.
-                unsafe { st.add(1).write_volatile(len as u32) };
-                std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
-                // SAFETY: hands the slot to the kernel.
-                unsafe { st.write_volatile(TP_STATUS_SEND_REQUEST) };
-                head = (head + 1) % slots;
-                in_ring += 1;
-                seq += 1;
-                queued += 1;
-            }
-            if in_ring > 0 && self.kick()? {
-                c.refused += 1;
-            }
-            let ended = accepted >= limit.frames || now >= deadline;
-            if (ended && in_ring == 0) || now >= deadline + DRAIN {
-                break;
-            }
-            if queued == 0 {
-                self.wait_writable();
-            }
-        }
-        c.sent = completed.saturating_sub(c.refused);
-        c.bytes = c.sent * len as u64;
-        c.elapsed = start.elapsed();
-        Ok(c)
+        crate::send::send(self, frames, Control::limit(limit), &clock)
     }
 
     /// Waits up to 1 ms for the ring to have room (POLLOUT).
@@ -315,5 +234,65 @@ impl PacketTx {
         };
         // SAFETY: one pollfd, valid for the call.
         unsafe { libc::poll(&mut p, 1, 1) };
+    }
+}
+
+impl FrameTx for PacketTx {
+    fn slot_room(&self) -> usize {
+        self.size.slot_size - DATA_AT
+    }
+
+    fn reap(&mut self) -> (u64, u64) {
+        let (mut done, mut wrong) = (0, 0);
+        while self.in_ring > 0 {
+            // SAFETY: status() points into the mapping.
+            match unsafe { self.status(self.tail).read_volatile() } {
+                TP_STATUS_AVAILABLE => done += 1,
+                TP_STATUS_WRONG_FORMAT => wrong += 1,
+                _ => break,
+            }
+            self.tail = (self.tail + 1) % self.size.slots;
+            self.in_ring -= 1;
+        }
+        (done, wrong)
+    }
+
+    fn room(&self) -> u64 {
+        (self.size.slots - self.in_ring) as u64
+    }
+
+    fn queue(&mut self, frames: &Frames, n: u64, seq: u64, clock: &dyn Fn() -> u64) -> u64 {
+        let (len, room) = (frames.built_len(), self.slot_room());
+        let mut queued = 0;
+        while queued < n && self.in_ring < self.size.slots {
+            // SAFETY: head is not between tail and head, so the slot is ours; its data area is
+            // `room` bytes inside the mapping.
+            let data = unsafe {
+                std::slice::from_raw_parts_mut(
+                    self.ring.add(self.head * self.size.slot_size + DATA_AT),
+                    room,
+                )
+            };
+            let s = seq + queued;
+            frames.write(data, s as usize, s, clock());
+            let st = self.status(self.head);
+            // SAFETY: tp_len is the u32 after tp_status in tpacket2_hdr.
+            unsafe { st.add(1).write_volatile(len as u32) };
+            std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+            // SAFETY: hands the slot to the kernel.
+            unsafe { st.write_volatile(TP_STATUS_SEND_REQUEST) };
+            self.head = (self.head + 1) % self.size.slots;
+            self.in_ring += 1;
+            queued += 1;
+        }
+        queued
+    }
+
+    fn kick(&mut self) -> Result<bool, SysError> {
+        PacketTx::kick(self)
+    }
+
+    fn wait(&self) {
+        self.wait_writable();
     }
 }

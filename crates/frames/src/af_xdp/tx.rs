@@ -7,15 +7,14 @@
 //!
 //! Invariants: a UMEM chunk is either on the free list or in the kernel's hands (tx ring →
 //! completion ring), never both; every wait is bounded by the run's deadline plus
-//! [`DRAIN`].
+//! [`crate::send::DRAIN`] (the loop is [`crate::send`]'s).
 
 use super::socket::{Socket, CHUNK, CHUNKS, PGOFF_TX_RING, XDP_TX_RING};
 use super::{ring::Ring, Desc, Granted, Mode};
 use crate::error::SysError;
 use crate::frame::Frames;
-use crate::packet_tx::{SendLimit, TxCounts, DRAIN};
+use crate::send::{Control, FrameTx, SendLimit, TxCounts};
 use std::os::fd::AsRawFd;
-use std::time::Instant;
 
 const TX_ENTRIES: u32 = 2048;
 
@@ -101,7 +100,7 @@ impl XskTx {
     }
 
     /// Puts up to `n` frames on the tx ring from sequence number `seq`; returns how many.
-    fn queue(&mut self, frames: &Frames, n: u64, seq: u64, clock: &impl Fn() -> u64) -> u64 {
+    fn queue(&mut self, frames: &Frames, n: u64, seq: u64, clock: &dyn Fn() -> u64) -> u64 {
         let len = frames.built_len();
         let mut done = 0;
         while done < n {
@@ -131,44 +130,33 @@ impl XskTx {
         limit: SendLimit,
         clock: impl Fn() -> u64,
     ) -> Result<TxCounts, SysError> {
-        let len = frames.built_len();
-        if len > CHUNK {
-            return Err(SysError::Slot { len, slot: CHUNK });
-        }
-        let start = Instant::now();
-        let deadline = start + limit.time;
-        let mut c = TxCounts::default();
-        let (mut submitted, mut completed) = (0u64, 0u64);
-        loop {
-            completed += self.complete();
-            let in_flight = submitted - completed;
-            let accepted = completed.saturating_sub(c.refused);
-            let now = Instant::now();
-            let room = self.tx.entries() - self.tx.local.wrapping_sub(self.tx.consumer());
-            let want = limit
-                .frames
-                .saturating_sub(accepted + in_flight)
-                .min(u64::from(room));
-            let n = if now < deadline {
-                self.queue(frames, want, submitted, &clock)
-            } else {
-                0
-            };
-            submitted += n;
-            if submitted > completed && self.kick()? {
-                c.refused += 1;
-            }
-            let ended = accepted >= limit.frames || now >= deadline;
-            if (ended && submitted == completed) || now >= deadline + DRAIN {
-                break;
-            }
-            if n == 0 {
-                std::thread::yield_now();
-            }
-        }
-        c.sent = completed.saturating_sub(c.refused);
-        c.bytes = c.sent * len as u64;
-        c.elapsed = start.elapsed();
-        Ok(c)
+        crate::send::send(self, frames, Control::limit(limit), &clock)
+    }
+}
+
+impl FrameTx for XskTx {
+    fn slot_room(&self) -> usize {
+        CHUNK
+    }
+
+    fn reap(&mut self) -> (u64, u64) {
+        (self.complete(), 0)
+    }
+
+    fn room(&self) -> u64 {
+        let ring = self.tx.entries() - self.tx.local.wrapping_sub(self.tx.consumer());
+        u64::from(ring).min(self.free.len() as u64)
+    }
+
+    fn queue(&mut self, frames: &Frames, n: u64, seq: u64, clock: &dyn Fn() -> u64) -> u64 {
+        XskTx::queue(self, frames, n, seq, clock)
+    }
+
+    fn kick(&mut self) -> Result<bool, SysError> {
+        XskTx::kick(self)
+    }
+
+    fn wait(&self) {
+        std::thread::yield_now();
     }
 }
