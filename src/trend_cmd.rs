@@ -64,18 +64,7 @@ pub enum TrendFormat {
 
 /// Prints each series' history and change points.
 pub fn run(args: &TrendArgs) -> Result<()> {
-    if !(0.005..=0.5).contains(&args.alpha) {
-        bail!(
-            "--alpha {}: give a significance from 0.005 to 0.5, e.g. 0.01",
-            args.alpha
-        );
-    }
-    if !(0.0..100.0).contains(&args.min_change) {
-        bail!(
-            "--min-change {}: give a percent from 0 to below 100, e.g. 1",
-            args.min_change
-        );
-    }
+    let at = analysis::change_points::Threshold::new(args.alpha, args.min_change)?;
     let kind = crate::store_args::parse_kind_arg(args.kind.as_deref())?;
     let keep = |r: &StoredRun| {
         kind.is_none_or(|k| r.record.kind == k)
@@ -92,10 +81,6 @@ pub fn run(args: &TrendArgs) -> Result<()> {
     if input.iter().all(|s| s.runs.len() < 2) {
         bail!("no series with two runs or more to draw a trend from (see `linerate runs`)");
     }
-    let at = analysis::change_points::Threshold {
-        alpha: args.alpha,
-        min_change_pct: args.min_change,
-    };
     let Some(t) = trend(&input, args.metric.as_deref(), at) else {
         let names = report::check::metric_names().join(", ");
         bail!(

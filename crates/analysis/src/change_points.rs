@@ -38,6 +38,34 @@ pub struct Threshold {
     pub min_change_pct: f64,
 }
 
+/// A [`Threshold`] out of range, named by the `trend` flag that sets it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ThresholdError {
+    /// A significance outside 0.005..=0.5.
+    #[error("--alpha {0}: give a significance from 0.005 to 0.5, e.g. 0.01")]
+    Alpha(f64),
+    /// A minimum change outside 0..100 percent.
+    #[error("--min-change {0}: give a percent from 0 to below 100, e.g. 1")]
+    MinChange(f64),
+}
+
+impl Threshold {
+    /// A threshold, when both values are in range: a permutation test of 199 shuffles cannot
+    /// tell a p below 0.005, and a change of 100 % or more is no level shift to look for.
+    pub fn new(alpha: f64, min_change_pct: f64) -> Result<Self, ThresholdError> {
+        if !(0.005..=0.5).contains(&alpha) {
+            return Err(ThresholdError::Alpha(alpha));
+        }
+        if !(0.0..100.0).contains(&min_change_pct) {
+            return Err(ThresholdError::MinChange(min_change_pct));
+        }
+        Ok(Threshold {
+            alpha,
+            min_change_pct,
+        })
+    }
+}
+
 impl Default for Threshold {
     fn default() -> Self {
         Threshold {

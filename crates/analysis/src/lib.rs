@@ -9,6 +9,7 @@
 //! - [`cost`]: service demand, CPU per byte moved; [`link`]: the link speed from the hosts;
 //! - [`partial`]: an incomplete run's server figures, from its last answered poll;
 //! - [`loss`]: where a UDP test's lost datagrams went, from the kernel's drop counters;
+//! - [`metric_id`]: the one list of metrics (`MetricId`): names, summarized keys, headlines;
 //! - [`tcp_time`]: where TCP senders' time went (the kernel's chrono figures);
 //! - [`streams`]: how evenly parallel streams shared a direction;
 //! - [`verdict`]: what limited each direction, with the evidence;
@@ -27,6 +28,7 @@ pub mod cost;
 pub mod intervals;
 pub mod link;
 pub mod loss;
+pub mod metric_id;
 pub mod partial;
 pub mod raw;
 pub mod repeat;

@@ -282,11 +282,10 @@ impl RepeatStats {
 /// The figure that decides `--until-ci` and leads a summary: transactions/s for a
 /// request/response test, receiver throughput otherwise.
 pub fn primary_metric(kind: TestKind) -> &'static str {
-    if kind.is_rr() {
-        "transactions_per_s"
-    } else {
-        "throughput_bps"
-    }
+    // Every headline is a summarized figure (metric_id's tests hold it).
+    crate::metric_id::MetricId::headline(kind)
+        .key()
+        .unwrap_or("throughput_bps")
 }
 
 /// Reads the figures of one run that repetitions summarize: `(name with unit, value)`, e.g.

@@ -7,6 +7,7 @@
 //! otherwise. Text, JSON and JUnit XML are written in `check_text`.
 
 use analysis::ab::{self, AbResult, Finding};
+use analysis::metric_id::MetricId;
 use serde::Serialize;
 use wire::TestKind;
 
@@ -15,19 +16,19 @@ use crate::{metrics, Better, LabeledRuns, Metric};
 /// The metrics checked when the command line names none: the figures a regression is about
 /// (goodput, the cost of a byte, loss, transaction rate, latency, responsiveness), not every
 /// row `compare` shows (CPU percentages and per-direction repeats are too noisy to gate on).
-pub const DEFAULT_METRICS: [&str; 12] = [
-    "throughput",
-    "throughput c->s",
-    "throughput s->c",
-    "sender CPU per GB",
-    "receiver CPU per GB",
-    "loss",
-    "transactions",
-    "latency p50",
-    "latency p99",
-    "loaded latency p50",
-    "rpm",
-    "received",
+pub const DEFAULT_METRICS: [MetricId; 12] = [
+    MetricId::Throughput,
+    MetricId::ThroughputUp,
+    MetricId::ThroughputDown,
+    MetricId::SenderCpuPerGb,
+    MetricId::ReceiverCpuPerGb,
+    MetricId::Loss,
+    MetricId::Transactions,
+    MetricId::LatencyP50,
+    MetricId::LatencyP99,
+    MetricId::LoadedLatencyP50,
+    MetricId::Rpm,
+    MetricId::Received,
 ];
 
 /// One side of a check.
@@ -103,7 +104,7 @@ pub struct CheckOptions<'a> {
 
 /// The names `--metric` takes, in row order.
 pub fn metric_names() -> Vec<&'static str> {
-    metrics().iter().map(|m| m.name).collect()
+    MetricId::ALL.iter().map(|m| m.name()).collect()
 }
 
 /// Checks `candidate` against `baseline` (each already without its unfinished runs, as
@@ -111,8 +112,8 @@ pub fn metric_names() -> Vec<&'static str> {
 /// refuse (see [`metric_names`]).
 pub fn check(baseline: &LabeledRuns, candidate: &LabeledRuns, opts: &CheckOptions) -> Check {
     let wanted = |m: &Metric| match opts.metrics.is_empty() {
-        true => DEFAULT_METRICS.contains(&m.name),
-        false => opts.metrics.iter().any(|n| n == m.name),
+        true => DEFAULT_METRICS.contains(&m.id),
+        false => opts.metrics.iter().any(|n| n == m.name()),
     };
     let figures: Vec<MetricCheck> = metrics()
         .iter()
@@ -170,7 +171,7 @@ fn metric_check(
         return None;
     }
     Some(MetricCheck {
-        metric: m.name,
+        metric: m.name(),
         unit: m.unit,
         better: m.better,
         baseline_runs: b.len(),

@@ -71,13 +71,13 @@ impl Comparison {
             }
             let repeats = rows
                 .iter()
-                .any(|r| m.repeats.contains(&r.metric.as_str()) && r.values == values);
+                .any(|r| m.repeats.iter().any(|id| id.name() == r.metric) && r.values == values);
             if repeats {
                 continue;
             }
             let ratios = ratios(&values);
             rows.push(Row {
-                metric: m.name.to_string(),
+                metric: m.name().to_string(),
                 unit: m.unit.to_string(),
                 better: m.better,
                 values,

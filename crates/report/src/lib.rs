@@ -60,7 +60,7 @@ pub use export::{export_runs, write_comparison, write_comparisons, CompareFormat
 pub use json::write_test_run;
 pub use labeled::LabeledRuns;
 pub use mesh::{MeshCell, MeshFigure, MeshMatrix};
-pub use metrics::{metrics, summarized_figures, Better, Metric};
+pub use metrics::{metric, metrics, summarized_figures, Better, Metric};
 pub use pps::{cell as pps_cell, MatrixKind, PpsMatrix};
 pub use runs_table::RunsTable;
 pub use sections::{sections, Section};

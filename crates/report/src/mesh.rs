@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use analysis::metric_id::MetricId;
 use results::store::{RunId, StoredRun};
 use results::RunRecord;
 use serde::{Deserialize, Serialize};
@@ -47,17 +48,16 @@ pub struct MeshCell {
 impl MeshCell {
     /// The cell of a run of `from` towards `to`.
     pub fn of_run(from: &str, to: &str, record: &RunRecord, run: Option<RunId>) -> Self {
-        // The figures as the one metric list reads them (`metrics.rs`).
-        let figures = crate::metrics::summarized_figures(record);
-        let figure = |key: &str| figures.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
+        // The figures as the one metric list reads them (`metrics.rs`), in base units.
+        let figure = |id: MetricId| (crate::metrics::metric(id).base)(record);
         let stream = matches!(record.kind, TestKind::TcpStream | TestKind::UdpStream);
         Self {
             from: from.into(),
             to: to.into(),
-            throughput_bps: figure("throughput_bps").filter(|_| stream),
-            loss_pct: figure("loss_pct").filter(|_| record.kind == TestKind::UdpStream),
-            rtt_p50_us: figure("rtt_p50_us"),
-            connections_per_s: record.summary.rr.and_then(|r| r.connections_per_s),
+            throughput_bps: figure(MetricId::Throughput).filter(|_| stream),
+            loss_pct: figure(MetricId::Loss).filter(|_| record.kind == TestKind::UdpStream),
+            rtt_p50_us: figure(MetricId::LatencyP50),
+            connections_per_s: figure(MetricId::Connections),
             run,
             error: None,
         }

@@ -9,6 +9,7 @@
 //! sends), so a figure does not show twice under two names. The `rpm` rows read a `linerate
 //! rpm` direction's stored run (`summary.rpm`) only.
 
+use analysis::metric_id::MetricId;
 use results::{FlowSummary, RunRecord};
 use serde::{Deserialize, Serialize};
 use wire::spec::Flow;
@@ -23,11 +24,11 @@ pub enum Better {
     Lower,
 }
 
-/// One comparable figure of a run.
+/// One comparable figure of a run: how [`MetricId`] reads and shows.
 #[derive(Debug, Clone, Copy)]
 pub struct Metric {
-    /// Row name, e.g. `throughput`.
-    pub name: &'static str,
+    /// Which metric.
+    pub id: MetricId,
     /// Unit of the value, e.g. `Mbit/s`.
     pub unit: &'static str,
     /// Which way is better.
@@ -37,24 +38,38 @@ pub struct Metric {
     pub base: fn(&RunRecord) -> Option<f64>,
     /// Base units per `unit` (1e6 for Mbit/s over bit/s, else 1).
     pub per_unit: f64,
-    /// The figure's name in base units where repetitions summarize it (`throughput_bps`,
-    /// `rtt_p50_us`: the names of the repeat statistics' JSON); `None` where they do not.
-    pub key: Option<&'static str>,
     /// Earlier metrics this one may only repeat: a comparison leaves this row out when its
     /// values equal one of theirs in every column.
-    pub repeats: &'static [&'static str],
+    pub repeats: &'static [MetricId],
 }
 
 impl Metric {
+    /// Its row name, e.g. `throughput`.
+    pub fn name(&self) -> &'static str {
+        self.id.name()
+    }
+
+    /// The figure's name in base units where repetitions summarize it (`throughput_bps`,
+    /// `rtt_p50_us`: the names of the repeat statistics' JSON); `None` where they do not.
+    pub fn key(&self) -> Option<&'static str> {
+        self.id.key()
+    }
+
     /// The figure of `r` in `unit`; `None` when it does not apply.
     pub fn value(&self, r: &RunRecord) -> Option<f64> {
         (self.base)(r).map(|v| v / self.per_unit)
     }
 }
 
-/// Every metric, in row order.
+/// Every metric, in row order ([`MetricId::ALL`]'s).
 pub fn metrics() -> &'static [Metric] {
     &METRICS
+}
+
+/// How `id` reads and shows.
+pub fn metric(id: MetricId) -> &'static Metric {
+    // METRICS is in MetricId order: `the_table_is_in_metric_id_order` holds it.
+    &METRICS[id as usize]
 }
 
 /// The figures of `r` that repetitions summarize, by key and in base units, in row order; a
@@ -62,7 +77,7 @@ pub fn metrics() -> &'static [Metric] {
 pub fn summarized_figures(r: &RunRecord) -> Vec<(&'static str, f64)> {
     METRICS
         .iter()
-        .filter_map(|m| Some((m.key?, (m.base)(r)?)))
+        .filter_map(|m| Some((m.key()?, (m.base)(r)?)))
         .collect()
 }
 
@@ -102,6 +117,7 @@ fn efficiency(f: Option<&FlowSummary>) -> Option<results::Efficiency> {
 }
 
 use Better::{Higher, Lower};
+use MetricId as M;
 
 /// An efficiency figure's unit, which way is better, and base units per unit.
 type EfficiencyUnit = (&'static str, Better, f64);
@@ -111,198 +127,181 @@ const CPU_S_PER_GB: EfficiencyUnit = ("CPU s/GB", Lower, 1.0);
 
 /// One end's efficiency row (`efficiency`), not summarized over repetitions.
 const fn per_end(
-    name: &'static str,
+    id: MetricId,
     (unit, better, per_unit): EfficiencyUnit,
     base: fn(&RunRecord) -> Option<f64>,
 ) -> Metric {
     Metric {
-        name,
+        id,
         unit,
         better,
         base,
         per_unit,
-        key: None,
         repeats: &[],
     }
 }
 
 static METRICS: [Metric; 37] = [
     Metric {
-        name: "throughput",
+        id: M::Throughput,
         unit: "Mbit/s",
         better: Higher,
         base: |r| Some(r.summary.throughput_bps),
         per_unit: MBIT,
-        key: Some("throughput_bps"),
         repeats: &[],
     },
     Metric {
-        name: "throughput c->s",
+        id: M::ThroughputUp,
         unit: "Mbit/s",
         better: Higher,
         base: |r| flow(r, Flow::ClientToServer).map(|f| f.throughput_bps),
         per_unit: MBIT,
-        key: None,
         repeats: &[],
     },
     Metric {
-        name: "throughput s->c",
+        id: M::ThroughputDown,
         unit: "Mbit/s",
         better: Higher,
         base: |r| flow(r, Flow::ServerToClient).map(|f| f.throughput_bps),
         per_unit: MBIT,
-        key: None,
         repeats: &[],
     },
     Metric {
-        name: "client CPU",
+        id: M::ClientCpu,
         unit: "%",
         better: Lower,
         base: |r| Some(r.summary.local_cpu_pct),
         per_unit: 1.0,
-        key: Some("local_cpu_pct"),
         repeats: &[],
     },
     Metric {
-        name: "server CPU",
+        id: M::ServerCpu,
         unit: "%",
         better: Lower,
         base: |r| Some(r.summary.remote_cpu_pct),
         per_unit: 1.0,
-        key: Some("remote_cpu_pct"),
         repeats: &[],
     },
     Metric {
-        name: "sender CPU",
+        id: M::SenderCpu,
         unit: "%",
         better: Lower,
         base: |r| only_flow(r).map(|f| f.sender_cpu_pct),
         per_unit: 1.0,
-        key: None,
-        repeats: &["client CPU", "server CPU"],
+        repeats: &[M::ClientCpu, M::ServerCpu],
     },
     Metric {
-        name: "receiver CPU",
+        id: M::ReceiverCpu,
         unit: "%",
         better: Lower,
         base: |r| only_flow(r).map(|f| f.receiver_cpu_pct),
         per_unit: 1.0,
-        key: None,
-        repeats: &["client CPU", "server CPU"],
+        repeats: &[M::ClientCpu, M::ServerCpu],
     },
-    per_end("sender efficiency", GBIT_PER_CORE, |r| {
+    per_end(M::SenderEfficiency, GBIT_PER_CORE, |r| {
         efficiency(only_flow(r))?.sender_goodput_bps_per_core
     }),
-    per_end("receiver efficiency", GBIT_PER_CORE, |r| {
+    per_end(M::ReceiverEfficiency, GBIT_PER_CORE, |r| {
         efficiency(only_flow(r))?.receiver_goodput_bps_per_core
     }),
-    per_end("sender efficiency c->s", GBIT_PER_CORE, |r| {
+    per_end(M::SenderEfficiencyUp, GBIT_PER_CORE, |r| {
         efficiency(flow(r, Flow::ClientToServer))?.sender_goodput_bps_per_core
     }),
-    per_end("receiver efficiency c->s", GBIT_PER_CORE, |r| {
+    per_end(M::ReceiverEfficiencyUp, GBIT_PER_CORE, |r| {
         efficiency(flow(r, Flow::ClientToServer))?.receiver_goodput_bps_per_core
     }),
-    per_end("sender efficiency s->c", GBIT_PER_CORE, |r| {
+    per_end(M::SenderEfficiencyDown, GBIT_PER_CORE, |r| {
         efficiency(flow(r, Flow::ServerToClient))?.sender_goodput_bps_per_core
     }),
-    per_end("receiver efficiency s->c", GBIT_PER_CORE, |r| {
+    per_end(M::ReceiverEfficiencyDown, GBIT_PER_CORE, |r| {
         efficiency(flow(r, Flow::ServerToClient))?.receiver_goodput_bps_per_core
     }),
-    per_end("sender pps per core", MPPS_PER_CORE, |r| {
+    per_end(M::SenderPpsPerCore, MPPS_PER_CORE, |r| {
         efficiency(only_flow(r))?.sender_pps_per_core
     }),
-    per_end("receiver pps per core", MPPS_PER_CORE, |r| {
+    per_end(M::ReceiverPpsPerCore, MPPS_PER_CORE, |r| {
         efficiency(only_flow(r))?.receiver_pps_per_core
     }),
-    per_end("sender CPU per GB", CPU_S_PER_GB, |r| {
+    per_end(M::SenderCpuPerGb, CPU_S_PER_GB, |r| {
         efficiency(only_flow(r))?.sender_cpu_s_per_gb
     }),
-    per_end("receiver CPU per GB", CPU_S_PER_GB, |r| {
+    per_end(M::ReceiverCpuPerGb, CPU_S_PER_GB, |r| {
         efficiency(only_flow(r))?.receiver_cpu_s_per_gb
     }),
     Metric {
-        name: "PI",
+        id: M::PerformanceIndex,
         unit: "T/C×T/L",
         better: Higher,
         base: |r| r.summary.performance_index,
         per_unit: 1.0,
-        key: None,
         repeats: &[],
     },
     Metric {
-        name: "retransmits",
+        id: M::Retransmits,
         unit: "segments",
         better: Lower,
         base: |r| r.summary.retransmits.map(f64::from),
         per_unit: 1.0,
-        key: Some("retransmits"),
         repeats: &[],
     },
     Metric {
-        name: "RTT",
+        id: M::Rtt,
         unit: "µs",
         better: Lower,
         base: |r| r.summary.rtt_us.map(f64::from),
         per_unit: 1.0,
-        key: None,
         repeats: &[],
     },
     Metric {
-        name: "loss",
+        id: M::Loss,
         unit: "%",
         better: Lower,
         base: |r| r.summary.udp.map(|u| u.loss_pct),
         per_unit: 1.0,
-        key: Some("loss_pct"),
         repeats: &[],
     },
     Metric {
-        name: "received",
+        id: M::Received,
         unit: "packets/s",
         better: Higher,
         base: |r| r.summary.udp.map(|u| u.pps_received),
         per_unit: 1.0,
-        key: Some("pps_received"),
         repeats: &[],
     },
     Metric {
-        name: "jitter",
+        id: M::Jitter,
         unit: "µs",
         better: Lower,
         base: |r| r.summary.udp.map(|u| u.jitter_us),
         per_unit: 1.0,
-        key: None,
         repeats: &[],
     },
     Metric {
-        name: "out of order",
+        id: M::OutOfOrder,
         unit: "packets",
         better: Lower,
         base: |r| r.summary.udp.map(|u| u.packets_out_of_order as f64),
         per_unit: 1.0,
-        key: None,
         repeats: &[],
     },
     Metric {
-        name: "transactions",
+        id: M::Transactions,
         unit: "1/s",
         better: Higher,
         base: |r| r.summary.rr.map(|rr| rr.transactions_per_s),
         per_unit: 1.0,
-        key: Some("transactions_per_s"),
         repeats: &[],
     },
     Metric {
-        name: "connections",
+        id: M::Connections,
         unit: "1/s",
         better: Higher,
         base: |r| r.summary.rr.and_then(|rr| rr.connections_per_s),
         per_unit: 1.0,
-        key: None,
         repeats: &[],
     },
     Metric {
-        name: "lost transactions",
+        id: M::LostTransactions,
         unit: "transactions",
         better: Lower,
         base: |r| {
@@ -312,65 +311,58 @@ static METRICS: [Metric; 37] = [
                 .map(|n| n as f64)
         },
         per_unit: 1.0,
-        key: None,
         repeats: &[],
     },
     Metric {
-        name: "latency p50",
+        id: M::LatencyP50,
         unit: "µs",
         better: Lower,
         base: |r| latency(r).map(|l| l.p50),
         per_unit: 1.0,
-        key: Some("rtt_p50_us"),
         repeats: &[],
     },
     Metric {
-        name: "latency p90",
+        id: M::LatencyP90,
         unit: "µs",
         better: Lower,
         base: |r| latency(r).map(|l| l.p90),
         per_unit: 1.0,
-        key: None,
         repeats: &[],
     },
     Metric {
-        name: "latency p99",
+        id: M::LatencyP99,
         unit: "µs",
         better: Lower,
         base: |r| latency(r).map(|l| l.p99),
         per_unit: 1.0,
-        key: Some("rtt_p99_us"),
         repeats: &[],
     },
     Metric {
-        name: "latency p99.9",
+        id: M::LatencyP999,
         unit: "µs",
         better: Lower,
         base: |r| latency(r).map(|l| l.p999),
         per_unit: 1.0,
-        key: None,
         repeats: &[],
     },
     Metric {
-        name: "latency p99.99",
+        id: M::LatencyP9999,
         unit: "µs",
         better: Lower,
         base: |r| latency(r).map(|l| l.p9999),
         per_unit: 1.0,
-        key: None,
         repeats: &[],
     },
     Metric {
-        name: "latency max",
+        id: M::LatencyMax,
         unit: "µs",
         better: Lower,
         base: |r| latency(r).map(|l| l.max),
         per_unit: 1.0,
-        key: None,
         repeats: &[],
     },
     Metric {
-        name: "loaded latency p50",
+        id: M::LoadedLatencyP50,
         unit: "µs",
         better: Lower,
         base: |r| {
@@ -380,34 +372,30 @@ static METRICS: [Metric; 37] = [
                 .map(|l| l.p50)
         },
         per_unit: 1.0,
-        key: Some("loaded_rtt_p50_us"),
         repeats: &[],
     },
     Metric {
-        name: "rpm",
+        id: M::Rpm,
         unit: "round trips/min",
         better: Higher,
         base: |r| rpm(r)?.responsiveness.map(|x| x.rpm),
         per_unit: 1.0,
-        key: None,
         repeats: &[],
     },
     Metric {
-        name: "rpm self p50",
+        id: M::RpmSelfP50,
         unit: "ms",
         better: Lower,
         base: |r| rpm_p50(&rpm(r)?.self_ms),
         per_unit: 1.0,
-        key: None,
         repeats: &[],
     },
     Metric {
-        name: "rpm foreign p50",
+        id: M::RpmForeignP50,
         unit: "ms",
         better: Lower,
         base: |r| rpm_p50(&rpm(r)?.foreign_rr_ms),
         per_unit: 1.0,
-        key: None,
         repeats: &[],
     },
 ];
@@ -416,8 +404,14 @@ static METRICS: [Metric; 37] = [
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_table_is_in_metric_id_order() {
+        let ids: Vec<MetricId> = metrics().iter().map(|m| m.id).collect();
+        assert_eq!(ids, MetricId::ALL);
+    }
+
     fn value(name: &str, r: &RunRecord) -> Option<f64> {
-        metrics().iter().find(|m| m.name == name)?.value(r)
+        metric(name.parse().ok()?).value(r)
     }
 
     #[test]
@@ -439,7 +433,7 @@ mod tests {
         assert_eq!(value("receiver CPU per GB", &r), None);
         assert_eq!(value("receiver pps per core", &r), Some(2.5));
         assert_eq!(value("sender efficiency c->s", &r), None, "one direction");
-        let m = |name| metrics().iter().find(|m| m.name == name).unwrap();
+        let m = |name: &str| metric(name.parse().unwrap());
         assert_eq!(m("sender efficiency").unit, "Gbit/s per core");
         assert_eq!(m("sender efficiency").better, Higher);
         assert_eq!(m("receiver CPU per GB").better, Lower);
@@ -469,7 +463,7 @@ mod tests {
             assert!(want.is_some_and(|v| v > 0.0), "{name}: fixture has it");
             assert_eq!(value(name, &rpm), want, "{name}");
         }
-        let m = |name| metrics().iter().find(|m| m.name == name).unwrap();
+        let m = |name: &str| metric(name.parse().unwrap());
         assert_eq!(m("rpm").better, Higher);
         assert_eq!(m("rpm self p50").better, Lower);
         assert_eq!(m("rpm foreign p50").unit, "ms");

@@ -8,7 +8,9 @@ use serde::Serialize;
 use crate::congestion_text::congestion_cell;
 use crate::format::{opt_value, utc};
 use crate::headline::target_label;
+use crate::metrics::metric;
 use crate::LabeledRuns;
+use analysis::metric_id::MetricId;
 
 /// One line per run, as text cells; columns no run has are left out.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -21,24 +23,32 @@ pub struct RunsTable {
     pub text_columns: usize,
 }
 
-type Cell = fn(&results::RunRecord) -> Option<f64>;
+type Cell = Box<dyn Fn(&results::RunRecord) -> Option<f64>>;
 
-const NUMBERS: [(&str, Cell); 8] = [
-    ("duration (s)", |r| Some(r.summary.duration_s)),
-    ("throughput (Mbit/s)", |r| {
-        Some(r.summary.throughput_bps / 1e6)
-    }),
-    ("client CPU (%)", |r| Some(r.summary.local_cpu_pct)),
-    ("server CPU (%)", |r| Some(r.summary.remote_cpu_pct)),
-    ("retransmits", |r| r.summary.retransmits.map(f64::from)),
-    ("loss (%)", |r| r.summary.udp.map(|u| u.loss_pct)),
-    ("transactions (1/s)", |r| {
-        r.summary.rr.map(|rr| rr.transactions_per_s)
-    }),
-    ("latency p99 (µs)", |r| {
-        r.summary.rr.and_then(|rr| rr.latency_us).map(|l| l.p99)
-    }),
+/// The figures a run list shows after its duration, in this order, headed `name (unit)`.
+const NUMBERS: [MetricId; 7] = [
+    MetricId::Throughput,
+    MetricId::ClientCpu,
+    MetricId::ServerCpu,
+    MetricId::Retransmits,
+    MetricId::Loss,
+    MetricId::Transactions,
+    MetricId::LatencyP99,
 ];
+
+/// The duration, then [`NUMBERS`], each with its header.
+fn numbers() -> Vec<(String, Cell)> {
+    let duration: (String, Cell) = (
+        "duration (s)".into(),
+        Box::new(|r| Some(r.summary.duration_s)),
+    );
+    let figures = NUMBERS.iter().map(|&id| {
+        let m = metric(id);
+        let cell: Cell = Box::new(move |r| m.value(r));
+        (format!("{} ({})", m.name(), m.unit), cell)
+    });
+    std::iter::once(duration).chain(figures).collect()
+}
 
 impl RunsTable {
     /// The runs of every column, one line each.
@@ -63,8 +73,8 @@ impl RunsTable {
             })
             .collect();
         let show_tags = runs.iter().any(|(_, t, _)| !t.is_empty());
-        let numbers: Vec<&(&str, Cell)> = NUMBERS
-            .iter()
+        let numbers: Vec<(String, Cell)> = numbers()
+            .into_iter()
             .filter(|(_, f)| runs.iter().any(|(_, _, r)| f(r).is_some()))
             .collect();
         let congestion: Vec<Option<String>> =
@@ -79,7 +89,7 @@ impl RunsTable {
             headers.push("congestion".into());
         }
         let text_columns = headers.len();
-        headers.extend(numbers.iter().map(|(h, _)| h.to_string()));
+        headers.extend(numbers.iter().map(|(h, _)| h.clone()));
         let rows = runs
             .iter()
             .zip(congestion)

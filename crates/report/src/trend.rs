@@ -8,12 +8,14 @@
 use std::cmp::Ordering;
 
 use analysis::change_points::{change_points, ChangePoint, Threshold};
+use analysis::metric_id::MetricId;
 use results::store::StoredRun;
 use serde::Serialize;
 use wire::TestKind;
 
 use crate::format::value;
-use crate::{metrics, Better, Metric};
+use crate::metrics::metric as metric_of;
+use crate::{Better, Metric};
 
 /// A series before analysis: its key and its runs (id, record) in order.
 pub struct SeriesRuns<'a> {
@@ -86,21 +88,22 @@ pub struct Trend {
 }
 
 /// The metric a series is drawn in when none is named: the headline of its kind.
-pub fn default_metric(kind: TestKind) -> &'static str {
-    match kind {
-        k if k.is_rr() => "transactions",
-        _ => "throughput",
-    }
+pub fn default_metric(kind: TestKind) -> MetricId {
+    MetricId::headline(kind)
 }
 
 /// Each series' history in `metric` (`None`: the kind's headline) and its change points by
 /// `threshold`. A metric name not in `compare`'s list gives `None`.
 pub fn trend(series: &[SeriesRuns], metric: Option<&str>, threshold: Threshold) -> Option<Trend> {
-    let find = |name: &str| metrics().iter().find(|m| m.name == name);
+    let find = |name: &str| name.parse().ok().map(metric_of);
     let mut out = Vec::new();
     for s in series {
         let kind = s.runs.first().map(|(_, r)| r.kind);
-        let m = find(metric.unwrap_or_else(|| kind.map_or("throughput", default_metric)))?;
+        let headline = kind.map_or(MetricId::Throughput, default_metric);
+        let m = match metric {
+            Some(name) => find(name)?,
+            None => metric_of(headline),
+        };
         out.push(one_series(s, kind, m, threshold));
     }
     Some(Trend {
@@ -142,7 +145,7 @@ fn one_series(s: &SeriesRuns, test: Option<TestKind>, m: &Metric, at: Threshold)
     TrendSeries {
         key: s.key.clone(),
         test,
-        metric: m.name,
+        metric: m.name(),
         unit: m.unit,
         better: m.better,
         points,

@@ -13,6 +13,7 @@ use serde::Serialize;
 use crate::knob::Phase;
 use crate::result::{Stopped, SweepKind, SweepParameter, SweepPoint, SweepResult};
 use crate::run::RepeatResult;
+use analysis::metric_id::MetricId;
 use analysis::repeat::RepeatStats;
 
 /// A writer that failed: the output stream, or the CSV or JSON encoder.
@@ -233,7 +234,7 @@ fn repeat_columns(points: &[SweepPoint]) -> Vec<Col<'static>> {
     let in_bits = points
         .iter()
         .find_map(|p| p.repeat.first())
-        .is_none_or(|s| s.primary == "throughput_bps");
+        .is_none_or(|s| Some(s.primary.as_str()) == MetricId::Throughput.key());
     let (unit, fmt): (&str, fn(f64) -> String) = if in_bits {
         ("RATE", rate)
     } else {
