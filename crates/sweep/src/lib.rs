@@ -26,9 +26,10 @@
 //!
 //! Why the methods live here and not in `session` or a crate of their own: they are
 //! orchestration over the protocol's client, as the sweeps are, and the sweeps carry their
-//! parts (a point's [`ProbePlan`], the mesh's [`mesh::PairRunner`]); a methods crate beside this
-//! one would depend on it for those two items alone, and `session` would depend on it for them
-//! as it did. So `session` stays the protocol's two ends, and this crate is the one above it.
+//! parts (a point's [`ProbePlan`], the mesh's [`mesh::PairRunner`]): a methods crate beside this
+//! one would depend on it for those two items alone, the thin edge `session` → `sweep` was
+//! (tests/architecture/uses.rs). So `session` stays the protocol's two ends, with nothing of
+//! the sweeps, and this crate is the one above it.
 //!
 //! Invariants: every point is a run handed to the runner, tagged with the sweep and its value;
 //! a sweep that stops (Ctrl-C, a failed run or knob command) keeps every finished point;
@@ -37,7 +38,7 @@
 //! stderr). The executors see tests only through their runner traits, so they run against a
 //! mock; the methods (`probe`, `rpm`, `mesh::RelayPairs`) open sessions through
 //! `session::client`. Depends on `session`, `plan` (a knob command's words), `analysis`,
-//! `report`, `results`, `wire` and `measure`.
+//! `report`, `events`, `results`, `wire` and `measure`.
 
 pub mod interrupt;
 pub mod knob;
