@@ -21,8 +21,8 @@ use crate::test_args::{CommonArgs, RunPlan, TcpArgs, UdpArgs};
 use events::{JsonLines, Observer};
 use report::chart::ImageFormat;
 use session::client::{self, Silent};
-use session::probe;
 use sweep::output::{self as sweep_output, Format};
+use sweep::probe;
 
 /// How a client command ended (for the exit code).
 #[derive(Debug, Default)]

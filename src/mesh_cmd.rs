@@ -13,9 +13,8 @@ use events::{JsonLines, Observer};
 use report::{MeshCell, MeshMatrix};
 use results::store::Tags;
 use results::RunRecord;
-use session::relay::{PairError, RelayPairs};
 use session::target::resolve;
-use sweep::mesh::{run_mesh, CellOutcome, MeshPlan, MeshProgress};
+use sweep::mesh::{run_mesh, CellOutcome, MeshPlan, MeshProgress, PairError, RelayPairs};
 
 use crate::commands::RunOutcome;
 use crate::store_args::{RunStore, StoreArgs};

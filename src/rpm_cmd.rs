@@ -1,4 +1,4 @@
-//! `linerate rpm`: responsiveness under working conditions (`session::rpm`), printed as `tcp`
+//! `linerate rpm`: responsiveness under working conditions (`sweep::rpm`), printed as `tcp`
 //! prints a run: a line per interval on stdout, then the short summary (`report::rpm_brief`) or
 //! with `-v` the full report (`report::rpm_text`), or one JSON document; diagnostics and where
 //! the runs were stored on stderr. Each direction is stored as one run (`analysis::rpm_record`)
@@ -14,7 +14,7 @@ use engine::Signal;
 use events::{JsonLines, Observer};
 use results::rpm::{RpmResult, RpmTick, RpmWay};
 use results::store::Tags;
-use session::rpm::{RpmRun, RpmSetup};
+use sweep::rpm::{RpmRun, RpmSetup};
 
 use crate::commands::RunOutcome;
 use crate::connection_args::ConnectionArgs;
@@ -189,7 +189,7 @@ pub fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
             Progress::Lines(None)
         }
     };
-    let mut run = session::rpm::run(&setup, ways, &mut progress)?;
+    let mut run = sweep::rpm::run(&setup, ways, &mut progress)?;
     // Stored before printing, so the document carries the ids; a failure to store is
     // reported once the result is printed, and where they went after it (as `tcp` does).
     let stored = store.as_mut().map(|s| save(s, &mut run));

@@ -10,9 +10,9 @@ use sweep::{Measured, Point, PointRunner, RunError};
 use crate::store_args::RunStore;
 use session::auth::ClientKey;
 use session::client::{self, ClientConfig, Silent};
-use session::probe;
 use session::relay::RelayTo;
 use session::target::Target;
+use sweep::probe;
 
 /// Runs each point against one target and stores it.
 pub struct ClientRunner {

@@ -21,10 +21,8 @@ pub const MIN_ITEMS: usize = 3;
 /// The thin edges the budget started with, and those of the events crate: (from, to), with
 /// the items they carry.
 const KNOWN: &[(&str, &str)] = &[
-    ("session", "sweep"), // `mesh::PairRunner` (a trait) and `ProbePlan` (a struct)
-    ("sweep", "plan"),    // `split_words` and its `SplitError`, for knob commands
-    ("sweep", "results"), // `RunRecord`, what a point's runner hands back
-    ("ui", "pgstore"),    // `open` and its `Access`
+    ("sweep", "plan"), // `split_words` and its `SplitError`, for knob commands
+    ("ui", "pgstore"), // `open` and its `Access`
     // The live-event vocabulary (issue 37's events crate) is a trait its users implement or
     // call and the types its events carry: fewer than MIN_ITEMS by nature, in a crate that is
     // small and low (no SQLite of its own, no sockets).
@@ -32,7 +30,6 @@ const KNOWN: &[(&str, &str)] = &[
     ("events", "measure"), // `Signal`, re-exported: its home is below `engine`
     ("report", "events"),  // `Observer`, what `LiveTable` implements
     ("session", "events"), // `Observer` and its no-op `Silent`
-    ("sweep", "events"),   // `Observer` and its no-op `Silent`
 ];
 
 fn is_ident(c: u8) -> bool {

@@ -8,14 +8,13 @@
 //!   live interval samples to an [`events::Observer`] (the terminal's live table in `report`,
 //!   `--json-stream`'s writer in `events`).
 //! - [`iperf3`]: a client for a stock `iperf3 -s`.
-//! - [`relay`]: third-party tests (`--from`) and a mesh's pairs (a `sweep::mesh::PairRunner`).
-//! - [`rpm`]: responsiveness under working conditions (`linerate rpm`).
-//! - [`probe`]: a latency probe beside a bulk test (latency under load).
+//! - [`relay`]: third-party tests (`--from`): the messages between the controller and the relay.
 //! - [`target`]: where a client connects, and host name resolution.
 //! - [`auth`]: keys, key files and the challenge-response proofs both ends exchange.
 //!
-//! Measurement and protocol only: nothing here parses flags, and nothing prints but the latency
-//! probe's one progress line on stderr ([`probe`]). The server reports what happens through a
+//! Measurement and protocol only: nothing here parses flags or prints. The methods built on the
+//! client (`linerate rpm`, latency under load, a mesh's pairs) are the `sweep` crate's, above
+//! this one: nothing here depends on sweeps. The server reports what happens through a
 //! [`server::Log`] the caller supplies; shutdown and interrupts arrive as [`engine::Signal`]
 //! values, never as globals.
 
@@ -23,8 +22,6 @@ pub mod auth;
 pub mod client;
 mod control;
 pub mod iperf3;
-pub mod probe;
 pub mod relay;
-pub mod rpm;
 pub mod server;
 pub mod target;

@@ -10,19 +10,13 @@
 //! measured. Either side's `error` ends it. All times are the relay's: it is the test's client.
 //!
 //! The controller side is `client::run` with [`ClientConfig::relay`](crate::client::ClientConfig)
-//! set; the relay's side is `server/relay.rs`.
+//! set; the relay's side is `server/relay.rs`. A mesh runs its pairs as such tests through
+//! the `sweep` crate's `mesh::RelayPairs`.
 
-use engine::Signal;
 use results::{IntervalSample, RunRecord};
 use serde::{Deserialize, Serialize};
-use sweep::mesh::PairRunner;
 use wire::auth::Mac;
 use wire::msg::{Family, ServerInfo};
-use wire::TestSpec;
-
-use crate::auth::ClientKey;
-use crate::client::{self, ClientConfig, Silent};
-use crate::target::{resolve, ResolveError, Target};
 
 /// Most interval samples in one [`RelayMsg::Intervals`] frame: each is well under 16 KiB even
 /// with many streams, so a frame stays far below the frame cap however long the test ran.
@@ -102,70 +96,4 @@ pub enum RelayMsg {
         /// What went wrong.
         message: String,
     },
-}
-
-/// A mesh's pairs as third-party tests: each `from` host is the relay, on `port` like every
-/// host, and tests towards `to`.
-pub struct RelayPairs {
-    /// The test every pair runs.
-    pub spec: TestSpec,
-    /// Every host's linerate port.
-    pub port: u16,
-    /// The family names resolve in.
-    pub family: Family,
-    /// The key to prove to the relays (`--auth-key`).
-    pub key: Option<ClientKey>,
-    /// Ctrl-C: each running pair stops early.
-    pub interrupt: Signal,
-}
-
-/// Why a mesh's pair made no figure: its cell shows these words.
-#[derive(Debug, thiserror::Error)]
-pub enum PairError {
-    /// The `from` host (the relay) has no address.
-    #[error(transparent)]
-    Resolve(#[from] ResolveError),
-    /// The test did not run: no connection, a refusal, a protocol failure.
-    #[error(transparent)]
-    Client(#[from] client::ClientError),
-    /// The test ran but a far end went away mid-test (the record's `incomplete` note).
-    #[error("{why}")]
-    Incomplete {
-        /// What went away, and when.
-        why: String,
-        /// What was measured before it did.
-        record: Box<RunRecord>,
-    },
-}
-
-impl PairRunner for RelayPairs {
-    type Output = RunRecord;
-    type Error = PairError;
-
-    fn run_pair(&self, from: &str, to: &str) -> Result<RunRecord, PairError> {
-        let addr = resolve(from, self.port, self.family)?;
-        let config = ClientConfig {
-            key: self.key.clone(),
-            relay: Some(RelayTo {
-                host: to.to_string(),
-                port: self.port,
-                family: self.family,
-            }),
-            ..ClientConfig::new(
-                Target::Tcp { addr, bind: None },
-                from.to_string(),
-                self.spec.clone(),
-                self.interrupt.clone(),
-            )
-        };
-        let record = client::run(&config, &mut Silent)?;
-        // A pair whose far end went away is a failed cell, not a figure.
-        match record.summary.incomplete.clone() {
-            Some(why) if !record.summary.interrupted => Err(PairError::Incomplete {
-                why,
-                record: Box::new(record),
-            }),
-            _ => Ok(record),
-        }
-    }
 }

@@ -7,10 +7,17 @@
 //! among those whose hosts are free; a failed pair (a host down, a refusal) is a cell with its
 //! error and the mesh goes on; after an interrupt no pair starts, the running ones finish (the
 //! runner sees the interrupt too) and the pairs not run are reported as such.
+//!
+//! The scheduling is here; [`relay`] holds the runner `linerate mesh` uses ([`RelayPairs`]:
+//! each pair a third-party test through its `from` host).
+
+mod relay;
 
 use std::sync::mpsc;
 
 use crate::interrupt::Interrupt;
+
+pub use relay::{PairError, RelayPairs};
 
 /// Runs one test of the mesh: `from` towards `to`.
 pub trait PairRunner: Sync {

@@ -27,15 +27,14 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use analysis::rpm::{self, Params};
 use analysis::rpm_window::DirectionTracker;
-use engine::Signal;
+use events::{Observer, Signal};
 use results::rpm::{IdleBaseline, RpmDirection, RpmDocument, RpmEnd, RpmParams, RpmResult, RpmWay};
 use results::{IntervalSample, RunRecord};
+use session::auth::ClientKey;
+use session::client::{self, foreign_probe, ClientConfig, ClientError};
+use session::target::Target;
 use wire::spec::{Direction, Params as SpecParams, StreamParams, TcpOptions};
 use wire::TestSpec;
-
-use crate::auth::ClientKey;
-use crate::client::{self, foreign_probe, ClientConfig, ClientError, Observer};
-use crate::target::Target;
 
 /// Foreign probes measuring the idle path.
 pub const IDLE_PROBES: usize = 20;
@@ -463,7 +462,7 @@ mod tests {
 
     fn setup(max_connections: u16) -> RpmSetup {
         RpmSetup {
-            target: crate::target::Target::Tcp {
+            target: Target::Tcp {
                 addr: "198.18.0.2:5301".parse().unwrap(),
                 bind: None,
             },
