@@ -7,7 +7,8 @@
 //! - [`client`]: [`client::run`] runs one test against a server and returns its record, handing
 //!   live interval samples to an [`events::Observer`] (the terminal's live table in `report`,
 //!   `--json-stream`'s writer in `events`).
-//! - [`iperf3`]: a client for a stock `iperf3 -s`.
+//! - [`client::remote`]: the far end as the measuring loop sees it, public so that another
+//!   protocol's server can stand behind it (the `iperf3` crate's client of a stock `iperf3 -s`).
 //! - [`relay`]: third-party tests (`--from`) and a mesh's pairs (a `sweep::mesh::PairRunner`).
 //! - [`rpm`]: responsiveness under working conditions (`linerate rpm`).
 //! - [`probe`]: a latency probe beside a bulk test (latency under load).
@@ -22,9 +23,10 @@
 pub mod auth;
 pub mod client;
 mod control;
-pub mod iperf3;
 pub mod probe;
 pub mod relay;
 pub mod rpm;
 pub mod server;
 pub mod target;
+
+pub use control::HANDSHAKE_TIMEOUT;

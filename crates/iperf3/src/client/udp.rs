@@ -16,8 +16,8 @@ use wire::iperf3_udp::{is_connect_reply, CONNECT_MSG};
 use wire::msg::StreamCounts;
 use wire::spec::{Flow, UdpParams, UdpRate};
 
-use crate::client::ClientError;
-use crate::control::HANDSHAKE_TIMEOUT;
+use session::client::ClientError;
+use session::HANDSHAKE_TIMEOUT;
 
 /// linerate always asks for 64-bit counters (every iperf3 3.x server takes them).
 pub(super) const FRAMING: Framing = Framing::Iperf3 {
