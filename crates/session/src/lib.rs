@@ -2,7 +2,8 @@
 //!
 //! - [`server`]: [`server::serve`] accepts control and data connections on one listener and runs
 //!   each client's session on its own threads, within the limits of its [`server::ServerConfig`];
-//!   iperf3 clients at the same port, and the server's counters ([`server::ServerMetrics`]) with
+//!   other protocols at the same port through a [`server::Dialect`] the caller plugs in (iperf3's,
+//!   from the `iperf3` crate, which depends on this one), and the server's counters ([`server::ServerMetrics`]) with
 //!   their OpenMetrics text (served over HTTP by the `ui` crate's `metrics`).
 //! - [`client`]: [`client::run`] runs one test against a server and returns its record, handing
 //!   live interval samples to an [`events::Observer`] (the terminal's live table in `report`,
@@ -29,4 +30,4 @@ pub mod rpm;
 pub mod server;
 pub mod target;
 
-pub use control::HANDSHAKE_TIMEOUT;
+pub use control::{ReadBy, HANDSHAKE_TIMEOUT};

@@ -7,14 +7,14 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::protocol::{
+    cookie, read_json, stream_ids, write_json, Params, Results, State, MAX_RESULTS_LEN,
+};
 use engine::sockopt::{connect_tcp, ConnectError, SocketOptions};
 use engine::{Conn, Endpoint};
 use measure::cpu::CpuTime;
 use measure::host::HostFacts;
 use results::{Hosts, RunRecord};
-use wire::iperf3::{
-    cookie, read_json, stream_ids, write_json, Params, Results, State, MAX_RESULTS_LEN,
-};
 use wire::msg::{ServerInfo, ServerResults, StreamCounts, StreamEnd};
 use wire::spec::{Direction, Flow, Params as SpecParams, Transport};
 use wire::{TestKind, TestSpec, WireError};

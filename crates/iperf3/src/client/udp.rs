@@ -8,10 +8,10 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
+use crate::protocol::StreamResults;
 use engine::udp_socket::udp_socket;
 use engine::udp_stream::{Framing, UdpStream};
 use engine::{Conn, Endpoint, StreamEngine};
-use wire::iperf3::StreamResults;
 use wire::iperf3_udp::{is_connect_reply, CONNECT_MSG};
 use wire::msg::StreamCounts;
 use wire::spec::{Flow, UdpParams, UdpRate};
