@@ -209,7 +209,10 @@ mod tests {
         let _arrivals = d.waiting.open(c, 1);
         assert!(matches!(d.opening(&c, false), Opening::Joins));
         assert!(d.keyless_refusal().is_some());
-        let open = Served { open: true, ..served() };
+        let open = Served {
+            open: true,
+            ..served()
+        };
         assert!(open.keyless_refusal().is_none());
         assert!(d.claims(b'a') && !d.claims(wire::MAGIC[0]));
     }
