@@ -307,7 +307,11 @@ impl Remote for Iperf3Server {
             std::thread::sleep(udp::settle(ctrl));
         }
         if let Err(e) = send_state(ctrl, State::TestEnd) {
-            return Ok(Err(FarEndLost::Iperf3(e)));
+            let lost = FarEndLost::Foreign {
+                server: "iperf3 server",
+                error: e,
+            };
+            return Ok(Err(lost));
         }
         let wait = self.drain_timeout + HANDSHAKE_TIMEOUT;
         expect(ctrl, State::ExchangeResults, wait)?;

@@ -72,9 +72,15 @@ pub enum FarEndLost {
         /// How the connection failed.
         error: wire::WireError,
     },
-    /// A stock iperf3 server's control connection failed as the test ended.
-    #[error("the iperf3 server went away mid-test ({0})")]
-    Iperf3(std::io::Error),
+    /// Another protocol's server (a stock iperf3's, named `server`: "iperf3 server") failed
+    /// its control connection as the test ended.
+    #[error("the {server} went away mid-test ({error})")]
+    Foreign {
+        /// What the far end is, as the message names it.
+        server: &'static str,
+        /// How the connection failed.
+        error: std::io::Error,
+    },
 }
 
 /// The control connection to a linerate server failed while `doing`.
@@ -172,7 +178,11 @@ mod tests {
         );
         let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
         assert_eq!(
-            FarEndLost::Iperf3(reset).to_string(),
+            FarEndLost::Foreign {
+                server: "iperf3 server",
+                error: reset
+            }
+            .to_string(),
             "the iperf3 server went away mid-test (connection reset)"
         );
     }
