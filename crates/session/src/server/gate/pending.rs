@@ -355,4 +355,79 @@ mod tests {
         drop(table.take(0));
         assert_eq!(table.talking(source), MAX_TALKING_PER_SOURCE - 1);
     }
+
+    /// A dialect whose opening is `!` and three bytes, then (after its question `?`) four more.
+    struct Toy;
+
+    impl DialectServer for Toy {
+        fn name(&self) -> &'static str {
+            "toy"
+        }
+        fn claims(&self, first: u8) -> bool {
+            first == b'!'
+        }
+        fn max_opening(&self) -> usize {
+            LINERATE_MAX + 1
+        }
+        fn opening(&self, buf: &[u8], asked: bool) -> Opening {
+            match (buf.len(), asked) {
+                (0..4, _) => Opening::More,
+                (_, false) => Opening::Ask(b"?".to_vec()),
+                (4..8, true) => Opening::More,
+                _ => Opening::Opens,
+            }
+        }
+        fn join(&self, _: &[u8], _: u64, _: Conn) -> Result<(), &'static str> {
+            Err("no tests")
+        }
+        fn keyless_refusal(&self) -> Option<super::super::super::KeylessRefusal> {
+            None
+        }
+        fn run(&self, _: Conn, _: &[u8], _: &super::super::super::Server<'_>, _: &str) {}
+    }
+
+    /// Reads `table.list[0]` until its step is not `Waiting` (bounded).
+    fn settled(table: &mut Table) -> Step {
+        for _ in 0..100 {
+            match table.read(0) {
+                Step::Waiting => std::thread::sleep(std::time::Duration::from_millis(5)),
+                step => return step,
+            }
+        }
+        Step::Waiting
+    }
+
+    #[test]
+    fn a_dialects_client_is_asked_its_question_once_and_not_greeted() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (s, _) = listener.accept().unwrap();
+        s.set_nonblocking(true).unwrap();
+        let greeting = Greeting {
+            hello: Hello::ours(),
+            nonce: Nonce([0; wire::auth::NONCE_LEN]),
+        };
+        let mut table = Table::new(vec![Arc::new(Toy)]);
+        assert_eq!(table.max_buffered, LINERATE_MAX + 1);
+        table
+            .list
+            .push(Pending::new(Conn::Tcp(s), 0, Instant::now(), greeting));
+        client.write_all(b"!abc").unwrap();
+        assert!(matches!(settled(&mut table), Step::Waiting));
+        assert_eq!(table.list[0].dialect, Some(0));
+        let mut asked = [0u8; 1];
+        client
+            .set_read_timeout(Some(std::time::Duration::from_secs(2)))
+            .unwrap();
+        client.read_exact(&mut asked).unwrap();
+        assert_eq!(&asked, b"?", "the question, and no greeting before it");
+        client.write_all(b"defg").unwrap();
+        assert!(matches!(settled(&mut table), Step::Opens));
+        client.set_nonblocking(true).unwrap();
+        let mut more = [0u8; 64];
+        assert!(
+            client.read(&mut more).is_err(),
+            "nothing but the question was sent"
+        );
+    }
 }
