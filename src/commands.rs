@@ -189,7 +189,7 @@ fn run_once(
         (None, None) => &mut silent,
     };
     let mut record = match &probe {
-        None if plan.iperf3 => session::iperf3::client::run(&config, progress)?,
+        None if plan.iperf3 => iperf3::client::run(&config, progress)?,
         None => client::run(&config, progress)?,
         Some(p) => probe::run_with_probes(&config, p, progress)?,
     };

@@ -77,7 +77,7 @@ impl ConnectionArgs {
     /// `-p`, or linerate's port (iperf3's for `iperf3`).
     pub fn port(&self, iperf3: bool) -> u16 {
         self.port.unwrap_or(if iperf3 {
-            session::iperf3::client::IPERF3_PORT
+            iperf3::client::IPERF3_PORT
         } else {
             DEFAULT_PORT
         })

@@ -16,7 +16,7 @@ use linerate::{commands, shutdown};
 /// one line naming the input, like every other error (iperf3's `-c HOST`: linerate's command).
 fn parse() -> anyhow::Result<Result<Cli, ExitCode>> {
     use clap::error::ErrorKind;
-    if let Some(line) = session::iperf3::spelling::suggestion(std::env::args_os().skip(1)) {
+    if let Some(line) = iperf3::spelling::suggestion(std::env::args_os().skip(1)) {
         eprintln!("{line}");
         return Ok(Err(ExitCode::from(2)));
     }

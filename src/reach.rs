@@ -70,8 +70,8 @@ pub fn in_process(listener: Listener) -> Result<ServerThread> {
             eprintln!("linerate (in-process server): {line}");
         }
     });
-    ServerThread::start(listener, ServerConfig::in_process(), log)
-        .context("cannot start the in-process server")
+    let config = iperf3::Dialect::default().plug_into(ServerConfig::in_process());
+    ServerThread::start(listener, config, log).context("cannot start the in-process server")
 }
 
 fn unix_target(path: &Path) -> Result<(Target, Option<ServerThread>, String)> {

@@ -71,13 +71,13 @@ pub fn serve(args: &ServeArgs, shutdown: Signal) -> Result<()> {
         Some(path) => eprintln!(
             "linerate serve: iperf3 clients' runs are stored in {}{}",
             path,
-            if config.auth.is_some() && config.iperf3_open {
+            if config.auth.is_some() && args.iperf3_open {
                 " (--iperf3-open: iperf3 clients run without a key)"
             } else {
                 ""
             }
         ),
-        None if config.auth.is_some() && config.iperf3_open => {
+        None if config.auth.is_some() && args.iperf3_open => {
             eprintln!("linerate serve: --iperf3-open: iperf3 clients run without a key")
         }
         None => {}
@@ -138,7 +138,7 @@ fn config(args: &ServeArgs) -> Result<ServerConfig> {
             .map(|p| p.parse().map_err(|e| anyhow::anyhow!("--allow {e}")))
             .collect::<Result<_>>()?,
         one_off: args.one_off,
-        iperf3_open: args.iperf3_open,
+        dialects: vec![iperf3::Dialect::plugged(args.iperf3_open)],
         relay: relay_policy(args)?,
         ..ServerConfig::default()
     })

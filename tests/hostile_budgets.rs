@@ -6,11 +6,11 @@
 
 use super::*;
 use crate::proc::{back_to_baseline, fds, rss_kib, serve_child, threads, PeakSampler};
+use ::iperf3::protocol::{cookie, State};
 use session::server::Budget;
 use socket2::{Domain, Socket, Type};
 use std::net::SocketAddr;
 use std::os::unix::fs::PermissionsExt;
-use wire::iperf3::{cookie, State};
 use wire::spec::{Params, StreamParams, TcpOptions, UdpParams};
 use wire::{TestSpec, GREETING_LEN};
 

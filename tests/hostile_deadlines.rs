@@ -316,8 +316,8 @@ fn an_iperf3_client_that_never_ends_its_test_stops_getting_data_and_loses_its_sl
     let timeout = Duration::from_secs(1);
     let server = one_slot(timeout, Duration::from_secs(5), Duration::from_secs(2));
     let mut ctrl = connect_from(server.addr, [127, 0, 0, 1], Some(1));
-    let mut cookie = [b'q'; wire::iperf3::COOKIE_LEN];
-    cookie[wire::iperf3::COOKIE_LEN - 1] = 0;
+    let mut cookie = [b'q'; ::iperf3::protocol::COOKIE_LEN];
+    cookie[::iperf3::protocol::COOKIE_LEN - 1] = 0;
     ctrl.write_all(&cookie).unwrap();
     let mut state = [0u8; 1];
     ctrl.read_exact(&mut state).unwrap();

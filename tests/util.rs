@@ -23,7 +23,12 @@ pub struct TestServer {
 }
 
 impl TestServer {
-    pub fn start(config: ServerConfig) -> Self {
+    /// A server on loopback that also serves iperf3 clients (as `linerate serve` does) unless
+    /// `config` names its own dialects.
+    pub fn start(mut config: ServerConfig) -> Self {
+        if config.dialects.is_empty() {
+            config.dialects.push(::iperf3::Dialect::plugged(false));
+        }
         let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = std_listener.local_addr().unwrap();
         let log = Arc::new(Mutex::new(Vec::new()));

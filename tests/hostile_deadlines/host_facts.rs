@@ -127,7 +127,7 @@ fn an_unproven_client_learns_nothing_about_the_host() {
     });
     // An iperf3 client: its cookie, then its parameters.
     let mut ip3 = connect_from(addr, [127, 0, 0, 1], None);
-    let mut hello = vec![b'a'; wire::iperf3::COOKIE_LEN - 1];
+    let mut hello = vec![b'a'; ::iperf3::protocol::COOKIE_LEN - 1];
     hello.push(0);
     let params = br#"{"tcp":true,"omit":0,"time":1,"parallel":1,"len":131072}"#;
     hello.extend_from_slice(&(params.len() as u32).to_be_bytes());

@@ -90,7 +90,7 @@ pub fn recv<T: serde::de::DeserializeOwned>(
 /// A connection read and written with one deadline for everything that goes through it:
 /// each call waits only for what is left (SO_RCVTIMEO or SO_SNDTIMEO set before it), and
 /// fails with `TimedOut` once nothing is.
-pub(crate) struct ReadBy<'a> {
+pub struct ReadBy<'a> {
     pub conn: &'a mut Conn,
     pub until: Instant,
 }

@@ -16,7 +16,6 @@ pub mod frame;
 #[cfg(feature = "arbitrary")]
 pub mod fuzzing;
 pub mod hello;
-pub mod iperf3;
 pub mod iperf3_udp;
 pub mod msg;
 pub mod spec;

@@ -31,7 +31,7 @@ fn wait_before_next_look(elapsed: Duration, next_tick: Duration, duration: Durat
 }
 
 /// The intervals and the raw figures of both ends, for the summary.
-pub(crate) struct Measured {
+pub struct Measured {
     pub intervals: Vec<IntervalSample>,
     pub raw: RawRun,
 }
@@ -55,7 +55,7 @@ impl Running {
 }
 
 /// Runs the test on `conns` against `remote` and returns what both ends measured.
-pub(crate) fn measure_streams(
+pub fn measure_streams(
     config: &ClientConfig,
     remote: &mut dyn Remote,
     conns: Vec<Endpoint>,

@@ -7,10 +7,10 @@
 
 mod foreign;
 mod handshake;
-pub(crate) mod measure;
+pub mod measure;
 mod open;
 mod relay;
-pub(crate) mod remote;
+pub mod remote;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use wire::escape::escape_controls;
@@ -218,11 +218,7 @@ fn hosts_with_qdiscs(
 
 /// The run's summary with both hosts' facts in: the link speed from their drivers (without
 /// `--link-speed`) and what limited each direction.
-pub(crate) fn summarize(
-    measured: &measure::Measured,
-    spec: &TestSpec,
-    hosts: &Hosts,
-) -> results::Summary {
+pub fn summarize(measured: &measure::Measured, spec: &TestSpec, hosts: &Hosts) -> results::Summary {
     let mut summary = analysis::build(&measured.raw, &measured.intervals);
     analysis::link::link_from_hosts(&mut summary, hosts);
     analysis::verdict::add_verdicts(&mut summary, spec, hosts);

@@ -1,6 +1,8 @@
 //! The far end of a running test as the measuring loop sees it: a linerate server over
 //! linerate's control protocol ([`LinerateServer`]), or a stock iperf3 server over iperf3's
-//! (`crate::iperf3::client`). The loop starts, polls and stops the test through this trait only.
+//! (the `iperf3` crate's client). The loop starts, polls and stops the test through this trait only;
+//! it is public for a far end another crate speaks to ([`measure_streams`](super::measure::measure_streams)
+//! runs a test against any [`Remote`]).
 
 use std::time::Duration;
 
@@ -13,7 +15,7 @@ use super::{protocol, unexpected, ClientError};
 use crate::control::{recv, send, HANDSHAKE_TIMEOUT};
 
 /// The far end's figures in answer to a poll.
-pub(crate) struct FarCounts {
+pub struct FarCounts {
     /// Its counters, one per stream.
     pub counts: Vec<StreamCounts>,
     /// Its CPU so far, from a far end that reports it (a linerate server of this build).
@@ -24,7 +26,7 @@ pub(crate) struct FarCounts {
 }
 
 /// What the far end of a test does for the measuring loop.
-pub(crate) trait Remote {
+pub trait Remote {
     /// The local address of the control connection (which interface the test uses).
     fn local_addr(&self) -> Option<std::net::SocketAddr>;
     /// The data plane this end runs against this far end: the kind's own engine, unless the
@@ -60,7 +62,7 @@ pub(crate) trait Remote {
 /// still ends with a record (this end's figures, the far end's up to its last answer), and
 /// the message is the record's `incomplete` note.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum FarEndLost {
+pub enum FarEndLost {
     /// A linerate server's control connection failed while `doing` (polling it, stopping the
     /// test, waiting for its results).
     #[error("the server went away mid-test ({doing}: {error})")]
@@ -70,9 +72,15 @@ pub(crate) enum FarEndLost {
         /// How the connection failed.
         error: wire::WireError,
     },
-    /// A stock iperf3 server's control connection failed as the test ended.
-    #[error("the iperf3 server went away mid-test ({0})")]
-    Iperf3(std::io::Error),
+    /// Another protocol's server (a stock iperf3's, named `server`: "iperf3 server") failed
+    /// its control connection as the test ended.
+    #[error("the {server} went away mid-test ({error})")]
+    Foreign {
+        /// What the far end is, as the message names it.
+        server: &'static str,
+        /// How the connection failed.
+        error: std::io::Error,
+    },
 }
 
 /// The control connection to a linerate server failed while `doing`.
@@ -170,7 +178,11 @@ mod tests {
         );
         let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
         assert_eq!(
-            FarEndLost::Iperf3(reset).to_string(),
+            FarEndLost::Foreign {
+                server: "iperf3 server",
+                error: reset
+            }
+            .to_string(),
             "the iperf3 server went away mid-test (connection reset)"
         );
     }

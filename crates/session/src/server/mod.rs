@@ -3,22 +3,24 @@
 //!
 //! Every connection first exchanges hellos, then says what it is: `Start` opens a session,
 //! `Attach` hands a data connection to a waiting session through the `Sessions` registry
-//! (passed in, not global). The handshakes run in the accepting thread (`gate`), so a
+//! (passed in, not global). A connection whose first byte is not linerate's may belong to a
+//! [`Dialect`] the caller plugged in ([`ServerConfig::dialects`]: iperf3's, from the `iperf3`
+//! crate), which reads its opening through the gate and runs its tests in a [`Server`]. The handshakes run in the accepting thread (`gate`), so a
 //! connection gets no thread of its own; one that stays silent or trickles is dropped at its
 //! handshake deadline without holding up anyone else.
 
 mod admit;
 mod allow;
 mod budget;
+mod dialect;
 mod error;
 mod gate;
-mod iperf3;
 mod metrics;
 pub mod metrics_text;
 mod registry;
 mod relay;
 mod relay_to;
-pub(crate) mod result_line;
+pub mod result_line;
 mod running;
 mod setup;
 mod streams;
@@ -39,11 +41,13 @@ use admit::Admission;
 pub use admit::AuthKeys;
 pub use allow::{Prefix, PrefixError};
 pub use budget::{default_max_sockets, Budget, Needs};
+pub use dialect::{Dialect, DialectServer, KeylessRefusal, Opening, Server, Slot};
 pub use error::SessionError;
-pub use metrics::{MetricsSnapshot, Refusal, ServerMetrics, Transport, Way};
+pub use metrics::{transport_of, MetricsSnapshot, Refusal, ServerMetrics, Transport, Way};
 use registry::{attach, Claim, SessionGuard, Sessions};
 pub use relay::RelayPolicy;
 pub use running::{listen_tcp, ServerThread};
+pub use streams::{stream_end, SENDER_GRACE};
 
 /// How the server behaves.
 #[derive(Debug, Clone)]
@@ -74,11 +78,11 @@ pub struct ServerConfig {
     pub one_off: bool,
     /// Longest wait for streams to drain after `Stop`.
     pub drain_timeout: Duration,
-    /// `--iperf3-open`: serve iperf3 clients even with `auth` (they cannot prove a key, so
-    /// they run unauthenticated); without it, a server with keys refuses them.
-    pub iperf3_open: bool,
-    /// Where iperf3 clients' finished tests go (`linerate serve` stores them); `None`: the
-    /// server keeps nothing.
+    /// The protocols served beside linerate's at the same port (iperf3's, from the `iperf3`
+    /// crate); none by default.
+    pub dialects: Vec<Arc<dyn Dialect>>,
+    /// Where a dialect's finished tests go (iperf3 clients' runs: `linerate serve` stores
+    /// them); `None`: the server keeps nothing.
     pub records: Option<RecordSink>,
     /// `--relay`: run tests towards other servers when a controller asks (`--from`); `None`:
     /// refuse.
@@ -88,7 +92,7 @@ pub struct ServerConfig {
     pub metrics: Option<Arc<ServerMetrics>>,
 }
 
-/// An iperf3 client's finished test as the server hands it out.
+/// A dialect's finished test (an iperf3 client's) as the server hands it out.
 #[derive(Debug, Clone)]
 pub struct ServedRun {
     /// The run, with the iperf3 client as the record's client and this server as its server.
@@ -134,7 +138,7 @@ impl Default for ServerConfig {
             allow: Vec::new(),
             one_off: false,
             drain_timeout: Duration::from_secs(10),
-            iperf3_open: false,
+            dialects: Vec::new(),
             records: None,
             relay: None,
             metrics: None,
@@ -161,10 +165,8 @@ pub fn escaping(log: Log) -> Log {
 struct Shared {
     config: ServerConfig,
     sessions: Sessions,
-    /// iperf3 tests waiting for their data connections.
-    iperf3: iperf3::Waiting,
-    /// iperf3 UDP tests' connect datagrams, on the server's port.
-    iperf3_udp: iperf3::UdpDoor,
+    /// This server's instances of the configuration's dialects, in its order.
+    dialects: Vec<Arc<dyn DialectServer>>,
     log: Log,
     shutdown: Signal,
     info: ServerInfo,
@@ -174,16 +176,14 @@ struct Shared {
 /// Serves until `shutdown` is raised (or, with `one_off`, after one session).
 pub fn serve(listener: Listener, shutdown: Signal, config: ServerConfig, log: Log) {
     let log = escaping(log);
-    let (door, why) = iperf3::UdpDoor::open(listener.tcp_addr());
-    if let Some(why) = why {
-        log(why);
-    }
+    let dialects = (config.dialects.iter())
+        .map(|d| d.start(listener.tcp_addr(), &log))
+        .collect();
     let shared = Arc::new(Shared {
-        iperf3_udp: door,
+        dialects,
         info: server_info(),
         config,
         sessions: Sessions::default(),
-        iperf3: iperf3::Waiting::default(),
         log,
         shutdown,
         finished: Signal::new(),

@@ -15,7 +15,7 @@ use wire::{TestKind, TestSpec};
 
 /// `spec`'s test, done: `streams` are this server's ends (each with its flow: counts when its
 /// window closed, and at the end), `window` that window's length by its clock.
-pub(crate) fn line(
+pub fn line(
     spec: &TestSpec,
     streams: &[(Flow, StreamCounts, StreamCounts)],
     window: Duration,

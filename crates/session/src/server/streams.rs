@@ -17,7 +17,7 @@ use super::{wait_readable, SessionError, Shared};
 use crate::control::recv;
 
 /// How long after its window the server keeps sending while waiting for the client's Stop.
-pub(super) const SENDER_GRACE: Duration = Duration::from_secs(2);
+pub const SENDER_GRACE: Duration = Duration::from_secs(2);
 
 /// The streams while they run, with the clocks the results are measured from.
 pub(super) struct Running {
@@ -238,7 +238,7 @@ fn serve_polls(
 
 /// A stream's end as the client receives it: its counters at `Stop` and at the end, its CPU
 /// and TCP_INFO, or why it failed.
-pub(super) fn stream_end(stream: u16, w: WorkerOutcome, at_stop: StreamCounts) -> StreamEnd {
+pub fn stream_end(stream: u16, w: WorkerOutcome, at_stop: StreamCounts) -> StreamEnd {
     let (total, cpu, tcp_info, error) = match w.result {
         Some(Ok(report)) => (report.counts, report.cpu, report.tcp_info, None),
         Some(Err(e)) => (w.now, Default::default(), None, Some(e.to_string())),

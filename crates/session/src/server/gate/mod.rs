@@ -6,15 +6,14 @@
 //! - a connection from outside `--allow` is closed before any byte is read or written;
 //! - at most [`MAX_PENDING`] connections are in handshake at once; one beyond that is closed at
 //!   once, and the log says how many were turned away at most once per second;
-//! - our greeting goes out only once the client's first byte is linerate's; a first byte from
-//!   iperf3's cookie alphabet waits for the whole cookie (an iperf3 client speaks first, and
-//!   reads states): a cookie a test waits for hands the connection to that test; any other is
-//!   asked for its parameters here, like a linerate `start`, and only whole parameters get a
-//!   thread (`iperf3/`);
-//! - iperf3's UDP streams open with a connect datagram to the server's port, which carries no
-//!   cookie: the gate polls that port's socket too (`iperf3/udp.rs`) and hands each connect
-//!   datagram's address to the UDP test that claimed its IP; any other datagram is dropped and
-//!   logged;
+//! - our greeting goes out only once the client's first byte is linerate's; a first byte a
+//!   [`Dialect`](super::Dialect) claims (iperf3's cookie alphabet: its client speaks first, and
+//!   reads states) makes the connection that dialect's: the gate reads its opening here, like a
+//!   linerate `start`, asking what the dialect asks; an opening that joins a running test is
+//!   handed to it, and only a whole opening of a new test gets a thread;
+//! - a dialect's socket of its own (iperf3's UDP streams open with a connect datagram to the
+//!   server's port, which carries no cookie) is polled here too, and read by the dialect
+//!   without blocking, with `--allow` applied to each datagram's source;
 //! - a connection has one deadline for its whole handshake (our hello out, its hello and first
 //!   message in): `handshake_timeout` after it was accepted, however slowly its bytes trickle;
 //! - a first message is at most [`MAX_FIRST_FRAME`](pending::MAX_FIRST_FRAME) bytes (a `start` with its spec, or an
@@ -24,7 +23,8 @@
 //! - with `--auth-keys`, a first message without a valid proof of a key is refused in the gate:
 //!   only a proven `start` gets a thread (its session's); an `attach` is handed to its waiting
 //!   session, and only if it proved the session's key; an iperf3 client (which cannot prove
-//!   one) is refused here too, without a thread, unless `--iperf3-open`.
+//!   one) is refused here too, without a thread, unless its dialect serves it without a key
+//!   (`--iperf3-open`).
 
 mod log;
 mod pending;
@@ -37,15 +37,14 @@ use std::time::{Duration, Instant};
 use engine::sys_io::poll_readable;
 use engine::{Conn, Listener};
 use wire::auth::server_identity;
-use wire::iperf3::{decode_params, State, COOKIE_LEN};
 use wire::{ClientMsg, Greeting, Hello, ServerMsg};
 
 use log::GateLog;
-use pending::{Pending, Step, Table, LEN_PREFIX};
+use pending::{Pending, Step, Table};
 
 use super::admit::{admit, Admission, KeyWatch, Reached};
 use super::allow::allowed;
-use super::iperf3::Cookie;
+use super::dialect::Server;
 use super::metrics::Refusal;
 use super::relay::{run_relay, RelayAsk};
 use super::{attach, run_session, tell, Shared};
@@ -59,7 +58,7 @@ const TICK: Duration = Duration::from_millis(200);
 /// Accepts and shakes hands until `done()`; each connection's first message goes to
 /// [`dispatch`].
 pub(super) fn run(listener: &Listener, shared: &Arc<Shared>, done: impl Fn() -> bool) {
-    let mut pending = Table::default();
+    let mut pending = Table::new(shared.dialects.clone());
     let mut keys = KeyWatch::new(shared.config.auth.clone());
     let mut gate_log = GateLog::default();
     let mut accepts = 0u64;
@@ -72,15 +71,17 @@ pub(super) fn run(listener: &Listener, shared: &Arc<Shared>, done: impl Fn() -> 
             .min()
             .unwrap_or(TICK)
             .min(TICK);
-        // The listener, the iperf3 UDP door when open, then every pending connection.
-        let door = shared.iperf3_udp.fd();
+        // The listener, the dialects' doors, then every pending connection.
+        let doors: Vec<(usize, RawFd)> = (shared.dialects.iter().enumerate())
+            .filter_map(|(i, d)| d.door().map(|fd| (i, fd)))
+            .collect();
         let fds: Vec<RawFd> = std::iter::once(listener.as_raw_fd())
-            .chain(door)
+            .chain(doors.iter().map(|&(_, fd)| fd))
             .chain(pending.list.iter().map(|p| p.conn.as_raw_fd()))
             .collect();
         let ready = poll_readable(&fds, wait);
         keys.refresh(&*shared.log);
-        let first_pending = 1 + usize::from(door.is_some());
+        let first_pending = 1 + doors.len();
         advance(
             &mut pending,
             &ready[first_pending..],
@@ -91,9 +92,9 @@ pub(super) fn run(listener: &Listener, shared: &Arc<Shared>, done: impl Fn() -> 
         if ready[0] {
             accept_all(listener, &mut pending, &mut accepts, &mut gate_log, shared);
         }
-        if door.is_some() && ready[1] {
+        for (&(d, _), _) in doors.iter().zip(&ready[1..]).filter(|(_, &r)| r) {
             let allow = &shared.config.allow;
-            for line in shared.iperf3_udp.read(|ip| allowed(allow, ip)) {
+            for line in shared.dialects[d].door_ready(&|ip| allowed(allow, ip)) {
                 gate_log.conn_line(shared, line);
             }
         }
@@ -139,13 +140,9 @@ fn advance(
                 log.busy_sources += 1;
                 shared.count(|m| m.refused(Refusal::SourceBusy));
             }
-            Step::Iperf3Cookie => {
-                // Handed on with its place in the accept order, by which its test orders them.
-                if let Some(p) = iperf3_cookie(pending, i, shared) {
-                    iperf3_data_connection(p, shared, log);
-                }
-            }
-            Step::Iperf3Params => iperf3_start(pending.take(i), shared, log),
+            // Handed on with its place in the accept order, by which its test orders them.
+            Step::Joins => dialect_join(pending.take(i), shared, log),
+            Step::Opens => dialect_start(pending.take(i), shared, log),
             Step::LeftAfterHello => left_after_hello(pending.take(i), keys, shared, log),
             Step::Failed(e) => {
                 let p = pending.take(i);
@@ -250,55 +247,46 @@ fn accept_all(
     }
 }
 
-/// An iperf3 client's whole cookie at `pending[i]`: a test waiting for it takes the connection
-/// out of the gate (returned); any other cookie opens a test, so the connection stays and is
-/// asked for its parameters (`PARAM_EXCHANGE`).
-fn iperf3_cookie(pending: &mut Table, i: usize, shared: &Shared) -> Option<Pending> {
-    let p = &mut pending.list[i];
-    if shared.iperf3.waits_for(&p.buf[..COOKIE_LEN]) {
-        return Some(pending.take(i));
-    }
-    p.iperf3_params = true;
-    // A fresh socket's send buffer takes the one byte at once; a failed write shows as the
-    // client's silence at the deadline.
-    let _ = p.conn.write_all(&[State::ParamExchange.to_byte()]);
-    None
-}
-
-/// A data connection of the iperf3 test its cookie names; dropped, and logged, when that test
-/// has all it asked for or has ended.
-fn iperf3_data_connection(p: Pending, shared: &Shared, log: &mut GateLog) {
-    let cookie: Cookie = p.buf[..COOKIE_LEN].try_into().unwrap_or([0; COOKIE_LEN]);
+/// A dialect's connection that joins a running test; dropped, and logged, when no test takes
+/// it (the test has all it asked for, or has ended).
+fn dialect_join(p: Pending, shared: &Shared, log: &mut GateLog) {
+    let Some(dialect) = p.dialect.and_then(|d| shared.dialects.get(d)) else {
+        return;
+    };
     if let Err(e) = p.conn.set_nonblocking(false) {
         return log.conn_line(shared, format!("{}: dropped during handshake: {e}", p.peer));
     }
-    if let Err(why) = shared.iperf3.hand(&cookie, p.accepted, p.conn) {
-        log.conn_line(shared, format!("{}: iperf3 data connection {why}", p.peer));
+    if let Err(why) = dialect.join(&p.buf, p.accepted, p.conn) {
+        let name = dialect.name();
+        log.conn_line(shared, format!("{}: {name} data connection {why}", p.peer));
     }
 }
 
-/// An iperf3 client's cookie and whole parameters: its test on a thread of its own, or, on a
-/// server with keys that does not serve iperf3 clients, its refusal here, without a thread.
-fn iperf3_start(mut p: Pending, shared: &Arc<Shared>, log: &mut GateLog) {
-    if let Some(refusal) = super::iperf3::keyless_refusal(&shared.config) {
+/// A dialect's whole opening: its test on a thread of its own, or, on a server with keys
+/// whose dialect does not serve clients without one, its refusal here, without a thread.
+fn dialect_start(mut p: Pending, shared: &Arc<Shared>, log: &mut GateLog) {
+    let Some(dialect) = p.dialect.and_then(|d| shared.dialects.get(d)).cloned() else {
+        return;
+    };
+    let name = dialect.name();
+    let refusal = (shared.config.auth.as_ref()).and_then(|_| dialect.keyless_refusal());
+    if let Some(refusal) = refusal {
         shared.count(|m| m.refused(Refusal::Auth));
-        // Nine bytes into a fresh socket's empty send buffer: the nonblocking write takes them.
-        // The parameters were read whole, so the close sends a FIN, not a reset that could
+        // A few bytes into a fresh socket's empty send buffer: the nonblocking write takes
+        // them. The opening was read whole, so the close sends a FIN, not a reset that could
         // discard the answer before the client reads it.
         let _ = p.conn.write_all(&refusal.bytes);
         return log.conn_line(
             shared,
-            format!("{}: iperf3 client refused: {}", p.peer, refusal.why),
+            format!("{}: {name} client refused: {}", p.peer, refusal.why),
         );
     }
-    let cookie: Cookie = p.buf[..COOKIE_LEN].try_into().unwrap_or([0; COOKIE_LEN]);
-    let params = decode_params(&p.buf[COOKIE_LEN + LEN_PREFIX..]);
     if let Err(e) = p.conn.set_nonblocking(false) {
         return log.conn_line(shared, format!("{}: dropped during handshake: {e}", p.peer));
     }
-    let (conn, for_thread, peer) = (p.conn, Arc::clone(shared), p.peer.clone());
-    let spawned = session_thread("lr-iperf3", for_thread, move |shared| {
-        super::iperf3::run(conn, cookie, params, shared, &peer)
+    let (conn, opening, peer) = (p.conn, p.buf, p.peer.clone());
+    let spawned = session_thread(&format!("lr-{name}"), Arc::clone(shared), move |shared| {
+        dialect.run(conn, &opening, &Server(shared), &peer)
     });
     if let Err(e) = spawned {
         log.conn_line(

@@ -3,10 +3,10 @@
 //! source ([`Table`]).
 //!
 //! Invariants:
-//! - a connection's buffer holds only what it sent, and never more than [`MAX_BUFFERED`] bytes
-//!   (a hello and a first frame of at most [`MAX_FIRST_FRAME`], or an iperf3 cookie and
-//!   parameters of at most `MAX_PARAMS_LEN`): a frame announced longer is refused at its
-//!   length prefix, before its bytes are read;
+//! - a connection's buffer holds only what it sent, and never more than the table's bound (a
+//!   hello and a first frame of at most [`MAX_FIRST_FRAME`], or a dialect's whole opening,
+//!   whichever is longer): a frame announced longer is refused at its length prefix, before
+//!   its bytes are read, and a dialect refuses its own the same way;
 //! - at most [`MAX_TALKING_PER_SOURCE`] connections from one source (an IPv4 address, or an
 //!   IPv6 /64, which one host usually holds whole) hold bytes at once; one more is dropped at
 //!   its first bytes. Idle connections hold no buffer and are not counted (the gate's global
@@ -17,29 +17,22 @@
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::time::Instant;
 
 use engine::Conn;
 use wire::auth::Nonce;
-use wire::iperf3::{is_cookie, is_cookie_char, COOKIE_LEN, MAX_PARAMS_LEN};
 use wire::{frame, ClientMsg, Greeting, Hello, WireError, HELLO_LEN, MAGIC};
+
+use super::super::dialect::{DialectServer, Opening};
 
 /// Largest first message before a key is proven, bytes: a `start` with its spec, an `attach` or
 /// a `relay` is well under 2 KiB. (Later control messages have the codec's own, larger cap.)
 pub const MAX_FIRST_FRAME: usize = 8 << 10;
 /// The frame length prefix.
-pub(super) const LEN_PREFIX: usize = 4;
-/// Most bytes a pending connection buffers: a linerate hello and first frame, or an iperf3
-/// cookie and parameters, whichever is longer.
-pub(super) const MAX_BUFFERED: usize = {
-    let linerate = HELLO_LEN + LEN_PREFIX + MAX_FIRST_FRAME;
-    let iperf3 = COOKIE_LEN + LEN_PREFIX + MAX_PARAMS_LEN as usize;
-    if linerate > iperf3 {
-        linerate
-    } else {
-        iperf3
-    }
-};
+const LEN_PREFIX: usize = 4;
+/// Most bytes a pending linerate connection buffers: a hello and a first frame.
+const LINERATE_MAX: usize = HELLO_LEN + LEN_PREFIX + MAX_FIRST_FRAME;
 /// Most connections from one source that hold handshake bytes at once: at most ~2 MiB of
 /// buffers per source. A real client holds one per test it starts; the live fuzzers hold 33
 /// each, and tests/iperf3.rs opens 200 silent iperf3 clients from one address.
@@ -59,8 +52,11 @@ pub(super) struct Pending {
     /// Our greeting, sent once the client's first byte shows a linerate hello (an iperf3
     /// client speaks first too, and must not read it).
     pub greeting: Option<Greeting>,
-    /// An iperf3 client asked for its parameters (its cookie named no waiting test).
-    pub iperf3_params: bool,
+    /// The dialect its first byte showed (an index into the server's dialects), if not
+    /// linerate's.
+    pub dialect: Option<usize>,
+    /// Its dialect's question went out ([`Opening::Ask`]).
+    asked: bool,
     /// Where it comes from, for the per-source count; `None` off IP.
     pub source: Option<Source>,
     /// Whether it is counted among its source's talking connections.
@@ -92,10 +88,10 @@ pub(super) enum Step {
     /// Closed right after its hello: a client that read our greeting and stopped (it has no
     /// key for a server that asks for one, or a key for one that does not).
     LeftAfterHello,
-    /// An iperf3 client's cookie, whole.
-    Iperf3Cookie,
-    /// An iperf3 client's parameters, whole (after its cookie), not yet decoded.
-    Iperf3Params,
+    /// A dialect's connection of a test already running (`Pending::dialect` says which).
+    Joins,
+    /// A dialect's whole opening of a new test.
+    Opens,
     /// Its first bytes came while its source already had [`MAX_TALKING_PER_SOURCE`]
     /// connections holding bytes.
     SourceBusy,
@@ -115,22 +111,23 @@ impl Pending {
             deadline,
             challenge: greeting.nonce,
             greeting: Some(greeting),
-            iperf3_params: false,
+            dialect: None,
+            asked: false,
             talking: false,
         }
     }
 
-    /// Reads what has arrived (without waiting), at most up to [`MAX_BUFFERED`]; `Some` when
-    /// the connection is done with (closed, failed, or sent more than any first message).
-    fn fill(&mut self) -> Option<Step> {
+    /// Reads what has arrived (without waiting), at most up to `max` bytes; `Some` when the
+    /// connection is done with (closed, failed, or sent more than any first message).
+    fn fill(&mut self, max: usize) -> Option<Step> {
         let mut chunk = [0u8; 4096];
         loop {
             // One byte past the bound shows a peer that sent more than any first message.
-            let room = (MAX_BUFFERED + 1 - self.buf.len()).min(chunk.len());
+            let room = (max + 1).saturating_sub(self.buf.len()).min(chunk.len());
             if room == 0 {
                 return Some(Step::Failed(WireError::FrameTooLarge {
                     len: self.buf.len(),
-                    max: MAX_BUFFERED,
+                    max,
                 }));
             }
             match self.conn.read(&mut chunk[..room]) {
@@ -159,29 +156,22 @@ impl Pending {
     }
 
     /// Parses what it sent so far.
-    fn step(&mut self) -> Step {
-        if let Some(step) = self.first_bytes() {
+    fn step(&mut self, dialects: &[Arc<dyn DialectServer>]) -> Step {
+        if let Some(step) = self.first_bytes(dialects) {
             return step;
         }
         self.parse()
     }
 
-    /// Tells a linerate client (greeted now) from an iperf3 one by the first bytes; `None`
-    /// once greeted, for the hello and first message to be parsed.
-    fn first_bytes(&mut self) -> Option<Step> {
+    /// Tells a linerate client (greeted now) from a dialect's by the first byte; `None` once
+    /// greeted, for the hello and first message to be parsed.
+    fn first_bytes(&mut self, dialects: &[Arc<dyn DialectServer>]) -> Option<Step> {
         let first = *self.buf.first()?;
-        if self.iperf3_params {
-            return Some(self.iperf3_params());
+        if self.dialect.is_none() && first != MAGIC[0] {
+            self.dialect = dialects.iter().position(|d| d.claims(first));
         }
-        if is_cookie_char(first) {
-            return Some(match self.buf.get(..COOKIE_LEN) {
-                None => Step::Waiting,
-                Some(c) if is_cookie(c) => Step::Iperf3Cookie,
-                Some(_) => Step::Failed(WireError::BadMagic {
-                    found: [self.buf[0], self.buf[1], self.buf[2], self.buf[3]],
-                    expected: MAGIC,
-                }),
-            });
+        if let Some(d) = self.dialect.and_then(|i| dialects.get(i)) {
+            return Some(self.opening(&**d));
         }
         // A fresh socket's send buffer takes the 40 bytes at once.
         let greeting = self.greeting.take()?;
@@ -193,26 +183,24 @@ impl Pending {
         None
     }
 
-    /// An iperf3 client's parameters after its cookie: a big-endian length, then the JSON.
-    fn iperf3_params(&self) -> Step {
-        let body = &self.buf[COOKIE_LEN..];
-        let Some(prefix) = body.get(..LEN_PREFIX) else {
-            return Step::Waiting;
-        };
-        let len = u32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]);
-        if len == 0 {
-            return Step::Failed(WireError::EmptyMessage);
+    /// A dialect's opening so far; its question goes out here, once (a fresh socket's send
+    /// buffer takes a few bytes at once; a failed write shows as the client's silence at the
+    /// deadline).
+    fn opening(&mut self, dialect: &dyn DialectServer) -> Step {
+        for _ in 0..2 {
+            match dialect.opening(&self.buf, self.asked) {
+                Opening::More => return Step::Waiting,
+                Opening::Ask(_) if self.asked => break,
+                Opening::Ask(bytes) => {
+                    self.asked = true;
+                    let _ = self.conn.write_all(&bytes);
+                }
+                Opening::Joins => return Step::Joins,
+                Opening::Opens => return Step::Opens,
+                Opening::Failed(e) => return Step::Failed(e),
+            }
         }
-        if len > MAX_PARAMS_LEN {
-            return Step::Failed(WireError::FrameTooLarge {
-                len: len as usize,
-                max: MAX_PARAMS_LEN as usize,
-            });
-        }
-        if body.len() < LEN_PREFIX + len as usize {
-            return Step::Waiting;
-        }
-        Step::Iperf3Params
+        Step::Waiting
     }
 
     fn parse(&self) -> Step {
@@ -241,18 +229,34 @@ impl Pending {
 }
 
 /// The connections in handshake, and how many of each source's hold bytes.
-#[derive(Default)]
 pub(super) struct Table {
     pub list: Vec<Pending>,
     talking: HashMap<Source, usize>,
+    /// The server's dialects, which first bytes other than linerate's may belong to.
+    dialects: Vec<Arc<dyn DialectServer>>,
+    /// Most bytes a pending connection buffers: linerate's first message or a dialect's
+    /// opening, whichever is longer.
+    max_buffered: usize,
 }
 
 impl Table {
+    /// An empty table for a server with these dialects.
+    pub(super) fn new(dialects: Vec<Arc<dyn DialectServer>>) -> Self {
+        let max_buffered =
+            (dialects.iter().map(|d| d.max_opening())).fold(LINERATE_MAX, usize::max);
+        Self {
+            list: Vec::new(),
+            talking: HashMap::new(),
+            dialects,
+            max_buffered,
+        }
+    }
+
     /// Reads `list[i]`'s new bytes and parses them; its first bytes count it against its
     /// source's cap ([`Step::SourceBusy`] past it).
     pub(super) fn read(&mut self, i: usize) -> Step {
         let p = &mut self.list[i];
-        if let Some(step) = p.fill() {
+        if let Some(step) = p.fill(self.max_buffered) {
             return step;
         }
         if !p.talking && !p.buf.is_empty() {
@@ -265,7 +269,7 @@ impl Table {
                 p.talking = true;
             }
         }
-        p.step()
+        p.step(&self.dialects)
     }
 
     /// Takes `list[i]` out (the last one takes its place), uncounting it.
@@ -316,7 +320,7 @@ mod tests {
     fn a_source_past_its_cap_is_busy_and_a_taken_connection_frees_its_count() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
-        let mut table = Table::default();
+        let mut table = Table::new(Vec::new());
         let mut clients = Vec::new();
         for n in 0..=MAX_TALKING_PER_SOURCE {
             let mut c = std::net::TcpStream::connect(addr).unwrap();
@@ -350,5 +354,80 @@ mod tests {
         assert_eq!(table.talking(source), MAX_TALKING_PER_SOURCE);
         drop(table.take(0));
         assert_eq!(table.talking(source), MAX_TALKING_PER_SOURCE - 1);
+    }
+
+    /// A dialect whose opening is `!` and three bytes, then (after its question `?`) four more.
+    struct Toy;
+
+    impl DialectServer for Toy {
+        fn name(&self) -> &'static str {
+            "toy"
+        }
+        fn claims(&self, first: u8) -> bool {
+            first == b'!'
+        }
+        fn max_opening(&self) -> usize {
+            LINERATE_MAX + 1
+        }
+        fn opening(&self, buf: &[u8], asked: bool) -> Opening {
+            match (buf.len(), asked) {
+                (0..4, _) => Opening::More,
+                (_, false) => Opening::Ask(b"?".to_vec()),
+                (4..8, true) => Opening::More,
+                _ => Opening::Opens,
+            }
+        }
+        fn join(&self, _: &[u8], _: u64, _: Conn) -> Result<(), &'static str> {
+            Err("no tests")
+        }
+        fn keyless_refusal(&self) -> Option<super::super::super::KeylessRefusal> {
+            None
+        }
+        fn run(&self, _: Conn, _: &[u8], _: &super::super::super::Server<'_>, _: &str) {}
+    }
+
+    /// Reads `table.list[0]` until its step is not `Waiting` (bounded).
+    fn settled(table: &mut Table) -> Step {
+        for _ in 0..100 {
+            match table.read(0) {
+                Step::Waiting => std::thread::sleep(std::time::Duration::from_millis(5)),
+                step => return step,
+            }
+        }
+        Step::Waiting
+    }
+
+    #[test]
+    fn a_dialects_client_is_asked_its_question_once_and_not_greeted() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (s, _) = listener.accept().unwrap();
+        s.set_nonblocking(true).unwrap();
+        let greeting = Greeting {
+            hello: Hello::ours(),
+            nonce: Nonce([0; wire::auth::NONCE_LEN]),
+        };
+        let mut table = Table::new(vec![Arc::new(Toy)]);
+        assert_eq!(table.max_buffered, LINERATE_MAX + 1);
+        table
+            .list
+            .push(Pending::new(Conn::Tcp(s), 0, Instant::now(), greeting));
+        client.write_all(b"!abc").unwrap();
+        assert!(matches!(settled(&mut table), Step::Waiting));
+        assert_eq!(table.list[0].dialect, Some(0));
+        let mut asked = [0u8; 1];
+        client
+            .set_read_timeout(Some(std::time::Duration::from_secs(2)))
+            .unwrap();
+        client.read_exact(&mut asked).unwrap();
+        assert_eq!(&asked, b"?", "the question, and no greeting before it");
+        client.write_all(b"defg").unwrap();
+        assert!(matches!(settled(&mut table), Step::Opens));
+        client.set_nonblocking(true).unwrap();
+        let mut more = [0u8; 64];
+        assert!(
+            client.read(&mut more).is_err(),
+            "nothing but the question was sent"
+        );
     }
 }

@@ -18,21 +18,21 @@ use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::protocol::{read_json, write_json, Params, Results, State, MAX_RESULTS_LEN};
 use engine::{Conn, Role, Workers};
 use measure::cpu::{CpuTime, SystemCpuSnapshot};
 use measure::drops::DropSnapshot;
 use measure::host::HostFacts;
-use wire::iperf3::{read_json, write_json, Params, Results, State, MAX_RESULTS_LEN};
 use wire::msg::{ServerResults, StreamCounts, StreamEnd};
 use wire::spec::Flow;
 use wire::{TestKind, TestSpec};
 
 use super::udp::UdpClaim;
 use super::{engine_of, gone, output, read_state, record, send_state, Refusal};
-use crate::control::ReadBy;
-use crate::server::metrics::{transport_of, Way};
-use crate::server::streams::{stream_end, SENDER_GRACE};
-use crate::server::{wait_readable, ServedRun, Shared};
+use session::server::{
+    result_line, stream_end, transport_of, ServedRun, Server, Way, SENDER_GRACE,
+};
+use session::ReadBy;
 
 /// The test's workers: the streams this end sends on and those it receives on, each set with
 /// its own stop.
@@ -67,12 +67,17 @@ impl Ends {
     /// The hard stops that hold whatever the test's thread is doing: senders stop the grace
     /// after the test's time, everything is aborted a drain after the client's last chance
     /// to end the test.
-    fn stop_by(&mut self, spec: &TestSpec, t0: Instant, shared: &Shared) -> Result<(), Refusal> {
+    fn stop_by(
+        &mut self,
+        spec: &TestSpec,
+        t0: Instant,
+        shared: &Server<'_>,
+    ) -> Result<(), Refusal> {
         let time_up = t0 + Duration::from_millis(spec.duration_ms);
-        let abort_at = time_up + shared.config.handshake_timeout + shared.config.drain_timeout;
+        let abort_at = time_up + shared.config().handshake_timeout + shared.config().drain_timeout;
         let start = |e| gone("starting the streams' watchdog", e);
         (self.senders.stop_by(time_up + SENDER_GRACE, abort_at)).map_err(start)?;
-        let longest = time_up + shared.config.handshake_timeout;
+        let longest = time_up + shared.config().handshake_timeout;
         (self.receivers.stop_by(longest, abort_at)).map_err(start)
     }
 
@@ -224,13 +229,13 @@ pub(super) fn run_test(
     test: &Test<'_>,
     conns: Vec<Conn>,
     udp: Option<UdpClaim<'_>>,
-    shared: &Shared,
+    shared: &Server<'_>,
 ) -> Result<String, Refusal> {
     let spec = test.spec;
     // The test's time runs from here, before the streams start: the client's clock starts when
     // the states below arrive, so this end's senders stop a one-way delay before the client
     // stops counting, and their last data still counts there.
-    let start = Start::now(ctrl, spec, shared.config.records.is_some());
+    let start = Start::now(ctrl, spec, shared.config().records.is_some());
     let ends = begin(ctrl, test, conns, start.t0, shared)?;
     let (end, mut ran) = run_streams(ctrl, &ends, test, start.t0, shared);
     let Ends {
@@ -240,7 +245,7 @@ pub(super) fn run_test(
     } = ends;
     senders.stop();
     receivers.stop();
-    let drain = shared.config.drain_timeout;
+    let drain = shared.config().drain_timeout;
     // UDP receivers end once nothing has come for a moment after the client's last datagram,
     // so one still queued at TEST_END counts: their final counts are the figures. A TCP
     // receiver waits for the client to close, which it does only after the results: its
@@ -280,7 +285,7 @@ pub(super) fn run_test(
     let line = done_line(spec, &order, &counts, &ran, &sent);
     let whole = server_streams(&order, sent.clone(), received.clone(), None);
     count_moved(test, &order, &whole, ran.wall, shared);
-    if let Some(sink) = &shared.config.records {
+    if let Some(sink) = &shared.config().records {
         let streams = server_streams(&order, sent, received, ran.omitted.as_ref());
         match keep(test, &start, &ran, streams, counts, &theirs, shared) {
             Ok(run) => (sink.0)(run),
@@ -311,7 +316,7 @@ fn done_line(
         .collect();
     format!(
         "test done: {} (received {} bytes, sent {} bytes in {:.3} s)",
-        crate::server::result_line::line(spec, &ends, ran.wall),
+        result_line::line(spec, &ends, ran.wall),
         ran.received.iter().map(|c| c.bytes).sum::<u64>(),
         sent.iter().map(|e| e.total.bytes).sum::<u64>(),
         ran.wall.as_secs_f64()
@@ -324,11 +329,11 @@ fn begin(
     test: &Test<'_>,
     conns: Vec<Conn>,
     t0: Instant,
-    shared: &Shared,
+    shared: &Server<'_>,
 ) -> Result<Ends, Refusal> {
     // Every control write from here waits at most the handshake timeout for a client that
     // does not read (the results, longer, have a deadline of their own).
-    (ctrl.set_write_timeout(Some(shared.config.handshake_timeout)))
+    (ctrl.set_write_timeout(Some(shared.config().handshake_timeout)))
         .map_err(|e| gone("control connection", e))?;
     // Both states in one segment: a second small write would wait for the client's delayed ACK
     // of the first (40 ms) while the client's clock already runs.
@@ -346,7 +351,7 @@ fn count_moved(
     order: &[(bool, usize)],
     streams: &[StreamEnd],
     wall: Duration,
-    shared: &Shared,
+    shared: &Server<'_>,
 ) {
     let ends: Vec<(Way, StreamCounts)> = (order.iter().zip(streams))
         .map(|(&(sends, _), end)| (if sends { Way::Sent } else { Way::Received }, end.total))
@@ -386,7 +391,7 @@ fn our_results(
     counts: &[StreamCounts],
     ran: &Ran,
     cpu0: CpuTime,
-    shared: &Shared,
+    shared: &Server<'_>,
 ) -> Results {
     let cpu = CpuTime::process_now().since(cpu0);
     let times = (ran.wall, ran.send_wall);
@@ -394,7 +399,7 @@ fn our_results(
     if test.params.get_server_output {
         let sends: Vec<bool> = order.iter().map(|&(s, _)| s).collect();
         let udp = test.spec.kind() == TestKind::UdpStream;
-        let text = output::text(&shared.info.version, &ours, &sends, udp);
+        let text = output::text(&shared.info().version, &ours, &sends, udp);
         ours.server_output_text = Some(text);
     }
     ours
@@ -409,7 +414,7 @@ fn keep(
     streams: Vec<StreamEnd>,
     last: Vec<StreamCounts>,
     theirs: &Results,
-    shared: &Shared,
+    shared: &Server<'_>,
 ) -> Result<ServedRun, record::NotKept> {
     let omitted = ran.omitted.as_ref();
     let omit_at = omitted.map_or(Duration::ZERO, |o| o.at);
@@ -432,7 +437,7 @@ fn keep(
         client_version: test.params.client_version.as_deref(),
         client: test.client,
         started_at_unix_ms: start.unix_ms,
-        server: &shared.info,
+        server: shared.info(),
         host: test.host.clone().unwrap_or_default(),
     };
     let window = ran.wall.saturating_sub(omit_at);
@@ -447,14 +452,14 @@ fn run_streams(
     ends: &Ends,
     test: &Test<'_>,
     t0: Instant,
-    shared: &Shared,
+    shared: &Server<'_>,
 ) -> (Result<(), Refusal>, Ran) {
     let omit = Duration::from_secs(test.params.omit);
     let time_up = t0 + Duration::from_millis(test.spec.duration_ms);
     // The client ends the test; a server never runs past the spec by more than the grace.
-    let longest = time_up + shared.config.handshake_timeout;
+    let longest = time_up + shared.config().handshake_timeout;
     let (mut omitted, mut senders_done) = (None, None);
-    let mut ticks = Ticks::new(test.spec, shared.config.records.is_some());
+    let mut ticks = Ticks::new(test.spec, shared.config().records.is_some());
     let mut samples = Vec::new();
     let end = loop {
         let now = Instant::now();
@@ -486,10 +491,10 @@ fn run_streams(
         let wait = next
             .saturating_duration_since(now)
             .max(Duration::from_millis(1));
-        if !wait_readable(ctrl.as_raw_fd(), wait.as_millis() as i32) {
+        if !engine::sys_io::poll_readable(&[ctrl.as_raw_fd()], wait)[0] {
             continue;
         }
-        match read_state(ctrl, shared.config.handshake_timeout) {
+        match read_state(ctrl, shared.config().handshake_timeout) {
             Ok(Some(State::TestEnd)) => break Ok(()),
             Ok(Some(State::ClientTerminate)) => break Err(gone("the client", "terminated")),
             Ok(_) => {}
@@ -549,7 +554,7 @@ fn results(
         let end = if order[i].0 { send_wall } else { wall };
         s.end_time = end.saturating_sub(omit_at).as_secs_f64();
         if let Some(o) = omitted.and_then(|o| o.counts.get(i)) {
-            let before = wire::iperf3::StreamResults::of_counts(s.id, o, Duration::ZERO);
+            let before = crate::protocol::StreamResults::of_counts(s.id, o, Duration::ZERO);
             // As iperf3 (3.14 and later) reports them: bytes and retransmits after the omitted
             // seconds (iperf3 resets both then), datagram counts in total beside their counts in
             // the omitted seconds (3.12 and 3.13 take their own).
@@ -566,11 +571,15 @@ fn results(
 
 /// `ExchangeResults`: the client's results in, this end's out; then `DisplayResults` and the
 /// client's `IperfDone`. Returns the client's results.
-fn exchange_results(ctrl: &mut Conn, ours: &Results, shared: &Shared) -> Result<Results, Refusal> {
+fn exchange_results(
+    ctrl: &mut Conn,
+    ours: &Results,
+    shared: &Server<'_>,
+) -> Result<Results, Refusal> {
     send_state(ctrl, State::ExchangeResults)?;
     // One deadline for the whole of the client's results, however slowly its bytes trickle,
     // and one for ours, however slowly it reads them.
-    let within = shared.config.handshake_timeout;
+    let within = shared.config().handshake_timeout;
     let until = Instant::now() + within;
     let theirs: Results = read_json(&mut ReadBy { conn: ctrl, until }, MAX_RESULTS_LEN)
         .map_err(|e| gone("the client's results", e))?;
@@ -579,6 +588,6 @@ fn exchange_results(ctrl: &mut Conn, ours: &Results, shared: &Shared) -> Result<
         .map_err(|e| gone("sending the results", e))?;
     send_state(ctrl, State::DisplayResults)?;
     // The client's last word; a client that closes instead is done too.
-    let _ = read_state(ctrl, shared.config.handshake_timeout);
+    let _ = read_state(ctrl, shared.config().handshake_timeout);
     Ok(theirs)
 }

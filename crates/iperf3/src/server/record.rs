@@ -24,17 +24,17 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use crate::protocol::{stream_ids, Results, StreamResults};
 use analysis::{IntervalTracker, LocalStream, RawRun, WorkerReport};
 use measure::cpu::CpuTime;
 use measure::host::HostFacts;
 use results::store::{Tag, Tags};
 use results::{Hosts, IntervalSample, RunRecord};
-use wire::iperf3::{stream_ids, Results, StreamResults};
 use wire::msg::{ServerInfo, ServerResults, StreamCounts};
 use wire::spec::Flow;
 use wire::{TestKind, TestSpec};
 
-use crate::server::ServedRun;
+use session::server::ServedRun;
 
 /// The test a record describes, beside the two ends' figures.
 pub(super) struct About<'a> {

@@ -8,16 +8,16 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
+use crate::protocol::StreamResults;
 use engine::udp_socket::udp_socket;
 use engine::udp_stream::{Framing, UdpStream};
 use engine::{Conn, Endpoint, StreamEngine};
-use wire::iperf3::StreamResults;
 use wire::iperf3_udp::{is_connect_reply, CONNECT_MSG};
 use wire::msg::StreamCounts;
 use wire::spec::{Flow, UdpParams, UdpRate};
 
-use crate::client::ClientError;
-use crate::control::HANDSHAKE_TIMEOUT;
+use session::client::ClientError;
+use session::HANDSHAKE_TIMEOUT;
 
 /// linerate always asks for 64-bit counters (every iperf3 3.x server takes them).
 pub(super) const FRAMING: Framing = Framing::Iperf3 {

@@ -3,19 +3,23 @@
 //! each finished test's record goes to the server's record sink when it has one (`record.rs`),
 //! and its output to a client that asks for it (`output.rs`).
 //!
-//! The gate tells an iperf3 client by its cookie: a cookie a session waits for is that
+//! It is a `session` dialect ([`Dialect`], plugged into `ServerConfig::dialects`): the gate
+//! tells an iperf3 client by its cookie (`gate.rs`): a cookie a session waits for is that
 //! session's next data connection ([`Waiting::hand`]); any other opens a test, whose parameters
 //! the gate reads before [`run`] gets a thread for it, so a silent client costs no thread.
-//! Invariants: a test takes a session slot like any other; every refusal is an iperf3 error
-//! state the client prints, and a line in the server's log; a server with keys refuses iperf3
-//! clients (they cannot prove one) unless `iperf3_open` says to serve them unauthenticated.
+//! Invariants: a test takes a session slot like any other ([`Server::hold`]); every refusal is
+//! an iperf3 error state the client prints, and a line in the server's log; a server with keys
+//! refuses iperf3 clients (they cannot prove one) unless [`Dialect::open`] says to serve them
+//! unauthenticated.
 
+mod gate;
 mod output;
 mod record;
 mod run;
 mod udp;
 
-pub(super) use udp::UdpDoor;
+pub use gate::Dialect;
+use gate::Served;
 
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
@@ -23,21 +27,20 @@ use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::protocol::{server_error, Params, State, COOKIE_LEN, ERROR_UNIMPLEMENTED};
 use engine::udp_stream::{Framing, UdpStream};
 use engine::{engine_for, Conn, StreamEngine};
 use measure::host::HostFacts;
-use wire::iperf3::{server_error, Params, State, COOKIE_LEN, ERROR_UNIMPLEMENTED};
 use wire::spec::{
     Direction, Flow, Params as SpecParams, SpecError, StreamParams, TcpOptions, UdpParams, UdpRate,
 };
 use wire::{TestKind, TestSpec};
 
-use super::registry::{Claim, SessionGuard};
-use super::Shared;
+use session::server::Server;
 use udp::UdpClaim;
 
 /// An iperf3 client's cookie.
-pub(super) type Cookie = [u8; COOKIE_LEN];
+type Cookie = [u8; COOKIE_LEN];
 
 /// iperf3's error numbers linerate answers with (`iperf_api.h`).
 mod code {
@@ -59,22 +62,17 @@ mod code {
 
 /// The sessions waiting for their data connections, by cookie.
 #[derive(Default)]
-pub(super) struct Waiting(Mutex<HashMap<Cookie, SyncSender<(u64, Conn)>>>);
+struct Waiting(Mutex<HashMap<Cookie, SyncSender<(u64, Conn)>>>);
 
 impl Waiting {
     /// Whether a session waits for data connections with this cookie.
-    pub(super) fn waits_for(&self, cookie: &[u8]) -> bool {
+    fn waits_for(&self, cookie: &[u8]) -> bool {
         self.0.lock().is_ok_and(|m| m.contains_key(cookie))
     }
 
     /// Hands `conn` to the session waiting for `cookie`; why not, when it cannot take it.
     /// `accepted` is the connection's place in the order of the server's accepts.
-    pub(super) fn hand(
-        &self,
-        cookie: &Cookie,
-        accepted: u64,
-        conn: Conn,
-    ) -> Result<(), &'static str> {
+    fn hand(&self, cookie: &Cookie, accepted: u64, conn: Conn) -> Result<(), &'static str> {
         let tx = self.0.lock().ok().and_then(|m| m.get(cookie).cloned());
         match tx.map(|tx| tx.try_send((accepted, conn))) {
             Some(Ok(())) => Ok(()),
@@ -120,32 +118,14 @@ fn gone(context: &str, e: impl std::fmt::Display) -> Refusal {
     }
 }
 
-/// The gate's answer to an iperf3 client on a server with keys and without `--iperf3-open`.
-pub(super) struct KeylessRefusal {
-    /// iperf3's `SERVER_ERROR` state with "test authorization failed".
-    pub bytes: [u8; 9],
-    /// For the log.
-    pub why: &'static str,
-}
-
-/// Whether a server so configured refuses iperf3 clients, and how: they cannot prove a key.
-/// The gate answers it itself, so such a client never gets a thread.
-pub(super) fn keyless_refusal(config: &super::ServerConfig) -> Option<KeylessRefusal> {
-    (config.auth.is_some() && !config.iperf3_open).then_some(KeylessRefusal {
-        bytes: server_error(code::AUTH),
-        why: "this server asks for keys (--auth-keys), which iperf3 clients cannot prove \
-              (--iperf3-open serves them unauthenticated)",
-    })
-}
-
 /// Runs one iperf3 client's test on its control connection (its cookie and parameters read
 /// by the gate, which refused it already if the server asks for keys it cannot prove), to the
 /// end.
-pub(super) fn run(
+fn run(
     mut ctrl: Conn,
     cookie: Cookie,
     params: Result<Params, wire::WireError>,
-    shared: &Shared,
+    (here, shared): (&Served, &Server<'_>),
     peer: &str,
 ) {
     let outcome = params
@@ -154,11 +134,11 @@ pub(super) fn run(
             client_version: params.client_version.as_deref().map(printable),
             ..params
         })
-        .and_then(|params| session(&mut ctrl, cookie, &params, shared));
+        .and_then(|params| session(&mut ctrl, cookie, &params, (here, shared)));
     match outcome {
-        Ok(line) => (shared.log)(format!("{peer}: iperf3 client {line}")),
+        Ok(line) => shared.log(format!("{peer}: iperf3 client {line}")),
         Err(r) => {
-            (shared.log)(format!("{peer}: iperf3 client refused or ended: {}", r.why));
+            shared.log(format!("{peer}: iperf3 client refused or ended: {}", r.why));
             if let Some(code) = r.code {
                 let _ = ctrl.write_all(&server_error(code));
             }
@@ -200,49 +180,40 @@ fn session(
     ctrl: &mut Conn,
     cookie: Cookie,
     params: &Params,
-    shared: &Shared,
+    (here, shared): (&Served, &Server<'_>),
 ) -> Result<String, Refusal> {
-    let spec = spec_from(params, shared)?;
+    let spec = spec_from(params, here, shared)?;
     // Every state goes out at once (Nagle would hold one behind the client's delayed ACK).
     if let Conn::Tcp(s) = ctrl {
         let _ = s.set_nodelay(true);
     }
-    let udp = udp_claim(ctrl, &spec, shared)?;
-    let (attach, _unused) = mpsc::sync_channel(1);
-    let claim = Claim {
-        user: None,
-        key_max_sessions: None,
-        address: ctrl.peer_addr().map(|a| a.ip().to_canonical()),
-    };
+    let udp = udp_claim(ctrl, &spec, here)?;
+    let address = ctrl.peer_addr().map(|a| a.ip().to_canonical());
     // A busy server says so in iperf3's words: "the server is busy running a test".
-    let guard = SessionGuard::register(shared, claim, attach)
-        .and_then(|guard| guard.hold_budget(super::Needs::of(&spec)))
-        .map_err(|e| {
-            shared.count(|m| m.refused(e.reason()));
-            Refusal {
-                code: None,
-                why: e.to_string(),
-            }
-        });
-    let guard = match guard {
-        Ok(g) => g,
+    let slot = shared.hold(address, &spec, "iperf3").map_err(|e| {
+        shared.count(|m| m.refused(e.reason()));
+        Refusal {
+            code: None,
+            why: e.to_string(),
+        }
+    });
+    let _slot = match slot {
+        Ok(slot) => slot,
         Err(r) => {
             let _ = ctrl.write_all(&[State::AccessDenied.to_byte()]);
             return Err(r);
         }
     };
-    let _counted = super::Counted::start(shared, "iperf3");
     // Before the test, not in its window, and only for a run that is kept.
     let host = shared
-        .config
+        .config()
         .records
         .as_ref()
         .map(|_| HostFacts::collect(ctrl.local_addr().map(|a| a.ip())));
     let conns = match &udp {
         Some(claim) => udp_streams(ctrl, claim, &spec, shared)?,
-        None => data_connections(ctrl, cookie, &spec, shared)?,
+        None => data_connections(ctrl, cookie, &spec, (here, shared))?,
     };
-    guard.close_registration();
     let test = run::Test {
         spec: &spec,
         params,
@@ -258,14 +229,14 @@ fn session(
 fn udp_claim<'a>(
     ctrl: &mut Conn,
     spec: &TestSpec,
-    shared: &'a Shared,
+    here: &'a Served,
 ) -> Result<Option<UdpClaim<'a>>, Refusal> {
     if spec.kind() != TestKind::UdpStream {
         return Ok(None);
     }
     let claim = ctrl
         .peer_addr()
-        .and_then(|a| shared.iperf3_udp.claim(a.ip(), spec.flows().len()));
+        .and_then(|a| here.udp.claim(a.ip(), spec.flows().len()));
     if claim.is_none() {
         let _ = ctrl.write_all(&[State::AccessDenied.to_byte()]);
         return Err(Refusal {
@@ -283,20 +254,20 @@ fn udp_streams(
     ctrl: &mut Conn,
     claim: &UdpClaim<'_>,
     spec: &TestSpec,
-    shared: &Shared,
+    shared: &Server<'_>,
 ) -> Result<Vec<Conn>, Refusal> {
     let local = ctrl
         .local_addr()
         .ok_or_else(|| gone("control connection", "it has no local address"))?;
     send_state(ctrl, State::CreateStreams)?;
-    let deadline = Instant::now() + shared.config.setup_timeout;
+    let deadline = Instant::now() + shared.config().setup_timeout;
     claim
         .streams(spec.flows().len(), local, spec.window_bytes, deadline)
         .map_err(|why| refusal(code::STREAM_CONNECT, why.to_string()))
 }
 
 /// The spec of an iperf3 client's parameters; what linerate does not run is refused.
-fn spec_from(p: &Params, shared: &Shared) -> Result<TestSpec, Refusal> {
+fn spec_from(p: &Params, here: &Served, shared: &Server<'_>) -> Result<TestSpec, Refusal> {
     let unsupported = |what: &str| {
         refusal(
             ERROR_UNIMPLEMENTED,
@@ -318,7 +289,7 @@ fn spec_from(p: &Params, shared: &Shared) -> Result<TestSpec, Refusal> {
         _ => Direction::Send,
     };
     let params = if p.udp == Some(true) {
-        if !shared.iperf3_udp.is_open() {
+        if !here.udp.is_open() {
             return Err(unsupported(
                 "UDP (this server's UDP port could not be bound)",
             ));
@@ -339,7 +310,7 @@ fn spec_from(p: &Params, shared: &Shared) -> Result<TestSpec, Refusal> {
         window_bytes: p.window,
         ..TestSpec::new(params, streams, duration_ms)
     };
-    spec.check(&shared.config.limits).map_err(|e| {
+    spec.check(&shared.config().limits).map_err(|e| {
         let code = match e {
             SpecError::Streams { .. } => code::STREAMS,
             SpecError::Duration { .. } => code::DURATION,
@@ -423,12 +394,12 @@ fn data_connections(
     ctrl: &mut Conn,
     cookie: Cookie,
     spec: &TestSpec,
-    shared: &Shared,
+    (here, shared): (&Served, &Server<'_>),
 ) -> Result<Vec<Conn>, Refusal> {
     let n = spec.flows().len();
-    let arrivals = shared.iperf3.open(cookie, n);
+    let arrivals = here.waiting.open(cookie, n);
     let got = send_state(ctrl, State::CreateStreams).and_then(|()| {
-        let deadline = Instant::now() + shared.config.setup_timeout;
+        let deadline = Instant::now() + shared.config().setup_timeout;
         let mut conns = Vec::with_capacity(n);
         while conns.len() < n {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -455,6 +426,6 @@ fn data_connections(
         }
         Ok(conns)
     });
-    shared.iperf3.close(&cookie);
+    here.waiting.close(&cookie);
     got
 }

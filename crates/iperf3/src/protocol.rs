@@ -15,8 +15,8 @@ use measure::cpu::CpuTime;
 
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
-use crate::msg::StreamCounts;
-use crate::WireError;
+use wire::msg::StreamCounts;
+use wire::WireError;
 
 /// The cookie's length: 36 characters and a NUL.
 pub const COOKIE_LEN: usize = 37;

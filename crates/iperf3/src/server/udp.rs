@@ -29,7 +29,7 @@ const READS_PER_WAKE: usize = 64;
 type Connect = (SocketAddr, [u8; 4]);
 
 /// The server port's UDP socket and the tests waiting for their streams, by client address.
-pub(in crate::server) struct UdpDoor {
+pub(super) struct UdpDoor {
     socket: Option<UdpSocket>,
     /// Every client address running a UDP test; the sender while it waits for streams.
     claims: Mutex<HashMap<IpAddr, Option<SyncSender<Connect>>>>,
@@ -38,7 +38,7 @@ pub(in crate::server) struct UdpDoor {
 impl UdpDoor {
     /// The door on `port` of `addr` (the control listener's address), nonblocking; without a
     /// socket (and why, for the log) when it cannot be bound.
-    pub(in crate::server) fn open(addr: Option<SocketAddr>) -> (Self, Option<String>) {
+    pub(super) fn open(addr: Option<SocketAddr>) -> (Self, Option<String>) {
         let bound = addr.map(|a| {
             shared_port_socket(a, None).and_then(|s| {
                 s.set_nonblocking(true)?;
@@ -58,19 +58,19 @@ impl UdpDoor {
     }
 
     /// The socket the gate polls.
-    pub(in crate::server) fn fd(&self) -> Option<RawFd> {
+    pub(super) fn fd(&self) -> Option<RawFd> {
         self.socket.as_ref().map(|s| s.as_raw_fd())
     }
 
     /// Whether the door is open (iperf3 UDP tests can run).
-    pub(in crate::server) fn is_open(&self) -> bool {
+    pub(super) fn is_open(&self) -> bool {
         self.socket.is_some()
     }
 
     /// Reads the waiting connect datagrams (a bounded number) and hands each sender's address
     /// to the test that claimed its IP; `admit` says whether an address may connect at all.
     /// Returns lines for the log about datagrams no test took.
-    pub(in crate::server) fn read(&self, admit: impl Fn(IpAddr) -> bool) -> Vec<String> {
+    pub(super) fn read(&self, admit: impl Fn(IpAddr) -> bool) -> Vec<String> {
         let mut lines = Vec::new();
         let Some(sock) = &self.socket else {
             return lines;
@@ -113,7 +113,7 @@ impl UdpDoor {
 
     /// Claims `ip` for one UDP test until the claim is dropped; `None` when a test from that
     /// address holds it already.
-    pub(in crate::server) fn claim(&self, ip: IpAddr, streams: usize) -> Option<UdpClaim<'_>> {
+    pub(super) fn claim(&self, ip: IpAddr, streams: usize) -> Option<UdpClaim<'_>> {
         let ip = ip.to_canonical();
         let mut claims = self.claims.lock().ok()?;
         if claims.contains_key(&ip) {
@@ -133,7 +133,7 @@ impl UdpDoor {
 /// Why a UDP test's streams are not all there: iperf3's client is told with
 /// `STREAM_CONNECT`, the log with these words.
 #[derive(Debug, thiserror::Error)]
-pub(in crate::server) enum StreamsError {
+pub(super) enum StreamsError {
     /// The deadline (serve --setup-timeout) passed with `came` of the `asked` streams in.
     #[error("{came} of {asked} UDP streams came in time")]
     Late { came: usize, asked: usize },
@@ -152,7 +152,7 @@ pub(in crate::server) enum StreamsError {
 }
 
 /// One test's hold on its client's address (see [`UdpDoor::claim`]).
-pub(in crate::server) struct UdpClaim<'a> {
+pub(super) struct UdpClaim<'a> {
     door: &'a UdpDoor,
     ip: IpAddr,
     arrivals: Receiver<Connect>,
@@ -163,7 +163,7 @@ impl UdpClaim<'_> {
     /// `local` (the server's address and port) connected to its stream and already answered;
     /// `Err` with how many came when the rest do not by `deadline`, or the stream that could
     /// not be answered.
-    pub(in crate::server) fn streams(
+    pub(super) fn streams(
         &self,
         n: usize,
         local: SocketAddr,

@@ -7,23 +7,25 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::protocol::{
+    cookie, read_json, stream_ids, write_json, Params, Results, State, MAX_RESULTS_LEN,
+};
 use engine::sockopt::{connect_tcp, ConnectError, SocketOptions};
 use engine::{Conn, Endpoint};
 use measure::cpu::CpuTime;
 use measure::host::HostFacts;
 use results::{Hosts, RunRecord};
-use wire::iperf3::{
-    cookie, read_json, stream_ids, write_json, Params, Results, State, MAX_RESULTS_LEN,
-};
 use wire::msg::{ServerInfo, ServerResults, StreamCounts, StreamEnd};
 use wire::spec::{Direction, Flow, Params as SpecParams, Transport};
 use wire::{TestKind, TestSpec, WireError};
 
-use crate::client::measure::measure_streams;
-use crate::client::remote::{FarCounts, FarEndLost, Remote};
-use crate::client::{summarize, ClientConfig, ClientError, Progress};
-use crate::control::HANDSHAKE_TIMEOUT;
-use crate::target::Target;
+use session::client::measure::measure_streams;
+use session::client::remote::{FarCounts, FarEndLost, Remote};
+use session::client::{summarize, ClientConfig, ClientError, Progress};
+use session::target::Target;
+use session::HANDSHAKE_TIMEOUT;
+
+mod udp;
 
 /// iperf3's default port, named in the hint when nothing listens.
 pub const IPERF3_PORT: u16 = 5201;
@@ -60,7 +62,7 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
     let mut conns = Vec::new();
     for _ in spec.flows() {
         if spec.kind() == TestKind::UdpStream {
-            conns.push(super::udp::connect(addr, bind, spec.window_bytes)?);
+            conns.push(udp::connect(addr, bind, spec.window_bytes)?);
             continue;
         }
         let mut s = connect(&opts)?;
@@ -166,7 +168,7 @@ fn params(spec: &TestSpec) -> Params {
         return Params {
             udp: Some(true),
             len: Some(udp.payload_len_bytes),
-            bandwidth: Some(super::udp::bandwidth(udp)),
+            bandwidth: Some(udp::bandwidth(udp)),
             udp_counters_64bit: Some(1),
             ..base
         };
@@ -260,7 +262,7 @@ impl Remote for Iperf3Server {
 
     fn engine(&self, spec: &TestSpec) -> Box<dyn engine::StreamEngine> {
         match &spec.params {
-            SpecParams::UdpStream { udp } => super::udp::engine(udp),
+            SpecParams::UdpStream { udp } => udp::engine(udp),
             _ => engine::engine_for(spec, Flow::ClientToServer),
         }
     }
@@ -302,10 +304,14 @@ impl Remote for Iperf3Server {
                 .iter()
                 .any(|(_, f)| *f == Flow::ClientToServer);
         if udp_sender {
-            std::thread::sleep(super::udp::settle(ctrl));
+            std::thread::sleep(udp::settle(ctrl));
         }
         if let Err(e) = send_state(ctrl, State::TestEnd) {
-            return Ok(Err(FarEndLost::Iperf3(e)));
+            let lost = FarEndLost::Foreign {
+                server: "iperf3 server",
+                error: e,
+            };
+            return Ok(Err(lost));
         }
         let wait = self.drain_timeout + HANDSHAKE_TIMEOUT;
         expect(ctrl, State::ExchangeResults, wait)?;
@@ -340,7 +346,7 @@ fn server_results(spec: &TestSpec, r: &Results) -> Result<ServerResults, ClientE
             ClientError::Protocol(format!("the iperf3 server's results have no stream {id}"))
         })?;
         let counts = match spec.kind() {
-            TestKind::UdpStream => super::udp::counts(s, spec.flows()[i].1 == Flow::ClientToServer),
+            TestKind::UdpStream => udp::counts(s, spec.flows()[i].1 == Flow::ClientToServer),
             _ => StreamCounts {
                 bytes: s.bytes,
                 ..StreamCounts::default()

@@ -15,8 +15,8 @@
 
 use std::fmt::Write;
 
+use crate::protocol::{Results, StreamResults};
 use measure::units::{bits_per_sec, format_bits_per_sec, format_bytes};
-use wire::iperf3::{Results, StreamResults};
 
 /// The text for `server_output_text`: a heading, then a line per stream of this server's
 /// figures (`senders` says, per stream in the results' order, whether the server sent on it),
