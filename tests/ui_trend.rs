@@ -8,8 +8,9 @@
 
 use std::path::Path;
 
-use results::store::{HostFacts, Store, Tags};
-use results::RunRecord;
+use record::RunRecord;
+use record::{HostFacts, Tags};
+use results::store::Store;
 use serde_json::Value;
 
 use crate::ui_api::Ui;

@@ -18,8 +18,8 @@
 //!   goodput is a sum of each connection's latest rate, not bytes counted in one window.
 
 use measure::stats::Spread;
-use results::rpm::{RpmDirection, RpmResult, RpmWay, StoredRpm};
-use results::{CpuSummary, FlowSummary, RunRecord, Summary, SCHEMA_VERSION};
+use record::rpm::{RpmDirection, RpmResult, RpmWay, StoredRpm};
+use record::{CpuSummary, FlowSummary, RunRecord, Summary, SCHEMA_VERSION};
 use wire::spec::Flow;
 
 /// Why a direction has no record to store.
@@ -230,7 +230,7 @@ mod tests {
     use crate::rpm::Params;
     use crate::rpm_window::DirectionTracker;
     use crate::testing::record_with;
-    use results::rpm::{IdleBaseline, RpmDocument, RpmParams};
+    use record::rpm::{IdleBaseline, RpmDocument, RpmParams};
 
     /// A direction of three connections over three intervals, its CPU set.
     fn direction(loads: &[RunRecord]) -> RpmDirection {
@@ -244,7 +244,7 @@ mod tests {
         let mut d = t.finish(
             RpmWay::Up,
             &IdleBaseline::default(),
-            results::rpm::RpmEnd::TimeLimit,
+            record::rpm::RpmEnd::TimeLimit,
             Vec::new(),
         );
         d.local_cpu_pct = Some(120.0);

@@ -4,7 +4,7 @@
 //! Compiled for this crate's tests and, with the `testing` feature, for the unit tests of the
 //! crates and the binary that use it. A missing fixture is a bug in the test, so these panic.
 
-use results::RunRecord;
+use record::RunRecord;
 use serde_json::{json, Value};
 
 fn fixture(name: &str) -> Value {

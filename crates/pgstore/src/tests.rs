@@ -6,8 +6,9 @@
 
 use std::path::Path;
 
-use results::store::{Filter, HostFacts, ResultStore, RunId, Store, StoreError, Tags};
-use results::{RunRecord, RunStatus};
+use record::{HostFacts, RunId, Tags};
+use record::{RunRecord, RunStatus};
+use results::store::{Filter, ResultStore, Store, StoreError};
 use wire::spec::Direction;
 use wire::TestKind;
 

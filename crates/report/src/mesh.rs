@@ -7,8 +7,8 @@
 
 use std::collections::BTreeMap;
 
-use results::store::{RunId, StoredRun};
-use results::RunRecord;
+use record::RunRecord;
+use record::{RunId, StoredRun};
 use serde::{Deserialize, Serialize};
 use wire::TestKind;
 

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use results::store::StoredRun;
-use results::{PpsCell, RunRecord};
+use record::StoredRun;
+use record::{PpsCell, RunRecord};
 use serde::{Deserialize, Serialize};
 use wire::TestKind;
 

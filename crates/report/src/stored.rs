@@ -4,8 +4,8 @@
 use std::io::Write;
 
 use measure::units::format_bits_per_sec as bps;
-use results::store::{RunRow, StoredRun};
-use results::RunStatus;
+use record::RunStatus;
+use record::{RunRow, StoredRun};
 use serde::Serialize;
 
 use crate::headline::{direction_cell, target_label, Headline};
@@ -199,7 +199,7 @@ pub fn write_csv(w: &mut dyn Write, rows: &[RunRow]) -> crate::Result<()> {
             num(r.loss_pct),
             num(r.pps_received),
             r.direction
-                .map_or_else(String::new, |d| results::status::direction_name(d).into()),
+                .map_or_else(String::new, |d| record::status::direction_name(d).into()),
             num((r.streams > 0).then_some(r.streams)),
             r.status.as_str().to_string(),
             num(headline.as_ref().map(|h| h.value)),

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use results::store::{HostFacts, RunId, Store, Tags};
-use results::RunRecord;
+use record::RunRecord;
+use record::{HostFacts, RunId, Tags};
+use results::store::Store;
 
 const KILLS: usize = 200;
 

@@ -6,8 +6,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use results::store::{Filter, HostFacts, Store, Tags};
-use results::{RunRecord, SCHEMA_VERSION};
+use record::{HostFacts, Tags};
+use record::{RunRecord, SCHEMA_VERSION};
+use results::store::{Filter, Store};
 use wire::spec::{
     Direction, Params, RrParams, SendMode, StreamParams, TcpOptions, Transport, UdpParams, UdpRate,
 };

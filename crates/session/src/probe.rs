@@ -3,15 +3,15 @@
 //! do. The probe is a second session to the same server, so it shares the path but not the
 //! bulk connections' socket queues.
 //!
-//! Measurement only: results land in the bulk run's record ([`results::schema::LatencyUnderLoad`] and
+//! Measurement only: results land in the bulk run's record ([`record::schema::LatencyUnderLoad`] and
 //! each interval's `probe`); nothing here prints but one progress line on stderr.
 
 use std::sync::mpsc;
 use std::time::Duration;
 
 use engine::Signal;
-use results::schema::LatencyUnderLoad;
-use results::{IntervalSample, RrInterval, RunRecord};
+use record::schema::LatencyUnderLoad;
+use record::{IntervalSample, RrInterval, RunRecord};
 use wire::msg::ServerInfo;
 use wire::spec::{Params, RrParams, TcpOptions, TestKind};
 use wire::TestSpec;

@@ -13,7 +13,7 @@
 //! set; the relay's side is `server/relay.rs`.
 
 use engine::Signal;
-use results::{IntervalSample, RunRecord};
+use record::{IntervalSample, RunRecord};
 use serde::{Deserialize, Serialize};
 use sweep::mesh::PairRunner;
 use wire::auth::Mac;

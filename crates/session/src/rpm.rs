@@ -28,8 +28,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use analysis::rpm::{self, Params};
 use analysis::rpm_window::DirectionTracker;
 use engine::Signal;
-use results::rpm::{IdleBaseline, RpmDirection, RpmDocument, RpmEnd, RpmParams, RpmResult, RpmWay};
-use results::{IntervalSample, RunRecord};
+use record::rpm::{IdleBaseline, RpmDirection, RpmDocument, RpmEnd, RpmParams, RpmResult, RpmWay};
+use record::{IntervalSample, RunRecord};
 use wire::spec::{Direction, Params as SpecParams, StreamParams, TcpOptions};
 use wire::TestSpec;
 

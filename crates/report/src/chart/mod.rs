@@ -230,7 +230,7 @@ pub fn mesh_chart(matrix: &crate::MeshMatrix) -> Result<Chart> {
 /// high), each captioned with its label (a run's, or the server; may be empty) and its RPM.
 /// Fails with [`Error::NoData`] naming the chart without directions, or for a direction
 /// without intervals.
-pub fn rpm_chart(directions: &[(&str, &results::rpm::RpmDirection)]) -> Result<Chart> {
+pub fn rpm_chart(directions: &[(&str, &record::rpm::RpmDirection)]) -> Result<Chart> {
     Ok(Chart {
         kind: ChartKind::Rpm,
         svg: rpm::draw(directions)?,

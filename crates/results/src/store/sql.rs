@@ -7,9 +7,9 @@ use rusqlite::types::Value;
 use rusqlite::Row;
 use wire::TestKind;
 
-use super::{parse_kind, Filter, RunId, RunRow, StoreError, StoredRun, Tags};
-use crate::schema::RunRecord;
-use crate::status::RunShape;
+use record::{parse_kind, RunId, RunRecord, RunRow, RunShape, StoredRun, Tags};
+
+use super::{Filter, StoreError};
 
 /// `WHERE …` for a filter, and its parameters.
 pub(super) fn where_clause(filter: &Filter) -> (String, Vec<Value>) {
@@ -131,8 +131,7 @@ impl RawStored {
 
 /// Tags from one JSON object (keys were validated when stored).
 pub fn parse_tags(json: Option<&str>) -> Tags {
-    json.and_then(|j| serde_json::from_str(j).ok())
-        .map(Tags::from_map)
+    json.and_then(|j| serde_json::from_str::<Tags>(j).ok())
         .unwrap_or_default()
 }
 
@@ -180,7 +179,7 @@ impl Figures {
             .map(|r| r.direction.self_ms)
             .filter(|m| m.samples > 0);
         let round_trip = |rr: fn(&measure::latency::LatencySummary) -> f64,
-                          probe: fn(&crate::rpm::Spread) -> f64| {
+                          probe: fn(&record::rpm::Spread) -> f64| {
             latency
                 .map(|l| rr(&l))
                 .or(self_probes.map(|m| probe(&m) * 1000.0))

@@ -21,7 +21,7 @@ use ::measure::host::HostFacts;
 use ::measure::qdisc::{self, QdiscWatch};
 use engine::sockopt::{ConnectError, SocketOptions};
 use engine::Signal;
-use results::{Hosts, RunRecord};
+use record::{Hosts, RunRecord};
 use wire::msg::ServerInfo;
 use wire::{ClientMsg, ServerMsg, TestSpec, WireError};
 
@@ -181,7 +181,7 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Observer) -> Result<RunReco
     let summary = summarize(&measured, spec, &hosts);
     Ok(RunRecord {
         kind: spec.kind(),
-        schema_version: results::SCHEMA_VERSION,
+        schema_version: record::SCHEMA_VERSION,
         spec: spec.clone(),
         target: config.target_label.clone(),
         started_at_unix_ms,
@@ -222,7 +222,7 @@ pub(crate) fn summarize(
     measured: &measure::Measured,
     spec: &TestSpec,
     hosts: &Hosts,
-) -> results::Summary {
+) -> record::Summary {
     let mut summary = analysis::build(&measured.raw, &measured.intervals);
     analysis::link::link_from_hosts(&mut summary, hosts);
     analysis::verdict::add_verdicts(&mut summary, spec, hosts);

@@ -11,7 +11,7 @@ use engine::sockopt::{connect_tcp, ConnectError, SocketOptions};
 use engine::{Conn, Endpoint};
 use measure::cpu::CpuTime;
 use measure::host::HostFacts;
-use results::{Hosts, RunRecord};
+use record::{Hosts, RunRecord};
 use wire::iperf3::{
     cookie, read_json, stream_ids, write_json, Params, Results, State, MAX_RESULTS_LEN,
 };
@@ -89,7 +89,7 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
     let summary = summarize(&measured, spec, &hosts);
     Ok(RunRecord {
         kind: spec.kind(),
-        schema_version: results::SCHEMA_VERSION,
+        schema_version: record::SCHEMA_VERSION,
         spec: spec.clone(),
         target: format!("iperf3 server at {addr}"),
         started_at_unix_ms,

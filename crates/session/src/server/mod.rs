@@ -27,8 +27,8 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use engine::{Conn, Listener, Signal};
-use results::store::Tags;
-use results::RunRecord;
+use record::RunRecord;
+use record::Tags;
 use wire::msg::ServerInfo;
 use wire::spec::SpecLimits;
 use wire::{ServerMsg, TestSpec};

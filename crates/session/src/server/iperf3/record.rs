@@ -27,8 +27,8 @@ use std::time::Duration;
 use analysis::{IntervalTracker, LocalStream, RawRun, WorkerReport};
 use measure::cpu::CpuTime;
 use measure::host::HostFacts;
-use results::store::{Tag, Tags};
-use results::{Hosts, IntervalSample, RunRecord};
+use record::{Hosts, IntervalSample, RunRecord};
+use record::{Tag, Tags};
 use wire::iperf3::{stream_ids, Results, StreamResults};
 use wire::msg::{ServerInfo, ServerResults, StreamCounts};
 use wire::spec::Flow;
@@ -98,7 +98,7 @@ pub(super) fn build(
     let address = about.client.map(|a| a.ip().to_canonical());
     let record = RunRecord {
         kind: spec.kind(),
-        schema_version: results::SCHEMA_VERSION,
+        schema_version: record::SCHEMA_VERSION,
         spec: spec.clone(),
         target: match about.client {
             Some(a) => format!("iperf3 client at {a}"),
@@ -233,7 +233,7 @@ fn receivers_at_test_end(spec: &TestSpec, mut server: ServerResults) -> ServerRe
 
 /// The client's TCP senders' retransmits, which it reports without the rest of their
 /// TCP_INFO: they become their flows' `retransmits` and count in the run's.
-fn add_client_retransmits(summary: &mut results::Summary, spec: &TestSpec, theirs: &Results) {
+fn add_client_retransmits(summary: &mut record::Summary, spec: &TestSpec, theirs: &Results) {
     if theirs.sender_has_retransmits != 1 {
         return;
     }
@@ -319,7 +319,7 @@ mod tests {
         let f = &run.record.summary.flows[0];
         assert_eq!(
             (f.flow, f.sender),
-            (Flow::ClientToServer, results::End::Client)
+            (Flow::ClientToServer, record::End::Client)
         );
         assert_eq!((f.bytes_sent, f.bytes_received), (1000, 900));
         assert_eq!(f.bytes_received_after_drain, 1000);
@@ -379,7 +379,7 @@ mod tests {
         let f = &run.record.summary.flows[0];
         assert_eq!(
             (f.flow, f.sender),
-            (Flow::ServerToClient, results::End::Server)
+            (Flow::ServerToClient, record::End::Server)
         );
         assert_eq!((f.bytes_sent, f.bytes_received), (192_000, 189_000));
         let u = f.udp.unwrap();
