@@ -18,6 +18,7 @@ pub mod layout_v1;
 pub mod limits;
 pub mod link_speed;
 pub mod rpm;
+mod run_record;
 pub mod schema;
 pub mod status;
 pub mod stored;

@@ -173,7 +173,7 @@ fn rpm_views(columns: &[LabeledRuns]) -> Result<Vec<Value>> {
     let mut out = Vec::new();
     for c in columns {
         for (i, r) in c.runs.iter().enumerate() {
-            let Some(s) = &r.summary.rpm else { continue };
+            let Some(s) = r.as_rpm() else { continue };
             let label = c.run_label(i);
             let svg = match chart::rpm_chart(&[(&label, &s.direction)]) {
                 Ok(chart) => Some(Value::from_safe_string(chart.svg)),

@@ -84,7 +84,7 @@ fn only_flow(r: &RunRecord) -> Option<&FlowSummary> {
 
 /// A `linerate rpm` direction's figures (`summary.rpm`), absent from every other run.
 fn rpm(r: &RunRecord) -> Option<&record::rpm::RpmDirection> {
-    r.summary.rpm.as_ref().map(|s| &s.direction)
+    r.as_rpm().map(|s| &s.direction)
 }
 
 /// A median of a `linerate rpm` direction's probes, ms; `None` without samples.

@@ -246,7 +246,7 @@ pub fn write_stored(w: &mut dyn Write, run: &StoredRun) -> std::io::Result<()> {
         r.server.hostname, r.server.version, r.server.cores
     )?;
     writeln!(w, "intervals")?;
-    if let Some(rpm) = r.summary.rpm.as_ref().filter(|_| r.intervals.is_empty()) {
+    if let Some(rpm) = r.as_rpm() {
         // A `linerate rpm` direction keeps its time series in its own timeline.
         for t in &rpm.direction.timeline {
             writeln!(

@@ -263,7 +263,7 @@ pub use trend::TREND_PANEL_HEIGHT;
 /// Whether `columns` hold runs and every one is a `linerate rpm` direction (`summary.rpm`).
 pub fn all_rpm(columns: &[LabeledRuns]) -> bool {
     let mut runs = columns.iter().flat_map(|c| &c.runs).peekable();
-    runs.peek().is_some() && runs.all(|r| r.summary.rpm.is_some())
+    runs.peek().is_some() && runs.all(|r| r.is_rpm())
 }
 
 /// The kinds that `columns` have data for, in [`ChartKind::ALL`] order ([`ChartKind::Pps`]

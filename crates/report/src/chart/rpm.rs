@@ -233,7 +233,7 @@ pub(crate) fn draw_runs(columns: &[crate::LabeledRuns]) -> Result<String> {
     let mut found = Vec::new();
     for c in columns {
         for (i, r) in c.runs.iter().enumerate() {
-            if let Some(s) = &r.summary.rpm {
+            if let Some(s) = r.as_rpm() {
                 found.push((c.run_label(i), &s.direction));
             }
         }

@@ -173,9 +173,8 @@ impl Figures {
         let fin = |x: f64| x.is_finite().then_some(x);
         let latency = s.rr.and_then(|rr| rr.latency_us);
         // A `linerate rpm` direction: its self probes are its round trips, ms.
-        let self_probes = s
-            .rpm
-            .as_ref()
+        let self_probes = r
+            .as_rpm()
             .map(|r| r.direction.self_ms)
             .filter(|m| m.samples > 0);
         let round_trip = |rr: fn(&measure::latency::LatencySummary) -> f64,

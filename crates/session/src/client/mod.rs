@@ -179,21 +179,18 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Observer) -> Result<RunReco
     let measured = measure::measure_streams(config, &mut remote, endpoints, progress)?;
     let hosts = hosts_with_qdiscs(client_host, &qdiscs, &server, &measured);
     let summary = summarize(&measured, spec, &hosts);
-    Ok(RunRecord {
-        kind: spec.kind(),
-        schema_version: record::SCHEMA_VERSION,
-        spec: spec.clone(),
-        target: config.target_label.clone(),
+    let target = config.target_label.clone();
+    let mut record = RunRecord::new(
+        spec.clone(),
+        target,
         started_at_unix_ms,
-        hosts: Some(hosts),
-        server: ServerInfo {
-            host: None,
-            ..server
-        },
-        user: config.key.as_ref().map(|k| k.name.to_string()),
-        intervals: measured.intervals,
+        server,
+        Some(hosts),
         summary,
-    })
+    );
+    record.user = config.key.as_ref().map(|k| k.name.to_string());
+    record.intervals = measured.intervals;
+    Ok(record)
 }
 
 /// Both hosts' facts with their qdiscs over the test: the client's read now, the server's

@@ -96,24 +96,14 @@ pub(super) fn build(
     );
     add_client_retransmits(&mut summary, spec, theirs);
     let address = about.client.map(|a| a.ip().to_canonical());
-    let record = RunRecord {
-        kind: spec.kind(),
-        schema_version: record::SCHEMA_VERSION,
-        spec: spec.clone(),
-        target: match about.client {
-            Some(a) => format!("iperf3 client at {a}"),
-            None => "iperf3 client".into(),
-        },
-        started_at_unix_ms: about.started_at_unix_ms,
-        server: ServerInfo {
-            host: None,
-            ..about.server.clone()
-        },
-        hosts: Some(hosts),
-        user: None,
-        intervals,
-        summary,
+    let target = match about.client {
+        Some(a) => format!("iperf3 client at {a}"),
+        None => "iperf3 client".into(),
     };
+    let server = about.server.clone();
+    let started = about.started_at_unix_ms;
+    let mut record = RunRecord::new(spec.clone(), target, started, server, Some(hosts), summary);
+    record.intervals = intervals;
     let tags = [
         Some(("client", "iperf3".to_string())),
         about
