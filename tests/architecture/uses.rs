@@ -23,7 +23,7 @@ pub const MIN_ITEMS: usize = 3;
 const KNOWN: &[(&str, &str)] = &[
     ("session", "sweep"), // `mesh::PairRunner` (a trait) and `ProbePlan` (a struct)
     ("sweep", "plan"),    // `split_words` and its `SplitError`, for knob commands
-    ("sweep", "results"), // `RunRecord`, what a point's runner hands back
+    ("sweep", "record"),  // `RunRecord`, what a point's runner hands back
     ("ui", "pgstore"),    // `open` and its `Access`
     // The live-event vocabulary (issue 37's events crate) is a trait its users implement or
     // call and the types its events carry: fewer than MIN_ITEMS by nature, in a crate that is

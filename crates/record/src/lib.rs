@@ -36,3 +36,6 @@ pub use schema::{
 pub use status::{RunShape, RunStatus};
 pub use stored::{parse_kind, KindError, RunId, RunIdError, RunRow, StoredRun};
 pub use tags::{Tag, TagError, Tags};
+/// A record's kind (`RunRecord::kind`, `RunRow::kind`, [`parse_kind`]): part of the record's
+/// vocabulary, so a store names it here.
+pub use wire::TestKind;

@@ -1,8 +1,7 @@
 //! The filter of [`super::Store::list`] (and every [`super::ResultStore`]): which runs a
 //! listing returns.
 
-use record::tags::Tags;
-use wire::TestKind;
+use record::{Tags, TestKind};
 
 /// Which runs [`super::Store::list`] returns: all conditions must hold.
 #[derive(Debug, Clone, Default, PartialEq)]

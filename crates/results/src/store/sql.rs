@@ -5,9 +5,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::types::Value;
 use rusqlite::Row;
-use wire::TestKind;
 
-use record::{parse_kind, RunId, RunRecord, RunRow, RunShape, StoredRun, Tags};
+use record::{parse_kind, RunId, RunRecord, RunRow, RunShape, StoredRun, Tags, TestKind};
 
 use super::{Filter, StoreError};
 
@@ -171,19 +170,14 @@ impl Figures {
         let s = &r.summary;
         // SQLite stores NaN as NULL anyway; say so explicitly for every non-finite figure.
         let fin = |x: f64| x.is_finite().then_some(x);
-        let latency = s.rr.and_then(|rr| rr.latency_us);
-        // A `linerate rpm` direction: its self probes are its round trips, ms.
-        let self_probes = r
-            .as_rpm()
+        // (p50, p99) round trips, µs: a request/response run's, else a `linerate rpm`
+        // direction's self probes (its round trips, ms).
+        let latency = s.rr.and_then(|rr| rr.latency_us).map(|l| (l.p50, l.p99));
+        let self_probes = (r.as_rpm())
             .map(|r| r.direction.self_ms)
-            .filter(|m| m.samples > 0);
-        let round_trip = |rr: fn(&measure::latency::LatencySummary) -> f64,
-                          probe: fn(&record::rpm::Spread) -> f64| {
-            latency
-                .map(|l| rr(&l))
-                .or(self_probes.map(|m| probe(&m) * 1000.0))
-                .and_then(fin)
-        };
+            .filter(|m| m.samples > 0)
+            .map(|m| (m.p50 * 1000.0, m.p99 * 1000.0));
+        let round_trips = latency.or(self_probes);
         Figures {
             duration_s: fin(s.duration_s),
             throughput_bps: fin(s.throughput_bps),
@@ -192,8 +186,8 @@ impl Figures {
             retransmits: s.retransmits,
             rtt_us: s.rtt_us,
             transactions_per_s: s.rr.and_then(|rr| fin(rr.transactions_per_s)),
-            p50_us: round_trip(|l| l.p50, |m| m.p50),
-            p99_us: round_trip(|l| l.p99, |m| m.p99),
+            p50_us: round_trips.and_then(|(p50, _)| fin(p50)),
+            p99_us: round_trips.and_then(|(_, p99)| fin(p99)),
             loss_pct: s.udp.and_then(|u| fin(u.loss_pct)),
             pps_received: s.udp.and_then(|u| fin(u.pps_received)),
         }
