@@ -14,8 +14,7 @@ use anyhow::{anyhow, Result};
 use clap::Args;
 use pgstore::Access;
 pub use pgstore::RunStore;
-use record::RunRecord;
-use record::{parse_kind, RunId, Tag, Tags};
+use record::{parse_kind, RunId, RunRecord, Tag, Tags};
 use results::store::{Filter, ResultStore, StoreError, StoreLocation};
 
 use report::local_time::parse_since;

@@ -7,8 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
-use record::RunStatus;
-use record::StoredRun;
+use record::{RunStatus, StoredRun};
 use report::trend::{series_by_kind, trend, trend_text, SeriesRuns};
 
 use crate::report_cmd::select;

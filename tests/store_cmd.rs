@@ -4,9 +4,7 @@ use std::path::PathBuf;
 
 use linerate::store_args::{store_run, StoreArgs};
 use linerate::store_cmd::*;
-use record::RunId;
-use record::RunRecord;
-use record::{RunRow, Tags};
+use record::{RunId, RunRecord, RunRow, Tags};
 use report::stored::{write_csv, write_stored, write_table};
 use results::store::{Filter, Store};
 

@@ -8,8 +8,7 @@
 
 use std::path::Path;
 
-use record::RunRecord;
-use record::{HostFacts, Tags};
+use record::{HostFacts, RunRecord, Tags};
 use results::store::Store;
 use serde_json::Value;
 

@@ -23,8 +23,7 @@ pub mod testing;
 mod tests;
 
 use postgres::Client;
-use record::RunRecord;
-use record::{HostFacts, RunId, RunRow, StoredRun, Tags};
+use record::{HostFacts, RunId, RunRecord, RunRow, StoredRun, Tags};
 use results::store::{Figures, Filter, ResultStore, Store, StoreError, StoreLocation};
 
 pub use connect::PgTarget;

@@ -9,8 +9,7 @@
 
 use std::path::PathBuf;
 
-use record::RunRecord;
-use record::{RunId, Tag, Tags};
+use record::{RunId, RunRecord, Tag, Tags};
 use results::store::{ResultStore, StoreError, StoreLocation};
 
 use crate::{open, Access};

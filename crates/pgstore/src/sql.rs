@@ -3,8 +3,7 @@
 
 use postgres::types::ToSql;
 use postgres::Row;
-use record::{parse_kind, RunId, RunRow};
-use record::{RunRecord, RunShape};
+use record::{parse_kind, RunId, RunRecord, RunRow, RunShape};
 use results::store::{parse_tags, Figures, Filter, RawStored, StoreError};
 
 /// Inserts a run, returning its id.

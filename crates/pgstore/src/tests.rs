@@ -6,8 +6,7 @@
 
 use std::path::Path;
 
-use record::{HostFacts, RunId, Tags};
-use record::{RunRecord, RunStatus};
+use record::{HostFacts, RunId, RunRecord, RunStatus, Tags};
 use results::store::{Filter, ResultStore, Store, StoreError};
 use wire::spec::Direction;
 use wire::TestKind;

@@ -7,8 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use record::RunRecord;
-use record::{RunId, StoredRun};
+use record::{RunId, RunRecord, StoredRun};
 use serde::{Deserialize, Serialize};
 use wire::TestKind;
 

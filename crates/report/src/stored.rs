@@ -4,8 +4,7 @@
 use std::io::Write;
 
 use measure::units::format_bits_per_sec as bps;
-use record::RunStatus;
-use record::{RunRow, StoredRun};
+use record::{RunRow, RunStatus, StoredRun};
 use serde::Serialize;
 
 use crate::headline::{direction_cell, target_label, Headline};

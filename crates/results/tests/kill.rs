@@ -7,8 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use record::RunRecord;
-use record::{HostFacts, RunId, Tags};
+use record::{HostFacts, RunId, RunRecord, Tags};
 use results::store::Store;
 
 const KILLS: usize = 200;

@@ -6,8 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use record::{HostFacts, Tags};
-use record::{RunRecord, SCHEMA_VERSION};
+use record::{HostFacts, RunRecord, Tags, SCHEMA_VERSION};
 use results::store::{Filter, Store};
 use wire::spec::{
     Direction, Params, RrParams, SendMode, StreamParams, TcpOptions, Transport, UdpParams, UdpRate,

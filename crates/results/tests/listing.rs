@@ -3,8 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use record::RunRecord;
-use record::{HostFacts, RunId, Tags};
+use record::{HostFacts, RunId, RunRecord, Tags};
 use results::store::{Filter, Store};
 use wire::TestKind;
 

@@ -5,8 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use record::RunRecord;
-use record::{HostFacts, RunId, Tags};
+use record::{HostFacts, RunId, RunRecord, Tags};
 use results::store::{Filter, Store, StoreError, APPLICATION_ID, STORE_VERSION};
 use wire::TestKind;
 

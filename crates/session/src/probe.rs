@@ -10,8 +10,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use engine::Signal;
-use record::schema::LatencyUnderLoad;
-use record::{IntervalSample, RrInterval, RunRecord};
+use record::{schema::LatencyUnderLoad, IntervalSample, RrInterval, RunRecord};
 use wire::msg::ServerInfo;
 use wire::spec::{Params, RrParams, TcpOptions, TestKind};
 use wire::TestSpec;

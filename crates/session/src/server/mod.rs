@@ -27,8 +27,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use engine::{Conn, Listener, Signal};
-use record::RunRecord;
-use record::Tags;
+use record::{RunRecord, Tags};
 use wire::msg::ServerInfo;
 use wire::spec::SpecLimits;
 use wire::{ServerMsg, TestSpec};
