@@ -21,7 +21,7 @@
 //! Invariants: every point is a run handed to the runner, tagged with the sweep and its value;
 //! a sweep that stops (Ctrl-C, a failed run or knob command) keeps every finished point;
 //! measurement and formatting stay apart (executors return numbers; only [`output`] formats
-//! them). Depends on `plan` (a knob command's words), `analysis`, `report`, `results`, `wire`
+//! them). Depends on `plan` (a knob command's words), `analysis`, `report`, `record`, `wire`
 //! and `measure`.
 
 pub mod interrupt;
