@@ -7,7 +7,7 @@ use analysis::repeat::RepeatPlan;
 use anyhow::{bail, Context, Result};
 use engine::Signal;
 use measure::units::format_bytes;
-use results::RunRecord;
+use record::RunRecord;
 use sweep::pps::{run_pps, PpsCellPlan};
 use sweep::{run_repeated, run_rfc2544, run_sweep, Point, ProbePlan, Stopped};
 
@@ -233,7 +233,7 @@ fn save_run(
     reached: &crate::reach::Reached,
     iperf3: bool,
     record: &RunRecord,
-) -> Result<Option<(results::store::RunId, String)>> {
+) -> Result<Option<(record::RunId, String)>> {
     let Some(store) = store else {
         return Ok(None);
     };
@@ -245,7 +245,7 @@ fn save_run(
     if iperf3 {
         extra.push("server=iperf3".into());
     }
-    let extra = results::store::Tags::parse(extra)?;
+    let extra = record::Tags::parse(extra)?;
     Ok(Some((store.save_with(record, &extra)?, store.location())))
 }
 

@@ -10,9 +10,8 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use engine::Signal;
 use events::{JsonLines, Observer};
+use record::{RunRecord, Tags};
 use report::{MeshCell, MeshMatrix};
-use results::store::Tags;
-use results::RunRecord;
 use session::target::resolve;
 use sweep::mesh::{run_mesh, CellOutcome, MeshPlan, MeshProgress, PairError, RelayPairs};
 
@@ -93,7 +92,7 @@ impl MeshProgress<RunRecord, PairError> for Cells {
             CellOutcome::Ran(record) => {
                 let mut tags = self.tags.clone();
                 for (k, v) in [("from", from), ("to", to)] {
-                    let _ = tags.insert(results::store::Tag {
+                    let _ = tags.insert(record::Tag {
                         key: k.into(),
                         value: v.into(),
                     });
@@ -173,7 +172,7 @@ pub fn mesh(args: &MeshArgs, interrupt: Signal) -> Result<RunOutcome> {
         .unwrap_or(0);
     let mesh_id = format!("mesh-{started}");
     let mut tags = Tags::new();
-    tags.insert(results::store::Tag {
+    tags.insert(record::Tag {
         key: report::mesh::MESH_ID_TAG.into(),
         value: mesh_id.clone(),
     })?;

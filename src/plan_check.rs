@@ -6,9 +6,10 @@
 use anyhow::{anyhow, bail, Result};
 use pgstore::Access;
 use plan::Plan;
+use record::{StoredRun, Tag, Tags};
 use report::check::{check, CheckOptions, Decision};
 use report::trend::{by_test, test_of};
-use results::store::{Item, Selection, StoreLocation, StoredRun, Tag, Tags};
+use results::store::{Item, Selection, StoreLocation};
 
 use crate::report_cmd::select::labeled;
 

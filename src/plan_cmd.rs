@@ -15,7 +15,8 @@ use clap::{Args, Parser};
 use engine::Signal;
 use pgstore::Access;
 use plan::{Plan, Step};
-use results::store::{ResultStore, StoreLocation, Tags};
+use record::Tags;
+use results::store::{ResultStore, StoreLocation};
 use sweep::knob::{run_command, Phase, DEFAULT_TIMEOUT};
 
 use crate::cli::{usage_error_line, Cli, Command};

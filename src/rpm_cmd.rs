@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Result};
 use engine::Signal;
 use events::{JsonLines, Observer};
-use results::rpm::{RpmResult, RpmTick, RpmWay};
-use results::store::Tags;
+use record::rpm::{RpmResult, RpmTick, RpmWay};
+use record::Tags;
 use sweep::rpm::{RpmRun, RpmSetup};
 
 use crate::commands::RunOutcome;

@@ -14,10 +14,8 @@ use anyhow::{anyhow, Result};
 use clap::Args;
 use pgstore::Access;
 pub use pgstore::RunStore;
-use results::store::{
-    parse_kind, Filter, ResultStore, RunId, StoreError, StoreLocation, Tag, Tags,
-};
-use results::RunRecord;
+use record::{parse_kind, RunId, RunRecord, Tag, Tags};
+use results::store::{Filter, ResultStore, StoreError, StoreLocation};
 
 use report::local_time::parse_since;
 

@@ -11,8 +11,9 @@ use std::path::PathBuf;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use pgstore::Access;
+use record::{RunId, StoredRun};
 use report::stored::{write_csv, write_json, write_stored, write_table};
-use results::store::{Filter, RunId, StoreError, StoredRun};
+use results::store::{Filter, StoreError};
 
 use crate::store_args::{resolve_db, store_error, RunFilterArgs};
 

@@ -7,9 +7,8 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
+use record::{RunStatus, StoredRun};
 use report::trend::{series_by_kind, trend, trend_text, SeriesRuns};
-use results::store::StoredRun;
-use results::RunStatus;
 
 use crate::report_cmd::select;
 

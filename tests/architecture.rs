@@ -249,3 +249,34 @@ fn no_result_with_a_string_error_outside_tests() {
         problems.join("\n")
     );
 }
+
+/// The record is types only (issue 37 item 7): a crate that reads or builds run records and
+/// stores none reaches no store crate, so it compiles no database driver (SQLite comes with
+/// `results`, PostgreSQL with `pgstore`).
+#[test]
+fn crates_that_only_read_records_reach_no_store() {
+    const STORES: [&str; 2] = ["results", "pgstore"];
+    const RECORD_ONLY: [&str; 6] = ["record", "analysis", "events", "report", "sweep", "session"];
+    let crates = crates();
+    let deps: BTreeMap<&str, &BTreeSet<String>> =
+        crates.iter().map(|c| (c.name.as_str(), &c.deps)).collect();
+    for name in RECORD_ONLY {
+        let mut reached = BTreeSet::new();
+        let mut todo = vec![name.to_string()];
+        while let Some(next) = todo.pop() {
+            for d in deps.get(next.as_str()).copied().into_iter().flatten() {
+                if reached.insert(d.clone()) {
+                    todo.push(d.clone());
+                }
+            }
+        }
+        let stores: Vec<&str> = STORES
+            .into_iter()
+            .filter(|s| reached.contains(*s))
+            .collect();
+        assert!(
+            stores.is_empty(),
+            "{name} reaches the store crate(s) {stores:?}: name the types through `record`"
+        );
+    }
+}

@@ -69,7 +69,7 @@ fn run_with(
     addr: SocketAddr,
     spec: wire::TestSpec,
     key: Option<ClientKey>,
-) -> Result<results::RunRecord, ClientError> {
+) -> Result<record::RunRecord, ClientError> {
     let config = session::client::ClientConfig {
         key,
         ..config(addr, spec)

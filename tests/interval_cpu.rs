@@ -2,7 +2,7 @@
 //! with the summary's figures for the same ends, and the host's busy share sees a spinner.
 
 use super::*;
-use results::{IntervalCpu, RunRecord};
+use record::{IntervalCpu, RunRecord};
 use wire::spec::{UdpParams, UdpRate};
 
 /// Online cores, as the host figures count them.

@@ -80,7 +80,7 @@ impl session::client::Progress for Rows {
     fn started(&mut self, _: &wire::msg::ServerInfo, _: &wire::TestSpec) {
         self.1 = true;
     }
-    fn interval(&mut self, _: &results::IntervalSample) {
+    fn interval(&mut self, _: &record::IntervalSample) {
         self.0 += 1;
     }
 }

@@ -248,8 +248,9 @@ fn bad_report_input_is_one_line_and_the_database_is_kept() {
 /// driver=a (two whole, one whose server was killed: 0 bit/s) and driver=b (two), and a
 /// udp_stream and a tcp_rr run of driver=a.
 fn mixed_kinds_store(dir: &Path) -> std::path::PathBuf {
-    use results::store::{HostFacts, Store, Tags};
-    let fixture = |name: &str| -> results::RunRecord {
+    use record::{HostFacts, Tags};
+    use results::store::Store;
+    let fixture = |name: &str| -> record::RunRecord {
         let path = format!(
             "{}/crates/results/tests/fixtures/{name}.json",
             env!("CARGO_MANIFEST_DIR")

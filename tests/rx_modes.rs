@@ -14,7 +14,7 @@ fn spec_in(mode: RxMode, direction: Direction, streams: u16) -> TestSpec {
 }
 
 /// A direction's receive figures, checked against its byte counts.
-fn receive_of(f: &results::FlowSummary) -> ReceiveCounts {
+fn receive_of(f: &record::FlowSummary) -> ReceiveCounts {
     assert!(f.reconciled, "{f:?}");
     assert_eq!(f.bytes_received_after_drain, f.bytes_sent);
     let r = f.receive.expect("a tcp_stream receiver's figures");

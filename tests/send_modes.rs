@@ -22,7 +22,7 @@ fn available(name: &str) -> bool {
 }
 
 /// The mode every stream of every direction of a run said it ran (all the same).
-fn ran(r: &results::RunRecord) -> SendMode {
+fn ran(r: &record::RunRecord) -> SendMode {
     let flows = &r.summary.flows;
     assert!(!flows.is_empty());
     let mode = flows[0].send_mode.expect("the senders say which mode ran");

@@ -4,10 +4,9 @@ use std::path::PathBuf;
 
 use linerate::store_args::{store_run, StoreArgs};
 use linerate::store_cmd::*;
+use record::{RunId, RunRecord, RunRow, Tags};
 use report::stored::{write_csv, write_stored, write_table};
-use results::store::RunId;
-use results::store::{Filter, RunRow, Store, Tags};
-use results::RunRecord;
+use results::store::{Filter, Store};
 
 #[test]
 fn flags_parse_as_wired() {
@@ -50,9 +49,9 @@ fn row(id: i64) -> RunRow {
         direction: None,
         streams: 1,
         status: if id == 2 {
-            results::RunStatus::Interrupted
+            record::RunStatus::Interrupted
         } else {
-            results::RunStatus::Ok
+            record::RunStatus::Ok
         },
         hostname: "lab-a".into(),
         duration_s: Some(10.0),
@@ -269,7 +268,7 @@ fn mixed_store(dir: &std::path::Path) -> PathBuf {
     for (i, mut r) in runs.into_iter().enumerate() {
         r.started_at_unix_ms = 1_779_235_200_000 + 1000 * i as u64;
         store
-            .insert(&r, &Tags::new(), &results::store::HostFacts::default())
+            .insert(&r, &Tags::new(), &record::HostFacts::default())
             .unwrap();
     }
     db

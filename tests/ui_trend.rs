@@ -8,8 +8,8 @@
 
 use std::path::Path;
 
-use results::store::{HostFacts, Store, Tags};
-use results::RunRecord;
+use record::{HostFacts, RunRecord, Tags};
+use results::store::Store;
 use serde_json::Value;
 
 use crate::ui_api::Ui;

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use engine::{Listener, Signal};
-use results::RunRecord;
+use record::RunRecord;
 use session::client::{self, ClientConfig, ClientError, Silent};
 use session::server::{self, ServerConfig, ServerThread};
 use session::target::Target;

@@ -5,8 +5,9 @@ use std::path::Path;
 
 use anyhow::{anyhow, Result};
 use pgstore::Access;
+use record::StoredRun;
 use report::{LabeledRuns, PpsMatrix};
-use results::store::{Filter, Item, ResultStore, StoreLocation, StoredRun};
+use results::store::{Filter, Item, ResultStore, StoreLocation};
 
 use crate::store_args::resolve_db;
 
@@ -22,8 +23,8 @@ pub fn labeled(column: &Column) -> LabeledRuns {
     let runs = (column.runs.iter())
         .map(|r| {
             let mut record = r.record.clone();
-            if record.hosts.is_none() && r.host != results::store::HostFacts::default() {
-                record.hosts = Some(results::Hosts {
+            if record.hosts.is_none() && r.host != record::HostFacts::default() {
+                record.hosts = Some(record::Hosts {
                     client: r.host.clone(),
                     server: None,
                 });

@@ -4,7 +4,7 @@
 //! events to stdout (the sweep's `begin`, `point` and `end` come from its progress).
 
 use engine::Signal;
-use results::store::{Tag, Tags};
+use record::{Tag, Tags};
 use sweep::{Measured, Point, PointRunner, RunError};
 
 use crate::store_args::RunStore;

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use measure::cpu::SystemCpu;
-use results::{Efficiency, FlowSummary};
+use record::{Efficiency, FlowSummary};
 use wire::spec::Flow;
 use wire::TestKind;
 
@@ -155,7 +155,7 @@ mod tests {
             (e.sender_pps_per_core, e.receiver_pps_per_core),
             (None, None)
         );
-        f.udp = Some(results::UdpSummary {
+        f.udp = Some(record::UdpSummary {
             pps_received: 3e6,
             ..Default::default()
         });

@@ -9,7 +9,7 @@ use measure::cpu::CpuSoFar;
 use measure::latency::Latency;
 use measure::tcp_info::TcpInfo;
 use measure::units::bits_per_sec;
-use results::{FlowInterval, IntervalCpu, IntervalSample, IntervalTcp, RrInterval, UdpInterval};
+use record::{FlowInterval, IntervalCpu, IntervalSample, IntervalTcp, RrInterval, UdpInterval};
 use wire::msg::StreamCounts;
 use wire::spec::Flow;
 use wire::{TestKind, TestSpec};
@@ -215,7 +215,7 @@ pub fn add_latency(sample: &mut IntervalSample, latency: Option<&Latency>) {
         let r = match &mut f.rr {
             Some(r) => r,
             None => {
-                f.self_probe_round_trips_us = l.values_us(results::schema::MAX_PROBE_ROUND_TRIPS);
+                f.self_probe_round_trips_us = l.values_us(record::schema::MAX_PROBE_ROUND_TRIPS);
                 f.self_probes.insert(RrInterval {
                     transactions: l.len(),
                     transactions_per_s: per_sec(l.len(), secs),

@@ -19,8 +19,9 @@
 //!   confidence rules), [`rpm_window`]: one direction of `linerate rpm` interval by interval,
 //!   and [`rpm_record`]: that direction as a stored run over its load connections' records.
 //!
-//! Depends on `wire`, `measure` and `results` only: the engine's reports reach it as
-//! [`raw::WorkerReport`], so the data plane and the analysis can change apart.
+//! Depends on `wire`, `measure` and `record` only (no store, so no database driver): the
+//! engine's reports reach it as [`raw::WorkerReport`], so the data plane and the analysis can
+//! change apart.
 
 pub mod ab;
 pub mod change_points;

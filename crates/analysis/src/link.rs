@@ -7,7 +7,7 @@
 //! goodput is above what the link carries, its speed each way (a utilisation above 100 % says
 //! the link speed is wrong, which the summary's text then says).
 
-use results::{End, LinkSpeedSource, Summary};
+use record::{End, LinkSpeedSource, Summary};
 
 /// Whether `summary`'s link speed was given with `--link-speed` (not read from a driver).
 pub fn from_flag(summary: &Summary) -> bool {
@@ -51,7 +51,7 @@ pub fn set_performance_index(summary: &mut Summary) {
 
 /// Without `--link-speed`, the slower of the two ends' physical interfaces as their drivers
 /// report them becomes the summary's link speed, and the Performance Index is computed with it.
-pub fn link_from_hosts(summary: &mut Summary, hosts: &results::Hosts) {
+pub fn link_from_hosts(summary: &mut Summary, hosts: &record::Hosts) {
     if summary.link_speed_bps.is_some() {
         set_performance_index(summary);
         return;
@@ -84,7 +84,7 @@ mod tests {
     use super::*;
     use measure::host::HostFacts;
     use measure::nic::NicFacts;
-    use results::Hosts;
+    use record::Hosts;
 
     #[test]
     fn performance_index_formula() {

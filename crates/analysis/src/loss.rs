@@ -13,7 +13,7 @@
 //! A part that is a range says so in `bounds`, as does the network's when a part before it is.
 
 use measure::drops::HostDrops;
-use results::{FlowSummary, LossBounds, LossCauses, LossRange};
+use record::{FlowSummary, LossBounds, LossCauses, LossRange};
 use wire::msg::{SendDrops, StreamCounts};
 use wire::spec::Flow;
 use wire::TestKind;

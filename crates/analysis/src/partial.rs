@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use measure::cpu::{CpuSoFar, CpuTime};
-use results::{CpuSummary, End, FlowSummary, IntervalSample};
+use record::{CpuSummary, End, FlowSummary, IntervalSample};
 use wire::msg::{ServerResults, StreamCounts, StreamEnd};
 
 use crate::RawRun;

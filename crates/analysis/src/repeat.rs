@@ -11,7 +11,7 @@
 //!
 //! Pure arithmetic over numbers and finished records: nothing here runs a test or prints.
 
-use results::RunRecord;
+use record::RunRecord;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 use wire::TestKind;

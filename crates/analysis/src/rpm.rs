@@ -19,10 +19,10 @@
 //!
 //! Everything is milliseconds and bits per second in, plain numbers out; no clocks are read.
 
-use results::rpm::{RpmDirection, RpmOverall, Spread};
+use record::rpm::{RpmDirection, RpmOverall, Spread};
 use serde::{Deserialize, Serialize};
 
-pub use results::rpm::{Confidence, Responsiveness};
+pub use record::rpm::{Confidence, Responsiveness};
 
 /// The draft revision these formulas follow.
 pub const DRAFT: &str = "draft-ietf-ippm-responsiveness-09";
@@ -322,15 +322,15 @@ mod tests {
             };
             let mut d = crate::rpm_window::DirectionTracker::new(Params::default()).finish(
                 way,
-                &results::rpm::IdleBaseline::default(),
-                results::rpm::RpmEnd::TimeLimit,
+                &record::rpm::IdleBaseline::default(),
+                record::rpm::RpmEnd::TimeLimit,
                 Vec::new(),
             );
             d.responsiveness = responsiveness(&probes, 0.95);
             d.rpm_confidence = confidence;
             d
         };
-        use results::rpm::RpmWay::{Down, Up};
+        use record::rpm::RpmWay::{Down, Up};
         // Up: foreign 10 ms, self 60 ms; down: foreign 30 ms, self 20 ms. The means: 20 ms and
         // 40 ms, so foreign 3000, loaded 1500, RPM 2250 (not the mean of 3500 and 2500).
         let (up, down) = (

@@ -18,8 +18,8 @@
 //!   goodput is a sum of each connection's latest rate, not bytes counted in one window.
 
 use measure::stats::Spread;
-use results::rpm::{RpmDirection, RpmResult, RpmWay, StoredRpm};
-use results::{CpuSummary, FlowSummary, RunRecord, Summary, SCHEMA_VERSION};
+use record::rpm::{RpmDirection, RpmResult, RpmWay, StoredRpm};
+use record::{CpuSummary, FlowSummary, RunRecord, Summary};
 use wire::spec::Flow;
 
 /// Why a direction has no record to store.
@@ -49,18 +49,12 @@ pub fn build(
     spec.duration_ms = (duration_s * 1000.0).round() as u64;
     let flows = merged_flows(direction, loads, duration_s);
     let summary = summary(result, direction, loads, first, flows, duration_s);
-    Ok(RunRecord {
-        kind: first.kind,
-        schema_version: SCHEMA_VERSION,
-        spec,
-        target: first.target.clone(),
-        started_at_unix_ms: first.started_at_unix_ms,
-        server: first.server.clone(),
-        hosts: first.hosts.clone(),
-        user: first.user.clone(),
-        intervals: Vec::new(),
-        summary,
-    })
+    let (target, started) = (first.target.clone(), first.started_at_unix_ms);
+    let (server, hosts) = (first.server.clone(), first.hosts.clone());
+    // No intervals: the rpm direction's figures are its summary's (see `RunRecord::is_rpm`).
+    let mut record = RunRecord::new(spec, target, started, server, hosts, summary);
+    record.user = first.user.clone();
+    Ok(record)
 }
 
 /// The flow the load of `way` travels.
@@ -230,7 +224,7 @@ mod tests {
     use crate::rpm::Params;
     use crate::rpm_window::DirectionTracker;
     use crate::testing::record_with;
-    use results::rpm::{IdleBaseline, RpmDocument, RpmParams};
+    use record::rpm::{IdleBaseline, RpmDocument, RpmParams};
 
     /// A direction of three connections over three intervals, its CPU set.
     fn direction(loads: &[RunRecord]) -> RpmDirection {
@@ -244,7 +238,7 @@ mod tests {
         let mut d = t.finish(
             RpmWay::Up,
             &IdleBaseline::default(),
-            results::rpm::RpmEnd::TimeLimit,
+            record::rpm::RpmEnd::TimeLimit,
             Vec::new(),
         );
         d.local_cpu_pct = Some(120.0);

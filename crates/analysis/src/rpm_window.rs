@@ -6,8 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use results::rpm::{IdleBaseline, RpmDirection, RpmEnd, RpmTick, RpmWay};
-use results::IntervalSample;
+use record::rpm::{IdleBaseline, RpmDirection, RpmEnd, RpmTick, RpmWay};
+use record::IntervalSample;
 
 use crate::rpm::{self, Confidence, Params, ProbeSamples, Stability};
 
@@ -160,7 +160,7 @@ impl DirectionTracker {
         all
     }
 
-    fn window_responsiveness(&self) -> Option<results::rpm::Responsiveness> {
+    fn window_responsiveness(&self) -> Option<record::rpm::Responsiveness> {
         rpm::responsiveness(&self.window(), self.params.trimmed_keep)
     }
 
@@ -180,7 +180,7 @@ impl DirectionTracker {
         let kernel: Vec<f64> = last.iter().flat_map(|t| t.kernel_rtt_ms.clone()).collect();
         let (self_ms, kernel_ms) = (rpm::spread(&window.self_ms), rpm::spread(&kernel));
         let idle_ms = (idle.rr_ms.samples > 0).then_some(idle.rr_ms.p50);
-        let p50 = |s: &results::rpm::Spread| (s.samples > 0).then_some(s.p50);
+        let p50 = |s: &record::rpm::Spread| (s.samples > 0).then_some(s.p50);
         let cpu = |f: &dyn Fn(&Tick) -> Option<f64>| {
             let v: Vec<f64> = last.iter().filter_map(f).collect();
             (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
@@ -229,7 +229,7 @@ impl DirectionTracker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use results::{FlowInterval, IntervalTcp};
+    use record::{FlowInterval, IntervalTcp};
     use wire::spec::Flow;
 
     fn sample(bytes: u64, probes_us: &[f64], rtt_us: u32) -> IntervalSample {

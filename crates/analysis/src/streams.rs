@@ -1,7 +1,7 @@
 //! How evenly a direction's parallel streams shared it: the spread of their goodput, the
 //! slowest stream by name, and Jain's fairness index.
 
-use results::{StreamSpread, StreamSummary};
+use record::{StreamSpread, StreamSummary};
 
 /// The spread of `streams`' goodput; `None` for fewer than two streams.
 pub fn spread(streams: &[StreamSummary]) -> Option<StreamSpread> {

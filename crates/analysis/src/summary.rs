@@ -11,7 +11,7 @@ use std::time::Duration;
 use measure::cpu::{CpuTime, SystemCpu};
 use measure::stats::Spread;
 use measure::units::bits_per_sec;
-use results::{CpuSummary, End, FlowSummary, IntervalSample, StreamSummary, Summary};
+use record::{CpuSummary, End, FlowSummary, IntervalSample, StreamSummary, Summary};
 use wire::spec::Flow;
 use wire::TestKind;
 
@@ -260,7 +260,7 @@ fn totals(
         rtt_us: (!all_infos.is_empty())
             .then(|| all_infos.iter().map(|t| t.rtt_us).sum::<u32>() / all_infos.len() as u32),
         link_speed_bps: link,
-        link_speed_source: link.map(|_| results::LinkSpeedSource::Flag),
+        link_speed_source: link.map(|_| record::LinkSpeedSource::Flag),
         // Set by `build` once the summary is whole (`link::set_performance_index`).
         performance_index: None,
         udp: udp_total(flows.iter().filter_map(|f| f.udp.as_ref())),

@@ -3,7 +3,7 @@
 //! the send buffer (Linux 4.10+), with the lowest RTT, the pacing rates and the unsent bytes.
 
 use measure::tcp_info::TcpInfo;
-use results::TcpTime;
+use record::TcpTime;
 
 /// The direction's figures from its senders' TCP_INFO over a window of `window_s`; `None`
 /// when no sender's kernel keeps the chrono times.

@@ -1,10 +1,11 @@
-//! Test helpers: run records built from the results crate's JSON fixtures with numbers edited
-//! (never struct literals, so a field added to the schema does not break these tests).
+//! Test helpers: run records built from the JSON fixtures in crates/results/tests/fixtures
+//! with numbers edited (never struct literals, so a field added to the schema does not break
+//! these tests).
 //!
 //! Compiled for this crate's tests and, with the `testing` feature, for the unit tests of the
 //! crates and the binary that use it. A missing fixture is a bug in the test, so these panic.
 
-use results::RunRecord;
+use record::RunRecord;
 use serde_json::{json, Value};
 
 fn fixture(name: &str) -> Value {

@@ -6,7 +6,7 @@
 
 use measure::latency::Latency;
 use measure::udp_stats::UdpCounts;
-use results::{RrSummary, UdpSummary};
+use record::{RrSummary, UdpSummary};
 use wire::TestKind;
 
 use crate::per_sec;

@@ -10,8 +10,8 @@
 
 use std::borrow::Cow;
 
-use results::rpm::{RpmTick, RpmWay};
-use results::IntervalSample;
+use record::rpm::{RpmTick, RpmWay};
+use record::IntervalSample;
 use serde::de::{DeserializeOwned, Error as _};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;

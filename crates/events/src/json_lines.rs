@@ -13,8 +13,8 @@
 use std::borrow::Cow;
 use std::io::Write;
 
-use results::rpm::{RpmTick, RpmWay};
-use results::IntervalSample;
+use record::rpm::{RpmTick, RpmWay};
+use record::IntervalSample;
 use serde::Serialize;
 use wire::msg::ServerInfo;
 use wire::TestSpec;

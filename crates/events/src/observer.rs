@@ -7,8 +7,8 @@
 //! its failure to itself, as [`JsonLines`](crate::JsonLines) does); a point's document is
 //! handed over unserialized ([`ToJson`]), so only a sink that writes it pays for it.
 
-use results::rpm::{RpmTick, RpmWay};
-use results::IntervalSample;
+use record::rpm::{RpmTick, RpmWay};
+use record::IntervalSample;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use wire::msg::ServerInfo;

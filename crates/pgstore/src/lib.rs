@@ -23,11 +23,8 @@ pub mod testing;
 mod tests;
 
 use postgres::Client;
-use results::store::{
-    Figures, Filter, HostFacts, ResultStore, RunId, RunRow, Store, StoreError, StoreLocation,
-    StoredRun, Tags,
-};
-use results::RunRecord;
+use record::{HostFacts, RunId, RunRecord, RunRow, StoredRun, Tags};
+use results::store::{Figures, Filter, ResultStore, Store, StoreError, StoreLocation};
 
 pub use connect::PgTarget;
 pub use run_store::{storing_hint, RunStore, Unsaved};

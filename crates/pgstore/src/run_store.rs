@@ -9,8 +9,8 @@
 
 use std::path::PathBuf;
 
-use results::store::{ResultStore, RunId, StoreError, StoreLocation, Tag, Tags};
-use results::RunRecord;
+use record::{RunId, RunRecord, Tag, Tags};
+use results::store::{ResultStore, StoreError, StoreLocation};
 
 use crate::{open, Access};
 

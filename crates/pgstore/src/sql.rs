@@ -3,10 +3,8 @@
 
 use postgres::types::ToSql;
 use postgres::Row;
-use results::store::{
-    parse_kind, parse_tags, Figures, Filter, RawStored, RunId, RunRow, StoreError,
-};
-use results::{RunRecord, RunShape};
+use record::{parse_kind, RunId, RunRecord, RunRow, RunShape};
+use results::store::{parse_tags, Figures, Filter, RawStored, StoreError};
 
 /// Inserts a run, returning its id.
 pub(crate) const INSERT_RUN: &str = "INSERT INTO runs (stored_at_unix_ms, started_at_unix_ms, \

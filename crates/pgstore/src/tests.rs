@@ -6,8 +6,8 @@
 
 use std::path::Path;
 
-use results::store::{Filter, HostFacts, ResultStore, RunId, Store, StoreError, Tags};
-use results::{RunRecord, RunStatus};
+use record::{HostFacts, RunId, RunRecord, RunStatus, Tags};
+use results::store::{Filter, ResultStore, Store, StoreError};
 use wire::spec::Direction;
 use wire::TestKind;
 

@@ -12,7 +12,7 @@ use std::io::Write;
 
 use measure::cpu::CoreCpu;
 use measure::units::format_bits_per_sec as bps;
-use results::{End, FlowSummary, LimitedBy, RrSummary, RunRecord, Summary, Verdict};
+use record::{End, FlowSummary, LimitedBy, RrSummary, RunRecord, Summary, Verdict};
 use wire::spec::TestKind;
 
 const BOLD: &str = "\x1b[1m";

@@ -2,7 +2,7 @@
 //! `RESULT` line, and that each figure is the record's, worded as the full report words it.
 
 use measure::units::format_bits_per_sec as bps;
-use results::{End, LimitedBy, RunRecord, Verdict};
+use record::{End, LimitedBy, RunRecord, Verdict};
 use wire::spec::{Flow, TestKind};
 
 use super::write_brief;

@@ -205,7 +205,7 @@ impl Check {
 }
 
 /// The kinds of `runs`, named, sorted, each once: a check takes one.
-pub fn kinds_of<'a>(runs: impl Iterator<Item = &'a results::RunRecord>) -> Vec<&'static str> {
+pub fn kinds_of<'a>(runs: impl Iterator<Item = &'a record::RunRecord>) -> Vec<&'static str> {
     let mut kinds: Vec<&'static str> = runs.map(|r| r.kind.as_str()).collect();
     kinds.sort_unstable();
     kinds.dedup();

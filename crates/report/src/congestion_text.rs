@@ -1,6 +1,6 @@
 //! The run summary's `congestion` line: which TCP congestion control the data connections ran.
 
-use results::RunRecord;
+use record::RunRecord;
 use wire::spec::Flow;
 use wire::Direction;
 
@@ -72,7 +72,7 @@ pub(crate) fn congestion_cell(r: &RunRecord) -> Option<String> {
 mod tests {
     use super::*;
     use measure::host::HostFacts;
-    use results::Hosts;
+    use record::Hosts;
 
     fn run(client: Option<&str>, server: Option<&str>, chosen: Option<&str>) -> RunRecord {
         let runs: Vec<RunRecord> =

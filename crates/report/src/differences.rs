@@ -153,10 +153,10 @@ mod tests {
     use super::*;
     use measure::host::HostFacts;
     use measure::nic::NicFacts;
-    use results::Hosts;
+    use record::Hosts;
 
-    fn run(mtu: u32, rx_usecs: u32, congestion: Option<&str>) -> results::RunRecord {
-        let runs: Vec<results::RunRecord> =
+    fn run(mtu: u32, rx_usecs: u32, congestion: Option<&str>) -> record::RunRecord {
+        let runs: Vec<record::RunRecord> =
             serde_json::from_str(include_str!("../tests/fixtures/tcp_runs.json")).unwrap();
         let mut r = runs[0].clone();
         if let wire::Params::TcpStream { tcp, .. } = &mut r.spec.params {

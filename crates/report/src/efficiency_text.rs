@@ -8,7 +8,7 @@
 use std::io::Write;
 
 use measure::units::format_bits_per_sec as bps;
-use results::{Efficiency, FlowSummary};
+use record::{Efficiency, FlowSummary};
 
 /// One end's figures: `48.1 Gbit/s per core, 0.166 CPU s/GB` (with `, 1.05 Mpps per core`
 /// between for UDP).
@@ -95,7 +95,7 @@ mod tests {
     use super::*;
 
     fn text(e: Option<Efficiency>) -> String {
-        let runs: Vec<results::RunRecord> =
+        let runs: Vec<record::RunRecord> =
             serde_json::from_str(include_str!("../tests/fixtures/tcp_runs.json")).unwrap();
         let mut f = runs[0].summary.flows[0].clone();
         f.efficiency = e;
@@ -123,7 +123,7 @@ mod tests {
 
     #[test]
     fn the_tests_own_cost_and_the_hosts_are_labelled_apart() {
-        let runs: Vec<results::RunRecord> =
+        let runs: Vec<record::RunRecord> =
             serde_json::from_str(include_str!("../tests/fixtures/tcp_runs.json")).unwrap();
         let mut f = runs[0].summary.flows[0].clone();
         f.efficiency = Some(Efficiency {

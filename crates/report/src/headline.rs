@@ -7,7 +7,7 @@
 //! or from the full record, so `linerate runs` and `linerate compare` never disagree.
 
 use measure::units::format_bits_per_sec;
-use results::store::RunRow;
+use record::RunRow;
 use serde::Serialize;
 use wire::spec::Direction;
 use wire::TestKind;
@@ -103,7 +103,7 @@ pub fn target_host(target: &str) -> String {
 
 /// A direction as listings print it: `send`, `reverse`, `bidir`; `-` for request/response.
 pub fn direction_cell(d: Option<Direction>) -> &'static str {
-    d.map_or("-", results::status::direction_name)
+    d.map_or("-", record::status::direction_name)
 }
 
 /// The flags that made a run's shape, as the command line spells them: `-R`, `--bidir`,

@@ -15,7 +15,7 @@ use serde::Serialize;
 use crate::chart;
 use crate::format::comparison_cells;
 use crate::{Comparison, Error, LabeledRuns, MeshMatrix, PpsMatrix, Result, RunsTable};
-use results::rpm::StoredRpm;
+use record::rpm::StoredRpm;
 
 const TEMPLATE: &str = include_str!("../templates/report.html");
 
@@ -113,7 +113,7 @@ fn mesh_view(m: &MeshMatrix) -> Result<Value> {
 fn rpm_cells(s: &StoredRpm) -> Cells {
     let d = &s.direction;
     let ms = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2} ms"));
-    let p50 = |x: &results::rpm::Spread| ms((x.samples > 0).then_some(x.p50));
+    let p50 = |x: &record::rpm::Spread| ms((x.samples > 0).then_some(x.p50));
     let conf = crate::rpm_text::confidence;
     let r = d.responsiveness;
     let rows: Vec<(&str, String)> = vec![
@@ -173,7 +173,7 @@ fn rpm_views(columns: &[LabeledRuns]) -> Result<Vec<Value>> {
     let mut out = Vec::new();
     for c in columns {
         for (i, r) in c.runs.iter().enumerate() {
-            let Some(s) = &r.summary.rpm else { continue };
+            let Some(s) = r.as_rpm() else { continue };
             let label = c.run_label(i);
             let svg = match chart::rpm_chart(&[(&label, &s.direction)]) {
                 Ok(chart) => Some(Value::from_safe_string(chart.svg)),
@@ -326,7 +326,7 @@ mod tests {
 
     #[test]
     fn an_rpm_direction_gets_its_figures_and_chart() {
-        let run: results::RunRecord =
+        let run: record::RunRecord =
             serde_json::from_str(include_str!("../tests/fixtures/rpm_run.json")).unwrap();
         let columns = [LabeledRuns::new("#2", vec![run])];
         let html = render(&Report {

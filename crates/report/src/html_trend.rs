@@ -114,7 +114,7 @@ fn changes(s: &TrendSeries) -> Cells {
 mod tests {
     use crate::html::{render, Report};
     use crate::LabeledRuns;
-    use results::RunRecord;
+    use record::RunRecord;
 
     /// Twelve tcp_stream runs at 200 Mbit/s then twelve at 180, a minute apart, a little noise.
     fn shaped_runs() -> Vec<RunRecord> {

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 
-use results::RunRecord;
+use record::RunRecord;
 use serde::Serialize;
 
 use crate::{Comparison, LabeledRuns, Result};

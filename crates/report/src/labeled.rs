@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use results::{RunRecord, RunStatus};
+use record::{RunRecord, RunStatus};
 use serde::{Deserialize, Serialize};
 
 /// Runs under one label: `#12` for a single stored run, `driver=velocityget` for the runs

@@ -1,7 +1,7 @@
 //! Exporters over linerate results: comparison tables, Markdown, CSV, JSON, SVG/PNG charts and
 //! a self-contained HTML report.
 //!
-//! Everything here reads finished [`results::RunRecord`]s and writes text or images; nothing
+//! Everything here reads finished [`record::RunRecord`]s and writes text or images; nothing
 //! measures and nothing touches the store. The binary loads runs (by id or tag set), wraps each
 //! column of a comparison in a [`LabeledRuns`], and hands them to:
 //!

@@ -6,7 +6,7 @@ use std::io::Write;
 use crate::run_text::{direction_word, test_words};
 use events::Observer;
 use measure::units::{format_bits_per_sec as bps, format_bytes};
-use results::IntervalSample;
+use record::IntervalSample;
 use wire::msg::ServerInfo;
 use wire::{TestKind, TestSpec};
 

@@ -2,7 +2,7 @@
 //! (`loss_causes`), a count as a number, a part that is a range as "at least N" (with the
 //! figure attributed to it by elimination), an unknown part as "?".
 
-use results::{LossCauses, LossRange};
+use record::{LossCauses, LossRange};
 
 /// One part: its figure, and its range when it is one.
 fn part(n: Option<u64>, range: Option<LossRange>) -> String {
@@ -35,7 +35,7 @@ pub(crate) fn line(c: &LossCauses) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use results::LossBounds;
+    use record::LossBounds;
 
     #[test]
     fn a_range_reads_at_least_and_a_count_reads_as_itself() {

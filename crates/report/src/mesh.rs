@@ -8,8 +8,7 @@
 use std::collections::BTreeMap;
 
 use analysis::metric_id::MetricId;
-use results::store::{RunId, StoredRun};
-use results::RunRecord;
+use record::{RunId, RunRecord, StoredRun};
 use serde::{Deserialize, Serialize};
 use wire::TestKind;
 

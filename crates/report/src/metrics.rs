@@ -10,7 +10,7 @@
 //! rpm` direction's stored run (`summary.rpm`) only.
 
 use analysis::metric_id::MetricId;
-use results::{FlowSummary, RunRecord};
+use record::{FlowSummary, RunRecord};
 use serde::{Deserialize, Serialize};
 use wire::spec::Flow;
 
@@ -98,12 +98,12 @@ fn only_flow(r: &RunRecord) -> Option<&FlowSummary> {
 }
 
 /// A `linerate rpm` direction's figures (`summary.rpm`), absent from every other run.
-fn rpm(r: &RunRecord) -> Option<&results::rpm::RpmDirection> {
-    r.summary.rpm.as_ref().map(|s| &s.direction)
+fn rpm(r: &RunRecord) -> Option<&record::rpm::RpmDirection> {
+    r.as_rpm().map(|s| &s.direction)
 }
 
 /// A median of a `linerate rpm` direction's probes, ms; `None` without samples.
-fn rpm_p50(s: &results::rpm::Spread) -> Option<f64> {
+fn rpm_p50(s: &record::rpm::Spread) -> Option<f64> {
     (s.samples > 0).then_some(s.p50)
 }
 
@@ -112,7 +112,7 @@ fn latency(r: &RunRecord) -> Option<measure::latency::LatencySummary> {
 }
 
 /// A direction's efficiency figures (`flows[].efficiency`), when it has them.
-fn efficiency(f: Option<&FlowSummary>) -> Option<results::Efficiency> {
+fn efficiency(f: Option<&FlowSummary>) -> Option<record::Efficiency> {
     f?.efficiency
 }
 
@@ -420,7 +420,7 @@ mod tests {
             serde_json::from_str(include_str!("../tests/fixtures/tcp_runs.json")).unwrap();
         let mut r = runs[0].clone();
         assert_eq!(value("sender efficiency", &r), None, "older record: no row");
-        r.summary.flows[0].efficiency = Some(results::Efficiency {
+        r.summary.flows[0].efficiency = Some(record::Efficiency {
             sender_goodput_bps_per_core: Some(48.1e9),
             receiver_goodput_bps_per_core: Some(31e9),
             sender_cpu_s_per_gb: Some(0.166),
@@ -439,7 +439,7 @@ mod tests {
         assert_eq!(m("receiver CPU per GB").better, Lower);
         let mut back = r.summary.flows[0].clone();
         back.flow = Flow::ServerToClient;
-        back.efficiency = Some(results::Efficiency {
+        back.efficiency = Some(record::Efficiency {
             receiver_goodput_bps_per_core: Some(20e9),
             ..Default::default()
         });
@@ -474,7 +474,7 @@ mod tests {
         }
         let mut no_probes = rpm.clone();
         if let Some(s) = no_probes.summary.rpm.as_mut() {
-            s.direction.self_ms = results::rpm::Spread::default();
+            s.direction.self_ms = record::rpm::Spread::default();
         }
         assert_eq!(
             value("rpm self p50", &no_probes),

@@ -3,8 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use results::store::StoredRun;
-use results::{PpsCell, RunRecord};
+use record::{PpsCell, RunRecord, StoredRun};
 use serde::{Deserialize, Serialize};
 use wire::TestKind;
 

@@ -6,7 +6,7 @@
 use measure::host::HostFacts;
 use measure::qdisc::{tc_rate, Qdisc};
 use measure::units::format_bytes;
-use results::{RunRecord, Verdict};
+use record::{RunRecord, Verdict};
 
 /// `qdiscs     client va: tbf 1: root rate 100Mbit burst 256 KiB limit 1.2 MiB; over the
 /// test 8123 sent, 35920 dropped, 60211 overlimits`, for each host whose qdiscs are known.
@@ -33,8 +33,8 @@ pub fn shaper_lines(r: &RunRecord) -> Vec<String> {
         .filter(|l| l.verdict == Verdict::Shaper)
         .filter_map(|l| l.shaper.as_ref())
         .map(|s| match s.end {
-            results::End::Client => "client",
-            results::End::Server => "server",
+            record::End::Client => "client",
+            record::End::Server => "server",
         })
         .collect();
     qdisc_lines(r)
@@ -122,7 +122,7 @@ mod tests {
             }),
             ..Qdisc::default()
         };
-        r.hosts = Some(results::Hosts {
+        r.hosts = Some(record::Hosts {
             client: HostFacts {
                 interface: Some("va".into()),
                 qdiscs: Some(vec![tbf]),
@@ -142,12 +142,12 @@ mod tests {
             ]
         );
         assert!(shaper_lines(&r).is_empty(), "no direction was shaped");
-        r.summary.flows[0].limited_by = Some(results::LimitedBy {
+        r.summary.flows[0].limited_by = Some(record::LimitedBy {
             verdict: Verdict::Shaper,
             evidence: String::new(),
             hint: String::new(),
-            shaper: Some(results::Shaper {
-                end: results::End::Client,
+            shaper: Some(record::Shaper {
+                end: record::End::Client,
                 interface: "va".into(),
                 kind: "tbf".into(),
                 handle: "1:".into(),

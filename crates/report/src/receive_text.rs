@@ -2,7 +2,7 @@
 //! kernel, from the summed receive figures of its streams. Plain copying, the default, has no
 //! line; a zerocopy run says what share the kernel mapped and why the rest was copied.
 
-use results::FlowSummary;
+use record::FlowSummary;
 use wire::msg::{ReceiveCounts, ZerocopyRefusal};
 use wire::spec::RxMode;
 

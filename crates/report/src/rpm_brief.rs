@@ -10,7 +10,7 @@
 use std::io::{self, Write};
 
 use measure::units::format_bits_per_sec as bps;
-use results::rpm::{RpmDirection, RpmResult};
+use record::rpm::{RpmDirection, RpmResult};
 
 use crate::rpm_text::{confidence, confidence_words};
 

@@ -8,7 +8,7 @@
 
 use std::io::{self, Write};
 
-use results::rpm::{
+use record::rpm::{
     Confidence, IdleBaseline, RpmDirection, RpmEnd, RpmOverall, RpmParams, RpmResult, RpmTick,
     RpmWay, Spread, StoredRpm,
 };
@@ -102,7 +102,7 @@ pub fn confidence_words(d: &RpmDirection, mad: usize) -> String {
 }
 
 /// The RPM line of a direction's figures: the draft's terms beside the figure.
-fn rpm_terms(r: &results::rpm::Responsiveness) -> String {
+fn rpm_terms(r: &record::rpm::Responsiveness) -> String {
     format!(
         "foreign {:.0} (connect {:.3} ms, request {:.3} ms), loaded {:.0} (self probe {:.3} ms)",
         r.foreign_rpm, r.connect_ms, r.foreign_rr_ms, r.loaded_rpm, r.self_ms

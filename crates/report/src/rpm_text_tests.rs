@@ -3,12 +3,12 @@
 //! before its goodput was stable, down stable in both stages; and the properties the snapshots
 //! stand on (one confidence statement per direction, `RESULT` last, the overall figure first).
 
-use results::rpm::{Confidence, RpmDirection, RpmDocument, RpmEnd, RpmResult, RpmWay, StoredRpm};
+use record::rpm::{Confidence, RpmDirection, RpmDocument, RpmEnd, RpmResult, RpmWay, StoredRpm};
 
 use crate::rpm_brief::write_brief;
 
 fn stored() -> StoredRpm {
-    let r: results::RunRecord =
+    let r: record::RunRecord =
         serde_json::from_str(include_str!("../tests/fixtures/rpm_run.json")).unwrap();
     *r.summary.rpm.unwrap()
 }
@@ -54,19 +54,19 @@ fn run() -> RpmResult {
 
 /// The overall figure as `analysis::rpm::overall` computes it (report does not depend on
 /// analysis): the means of the directions' trimmed means, then the draft's formula.
-fn analysis_free_overall(ds: &[RpmDirection]) -> Option<results::rpm::RpmOverall> {
+fn analysis_free_overall(ds: &[RpmDirection]) -> Option<record::rpm::RpmOverall> {
     let rs: Vec<_> = ds.iter().filter_map(|d| d.responsiveness).collect();
     let n = rs.len() as f64;
-    let mean = |f: fn(&results::rpm::Responsiveness) -> f64| rs.iter().map(f).sum::<f64>() / n;
+    let mean = |f: fn(&record::rpm::Responsiveness) -> f64| rs.iter().map(f).sum::<f64>() / n;
     let (c, f, l) = (
         mean(|r| r.connect_ms),
         mean(|r| r.foreign_rr_ms),
         mean(|r| r.self_ms),
     );
     let (foreign_rpm, loaded_rpm) = (60_000.0 / ((c + f) / 2.0), 60_000.0 / l);
-    Some(results::rpm::RpmOverall {
+    Some(record::rpm::RpmOverall {
         directions: ds.iter().map(|d| d.direction).collect(),
-        responsiveness: results::rpm::Responsiveness {
+        responsiveness: record::rpm::Responsiveness {
             connect_ms: c,
             foreign_rr_ms: f,
             self_ms: l,

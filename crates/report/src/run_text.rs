@@ -7,7 +7,7 @@ use std::io::Write;
 use measure::cpu::CoreCpu;
 use measure::tcp_info::TcpInfo;
 use measure::units::{format_bits_per_sec as bps, format_bytes};
-use results::{CpuSummary, End, FlowSummary, PpsCell, RunRecord};
+use record::{CpuSummary, End, FlowSummary, PpsCell, RunRecord};
 use wire::spec::{Flow, Shape, UdpRate};
 use wire::TestSpec;
 
@@ -404,14 +404,14 @@ pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
 }
 
 /// Where the link speed came from, in the record's words (`--link-speed` when unsaid).
-fn link_source(s: &results::Summary) -> String {
+fn link_source(s: &record::Summary) -> String {
     let source = s.link_speed_source.clone();
-    source.unwrap_or(results::LinkSpeedSource::Flag).to_string()
+    source.unwrap_or(record::LinkSpeedSource::Flag).to_string()
 }
 
 /// Whether the goodput is above what the link speed carries, once per direction (as
 /// `analysis::link::above_link`; this crate reads records only).
-fn above_link(s: &results::Summary) -> bool {
+fn above_link(s: &record::Summary) -> bool {
     let directions = s.flows.len().max(1) as f64;
     s.link_speed_bps
         .is_some_and(|l| s.throughput_bps > l as f64 * directions)
@@ -419,14 +419,14 @@ fn above_link(s: &results::Summary) -> bool {
 
 /// What an incomplete run's figures cover: the client's to the end, the server's up to its
 /// last answered poll.
-pub fn partial_mark(s: &results::Summary) -> String {
+pub fn partial_mark(s: &record::Summary) -> String {
     match s.server_figures_up_to_s {
         Some(t) if t > 0.0 => format!("the server's figures up to {t:.2} s"),
         _ => "the client's own figures only".to_string(),
     }
 }
 
-fn write_rr(w: &mut dyn Write, rr: &results::RrSummary, secs: f64) -> std::io::Result<()> {
+fn write_rr(w: &mut dyn Write, rr: &record::RrSummary, secs: f64) -> std::io::Result<()> {
     writeln!(
         w,
         "transactions {} in {:.2} s = {:.0} per second (all streams; client clock; first {:.2} s left out as warm-up)",
@@ -464,9 +464,9 @@ fn write_rr(w: &mut dyn Write, rr: &results::RrSummary, secs: f64) -> std::io::R
 
 fn write_latency_under_load(
     w: &mut dyn Write,
-    l: &results::schema::LatencyUnderLoad,
+    l: &record::schema::LatencyUnderLoad,
 ) -> std::io::Result<()> {
-    let phase = |rr: &results::RrSummary| match rr.latency_us {
+    let phase = |rr: &record::RrSummary| match rr.latency_us {
         Some(q) => format!(
             "p50 {:.1}  p90 {:.1}  p99 {:.1}  max {:.1} us ({} probes{}{}{})",
             q.p50,

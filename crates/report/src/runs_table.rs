@@ -23,7 +23,7 @@ pub struct RunsTable {
     pub text_columns: usize,
 }
 
-type Cell = Box<dyn Fn(&results::RunRecord) -> Option<f64>>;
+type Cell = Box<dyn Fn(&record::RunRecord) -> Option<f64>>;
 
 /// The figures a run list shows after its duration, in this order, headed `name (unit)`.
 const NUMBERS: [MetricId; 7] = [
@@ -53,12 +53,12 @@ fn numbers() -> Vec<(String, Cell)> {
 impl RunsTable {
     /// The runs of every column, one line each.
     pub fn new(columns: &[LabeledRuns]) -> Self {
-        let runs: Vec<(String, String, &results::RunRecord)> = columns
+        let runs: Vec<(String, String, &record::RunRecord)> = columns
             .iter()
             .flat_map(|c| {
                 let tags = c.tags_text();
                 let left_out = c.left_out.iter().map(move |r| {
-                    let status = results::RunStatus::of(r);
+                    let status = record::RunStatus::of(r);
                     (
                         format!("{} (left out: {status})", c.label),
                         c.tags_text(),
@@ -99,7 +99,7 @@ impl RunsTable {
                     row.push(tags.clone());
                 }
                 row.push(r.kind.as_str().to_string());
-                row.push(results::RunStatus::of(r).as_str().to_string());
+                row.push(record::RunStatus::of(r).as_str().to_string());
                 row.push(utc(r.started_at_unix_ms));
                 row.push(target_label(&r.target));
                 if show_congestion {
@@ -133,7 +133,7 @@ mod tests {
 
     #[test]
     fn a_tcp_run_shows_its_congestion_control() {
-        let mut runs: Vec<results::RunRecord> =
+        let mut runs: Vec<record::RunRecord> =
             serde_json::from_str(include_str!("../tests/fixtures/tcp_runs.json")).unwrap();
         runs.truncate(1);
         runs[0].spec.tcp_mut().unwrap().congestion = Some("cubic".into());

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use results::{RunRecord, RunShape};
+use record::{RunRecord, RunShape};
 use wire::TestKind;
 
 use crate::headline::{shape_flags, target_host};

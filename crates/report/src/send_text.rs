@@ -2,7 +2,7 @@
 //! spec alone does not say when it asked for `auto` (each sender picks by its connection's
 //! congestion control), or when splice fell back to sendfile.
 
-use results::FlowSummary;
+use record::FlowSummary;
 use wire::spec::SendMode;
 
 /// The `send` line of a direction, or `None` where the senders did not say (older records and

@@ -4,8 +4,7 @@
 use std::io::Write;
 
 use measure::units::format_bits_per_sec as bps;
-use results::store::{RunRow, StoredRun};
-use results::RunStatus;
+use record::{RunRow, RunStatus, StoredRun};
 use serde::Serialize;
 
 use crate::headline::{direction_cell, target_label, Headline};
@@ -199,7 +198,7 @@ pub fn write_csv(w: &mut dyn Write, rows: &[RunRow]) -> crate::Result<()> {
             num(r.loss_pct),
             num(r.pps_received),
             r.direction
-                .map_or_else(String::new, |d| results::status::direction_name(d).into()),
+                .map_or_else(String::new, |d| record::status::direction_name(d).into()),
             num((r.streams > 0).then_some(r.streams)),
             r.status.as_str().to_string(),
             num(headline.as_ref().map(|h| h.value)),
@@ -246,7 +245,7 @@ pub fn write_stored(w: &mut dyn Write, run: &StoredRun) -> std::io::Result<()> {
         r.server.hostname, r.server.version, r.server.cores
     )?;
     writeln!(w, "intervals")?;
-    if let Some(rpm) = r.summary.rpm.as_ref().filter(|_| r.intervals.is_empty()) {
+    if let Some(rpm) = r.as_rpm() {
         // A `linerate rpm` direction keeps its time series in its own timeline.
         for t in &rpm.direction.timeline {
             writeln!(

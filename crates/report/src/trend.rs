@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 
 use analysis::change_points::{change_points, ChangePoint, Threshold};
 use analysis::metric_id::MetricId;
-use results::store::StoredRun;
+use record::StoredRun;
 use serde::Serialize;
 use wire::TestKind;
 
@@ -22,7 +22,7 @@ pub struct SeriesRuns<'a> {
     /// What the series is (`tcp_stream rate=200`, `tcp_stream to 198.18.0.2`).
     pub key: String,
     /// The runs, in the series' order.
-    pub runs: Vec<(i64, &'a results::RunRecord)>,
+    pub runs: Vec<(i64, &'a record::RunRecord)>,
 }
 
 /// One point of a series.
@@ -299,14 +299,14 @@ mod tests {
     /// a run outside any mesh stays in its group's series.
     #[test]
     fn a_meshs_cells_each_make_a_series() {
-        let runs: Vec<results::RunRecord> =
+        let runs: Vec<record::RunRecord> =
             serde_json::from_str(include_str!("../tests/fixtures/tcp_runs.json")).unwrap();
         let run = |id: i64, tags: &[&str]| StoredRun {
-            id: results::store::RunId(id),
+            id: record::RunId(id),
             stored_at_unix_ms: 0,
-            tags: results::store::Tags::parse(tags.iter().copied()).unwrap(),
+            tags: record::Tags::parse(tags.iter().copied()).unwrap(),
             host: Default::default(),
-            record: results::RunRecord {
+            record: record::RunRecord {
                 started_at_unix_ms: 1000 * id as u64,
                 ..runs[0].clone()
             },

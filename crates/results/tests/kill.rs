@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use results::store::{HostFacts, RunId, Store, Tags};
-use results::RunRecord;
+use record::{HostFacts, RunId, RunRecord, Tags};
+use results::store::Store;
 
 const KILLS: usize = 200;
 

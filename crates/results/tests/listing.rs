@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use results::store::{Filter, HostFacts, RunId, Store, Tags};
-use results::RunRecord;
+use record::{HostFacts, RunId, RunRecord, Tags};
+use results::store::{Filter, Store};
 use wire::TestKind;
 
 fn fixture_dir() -> PathBuf {
@@ -25,7 +25,7 @@ fn ids(store: &Store, filter: Filter) -> Vec<RunId> {
 /// the stored record, whatever it was stored with.
 #[test]
 fn a_listed_row_says_direction_streams_and_how_the_run_ended() {
-    use results::RunStatus;
+    use record::RunStatus;
     use wire::spec::Direction;
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(&dir.path().join("r.sqlite")).unwrap();

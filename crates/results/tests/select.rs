@@ -3,10 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use results::store::{
-    distinct, grouped, select, Filter, HostFacts, Item, ResultStore, RunId, Store, Tags,
-};
-use results::RunRecord;
+use record::{HostFacts, RunId, RunRecord, Tags};
+use results::store::{distinct, grouped, select, Filter, Item, ResultStore, Store};
 use wire::TestKind;
 
 fn record(name: &str) -> RunRecord {
@@ -39,7 +37,7 @@ fn store(dir: &Path) -> Store {
     store
 }
 
-fn ids(runs: &[results::store::StoredRun]) -> Vec<i64> {
+fn ids(runs: &[record::StoredRun]) -> Vec<i64> {
     runs.iter().map(|r| r.id.0).collect()
 }
 

@@ -5,10 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use results::store::{
-    Filter, HostFacts, RunId, Store, StoreError, Tags, APPLICATION_ID, STORE_VERSION,
-};
-use results::RunRecord;
+use record::{HostFacts, RunId, RunRecord, Tags};
+use results::store::{Filter, Store, StoreError, APPLICATION_ID, STORE_VERSION};
 use wire::TestKind;
 
 fn fixture_dir() -> PathBuf {

@@ -13,7 +13,7 @@
 //! set; the relay's side is `server/relay.rs`. A mesh runs its pairs as such tests through
 //! the `sweep` crate's `mesh::RelayPairs`.
 
-use results::{IntervalSample, RunRecord};
+use record::{IntervalSample, RunRecord};
 use serde::{Deserialize, Serialize};
 use wire::auth::Mac;
 use wire::msg::{Family, ServerInfo};

@@ -38,7 +38,7 @@
 //! stderr). The executors see tests only through their runner traits, so they run against a
 //! mock; the methods (`probe`, `rpm`, `mesh::RelayPairs`) open sessions through
 //! `session::client`. Depends on `session`, `plan` (a knob command's words), `analysis`,
-//! `report`, `events`, `results`, `wire` and `measure`.
+//! `report`, `events`, `record`, `wire` and `measure`.
 
 pub mod interrupt;
 pub mod knob;

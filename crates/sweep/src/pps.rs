@@ -6,8 +6,8 @@
 use std::time::Instant;
 
 use events::Observer;
+use record::RunRecord;
 use report::{pps_cell as cell, MatrixKind, PpsMatrix};
-use results::RunRecord;
 use serde::Serialize;
 use wire::TestSpec;
 

@@ -6,15 +6,15 @@
 //! The plan ([`ProbePlan`]) is what a test, a sweep's point or an rfc2544 latency run carries;
 //! [`run_with_probes`] runs it beside a bulk test through `session::client::run`.
 //!
-//! Measurement only: results land in the bulk run's record ([`results::schema::LatencyUnderLoad`] and
+//! Measurement only: results land in the bulk run's record ([`record::schema::LatencyUnderLoad`] and
 //! each interval's `probe`); nothing here prints but one progress line on stderr.
 
 use std::sync::mpsc;
 use std::time::Duration;
 
 use events::{Observer, Signal, Silent};
-use results::schema::LatencyUnderLoad;
-use results::{IntervalSample, RrInterval, RunRecord};
+use record::schema::LatencyUnderLoad;
+use record::{IntervalSample, RrInterval, RunRecord};
 use session::client::{self, ClientConfig, ClientError};
 use wire::msg::ServerInfo;
 use wire::spec::{Params, RrParams, TcpOptions, TestKind};

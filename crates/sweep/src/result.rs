@@ -12,7 +12,7 @@
 //!
 //! Interrupted points are kept, flagged, and left out of the summary.
 
-use results::RunRecord;
+use record::RunRecord;
 use serde::{Deserialize, Serialize};
 use wire::TestKind;
 

@@ -19,8 +19,8 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use analysis::repeat::{primary_metric, RepeatPlan, RepeatSummary};
 use events::Observer;
+use record::RunRecord;
 use report::summarized_figures;
-use results::RunRecord;
 use serde::{Deserialize, Serialize};
 use wire::TestSpec;
 

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use results::RunRecord;
+use record::RunRecord;
 use wire::TestSpec;
 
 use crate::plan::{PlannedPoint, SweepPlan};

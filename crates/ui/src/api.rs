@@ -17,7 +17,8 @@ use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use pgstore::Access;
-use results::store::{parse_kind, Filter, RunId, RunRow, StoreError, StoreLocation, StoredRun};
+use record::{parse_kind, RunId, RunRow, StoredRun};
+use results::store::{Filter, StoreError, StoreLocation};
 use serde_json::{json, Value};
 
 use crate::error::ApiError;

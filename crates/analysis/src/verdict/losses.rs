@@ -4,7 +4,7 @@
 //! TCP only: the figures are the senders' TCP_INFO.
 
 use measure::tcp_info::TcpInfo;
-use results::{LimitedBy, Verdict};
+use record::{LimitedBy, Verdict};
 
 use super::{chrono, limited, rule, Facts};
 

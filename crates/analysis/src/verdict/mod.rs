@@ -11,7 +11,7 @@
 use measure::cpu::CoreCpu;
 use measure::tcp_info::TcpInfo;
 use measure::units::{format_bits_per_sec, format_bytes};
-use results::{End, FlowSummary, Hosts, LimitedBy, Summary, Verdict};
+use record::{End, FlowSummary, Hosts, LimitedBy, Summary, Verdict};
 use wire::spec::{Flow, Transport};
 use wire::{TestKind, TestSpec};
 
@@ -322,7 +322,7 @@ fn application(f: &Facts) -> Option<LimitedBy> {
 }
 
 /// The senders' chrono figures, when their kernel keeps them.
-fn chrono(f: &Facts) -> Option<results::TcpTime> {
+fn chrono(f: &Facts) -> Option<record::TcpTime> {
     f.flow.tcp_time
 }
 

@@ -11,7 +11,7 @@
 //!   threads used at least twice the senders' CPU, much of the sending ran in them, and the
 //!   verdict's evidence says so: "receiver CPU" then counts sending work too.
 
-use results::{FlowSummary, LimitedBy, Verdict};
+use record::{FlowSummary, LimitedBy, Verdict};
 
 /// The congestion control whose sending TCP paces by itself.
 const PACED: &str = "bbr";

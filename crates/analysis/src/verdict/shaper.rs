@@ -9,7 +9,7 @@
 use measure::qdisc::QdiscCounts;
 use measure::tcp_info::TcpInfo;
 use measure::units::format_bits_per_sec;
-use results::{End, Hosts, LimitedBy, Shaper, Verdict};
+use record::{End, Hosts, LimitedBy, Shaper, Verdict};
 use wire::spec::Transport;
 use wire::{TestKind, TestSpec};
 

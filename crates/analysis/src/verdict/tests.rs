@@ -3,7 +3,7 @@
 use super::*;
 use crate::testing::record_with;
 use measure::host::HostFacts;
-use results::{Hosts, RunRecord, StreamSummary, TcpTime};
+use record::{Hosts, RunRecord, StreamSummary, TcpTime};
 use wire::spec::SendMode;
 
 mod hints;
@@ -245,8 +245,8 @@ fn a_queue_or_the_links_ceiling_is_the_path() {
     // 9.3 Gbit/s of a 10 Gbit/s link: 1448 / 1538 of it is 9.41 Gbit/s.
     let mut r = run(9.3);
     r.summary.link_speed_bps = Some(10_000_000_000);
-    r.summary.link_speed_source = Some(results::LinkSpeedSource::Interface {
-        end: results::End::Client,
+    r.summary.link_speed_source = Some(record::LinkSpeedSource::Interface {
+        end: record::End::Client,
         name: "va".into(),
     });
     let v = judge(r.clone());
@@ -342,7 +342,7 @@ fn udp_run(lost: u64, socket: Option<u64>, network: Option<u64>) -> RunRecord {
     u.packets_sent = 1_000_000;
     u.packets_lost = lost;
     u.loss_pct = lost as f64 / 1e4;
-    f.loss_causes = Some(results::LossCauses {
+    f.loss_causes = Some(record::LossCauses {
         receiver_socket_buffer: socket,
         receiver_host: Some(0),
         sender_host: Some(0),

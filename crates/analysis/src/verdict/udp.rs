@@ -2,7 +2,7 @@
 //! datagrams went (`loss_causes`): the receiving sockets' buffers (a reader at full CPU, or a
 //! buffer too small for the bursts) or the network between the hosts.
 
-use results::{LimitedBy, Verdict};
+use record::{LimitedBy, Verdict};
 
 use super::{limited, pct, rule, Facts};
 

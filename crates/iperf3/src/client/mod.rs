@@ -14,7 +14,7 @@ use engine::sockopt::{connect_tcp, ConnectError, SocketOptions};
 use engine::{Conn, Endpoint};
 use measure::cpu::CpuTime;
 use measure::host::HostFacts;
-use results::{Hosts, RunRecord};
+use record::{Hosts, RunRecord};
 use wire::msg::{ServerInfo, ServerResults, StreamCounts, StreamEnd};
 use wire::spec::{Direction, Flow, Params as SpecParams, Transport};
 use wire::{TestKind, TestSpec, WireError};
@@ -89,18 +89,17 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
         server: None,
     };
     let summary = summarize(&measured, spec, &hosts);
-    Ok(RunRecord {
-        kind: spec.kind(),
-        schema_version: results::SCHEMA_VERSION,
-        spec: spec.clone(),
-        target: format!("iperf3 server at {addr}"),
+    let target = format!("iperf3 server at {addr}");
+    let mut record = RunRecord::new(
+        spec.clone(),
+        target,
         started_at_unix_ms,
-        hosts: Some(hosts),
         server,
-        user: None,
-        intervals: measured.intervals,
+        Some(hosts),
         summary,
-    })
+    );
+    record.intervals = measured.intervals;
+    Ok(record)
 }
 
 /// TCP and UDP stream tests, one flow per UDP stream; everything else is refused before

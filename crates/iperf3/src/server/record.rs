@@ -28,8 +28,7 @@ use crate::protocol::{stream_ids, Results, StreamResults};
 use analysis::{IntervalTracker, LocalStream, RawRun, WorkerReport};
 use measure::cpu::CpuTime;
 use measure::host::HostFacts;
-use results::store::{Tag, Tags};
-use results::{Hosts, IntervalSample, RunRecord};
+use record::{Hosts, IntervalSample, RunRecord, Tag, Tags};
 use wire::msg::{ServerInfo, ServerResults, StreamCounts};
 use wire::spec::Flow;
 use wire::{TestKind, TestSpec};
@@ -96,24 +95,14 @@ pub(super) fn build(
     );
     add_client_retransmits(&mut summary, spec, theirs);
     let address = about.client.map(|a| a.ip().to_canonical());
-    let record = RunRecord {
-        kind: spec.kind(),
-        schema_version: results::SCHEMA_VERSION,
-        spec: spec.clone(),
-        target: match about.client {
-            Some(a) => format!("iperf3 client at {a}"),
-            None => "iperf3 client".into(),
-        },
-        started_at_unix_ms: about.started_at_unix_ms,
-        server: ServerInfo {
-            host: None,
-            ..about.server.clone()
-        },
-        hosts: Some(hosts),
-        user: None,
-        intervals,
-        summary,
+    let target = match about.client {
+        Some(a) => format!("iperf3 client at {a}"),
+        None => "iperf3 client".into(),
     };
+    let server = about.server.clone();
+    let started = about.started_at_unix_ms;
+    let mut record = RunRecord::new(spec.clone(), target, started, server, Some(hosts), summary);
+    record.intervals = intervals;
     let tags = [
         Some(("client", "iperf3".to_string())),
         about
@@ -233,7 +222,7 @@ fn receivers_at_test_end(spec: &TestSpec, mut server: ServerResults) -> ServerRe
 
 /// The client's TCP senders' retransmits, which it reports without the rest of their
 /// TCP_INFO: they become their flows' `retransmits` and count in the run's.
-fn add_client_retransmits(summary: &mut results::Summary, spec: &TestSpec, theirs: &Results) {
+fn add_client_retransmits(summary: &mut record::Summary, spec: &TestSpec, theirs: &Results) {
     if theirs.sender_has_retransmits != 1 {
         return;
     }
@@ -319,7 +308,7 @@ mod tests {
         let f = &run.record.summary.flows[0];
         assert_eq!(
             (f.flow, f.sender),
-            (Flow::ClientToServer, results::End::Client)
+            (Flow::ClientToServer, record::End::Client)
         );
         assert_eq!((f.bytes_sent, f.bytes_received), (1000, 900));
         assert_eq!(f.bytes_received_after_drain, 1000);
@@ -379,7 +368,7 @@ mod tests {
         let f = &run.record.summary.flows[0];
         assert_eq!(
             (f.flow, f.sender),
-            (Flow::ServerToClient, results::End::Server)
+            (Flow::ServerToClient, record::End::Server)
         );
         assert_eq!((f.bytes_sent, f.bytes_received), (192_000, 189_000));
         let u = f.udp.unwrap();

@@ -24,7 +24,7 @@ pub(crate) fn bars(columns: &[LabeledRuns]) -> Vec<Bars> {
     columns
         .iter()
         .filter_map(|c| {
-            let s = |f: fn(&results::Summary) -> f64| median(c.runs.iter().map(|r| f(&r.summary)));
+            let s = |f: fn(&record::Summary) -> f64| median(c.runs.iter().map(|r| f(&r.summary)));
             Some(Bars {
                 label: c.series_label(),
                 throughput_bps: s(|s| s.throughput_bps)?,

@@ -230,7 +230,7 @@ pub fn mesh_chart(matrix: &crate::MeshMatrix) -> Result<Chart> {
 /// high), each captioned with its label (a run's, or the server; may be empty) and its RPM.
 /// Fails with [`Error::NoData`] naming the chart without directions, or for a direction
 /// without intervals.
-pub fn rpm_chart(directions: &[(&str, &results::rpm::RpmDirection)]) -> Result<Chart> {
+pub fn rpm_chart(directions: &[(&str, &record::rpm::RpmDirection)]) -> Result<Chart> {
     Ok(Chart {
         kind: ChartKind::Rpm,
         svg: rpm::draw(directions)?,
@@ -263,7 +263,7 @@ pub use trend::TREND_PANEL_HEIGHT;
 /// Whether `columns` hold runs and every one is a `linerate rpm` direction (`summary.rpm`).
 pub fn all_rpm(columns: &[LabeledRuns]) -> bool {
     let mut runs = columns.iter().flat_map(|c| &c.runs).peekable();
-    runs.peek().is_some() && runs.all(|r| r.summary.rpm.is_some())
+    runs.peek().is_some() && runs.all(|r| r.is_rpm())
 }
 
 /// The kinds that `columns` have data for, in [`ChartKind::ALL`] order ([`ChartKind::Pps`]

@@ -9,7 +9,7 @@
 
 use plotters::prelude::*;
 
-use results::rpm::RpmDirection;
+use record::rpm::RpmDirection;
 
 use super::scale::{decimal_unit, linear_ticks, max_of, short, upto, Ticked};
 use super::{color, draw_error, ChartKind, Series, FONT, WIDTH};
@@ -50,7 +50,7 @@ pub(crate) fn panels(d: &RpmDirection) -> Result<Panels> {
         });
     }
     let t = &d.timeline;
-    let each = |f: fn(&results::rpm::RpmTick) -> Option<f64>| -> Vec<(f64, f64)> {
+    let each = |f: fn(&record::rpm::RpmTick) -> Option<f64>| -> Vec<(f64, f64)> {
         t.iter().filter_map(|x| Some((x.t_s, f(x)?))).collect()
     };
     let mut steps = Vec::with_capacity(t.len() * 2);
@@ -233,7 +233,7 @@ pub(crate) fn draw_runs(columns: &[crate::LabeledRuns]) -> Result<String> {
     let mut found = Vec::new();
     for c in columns {
         for (i, r) in c.runs.iter().enumerate() {
-            if let Some(s) = &r.summary.rpm {
+            if let Some(s) = r.as_rpm() {
                 found.push((c.run_label(i), &s.direction));
             }
         }
@@ -287,7 +287,7 @@ mod tests {
 
     /// A stored `linerate rpm` direction (up, three intervals, three connections).
     fn direction() -> RpmDirection {
-        let r: results::RunRecord =
+        let r: record::RunRecord =
             serde_json::from_str(include_str!("../../tests/fixtures/rpm_run.json")).unwrap();
         r.summary.rpm.unwrap().direction
     }

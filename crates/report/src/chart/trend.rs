@@ -284,7 +284,7 @@ pub(crate) fn draw(t: &Trend, names: RunNames) -> Result<String> {
 mod tests {
     use super::*;
     use crate::trend::{trend, SeriesRuns};
-    use results::RunRecord;
+    use record::RunRecord;
 
     /// `levels` as tcp_stream runs, one per value (Mbit/s), ids from 1, a minute apart, with
     /// a little deterministic noise.

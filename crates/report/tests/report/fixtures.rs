@@ -12,8 +12,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use record::RunRecord;
 use report::{LabeledRuns, PpsMatrix};
-use results::RunRecord;
 
 fn path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

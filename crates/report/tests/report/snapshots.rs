@@ -120,7 +120,7 @@ fn export_as_json_keeps_the_records() {
     for (value, column) in parsed.iter().zip(&columns) {
         assert_eq!(value["label"], column.label.as_str());
         assert_eq!(value["tags"]["host"], "a");
-        let run: results::RunRecord = serde_json::from_value(value["run"].clone()).unwrap();
+        let run: record::RunRecord = serde_json::from_value(value["run"].clone()).unwrap();
         assert_eq!(run, column.runs[0]);
     }
     let lines = export(&columns, ExportFormat::JsonLines);

@@ -5,8 +5,9 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use super::{Filter, HostFacts, RunId, RunRow, Store, StoreError, StoredRun, Tags};
-use crate::schema::RunRecord;
+use record::{HostFacts, RunId, RunRecord, RunRow, StoredRun, Tags};
+
+use super::{Filter, Store, StoreError};
 
 /// A results store: runs with their tags and host facts, listed and found by tags.
 ///

@@ -5,7 +5,7 @@
 //! Invariant: a tag set's label lists its tags in key order, as `linerate runs` prints them, so
 //! a label can be pasted back as an item.
 
-use super::{RunId, TagError, Tags};
+use record::{RunId, TagError, Tags};
 
 /// One item of the command line.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,7 +29,7 @@ pub enum ItemError {
     },
     /// A `#` or number that is no run id.
     #[error("{0}")]
-    RunId(#[from] super::RunIdError),
+    RunId(#[from] record::RunIdError),
     /// Neither.
     #[error(
         "{0}: neither a run id (12 or #12) nor a tag set; a tag is KEY=VALUE, e.g. \

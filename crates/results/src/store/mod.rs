@@ -8,7 +8,7 @@
 //! latency) as indexed columns. Tags live in `run_tags`. Intervals stay inside the record JSON:
 //! they are only ever read whole, with their run, and SQLite's `json_each` reaches them for ad
 //! hoc queries. A row keeps the record layout it was written with (`record_schema_version`);
-//! an older layout is converted as it is read ([`crate::layout_v1`]), so a record layout
+//! an older layout is converted as it is read ([`record::layout_v1`]), so a record layout
 //! change needs no migration here.
 //!
 //! Invariants:
@@ -22,34 +22,31 @@
 
 mod backend;
 mod error;
+mod filter;
 mod item;
 mod location;
 pub mod migrations;
 mod open;
-mod rows;
 mod select;
 mod sql;
-mod tags;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 
-use crate::schema::RunRecord;
 pub use backend::{has_password, redact, ResultStore, StoreLocation};
 pub(crate) use error::classify;
 pub use error::{StoreError, BUSY_TIMEOUT_S};
+pub use filter::Filter;
 pub use item::{Item, ItemError};
-pub use measure::host::HostFacts;
 use migrations::{probe, Verdict};
 pub use migrations::{APPLICATION_ID, STORE_VERSION};
 use open::{check_header, enable_wal, newer, open_conn, refuse_unless_ours};
-pub use rows::{parse_kind, Filter, KindError, RunId, RunIdError, RunRow, StoredRun};
+use record::{HostFacts, RunId, RunRecord, RunRow, StoredRun, Tags};
 pub use select::{distinct, grouped, select, SelectError, Selection};
 pub use sql::{now_unix_ms, parse_tags, Figures, RawStored};
 use sql::{read_row, to_i64, where_clause};
-pub use tags::{Tag, TagError, Tags};
 
 /// An open results database.
 pub struct Store {
@@ -68,7 +65,7 @@ impl fmt::Debug for Store {
 }
 
 /// Columns of `runs` read into a [`RunRow`] (tags and hostname appended by the query; then
-/// the pieces of the record [`crate::RunShape::from_extract`] reads, decoded by SQLite so the
+/// the pieces of the record [`record::RunShape::from_extract`] reads, decoded by SQLite so the
 /// listing never decodes whole records).
 const ROW_COLUMNS: &str = "id, started_at_unix_ms, kind, target, interrupted, duration_s, \
     throughput_bps, local_cpu_pct, remote_cpu_pct, retransmits, rtt_us, transactions_per_s, \

@@ -9,7 +9,9 @@
 
 use std::collections::HashMap;
 
-use super::{Filter, Item, ResultStore, StoreError, StoredRun, Tags};
+use record::{StoredRun, Tags};
+
+use super::{Filter, Item, ResultStore, StoreError};
 
 /// Stored runs under one label: a column of a comparison, chart or report.
 #[derive(Debug, Clone)]

@@ -5,11 +5,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::types::Value;
 use rusqlite::Row;
-use wire::TestKind;
 
-use super::{parse_kind, Filter, RunId, RunRow, StoreError, StoredRun, Tags};
-use crate::schema::RunRecord;
-use crate::status::RunShape;
+use record::{parse_kind, RunId, RunRecord, RunRow, RunShape, StoredRun, Tags, TestKind};
+
+use super::{Filter, StoreError};
 
 /// `WHERE …` for a filter, and its parameters.
 pub(super) fn where_clause(filter: &Filter) -> (String, Vec<Value>) {
@@ -131,8 +130,7 @@ impl RawStored {
 
 /// Tags from one JSON object (keys were validated when stored).
 pub fn parse_tags(json: Option<&str>) -> Tags {
-    json.and_then(|j| serde_json::from_str(j).ok())
-        .map(Tags::from_map)
+    json.and_then(|j| serde_json::from_str::<Tags>(j).ok())
         .unwrap_or_default()
 }
 
@@ -172,20 +170,14 @@ impl Figures {
         let s = &r.summary;
         // SQLite stores NaN as NULL anyway; say so explicitly for every non-finite figure.
         let fin = |x: f64| x.is_finite().then_some(x);
-        let latency = s.rr.and_then(|rr| rr.latency_us);
-        // A `linerate rpm` direction: its self probes are its round trips, ms.
-        let self_probes = s
-            .rpm
-            .as_ref()
+        // (p50, p99) round trips, µs: a request/response run's, else a `linerate rpm`
+        // direction's self probes (its round trips, ms).
+        let latency = s.rr.and_then(|rr| rr.latency_us).map(|l| (l.p50, l.p99));
+        let self_probes = (r.as_rpm())
             .map(|r| r.direction.self_ms)
-            .filter(|m| m.samples > 0);
-        let round_trip = |rr: fn(&measure::latency::LatencySummary) -> f64,
-                          probe: fn(&crate::rpm::Spread) -> f64| {
-            latency
-                .map(|l| rr(&l))
-                .or(self_probes.map(|m| probe(&m) * 1000.0))
-                .and_then(fin)
-        };
+            .filter(|m| m.samples > 0)
+            .map(|m| (m.p50 * 1000.0, m.p99 * 1000.0));
+        let round_trips = latency.or(self_probes);
         Figures {
             duration_s: fin(s.duration_s),
             throughput_bps: fin(s.throughput_bps),
@@ -194,8 +186,8 @@ impl Figures {
             retransmits: s.retransmits,
             rtt_us: s.rtt_us,
             transactions_per_s: s.rr.and_then(|rr| fin(rr.transactions_per_s)),
-            p50_us: round_trip(|l| l.p50, |m| m.p50),
-            p99_us: round_trip(|l| l.p99, |m| m.p99),
+            p50_us: round_trips.and_then(|(p50, _)| fin(p50)),
+            p99_us: round_trips.and_then(|(_, p99)| fin(p99)),
             loss_pct: s.udp.and_then(|u| fin(u.loss_pct)),
             pps_received: s.udp.and_then(|u| fin(u.pps_received)),
         }

@@ -6,37 +6,6 @@ use rusqlite::types::Value;
 use wire::TestKind;
 
 #[test]
-fn run_ids_parse_with_or_without_hash() {
-    assert_eq!("12".parse::<RunId>(), Ok(RunId(12)));
-    assert_eq!("#12".parse::<RunId>(), Ok(RunId(12)));
-    assert_eq!(RunId(12).to_string(), "#12");
-    for bad in ["", "#", "0", "-3", "+3", "12a", "##12", "1.5"] {
-        assert_eq!(
-            bad.parse::<RunId>(),
-            Err(RunIdError(bad.to_string())),
-            "{bad}"
-        );
-    }
-    assert_eq!(
-        RunIdError("x".into()).to_string(),
-        "x: a run id is a positive number such as 12 or #12"
-    );
-}
-
-#[test]
-fn kinds_parse_as_stored() {
-    assert_eq!(parse_kind("tcp_stream"), Ok(TestKind::TcpStream));
-    assert_eq!(parse_kind("udp_rr"), Ok(TestKind::UdpRr));
-    let err = parse_kind("tcp").unwrap_err();
-    assert!(
-        err.to_string()
-            .starts_with("tcp: not a test kind; expected one of"),
-        "{err}"
-    );
-    assert!(err.to_string().contains("`tcp_crr`"), "{err}");
-}
-
-#[test]
 fn where_clause_joins_every_condition() {
     assert_eq!(where_clause(&Filter::default()), (String::new(), vec![]));
     let filter = Filter {

@@ -10,7 +10,7 @@ use analysis::{
 use engine::{Endpoint, Role, Workers};
 use measure::cpu::{CpuSoFar, CpuTime, SystemCpuSnapshot};
 use measure::drops::DropSnapshot;
-use results::IntervalSample;
+use record::IntervalSample;
 use wire::msg::{ServerResults, StreamCounts};
 use wire::spec::Flow;
 use wire::TestKind;

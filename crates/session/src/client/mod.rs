@@ -21,7 +21,7 @@ use ::measure::host::HostFacts;
 use ::measure::qdisc::{self, QdiscWatch};
 use engine::sockopt::{ConnectError, SocketOptions};
 use engine::Signal;
-use results::{Hosts, RunRecord};
+use record::{Hosts, RunRecord};
 use wire::msg::ServerInfo;
 use wire::{ClientMsg, ServerMsg, TestSpec, WireError};
 
@@ -179,21 +179,18 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Observer) -> Result<RunReco
     let measured = measure::measure_streams(config, &mut remote, endpoints, progress)?;
     let hosts = hosts_with_qdiscs(client_host, &qdiscs, &server, &measured);
     let summary = summarize(&measured, spec, &hosts);
-    Ok(RunRecord {
-        kind: spec.kind(),
-        schema_version: results::SCHEMA_VERSION,
-        spec: spec.clone(),
-        target: config.target_label.clone(),
+    let target = config.target_label.clone();
+    let mut record = RunRecord::new(
+        spec.clone(),
+        target,
         started_at_unix_ms,
-        hosts: Some(hosts),
-        server: ServerInfo {
-            host: None,
-            ..server
-        },
-        user: config.key.as_ref().map(|k| k.name.to_string()),
-        intervals: measured.intervals,
+        server,
+        Some(hosts),
         summary,
-    })
+    );
+    record.user = config.key.as_ref().map(|k| k.name.to_string());
+    record.intervals = measured.intervals;
+    Ok(record)
 }
 
 /// Both hosts' facts with their qdiscs over the test: the client's read now, the server's
@@ -218,7 +215,7 @@ fn hosts_with_qdiscs(
 
 /// The run's summary with both hosts' facts in: the link speed from their drivers (without
 /// `--link-speed`) and what limited each direction.
-pub fn summarize(measured: &measure::Measured, spec: &TestSpec, hosts: &Hosts) -> results::Summary {
+pub fn summarize(measured: &measure::Measured, spec: &TestSpec, hosts: &Hosts) -> record::Summary {
     let mut summary = analysis::build(&measured.raw, &measured.intervals);
     analysis::link::link_from_hosts(&mut summary, hosts);
     analysis::verdict::add_verdicts(&mut summary, spec, hosts);

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use engine::sockopt::SocketOptions;
 use engine::sys_io::poll_readable;
 use engine::Conn;
-use results::RunRecord;
+use record::RunRecord;
 use wire::{ClientMsg, WireError};
 
 use super::handshake::connect;

@@ -29,8 +29,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use engine::{Conn, Listener, Signal};
-use results::store::Tags;
-use results::RunRecord;
+use record::{RunRecord, Tags};
 use wire::msg::ServerInfo;
 use wire::spec::SpecLimits;
 use wire::{ServerMsg, TestSpec};

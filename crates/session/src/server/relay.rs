@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use engine::sys_io::poll_readable;
 use engine::{Conn, Signal};
-use results::{IntervalSample, RunRecord};
+use record::{IntervalSample, RunRecord};
 use wire::msg::{Family, ServerInfo};
 use wire::{ClientMsg, TestSpec, WireError};
 

@@ -7,7 +7,7 @@
 //! ([`PairError::Incomplete`], with what was measured), never a figure.
 
 use events::{Signal, Silent};
-use results::RunRecord;
+use record::RunRecord;
 use session::auth::ClientKey;
 use session::client::{self, ClientConfig};
 use session::relay::RelayTo;

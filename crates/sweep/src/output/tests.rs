@@ -8,7 +8,7 @@ use crate::values::SweepValue;
 use analysis::repeat::{RepeatPlan, RepeatSummary};
 use analysis::testing::{record_with, rr_with_rtt};
 
-fn run(id: i64, record: results::RunRecord) -> PointRun {
+fn run(id: i64, record: record::RunRecord) -> PointRun {
     PointRun {
         run_id: Some(id),
         record,
@@ -179,7 +179,7 @@ fn knob_sweep_with_repeats_stopped_by_a_failure() {
         .enumerate()
         .map(|(i, &b)| run(i as i64 + 1, record_with("tcp", b)))
         .collect();
-    let records: Vec<&results::RunRecord> = runs.iter().map(|r| &r.record).collect();
+    let records: Vec<&record::RunRecord> = runs.iter().map(|r| &r.record).collect();
     let summary = RepeatSummary::of(&records, &plan, report::summarized_figures).unwrap();
     let mut p1 = SweepPoint::new(
         SweepValue {
@@ -253,7 +253,7 @@ fn repeat_table_says_whether_the_interval_was_reached() {
         .enumerate()
         .map(|(i, &b)| run(i as i64 + 7, record_with("tcp", b)))
         .collect();
-    let records: Vec<&results::RunRecord> = runs.iter().map(|r| &r.record).collect();
+    let records: Vec<&record::RunRecord> = runs.iter().map(|r| &r.record).collect();
     let r = RepeatResult {
         kind: crate::run::RepeatDocument::Repeat,
         test: wire::TestKind::TcpStream,

@@ -1,5 +1,6 @@
-//! What the store hands out and takes in besides records: run ids, the filter of
-//! [`super::Store::list`], the rows of `linerate runs` and whole stored runs.
+//! What a results store hands out besides records: run ids, the rows of `linerate runs` and
+//! whole stored runs (record, tags, host facts). Plain data: the stores (`results::store`,
+//! `pgstore`) fill them; reports and the web UI read them without a database crate.
 
 use std::fmt;
 use std::str::FromStr;
@@ -8,9 +9,11 @@ use serde::{Deserialize, Serialize};
 use wire::spec::Direction;
 use wire::TestKind;
 
-use super::{HostFacts, Tags};
+use measure::host::HostFacts;
+
 use crate::schema::RunRecord;
 use crate::status::RunStatus;
+use crate::tags::Tags;
 
 /// A stored run's id: a positive integer, shown as `#12`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -63,22 +66,8 @@ pub fn parse_kind(s: &str) -> Result<TestKind, KindError> {
     })
 }
 
-/// Which runs [`super::Store::list`] returns: all conditions must hold.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Filter {
-    /// Every one of these tags, with these values.
-    pub tags: Tags,
-    /// Only this kind.
-    pub kind: Option<TestKind>,
-    /// Only runs started at or after this instant, Unix epoch ms.
-    pub since_unix_ms: Option<u64>,
-    /// Only the newest this many of the runs that match ([`super::Store::list`] only; still
-    /// listed oldest first).
-    pub last: Option<usize>,
-}
-
 /// One line of `linerate runs`: a run's identity, tags and headline figures (from the indexed
-/// columns; the full record is [`super::Store::get`]'s). Figures that do not apply to the run's kind,
+/// columns; the full record is the store's `get`). Figures that do not apply to the run's kind,
 /// or were not finite, are `None`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRow {
@@ -143,4 +132,40 @@ pub struct StoredRun {
     pub host: HostFacts,
     /// The full record.
     pub record: RunRecord,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_ids_parse_with_or_without_hash() {
+        assert_eq!("12".parse::<RunId>(), Ok(RunId(12)));
+        assert_eq!("#12".parse::<RunId>(), Ok(RunId(12)));
+        assert_eq!(RunId(12).to_string(), "#12");
+        for bad in ["", "#", "0", "-3", "+3", "12a", "##12", "1.5"] {
+            assert_eq!(
+                bad.parse::<RunId>(),
+                Err(RunIdError(bad.to_string())),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            RunIdError("x".into()).to_string(),
+            "x: a run id is a positive number such as 12 or #12"
+        );
+    }
+
+    #[test]
+    fn kinds_parse_as_stored() {
+        assert_eq!(parse_kind("tcp_stream"), Ok(TestKind::TcpStream));
+        assert_eq!(parse_kind("udp_rr"), Ok(TestKind::UdpRr));
+        let err = parse_kind("tcp").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("tcp: not a test kind; expected one of"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("`tcp_crr`"), "{err}");
+    }
 }

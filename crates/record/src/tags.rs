@@ -130,11 +130,6 @@ impl Tags {
     pub fn contains_all(&self, wanted: &Tags) -> bool {
         wanted.iter().all(|(k, v)| self.get(k) == Some(v))
     }
-
-    /// Builds tags from pairs already known to be valid (read back from the store).
-    pub(crate) fn from_map(map: BTreeMap<String, String>) -> Tags {
-        Tags(map)
-    }
 }
 
 /// `key=value,key=value` in key order (empty when untagged).
