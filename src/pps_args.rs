@@ -94,9 +94,7 @@ impl PpsArgs {
                 ));
             }
             for &f in &flows {
-                if f == 0 || f > 10_000 {
-                    return Err(anyhow::anyhow!("--flows {f}: must be between 1 and 10000"));
-                }
+                crate::test_args::ports("--flows", f)?;
                 let udp = UdpArgs {
                     common: CommonArgs {
                         ..self.common.clone()
@@ -109,6 +107,7 @@ impl PpsArgs {
                     no_batch: false,
                     flows: f,
                     flows_dst: 1,
+                    engine: wire::spec::UdpEngine::Socket,
                     no_gso: self.no_gso,
                     no_gro: self.no_gro,
                     iperf3: false,

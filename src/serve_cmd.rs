@@ -116,6 +116,7 @@ fn config(args: &ServeArgs) -> Result<ServerConfig> {
                 .transpose()?,
             max_write_len_bytes: max_length(args)?,
             max_flows_dst: args.max_flows_dst,
+            frames: args.frames,
         },
         budget: budget(args)?,
         max_sessions: if args.one_off { 1 } else { args.max_sessions },

@@ -15,8 +15,8 @@ use clap::Args;
 use measure::units::{parse_bits_per_sec, parse_bytes};
 use wire::datagram::HEADER_LEN;
 use wire::spec::{
-    rates, Direction, Params, RxMode, SendMode, StreamParams, TcpOptions, Transport, UdpParams,
-    UdpRate,
+    rates, Direction, Params, RxMode, SendMode, StreamParams, TcpOptions, Transport, UdpEngine,
+    UdpParams, UdpRate,
 };
 use wire::TestSpec;
 
@@ -205,6 +205,11 @@ pub struct UdpArgs {
     /// sender uses at least one socket per destination, rotating every batch).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub flows_dst: u32,
+    /// How datagrams are sent: UDP sockets, or Ethernet frames built by linerate through an
+    /// AF_PACKET ring (`packet`) or AF_XDP (`xdp`) past this host's stack, counted at the
+    /// server's driver (`serve --frames`; client to server; --flows/--flows-dst 1 or 100).
+    #[arg(long, value_name = "socket|packet|xdp", default_value = "socket")]
+    pub engine: UdpEngine,
     /// Do not let the kernel segment batches of datagrams (UDP GSO), to compare.
     #[arg(long)]
     pub no_gso: bool,
@@ -538,25 +543,22 @@ impl UdpArgs {
         udp.batch_packets = if self.no_batch { 1 } else { self.batch };
         udp.gso = !self.no_gso;
         udp.gro = !self.no_gro;
-        if self.flows == 0 || self.flows > 10_000 {
-            return Err(anyhow::anyhow!(
-                "--flows {}: must be between 1 and 10000",
-                self.flows
-            ));
-        }
-        udp.flows = self.flows;
-        if self.flows_dst == 0 || self.flows_dst > 10_000 {
-            return Err(anyhow::anyhow!(
-                "--flows-dst {}: must be between 1 and 10000",
-                self.flows_dst
-            ));
-        }
-        udp.flows_dst = self.flows_dst;
+        udp.flows = ports("--flows", self.flows)?;
+        udp.flows_dst = ports("--flows-dst", self.flows_dst)?;
+        udp.engine = self.engine;
         plan.spec.params = Params::UdpStream { udp };
         plan.spec.omit_ms = omit::omit_ms(self.common.omit, &plan.spec, self.iperf3)?;
         let probes = self.latency.plan()?.is_some();
         plan.iperf3 = one_iperf3_test(self.iperf3, probes, &self.repeat)?;
         Ok(plan)
+    }
+}
+
+/// A port count of `--flows`/`--flows-dst`, when it is one.
+pub fn ports(flag: &str, n: u32) -> anyhow::Result<u32> {
+    match n {
+        1..=10_000 => Ok(n),
+        _ => anyhow::bail!("{flag} {n}: must be between 1 and 10000"),
     }
 }
 

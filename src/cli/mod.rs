@@ -117,6 +117,10 @@ pub struct ServeArgs {
     /// socket of the server's.
     #[arg(long, value_name = "N", default_value_t = 64)]
     pub max_flows_dst: u32,
+    /// Count frame engines' frames (`udp --engine packet|xdp`) at this host's driver: an XDP
+    /// program on the test's interface for each such test (needs CAP_NET_ADMIN and CAP_BPF).
+    #[arg(long)]
+    pub frames: bool,
     /// Sockets all running tests may hold at once (data connections, UDP sockets, control
     /// connections); a test beyond it is refused before any is opened. Default: half the
     /// open-files limit, less 64.

@@ -8,6 +8,7 @@
 //! - [`window`]: where the summary's window starts (the warm-up, `-O`) and how long it is;
 //! - [`cost`]: service demand, CPU per byte moved; [`link`]: the link speed from the hosts;
 //! - [`partial`]: an incomplete run's server figures, from its last answered poll;
+//! - [`frames`]: a frame engine's run, its frames at both drivers and the loss split;
 //! - [`loss`]: where a UDP test's lost datagrams went, from the kernel's drop counters;
 //! - [`metric_id`]: the one list of metrics (`MetricId`): names, summarized keys, headlines;
 //! - [`tcp_time`]: where TCP senders' time went (the kernel's chrono figures);
@@ -26,6 +27,7 @@
 pub mod ab;
 pub mod change_points;
 pub mod cost;
+pub mod frames;
 pub mod intervals;
 pub mod link;
 pub mod loss;

@@ -212,6 +212,7 @@ fn summary(
             overall: result.overall.clone(),
             direction: d.clone(),
         })),
+        frames: None,
         flows,
     };
     crate::link::set_performance_index(&mut summary);

@@ -272,6 +272,7 @@ fn totals(
             .and_then(|s| s.self_probes_per_s)
             .map(|_| rr_summary(raw, secs)),
         rpm: None,
+        frames: None,
         flows,
     }
 }

@@ -30,6 +30,7 @@ pub mod tcp_rr;
 pub mod tcp_stream;
 #[cfg(test)]
 mod testing;
+pub mod udp_frames;
 pub mod udp_rr;
 pub mod udp_socket;
 pub mod udp_stream;

@@ -94,6 +94,10 @@ pub fn engine_for(spec: &TestSpec, sends: Flow) -> Box<dyn StreamEngine> {
                 .with_streams(spec.streams),
             ),
         },
+        // A frame engine sends from the client; the server receives on sockets as ever.
+        Shape::UdpStream { udp } if udp.engine.sends_frames() && sends == Flow::ClientToServer => {
+            Box::new(crate::udp_frames::UdpFrames::new(udp, sends))
+        }
         Shape::UdpStream { udp } => Box::new(crate::udp_stream::UdpStream::new(udp, sends)),
         Shape::TcpRr { rr, .. } => Box::new(crate::tcp_rr::TcpRr::new(RrShape::of(rr))),
         // A connection per transaction (`tcp_crr`; `tcp_cc`, whose transaction is empty).

@@ -70,6 +70,8 @@ pub struct Frames {
     templates: Vec<Template>,
     built_len: usize,
     udp_at: usize,
+    /// The data header's stream index: a test's stream, or (`None`) each frame's flow.
+    stream: Option<u16>,
 }
 
 /// The frame-size range for this family and MTU, FCS included.
@@ -113,7 +115,17 @@ impl Frames {
             templates,
             built_len,
             udp_at,
+            stream: None,
         })
+    }
+
+    /// These frames with `stream` in every data header (a test's stream index, as its
+    /// receiver counts it), instead of the flow's index.
+    pub fn of_stream(self, stream: u16) -> Self {
+        Self {
+            stream: Some(stream),
+            ..self
+        }
     }
 
     /// Bytes each frame takes in a buffer (the frame size less the FCS).
@@ -138,7 +150,7 @@ impl Frames {
         let (head, rest) = out.split_at_mut(t.headers.len());
         head.copy_from_slice(&t.headers);
         rest.fill(0);
-        let stream = (flow % self.templates.len()) as u16;
+        let stream = self.stream.unwrap_or((flow % self.templates.len()) as u16);
         write_header(rest, stream, 0, seq, sent_ns);
         let mut sum = t.partial;
         if let Some(h) = rest.first_chunk::<HEADER_LEN>() {

@@ -7,12 +7,12 @@
 //! [`TxCounts::refused`], and another frame is sent in its place, so a run limited to N frames
 //! ends with exactly N accepted.
 //!
-//! A run stops at the first of: its frame count, its time, or [`Control::stop`] raised by
-//! another thread (the test's end, an interrupt). [`Control::sent`] carries the frames accepted
-//! so far, for a live interval, and [`Control::frames_per_s`] paces the frames put on the ring.
+//! A run stops at the first of: its frame count, its time, or [`Control::stop`] saying so (the
+//! test's end, an interrupt, raised by another thread). [`Control::sent`] is told the frames
+//! accepted so far, for a live interval, and [`Control::frames_per_s`] paces the frames put on
+//! the ring.
 //! Every wait is bounded: a run lasts at most its time plus [`DRAIN`] after it stops.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::SysError;
@@ -46,16 +46,25 @@ pub struct TxCounts {
 }
 
 /// A run's limits and the handles other threads see it by.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Control<'a> {
     /// Frame count and time.
     pub limit: SendLimit,
     /// Frames put on the ring per second at most; `None`: as fast as the ring takes them.
     pub frames_per_s: Option<f64>,
-    /// Raised by another thread to end the run early.
-    pub stop: Option<&'a AtomicBool>,
-    /// Frames accepted so far, updated as they complete.
-    pub sent: Option<&'a AtomicU64>,
+    /// Whether to end the run now (asked once per pass of the loop).
+    pub stop: Option<&'a dyn Fn() -> bool>,
+    /// Told the frames accepted and refused so far, as they complete.
+    pub sent: Option<&'a dyn Fn(Progress)>,
+}
+
+/// How far a run is: what a live interval shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Frames the driver accepted.
+    pub accepted: u64,
+    /// Frames it dropped (each replaced by a new one).
+    pub refused: u64,
 }
 
 impl Control<'_> {
@@ -112,11 +121,14 @@ pub fn send(
         c.wrong_format += wrong;
         let in_flight = submitted - completed - c.wrong_format;
         let accepted = completed.saturating_sub(c.refused);
-        if let Some(s) = ctl.sent {
-            s.store(accepted, Ordering::Relaxed);
+        if let Some(tell) = ctl.sent {
+            tell(Progress {
+                accepted,
+                refused: c.refused,
+            });
         }
         let now = Instant::now();
-        if ctl.stop.is_some_and(|s| s.load(Ordering::Relaxed)) && now < end {
+        if ctl.stop.is_some_and(|stop| stop()) && now < end {
             end = now;
         }
         let mut want = ctl
@@ -156,8 +168,11 @@ pub fn send(
     c.sent = completed.saturating_sub(c.refused);
     c.bytes = c.sent * len as u64;
     c.elapsed = start.elapsed();
-    if let Some(s) = ctl.sent {
-        s.store(c.sent, Ordering::Relaxed);
+    if let Some(tell) = ctl.sent {
+        tell(Progress {
+            accepted: c.sent,
+            refused: c.refused,
+        });
     }
     Ok(c)
 }
@@ -166,6 +181,7 @@ pub fn send(
 mod tests {
     use super::*;
     use crate::{Endpoints, FlowPattern, FrameSpec};
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
     /// A kernel that completes every frame at once and drops one frame in `drop_every` kicks.
     struct Fake {
@@ -243,21 +259,26 @@ mod tests {
     #[test]
     fn a_raised_stop_ends_an_endless_run_and_its_live_count_is_the_total() {
         let (stop, sent) = (AtomicBool::new(false), AtomicU64::new(0));
-        let ctl = Control {
-            limit: SendLimit {
-                frames: u64::MAX,
-                time: Duration::from_secs(30),
-            },
-            frames_per_s: None,
-            stop: Some(&stop),
-            sent: Some(&sent),
+        let run = || {
+            let is_stopped = || stop.load(Ordering::Relaxed);
+            let tell = |p: Progress| sent.store(p.accepted, Ordering::Relaxed);
+            let ctl = Control {
+                limit: SendLimit {
+                    frames: u64::MAX,
+                    time: Duration::from_secs(30),
+                },
+                frames_per_s: None,
+                stop: Some(&is_stopped),
+                sent: Some(&tell),
+            };
+            send(&mut fake(0), &frames(), ctl, &|| 0)
         };
         let t0 = Instant::now();
         let c = std::thread::scope(|s| {
-            let run = s.spawn(|| send(&mut fake(0), &frames(), ctl, &|| 0));
+            let running = s.spawn(run);
             std::thread::sleep(Duration::from_millis(50));
             stop.store(true, Ordering::Relaxed);
-            run.join().unwrap().unwrap()
+            running.join().unwrap().unwrap()
         });
         assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
         assert!(c.sent > 0);

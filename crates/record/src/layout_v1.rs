@@ -151,6 +151,7 @@ impl From<SpecV1> for TestSpec {
                     gro: old.gro,
                     flows: old.flows,
                     flows_dst: old.flows_dst,
+                    engine: wire::spec::UdpEngine::Socket,
                 },
             },
             // The request/response kinds: their transaction and TCP options, whichever kind.

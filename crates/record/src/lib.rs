@@ -14,6 +14,7 @@
 //! here is a [`SCHEMA_VERSION`] change.
 
 pub mod efficiency;
+pub mod frames;
 pub mod layout_v1;
 pub mod limits;
 pub mod link_speed;
@@ -25,6 +26,7 @@ pub mod stored;
 pub mod tags;
 
 pub use efficiency::Efficiency;
+pub use frames::FrameSummary;
 pub use limits::{LimitedBy, LossBounds, LossCauses, LossRange, Shaper, Verdict};
 pub use link_speed::LinkSpeedSource;
 pub use measure::host::HostFacts;

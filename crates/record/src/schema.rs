@@ -566,6 +566,9 @@ pub struct Summary {
     /// stored per direction of `linerate rpm`; absent from every other run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rpm: Option<Box<crate::rpm::StoredRpm>>,
+    /// A frame engine's run: its frames as both drivers counted them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frames: Option<crate::FrameSummary>,
     /// Per-direction figures.
     pub flows: Vec<FlowSummary>,
 }

@@ -22,8 +22,11 @@ pub const MAGIC: [u8; 4] = *b"LNRT";
 /// `auto` (`StreamParams::send_mode`), which an older server would refuse as undecodable;
 /// version 15 the server's qdiscs on the test's interface in its results
 /// (`ServerResults::qdiscs`), which an older client would drop from the record unseen, and a
-/// UDP sender's own count of the sends its host refused (`StreamCounts::send_drops`).
-pub const PROTOCOL_VERSION: u16 = 15;
+/// UDP sender's own count of the sends its host refused (`StreamCounts::send_drops`); version
+/// 16 the frame engines (`UdpParams::engine`), which an older server would ignore, counting
+/// frames it never saw sent as a socket test's, and the server's count of them at its driver
+/// (`ServerResults::driver`).
+pub const PROTOCOL_VERSION: u16 = 16;
 /// Length of the hello on the wire.
 pub const HELLO_LEN: usize = 8;
 /// Length of the server's greeting: its hello and its nonce.

@@ -328,6 +328,23 @@ pub struct ServerResults {
     /// `MAX_NAME_LEN` bytes: a client cuts a longer list to those bounds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub qdiscs: Option<Vec<Qdisc>>,
+    /// A frame engine's test (`packet`, `xdp`): what the XDP counter on the server's interface
+    /// counted of the test's frames over the session (protocol 16).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver: Option<DriverCounts>,
+}
+
+/// The test's frames as the receiving driver saw them: counted by the server's XDP program
+/// before its stack, then passed on to the test's sockets.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct DriverCounts {
+    /// The interface the counter was on.
+    pub interface: String,
+    /// The test's frames (UDP to its ports) that reached it.
+    pub frames: u64,
+    /// Their bytes as the driver saw them (Ethernet header on, FCS off).
+    pub bytes: u64,
 }
 
 #[cfg(test)]

@@ -11,15 +11,17 @@
 use serde::{Deserialize, Serialize};
 
 mod check;
+mod check_frames;
 mod check_rr;
 
 pub use check::SpecError;
+pub use check_frames::FramesRefusal;
 pub mod kind;
 pub mod params;
 pub mod rates;
 
 pub use kind::{Params, Shape, TestKind};
-pub use params::{RrParams, RxMode, StreamParams, TcpOptions, UdpParams, UdpRate};
+pub use params::{RrParams, RxMode, StreamParams, TcpOptions, UdpEngine, UdpParams, UdpRate};
 
 /// Which way data flows, seen from the client.
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
@@ -150,6 +152,9 @@ pub struct SpecLimits {
     /// Highest UDP rate per stream a client may ask for, bits/s (`None`: no limit, so `max` is
     /// allowed).
     pub max_rate_bps: Option<u64>,
+    /// Whether the server counts a frame engine's frames at its driver (`serve --frames`):
+    /// it attaches an XDP program to its interface for such a test.
+    pub frames: bool,
 }
 
 impl Default for SpecLimits {
@@ -165,6 +170,7 @@ impl Default for SpecLimits {
             // 20,000 descriptors.
             max_flows_dst: 64,
             max_rate_bps: None,
+            frames: false,
         }
     }
 }

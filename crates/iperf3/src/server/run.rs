@@ -168,6 +168,7 @@ impl Start {
                 .map(|(d0, ifc)| DropSnapshot::now(ifc.as_deref()).since(d0)),
             cpu_at_stop: None,
             qdiscs: None,
+            driver: None,
         }
     }
 }

@@ -219,6 +219,7 @@ pub fn summarize(measured: &measure::Measured, spec: &TestSpec, hosts: &Hosts) -
     let mut summary = analysis::build(&measured.raw, &measured.intervals);
     analysis::link::link_from_hosts(&mut summary, hosts);
     analysis::verdict::add_verdicts(&mut summary, spec, hosts);
+    summary.frames = analysis::frames::frame_summary(&measured.raw, &summary);
     summary
 }
 

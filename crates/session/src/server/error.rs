@@ -131,6 +131,12 @@ pub enum SessionError {
     /// A UDP socket could not be opened.
     #[error("cannot open a UDP socket: {0}")]
     UdpSocket(EngineError),
+    /// The XDP counter of a frame engine's test could not be attached or read.
+    #[error("frame counter: {0}")]
+    Frames(#[from] frames::SysError),
+    /// A frame engine's test whose control connection is on no interface the counter can use.
+    #[error("frame counter: the control connection's local address is on no interface of this host; frame tests need an Ethernet interface between the hosts")]
+    FramesInterface,
     /// The UDP probe handshake or a socket call after it failed.
     #[error("UDP setup: {0}")]
     UdpSetup(std::io::Error),

@@ -14,6 +14,7 @@ mod allow;
 mod budget;
 mod dialect;
 mod error;
+mod frames;
 mod gate;
 mod metrics;
 pub mod metrics_text;

@@ -132,13 +132,24 @@ fn open_udp(
         .ok_or(SessionError::NotIp { tests: "UDP tests" })?;
     // An IPv4 client on the dual-stack listener appears as ::ffff:a.b.c.d; an IPv4 socket for
     // it gets IPv4's don't-fragment setting (IPv6's does not cover IPv4).
-    let open = || {
-        udp_socket(
-            SocketAddr::new(local.ip().to_canonical(), 0),
-            spec.window_bytes,
-        )
-        .map_err(SessionError::UdpSocket)
-    };
+    let ip = local.ip().to_canonical();
+    if spec.udp().is_some_and(|u| u.engine.sends_frames()) {
+        // One block of consecutive ports, the XDP counter's range (`frames.rs`): a stream's
+        // destination ports are its slice of it. Frame tests go client to server only.
+        let per_stream = flows_dst as usize;
+        let mut block =
+            super::frames::port_block(ip, spec.flows().len() * per_stream, spec.window_bytes)?;
+        let mut out = Vec::new();
+        while !block.is_empty() {
+            let rest = block.split_off(per_stream.min(block.len()));
+            let mut stream = std::mem::replace(&mut block, rest);
+            let main = stream.remove(0);
+            out.push((main, stream));
+        }
+        return Ok(out);
+    }
+    let open =
+        || udp_socket(SocketAddr::new(ip, 0), spec.window_bytes).map_err(SessionError::UdpSocket);
     spec.flows()
         .iter()
         .map(|&(_, flow)| {

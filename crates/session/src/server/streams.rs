@@ -77,6 +77,14 @@ pub(super) fn run_streams(
         .and_then(|a| measure::host::interface_for_ip(a.ip()));
     let drops0 = (spec.kind() == TestKind::UdpStream)
         .then(|| (DropSnapshot::now(interface.as_deref()), interface.clone()));
+    // A frame engine's test: its frames counted at the driver from before `Begun` (frames.rs).
+    let frames = match spec.udp() {
+        Some(u) if u.engine.sends_frames() => Some(super::frames::FrameCounter::attach(
+            interface.as_deref(),
+            &conns,
+        )?),
+        _ => None,
+    };
     // Every test's: the qdiscs of the interface, for the record's `hosts.server.qdiscs`.
     let qdiscs0 = QdiscWatch::start(interface);
     let crr = conns.iter().find_map(|c| match c {
@@ -117,6 +125,7 @@ pub(super) fn run_streams(
             .map(|(d0, ifc)| DropSnapshot::now(ifc.as_deref()).since(&d0)),
         cpu_at_stop: Some(window.cpu),
         qdiscs: qdiscs0.finish(),
+        driver: frames.map(|f| f.counts()).transpose()?,
     };
     shared.send(ctrl, &ServerMsg::Results(results.clone()))?;
     Ok(results)

@@ -70,6 +70,9 @@ pub enum SpecError {
         /// The test duration, at least 1 s.
         max_ms: u64,
     },
+    /// A frame engine's test this server or spec cannot run.
+    #[error(transparent)]
+    Frames(#[from] super::FramesRefusal),
     /// A UDP payload larger than a datagram.
     #[error("UDP payload {0} bytes above the 65507-byte limit")]
     UdpPayload(u32),
@@ -317,6 +320,7 @@ fn check_pacing(tcp: &TcpOptions, limits: &SpecLimits) -> Result<(), SpecError> 
 
 /// `udp_stream`: payload, flows, the server's rate limit, non-zero rate and batch.
 fn check_udp(udp: &UdpParams, limits: &SpecLimits) -> Result<(), SpecError> {
+    super::check_frames::check_frames(udp, limits)?;
     if udp.payload_len_bytes > MAX_UDP_PAYLOAD {
         return Err(SpecError::UdpPayload(udp.payload_len_bytes));
     }

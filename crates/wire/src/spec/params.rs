@@ -185,6 +185,53 @@ impl UdpRate {
     }
 }
 
+/// How a `udp_stream` sender puts its datagrams on the wire.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UdpEngine {
+    /// UDP sockets: sendmmsg with GSO, through the host's stack and qdiscs.
+    #[default]
+    Socket,
+    /// Ethernet frames built by linerate, through an AF_PACKET TX ring straight to the driver
+    /// (`PACKET_QDISC_BYPASS`); the server counts them at its driver (protocol 16).
+    Packet,
+    /// The same frames through AF_XDP sockets (zero-copy where the driver offers it).
+    Xdp,
+}
+
+/// An engine name that is none of `socket`, `packet`, `xdp`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?}: the engines are socket, packet and xdp")]
+pub struct UnknownEngine(pub String);
+
+impl std::str::FromStr for UdpEngine {
+    type Err = UnknownEngine;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [Self::Socket, Self::Packet, Self::Xdp]
+            .into_iter()
+            .find(|e| e.name() == s)
+            .ok_or_else(|| UnknownEngine(s.to_string()))
+    }
+}
+
+impl UdpEngine {
+    /// Its name on the command line and in the record.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Socket => "socket",
+            Self::Packet => "packet",
+            Self::Xdp => "xdp",
+        }
+    }
+
+    /// Whether frames bypass the sending host's stack (`packet`, `xdp`).
+    pub fn sends_frames(self) -> bool {
+        self != Self::Socket
+    }
+}
+
 /// `udp_stream`: payload, rate, batching and flows.
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -213,6 +260,13 @@ pub struct UdpParams {
     /// Destination ports each stream's receiver listens on; the sender rotates over them every
     /// batch.
     pub flows_dst: u32,
+    /// How the sender sends (`socket` when absent, as before protocol 16).
+    #[serde(default, skip_serializing_if = "is_socket")]
+    pub engine: UdpEngine,
+}
+
+fn is_socket(e: &UdpEngine) -> bool {
+    *e == UdpEngine::Socket
 }
 
 impl UdpParams {
@@ -230,6 +284,7 @@ impl UdpParams {
             gro: true,
             flows: 1,
             flows_dst: 1,
+            engine: UdpEngine::Socket,
         }
     }
 

@@ -1,0 +1,44 @@
+//! A frame engine's run (`udp --engine packet|xdp`): the sender's driver counts, the server's
+//! XDP counter and the receiver's sockets, into `summary.frames` (see
+//! `record::frames::FrameSummary`: the loss split on the path and in the receiving host).
+
+use record::{FrameSummary, Summary};
+
+use crate::RawRun;
+
+/// `summary.frames` of `raw`, or `None` for a socket engine's run (or a server that sent no
+/// driver counts).
+pub fn frame_summary(raw: &RawRun, summary: &Summary) -> Option<FrameSummary> {
+    let engine = raw.spec.udp()?.engine;
+    let driver = raw.server.driver.as_ref()?;
+    let (mut used, mut refused) = (0u64, 0u64);
+    for s in &raw.local_streams {
+        let counts = match &s.result {
+            Some(Ok(report)) => &report.counts,
+            _ => &s.now,
+        };
+        used += counts.packets;
+        refused += counts.send_drops.map_or(0, |d| d.datagrams);
+    }
+    let frames_sent = used.saturating_sub(refused);
+    let received = summary.udp.as_ref().map_or(0, |u| u.packets_received);
+    let window = summary
+        .flows
+        .first()
+        .map_or(summary.duration_s, |f| f.window_s);
+    Some(FrameSummary {
+        engine,
+        interface: driver.interface.clone(),
+        frames_sent,
+        frames_refused: refused,
+        frames_at_driver: driver.frames,
+        bytes_at_driver: driver.bytes,
+        lost_on_path: frames_sent.saturating_sub(driver.frames),
+        lost_in_receiver: driver.frames.saturating_sub(received),
+        pps_at_driver: if window > 0.0 {
+            driver.frames as f64 / window
+        } else {
+            0.0
+        },
+    })
+}

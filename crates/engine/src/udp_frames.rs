@@ -1,0 +1,182 @@
+//! `udp_stream` with a frame engine (`--engine packet|xdp`): the client's senders build the
+//! Ethernet frames themselves (`frames`) and hand them to the driver through an AF_PACKET TX
+//! ring or an AF_XDP socket, past the sending host's stack and qdiscs. The receiver is the
+//! server's usual `udp_stream` socket receiver, behind the XDP counter that counts the frames
+//! at its driver.
+//!
+//! Each stream's frames carry the datagram header with its stream index and one sequence
+//! number per frame; they go from the stream's UDP socket's own address and port (the socket
+//! did the probe handshake, so the server's receiver takes them) to the server's ports for the
+//! stream, varying source and destination ports as pkt-gen's flow patterns do. The peer's MAC
+//! and the interface come from the kernel's route and neighbour entry for the server
+//! (`frames::route`): frames go only where the control connection goes.
+//!
+//! A frame the sending driver drops (its kick fails) still used a sequence number: it counts as
+//! sent and refused (`send_drops`), as the socket engine counts the sends its host refused. No
+//! FIN datagram follows the frames: the server's counter would count it among them.
+
+use std::io::{self, ErrorKind};
+use std::net::{SocketAddr, UdpSocket};
+use std::time::Duration;
+
+use frames::af_xdp::{Mode, XskTx};
+use frames::packet_tx::{PacketTx, RingSize};
+use frames::send::{send, Control, FrameTx, Progress, SendLimit};
+use frames::{Endpoints, FlowPattern, FrameSpec, Frames};
+use measure::clock::now_ns;
+use measure::cpu::CpuTime;
+use wire::msg::{SendDrops, StreamCounts};
+use wire::spec::{Flow, UdpEngine, UdpParams};
+use wire::TestKind;
+
+use crate::{Conn, Endpoint, EngineError, Role, StreamControl, StreamEngine, StreamReport};
+
+/// Longest a frame sender runs if nothing stops it (the test's stop always comes first).
+const MOST: Duration = Duration::from_secs(24 * 3600);
+
+/// The frame engines' `udp_stream` sender.
+#[derive(Debug, Clone)]
+pub struct UdpFrames {
+    engine: UdpEngine,
+    payload: usize,
+    target_pps: Option<f64>,
+    flows: u32,
+    flows_dst: u32,
+}
+
+impl UdpFrames {
+    /// A sender for `udp` (its engine one of the frame engines), keeping `sends`' rate.
+    pub fn new(udp: &UdpParams, sends: Flow) -> Self {
+        Self {
+            engine: udp.engine,
+            payload: udp.payload_len_bytes as usize,
+            target_pps: udp.target_pps(sends),
+            flows: udp.flows,
+            flows_dst: udp.flows_dst,
+        }
+    }
+
+    fn pattern(&self) -> FlowPattern {
+        match (self.flows > 1, self.flows_dst > 1) {
+            (false, false) => FlowPattern::One,
+            (true, false) => FlowPattern::SourcePorts,
+            (false, true) => FlowPattern::DestinationPorts,
+            (true, true) => FlowPattern::SourceAndDestination,
+        }
+    }
+
+    /// The stream's frames from `sock`'s address to its peer's, and the sending interface.
+    fn frames(&self, sock: &UdpSocket, stream: u16) -> Result<(Frames, u32), EngineError> {
+        let (local, peer) = (sock.local_addr()?, sock.peer_addr()?);
+        let path = frames::route::path_to(peer.ip()).map_err(|e| invalid(e.to_string()))?;
+        let ip = if peer.is_ipv4() { 20 } else { 40 };
+        let spec = FrameSpec {
+            endpoints: Endpoints {
+                src_mac: path.src_mac,
+                dst_mac: path.dst_mac,
+                src: local.ip(),
+                dst: peer.ip(),
+                src_port: local.port(),
+                dst_port: peer.port(),
+            },
+            frame_size: self.payload + 8 + ip + frames::frame::ETH_LEN + frames::frame::FCS_LEN,
+            mtu: path.mtu,
+            flows: self.pattern(),
+        };
+        let built = Frames::new(&spec).map_err(|e| invalid(format!("-l {}: {e}", self.payload)))?;
+        Ok((built.of_stream(stream), path.ifindex))
+    }
+
+    fn open(&self, ifindex: u32, frames: &Frames) -> Result<Box<dyn FrameTx>, EngineError> {
+        let tx: Box<dyn FrameTx> = match self.engine {
+            UdpEngine::Xdp => Box::new(XskTx::open(ifindex, 0, Mode::Auto).map_err(sys)?),
+            _ => Box::new(
+                PacketTx::open(ifindex, RingSize::for_frames(frames.built_len())).map_err(sys)?,
+            ),
+        };
+        Ok(tx)
+    }
+}
+
+fn invalid(why: String) -> EngineError {
+    EngineError::Io(io::Error::new(ErrorKind::InvalidInput, why))
+}
+
+fn sys(e: frames::SysError) -> EngineError {
+    invalid(format!("--engine: {e}"))
+}
+
+/// The server's ports for this stream must be one block from its main port on, as a server of
+/// protocol 16 gives a frame test (the frames vary the destination port by offset).
+fn check_block(peer: SocketAddr, extra_dst: &[SocketAddr]) -> Result<(), EngineError> {
+    let consecutive = (extra_dst.iter().enumerate())
+        .all(|(i, d)| u32::from(d.port()) == u32::from(peer.port()) + i as u32 + 1);
+    match consecutive {
+        true => Ok(()),
+        false => Err(invalid(
+            "the server's UDP ports for this stream are not one block: a frame test needs a server of protocol 16 started with --frames".into(),
+        )),
+    }
+}
+
+impl StreamEngine for UdpFrames {
+    fn kind(&self) -> TestKind {
+        TestKind::UdpStream
+    }
+
+    fn run(
+        &self,
+        end: Endpoint,
+        role: Role,
+        ctl: StreamControl<'_>,
+    ) -> Result<StreamReport, EngineError> {
+        let (sock, extra_dst) = match (role, end.into_socket(self.kind())?) {
+            (Role::Sender, Conn::Udp(sock)) => (sock, Vec::new()),
+            (Role::Sender, Conn::UdpMulti(m)) => (m.sock, m.extra_dst),
+            _ => {
+                return Err(invalid(
+                    "a frame engine only sends, from a connected UDP socket".into(),
+                ))
+            }
+        };
+        check_block(sock.peer_addr()?, &extra_dst)?;
+        let cpu_start = CpuTime::thread_now();
+        let (frames, ifindex) = self.frames(&sock, ctl.stream)?;
+        let mut tx = self.open(ifindex, &frames)?;
+        let payload = self.payload as u64;
+        let stop = || ctl.stop.is_raised() || ctl.abort.is_raised();
+        let tell = |p: Progress| {
+            let used = p.accepted + p.refused;
+            ctl.counter.publish_packets(used * payload, used);
+        };
+        let control = Control {
+            limit: SendLimit {
+                frames: u64::MAX,
+                time: MOST,
+            },
+            frames_per_s: self.target_pps,
+            stop: Some(&stop),
+            sent: Some(&tell),
+        };
+        let c = send(tx.as_mut(), &frames, control, &now_ns).map_err(sys)?;
+        if ctl.abort.is_raised() {
+            return Err(EngineError::Aborted);
+        }
+        let used = c.sent + c.refused;
+        let counts = StreamCounts {
+            bytes: used * payload,
+            packets: used,
+            send_drops: Some(SendDrops {
+                datagrams: c.refused,
+                sends: c.refused,
+            }),
+            ..StreamCounts::default()
+        };
+        Ok(StreamReport {
+            bytes_total: counts.bytes,
+            counts,
+            cpu: CpuTime::thread_now().since(cpu_start),
+            ..Default::default()
+        })
+    }
+}

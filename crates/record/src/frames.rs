@@ -1,0 +1,33 @@
+//! A frame engine's run (`udp --engine packet|xdp`) as stored: where its frames went, counted
+//! at both drivers. The sender counts the frames its driver accepted and refused; the server's
+//! XDP counter counts those that reached its driver; the receiver's sockets count those that
+//! climbed its stack. So the loss splits exactly: on the path (accepted by the sender's driver,
+//! never at the receiver's) and in the receiving host (at its driver, not at the socket).
+
+use serde::{Deserialize, Serialize};
+use wire::spec::UdpEngine;
+
+/// `summary.frames`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FrameSummary {
+    /// The engine that sent (`packet`, `xdp`).
+    pub engine: UdpEngine,
+    /// The server's interface the counter was on.
+    pub interface: String,
+    /// Frames the sending driver accepted.
+    pub frames_sent: u64,
+    /// Frames the sending driver dropped (each replaced by another; lost at the sender).
+    pub frames_refused: u64,
+    /// Frames of the test that reached the receiving driver.
+    pub frames_at_driver: u64,
+    /// Their bytes there (Ethernet header on, FCS off).
+    pub bytes_at_driver: u64,
+    /// `frames_sent − frames_at_driver`: lost between the two drivers (the link, a switch, a
+    /// full receive ring before XDP).
+    pub lost_on_path: u64,
+    /// `frames_at_driver − packets_received`: lost in the receiving host above its driver
+    /// (its stack, a full socket buffer).
+    pub lost_in_receiver: u64,
+    /// `frames_at_driver` over the receiver's window, frames/s: the rate the path delivered.
+    pub pps_at_driver: f64,
+}
