@@ -1,4 +1,5 @@
-//! A run's summary from both ends' raw figures.
+//! A run's summary from both ends' raw figures: the first of the passes [`crate::summarize()`]
+//! runs (the link speed from the drivers and the verdicts follow there).
 //!
 //! Pure functions over plain data, so every formula is unit-tested. Throughput is receiver
 //! goodput over the receiver's own window (the client's, or the server's: the test duration
