@@ -191,7 +191,12 @@ mod tests {
     #[test]
     fn an_incomplete_run_keeps_both_ends_figures_up_to_when_each_was_measured() {
         let hosts = Default::default();
-        let s = crate::summarize(&killed_at_one_second(), &[], &hosts, crate::Client::Linerate);
+        let s = crate::summarize(
+            &killed_at_one_second(),
+            &[],
+            &hosts,
+            crate::Client::Linerate,
+        );
         let f = &s.flows[0];
         assert_eq!((f.bytes_sent, f.bytes_received), (2 << 30, 3 << 29));
         // 1.5 GiB over the server's 1 s up to its last poll.

@@ -149,7 +149,11 @@ mod tests {
         assert!((pi - 20.0 * 0.05).abs() < 1e-12, "{pi}");
         let limit = f.limited_by.as_ref().unwrap();
         assert_eq!(limit.verdict, Verdict::Application);
-        assert!(limit.hint.contains("linerate's own pacing"), "{}", limit.hint);
+        assert!(
+            limit.hint.contains("linerate's own pacing"),
+            "{}",
+            limit.hint
+        );
         // The same figures from a stock iperf3 client: its hints name its own -b.
         let s = summarize(&raw, &[], &nic_at(10_000), Client::Iperf3);
         let hint = &s.flows[0].limited_by.as_ref().unwrap().hint;

@@ -86,7 +86,12 @@ pub(crate) fn add_verdicts(summary: &mut Summary, spec: &TestSpec, hosts: &Hosts
 
 /// [`add_verdicts`] for a run whose client end was `client`: its hints name that client's
 /// flags and pacing. Run by [`crate::summarize()`], after the link speed is known.
-pub(crate) fn add_verdicts_for(summary: &mut Summary, spec: &TestSpec, hosts: &Hosts, client: Client) {
+pub(crate) fn add_verdicts_for(
+    summary: &mut Summary,
+    spec: &TestSpec,
+    hosts: &Hosts,
+    client: Client,
+) {
     if spec.kind().is_rr() {
         return;
     }
