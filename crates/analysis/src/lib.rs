@@ -3,8 +3,9 @@
 //!
 //! - [`raw`]: everything one run measured, as the client collected it;
 //! - [`intervals`]: successive counter snapshots into interval samples;
-//! - [`summary`]: a run's summary (goodput, reconciliation, CPU, TCP_INFO, the performance
-//!   index), with the datagram and request/response parts in `udp_rr`;
+//! - [`summarize()`]: the one entry from what a run measured to its summary, which runs
+//!   [`summary`] (goodput, reconciliation, CPU, TCP_INFO, the performance index; the datagram
+//!   and request/response parts in `udp_rr`), [`link`] and [`verdict`] in turn;
 //! - [`window`]: where the summary's window starts (the warm-up, `-O`) and how long it is;
 //! - [`cost`]: service demand, CPU per byte moved; [`link`]: the link speed from the hosts;
 //! - [`partial`]: an incomplete run's server figures, from its last answered poll;
@@ -39,6 +40,7 @@ pub mod rpm;
 pub mod rpm_record;
 pub mod rpm_window;
 pub mod streams;
+mod summarize;
 pub mod summary;
 pub mod tcp_time;
 #[cfg(any(test, feature = "testing"))]
@@ -51,7 +53,8 @@ pub use intervals::{add_latency, IntervalTracker};
 pub use link::performance_index;
 pub use partial::LastPoll;
 pub use raw::{LocalStream, RawRun, StreamFailure, WorkerReport};
-pub use summary::build;
+pub use summarize::summarize;
+pub use verdict::Client;
 pub use window::WindowStart;
 
 /// `count` per second over `secs`; 0 for an empty window.

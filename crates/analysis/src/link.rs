@@ -51,7 +51,7 @@ pub fn set_performance_index(summary: &mut Summary) {
 
 /// Without `--link-speed`, the slower of the two ends' physical interfaces as their drivers
 /// report them becomes the summary's link speed, and the Performance Index is computed with it.
-pub fn link_from_hosts(summary: &mut Summary, hosts: &record::Hosts) {
+pub(crate) fn link_from_hosts(summary: &mut Summary, hosts: &record::Hosts) {
     if summary.link_speed_bps.is_some() {
         set_performance_index(summary);
         return;

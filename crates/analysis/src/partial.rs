@@ -190,7 +190,13 @@ mod tests {
 
     #[test]
     fn an_incomplete_run_keeps_both_ends_figures_up_to_when_each_was_measured() {
-        let mut s = crate::build(&killed_at_one_second(), &[]);
+        let hosts = Default::default();
+        let s = crate::summarize(
+            &killed_at_one_second(),
+            &[],
+            &hosts,
+            crate::Client::Linerate,
+        );
         let f = &s.flows[0];
         assert_eq!((f.bytes_sent, f.bytes_received), (2 << 30, 3 << 29));
         // 1.5 GiB over the server's 1 s up to its last poll.
@@ -207,7 +213,6 @@ mod tests {
             f.efficiency, None,
             "the ends' figures cover different times"
         );
-        crate::verdict::add_verdicts(&mut s, &killed_at_one_second().spec, &Default::default());
         let v = s.flows[0].limited_by.clone().unwrap();
         assert_eq!(
             v.evidence,

@@ -1,5 +1,5 @@
 //! Everything one run measured, before summarising: both ends' counters, reports and CPU
-//! figures, as the client collected them. Plain data; [`crate::summary::build`] reads it.
+//! figures, as the client collected them. Plain data; [`crate::summarize()`] reads it.
 
 use std::time::Duration;
 
@@ -19,6 +19,9 @@ pub struct WorkerReport {
     pub cpu: CpuTime,
     /// TCP_INFO taken at the end, on the sending side of a TCP connection.
     pub tcp_info: Option<TcpInfo>,
+    /// A TCP sender's retransmitted segments as its end reported them without TCP_INFO (a
+    /// stock iperf3 client's results); `tcp_info`'s figure is preferred.
+    pub retransmits: Option<u32>,
     /// Final counters (UDP: datagrams, and a receiver's sequence accounting).
     pub counts: StreamCounts,
     /// Request/response requesters: every round trip.

@@ -1,4 +1,5 @@
-//! A run's summary from both ends' raw figures.
+//! A run's summary from both ends' raw figures: the first of the passes [`crate::summarize()`]
+//! runs (the link speed from the drivers and the verdicts follow there).
 //!
 //! Pure functions over plain data, so every formula is unit-tested. Throughput is receiver
 //! goodput over the receiver's own window (the client's, or the server's: the test duration
@@ -24,6 +25,8 @@ struct StreamPart {
     summary: StreamSummary,
     /// What its receiver had read after draining.
     drained: u64,
+    /// Its sender's retransmitted segments: its TCP_INFO's, or what its end reported.
+    retransmits: Option<u32>,
     sender_cpu_pct: f64,
     receiver_cpu_pct: f64,
     /// Its worker threads' CPU time on the client and on the server.
@@ -63,6 +66,11 @@ fn stream_part(raw: &RawRun, i: usize, (stream, flow): (u16, Flow), w: Windows) 
         ),
         Flow::ServerToClient => (remote.total, local_at_stop, local_end, remote.tcp_info),
     };
+    // A client whose senders report retransmits without TCP_INFO (a stock iperf3 client).
+    let reported = match flow {
+        Flow::ClientToServer => local_report.and_then(|r| r.retransmits),
+        Flow::ServerToClient => None,
+    };
     let [snd, rcv_stop, rcv_end] = from_start(raw, i, flow, [snd, rcv_stop, rcv_end]);
     let (sent, received) = (snd.bytes, rcv_stop.bytes);
     let udp = (raw.spec.kind() == TestKind::UdpStream).then(|| {
@@ -96,6 +104,7 @@ fn stream_part(raw: &RawRun, i: usize, (stream, flow): (u16, Flow), w: Windows) 
             send_mode: snd.send_mode,
         },
         drained: rcv_end.bytes,
+        retransmits: tcp_info.map(|t| t.retransmits).or(reported),
         sender_cpu_pct,
         receiver_cpu_pct,
         local_cpu,
@@ -132,7 +141,6 @@ fn finish_flow(f: &mut FlowSummary, datagrams: bool, w: Windows, intervals: &[In
     .unwrap_or_default();
     let infos: Vec<_> = f.streams.iter().filter_map(|s| s.tcp_info).collect();
     if !infos.is_empty() {
-        f.retransmits = Some(infos.iter().map(|t| t.retransmits).sum());
         f.rtt_us = Some(infos.iter().map(|t| t.rtt_us).sum::<u32>() / infos.len() as u32);
     }
     // The senders' window: the client's for its own streams, the server's for the server's.
@@ -166,7 +174,7 @@ fn cpu_summary(
 }
 
 /// Summarises a run. `intervals` supplies the per-interval spread.
-pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
+pub(crate) fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
     let w = Windows::of(raw);
     let mut local_threads = CpuTime::default();
     let mut remote_threads = CpuTime::default();
@@ -186,6 +194,7 @@ pub fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
         entry.bytes_sent += part.summary.bytes_sent;
         entry.bytes_received += part.summary.bytes_received;
         entry.bytes_received_after_drain += part.drained;
+        entry.retransmits = sum_opt(entry.retransmits, part.retransmits);
         entry.sender_cpu_pct += part.sender_cpu_pct;
         entry.receiver_cpu_pct += part.receiver_cpu_pct;
         entry.streams.push(part.summary);
@@ -256,7 +265,7 @@ fn totals(
         remote_cpu,
         local_cores: raw.local_cores.clone(),
         remote_cores: raw.server.cores.clone(),
-        retransmits: (!all_infos.is_empty()).then(|| all_infos.iter().map(|t| t.retransmits).sum()),
+        retransmits: flows.iter().fold(None, |a, f| sum_opt(a, f.retransmits)),
         rtt_us: (!all_infos.is_empty())
             .then(|| all_infos.iter().map(|t| t.rtt_us).sum::<u32>() / all_infos.len() as u32),
         link_speed_bps: link,
@@ -274,6 +283,14 @@ fn totals(
         rpm: None,
         frames: None,
         flows,
+    }
+}
+
+/// A sum of figures some of which may be missing; `None` when all are.
+fn sum_opt(a: Option<u32>, b: Option<u32>) -> Option<u32> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.saturating_add(b)),
+        (a, b) => a.or(b),
     }
 }
 
@@ -351,6 +368,7 @@ mod tests {
                 sys_us: cpu_us,
             },
             tcp_info: info,
+            retransmits: None,
             counts: bytes(total),
             latency: None,
             lost_transactions: 0,

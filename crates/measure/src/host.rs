@@ -38,7 +38,8 @@ pub struct HostFacts {
     #[serde(default)]
     pub mtu_bytes: Option<u32>,
     /// That interface's device driver (`/sys/class/net/IF/device/driver`), e.g. `virtio_net`;
-    /// `None` for loopback and other virtual interfaces, which have no device.
+    /// `None` for loopback and other virtual interfaces, which have no device. Stored as every
+    /// record has it; code reads the interface's driver through [`HostFacts::nic_driver`].
     #[serde(default)]
     pub driver: Option<String>,
     /// The interface as its driver reports it: driver version, firmware, link speed, offloads,
@@ -57,6 +58,17 @@ pub struct HostFacts {
 }
 
 impl HostFacts {
+    /// The interface's driver, the one name every reader uses: as the driver reports it
+    /// (`nic.driver`, `ETHTOOL_GDRVINFO`, which names a software link's too: `veth`), else
+    /// the name of its device's driver in /sys (`driver`: a record from before `nic`, or a
+    /// driver that did not answer the ioctl). `None` for loopback.
+    pub fn nic_driver(&self) -> Option<&str> {
+        self.nic
+            .as_ref()
+            .and_then(|n| n.driver.as_deref())
+            .or(self.driver.as_deref())
+    }
+
     /// Facts about this host and the interface holding `local_ip` (the local address of the
     /// test's control connection), if given.
     pub fn collect(local_ip: Option<IpAddr>) -> HostFacts {
@@ -309,6 +321,27 @@ mod tests {
     }
 
     #[test]
+    fn the_driver_is_the_nics_and_an_older_records_device_link_otherwise() {
+        // A record from before `nic`: only the /sys device link's name.
+        let old: HostFacts = serde_json::from_str(r#"{"driver":"virtio_net"}"#).unwrap();
+        assert_eq!(old.nic_driver(), Some("virtio_net"));
+        // A veth has no device, so no link; its driver still names it.
+        let veth: HostFacts =
+            serde_json::from_str(r#"{"driver":null,"nic":{"driver":"veth"}}"#).unwrap();
+        assert_eq!(veth.nic_driver(), Some("veth"));
+        let both: HostFacts =
+            serde_json::from_str(r#"{"driver":"mlx5_core","nic":{"driver":"mlx5_core"}}"#).unwrap();
+        assert_eq!(both.nic_driver(), Some("mlx5_core"));
+        // Read back, a record keeps both fields as it had them.
+        let again = serde_json::to_value(&veth).unwrap();
+        assert_eq!(
+            (&again["driver"], &again["nic"]["driver"]),
+            (&serde_json::Value::Null, &serde_json::json!("veth"))
+        );
+        assert_eq!(HostFacts::default().nic_driver(), None);
+    }
+
+    #[test]
     fn cpu_model_on_other_architectures() {
         assert_eq!(
             cpu_model("processor : 0\nBogoMIPS : 50.00\nModel : Raspberry Pi 4 Model B\n"),
@@ -330,7 +363,7 @@ mod tests {
         assert_eq!(interface_for_ip("::ffff:127.0.0.1".parse().unwrap()), lo);
         let facts = HostFacts::collect_towards(Some("127.0.0.1:9".parse().unwrap()));
         assert_eq!(facts.interface, lo);
-        assert_eq!(facts.driver, None);
+        assert_eq!((facts.driver.as_deref(), facts.nic_driver()), (None, None));
         assert!(facts.mtu_bytes.is_some() && facts.cores >= 1);
         // Documentation address: no interface holds it.
         assert_eq!(interface_for_ip("192.0.2.1".parse().unwrap()), None);

@@ -236,7 +236,7 @@ pub fn write_stored(w: &mut dyn Write, run: &StoredRun) -> std::io::Result<()> {
             w,
             "interface {iface}, MTU {}, driver {}",
             opt(h.mtu_bytes, |m| m.to_string()),
-            h.driver.as_deref().unwrap_or("none")
+            h.nic_driver().unwrap_or("none")
         )?;
     }
     writeln!(

@@ -78,14 +78,20 @@ const ETHERNET_OVERHEAD_BYTES: f64 = 38.0;
 
 /// Sets `limited_by` on every flow of a stream test that linerate's client ran
 /// (request/response tests have none). `hosts` say whether a link speed read from the drivers
-/// is a real one.
-pub fn add_verdicts(summary: &mut Summary, spec: &TestSpec, hosts: &Hosts) {
+/// is a real one. The tests' shorthand: producers call [`crate::summarize()`].
+#[cfg(test)]
+pub(crate) fn add_verdicts(summary: &mut Summary, spec: &TestSpec, hosts: &Hosts) {
     add_verdicts_for(summary, spec, hosts, Client::Linerate);
 }
 
 /// [`add_verdicts`] for a run whose client end was `client`: its hints name that client's
-/// flags and pacing.
-pub fn add_verdicts_for(summary: &mut Summary, spec: &TestSpec, hosts: &Hosts, client: Client) {
+/// flags and pacing. Run by [`crate::summarize()`], after the link speed is known.
+pub(crate) fn add_verdicts_for(
+    summary: &mut Summary,
+    spec: &TestSpec,
+    hosts: &Hosts,
+    client: Client,
+) {
     if spec.kind().is_rr() {
         return;
     }

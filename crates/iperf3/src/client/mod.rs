@@ -21,7 +21,7 @@ use wire::{TestKind, TestSpec, WireError};
 
 use session::client::measure::measure_streams;
 use session::client::remote::{FarCounts, FarEndLost, Remote};
-use session::client::{summarize, ClientConfig, ClientError, Progress};
+use session::client::{ClientConfig, ClientError, Progress};
 use session::target::Target;
 use session::HANDSHAKE_TIMEOUT;
 
@@ -88,7 +88,12 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
         client: client_host,
         server: None,
     };
-    let summary = summarize(&measured, spec, &hosts);
+    let summary = analysis::summarize(
+        &measured.raw,
+        &measured.intervals,
+        &hosts,
+        analysis::Client::Linerate,
+    );
     let target = format!("iperf3 server at {addr}");
     let mut record = RunRecord::new(
         spec.clone(),

@@ -1,7 +1,8 @@
 //! An iperf3 client's finished test as a [`RunRecord`], from both ends' figures: what this
 //! server measured of its own streams and what the client sent in the results exchange. The
-//! summary comes from `analysis`, as a linerate client's does; the one sum made here is the
-//! client's TCP retransmits, which iperf3 reports without the rest of its TCP_INFO.
+//! summary comes from `analysis::summarize`, as a linerate client's does; the client's TCP
+//! retransmits, which iperf3 reports without the rest of its TCP_INFO, go in as its streams'
+//! `WorkerReport::retransmits`.
 //!
 //! Which end is which. The record names its ends by the test, as every record does, not by
 //! who wrote it: the iperf3 client opened the test, so it is the record's *client* (the
@@ -83,17 +84,8 @@ pub(super) fn build(
         client: HostFacts::default(),
         server: Some(about.host),
     };
-    // As `client::summarize` does for a linerate client's run.
-    let mut summary = analysis::build(&raw, &intervals);
-    analysis::link::link_from_hosts(&mut summary, &hosts);
     // Its hints name the iperf3 client's flags: its own -b paced it, not linerate.
-    analysis::verdict::add_verdicts_for(
-        &mut summary,
-        spec,
-        &hosts,
-        analysis::verdict::Client::Iperf3,
-    );
-    add_client_retransmits(&mut summary, spec, theirs);
+    let summary = analysis::summarize(&raw, &intervals, &hosts, analysis::Client::Iperf3);
     let address = about.client.map(|a| a.ip().to_canonical());
     let target = match about.client {
         Some(a) => format!("iperf3 client at {a}"),
@@ -159,6 +151,7 @@ fn client_side(spec: &TestSpec, theirs: &Results) -> Result<ClientSide, NotKept>
     let window = theirs.window(most);
     let (process_cpu, per_stream) = theirs.cpu_shares(window, flows.len());
     let udp = spec.kind() == TestKind::UdpStream;
+    let retransmits = theirs.sender_has_retransmits == 1;
     let mut streams = Vec::with_capacity(flows.len());
     for ((_, flow), id) in flows.iter().zip(stream_ids(flows.len())) {
         let s = theirs
@@ -167,12 +160,18 @@ fn client_side(spec: &TestSpec, theirs: &Results) -> Result<ClientSide, NotKept>
             .find(|s| s.id == id)
             .ok_or(NotKept::NoStream { id })?;
         let counts = client_counts(s, *flow, udp);
+        // Its TCP senders' retransmits, reported without the rest of their TCP_INFO: the
+        // summary counts them in their flow's and the run's (`-1`: not counted).
+        let retransmits = (retransmits && *flow == Flow::ClientToServer)
+            .then(|| u32::try_from(s.retransmits).ok())
+            .flatten();
         streams.push(LocalStream {
             at_stop: counts,
             now: counts,
             result: Some(Ok(WorkerReport {
                 cpu: per_stream,
                 counts,
+                retransmits,
                 ..WorkerReport::default()
             })),
             cpu: per_stream,
@@ -218,31 +217,6 @@ fn receivers_at_test_end(spec: &TestSpec, mut server: ServerResults) -> ServerRe
         }
     }
     server
-}
-
-/// The client's TCP senders' retransmits, which it reports without the rest of their
-/// TCP_INFO: they become their flows' `retransmits` and count in the run's.
-fn add_client_retransmits(summary: &mut record::Summary, spec: &TestSpec, theirs: &Results) {
-    if theirs.sender_has_retransmits != 1 {
-        return;
-    }
-    let flows = spec.flows();
-    let ids: Vec<i32> = stream_ids(flows.len()).collect();
-    let sent: u32 = flows
-        .iter()
-        .zip(&ids)
-        .filter(|((_, f), _)| *f == Flow::ClientToServer)
-        .filter_map(|(_, id)| theirs.streams.iter().find(|s| s.id == *id))
-        .filter_map(|s| u32::try_from(s.retransmits).ok())
-        .fold(0u32, u32::saturating_add);
-    if let Some(f) = summary
-        .flows
-        .iter_mut()
-        .find(|f| f.flow == Flow::ClientToServer)
-    {
-        f.retransmits = Some(sent);
-        summary.retransmits = Some(summary.retransmits.unwrap_or(0).saturating_add(sent));
-    }
 }
 
 #[cfg(test)]

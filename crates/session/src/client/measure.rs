@@ -377,6 +377,8 @@ fn worker_report(r: engine::StreamReport) -> WorkerReport {
     WorkerReport {
         cpu: r.cpu,
         tcp_info: r.tcp_info,
+        // This end's senders have TCP_INFO, whose count the summary reads.
+        retransmits: None,
         counts: r.counts,
         latency: r.latency,
         lost_transactions: r.lost_transactions,

@@ -178,7 +178,12 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Observer) -> Result<RunReco
     let qdiscs = QdiscWatch::start(client_host.interface.clone());
     let measured = measure::measure_streams(config, &mut remote, endpoints, progress)?;
     let hosts = hosts_with_qdiscs(client_host, &qdiscs, &server, &measured);
-    let summary = summarize(&measured, spec, &hosts);
+    let summary = analysis::summarize(
+        &measured.raw,
+        &measured.intervals,
+        &hosts,
+        analysis::Client::Linerate,
+    );
     let target = config.target_label.clone();
     let mut record = RunRecord::new(
         spec.clone(),
@@ -211,16 +216,6 @@ fn hosts_with_qdiscs(
             ..*h
         }),
     }
-}
-
-/// The run's summary with both hosts' facts in: the link speed from their drivers (without
-/// `--link-speed`) and what limited each direction.
-pub fn summarize(measured: &measure::Measured, spec: &TestSpec, hosts: &Hosts) -> record::Summary {
-    let mut summary = analysis::build(&measured.raw, &measured.intervals);
-    analysis::link::link_from_hosts(&mut summary, hosts);
-    analysis::verdict::add_verdicts(&mut summary, spec, hosts);
-    summary.frames = analysis::frames::frame_summary(&measured.raw, &summary);
-    summary
 }
 
 /// A reply that is not the next step of the protocol.
