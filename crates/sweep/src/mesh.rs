@@ -137,6 +137,9 @@ impl<T, E> Cell<'_, T, E> {
     }
 }
 
+/// What takes each pair's [`Cell`] as it ends, with the observer to report what it kept to.
+pub type Keep<'k, T, E> = dyn FnMut(Cell<'_, T, E>, &mut dyn Observer) + 'k;
+
 fn label(from: &str, to: &str) -> String {
     format!("{from} -> {to}")
 }
@@ -149,7 +152,7 @@ pub fn run_mesh<R: PairRunner>(
     runner: &R,
     interrupt: &dyn Interrupt,
     progress: &mut dyn Observer,
-    keep: &mut dyn FnMut(Cell<'_, R::Output, R::Error>, &mut dyn Observer),
+    keep: &mut Keep<'_, R::Output, R::Error>,
 ) {
     let mut pending = plan.pairs();
     let total = pending.len();
