@@ -190,15 +190,14 @@ fn session(
     let udp = udp_claim(ctrl, &spec, here)?;
     let address = ctrl.peer_addr().map(|a| a.ip().to_canonical());
     // A busy server says so in iperf3's words: "the server is busy running a test".
-    let slot = shared
-        .hold(address, &spec, Started::Dialect("iperf3"))
-        .map_err(|e| {
-            shared.count(|m| m.refused(e.reason()));
-            Refusal {
-                code: None,
-                why: e.to_string(),
-            }
-        });
+    let kind = Started::Dialect("iperf3");
+    let slot = shared.hold(address, &spec, kind).map_err(|e| {
+        shared.count(|m| m.refused(e.reason()));
+        Refusal {
+            code: None,
+            why: e.to_string(),
+        }
+    });
     let _slot = match slot {
         Ok(slot) => slot,
         Err(r) => {
