@@ -9,11 +9,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use engine::Signal;
-use events::{JsonLines, Observer};
+use events::{JsonLines, Observer, Silent};
 use record::{RunRecord, Tags};
 use report::{MeshCell, MeshMatrix};
 use session::target::resolve;
-use sweep::mesh::{run_mesh, CellOutcome, MeshPlan, MeshProgress, PairError, RelayPairs};
+use sweep::mesh::{run_mesh, Cell, CellOutcome, MeshPlan, PairError, RelayPairs};
 
 use crate::commands::RunOutcome;
 use crate::store_args::{RunStore, StoreArgs};
@@ -73,22 +73,14 @@ struct Cells {
     tags: Tags,
     /// A cell that ran but could not be stored: the first such error ends the command.
     store_error: Option<anyhow::Error>,
-    /// `--json-stream`: a `point` per cell, `stored` per run.
-    events: Option<JsonLines<std::io::Stdout>>,
 }
 
-impl MeshProgress<RunRecord, PairError> for Cells {
-    fn started(&mut self, _: &str, _: &str) {}
-
-    fn ended(
-        &mut self,
-        from: &str,
-        to: &str,
-        outcome: CellOutcome<RunRecord, PairError>,
-        done: usize,
-        total: usize,
-    ) {
-        let cell = match outcome {
+impl Cells {
+    /// Keeps `cell`: its run stored, a line on stderr, the cell in the matrix; `progress`
+    /// (`--json-stream`) hears `stored` per run and `point` per cell.
+    fn keep(&mut self, cell: Cell<'_, RunRecord, PairError>, progress: &mut dyn Observer) {
+        let (from, to, label) = (cell.from, cell.to, cell.label());
+        let kept = match cell.outcome {
             CellOutcome::Ran(record) => {
                 let mut tags = self.tags.clone();
                 for (k, v) in [("from", from), ("to", to)] {
@@ -111,20 +103,21 @@ impl MeshProgress<RunRecord, PairError> for Cells {
             CellOutcome::NotRun => MeshCell::failed(from, to, "not run".into()),
         };
         let figure = self.matrix.figure;
-        let said = match (figure.value(&cell), &cell.error, cell.run) {
+        let said = match (figure.value(&kept), &kept.error, kept.run) {
             (Some(v), _, Some(id)) => format!("{} (stored as {id})", figure.format(v)),
             (Some(v), _, None) => figure.format(v),
             (None, Some(e), _) => format!("error: {e}"),
             (None, None, _) => "no figure".into(),
         };
-        eprintln!("linerate: mesh {done}/{total}: {from} -> {to}: {said}");
-        if let Some(e) = self.events.as_mut() {
-            if let Some(id) = cell.run {
-                e.stored(id.0);
-            }
-            e.point(done - 1, &format!("{from} -> {to}"), &cell);
+        eprintln!(
+            "linerate: mesh {}/{}: {label}: {said}",
+            cell.done, cell.total
+        );
+        if let Some(id) = kept.run {
+            progress.stored(id.0);
         }
-        self.matrix.cells.push(cell);
+        progress.point(cell.done - 1, &label, &kept);
+        self.matrix.cells.push(kept);
     }
 }
 
@@ -188,16 +181,20 @@ pub fn mesh(args: &MeshArgs, interrupt: Signal) -> Result<RunOutcome> {
         store,
         tags,
         store_error: None,
-        events: args.json_stream.then(|| JsonLines::new(std::io::stdout())),
     };
-    if let Some(e) = cells.events.as_mut() {
-        e.begin("linerate mesh", &[], plan.hosts());
-    }
-    run_mesh(&plan, &runner, &interrupt.flag(), &mut cells);
+    let mut events = args.json_stream.then(|| JsonLines::new(std::io::stdout()));
+    let progress: &mut dyn Observer = match events.as_mut() {
+        Some(e) => e,
+        None => &mut Silent,
+    };
+    let flag = interrupt.flag();
+    run_mesh(&plan, &runner, &flag, progress, &mut |c, p| {
+        cells.keep(c, p)
+    });
     if let Some(e) = cells.store_error {
         return Err(e);
     }
-    if let Some(e) = cells.events.take() {
+    if let Some(e) = events {
         e.finish(&cells.matrix)?;
     }
     finish(args, &cells.matrix, interrupt.is_raised())

@@ -197,13 +197,56 @@ fn a_mesh_with_a_host_down_completes_with_that_hosts_cells_marked() {
             "198.18.1.3",
             "-t",
             "0.5",
-            "--json",
+            "--json-stream",
         ],
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "some pairs failed: {stderr}");
     assert!(stderr.contains("4 of 6 pairs failed"), "{stderr}");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let events: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let names: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.first(), Some(&"begin"), "{names:?}");
+    assert_eq!(
+        (
+            events[0]["points"].as_u64(),
+            events[0]["hosts"].as_array().map(Vec::len)
+        ),
+        (Some(6), Some(3))
+    );
+    let points: Vec<&serde_json::Value> = events.iter().filter(|e| e["event"] == "point").collect();
+    assert!(
+        points.iter().enumerate().all(|(i, p)| p["index"] == i),
+        "{names:?}"
+    );
+    assert_eq!(
+        points.len(),
+        6,
+        "a point per pair, failed or not: {names:?}"
+    );
+    for (i, e) in events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e["event"] == "stored")
+    {
+        assert_eq!(
+            events[i + 1]["data"]["run"],
+            e["run_id"],
+            "stored, then its point"
+        );
+    }
+    assert_eq!(
+        names.iter().filter(|n| **n == "stored").count(),
+        2,
+        "{names:?}"
+    );
+    assert_eq!(names.last(), Some(&"end"), "{names:?}");
+    let v = &events[events.len() - 1]["data"];
     for c in v["cells"].as_array().unwrap() {
         let down = c["from"] == "198.18.1.3" || c["to"] == "198.18.1.3";
         assert_eq!(c["error"].is_string(), down, "{c}");

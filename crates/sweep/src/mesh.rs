@@ -3,10 +3,20 @@
 //! a [`PairRunner`] runs each pair (the binary's asks the `from` host to test towards the `to`
 //! host) and the caller receives each finished cell as it comes, to store and show it.
 //!
+//! Two ways out, for two different things: progress goes to the one [`Observer`] every runner
+//! reports to (`begin` with the hosts, `point_started`/`point_done` per pair, `finish`), as a
+//! sweep's does; each pair's typed outcome ([`Cell`]: the run, or why it failed) goes to the
+//! caller's `keep`, which owns what the mesh produced (it stores the run, fills the matrix and
+//! reports `stored` and the cell's `point` to the same observer). An observer only watches and
+//! is never handed a run to keep, so the outcome is not an observer's event.
+//!
 //! Invariants: every pair is handed to the runner at most once, in row order (from, then to)
 //! among those whose hosts are free; a failed pair (a host down, a refusal) is a cell with its
 //! error and the mesh goes on; after an interrupt no pair starts, the running ones finish (the
-//! runner sees the interrupt too) and the pairs not run are reported as such.
+//! runner sees the interrupt too) and the pairs not run are handed to `keep` last, as such
+//! (they neither start nor finish for the observer). A pair's index counts pairs in the order
+//! they start (`point_started`) or end (`point_done`, [`Cell::done`]); one at a time, both are
+//! row order.
 //!
 //! The scheduling is here; [`relay`] holds the runner `linerate mesh` uses ([`RelayPairs`]:
 //! each pair a third-party test through its `from` host).
@@ -14,6 +24,9 @@
 mod relay;
 
 use std::sync::mpsc;
+use std::time::Instant;
+
+use events::Observer;
 
 use crate::interrupt::Interrupt;
 
@@ -102,35 +115,51 @@ pub enum CellOutcome<T, E> {
     NotRun,
 }
 
-/// Receives the mesh's cells as they finish.
-pub trait MeshProgress<T, E> {
-    /// Pair `(from, to)` started.
-    fn started(&mut self, from: &str, to: &str);
-    /// Pair `(from, to)` ended; `done` of `total` pairs have ended.
-    fn ended(
-        &mut self,
-        from: &str,
-        to: &str,
-        outcome: CellOutcome<T, E>,
-        done: usize,
-        total: usize,
-    );
+/// One pair's end, handed to the caller that keeps it.
+#[derive(Debug)]
+pub struct Cell<'a, T, E> {
+    /// The pair's client host.
+    pub from: &'a str,
+    /// The pair's server host.
+    pub to: &'a str,
+    /// What became of it.
+    pub outcome: CellOutcome<T, E>,
+    /// Pairs ended so far, this one included (a pair not run counts as ended).
+    pub done: usize,
+    /// Pairs in the mesh.
+    pub total: usize,
 }
 
-/// Runs every pair of `plan` through `runner`, reporting each to `progress` as it ends (pairs
-/// not run after an interrupt are reported last, as [`CellOutcome::NotRun`]).
+impl<T, E> Cell<'_, T, E> {
+    /// `from -> to`, the pair's label in progress and in the stream's `point`.
+    pub fn label(&self) -> String {
+        label(self.from, self.to)
+    }
+}
+
+/// What takes each pair's [`Cell`] as it ends, with the observer to report what it kept to.
+pub type Keep<'k, T, E> = dyn FnMut(Cell<'_, T, E>, &mut dyn Observer) + 'k;
+
+fn label(from: &str, to: &str) -> String {
+    format!("{from} -> {to}")
+}
+
+/// Runs every pair of `plan` through `runner`, reporting its progress to `progress` and
+/// handing each pair's [`Cell`] to `keep` (with `progress`, to report what it kept) as it ends;
+/// pairs not run after an interrupt are handed over last, as [`CellOutcome::NotRun`].
 pub fn run_mesh<R: PairRunner>(
     plan: &MeshPlan,
     runner: &R,
     interrupt: &dyn Interrupt,
-    progress: &mut dyn MeshProgress<R::Output, R::Error>,
+    progress: &mut dyn Observer,
+    keep: &mut Keep<'_, R::Output, R::Error>,
 ) {
     let mut pending = plan.pairs();
     let total = pending.len();
     let mut busy = vec![0usize; plan.hosts.len()];
-    let mut running = 0;
-    let mut done = 0;
+    let (mut running, mut started, mut done) = (0, 0, 0);
     let host = |i: usize| plan.hosts[i].as_str();
+    progress.begin("linerate mesh", &[], &plan.hosts);
     let (tx, rx) = mpsc::channel();
     std::thread::scope(|scope| loop {
         while running < plan.concurrency && !interrupt.is_raised() {
@@ -143,37 +172,59 @@ pub fn run_mesh<R: PairRunner>(
             busy[f] += 1;
             busy[t] += 1;
             running += 1;
-            progress.started(host(f), host(t));
+            progress.point_started(started, &label(host(f), host(t)));
+            started += 1;
             let tx = tx.clone();
             scope.spawn(move || {
-                let _ = tx.send((f, t, runner.run_pair(host(f), host(t))));
+                let t0 = Instant::now();
+                let result = runner.run_pair(host(f), host(t));
+                let _ = tx.send((f, t, t0.elapsed().as_secs_f64(), result));
             });
         }
         if running == 0 {
             break;
         }
-        let Ok((f, t, result)) = rx.recv() else {
+        let Ok((f, t, seconds, result)) = rx.recv() else {
             break;
         };
         busy[f] -= 1;
         busy[t] -= 1;
         running -= 1;
         done += 1;
+        let (from, to) = (host(f), host(t));
+        progress.point_done(done - 1, &label(from, to), seconds);
         let outcome = match result {
             Ok(out) => CellOutcome::Ran(out),
             Err(why) => CellOutcome::Failed(why),
         };
-        progress.ended(host(f), host(t), outcome, done, total);
+        let cell = Cell {
+            from,
+            to,
+            outcome,
+            done,
+            total,
+        };
+        keep(cell, &mut *progress);
     });
     for (f, t) in pending {
         done += 1;
-        progress.ended(host(f), host(t), CellOutcome::NotRun, done, total);
+        let (from, to) = (host(f), host(t));
+        let cell = Cell {
+            from,
+            to,
+            outcome: CellOutcome::NotRun,
+            done,
+            total,
+        };
+        keep(cell, &mut *progress);
     }
+    progress.finish();
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use events::Silent;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
@@ -216,18 +267,11 @@ mod tests {
     #[derive(Default)]
     struct Cells(Vec<(String, String, String)>);
 
-    impl MeshProgress<String, Down> for Cells {
-        fn started(&mut self, _: &str, _: &str) {}
-        fn ended(
-            &mut self,
-            from: &str,
-            to: &str,
-            outcome: CellOutcome<String, Down>,
-            done: usize,
-            _: usize,
-        ) {
-            assert_eq!(done, self.0.len() + 1);
-            let text = match outcome {
+    impl Cells {
+        fn keep(&mut self, cell: Cell<'_, String, Down>) {
+            assert_eq!(cell.done, self.0.len() + 1);
+            let (from, to) = (cell.from, cell.to);
+            let text = match cell.outcome {
                 CellOutcome::Ran(s) => s,
                 CellOutcome::Failed(e @ Down(host)) => {
                     assert!(host == from || host == to, "{e} fails {from}>{to}");
@@ -236,6 +280,41 @@ mod tests {
                 CellOutcome::NotRun => "not run".into(),
             };
             self.0.push((from.into(), to.into(), text));
+        }
+    }
+
+    /// Runs `plan`, its progress to `progress`, its cells kept.
+    fn run(
+        plan: &MeshPlan,
+        runner: &Probe,
+        stop: &AtomicBool,
+        progress: &mut dyn Observer,
+    ) -> Cells {
+        let mut cells = Cells::default();
+        run_mesh(plan, runner, stop, progress, &mut |c, _| cells.keep(c));
+        cells
+    }
+
+    /// What the observer saw, one word a report.
+    #[derive(Default)]
+    struct Seen(Vec<String>);
+
+    impl Observer for Seen {
+        fn begin(&mut self, title: &str, planned_s: &[f64], hosts: &[String]) {
+            self.0.push(format!(
+                "begin {title} {} {}",
+                planned_s.len(),
+                hosts.join(",")
+            ));
+        }
+        fn point_started(&mut self, index: usize, label: &str) {
+            self.0.push(format!("started {index} {label}"));
+        }
+        fn point_done(&mut self, index: usize, label: &str, _: f64) {
+            self.0.push(format!("done {index} {label}"));
+        }
+        fn finish(&mut self) {
+            self.0.push("finish".into());
         }
     }
 
@@ -256,8 +335,7 @@ mod tests {
     fn every_ordered_pair_runs_once_and_a_down_host_only_fails_its_cells() {
         let plan = MeshPlan::new(hosts(3), 1, false).unwrap();
         let runner = probe(Some("h2"));
-        let mut cells = Cells::default();
-        run_mesh(&plan, &runner, &AtomicBool::new(false), &mut cells);
+        let cells = run(&plan, &runner, &AtomicBool::new(false), &mut Silent);
         assert_eq!(cells.0.len(), 6);
         let failed = cells.0.iter().filter(|c| c.2.starts_with("error")).count();
         assert_eq!(failed, 4, "{:?}", cells.0);
@@ -270,12 +348,7 @@ mod tests {
     fn concurrent_pairs_never_share_a_host_unless_asked() {
         let plan = MeshPlan::new(hosts(4), 4, false).unwrap();
         let runner = probe(None);
-        run_mesh(
-            &plan,
-            &runner,
-            &AtomicBool::new(false),
-            &mut Cells::default(),
-        );
+        run(&plan, &runner, &AtomicBool::new(false), &mut Silent);
         let overlaps = runner.overlaps.lock().unwrap();
         assert!(
             overlaps.iter().any(|o| o.len() == 2),
@@ -290,12 +363,7 @@ mod tests {
         }
         let shared = MeshPlan::new(hosts(3), 3, true).unwrap();
         let runner = probe(None);
-        run_mesh(
-            &shared,
-            &runner,
-            &AtomicBool::new(false),
-            &mut Cells::default(),
-        );
+        run(&shared, &runner, &AtomicBool::new(false), &mut Silent);
         assert!(runner.overlaps.lock().unwrap().iter().any(|o| o.len() == 3));
     }
 
@@ -303,23 +371,56 @@ mod tests {
     fn an_interrupt_runs_no_more_pairs_and_says_which_were_not_run() {
         let plan = MeshPlan::new(hosts(3), 1, false).unwrap();
         let runner = probe(None);
-        type Outcome = CellOutcome<String, Down>;
-        struct StopAfterFirst(Cells, Arc<AtomicBool>);
-        impl MeshProgress<String, Down> for StopAfterFirst {
-            fn started(&mut self, _: &str, _: &str) {
-                self.1.store(true, Ordering::Release);
-            }
-            fn ended(&mut self, f: &str, t: &str, o: Outcome, d: usize, n: usize) {
-                self.0.ended(f, t, o, d, n);
+        /// Raises the interrupt as the first pair starts.
+        struct StopAtFirst(Arc<AtomicBool>);
+        impl Observer for StopAtFirst {
+            fn point_started(&mut self, _: usize, _: &str) {
+                self.0.store(true, Ordering::Release);
             }
         }
         let shared = Arc::new(AtomicBool::new(false));
-        let mut progress = StopAfterFirst(Cells::default(), Arc::clone(&shared));
-        run_mesh(&plan, &runner, &shared, &mut progress);
+        let cells = run(
+            &plan,
+            &runner,
+            &shared,
+            &mut StopAtFirst(Arc::clone(&shared)),
+        );
         assert_eq!(runner.calls.load(Ordering::SeqCst), 1);
-        let cells = progress.0 .0;
-        assert_eq!(cells.len(), 6);
-        assert_eq!(cells.iter().filter(|c| c.2 == "not run").count(), 5);
+        assert_eq!(cells.0.len(), 6);
+        assert_eq!(cells.0.iter().filter(|c| c.2 == "not run").count(), 5);
+    }
+
+    #[test]
+    fn the_observer_sees_the_hosts_then_each_pair_start_and_end_then_the_finish() {
+        let plan = MeshPlan::new(hosts(2), 1, false).unwrap();
+        let mut seen = Seen::default();
+        let cells = run(
+            &plan,
+            &probe(Some("h1")),
+            &AtomicBool::new(false),
+            &mut seen,
+        );
+        assert_eq!(cells.0.len(), 2, "a failed pair is still a cell");
+        assert_eq!(
+            seen.0,
+            [
+                "begin linerate mesh 0 h0,h1",
+                "started 0 h0 -> h1",
+                "done 0 h0 -> h1",
+                "started 1 h1 -> h0",
+                "done 1 h1 -> h0",
+                "finish",
+            ]
+        );
+        let stop = AtomicBool::new(true);
+        let mut seen = Seen::default();
+        let cells = run(&plan, &probe(None), &stop, &mut seen);
+        assert!(cells.0.iter().all(|c| c.2 == "not run"), "{:?}", cells.0);
+        assert_eq!(
+            seen.0,
+            ["begin linerate mesh 0 h0,h1", "finish"],
+            "nothing started"
+        );
     }
 
     #[test]

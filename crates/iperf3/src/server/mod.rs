@@ -36,7 +36,7 @@ use wire::spec::{
 };
 use wire::{TestKind, TestSpec};
 
-use session::server::Server;
+use session::server::{Server, Started};
 use udp::UdpClaim;
 
 /// An iperf3 client's cookie.
@@ -190,7 +190,8 @@ fn session(
     let udp = udp_claim(ctrl, &spec, here)?;
     let address = ctrl.peer_addr().map(|a| a.ip().to_canonical());
     // A busy server says so in iperf3's words: "the server is busy running a test".
-    let slot = shared.hold(address, &spec, "iperf3").map_err(|e| {
+    let kind = Started::Dialect("iperf3");
+    let slot = shared.hold(address, &spec, kind).map_err(|e| {
         shared.count(|m| m.refused(e.reason()));
         Refusal {
             code: None,

@@ -20,7 +20,7 @@ use wire::msg::ServerInfo;
 use wire::{TestSpec, WireError};
 
 use super::registry::{Claim, SessionGuard};
-use super::{Counted, Log, Needs, ServerConfig, ServerMetrics, SessionError, Shared};
+use super::{Counted, Log, Needs, ServerConfig, ServerMetrics, SessionError, Shared, Started};
 
 /// A protocol the server speaks beside linerate's, as the configuration carries it.
 pub trait Dialect: Send + Sync + std::fmt::Debug {
@@ -118,7 +118,7 @@ impl<'a> Server<'a> {
         &self,
         address: Option<IpAddr>,
         spec: &TestSpec,
-        kind: &str,
+        kind: Started,
     ) -> Result<Slot<'a>, SessionError> {
         // A dialect's data connections come through `DialectServer::join`, never `attach`.
         let (attach, _unused) = std::sync::mpsc::sync_channel(1);

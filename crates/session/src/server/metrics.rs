@@ -3,8 +3,8 @@
 //! failures, handshake timeouts, and each client's last test's throughput. `metrics_text`
 //! renders a [`MetricsSnapshot`] as text; nothing here formats.
 //!
-//! The labels are typed ([`Way`], [`Transport`]), ordered by their label text, so the
-//! text lists them as it always has.
+//! The labels are typed ([`Started`], [`Way`], [`Transport`], [`Refusal`]), ordered by their
+//! label text, so the text lists them as it always has.
 //!
 //! Invariants: counters only grow while the server runs (never reset); a finished test adds
 //! the bytes its server-side streams moved over the whole test (`total` of each stream); the
@@ -18,7 +18,7 @@ use std::sync::Mutex;
 
 use wire::msg::{ServerResults, StreamCounts};
 use wire::spec::Flow;
-use wire::TestSpec;
+use wire::{TestKind, TestSpec};
 
 /// Most clients the last-throughput gauge keeps.
 pub const MAX_CLIENTS: usize = 256;
@@ -40,8 +40,9 @@ struct Counts {
 /// The counters at one moment.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct MetricsSnapshot {
-    /// Tests accepted, by kind (`tcp_stream`, …; `iperf3` for stock iperf3 clients' tests).
-    pub started: BTreeMap<String, u64>,
+    /// Tests accepted, by kind (`tcp_stream`, …, `relay`; `iperf3` for stock iperf3
+    /// clients' tests).
+    pub started: BTreeMap<Started, u64>,
     /// Tests refused, by reason.
     pub refused: BTreeMap<Refusal, u64>,
     /// Tests running now.
@@ -89,9 +90,9 @@ impl ServerMetrics {
     }
 
     /// A test of `kind` was accepted and runs.
-    pub fn started(&self, kind: &str) {
+    pub fn started(&self, kind: Started) {
         self.with(|c| {
-            *c.started.entry(kind.to_string()).or_default() += 1;
+            *c.started.entry(kind).or_default() += 1;
             c.running += 1;
         });
     }
@@ -170,6 +171,28 @@ impl ServerMetrics {
                 evict(&mut c.last_throughput_bps);
             }
         });
+    }
+}
+
+/// What an accepted test is counted as (the metrics' `kind` label).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Started {
+    /// A linerate test of this kind (`tcp_stream`, …).
+    Test(TestKind),
+    /// A test relayed towards another server (`serve --relay`): `relay`.
+    Relay,
+    /// A test of another protocol's client, by the dialect's name (`iperf3`).
+    Dialect(&'static str),
+}
+
+impl Started {
+    /// The metrics' `kind` label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Started::Test(kind) => kind.as_str(),
+            Started::Relay => "relay",
+            Started::Dialect(name) => name,
+        }
     }
 }
 
@@ -277,6 +300,7 @@ macro_rules! by_label {
         }
     };
 }
+by_label!(Started);
 by_label!(Way);
 by_label!(Transport);
 by_label!(Refusal);
@@ -344,6 +368,37 @@ mod tests {
         assert_eq!(now.bytes[&(Way::Received, Transport::Udp)], 1000);
         assert_eq!(now.bytes[&(Way::Sent, Transport::Tcp)], 1000);
         assert_eq!(now.datagrams, BTreeMap::from([(Way::Received, 10)]));
+    }
+
+    #[test]
+    fn started_tests_count_by_kind_under_their_label_text_in_label_order() {
+        let m = ServerMetrics::default();
+        for kind in [
+            Started::Test(TestKind::UdpStream),
+            Started::Dialect("iperf3"),
+            Started::Test(TestKind::TcpStream),
+            Started::Relay,
+            Started::Test(TestKind::TcpStream),
+        ] {
+            m.started(kind);
+        }
+        m.ended();
+        let now = m.snapshot();
+        let labels: Vec<(&str, u64)> = (now.started.iter())
+            .map(|(k, n)| (k.as_str(), *n))
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                ("iperf3", 1),
+                ("relay", 1),
+                ("tcp_stream", 2),
+                ("udp_stream", 1)
+            ]
+        );
+        assert_eq!(now.running, 4);
+        let all = TestKind::ALL.map(|k| Started::Test(k).as_str());
+        assert_eq!(all, TestKind::ALL.map(TestKind::as_str), "the wire's names");
     }
 
     #[test]

@@ -107,7 +107,7 @@ type Family = (
 /// Every family of the snapshot, in the order they are written.
 fn families(m: &MetricsSnapshot) -> Vec<Family> {
     let started = (m.started.iter())
-        .map(|(kind, v)| (label(&[("kind", kind)]), v.to_string()))
+        .map(|(kind, v)| (label(&[("kind", kind.as_str())]), v.to_string()))
         .collect();
     let refused = (m.refused.iter())
         .map(|(why, v)| (label(&[("reason", why.as_str())]), v.to_string()))

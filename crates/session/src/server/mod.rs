@@ -43,7 +43,7 @@ pub use allow::{Prefix, PrefixError};
 pub use budget::{default_max_sockets, Budget, Needs};
 pub use dialect::{Dialect, DialectServer, KeylessRefusal, Opening, Server, Slot};
 pub use error::SessionError;
-pub use metrics::{transport_of, MetricsSnapshot, Refusal, ServerMetrics, Transport, Way};
+pub use metrics::{transport_of, MetricsSnapshot, Refusal, ServerMetrics, Started, Transport, Way};
 use registry::{attach, Claim, SessionGuard, Sessions};
 pub use relay::RelayPolicy;
 pub use running::{listen_tcp, ServerThread};
@@ -228,7 +228,7 @@ impl Shared {
 struct Counted<'a>(&'a Shared);
 
 impl<'a> Counted<'a> {
-    fn start(shared: &'a Shared, kind: &str) -> Self {
+    fn start(shared: &'a Shared, kind: Started) -> Self {
         shared.count(|m| m.started(kind));
         Counted(shared)
     }
@@ -287,7 +287,7 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, admission: Admission, shared: &Sh
         Ok(guard) => guard,
         Err(why) => return refuse(&mut ctrl, shared, peer, why),
     };
-    let _counted = Counted::start(shared, spec.kind().as_str());
+    let _counted = Counted::start(shared, Started::Test(spec.kind()));
     let begin_by = Instant::now() + shared.config.setup_timeout;
     let sockets = match setup::Sockets::open(&ctrl, &spec) {
         Ok(sockets) => sockets,

@@ -88,7 +88,7 @@ pub(super) fn run_relay(
     // A controller that stops reading fails each write to it after the handshake timeout
     // (its progress is then dropped), instead of holding this thread and the slot.
     let _ = ctrl.set_write_timeout(Some(shared.config.handshake_timeout));
-    let _counted = super::Counted::start(shared, "relay");
+    let _counted = super::Counted::start(shared, super::Started::Relay);
     let spec = &ask.spec;
     (shared.log)(format!(
         "{peer}: relaying {} {:?} x{} for {} ms towards {}",
