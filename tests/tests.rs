@@ -14,6 +14,7 @@ mod disk;
 mod efficiency;
 mod faults;
 #[cfg(target_os = "linux")]
+mod frames_e2e;
 mod frames_netns;
 mod fuzz;
 mod habits;

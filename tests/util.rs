@@ -254,6 +254,11 @@ impl VethPair {
 impl VethPair {
     /// Starts `linerate serve` in namespace `b` on 198.18.0.2; killed when the guard drops.
     pub fn serve(&self) -> ServerProcess {
+        self.serve_with(&[])
+    }
+
+    /// [`VethPair::serve`] with more flags.
+    pub fn serve_with(&self, extra: &[&str]) -> ServerProcess {
         let child = Command::new("ip")
             .args([
                 "netns",
@@ -264,6 +269,7 @@ impl VethPair {
                 "--bind",
                 "198.18.0.2",
             ])
+            .args(extra)
             .env("LINERATE_DB", test_db())
             .stderr(std::process::Stdio::null())
             .spawn()

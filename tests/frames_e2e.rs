@@ -1,0 +1,75 @@
+//! The frame engines end to end (`udp --engine packet|xdp` against `serve --frames`), across a
+//! veth pair between two namespaces (198.18.0.1 ↔ 198.18.0.2): the frames the client's driver
+//! accepted are the frames the server's XDP counter saw, and an nft rule on the server that
+//! drops a random tenth of them after the driver is exactly the loss the record puts in the
+//! receiving host. Root only (skipped with a printed reason otherwise); every run is paced and
+//! bounded; the namespaces go with the pair.
+
+use super::*;
+
+/// UDP payload of the test frames, bytes.
+const PAYLOAD: &str = "64";
+
+fn frame_run(pair: &VethPair, engine: &str) -> serde_json::Value {
+    pair.client_json(&[
+        "udp", "--engine", engine, "-l", PAYLOAD, "--pps", "20000", "-t", "2",
+    ])
+}
+
+#[test]
+fn each_engines_frames_are_each_counted_at_the_servers_driver_and_socket() {
+    if !can_use_netns() {
+        return skip("no network namespaces here: the frame engine is not run");
+    }
+    let pair = VethPair::new("fe");
+    let _server = pair.serve_with(&["--frames"]);
+    for engine in ["packet", "xdp"] {
+        engine_counted_exactly(&pair, engine);
+    }
+}
+
+fn engine_counted_exactly(pair: &VethPair, engine: &str) {
+    let run = frame_run(pair, engine);
+    assert_eq!(run["spec"]["params"]["udp"]["engine"], engine, "{run}");
+    let f = &run["summary"]["frames"];
+    let sent = f["frames_sent"].as_u64().unwrap();
+    assert!(sent > 20_000, "{f}");
+    assert_eq!(f["frames_at_driver"], sent, "{f}");
+    assert_eq!(f["lost_on_path"], 0, "{f}");
+    assert_eq!(f["interface"], "vb", "{f}");
+    assert_eq!(run["summary"]["packets_received"], sent, "{run}");
+    assert_eq!(f["lost_in_receiver"], 0, "{f}");
+}
+
+#[test]
+fn frames_nft_drops_above_the_driver_are_exactly_the_loss_in_the_receiving_host() {
+    if !can_use_netns() {
+        return skip("no network namespaces here: the frame engine is not run");
+    }
+    let pair = VethPair::new("fn");
+    nft_drop_data(&pair.b, 10);
+    let _server = pair.serve_with(&["--frames"]);
+    let run = frame_run(&pair, "packet");
+    let f = &run["summary"]["frames"];
+    let dropped = nft_drop_counter(&pair.b);
+    assert!(dropped > 1000, "{dropped}");
+    assert_eq!(f["frames_at_driver"], f["frames_sent"], "{f}");
+    assert_eq!(f["lost_in_receiver"], dropped, "{f} vs nft {dropped}");
+    assert_eq!(run["summary"]["packets_lost"], dropped, "{run}");
+}
+
+#[test]
+fn a_frame_test_is_refused_by_a_server_without_frames_naming_the_flag() {
+    if !can_use_netns() {
+        return skip("no network namespaces here: the frame engine is not run");
+    }
+    let pair = VethPair::new("fr");
+    let _server = pair.serve();
+    let out = pair.client(&["udp", "198.18.0.2", "--engine", "packet", "-t", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("serve --frames"), "{err}");
+    let out = pair.client(&["udp", "198.18.0.2", "--engine", "warp", "-t", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("socket, packet and xdp"), "{err}");
+}
