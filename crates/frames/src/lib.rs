@@ -18,11 +18,11 @@
 //! - [`route`]: the path to a peer (interface, source address, the next hop's MAC), asked of
 //!   the kernel over rtnetlink ([`netlink`]) as `ip route get` and `ip neigh` do.
 //!
-//! What is next (later steps of issue 38): `pps --engine socket|packet|xdp` and `rfc2544` on
-//! top of these parts, with the peer's MAC and address from the control connection's route and
-//! neighbour entry; one AF_XDP socket per queue and the receiver's sequence/loss/reorder
-//! accounting over `XskRx`; per-flow and per-queue counters in the program; the sockets' own
-//! drop statistics (`XDP_STATISTICS`) in the record.
+//! Used by `engine::udp_frames` (the client's sender of `udp --engine packet|xdp`) and the
+//! server's counter of a frame test (`session`'s `server/frames.rs`). What is next (issue 38):
+//! `pps` and `rfc2544` with `--engine`; one AF_XDP socket per queue and the receiver's
+//! sequence/loss/reorder accounting over `XskRx`; per-flow and per-queue counters in the
+//! program; the sockets' own drop statistics (`XDP_STATISTICS`) in the record.
 //!
 //! AF_PACKET, AF_XDP and BPF are Linux's: those modules exist only there; building frames and
 //! assembling programs is portable.

@@ -143,8 +143,8 @@ mod tests {
 
     #[test]
     fn parses_literal_bytes() {
-        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 15, 1, 0]).unwrap();
-        assert_eq!(hello.version, 15);
+        let hello = Hello::parse(&[b'L', b'N', b'R', b'T', 0, 16, 1, 0]).unwrap();
+        assert_eq!(hello.version, 16);
         assert!(hello.requires_key);
         assert!(hello.check_version().is_ok());
     }
@@ -166,7 +166,7 @@ mod tests {
             nonce: Nonce([7; NONCE_LEN]),
         };
         let bytes = greeting.emit();
-        assert_eq!(&bytes[..HELLO_LEN], &[b'L', b'N', b'R', b'T', 0, 15, 1, 0]);
+        assert_eq!(&bytes[..HELLO_LEN], &[b'L', b'N', b'R', b'T', 0, 16, 1, 0]);
         assert_eq!(&bytes[HELLO_LEN..], &[7; NONCE_LEN]);
     }
 
@@ -185,14 +185,14 @@ mod tests {
     #[test]
     fn version_mismatch_names_both_versions() {
         let err = Hello {
-            version: 14,
+            version: 15,
             requires_key: false,
         }
         .check_version()
         .unwrap_err();
         let text = err.to_string();
         assert!(
-            text.contains("version 14") && text.contains("version 15"),
+            text.contains("version 15") && text.contains("version 16"),
             "{text}"
         );
     }
@@ -207,7 +207,7 @@ mod tests {
             matches!(
                 err,
                 WireError::VersionMismatch {
-                    ours: 15,
+                    ours: 16,
                     theirs: 7
                 }
             ),
@@ -215,7 +215,7 @@ mod tests {
         );
         assert_eq!(
             err.to_string(),
-            "protocol version mismatch: this linerate speaks version 15, the peer speaks version 7; \
+            "protocol version mismatch: this linerate speaks version 16, the peer speaks version 7; \
              run the same linerate release on both ends"
         );
     }

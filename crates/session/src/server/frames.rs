@@ -61,6 +61,18 @@ pub(super) struct FrameCounter {
 }
 
 impl FrameCounter {
+    /// The counter of `spec`'s test when it is a frame engine's (`None` otherwise).
+    pub(super) fn for_test(
+        spec: &wire::TestSpec,
+        interface: Option<&str>,
+        conns: &[Conn],
+    ) -> Result<Option<Self>, SessionError> {
+        match spec.udp() {
+            Some(u) if u.engine.sends_frames() => Self::attach(interface, conns).map(Some),
+            _ => Ok(None),
+        }
+    }
+
     /// Attaches the counter for the ports of `conns` (one contiguous block) on `interface`.
     pub(super) fn attach(interface: Option<&str>, conns: &[Conn]) -> Result<Self, SessionError> {
         let interface = interface.ok_or(SessionError::FramesInterface)?;

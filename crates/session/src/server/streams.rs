@@ -78,13 +78,7 @@ pub(super) fn run_streams(
     let drops0 = (spec.kind() == TestKind::UdpStream)
         .then(|| (DropSnapshot::now(interface.as_deref()), interface.clone()));
     // A frame engine's test: its frames counted at the driver from before `Begun` (frames.rs).
-    let frames = match spec.udp() {
-        Some(u) if u.engine.sends_frames() => Some(super::frames::FrameCounter::attach(
-            interface.as_deref(),
-            &conns,
-        )?),
-        _ => None,
-    };
+    let frames = super::frames::FrameCounter::for_test(spec, interface.as_deref(), &conns)?;
     // Every test's: the qdiscs of the interface, for the record's `hosts.server.qdiscs`.
     let qdiscs0 = QdiscWatch::start(interface);
     let crr = conns.iter().find_map(|c| match c {
