@@ -35,6 +35,11 @@ pub struct PpsArgs {
     /// Do not use UDP GRO.
     #[arg(long)]
     pub no_gro: bool,
+    /// How datagrams are sent, as `udp --engine`: with packet or xdp each cell's frames are
+    /// built here and counted at the server's driver (serve --frames; 10000 flows are 100
+    /// source × 100 destination ports: serve --max-flows-dst 100).
+    #[arg(long, value_name = "ENGINE", default_value = "socket")]
+    pub engine: wire::spec::UdpEngine,
 }
 
 /// A validated `pps` invocation: one plan per cell, in order.
@@ -88,26 +93,23 @@ impl PpsArgs {
                         overhead + HEADER_LEN as u32
                     )
                 })?;
-            if payload > 65_507 {
-                return Err(anyhow::anyhow!(
-                    "--frame {frame}: above the largest UDP datagram"
-                ));
-            }
+            anyhow::ensure!(
+                payload <= 65_507,
+                "--frame {frame}: above the largest UDP datagram"
+            );
             for &f in &flows {
-                crate::test_args::ports("--flows", f)?;
+                let (src, dst) = wire::spec::pps_flows(self.engine, f)?;
                 let udp = UdpArgs {
-                    common: CommonArgs {
-                        ..self.common.clone()
-                    },
+                    common: self.common.clone(),
                     length: payload.to_string(),
                     rate: Some(self.rate.clone()),
                     pps: None,
                     burst: None,
                     batch: self.batch,
                     no_batch: false,
-                    flows: f,
-                    flows_dst: 1,
-                    engine: wire::spec::UdpEngine::Socket,
+                    flows: src,
+                    flows_dst: dst,
+                    engine: self.engine,
                     no_gso: self.no_gso,
                     no_gro: self.no_gro,
                     iperf3: false,

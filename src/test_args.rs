@@ -205,10 +205,10 @@ pub struct UdpArgs {
     /// sender uses at least one socket per destination, rotating every batch).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub flows_dst: u32,
-    /// How datagrams are sent: UDP sockets, or Ethernet frames built by linerate through an
+    /// How datagrams are sent: `socket` (UDP sockets), or Ethernet frames built by linerate via an
     /// AF_PACKET ring (`packet`) or AF_XDP (`xdp`) past this host's stack, counted at the
     /// server's driver (`serve --frames`; client to server; --flows/--flows-dst 1 or 100).
-    #[arg(long, value_name = "socket|packet|xdp", default_value = "socket")]
+    #[arg(long, value_name = "ENGINE", default_value = "socket")]
     pub engine: UdpEngine,
     /// Do not let the kernel segment batches of datagrams (UDP GSO), to compare.
     #[arg(long)]

@@ -73,3 +73,31 @@ fn a_frame_test_is_refused_by_a_server_without_frames_naming_the_flag() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("socket, packet and xdp"), "{err}");
 }
+
+/// `pps --engine packet`: every cell runs as frames, its frames at the server's driver the
+/// frames the client's driver accepted (paced, so the veth carries them all), the 10,000-flow
+/// cell as 100 source × 100 destination ports.
+#[test]
+fn a_pps_matrix_with_the_packet_engine_counts_each_cells_frames_at_the_driver() {
+    if !can_use_netns() {
+        return skip("no network namespaces here: the frame engine is not run");
+    }
+    let pair = VethPair::new("fp");
+    let _server = pair.serve_with(&["--frames", "--max-flows-dst", "100"]);
+    let args = [
+        "pps", "--engine", "packet", "--frame", "64", "--flows", "1,10000",
+    ];
+    let m = pair.client_json(&[&args[..], &["-b", "5M", "-t", "1"]].concat());
+    let cells = m["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 2, "{m}");
+    for c in cells {
+        let f = &c["run"]["summary"]["frames"];
+        assert!(f["frames_sent"].as_u64().unwrap() > 10_000, "{f}");
+        assert_eq!(f["frames_at_driver"], f["frames_sent"], "{f}");
+    }
+    let udp = &cells[1]["run"]["spec"]["params"]["udp"];
+    assert_eq!(
+        (udp["flows"].as_u64(), udp["flows_dst"].as_u64()),
+        (Some(100), Some(100))
+    );
+}

@@ -11,6 +11,41 @@ use super::{SpecLimits, UdpParams};
 /// Ports a frame engine varies per side: pkt-gen's patterns (1, 100, 100, 10,000 flows).
 pub const FRAME_PORTS: [u32; 2] = [1, 100];
 
+/// A flow count of `linerate pps` as a frame engine's (source, destination) ports: pkt-gen's 1,
+/// 100 (source ports) and 10,000 (100 × 100) flows; `None` for any other count.
+pub fn frame_flows(total: u32) -> Option<(u32, u32)> {
+    match total {
+        1 => Some((1, 1)),
+        100 => Some((100, 1)),
+        10_000 => Some((100, 100)),
+        _ => None,
+    }
+}
+
+/// A `linerate pps` flow count its engine cannot run.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum PpsFlowsError {
+    /// Outside the socket engine's range.
+    #[error("--flows {0}: must be between 1 and 10000")]
+    Range(u32),
+    /// Not one of the frame engines' patterns.
+    #[error("--flows {0}: the frame engines take 1, 100 or 10000")]
+    Frames(u32),
+}
+
+/// A `linerate pps` cell's flow count as (source, destination) ports for `engine`: the socket
+/// engine spreads over source ports only; a frame engine takes pkt-gen's patterns
+/// ([`frame_flows`]).
+pub fn pps_flows(engine: super::UdpEngine, total: u32) -> Result<(u32, u32), PpsFlowsError> {
+    if engine.sends_frames() {
+        return frame_flows(total).ok_or(PpsFlowsError::Frames(total));
+    }
+    match total {
+        1..=10_000 => Ok((total, 1)),
+        _ => Err(PpsFlowsError::Range(total)),
+    }
+}
+
 /// Why a frame engine's test cannot run as asked.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum FramesRefusal {
@@ -92,6 +127,17 @@ mod tests {
             ..up
         };
         assert_eq!(check_frames(&ten_thousand, &served), Ok(()));
+        assert_eq!(frame_flows(10_000), Some((100, 100)));
+        assert_eq!(frame_flows(1000), None);
+        assert_eq!(pps_flows(UdpEngine::Socket, 1000), Ok((1000, 1)));
+        assert_eq!(
+            pps_flows(UdpEngine::Xdp, 1000),
+            Err(PpsFlowsError::Frames(1000))
+        );
+        assert_eq!(
+            pps_flows(UdpEngine::Socket, 0),
+            Err(PpsFlowsError::Range(0))
+        );
         let socket = UdpParams::new(Direction::Reverse);
         assert_eq!(check_frames(&socket, &SpecLimits::default()), Ok(()));
     }
