@@ -16,7 +16,7 @@
 //!   pace, a stop raised from outside, the frames accepted so far.
 //! - [`caps`]: the capabilities each part needs, checked up front.
 //! - [`route`]: the path to a peer (interface, source address, the next hop's MAC), asked of
-//!   the kernel over rtnetlink ([`netlink`]) as `ip route get` and `ip neigh` do.
+//!   the kernel over rtnetlink (`measure::netlink`) as `ip route get` and `ip neigh` do.
 //!
 //! Used by `engine::udp_frames` (the client's sender of `udp` and `pps --engine packet|xdp`)
 //! and the server's counter of a frame test (`session`'s `server/frames.rs`). What is next
@@ -38,8 +38,6 @@ pub mod caps;
 pub mod error;
 pub mod flows;
 pub mod frame;
-#[cfg(target_os = "linux")]
-pub mod netlink;
 #[cfg(target_os = "linux")]
 pub mod packet_tx;
 #[cfg(target_os = "linux")]

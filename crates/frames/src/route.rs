@@ -11,7 +11,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::error::{PathError, SysError};
-use crate::netlink::{ask, attrs, request};
+use measure::netlink::{ask, attrs, request};
 
 /// Where frames to one peer go out.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,6 +88,14 @@ pub fn path_to(peer: IpAddr) -> Result<Path, PathError> {
     })
 }
 
+/// A netlink failure, named with the request.
+fn call(what: &str, source: std::io::Error) -> SysError {
+    SysError::Call {
+        call: what.to_string(),
+        source,
+    }
+}
+
 fn family(ip: IpAddr) -> u8 {
     match ip {
         IpAddr::V4(_) => libc::AF_INET as u8,
@@ -119,12 +127,12 @@ fn route_to(peer: IpAddr) -> Result<Route, PathError> {
     let dst = octets(peer);
     let req = request(libc::RTM_GETROUTE, 0, &fixed, &[(libc::RTA_DST, &dst)]);
     let mut found = None;
-    ask("RTM_GETROUTE", &req, false, |m| {
+    ask(&req, false, |m| {
         if m.kind == libc::RTM_NEWROUTE {
             found = parse_route(m.payload);
         }
     })
-    .map_err(|e| PathError::NoRoute(peer, e))?;
+    .map_err(|e| PathError::NoRoute(peer, call("RTM_GETROUTE", e)))?;
     found.ok_or_else(|| PathError::NoRoute(peer, SysError::NoInterface(String::new())))
 }
 
@@ -153,12 +161,12 @@ fn link(ifindex: u32) -> Result<Link, PathError> {
     fixed[4..8].copy_from_slice(&(ifindex as i32).to_ne_bytes());
     let req = request(libc::RTM_GETLINK, 0, &fixed, &[]);
     let mut found = None;
-    ask("RTM_GETLINK", &req, false, |m| {
+    ask(&req, false, |m| {
         if m.kind == libc::RTM_NEWLINK {
             found = parse_link(m.payload);
         }
     })
-    .map_err(PathError::Link)?;
+    .map_err(|e| PathError::Link(call("RTM_GETLINK", e)))?;
     found.ok_or_else(|| PathError::Link(SysError::NoInterface(format!("index {ifindex}"))))
 }
 
@@ -192,12 +200,12 @@ fn neighbour(ifindex: u32, ip: IpAddr) -> Result<Option<[u8; 6]>, PathError> {
     fixed[0] = family(ip);
     let req = request(libc::RTM_GETNEIGH, libc::NLM_F_DUMP as u16, &fixed, &[]);
     let mut found = None;
-    ask("RTM_GETNEIGH", &req, true, |m| {
+    ask(&req, true, |m| {
         if m.kind == libc::RTM_NEWNEIGH && found.is_none() {
             found = parse_neighbour(m.payload, ifindex, ip);
         }
     })
-    .map_err(PathError::Link)?;
+    .map_err(|e| PathError::Link(call("RTM_GETNEIGH", e)))?;
     Ok(found)
 }
 

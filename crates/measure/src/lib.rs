@@ -10,6 +10,8 @@ pub mod drops;
 pub mod host;
 pub mod latency;
 pub mod line_rate;
+#[cfg(target_os = "linux")]
+pub mod netlink;
 pub mod nic;
 pub mod qdisc;
 pub mod signal;

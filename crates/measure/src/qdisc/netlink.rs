@@ -1,12 +1,13 @@
 //! The rtnetlink dump of an interface's qdiscs (and an htb's classes): one `NETLINK_ROUTE`
-//! socket, one request, the kernel's multipart answer read until `NLMSG_DONE`.
+//! socket (`crate::netlink::open`), one request, the kernel's multipart answer read until
+//! `NLMSG_DONE`.
 //!
 //! Bounded: the answer is read at most [`MAX_READS`] times within the socket's receive timeout
 //! of [`TIMEOUT`] each, and at most [`MAX_QDISCS`](super::MAX_QDISCS) qdiscs of the interface
 //! are kept. Every length in the answer is checked against the bytes that hold it.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::Duration;
 
 use super::options::{self, Attrs};
@@ -89,37 +90,7 @@ fn ifindex(interface: &str) -> Result<i32, QdiscError> {
 }
 
 fn open() -> Result<OwnedFd, QdiscError> {
-    // SAFETY: plain socket(2); the descriptor is owned below.
-    let fd = unsafe {
-        libc::socket(
-            libc::AF_NETLINK,
-            libc::SOCK_RAW | libc::SOCK_CLOEXEC,
-            libc::NETLINK_ROUTE,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error().into());
-    }
-    // SAFETY: `fd` is a fresh descriptor nothing else owns.
-    let sock = unsafe { OwnedFd::from_raw_fd(fd) };
-    let tv = libc::timeval {
-        tv_sec: TIMEOUT.as_secs() as libc::time_t,
-        tv_usec: 0,
-    };
-    // SAFETY: `tv` is a timeval of the size given.
-    let rc = unsafe {
-        libc::setsockopt(
-            sock.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVTIMEO,
-            (&tv as *const libc::timeval).cast(),
-            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error().into());
-    }
-    Ok(sock)
+    Ok(crate::netlink::open(TIMEOUT)?)
 }
 
 /// Sends one dump request of `kind` (for classes the kernel needs the interface) and collects

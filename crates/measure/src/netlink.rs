@@ -1,15 +1,16 @@
-//! Just enough rtnetlink to ask the kernel two questions: the route to an address
-//! (`RTM_GETROUTE`) and the neighbour table (`RTM_GETNEIGH`), read the way `ip route get` and
-//! `ip neigh` read them. One request per socket; every read waits at most [`READ_TIMEOUT`].
+//! Just enough rtnetlink for linerate's questions to the kernel: a `NETLINK_ROUTE` socket with a
+//! receive timeout ([`open`]), a request ([`request`]), and a bounded ask ([`ask`]) whose
+//! answer is walked as messages and attributes. The qdisc dump (`qdisc/netlink.rs`) opens its
+//! socket here; the frame engine asks the route, link and neighbour of a peer and an
+//! interface's XDP program (`frames::route`, `frames::xdp_query`).
 //!
 //! Parsing works on plain byte slices ([`messages`], [`attrs`]) so it is tested without a
-//! kernel; a truncated or malformed message ends the walk instead of reading past it.
+//! kernel; a truncated or malformed message ends the walk instead of reading past it. Every
+//! read waits at most [`READ_TIMEOUT`], and an answer is read at most `MAX_READS` times.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::Duration;
-
-use crate::error::SysError;
 
 /// Longest wait for one reply datagram.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(2);
@@ -95,32 +96,20 @@ pub fn request(kind: u16, flags: u16, fixed: &[u8], attrs: &[(u16, &[u8])]) -> V
 
 /// Sends `req` on a fresh NETLINK_ROUTE socket and hands every reply message to `each` until
 /// the reply is complete (one message, or a dump's `NLMSG_DONE`). A kernel error is returned
-/// as one, named with `call`.
-pub fn ask(
-    call: &str,
-    req: &[u8],
-    dump: bool,
-    mut each: impl FnMut(Message),
-) -> Result<(), SysError> {
-    let fd = open().map_err(|source| SysError::Call {
-        call: format!("{call}: socket(NETLINK_ROUTE)"),
-        source,
-    })?;
-    let failed = |source| SysError::Call {
-        call: call.to_string(),
-        source,
-    };
+/// as one.
+pub fn ask(req: &[u8], dump: bool, mut each: impl FnMut(Message)) -> io::Result<()> {
+    let fd = open(READ_TIMEOUT)?;
     // SAFETY: req is a valid buffer of req.len() bytes; the socket is ours.
     let sent = unsafe { libc::send(fd.as_raw_fd(), req.as_ptr().cast(), req.len(), 0) };
     if sent < 0 {
-        return Err(failed(io::Error::last_os_error()));
+        return Err(io::Error::last_os_error());
     }
     let mut buf = vec![0u8; 64 * 1024];
     for _ in 0..MAX_READS {
         // SAFETY: buf is a valid, writable buffer of buf.len() bytes.
         let n = unsafe { libc::recv(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
         if n < 0 {
-            return Err(failed(io::Error::last_os_error()));
+            return Err(io::Error::last_os_error());
         }
         for m in messages(&buf[..n as usize]) {
             match i32::from(m.kind) {
@@ -130,7 +119,7 @@ pub fn ask(
                     if code == 0 {
                         return Ok(()); // an acknowledgement
                     }
-                    return Err(failed(io::Error::from_raw_os_error(-code)));
+                    return Err(io::Error::from_raw_os_error(-code));
                 }
                 _ => each(m),
             }
@@ -139,10 +128,11 @@ pub fn ask(
             return Ok(());
         }
     }
-    Err(failed(io::Error::other("reply longer than expected")))
+    Err(io::Error::other("reply longer than expected"))
 }
 
-fn open() -> io::Result<OwnedFd> {
+/// A `NETLINK_ROUTE` socket whose reads wait at most `timeout`.
+pub fn open(timeout: Duration) -> io::Result<OwnedFd> {
     // SAFETY: plain socket call; the descriptor is owned at once.
     let fd = unsafe {
         libc::socket(
@@ -157,8 +147,8 @@ fn open() -> io::Result<OwnedFd> {
     // SAFETY: fd was just returned by socket and is owned by nothing else.
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
     let tv = libc::timeval {
-        tv_sec: READ_TIMEOUT.as_secs() as libc::time_t,
-        tv_usec: 0,
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_usec: timeout.subsec_micros() as libc::suseconds_t,
     };
     // SAFETY: tv is a valid timeval for the length given.
     let rc = unsafe {
