@@ -133,7 +133,10 @@ fn route_to(peer: IpAddr) -> Result<Route, PathError> {
         }
     })
     .map_err(|e| PathError::NoRoute(peer, call("RTM_GETROUTE", e)))?;
-    found.ok_or_else(|| PathError::NoRoute(peer, SysError::NoInterface(String::new())))
+    found.ok_or_else(|| {
+        let none = std::io::Error::other("the kernel's answer names no outgoing interface");
+        PathError::NoRoute(peer, call("RTM_GETROUTE", none))
+    })
 }
 
 fn parse_route(payload: &[u8]) -> Option<Route> {

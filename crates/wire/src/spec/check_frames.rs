@@ -41,7 +41,7 @@ pub fn pps_flows(engine: super::UdpEngine, total: u32) -> Result<(u32, u32), Pps
         return frame_flows(total).ok_or(PpsFlowsError::Frames(total));
     }
     match total {
-        1..=10_000 => Ok((total, 1)),
+        1..=super::check::MAX_UDP_FLOWS => Ok((total, 1)),
         _ => Err(PpsFlowsError::Range(total)),
     }
 }
