@@ -15,6 +15,7 @@ mod efficiency;
 mod faults;
 #[cfg(target_os = "linux")]
 mod frames_e2e;
+mod frames_live;
 mod frames_netns;
 mod fuzz;
 mod habits;

@@ -11,10 +11,13 @@ use crate::RawRun;
 pub fn frame_summary(raw: &RawRun, summary: &Summary) -> Option<FrameSummary> {
     let engine = raw.spec.udp()?.engine;
     let driver = raw.server.driver.as_ref()?;
-    let (mut used, mut refused) = (0u64, 0u64);
+    let (mut used, mut refused, mut tx_path) = (0u64, 0u64, None);
     for s in &raw.local_streams {
         let counts = match &s.result {
-            Some(Ok(report)) => &report.counts,
+            Some(Ok(report)) => {
+                tx_path = tx_path.or(report.frame_path);
+                &report.counts
+            }
             _ => &s.now,
         };
         used += counts.packets;
@@ -28,6 +31,7 @@ pub fn frame_summary(raw: &RawRun, summary: &Summary) -> Option<FrameSummary> {
         .map_or(summary.duration_s, |f| f.window_s);
     Some(FrameSummary {
         engine,
+        tx_path,
         interface: driver.interface.clone(),
         frames_sent,
         frames_refused: refused,

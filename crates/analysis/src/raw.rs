@@ -30,6 +30,8 @@ pub struct WorkerReport {
     pub lost_transactions: u64,
     /// Paced requesters: schedule slots that passed without a request.
     pub slots_missed: u64,
+    /// A frame engine's sender: how its frames reached the driver.
+    pub frame_path: Option<wire::spec::FramePath>,
 }
 
 /// The client's end of one data connection.

@@ -370,9 +370,7 @@ mod tests {
             tcp_info: info,
             retransmits: None,
             counts: bytes(total),
-            latency: None,
-            lost_transactions: 0,
-            slots_missed: 0,
+            ..WorkerReport::default()
         }))
     }
 

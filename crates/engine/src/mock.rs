@@ -72,6 +72,7 @@ impl StreamEngine for MockEngine {
             latency: None,
             lost_transactions: 0,
             slots_missed: 0,
+            frame_path: None,
             counts: wire::msg::StreamCounts {
                 bytes: total,
                 ..Default::default()

@@ -47,6 +47,8 @@ pub struct StreamReport {
     pub lost_transactions: u64,
     /// Paced requesters: schedule slots that passed without a request (see `pace`).
     pub slots_missed: u64,
+    /// A frame engine's sender: how its frames reached the driver.
+    pub frame_path: Option<wire::spec::FramePath>,
 }
 
 /// Drives one data connection of a test kind. One implementation per file.

@@ -19,14 +19,15 @@ use std::io::{self, ErrorKind};
 use std::net::{SocketAddr, UdpSocket};
 use std::time::Duration;
 
-use frames::af_xdp::{Mode, XskTx};
+use frames::af_xdp::{Granted, Mode, XskTx};
 use frames::packet_tx::{PacketTx, RingSize};
-use frames::send::{send, Control, FrameTx, Progress, SendLimit};
+use frames::send::{send, Control, FrameTx, Progress, SendLimit, TxCounts};
+use frames::xdp_live::LiveTx;
 use frames::{Endpoints, FlowPattern, FrameSpec, Frames};
 use measure::clock::now_ns;
 use measure::cpu::CpuTime;
 use wire::msg::{SendDrops, StreamCounts};
-use wire::spec::{Flow, UdpEngine, UdpParams};
+use wire::spec::{Flow, FramePath, UdpEngine, UdpParams};
 use wire::TestKind;
 
 use crate::{Conn, Endpoint, EngineError, Role, StreamControl, StreamEngine, StreamReport};
@@ -87,16 +88,56 @@ impl UdpFrames {
         Ok((built.of_stream(stream), path.ifindex))
     }
 
-    fn open(&self, ifindex: u32, frames: &Frames) -> Result<Box<dyn FrameTx>, EngineError> {
-        let tx: Box<dyn FrameTx> = match self.engine {
-            UdpEngine::Xdp => Box::new(XskTx::open(ifindex, 0, Mode::Auto).map_err(sys)?),
-            _ => Box::new(
-                PacketTx::open(ifindex, RingSize::for_frames(frames.built_len())).map_err(sys)?,
-            ),
+    /// The engine's sender on `ifindex`. `xdp` takes, in order: an AF_XDP socket where the
+    /// driver offers zero-copy; XDP live frames where it transmits redirected frames and the
+    /// test is unpaced IPv4 (`frames::xdp_live`: no skb per frame); else an AF_XDP socket in
+    /// copy mode.
+    fn open(&self, ifindex: u32, frames: &Frames) -> Result<Sender, EngineError> {
+        if self.engine != UdpEngine::Xdp {
+            let ring = RingSize::for_frames(frames.built_len());
+            let tx = PacketTx::open(ifindex, ring).map_err(sys)?;
+            return Ok(Sender::Ring(Box::new(tx), FramePath::PacketRing));
+        }
+        let features = frames::xdp_features::of(ifindex);
+        let live = features.is_some_and(|f| f.ndo_xmit() && !f.zero_copy())
+            && self.target_pps.is_none()
+            && frames::xdp_live::fits(frames);
+        if live {
+            return Ok(Sender::Live(LiveTx::open(ifindex, frames).map_err(sys)?));
+        }
+        let tx = XskTx::open(ifindex, 0, Mode::Auto).map_err(sys)?;
+        let path = match tx.granted() {
+            Granted::ZeroCopy => FramePath::XdpZeroCopy,
+            Granted::Copy => FramePath::XdpCopy,
         };
-        Ok(tx)
+        Ok(Sender::Ring(Box::new(tx), path))
     }
 }
+
+/// A stream's sender: a ring the send loop fills, or XDP live frames.
+enum Sender {
+    Ring(Box<dyn FrameTx>, FramePath),
+    Live(LiveTx),
+}
+
+impl Sender {
+    /// Sends; the counts, the path, and the CPU of any thread but this one that sent.
+    fn send(&mut self, frames: &Frames, ctl: Control) -> Result<Sent, EngineError> {
+        match self {
+            Sender::Ring(tx, path) => {
+                let c = send(tx.as_mut(), frames, ctl, &now_ns).map_err(sys)?;
+                Ok((c, *path, CpuTime::default()))
+            }
+            Sender::Live(tx) => {
+                let (c, runner) = tx.send(ctl, &now_ns).map_err(sys)?;
+                Ok((c, FramePath::XdpLive, runner))
+            }
+        }
+    }
+}
+
+/// What a sender did: counts, path, other threads' CPU.
+type Sent = (TxCounts, FramePath, CpuTime);
 
 fn invalid(why: String) -> EngineError {
     EngineError::Io(io::Error::new(ErrorKind::InvalidInput, why))
@@ -142,7 +183,7 @@ impl StreamEngine for UdpFrames {
         check_block(sock.peer_addr()?, &extra_dst)?;
         let cpu_start = CpuTime::thread_now();
         let (frames, ifindex) = self.frames(&sock, ctl.stream)?;
-        let mut tx = self.open(ifindex, &frames)?;
+        let mut sender = self.open(ifindex, &frames)?;
         let payload = self.payload as u64;
         let stop = || ctl.stop.is_raised() || ctl.abort.is_raised();
         let tell = |p: Progress| {
@@ -158,7 +199,7 @@ impl StreamEngine for UdpFrames {
             stop: Some(&stop),
             sent: Some(&tell),
         };
-        let c = send(tx.as_mut(), &frames, control, &now_ns).map_err(sys)?;
+        let (c, path, runner_cpu) = sender.send(&frames, control)?;
         if ctl.abort.is_raised() {
             return Err(EngineError::Aborted);
         }
@@ -175,7 +216,8 @@ impl StreamEngine for UdpFrames {
         Ok(StreamReport {
             bytes_total: counts.bytes,
             counts,
-            cpu: CpuTime::thread_now().since(cpu_start),
+            cpu: CpuTime::thread_now().since(cpu_start).plus(runner_cpu),
+            frame_path: Some(path),
             ..Default::default()
         })
     }

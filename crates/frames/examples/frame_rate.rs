@@ -1,7 +1,7 @@
 //! A one-off measurement, not a test: frames per second over a veth pair that already exists,
 //! counted at the receiver's XDP counter (count-and-drop).
 //!
-//! `frame_rate packet|xdp|count TX_NS RX_NS SECONDS` sends 64-byte frames from `va` in TX_NS
+//! `frame_rate packet|xdp|live|count TX_NS RX_NS SECONDS` sends 64-byte frames from `va` in TX_NS
 //! to `vb` in RX_NS for SECONDS (at most 10) and prints the sender's and the counter's rates;
 //! `count` only counts, for a peer tool (trafgen) sending meanwhile. Root only; Linux only.
 
@@ -19,8 +19,9 @@ fn main() {
 mod linux {
     use frames::af_xdp::{Mode, XskTx};
     use frames::packet_tx::{PacketTx, RingSize};
-    use frames::send::{SendLimit, TxCounts};
+    use frames::send::{Control, SendLimit, TxCounts};
     use frames::xdp::{ifindex, Action, PortRange, XdpCounter};
+    use frames::xdp_live::LiveTx;
     use frames::{Endpoints, FlowPattern, FrameSpec, Frames, SysError};
     use std::net::{IpAddr, Ipv4Addr};
     use std::os::fd::AsRawFd;
@@ -60,7 +61,7 @@ mod linux {
     pub fn main() -> Result<(), String> {
         let args: Vec<String> = std::env::args().skip(1).collect();
         let [engine, tx_ns, rx_ns, secs] = args.as_slice() else {
-            return Err("usage: frame_rate packet|xdp|count TX_NS RX_NS SECONDS".into());
+            return Err("usage: frame_rate packet|xdp|live|count TX_NS RX_NS SECONDS".into());
         };
         let secs: f64 = secs
             .parse::<f64>()
@@ -106,6 +107,14 @@ mod linux {
                     let mut tx = XskTx::open(ifindex("va")?, 0, Mode::Auto)?;
                     let c = tx.send(&frames, limit, clock)?;
                     Ok((format!("xdp ({:?})", tx.granted()), c))
+                })?
+                .map_err(|e| e.to_string())?,
+            ),
+            "live" => Some(
+                in_netns(tx_ns, || -> Result<_, SysError> {
+                    let tx = LiveTx::open(ifindex("va")?, &frames)?;
+                    let (c, _) = tx.send(Control::limit(limit), &clock)?;
+                    Ok(("xdp (live frames)".to_string(), c))
                 })?
                 .map_err(|e| e.to_string())?,
             ),

@@ -72,6 +72,9 @@ pub struct Frames {
     udp_at: usize,
     /// The data header's stream index: a test's stream, or (`None`) each frame's flow.
     stream: Option<u16>,
+    pattern: FlowPattern,
+    base_ports: (u16, u16),
+    ipv6: bool,
 }
 
 /// The frame-size range for this family and MTU, FCS included.
@@ -116,6 +119,9 @@ impl Frames {
             built_len,
             udp_at,
             stream: None,
+            pattern: spec.flows,
+            base_ports: (e.src_port, e.dst_port),
+            ipv6,
         })
     }
 
@@ -136,6 +142,26 @@ impl Frames {
     /// How many flows there are.
     pub fn flows(&self) -> usize {
         self.templates.len()
+    }
+
+    /// How the flows differ, and flow 0's (source, destination) ports.
+    pub fn pattern(&self) -> (FlowPattern, (u16, u16)) {
+        (self.pattern, self.base_ports)
+    }
+
+    /// Where the UDP header starts (after the Ethernet and IP headers).
+    pub fn udp_at(&self) -> usize {
+        self.udp_at
+    }
+
+    /// Whether the frames are IPv6.
+    pub fn ipv6(&self) -> bool {
+        self.ipv6
+    }
+
+    /// The data header's stream field: the test's stream, or `None` when it is each frame's flow.
+    pub fn stream(&self) -> Option<u16> {
+        self.stream
     }
 
     /// Writes flow `flow`'s frame (modulo the flow count) with sequence number `seq` and send

@@ -47,6 +47,10 @@ pub mod send;
 #[cfg(target_os = "linux")]
 pub mod xdp;
 #[cfg(target_os = "linux")]
+pub mod xdp_features;
+#[cfg(target_os = "linux")]
+pub mod xdp_live;
+#[cfg(target_os = "linux")]
 pub mod xdp_query;
 
 pub use error::{FrameError, PathError, SysError};

@@ -1,5 +1,6 @@
 //! Just enough rtnetlink for linerate's questions to the kernel: a `NETLINK_ROUTE` socket with a
-//! receive timeout ([`open`]), a request ([`request`]), and a bounded ask ([`ask`]) whose
+//! receive timeout ([`open`]), a request ([`request`]), and a bounded ask ([`ask`]; [`ask_on`]
+//! for a generic-netlink family, as `frames::xdp_features` asks the `netdev` family) whose
 //! answer is walked as messages and attributes. The qdisc dump (`qdisc/netlink.rs`) opens its
 //! socket here; the frame engine asks the route, link and neighbour of a peer and an
 //! interface's XDP program (`frames::route`, `frames::xdp_query`).
@@ -97,8 +98,19 @@ pub fn request(kind: u16, flags: u16, fixed: &[u8], attrs: &[(u16, &[u8])]) -> V
 /// Sends `req` on a fresh NETLINK_ROUTE socket and hands every reply message to `each` until
 /// the reply is complete (one message, or a dump's `NLMSG_DONE`). A kernel error is returned
 /// as one.
-pub fn ask(req: &[u8], dump: bool, mut each: impl FnMut(Message)) -> io::Result<()> {
-    let fd = open(READ_TIMEOUT)?;
+pub fn ask(req: &[u8], dump: bool, each: impl FnMut(Message)) -> io::Result<()> {
+    ask_on(libc::NETLINK_ROUTE, req, dump, each)
+}
+
+/// [`ask`] on a socket of netlink `protocol` (`NETLINK_GENERIC` for a generic family's
+/// request, whose payload opens with the 4-byte `genlmsghdr`).
+pub fn ask_on(
+    protocol: libc::c_int,
+    req: &[u8],
+    dump: bool,
+    mut each: impl FnMut(Message),
+) -> io::Result<()> {
+    let fd = open_on(protocol, READ_TIMEOUT)?;
     // SAFETY: req is a valid buffer of req.len() bytes; the socket is ours.
     let sent = unsafe { libc::send(fd.as_raw_fd(), req.as_ptr().cast(), req.len(), 0) };
     if sent < 0 {
@@ -133,12 +145,17 @@ pub fn ask(req: &[u8], dump: bool, mut each: impl FnMut(Message)) -> io::Result<
 
 /// A `NETLINK_ROUTE` socket whose reads wait at most `timeout`.
 pub fn open(timeout: Duration) -> io::Result<OwnedFd> {
+    open_on(libc::NETLINK_ROUTE, timeout)
+}
+
+/// A netlink socket of `protocol` whose reads wait at most `timeout`.
+fn open_on(protocol: libc::c_int, timeout: Duration) -> io::Result<OwnedFd> {
     // SAFETY: plain socket call; the descriptor is owned at once.
     let fd = unsafe {
         libc::socket(
             libc::AF_NETLINK,
             libc::SOCK_RAW | libc::SOCK_CLOEXEC,
-            libc::NETLINK_ROUTE,
+            protocol,
         )
     };
     if fd < 0 {

@@ -5,13 +5,17 @@
 //! never at the receiver's) and in the receiving host (at its driver, not at the socket).
 
 use serde::{Deserialize, Serialize};
-use wire::spec::UdpEngine;
+use wire::spec::{FramePath, UdpEngine};
 
 /// `summary.frames`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FrameSummary {
     /// The engine that sent (`packet`, `xdp`).
     pub engine: UdpEngine,
+    /// How the frames reached the sending driver: an AF_PACKET ring, an AF_XDP socket in copy
+    /// or zero-copy mode, or XDP live frames (absent: a record made before the field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tx_path: Option<FramePath>,
     /// The server's interface the counter was on.
     pub interface: String,
     /// Frames the sending driver accepted.

@@ -21,7 +21,9 @@ pub mod params;
 pub mod rates;
 
 pub use kind::{Params, Shape, TestKind};
-pub use params::{RrParams, RxMode, StreamParams, TcpOptions, UdpEngine, UdpParams, UdpRate};
+pub use params::{
+    FramePath, RrParams, RxMode, StreamParams, TcpOptions, UdpEngine, UdpParams, UdpRate,
+};
 
 /// Which way data flows, seen from the client.
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]

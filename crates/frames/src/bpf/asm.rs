@@ -39,6 +39,10 @@ pub const R5: Reg = Reg(5);
 pub const R6: Reg = Reg(6);
 /// r7: callee-saved.
 pub const R7: Reg = Reg(7);
+/// r8: callee-saved.
+pub const R8: Reg = Reg(8);
+/// r9: callee-saved.
+pub const R9: Reg = Reg(9);
 /// r10: the frame pointer (stack grows down from it).
 pub const R10: Reg = Reg(10);
 
@@ -86,7 +90,10 @@ const K: u8 = 0x00;
 const X: u8 = 0x08;
 const ADD: u8 = 0x00;
 const SUB: u8 = 0x10;
+const DIV: u8 = 0x30;
 const AND: u8 = 0x50;
+const RSH: u8 = 0x70;
+const MOD: u8 = 0x90;
 const MOV: u8 = 0xb0;
 const END: u8 = 0xd0;
 const TO_BE: u8 = 0x08;
@@ -163,6 +170,31 @@ impl Asm {
     /// dst -= imm.
     pub fn sub_imm(&mut self, dst: Reg, imm: i32) -> &mut Self {
         self.push(ALU64 | SUB | K, dst, R0, 0, imm)
+    }
+
+    /// dst -= src.
+    pub fn sub(&mut self, dst: Reg, src: Reg) -> &mut Self {
+        self.push(ALU64 | SUB | X, dst, src, 0, 0)
+    }
+
+    /// dst >>= imm (logical).
+    pub fn rsh_imm(&mut self, dst: Reg, imm: i32) -> &mut Self {
+        self.push(ALU64 | RSH | K, dst, R0, 0, imm)
+    }
+
+    /// dst /= imm (unsigned; the verifier refuses 0).
+    pub fn div_imm(&mut self, dst: Reg, imm: i32) -> &mut Self {
+        self.push(ALU64 | DIV | K, dst, R0, 0, imm)
+    }
+
+    /// dst %= imm (unsigned; the verifier refuses 0).
+    pub fn mod_imm(&mut self, dst: Reg, imm: i32) -> &mut Self {
+        self.push(ALU64 | MOD | K, dst, R0, 0, imm)
+    }
+
+    /// dst = its low 64 bits in big-endian byte order (host order to network order).
+    pub fn be64(&mut self, dst: Reg) -> &mut Self {
+        self.push(ALU | END | TO_BE, dst, R0, 0, 64)
     }
 
     /// dst &= imm.
@@ -309,6 +341,29 @@ mod tests {
                 imm: 0
             }
         );
+    }
+
+    #[test]
+    fn the_arithmetic_encodings_are_the_kernels() {
+        // filter.h: BPF_ALU64_IMM(BPF_RSH, ..) 0x77, (BPF_DIV) 0x37, (BPF_MOD) 0x97,
+        // BPF_ALU64_REG(BPF_SUB, ..) 0x1f, BPF_ENDIAN(BPF_TO_BE, .., 64) 0xdc with imm 64.
+        let mut a = Asm::new();
+        a.rsh_imm(R1, 8)
+            .div_imm(R2, 100)
+            .mod_imm(R3, 100)
+            .sub(R8, R9)
+            .be64(R9);
+        let got: Vec<(u8, u8, i32)> = (a.finish().unwrap().iter())
+            .map(|i| (i.code, i.regs, i.imm))
+            .collect();
+        let want = [
+            (0x77, 0x01, 8),
+            (0x37, 0x02, 100),
+            (0x97, 0x03, 100),
+            (0x1f, 0x98, 0),
+            (0xdc, 0x09, 64),
+        ];
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -18,6 +18,9 @@ const PROG_LOAD: libc::c_long = 5;
 const PROG_GET_FD_BY_ID: libc::c_long = 13;
 const OBJ_GET_INFO_BY_FD: libc::c_long = 15;
 const LINK_CREATE: libc::c_long = 28;
+const PROG_TEST_RUN: libc::c_long = 10;
+/// BPF_F_TEST_XDP_LIVE_FRAMES.
+const TEST_XDP_LIVE_FRAMES: u32 = 1 << 1;
 
 /// BPF_MAP_TYPE_PERCPU_ARRAY.
 pub const MAP_PERCPU_ARRAY: u32 = 6;
@@ -167,6 +170,35 @@ pub fn link_create_xdp(prog: &OwnedFd, ifindex: u32, flags: u32) -> io::Result<O
         .u32(8, ATTACH_XDP)
         .u32(12, flags);
     bpf(LINK_CREATE, &mut a).map(fd_of)
+}
+
+/// Runs XDP program `prog` `repeat` times over `frame` in live-frames mode
+/// (`BPF_F_TEST_XDP_LIVE_FRAMES`): each run's frame is a real one, and what the program
+/// redirects is transmitted by the target device's `ndo_xdp_xmit`, without an skb (the kernel's
+/// default batch of 64 frames per flush).
+pub fn prog_test_run_live(prog: &OwnedFd, frame: &[u8], repeat: u32) -> io::Result<()> {
+    let mut a = Attr::new();
+    a.u32(0, prog.as_raw_fd() as u32)
+        .u32(8, frame.len() as u32)
+        .u64(16, frame.as_ptr() as u64)
+        .u32(32, repeat)
+        .u32(64, TEST_XDP_LIVE_FRAMES);
+    bpf(PROG_TEST_RUN, &mut a).map(|_| ())
+}
+
+/// Runs XDP program `prog` once over `frame` (no live frames: nothing is transmitted); the
+/// program's return value and the frame as it left the program, in `out`.
+pub fn prog_test_run(prog: &OwnedFd, frame: &[u8], out: &mut [u8]) -> io::Result<(u32, usize)> {
+    let mut a = Attr::new();
+    a.u32(0, prog.as_raw_fd() as u32)
+        .u32(8, frame.len() as u32)
+        .u32(12, out.len() as u32)
+        .u64(16, frame.as_ptr() as u64)
+        .u64(24, out.as_mut_ptr() as u64)
+        .u32(32, 1);
+    bpf(PROG_TEST_RUN, &mut a)?;
+    let word = |at: usize| u32::from_ne_bytes(a.0[at..at + 4].try_into().unwrap_or_default());
+    Ok((word(4), word(12) as usize))
 }
 
 /// The name of the loaded program with id `id` (`struct bpf_prog_info`'s `name`, at byte 64).

@@ -112,6 +112,13 @@ fn start(
         (DropSnapshot::now(interface.as_deref()), interface)
     });
     remote.begin()?;
+    // A frame test's senders start once the server's counter is on (`Begun`): a frame sent
+    // before would be lost to the count, and the live-frames sender needs the counter's
+    // program on the peer to transmit at all. Socket tests start at once, as before.
+    let frames = spec.udp().is_some_and(|u| u.engine.sends_frames());
+    if frames {
+        remote.begun()?;
+    }
     let t0 = Instant::now();
     let cpu0 = CpuTime::process_now();
     let sys0 = SystemCpuSnapshot::now();
@@ -124,7 +131,9 @@ fn start(
             .spawn(conn, role, format!("lr-cli-{index}"))
             .map_err(|e| ClientError::Protocol(format!("cannot start stream thread: {e}")))?;
     }
-    remote.begun()?;
+    if !frames {
+        remote.begun()?;
+    }
     Ok(Running {
         workers,
         t0,
@@ -383,6 +392,7 @@ fn worker_report(r: engine::StreamReport) -> WorkerReport {
         latency: r.latency,
         lost_transactions: r.lost_transactions,
         slots_missed: r.slots_missed,
+        frame_path: r.frame_path,
     }
 }
 

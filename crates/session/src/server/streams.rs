@@ -55,6 +55,12 @@ pub(super) fn run_streams(
     shared: &Shared,
     begin_by: Instant,
 ) -> Result<ServerResults, SessionError> {
+    let interface = ctrl
+        .local_addr()
+        .and_then(|a| measure::host::interface_for_ip(a.ip()));
+    // A frame engine's test: its frames counted at the driver from before the client's
+    // `Begin` (its senders start as it sends it, without waiting for `Begun`; frames.rs).
+    let frames = super::frames::FrameCounter::for_test(spec, interface.as_deref(), &conns)?;
     let left = begin_by.saturating_duration_since(Instant::now());
     let begin = recv::<ClientMsg>(ctrl, left.max(Duration::from_millis(1))).map_err(|e| {
         if Instant::now() >= begin_by {
@@ -72,13 +78,8 @@ pub(super) fn run_streams(
             })
         }
     }
-    let interface = ctrl
-        .local_addr()
-        .and_then(|a| measure::host::interface_for_ip(a.ip()));
     let drops0 = (spec.kind() == TestKind::UdpStream)
         .then(|| (DropSnapshot::now(interface.as_deref()), interface.clone()));
-    // A frame engine's test: its frames counted at the driver from before `Begun` (frames.rs).
-    let frames = super::frames::FrameCounter::for_test(spec, interface.as_deref(), &conns)?;
     // Every test's: the qdiscs of the interface, for the record's `hosts.server.qdiscs`.
     let qdiscs0 = QdiscWatch::start(interface);
     let crr = conns.iter().find_map(|c| match c {

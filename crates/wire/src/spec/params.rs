@@ -232,6 +232,22 @@ impl UdpEngine {
     }
 }
 
+/// How a frame engine's frames reached the sending driver (what the engine was granted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FramePath {
+    /// An AF_PACKET TX ring (`packet`): the kernel builds an skb per frame.
+    PacketRing,
+    /// An AF_XDP socket in copy mode: the kernel copies each frame into an skb.
+    XdpCopy,
+    /// An AF_XDP socket in zero-copy mode: the driver reads the frames from user memory.
+    XdpZeroCopy,
+    /// XDP live frames: an XDP program run by the kernel (`BPF_PROG_RUN`) redirects each frame
+    /// to the driver's `ndo_xdp_xmit`, with no skb (the `xdp` engine where the driver has no
+    /// zero-copy and takes redirected frames, for an unpaced IPv4 test).
+    XdpLive,
+}
+
 /// `udp_stream`: payload, rate, batching and flows.
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

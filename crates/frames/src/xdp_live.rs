@@ -1,0 +1,334 @@
+//! The `xdp` engine's sender where the driver offers no AF_XDP zero-copy: XDP live frames.
+//! An XDP program, run by the kernel over a frame in `BPF_PROG_RUN`'s live-frames mode
+//! (`BPF_F_TEST_XDP_LIVE_FRAMES`, Linux 5.18+), stamps each frame's sequence number, send time
+//! and flow, and redirects it to the sending interface, whose driver transmits it through
+//! `ndo_xdp_xmit`: no skb and no socket per frame, the path xdp-trafficgen takes. On a veth
+//! pair this is about twice the frame rate of an AF_XDP socket in copy mode (which builds an
+//! skb per frame), and the frames are the same bytes on the wire.
+//!
+//! What "sent" means: the frames the program redirected, each one sequence number, counted by
+//! the program itself in its state map (so a run cut short by a signal or a stop still has an
+//! exact count); a driver that cannot take a redirected frame drops it after the program, so such a
+//! loss shows at the receiver's counter as `lost_on_path`, never as a frame missing from the
+//! count. The engine uses this sender only where the interface says it transmits redirected
+//! frames (`crate::xdp_features`), IPv4 only (the frames carry no UDP checksum, which IPv4
+//! allows and IPv6 does not), and frames up to [`MAX_FRAME`] bytes.
+//!
+//! Invariants: the program reads and writes only inside the bounds the verifier checked; it
+//! redirects nothing once the stop word is set or the frame limit reached, and the watching
+//! thread sets the stop word within [`WATCH`] of the run's time or its stop, so the last frame
+//! leaves within a few ms of the test's end; a kernel run is at most [`RUN_FRAMES`] frames and
+//! the runner thread is joined before `send` returns. Not paced: a paced test takes the AF_XDP
+//! socket.
+
+use crate::bpf::asm::{Asm, Cond, Size, R0, R1, R10, R2, R3, R4, R6, R7, R8, R9};
+use crate::bpf::sys;
+use crate::error::SysError;
+use crate::frame::Frames;
+use crate::send::{Control, Progress, TxCounts};
+use measure::cpu::CpuTime;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Frames per kernel run at most (about a second at a veth's live-frames rate): each run
+/// costs the kernel a page pool set up and torn down (tens of ms), so runs are long, and a
+/// stop ends one from the program's side (the stop word), not by waiting it out.
+pub const RUN_FRAMES: u64 = 1 << 21;
+/// The largest frame a live run carries (a page less the kernel's head and tail room).
+pub const MAX_FRAME: usize = 3000;
+/// How often the watching thread reads the count and asks whether to stop.
+const WATCH: Duration = Duration::from_millis(2);
+/// BPF_MAP_TYPE_ARRAY.
+const MAP_ARRAY: u32 = 2;
+const HELPER_MAP_LOOKUP_ELEM: i32 = 1;
+const HELPER_KTIME_GET_NS: i32 = 5;
+const HELPER_REDIRECT: i32 = 23;
+const XDP_DROP: i32 = 1;
+/// The state map's value: seq (next sequence number), clock offset, stop word, frame limit.
+const STATE_LEN: usize = 32;
+
+/// A live-frames sender on one interface.
+pub struct LiveTx {
+    prog: OwnedFd,
+    state: OwnedFd,
+    frame: Vec<u8>,
+}
+
+/// Whether live frames can carry `frames`: IPv4, and small enough.
+pub fn fits(frames: &Frames) -> bool {
+    !frames.ipv6() && frames.built_len() <= MAX_FRAME
+}
+
+impl LiveTx {
+    /// A sender of `frames` out of interface `ifindex`.
+    pub fn open(ifindex: u32, frames: &Frames) -> Result<Self, SysError> {
+        crate::caps::require_xdp()?;
+        if !fits(frames) {
+            return Err(SysError::Slot {
+                len: frames.built_len(),
+                slot: MAX_FRAME,
+            });
+        }
+        let state = sys::map_create(MAP_ARRAY, 4, STATE_LEN as u32, 1, "lr_live")?;
+        let insns =
+            program(frames, ifindex, state.as_raw_fd()).ok_or_else(|| SysError::Verifier {
+                source: std::io::Error::other("unresolved label"),
+                log: "the program's source has a jump to a label never placed".into(),
+            })?;
+        let prog = sys::prog_load_xdp(&insns, "lr_live")?;
+        let mut frame = vec![0u8; frames.built_len()];
+        frames.write(&mut frame, 0, 0, 0);
+        // No UDP checksum (IPv4's 0): the program changes the data header per frame.
+        let csum = frames.udp_at() + 6;
+        frame[csum..csum + 2].fill(0);
+        Ok(Self { prog, state, frame })
+    }
+
+    fn read(&self) -> Result<[u64; 4], SysError> {
+        let mut v = [0u8; STATE_LEN];
+        sys::map_lookup(&self.state, &0u32.to_ne_bytes(), &mut v)?;
+        let word =
+            |i: usize| u64::from_ne_bytes(v[i * 8..i * 8 + 8].try_into().unwrap_or_default());
+        Ok([word(0), word(1), word(2), word(3)])
+    }
+
+    fn write(&self, words: [u64; 4]) -> Result<(), SysError> {
+        let mut v = [0u8; STATE_LEN];
+        for (i, w) in words.iter().enumerate() {
+            v[i * 8..i * 8 + 8].copy_from_slice(&w.to_ne_bytes());
+        }
+        sys::map_update(&self.state, &0u32.to_ne_bytes(), &v)
+    }
+
+    /// Sends as [`crate::send::send`] does (`ctl`'s frame count, time, stop and progress), but
+    /// unpaced: the kernel runs the program on this thread's CPU in long runs on a second
+    /// thread while this one watches the count and the stop. `clock` gives the data header's
+    /// send times (the program reads CLOCK_MONOTONIC less its offset to `clock`). Returns
+    /// the counts and the runner thread's CPU time (the caller's own thread only watches).
+    pub fn send(
+        &self,
+        ctl: Control,
+        clock: &dyn Fn() -> u64,
+    ) -> Result<(TxCounts, CpuTime), SysError> {
+        let offset = measure::clock::now_ns().wrapping_sub(clock());
+        self.write([0, offset, 0, ctl.limit.frames])?;
+        let start = Instant::now();
+        let done = AtomicBool::new(false);
+        let (ran, cpu) = std::thread::scope(|s| {
+            let runner = s.spawn(|| {
+                let cpu0 = CpuTime::thread_now();
+                let ran = self.run_until_done(ctl.limit.frames, &done);
+                (ran, CpuTime::thread_now().since(cpu0))
+            });
+            let watched = self.watch(&ctl, start, &runner);
+            done.store(true, Ordering::Relaxed);
+            let (ran, cpu) = runner.join().unwrap_or_else(|_| {
+                let panicked = SysError::Call {
+                    call: "live frames runner".into(),
+                    source: std::io::Error::other("panicked"),
+                };
+                (Err(panicked), CpuTime::default())
+            });
+            (watched.and(ran), cpu)
+        });
+        let sent = self.read()?[0];
+        let c = TxCounts {
+            sent,
+            bytes: sent * self.frame.len() as u64,
+            elapsed: start.elapsed(),
+            ..TxCounts::default()
+        };
+        if let Some(tell) = ctl.sent {
+            tell(Progress {
+                accepted: sent,
+                refused: 0,
+            });
+        }
+        ran.map(|()| (c, cpu))
+    }
+
+    /// Every [`WATCH`]: tells the count, and raises the program's stop word at the run's time,
+    /// at `ctl.stop`, or when the runner has ended.
+    fn watch(
+        &self,
+        ctl: &Control,
+        start: Instant,
+        runner: &std::thread::ScopedJoinHandle<'_, (Result<(), SysError>, CpuTime)>,
+    ) -> Result<(), SysError> {
+        let end = start + ctl.limit.time;
+        loop {
+            std::thread::sleep(WATCH);
+            let [seq, offset, _, limit] = self.read()?;
+            if let Some(tell) = ctl.sent {
+                tell(Progress {
+                    accepted: seq,
+                    refused: 0,
+                });
+            }
+            let stop = ctl.stop.is_some_and(|stop| stop()) || Instant::now() >= end;
+            if stop || runner.is_finished() {
+                // The stop word: the program redirects nothing more and the run ends fast.
+                let seq = self.read()?[0];
+                return self.write([seq, offset, 1, limit.min(seq)]);
+            }
+        }
+    }
+
+    /// Runs the program until the frame limit, the stop word, or `done`.
+    fn run_until_done(&self, limit: u64, done: &AtomicBool) -> Result<(), SysError> {
+        while !done.load(Ordering::Relaxed) {
+            let [seq, _, stop, _] = self.read()?;
+            let left = limit.saturating_sub(seq);
+            if stop != 0 || left == 0 {
+                return Ok(());
+            }
+            let n = u32::try_from(left.min(RUN_FRAMES)).unwrap_or(u32::MAX);
+            match sys::prog_test_run_live(&self.prog, &self.frame, n) {
+                // A signal cut the run short: the program's count holds what it sent.
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                Err(source) => {
+                    return Err(SysError::Call {
+                        call: "bpf(BPF_PROG_RUN, live frames)".into(),
+                        source,
+                    })
+                }
+                Ok(()) => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The program: stop when the stop word is set or the limit reached; else `seq = state.seq++`; the data header's sequence number and send time; for
+/// several flows, flow `seq % flows`'s ports (and stream field); redirect to `ifindex`.
+fn program(frames: &Frames, ifindex: u32, state: i32) -> Option<Vec<crate::bpf::asm::Insn>> {
+    let mut a = Asm::new();
+    let drop = a.new_label();
+    let head = frames.udp_at() + crate::frame::UDP_LEN;
+    let end = i32::try_from(head + wire::datagram::HEADER_LEN).ok()?;
+    a.mov(R6, R1).store_imm(Size::W, R10, -4, 0);
+    a.load_map_fd(R1, state).mov(R2, R10).add_imm(R2, -4);
+    a.call(HELPER_MAP_LOOKUP_ELEM)
+        .jump_imm(Cond::Eq, R0, 0, drop)
+        .mov(R7, R0);
+    // The stop word, then the frame limit: past either, redirect nothing.
+    a.load(Size::DW, R1, R7, 16).jump_imm(Cond::Ne, R1, 0, drop);
+    a.load(Size::DW, R8, R7, 0)
+        .load(Size::DW, R1, R7, 24)
+        .jump_reg(Cond::Ge, R8, R1, drop);
+    a.mov(R1, R8).add_imm(R1, 1).store(Size::DW, R7, 0, R1);
+    a.call(HELPER_KTIME_GET_NS)
+        .mov(R9, R0)
+        .load(Size::DW, R1, R7, 8)
+        .sub(R9, R1);
+    // Bounds: the data header must lie inside the frame.
+    a.load(Size::W, R2, R6, 0).load(Size::W, R3, R6, 4);
+    a.mov(R4, R2)
+        .add_imm(R4, end)
+        .jump_reg(Cond::Gt, R4, R3, drop);
+    let head = i16::try_from(head).ok()?;
+    // The 40-bit sequence number, big-endian, at bytes 3..8 of the data header.
+    for k in 0..5i16 {
+        a.mov(R1, R8).rsh_imm(R1, i32::from(8 * (4 - k)));
+        a.store(Size::B, R2, head + 3 + k, R1);
+    }
+    a.be64(R9).store(Size::DW, R2, head + 8, R9);
+    flows(&mut a, frames, head);
+    a.mov_imm(R1, ifindex as i32)
+        .mov_imm(R2, 0)
+        .call(HELPER_REDIRECT)
+        .exit();
+    a.label(drop);
+    a.mov_imm(R0, XDP_DROP).exit();
+    a.finish()
+}
+
+/// For several flows: flow = seq % count into r1; the ports that vary and (when the frames
+/// carry no test stream) the stream field, as `Frames::write` writes flow `flow`. R2 = data.
+fn flows(a: &mut Asm, frames: &Frames, head: i16) {
+    let (pattern, (src, dst)) = frames.pattern();
+    let count = pattern.count() as i32;
+    if count <= 1 {
+        return;
+    }
+    let (s, d) = pattern.sides();
+    let udp = frames.udp_at() as i16;
+    a.mov(R1, R8).mod_imm(R1, count);
+    if frames.stream().is_none() {
+        a.mov(R4, R1).be16(R4).store(Size::H, R2, head, R4);
+    }
+    if d > 1 {
+        a.mov(R4, R1)
+            .mod_imm(R4, i32::from(d))
+            .add_imm(R4, i32::from(dst));
+        a.be16(R4).store(Size::H, R2, udp + 2, R4);
+    }
+    if s > 1 {
+        a.mov(R4, R1)
+            .div_imm(R4, i32::from(d))
+            .add_imm(R4, i32::from(src));
+        a.be16(R4).store(Size::H, R2, udp, R4);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Endpoints, FlowPattern, FrameSpec};
+    use std::net::{IpAddr, Ipv4Addr};
+
+    fn frames(flows: FlowPattern) -> Frames {
+        let spec = FrameSpec {
+            endpoints: Endpoints {
+                src_mac: [2, 0, 0, 0, 0, 1],
+                dst_mac: [2, 0, 0, 0, 0, 2],
+                src: IpAddr::V4(Ipv4Addr::new(198, 18, 0, 1)),
+                dst: IpAddr::V4(Ipv4Addr::new(198, 18, 0, 2)),
+                src_port: 40000,
+                dst_port: 9000,
+            },
+            frame_size: 64,
+            mtu: 1500,
+            flows,
+        };
+        Frames::new(&spec).unwrap()
+    }
+
+    /// The program, run once per sequence number over the template (no live frames, so
+    /// nothing is sent), writes each frame as `Frames::write` does, but for its send time and
+    /// its UDP checksum (0: none, for IPv4), for every flow pattern; and redirects nothing past
+    /// the frame limit. Needs CAP_BPF and CAP_NET_ADMIN (skipped, said so, without).
+    #[test]
+    fn each_frame_the_program_stamps_is_the_one_frames_write_builds() {
+        if crate::caps::require_xdp().is_err() {
+            eprintln!("skipped: no CAP_BPF/CAP_NET_ADMIN to load the live-frames program");
+            return;
+        }
+        for pattern in FlowPattern::ALL {
+            let f = frames(pattern);
+            let tx = LiveTx::open(1, &f).unwrap();
+            tx.write([0, 0, 0, 250]).unwrap();
+            let head = f.udp_at() + 8;
+            for seq in [0u64, 1, 99, 101, 249, 250] {
+                tx.write([seq, 0, 0, 250]).unwrap();
+                let mut out = vec![0u8; 128];
+                let (ret, len) = sys::prog_test_run(&tx.prog, &tx.frame, &mut out).unwrap();
+                let mut want = vec![0u8; f.built_len()];
+                f.write(&mut want, seq as usize, seq, 0);
+                let got = &mut out[..len];
+                if seq >= 250 {
+                    assert_eq!(ret, XDP_DROP as u32, "{pattern:?} past its limit");
+                    continue;
+                }
+                assert_eq!(ret, 4, "{pattern:?} seq {seq}: XDP_REDIRECT");
+                // Send time and checksum aside, byte for byte Frames::write's frame.
+                got[head + 8..head + 16].fill(0);
+                want[head + 8..head + 16].fill(0);
+                want[f.udp_at() + 6..f.udp_at() + 8].fill(0);
+                assert_eq!(got, &want[..], "{pattern:?} seq {seq}");
+                assert_eq!(tx.read().unwrap()[0], seq + 1, "{pattern:?} counted");
+            }
+        }
+    }
+}
