@@ -1,6 +1,8 @@
 //! `linerate mesh A B C …`: the test after `--` over every ordered pair of hosts, each run by
 //! its `from` host (a relay, `serve --relay`) towards its `to` host; the matrix printed as a
 //! table or JSON, drawn with `--chart`, every cell a stored run tagged `mesh_id`, `from`, `to`.
+//! Its progress is `--json-stream`'s events, or the sweeps' bar on stderr (cells done, time
+//! left; a plain line per cell when stderr is not a terminal).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -9,7 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use engine::Signal;
-use events::{JsonLines, Observer, Silent};
+use events::{JsonLines, Observer};
 use record::{RunRecord, Tags};
 use report::{MeshCell, MeshMatrix};
 use session::target::resolve;
@@ -18,6 +20,7 @@ use sweep::mesh::{run_mesh, Cell, CellOutcome, MeshPlan, PairError, RelayPairs};
 use crate::commands::RunOutcome;
 use crate::store_args::{RunStore, StoreArgs};
 use crate::sweep::args::{parse_test, BaseTest};
+use crate::sweep::progress::StderrBar;
 
 /// `linerate mesh`.
 #[derive(Debug, Args)]
@@ -76,8 +79,8 @@ struct Cells {
 }
 
 impl Cells {
-    /// Keeps `cell`: its run stored, a line on stderr, the cell in the matrix; `progress`
-    /// (`--json-stream`) hears `stored` per run and `point` per cell.
+    /// Keeps `cell`: its run stored, the cell in the matrix; `progress` (`--json-stream`, or
+    /// the bar on stderr) hears `stored` per run and `point` per cell.
     fn keep(&mut self, cell: Cell<'_, RunRecord, PairError>, progress: &mut dyn Observer) {
         let (from, to, label) = (cell.from, cell.to, cell.label());
         let kept = match cell.outcome {
@@ -102,17 +105,6 @@ impl Cells {
             CellOutcome::Failed(why) => MeshCell::failed(from, to, why.to_string()),
             CellOutcome::NotRun => MeshCell::failed(from, to, "not run".into()),
         };
-        let figure = self.matrix.figure;
-        let said = match (figure.value(&kept), &kept.error, kept.run) {
-            (Some(v), _, Some(id)) => format!("{} (stored as {id})", figure.format(v)),
-            (Some(v), _, None) => figure.format(v),
-            (None, Some(e), _) => format!("error: {e}"),
-            (None, None, _) => "no figure".into(),
-        };
-        eprintln!(
-            "linerate: mesh {}/{}: {label}: {said}",
-            cell.done, cell.total
-        );
         if let Some(id) = kept.run {
             progress.stored(id.0);
         }
@@ -129,7 +121,7 @@ pub fn check(args: &MeshArgs) -> Result<(MeshPlan, BaseTest)> {
         let found = session::target::resolve_all(name).with_context(|| format!("--dns {name}"))?;
         hosts.extend(found.iter().map(|ip| ip.to_string()));
     }
-    let plan = MeshPlan::new(hosts, args.concurrency, args.share_hosts)?;
+    let plan = MeshPlan::new(hosts, args.concurrency, args.share_hosts)?.timed(args.time);
     if !args.time.is_finite() || args.time <= 0.0 {
         bail!("--time {}: must be above 0 seconds", args.time);
     }
@@ -182,10 +174,13 @@ pub fn mesh(args: &MeshArgs, interrupt: Signal) -> Result<RunOutcome> {
         tags,
         store_error: None,
     };
-    let mut events = args.json_stream.then(|| JsonLines::new(std::io::stdout()));
+    let (mut events, mut bar) = (
+        args.json_stream.then(|| JsonLines::new(std::io::stdout())),
+        StderrBar::new(),
+    );
     let progress: &mut dyn Observer = match events.as_mut() {
         Some(e) => e,
-        None => &mut Silent,
+        None => &mut bar,
     };
     let flag = interrupt.flag();
     run_mesh(&plan, &runner, &flag, progress, &mut |c, p| {

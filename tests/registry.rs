@@ -6,8 +6,9 @@
 use clap::{Arg, CommandFactory, Parser};
 use linerate::cli::Cli;
 use linerate::measuring::MeasuringCli;
-use linerate::ui_accepts::{accepts, is_local};
+use linerate::ui_accepts::accepts;
 use plan::Measuring;
+use ui::accept::is_local;
 use ui::{CommandRule, FlagRule};
 
 /// Each command's name with the fewest words it parses with.

@@ -1,26 +1,30 @@
-//! The page's run form held against the API (docs/API.md, `POST /api/tests`): for every kind
-//! the form runs as options, a request made of every field the form shows for that kind (its
-//! label's `data-kinds`, read from the page the UI serves), with each select at each of its
-//! values, is one the API takes (`201`: past the UI's refusals and the command's own checks).
-//! A field the API refuses (an option the UI keeps from pages, such as `--auth-key`, or one
-//! the kind does not take, such as `rr --rate`) fails here, naming the field. A new field
-//! needs a sample value below, so it cannot slip in untested.
+//! The page's run form held against the API (docs/API.md, `POST /api/tests`). Which kinds take
+//! each field (its label's `data-field`) is the server's word, `GET /api/kinds`; here, for every
+//! kind the form runs as options:
+//! - a request made of every field `/api/kinds` lists for it (each select at each of its values)
+//!   is one the API takes (`201`: past the UI's refusals and the command's own checks), so the
+//!   page never shows a field the API refuses (`rr --rate`, `rr -R`);
+//! - a request with a field it does not list is one the API refuses (`400`), so the page never
+//!   hides a field the command takes;
+//! - every field it lists is one of the page's, and the page's fields are `ui::form::FIELDS`.
 //!
-//! How the page turns its fields into a request is `form.js` (run by Chromium in
-//! `ui_browser::follow`); `request_field` below says the same for its option fields.
+//! A new field needs a sample value below, so it cannot slip in untested. How the page turns its
+//! fields into a request is `form.js` (run by Chromium in `ui_browser::follow`);
+//! `request_field` below says the same for its option fields.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
 use crate::ui_api::Ui;
 
-/// One field of the run form: its name, the kinds its label shows it for (none: every kind),
-/// and a select's non-empty values.
+/// One field of the run form: its name, whether the kind decides if it shows (its label's
+/// `data-field`), and a select's non-empty values.
 #[derive(Debug)]
 struct Field {
     name: String,
-    kinds: Option<Vec<String>>,
+    by_kind: bool,
     values: Vec<String>,
 }
 
@@ -39,9 +43,13 @@ fn form(html: &str) -> (Vec<String>, Vec<Field>) {
         .skip(1)
         .filter_map(|label| {
             let open = &label[..label.find('>')?];
+            let name = attr(label, "name")?.to_string();
+            if let Some(field) = attr(open, "data-field") {
+                assert_eq!(field, name, "a label's data-field names its input");
+            }
             Some(Field {
-                name: attr(label, "name")?.to_string(),
-                kinds: attr(open, "data-kinds").map(|k| k.split(' ').map(String::from).collect()),
+                name,
+                by_kind: attr(open, "data-field").is_some(),
                 values: label
                     .split("<option")
                     .skip(1)
@@ -96,34 +104,30 @@ fn request_field(kind: &str, name: &str, value: Option<&str>) -> Option<Vec<(Str
     Some(vec![(name.to_string(), sample)])
 }
 
+/// A request for `kind` with `fields`, select `i` at its `i`th value (modulo its count).
+fn request(kind: &str, fields: &[&Field], i: usize) -> Map<String, Value> {
+    let mut request = Map::new();
+    request.insert("kind".into(), json!(kind));
+    request.insert("tags".into(), json!({"case": "form"}));
+    for field in fields {
+        let value =
+            (!field.values.is_empty()).then(|| field.values[i % field.values.len()].as_str());
+        for (key, v) in request_field(kind, &field.name, value).unwrap_or_default() {
+            request.insert(key, v);
+        }
+    }
+    request
+}
+
 /// The requests for `kind`: every field it shows, each select at each of its values.
-fn requests(kind: &str, fields: &[Field]) -> Vec<Map<String, Value>> {
-    let shown: Vec<&Field> = fields
-        .iter()
-        .filter(|f| f.name != "kind")
-        .filter(|f| f.kinds.as_ref().is_none_or(|k| k.iter().any(|k| k == kind)))
-        .collect();
+fn requests(kind: &str, shown: &[&Field]) -> Vec<Map<String, Value>> {
     let variants = shown
         .iter()
         .map(|f| f.values.len())
         .max()
         .unwrap_or(1)
         .max(1);
-    (0..variants)
-        .map(|i| {
-            let mut request = Map::new();
-            request.insert("kind".into(), json!(kind));
-            request.insert("tags".into(), json!({"case": "form"}));
-            for field in &shown {
-                let value = (!field.values.is_empty())
-                    .then(|| field.values[i % field.values.len()].as_str());
-                for (key, v) in request_field(kind, &field.name, value).unwrap_or_default() {
-                    request.insert(key, v);
-                }
-            }
-            request
-        })
-        .collect()
+    (0..variants).map(|i| request(kind, shown, i)).collect()
 }
 
 /// Stops test `id` and waits for its end, so the next one has a slot.
@@ -143,8 +147,26 @@ fn stop(ui: &Ui, id: u64) {
     }
 }
 
+/// `GET /api/kinds`: each options kind's fields, by its command's name.
+fn kinds_fields(ui: &Ui) -> BTreeMap<String, Vec<String>> {
+    let kinds = ui.get_json("/api/kinds");
+    let fields = |k: &Value| -> Vec<String> {
+        let list = k["fields"].as_array().expect("fields");
+        list.iter()
+            .map(|f| f.as_str().unwrap().to_string())
+            .collect()
+    };
+    kinds
+        .as_array()
+        .expect("a list of kinds")
+        .iter()
+        .filter(|k| k["options"] == true)
+        .map(|k| (k["kind"].as_str().unwrap().to_string(), fields(k)))
+        .collect()
+}
+
 #[test]
-fn every_field_the_run_form_sends_for_each_kind_is_taken_by_the_api() {
+fn every_field_the_run_form_shows_for_each_kind_is_taken_by_the_api_and_no_other() {
     let ui = Ui::fresh();
     let (status, _, html) = ui.call("GET", "/", &[], "");
     assert_eq!(status, 200);
@@ -160,18 +182,59 @@ fn every_field_the_run_form_sends_for_each_kind_is_taken_by_the_api() {
         !names.contains(&"auth_key") && !names.contains(&"unix"),
         "{names:?}"
     );
-    assert!(
-        names.contains(&"rate") && names.contains(&"direction"),
-        "{names:?}"
+    let by_kind: Vec<&str> = fields
+        .iter()
+        .filter(|f| f.by_kind)
+        .map(|f| f.name.as_str())
+        .collect();
+    assert_eq!(
+        by_kind,
+        ui::form::FIELDS.map(|f| f.name),
+        "the page's fields"
     );
+    let taken = kinds_fields(&ui);
+    // What the commands' own checks refuse, though clap parses it, is no field of theirs.
+    assert!(!taken["rr"].contains(&"direction".into()), "{taken:?}");
+    assert!(!taken["cc"].contains(&"length".into()), "{taken:?}");
+    assert!(taken["rpm"].contains(&"direction".into()), "{taken:?}");
+    assert!(taken["tcp"].len() == by_kind.len(), "{taken:?}");
     let mut sent = 0;
     for kind in &kinds {
-        for request in requests(kind, &fields) {
+        let listed = taken
+            .get(kind)
+            .unwrap_or_else(|| panic!("{kind}: {taken:?}"));
+        for name in listed {
+            assert!(
+                by_kind.contains(&name.as_str()),
+                "{kind}: {name} is not the page's"
+            );
+        }
+        let shown: Vec<&Field> = fields
+            .iter()
+            .filter(|f| f.name != "kind")
+            .filter(|f| !f.by_kind || listed.contains(&f.name))
+            .collect();
+        for request in requests(kind, &shown) {
             let body = Value::Object(request).to_string();
             let (status, answer) = ui.post_test(&body);
             assert_eq!(status, 201, "the form's request {body}: {answer}");
             stop(&ui, answer["id"].as_u64().unwrap());
             sent += 1;
+        }
+        // Each field the page hides for this kind, alone: the API refuses it.
+        let hidden = fields
+            .iter()
+            .filter(|f| f.by_kind && !listed.contains(&f.name));
+        for field in hidden {
+            for i in 0..field.values.len().max(1) {
+                let asked = request(kind, &[field], i);
+                if asked.len() == 2 {
+                    continue; // this value adds nothing (rpm's "both ways", its default)
+                }
+                let body = Value::Object(asked).to_string();
+                let (status, answer) = ui.post_test(&body);
+                assert_eq!(status, 400, "{body}: a field hidden for {kind}: {answer}");
+            }
         }
     }
     // One request per kind, more where a select has several values.

@@ -43,11 +43,13 @@ pub trait PairRunner: Sync {
 }
 
 /// A validated mesh: at least two distinct hosts and at least one test at a time.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MeshPlan {
     hosts: Vec<String>,
     concurrency: usize,
     share_hosts: bool,
+    /// Each pair's test duration (0: not said), for the progress's estimate.
+    pair_seconds: f64,
 }
 
 /// A mesh that cannot run.
@@ -87,7 +89,34 @@ impl MeshPlan {
             hosts,
             concurrency,
             share_hosts,
+            pair_seconds: 0.0,
         })
+    }
+
+    /// The same, each pair's test lasting `seconds` (what the progress's estimate plans on).
+    pub fn timed(self, seconds: f64) -> Self {
+        Self {
+            pair_seconds: seconds.max(0.0),
+            ..self
+        }
+    }
+
+    /// Pairs that run together at most: `--concurrency`, and without `--share-hosts` one pair
+    /// per two hosts.
+    fn at_once(&self) -> usize {
+        let pairs = self.hosts.len() * (self.hosts.len() - 1);
+        let hosts_allow = match self.share_hosts {
+            true => pairs,
+            false => self.hosts.len() / 2,
+        };
+        self.concurrency.min(hosts_allow).max(1)
+    }
+
+    /// Each pair's share of the mesh's wall time, as planned: its duration over the pairs
+    /// that run together (the `begin` event's `planned_s`).
+    pub fn planned_seconds(&self) -> Vec<f64> {
+        let share = self.pair_seconds / self.at_once() as f64;
+        vec![share; self.hosts.len() * (self.hosts.len() - 1)]
     }
 
     /// The hosts, in the order given (rows and columns of the matrix).
@@ -159,7 +188,7 @@ pub fn run_mesh<R: PairRunner>(
     let mut busy = vec![0usize; plan.hosts.len()];
     let (mut running, mut started, mut done) = (0, 0, 0);
     let host = |i: usize| plan.hosts[i].as_str();
-    progress.begin("linerate mesh", &[], &plan.hosts);
+    progress.begin("linerate mesh", &plan.planned_seconds(), &plan.hosts);
     let (tx, rx) = mpsc::channel();
     std::thread::scope(|scope| loop {
         while running < plan.concurrency && !interrupt.is_raised() {
@@ -192,7 +221,9 @@ pub fn run_mesh<R: PairRunner>(
         running -= 1;
         done += 1;
         let (from, to) = (host(f), host(t));
-        progress.point_done(done - 1, &label(from, to), seconds);
+        // Its share of the wall time, in the plan's terms.
+        let share = seconds / plan.at_once() as f64;
+        progress.point_done(done - 1, &label(from, to), share);
         let outcome = match result {
             Ok(out) => CellOutcome::Ran(out),
             Err(why) => CellOutcome::Failed(why),
@@ -367,6 +398,18 @@ mod tests {
         assert!(runner.overlaps.lock().unwrap().iter().any(|o| o.len() == 3));
     }
 
+    /// The progress's plan is the mesh's wall time: each pair's seconds over the pairs that
+    /// run together (two of 4 hosts' pairs at once; 3 with shared hosts).
+    #[test]
+    fn the_planned_time_is_the_pairs_over_those_run_together() {
+        let plan = MeshPlan::new(hosts(4), 4, false).unwrap().timed(10.0);
+        assert_eq!(plan.planned_seconds(), [5.0; 12]);
+        let shared = MeshPlan::new(hosts(3), 3, true).unwrap().timed(6.0);
+        assert_eq!(shared.planned_seconds(), [2.0; 6]);
+        let serial = MeshPlan::new(hosts(2), 8, false).unwrap().timed(1.0);
+        assert_eq!(serial.planned_seconds(), [1.0; 2]);
+    }
+
     #[test]
     fn an_interrupt_runs_no_more_pairs_and_says_which_were_not_run() {
         let plan = MeshPlan::new(hosts(3), 1, false).unwrap();
@@ -404,7 +447,7 @@ mod tests {
         assert_eq!(
             seen.0,
             [
-                "begin linerate mesh 0 h0,h1",
+                "begin linerate mesh 2 h0,h1",
                 "started 0 h0 -> h1",
                 "done 0 h0 -> h1",
                 "started 1 h1 -> h0",
@@ -418,7 +461,7 @@ mod tests {
         assert!(cells.0.iter().all(|c| c.2 == "not run"), "{:?}", cells.0);
         assert_eq!(
             seen.0,
-            ["begin linerate mesh 0 h0,h1", "finish"],
+            ["begin linerate mesh 2 h0,h1", "finish"],
             "nothing started"
         );
     }

@@ -1,6 +1,7 @@
 //! The JSON API (docs/API.md): stored runs (`/api/runs`, as `linerate runs --json` and
 //! `linerate show --json` give them, and `/api/runs/ID/text`, as `linerate show` prints one),
-//! the tests started from the UI (`/api/tests`: start, status, events, stop), and comparisons,
+//! the tests started from the UI (`/api/tests`: start, status, events, stop; `/api/kinds`: the
+//! commands it runs and the form's fields each takes), and comparisons,
 //! trends and reports of stored runs (`/api/compare`, `/api/trend`, `/api/report`, in
 //! `tools`). Store calls block (SQLite, or the PostgreSQL client's own runtime), and so do
 //! starting a child and waiting for it, so they run on tokio's blocking threads, never on its
@@ -51,6 +52,7 @@ pub fn routes() -> Router<Arc<Shared>> {
         .route("/api/runs", get(list_runs))
         .route("/api/runs/{id}", get(get_run))
         .route("/api/runs/{id}/text", get(get_run_text))
+        .route("/api/kinds", get(list_kinds))
         .route("/api/tests", get(list_tests).post(start_test))
         .route("/api/tests/{id}", get(get_test))
         .route("/api/tests/{id}/events", get(test_events))
@@ -224,6 +226,16 @@ async fn start_test(
         return Err(ApiError::Command(message));
     }
     Ok((StatusCode::CREATED, Json(json!({"id": entry.id}))))
+}
+
+/// `GET /api/kinds`: the measuring commands the UI runs, each with the names a request's `kind`
+/// gives it by, whether the options form takes it, and the run form's fields it takes (the page
+/// shows and sends only those).
+async fn list_kinds(State(shared): AppState) -> Json<Vec<Value>> {
+    let kinds = shared.accepts.commands.iter().map(|c| {
+        json!({"kind": c.names.first(), "names": c.names, "options": c.options, "fields": c.fields})
+    });
+    Json(kinds.collect())
 }
 
 /// A test's state: `starting`, `running`, `stopping`, `finished` or `failed`.

@@ -6,7 +6,8 @@
 //! of the linerate binary (which parses, checks, runs and stores the test exactly as on the
 //! command line, writing its events with `--json-stream`), `stream` reads those events,
 //! `registry` keeps the running and recently finished tests with their bounded `log`s,
-//! `events` streams them as Server-Sent Events, `tools` answers comparisons and reports
+//! `events` streams them as Server-Sent Events, `form` says which of the page's run-form fields
+//! each command takes, `tools` answers comparisons and reports
 //! through `linerate compare` and `linerate report`, `guard` checks the key and where requests
 //! come from, `assets` is the page, embedded in the binary. [`metrics`] is a separate small
 //! endpoint on the same HTTP stack: `serve --metrics`, the server's counters for a scraper.
@@ -22,6 +23,7 @@ mod assets;
 mod child;
 mod error;
 mod events;
+pub mod form;
 mod guard;
 mod log;
 pub mod metrics;

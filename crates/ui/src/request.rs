@@ -360,6 +360,7 @@ mod tests {
                 .chain([("-R".into(), FlagRule::Allowed { takes_value: false })])
                 .chain(local.iter().map(|f| (f.to_string(), FlagRule::Local)))
                 .collect(),
+            fields: Vec::new(),
         };
         let path = ["--unix", "--chart", "--pre", "--post", "-u"];
         Accepts {

@@ -6,7 +6,7 @@
 
 import { $, api } from "./util.js";
 import { startTest, stopTest, follow } from "./run.js";
-import { kindChanged } from "./form.js";
+import { kindChanged, kindsLoaded } from "./form.js";
 import { loadRuns, showRun, showCompare, setUpRuns, idsOf } from "./runs.js";
 import { showView, onShow } from "./views.js";
 import { showTrend, trendQuery } from "./trend.js";
@@ -29,6 +29,7 @@ $("#run-form [name=kind]").addEventListener("change", kindChanged);
 $("#stop").addEventListener("click", stopTest);
 setUpRuns();
 kindChanged();
+kindsLoaded.then(kindChanged);
 
 // #runs lists the stored runs, #runs/ID shows one, #compare/12,13 compares, #trend/QUERY draws
 // a trend: links can be kept.

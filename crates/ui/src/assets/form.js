@@ -1,10 +1,11 @@
 // The run form: the request it asks for (docs/API.md, POST /api/tests: the options form, or the
 // command's own words when the "arguments" field is filled or the kind is a series), and the
 // form a request fills again, so a test followed after a reload or from another tab shows its
-// own settings. Which kinds take a field is said once, by its label's `data-kinds`: a field is
-// shown and sent only for those kinds, and tests/ui_form.rs holds each against the API.
+// own settings. Which kinds take a field (its label's `data-field`) is the server's word
+// (GET /api/kinds, derived from the same table and checks the API applies): a field is shown
+// and sent only for the kinds listed with it, and tests/ui_form.rs holds that against the API.
 
-import { $, splitWords } from "./util.js";
+import { $, api, splitWords } from "./util.js";
 
 // Kinds run as the command's words, with an example of them for the arguments field.
 export const SERIES = {
@@ -14,18 +15,28 @@ export const SERIES = {
   mesh: "HOST1 HOST2 HOST3 --test tcp -t 5",
 };
 const TEST_EXAMPLE = "extra words, e.g. -P 2 --no-delay";
-// The record's names of a kind, as the API takes them too.
-const KINDS = { tcp_stream: "tcp", udp_stream: "udp", tcp_rr: "rr", tcp_crr: "crr", udp_pps: "pps" };
+// Each name a request's kind may give (the record's too, tcp_stream) → the command's name, and
+// each command's fields, as GET /api/kinds says (`null` until then, or if it failed: every
+// field shows, and the API says what it refuses).
+const KINDS = {};
+let FIELDS = null;
+/** Settles once the kinds' fields are known (or could not be). */
+export const kindsLoaded = api("/api/kinds").then((kinds) => {
+  FIELDS = {};
+  for (const k of kinds) {
+    FIELDS[k.kind] = k.fields;
+    for (const name of k.names) KINDS[name] = k.kind;
+  }
+}).catch(() => {});
 // The fields sent as they are (text or number), and the short options that mean the same.
 const TEXT = ["host", "rate", "length", "latency"];
 const NUMBER = ["time", "parallel", "repeat"];
 const SHORT = { t: "time", P: "parallel", b: "rate", l: "length", R: "reverse" };
 
-/** Whether field `name` of `form` is one kind `kind` takes (its label's `data-kinds`). */
+/** Whether field `name` of `form` is one kind `kind` takes (its label's `data-field`). */
 function takes(form, name, kind) {
-  const label = form.elements.namedItem(name)?.closest("label");
-  const kinds = label?.dataset.kinds;
-  return !kinds || kinds.split(" ").includes(kind);
+  const field = form.elements.namedItem(name)?.closest("label")?.dataset.field;
+  return !field || !FIELDS || (FIELDS[kind] || []).includes(field);
 }
 
 function tagsOf(text) {
@@ -83,8 +94,9 @@ export function requestOf(form) {
 export function kindChanged() {
   const form = $("#run-form");
   const kind = form.elements.namedItem("kind").value;
-  for (const label of form.querySelectorAll("label[data-kinds]")) {
-    label.hidden = !label.dataset.kinds.split(" ").includes(kind);
+  for (const label of form.querySelectorAll("label[data-field]")) {
+    // A series is given as its words.
+    label.hidden = kind in SERIES || !takes(form, label.dataset.field, kind);
   }
   form.elements.namedItem("args").placeholder = kind in SERIES ? SERIES[kind] : TEST_EXAMPLE;
 }

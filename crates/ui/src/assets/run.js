@@ -4,7 +4,7 @@
 // started) puts its own request back in the form.
 
 import { $, el, api } from "./util.js";
-import { requestOf, fillForm } from "./form.js";
+import { requestOf, fillForm, kindsLoaded } from "./form.js";
 import { LiveView } from "./live.js";
 import { SeriesView } from "./series.js";
 import { showSummary } from "./summary.js";
@@ -31,6 +31,7 @@ function views() {
 
 export async function startTest(event) {
   event.preventDefault();
+  await kindsLoaded; // which fields the kind takes
   let request;
   try { request = requestOf(event.target); } catch (e) { setState(e.message, true); return; }
   setState("starting…");
@@ -63,7 +64,7 @@ export function follow(id, fill) {
   $("#notes").replaceChildren();
   $("#live-title").textContent = "test " + id;
   // The command's words, until a single test's `started` says more.
-  api("/api/tests/" + id).then((t) => {
+  Promise.all([api("/api/tests/" + id), kindsLoaded]).then(([t]) => {
     if (fill && run.id === id) fillForm(t.request);
     if (run.id === id && $("#live-title").textContent === "test " + id) {
       $("#live-title").textContent = "test " + id + ": linerate " + (t.command || []).join(" ");
