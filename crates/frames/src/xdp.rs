@@ -1,5 +1,6 @@
 //! The receiver's counter: an XDP program, written here with [`crate::bpf::asm`], that counts
-//! the test's frames (UDP to a destination-port range, over IPv4 or IPv6) in a per-CPU array and
+//! the test's frames (UDP to a destination-port range, over IPv4 or IPv6, from one source address
+//! when given: [`XdpCounter::attach_from`]) in a per-CPU array and
 //! drops, passes or redirects them; every other frame passes untouched.
 //!
 //! Attached through a BPF link (`BPF_LINK_CREATE`, attach type BPF_XDP): the program stays on
@@ -17,6 +18,7 @@ use crate::bpf::asm::{Asm, Cond, Label, Size, R0, R1, R10, R2, R3, R4, R5, R6, R
 use crate::bpf::sys;
 use crate::error::SysError;
 use std::ffi::CString;
+use std::net::IpAddr;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 const HELPER_MAP_LOOKUP_ELEM: i32 = 1;
@@ -64,6 +66,7 @@ pub const XSK_SLOTS: u32 = 64;
 /// The program for `ports` and `action`, with the counters' map (and the XSKMAP's) descriptor.
 pub fn program(
     ports: PortRange,
+    from: Option<IpAddr>,
     action: Action,
     counters: i32,
     xsks: i32,
@@ -79,27 +82,26 @@ pub fn program(
         .add_imm(R4, 42)
         .jump_reg(Cond::Gt, R4, R3, pass);
     a.load(Size::H, R5, R2, 12).be16(R5);
-    a.jump_imm(Cond::Eq, R5, 0x0800, v4);
-    a.jump_imm(Cond::Ne, R5, 0x86dd, pass);
-    // IPv6: 14 + 40 + 8 = 62 bytes; next header UDP (no extension headers: test frames have
-    // none); destination port at 14 + 40 + 2.
-    a.mov(R4, R2)
-        .add_imm(R4, 62)
-        .jump_reg(Cond::Gt, R4, R3, pass);
-    a.load(Size::B, R5, R2, 20).jump_imm(Cond::Ne, R5, 17, pass);
-    a.load(Size::H, R5, R2, 56).goto(port);
-    // IPv4: header length 5 words (test frames have no options), protocol UDP, not a later
-    // fragment (whose "port" bytes would be payload); destination port at 14 + 20 + 2.
-    a.label(v4);
-    a.load(Size::B, R5, R2, 14)
-        .and_imm(R5, 0x0f)
-        .jump_imm(Cond::Ne, R5, 5, pass);
-    a.load(Size::B, R5, R2, 23).jump_imm(Cond::Ne, R5, 17, pass);
-    a.load(Size::H, R5, R2, 20)
-        .be16(R5)
-        .and_imm(R5, 0x1fff)
-        .jump_imm(Cond::Ne, R5, 0, pass);
-    a.load(Size::H, R5, R2, 36);
+    // Each family's block leaves the destination port (network order) in r5. With a source
+    // address, only its family's block is there (the other's would be unreachable code, which
+    // the verifier refuses).
+    match from {
+        None => {
+            a.jump_imm(Cond::Eq, R5, 0x0800, v4);
+            a.jump_imm(Cond::Ne, R5, 0x86dd, pass);
+            ipv6(&mut a, None, pass).goto(port);
+            a.label(v4);
+            ipv4(&mut a, None, pass);
+        }
+        Some(IpAddr::V6(src)) => {
+            a.jump_imm(Cond::Ne, R5, 0x86dd, pass);
+            ipv6(&mut a, Some(src.octets()), pass);
+        }
+        Some(IpAddr::V4(src)) => {
+            a.jump_imm(Cond::Ne, R5, 0x0800, pass);
+            ipv4(&mut a, Some(src.octets()), pass);
+        }
+    }
     // port - first, unsigned: below first wraps to a huge value, so one compare checks both ends.
     a.label(port);
     a.be16(R5).sub_imm(R5, i32::from(ports.first));
@@ -121,6 +123,49 @@ pub fn program(
     a.label(pass);
     a.mov_imm(R0, XDP_PASS).exit();
     a.finish()
+}
+
+/// IPv6: 14 + 40 + 8 = 62 bytes; next header UDP (no extension headers: test frames have
+/// none); the source address at 22 when `from`; the destination port at 14 + 40 + 2 into r5.
+fn ipv6(a: &mut Asm, from: Option<[u8; 16]>, pass: Label) -> &mut Asm {
+    a.mov(R4, R2)
+        .add_imm(R4, 62)
+        .jump_reg(Cond::Gt, R4, R3, pass);
+    a.load(Size::B, R5, R2, 20).jump_imm(Cond::Ne, R5, 17, pass);
+    if let Some(src) = from {
+        source_is(a, 22, &src, pass);
+    }
+    a.load(Size::H, R5, R2, 56)
+}
+
+/// IPv4: header length 5 words (test frames have no options), protocol UDP, not a later
+/// fragment (whose "port" bytes would be payload); the source address at 26 when `from`; the
+/// destination port at 14 + 20 + 2 into r5.
+fn ipv4(a: &mut Asm, from: Option<[u8; 4]>, pass: Label) -> &mut Asm {
+    a.load(Size::B, R5, R2, 14)
+        .and_imm(R5, 0x0f)
+        .jump_imm(Cond::Ne, R5, 5, pass);
+    a.load(Size::B, R5, R2, 23).jump_imm(Cond::Ne, R5, 17, pass);
+    a.load(Size::H, R5, R2, 20)
+        .be16(R5)
+        .and_imm(R5, 0x1fff)
+        .jump_imm(Cond::Ne, R5, 0, pass);
+    if let Some(src) = from {
+        source_is(a, 26, &src, pass);
+    }
+    a.load(Size::H, R5, R2, 36)
+}
+
+/// `if the source address at byte `at` of the frame (r2) is not `octets` goto pass`, a 32-bit
+/// word at a time (each compared as loaded: the words of `octets` in host order, zero-extended).
+fn source_is<'a>(a: &'a mut Asm, at: i16, octets: &[u8], pass: Label) -> &'a mut Asm {
+    for (i, word) in octets.chunks_exact(4).enumerate() {
+        let w = u32::from_ne_bytes([word[0], word[1], word[2], word[3]]);
+        a.load(Size::W, R5, R2, at + 4 * i as i16)
+            .mov32_imm(R4, w as i32)
+            .jump_reg(Cond::Ne, R5, R4, pass);
+    }
+    a
 }
 
 /// counters[0].frames += 1; counters[0].bytes += the frame's length; then `act`.
@@ -161,6 +206,17 @@ pub fn ifindex(ifname: &str) -> Result<u32, SysError> {
 impl XdpCounter {
     /// Loads the program and attaches it to `ifname` (native mode where the driver has it).
     pub fn attach(ifname: &str, ports: PortRange, action: Action) -> Result<Self, SysError> {
+        Self::attach_from(ifname, ports, None, action)
+    }
+
+    /// [`XdpCounter::attach`], counting only frames from source address `from` (when given):
+    /// a test's frames are its client's, and anyone else's to the same ports pass uncounted.
+    pub fn attach_from(
+        ifname: &str,
+        ports: PortRange,
+        from: Option<IpAddr>,
+        action: Action,
+    ) -> Result<Self, SysError> {
         crate::caps::require_xdp()?;
         if ports.count == 0 || u32::from(ports.first) + u32::from(ports.count) > 65536 {
             return Err(SysError::Ports {
@@ -182,12 +238,13 @@ impl XdpCounter {
             _ => None,
         };
         let xsk_fd = xsks.as_ref().map_or(-1, |m| m.as_raw_fd());
-        let insns = program(ports, action, counters.as_raw_fd(), xsk_fd).ok_or_else(|| {
-            SysError::Verifier {
-                source: std::io::Error::other("unresolved label"),
-                log: "the program's source has a jump to a label never placed".into(),
-            }
-        })?;
+        let insns =
+            program(ports, from, action, counters.as_raw_fd(), xsk_fd).ok_or_else(|| {
+                SysError::Verifier {
+                    source: std::io::Error::other("unresolved label"),
+                    log: "the program's source has a jump to a label never placed".into(),
+                }
+            })?;
         let prog = sys::prog_load_xdp(&insns, "lr_count")?;
         let link = sys::link_create_xdp(&prog, index, 0).map_err(|source| {
             match source.raw_os_error() {
@@ -245,7 +302,7 @@ mod tests {
             count: 100,
         };
         for action in [Action::Drop, Action::Pass, Action::Redirect] {
-            let p = program(ports, action, 3, 4).expect("assembles");
+            let p = program(ports, None, action, 3, 4).expect("assembles");
             assert!(p.len() < 80, "{action:?}: {} instructions", p.len());
             for i in &p {
                 if i.code & 0x07 == 0x05 && i.code & 0xf0 != 0x80 && i.code & 0xf0 != 0x90 {
@@ -267,11 +324,73 @@ mod tests {
             first: 9000,
             count: 1,
         };
+        let sources = [
+            None,
+            Some(IpAddr::from([198, 18, 0, 201])),
+            Some(IpAddr::from([0x2001, 0xdb8, 0, 0, 0, 0, 0, 0xc8])),
+        ];
         for action in [Action::Drop, Action::Pass, Action::Redirect] {
-            let p = program(ports, action, counters.as_raw_fd(), xsks.as_raw_fd()).unwrap();
-            if let Err(e) = sys::prog_load_xdp(&p, "lr_test") {
-                panic!("{action:?}: {e}");
+            for from in sources {
+                let (c, x) = (counters.as_raw_fd(), xsks.as_raw_fd());
+                let p = program(ports, from, action, c, x).unwrap();
+                if let Err(e) = sys::prog_load_xdp(&p, "lr_test") {
+                    panic!("{action:?} from {from:?}: {e}");
+                }
             }
+        }
+    }
+
+    /// A counter for one client's address counts that client's frames to the test's ports and
+    /// passes everyone else's uncounted, for both families (the program run once per frame by
+    /// the kernel's BPF_PROG_RUN, nothing attached). Needs CAP_BPF and CAP_NET_ADMIN.
+    #[test]
+    fn a_counter_for_one_source_counts_only_its_frames() {
+        use crate::{Endpoints, FlowPattern, FrameSpec, Frames};
+        if crate::caps::require_xdp().is_err() {
+            eprintln!("skipped: loading BPF needs CAP_BPF (or CAP_SYS_ADMIN) and CAP_NET_ADMIN");
+            return;
+        }
+        let frame = |src: IpAddr, dst: IpAddr| {
+            let spec = FrameSpec {
+                endpoints: Endpoints {
+                    src_mac: [2, 0, 0, 0, 0, 1],
+                    dst_mac: [2, 0, 0, 0, 0, 2],
+                    src,
+                    dst,
+                    src_port: 40000,
+                    dst_port: 9000,
+                },
+                frame_size: 128,
+                mtu: 1500,
+                flows: FlowPattern::One,
+            };
+            let f = Frames::new(&spec).unwrap();
+            let mut buf = vec![0u8; f.built_len()];
+            f.write(&mut buf, 0, 7, 0);
+            buf
+        };
+        let ports = PortRange {
+            first: 9000,
+            count: 1,
+        };
+        let v4 = |d: u8| IpAddr::from([198, 18, 0, d]);
+        let v6 = |d: u16| IpAddr::from([0x2001, 0xdb8, 0, 0, 0, 0, 0, d]);
+        for (client, other, dst) in [(v4(201), v4(9), v4(2)), (v6(0xc8), v6(9), v6(2))] {
+            let counters = sys::map_create(sys::MAP_PERCPU_ARRAY, 4, 16, 1, "lr_test").unwrap();
+            let p = program(ports, Some(client), Action::Pass, counters.as_raw_fd(), -1).unwrap();
+            let prog = sys::prog_load_xdp(&p, "lr_test").unwrap();
+            let mut out = vec![0u8; 256];
+            for src in [client, other, client] {
+                let (ret, _) = sys::prog_test_run(&prog, &frame(src, dst), &mut out).unwrap();
+                assert_eq!(ret, XDP_PASS as u32, "{src}");
+            }
+            let cpus = sys::possible_cpus().unwrap();
+            let mut value = vec![0u8; VALUE_LEN * cpus];
+            sys::map_lookup(&counters, &0u32.to_ne_bytes(), &mut value).unwrap();
+            let frames: u64 = (value.chunks_exact(VALUE_LEN))
+                .map(|c| u64::from_ne_bytes(c[..8].try_into().unwrap()))
+                .sum();
+            assert_eq!(frames, 2, "{client}'s two frames, not {other}'s");
         }
     }
 }

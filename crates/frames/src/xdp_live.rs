@@ -8,9 +8,10 @@
 //!
 //! What "sent" means: the frames the program redirected, each one sequence number, counted by
 //! the program itself in its state map (so a run cut short by a signal or a stop still has an
-//! exact count); a driver that cannot take a redirected frame drops it after the program, so such a
-//! loss shows at the receiver's counter as `lost_on_path`, never as a frame missing from the
-//! count. The engine uses this sender only where the interface says it transmits redirected
+//! exact count). A driver that cannot take a redirected frame drops it after the program, so
+//! such a loss shows at the receiver's counter as `lost_on_path`, never as a frame missing from
+//! the count: a veth counts them on its peer, the frames the peer's receive ring had no room
+//! for, as the peer's `rx_dropped`, exactly that figure (`tests/frames_live.rs`). The engine uses this sender only where the interface says it transmits redirected
 //! frames (`crate::xdp_features`), IPv4 only (the frames carry no UDP checksum, which IPv4
 //! allows and IPv6 does not), and frames up to [`MAX_FRAME`] bytes.
 //!
@@ -45,8 +46,12 @@ const HELPER_MAP_LOOKUP_ELEM: i32 = 1;
 const HELPER_KTIME_GET_NS: i32 = 5;
 const HELPER_REDIRECT: i32 = 23;
 const XDP_DROP: i32 = 1;
-/// The state map's value: seq (next sequence number), clock offset, stop word, frame limit.
+/// The state map's values: at key [`STATE`], seq (the next sequence number), the clock offset,
+/// 0, the frame limit; at key [`STOP`], the stop word (its own element, so that raising it never
+/// writes over the count the program is moving).
 const STATE_LEN: usize = 32;
+const STATE: u32 = 0;
+const STOP: u32 = 1;
 
 /// A live-frames sender on one interface.
 pub struct LiveTx {
@@ -70,7 +75,7 @@ impl LiveTx {
                 slot: MAX_FRAME,
             });
         }
-        let state = sys::map_create(MAP_ARRAY, 4, STATE_LEN as u32, 1, "lr_live")?;
+        let state = sys::map_create(MAP_ARRAY, 4, STATE_LEN as u32, 2, "lr_live")?;
         let insns =
             program(frames, ifindex, state.as_raw_fd()).ok_or_else(|| SysError::Verifier {
                 source: std::io::Error::other("unresolved label"),
@@ -85,20 +90,20 @@ impl LiveTx {
         Ok(Self { prog, state, frame })
     }
 
-    fn read(&self) -> Result<[u64; 4], SysError> {
+    fn read(&self, key: u32) -> Result<[u64; 4], SysError> {
         let mut v = [0u8; STATE_LEN];
-        sys::map_lookup(&self.state, &0u32.to_ne_bytes(), &mut v)?;
+        sys::map_lookup(&self.state, &key.to_ne_bytes(), &mut v)?;
         let word =
             |i: usize| u64::from_ne_bytes(v[i * 8..i * 8 + 8].try_into().unwrap_or_default());
         Ok([word(0), word(1), word(2), word(3)])
     }
 
-    fn write(&self, words: [u64; 4]) -> Result<(), SysError> {
+    fn write(&self, key: u32, words: [u64; 4]) -> Result<(), SysError> {
         let mut v = [0u8; STATE_LEN];
         for (i, w) in words.iter().enumerate() {
             v[i * 8..i * 8 + 8].copy_from_slice(&w.to_ne_bytes());
         }
-        sys::map_update(&self.state, &0u32.to_ne_bytes(), &v)
+        sys::map_update(&self.state, &key.to_ne_bytes(), &v)
     }
 
     /// Sends as [`crate::send::send`] does (`ctl`'s frame count, time, stop and progress), but
@@ -112,7 +117,8 @@ impl LiveTx {
         clock: &dyn Fn() -> u64,
     ) -> Result<(TxCounts, CpuTime), SysError> {
         let offset = measure::clock::now_ns().wrapping_sub(clock());
-        self.write([0, offset, 0, ctl.limit.frames])?;
+        self.write(STOP, [0; 4])?;
+        self.write(STATE, [0, offset, 0, ctl.limit.frames])?;
         let start = Instant::now();
         let done = AtomicBool::new(false);
         let (ran, cpu) = std::thread::scope(|s| {
@@ -132,7 +138,7 @@ impl LiveTx {
             });
             (watched.and(ran), cpu)
         });
-        let sent = self.read()?[0];
+        let sent = self.read(STATE)?[0];
         let c = TxCounts {
             sent,
             bytes: sent * self.frame.len() as u64,
@@ -159,7 +165,7 @@ impl LiveTx {
         let end = start + ctl.limit.time;
         loop {
             std::thread::sleep(WATCH);
-            let [seq, offset, _, limit] = self.read()?;
+            let seq = self.read(STATE)?[0];
             if let Some(tell) = ctl.sent {
                 tell(Progress {
                     accepted: seq,
@@ -169,8 +175,7 @@ impl LiveTx {
             let stop = ctl.stop.is_some_and(|stop| stop()) || Instant::now() >= end;
             if stop || runner.is_finished() {
                 // The stop word: the program redirects nothing more and the run ends fast.
-                let seq = self.read()?[0];
-                return self.write([seq, offset, 1, limit.min(seq)]);
+                return self.write(STOP, [1, 0, 0, 0]);
             }
         }
     }
@@ -178,7 +183,7 @@ impl LiveTx {
     /// Runs the program until the frame limit, the stop word, or `done`.
     fn run_until_done(&self, limit: u64, done: &AtomicBool) -> Result<(), SysError> {
         while !done.load(Ordering::Relaxed) {
-            let [seq, _, stop, _] = self.read()?;
+            let (seq, stop) = (self.read(STATE)?[0], self.read(STOP)?[0]);
             let left = limit.saturating_sub(seq);
             if stop != 0 || left == 0 {
                 return Ok(());
@@ -200,20 +205,24 @@ impl LiveTx {
     }
 }
 
-/// The program: stop when the stop word is set or the limit reached; else `seq = state.seq++`; the data header's sequence number and send time; for
-/// several flows, flow `seq % flows`'s ports (and stream field); redirect to `ifindex`.
+/// The program: nothing when the stop word is set or the limit reached; else `seq =
+/// state.seq++`, the data header's sequence number and send time, and for several flows, flow `seq % flows`'s ports (and stream field); redirect to `ifindex`.
 fn program(frames: &Frames, ifindex: u32, state: i32) -> Option<Vec<crate::bpf::asm::Insn>> {
     let mut a = Asm::new();
     let drop = a.new_label();
     let head = frames.udp_at() + crate::frame::UDP_LEN;
     let end = i32::try_from(head + wire::datagram::HEADER_LEN).ok()?;
-    a.mov(R6, R1).store_imm(Size::W, R10, -4, 0);
+    // The stop word, then the frame limit: past either, redirect nothing.
+    a.mov(R6, R1).store_imm(Size::W, R10, -4, STOP as i32);
+    a.load_map_fd(R1, state).mov(R2, R10).add_imm(R2, -4);
+    a.call(HELPER_MAP_LOOKUP_ELEM)
+        .jump_imm(Cond::Eq, R0, 0, drop);
+    a.load(Size::DW, R1, R0, 0).jump_imm(Cond::Ne, R1, 0, drop);
+    a.store_imm(Size::W, R10, -4, STATE as i32);
     a.load_map_fd(R1, state).mov(R2, R10).add_imm(R2, -4);
     a.call(HELPER_MAP_LOOKUP_ELEM)
         .jump_imm(Cond::Eq, R0, 0, drop)
         .mov(R7, R0);
-    // The stop word, then the frame limit: past either, redirect nothing.
-    a.load(Size::DW, R1, R7, 16).jump_imm(Cond::Ne, R1, 0, drop);
     a.load(Size::DW, R8, R7, 0)
         .load(Size::DW, R1, R7, 24)
         .jump_reg(Cond::Ge, R8, R1, drop);
@@ -298,7 +307,7 @@ mod tests {
     /// The program, run once per sequence number over the template (no live frames, so
     /// nothing is sent), writes each frame as `Frames::write` does, but for its send time and
     /// its UDP checksum (0: none, for IPv4), for every flow pattern; and redirects nothing past
-    /// the frame limit. Needs CAP_BPF and CAP_NET_ADMIN (skipped, said so, without).
+    /// the frame limit or once the stop word is up. Needs CAP_BPF and CAP_NET_ADMIN (skipped, said so, without).
     #[test]
     fn each_frame_the_program_stamps_is_the_one_frames_write_builds() {
         if crate::caps::require_xdp().is_err() {
@@ -308,10 +317,10 @@ mod tests {
         for pattern in FlowPattern::ALL {
             let f = frames(pattern);
             let tx = LiveTx::open(1, &f).unwrap();
-            tx.write([0, 0, 0, 250]).unwrap();
+            tx.write(STATE, [0, 0, 0, 250]).unwrap();
             let head = f.udp_at() + 8;
             for seq in [0u64, 1, 99, 101, 249, 250] {
-                tx.write([seq, 0, 0, 250]).unwrap();
+                tx.write(STATE, [seq, 0, 0, 250]).unwrap();
                 let mut out = vec![0u8; 128];
                 let (ret, len) = sys::prog_test_run(&tx.prog, &tx.frame, &mut out).unwrap();
                 let mut want = vec![0u8; f.built_len()];
@@ -327,8 +336,18 @@ mod tests {
                 want[head + 8..head + 16].fill(0);
                 want[f.udp_at() + 6..f.udp_at() + 8].fill(0);
                 assert_eq!(got, &want[..], "{pattern:?} seq {seq}");
-                assert_eq!(tx.read().unwrap()[0], seq + 1, "{pattern:?} counted");
+                assert_eq!(tx.read(STATE).unwrap()[0], seq + 1, "{pattern:?} counted");
             }
+            // The stop word: nothing redirected, nothing counted.
+            tx.write(STATE, [5, 0, 0, 250]).unwrap();
+            tx.write(STOP, [1, 0, 0, 0]).unwrap();
+            let mut out = vec![0u8; 128];
+            let (ret, _) = sys::prog_test_run(&tx.prog, &tx.frame, &mut out).unwrap();
+            assert_eq!(
+                (ret, tx.read(STATE).unwrap()[0]),
+                (XDP_DROP as u32, 5),
+                "{pattern:?}"
+            );
         }
     }
 }

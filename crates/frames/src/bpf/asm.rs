@@ -152,6 +152,11 @@ impl Asm {
         self.push(ALU64 | MOV | K, dst, R0, 0, imm)
     }
 
+    /// dst = imm as an unsigned 32-bit value (the upper 32 bits zero).
+    pub fn mov32_imm(&mut self, dst: Reg, imm: i32) -> &mut Self {
+        self.push(ALU | MOV | K, dst, R0, 0, imm)
+    }
+
     /// dst = src.
     pub fn mov(&mut self, dst: Reg, src: Reg) -> &mut Self {
         self.push(ALU64 | MOV | X, dst, src, 0, 0)
@@ -346,13 +351,15 @@ mod tests {
     #[test]
     fn the_arithmetic_encodings_are_the_kernels() {
         // filter.h: BPF_ALU64_IMM(BPF_RSH, ..) 0x77, (BPF_DIV) 0x37, (BPF_MOD) 0x97,
-        // BPF_ALU64_REG(BPF_SUB, ..) 0x1f, BPF_ENDIAN(BPF_TO_BE, .., 64) 0xdc with imm 64.
+        // BPF_ALU64_REG(BPF_SUB, ..) 0x1f, BPF_ENDIAN(BPF_TO_BE, .., 64) 0xdc with imm 64,
+        // BPF_MOV32_IMM 0xb4.
         let mut a = Asm::new();
         a.rsh_imm(R1, 8)
             .div_imm(R2, 100)
             .mod_imm(R3, 100)
             .sub(R8, R9)
-            .be64(R9);
+            .be64(R9)
+            .mov32_imm(R4, -58);
         let got: Vec<(u8, u8, i32)> = (a.finish().unwrap().iter())
             .map(|i| (i.code, i.regs, i.imm))
             .collect();
@@ -362,6 +369,7 @@ mod tests {
             (0x97, 0x03, 100),
             (0x1f, 0x98, 0),
             (0xdc, 0x09, 64),
+            (0xb4, 0x04, -58),
         ];
         assert_eq!(got, want);
     }

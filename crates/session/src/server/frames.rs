@@ -5,8 +5,10 @@
 //! also when the server is killed (a BPF link, pinned nowhere).
 //!
 //! Invariants: only the test's own ports are counted (the block is held by the session's
-//! sockets, so no other socket has them); an interface that already has an XDP program is
-//! refused, never replaced (`frames::SysError::XdpBusy`).
+//! sockets, so no other socket has them), and only frames from the client's address (the
+//! control connection's peer), so another host's frames to those ports are not the test's; an
+//! interface that already has an XDP program is refused, never replaced
+//! (`frames::SysError::XdpBusy`).
 
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 
@@ -65,16 +67,22 @@ impl FrameCounter {
     pub(super) fn for_test(
         spec: &wire::TestSpec,
         interface: Option<&str>,
+        client: Option<IpAddr>,
         conns: &[Conn],
     ) -> Result<Option<Self>, SessionError> {
         match spec.udp() {
-            Some(u) if u.engine.sends_frames() => Self::attach(interface, conns).map(Some),
+            Some(u) if u.engine.sends_frames() => Self::attach(interface, client, conns).map(Some),
             _ => Ok(None),
         }
     }
 
-    /// Attaches the counter for the ports of `conns` (one contiguous block) on `interface`.
-    pub(super) fn attach(interface: Option<&str>, conns: &[Conn]) -> Result<Self, SessionError> {
+    /// Attaches the counter for the ports of `conns` (one contiguous block) on `interface`,
+    /// counting frames from `client`'s address only (the control connection's peer).
+    pub(super) fn attach(
+        interface: Option<&str>,
+        client: Option<IpAddr>,
+        conns: &[Conn],
+    ) -> Result<Self, SessionError> {
         let interface = interface.ok_or(SessionError::FramesInterface)?;
         let ports: Vec<u16> = conns.iter().flat_map(local_ports).collect();
         let (Some(&first), Some(&last)) = (ports.iter().min(), ports.iter().max()) else {
@@ -84,7 +92,7 @@ impl FrameCounter {
             first,
             count: last - first + 1,
         };
-        let counter = XdpCounter::attach(interface, range, Action::Pass)?;
+        let counter = XdpCounter::attach_from(interface, range, client, Action::Pass)?;
         Ok(Self {
             counter,
             interface: interface.to_string(),

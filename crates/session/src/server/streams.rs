@@ -60,7 +60,9 @@ pub(super) fn run_streams(
         .and_then(|a| measure::host::interface_for_ip(a.ip()));
     // A frame engine's test: its frames counted at the driver from before the client's
     // `Begin` (its senders start as it sends it, without waiting for `Begun`; frames.rs).
-    let frames = super::frames::FrameCounter::for_test(spec, interface.as_deref(), &conns)?;
+    // Canonical: a dual-stack listener sees an IPv4 client as ::ffff:a.b.c.d, its frames as IPv4.
+    let client = ctrl.peer_addr().map(|a| a.ip().to_canonical());
+    let frames = super::frames::FrameCounter::for_test(spec, interface.as_deref(), client, &conns)?;
     let left = begin_by.saturating_duration_since(Instant::now());
     let begin = recv::<ClientMsg>(ctrl, left.max(Duration::from_millis(1))).map_err(|e| {
         if Instant::now() >= begin_by {
