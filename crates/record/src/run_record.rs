@@ -12,6 +12,8 @@ use wire::{msg::ServerInfo, TestSpec};
 
 use crate::rpm::StoredRpm;
 use crate::schema::{Hosts, RunRecord, Summary, SCHEMA_VERSION};
+#[cfg(doc)]
+use crate::Family;
 
 impl RunRecord {
     /// The record of a run of `spec` against `target` (`HOST:PORT`, `unix:PATH`, `iperf3
@@ -44,14 +46,10 @@ impl RunRecord {
         }
     }
 
-    /// The `linerate rpm` direction this run is, if it is one: its figures (`summary.rpm`).
-    /// An rpm direction has no intervals (its time series is its own timeline), which is
-    /// how it is told from every other run; every reader asks here.
+    /// The `linerate rpm` direction this run is, if it is one: its figures (its summary's
+    /// [`Family::Rpm`]). Every reader asks here.
     pub fn as_rpm(&self) -> Option<&StoredRpm> {
-        self.summary
-            .rpm
-            .as_deref()
-            .filter(|_| self.intervals.is_empty())
+        self.summary.rpm()
     }
 
     /// Whether this run is a `linerate rpm` direction ([`RunRecord::as_rpm`]).
