@@ -12,7 +12,10 @@ use std::time::Duration;
 use measure::cpu::{CpuTime, SystemCpu};
 use measure::stats::Spread;
 use measure::units::bits_per_sec;
-use record::{CpuSummary, End, FlowSummary, IntervalSample, StreamSummary, Summary};
+use record::{
+    CpuSummary, DatagramFamily, End, Family, FlowSummary, IntervalSample, StreamFamily,
+    StreamSummary, Summary, TcpFigures, TransactionFamily,
+};
 use wire::spec::Flow;
 use wire::TestKind;
 
@@ -240,10 +243,6 @@ fn totals(
     remote_cpu: CpuSummary,
 ) -> Summary {
     let throughput_bps: f64 = flows.iter().map(|f| f.throughput_bps).sum();
-    let all_infos: Vec<_> = flows
-        .iter()
-        .flat_map(|f| f.streams.iter().filter_map(|s| s.tcp_info))
-        .collect();
     let link = raw.spec.link_speed_bps;
     Summary {
         duration_s: secs,
@@ -265,24 +264,50 @@ fn totals(
         remote_cpu,
         local_cores: raw.local_cores.clone(),
         remote_cores: raw.server.cores.clone(),
-        retransmits: flows.iter().fold(None, |a, f| sum_opt(a, f.retransmits)),
-        rtt_us: (!all_infos.is_empty())
-            .then(|| all_infos.iter().map(|t| t.rtt_us).sum::<u32>() / all_infos.len() as u32),
         link_speed_bps: link,
         link_speed_source: link.map(|_| record::LinkSpeedSource::Flag),
         // Set by `build` once the summary is whole (`link::set_performance_index`).
         performance_index: None,
-        udp: udp_total(flows.iter().filter_map(|f| f.udp.as_ref())),
-        rr: raw.spec.kind().is_rr().then(|| rr_summary(raw, secs)),
-        latency_under_load: None,
-        self_probes: raw
-            .spec
-            .stream()
-            .and_then(|s| s.self_probes_per_s)
-            .map(|_| rr_summary(raw, secs)),
-        rpm: None,
-        frames: None,
+        family: family(raw, secs, &flows),
         flows,
+    }
+}
+
+/// The run's kind family with its own figures over its finished flows (the frames and the
+/// latency under load are added later by their passes).
+fn family(raw: &RawRun, secs: f64, flows: &[FlowSummary]) -> Family {
+    let all_infos: Vec<_> = flows
+        .iter()
+        .flat_map(|f| f.streams.iter().filter_map(|s| s.tcp_info))
+        .collect();
+    let tcp = TcpFigures {
+        retransmits: flows.iter().fold(None, |a, f| sum_opt(a, f.retransmits)),
+        rtt_us: (!all_infos.is_empty())
+            .then(|| all_infos.iter().map(|t| t.rtt_us).sum::<u32>() / all_infos.len() as u32),
+    };
+    match raw.spec.kind() {
+        TestKind::TcpStream => Family::Stream(StreamFamily {
+            tcp,
+            self_probes: raw
+                .spec
+                .stream()
+                .and_then(|s| s.self_probes_per_s)
+                .map(|_| rr_summary(raw, secs)),
+            latency_under_load: None,
+        }),
+        // Every stream of a UDP test has its accounting, so the total is there (zeros
+        // without streams).
+        TestKind::UdpStream => Family::Datagram(DatagramFamily {
+            udp: udp_total(flows.iter().filter_map(|f| f.udp.as_ref())).unwrap_or_default(),
+            frames: None,
+            latency_under_load: None,
+        }),
+        TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr | TestKind::TcpCc => {
+            Family::Transaction(TransactionFamily {
+                rr: rr_summary(raw, secs),
+                tcp,
+            })
+        }
     }
 }
 
@@ -453,7 +478,7 @@ mod tests {
             },
         };
         let s = build(&raw, &[s1, s2]);
-        let u = s.udp.unwrap();
+        let u = s.udp().unwrap();
         assert_eq!(
             (u.packets_sent, u.packets_received, u.packets_lost),
             (2000, 1997, 3)

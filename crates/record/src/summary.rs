@@ -248,6 +248,44 @@ impl Summary {
     }
 }
 
+/// Edits of a family's own figures in place (a pass that refines them, a test); none changes
+/// the family.
+impl Summary {
+    /// The run's TCP figures, to edit.
+    pub fn tcp_mut(&mut self) -> Option<&mut TcpFigures> {
+        match &mut self.family {
+            Family::Stream(s) => Some(&mut s.tcp),
+            Family::Transaction(t) => Some(&mut t.tcp),
+            Family::Rpm(r) => Some(&mut r.tcp),
+            Family::Datagram(_) => None,
+        }
+    }
+
+    /// A datagram run's accounting, to edit.
+    pub fn udp_mut(&mut self) -> Option<&mut UdpSummary> {
+        match &mut self.family {
+            Family::Datagram(d) => Some(&mut d.udp),
+            _ => None,
+        }
+    }
+
+    /// A request/response run's transactions, to edit.
+    pub fn rr_mut(&mut self) -> Option<&mut RrSummary> {
+        match &mut self.family {
+            Family::Transaction(t) => Some(&mut t.rr),
+            _ => None,
+        }
+    }
+
+    /// An rpm direction's figures, to edit.
+    pub fn rpm_mut(&mut self) -> Option<&mut StoredRpm> {
+        match &mut self.family {
+            Family::Rpm(r) => Some(&mut r.rpm),
+            _ => None,
+        }
+    }
+}
+
 impl Serialize for Summary {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         crate::summary_layout::Written::of(self).serialize(serializer)
