@@ -170,7 +170,10 @@ mod tests {
         let hosts = Hosts::default();
         let raw = paced_send(1_000_000_000, 400_000_000, Some(7));
         let s = summarize(&raw, &[], &hosts, Client::Iperf3);
-        assert_eq!((s.flows[0].retransmits, s.retransmits()), (Some(7), Some(7)));
+        assert_eq!(
+            (s.flows[0].retransmits, s.retransmits()),
+            (Some(7), Some(7))
+        );
         assert_eq!(s.flows[0].streams[0].tcp_info, None);
         // Neither TCP_INFO nor a report: no count, not a zero.
         let raw = paced_send(1_000_000_000, 400_000_000, None);

@@ -3,7 +3,8 @@
 //! per-direction runs) calls, so a field added to the record is set in one place; and the
 //! questions every reader asks of a record ([`RunRecord::is_rpm`]), answered in one place.
 //!
-//! Invariants of a new record: its `kind` is its spec's, its layout the current
+//! Invariants of a new record: its `kind` is its spec's, its summary's family the one of that
+//! kind ([`crate::Family::fits`]; checked in debug builds), its layout the current
 //! [`SCHEMA_VERSION`], and the server's host facts are kept once, in `hosts` (the
 //! `server.host` the server sent is cleared). The JSON a record writes does not depend on
 //! how it was made.
@@ -12,8 +13,6 @@ use wire::{msg::ServerInfo, TestSpec};
 
 use crate::rpm::StoredRpm;
 use crate::schema::{Hosts, RunRecord, Summary, SCHEMA_VERSION};
-#[cfg(doc)]
-use crate::Family;
 
 impl RunRecord {
     /// The record of a run of `spec` against `target` (`HOST:PORT`, `unix:PATH`, `iperf3
@@ -28,6 +27,12 @@ impl RunRecord {
         hosts: Option<Hosts>,
         summary: Summary,
     ) -> RunRecord {
+        debug_assert!(
+            summary.family.fits(spec.kind()),
+            "a {} summary for a {} run",
+            summary.family.name(),
+            spec.kind().as_str()
+        );
         RunRecord {
             kind: spec.kind(),
             schema_version: SCHEMA_VERSION,
@@ -47,7 +52,7 @@ impl RunRecord {
     }
 
     /// The `linerate rpm` direction this run is, if it is one: its figures (its summary's
-    /// [`Family::Rpm`]). Every reader asks here.
+    /// [`crate::Family::Rpm`]). Every reader asks here.
     pub fn as_rpm(&self) -> Option<&StoredRpm> {
         self.summary.rpm()
     }

@@ -12,6 +12,7 @@
 
 use measure::cpu::CoreCpu;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use wire::TestKind;
 
 use crate::rpm::StoredRpm;
 use crate::schema::{CpuSummary, FlowSummary, LatencyUnderLoad, RrSummary, UdpSummary};
@@ -149,6 +150,15 @@ pub struct NotCarried {
 }
 
 impl Family {
+    /// Whether a run of `kind` has this family: an rpm direction is a `tcp_stream` run.
+    pub fn fits(&self, kind: TestKind) -> bool {
+        match self {
+            Family::Stream(_) | Family::Rpm(_) => kind == TestKind::TcpStream,
+            Family::Datagram(_) => kind == TestKind::UdpStream,
+            Family::Transaction(_) => kind.is_rr(),
+        }
+    }
+
     /// The family's name, as messages say it: `stream`, `datagram`, `transaction`, `rpm`.
     pub fn name(&self) -> &'static str {
         match self {

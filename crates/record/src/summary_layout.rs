@@ -192,10 +192,7 @@ impl Read {
             let t = TransactionFamily { rr, tcp };
             (Family::Transaction(t), "transactions", foreign)
         } else if let Some(udp) = udp {
-            let foreign = present(&[
-                (has_tcp, "retransmits"),
-                (probes.is_some(), "self_probes"),
-            ]);
+            let foreign = present(&[(has_tcp, "retransmits"), (probes.is_some(), "self_probes")]);
             let d = DatagramFamily {
                 udp,
                 frames,

@@ -57,7 +57,6 @@ struct Flat {
     flows: Vec<FlowSummary>,
 }
 
-
 fn rr(transactions: u64) -> RrSummary {
     RrSummary {
         transactions,
@@ -303,7 +302,9 @@ fn a_summary_mixing_two_families_is_refused_by_name() {
     ];
     for (flat, words) in mixed {
         let text = serde_json::to_string(&flat).unwrap();
-        let err = serde_json::from_str::<Summary>(&text).unwrap_err().to_string();
+        let err = serde_json::from_str::<Summary>(&text)
+            .unwrap_err()
+            .to_string();
         for w in words {
             assert!(err.contains(w), "{err}");
         }

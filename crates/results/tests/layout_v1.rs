@@ -277,12 +277,15 @@ fn a_record_rebuilt_by_new_writes_the_same_json_for_every_kind() {
     }
 }
 
-/// Every summary inside `v` (a record's, at any depth: a list of runs, a pps matrix's cells).
-fn summaries_in(v: &serde_json::Value, out: &mut Vec<serde_json::Value>) {
+/// Every record's kind and summary inside `v` (at any depth: a list of runs, a pps matrix's
+/// cells).
+fn summaries_in(v: &serde_json::Value, out: &mut Vec<(serde_json::Value, serde_json::Value)>) {
     match v {
         serde_json::Value::Object(m) => {
-            if let (Some(s), true) = (m.get("summary"), m.contains_key("schema_version")) {
-                out.push(s.clone());
+            if let (Some(s), Some(kind)) = (m.get("summary"), m.get("kind")) {
+                if m.contains_key("schema_version") {
+                    out.push((kind.clone(), s.clone()));
+                }
             }
             m.values().for_each(|x| summaries_in(x, out));
         }
@@ -296,9 +299,7 @@ fn summaries_in(v: &serde_json::Value, out: &mut Vec<serde_json::Value>) {
 fn holds(written: &serde_json::Value, read: &serde_json::Value) -> bool {
     use serde_json::Value::{Array, Object};
     match (written, read) {
-        (Object(w), Object(r)) => r
-            .iter()
-            .all(|(k, v)| w.get(k).is_some_and(|x| holds(x, v))),
+        (Object(w), Object(r)) => r.iter().all(|(k, v)| w.get(k).is_some_and(|x| holds(x, v))),
         (Array(w), Array(r)) => w.len() == r.len() && w.iter().zip(r).all(|(x, y)| holds(x, y)),
         (w, r) => w == r,
     }
@@ -306,8 +307,8 @@ fn holds(written: &serde_json::Value, read: &serde_json::Value) -> bool {
 
 /// A summary is typed by its kind family now, and still reads and writes the one flat layout:
 /// every stored summary the fixtures hold (layout 1 and 2, every kind, an rpm direction; the
-/// probes, latency under load and frames are held by `record`'s `summary_tests`) reads into its family and writes back the same JSON: the
-/// same top-level keys, every value as it was (nested fields made after a fixture are added
+/// probes, latency under load and frames are held by `record`'s `summary_tests`) reads into
+/// the family of its record's kind and writes back the same JSON: the same top-level keys, every value as it was (nested fields made after a fixture are added
 /// with their defaults, as before families).
 #[test]
 fn every_stored_summary_reads_into_its_family_and_writes_back_the_same_json() {
@@ -323,8 +324,10 @@ fn every_stored_summary_reads_into_its_family_and_writes_back_the_same_json() {
         }
     }
     let mut families = std::collections::BTreeSet::new();
-    for json in &summaries {
+    for (kind, json) in &summaries {
         let s: record::Summary = serde_json::from_value(json.clone()).unwrap();
+        let kind: TestKind = serde_json::from_value(kind.clone()).unwrap();
+        assert!(s.family.fits(kind), "{kind:?}: {}", s.family.name());
         let back = serde_json::to_value(&s).unwrap();
         let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect();
         let (written, read): (Vec<String>, Vec<String>) = (keys(&back), keys(json));
