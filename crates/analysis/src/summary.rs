@@ -12,15 +12,13 @@ use std::time::Duration;
 use measure::cpu::{CpuTime, SystemCpu};
 use measure::stats::Spread;
 use measure::units::bits_per_sec;
-use record::{
-    CpuSummary, DatagramFamily, End, Family, FlowSummary, IntervalSample, StreamFamily,
-    StreamSummary, Summary, TcpFigures, TransactionFamily,
-};
+use record::{CpuSummary, End, FlowSummary, IntervalSample, StreamSummary, Summary};
 use wire::spec::Flow;
 use wire::TestKind;
 
+use crate::family::sum_opt;
 use crate::raw::RawRun;
-use crate::udp_rr::{rr_summary, udp_stream_summary, udp_total};
+use crate::udp_rr::{udp_stream_summary, udp_total};
 use crate::window::{from_start, Windows};
 
 /// One stream's share of its flow.
@@ -268,54 +266,8 @@ fn totals(
         link_speed_source: link.map(|_| record::LinkSpeedSource::Flag),
         // Set by `build` once the summary is whole (`link::set_performance_index`).
         performance_index: None,
-        family: family(raw, secs, &flows),
+        family: crate::family::of(raw, secs, &flows),
         flows,
-    }
-}
-
-/// The run's kind family with its own figures over its finished flows (the frames and the
-/// latency under load are added later by their passes).
-fn family(raw: &RawRun, secs: f64, flows: &[FlowSummary]) -> Family {
-    let all_infos: Vec<_> = flows
-        .iter()
-        .flat_map(|f| f.streams.iter().filter_map(|s| s.tcp_info))
-        .collect();
-    let tcp = TcpFigures {
-        retransmits: flows.iter().fold(None, |a, f| sum_opt(a, f.retransmits)),
-        rtt_us: (!all_infos.is_empty())
-            .then(|| all_infos.iter().map(|t| t.rtt_us).sum::<u32>() / all_infos.len() as u32),
-    };
-    match raw.spec.kind() {
-        TestKind::TcpStream => Family::Stream(StreamFamily {
-            tcp,
-            self_probes: raw
-                .spec
-                .stream()
-                .and_then(|s| s.self_probes_per_s)
-                .map(|_| rr_summary(raw, secs)),
-            latency_under_load: None,
-        }),
-        // Every stream of a UDP test has its accounting, so the total is there (zeros
-        // without streams).
-        TestKind::UdpStream => Family::Datagram(DatagramFamily {
-            udp: udp_total(flows.iter().filter_map(|f| f.udp.as_ref())).unwrap_or_default(),
-            frames: None,
-            latency_under_load: None,
-        }),
-        TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr | TestKind::TcpCc => {
-            Family::Transaction(TransactionFamily {
-                rr: rr_summary(raw, secs),
-                tcp,
-            })
-        }
-    }
-}
-
-/// A sum of figures some of which may be missing; `None` when all are.
-fn sum_opt(a: Option<u32>, b: Option<u32>) -> Option<u32> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.saturating_add(b)),
-        (a, b) => a.or(b),
     }
 }
 
