@@ -55,3 +55,60 @@ pub(crate) fn sum_opt(a: Option<u32>, b: Option<u32>) -> Option<u32> {
         (a, b) => a.or(b),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use record::{Hosts, RunRecord};
+    use wire::msg::{ServerInfo, ServerResults};
+    use wire::spec::Params;
+    use wire::TestSpec;
+
+    use super::*;
+    use crate::verdict::Client;
+
+    /// A one-second run of `kind` in which nothing moved.
+    fn idle_run(kind: TestKind) -> RawRun {
+        let window = Duration::from_secs(1);
+        RawRun {
+            spec: TestSpec::new(Params::defaults(kind), 1, 1000),
+            window,
+            interrupted: false,
+            local_wall: window,
+            local_streams: Vec::new(),
+            local_process_cpu: Default::default(),
+            local_system_cpu: None,
+            local_cores: Vec::new(),
+            local_drops: None,
+            server: ServerResults {
+                wall_us: 1_000_000,
+                window_us: 1_000_000,
+                ..ServerResults::default()
+            },
+            server_lost: None,
+            window_start: None,
+        }
+    }
+
+    #[test]
+    fn every_kind_is_summarized_in_its_family_and_stored_as_it() {
+        for kind in TestKind::ALL {
+            let raw = idle_run(kind);
+            let s = crate::summarize(&raw, &[], &Hosts::default(), Client::Linerate);
+            assert!(s.family.fits(kind), "{kind:?}: {}", s.family.name());
+            let expected = match kind {
+                TestKind::TcpStream => "stream",
+                TestKind::UdpStream => "datagram",
+                _ => "transaction",
+            };
+            assert_eq!(s.family.name(), expected, "{kind:?}");
+            let server = ServerInfo::default();
+            let r = RunRecord::new(raw.spec, "in-process".into(), 1, server, None, s);
+            let back: RunRecord = serde_json::to_string(&r)
+                .and_then(|j| serde_json::from_str(&j))
+                .unwrap();
+            assert_eq!(back.summary.family.name(), expected, "{kind:?}");
+        }
+    }
+}
