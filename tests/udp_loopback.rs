@@ -84,7 +84,7 @@ fn many_flows_reach_the_receiver_both_ways() {
             u.batch_packets = 1;
         });
         let r = run(server.addr, spec).unwrap();
-        let u = r.summary.udp.unwrap();
+        let u = r.summary.udp().unwrap();
         assert!(u.packets_sent > 1000, "{direction:?}: {u:?}");
         assert_eq!(u.packets_lost, 0, "{direction:?}: {u:?}");
         assert_eq!(u.packets_sent, u.packets_received);

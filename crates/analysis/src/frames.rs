@@ -24,7 +24,7 @@ pub fn frame_summary(raw: &RawRun, summary: &Summary) -> Option<FrameSummary> {
         refused += counts.send_drops.map_or(0, |d| d.datagrams);
     }
     let frames_sent = used.saturating_sub(refused);
-    let received = summary.udp.as_ref().map_or(0, |u| u.packets_received);
+    let received = summary.udp().map_or(0, |u| u.packets_received);
     let window = summary
         .flows
         .first()

@@ -28,6 +28,7 @@
 pub mod ab;
 pub mod change_points;
 pub mod cost;
+mod family;
 pub mod frames;
 pub mod intervals;
 pub mod link;

@@ -36,7 +36,7 @@ pub fn above_link(summary: &Summary) -> bool {
 /// Whether a run is judged by its throughput (stream kinds), so a Performance Index means
 /// something: request/response runs (with `rr` figures) are judged by their round trips.
 fn throughput_run(summary: &Summary) -> bool {
-    summary.rr.is_none()
+    summary.rr().is_none()
 }
 
 /// The summary's Performance Index from its throughput, the busier end's data-thread CPU and

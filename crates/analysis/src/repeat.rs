@@ -506,7 +506,7 @@ mod tests {
             ("throughput_bps", s.throughput_bps),
             ("local_cpu_pct", s.local_cpu_pct),
         ];
-        if let Some(rr) = &s.rr {
+        if let Some(rr) = s.rr() {
             m.push(("transactions_per_s", rr.transactions_per_s));
             if let Some(l) = &rr.latency_us {
                 m.push(("rtt_p50_us", l.p50));

@@ -19,7 +19,7 @@
 
 use measure::stats::Spread;
 use record::rpm::{RpmDirection, RpmResult, RpmWay, StoredRpm};
-use record::{CpuSummary, FlowSummary, RunRecord, Summary};
+use record::{CpuSummary, Family, FlowSummary, RpmFamily, RunRecord, Summary, TcpFigures};
 use wire::spec::Flow;
 
 /// Why a direction has no record to store.
@@ -191,28 +191,27 @@ fn summary(
         remote_cpu,
         local_cores: s.local_cores.clone(),
         remote_cores: s.remote_cores.clone(),
-        retransmits: flows.iter().fold(None, |a, f| sum_opt(a, f.retransmits)),
-        rtt_us: weighted_mean(
-            flows
-                .iter()
-                .filter_map(|f| Some((f.rtt_us?, f.streams.len()))),
-        ),
         link_speed_bps: link,
         link_speed_source: s.link_speed_source.clone(),
         // Set below by the rule every throughput run follows (`link::set_performance_index`).
         performance_index: None,
-        udp: None,
-        rr: None,
-        latency_under_load: None,
-        self_probes: None,
-        rpm: Some(Box::new(StoredRpm {
-            draft: result.draft.clone(),
-            params: result.params,
-            idle: result.idle,
-            overall: result.overall.clone(),
-            direction: d.clone(),
-        })),
-        frames: None,
+        family: Family::Rpm(RpmFamily {
+            rpm: Box::new(StoredRpm {
+                draft: result.draft.clone(),
+                params: result.params,
+                idle: result.idle,
+                overall: result.overall.clone(),
+                direction: d.clone(),
+            }),
+            tcp: TcpFigures {
+                retransmits: flows.iter().fold(None, |a, f| sum_opt(a, f.retransmits)),
+                rtt_us: weighted_mean(
+                    flows
+                        .iter()
+                        .filter_map(|f| Some((f.rtt_us?, f.streams.len()))),
+                ),
+            },
+        }),
         flows,
     };
     crate::link::set_performance_index(&mut summary);
@@ -305,7 +304,7 @@ mod tests {
         assert_eq!((f.sender_cpu_pct, f.receiver_cpu_pct), (120.0, 90.0));
         let ids: Vec<u16> = f.streams.iter().map(|s| s.stream).collect();
         assert_eq!(ids, [0, 1, 2]);
-        assert_eq!(s.retransmits, Some(24), "8 per connection");
+        assert_eq!(s.retransmits(), Some(24), "8 per connection");
         // A fourth connection ran at the end but failed: no record, no stream, not counted.
         let four = RpmDirection {
             connections: 4,
@@ -314,12 +313,12 @@ mod tests {
         let r4 = build(&result(&four, false), &four, &loads).unwrap();
         assert_eq!((r4.spec.streams, r4.summary.flows[0].streams.len()), (3, 3));
         assert!(r.intervals.is_empty());
-        let rpm = s.rpm.as_ref().unwrap();
+        let rpm = s.rpm().unwrap();
         assert_eq!(rpm.direction, d);
         assert_eq!(rpm.overall, crate::rpm::overall(std::slice::from_ref(&d)));
         assert_eq!(rpm.params.max_connections, 16);
         let back: RunRecord = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
-        let timeline = |r: &RunRecord| r.summary.rpm.as_ref().map(|x| x.direction.timeline.len());
+        let timeline = |r: &RunRecord| r.summary.rpm().map(|x| x.direction.timeline.len());
         assert_eq!(
             timeline(&back),
             Some(3),

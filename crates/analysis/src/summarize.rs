@@ -31,7 +31,10 @@ pub fn summarize(
     let mut summary = crate::summary::build(raw, intervals);
     crate::link::link_from_hosts(&mut summary, hosts);
     crate::verdict::add_verdicts_for(&mut summary, &raw.spec, hosts, client);
-    summary.frames = crate::frames::frame_summary(raw, &summary);
+    let frames = crate::frames::frame_summary(raw, &summary);
+    if let record::Family::Datagram(d) = &mut summary.family {
+        d.frames = frames;
+    }
     summary
 }
 
@@ -167,12 +170,15 @@ mod tests {
         let hosts = Hosts::default();
         let raw = paced_send(1_000_000_000, 400_000_000, Some(7));
         let s = summarize(&raw, &[], &hosts, Client::Iperf3);
-        assert_eq!((s.flows[0].retransmits, s.retransmits), (Some(7), Some(7)));
+        assert_eq!(
+            (s.flows[0].retransmits, s.retransmits()),
+            (Some(7), Some(7))
+        );
         assert_eq!(s.flows[0].streams[0].tcp_info, None);
         // Neither TCP_INFO nor a report: no count, not a zero.
         let raw = paced_send(1_000_000_000, 400_000_000, None);
         let s = summarize(&raw, &[], &hosts, Client::Linerate);
-        assert_eq!((s.flows[0].retransmits, s.retransmits), (None, None));
+        assert_eq!((s.flows[0].retransmits, s.retransmits()), (None, None));
         assert_eq!(s.link_speed_bps, None);
     }
 }

@@ -16,8 +16,9 @@ use record::{CpuSummary, End, FlowSummary, IntervalSample, StreamSummary, Summar
 use wire::spec::Flow;
 use wire::TestKind;
 
+use crate::family::sum_opt;
 use crate::raw::RawRun;
-use crate::udp_rr::{rr_summary, udp_stream_summary, udp_total};
+use crate::udp_rr::{udp_stream_summary, udp_total};
 use crate::window::{from_start, Windows};
 
 /// One stream's share of its flow.
@@ -240,10 +241,6 @@ fn totals(
     remote_cpu: CpuSummary,
 ) -> Summary {
     let throughput_bps: f64 = flows.iter().map(|f| f.throughput_bps).sum();
-    let all_infos: Vec<_> = flows
-        .iter()
-        .flat_map(|f| f.streams.iter().filter_map(|s| s.tcp_info))
-        .collect();
     let link = raw.spec.link_speed_bps;
     Summary {
         duration_s: secs,
@@ -265,32 +262,12 @@ fn totals(
         remote_cpu,
         local_cores: raw.local_cores.clone(),
         remote_cores: raw.server.cores.clone(),
-        retransmits: flows.iter().fold(None, |a, f| sum_opt(a, f.retransmits)),
-        rtt_us: (!all_infos.is_empty())
-            .then(|| all_infos.iter().map(|t| t.rtt_us).sum::<u32>() / all_infos.len() as u32),
         link_speed_bps: link,
         link_speed_source: link.map(|_| record::LinkSpeedSource::Flag),
         // Set by `build` once the summary is whole (`link::set_performance_index`).
         performance_index: None,
-        udp: udp_total(flows.iter().filter_map(|f| f.udp.as_ref())),
-        rr: raw.spec.kind().is_rr().then(|| rr_summary(raw, secs)),
-        latency_under_load: None,
-        self_probes: raw
-            .spec
-            .stream()
-            .and_then(|s| s.self_probes_per_s)
-            .map(|_| rr_summary(raw, secs)),
-        rpm: None,
-        frames: None,
+        family: crate::family::of(raw, secs, &flows),
         flows,
-    }
-}
-
-/// A sum of figures some of which may be missing; `None` when all are.
-fn sum_opt(a: Option<u32>, b: Option<u32>) -> Option<u32> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.saturating_add(b)),
-        (a, b) => a.or(b),
     }
 }
 
@@ -451,7 +428,7 @@ mod tests {
             },
         };
         let s = build(&raw, &[s1, s2]);
-        let u = s.udp.unwrap();
+        let u = s.udp().unwrap();
         assert_eq!(
             (u.packets_sent, u.packets_received, u.packets_lost),
             (2000, 1997, 3)

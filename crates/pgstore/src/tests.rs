@@ -75,13 +75,13 @@ fn round_trip(store: &mut dyn ResultStore) {
     assert_eq!(t.throughput_bps, Some(rec.summary.throughput_bps));
     assert_eq!(t.started_at_unix_ms, rec.started_at_unix_ms);
     let r = rows.iter().find(|r| r.id == rr).unwrap();
-    let rr_summary = record("rr").summary.rr.unwrap();
+    let rr_summary = *record("rr").summary.rr().unwrap();
     assert_eq!(r.p50_us, Some(rr_summary.latency_us.unwrap().p50));
     assert_eq!(r.tags.to_string(), "driver=a,mtu=1500");
     let u = rows.iter().find(|r| r.id == udp).unwrap();
     assert_eq!(
         u.loss_pct,
-        Some(record("udp").summary.udp.unwrap().loss_pct)
+        Some(record("udp").summary.udp().unwrap().loss_pct)
     );
     let by = |items: &[&str]| Filter {
         tags: tags(items),

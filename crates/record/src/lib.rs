@@ -23,6 +23,10 @@ mod run_record;
 pub mod schema;
 pub mod status;
 pub mod stored;
+pub mod summary;
+pub mod summary_layout;
+#[cfg(test)]
+mod summary_tests;
 pub mod tags;
 
 pub use efficiency::Efficiency;
@@ -32,11 +36,15 @@ pub use link_speed::LinkSpeedSource;
 pub use measure::host::HostFacts;
 pub use schema::{
     CpuSummary, End, FlowInterval, FlowSummary, Hosts, IntervalCpu, IntervalSample, IntervalTcp,
-    PpsCell, RrInterval, RrSummary, RunRecord, StreamSpread, StreamSummary, Summary, TcpTime,
-    UdpInterval, UdpSummary, SCHEMA_VERSION,
+    LatencyUnderLoad, PpsCell, RrInterval, RrSummary, RunRecord, StreamSpread, StreamSummary,
+    Summary, TcpTime, UdpInterval, UdpSummary, SCHEMA_VERSION,
 };
 pub use status::{RunShape, RunStatus};
 pub use stored::{parse_kind, KindError, RunId, RunIdError, RunRow, StoredRun};
+pub use summary::{
+    DatagramFamily, Family, NotCarried, RpmFamily, StreamFamily, TcpFigures, TransactionFamily,
+};
+pub use summary_layout::MixedFamilies;
 pub use tags::{Tag, TagError, Tags};
 /// A record's kind (`RunRecord::kind`, `RunRow::kind`, [`parse_kind`]): part of the record's
 /// vocabulary, so a store names it here.

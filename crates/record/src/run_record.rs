@@ -3,7 +3,8 @@
 //! per-direction runs) calls, so a field added to the record is set in one place; and the
 //! questions every reader asks of a record ([`RunRecord::is_rpm`]), answered in one place.
 //!
-//! Invariants of a new record: its `kind` is its spec's, its layout the current
+//! Invariants of a new record: its `kind` is its spec's, its summary's family the one of that
+//! kind ([`crate::Family::fits`]; checked in debug builds), its layout the current
 //! [`SCHEMA_VERSION`], and the server's host facts are kept once, in `hosts` (the
 //! `server.host` the server sent is cleared). The JSON a record writes does not depend on
 //! how it was made.
@@ -26,6 +27,12 @@ impl RunRecord {
         hosts: Option<Hosts>,
         summary: Summary,
     ) -> RunRecord {
+        debug_assert!(
+            summary.family.fits(spec.kind()),
+            "a {} summary for a {} run",
+            summary.family.name(),
+            spec.kind().as_str()
+        );
         RunRecord {
             kind: spec.kind(),
             schema_version: SCHEMA_VERSION,
@@ -44,14 +51,10 @@ impl RunRecord {
         }
     }
 
-    /// The `linerate rpm` direction this run is, if it is one: its figures (`summary.rpm`).
-    /// An rpm direction has no intervals (its time series is its own timeline), which is
-    /// how it is told from every other run; every reader asks here.
+    /// The `linerate rpm` direction this run is, if it is one: its figures (its summary's
+    /// [`crate::Family::Rpm`]). Every reader asks here.
     pub fn as_rpm(&self) -> Option<&StoredRpm> {
-        self.summary
-            .rpm
-            .as_deref()
-            .filter(|_| self.intervals.is_empty())
+        self.summary.rpm()
     }
 
     /// Whether this run is a `linerate rpm` direction ([`RunRecord::as_rpm`]).

@@ -5,7 +5,7 @@
 //! layout is converted as it is read, see [`crate::layout_v1`]) and is always written in the
 //! current one, [`SCHEMA_VERSION`].
 
-use measure::{cpu::CoreCpu, host::HostFacts, stats::Spread, tcp_info::TcpInfo};
+use measure::{host::HostFacts, stats::Spread, tcp_info::TcpInfo};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use wire::{msg::ReceiveCounts, msg::ServerInfo, spec::Flow, spec::SendMode, TestKind, TestSpec};
 
@@ -13,6 +13,9 @@ use wire::{msg::ReceiveCounts, msg::ServerInfo, spec::Flow, spec::SendMode, Test
 /// flat `spec` of version 1 into the fields every test kind has and its kind's own `params`
 /// (control protocol version 7).
 pub const SCHEMA_VERSION: u32 = 2;
+
+/// The run's summary lives in [`crate::summary`]; named here too, where it always was.
+pub use crate::summary::Summary;
 
 /// Which end of the test did something.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -488,89 +491,6 @@ pub struct TcpTime {
     pub pacing_rate_bps: Option<u64>,
     /// Bytes written but not yet sent at the end, summed (`tcpi_notsent_bytes`).
     pub notsent_bytes: Option<u64>,
-}
-
-/// The run's summary.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
-    /// Test window on the client's clock, seconds.
-    pub duration_s: f64,
-    /// Whether the user interrupted the run (the figures cover what ran).
-    pub interrupted: bool,
-    /// Whether the run was asked to last until stopped (`-t 0`, as iperf3's): a Ctrl-C is then
-    /// its planned end, not a cut, so the run's status is `ok` though `interrupted` says how
-    /// it ended. Absent: false (a timed run; records made before the field).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub until_stopped: bool,
-    /// Set when the server went away mid-test (killed, or the path went black): why. The
-    /// client's figures run to the end of its window; what only the server measures (bytes
-    /// received on client-to-server flows, what it sent, its CPU) comes from its last
-    /// answered poll (`server_figures_up_to_s`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub incomplete: Option<String>,
-    /// Set with `incomplete`: the server's figures (what it received, what it sent, its data
-    /// threads' CPU) are those of its last answered interval poll, this many seconds into the
-    /// test on the client's clock (0: no poll was answered, so they are missing and read 0);
-    /// the client's own figures run to `duration_s`. Renderers mark them "up to" this time.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_figures_up_to_s: Option<f64>,
-    /// Bytes written, all directions.
-    pub bytes_sent: u64,
-    /// Bytes read within the window, all directions.
-    pub bytes_received: u64,
-    /// Bytes in flight when the window closed, all directions.
-    pub bytes_in_flight: u64,
-    /// Receiver goodput, all directions, bits/s.
-    pub throughput_bps: f64,
-    /// Client data-thread CPU, % of one core.
-    pub local_cpu_pct: f64,
-    /// Server data-thread CPU, % of one core.
-    pub remote_cpu_pct: f64,
-    /// Client CPU detail.
-    pub local_cpu: CpuSummary,
-    /// Server CPU detail.
-    pub remote_cpu: CpuSummary,
-    /// Each of the client host's cores over the client's wall time.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub local_cores: Vec<CoreCpu>,
-    /// Each of the server host's cores over the server's wall time.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub remote_cores: Vec<CoreCpu>,
-    /// Retransmitted segments, all TCP streams.
-    pub retransmits: Option<u32>,
-    /// Smoothed RTT, mean over all TCP streams, µs.
-    pub rtt_us: Option<u32>,
-    /// Link speed, bits/s: `--link-speed`, or else the slower of the two ends' interfaces as
-    /// their drivers report it (`link_speed_source` says which).
-    pub link_speed_bps: Option<u64>,
-    /// Where `link_speed_bps` came from: `--link-speed`, or the interface it was read from
-    /// (stored as those words).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub link_speed_source: Option<crate::LinkSpeedSource>,
-    /// Performance Index `T/C × T/L` (T Mbit/s, C the busier end's CPU %, L link Mbit/s).
-    pub performance_index: Option<f64>,
-    /// UDP: datagram accounting over all directions.
-    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
-    pub udp: Option<UdpSummary>,
-    /// Request/response: transactions and latency.
-    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
-    pub rr: Option<RrSummary>,
-    /// `--latency`: round trips of a low-rate probe stream before and during the load.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub latency_under_load: Option<LatencyUnderLoad>,
-    /// `tcp --self-probes`: the in-band probes over the run, as a request/response test's
-    /// transactions (each probe one; measured by the client).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub self_probes: Option<RrSummary>,
-    /// `linerate rpm`: the direction's responsiveness, its idle path and its timeline (a run
-    /// stored per direction of `linerate rpm`; absent from every other run).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rpm: Option<Box<crate::rpm::StoredRpm>>,
-    /// A frame engine's run: its frames as both drivers counted them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frames: Option<crate::FrameSummary>,
-    /// Per-direction figures.
-    pub flows: Vec<FlowSummary>,
 }
 
 /// One cell of a `linerate pps` matrix: a frame size and flow count, and the run that measured it.

@@ -30,7 +30,7 @@ pub fn write_brief(w: &mut dyn Write, r: &RunRecord, bold: bool) -> std::io::Res
         s.duration_s,
         status_note(s, true)
     )?;
-    let result = match &s.rr {
+    let result = match s.rr() {
         Some(rr) => {
             writeln!(w, "{}", rr_line(r.kind, rr, s))?;
             rr_result(r, rr)
@@ -42,7 +42,7 @@ pub fn write_brief(w: &mut dyn Write, r: &RunRecord, bold: bool) -> std::io::Res
             stream_result(r)
         }
     };
-    if let Some(l) = &s.latency_under_load {
+    if let Some(l) = s.latency_under_load() {
         if let (Some(idle), Some(loaded)) = (l.idle.latency_us, l.loaded.latency_us) {
             writeln!(
                 w,
@@ -212,12 +212,12 @@ fn stream_result(r: &RunRecord) -> String {
             )
         }
     };
-    if let Some(u) = &s.udp {
+    if let Some(u) = s.udp() {
         line.push_str(&format!(
             ", lost {}/{} ({:.3} %)",
             u.packets_lost, u.packets_sent, u.loss_pct
         ));
-    } else if let Some(retr) = s.retransmits {
+    } else if let Some(retr) = s.retransmits() {
         line.push_str(&format!(", retr {retr}"));
     }
     if let [f] = s.flows.as_slice() {

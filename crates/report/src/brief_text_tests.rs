@@ -133,7 +133,7 @@ fn bidir_is_one_line_per_direction_the_same_advice_once_and_the_sum() {
     back.retransmits = Some(3);
     r.summary.flows.push(back);
     r.summary.throughput_bps = 9.41e9 + 5e9;
-    r.summary.retransmits = Some(15);
+    r.summary.tcp_mut().unwrap().retransmits = Some(15);
     let text = brief(&r);
     let lines = lines(&text, 8);
     assert!(lines[1].starts_with("c->s "), "{text}");
@@ -150,7 +150,7 @@ fn bidir_is_one_line_per_direction_the_same_advice_once_and_the_sum() {
 #[test]
 fn udp_says_loss_of_sent_and_jitter() {
     let r = udp();
-    let u = r.summary.udp.unwrap();
+    let u = r.summary.udp().unwrap();
     let text = brief(&r);
     let lines = lines(&text, 4);
     let lost = format!(
@@ -174,7 +174,7 @@ fn udp_says_loss_of_sent_and_jitter() {
 #[test]
 fn rr_and_crr_say_their_rate_and_round_trips() {
     let mut r = rr();
-    let rr = r.summary.rr.unwrap();
+    let rr = *r.summary.rr().unwrap();
     let l = rr.latency_us.unwrap();
     let text = brief(&r);
     let lines = lines(&text, 4);
@@ -193,7 +193,7 @@ fn rr_and_crr_say_their_rate_and_round_trips() {
     );
 
     r.kind = TestKind::TcpCrr;
-    if let Some(rr) = r.summary.rr.as_mut() {
+    if let Some(rr) = r.summary.rr_mut() {
         rr.connections_per_s = Some(rr.transactions_per_s);
     }
     let text = brief(&r);

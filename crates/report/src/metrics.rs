@@ -108,7 +108,7 @@ fn rpm_p50(s: &record::rpm::Spread) -> Option<f64> {
 }
 
 fn latency(r: &RunRecord) -> Option<measure::latency::LatencySummary> {
-    r.summary.rr.as_ref()?.latency_us
+    r.summary.rr()?.latency_us
 }
 
 /// A direction's efficiency figures (`flows[].efficiency`), when it has them.
@@ -240,7 +240,7 @@ static METRICS: [Metric; 37] = [
         id: M::Retransmits,
         unit: "segments",
         better: Lower,
-        base: |r| r.summary.retransmits.map(f64::from),
+        base: |r| r.summary.retransmits().map(f64::from),
         per_unit: 1.0,
         repeats: &[],
     },
@@ -248,7 +248,7 @@ static METRICS: [Metric; 37] = [
         id: M::Rtt,
         unit: "µs",
         better: Lower,
-        base: |r| r.summary.rtt_us.map(f64::from),
+        base: |r| r.summary.rtt_us().map(f64::from),
         per_unit: 1.0,
         repeats: &[],
     },
@@ -256,7 +256,7 @@ static METRICS: [Metric; 37] = [
         id: M::Loss,
         unit: "%",
         better: Lower,
-        base: |r| r.summary.udp.map(|u| u.loss_pct),
+        base: |r| r.summary.udp().map(|u| u.loss_pct),
         per_unit: 1.0,
         repeats: &[],
     },
@@ -264,7 +264,7 @@ static METRICS: [Metric; 37] = [
         id: M::Received,
         unit: "packets/s",
         better: Higher,
-        base: |r| r.summary.udp.map(|u| u.pps_received),
+        base: |r| r.summary.udp().map(|u| u.pps_received),
         per_unit: 1.0,
         repeats: &[],
     },
@@ -272,7 +272,7 @@ static METRICS: [Metric; 37] = [
         id: M::Jitter,
         unit: "µs",
         better: Lower,
-        base: |r| r.summary.udp.map(|u| u.jitter_us),
+        base: |r| r.summary.udp().map(|u| u.jitter_us),
         per_unit: 1.0,
         repeats: &[],
     },
@@ -280,7 +280,7 @@ static METRICS: [Metric; 37] = [
         id: M::OutOfOrder,
         unit: "packets",
         better: Lower,
-        base: |r| r.summary.udp.map(|u| u.packets_out_of_order as f64),
+        base: |r| r.summary.udp().map(|u| u.packets_out_of_order as f64),
         per_unit: 1.0,
         repeats: &[],
     },
@@ -288,7 +288,7 @@ static METRICS: [Metric; 37] = [
         id: M::Transactions,
         unit: "1/s",
         better: Higher,
-        base: |r| r.summary.rr.map(|rr| rr.transactions_per_s),
+        base: |r| r.summary.rr().map(|rr| rr.transactions_per_s),
         per_unit: 1.0,
         repeats: &[],
     },
@@ -296,7 +296,7 @@ static METRICS: [Metric; 37] = [
         id: M::Connections,
         unit: "1/s",
         better: Higher,
-        base: |r| r.summary.rr.and_then(|rr| rr.connections_per_s),
+        base: |r| r.summary.rr().and_then(|rr| rr.connections_per_s),
         per_unit: 1.0,
         repeats: &[],
     },
@@ -306,7 +306,7 @@ static METRICS: [Metric; 37] = [
         better: Lower,
         base: |r| {
             r.summary
-                .rr
+                .rr()
                 .and_then(|rr| rr.lost_transactions)
                 .map(|n| n as f64)
         },
@@ -367,7 +367,7 @@ static METRICS: [Metric; 37] = [
         better: Lower,
         base: |r| {
             r.summary
-                .latency_under_load
+                .latency_under_load()
                 .and_then(|l| l.loaded.latency_us)
                 .map(|l| l.p50)
         },
@@ -453,7 +453,7 @@ mod tests {
     fn rpm_metrics_read_an_rpm_direction_only() {
         let rpm: RunRecord =
             serde_json::from_str(include_str!("../tests/fixtures/rpm_run.json")).unwrap();
-        let d = &rpm.summary.rpm.as_ref().unwrap().direction;
+        let d = &rpm.summary.rpm().unwrap().direction;
         let expected = [
             ("rpm", d.responsiveness.map(|r| r.rpm)),
             ("rpm self p50", Some(d.self_ms.p50)),
@@ -473,7 +473,7 @@ mod tests {
             assert_eq!(value(name, &tcp[0]), None, "{name} of a tcp run");
         }
         let mut no_probes = rpm.clone();
-        if let Some(s) = no_probes.summary.rpm.as_mut() {
+        if let Some(s) = no_probes.summary.rpm_mut() {
             s.direction.self_ms = record::rpm::Spread::default();
         }
         assert_eq!(

@@ -84,7 +84,7 @@ pub fn cell(
     link_bps: Option<u64>,
     run: RunRecord,
 ) -> PpsCell {
-    let udp = run.summary.udp.unwrap_or_default();
+    let udp = run.summary.udp().copied().unwrap_or_default();
     let line = link_bps.map(|l| measure::line_rate::pps(l as f64, frame));
     PpsCell {
         frame_bytes: frame,

@@ -10,7 +10,7 @@ use crate::rpm_brief::write_brief;
 fn stored() -> StoredRpm {
     let r: record::RunRecord =
         serde_json::from_str(include_str!("../tests/fixtures/rpm_run.json")).unwrap();
-    *r.summary.rpm.unwrap()
+    r.summary.rpm().unwrap().clone()
 }
 
 /// Up as stored (never stable, stopped at the limit); down stable after 4 s, its RPM after 8 s.

@@ -340,7 +340,7 @@ pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
         r.target,
         s.duration_s
     )?;
-    if let Some(rr) = &s.rr {
+    if let Some(rr) = s.rr() {
         write_rr(w, rr, s.duration_s)?;
     } else {
         for f in &s.flows {
@@ -356,10 +356,10 @@ pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
             format_bytes(s.bytes_in_flight)
         )?;
     }
-    if let Some(l) = &s.latency_under_load {
+    if let Some(l) = s.latency_under_load() {
         write_latency_under_load(w, l)?;
     }
-    if let Some(rpm) = &s.rpm {
+    if let Some(rpm) = s.rpm() {
         crate::rpm_text::write_stored(w, rpm)?;
     }
     if let Some(line) = crate::congestion_text::congestion_line(r) {

@@ -276,3 +276,66 @@ fn a_record_rebuilt_by_new_writes_the_same_json_for_every_kind() {
         assert_eq!(a.unwrap(), b.unwrap(), "{name}");
     }
 }
+
+/// Every record's kind and summary inside `v` (at any depth: a list of runs, a pps matrix's
+/// cells).
+fn summaries_in(v: &serde_json::Value, out: &mut Vec<(serde_json::Value, serde_json::Value)>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            if let (Some(s), Some(kind)) = (m.get("summary"), m.get("kind")) {
+                if m.contains_key("schema_version") {
+                    out.push((kind.clone(), s.clone()));
+                }
+            }
+            m.values().for_each(|x| summaries_in(x, out));
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| summaries_in(x, out)),
+        _ => {}
+    }
+}
+
+/// Whether `written` holds every value of `read` (objects may add fields: those made after
+/// the fixture, written with their defaults).
+fn holds(written: &serde_json::Value, read: &serde_json::Value) -> bool {
+    use serde_json::Value::{Array, Object};
+    match (written, read) {
+        (Object(w), Object(r)) => r.iter().all(|(k, v)| w.get(k).is_some_and(|x| holds(x, v))),
+        (Array(w), Array(r)) => w.len() == r.len() && w.iter().zip(r).all(|(x, y)| holds(x, y)),
+        (w, r) => w == r,
+    }
+}
+
+/// A summary is typed by its kind family now, and still reads and writes the one flat layout:
+/// every stored summary the fixtures hold (layout 1 and 2, every kind, an rpm direction; the
+/// probes, latency under load and frames are held by `record`'s `summary_tests`) reads into
+/// the family of its record's kind and writes back the same JSON: the same top-level keys, every value as it was (nested fields made after a fixture are added
+/// with their defaults, as before families).
+#[test]
+fn every_stored_summary_reads_into_its_family_and_writes_back_the_same_json() {
+    let report = Path::new(env!("CARGO_MANIFEST_DIR")).join("../report/tests/fixtures");
+    let mut summaries = Vec::new();
+    for path in [fixture_dir(), report] {
+        for entry in std::fs::read_dir(&path).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "json") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                summaries_in(&serde_json::from_str(&text).unwrap(), &mut summaries);
+            }
+        }
+    }
+    let mut families = std::collections::BTreeSet::new();
+    for (kind, json) in &summaries {
+        let s: record::Summary = serde_json::from_value(json.clone()).unwrap();
+        let kind: TestKind = serde_json::from_value(kind.clone()).unwrap();
+        assert!(s.family.fits(kind), "{kind:?}: {}", s.family.name());
+        let back = serde_json::to_value(&s).unwrap();
+        let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect();
+        let (written, read): (Vec<String>, Vec<String>) = (keys(&back), keys(json));
+        assert_eq!(written, read, "the same keys at the summary's top level");
+        assert!(holds(&back, json), "{back}\n{json}");
+        families.insert(s.family.name());
+    }
+    assert!(summaries.len() >= 20, "{} summaries", summaries.len());
+    let all = ["datagram", "rpm", "stream", "transaction"];
+    assert_eq!(families.into_iter().collect::<Vec<_>>(), all);
+}

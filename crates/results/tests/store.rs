@@ -136,11 +136,11 @@ fn round_trip_insert_get_list() {
     assert_eq!((t.transactions_per_s, t.loss_pct), (None, None));
     assert!(!t.interrupted);
     let u = rows.iter().find(|r| r.id == udp).unwrap();
-    let udp_summary = record("udp").summary.udp.unwrap();
+    let udp_summary = *record("udp").summary.udp().unwrap();
     assert_eq!(u.loss_pct, Some(udp_summary.loss_pct));
     assert_eq!(u.pps_received, Some(udp_summary.pps_received));
     let r = rows.iter().find(|r| r.id == rr).unwrap();
-    let rr_summary = record("rr").summary.rr.unwrap();
+    let rr_summary = *record("rr").summary.rr().unwrap();
     assert_eq!(r.transactions_per_s, Some(rr_summary.transactions_per_s));
     assert_eq!(r.p50_us, Some(rr_summary.latency_us.unwrap().p50));
     assert_eq!(r.p99_us, Some(rr_summary.latency_us.unwrap().p99));

@@ -322,7 +322,7 @@ fn capacity(
     let s = &m.record.summary;
     let c = match LoadUnit::of(m.record.kind) {
         LoadUnit::BitsPerS => s.throughput_bps,
-        LoadUnit::TransactionsPerS => s.rr.map_or(0.0, |r| r.transactions_per_s),
+        LoadUnit::TransactionsPerS => s.rr().map_or(0.0, |r| r.transactions_per_s),
     };
     let interrupted = s.interrupted;
     let run = PointRun {

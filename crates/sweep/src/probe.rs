@@ -138,13 +138,13 @@ pub fn run_with_probes(
         sample.probe = probe.flows.first().and_then(|f| f.rr);
     }
     let (idle_rr, loaded_rr) = (
-        idle.summary.rr.unwrap_or_default(),
-        loaded.summary.rr.unwrap_or_default(),
+        idle.summary.rr().copied().unwrap_or_default(),
+        loaded.summary.rr().copied().unwrap_or_default(),
     );
     let added = |f: fn(&measure::latency::LatencySummary) -> f64| {
         Some(f(loaded_rr.latency_us.as_ref()?) - f(idle_rr.latency_us.as_ref()?))
     };
-    record.summary.latency_under_load = Some(LatencyUnderLoad {
+    let figures = LatencyUnderLoad {
         probe_kind: plan.kind,
         probe_rate_per_s: plan.rate_per_s,
         probe_bytes: plan.bytes,
@@ -154,7 +154,11 @@ pub fn run_with_probes(
         loaded_s: loaded.summary.duration_s,
         added_p50_us: added(|l| l.p50),
         added_p99_us: added(|l| l.p99),
-    });
+    };
+    // `--latency` loads tcp and udp runs only, the families that carry it.
+    (record.summary)
+        .set_latency_under_load(figures)
+        .map_err(|e| ClientError::Protocol(format!("latency probe: {e}")))?;
     Ok(record)
 }
 

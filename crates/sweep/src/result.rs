@@ -237,12 +237,12 @@ impl SweepPoint {
         let any = |_: TestKind| true;
         Self {
             throughput_bps: of(stream, |r| Some(r.summary.throughput_bps)),
-            rtt_p50_us: of(rr, |r| Some(r.summary.rr?.latency_us?.p50)),
-            rtt_p99_us: of(rr, |r| Some(r.summary.rr?.latency_us?.p99)),
+            rtt_p50_us: of(rr, |r| Some(r.summary.rr()?.latency_us?.p50)),
+            rtt_p99_us: of(rr, |r| Some(r.summary.rr()?.latency_us?.p99)),
             loaded_rtt_p50_us: of(stream, |r| {
                 Some(
                     r.summary
-                        .latency_under_load
+                        .latency_under_load()
                         .as_ref()?
                         .loaded
                         .latency_us?
@@ -252,18 +252,18 @@ impl SweepPoint {
             loaded_rtt_p99_us: of(stream, |r| {
                 Some(
                     r.summary
-                        .latency_under_load
+                        .latency_under_load()
                         .as_ref()?
                         .loaded
                         .latency_us?
                         .p99,
                 )
             }),
-            transactions_per_s: of(rr, |r| Some(r.summary.rr?.transactions_per_s)),
-            loss_pct: of(stream, |r| Some(r.summary.udp?.loss_pct)),
+            transactions_per_s: of(rr, |r| Some(r.summary.rr()?.transactions_per_s)),
+            loss_pct: of(stream, |r| Some(r.summary.udp()?.loss_pct)),
             local_cpu_pct: of(any, |r| Some(r.summary.local_cpu_pct)),
             remote_cpu_pct: of(any, |r| Some(r.summary.remote_cpu_pct)),
-            retransmits: of(stream, |r| r.summary.retransmits.map(f64::from)),
+            retransmits: of(stream, |r| r.summary.retransmits().map(f64::from)),
             interrupted: records.iter().any(|r| r.summary.interrupted),
             value,
             runs,

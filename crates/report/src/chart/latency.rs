@@ -35,7 +35,7 @@ const LEVELS: [Percentile; 7] = [
 fn summaries(c: &LabeledRuns) -> Vec<measure::latency::LatencySummary> {
     c.runs
         .iter()
-        .filter_map(|r| r.summary.rr.and_then(|rr| rr.latency_us))
+        .filter_map(|r| r.summary.rr().and_then(|rr| rr.latency_us))
         .collect()
 }
 

@@ -289,7 +289,7 @@ mod tests {
     fn direction() -> RpmDirection {
         let r: record::RunRecord =
             serde_json::from_str(include_str!("../../tests/fixtures/rpm_run.json")).unwrap();
-        r.summary.rpm.unwrap().direction
+        r.summary.rpm().unwrap().direction.clone()
     }
 
     #[test]

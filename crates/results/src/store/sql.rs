@@ -172,7 +172,7 @@ impl Figures {
         let fin = |x: f64| x.is_finite().then_some(x);
         // (p50, p99) round trips, µs: a request/response run's, else a `linerate rpm`
         // direction's self probes (its round trips, ms).
-        let latency = s.rr.and_then(|rr| rr.latency_us).map(|l| (l.p50, l.p99));
+        let latency = s.rr().and_then(|rr| rr.latency_us).map(|l| (l.p50, l.p99));
         let self_probes = (r.as_rpm())
             .map(|r| r.direction.self_ms)
             .filter(|m| m.samples > 0)
@@ -183,13 +183,13 @@ impl Figures {
             throughput_bps: fin(s.throughput_bps),
             local_cpu_pct: fin(s.local_cpu_pct),
             remote_cpu_pct: fin(s.remote_cpu_pct),
-            retransmits: s.retransmits,
-            rtt_us: s.rtt_us,
-            transactions_per_s: s.rr.and_then(|rr| fin(rr.transactions_per_s)),
+            retransmits: s.retransmits(),
+            rtt_us: s.rtt_us(),
+            transactions_per_s: s.rr().and_then(|rr| fin(rr.transactions_per_s)),
             p50_us: round_trips.and_then(|(p50, _)| fin(p50)),
             p99_us: round_trips.and_then(|(_, p99)| fin(p99)),
-            loss_pct: s.udp.and_then(|u| fin(u.loss_pct)),
-            pps_received: s.udp.and_then(|u| fin(u.pps_received)),
+            loss_pct: s.udp().and_then(|u| fin(u.loss_pct)),
+            pps_received: s.udp().and_then(|u| fin(u.pps_received)),
         }
     }
 }

@@ -48,9 +48,9 @@ fn queueing_path(s: &TestSpec) -> RunRecord {
         } else {
             50_000.0
         };
-        let mut rr = rr_with_rtt(p50).summary.rr.unwrap();
+        let mut rr = *rr_with_rtt(p50).summary.rr().unwrap();
         rr.latency_us.as_mut().unwrap().p99 = 2.0 * p50;
-        r.summary.latency_under_load = Some(LatencyUnderLoad {
+        let figures = LatencyUnderLoad {
             probe_kind: TestKind::UdpRr,
             probe_rate_per_s: 100,
             probe_bytes: 64,
@@ -60,7 +60,8 @@ fn queueing_path(s: &TestSpec) -> RunRecord {
             loaded_s: 1.0,
             added_p50_us: None,
             added_p99_us: None,
-        });
+        };
+        r.summary.set_latency_under_load(figures).unwrap();
     }
     r
 }

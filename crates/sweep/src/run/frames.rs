@@ -150,7 +150,7 @@ fn search_frame(
                 break;
             }
         };
-        let u = m.record.summary.udp.unwrap_or_default();
+        let u = m.record.summary.udp().copied().unwrap_or_default();
         run_ids.push(m.run_id);
         search.record(TrialCounts {
             sent: u.packets_sent,
@@ -180,12 +180,12 @@ fn search_frame(
 /// The figures of a latency run at the answer.
 fn latency_at_rate(m: &Measured) -> LatencyAtRate {
     let s = &m.record.summary;
-    let lat = s.latency_under_load.and_then(|l| l.loaded.latency_us);
+    let lat = s.latency_under_load().and_then(|l| l.loaded.latency_us);
     LatencyAtRate {
         rtt_p50_us: lat.map(|l| l.p50),
         rtt_p99_us: lat.map(|l| l.p99),
         samples: lat.map_or(0, |l| l.samples),
-        loss_pct: s.udp.map_or(0.0, |u| u.loss_pct),
+        loss_pct: s.udp().map_or(0.0, |u| u.loss_pct),
         run_id: m.run_id,
     }
 }
