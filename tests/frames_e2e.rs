@@ -6,6 +6,7 @@
 //! bounded; the namespaces go with the pair.
 
 use super::*;
+use crate::proc::serve_child;
 
 /// UDP payload of the test frames, bytes.
 const PAYLOAD: &str = "64";
@@ -100,4 +101,52 @@ fn a_pps_matrix_with_the_packet_engine_counts_each_cells_frames_at_the_driver() 
         (udp["flows"].as_u64(), udp["flows_dst"].as_u64()),
         (Some(100), Some(100))
     );
+}
+
+/// A frame test that cannot send a frame stops before the server is asked for it, in one line
+/// naming what is missing: over loopback the route's refusal (this server has no `--frames`,
+/// so a test that reached it would be refused for that instead).
+#[test]
+fn a_frame_test_over_loopback_is_refused_up_front_in_one_line_naming_the_host_address() {
+    let (_server, port) = serve_child(&[]);
+    let port = port.to_string();
+    for engine in ["packet", "xdp"] {
+        let out = linerate()
+            .args(["udp", "127.0.0.1", "-p", &port, "--engine", engine, "-t", "1"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains(&format!("--engine {engine}: 127.0.0.1 is an address of this host")),
+            "{err}"
+        );
+        assert!(!err.contains("serve --frames") && !err.contains("data connection"), "{err}");
+    }
+}
+
+/// A client without CAP_NET_RAW (dropped from its bounding set, so root's exec does not get
+/// it) is refused up front naming the capability, not from its sender after `begin`.
+#[test]
+fn a_frame_sender_without_cap_net_raw_is_refused_up_front_naming_it() {
+    if !can_use_netns() {
+        return skip("no network namespaces here: the frame engine is not run");
+    }
+    let pair = VethPair::new("fc");
+    let _server = pair.serve_with(&["--frames"]);
+    let out = std::process::Command::new("ip")
+        .args(["netns", "exec", &pair.a, "setpriv", "--bounding-set", "-net_raw"])
+        .arg(env!("CARGO_BIN_EXE_linerate"))
+        .args(["udp", "198.18.0.2", "--engine", "packet", "-t", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--engine packet: missing capabilities CAP_NET_RAW for the packet engine"),
+        "{err}"
+    );
+    assert!(!err.contains("data connection"), "{err}");
 }
