@@ -2,7 +2,6 @@
 //! per (frame size, flow count) cell, each validated as `linerate udp` would validate it.
 
 use clap::Args;
-use wire::datagram::HEADER_LEN;
 
 use crate::latency_args::LatencyArgs;
 use crate::test_args::{CommonArgs, RunPlan, UdpArgs};
@@ -69,11 +68,6 @@ impl PpsArgs {
     /// Validates the flags into one plan per (frame, flows) cell.
     pub fn plan(&self) -> anyhow::Result<PpsPlan> {
         let frames = list("--frame", &self.frame)?;
-        if let Some(f) = frames.iter().find(|f| **f < 64) {
-            return Err(anyhow::anyhow!(
-                "--frame {f}: Ethernet frames are at least 64 bytes"
-            ));
-        }
         if self.common.bidir {
             return Err(anyhow::anyhow!(
                 "--bidir: the line rate is per direction; run pps in one direction (default or -R)"
@@ -83,20 +77,7 @@ impl PpsArgs {
         let ipv6 = self.common.conn.ipv6;
         let mut cells = Vec::new();
         for &frame in &frames {
-            let payload = measure::line_rate::udp_payload(frame, ipv6)
-                .filter(|p| *p as usize >= HEADER_LEN)
-                .ok_or_else(|| {
-                    let overhead = if ipv6 { 66 } else { 46 };
-                    anyhow::anyhow!(
-                        "--frame {frame}: too small; {} headers take {overhead} bytes and linerate's header {HEADER_LEN}, so the minimum is {}",
-                        if ipv6 { "IPv6/UDP" } else { "IPv4/UDP" },
-                        overhead + HEADER_LEN as u32
-                    )
-                })?;
-            anyhow::ensure!(
-                payload <= 65_507,
-                "--frame {frame}: above the largest UDP datagram"
-            );
+            let payload = sweep::plan::frame_payload(frame, ipv6)?;
             for &f in &flows {
                 let (src, dst) = wire::spec::pps_flows(self.engine, f)?;
                 let udp = UdpArgs {

@@ -150,3 +150,35 @@ fn a_frame_sender_without_cap_net_raw_is_refused_up_front_naming_it() {
     );
     assert!(!err.contains("data connection"), "{err}");
 }
+
+/// `rfc2544 --engine packet` through a bridge whose port toward the server is shaped by tbf
+/// (the ground truth: frames bypass the sender's own qdisc, so the shaper is a hop on the
+/// path). tbf at 8 Mbit/s passes 16,667 64-byte frames/s (60 bytes each at the qdisc, FCS
+/// off); its 3,000-byte bucket and 20 ms queue let a 2 s trial pass at most about 1.5 % above
+/// that without loss, and the search stops within 5 %: the answer is at most 8 % above the tbf
+/// rate, and (the search found the shaper, not the sender's ceiling) at least half of it.
+#[test]
+fn rfc2544_with_the_packet_engine_finds_the_tbf_rate_on_the_path_at_most() {
+    if !can_use_netns() {
+        return skip("no network namespaces here: the frame engine is not run");
+    }
+    let pair = VethPair::bridged("f2");
+    let mid = pair.mid.clone().unwrap_or_default();
+    sh(&format!(
+        "ip netns exec {mid} tc qdisc replace dev mb root tbf rate 8mbit burst 3000 latency 20ms"
+    ));
+    let _server = pair.serve_with(&["--frames"]);
+    let started = std::time::Instant::now();
+    let r = pair.client_json(&[
+        "rfc2544", "--engine", "packet", "--frame", "64", "--link-speed", "20M", "--trial", "2",
+        "--resolution", "5", "--max-trials", "8", "--no-latency",
+    ]);
+    let tbf_fps = 8e6 / (60.0 * 8.0);
+    let row = &r["frames"][0];
+    let fps = num(&row["throughput_fps"]);
+    assert!(fps <= tbf_fps * 1.08 && fps >= tbf_fps * 0.5, "{fps} vs tbf {tbf_fps}: {row}");
+    eprintln!("rfc2544 --engine packet: {fps:.0} frames/s through tbf {tbf_fps:.0}: {row}");
+    let (_, dropped) = qdisc_packets(&mid, "mb");
+    assert!(dropped > 0, "the first trial, at the 20 Mbit/s line rate, overran tbf");
+    assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
+}

@@ -150,14 +150,8 @@ fn search_frame(
                 break;
             }
         };
-        let u = m.record.summary.udp.unwrap_or_default();
         run_ids.push(m.run_id);
-        search.record(TrialCounts {
-            sent: u.packets_sent,
-            lost: u.packets_lost,
-            sent_pps: u.pps_sent,
-            received_pps: u.pps_received,
-        });
+        search.record(trial_counts(&m.record.summary));
     }
     let mut row = FrameResult::from_search(frame.frame_bytes, frame.payload_bytes, &search);
     row.run_ids = run_ids;
@@ -175,6 +169,30 @@ fn search_frame(
         }
     }
     (row, stop)
+}
+
+/// A trial's counts. A frame engine's (`--engine packet|xdp`) are its frames as the two drivers
+/// counted them: sent is what the sending driver accepted (frames it refused were sent again,
+/// never offered to the path), lost is what never reached the server's driver. Frames lost
+/// above that driver, in the receiving host's stack, are the tester's own: they stay in the
+/// trial's record (`summary.frames.lost_in_receiver`) and do not fail the trial. A socket
+/// engine's are its datagrams, sent and received by the sockets.
+fn trial_counts(s: &record::Summary) -> TrialCounts {
+    let u = s.udp.unwrap_or_default();
+    match &s.frames {
+        Some(f) => TrialCounts {
+            sent: f.frames_sent,
+            lost: f.lost_on_path,
+            sent_pps: u.pps_sent,
+            received_pps: f.pps_at_driver,
+        },
+        None => TrialCounts {
+            sent: u.packets_sent,
+            lost: u.packets_lost,
+            sent_pps: u.pps_sent,
+            received_pps: u.pps_received,
+        },
+    }
 }
 
 /// The figures of a latency run at the answer.
