@@ -19,7 +19,8 @@ pub struct PpsArgs {
         default_value = "64,128,256,512,1024,1280,1518"
     )]
     pub frame: String,
-    /// Flow counts (source ports per stream).
+    /// Flows per stream: N source ports (100s alike), or Nd destination ports (pkt-gen's
+    /// 1, 100, 100d, 10000; frame engines: 10000 is 100 × 100 ports).
     #[arg(long, value_name = "N,...", default_value = "1,100,10000")]
     pub flows: String,
     /// Offered rate per stream in bits/s, or max.
@@ -45,7 +46,7 @@ pub struct PpsArgs {
 #[derive(Debug, Clone)]
 pub struct PpsPlan {
     /// (frame bytes, payload bytes, flows, plan) per cell.
-    pub cells: Vec<(u32, u32, u32, RunPlan)>,
+    pub cells: Vec<(u32, u32, wire::spec::PpsFlows, RunPlan)>,
 }
 
 fn list(flag: &str, value: &str) -> anyhow::Result<Vec<u32>> {
@@ -73,7 +74,9 @@ impl PpsArgs {
                 "--bidir: the line rate is per direction; run pps in one direction (default or -R)"
             ));
         }
-        let flows = list("--flows", &self.flows)?;
+        let flows = (self.flows.split(','))
+            .map(str::parse)
+            .collect::<Result<Vec<wire::spec::PpsFlows>, _>>()?;
         let ipv6 = self.common.conn.ipv6;
         let mut cells = Vec::new();
         for &frame in &frames {
@@ -162,6 +165,6 @@ mod tests {
             .plan()
             .unwrap_err()
             .to_string()
-            .contains("'x' is not a whole number"));
+            .contains("`100d`"));
     }
 }

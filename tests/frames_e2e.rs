@@ -76,8 +76,9 @@ fn a_frame_test_is_refused_by_a_server_without_frames_naming_the_flag() {
 }
 
 /// `pps --engine packet`: every cell runs as frames, its frames at the server's driver the
-/// frames the client's driver accepted (paced, so the veth carries them all), the 10,000-flow
-/// cell as 100 source × 100 destination ports.
+/// frames the client's driver accepted (paced, so the veth carries them all), pkt-gen's
+/// 100-destination cell (`100d`) as 1 source × 100 destination ports and the 10,000-flow cell
+/// as 100 × 100.
 #[test]
 fn a_pps_matrix_with_the_packet_engine_counts_each_cells_frames_at_the_driver() {
     if !can_use_netns() {
@@ -86,21 +87,25 @@ fn a_pps_matrix_with_the_packet_engine_counts_each_cells_frames_at_the_driver() 
     let pair = VethPair::new("fp");
     let _server = pair.serve_with(&["--frames", "--max-flows-dst", "100"]);
     let args = [
-        "pps", "--engine", "packet", "--frame", "64", "--flows", "1,10000",
+        "pps", "--engine", "packet", "--frame", "64", "--flows", "1,100d,10000",
     ];
     let m = pair.client_json(&[&args[..], &["-b", "5M", "-t", "1"]].concat());
     let cells = m["cells"].as_array().unwrap();
-    assert_eq!(cells.len(), 2, "{m}");
+    assert_eq!(cells.len(), 3, "{m}");
     for c in cells {
         let f = &c["run"]["summary"]["frames"];
         assert!(f["frames_sent"].as_u64().unwrap() > 10_000, "{f}");
         assert_eq!(f["frames_at_driver"], f["frames_sent"], "{f}");
     }
-    let udp = &cells[1]["run"]["spec"]["params"]["udp"];
-    assert_eq!(
-        (udp["flows"].as_u64(), udp["flows_dst"].as_u64()),
-        (Some(100), Some(100))
-    );
+    let ports: Vec<_> = (cells.iter())
+        .map(|c| {
+            let udp = &c["run"]["spec"]["params"]["udp"];
+            (udp["flows"].as_u64(), udp["flows_dst"].as_u64())
+        })
+        .collect();
+    let (one, hundred) = (Some(1), Some(100));
+    assert_eq!(ports, [(one, one), (one, hundred), (hundred, hundred)]);
+    assert_eq!(cells[1]["flows"], 100, "{}", cells[1]["flows"]);
 }
 
 /// A frame test that cannot send a frame stops before the server is asked for it, in one line
