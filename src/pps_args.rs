@@ -141,7 +141,11 @@ mod tests {
         ])
         .plan()
         .unwrap();
-        let cells: Vec<_> = plan.cells.iter().map(|(f, p, n, _)| (*f, *p, *n)).collect();
+        let cells: Vec<_> = plan
+            .cells
+            .iter()
+            .map(|(f, p, n, _)| (*f, *p, n.count()))
+            .collect();
         assert_eq!(
             cells,
             vec![

@@ -87,7 +87,13 @@ fn a_pps_matrix_with_the_packet_engine_counts_each_cells_frames_at_the_driver() 
     let pair = VethPair::new("fp");
     let _server = pair.serve_with(&["--frames", "--max-flows-dst", "100"]);
     let args = [
-        "pps", "--engine", "packet", "--frame", "64", "--flows", "1,100d,10000",
+        "pps",
+        "--engine",
+        "packet",
+        "--frame",
+        "64",
+        "--flows",
+        "1,100d,10000",
     ];
     let m = pair.client_json(&[&args[..], &["-b", "5M", "-t", "1"]].concat());
     let cells = m["cells"].as_array().unwrap();
@@ -117,17 +123,31 @@ fn a_frame_test_over_loopback_is_refused_up_front_in_one_line_naming_the_host_ad
     let port = port.to_string();
     for engine in ["packet", "xdp"] {
         let out = linerate()
-            .args(["udp", "127.0.0.1", "-p", &port, "--engine", engine, "-t", "1"])
+            .args([
+                "udp",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "--engine",
+                engine,
+                "-t",
+                "1",
+            ])
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{err}");
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(
-            err.contains(&format!("--engine {engine}: 127.0.0.1 is an address of this host")),
+            err.contains(&format!(
+                "--engine {engine}: 127.0.0.1 is an address of this host"
+            )),
             "{err}"
         );
-        assert!(!err.contains("serve --frames") && !err.contains("data connection"), "{err}");
+        assert!(
+            !err.contains("serve --frames") && !err.contains("data connection"),
+            "{err}"
+        );
     }
 }
 
@@ -141,7 +161,14 @@ fn a_frame_sender_without_cap_net_raw_is_refused_up_front_naming_it() {
     let pair = VethPair::new("fc");
     let _server = pair.serve_with(&["--frames"]);
     let out = std::process::Command::new("ip")
-        .args(["netns", "exec", &pair.a, "setpriv", "--bounding-set", "-net_raw"])
+        .args([
+            "netns",
+            "exec",
+            &pair.a,
+            "setpriv",
+            "--bounding-set",
+            "-net_raw",
+        ])
         .arg(env!("CARGO_BIN_EXE_linerate"))
         .args(["udp", "198.18.0.2", "--engine", "packet", "-t", "1"])
         .output()
@@ -175,15 +202,37 @@ fn rfc2544_with_the_packet_engine_finds_the_tbf_rate_on_the_path_at_most() {
     let _server = pair.serve_with(&["--frames"]);
     let started = std::time::Instant::now();
     let r = pair.client_json(&[
-        "rfc2544", "--engine", "packet", "--frame", "64", "--link-speed", "20M", "--trial", "2",
-        "--resolution", "5", "--max-trials", "8", "--no-latency",
+        "rfc2544",
+        "--engine",
+        "packet",
+        "--frame",
+        "64",
+        "--link-speed",
+        "20M",
+        "--trial",
+        "2",
+        "--resolution",
+        "5",
+        "--max-trials",
+        "8",
+        "--no-latency",
     ]);
     let tbf_fps = 8e6 / (60.0 * 8.0);
     let row = &r["frames"][0];
     let fps = num(&row["throughput_fps"]);
-    assert!(fps <= tbf_fps * 1.08 && fps >= tbf_fps * 0.5, "{fps} vs tbf {tbf_fps}: {row}");
+    assert!(
+        fps <= tbf_fps * 1.08 && fps >= tbf_fps * 0.5,
+        "{fps} vs tbf {tbf_fps}: {row}"
+    );
     eprintln!("rfc2544 --engine packet: {fps:.0} frames/s through tbf {tbf_fps:.0}: {row}");
     let (_, dropped) = qdisc_packets(&mid, "mb");
-    assert!(dropped > 0, "the first trial, at the 20 Mbit/s line rate, overran tbf");
-    assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
+    assert!(
+        dropped > 0,
+        "the first trial, at the 20 Mbit/s line rate, overran tbf"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
 }

@@ -110,7 +110,10 @@ impl Rfc2544Args {
         let trial = parse_duration("--trial", &self.trial)?;
         let base = self.trial_test(trial)?;
         let link = base.plan.spec.link_speed_bps;
-        let sizes: Vec<u32> = frames.iter().map(|f| f.number.unwrap_or(0.0) as u32).collect();
+        let sizes: Vec<u32> = frames
+            .iter()
+            .map(|f| f.number.unwrap_or(0.0) as u32)
+            .collect();
         let frames = FramePlan::for_sizes(&sizes, self.conn.ipv6, &base.plan.spec, link)?;
         let latency = (!self.no_latency).then(|| {
             (

@@ -188,7 +188,10 @@ mod tests {
         assert_eq!(check_frames(&ten_thousand, &served), Ok(()));
         assert_eq!(frame_flows(10_000), Some((100, 100)));
         assert_eq!(frame_flows(1000), None);
-        assert_eq!(pps_flows(UdpEngine::Socket, PpsFlows::Total(1000)), Ok((1000, 1)));
+        assert_eq!(
+            pps_flows(UdpEngine::Socket, PpsFlows::Total(1000)),
+            Ok((1000, 1))
+        );
         assert_eq!(
             pps_flows(UdpEngine::Xdp, PpsFlows::Total(1000)),
             Err(PpsFlowsError::Frames(PpsFlows::Total(1000)))
