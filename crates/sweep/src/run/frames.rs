@@ -207,3 +207,31 @@ fn latency_at_rate(m: &Measured) -> LatencyAtRate {
         run_id: m.run_id,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use record::FrameSummary;
+    use wire::spec::UdpEngine;
+
+    #[test]
+    fn a_frame_trials_loss_is_what_never_reached_the_servers_driver() {
+        let mut r = analysis::testing::udp_trial(1000.0, 900.0, 1.0, 18);
+        let socket = trial_counts(&r.summary);
+        let u = r.summary.udp.unwrap();
+        assert_eq!((socket.sent, socket.lost), (u.packets_sent, u.packets_lost));
+        r.summary.frames = Some(FrameSummary {
+            engine: UdpEngine::Packet,
+            interface: "vb".into(),
+            frames_sent: 1000,
+            frames_refused: 3,
+            frames_at_driver: 990,
+            bytes_at_driver: 990 * 60,
+            lost_on_path: 10,
+            lost_in_receiver: 40,
+            pps_at_driver: 990.0,
+        });
+        let f = trial_counts(&r.summary);
+        assert_eq!((f.sent, f.lost, f.received_pps), (1000, 10, 990.0));
+    }
+}
