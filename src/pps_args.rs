@@ -2,7 +2,6 @@
 //! per (frame size, flow count) cell, each validated as `linerate udp` would validate it.
 
 use clap::Args;
-use wire::datagram::HEADER_LEN;
 
 use crate::latency_args::LatencyArgs;
 use crate::test_args::{CommonArgs, RunPlan, UdpArgs};
@@ -20,7 +19,8 @@ pub struct PpsArgs {
         default_value = "64,128,256,512,1024,1280,1518"
     )]
     pub frame: String,
-    /// Flow counts (source ports per stream).
+    /// Flows per stream: N source ports (100s alike), or Nd destination ports (pkt-gen's
+    /// 1, 100, 100d, 10000; frame engines: 10000 is 100 × 100 ports).
     #[arg(long, value_name = "N,...", default_value = "1,100,10000")]
     pub flows: String,
     /// Offered rate per stream in bits/s, or max.
@@ -46,7 +46,7 @@ pub struct PpsArgs {
 #[derive(Debug, Clone)]
 pub struct PpsPlan {
     /// (frame bytes, payload bytes, flows, plan) per cell.
-    pub cells: Vec<(u32, u32, u32, RunPlan)>,
+    pub cells: Vec<(u32, u32, wire::spec::PpsFlows, RunPlan)>,
 }
 
 fn list(flag: &str, value: &str) -> anyhow::Result<Vec<u32>> {
@@ -69,34 +69,18 @@ impl PpsArgs {
     /// Validates the flags into one plan per (frame, flows) cell.
     pub fn plan(&self) -> anyhow::Result<PpsPlan> {
         let frames = list("--frame", &self.frame)?;
-        if let Some(f) = frames.iter().find(|f| **f < 64) {
-            return Err(anyhow::anyhow!(
-                "--frame {f}: Ethernet frames are at least 64 bytes"
-            ));
-        }
         if self.common.bidir {
             return Err(anyhow::anyhow!(
                 "--bidir: the line rate is per direction; run pps in one direction (default or -R)"
             ));
         }
-        let flows = list("--flows", &self.flows)?;
+        let flows = (self.flows.split(','))
+            .map(str::parse)
+            .collect::<Result<Vec<wire::spec::PpsFlows>, _>>()?;
         let ipv6 = self.common.conn.ipv6;
         let mut cells = Vec::new();
         for &frame in &frames {
-            let payload = measure::line_rate::udp_payload(frame, ipv6)
-                .filter(|p| *p as usize >= HEADER_LEN)
-                .ok_or_else(|| {
-                    let overhead = if ipv6 { 66 } else { 46 };
-                    anyhow::anyhow!(
-                        "--frame {frame}: too small; {} headers take {overhead} bytes and linerate's header {HEADER_LEN}, so the minimum is {}",
-                        if ipv6 { "IPv6/UDP" } else { "IPv4/UDP" },
-                        overhead + HEADER_LEN as u32
-                    )
-                })?;
-            anyhow::ensure!(
-                payload <= 65_507,
-                "--frame {frame}: above the largest UDP datagram"
-            );
+            let payload = sweep::plan::frame_payload(frame, ipv6)?;
             for &f in &flows {
                 let (src, dst) = wire::spec::pps_flows(self.engine, f)?;
                 let udp = UdpArgs {
@@ -157,7 +141,11 @@ mod tests {
         ])
         .plan()
         .unwrap();
-        let cells: Vec<_> = plan.cells.iter().map(|(f, p, n, _)| (*f, *p, *n)).collect();
+        let cells: Vec<_> = plan
+            .cells
+            .iter()
+            .map(|(f, p, n, _)| (*f, *p, n.count()))
+            .collect();
         assert_eq!(
             cells,
             vec![
@@ -181,6 +169,6 @@ mod tests {
             .plan()
             .unwrap_err()
             .to_string()
-            .contains("'x' is not a whole number"));
+            .contains("`100d`"));
     }
 }

@@ -6,6 +6,7 @@
 //! bounded; the namespaces go with the pair.
 
 use super::*;
+use crate::proc::serve_child;
 
 /// UDP payload of the test frames, bytes.
 const PAYLOAD: &str = "64";
@@ -75,8 +76,9 @@ fn a_frame_test_is_refused_by_a_server_without_frames_naming_the_flag() {
 }
 
 /// `pps --engine packet`: every cell runs as frames, its frames at the server's driver the
-/// frames the client's driver accepted (paced, so the veth carries them all), the 10,000-flow
-/// cell as 100 source × 100 destination ports.
+/// frames the client's driver accepted (paced, so the veth carries them all), pkt-gen's
+/// 100-destination cell (`100d`) as 1 source × 100 destination ports and the 10,000-flow cell
+/// as 100 × 100.
 #[test]
 fn a_pps_matrix_with_the_packet_engine_counts_each_cells_frames_at_the_driver() {
     if !can_use_netns() {
@@ -85,19 +87,152 @@ fn a_pps_matrix_with_the_packet_engine_counts_each_cells_frames_at_the_driver() 
     let pair = VethPair::new("fp");
     let _server = pair.serve_with(&["--frames", "--max-flows-dst", "100"]);
     let args = [
-        "pps", "--engine", "packet", "--frame", "64", "--flows", "1,10000",
+        "pps",
+        "--engine",
+        "packet",
+        "--frame",
+        "64",
+        "--flows",
+        "1,100d,10000",
     ];
     let m = pair.client_json(&[&args[..], &["-b", "5M", "-t", "1"]].concat());
     let cells = m["cells"].as_array().unwrap();
-    assert_eq!(cells.len(), 2, "{m}");
+    assert_eq!(cells.len(), 3, "{m}");
     for c in cells {
         let f = &c["run"]["summary"]["frames"];
         assert!(f["frames_sent"].as_u64().unwrap() > 10_000, "{f}");
         assert_eq!(f["frames_at_driver"], f["frames_sent"], "{f}");
     }
-    let udp = &cells[1]["run"]["spec"]["params"]["udp"];
-    assert_eq!(
-        (udp["flows"].as_u64(), udp["flows_dst"].as_u64()),
-        (Some(100), Some(100))
+    let ports: Vec<_> = (cells.iter())
+        .map(|c| {
+            let udp = &c["run"]["spec"]["params"]["udp"];
+            (udp["flows"].as_u64(), udp["flows_dst"].as_u64())
+        })
+        .collect();
+    let (one, hundred) = (Some(1), Some(100));
+    assert_eq!(ports, [(one, one), (one, hundred), (hundred, hundred)]);
+    assert_eq!(cells[1]["flows"], 100, "{}", cells[1]["flows"]);
+}
+
+/// A frame test that cannot send a frame stops before the server is asked for it, in one line
+/// naming what is missing: over loopback the route's refusal (this server has no `--frames`,
+/// so a test that reached it would be refused for that instead).
+#[test]
+fn a_frame_test_over_loopback_is_refused_up_front_in_one_line_naming_the_host_address() {
+    let (_server, port) = serve_child(&[]);
+    let port = port.to_string();
+    for engine in ["packet", "xdp"] {
+        let out = linerate()
+            .args([
+                "udp",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "--engine",
+                engine,
+                "-t",
+                "1",
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains(&format!(
+                "--engine {engine}: 127.0.0.1 is an address of this host"
+            )),
+            "{err}"
+        );
+        assert!(
+            !err.contains("serve --frames") && !err.contains("data connection"),
+            "{err}"
+        );
+    }
+}
+
+/// A client without CAP_NET_RAW (dropped from its bounding set, so root's exec does not get
+/// it) is refused up front naming the capability, not from its sender after `begin`.
+#[test]
+fn a_frame_sender_without_cap_net_raw_is_refused_up_front_naming_it() {
+    if !can_use_netns() {
+        return skip("no network namespaces here: the frame engine is not run");
+    }
+    let pair = VethPair::new("fc");
+    let _server = pair.serve_with(&["--frames"]);
+    let out = std::process::Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &pair.a,
+            "setpriv",
+            "--bounding-set",
+            "-net_raw",
+        ])
+        .arg(env!("CARGO_BIN_EXE_linerate"))
+        .args(["udp", "198.18.0.2", "--engine", "packet", "-t", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--engine packet: missing capabilities CAP_NET_RAW for the packet engine"),
+        "{err}"
+    );
+    assert!(!err.contains("data connection"), "{err}");
+}
+
+/// `rfc2544 --engine packet` through a bridge whose port toward the server is shaped by tbf
+/// (the ground truth: frames bypass the sender's own qdisc, so the shaper is a hop on the
+/// path). tbf at 8 Mbit/s passes 16,667 64-byte frames/s (60 bytes each at the qdisc, FCS
+/// off); its 3,000-byte bucket and 20 ms queue let a 2 s trial pass at most about 1.5 % above
+/// that without loss, and the search stops within 5 %: the answer is at most 8 % above the tbf
+/// rate, and (the search found the shaper, not the sender's ceiling) at least half of it.
+#[test]
+fn rfc2544_with_the_packet_engine_finds_the_tbf_rate_on_the_path_at_most() {
+    if !can_use_netns() {
+        return skip("no network namespaces here: the frame engine is not run");
+    }
+    let pair = VethPair::bridged("f2");
+    let mid = pair.mid.clone().unwrap_or_default();
+    sh(&format!(
+        "ip netns exec {mid} tc qdisc replace dev mb root tbf rate 8mbit burst 3000 latency 20ms"
+    ));
+    let _server = pair.serve_with(&["--frames"]);
+    let started = std::time::Instant::now();
+    let r = pair.client_json(&[
+        "rfc2544",
+        "--engine",
+        "packet",
+        "--frame",
+        "64",
+        "--link-speed",
+        "20M",
+        "--trial",
+        "2",
+        "--resolution",
+        "5",
+        "--max-trials",
+        "8",
+        "--no-latency",
+    ]);
+    let tbf_fps = 8e6 / (60.0 * 8.0);
+    let row = &r["frames"][0];
+    let fps = num(&row["throughput_fps"]);
+    assert!(
+        fps <= tbf_fps * 1.08 && fps >= tbf_fps * 0.5,
+        "{fps} vs tbf {tbf_fps}: {row}"
+    );
+    eprintln!("rfc2544 --engine packet: {fps:.0} frames/s through tbf {tbf_fps:.0}: {row}");
+    let (_, dropped) = qdisc_packets(&mid, "mb");
+    assert!(
+        dropped > 0,
+        "the first trial, at the 20 Mbit/s line rate, overran tbf"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
     );
 }

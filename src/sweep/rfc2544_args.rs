@@ -5,10 +5,10 @@
 
 use std::time::Duration;
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{bail, Result};
 use clap::Args;
 use sweep::plan::{FramePlan, Rfc2544Plan};
-use sweep::values::{parse_list, SweepValue, ValueUnit};
+use sweep::values::{parse_list, ValueUnit};
 use sweep::ProbePlan;
 use wire::spec::TestKind;
 
@@ -63,6 +63,11 @@ pub struct Rfc2544Args {
     /// then sees and counts each frame, not batches of them.
     #[arg(long)]
     pub no_gso: bool,
+    /// How each trial sends, as `pps --engine`: with packet or xdp its frames are built here
+    /// and counted at the server's driver (serve --frames), and a trial's loss is the frames
+    /// that never reached that driver.
+    #[arg(long, value_name = "ENGINE", default_value = "socket")]
+    pub engine: wire::spec::UdpEngine,
     /// Skip the latency run at each answer.
     #[arg(long)]
     pub no_latency: bool,
@@ -105,7 +110,11 @@ impl Rfc2544Args {
         let trial = parse_duration("--trial", &self.trial)?;
         let base = self.trial_test(trial)?;
         let link = base.plan.spec.link_speed_bps;
-        let frames = self.frame_plans(&frames, &base)?;
+        let sizes: Vec<u32> = frames
+            .iter()
+            .map(|f| f.number.unwrap_or(0.0) as u32)
+            .collect();
+        let frames = FramePlan::for_sizes(&sizes, self.conn.ipv6, &base.plan.spec, link)?;
         let latency = (!self.no_latency).then(|| {
             (
                 ProbePlan {
@@ -140,40 +149,7 @@ impl Rfc2544Args {
         a.rate = Some("max".into());
         a.batch = self.batch;
         a.no_gso = self.no_gso;
+        a.engine = self.engine;
         base_of(MeasuringArgs::Udp(a))
-    }
-
-    /// A plan per `--frame` size: its UDP payload, its trial test and its line rate.
-    fn frame_plans(&self, frames: &[SweepValue], base: &BaseTest) -> Result<Vec<FramePlan>> {
-        let link = base.plan.spec.link_speed_bps;
-        let mut plans = Vec::new();
-        for f in frames {
-            let frame = f.number.unwrap_or(0.0) as u32;
-            if frame < 64 {
-                bail!("--frame {frame}: Ethernet frames are at least 64 bytes");
-            }
-            let min_frame =
-                if self.conn.ipv6 { 66 } else { 46 } + wire::datagram::HEADER_LEN as u32;
-            let payload = measure::line_rate::udp_payload(frame, self.conn.ipv6)
-                .filter(|p| *p as usize >= wire::datagram::HEADER_LEN)
-                .ok_or_else(|| {
-                    anyhow!(
-                        "--frame {frame}: too small for linerate's 16-byte header over {}; the smallest is {min_frame}",
-                        if self.conn.ipv6 { "IPv6/UDP" } else { "IPv4/UDP" }
-                    )
-                })?;
-            if payload > 65_507 {
-                bail!("--frame {frame}: above the largest UDP datagram");
-            }
-            let mut spec = base.plan.spec.clone();
-            spec.set_message_len_bytes(payload);
-            plans.push(FramePlan {
-                frame_bytes: frame,
-                payload_bytes: payload,
-                spec,
-                line_rate_pps: link.map(|l| measure::line_rate::pps(l as f64, frame)),
-            });
-        }
-        Ok(plans)
     }
 }

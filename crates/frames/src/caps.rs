@@ -95,6 +95,21 @@ pub fn require_packet() -> Result<(), SysError> {
     require("the packet engine (AF_PACKET)", &[Cap::NetRaw], &[])
 }
 
+/// What the AF_XDP sender needs: CAP_NET_RAW.
+pub fn require_xsk() -> Result<(), SysError> {
+    require("the xdp engine (AF_XDP)", &[Cap::NetRaw], &[])
+}
+
+/// What `engine`'s sender needs (nothing for the socket engine): checked by the client before
+/// it asks the server for a frame test.
+pub fn require_sender(engine: wire::spec::UdpEngine) -> Result<(), SysError> {
+    match engine {
+        wire::spec::UdpEngine::Socket => Ok(()),
+        wire::spec::UdpEngine::Packet => require_packet(),
+        wire::spec::UdpEngine::Xdp => require_xsk(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -507,6 +507,15 @@ fn write_latency_under_load(
     Ok(())
 }
 
+/// A cell's flows as `pps --flows` names them, from its run's ports (`100d`: 100 destination
+/// ports from one source port).
+fn flow_pattern(c: &PpsCell) -> String {
+    match c.run.spec.udp() {
+        Some(u) => wire::spec::PpsFlows::of_ports(u.flows, u.flows_dst).to_string(),
+        None => c.flows.to_string(),
+    }
+}
+
 /// Writes a `linerate pps` matrix: one row per (frame, flows) cell.
 pub fn write_pps(
     w: &mut dyn Write,
@@ -540,7 +549,7 @@ pub fn write_pps(
             "{:>6} {:>8} {:>6} {:>12.0} {:>12.0} {:>8.3} {:>12} {:>7}",
             c.frame_bytes,
             c.payload_bytes,
-            c.flows,
+            flow_pattern(c),
             c.pps_sent,
             c.pps_received,
             c.loss_pct,

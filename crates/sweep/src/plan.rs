@@ -107,3 +107,78 @@ impl Rfc2544Plan {
             .collect()
     }
 }
+
+/// Why a `--frame` size cannot be a UDP test's frame (`rfc2544`, `pps`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrameSizeError {
+    /// Below Ethernet's minimum.
+    #[error("--frame {0}: Ethernet frames are at least 64 bytes")]
+    Short(u32),
+    /// No room for linerate's data header above the family's headers.
+    #[error("--frame {frame}: too small; {family} headers take {overhead} bytes and linerate's header {header}, so the minimum is {min}")]
+    NoHeader {
+        /// The size asked for.
+        frame: u32,
+        /// "IPv4/UDP" or "IPv6/UDP".
+        family: &'static str,
+        /// Ethernet, IP and UDP headers and the FCS, bytes.
+        overhead: u32,
+        /// linerate's data header, bytes.
+        header: u32,
+        /// The smallest frame that holds it.
+        min: u32,
+    },
+    /// A payload larger than a UDP datagram holds.
+    #[error("--frame {0}: above the largest UDP datagram")]
+    Large(u32),
+}
+
+/// The UDP payload of a `frame`-byte Ethernet frame (FCS included) over IPv4 or `ipv6`.
+pub fn frame_payload(frame: u32, ipv6: bool) -> Result<u32, FrameSizeError> {
+    if frame < 64 {
+        return Err(FrameSizeError::Short(frame));
+    }
+    let header = wire::datagram::HEADER_LEN as u32;
+    let payload = measure::line_rate::udp_payload(frame, ipv6)
+        .filter(|p| *p >= header)
+        .ok_or_else(|| {
+            let overhead = if ipv6 { 66 } else { 46 };
+            FrameSizeError::NoHeader {
+                frame,
+                family: if ipv6 { "IPv6/UDP" } else { "IPv4/UDP" },
+                overhead,
+                header,
+                min: overhead + header,
+            }
+        })?;
+    match payload {
+        0..=65_507 => Ok(payload),
+        _ => Err(FrameSizeError::Large(frame)),
+    }
+}
+
+impl FramePlan {
+    /// A plan per frame size of `frames`: its payload, `base` with that payload, its line rate
+    /// at `link_bps`.
+    pub fn for_sizes(
+        frames: &[u32],
+        ipv6: bool,
+        base: &TestSpec,
+        link_bps: Option<u64>,
+    ) -> Result<Vec<Self>, FrameSizeError> {
+        frames
+            .iter()
+            .map(|&frame| {
+                let payload = frame_payload(frame, ipv6)?;
+                let mut spec = base.clone();
+                spec.set_message_len_bytes(payload);
+                Ok(Self {
+                    frame_bytes: frame,
+                    payload_bytes: payload,
+                    spec,
+                    line_rate_pps: link_bps.map(|l| measure::line_rate::pps(l as f64, frame)),
+                })
+            })
+            .collect()
+    }
+}

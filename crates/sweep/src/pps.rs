@@ -1,6 +1,6 @@
 //! `linerate pps`'s executor: the packet-rate matrix, every (frame size, flow count) cell in
 //! turn through a [`PointRunner`] (which runs the cell's UDP test and stores it, tagged
-//! `frame_bytes` and `flows`), each set against the line rate; the finished cells are kept
+//! `frame_bytes` and `flows`: `100d` for 100 destination ports), each set against the line rate; the finished cells are kept
 //! whatever stops the matrix (Ctrl-C, a failed cell).
 
 use std::time::Instant;
@@ -22,8 +22,8 @@ pub struct PpsCellPlan {
     pub frame_bytes: u32,
     /// The UDP payload that makes that frame, bytes.
     pub payload_bytes: u32,
-    /// Source ports per stream.
-    pub flows: u32,
+    /// Its flows (pkt-gen's pattern: `100` sources, `100d` destinations...).
+    pub flows: wire::spec::PpsFlows,
     /// The cell's UDP test (at the sender's top speed).
     pub spec: TestSpec,
 }
@@ -112,7 +112,7 @@ pub fn run_pps(
         let done = cell(
             c.frame_bytes,
             c.payload_bytes,
-            c.flows,
+            c.flows.count(),
             link_bps,
             run.clone(),
         );
@@ -137,6 +137,7 @@ mod tests {
     use wire::spec::{Params, TestKind};
 
     fn plan(frame: u32, flows: u32) -> PpsCellPlan {
+        let flows = wire::spec::PpsFlows::Total(flows);
         let spec = TestSpec::new(Params::defaults(TestKind::UdpStream), 1, 1000);
         PpsCellPlan {
             frame_bytes: frame,

@@ -15,7 +15,7 @@ mod check_frames;
 mod check_rr;
 
 pub use check::SpecError;
-pub use check_frames::{frame_flows, pps_flows, FramesRefusal, PpsFlowsError};
+pub use check_frames::{frame_flows, pps_flows, FramesRefusal, PpsFlows, PpsFlowsError};
 pub mod kind;
 pub mod params;
 pub mod rates;

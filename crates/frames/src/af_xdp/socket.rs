@@ -91,7 +91,7 @@ impl Socket {
     /// A socket with its UMEM registered and one more ring (`ring`: rx or tx, of `entries`)
     /// asked for before the offsets are read.
     pub fn open(ring: libc::c_int, entries: u32) -> Result<Self, SysError> {
-        crate::caps::require("the xdp engine (AF_XDP)", &[crate::caps::Cap::NetRaw], &[])?;
+        crate::caps::require_xsk()?;
         // SAFETY: plain socket(2), owned at once.
         let raw = unsafe { libc::socket(AF_XDP, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
         if raw < 0 {

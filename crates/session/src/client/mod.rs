@@ -6,6 +6,7 @@
 //! [`RunRecord`]; nothing here prints.
 
 mod foreign;
+mod frames_path;
 mod handshake;
 pub mod measure;
 mod open;
@@ -134,6 +135,9 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Observer) -> Result<RunReco
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
     let (mut ctrl, auth) = connect(config, &SocketOptions::default())?;
+    if let Target::Tcp { addr, .. } = &config.target {
+        frames_path::check(spec, addr.ip())?;
+    }
     let start = ClientMsg::Start {
         spec: spec.clone(),
         auth: auth.proof().cloned(),

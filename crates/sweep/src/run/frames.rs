@@ -150,14 +150,8 @@ fn search_frame(
                 break;
             }
         };
-        let u = m.record.summary.udp().copied().unwrap_or_default();
         run_ids.push(m.run_id);
-        search.record(TrialCounts {
-            sent: u.packets_sent,
-            lost: u.packets_lost,
-            sent_pps: u.pps_sent,
-            received_pps: u.pps_received,
-        });
+        search.record(trial_counts(&m.record.summary));
     }
     let mut row = FrameResult::from_search(frame.frame_bytes, frame.payload_bytes, &search);
     row.run_ids = run_ids;
@@ -177,6 +171,30 @@ fn search_frame(
     (row, stop)
 }
 
+/// A trial's counts. A frame engine's (`--engine packet|xdp`) are its frames as the two drivers
+/// counted them: sent is what the sending driver accepted (frames it refused were sent again,
+/// never offered to the path), lost is what never reached the server's driver. Frames lost
+/// above that driver, in the receiving host's stack, are the tester's own: they stay in the
+/// trial's record (`summary.frames.lost_in_receiver`) and do not fail the trial. A socket
+/// engine's are its datagrams, sent and received by the sockets.
+fn trial_counts(s: &record::Summary) -> TrialCounts {
+    let u = s.udp().copied().unwrap_or_default();
+    match s.frames() {
+        Some(f) => TrialCounts {
+            sent: f.frames_sent,
+            lost: f.lost_on_path,
+            sent_pps: u.pps_sent,
+            received_pps: f.pps_at_driver,
+        },
+        None => TrialCounts {
+            sent: u.packets_sent,
+            lost: u.packets_lost,
+            sent_pps: u.pps_sent,
+            received_pps: u.pps_received,
+        },
+    }
+}
+
 /// The figures of a latency run at the answer.
 fn latency_at_rate(m: &Measured) -> LatencyAtRate {
     let s = &m.record.summary;
@@ -187,5 +205,33 @@ fn latency_at_rate(m: &Measured) -> LatencyAtRate {
         samples: lat.map_or(0, |l| l.samples),
         loss_pct: s.udp().map_or(0.0, |u| u.loss_pct),
         run_id: m.run_id,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use record::FrameSummary;
+    use wire::spec::UdpEngine;
+
+    #[test]
+    fn a_frame_trials_loss_is_what_never_reached_the_servers_driver() {
+        let mut r = analysis::testing::udp_trial(1000.0, 900.0, 1.0, 18);
+        let socket = trial_counts(&r.summary);
+        let u = r.summary.udp.unwrap();
+        assert_eq!((socket.sent, socket.lost), (u.packets_sent, u.packets_lost));
+        r.summary.frames = Some(FrameSummary {
+            engine: UdpEngine::Packet,
+            interface: "vb".into(),
+            frames_sent: 1000,
+            frames_refused: 3,
+            frames_at_driver: 990,
+            bytes_at_driver: 990 * 60,
+            lost_on_path: 10,
+            lost_in_receiver: 40,
+            pps_at_driver: 990.0,
+        });
+        let f = trial_counts(&r.summary);
+        assert_eq!((f.sent, f.lost, f.received_pps), (1000, 10, 990.0));
     }
 }

@@ -22,6 +22,60 @@ pub fn frame_flows(total: u32) -> Option<(u32, u32)> {
     }
 }
 
+/// A `linerate pps --flows` item: pkt-gen's flow patterns. `N` (or `Ns`) is N flows: the
+/// socket engine varies N source ports, a frame engine pkt-gen's 1, 100 (source ports) and
+/// 10,000 (100 × 100) flows; `Nd` is N destination ports from one source port (pkt-gen's
+/// 100-destination pattern; the server opens N ports: `serve --max-flows-dst`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PpsFlows {
+    /// `N` or `Ns`: N flows (source ports first).
+    Total(u32),
+    /// `Nd`: N destination ports.
+    Destinations(u32),
+}
+
+impl PpsFlows {
+    /// The cell's flow count.
+    pub fn count(self) -> u32 {
+        match self {
+            Self::Total(n) | Self::Destinations(n) => n,
+        }
+    }
+
+    /// The pattern a test's (source, destination) ports make, as `pps` names it.
+    pub fn of_ports(src: u32, dst: u32) -> Self {
+        match (src, dst) {
+            (1, d) if d > 1 => Self::Destinations(d),
+            (s, d) => Self::Total(s.saturating_mul(d.max(1))),
+        }
+    }
+}
+
+impl std::fmt::Display for PpsFlows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Total(n) => write!(f, "{n}"),
+            Self::Destinations(n) => write!(f, "{n}d"),
+        }
+    }
+}
+
+impl std::str::FromStr for PpsFlows {
+    type Err = PpsFlowsError;
+
+    fn from_str(item: &str) -> Result<Self, Self::Err> {
+        let item = item.trim();
+        let (digits, side): (&str, fn(u32) -> Self) = match item.strip_suffix(['d', 'D']) {
+            Some(n) => (n, Self::Destinations),
+            None => (item.strip_suffix(['s', 'S']).unwrap_or(item), Self::Total),
+        };
+        digits
+            .parse()
+            .map(side)
+            .map_err(|_| PpsFlowsError::Syntax(item.to_string()))
+    }
+}
+
 /// A `linerate pps` flow count its engine cannot run.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum PpsFlowsError {
@@ -29,20 +83,25 @@ pub enum PpsFlowsError {
     #[error("--flows {0}: must be between 1 and 10000")]
     Range(u32),
     /// Not one of the frame engines' patterns.
-    #[error("--flows {0}: the frame engines take 1, 100 or 10000")]
-    Frames(u32),
+    #[error("--flows {0}: the frame engines take 1, 100, 100d or 10000 (pkt-gen's 1 flow, 100 sources, 100 destinations, 10,000 flows)")]
+    Frames(PpsFlows),
+    /// Neither a count nor a count of destinations.
+    #[error("--flows {0:?}: give a flow count (1, 100, 10000; `100s` alike) or a count of destination ports (`100d`)")]
+    Syntax(String),
 }
 
-/// A `linerate pps` cell's flow count as (source, destination) ports for `engine`: the socket
-/// engine spreads over source ports only; a frame engine takes pkt-gen's patterns
-/// ([`frame_flows`]).
-pub fn pps_flows(engine: super::UdpEngine, total: u32) -> Result<(u32, u32), PpsFlowsError> {
-    if engine.sends_frames() {
-        return frame_flows(total).ok_or(PpsFlowsError::Frames(total));
-    }
-    match total {
-        1..=super::check::MAX_UDP_FLOWS => Ok((total, 1)),
-        _ => Err(PpsFlowsError::Range(total)),
+/// A `linerate pps` cell's flows as (source, destination) ports for `engine`: the socket
+/// engine spreads a count over source ports only; a frame engine takes pkt-gen's patterns
+/// ([`frame_flows`]); `Nd` is one source port to N destination ports for either.
+pub fn pps_flows(engine: super::UdpEngine, flows: PpsFlows) -> Result<(u32, u32), PpsFlowsError> {
+    let frames = engine.sends_frames();
+    match flows {
+        PpsFlows::Destinations(n) if frames && FRAME_PORTS.contains(&n) => Ok((1, n)),
+        PpsFlows::Destinations(_) if frames => Err(PpsFlowsError::Frames(flows)),
+        PpsFlows::Total(n) if frames => frame_flows(n).ok_or(PpsFlowsError::Frames(flows)),
+        PpsFlows::Destinations(n @ 1..=super::check::MAX_UDP_FLOWS) => Ok((1, n)),
+        PpsFlows::Total(n @ 1..=super::check::MAX_UDP_FLOWS) => Ok((n, 1)),
+        _ => Err(PpsFlowsError::Range(flows.count())),
     }
 }
 
@@ -129,16 +188,44 @@ mod tests {
         assert_eq!(check_frames(&ten_thousand, &served), Ok(()));
         assert_eq!(frame_flows(10_000), Some((100, 100)));
         assert_eq!(frame_flows(1000), None);
-        assert_eq!(pps_flows(UdpEngine::Socket, 1000), Ok((1000, 1)));
         assert_eq!(
-            pps_flows(UdpEngine::Xdp, 1000),
-            Err(PpsFlowsError::Frames(1000))
+            pps_flows(UdpEngine::Socket, PpsFlows::Total(1000)),
+            Ok((1000, 1))
         );
         assert_eq!(
-            pps_flows(UdpEngine::Socket, 0),
+            pps_flows(UdpEngine::Xdp, PpsFlows::Total(1000)),
+            Err(PpsFlowsError::Frames(PpsFlows::Total(1000)))
+        );
+        assert_eq!(
+            pps_flows(UdpEngine::Socket, PpsFlows::Total(0)),
             Err(PpsFlowsError::Range(0))
         );
         let socket = UdpParams::new(Direction::Reverse);
         assert_eq!(check_frames(&socket, &SpecLimits::default()), Ok(()));
+    }
+
+    #[test]
+    fn pkt_gens_four_patterns_parse_name_and_map_to_ports_old_counts_unchanged() {
+        let parse = |t: &str| t.parse::<PpsFlows>();
+        let items = ["1", "100", "100s", "100d", "10000"];
+        let ports: Vec<_> = (items.iter())
+            .map(|t| pps_flows(UdpEngine::Packet, parse(t).unwrap()).unwrap())
+            .collect();
+        assert_eq!(ports, [(1, 1), (100, 1), (100, 1), (1, 100), (100, 100)]);
+        let names: Vec<String> = (ports.iter())
+            .map(|(s, d)| PpsFlows::of_ports(*s, *d).to_string())
+            .collect();
+        assert_eq!(names, ["1", "100", "100", "100d", "10000"]);
+        assert_eq!(
+            pps_flows(UdpEngine::Socket, parse("50d").unwrap()),
+            Ok((1, 50))
+        );
+        assert_eq!(
+            pps_flows(UdpEngine::Xdp, parse("50d").unwrap()),
+            Err(PpsFlowsError::Frames(PpsFlows::Destinations(50)))
+        );
+        let err = parse("100x").unwrap_err().to_string();
+        assert!(err.contains("`100d`"), "{err}");
+        assert!(parse("d").is_err() && parse("").is_err());
     }
 }
