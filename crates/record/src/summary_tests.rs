@@ -167,6 +167,7 @@ fn every_shape() -> Vec<(&'static str, Flat)> {
     };
     let frames = FrameSummary {
         engine: wire::spec::UdpEngine::Xdp,
+        tx_path: Some(wire::spec::FramePath::XdpLive),
         interface: "veth1".into(),
         frames_sent: 10,
         frames_refused: 0,

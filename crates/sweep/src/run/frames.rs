@@ -218,10 +218,14 @@ mod tests {
     fn a_frame_trials_loss_is_what_never_reached_the_servers_driver() {
         let mut r = analysis::testing::udp_trial(1000.0, 900.0, 1.0, 18);
         let socket = trial_counts(&r.summary);
-        let u = r.summary.udp.unwrap();
+        let u = r.summary.udp().copied().unwrap();
         assert_eq!((socket.sent, socket.lost), (u.packets_sent, u.packets_lost));
-        r.summary.frames = Some(FrameSummary {
+        let record::Family::Datagram(d) = &mut r.summary.family else {
+            panic!("a udp trial is of the datagram family");
+        };
+        d.frames = Some(FrameSummary {
             engine: UdpEngine::Packet,
+            tx_path: None,
             interface: "vb".into(),
             frames_sent: 1000,
             frames_refused: 3,
