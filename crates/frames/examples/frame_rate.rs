@@ -58,6 +58,47 @@ mod linux {
         Ok(m)
     }
 
+    /// Sends with `engine` from `va` in `tx_ns` for `limit`; `None` for `count` (only waits).
+    fn send(
+        engine: &str,
+        tx_ns: &str,
+        frames: &Frames,
+        limit: SendLimit,
+        clock: &(dyn Fn() -> u64 + Sync),
+    ) -> Result<Option<(String, TxCounts)>, String> {
+        let sent = match engine {
+            "packet" => Some(
+                in_netns(tx_ns, || -> Result<_, SysError> {
+                    let mut tx =
+                        PacketTx::open(ifindex("va")?, RingSize::for_frames(frames.built_len()))?;
+                    Ok(("packet".to_string(), tx.send(frames, limit, clock)?))
+                })?
+                .map_err(|e| e.to_string())?,
+            ),
+            "xdp" => Some(
+                in_netns(tx_ns, || -> Result<_, SysError> {
+                    let mut tx = XskTx::open(ifindex("va")?, 0, Mode::Auto)?;
+                    let c = tx.send(frames, limit, clock)?;
+                    Ok((format!("xdp ({:?})", tx.granted()), c))
+                })?
+                .map_err(|e| e.to_string())?,
+            ),
+            "live" => Some(
+                in_netns(tx_ns, || -> Result<_, SysError> {
+                    let tx = LiveTx::open(ifindex("va")?, frames)?;
+                    let (c, _) = tx.send(Control::limit(limit), clock)?;
+                    Ok(("xdp (live frames)".to_string(), c))
+                })?
+                .map_err(|e| e.to_string())?,
+            ),
+            _ => {
+                std::thread::sleep(limit.time);
+                None
+            }
+        };
+        Ok(sent)
+    }
+
     pub fn main() -> Result<(), String> {
         let args: Vec<String> = std::env::args().skip(1).collect();
         let [engine, tx_ns, rx_ns, secs] = args.as_slice() else {
@@ -93,36 +134,7 @@ mod linux {
         };
         let t0 = Instant::now();
         let clock = move || t0.elapsed().as_nanos() as u64;
-        let sent: Option<(String, TxCounts)> = match engine.as_str() {
-            "packet" => Some(
-                in_netns(tx_ns, || -> Result<_, SysError> {
-                    let mut tx =
-                        PacketTx::open(ifindex("va")?, RingSize::for_frames(frames.built_len()))?;
-                    Ok(("packet".to_string(), tx.send(&frames, limit, clock)?))
-                })?
-                .map_err(|e| e.to_string())?,
-            ),
-            "xdp" => Some(
-                in_netns(tx_ns, || -> Result<_, SysError> {
-                    let mut tx = XskTx::open(ifindex("va")?, 0, Mode::Auto)?;
-                    let c = tx.send(&frames, limit, clock)?;
-                    Ok((format!("xdp ({:?})", tx.granted()), c))
-                })?
-                .map_err(|e| e.to_string())?,
-            ),
-            "live" => Some(
-                in_netns(tx_ns, || -> Result<_, SysError> {
-                    let tx = LiveTx::open(ifindex("va")?, &frames)?;
-                    let (c, _) = tx.send(Control::limit(limit), &clock)?;
-                    Ok(("xdp (live frames)".to_string(), c))
-                })?
-                .map_err(|e| e.to_string())?,
-            ),
-            _ => {
-                std::thread::sleep(limit.time);
-                None
-            }
-        };
+        let sent = send(engine, tx_ns, &frames, limit, &clock)?;
         std::thread::sleep(Duration::from_millis(200));
         let got = counter.counts().map_err(|e| e.to_string())?;
         let elapsed = t0.elapsed().as_secs_f64();
