@@ -263,6 +263,10 @@ impl FrameTx for PacketTx {
 
     fn queue(&mut self, frames: &Frames, n: u64, seq: u64, clock: &dyn Fn() -> u64) -> u64 {
         let (len, room) = (frames.built_len(), self.slot_room());
+        // One send time per call: the frames of a call go on the ring within microseconds and
+        // leave over the kick that follows, so a per-frame clock read (a few % of the core at
+        // line rate) would time the writing, not the sending.
+        let now = clock();
         let mut queued = 0;
         while queued < n && self.in_ring < self.size.slots {
             // SAFETY: head is not between tail and head, so the slot is ours; its data area is
@@ -274,7 +278,7 @@ impl FrameTx for PacketTx {
                 )
             };
             let s = seq + queued;
-            frames.write(data, s as usize, s, clock());
+            frames.write(data, s as usize, s, now);
             let st = self.status(self.head);
             // SAFETY: tp_len is the u32 after tp_status in tpacket2_hdr.
             unsafe { st.add(1).write_volatile(len as u32) };

@@ -102,12 +102,14 @@ impl XskTx {
     /// Puts up to `n` frames on the tx ring from sequence number `seq`; returns how many.
     fn queue(&mut self, frames: &Frames, n: u64, seq: u64, clock: &dyn Fn() -> u64) -> u64 {
         let len = frames.built_len();
+        // One send time per call, as the packet engine's (`packet_tx`).
+        let now = clock();
         let mut done = 0;
         while done < n {
             let Some(addr) = self.free.pop() else { break };
             // SAFETY: the chunk is ours (it was on the free list).
             if let Some(buf) = unsafe { self.sock.bytes(addr, CHUNK) } {
-                frames.write(buf, (seq + done) as usize, seq + done, clock());
+                frames.write(buf, (seq + done) as usize, seq + done, now);
             }
             let desc = Desc {
                 addr,
