@@ -17,11 +17,14 @@
 //! - [`caps`]: the capabilities each part needs, checked up front.
 //! - [`route`]: the path to a peer (interface, source address, the next hop's MAC), asked of
 //!   the kernel over rtnetlink (`measure::netlink`) as `ip route get` and `ip neigh` do.
+//! - [`xdp_live`]: the `xdp` engine's sender where the driver has no zero-copy: XDP live
+//!   frames (`BPF_PROG_RUN` redirecting each frame to `ndo_xdp_xmit`), where the driver takes
+//!   redirected frames ([`xdp_features`]).
 //!
 //! Used by `engine::udp_frames` (the client's sender of `udp`, `pps` and `rfc2544 --engine
 //! packet|xdp`), the client's check before it asks for a frame test (`session`'s
 //! `client/frames_path.rs`) and the server's counter of a frame test (`server/frames.rs`).
-//! What is next (issue 38): setting the sender up before the test's `Begin` (its route lookup
+//! What is next (issue 38): setting the sender up before the test's `Begun` (its route lookup
 //! and ring now open inside the window); one AF_XDP socket per queue and the receiver's
 //! sequence/loss/reorder accounting over `XskRx`; per-flow and per-queue counters in the
 //! program; the sockets' own drop statistics (`XDP_STATISTICS`) in the record.

@@ -504,11 +504,12 @@ pub struct PpsCell {
     pub flows: u32,
     /// `link_speed_bps / 8 / (frame_bytes + 20)`, when a link speed was given.
     pub line_rate_pps: Option<f64>,
-    /// Distinct datagrams received per second over the window.
+    /// Distinct datagrams received per second over the window (a frame engine's cell: frames
+    /// at the receiver's driver, `summary.frames.pps_at_driver`).
     pub pps_received: f64,
     /// Datagrams sent per second.
     pub pps_sent: f64,
-    /// Lost datagrams, % of sent.
+    /// Lost datagrams, % of sent (a frame engine's cell: `lost_on_path`, % of `frames_sent`).
     pub loss_pct: f64,
     /// `pps_received / line_rate_pps`.
     pub line_rate_ratio: Option<f64>,

@@ -86,15 +86,58 @@ pub fn cell(
 ) -> PpsCell {
     let udp = run.summary.udp().copied().unwrap_or_default();
     let line = link_bps.map(|l| measure::line_rate::pps(l as f64, frame));
+    // A frame engine's cell is received where pkt-gen's receiver counts: at the driver; what
+    // the receiving host's own stack then lost stays in the stored run (`lost_in_receiver`).
+    let (received, loss_pct) = match run.summary.frames() {
+        Some(f) if f.frames_sent > 0 => (
+            f.pps_at_driver,
+            f.lost_on_path as f64 * 100.0 / f.frames_sent as f64,
+        ),
+        _ => (udp.pps_received, udp.loss_pct),
+    };
     PpsCell {
         frame_bytes: frame,
         payload_bytes: payload,
         flows,
         line_rate_pps: line,
-        pps_received: udp.pps_received,
+        pps_received: received,
         pps_sent: udp.pps_sent,
-        loss_pct: udp.loss_pct,
-        line_rate_ratio: line.map(|l| udp.pps_received / l),
+        loss_pct,
+        line_rate_ratio: line.map(|l| received / l),
         run,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use record::{Family, FrameSummary};
+
+    /// A frame engine's cell reads as pkt-gen's receiver counts: at the driver, its loss the
+    /// path's; a socket cell keeps the socket's figures.
+    #[test]
+    fn a_frame_cell_is_received_at_the_driver_and_loses_what_the_path_lost() {
+        let run = analysis::testing::udp_trial(1000.0, 900.0, 1.0, 18);
+        let socket = cell(64, 18, 1, None, run.clone());
+        assert_eq!(socket.pps_received, run.summary.udp().unwrap().pps_received);
+        let mut run = run;
+        let Family::Datagram(d) = &mut run.summary.family else {
+            panic!("a udp trial is of the datagram family");
+        };
+        d.frames = Some(FrameSummary {
+            engine: wire::spec::UdpEngine::Xdp,
+            tx_path: Some(wire::spec::FramePath::XdpLive),
+            interface: "vb".into(),
+            frames_sent: 1000,
+            frames_refused: 0,
+            frames_at_driver: 990,
+            bytes_at_driver: 990 * 60,
+            lost_on_path: 10,
+            lost_in_receiver: 90,
+            pps_at_driver: 990.0,
+        });
+        let c = cell(64, 18, 1, Some(1_000_000_000), run);
+        assert_eq!((c.pps_received, c.loss_pct), (990.0, 1.0));
+        assert_eq!(c.line_rate_ratio, Some(990.0 / c.line_rate_pps.unwrap()));
     }
 }
