@@ -17,7 +17,7 @@
 //!
 //! Invariants: the program reads and writes only inside the bounds the verifier checked; it
 //! redirects nothing once the stop word is set or the frame limit reached, and the watching
-//! thread sets the stop word within [`WATCH`] of the run's time or its stop, so the last frame
+//! thread sets the stop word within 2 ms of the run's time or its stop, so the last frame
 //! leaves within a few ms of the test's end; a kernel run is at most [`RUN_FRAMES`] frames and
 //! the runner thread is joined before `send` returns. Not paced: a paced test takes the AF_XDP
 //! socket.
