@@ -509,7 +509,7 @@ fn write_latency_under_load(
 
 /// A cell's flows as `pps --flows` names them, from its run's ports (`100d`: 100 destination
 /// ports from one source port).
-fn flow_pattern(c: &PpsCell) -> String {
+pub(crate) fn flow_pattern(c: &PpsCell) -> String {
     match c.run.spec.udp() {
         Some(u) => wire::spec::PpsFlows::of_ports(u.flows, u.flows_dst).to_string(),
         None => c.flows.to_string(),
