@@ -74,7 +74,6 @@ pub struct Frames {
     stream: Option<u16>,
     pattern: FlowPattern,
     base_ports: (u16, u16),
-    ipv6: bool,
 }
 
 /// The frame-size range for this family and MTU, FCS included.
@@ -121,7 +120,6 @@ impl Frames {
             stream: None,
             pattern: spec.flows,
             base_ports: (e.src_port, e.dst_port),
-            ipv6,
         })
     }
 
@@ -156,7 +154,7 @@ impl Frames {
 
     /// Whether the frames are IPv6.
     pub fn ipv6(&self) -> bool {
-        self.ipv6
+        self.udp_at == ETH_LEN + 40
     }
 
     /// The data header's stream field: the test's stream, or `None` when it is each frame's flow.

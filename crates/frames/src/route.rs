@@ -11,7 +11,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::error::{PathError, SysError};
-use measure::netlink::{ask, attrs, request};
+use measure::netlink::{ask, attr, attrs, request};
 
 /// Where frames to one peer go out.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -219,13 +219,10 @@ fn parse_neighbour(payload: &[u8], ifindex: u32, ip: IpAddr) -> Option<[u8; 6]> 
         return None;
     }
     let a = attrs(payload, 12);
-    let dst = a.iter().find(|(t, _)| *t == libc::NDA_DST)?.1;
-    if ip_of(dst)? != ip {
+    if ip_of(attr(&a, libc::NDA_DST)?)? != ip {
         return None;
     }
-    a.iter()
-        .find(|(t, _)| *t == libc::NDA_LLADDR)
-        .and_then(|(_, v)| (*v).try_into().ok())
+    attr(&a, libc::NDA_LLADDR)?.try_into().ok()
 }
 
 #[cfg(test)]

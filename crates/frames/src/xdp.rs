@@ -14,14 +14,13 @@
 //! frame (without the FCS). A per-CPU value needs no atomics on the hot path; [`XdpCounter::counts`]
 //! sums the CPUs.
 
-use crate::bpf::asm::{Asm, Cond, Label, Size, R0, R1, R10, R2, R3, R4, R5, R6, R7};
+use crate::bpf::asm::{Asm, Cond, Label, Size, R0, R1, R2, R3, R4, R5, R6, R7};
 use crate::bpf::sys;
 use crate::error::SysError;
 use std::ffi::CString;
 use std::net::IpAddr;
 use std::os::fd::{AsRawFd, OwnedFd};
 
-const HELPER_MAP_LOOKUP_ELEM: i32 = 1;
 const HELPER_REDIRECT_MAP: i32 = 51;
 const HELPER_XDP_GET_BUFF_LEN: i32 = 188;
 const XDP_DROP: i32 = 1;
@@ -171,10 +170,7 @@ fn source_is<'a>(a: &'a mut Asm, at: i16, octets: &[u8], pass: Label) -> &'a mut
 /// counters[0].frames += 1; counters[0].bytes += the frame's length; then `act`.
 fn count(a: &mut Asm, counters: i32, act: Label) {
     a.mov(R1, R6).call(HELPER_XDP_GET_BUFF_LEN).mov(R7, R0);
-    a.store_imm(Size::W, R10, -4, 0);
-    a.load_map_fd(R1, counters).mov(R2, R10).add_imm(R2, -4);
-    a.call(HELPER_MAP_LOOKUP_ELEM)
-        .jump_imm(Cond::Eq, R0, 0, act);
+    a.lookup(counters, 0, act);
     a.load(Size::DW, R1, R0, 0)
         .add_imm(R1, 1)
         .store(Size::DW, R0, 0, R1);

@@ -7,7 +7,7 @@
 //! Two bounded requests through `measure::netlink::ask_on`: the family's id by name, then the
 //! device. A kernel without the family (before 6.3) answers `None`, as does any failure.
 
-use measure::netlink::{ask_on, attrs, request};
+use measure::netlink::{ask_on, attr, attrs, request};
 
 const GENL_ID_CTRL: u16 = 16;
 const CTRL_CMD_GETFAMILY: u8 = 3;
@@ -70,7 +70,7 @@ fn netdev_family() -> Option<u16> {
     let mut id = None;
     ask_on(libc::NETLINK_GENERIC, &req, false, |m| {
         if m.kind == GENL_ID_CTRL {
-            id = attr(m.payload, CTRL_ATTR_FAMILY_ID)
+            id = attr(&attrs(m.payload, GENL_HDR), CTRL_ATTR_FAMILY_ID)
                 .and_then(|v| Some(u16::from_ne_bytes(v.get(..2)?.try_into().ok()?)));
         }
     })
@@ -78,16 +78,12 @@ fn netdev_family() -> Option<u16> {
     id
 }
 
-fn attr(payload: &[u8], want: u16) -> Option<&[u8]> {
-    attrs(payload, GENL_HDR)
-        .into_iter()
-        .find(|(t, _)| *t == want)
-        .map(|(_, v)| v)
-}
-
 fn u64_attr(payload: &[u8], want: u16) -> Option<u64> {
     Some(u64::from_ne_bytes(
-        attr(payload, want)?.get(..8)?.try_into().ok()?,
+        attr(&attrs(payload, GENL_HDR), want)?
+            .get(..8)?
+            .try_into()
+            .ok()?,
     ))
 }
 

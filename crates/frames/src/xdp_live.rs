@@ -22,7 +22,7 @@
 //! the runner thread is joined before `send` returns. Not paced: a paced test takes the AF_XDP
 //! socket.
 
-use crate::bpf::asm::{Asm, Cond, Size, R0, R1, R10, R2, R3, R4, R6, R7, R8, R9};
+use crate::bpf::asm::{Asm, Cond, Size, R0, R1, R2, R3, R4, R6, R7, R8, R9};
 use crate::bpf::sys;
 use crate::error::SysError;
 use crate::frame::Frames;
@@ -42,7 +42,6 @@ pub const MAX_FRAME: usize = 3000;
 const WATCH: Duration = Duration::from_millis(2);
 /// BPF_MAP_TYPE_ARRAY.
 const MAP_ARRAY: u32 = 2;
-const HELPER_MAP_LOOKUP_ELEM: i32 = 1;
 const HELPER_KTIME_GET_NS: i32 = 5;
 const HELPER_REDIRECT: i32 = 23;
 const XDP_DROP: i32 = 1;
@@ -206,23 +205,17 @@ impl LiveTx {
 }
 
 /// The program: nothing when the stop word is set or the limit reached; else `seq =
-/// state.seq++`, the data header's sequence number and send time, and for several flows, flow `seq % flows`'s ports (and stream field); redirect to `ifindex`.
+/// state.seq++`, the data header's sequence number and send time, for several flows flow
+/// `seq % flows`'s ports (and stream field), and a redirect to `ifindex`.
 fn program(frames: &Frames, ifindex: u32, state: i32) -> Option<Vec<crate::bpf::asm::Insn>> {
     let mut a = Asm::new();
     let drop = a.new_label();
     let head = frames.udp_at() + crate::frame::UDP_LEN;
     let end = i32::try_from(head + wire::datagram::HEADER_LEN).ok()?;
     // The stop word, then the frame limit: past either, redirect nothing.
-    a.mov(R6, R1).store_imm(Size::W, R10, -4, STOP as i32);
-    a.load_map_fd(R1, state).mov(R2, R10).add_imm(R2, -4);
-    a.call(HELPER_MAP_LOOKUP_ELEM)
-        .jump_imm(Cond::Eq, R0, 0, drop);
+    a.mov(R6, R1).lookup(state, STOP, drop);
     a.load(Size::DW, R1, R0, 0).jump_imm(Cond::Ne, R1, 0, drop);
-    a.store_imm(Size::W, R10, -4, STATE as i32);
-    a.load_map_fd(R1, state).mov(R2, R10).add_imm(R2, -4);
-    a.call(HELPER_MAP_LOOKUP_ELEM)
-        .jump_imm(Cond::Eq, R0, 0, drop)
-        .mov(R7, R0);
+    a.lookup(state, STATE, drop).mov(R7, R0);
     a.load(Size::DW, R8, R7, 0)
         .load(Size::DW, R1, R7, 24)
         .jump_reg(Cond::Ge, R8, R1, drop);

@@ -6,7 +6,7 @@
 //! any failure is `None` (the refusal then names the interface alone).
 
 use crate::bpf::sys;
-use measure::netlink::{ask, attrs, request};
+use measure::netlink::{ask, attr, attrs, request};
 
 const IFLA_XDP: u16 = 43;
 const IFLA_XDP_PROG_ID: u16 = 4;
@@ -38,24 +38,4 @@ fn prog_of(link: &[u8]) -> Option<u32> {
     let xdp = attr(&attrs(link, 16), IFLA_XDP)?;
     let id = attr(&attrs(xdp, 0), IFLA_XDP_PROG_ID)?;
     Some(u32::from_ne_bytes(id.get(..4)?.try_into().ok()?))
-}
-
-/// The payload of the first attribute of type `want`.
-fn attr<'a>(run: &[(u16, &'a [u8])], want: u16) -> Option<&'a [u8]> {
-    run.iter().find(|(t, _)| *t == want).map(|(_, v)| *v)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn attributes_are_found_past_padding_and_nesting_bits() {
-        // len 5 (padded to 8), type 1; len 8, type 43 | NLA_F_NESTED, payload 4 bytes.
-        let run = [5, 0, 1, 0, 9, 0, 0, 0, 8, 0, 43, 0x80, 1, 2, 3, 4];
-        let walked = measure::netlink::attrs(&run, 0);
-        assert_eq!(super::attr(&walked, 43), Some(&[1u8, 2, 3, 4][..]));
-        assert_eq!(super::attr(&walked, 1), Some(&[9u8][..]));
-        assert_eq!(super::attr(&walked, 7), None);
-        let past_the_end = measure::netlink::attrs(&[200, 0, 1, 0], 0);
-        assert_eq!(super::attr(&past_the_end, 1), None, "a length past the end");
-    }
 }

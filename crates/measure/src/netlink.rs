@@ -75,6 +75,11 @@ pub fn attrs(payload: &[u8], skip: usize) -> Vec<(u16, &[u8])> {
     out
 }
 
+/// The value of the first attribute of type `want` in `run` (as [`attrs`] walks them).
+pub fn attr<'a>(run: &[(u16, &'a [u8])], want: u16) -> Option<&'a [u8]> {
+    run.iter().find(|(t, _)| *t == want).map(|(_, v)| *v)
+}
+
 /// A request: header, a fixed part and attributes (type, value).
 pub fn request(kind: u16, flags: u16, fixed: &[u8], attrs: &[(u16, &[u8])]) -> Vec<u8> {
     let mut body = fixed.to_vec();
@@ -186,6 +191,18 @@ fn open_on(protocol: libc::c_int, timeout: Duration) -> io::Result<OwnedFd> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn attributes_are_found_past_padding_and_nesting_bits() {
+        // len 5 (padded to 8), type 1; len 8, type 43 | NLA_F_NESTED, payload 4 bytes.
+        let run = [5, 0, 1, 0, 9, 0, 0, 0, 8, 0, 43, 0x80, 1, 2, 3, 4];
+        let walked = attrs(&run, 0);
+        assert_eq!(attr(&walked, 43), Some(&[1u8, 2, 3, 4][..]));
+        assert_eq!(attr(&walked, 1), Some(&[9u8][..]));
+        assert_eq!(attr(&walked, 7), None);
+        let past_the_end = attrs(&[200, 0, 1, 0], 0);
+        assert_eq!(attr(&past_the_end, 1), None, "a length past the end");
+    }
 
     #[test]
     fn a_request_reads_back_as_its_message_and_attributes() {

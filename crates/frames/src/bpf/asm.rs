@@ -100,6 +100,8 @@ const TO_BE: u8 = 0x08;
 const JA: u8 = 0x00;
 const CALL: u8 = 0x80;
 const EXIT: u8 = 0x90;
+/// `bpf_map_lookup_elem`.
+const HELPER_MAP_LOOKUP_ELEM: i32 = 1;
 /// src_reg of a 64-bit immediate load that holds a map's descriptor.
 const PSEUDO_MAP_FD: u8 = 1;
 
@@ -249,6 +251,18 @@ impl Asm {
     pub fn goto(&mut self, to: Label) -> &mut Self {
         self.fixups.push((self.insns.len(), to));
         self.push(JMP | JA, R0, R0, 0, 0)
+    }
+
+    /// `r0 = bpf_map_lookup_elem(map, &key)`, and `goto miss` when it is null (the key in the
+    /// stack's top 4 bytes; r1..r5 clobbered, as by any call): the verifier needs the null
+    /// check before r0 is read.
+    pub fn lookup(&mut self, map: i32, key: u32, miss: Label) -> &mut Self {
+        self.store_imm(Size::W, R10, -4, key as i32)
+            .load_map_fd(R1, map)
+            .mov(R2, R10)
+            .add_imm(R2, -4)
+            .call(HELPER_MAP_LOOKUP_ELEM)
+            .jump_imm(Cond::Eq, R0, 0, miss)
     }
 
     /// Calls helper number `id` (arguments in r1..r5, result in r0; r1..r5 clobbered).

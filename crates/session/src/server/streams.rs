@@ -59,8 +59,9 @@ pub(super) fn run_streams(
         .local_addr()
         .and_then(|a| measure::host::interface_for_ip(a.ip()));
     // A frame engine's test: its frames counted at the driver from before the client's
-    // `Begin` (its senders start as it sends it, without waiting for `Begun`; frames.rs).
-    // Canonical: a dual-stack listener sees an IPv4 client as ::ffff:a.b.c.d, its frames as IPv4.
+    // `Begin`. This client starts its senders at `Begun`; one of protocol 16's first build
+    // starts them as it sends `Begin` (frames.rs). The client's address canonical: a dual-stack
+    // listener sees an IPv4 client as ::ffff:a.b.c.d, its frames as IPv4.
     let client = ctrl.peer_addr().map(|a| a.ip().to_canonical());
     let frames = super::frames::FrameCounter::for_test(spec, interface.as_deref(), client, &conns)?;
     let left = begin_by.saturating_duration_since(Instant::now());
