@@ -84,26 +84,19 @@ pub fn cell(
     link_bps: Option<u64>,
     run: RunRecord,
 ) -> PpsCell {
-    let udp = run.summary.udp().copied().unwrap_or_default();
     let line = link_bps.map(|l| measure::line_rate::pps(l as f64, frame));
     // A frame engine's cell is received where pkt-gen's receiver counts: at the driver; what
     // the receiving host's own stack then lost stays in the stored run (`lost_in_receiver`).
-    let (received, loss_pct) = match run.summary.frames() {
-        Some(f) if f.frames_sent > 0 => (
-            f.pps_at_driver,
-            f.lost_on_path as f64 * 100.0 / f.frames_sent as f64,
-        ),
-        _ => (udp.pps_received, udp.loss_pct),
-    };
+    let d = analysis::frames::delivered(&run.summary);
     PpsCell {
         frame_bytes: frame,
         payload_bytes: payload,
         flows,
         line_rate_pps: line,
-        pps_received: received,
-        pps_sent: udp.pps_sent,
-        loss_pct,
-        line_rate_ratio: line.map(|l| received / l),
+        pps_received: d.received_pps,
+        pps_sent: d.sent_pps,
+        loss_pct: d.loss_pct,
+        line_rate_ratio: line.map(|l| d.received_pps / l),
         run,
     }
 }

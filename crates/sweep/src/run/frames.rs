@@ -171,27 +171,16 @@ fn search_frame(
     (row, stop)
 }
 
-/// A trial's counts. A frame engine's (`--engine packet|xdp`) are its frames as the two drivers
-/// counted them: sent is what the sending driver accepted (frames it refused were sent again,
-/// never offered to the path), lost is what never reached the server's driver. Frames lost
-/// above that driver, in the receiving host's stack, are the tester's own: they stay in the
-/// trial's record (`summary.frames.lost_in_receiver`) and do not fail the trial. A socket
-/// engine's are its datagrams, sent and received by the sockets.
+/// A trial's counts: what its run delivered (`analysis::frames::delivered`: a frame engine's
+/// at the server's driver, so frames lost in the receiving host's stack, the tester's own, do
+/// not fail the trial; a socket engine's at the sockets).
 fn trial_counts(s: &record::Summary) -> TrialCounts {
-    let u = s.udp().copied().unwrap_or_default();
-    match s.frames() {
-        Some(f) => TrialCounts {
-            sent: f.frames_sent,
-            lost: f.lost_on_path,
-            sent_pps: u.pps_sent,
-            received_pps: f.pps_at_driver,
-        },
-        None => TrialCounts {
-            sent: u.packets_sent,
-            lost: u.packets_lost,
-            sent_pps: u.pps_sent,
-            received_pps: u.pps_received,
-        },
+    let d = analysis::frames::delivered(s);
+    TrialCounts {
+        sent: d.sent,
+        lost: d.lost,
+        sent_pps: d.sent_pps,
+        received_pps: d.received_pps,
     }
 }
 
