@@ -17,9 +17,10 @@
 # loss). Printed: per sender the median Mpps; per linerate sender the paired ratio to trafgen
 # (geometric mean and a 95 % interval, Student t over the logs, as bench/ab.sh).
 # Part 2, end to end (context, not the target): `linerate udp --engine packet|xdp -l 18 -b max`
-# against `serve --frames` (counter passing frames to the server's socket): frames at the
-# server's driver per second, and what the socket received. On a veth the receiving stack runs
-# on the sending core (the veth's NAPI), so this is lower than part 1.
+# against `serve --frames`: frames at the server's driver per second, and what its receiver
+# took with the sequence accounting (`packet`: the stack's socket; `xdp`: the AF_XDP socket the
+# counter redirects to). On a veth the receiving side runs on the sending core (the veth's
+# NAPI), so this is lower than part 1.
 # xdp-tools: Debian's xdp-trafficgen is tried (installed with apt-get when missing) and its
 # outcome recorded: 1.3.1 fails to load on Linux 6.18 (a tracepoint it attaches is gone).
 #
@@ -119,7 +120,7 @@ summary=$(awk '
   }' "$tmp/rows")
 jq -r 'to_entries[] | "  \(.key): median \(.value.median_pps / 1e6 * 1000 | round / 1000) Mpps, x\(.value.ratio_to_trafgen) trafgen (95 % interval \(.value.ratio_low) to \(.value.ratio_high)), unexplained loss \(.value.unexplained_loss)"' <<<"$summary"
 
-echo "part 2: linerate udp --engine ENGINE -l 18 -b max -t $secs against serve --frames (driver count, socket received)"
+echo "part 2: linerate udp --engine ENGINE -l 18 -b max -t $secs against serve --frames (driver count, receiver)"
 ip netns exec $b "$lr" serve --frames --port 5391 >"$tmp/serve.log" 2>&1 &
 sleep 1
 e2e="{"
@@ -127,7 +128,8 @@ for engine in packet xdp; do
   j=$(ip netns exec $a taskset -c "$core" "$lr" udp 198.18.38.2 -p 5391 --engine "$engine" -l 18 -b max \
         -t "$secs" --json --no-store 2>/dev/null \
       | jq -c '.summary | {tx_path: .frames.tx_path, pps_at_driver: .frames.pps_at_driver,
-          pps_received, lost_on_path: .frames.lost_on_path, lost_in_receiver: .frames.lost_in_receiver,
+          pps_received, rx_path: .frames.rx_path, lost_on_path: .frames.lost_on_path,
+          lost_in_receiver: .frames.lost_in_receiver, rx_socket_dropped: .frames.rx_socket_dropped,
           client_cpu_pct: .local_cpu_pct}')
   echo "  $engine: $j"
   e2e+="\"$engine\":$j,"

@@ -4,9 +4,10 @@
 //! record, every frame the program sent is at the server's driver or counted by the kernel as
 //! dropped on the way into the receiving veth's full ring (`lost_on_path`, the veth's own
 //! count), and the driver's count splits
-//! exactly into what the socket received and what the receiving host lost; each frame carries
-//! its own sequence number (the receiver sees no duplicate and no reordering). A paced test
-//! takes the AF_XDP socket. The server listens on every address, so the counter's source match
+//! exactly into what the receiver's AF_XDP socket received and what that socket says it dropped;
+//! each frame carries its own sequence number (the receiver sees no duplicate and no
+//! reordering). A paced test takes the AF_XDP socket to send; a `packet` test's frames go up
+//! the receiving stack to its sockets. The server listens on every address, so the counter's source match
 //! sees the client as IPv4 though its control connection is dual-stack. Root only (skipped with a printed reason otherwise); each run lasts
 //! 1 s; the namespaces go with the pair.
 
@@ -65,6 +66,13 @@ fn an_unpaced_xdp_test_sends_live_frames_each_counted_once_at_the_servers_driver
         let received = s["packets_received"].as_u64().unwrap();
         let in_receiver = f["lost_in_receiver"].as_u64().unwrap();
         assert_eq!(received + in_receiver, at_driver, "{f}");
+        // The receiver's AF_XDP socket took them; what it lost is what it says it dropped.
+        assert_eq!(
+            (&f["rx_path"], &f["rx_queues"]),
+            (&"xdp_copy".into(), &1.into()),
+            "{f}"
+        );
+        assert_eq!(f["rx_socket_dropped"], in_receiver, "{f}");
         assert_eq!(s["packets_sent"], sent, "{s}");
         assert_eq!(s["packets_lost"], in_receiver + ring, "{s}");
         assert_eq!(s["packets_duplicate"], 0, "{s}");
@@ -78,13 +86,21 @@ fn a_paced_xdp_test_takes_the_af_xdp_socket_and_a_packet_test_its_ring() {
     }
     let pair = VethPair::new("fk");
     let _server = pair.serve_with(&["--frames"]);
-    for (engine, path) in [("xdp", "xdp_copy"), ("packet", "packet_ring")] {
+    for (engine, path, rx) in [
+        ("xdp", "xdp_copy", "xdp_copy"),
+        ("packet", "packet_ring", "sockets"),
+    ] {
         let args = [
             "udp", "--engine", engine, "-l", "18", "--pps", "20000", "-t", "1",
         ];
         let run = pair.client_json(&args);
         let f = &run["summary"]["frames"];
-        assert_eq!(f["tx_path"], path, "{f}");
+        assert_eq!(
+            (&f["tx_path"], &f["rx_path"]),
+            (&path.into(), &rx.into()),
+            "{f}"
+        );
         assert_eq!(f["frames_at_driver"], f["frames_sent"], "{f}");
+        assert_eq!(run["summary"]["packets_received"], f["frames_sent"], "{f}");
     }
 }

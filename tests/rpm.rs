@@ -267,9 +267,10 @@ fn a_run_that_cannot_stabilise_says_so() {
 
 /// Ground truth: 20 Mbit/s towards the server through a tbf queue of 250 KB (100 ms to
 /// drain) on a bridge. Reno fills it; the loaded kernel RTT and the network's share of the
-/// delay sit at about the drain time, the self probes wait longer (the senders' unsent bytes
-/// too), and the loaded RPM falls below 60000 / 50 ms. A 5 KB queue keeps the network's share
-/// near nothing.
+/// delay ride Reno's sawtooth, between half the drain time (tail drop makes the flows halve
+/// together) and the drain time, so their median lies in 50..100 ms (CI saw 79.5 ms on a busy
+/// host); the self probes wait longer (the senders' unsent bytes too), and the loaded RPM
+/// falls below 60000 / 50 ms. A 5 KB queue keeps the network's share near nothing.
 #[test]
 fn a_deep_queue_is_found_in_the_network_and_lowers_the_rpm() {
     if !can_use_netns() {
@@ -310,7 +311,7 @@ fn a_deep_queue_is_found_in_the_network_and_lowers_the_rpm() {
         deep["in_socket_buffers_ms"], deep["responsiveness"]["rpm"]
     );
     assert!(
-        (80.0..=120.0).contains(&network),
+        (50.0..=120.0).contains(&network),
         "{network} ms against 100 ms: {deep}"
     );
     assert!(

@@ -34,6 +34,9 @@ pub fn frame_summary(raw: &RawRun, summary: &Summary) -> Option<FrameSummary> {
     Some(FrameSummary {
         engine,
         tx_path,
+        rx_path: driver.rx_path,
+        rx_queues: (driver.rx_queues > 0).then_some(driver.rx_queues),
+        rx_socket_dropped: (driver.rx_queues > 0).then_some(driver.rx_socket_dropped),
         interface: driver.interface.clone(),
         frames_sent,
         frames_refused: refused,

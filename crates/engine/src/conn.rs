@@ -286,6 +286,9 @@ pub enum Endpoint {
     Socket(Conn),
     /// `tcp_crr` requesters: a new connection to this target per transaction.
     Connect(CrrTarget),
+    /// A frame test's receivers at the server: the test's AF_XDP sockets, shared by its
+    /// receiving streams (see `crate::frame_rx`).
+    Frames(std::sync::Arc<crate::frame_rx::FrameRx>),
 }
 
 impl Endpoint {
@@ -300,6 +303,10 @@ impl Endpoint {
                     kind.as_str(),
                     target.addr
                 ),
+            )),
+            Endpoint::Frames(_) => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} runs on a socket, not on AF_XDP sockets", kind.as_str()),
             )),
         }
     }

@@ -16,6 +16,7 @@ pub mod conn;
 pub mod counters;
 pub mod error;
 mod fd_table;
+pub mod frame_rx;
 pub mod mock;
 pub mod pace;
 pub mod round_trips;

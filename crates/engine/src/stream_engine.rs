@@ -96,7 +96,8 @@ pub fn engine_for(spec: &TestSpec, sends: Flow) -> Box<dyn StreamEngine> {
                 .with_streams(spec.streams),
             ),
         },
-        // A frame engine sends from the client; the server receives on sockets as ever.
+        // A frame engine sends from the client; the server receives with `UdpStream`, on its
+        // sockets or, given `Endpoint::Frames`, on AF_XDP sockets (`frame_rx`).
         Shape::UdpStream { udp } if udp.engine.sends_frames() && sends == Flow::ClientToServer => {
             Box::new(crate::udp_frames::UdpFrames::new(udp, sends))
         }

@@ -1,8 +1,9 @@
 //! `udp_stream` with a frame engine (`--engine packet|xdp`): the client's senders build the
 //! Ethernet frames themselves (`frames`) and hand them to the driver through an AF_PACKET TX
-//! ring or an AF_XDP socket, past the sending host's stack and qdiscs. The receiver is the
-//! server's usual `udp_stream` socket receiver, behind the XDP counter that counts the frames
-//! at its driver.
+//! ring, an AF_XDP socket or XDP live frames, past the sending host's stack and qdiscs. The
+//! receiver, behind the server's XDP counter that counts the frames at its driver, is the
+//! server's usual `udp_stream` socket receiver for `packet` and its AF_XDP sockets for `xdp`
+//! (`crate::frame_rx`).
 //!
 //! Each stream's frames carry the datagram header with its stream index and one sequence
 //! number per frame; they go from the stream's UDP socket's own address and port (the socket

@@ -83,6 +83,20 @@ pub fn size_range(ipv6: bool, mtu: usize) -> (usize, usize) {
     (min, mtu + ETH_LEN + FCS_LEN)
 }
 
+/// The UDP payload of a received frame (Ethernet, then IPv4 without options or IPv6 without
+/// extension headers, then UDP), as long as the UDP header says, or `None` for any other
+/// frame: the receiver's reading of what [`Frames::write`] built.
+pub fn udp_payload(frame: &[u8]) -> Option<&[u8]> {
+    let ip = frame.get(ETH_LEN..)?;
+    let udp = match u16::from_be_bytes([*frame.get(12)?, *frame.get(13)?]) {
+        0x0800 if ip.first()? & 0x0f == 5 && *ip.get(9)? == 17 => ip.get(20..)?,
+        0x86dd if *ip.get(6)? == 17 => ip.get(40..)?,
+        _ => return None,
+    };
+    let len = usize::from(u16::from_be_bytes([*udp.get(4)?, *udp.get(5)?]));
+    udp.get(UDP_LEN..len.max(UDP_LEN))
+}
+
 impl Frames {
     /// The templates for `spec`, or why it cannot be built.
     pub fn new(spec: &FrameSpec) -> Result<Self, FrameError> {

@@ -200,3 +200,35 @@ fn a_short_buffer_gets_nothing_written() {
     assert_eq!(f.write(&mut buf, 0, 0, 0), 0);
     assert!(buf.iter().all(|b| *b == 0));
 }
+
+#[test]
+fn the_receivers_reading_finds_the_header_each_family_and_size_was_written_with() {
+    for v6 in [false, true] {
+        let min = size_range(v6, 1500).0;
+        for size in [min, min + 1, 512, 1518] {
+            let f = frames(v6, size, FlowPattern::SourceAndDestination).unwrap();
+            let mut buf = vec![0u8; f.built_len()];
+            // Padding past the datagram (as a short frame gets on the wire) is not payload.
+            buf.extend_from_slice(&[0xee; 8]);
+            f.write(&mut buf, 3, 77, 123_456);
+            let payload = udp_payload(&buf).expect("a test frame");
+            assert_eq!(
+                payload.len(),
+                f.built_len() - f.udp_at() - UDP_LEN,
+                "{size}"
+            );
+            let h = DatagramPacket::new_checked(payload).unwrap();
+            assert_eq!((h.seq(), h.sent_ns()), (77, 123_456), "v6 {v6} size {size}");
+        }
+    }
+    let f = frames(false, 64, FlowPattern::One).unwrap();
+    let mut buf = vec![0u8; f.built_len()];
+    f.write(&mut buf, 0, 1, 1);
+    let mut tcp = buf.clone();
+    tcp[ETH_LEN + 9] = 6;
+    let mut options = buf.clone();
+    options[ETH_LEN] = 0x46;
+    for other in [&tcp[..], &options[..], &buf[..30]] {
+        assert_eq!(udp_payload(other), None);
+    }
+}

@@ -24,10 +24,11 @@
 //! Used by `engine::udp_frames` (the client's sender of `udp`, `pps` and `rfc2544 --engine
 //! packet|xdp`), the client's check before it asks for a frame test (`session`'s
 //! `client/frames_path.rs`) and the server's counter of a frame test (`server/frames.rs`).
+//! The server's receiver of an `xdp` test reads [`af_xdp::XskRx`] sockets, one per receive
+//! queue (`engine::frame_rx`), their drop statistics (`XDP_STATISTICS`) in the record.
 //! What is next (issue 38): setting the sender up before the test's `Begun` (its route lookup
-//! and ring now open inside the window); one AF_XDP socket per queue and the receiver's
-//! sequence/loss/reorder accounting over `XskRx`; per-flow and per-queue counters in the
-//! program; the sockets' own drop statistics (`XDP_STATISTICS`) in the record.
+//! and ring now open inside the window); one sending socket per queue; per-flow counters in the
+//! program.
 //!
 //! AF_PACKET, AF_XDP and BPF are Linux's: those modules exist only there; building frames and
 //! assembling programs is portable.

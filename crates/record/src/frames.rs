@@ -1,11 +1,12 @@
 //! A frame engine's run (`udp --engine packet|xdp`) as stored: where its frames went, counted
 //! at both drivers. The sender counts the frames its driver accepted and refused; the server's
 //! XDP counter counts those that reached its driver; the receiver's sockets count those that
-//! climbed its stack. So the loss splits exactly: on the path (accepted by the sender's driver,
-//! never at the receiver's) and in the receiving host (at its driver, not at the socket).
+//! climbed its stack (or, for the `xdp` engine, those its AF_XDP sockets took from the
+//! counter). So the loss splits exactly: on the path (accepted by the sender's driver, never at
+//! the receiver's) and in the receiving host (at its driver, not at the socket).
 
 use serde::{Deserialize, Serialize};
-use wire::spec::{FramePath, UdpEngine};
+use wire::spec::{FramePath, FrameRxPath, UdpEngine};
 
 /// `summary.frames`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -16,6 +17,18 @@ pub struct FrameSummary {
     /// or zero-copy mode, or XDP live frames (absent: a record made before the field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tx_path: Option<FramePath>,
+    /// How the receiver took the frames from its driver: up the stack to the test's sockets,
+    /// or AF_XDP sockets in copy or zero-copy mode (absent: a record or server before the
+    /// field, whose receiver was the stack's sockets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx_path: Option<FrameRxPath>,
+    /// Receive queues with an AF_XDP socket, queue 0 up (absent on the stack's path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx_queues: Option<u32>,
+    /// Of `lost_in_receiver`, the frames the AF_XDP sockets had no room for, as they count
+    /// them (absent on the stack's path, whose sockets count theirs in `socket_drops`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx_socket_dropped: Option<u64>,
     /// The server's interface the counter was on.
     pub interface: String,
     /// Frames the sending driver accepted.

@@ -168,6 +168,9 @@ fn every_shape() -> Vec<(&'static str, Flat)> {
     let frames = FrameSummary {
         engine: wire::spec::UdpEngine::Xdp,
         tx_path: Some(wire::spec::FramePath::XdpLive),
+        rx_path: None,
+        rx_queues: None,
+        rx_socket_dropped: None,
         interface: "veth1".into(),
         frames_sent: 10,
         frames_refused: 0,

@@ -120,6 +120,9 @@ mod tests {
         d.frames = Some(FrameSummary {
             engine: wire::spec::UdpEngine::Xdp,
             tx_path: Some(wire::spec::FramePath::XdpLive),
+            rx_path: None,
+            rx_queues: None,
+            rx_socket_dropped: None,
             interface: "vb".into(),
             frames_sent: 1000,
             frames_refused: 0,

@@ -14,7 +14,7 @@ use measure::{
 use serde::{Deserialize, Serialize};
 
 use crate::auth::{ClientProof, Mac};
-use crate::spec::{RxMode, SendMode, TestSpec};
+use crate::spec::{FrameRxPath, RxMode, SendMode, TestSpec};
 
 /// Address family restriction from `-4` / `-6`.
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
@@ -335,7 +335,7 @@ pub struct ServerResults {
 }
 
 /// The test's frames as the receiving driver saw them: counted by the server's XDP program
-/// before its stack, then passed on to the test's sockets.
+/// before its stack, then passed on to the test's sockets or redirected to its AF_XDP sockets.
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct DriverCounts {
@@ -345,6 +345,21 @@ pub struct DriverCounts {
     pub frames: u64,
     /// Their bytes as the driver saw them (Ethernet header on, FCS off).
     pub bytes: u64,
+    /// How the receiver took them from the driver (protocol 16's later servers; absent: up
+    /// the stack to the test's sockets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx_path: Option<FrameRxPath>,
+    /// Receive queues with an AF_XDP socket, queue 0 up (0: the stack's sockets took them).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rx_queues: u32,
+    /// Frames of the test the AF_XDP sockets had no room for (their `XDP_STATISTICS`: rx ring
+    /// full, no free chunk, invalid descriptor): lost in the receiving host.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rx_socket_dropped: u64,
+}
+
+fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+    *n == T::default()
 }
 
 #[cfg(test)]

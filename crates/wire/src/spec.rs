@@ -22,7 +22,8 @@ pub mod rates;
 
 pub use kind::{Params, Shape, TestKind};
 pub use params::{
-    FramePath, RrParams, RxMode, StreamParams, TcpOptions, UdpEngine, UdpParams, UdpRate,
+    FramePath, FrameRxPath, RrParams, RxMode, StreamParams, TcpOptions, UdpEngine, UdpParams,
+    UdpRate,
 };
 
 /// Which way data flows, seen from the client.

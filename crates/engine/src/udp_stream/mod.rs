@@ -107,6 +107,12 @@ impl StreamEngine for UdpStream {
         role: Role,
         ctl: StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
+        if let (Endpoint::Frames(rx), Role::Receiver) = (&end, role) {
+            let cpu_start = CpuTime::thread_now();
+            let mut report = crate::frame_rx::receive(rx, ctl)?;
+            report.cpu = CpuTime::thread_now().since(cpu_start);
+            return Ok(report);
+        }
         let (sock, only_from, extra_recv, extra_dst) = match end.into_socket(self.kind())? {
             Conn::Udp(sock) => (sock, None, Vec::new(), Vec::new()),
             Conn::UdpFrom(sock, ip) => (sock, Some(ip), Vec::new(), Vec::new()),
@@ -452,7 +458,7 @@ fn too_large(payload: usize, e: &io::Error) -> EngineError {
 }
 
 /// A receiver's report from its final sequence accounting.
-fn receiver_report(rx: measure::udp_stats::UdpCounts) -> StreamReport {
+pub(crate) fn receiver_report(rx: measure::udp_stats::UdpCounts) -> StreamReport {
     StreamReport {
         bytes_total: rx.bytes,
         counts: StreamCounts {

@@ -13,7 +13,6 @@ use super::{ring::Ring, Desc, Granted, Mode};
 use crate::bpf::sys;
 use crate::error::SysError;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::time::Instant;
 
 const RX_ENTRIES: u32 = 2048;
 
@@ -59,46 +58,46 @@ impl XskRx {
         self.sock.stats()
     }
 
-    /// Hands each received frame to `each` until `max` frames or `deadline`; returns the count.
-    pub fn recv(&mut self, max: u64, deadline: Instant, mut each: impl FnMut(&[u8])) -> u64 {
-        let mut got = 0;
-        while got < max && Instant::now() < deadline {
-            let n = self.rx.producer().wrapping_sub(self.rx.local);
-            if n == 0 {
-                self.wait();
-                continue;
+    /// Hands each frame on the rx ring now to `each` (waiting up to `wait_ms` for one when the
+    /// ring is empty) and gives their chunks back to the kernel; returns how many. One pass over
+    /// the ring: a caller that stamps arrivals reads its clock once per call.
+    pub fn recv(&mut self, wait_ms: i32, mut each: impl FnMut(&[u8])) -> u32 {
+        let mut n = self.rx.producer().wrapping_sub(self.rx.local);
+        if n == 0 {
+            self.wait(wait_ms);
+            n = self.rx.producer().wrapping_sub(self.rx.local);
+        }
+        for _ in 0..n {
+            // SAFETY: slots between our consumer and the kernel's producer are filled.
+            let d = unsafe { self.rx.slot::<Desc>(self.rx.local).read_volatile() };
+            self.rx.local = self.rx.local.wrapping_add(1);
+            // SAFETY: the rx ring handed this frame's chunk to us.
+            if let Some(frame) = unsafe { self.sock.bytes(d.addr, d.len as usize) } {
+                each(frame);
             }
-            for _ in 0..n {
-                // SAFETY: slots between our consumer and the kernel's producer are filled.
-                let d = unsafe { self.rx.slot::<Desc>(self.rx.local).read_volatile() };
-                self.rx.local = self.rx.local.wrapping_add(1);
-                // SAFETY: the rx ring handed this frame's chunk to us.
-                if let Some(frame) = unsafe { self.sock.bytes(d.addr, d.len as usize) } {
-                    each(frame);
-                }
-                let fill = &mut self.sock.fill;
-                // SAFETY: the fill ring has room: it holds every chunk and this one was out.
-                unsafe {
-                    fill.slot::<u64>(fill.local)
-                        .write(d.addr & !(CHUNK as u64 - 1))
-                };
-                fill.local = fill.local.wrapping_add(1);
-            }
+            let fill = &mut self.sock.fill;
+            // SAFETY: the fill ring has room: it holds every chunk and this one was out.
+            unsafe {
+                fill.slot::<u64>(fill.local)
+                    .write(d.addr & !(CHUNK as u64 - 1))
+            };
+            fill.local = fill.local.wrapping_add(1);
+        }
+        if n > 0 {
             self.rx.publish_consumer(self.rx.local);
             self.sock.fill.publish_producer(self.sock.fill.local);
-            got += u64::from(n);
         }
-        got
+        n
     }
 
-    /// Waits up to 10 ms for frames (POLLIN).
-    fn wait(&self) {
+    /// Waits up to `ms` for frames (POLLIN).
+    fn wait(&self, ms: i32) {
         let mut p = libc::pollfd {
             fd: self.sock.fd.as_raw_fd(),
             events: libc::POLLIN,
             revents: 0,
         };
         // SAFETY: one pollfd, valid for the call.
-        unsafe { libc::poll(&mut p, 1, 10) };
+        unsafe { libc::poll(&mut p, 1, ms) };
     }
 }

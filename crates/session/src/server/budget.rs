@@ -9,7 +9,7 @@
 //! process's descriptors (and a reserve) to the gate, the listener and the store, so no request
 //! can make the server run out of them for everyone else.
 
-use wire::spec::{Flow, Shape};
+use wire::spec::{Flow, Shape, UdpEngine};
 use wire::TestSpec;
 
 /// Descriptors kept out of the socket budget whatever the limit: the listener, the iperf3 UDP
@@ -96,6 +96,14 @@ impl Needs {
             // The session's listener.
             needs.sockets += 1;
         }
+        if spec.udp().is_some_and(|u| u.engine == UdpEngine::Xdp) {
+            // An `xdp` test's AF_XDP receiver (`frames.rs`): a socket and its UMEM per receive
+            // queue, for the most queues it opens.
+            let queues = super::frames::MAX_XSK_QUEUES as usize;
+            let umem = frames::af_xdp::CHUNK as u64 * u64::from(frames::af_xdp::CHUNKS);
+            needs.sockets += queues;
+            needs.buffer_bytes += queues as u64 * umem;
+        }
         needs
     }
 }
@@ -121,6 +129,20 @@ mod tests {
         };
         let spec = TestSpec::new(Params::UdpStream { udp }, 2, 1000);
         assert_eq!(Needs::of(&spec).sockets, 1 + 2 * 50);
+    }
+
+    #[test]
+    fn an_xdp_tests_receiver_counts_its_af_xdp_sockets_and_their_umem() {
+        let of = |engine| {
+            let udp = UdpParams {
+                engine,
+                ..UdpParams::new(Direction::Send)
+            };
+            Needs::of(&TestSpec::new(Params::UdpStream { udp }, 1, 1000))
+        };
+        let (socket, xdp) = (of(UdpEngine::Socket), of(UdpEngine::Xdp));
+        assert_eq!(xdp.sockets - socket.sockets, 8);
+        assert_eq!(xdp.buffer_bytes - socket.buffer_bytes, 8 * (8 << 20));
     }
 
     #[test]

@@ -1,21 +1,29 @@
 //! A frame engine's test at the server (`serve --frames`): the test's UDP ports are one
 //! contiguous block, so that the XDP counter on the server's interface matches exactly them;
-//! the counter is attached for the test (its frames counted at the driver, then passed to the
-//! test's sockets, which keep the sequence accounting) and detached when the session drops it,
-//! also when the server is killed (a BPF link, pinned nowhere).
+//! the counter is attached for the test (its frames counted at the driver) and detached when
+//! the session drops it, also when the server is killed (a BPF link, pinned nowhere). After
+//! counting, a `packet` test's frames pass up the stack to the test's sockets, which keep the
+//! sequence accounting; an `xdp` test's are redirected to AF_XDP sockets, one per receive queue
+//! (`engine::frame_rx` keeps the same accounting without an skb per frame), unless a queue
+//! could not get one: then they pass up the stack too, and the record says which.
 //!
 //! Invariants: only the test's own ports are counted (the block is held by the session's
 //! sockets, so no other socket has them), and only frames from the client's address (the
 //! control connection's peer), so another host's frames to those ports are not the test's; an
 //! interface that already has an XDP program is refused, never replaced
-//! (`frames::SysError::XdpBusy`).
+//! (`frames::SysError::XdpBusy`); at most [`MAX_XSK_QUEUES`] AF_XDP sockets per test, counted
+//! in its budget (`budget.rs`).
 
 use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::sync::Arc;
 
+use engine::frame_rx::FrameRx;
 use engine::udp_socket::udp_socket;
-use engine::Conn;
+use engine::{Conn, Endpoint};
+use frames::af_xdp::{Granted, Mode, XskRx};
 use frames::xdp::{Action, PortRange, XdpCounter};
 use wire::msg::DriverCounts;
+use wire::spec::{Flow, FrameRxPath, UdpEngine};
 
 use super::SessionError;
 
@@ -56,24 +64,62 @@ pub(super) fn port_block(
     })))
 }
 
-/// The counter of one test: on the interface holding the control connection's local address.
+/// Receive queues an `xdp` test's receiver opens AF_XDP sockets on, at most: an interface
+/// with more is received through the stack's sockets (each socket's UMEM is 8 MiB, counted in
+/// the test's budget for this many).
+pub const MAX_XSK_QUEUES: u32 = 8;
+
+/// The counter of one test: on the interface holding the control connection's local address,
+/// with the test's AF_XDP receiver when it has one.
 pub(super) struct FrameCounter {
     counter: XdpCounter,
     interface: String,
+    rx: Option<Arc<FrameRx>>,
+    /// The port block's sockets while AF_XDP sockets take the frames: held, so no other
+    /// socket can bind the counter's ports.
+    _held: Vec<Conn>,
 }
 
+/// A test's ends for its workers, with its frame counter (`None`: not a frame test).
+pub(super) type Ends = (Option<FrameCounter>, Vec<Endpoint>);
+
 impl FrameCounter {
-    /// The counter of `spec`'s test when it is a frame engine's (`None` otherwise).
+    /// The counter of `spec`'s test when it is a frame engine's, and the workers' ends: the
+    /// `xdp` engine's receiving streams read the test's AF_XDP sockets where every receive
+    /// queue got one, every other stream its sockets.
     pub(super) fn for_test(
         spec: &wire::TestSpec,
         interface: Option<&str>,
         client: Option<IpAddr>,
-        conns: &[Conn],
-    ) -> Result<Option<Self>, SessionError> {
-        match spec.udp() {
-            Some(u) if u.engine.sends_frames() => Self::attach(interface, client, conns).map(Some),
-            _ => Ok(None),
+        conns: Vec<Conn>,
+    ) -> Result<Ends, SessionError> {
+        let Some(udp) = spec.udp().filter(|u| u.engine.sends_frames()) else {
+            return Ok((None, conns.into_iter().map(Endpoint::Socket).collect()));
+        };
+        let xsk = udp.engine == UdpEngine::Xdp;
+        let action = if xsk { Action::Redirect } else { Action::Pass };
+        let mut counter = Self::attach(interface, client, &conns, action)?;
+        let rx = xsk
+            .then(|| counter.open_receiver(spec.flows().len(), udp.payload_len_bytes))
+            .flatten();
+        let Some(rx) = rx else {
+            return Ok((
+                Some(counter),
+                conns.into_iter().map(Endpoint::Socket).collect(),
+            ));
+        };
+        let mut ends = Vec::with_capacity(conns.len());
+        for ((_, flow), conn) in spec.flows().into_iter().zip(conns) {
+            match flow {
+                Flow::ClientToServer => {
+                    counter._held.push(conn);
+                    ends.push(Endpoint::Frames(Arc::clone(&rx)));
+                }
+                Flow::ServerToClient => ends.push(Endpoint::Socket(conn)),
+            }
         }
+        counter.rx = Some(rx);
+        Ok((Some(counter), ends))
     }
 
     /// Attaches the counter for the ports of `conns` (one contiguous block) on `interface`,
@@ -82,6 +128,7 @@ impl FrameCounter {
         interface: Option<&str>,
         client: Option<IpAddr>,
         conns: &[Conn],
+        action: Action,
     ) -> Result<Self, SessionError> {
         let interface = interface.ok_or(SessionError::FramesInterface)?;
         let ports: Vec<u16> = conns.iter().flat_map(local_ports).collect();
@@ -92,22 +139,62 @@ impl FrameCounter {
             first,
             count: last - first + 1,
         };
-        let counter = XdpCounter::attach_from(interface, range, client, Action::Pass)?;
+        let counter = XdpCounter::attach_from(interface, range, client, action)?;
         Ok(Self {
             counter,
             interface: interface.to_string(),
+            rx: None,
+            _held: Vec::new(),
         })
     }
 
-    /// What it counted so far (the counter stays attached until dropped).
+    /// AF_XDP sockets on every receive queue of the interface, in the counter's XSKMAP; `None`
+    /// (the frames then pass up the stack to the test's sockets, its slots being empty) when
+    /// the interface has more than [`MAX_XSK_QUEUES`] or a socket could not be opened.
+    fn open_receiver(&self, streams: usize, payload: u32) -> Option<Arc<FrameRx>> {
+        let map = self.counter.xsk_map()?;
+        let index = frames::xdp::ifindex(&self.interface).ok()?;
+        let queues = rx_queues(&self.interface);
+        if queues > MAX_XSK_QUEUES {
+            return None;
+        }
+        let socks = (0..queues)
+            .map(|q| XskRx::open(index, q, Mode::Auto, map))
+            .collect::<Result<Vec<_>, _>>()
+            .ok()?;
+        Some(Arc::new(FrameRx::new(socks, streams, payload as usize)))
+    }
+
+    /// What it counted so far (the counter stays attached until dropped), with how the
+    /// receiver took the frames and what its AF_XDP sockets dropped (read once the test's
+    /// workers are joined).
     pub(super) fn counts(&self) -> Result<DriverCounts, SessionError> {
         let c = self.counter.counts()?;
+        let rx_path = self.rx.as_ref().map(|rx| match rx.granted() {
+            Some(Granted::ZeroCopy) => FrameRxPath::XdpZeroCopy,
+            _ => FrameRxPath::XdpCopy,
+        });
         Ok(DriverCounts {
             interface: self.interface.clone(),
             frames: c.frames,
             bytes: c.bytes,
+            rx_path: Some(rx_path.unwrap_or(FrameRxPath::Sockets)),
+            rx_queues: self.rx.as_ref().map_or(0, |rx| rx.queues()),
+            rx_socket_dropped: self.rx.as_ref().map_or(0, |rx| rx.stats().rx_lost()),
         })
     }
+}
+
+/// The receive queues of `interface` in use (`/sys/class/net/IF/queues/rx-N`; 1 when sysfs
+/// does not show it, as in a namespace whose sysfs was not remounted).
+fn rx_queues(interface: &str) -> u32 {
+    let dir = format!("/sys/class/net/{interface}/queues");
+    let n = std::fs::read_dir(dir).map_or(0, |d| {
+        d.filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().starts_with("rx-"))
+            .count()
+    });
+    (n as u32).max(1)
 }
 
 /// Every local port of a UDP data connection.

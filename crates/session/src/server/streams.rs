@@ -5,7 +5,7 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use engine::{engine_for, Conn, CrrListener, Role, WorkerOutcome, Workers};
+use engine::{engine_for, Conn, CrrListener, Endpoint, Role, WorkerOutcome, Workers};
 use measure::cpu::{CpuSoFar, CpuTime, SystemCpuSnapshot};
 use measure::drops::DropSnapshot;
 use measure::qdisc::QdiscWatch;
@@ -13,6 +13,7 @@ use wire::msg::{ServerResults, StreamCounts, StreamEnd};
 use wire::spec::Flow;
 use wire::{ClientMsg, ServerMsg, TestKind, TestSpec};
 
+use super::frames::FrameCounter;
 use super::{wait_readable, SessionError, Shared};
 use crate::control::recv;
 
@@ -63,7 +64,7 @@ pub(super) fn run_streams(
     // starts them as it sends `Begin` (frames.rs). The client's address canonical: a dual-stack
     // listener sees an IPv4 client as ::ffff:a.b.c.d, its frames as IPv4.
     let client = ctrl.peer_addr().map(|a| a.ip().to_canonical());
-    let frames = super::frames::FrameCounter::for_test(spec, interface.as_deref(), client, &conns)?;
+    let (frames, ends) = FrameCounter::for_test(spec, interface.as_deref(), client, conns)?;
     let left = begin_by.saturating_duration_since(Instant::now());
     let begin = recv::<ClientMsg>(ctrl, left.max(Duration::from_millis(1))).map_err(|e| {
         if Instant::now() >= begin_by {
@@ -85,11 +86,11 @@ pub(super) fn run_streams(
         .then(|| (DropSnapshot::now(interface.as_deref()), interface.clone()));
     // Every test's: the qdiscs of the interface, for the record's `hosts.server.qdiscs`.
     let qdiscs0 = QdiscWatch::start(interface);
-    let crr = conns.iter().find_map(|c| match c {
-        Conn::CrrListener(l) => Some(std::sync::Arc::clone(l)),
+    let crr = ends.iter().find_map(|c| match c {
+        Endpoint::Socket(Conn::CrrListener(l)) => Some(std::sync::Arc::clone(l)),
         _ => None,
     });
-    let mut running = start_workers(spec, conns)?;
+    let mut running = start_workers(spec, ends)?;
     running.drops0 = drops0;
     // The window's hard end, kept by a thread of its own: this thread may be blocked in a
     // control write to a client that stopped reading (for up to the handshake timeout).
@@ -144,19 +145,19 @@ fn log_turned_away(crr: &CrrListener, ctrl: &Conn, shared: &Shared) {
 }
 
 /// One worker per stream, in the role the stream's direction gives the server.
-pub(super) fn start_workers(spec: &TestSpec, conns: Vec<Conn>) -> Result<Running, SessionError> {
+pub(super) fn start_workers(spec: &TestSpec, ends: Vec<Endpoint>) -> Result<Running, SessionError> {
     let mut workers = Workers::new(engine_for(spec, Flow::ServerToClient));
     workers.pin_to(spec.server_cpu.map(|c| c as usize));
     let t0 = Instant::now();
     let cpu0 = CpuTime::process_now();
     let sys0 = SystemCpuSnapshot::now();
-    for ((index, flow), conn) in spec.flows().into_iter().zip(conns) {
+    for ((index, flow), end) in spec.flows().into_iter().zip(ends) {
         let role = match flow {
             Flow::ClientToServer => Role::Receiver,
             Flow::ServerToClient => Role::Sender,
         };
         workers
-            .spawn(conn, role, format!("lr-srv-{index}"))
+            .spawn(end, role, format!("lr-srv-{index}"))
             .map_err(SessionError::Thread)?;
     }
     Ok(Running {

@@ -215,6 +215,9 @@ mod tests {
         d.frames = Some(FrameSummary {
             engine: UdpEngine::Packet,
             tx_path: None,
+            rx_path: None,
+            rx_queues: None,
+            rx_socket_dropped: None,
             interface: "vb".into(),
             frames_sent: 1000,
             frames_refused: 3,

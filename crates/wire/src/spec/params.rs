@@ -248,6 +248,19 @@ pub enum FramePath {
     XdpLive,
 }
 
+/// How a frame test's receiver took its frames from the server's driver.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FrameRxPath {
+    /// Passed up the stack to the test's UDP sockets (the `packet` engine's tests).
+    Sockets,
+    /// Redirected to AF_XDP sockets in copy mode: the kernel copies each frame, no skb.
+    XdpCopy,
+    /// Redirected to AF_XDP sockets in zero-copy mode: the driver writes user memory.
+    XdpZeroCopy,
+}
+
 /// `udp_stream`: payload, rate, batching and flows.
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,0 +1,248 @@
+//! A frame test's receiver on AF_XDP sockets: at a server whose XDP counter redirects the
+//! test's frames (`udp --engine xdp`), one socket per receive queue of the interface hands
+//! them to user space without an skb or a trip up the stack, and the same sequence accounting
+//! as a socket receiver's ([`SeqTracker`]: loss, reordering, duplicates, latency, jitter) reads
+//! each frame's datagram header.
+//!
+//! A test's streams share the sockets (every stream's frames arrive on the same queues), so the
+//! first of its receiving workers to start reads them all and sorts the frames by the header's
+//! stream field, publishing each stream's accounting in its slot; every other receiving worker
+//! publishes its own stream's slot as its counters until the reader is done, then reports it.
+//! Frames carry no FIN (the client's frame senders send none): the reader ends once the test's
+//! `stop` is raised and nothing has come for [`QUIET_AFTER_STOP`], or [`MOST_AFTER_STOP`] after
+//! it whatever still comes.
+//!
+//! Invariants: one thread reads the sockets (the others never touch them); every wait is
+//! bounded (a ring poll of [`WAIT_MS`], the stop and abort checked between); a follower whose
+//! reader never finishes gives up at its own abort.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use frames::af_xdp::{Granted, XskRx, XskStats};
+use frames::frame::udp_payload;
+use measure::clock::now_ns;
+use measure::udp_stats::{SeqTracker, UdpCounts};
+use wire::datagram::DatagramRepr;
+
+use crate::{EngineError, StreamControl, StreamReport};
+
+/// How long the reader waits after `stop` with no frame arriving before it ends.
+const QUIET_AFTER_STOP: Duration = Duration::from_millis(100);
+/// The longest the reader goes on after `stop` while frames keep coming.
+const MOST_AFTER_STOP: Duration = Duration::from_secs(1);
+/// A ring poll's wait when no frame is there, ms.
+const WAIT_MS: i32 = 2;
+/// How often the reader copies its accounting into the streams' slots.
+const PUBLISH_EVERY: Duration = Duration::from_millis(5);
+
+/// The AF_XDP sockets of one test and its streams' accounting.
+pub struct FrameRx {
+    socks: Mutex<Vec<XskRx>>,
+    granted: Option<Granted>,
+    queues: u32,
+    reading: AtomicBool,
+    done: AtomicBool,
+    slots: Vec<Mutex<UdpCounts>>,
+    payload: usize,
+}
+
+impl std::fmt::Debug for FrameRx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FrameRx")
+            .field("queues", &self.queues)
+            .field("granted", &self.granted)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FrameRx {
+    /// A receiver over `socks` (one per receive queue) for a test of `streams` streams whose
+    /// datagrams carry `payload` bytes.
+    pub fn new(socks: Vec<XskRx>, streams: usize, payload: usize) -> Self {
+        Self {
+            granted: socks.first().map(XskRx::granted),
+            queues: socks.len() as u32,
+            socks: Mutex::new(socks),
+            reading: AtomicBool::new(false),
+            done: AtomicBool::new(false),
+            slots: (0..streams).map(|_| Mutex::default()).collect(),
+            payload,
+        }
+    }
+
+    /// The data path the kernel granted the sockets (copy or zero-copy).
+    pub fn granted(&self) -> Option<Granted> {
+        self.granted
+    }
+
+    /// Receive queues with a socket (queues 0 up to this).
+    pub fn queues(&self) -> u32 {
+        self.queues
+    }
+
+    /// The sockets' own counters summed: the test's frames the kernel had for them and could
+    /// not deliver. Read once the reader is done (it holds the sockets while it reads).
+    pub fn stats(&self) -> XskStats {
+        let socks = self.socks.lock().unwrap_or_else(|e| e.into_inner());
+        socks
+            .iter()
+            .filter_map(|s| s.stats().ok())
+            .fold(XskStats::default(), |a, b| XskStats {
+                rx_dropped: a.rx_dropped + b.rx_dropped,
+                rx_invalid_descs: a.rx_invalid_descs + b.rx_invalid_descs,
+                tx_invalid_descs: a.tx_invalid_descs + b.tx_invalid_descs,
+                rx_ring_full: a.rx_ring_full + b.rx_ring_full,
+                rx_fill_ring_empty: a.rx_fill_ring_empty + b.rx_fill_ring_empty,
+            })
+    }
+
+    fn slot(&self, stream: u16) -> UdpCounts {
+        (self.slots.get(usize::from(stream)))
+            .map(|s| *s.lock().unwrap_or_else(|e| e.into_inner()))
+            .unwrap_or_default()
+    }
+
+    fn publish(&self, trackers: &[SeqTracker]) {
+        for (slot, t) in self.slots.iter().zip(trackers) {
+            *slot.lock().unwrap_or_else(|e| e.into_inner()) = t.snapshot();
+        }
+    }
+}
+
+/// Receives `ctl.stream`'s frames: as the reader of every stream's, or from the reader's slot.
+pub(crate) fn receive(rx: &FrameRx, ctl: StreamControl<'_>) -> Result<StreamReport, EngineError> {
+    let counts = if rx.reading.swap(true, Ordering::AcqRel) {
+        follow(rx, &ctl)?
+    } else {
+        let read = read(rx, &ctl);
+        rx.done.store(true, Ordering::Release);
+        read?
+    };
+    ctl.counter.publish_rx(counts);
+    Ok(crate::udp_stream::receiver_report(counts))
+}
+
+/// Reads every socket until the stream is over; `ctl.stream`'s final accounting.
+fn read(rx: &FrameRx, ctl: &StreamControl<'_>) -> Result<UdpCounts, EngineError> {
+    let mut socks = rx.socks.lock().unwrap_or_else(|e| e.into_inner());
+    let mut trackers: Vec<SeqTracker> = rx.slots.iter().map(|_| SeqTracker::new()).collect();
+    let (mut stop_seen_at, mut last_arrival) = (None::<Instant>, Instant::now());
+    let mut published = Instant::now();
+    let wait = if socks.len() > 1 { 0 } else { WAIT_MS };
+    loop {
+        if ctl.abort.is_raised() {
+            return Err(EngineError::Aborted);
+        }
+        if ctl.stop.is_raised() {
+            let since = stop_seen_at.get_or_insert_with(Instant::now).elapsed();
+            let quiet = since >= QUIET_AFTER_STOP && last_arrival.elapsed() >= QUIET_AFTER_STOP;
+            if quiet || since >= MOST_AFTER_STOP {
+                break;
+            }
+        }
+        let mut got = 0;
+        for sock in socks.iter_mut() {
+            let now = now_ns();
+            got += sock.recv(wait, |frame| account(&mut trackers, frame, now, rx.payload));
+        }
+        if got > 0 {
+            last_arrival = Instant::now();
+        } else if wait == 0 {
+            std::thread::sleep(Duration::from_millis(WAIT_MS as u64));
+        }
+        if published.elapsed() >= PUBLISH_EVERY {
+            rx.publish(&trackers);
+            if let Some(t) = trackers.get(usize::from(ctl.stream)) {
+                ctl.counter.publish_rx(t.snapshot());
+            }
+            published = Instant::now();
+        }
+    }
+    rx.publish(&trackers);
+    Ok(rx.slot(ctl.stream))
+}
+
+/// One frame into its stream's accounting: a data datagram of a stream of the test, its
+/// payload counted up to the test's payload size; anything else is not the test's data.
+#[inline]
+fn account(trackers: &mut [SeqTracker], frame: &[u8], now: u64, payload: usize) {
+    let Some(datagram) = udp_payload(frame) else {
+        return;
+    };
+    match DatagramRepr::parse(datagram) {
+        Some(h) if !h.is_probe() && !h.is_fin() => {
+            if let Some(t) = trackers.get_mut(usize::from(h.stream)) {
+                t.record(h.seq, h.sent_ns, now, datagram.len().min(payload));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Publishes the reader's accounting of `ctl.stream` until the reader is done.
+fn follow(rx: &FrameRx, ctl: &StreamControl<'_>) -> Result<UdpCounts, EngineError> {
+    while !rx.done.load(Ordering::Acquire) {
+        if ctl.abort.is_raised() {
+            return Err(EngineError::Aborted);
+        }
+        ctl.counter.publish_rx(rx.slot(ctl.stream));
+        std::thread::sleep(PUBLISH_EVERY);
+    }
+    Ok(rx.slot(ctl.stream))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use frames::{Endpoints, FlowPattern, FrameSpec, Frames};
+    use wire::datagram::{write_header, FLAG_FIN};
+
+    fn frames_of(stream: u16) -> Frames {
+        let spec = FrameSpec {
+            endpoints: Endpoints {
+                src_mac: [2, 0, 0, 0, 0, 1],
+                dst_mac: [2, 0, 0, 0, 0, 2],
+                src: [198, 18, 0, 1].into(),
+                dst: [198, 18, 0, 2].into(),
+                src_port: 40000,
+                dst_port: 9000,
+            },
+            frame_size: 64,
+            mtu: 1500,
+            flows: FlowPattern::SourcePorts,
+        };
+        Frames::new(&spec).unwrap().of_stream(stream)
+    }
+
+    #[test]
+    fn each_frame_is_accounted_to_the_stream_its_header_names_and_nothing_else_counts() {
+        let mut trackers = vec![SeqTracker::new(), SeqTracker::new()];
+        let mut buf = [0u8; 60];
+        for (stream, seqs) in [(0u16, &[0u64, 1, 2, 4][..]), (1, &[0, 2, 1][..])] {
+            let f = frames_of(stream);
+            for &seq in seqs {
+                f.write(&mut buf, seq as usize, seq, 1_000 + seq);
+                account(&mut trackers, &buf, 5_000, 18);
+            }
+        }
+        // A FIN, a stream the test does not have, and a frame that is not UDP: none counts.
+        let f = frames_of(0);
+        f.write(&mut buf, 0, 9, 1);
+        let udp = f.udp_at() + 8;
+        let mut fin = buf;
+        write_header(&mut fin[udp..], 0, FLAG_FIN, 9, 1);
+        let mut stranger = buf;
+        write_header(&mut stranger[udp..], 7, 0, 9, 1);
+        let mut arp = buf;
+        arp[12..14].copy_from_slice(&0x0806u16.to_be_bytes());
+        for other in [fin, stranger, arp] {
+            account(&mut trackers, &other, 5_000, 18);
+        }
+        let (a, b) = (trackers[0].snapshot(), trackers[1].snapshot());
+        assert_eq!((a.packets, a.lost(5)), (4, 1), "{a:?}");
+        assert_eq!((b.packets, b.lost(3)), (3, 0), "{b:?}");
+        assert_eq!(a.bytes, 4 * 18, "payload counted up to the test's payload");
+    }
+}
