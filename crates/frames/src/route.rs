@@ -159,18 +159,9 @@ fn parse_route(payload: &[u8]) -> Option<Route> {
 }
 
 fn link(ifindex: u32) -> Result<Link, PathError> {
-    // struct ifinfomsg: family, pad, type (u16), index (i32), flags (u32), change (u32).
-    let mut fixed = [0u8; 16];
-    fixed[4..8].copy_from_slice(&(ifindex as i32).to_ne_bytes());
-    let req = request(libc::RTM_GETLINK, 0, &fixed, &[]);
-    let mut found = None;
-    ask(&req, false, |m| {
-        if m.kind == libc::RTM_NEWLINK {
-            found = parse_link(m.payload);
-        }
-    })
-    .map_err(|e| PathError::Link(call("RTM_GETLINK", e)))?;
-    found.ok_or_else(|| PathError::Link(SysError::NoInterface(format!("index {ifindex}"))))
+    measure::netlink::link(ifindex, parse_link)
+        .map_err(|e| PathError::Link(call("RTM_GETLINK", e)))?
+        .ok_or_else(|| PathError::Link(SysError::NoInterface(format!("index {ifindex}"))))
 }
 
 fn parse_link(payload: &[u8]) -> Option<Link> {

@@ -6,7 +6,7 @@
 //! any failure is `None` (the refusal then names the interface alone).
 
 use crate::bpf::sys;
-use measure::netlink::{ask, attr, attrs, request};
+use measure::netlink::{attr, attrs};
 
 const IFLA_XDP: u16 = 43;
 const IFLA_XDP_PROG_ID: u16 = 4;
@@ -19,18 +19,8 @@ pub fn attached(ifindex: u32) -> Option<(u32, String)> {
 }
 
 fn prog_id(ifindex: u32) -> Option<u32> {
-    // struct ifinfomsg: family, pad, type (u16), index (i32), flags (u32), change (u32).
-    let mut fixed = [0u8; 16];
-    fixed[4..8].copy_from_slice(&(ifindex as i32).to_ne_bytes());
-    let req = request(libc::RTM_GETLINK, 0, &fixed, &[]);
-    let mut id = None;
-    ask(&req, false, |m| {
-        if m.kind == libc::RTM_NEWLINK {
-            id = prog_of(m.payload);
-        }
-    })
-    .ok()?;
-    id.filter(|&id| id != 0)
+    let id = measure::netlink::link(ifindex, prog_of).ok()??;
+    (id != 0).then_some(id)
 }
 
 /// The program id in a link message's `IFLA_XDP` attribute.

@@ -107,6 +107,23 @@ pub fn ask(req: &[u8], dump: bool, each: impl FnMut(Message)) -> io::Result<()> 
     ask_on(libc::NETLINK_ROUTE, req, dump, each)
 }
 
+/// One interface's `RTM_GETLINK` reply (`ip link show dev`), read by `read` from its payload
+/// (the 16-byte `ifinfomsg`, then the attributes): `Ok(None)` when no link message came back
+/// or `read` found nothing in it.
+pub fn link<T>(ifindex: u32, read: impl Fn(&[u8]) -> Option<T>) -> io::Result<Option<T>> {
+    // struct ifinfomsg: family, pad, type (u16), index (i32), flags (u32), change (u32).
+    let mut fixed = [0u8; 16];
+    fixed[4..8].copy_from_slice(&(ifindex as i32).to_ne_bytes());
+    let req = request(libc::RTM_GETLINK, 0, &fixed, &[]);
+    let mut found = None;
+    ask(&req, false, |m| {
+        if m.kind == libc::RTM_NEWLINK {
+            found = read(m.payload);
+        }
+    })?;
+    Ok(found)
+}
+
 /// [`ask`] on a socket of netlink `protocol` (`NETLINK_GENERIC` for a generic family's
 /// request, whose payload opens with the 4-byte `genlmsghdr`).
 pub fn ask_on(
