@@ -104,3 +104,86 @@ fn a_paced_xdp_test_takes_the_af_xdp_socket_and_a_packet_test_its_ring() {
         assert_eq!(run["summary"]["packets_received"], f["frames_sent"], "{f}");
     }
 }
+
+/// Two receive queues on the server's veth (`ethtool -L vb rx 2`): the server opens an AF_XDP
+/// socket on each and one reader takes both; two unpaced streams send live frames (each
+/// redirected frame lands on the queue of the CPU that sent it), and every frame at the
+/// server's driver is either through the sequence accounting of its own stream or one the
+/// sockets say they dropped.
+#[test]
+fn a_two_queue_receiver_takes_each_queue_and_accounts_every_frame_at_the_driver() {
+    if !can_use_netns() {
+        return skip("no network namespaces here: the frame engine is not run");
+    }
+    let pair = VethPair::new("fq");
+    sh(&format!(
+        "ip netns exec {} ethtool -L vb rx 2 tx 2 && ip netns exec {} ethtool -L va rx 2 tx 2",
+        pair.b, pair.a
+    ));
+    let _server = pair.serve_with(&["--frames"]);
+    let args = [
+        "udp", "--engine", "xdp", "-l", "18", "-b", "max", "-t", "1", "-P", "2",
+    ];
+    let run = pair.client_json(&args);
+    let (f, s) = (&run["summary"]["frames"], &run["summary"]);
+    assert_eq!(
+        (&f["rx_path"], &f["rx_queues"]),
+        (&"xdp_copy".into(), &2.into()),
+        "{f}"
+    );
+    let at_driver = f["frames_at_driver"].as_u64().unwrap();
+    let received = s["packets_received"].as_u64().unwrap();
+    let dropped = f["rx_socket_dropped"].as_u64().unwrap();
+    assert!(at_driver > 100_000, "{f}");
+    assert_eq!(received + dropped, at_driver, "{f} {s}");
+    assert_eq!(s["packets_duplicate"], 0, "{s}");
+    for stream in s["flows"][0]["streams"].as_array().unwrap() {
+        assert!(stream["packets_received"].as_u64().unwrap() > 0, "{stream}");
+        assert_eq!(stream["error"], serde_json::Value::Null, "{stream}");
+    }
+}
+
+/// A paced `xdp` test sends through an AF_XDP socket per stream, each on a transmit queue of its
+/// own: two streams on a one-queue veth are refused before the server is asked, in one line
+/// naming the queues and both ways out; two transmit queues on the client's veth need two
+/// receive queues on the server's for its counter (a refusal naming the fix); then both streams
+/// send and every frame of each is received.
+#[test]
+fn paced_xdp_streams_each_take_a_transmit_queue_and_more_streams_than_queues_are_refused() {
+    if !can_use_netns() {
+        return skip("no network namespaces here: the frame engine is not run");
+    }
+    let pair = VethPair::new("fp");
+    let _server = pair.serve_with(&["--frames"]);
+    let args = [
+        "udp", "--engine", "xdp", "-l", "18", "--pps", "20000", "-t", "1", "-P", "2",
+    ];
+    let out = pair.client(&[&args[..], &["198.18.0.2"]].concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("va has 1: use -P 1 at most, or give it more (ethtool -L va tx N)"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    // Two transmit queues on va: vb's XDP then needs two receive queues, and says so.
+    sh(&format!("ip netns exec {} ethtool -L va rx 2 tx 2", pair.a));
+    let out = pair.client(&[&args[..], &["198.18.0.2"]].concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("give it as many (ethtool -L vb rx N)"),
+        "{err}"
+    );
+    sh(&format!("ip netns exec {} ethtool -L vb rx 2 tx 2", pair.b));
+    let run = pair.client_json(&args);
+    let (f, s) = (&run["summary"]["frames"], &run["summary"]);
+    assert_eq!(f["tx_path"], "xdp_copy", "{f}");
+    assert_eq!(s["packets_received"], f["frames_sent"], "{s}");
+    for stream in s["flows"][0]["streams"].as_array().unwrap() {
+        assert!(
+            stream["packets_received"].as_u64().unwrap() > 5_000,
+            "{stream}"
+        );
+        assert_eq!(stream["error"], serde_json::Value::Null, "{stream}");
+    }
+}

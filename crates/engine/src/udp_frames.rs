@@ -22,6 +22,7 @@ use std::time::Duration;
 
 use frames::af_xdp::{Granted, Mode, XskTx};
 use frames::packet_tx::{PacketTx, RingSize};
+use frames::route::Path;
 use frames::send::{send, Control, FrameTx, Progress, SendLimit, TxCounts};
 use frames::xdp_live::LiveTx;
 use frames::{Endpoints, FlowPattern, FrameSpec, Frames};
@@ -67,8 +68,8 @@ impl UdpFrames {
         }
     }
 
-    /// The stream's frames from `sock`'s address to its peer's, and the sending interface.
-    fn frames(&self, sock: &UdpSocket, stream: u16) -> Result<(Frames, u32), EngineError> {
+    /// The stream's frames from `sock`'s address to its peer's, and the path they take.
+    fn frames(&self, sock: &UdpSocket, stream: u16) -> Result<(Frames, Path), EngineError> {
         let (local, peer) = (sock.local_addr()?, sock.peer_addr()?);
         let path = frames::route::path_to(peer.ip()).map_err(|e| invalid(e.to_string()))?;
         let ip = if peer.is_ipv4() { 20 } else { 40 };
@@ -86,14 +87,15 @@ impl UdpFrames {
             flows: self.pattern(),
         };
         let built = Frames::new(&spec).map_err(|e| invalid(format!("-l {}: {e}", self.payload)))?;
-        Ok((built.of_stream(stream), path.ifindex))
+        Ok((built.of_stream(stream), path))
     }
 
     /// The engine's sender on `ifindex`. `xdp` takes, in order: an AF_XDP socket where the
     /// driver offers zero-copy; XDP live frames where it transmits redirected frames and the
     /// test is unpaced IPv4 (`frames::xdp_live`: no skb per frame); else an AF_XDP socket in
-    /// copy mode.
-    fn open(&self, ifindex: u32, frames: &Frames) -> Result<Sender, EngineError> {
+    /// copy mode. An AF_XDP socket takes a transmit queue of its own: stream *i*'s queue *i*.
+    fn open(&self, path: &Path, frames: &Frames, stream: u16) -> Result<Sender, EngineError> {
+        let ifindex = path.ifindex;
         if self.engine != UdpEngine::Xdp {
             let ring = RingSize::for_frames(frames.built_len());
             let tx = PacketTx::open(ifindex, ring).map_err(sys)?;
@@ -106,7 +108,14 @@ impl UdpFrames {
         if live {
             return Ok(Sender::Live(LiveTx::open(ifindex, frames).map_err(sys)?));
         }
-        let tx = XskTx::open(ifindex, 0, Mode::Auto).map_err(sys)?;
+        let (queue, queues) = (
+            u32::from(stream),
+            frames::xdp_query::queues(&path.ifname).tx,
+        );
+        if queue >= queues {
+            return Err(invalid(too_few_queues(&path.ifname, queues)));
+        }
+        let tx = XskTx::open(ifindex, queue, Mode::Auto).map_err(sys)?;
         let path = match tx.granted() {
             Granted::ZeroCopy => FramePath::XdpZeroCopy,
             Granted::Copy => FramePath::XdpCopy,
@@ -139,6 +148,14 @@ impl Sender {
 
 /// What a sender did: counts, path, other threads' CPU.
 type Sent = (TxCounts, FramePath, CpuTime);
+
+/// Why an `xdp` test has more streams than `ifname` has transmit queues for its AF_XDP
+/// sockets, naming both ways out.
+pub fn too_few_queues(ifname: &str, queues: u32) -> String {
+    format!(
+        "--engine xdp: each stream's AF_XDP socket takes a transmit queue of its own and {ifname} has {queues}: use -P {queues} at most, or give it more (ethtool -L {ifname} tx N)"
+    )
+}
 
 fn invalid(why: String) -> EngineError {
     EngineError::Io(io::Error::new(ErrorKind::InvalidInput, why))
@@ -183,8 +200,8 @@ impl StreamEngine for UdpFrames {
         };
         check_block(sock.peer_addr()?, &extra_dst)?;
         let cpu_start = CpuTime::thread_now();
-        let (frames, ifindex) = self.frames(&sock, ctl.stream)?;
-        let mut sender = self.open(ifindex, &frames)?;
+        let (frames, path) = self.frames(&sock, ctl.stream)?;
+        let mut sender = self.open(&path, &frames, ctl.stream)?;
         let payload = self.payload as u64;
         let stop = || ctl.stop.is_raised() || ctl.abort.is_raised();
         let tell = |p: Progress| {

@@ -81,6 +81,15 @@ pub enum SysError {
         #[source]
         source: io::Error,
     },
+    /// A veth refuses XDP while it has fewer receive queues than its peer has transmit queues.
+    #[error("XDP on {ifname}: it has fewer receive queues than its veth peer has transmit queues ({source}): give it as many (ethtool -L {ifname} rx N) or the peer fewer")]
+    XdpQueues {
+        /// The interface's name.
+        ifname: String,
+        /// The kernel's answer (ENOSPC).
+        #[source]
+        source: io::Error,
+    },
     /// The verifier refused the program: a bug in this crate, its log attached.
     #[error("the kernel's verifier refused the XDP program ({source}); this is a linerate bug, please report it with this log:\n{log}")]
     Verifier {

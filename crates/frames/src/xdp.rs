@@ -252,6 +252,10 @@ impl XdpCounter {
                         .unwrap_or_default(),
                     source,
                 },
+                Some(libc::ENOSPC) => SysError::XdpQueues {
+                    ifname: ifname.into(),
+                    source,
+                },
                 _ => SysError::Call {
                     call: format!("bpf(BPF_LINK_CREATE, XDP on {ifname})"),
                     source,

@@ -4,6 +4,9 @@
 //!
 //! Best effort and bounded: one request through `measure::netlink` (its receive timeout);
 //! any failure is `None` (the refusal then names the interface alone).
+//!
+//! Also how many receive and transmit queues an interface has in use ([`queues`]): an AF_XDP
+//! socket binds one queue, and a queue takes one socket.
 
 use crate::bpf::sys;
 use measure::netlink::{attr, attrs};
@@ -28,4 +31,30 @@ fn prog_of(link: &[u8]) -> Option<u32> {
     let xdp = attr(&attrs(link, 16), IFLA_XDP)?;
     let id = attr(&attrs(xdp, 0), IFLA_XDP_PROG_ID)?;
     Some(u32::from_ne_bytes(id.get(..4)?.try_into().ok()?))
+}
+
+/// Receive and transmit queues an interface has in use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Queues {
+    /// Receive queues (`rx-N`).
+    pub rx: u32,
+    /// Transmit queues (`tx-N`).
+    pub tx: u32,
+}
+
+/// The queues of `ifname` in use, from `/sys/class/net/IF/queues/{rx,tx}-N`; 1 each where sysfs
+/// does not show the interface (a namespace whose sysfs was not remounted for it).
+pub fn queues(ifname: &str) -> Queues {
+    let entries: Vec<String> = std::fs::read_dir(format!("/sys/class/net/{ifname}/queues"))
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let count = |prefix: &str| entries.iter().filter(|e| e.starts_with(prefix)).count();
+    Queues {
+        rx: (count("rx-") as u32).max(1),
+        tx: (count("tx-") as u32).max(1),
+    }
 }

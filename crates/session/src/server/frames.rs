@@ -154,7 +154,7 @@ impl FrameCounter {
     fn open_receiver(&self, streams: usize, payload: u32) -> Option<Arc<FrameRx>> {
         let map = self.counter.xsk_map()?;
         let index = frames::xdp::ifindex(&self.interface).ok()?;
-        let queues = rx_queues(&self.interface);
+        let queues = frames::xdp_query::queues(&self.interface).rx;
         if queues > MAX_XSK_QUEUES {
             return None;
         }
@@ -183,18 +183,6 @@ impl FrameCounter {
             rx_socket_dropped: self.rx.as_ref().map_or(0, |rx| rx.stats().rx_lost()),
         })
     }
-}
-
-/// The receive queues of `interface` in use (`/sys/class/net/IF/queues/rx-N`; 1 when sysfs
-/// does not show it, as in a namespace whose sysfs was not remounted).
-fn rx_queues(interface: &str) -> u32 {
-    let dir = format!("/sys/class/net/{interface}/queues");
-    let n = std::fs::read_dir(dir).map_or(0, |d| {
-        d.filter_map(Result::ok)
-            .filter(|e| e.file_name().to_string_lossy().starts_with("rx-"))
-            .count()
-    });
-    (n as u32).max(1)
 }
 
 /// Every local port of a UDP data connection.
