@@ -92,7 +92,7 @@ impl UdpFrames {
 
     /// The engine's sender on `ifindex`. `xdp` takes, in order: an AF_XDP socket where the
     /// driver offers zero-copy; XDP live frames where it transmits redirected frames and the
-    /// test is unpaced IPv4 (`frames::xdp_live`: no skb per frame); else an AF_XDP socket in
+    /// test is unpaced (`frames::xdp_live`: no skb per frame); else an AF_XDP socket in
     /// copy mode. An AF_XDP socket takes a transmit queue of its own: stream *i*'s queue *i*.
     fn open(&self, path: &Path, frames: &Frames, stream: u16) -> Result<Sender, EngineError> {
         let ifindex = path.ifindex;

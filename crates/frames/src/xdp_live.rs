@@ -12,8 +12,9 @@
 //! such a loss shows at the receiver's counter as `lost_on_path`, never as a frame missing from
 //! the count: a veth counts them on its peer, the frames the peer's receive ring had no room
 //! for, as the peer's `rx_dropped`, exactly that figure (`tests/frames_live.rs`). The engine uses this sender only where the interface says it transmits redirected
-//! frames (`crate::xdp_features`), IPv4 only (the frames carry no UDP checksum, which IPv4
-//! allows and IPv6 does not), and frames up to [`MAX_FRAME`] bytes.
+//! frames (`crate::xdp_features`), and frames up to [`MAX_FRAME`] bytes. An IPv4 frame carries
+//! no UDP checksum (0, which IPv4 allows); an IPv6 frame's, which IPv6 requires, the program
+//! computes per frame from the sum of what never changes and the words it writes.
 //!
 //! Invariants: the program reads and writes only inside the bounds the verifier checked; it
 //! redirects nothing once the stop word is set or the frame limit reached, and the watching
@@ -22,7 +23,7 @@
 //! the runner thread is joined before `send` returns. Not paced: a paced test takes the AF_XDP
 //! socket.
 
-use crate::bpf::asm::{Asm, Cond, Size, R0, R1, R2, R3, R4, R6, R7, R8, R9};
+use crate::bpf::asm::{Asm, Cond, Size, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9};
 use crate::bpf::sys;
 use crate::error::SysError;
 use crate::frame::Frames;
@@ -59,9 +60,9 @@ pub struct LiveTx {
     frame: Vec<u8>,
 }
 
-/// Whether live frames can carry `frames`: IPv4, and small enough.
+/// Whether live frames can carry `frames`: small enough.
 pub fn fits(frames: &Frames) -> bool {
-    !frames.ipv6() && frames.built_len() <= MAX_FRAME
+    frames.built_len() <= MAX_FRAME
 }
 
 impl LiveTx {
@@ -75,16 +76,17 @@ impl LiveTx {
             });
         }
         let state = sys::map_create(MAP_ARRAY, 4, STATE_LEN as u32, 2, "lr_live")?;
+        let mut frame = vec![0u8; frames.built_len()];
+        frames.write(&mut frame, 0, 0, 0);
+        let csum = frames.udp_at() + 6;
+        let sum = (frames.ipv6()).then(|| constant_sum(frames, &frame));
         let insns =
-            program(frames, ifindex, state.as_raw_fd()).ok_or_else(|| SysError::Verifier {
+            program(frames, ifindex, state.as_raw_fd(), sum).ok_or_else(|| SysError::Verifier {
                 source: std::io::Error::other("unresolved label"),
                 log: "the program's source has a jump to a label never placed".into(),
             })?;
         let prog = sys::prog_load_xdp(&insns, "lr_live")?;
-        let mut frame = vec![0u8; frames.built_len()];
-        frames.write(&mut frame, 0, 0, 0);
-        // No UDP checksum (IPv4's 0): the program changes the data header per frame.
-        let csum = frames.udp_at() + 6;
+        // IPv4: no UDP checksum (0), which it allows; IPv6's the program writes per frame.
         frame[csum..csum + 2].fill(0);
         Ok(Self { prog, state, frame })
     }
@@ -206,8 +208,14 @@ impl LiveTx {
 
 /// The program: nothing when the stop word is set or the limit reached; else `seq =
 /// state.seq++`, the data header's sequence number and send time, for several flows flow
-/// `seq % flows`'s ports (and stream field), and a redirect to `ifindex`.
-fn program(frames: &Frames, ifindex: u32, state: i32) -> Option<Vec<crate::bpf::asm::Insn>> {
+/// `seq % flows`'s ports (and stream field), with `sum` (IPv6) the UDP checksum from that
+/// constant sum and the words that vary, and a redirect to `ifindex`.
+fn program(
+    frames: &Frames,
+    ifindex: u32,
+    state: i32,
+    sum: Option<u32>,
+) -> Option<Vec<crate::bpf::asm::Insn>> {
     let mut a = Asm::new();
     let drop = a.new_label();
     let head = frames.udp_at() + crate::frame::UDP_LEN;
@@ -235,8 +243,14 @@ fn program(frames: &Frames, ifindex: u32, state: i32) -> Option<Vec<crate::bpf::
         a.mov(R1, R8).rsh_imm(R1, i32::from(8 * (4 - k)));
         a.store(Size::B, R2, head + 3 + k, R1);
     }
+    if let Some(sum) = sum {
+        sum_of_stamps(&mut a, i32::try_from(sum).ok()?);
+    }
     a.be64(R9).store(Size::DW, R2, head + 8, R9);
-    flows(&mut a, frames, head);
+    flows(&mut a, frames, head, sum.is_some());
+    if sum.is_some() {
+        store_checksum(&mut a, i16::try_from(frames.udp_at() + 6).ok()?);
+    }
     a.mov_imm(R1, ifindex as i32)
         .mov_imm(R2, 0)
         .call(HELPER_REDIRECT)
@@ -246,9 +260,65 @@ fn program(frames: &Frames, ifindex: u32, state: i32) -> Option<Vec<crate::bpf::
     a.finish()
 }
 
+/// The frame's UDP checksum sum without the words a live frame changes (its ports and stream
+/// field where they vary, its sequence number and send time): the template's (flow 0,
+/// sequence 0, time 0; its checksum `!sum`) less flow 0's varying words, one's complement.
+fn constant_sum(frames: &Frames, template: &[u8]) -> u32 {
+    let at = frames.udp_at() + 6;
+    let csum = u16::from_be_bytes([template[at], template[at + 1]]);
+    let (pattern, (src, dst)) = frames.pattern();
+    let (s, d) = pattern.sides();
+    let varying = [(s > 1, src), (d > 1, dst)];
+    let mut sum = u32::from(!csum);
+    for (_, w) in varying.iter().filter(|(v, _)| *v) {
+        sum += u32::from(!*w);
+    }
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    sum
+}
+
+/// r5 = `sum` plus the 16-bit words of the sequence number (r8: its top byte beside the zero
+/// flags byte, then two words) and the send time (r9, four words).
+fn sum_of_stamps(a: &mut Asm, sum: i32) {
+    a.mov_imm(R5, sum);
+    for (reg, shift) in [
+        (R8, 32),
+        (R8, 16),
+        (R8, 0),
+        (R9, 48),
+        (R9, 32),
+        (R9, 16),
+        (R9, 0),
+    ] {
+        a.mov(R1, reg)
+            .rsh_imm(R1, shift)
+            .and_imm(R1, 0xffff)
+            .add(R5, R1);
+    }
+}
+
+/// Folds r5 (under 2^24) to 16 bits, complements it (0 sent as 0xffff) and stores it
+/// big-endian at `at` of the frame (r2).
+fn store_checksum(a: &mut Asm, at: i16) {
+    for _ in 0..3 {
+        a.mov(R1, R5)
+            .rsh_imm(R1, 16)
+            .and_imm(R5, 0xffff)
+            .add(R5, R1);
+    }
+    let nonzero = a.new_label();
+    a.mov_imm(R1, 0xffff).sub(R1, R5);
+    a.jump_imm(Cond::Ne, R1, 0, nonzero).mov_imm(R1, 0xffff);
+    a.label(nonzero);
+    a.be16(R1).store(Size::H, R2, at, R1);
+}
+
 /// For several flows: flow = seq % count into r1; the ports that vary and (when the frames
-/// carry no test stream) the stream field, as `Frames::write` writes flow `flow`. R2 = data.
-fn flows(a: &mut Asm, frames: &Frames, head: i16) {
+/// carry no test stream) the stream field, as `Frames::write` writes flow `flow`, each added
+/// to the checksum's sum in r5 when `sum`. R2 = data.
+fn flows(a: &mut Asm, frames: &Frames, head: i16, sum: bool) {
     let (pattern, (src, dst)) = frames.pattern();
     let count = pattern.count() as i32;
     if count <= 1 {
@@ -257,19 +327,28 @@ fn flows(a: &mut Asm, frames: &Frames, head: i16) {
     let (s, d) = pattern.sides();
     let udp = frames.udp_at() as i16;
     a.mov(R1, R8).mod_imm(R1, count);
+    let add = |a: &mut Asm| {
+        if sum {
+            a.add(R5, R4);
+        }
+    };
     if frames.stream().is_none() {
-        a.mov(R4, R1).be16(R4).store(Size::H, R2, head, R4);
+        a.mov(R4, R1);
+        add(a);
+        a.be16(R4).store(Size::H, R2, head, R4);
     }
     if d > 1 {
         a.mov(R4, R1)
             .mod_imm(R4, i32::from(d))
             .add_imm(R4, i32::from(dst));
+        add(a);
         a.be16(R4).store(Size::H, R2, udp + 2, R4);
     }
     if s > 1 {
         a.mov(R4, R1)
             .div_imm(R4, i32::from(d))
             .add_imm(R4, i32::from(src));
+        add(a);
         a.be16(R4).store(Size::H, R2, udp, R4);
     }
 }
@@ -280,17 +359,24 @@ mod tests {
     use crate::{Endpoints, FlowPattern, FrameSpec};
     use std::net::{IpAddr, Ipv4Addr};
 
-    fn frames(flows: FlowPattern) -> Frames {
+    fn frames(flows: FlowPattern, v6: bool) -> Frames {
+        let (src, dst): (IpAddr, IpAddr) = match v6 {
+            false => (Ipv4Addr::new(198, 18, 0, 1).into(), [198, 18, 0, 2].into()),
+            true => (
+                [0x2001, 2, 0, 0, 0, 0, 0, 1].into(),
+                [0x2001, 2, 0, 0, 0, 0, 0, 2].into(),
+            ),
+        };
         let spec = FrameSpec {
             endpoints: Endpoints {
                 src_mac: [2, 0, 0, 0, 0, 1],
                 dst_mac: [2, 0, 0, 0, 0, 2],
-                src: IpAddr::V4(Ipv4Addr::new(198, 18, 0, 1)),
-                dst: IpAddr::V4(Ipv4Addr::new(198, 18, 0, 2)),
+                src,
+                dst,
                 src_port: 40000,
                 dst_port: 9000,
             },
-            frame_size: 64,
+            frame_size: if v6 { 90 } else { 64 },
             mtu: 1500,
             flows,
         };
@@ -298,17 +384,22 @@ mod tests {
     }
 
     /// The program, run once per sequence number over the template (no live frames, so
-    /// nothing is sent), writes each frame as `Frames::write` does, but for its send time and
-    /// its UDP checksum (0: none, for IPv4), for every flow pattern; and redirects nothing past
-    /// the frame limit or once the stop word is up. Needs CAP_BPF and CAP_NET_ADMIN (skipped, said so, without).
+    /// nothing is sent), writes each frame as `Frames::write` does, for every flow pattern and
+    /// both families: byte for byte with the send time set to the program's own, so an IPv6
+    /// frame's UDP checksum is `Frames::write`'s (IPv4's is 0: none); and redirects nothing
+    /// past the frame limit or once the stop word is up. Needs CAP_BPF and CAP_NET_ADMIN
+    /// (skipped, said so, without).
     #[test]
     fn each_frame_the_program_stamps_is_the_one_frames_write_builds() {
         if crate::caps::require_xdp().is_err() {
             eprintln!("skipped: no CAP_BPF/CAP_NET_ADMIN to load the live-frames program");
             return;
         }
-        for pattern in FlowPattern::ALL {
-            let f = frames(pattern);
+        for (pattern, v6) in FlowPattern::ALL
+            .into_iter()
+            .flat_map(|p| [(p, false), (p, true)])
+        {
+            let f = frames(pattern, v6);
             let tx = LiveTx::open(1, &f).unwrap();
             tx.write(STATE, [0, 0, 0, 250]).unwrap();
             let head = f.udp_at() + 8;
@@ -316,19 +407,19 @@ mod tests {
                 tx.write(STATE, [seq, 0, 0, 250]).unwrap();
                 let mut out = vec![0u8; 128];
                 let (ret, len) = sys::prog_test_run(&tx.prog, &tx.frame, &mut out).unwrap();
-                let mut want = vec![0u8; f.built_len()];
-                f.write(&mut want, seq as usize, seq, 0);
                 let got = &mut out[..len];
                 if seq >= 250 {
                     assert_eq!(ret, XDP_DROP as u32, "{pattern:?} past its limit");
                     continue;
                 }
                 assert_eq!(ret, 4, "{pattern:?} seq {seq}: XDP_REDIRECT");
-                // Send time and checksum aside, byte for byte Frames::write's frame.
-                got[head + 8..head + 16].fill(0);
-                want[head + 8..head + 16].fill(0);
-                want[f.udp_at() + 6..f.udp_at() + 8].fill(0);
-                assert_eq!(got, &want[..], "{pattern:?} seq {seq}");
+                let sent = u64::from_be_bytes(got[head + 8..head + 16].try_into().unwrap());
+                let mut want = vec![0u8; f.built_len()];
+                f.write(&mut want, seq as usize, seq, sent);
+                if !v6 {
+                    want[f.udp_at() + 6..f.udp_at() + 8].fill(0);
+                }
+                assert_eq!(got, &want[..], "{pattern:?} v6 {v6} seq {seq}");
                 assert_eq!(tx.read(STATE).unwrap()[0], seq + 1, "{pattern:?} counted");
             }
             // The stop word: nothing redirected, nothing counted.

@@ -36,12 +36,12 @@ pub(super) fn check(spec: &wire::TestSpec, server: IpAddr) -> Result<(), ClientE
     }
     frames::caps::require_sender(udp.engine).map_err(|e| fail(e.to_string()))?;
     // An AF_XDP sender per stream, each on a transmit queue of its own: certain for `xdp` when
-    // the test is paced or IPv6 (live frames are neither); an unpaced IPv4 test may take live
-    // frames, which need no queue, so its streams are checked as they open.
+    // the test is paced (live frames are not); an unpaced test may take live frames, which
+    // need no queue, so its streams are checked as they open.
     let streams = spec.flows().len() as u32;
     let paced = udp.target_pps(wire::spec::Flow::ClientToServer).is_some();
     let queues = frames::xdp_query::queues(&path.ifname).tx;
-    if udp.engine == wire::spec::UdpEngine::Xdp && (paced || ipv6) && streams > queues {
+    if udp.engine == wire::spec::UdpEngine::Xdp && paced && streams > queues {
         return Err(ClientError::Input(engine::udp_frames::too_few_queues(
             &path.ifname,
             queues,

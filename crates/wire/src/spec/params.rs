@@ -244,7 +244,7 @@ pub enum FramePath {
     XdpZeroCopy,
     /// XDP live frames: an XDP program run by the kernel (`BPF_PROG_RUN`) redirects each frame
     /// to the driver's `ndo_xdp_xmit`, with no skb (the `xdp` engine where the driver has no
-    /// zero-copy and takes redirected frames, for an unpaced IPv4 test).
+    /// zero-copy and takes redirected frames, for an unpaced test).
     XdpLive,
 }
 
