@@ -17,6 +17,8 @@ use wire::msg::StreamCounts;
 pub struct StreamCounters {
     bytes: AtomicU64,
     packets: AtomicU64,
+    /// CPU time, ns, of threads the worker started to send for it (live frames' runner).
+    helper_cpu_ns: AtomicU64,
     rx: Mutex<Option<UdpCounts>>,
     latency: Mutex<PendingLatency>,
 }
@@ -34,6 +36,17 @@ struct PendingLatency {
 const FOLD_AT: usize = 1 << 16;
 
 impl StreamCounters {
+    /// Publishes the CPU time the threads the worker started to help it have used so far.
+    pub fn publish_helper_cpu(&self, used: Duration) {
+        let ns = u64::try_from(used.as_nanos()).unwrap_or(u64::MAX);
+        self.helper_cpu_ns.store(ns, Ordering::Relaxed);
+    }
+
+    /// What [`StreamCounters::publish_helper_cpu`] last published.
+    pub fn helper_cpu(&self) -> Duration {
+        Duration::from_nanos(self.helper_cpu_ns.load(Ordering::Relaxed))
+    }
+
     /// Publishes the worker's running byte total.
     #[inline]
     pub fn publish(&self, bytes: u64) {

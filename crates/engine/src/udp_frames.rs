@@ -207,6 +207,7 @@ impl StreamEngine for UdpFrames {
         let tell = |p: Progress| {
             let used = p.accepted + p.refused;
             ctl.counter.publish_packets(used * payload, used);
+            ctl.counter.publish_helper_cpu(p.helper_cpu);
         };
         let control = Control {
             limit: SendLimit {

@@ -235,9 +235,15 @@ impl Workers {
     }
 
     /// The CPU time (user + system) every worker's thread has used so far, summed: one
-    /// `clock_gettime` per running worker, read from this thread.
+    /// `clock_gettime` per running worker, read from this thread; with what the threads a
+    /// worker started to help it used, as it last published (live frames' runner).
     pub fn cpu_used(&self) -> Duration {
-        self.cpu_used.iter().map(|c| c.used()).sum()
+        let own: Duration = self.cpu_used.iter().map(|c| c.used()).sum();
+        own + self
+            .counters
+            .iter()
+            .map(|c| c.helper_cpu())
+            .sum::<Duration>()
     }
 
     /// Latency samples of every worker since the last call (request/response tests).

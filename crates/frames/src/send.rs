@@ -65,6 +65,8 @@ pub struct Progress {
     pub accepted: u64,
     /// Frames it dropped (each replaced by a new one).
     pub refused: u64,
+    /// CPU time threads other than the caller's used sending so far (live frames' runner).
+    pub helper_cpu: std::time::Duration,
 }
 
 impl Control<'_> {
@@ -125,6 +127,7 @@ pub fn send(
             tell(Progress {
                 accepted,
                 refused: c.refused,
+                ..Progress::default()
             });
         }
         let now = Instant::now();
@@ -172,6 +175,7 @@ pub fn send(
         tell(Progress {
             accepted: c.sent,
             refused: c.refused,
+            ..Progress::default()
         });
     }
     Ok(c)

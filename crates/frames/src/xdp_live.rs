@@ -28,9 +28,10 @@ use crate::bpf::sys;
 use crate::error::SysError;
 use crate::frame::Frames;
 use crate::send::{Control, Progress, TxCounts};
-use measure::cpu::CpuTime;
+use measure::cpu::{CpuTime, ThreadClock};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Frames per kernel run at most (about a second at a veth's live-frames rate): each run
@@ -122,13 +123,19 @@ impl LiveTx {
         self.write(STATE, [0, offset, 0, ctl.limit.frames])?;
         let start = Instant::now();
         let done = AtomicBool::new(false);
+        // The runner's CPU clock while it runs (taken away, under the lock, before it ends, so
+        // a reading never names a thread that is gone).
+        let clock = Mutex::new(None::<ThreadClock>);
         let (ran, cpu) = std::thread::scope(|s| {
             let runner = s.spawn(|| {
+                *lock(&clock) = ThreadClock::current().ok();
                 let cpu0 = CpuTime::thread_now();
                 let ran = self.run_until_done(ctl.limit.frames, &done);
-                (ran, CpuTime::thread_now().since(cpu0))
+                let used = CpuTime::thread_now().since(cpu0);
+                *lock(&clock) = None;
+                (ran, used)
             });
-            let watched = self.watch(&ctl, start, &runner);
+            let watched = self.watch(&ctl, start, &runner, &clock);
             done.store(true, Ordering::Relaxed);
             let (ran, cpu) = runner.join().unwrap_or_else(|_| {
                 let panicked = SysError::Call {
@@ -150,27 +157,34 @@ impl LiveTx {
             tell(Progress {
                 accepted: sent,
                 refused: 0,
+                helper_cpu: Duration::from_micros(cpu.total_us()),
             });
         }
         ran.map(|()| (c, cpu))
     }
 
-    /// Every [`WATCH`]: tells the count, and raises the program's stop word at the run's time,
-    /// at `ctl.stop`, or when the runner has ended.
+    /// Every [`WATCH`]: tells the count and the runner's CPU (its `clock`), and raises the
+    /// program's stop word at the run's time, at `ctl.stop`, or when the runner has ended.
     fn watch(
         &self,
         ctl: &Control,
         start: Instant,
         runner: &std::thread::ScopedJoinHandle<'_, (Result<(), SysError>, CpuTime)>,
+        clock: &Mutex<Option<ThreadClock>>,
     ) -> Result<(), SysError> {
         let end = start + ctl.limit.time;
+        let mut helper_cpu = Duration::ZERO;
         loop {
             std::thread::sleep(WATCH);
             let seq = self.read(STATE)?[0];
+            if let Some(c) = *lock(clock) {
+                helper_cpu = c.read().unwrap_or(helper_cpu);
+            }
             if let Some(tell) = ctl.sent {
                 tell(Progress {
                     accepted: seq,
                     refused: 0,
+                    helper_cpu,
                 });
             }
             let stop = ctl.stop.is_some_and(|stop| stop()) || Instant::now() >= end;
@@ -204,6 +218,10 @@ impl LiveTx {
         }
         Ok(())
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The program: nothing when the stop word is set or the limit reached; else `seq =
