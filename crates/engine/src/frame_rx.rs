@@ -13,10 +13,11 @@
 //! it whatever still comes.
 //!
 //! Invariants: one thread reads the sockets (the others never touch them); every wait is
-//! bounded (a ring poll of [`WAIT_MS`], the stop and abort checked between); a follower whose
-//! reader never finishes gives up at its own abort.
+//! bounded (one poll over every socket of [`WAIT_MS`], the stop and abort checked between); a
+//! follower ends when its reader does, however that ends (said by a guard, also when
+//! unwinding), or at its own abort.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -34,6 +35,10 @@ const QUIET_AFTER_STOP: Duration = Duration::from_millis(100);
 const MOST_AFTER_STOP: Duration = Duration::from_secs(1);
 /// A ring poll's wait when no frame is there, ms.
 const WAIT_MS: i32 = 2;
+/// The reader's state, as its followers see it: reading, done, failed (or panicked).
+const READING: u8 = 0;
+const READ: u8 = 1;
+const FAILED: u8 = 2;
 /// How often the reader copies its accounting into the streams' slots.
 const PUBLISH_EVERY: Duration = Duration::from_millis(5);
 
@@ -43,7 +48,8 @@ pub struct FrameRx {
     granted: Option<Granted>,
     queues: u32,
     reading: AtomicBool,
-    done: AtomicBool,
+    /// [`READING`], then [`READ`] or [`FAILED`].
+    done: AtomicU8,
     slots: Vec<Mutex<UdpCounts>>,
     payload: usize,
 }
@@ -66,7 +72,7 @@ impl FrameRx {
             queues: socks.len() as u32,
             socks: Mutex::new(socks),
             reading: AtomicBool::new(false),
-            done: AtomicBool::new(false),
+            done: AtomicU8::new(READING),
             slots: (0..streams).map(|_| Mutex::default()).collect(),
             payload,
         }
@@ -116,12 +122,28 @@ pub(crate) fn receive(rx: &FrameRx, ctl: StreamControl<'_>) -> Result<StreamRepo
     let counts = if rx.reading.swap(true, Ordering::AcqRel) {
         follow(rx, &ctl)?
     } else {
+        // Said done however the reader ends, also unwinding: its followers never wait it out.
+        let mut said = Said { rx, ok: false };
         let read = read(rx, &ctl);
-        rx.done.store(true, Ordering::Release);
+        said.ok = read.is_ok();
+        drop(said);
         read?
     };
     ctl.counter.publish_rx(counts);
     Ok(crate::udp_stream::receiver_report(counts))
+}
+
+/// The reader's end, told its followers when dropped.
+struct Said<'a> {
+    rx: &'a FrameRx,
+    ok: bool,
+}
+
+impl Drop for Said<'_> {
+    fn drop(&mut self) {
+        let end = if self.ok { READ } else { FAILED };
+        self.rx.done.store(end, Ordering::Release);
+    }
 }
 
 /// Reads every socket until the stream is over; `ctl.stream`'s final accounting.
@@ -130,7 +152,13 @@ fn read(rx: &FrameRx, ctl: &StreamControl<'_>) -> Result<UdpCounts, EngineError>
     let mut trackers: Vec<SeqTracker> = rx.slots.iter().map(|_| SeqTracker::new()).collect();
     let (mut stop_seen_at, mut last_arrival) = (None::<Instant>, Instant::now());
     let mut published = Instant::now();
-    let wait = if socks.len() > 1 { 0 } else { WAIT_MS };
+    let mut polls: Vec<libc::pollfd> = (socks.iter())
+        .map(|s| libc::pollfd {
+            fd: s.fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
     loop {
         if ctl.abort.is_raised() {
             return Err(EngineError::Aborted);
@@ -144,13 +172,19 @@ fn read(rx: &FrameRx, ctl: &StreamControl<'_>) -> Result<UdpCounts, EngineError>
         }
         let mut got = 0;
         for sock in socks.iter_mut() {
-            let now = now_ns();
-            got += sock.recv(wait, |frame| account(&mut trackers, frame, now, rx.payload));
+            // Read when the pass finds frames (after any wait), once per pass.
+            let mut now = None;
+            got += sock.recv(0, |frame| {
+                let at = *now.get_or_insert_with(now_ns);
+                account(&mut trackers, frame, at, rx.payload)
+            });
         }
         if got > 0 {
             last_arrival = Instant::now();
-        } else if wait == 0 {
-            std::thread::sleep(Duration::from_millis(WAIT_MS as u64));
+        } else {
+            // Every socket at once: a frame on any queue ends the wait.
+            // SAFETY: `polls` holds one valid pollfd per open socket, for the call.
+            unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, WAIT_MS) };
         }
         if published.elapsed() >= PUBLISH_EVERY {
             rx.publish(&trackers);
@@ -183,14 +217,20 @@ fn account(trackers: &mut [SeqTracker], frame: &[u8], now: u64, payload: usize) 
 
 /// Publishes the reader's accounting of `ctl.stream` until the reader is done.
 fn follow(rx: &FrameRx, ctl: &StreamControl<'_>) -> Result<UdpCounts, EngineError> {
-    while !rx.done.load(Ordering::Acquire) {
-        if ctl.abort.is_raised() {
-            return Err(EngineError::Aborted);
+    loop {
+        match rx.done.load(Ordering::Acquire) {
+            READ => return Ok(rx.slot(ctl.stream)),
+            FAILED => {
+                return Err(EngineError::Io(std::io::Error::other(
+                    "the reader of this test's AF_XDP sockets failed",
+                )))
+            }
+            _ if ctl.abort.is_raised() => return Err(EngineError::Aborted),
+            _ => {}
         }
         ctl.counter.publish_rx(rx.slot(ctl.stream));
         std::thread::sleep(PUBLISH_EVERY);
     }
-    Ok(rx.slot(ctl.stream))
 }
 
 #[cfg(test)]
@@ -244,5 +284,33 @@ mod tests {
         assert_eq!((a.packets, a.lost(5)), (4, 1), "{a:?}");
         assert_eq!((b.packets, b.lost(3)), (3, 0), "{b:?}");
         assert_eq!(a.bytes, 4 * 18, "payload counted up to the test's payload");
+    }
+
+    /// A reader that ends in error (here its abort) tells its followers, which end with an
+    /// error of their own at once rather than at theirs; one that ends well hands each its slot.
+    #[test]
+    fn followers_end_with_their_reader_however_it_ends() {
+        use crate::{Abort, Signal, StreamCounters};
+        let (counter, stop) = (StreamCounters::default(), Signal::default());
+        let (aborted, calm) = (Abort::default(), Abort::default());
+        aborted.raise();
+        let ctl = |stream, abort| StreamControl {
+            stream,
+            counter: &counter,
+            stop: &stop,
+            abort,
+        };
+        let rx = FrameRx::new(Vec::new(), 2, 18);
+        assert!(matches!(
+            receive(&rx, ctl(0, &aborted)),
+            Err(EngineError::Aborted)
+        ));
+        let err = receive(&rx, ctl(1, &calm)).unwrap_err();
+        assert!(err.to_string().contains("AF_XDP sockets failed"), "{err}");
+        let rx = FrameRx::new(Vec::new(), 2, 18);
+        stop.raise();
+        let read = receive(&rx, ctl(0, &calm)).unwrap();
+        let followed = receive(&rx, ctl(1, &calm)).unwrap();
+        assert_eq!((read.counts.packets, followed.counts.packets), (0, 0));
     }
 }

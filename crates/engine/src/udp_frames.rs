@@ -108,12 +108,9 @@ impl UdpFrames {
         if live {
             return Ok(Sender::Live(LiveTx::open(ifindex, frames).map_err(sys)?));
         }
-        let (queue, queues) = (
-            u32::from(stream),
-            frames::xdp_query::queues(&path.ifname).tx,
-        );
-        if queue >= queues {
-            return Err(invalid(too_few_queues(&path.ifname, queues)));
+        let queue = u32::from(stream);
+        if let Some(q) = frames::xdp_query::queues(&path.ifname).filter(|q| queue >= q.tx) {
+            return Err(invalid(too_few_queues(&path.ifname, q.tx)));
         }
         let tx = XskTx::open(ifindex, queue, Mode::Auto).map_err(sys)?;
         let path = match tx.granted() {

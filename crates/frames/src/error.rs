@@ -81,8 +81,9 @@ pub enum SysError {
         #[source]
         source: io::Error,
     },
-    /// A veth refuses XDP while it has fewer receive queues than its peer has transmit queues.
-    #[error("XDP on {ifname}: it has fewer receive queues than its veth peer has transmit queues ({source}): give it as many (ethtool -L {ifname} rx N) or the peer fewer")]
+    /// The kernel refused XDP on the interface for lack of room (ENOSPC): a veth does while it
+    /// has fewer receive queues than its peer has transmit queues.
+    #[error("XDP on {ifname}: refused for lack of queues ({source}); on a veth: it has fewer receive queues than its peer has transmit queues, give it as many (ethtool -L {ifname} rx N) or the peer fewer")]
     XdpQueues {
         /// The interface's name.
         ifname: String,

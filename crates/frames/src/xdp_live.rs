@@ -297,22 +297,22 @@ fn constant_sum(frames: &Frames, template: &[u8]) -> u32 {
     sum
 }
 
-/// r5 = `sum` plus the 16-bit words of the sequence number (r8: its top byte beside the zero
-/// flags byte, then two words) and the send time (r9, four words).
+/// r5 = `sum` plus the 16-bit words of the sequence number (r8: its top byte of the 40 the
+/// header carries, beside the zero flags byte, then two words) and the send time (r9, four
+/// words).
 fn sum_of_stamps(a: &mut Asm, sum: i32) {
     a.mov_imm(R5, sum);
-    for (reg, shift) in [
-        (R8, 32),
-        (R8, 16),
-        (R8, 0),
-        (R9, 48),
-        (R9, 32),
-        (R9, 16),
-        (R9, 0),
-    ] {
+    let words = [(R8, 32, 0xff), (R8, 16, 0xffff), (R8, 0, 0xffff)];
+    let time = [
+        (R9, 48, 0xffff),
+        (R9, 32, 0xffff),
+        (R9, 16, 0xffff),
+        (R9, 0, 0xffff),
+    ];
+    for (reg, shift, mask) in words.into_iter().chain(time) {
         a.mov(R1, reg)
             .rsh_imm(R1, shift)
-            .and_imm(R1, 0xffff)
+            .and_imm(R1, mask)
             .add(R5, R1);
     }
 }

@@ -42,19 +42,21 @@ pub struct Queues {
     pub tx: u32,
 }
 
-/// The queues of `ifname` in use, from `/sys/class/net/IF/queues/{rx,tx}-N`; 1 each where sysfs
-/// does not show the interface (a namespace whose sysfs was not remounted for it).
-pub fn queues(ifname: &str) -> Queues {
-    let entries: Vec<String> = std::fs::read_dir(format!("/sys/class/net/{ifname}/queues"))
-        .map(|d| {
-            d.filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    let count = |prefix: &str| entries.iter().filter(|e| e.starts_with(prefix)).count();
-    Queues {
-        rx: (count("rx-") as u32).max(1),
-        tx: (count("tx-") as u32).max(1),
+/// The queues of `ifname` in use, from `/sys/class/net/IF/queues/{rx,tx}-N`; `None` where
+/// sysfs does not show this namespace's interface of that name (a namespace whose sysfs was not
+/// remounted for it shows another's, its index not the one this namespace gives the name).
+pub fn queues(ifname: &str) -> Option<Queues> {
+    let dir = format!("/sys/class/net/{ifname}");
+    let index = std::fs::read_to_string(format!("{dir}/ifindex")).ok()?;
+    if index.trim().parse::<u32>().ok()? != crate::xdp::ifindex(ifname).ok()? {
+        return None;
     }
+    let entries: Vec<String> = std::fs::read_dir(format!("{dir}/queues"))
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let count = |prefix: &str| entries.iter().filter(|e| e.starts_with(prefix)).count() as u32;
+    let (rx, tx) = (count("rx-"), count("tx-"));
+    (rx > 0 && tx > 0).then_some(Queues { rx, tx })
 }

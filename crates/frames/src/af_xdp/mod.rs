@@ -12,7 +12,7 @@ mod socket;
 mod tx;
 
 pub use rx::XskRx;
-pub use socket::{CHUNK, CHUNKS};
+pub use socket::{CHUNK, CHUNKS, MAX_RX_FRAME};
 pub use tx::XskTx;
 
 /// Which data path to ask the kernel for.

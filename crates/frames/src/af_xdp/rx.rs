@@ -59,11 +59,11 @@ impl XskRx {
     }
 
     /// Hands each frame on the rx ring now to `each` (waiting up to `wait_ms` for one when the
-    /// ring is empty) and gives their chunks back to the kernel; returns how many. One pass over
-    /// the ring: a caller that stamps arrivals reads its clock once per call.
+    /// ring is empty, not at all for 0) and gives their chunks back to the kernel; returns how
+    /// many. One pass over the ring.
     pub fn recv(&mut self, wait_ms: i32, mut each: impl FnMut(&[u8])) -> u32 {
         let mut n = self.rx.producer().wrapping_sub(self.rx.local);
-        if n == 0 {
+        if n == 0 && wait_ms > 0 {
             self.wait(wait_ms);
             n = self.rx.producer().wrapping_sub(self.rx.local);
         }
@@ -88,6 +88,11 @@ impl XskRx {
             self.sock.fill.publish_producer(self.sock.fill.local);
         }
         n
+    }
+
+    /// The socket's descriptor, to wait on several sockets at once (POLLIN: frames to read).
+    pub fn fd(&self) -> std::os::fd::RawFd {
+        self.sock.fd.as_raw_fd()
     }
 
     /// Waits up to `ms` for frames (POLLIN).

@@ -30,6 +30,9 @@ const PGOFF_COMPLETION_RING: u64 = 0x1_8000_0000;
 
 /// UMEM chunk size: one frame per chunk, up to 2048 bytes built (a 1518-byte frame fits).
 pub const CHUNK: usize = 2048;
+/// The largest frame a receiving socket takes: a chunk less the headroom the kernel keeps in
+/// front of each received frame (`XDP_PACKET_HEADROOM`).
+pub const MAX_RX_FRAME: usize = CHUNK - 256;
 /// UMEM chunks; the fill and completion rings hold as many, so every chunk can be in flight.
 pub const CHUNKS: u32 = 4096;
 

@@ -40,8 +40,9 @@ pub(super) fn check(spec: &wire::TestSpec, server: IpAddr) -> Result<(), ClientE
     // need no queue, so its streams are checked as they open.
     let streams = spec.flows().len() as u32;
     let paced = udp.target_pps(wire::spec::Flow::ClientToServer).is_some();
-    let queues = frames::xdp_query::queues(&path.ifname).tx;
-    if udp.engine == wire::spec::UdpEngine::Xdp && paced && streams > queues {
+    let xdp = udp.engine == wire::spec::UdpEngine::Xdp;
+    let queues = frames::xdp_query::queues(&path.ifname).map(|q| q.tx);
+    if let Some(queues) = queues.filter(|&q| xdp && paced && streams > q) {
         return Err(ClientError::Input(engine::udp_frames::too_few_queues(
             &path.ifname,
             queues,

@@ -101,8 +101,8 @@ impl Needs {
             // queue, for the most queues it opens.
             let queues = super::frames::MAX_XSK_QUEUES as usize;
             let umem = frames::af_xdp::CHUNK as u64 * u64::from(frames::af_xdp::CHUNKS);
-            needs.sockets += queues;
-            needs.buffer_bytes += queues as u64 * umem;
+            needs.sockets = needs.sockets.saturating_add(queues);
+            needs.buffer_bytes = needs.buffer_bytes.saturating_add(queues as u64 * umem);
         }
         needs
     }

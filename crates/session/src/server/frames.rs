@@ -150,12 +150,16 @@ impl FrameCounter {
 
     /// AF_XDP sockets on every receive queue of the interface, in the counter's XSKMAP; `None`
     /// (the frames then pass up the stack to the test's sockets, its slots being empty) when
-    /// the interface has more than [`MAX_XSK_QUEUES`] or a socket could not be opened.
+    /// the interface has more than [`MAX_XSK_QUEUES`] or an unknown count, its frames can be
+    /// larger than a socket's chunk takes, or a socket could not be opened.
     fn open_receiver(&self, streams: usize, payload: u32) -> Option<Arc<FrameRx>> {
         let map = self.counter.xsk_map()?;
         let index = frames::xdp::ifindex(&self.interface).ok()?;
-        let queues = frames::xdp_query::queues(&self.interface).rx;
-        if queues > MAX_XSK_QUEUES {
+        // Every queue must get a socket (a frame on a queue without one would pass up to
+        // sockets nobody reads), and every frame must fit a chunk.
+        let queues = frames::xdp_query::queues(&self.interface)?.rx;
+        let largest = payload as usize + 8 + 40 + frames::frame::ETH_LEN;
+        if queues > MAX_XSK_QUEUES || largest > frames::af_xdp::MAX_RX_FRAME {
             return None;
         }
         let socks = (0..queues)
