@@ -289,6 +289,9 @@ pub enum Endpoint {
     /// A frame test's receivers at the server: the test's AF_XDP sockets, shared by its
     /// receiving streams (see `crate::frame_rx`).
     Frames(std::sync::Arc<crate::frame_rx::FrameRx>),
+    /// A frame test's sender at the client, set up before the test began (its frames built,
+    /// its ring or program open: `crate::udp_frames`).
+    FrameSender(Box<crate::udp_frames::Prepared>),
 }
 
 impl Endpoint {
@@ -304,9 +307,12 @@ impl Endpoint {
                     target.addr
                 ),
             )),
-            Endpoint::Frames(_) => Err(io::Error::new(
+            Endpoint::Frames(_) | Endpoint::FrameSender(_) => Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("{} runs on a socket, not on AF_XDP sockets", kind.as_str()),
+                format!(
+                    "{} runs on a socket, not on a frame engine's",
+                    kind.as_str()
+                ),
             )),
         }
     }

@@ -65,6 +65,14 @@ pub trait StreamEngine: Send + Sync {
         ctl: StreamControl<'_>,
     ) -> Result<StreamReport, EngineError>;
 
+    /// Sets `end` up for `role` before the test begins, so its set-up is not in the test's
+    /// window: a frame sender builds its frames and opens its ring or program
+    /// (`udp_frames`). Every other engine takes `end` as it is.
+    fn prepare(&self, end: Endpoint, role: Role, stream: u16) -> Result<Endpoint, EngineError> {
+        let _ = (role, stream);
+        Ok(end)
+    }
+
     /// Whether a worker runs this engine with a descriptor table of its own (see
     /// `fd_table`) when its connection is a stream socket: that socket and the standard
     /// streams only, so that its socket calls skip the reference counting a shared table

@@ -121,9 +121,30 @@ impl UdpFrames {
     }
 }
 
+/// A stream's sender set up ([`StreamEngine::prepare`]): its frames, the sender they go
+/// through, and the socket whose address and port they carry (held, so no other socket takes
+/// that port meanwhile).
+pub struct Prepared {
+    frames: Frames,
+    sender: Sender,
+    _sock: UdpSocket,
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let path = match &self.sender {
+            Sender::Ring(_, path) => *path,
+            Sender::Live(_) => FramePath::XdpLive,
+        };
+        f.debug_struct("Prepared")
+            .field("path", &path)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A stream's sender: a ring the send loop fills, or XDP live frames.
 enum Sender {
-    Ring(Box<dyn FrameTx>, FramePath),
+    Ring(Box<dyn FrameTx + Send>, FramePath),
     Live(LiveTx),
 }
 
@@ -162,6 +183,30 @@ fn sys(e: frames::SysError) -> EngineError {
     invalid(format!("--engine: {e}"))
 }
 
+impl UdpFrames {
+    /// `end`'s sender for `stream`, set up: its frames from the socket's address and port to
+    /// the server's block, and the engine's sender on the route's interface.
+    fn prepared(&self, end: Endpoint, role: Role, stream: u16) -> Result<Prepared, EngineError> {
+        let (sock, extra_dst) = match (role, end.into_socket(self.kind())?) {
+            (Role::Sender, Conn::Udp(sock)) => (sock, Vec::new()),
+            (Role::Sender, Conn::UdpMulti(m)) => (m.sock, m.extra_dst),
+            _ => {
+                return Err(invalid(
+                    "a frame engine only sends, from a connected UDP socket".into(),
+                ))
+            }
+        };
+        check_block(sock.peer_addr()?, &extra_dst)?;
+        let (frames, path) = self.frames(&sock, stream)?;
+        let sender = self.open(&path, &frames, stream)?;
+        Ok(Prepared {
+            frames,
+            sender,
+            _sock: sock,
+        })
+    }
+}
+
 /// The server's ports for this stream must be one block from its main port on, as a server of
 /// protocol 16 gives a frame test (the frames vary the destination port by offset).
 fn check_block(peer: SocketAddr, extra_dst: &[SocketAddr]) -> Result<(), EngineError> {
@@ -180,25 +225,26 @@ impl StreamEngine for UdpFrames {
         TestKind::UdpStream
     }
 
+    fn prepare(&self, end: Endpoint, role: Role, stream: u16) -> Result<Endpoint, EngineError> {
+        let prepared = self.prepared(end, role, stream)?;
+        Ok(Endpoint::FrameSender(Box::new(prepared)))
+    }
+
     fn run(
         &self,
         end: Endpoint,
         role: Role,
         ctl: StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
-        let (sock, extra_dst) = match (role, end.into_socket(self.kind())?) {
-            (Role::Sender, Conn::Udp(sock)) => (sock, Vec::new()),
-            (Role::Sender, Conn::UdpMulti(m)) => (m.sock, m.extra_dst),
-            _ => {
-                return Err(invalid(
-                    "a frame engine only sends, from a connected UDP socket".into(),
-                ))
-            }
-        };
-        check_block(sock.peer_addr()?, &extra_dst)?;
         let cpu_start = CpuTime::thread_now();
-        let (frames, path) = self.frames(&sock, ctl.stream)?;
-        let mut sender = self.open(&path, &frames, ctl.stream)?;
+        let Prepared {
+            frames,
+            mut sender,
+            _sock,
+        } = match end {
+            Endpoint::FrameSender(prepared) => *prepared,
+            end => self.prepared(end, role, ctl.stream)?,
+        };
         let payload = self.payload as u64;
         let stop = || ctl.stop.is_raised() || ctl.abort.is_raised();
         let tell = |p: Progress| {

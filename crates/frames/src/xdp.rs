@@ -1,7 +1,8 @@
 //! The receiver's counter: an XDP program, written here with [`crate::bpf::asm`], that counts
 //! the test's frames (UDP to a destination-port range, over IPv4 or IPv6, from one source address
-//! when given: [`XdpCounter::attach_from`]) in a per-CPU array and
-//! drops, passes or redirects them; every other frame passes untouched.
+//! when given: [`XdpCounter::attach_from`]; not the probe handshake's datagrams, whose data
+//! header says probe) in a per-CPU array and drops, passes or redirects them; every other frame
+//! passes untouched.
 //!
 //! Attached through a BPF link (`BPF_LINK_CREATE`, attach type BPF_XDP): the program stays on
 //! the interface only while [`XdpCounter`] holds the link's descriptor, so it is detached when
@@ -72,13 +73,14 @@ pub fn program(
 ) -> Option<Vec<crate::bpf::asm::Insn>> {
     let mut a = Asm::new();
     let (pass, v4, port, act) = (a.new_label(), a.new_label(), a.new_label(), a.new_label());
-    // r6 = ctx; r2 = data; r3 = data_end. Ethernet (14) + IPv4 (20) + UDP (8) = 42 bytes must
-    // be there before any header is read (the verifier checks this bound).
+    // r6 = ctx; r2 = data; r3 = data_end. Ethernet (14) + IPv4 (20) + UDP (8) + the data
+    // header's stream and flags (3) = 45 bytes must be there before any header is read (the
+    // verifier checks this bound).
     a.mov(R6, R1)
         .load(Size::W, R2, R6, 0)
         .load(Size::W, R3, R6, 4);
     a.mov(R4, R2)
-        .add_imm(R4, 42)
+        .add_imm(R4, 45)
         .jump_reg(Cond::Gt, R4, R3, pass);
     a.load(Size::H, R5, R2, 12).be16(R5);
     // Each family's block leaves the destination port (network order) in r5. With a source
@@ -124,22 +126,32 @@ pub fn program(
     a.finish()
 }
 
-/// IPv6: 14 + 40 + 8 = 62 bytes; next header UDP (no extension headers: test frames have
-/// none); the source address at 22 when `from`; the destination port at 14 + 40 + 2 into r5.
+/// IPv6: 14 + 40 + 8 + 3 = 65 bytes; next header UDP (no extension headers: test frames
+/// have none); the source address at 22 when `from`; not a probe (its flags at 64); the
+/// destination port at 14 + 40 + 2 into r5.
 fn ipv6(a: &mut Asm, from: Option<[u8; 16]>, pass: Label) -> &mut Asm {
     a.mov(R4, R2)
-        .add_imm(R4, 62)
+        .add_imm(R4, 65)
         .jump_reg(Cond::Gt, R4, R3, pass);
     a.load(Size::B, R5, R2, 20).jump_imm(Cond::Ne, R5, 17, pass);
     if let Some(src) = from {
         source_is(a, 22, &src, pass);
     }
+    not_a_probe(a, 64, pass);
     a.load(Size::H, R5, R2, 56)
 }
 
+/// `if the data header's flags (at byte `at` of the frame, r2) mark a probe goto pass`: the
+/// probe handshake's datagrams to the test's ports, before its frames, are not the test's.
+fn not_a_probe(a: &mut Asm, at: i16, pass: Label) {
+    a.load(Size::B, R5, R2, at)
+        .and_imm(R5, i32::from(wire::datagram::FLAG_PROBE))
+        .jump_imm(Cond::Ne, R5, 0, pass);
+}
+
 /// IPv4: header length 5 words (test frames have no options), protocol UDP, not a later
-/// fragment (whose "port" bytes would be payload); the source address at 26 when `from`; the
-/// destination port at 14 + 20 + 2 into r5.
+/// fragment (whose "port" bytes would be payload); the source address at 26 when `from`; not a
+/// probe (its flags at 44); the destination port at 14 + 20 + 2 into r5.
 fn ipv4(a: &mut Asm, from: Option<[u8; 4]>, pass: Label) -> &mut Asm {
     a.load(Size::B, R5, R2, 14)
         .and_imm(R5, 0x0f)
@@ -152,6 +164,7 @@ fn ipv4(a: &mut Asm, from: Option<[u8; 4]>, pass: Label) -> &mut Asm {
     if let Some(src) = from {
         source_is(a, 26, &src, pass);
     }
+    not_a_probe(a, 44, pass);
     a.load(Size::H, R5, R2, 36)
 }
 
@@ -341,7 +354,7 @@ mod tests {
     }
 
     /// A counter for one client's address counts that client's frames to the test's ports and
-    /// passes everyone else's uncounted, for both families (the program run once per frame by
+    /// passes everyone else's, and the client's probes, uncounted, for both families (the program run once per frame by
     /// the kernel's BPF_PROG_RUN, nothing attached). Needs CAP_BPF and CAP_NET_ADMIN.
     #[test]
     fn a_counter_for_one_source_counts_only_its_frames() {
@@ -380,9 +393,18 @@ mod tests {
             let p = program(ports, Some(client), Action::Pass, counters.as_raw_fd(), -1).unwrap();
             let prog = sys::prog_load_xdp(&p, "lr_test").unwrap();
             let mut out = vec![0u8; 256];
-            for src in [client, other, client] {
-                let (ret, _) = sys::prog_test_run(&prog, &frame(src, dst), &mut out).unwrap();
-                assert_eq!(ret, XDP_PASS as u32, "{src}");
+            // The client's probe (the handshake's, flags at the data header's third byte).
+            let mut probe = frame(client, dst);
+            let flags = if client.is_ipv4() { 44 } else { 64 };
+            probe[flags] = wire::datagram::FLAG_PROBE;
+            for f in [
+                frame(client, dst),
+                frame(other, dst),
+                probe,
+                frame(client, dst),
+            ] {
+                let (ret, _) = sys::prog_test_run(&prog, &f, &mut out).unwrap();
+                assert_eq!(ret, XDP_PASS as u32, "{f:?}");
             }
             let cpus = sys::possible_cpus().unwrap();
             let mut value = vec![0u8; VALUE_LEN * cpus];
@@ -390,7 +412,10 @@ mod tests {
             let frames: u64 = (value.chunks_exact(VALUE_LEN))
                 .map(|c| u64::from_ne_bytes(c[..8].try_into().unwrap()))
                 .sum();
-            assert_eq!(frames, 2, "{client}'s two frames, not {other}'s");
+            assert_eq!(
+                frames, 2,
+                "{client}'s two frames, not {other}'s nor its probe"
+            );
         }
     }
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use analysis::{
     IntervalTracker, LastPoll, LocalStream, RawRun, StreamFailure, WindowStart, WorkerReport,
 };
-use engine::{Endpoint, Role, Workers};
+use engine::{Endpoint, Role, StreamEngine, Workers};
 use measure::cpu::{CpuSoFar, CpuTime, SystemCpuSnapshot};
 use measure::drops::DropSnapshot;
 use record::IntervalSample;
@@ -103,7 +103,15 @@ fn start(
     conns: Vec<Endpoint>,
 ) -> Result<Running, ClientError> {
     let spec = &config.spec;
-    let mut workers = Workers::new(remote.engine(spec));
+    let engine = remote.engine(spec);
+    let frames = spec.udp().is_some_and(|u| u.engine.sends_frames());
+    // A frame test's senders set up before `Begin` (frames built, ring or program open), so
+    // the test's window holds none of it; the server's counter is on since it accepted.
+    let conns = match frames {
+        true => prepare(engine.as_ref(), spec, conns)?,
+        false => conns,
+    };
+    let mut workers = Workers::new(engine);
     workers.pin_to(spec.client_cpu.map(|c| c as usize));
     let drops0 = (spec.kind() == TestKind::UdpStream).then(|| {
         let interface = remote
@@ -112,10 +120,9 @@ fn start(
         (DropSnapshot::now(interface.as_deref()), interface)
     });
     remote.begin()?;
-    // A frame test's senders start once the server's counter is on (`Begun`): a frame sent
-    // before would be lost to the count, and the live-frames sender needs the counter's
-    // program on the peer to transmit at all. Socket tests start at once, as before.
-    let frames = spec.udp().is_some_and(|u| u.engine.sends_frames());
+    // A frame test's senders start once the server's window is open (`Begun`): a frame sent
+    // before would count at its driver but fall outside its window. Socket tests start at
+    // once, as before.
     if frames {
         remote.begun()?;
     }
@@ -141,6 +148,24 @@ fn start(
         sys0,
         drops0,
     })
+}
+
+/// Each of `conns` set up by `engine` for its stream's role ([`StreamEngine::prepare`]).
+fn prepare(
+    engine: &dyn StreamEngine,
+    spec: &wire::TestSpec,
+    conns: Vec<Endpoint>,
+) -> Result<Vec<Endpoint>, ClientError> {
+    (spec.flows().iter().zip(conns))
+        .map(|(&(index, flow), end)| {
+            let role = match flow {
+                Flow::ClientToServer => Role::Sender,
+                Flow::ServerToClient => Role::Receiver,
+            };
+            (engine.prepare(end, role, index))
+                .map_err(|e| ClientError::Input(format!("stream {index}: {e}")))
+        })
+        .collect()
 }
 
 /// How long the client's streams get to end once the server is gone.

@@ -1,7 +1,8 @@
 //! A frame engine's test at the server (`serve --frames`): the test's UDP ports are one
 //! contiguous block, so that the XDP counter on the server's interface matches exactly them;
-//! the counter is attached for the test (its frames counted at the driver) and detached when
-//! the session drops it, also when the server is killed (a BPF link, pinned nowhere). After
+//! the counter is attached as the block opens, before `Accepted` (its frames counted at the
+//! driver; the probe handshake's datagrams are not), and detached when the session drops it,
+//! also when the server is killed (a BPF link, pinned nowhere). After
 //! counting, a `packet` test's frames pass up the stack to the test's sockets, which keep the
 //! sequence accounting; an `xdp` test's are redirected to AF_XDP sockets, one per receive queue
 //! (`engine::frame_rx` keeps the same accounting without an skb per frame), unless a queue
@@ -84,29 +85,56 @@ pub(super) struct FrameCounter {
 pub(super) type Ends = (Option<FrameCounter>, Vec<Endpoint>);
 
 impl FrameCounter {
-    /// The counter of `spec`'s test when it is a frame engine's, and the workers' ends: the
-    /// `xdp` engine's receiving streams read the test's AF_XDP sockets where every receive
-    /// queue got one, every other stream its sockets.
-    pub(super) fn for_test(
+    /// The counter of `spec`'s test when it is a frame engine's, attached as the test's ports
+    /// open (`ports`), before `Accepted`: so a client sets its senders up knowing the counter
+    /// is on (a veth transmits redirected frames only while its peer has an XDP program), and
+    /// every frame after the probes is counted. On the interface holding the control
+    /// connection's local address, counting frames from its peer's address only (canonical: a
+    /// dual-stack listener sees an IPv4 client as ::ffff:a.b.c.d, its frames as IPv4).
+    pub(super) fn for_ports(
+        ctrl: &Conn,
         spec: &wire::TestSpec,
-        interface: Option<&str>,
-        client: Option<IpAddr>,
-        conns: Vec<Conn>,
-    ) -> Result<Ends, SessionError> {
+        ports: &[u16],
+    ) -> Result<Option<Self>, SessionError> {
         let Some(udp) = spec.udp().filter(|u| u.engine.sends_frames()) else {
-            return Ok((None, conns.into_iter().map(Endpoint::Socket).collect()));
+            return Ok(None);
         };
-        let xsk = udp.engine == UdpEngine::Xdp;
-        let action = if xsk { Action::Redirect } else { Action::Pass };
-        let mut counter = Self::attach(interface, client, &conns, action)?;
-        let rx = xsk
-            .then(|| counter.open_receiver(spec.flows().len(), udp.payload_len_bytes))
-            .flatten();
-        let Some(rx) = rx else {
-            return Ok((
-                Some(counter),
-                conns.into_iter().map(Endpoint::Socket).collect(),
-            ));
+        let interface = ctrl
+            .local_addr()
+            .and_then(|a| measure::host::interface_for_ip(a.ip()))
+            .ok_or(SessionError::FramesInterface)?;
+        let client = ctrl.peer_addr().map(|a| a.ip().to_canonical());
+        let (Some(&first), Some(&last)) = (ports.iter().min(), ports.iter().max()) else {
+            return Err(SessionError::FramesInterface);
+        };
+        let range = PortRange {
+            first,
+            count: last - first + 1,
+        };
+        let action = match udp.engine {
+            UdpEngine::Xdp => Action::Redirect,
+            _ => Action::Pass,
+        };
+        let counter = XdpCounter::attach_from(&interface, range, client, action)?;
+        Ok(Some(Self {
+            counter,
+            interface,
+            rx: None,
+            _held: Vec::new(),
+        }))
+    }
+
+    /// The workers' ends for `conns`, with the counter (`None`: not a frame test): an `xdp`
+    /// test's receiving streams read the test's AF_XDP sockets where every receive queue got
+    /// one, every other stream its sockets.
+    pub(super) fn ends(counter: Option<Self>, spec: &wire::TestSpec, conns: Vec<Conn>) -> Ends {
+        let sockets = |conns: Vec<Conn>| conns.into_iter().map(Endpoint::Socket).collect();
+        let Some(mut counter) = counter else {
+            return (None, sockets(conns));
+        };
+        let payload = spec.udp().map_or(0, |u| u.payload_len_bytes);
+        let Some(rx) = counter.open_receiver(spec.flows().len(), payload) else {
+            return (Some(counter), sockets(conns));
         };
         let mut ends = Vec::with_capacity(conns.len());
         for ((_, flow), conn) in spec.flows().into_iter().zip(conns) {
@@ -119,33 +147,7 @@ impl FrameCounter {
             }
         }
         counter.rx = Some(rx);
-        Ok((Some(counter), ends))
-    }
-
-    /// Attaches the counter for the ports of `conns` (one contiguous block) on `interface`,
-    /// counting frames from `client`'s address only (the control connection's peer).
-    pub(super) fn attach(
-        interface: Option<&str>,
-        client: Option<IpAddr>,
-        conns: &[Conn],
-        action: Action,
-    ) -> Result<Self, SessionError> {
-        let interface = interface.ok_or(SessionError::FramesInterface)?;
-        let ports: Vec<u16> = conns.iter().flat_map(local_ports).collect();
-        let (Some(&first), Some(&last)) = (ports.iter().min(), ports.iter().max()) else {
-            return Err(SessionError::FramesInterface);
-        };
-        let range = PortRange {
-            first,
-            count: last - first + 1,
-        };
-        let counter = XdpCounter::attach_from(interface, range, client, action)?;
-        Ok(Self {
-            counter,
-            interface: interface.to_string(),
-            rx: None,
-            _held: Vec::new(),
-        })
+        (Some(counter), ends)
     }
 
     /// AF_XDP sockets on every receive queue of the interface, in the counter's XSKMAP; `None`
@@ -186,18 +188,5 @@ impl FrameCounter {
             rx_queues: self.rx.as_ref().map_or(0, |rx| rx.queues()),
             rx_socket_dropped: self.rx.as_ref().map_or(0, |rx| rx.stats().rx_lost()),
         })
-    }
-}
-
-/// Every local port of a UDP data connection.
-fn local_ports(conn: &Conn) -> Vec<u16> {
-    let port = |s: &UdpSocket| s.local_addr().ok().map(|a| a.port());
-    match conn {
-        Conn::Udp(s) | Conn::UdpFrom(s, _) => port(s).into_iter().collect(),
-        Conn::UdpMulti(m) => std::iter::once(&m.sock)
-            .chain(&m.extra_recv)
-            .filter_map(port)
-            .collect(),
-        _ => Vec::new(),
     }
 }

@@ -289,8 +289,12 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, admission: Admission, shared: &Sh
     };
     let _counted = Counted::start(shared, Started::Test(spec.kind()));
     let begin_by = Instant::now() + shared.config.setup_timeout;
-    let sockets = match setup::Sockets::open(&ctrl, &spec) {
-        Ok(sockets) => sockets,
+    let opened = setup::Sockets::open(&ctrl, &spec).and_then(|sockets| {
+        let frames = frames::FrameCounter::for_ports(&ctrl, &spec, &sockets.udp_ports())?;
+        Ok((sockets, frames))
+    });
+    let (sockets, frames) = match opened {
+        Ok(opened) => opened,
         Err(why) => return refuse(&mut ctrl, shared, peer, why),
     };
     let info = ServerInfo {
@@ -307,7 +311,7 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, admission: Admission, shared: &Sh
             setup::data_connections(&mut ctrl, &spec, sockets, &attached, shared, begin_by)
         })
         .inspect(|_| guard.close_registration())
-        .and_then(|streams| streams::run_streams(&mut ctrl, &spec, streams, shared, begin_by));
+        .and_then(|conns| streams::run_streams(&mut ctrl, &spec, conns, frames, shared, begin_by));
     match outcome {
         Ok(results) => {
             let client = ctrl.peer_addr().map(|a| a.ip().to_canonical());

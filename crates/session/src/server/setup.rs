@@ -37,6 +37,15 @@ impl Sockets {
         })
     }
 
+    /// Every UDP port opened, each stream's main port and its further ones.
+    pub(super) fn udp_ports(&self) -> Vec<u16> {
+        let port = |s: &UdpSocket| s.local_addr().ok().map(|a| a.port());
+        (self.udp.iter())
+            .flat_map(|(main, extra)| std::iter::once(main).chain(extra))
+            .filter_map(port)
+            .collect()
+    }
+
     /// The `Accepted` answer: the session's cookie, this server, and the ports opened.
     pub(super) fn accepted(
         &self,

@@ -53,18 +53,16 @@ pub(super) fn run_streams(
     ctrl: &mut Conn,
     spec: &TestSpec,
     conns: Vec<Conn>,
+    frames: Option<FrameCounter>,
     shared: &Shared,
     begin_by: Instant,
 ) -> Result<ServerResults, SessionError> {
     let interface = ctrl
         .local_addr()
         .and_then(|a| measure::host::interface_for_ip(a.ip()));
-    // A frame engine's test: its frames counted at the driver from before the client's
-    // `Begin`. This client starts its senders at `Begun`; one of protocol 16's first build
-    // starts them as it sends `Begin` (frames.rs). The client's address canonical: a dual-stack
-    // listener sees an IPv4 client as ::ffff:a.b.c.d, its frames as IPv4.
-    let client = ctrl.peer_addr().map(|a| a.ip().to_canonical());
-    let (frames, ends) = FrameCounter::for_test(spec, interface.as_deref(), client, conns)?;
+    // A frame engine's test: its counter on since its ports opened (frames.rs); an `xdp`
+    // test's AF_XDP receiver opens now, before `Begin`.
+    let (frames, ends) = FrameCounter::ends(frames, spec, conns);
     let left = begin_by.saturating_duration_since(Instant::now());
     let begin = recv::<ClientMsg>(ctrl, left.max(Duration::from_millis(1))).map_err(|e| {
         if Instant::now() >= begin_by {
