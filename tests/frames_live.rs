@@ -66,6 +66,7 @@ fn an_unpaced_xdp_test_sends_live_frames_each_counted_once_at_the_servers_driver
         let received = s["packets_received"].as_u64().unwrap();
         let in_receiver = f["lost_in_receiver"].as_u64().unwrap();
         assert_eq!(received + in_receiver, at_driver, "{f}");
+        assert_eq!(f["frames_per_queue"], serde_json::json!([at_driver]), "{f}");
         // The receiver's AF_XDP socket took them; what it lost is what it says it dropped.
         assert_eq!(
             (&f["rx_path"], &f["rx_queues"]),
@@ -142,6 +143,10 @@ fn a_two_queue_receiver_takes_each_queue_and_accounts_every_frame_at_the_driver(
     let dropped = f["rx_socket_dropped"].as_u64().unwrap();
     assert!(at_driver > 100_000, "{f}");
     assert_eq!(received + dropped, at_driver, "{f} {s}");
+    // Counted by queue: at most the two, adding up to the driver's count.
+    let per_queue: Vec<u64> = serde_json::from_value(f["frames_per_queue"].clone()).unwrap();
+    assert!(per_queue.len() <= 2, "{f}");
+    assert_eq!(per_queue.iter().sum::<u64>(), at_driver, "{f}");
     assert_eq!(s["packets_duplicate"], 0, "{s}");
     for stream in s["flows"][0]["streams"].as_array().unwrap() {
         assert!(stream["packets_received"].as_u64().unwrap() > 0, "{stream}");

@@ -11,9 +11,10 @@
 //! ([`SysError::XdpBusy`]): the kernel will not let a link replace a program, and linerate never
 //! asks it to.
 //!
-//! The counters: key 0, value `{frames: u64, bytes: u64}` per CPU, `bytes` as the driver saw the
-//! frame (without the FCS). A per-CPU value needs no atomics on the hot path; [`XdpCounter::counts`]
-//! sums the CPUs.
+//! The counters: one per receive queue (key: the queue, [`XSK_SLOTS`] of them, the last also
+//! any queue beyond), value `{frames: u64, bytes: u64}` per CPU, `bytes` as the driver saw the
+//! frame (without the FCS). A per-CPU value needs no atomics on the hot path;
+//! [`XdpCounter::per_queue`] sums the CPUs, [`XdpCounter::counts`] the queues too.
 
 use crate::bpf::asm::{Asm, Cond, Label, Size, R0, R1, R2, R3, R4, R5, R6, R7};
 use crate::bpf::sys;
@@ -56,6 +57,16 @@ pub struct Counts {
     pub frames: u64,
     /// Their bytes (without the FCS).
     pub bytes: u64,
+}
+
+impl Counts {
+    /// The sum of `parts` (each queue's counts).
+    pub fn total(parts: &[Counts]) -> Counts {
+        parts.iter().fold(Counts::default(), |a, q| Counts {
+            frames: a.frames + q.frames,
+            bytes: a.bytes + q.bytes,
+        })
+    }
 }
 
 /// Bytes of one CPU's counter value.
@@ -180,10 +191,19 @@ fn source_is<'a>(a: &'a mut Asm, at: i16, octets: &[u8], pass: Label) -> &'a mut
     a
 }
 
-/// counters[0].frames += 1; counters[0].bytes += the frame's length; then `act`.
+/// counters[q].frames += 1; counters[q].bytes += the frame's length, q the frame's receive
+/// queue (`ctx->rx_queue_index`; the last slot for a queue beyond it); then `act`.
 fn count(a: &mut Asm, counters: i32, act: Label) {
     a.mov(R1, R6).call(HELPER_XDP_GET_BUFF_LEN).mov(R7, R0);
-    a.lookup(counters, 0, act);
+    let (clamp, keyed) = (a.new_label(), a.new_label());
+    let last = XSK_SLOTS as i32 - 1;
+    a.load(Size::W, R1, R6, 16)
+        .jump_imm(Cond::Gt, R1, last, clamp)
+        .goto(keyed);
+    a.label(clamp);
+    a.mov_imm(R1, last);
+    a.label(keyed);
+    a.lookup_reg(counters, R1, act);
     a.load(Size::DW, R1, R0, 0)
         .add_imm(R1, 1)
         .store(Size::DW, R0, 0, R1);
@@ -235,7 +255,13 @@ impl XdpCounter {
         }
         let index = ifindex(ifname)?;
         let cpus = sys::possible_cpus()?;
-        let counters = sys::map_create(sys::MAP_PERCPU_ARRAY, 4, VALUE_LEN as u32, 1, "lr_counts")?;
+        let counters = sys::map_create(
+            sys::MAP_PERCPU_ARRAY,
+            4,
+            VALUE_LEN as u32,
+            XSK_SLOTS,
+            "lr_counts",
+        )?;
         let xsks = match action {
             Action::Redirect => Some(sys::map_create(
                 sys::MAP_XSKMAP,
@@ -284,17 +310,33 @@ impl XdpCounter {
         })
     }
 
-    /// The frames and bytes counted so far, summed over CPUs.
+    /// The frames and bytes counted so far, summed over CPUs and queues.
     pub fn counts(&self) -> Result<Counts, SysError> {
+        Ok(Counts::total(&self.per_queue()?))
+    }
+
+    /// The frames and bytes counted so far on each receive queue, queue 0 up, summed over CPUs;
+    /// the queues after the last that counted any left out (the last slot holds any queue past
+    /// it too).
+    pub fn per_queue(&self) -> Result<Vec<Counts>, SysError> {
         let mut value = vec![0u8; VALUE_LEN * self.cpus];
-        sys::map_lookup(&self.counters, &0u32.to_ne_bytes(), &mut value)?;
-        let mut c = Counts::default();
-        for cpu in value.chunks_exact(VALUE_LEN) {
-            let (f, b) = cpu.split_at(8);
-            c.frames += u64::from_ne_bytes(f.try_into().unwrap_or_default());
-            c.bytes += u64::from_ne_bytes(b.try_into().unwrap_or_default());
+        let mut queues = Vec::new();
+        for q in 0..XSK_SLOTS {
+            sys::map_lookup(&self.counters, &q.to_ne_bytes(), &mut value)?;
+            let mut c = Counts::default();
+            for cpu in value.chunks_exact(VALUE_LEN) {
+                let (f, b) = cpu.split_at(8);
+                c.frames += u64::from_ne_bytes(f.try_into().unwrap_or_default());
+                c.bytes += u64::from_ne_bytes(b.try_into().unwrap_or_default());
+            }
+            queues.push(c);
         }
-        Ok(c)
+        let used = queues
+            .iter()
+            .rposition(|c| c.frames > 0)
+            .map_or(0, |i| i + 1);
+        queues.truncate(used);
+        Ok(queues)
     }
 
     /// The XSKMAP (with [`Action::Redirect`]): an AF_XDP socket's descriptor goes in its rx

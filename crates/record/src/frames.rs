@@ -39,6 +39,10 @@ pub struct FrameSummary {
     pub frames_at_driver: u64,
     /// Their bytes there (Ethernet header on, FCS off).
     pub bytes_at_driver: u64,
+    /// `frames_at_driver` by the receive queue they arrived on, queue 0 up, to the last that
+    /// had any (absent: a record or server before the field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frames_per_queue: Option<Vec<u64>>,
     /// `frames_sent − frames_at_driver`: lost between the two drivers (the link, a switch, a
     /// full receive ring before XDP).
     pub lost_on_path: u64,

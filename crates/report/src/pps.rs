@@ -128,6 +128,7 @@ mod tests {
             frames_refused: 0,
             frames_at_driver: 990,
             bytes_at_driver: 990 * 60,
+            frames_per_queue: None,
             lost_on_path: 10,
             lost_in_receiver: 90,
             pps_at_driver: 990.0,

@@ -331,7 +331,7 @@ pub struct ServerResults {
     /// A frame engine's test (`packet`, `xdp`): what the XDP counter on the server's interface
     /// counted of the test's frames over the session (protocol 16).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub driver: Option<DriverCounts>,
+    pub driver: Option<Box<DriverCounts>>,
 }
 
 /// The test's frames as the receiving driver saw them: counted by the server's XDP program
@@ -345,6 +345,10 @@ pub struct DriverCounts {
     pub frames: u64,
     /// Their bytes as the driver saw them (Ethernet header on, FCS off).
     pub bytes: u64,
+    /// `frames` by the receive queue they arrived on, queue 0 up, to the last that had any
+    /// (absent: a server before the field).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queue_frames: Vec<u64>,
     /// How the receiver took them from the driver (protocol 16's later servers; absent: up
     /// the stack to the test's sockets).
     #[serde(default, skip_serializing_if = "Option::is_none")]

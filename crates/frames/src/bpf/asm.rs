@@ -258,7 +258,17 @@ impl Asm {
     /// check before r0 is read.
     pub fn lookup(&mut self, map: i32, key: u32, miss: Label) -> &mut Self {
         self.store_imm(Size::W, R10, -4, key as i32)
-            .load_map_fd(R1, map)
+            .lookup_stored(map, miss)
+    }
+
+    /// [`Asm::lookup`] with the key in register `key` (its low 32 bits).
+    pub fn lookup_reg(&mut self, map: i32, key: Reg, miss: Label) -> &mut Self {
+        self.store(Size::W, R10, -4, key).lookup_stored(map, miss)
+    }
+
+    /// The lookup of the key already in the stack's top 4 bytes.
+    fn lookup_stored(&mut self, map: i32, miss: Label) -> &mut Self {
+        self.load_map_fd(R1, map)
             .mov(R2, R10)
             .add_imm(R2, -4)
             .call(HELPER_MAP_LOOKUP_ELEM)

@@ -175,7 +175,8 @@ impl FrameCounter {
     /// receiver took the frames and what its AF_XDP sockets dropped (read once the test's
     /// workers are joined).
     pub(super) fn counts(&self) -> Result<DriverCounts, SessionError> {
-        let c = self.counter.counts()?;
+        let queues = self.counter.per_queue()?;
+        let c = frames::xdp::Counts::total(&queues);
         let rx_path = self.rx.as_ref().map(|rx| match rx.granted() {
             Some(Granted::ZeroCopy) => FrameRxPath::XdpZeroCopy,
             _ => FrameRxPath::XdpCopy,
@@ -184,6 +185,7 @@ impl FrameCounter {
             interface: self.interface.clone(),
             frames: c.frames,
             bytes: c.bytes,
+            queue_frames: queues.iter().map(|q| q.frames).collect(),
             rx_path: Some(rx_path.unwrap_or(FrameRxPath::Sockets)),
             rx_queues: self.rx.as_ref().map_or(0, |rx| rx.queues()),
             rx_socket_dropped: self.rx.as_ref().map_or(0, |rx| rx.stats().rx_lost()),

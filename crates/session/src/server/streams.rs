@@ -122,7 +122,7 @@ pub(super) fn run_streams(
             .map(|(d0, ifc)| DropSnapshot::now(ifc.as_deref()).since(&d0)),
         cpu_at_stop: Some(window.cpu),
         qdiscs: qdiscs0.finish(),
-        driver: frames.map(|f| f.counts()).transpose()?,
+        driver: frames.map(|f| f.counts().map(Box::new)).transpose()?,
     };
     shared.send(ctrl, &ServerMsg::Results(results.clone()))?;
     Ok(results)
