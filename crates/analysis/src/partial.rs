@@ -29,7 +29,7 @@ pub struct LastPoll {
 
 /// The server's results as far as `last` goes (none answered: nothing): each stream's
 /// counters at that poll as both its window's and its final counts, its window and wall the
-/// poll's time, and its CPU so far (as `cpu_at_stop`, which [`add_server_cpu`] reads).
+/// poll's time, and its CPU so far (as `cpu_at_stop`, which the summary's server CPU reads).
 pub fn server_results_up_to(last: Option<&LastPoll>) -> ServerResults {
     let Some(last) = last else {
         return ServerResults::default();

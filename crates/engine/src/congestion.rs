@@ -20,7 +20,8 @@ const AVAILABLE_CONGESTION: &str = "/proc/sys/net/ipv4/tcp_available_congestion_
 /// one the host lists as available, so a name from a peer never reaches TCP_CONGESTION
 /// unlisted (with CAP_NET_ADMIN the kernel would try to load a module `tcp_<name>`). Every
 /// path that takes a name from a peer or a flag calls this before the sockets are made; the
-/// per-socket [`SocketOptions::apply`] then sets it without reading the list again.
+/// per-socket options ([`crate::sockopt::SocketOptions`], as each socket is made) then set it
+/// without reading the list again.
 pub fn check_congestion(name: &str) -> Result<(), EngineError> {
     let available = std::fs::read_to_string(AVAILABLE_CONGESTION)
         .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))

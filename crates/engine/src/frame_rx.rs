@@ -9,12 +9,12 @@
 //! stream field, publishing each stream's accounting in its slot; every other receiving worker
 //! publishes its own stream's slot as its counters until the reader is done, then reports it.
 //! Frames carry no FIN (the client's frame senders send none): the reader ends once the test's
-//! `stop` is raised and nothing has come for [`QUIET_AFTER_STOP`], or [`MOST_AFTER_STOP`] after
-//! it whatever still comes.
+//! `stop` is raised and nothing has come for `QUIET_AFTER_STOP` (100 ms), or `MOST_AFTER_STOP`
+//! (1 s) after it whatever still comes.
 //!
 //! Invariants: one thread reads the sockets (the others never touch them); every wait is
-//! bounded (one poll over every socket of [`WAIT_MS`], the stop and abort checked between); a
-//! follower ends when its reader does, however that ends (said by a guard, also when
+//! bounded (one poll over every socket of `WAIT_MS`, 2 ms, the stop and abort checked between);
+//! a follower ends when its reader does, however that ends (said by a guard, also when
 //! unwinding), or at its own abort.
 
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};

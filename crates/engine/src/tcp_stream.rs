@@ -2,7 +2,7 @@
 //! told to stop, then half-closes; the receiver reads until end of stream.
 //!
 //! [`SendMode::Auto`] (the default) picks per connection, by its congestion control, the
-//! flow's stream count and where the peer is (see [`auto_mode`]). With [`SendMode::Splice`] on
+//! flow's stream count and where the peer is (see `auto_mode`). With [`SendMode::Splice`] on
 //! TCP the sender splices the pattern's pages from a pipe (see `SpliceSource`); with
 //! [`SendMode::Sendfile`] it calls sendfile(2) from an in-memory file (memfd) holding one
 //! buffer of the pattern. Either way the kernel references those pages instead of copying
@@ -61,7 +61,7 @@ impl TcpStream {
         }
     }
 
-    /// The same engine for a flow of `streams` streams (what [`auto_mode`] weighs).
+    /// The same engine for a flow of `streams` streams (what `auto_mode` weighs).
     pub fn with_streams(self, streams: u16) -> Self {
         Self {
             streams: streams.max(1),

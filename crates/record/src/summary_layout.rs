@@ -1,9 +1,9 @@
 //! The JSON layout of a [`Summary`]: the one layout 2 has always written, a flat object whose
 //! family figures sit among the common ones (`retransmits` and `rtt_us` after the cores, a
 //! UDP run's datagram counts and a request/response run's transactions flattened in, the
-//! probes, rpm and frames before `flows`). [`Written`] writes it from a typed summary, byte
+//! probes, rpm and frames before `flows`). `Written` writes it from a typed summary, byte
 //! for byte as the flat struct before families did, so stored records and exports did not
-//! change; [`Read`] reads it, and `TryFrom<Read>` picks the family from the keys present.
+//! change; `Read` reads it, and `TryFrom<Read>` picks the family from the keys present.
 //!
 //! Invariants: the two structs list the same keys in the same order with the same omission
 //! rules (a key written is a key read); `retransmits`, `rtt_us`, `link_speed_bps` and

@@ -1,5 +1,5 @@
 //! `linerate rpm` as text: a line per interval while it runs; then the short summary
-//! ([`crate::rpm_brief`]) or the full report ([`write`], `-v`): the run's one RPM, then per
+//! ([`crate::rpm_brief`]) or the full report ([`write()`], `-v`): the run's one RPM, then per
 //! direction its RPM, the probes' figures beside the idle path's, where the delay sat; and one
 //! direction as its stored run keeps it (`linerate show`).
 //!

@@ -18,7 +18,7 @@
 //! they start (`point_started`) or end (`point_done`, [`Cell::done`]); one at a time, both are
 //! row order.
 //!
-//! The scheduling is here; [`relay`] holds the runner `linerate mesh` uses ([`RelayPairs`]:
+//! The scheduling is here; `mesh/relay.rs` holds the runner `linerate mesh` uses ([`RelayPairs`]:
 //! each pair a third-party test through its `from` host).
 
 mod relay;

@@ -47,8 +47,8 @@ const TICK: Duration = Duration::from_millis(100);
 pub type Page = dyn Fn(Option<&str>) -> (&'static str, String) + Send + Sync;
 
 /// Binds `addr` and serves `page` there on a thread of its own until `shutdown` is raised
-/// (then the port closes and open connections are dropped within [`TICK`]); returns the bound
-/// address (port 0 picks one).
+/// (then the port closes and open connections are dropped within a tick of its loop, 100 ms);
+/// returns the bound address (port 0 picks one).
 pub fn start<F>(addr: SocketAddr, page: F, shutdown: Signal) -> io::Result<SocketAddr>
 where
     F: Fn(Option<&str>) -> (&'static str, String) + Send + Sync + 'static,

@@ -5,8 +5,8 @@
 //!
 //! It is a `session` dialect ([`Dialect`], plugged into `ServerConfig::dialects`): the gate
 //! tells an iperf3 client by its cookie (`gate.rs`): a cookie a session waits for is that
-//! session's next data connection ([`Waiting::hand`]); any other opens a test, whose parameters
-//! the gate reads before [`run`] gets a thread for it, so a silent client costs no thread.
+//! session's next data connection (`Waiting::hand`); any other opens a test, whose parameters
+//! the gate reads before `run` gets a thread for it, so a silent client costs no thread.
 //! Invariants: a test takes a session slot like any other ([`Server::hold`]); every refusal is
 //! an iperf3 error state the client prints, and a line in the server's log; a server with keys
 //! refuses iperf3 clients (they cannot prove one) unless [`Dialect::open`] says to serve them

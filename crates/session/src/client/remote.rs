@@ -1,5 +1,5 @@
 //! The far end of a running test as the measuring loop sees it: a linerate server over
-//! linerate's control protocol ([`LinerateServer`]), or a stock iperf3 server over iperf3's
+//! linerate's control protocol (`LinerateServer`), or a stock iperf3 server over iperf3's
 //! (the `iperf3` crate's client). The loop starts, polls and stops the test through this trait only;
 //! it is public for a far end another crate speaks to ([`measure_streams`](super::measure::measure_streams)
 //! runs a test against any [`Remote`]).
