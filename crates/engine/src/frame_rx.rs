@@ -92,16 +92,9 @@ impl FrameRx {
     /// not deliver. Read once the reader is done (it holds the sockets while it reads).
     pub fn stats(&self) -> XskStats {
         let socks = self.socks.lock().unwrap_or_else(|e| e.into_inner());
-        socks
-            .iter()
+        (socks.iter())
             .filter_map(|s| s.stats().ok())
-            .fold(XskStats::default(), |a, b| XskStats {
-                rx_dropped: a.rx_dropped + b.rx_dropped,
-                rx_invalid_descs: a.rx_invalid_descs + b.rx_invalid_descs,
-                tx_invalid_descs: a.tx_invalid_descs + b.tx_invalid_descs,
-                rx_ring_full: a.rx_ring_full + b.rx_ring_full,
-                rx_fill_ring_empty: a.rx_fill_ring_empty + b.rx_fill_ring_empty,
-            })
+            .fold(XskStats::default(), |a, b| a + b)
     }
 
     fn slot(&self, stream: u16) -> UdpCounts {

@@ -72,7 +72,6 @@ impl UdpFrames {
     fn frames(&self, sock: &UdpSocket, stream: u16) -> Result<(Frames, Path), EngineError> {
         let (local, peer) = (sock.local_addr()?, sock.peer_addr()?);
         let path = frames::route::path_to(peer.ip()).map_err(|e| invalid(e.to_string()))?;
-        let ip = if peer.is_ipv4() { 20 } else { 40 };
         let spec = FrameSpec {
             endpoints: Endpoints {
                 src_mac: path.src_mac,
@@ -82,7 +81,7 @@ impl UdpFrames {
                 src_port: local.port(),
                 dst_port: peer.port(),
             },
-            frame_size: self.payload + 8 + ip + frames::frame::ETH_LEN + frames::frame::FCS_LEN,
+            frame_size: self.payload + frames::frame::overhead(peer.is_ipv6()),
             mtu: path.mtu,
             flows: self.pattern(),
         };

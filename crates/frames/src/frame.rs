@@ -76,10 +76,16 @@ pub struct Frames {
     base_ports: (u16, u16),
 }
 
+/// The bytes a test frame of this family carries besides its UDP payload: the Ethernet, IP
+/// and UDP headers and the FCS (a frame's size is its payload's plus this).
+pub fn overhead(ipv6: bool) -> usize {
+    let ip = if ipv6 { 40 } else { 20 };
+    ETH_LEN + ip + UDP_LEN + FCS_LEN
+}
+
 /// The frame-size range for this family and MTU, FCS included.
 pub fn size_range(ipv6: bool, mtu: usize) -> (usize, usize) {
-    let ip = if ipv6 { 40 } else { 20 };
-    let min = (ETH_LEN + ip + UDP_LEN + HEADER_LEN + FCS_LEN).max(MIN_FRAME);
+    let min = (overhead(ipv6) + HEADER_LEN).max(MIN_FRAME);
     (min, mtu + ETH_LEN + FCS_LEN)
 }
 

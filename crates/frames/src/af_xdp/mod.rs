@@ -51,6 +51,21 @@ pub struct XskStats {
     pub rx_fill_ring_empty: u64,
 }
 
+impl std::ops::Add for XskStats {
+    type Output = Self;
+
+    /// Two sockets' counters summed, field by field.
+    fn add(self, o: Self) -> Self {
+        Self {
+            rx_dropped: self.rx_dropped + o.rx_dropped,
+            rx_invalid_descs: self.rx_invalid_descs + o.rx_invalid_descs,
+            tx_invalid_descs: self.tx_invalid_descs + o.tx_invalid_descs,
+            rx_ring_full: self.rx_ring_full + o.rx_ring_full,
+            rx_fill_ring_empty: self.rx_fill_ring_empty + o.rx_fill_ring_empty,
+        }
+    }
+}
+
 impl XskStats {
     /// Frames for this socket that never reached its rx ring.
     pub fn rx_lost(&self) -> u64 {

@@ -20,9 +20,8 @@ pub(super) fn check(spec: &wire::TestSpec, server: IpAddr) -> Result<(), ClientE
     let fail = |why: String| ClientError::Input(format!("--engine {engine}: {why}"));
     let path = frames::route::path_to(server).map_err(|e| fail(e.to_string()))?;
     let ipv6 = server.is_ipv6();
-    let ip = if ipv6 { 40 } else { 20 };
     let payload = udp.payload_len_bytes as usize;
-    let overhead = 8 + ip + frames::frame::ETH_LEN + frames::frame::FCS_LEN;
+    let overhead = frames::frame::overhead(ipv6);
     let frame = payload + overhead;
     let (min, max) = frames::frame::size_range(ipv6, path.mtu);
     if !(min..=max).contains(&frame) {

@@ -130,12 +130,8 @@ fn start(
     let cpu0 = CpuTime::process_now();
     let sys0 = SystemCpuSnapshot::now();
     for (&(index, flow), conn) in spec.flows().iter().zip(conns) {
-        let role = match flow {
-            Flow::ClientToServer => Role::Sender,
-            Flow::ServerToClient => Role::Receiver,
-        };
         workers
-            .spawn(conn, role, format!("lr-cli-{index}"))
+            .spawn(conn, role(flow), format!("lr-cli-{index}"))
             .map_err(|e| ClientError::Protocol(format!("cannot start stream thread: {e}")))?;
     }
     if !frames {
@@ -158,14 +154,18 @@ fn prepare(
 ) -> Result<Vec<Endpoint>, ClientError> {
     (spec.flows().iter().zip(conns))
         .map(|(&(index, flow), end)| {
-            let role = match flow {
-                Flow::ClientToServer => Role::Sender,
-                Flow::ServerToClient => Role::Receiver,
-            };
-            (engine.prepare(end, role, index))
+            (engine.prepare(end, role(flow), index))
                 .map_err(|e| ClientError::Input(format!("stream {index}: {e}")))
         })
         .collect()
+}
+
+/// The client's role in a stream flowing `flow`.
+fn role(flow: Flow) -> Role {
+    match flow {
+        Flow::ClientToServer => Role::Sender,
+        Flow::ServerToClient => Role::Receiver,
+    }
 }
 
 /// How long the client's streams get to end once the server is gone.

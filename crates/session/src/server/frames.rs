@@ -160,7 +160,8 @@ impl FrameCounter {
         // Every queue must get a socket (a frame on a queue without one would pass up to
         // sockets nobody reads), and every frame must fit a chunk.
         let queues = frames::xdp_query::queues(&self.interface)?.rx;
-        let largest = payload as usize + 8 + 40 + frames::frame::ETH_LEN;
+        // Received without the FCS; IPv6's headers, the larger.
+        let largest = payload as usize + frames::frame::overhead(true) - frames::frame::FCS_LEN;
         if queues > MAX_XSK_QUEUES || largest > frames::af_xdp::MAX_RX_FRAME {
             return None;
         }
