@@ -67,6 +67,15 @@ fn an_unpaced_xdp_test_sends_live_frames_each_counted_once_at_the_servers_driver
         let in_receiver = f["lost_in_receiver"].as_u64().unwrap();
         assert_eq!(received + in_receiver, at_driver, "{f}");
         assert_eq!(f["frames_per_queue"], serde_json::json!([at_driver]), "{f}");
+        // Each of the flows arrived, each frame counted under its flow.
+        let spread = &f["flows_at_driver"];
+        let n: u64 = flows.parse().unwrap();
+        assert_eq!(
+            (&spread["flows"], &spread["seen"]),
+            (&n.into(), &n.into()),
+            "{f}"
+        );
+        assert_eq!(spread["frames"], at_driver, "{f}");
         // The receiver's AF_XDP socket took them; what it lost is what it says it dropped.
         assert_eq!(
             (&f["rx_path"], &f["rx_queues"]),
@@ -92,13 +101,26 @@ fn a_paced_xdp_test_takes_the_af_xdp_socket_and_a_packet_test_its_ring() {
         return skip("no network namespaces here: the frame engine is not run");
     }
     let pair = VethPair::new("fk");
-    let _server = pair.serve_with(&["--frames"]);
+    // pkt-gen's 100 destination ports per stream are above the server's default.
+    let _server = pair.serve_with(&["--frames", "--max-flows-dst", "100"]);
     for (engine, path, rx) in [
         ("xdp", "xdp_copy", "xdp_copy"),
         ("packet", "packet_ring", "sockets"),
     ] {
         let args = [
-            "udp", "--engine", engine, "-l", "18", "--pps", "20000", "-t", "1",
+            "udp",
+            "--engine",
+            engine,
+            "-l",
+            "18",
+            "--pps",
+            "20000",
+            "-t",
+            "1",
+            "--flows",
+            "100",
+            "--flows-dst",
+            "100",
         ];
         let run = pair.client_json(&args);
         let f = &run["summary"]["frames"];
@@ -109,7 +131,43 @@ fn a_paced_xdp_test_takes_the_af_xdp_socket_and_a_packet_test_its_ring() {
         );
         assert_eq!(f["frames_at_driver"], f["frames_sent"], "{f}");
         assert_eq!(run["summary"]["packets_received"], f["frames_sent"], "{f}");
+        // pkt-gen's 10,000 flows, sent flow after flow, none lost: each flow has its share
+        // of the frames sent, to one frame, at the driver.
+        let sent = f["frames_sent"].as_u64().unwrap();
+        let spread = &f["flows_at_driver"];
+        assert_eq!(spread["flows"], 10_000, "{f}");
+        assert_eq!(spread["counted"], 10_000, "{f}");
+        assert_eq!(spread["frames"], sent, "{f}");
+        assert_eq!(spread["min_frames"], sent / 10_000, "{f}");
+        assert_eq!(spread["max_frames"], sent.div_ceil(10_000), "{f}");
     }
+}
+
+/// A paced `xdp` test at 100,000 frames/s per stream or more takes live frames, the program
+/// keeping the schedule: the frames sent are the rate's over the test's time, and every one
+/// reaches the server's driver.
+#[test]
+fn a_paced_xdp_test_at_a_high_rate_sends_live_frames_on_schedule() {
+    if !can_use_netns() {
+        return skip("no network namespaces here: the frame engine is not run");
+    }
+    let pair = VethPair::new("fv");
+    let _server = pair.serve_with(&["--frames"]);
+    let args = [
+        "udp", "--engine", "xdp", "-l", "18", "--pps", "300000", "-t", "1",
+    ];
+    let run = pair.client_json(&args);
+    let (f, s) = (&run["summary"]["frames"], &run["summary"]);
+    assert_eq!(f["tx_path"], "xdp_live", "{f}");
+    let sent = f["frames_sent"].as_u64().unwrap();
+    let window = s["flows"][0]["window_s"].as_f64().unwrap();
+    let rate = sent as f64 / window;
+    assert!(
+        (rate / 300_000.0 - 1.0).abs() < 0.02,
+        "{sent} frames in {window} s: {rate} frames/s, not 300,000"
+    );
+    assert_eq!(f["frames_at_driver"], sent, "{f}");
+    assert_eq!(f["lost_on_path"], 0, "{f}");
 }
 
 /// Two receive queues on the server's veth (`ethtool -L vb rx 2`): the server opens an AF_XDP

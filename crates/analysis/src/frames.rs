@@ -43,6 +43,7 @@ pub fn frame_summary(raw: &RawRun, summary: &Summary) -> Option<FrameSummary> {
         frames_at_driver: driver.frames,
         bytes_at_driver: driver.bytes,
         frames_per_queue: (!driver.queue_frames.is_empty()).then(|| driver.queue_frames.clone()),
+        flows_at_driver: driver.flows,
         lost_on_path: frames_sent.saturating_sub(driver.frames),
         lost_in_receiver: driver.frames.saturating_sub(received),
         pps_at_driver: if window > 0.0 {

@@ -91,7 +91,8 @@ impl UdpFrames {
 
     /// The engine's sender on `ifindex`. `xdp` takes, in order: an AF_XDP socket where the
     /// driver offers zero-copy; XDP live frames where it transmits redirected frames and the
-    /// test is unpaced (`frames::xdp_live`: no skb per frame); else an AF_XDP socket in
+    /// test is unpaced or paced at [`LIVE_PACED_MIN_PPS`] or more per stream
+    /// (`frames::xdp_live`: no skb per frame); else an AF_XDP socket in
     /// copy mode. An AF_XDP socket takes a transmit queue of its own: stream *i*'s queue *i*.
     fn open(&self, path: &Path, frames: &Frames, stream: u16) -> Result<Sender, EngineError> {
         let ifindex = path.ifindex;
@@ -102,7 +103,7 @@ impl UdpFrames {
         }
         let features = frames::xdp_features::of(ifindex);
         let live = features.is_some_and(|f| f.ndo_xmit() && !f.zero_copy())
-            && self.target_pps.is_none()
+            && live_at(self.target_pps)
             && frames::xdp_live::fits(frames);
         if live {
             return Ok(Sender::Live(LiveTx::open(ifindex, frames).map_err(sys)?));
@@ -165,6 +166,18 @@ impl Sender {
 
 /// What a sender did: counts, path, other threads' CPU.
 type Sent = (TxCounts, FramePath, CpuTime);
+
+/// The lowest rate per stream a paced `xdp` test sends live frames at: the program paces them
+/// (a frame not yet due is not sent, and the run goes on), so the runner spins its core
+/// whatever the rate, where the AF_XDP socket sleeps between frames; below this rate the
+/// socket is the cheaper sender and reaches it.
+pub const LIVE_PACED_MIN_PPS: f64 = 100_000.0;
+
+/// Whether a stream at `target_pps` (`None`: unpaced) takes live frames where the driver
+/// transmits redirected frames.
+pub fn live_at(target_pps: Option<f64>) -> bool {
+    target_pps.is_none_or(|r| r >= LIVE_PACED_MIN_PPS)
+}
 
 /// Why an `xdp` test has more streams than `ifname` has transmit queues for its AF_XDP
 /// sockets, naming both ways out.

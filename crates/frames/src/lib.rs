@@ -26,7 +26,7 @@
 //! `client/frames_path.rs`) and the server's counter of a frame test (`server/frames.rs`).
 //! The server's receiver of an `xdp` test reads [`af_xdp::XskRx`] sockets, one per receive
 //! queue (`engine::frame_rx`), their drop statistics (`XDP_STATISTICS`) in the record.
-//! What is next (issue 38): per-flow counters in the program; live frames paced.
+//! What is next (issue 38): live frames paced.
 //!
 //! AF_PACKET, AF_XDP and BPF are Linux's: those modules exist only there; building frames and
 //! assembling programs is portable.

@@ -20,8 +20,14 @@
 //! redirects nothing once the stop word is set or the frame limit reached, and the watching
 //! thread sets the stop word within 2 ms of the run's time or its stop, so the last frame
 //! leaves within a few ms of the test's end; a kernel run is at most [`RUN_FRAMES`] frames and
-//! the runner thread is joined before `send` returns. Not paced: a paced test takes the AF_XDP
-//! socket.
+//! the runner thread is joined before `send` returns.
+//!
+//! Paced ([`Control::frames_per_s`]): the program keeps the schedule itself. Frame `seq` leaves
+//! once `seq × pace <= now − start` (the pace in picoseconds, so 1,488,095 frames/s is
+//! 672,000 ps and not a rounded 672 ns); a frame not yet due is dropped unsent and its
+//! sequence number kept for the next, so the frames sent are the schedule's to within the
+//! kernel's batch (64 frames of the run, a few microseconds), and a stall is caught up as the
+//! socket engines' loop catches it up. The runner spins its core whatever the rate.
 
 use crate::bpf::asm::{Asm, Cond, Size, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9};
 use crate::bpf::sys;
@@ -34,7 +40,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Frames per kernel run at most (about a second at a veth's live-frames rate): each run
+/// Frames per kernel run at most (paced: frames sent and early ones dropped unsent; a third
+/// of a second at a veth's live-frames rate): each run
 /// costs the kernel a page pool set up and torn down (tens of ms), so runs are long, and a
 /// stop ends one from the program's side (the stop word), not by waiting it out.
 pub const RUN_FRAMES: u64 = 1 << 21;
@@ -48,9 +55,12 @@ const HELPER_KTIME_GET_NS: i32 = 5;
 const HELPER_REDIRECT: i32 = 23;
 const XDP_DROP: i32 = 1;
 /// The state map's values: at key [`STATE`], seq (the next sequence number), the clock offset,
-/// 0, the frame limit; at key [`STOP`], the stop word (its own element, so that raising it never
-/// writes over the count the program is moving).
-const STATE_LEN: usize = 32;
+/// the pace (ps between frames; 0: unpaced), the frame limit, the pace's start
+/// (CLOCK_MONOTONIC ns); at key [`STOP`], the stop word (its own element, so that raising it
+/// never writes over the count the program is moving).
+const STATE_LEN: usize = 40;
+/// Words of a state value.
+const WORDS: usize = STATE_LEN / 8;
 const STATE: u32 = 0;
 const STOP: u32 = 1;
 
@@ -92,15 +102,15 @@ impl LiveTx {
         Ok(Self { prog, state, frame })
     }
 
-    fn read(&self, key: u32) -> Result<[u64; 4], SysError> {
+    fn read(&self, key: u32) -> Result<[u64; WORDS], SysError> {
         let mut v = [0u8; STATE_LEN];
         sys::map_lookup(&self.state, &key.to_ne_bytes(), &mut v)?;
         let word =
             |i: usize| u64::from_ne_bytes(v[i * 8..i * 8 + 8].try_into().unwrap_or_default());
-        Ok([word(0), word(1), word(2), word(3)])
+        Ok(std::array::from_fn(word))
     }
 
-    fn write(&self, key: u32, words: [u64; 4]) -> Result<(), SysError> {
+    fn write(&self, key: u32, words: [u64; WORDS]) -> Result<(), SysError> {
         let mut v = [0u8; STATE_LEN];
         for (i, w) in words.iter().enumerate() {
             v[i * 8..i * 8 + 8].copy_from_slice(&w.to_ne_bytes());
@@ -108,9 +118,9 @@ impl LiveTx {
         sys::map_update(&self.state, &key.to_ne_bytes(), &v)
     }
 
-    /// Sends as [`crate::send::send`] does (`ctl`'s frame count, time, stop and progress), but
-    /// unpaced: the kernel runs the program on this thread's CPU in long runs on a second
-    /// thread while this one watches the count and the stop. `clock` gives the data header's
+    /// Sends as [`crate::send::send`] does (`ctl`'s frame count, time, pace, stop and
+    /// progress): the kernel runs the program in long runs on a second thread while this one
+    /// watches the count and the stop. `clock` gives the data header's
     /// send times (the program reads CLOCK_MONOTONIC less its offset to `clock`). Returns
     /// the counts and the runner thread's CPU time (the caller's own thread only watches).
     pub fn send(
@@ -118,9 +128,13 @@ impl LiveTx {
         ctl: Control,
         clock: &dyn Fn() -> u64,
     ) -> Result<(TxCounts, CpuTime), SysError> {
-        let offset = measure::clock::now_ns().wrapping_sub(clock());
-        self.write(STOP, [0; 4])?;
-        self.write(STATE, [0, offset, 0, ctl.limit.frames])?;
+        let now = measure::clock::now_ns();
+        let offset = now.wrapping_sub(clock());
+        self.write(STOP, [0; WORDS])?;
+        self.write(
+            STATE,
+            [0, offset, pace_ps(ctl.frames_per_s), ctl.limit.frames, now],
+        )?;
         let start = Instant::now();
         let done = AtomicBool::new(false);
         // The runner's CPU clock while it runs (taken away, under the lock, before it ends, so
@@ -190,7 +204,7 @@ impl LiveTx {
             let stop = ctl.stop.is_some_and(|stop| stop()) || Instant::now() >= end;
             if stop || runner.is_finished() {
                 // The stop word: the program redirects nothing more and the run ends fast.
-                return self.write(STOP, [1, 0, 0, 0]);
+                return self.write(STOP, [1, 0, 0, 0, 0]);
             }
         }
     }
@@ -245,11 +259,10 @@ fn program(
     a.load(Size::DW, R8, R7, 0)
         .load(Size::DW, R1, R7, 24)
         .jump_reg(Cond::Ge, R8, R1, drop);
+    a.call(HELPER_KTIME_GET_NS).mov(R9, R0);
+    paced(&mut a, drop);
     a.mov(R1, R8).add_imm(R1, 1).store(Size::DW, R7, 0, R1);
-    a.call(HELPER_KTIME_GET_NS)
-        .mov(R9, R0)
-        .load(Size::DW, R1, R7, 8)
-        .sub(R9, R1);
+    a.load(Size::DW, R1, R7, 8).sub(R9, R1);
     // Bounds: the data header must lie inside the frame.
     a.load(Size::W, R2, R6, 0).load(Size::W, R3, R6, 4);
     a.mov(R4, R2)
@@ -276,6 +289,30 @@ fn program(
     a.label(drop);
     a.mov_imm(R0, XDP_DROP).exit();
     a.finish()
+}
+
+/// Paced (the state's pace, r7 the state, non-zero): frame `seq` (r8) leaves once
+/// `seq × pace_ps <= (now − start) × 1000` (r9 now), the schedule from the pace's start, as
+/// the socket engines' send loop keeps it; before that, `goto drop` (nothing sent, the count
+/// unmoved, the run goes on to its next frame).
+fn paced(a: &mut Asm, drop: crate::bpf::asm::Label) {
+    let go = a.new_label();
+    a.load(Size::DW, R1, R7, 16).jump_imm(Cond::Eq, R1, 0, go);
+    a.mul(R1, R8);
+    a.mov(R2, R9)
+        .load(Size::DW, R3, R7, 32)
+        .sub(R2, R3)
+        .mul_imm(R2, 1000)
+        .jump_reg(Cond::Gt, R1, R2, drop);
+    a.label(go);
+}
+
+/// Picoseconds between frames at `frames_per_s` (0: unpaced, or a rate that is not one).
+fn pace_ps(frames_per_s: Option<f64>) -> u64 {
+    match frames_per_s {
+        Some(r) if r.is_finite() && r > 0.0 => (1e12 / r).round().max(1.0) as u64,
+        _ => 0,
+    }
 }
 
 /// The frame's UDP checksum sum without the words a live frame changes (its ports and stream
@@ -374,6 +411,23 @@ fn flows(a: &mut Asm, frames: &Frames, head: i16, sum: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pace_is_kept_in_picoseconds_so_line_rates_are_not_rounded_to_a_nanosecond() {
+        assert_eq!(pace_ps(Some(1e12 / 672_000.0)), 672_000);
+        // 64-byte frames on 10 GbE: 67.2 ns, which whole nanoseconds would make 67 (0.3 % fast).
+        assert_eq!(pace_ps(Some(14_880_952.38)), 67_200);
+        assert_eq!(pace_ps(Some(100_000.0)), 10_000_000);
+        for unpaced in [
+            None,
+            Some(0.0),
+            Some(-1.0),
+            Some(f64::NAN),
+            Some(f64::INFINITY),
+        ] {
+            assert_eq!(pace_ps(unpaced), 0, "{unpaced:?}");
+        }
+    }
     use crate::{Endpoints, FlowPattern, FrameSpec};
     use std::net::{IpAddr, Ipv4Addr};
 
@@ -419,10 +473,10 @@ mod tests {
         {
             let f = frames(pattern, v6);
             let tx = LiveTx::open(1, &f).unwrap();
-            tx.write(STATE, [0, 0, 0, 250]).unwrap();
+            tx.write(STATE, [0, 0, 0, 250, 0]).unwrap();
             let head = f.udp_at() + 8;
             for seq in [0u64, 1, 99, 101, 249, 250] {
-                tx.write(STATE, [seq, 0, 0, 250]).unwrap();
+                tx.write(STATE, [seq, 0, 0, 250, 0]).unwrap();
                 let mut out = vec![0u8; 128];
                 let (ret, len) = sys::prog_test_run(&tx.prog, &tx.frame, &mut out).unwrap();
                 let got = &mut out[..len];
@@ -441,14 +495,43 @@ mod tests {
                 assert_eq!(tx.read(STATE).unwrap()[0], seq + 1, "{pattern:?} counted");
             }
             // The stop word: nothing redirected, nothing counted.
-            tx.write(STATE, [5, 0, 0, 250]).unwrap();
-            tx.write(STOP, [1, 0, 0, 0]).unwrap();
+            tx.write(STATE, [5, 0, 0, 250, 0]).unwrap();
+            tx.write(STOP, [1, 0, 0, 0, 0]).unwrap();
             let mut out = vec![0u8; 128];
             let (ret, _) = sys::prog_test_run(&tx.prog, &tx.frame, &mut out).unwrap();
             assert_eq!(
                 (ret, tx.read(STATE).unwrap()[0]),
                 (XDP_DROP as u32, 5),
                 "{pattern:?}"
+            );
+        }
+    }
+
+    /// Paced: a frame not yet due by the schedule is dropped unsent with the count unmoved;
+    /// once due, it is sent and counted.
+    #[test]
+    fn a_paced_frame_leaves_only_once_the_schedule_has_reached_it() {
+        if crate::caps::require_xdp().is_err() {
+            eprintln!("skipped: no CAP_BPF/CAP_NET_ADMIN to load the live-frames program");
+            return;
+        }
+        let tx = LiveTx::open(1, &frames(FlowPattern::One, false)).unwrap();
+        let second = 1_000_000_000_000u64;
+        let now = measure::clock::now_ns();
+        let mut out = vec![0u8; 128];
+        // Frame 10 at one a second is due 10 s after the start.
+        for (started_ago_s, ret, counted) in [
+            (0, XDP_DROP as u32, 10),
+            (9, XDP_DROP as u32, 10),
+            (11, 4, 11),
+        ] {
+            let start = now - started_ago_s * 1_000_000_000;
+            tx.write(STATE, [10, 0, second, 250, start]).unwrap();
+            let (got, _) = sys::prog_test_run(&tx.prog, &tx.frame, &mut out).unwrap();
+            assert_eq!(
+                (got, tx.read(STATE).unwrap()[0]),
+                (ret, counted),
+                "started {started_ago_s} s ago"
             );
         }
     }

@@ -6,6 +6,7 @@
 //! the receiver's) and in the receiving host (at its driver, not at the socket).
 
 use serde::{Deserialize, Serialize};
+use wire::msg::FlowSpread;
 use wire::spec::{FramePath, FrameRxPath, UdpEngine};
 
 /// `summary.frames`.
@@ -43,6 +44,11 @@ pub struct FrameSummary {
     /// had any (absent: a record or server before the field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frames_per_queue: Option<Vec<u64>>,
+    /// `frames_at_driver` by flow (each stream's source × destination ports): how many flows
+    /// arrived and the fewest and most frames a flow had (absent: a record or server before
+    /// the field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flows_at_driver: Option<FlowSpread>,
     /// `frames_sent − frames_at_driver`: lost between the two drivers (the link, a switch, a
     /// full receive ring before XDP).
     pub lost_on_path: u64,

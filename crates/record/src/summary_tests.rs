@@ -177,6 +177,7 @@ fn every_shape() -> Vec<(&'static str, Flat)> {
         frames_at_driver: 10,
         bytes_at_driver: 640,
         frames_per_queue: None,
+        flows_at_driver: None,
         lost_on_path: 0,
         lost_in_receiver: 1,
         pps_at_driver: 5.0,

@@ -10,6 +10,7 @@
 
 pub mod auth;
 pub mod datagram;
+pub mod driver;
 pub mod error;
 pub mod escape;
 pub mod frame;

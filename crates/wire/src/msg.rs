@@ -14,7 +14,8 @@ use measure::{
 use serde::{Deserialize, Serialize};
 
 use crate::auth::{ClientProof, Mac};
-use crate::spec::{FrameRxPath, RxMode, SendMode, TestSpec};
+pub use crate::driver::{DriverCounts, FlowSpread};
+use crate::spec::{RxMode, SendMode, TestSpec};
 
 /// Address family restriction from `-4` / `-6`.
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
@@ -332,38 +333,6 @@ pub struct ServerResults {
     /// counted of the test's frames over the session (protocol 16).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver: Option<Box<DriverCounts>>,
-}
-
-/// The test's frames as the receiving driver saw them: counted by the server's XDP program
-/// before its stack, then passed on to the test's sockets or redirected to its AF_XDP sockets.
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub struct DriverCounts {
-    /// The interface the counter was on.
-    pub interface: String,
-    /// The test's frames (UDP to its ports) that reached it.
-    pub frames: u64,
-    /// Their bytes as the driver saw them (Ethernet header on, FCS off).
-    pub bytes: u64,
-    /// `frames` by the receive queue they arrived on, queue 0 up, to the last that had any
-    /// (absent: a server before the field).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub queue_frames: Vec<u64>,
-    /// How the receiver took them from the driver (protocol 16's later servers; absent: up
-    /// the stack to the test's sockets).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rx_path: Option<FrameRxPath>,
-    /// Receive queues with an AF_XDP socket, queue 0 up (0: the stack's sockets took them).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub rx_queues: u32,
-    /// Frames of the test the AF_XDP sockets had no room for (their `XDP_STATISTICS`: rx ring
-    /// full, no free chunk, invalid descriptor): lost in the receiving host.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub rx_socket_dropped: u64,
-}
-
-fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
-    *n == T::default()
 }
 
 #[cfg(test)]

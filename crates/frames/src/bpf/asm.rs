@@ -90,6 +90,7 @@ const K: u8 = 0x00;
 const X: u8 = 0x08;
 const ADD: u8 = 0x00;
 const SUB: u8 = 0x10;
+const MUL: u8 = 0x20;
 const DIV: u8 = 0x30;
 const AND: u8 = 0x50;
 const RSH: u8 = 0x70;
@@ -182,6 +183,16 @@ impl Asm {
     /// dst -= src.
     pub fn sub(&mut self, dst: Reg, src: Reg) -> &mut Self {
         self.push(ALU64 | SUB | X, dst, src, 0, 0)
+    }
+
+    /// dst *= src.
+    pub fn mul(&mut self, dst: Reg, src: Reg) -> &mut Self {
+        self.push(ALU64 | MUL | X, dst, src, 0, 0)
+    }
+
+    /// dst *= imm.
+    pub fn mul_imm(&mut self, dst: Reg, imm: i32) -> &mut Self {
+        self.push(ALU64 | MUL | K, dst, R0, 0, imm)
     }
 
     /// dst >>= imm (logical).

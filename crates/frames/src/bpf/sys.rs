@@ -24,6 +24,8 @@ const TEST_XDP_LIVE_FRAMES: u32 = 1 << 1;
 
 /// BPF_MAP_TYPE_PERCPU_ARRAY.
 pub const MAP_PERCPU_ARRAY: u32 = 6;
+/// `BPF_MAP_TYPE_ARRAY`.
+pub const MAP_ARRAY: u32 = 2;
 /// BPF_MAP_TYPE_XSKMAP.
 pub const MAP_XSKMAP: u32 = 17;
 /// BPF_PROG_TYPE_XDP.

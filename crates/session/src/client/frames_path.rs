@@ -35,10 +35,10 @@ pub(super) fn check(spec: &wire::TestSpec, server: IpAddr) -> Result<(), ClientE
     }
     frames::caps::require_sender(udp.engine).map_err(|e| fail(e.to_string()))?;
     // An AF_XDP sender per stream, each on a transmit queue of its own: certain for `xdp` when
-    // the test is paced (live frames are not); an unpaced test may take live frames, which
+    // the test is paced below live frames' rate; otherwise it may take live frames, which
     // need no queue, so its streams are checked as they open.
     let streams = spec.flows().len() as u32;
-    let paced = udp.target_pps(wire::spec::Flow::ClientToServer).is_some();
+    let paced = !engine::udp_frames::live_at(udp.target_pps(wire::spec::Flow::ClientToServer));
     let xdp = udp.engine == wire::spec::UdpEngine::Xdp;
     let queues = frames::xdp_query::queues(&path.ifname).map(|q| q.tx);
     if let Some(queues) = queues.filter(|&q| xdp && paced && streams > q) {

@@ -96,6 +96,13 @@ impl Needs {
             // The session's listener.
             needs.sockets += 1;
         }
+        if let Some(udp) = spec.udp().filter(|u| u.engine.sends_frames()) {
+            // The counter's per-flow counters, in the kernel (`frames::xdp`).
+            let block = (flows.len() as u64 * u64::from(udp.flows_dst.max(1))).min(65_535);
+            let m = super::frames::matching(udp, 0, (block as u16).saturating_sub(1), None);
+            needs.buffer_bytes =
+                (needs.buffer_bytes).saturating_add(frames::xdp::flow_counter_bytes(&m));
+        }
         if spec.udp().is_some_and(|u| u.engine == UdpEngine::Xdp) {
             // An `xdp` test's AF_XDP receiver (`frames.rs`): a socket and its UMEM per receive
             // queue, for the most queues it opens.
@@ -140,9 +147,31 @@ mod tests {
             };
             Needs::of(&TestSpec::new(Params::UdpStream { udp }, 1, 1000))
         };
-        let (socket, xdp) = (of(UdpEngine::Socket), of(UdpEngine::Xdp));
-        assert_eq!(xdp.sockets - socket.sockets, 8);
-        assert_eq!(xdp.buffer_bytes - socket.buffer_bytes, 8 * (8 << 20));
+        let (packet, xdp) = (of(UdpEngine::Packet), of(UdpEngine::Xdp));
+        assert_eq!(xdp.sockets - packet.sockets, 8);
+        assert_eq!(xdp.buffer_bytes - packet.buffer_bytes, 8 * (8 << 20));
+    }
+
+    /// The counter's per-flow counters live in the kernel, a u64 per flow per possible CPU:
+    /// a frame test of 4 streams of pkt-gen's 10,000 flows counts 40,000 of them.
+    #[test]
+    fn a_frame_tests_per_flow_counters_are_in_its_budget() {
+        let of = |engine| {
+            let udp = UdpParams {
+                engine,
+                flows: 100,
+                flows_dst: 100,
+                ..UdpParams::new(Direction::Send)
+            };
+            Needs::of(&TestSpec::new(Params::UdpStream { udp }, 4, 1000))
+        };
+        let cpus = frames::bpf::sys::possible_cpus().unwrap() as u64;
+        let keys = 40_000u64
+            .min(u64::from(frames::xdp::FLOW_KEYS_MAX))
+            .min(frames::xdp::FLOW_MAP_BYTES_MAX / (8 * cpus));
+        let (socket, packet) = (of(UdpEngine::Socket), of(UdpEngine::Packet));
+        assert_eq!(packet.sockets, socket.sockets);
+        assert_eq!(packet.buffer_bytes - socket.buffer_bytes, keys * 8 * cpus);
     }
 
     #[test]

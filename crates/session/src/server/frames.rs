@@ -22,8 +22,8 @@ use engine::frame_rx::FrameRx;
 use engine::udp_socket::udp_socket;
 use engine::{Conn, Endpoint};
 use frames::af_xdp::{Granted, Mode, XskRx};
-use frames::xdp::{Action, PortRange, XdpCounter};
-use wire::msg::DriverCounts;
+use frames::xdp::{Action, Matching, PortRange, XdpCounter};
+use wire::msg::{DriverCounts, FlowSpread};
 use wire::spec::{Flow, FrameRxPath, UdpEngine};
 
 use super::SessionError;
@@ -70,6 +70,26 @@ pub(super) fn port_block(
 /// the test's budget for this many).
 pub const MAX_XSK_QUEUES: u32 = 8;
 
+/// A frame test's frames: UDP to its block `first..=last` (each stream's destination ports in
+/// turn), from `client`, each stream's source ports from its probe's up.
+pub(super) fn matching(
+    udp: &wire::spec::UdpParams,
+    first: u16,
+    last: u16,
+    client: Option<IpAddr>,
+) -> Matching {
+    let side = |n: u32| u16::try_from(n.max(1)).unwrap_or(u16::MAX);
+    Matching {
+        from: client,
+        dst_per_stream: side(udp.flows_dst),
+        src_per_stream: side(udp.flows),
+        ..Matching::ports(PortRange {
+            first,
+            count: last - first + 1,
+        })
+    }
+}
+
 /// The counter of one test: on the interface holding the control connection's local address,
 /// with the test's AF_XDP receiver when it has one.
 pub(super) struct FrameCounter {
@@ -107,15 +127,12 @@ impl FrameCounter {
         let (Some(&first), Some(&last)) = (ports.iter().min(), ports.iter().max()) else {
             return Err(SessionError::FramesInterface);
         };
-        let range = PortRange {
-            first,
-            count: last - first + 1,
-        };
         let action = match udp.engine {
             UdpEngine::Xdp => Action::Redirect,
             _ => Action::Pass,
         };
-        let counter = XdpCounter::attach_from(&interface, range, client, action)?;
+        let counter =
+            XdpCounter::attach_from(&interface, &matching(udp, first, last, client), action)?;
         Ok(Some(Self {
             counter,
             interface,
@@ -177,6 +194,7 @@ impl FrameCounter {
     /// workers are joined).
     pub(super) fn counts(&self) -> Result<DriverCounts, SessionError> {
         let queues = self.counter.per_queue()?;
+        let flows = self.counter.per_flow()?;
         let c = frames::xdp::Counts::total(&queues);
         let rx_path = self.rx.as_ref().map(|rx| match rx.granted() {
             Some(Granted::ZeroCopy) => FrameRxPath::XdpZeroCopy,
@@ -190,6 +208,7 @@ impl FrameCounter {
             rx_path: Some(rx_path.unwrap_or(FrameRxPath::Sockets)),
             rx_queues: self.rx.as_ref().map_or(0, |rx| rx.queues()),
             rx_socket_dropped: self.rx.as_ref().map_or(0, |rx| rx.stats().rx_lost()),
+            flows: Some(FlowSpread::of(flows.keys, &flows.frames)),
         })
     }
 }

@@ -224,6 +224,7 @@ mod tests {
             frames_at_driver: 990,
             bytes_at_driver: 990 * 60,
             frames_per_queue: None,
+            flows_at_driver: None,
             lost_on_path: 10,
             lost_in_receiver: 40,
             pps_at_driver: 990.0,
