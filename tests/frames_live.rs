@@ -212,6 +212,32 @@ fn a_two_queue_receiver_takes_each_queue_and_accounts_every_frame_at_the_driver(
     }
 }
 
+/// Frames larger than an AF_XDP socket's chunk (1792 bytes): the receiver opens no socket, the
+/// test's frames go up the stack to its sockets, each still counted and received, and the
+/// record says why.
+#[test]
+fn frames_larger_than_the_receivers_chunk_go_up_the_stack_and_the_record_says_why() {
+    if !can_use_netns() {
+        return skip("no network namespaces here: the frame engine is not run");
+    }
+    let pair = VethPair::new("fw");
+    sh(&format!(
+        "ip -n {} link set va mtu 3000 && ip -n {} link set vb mtu 3000",
+        pair.a, pair.b
+    ));
+    let _server = pair.serve_with(&["--frames"]);
+    let args = [
+        "udp", "--engine", "xdp", "-l", "2000", "--pps", "20000", "-t", "1",
+    ];
+    let run = pair.client_json(&args);
+    let f = &run["summary"]["frames"];
+    assert_eq!(f["rx_path"], "sockets", "{f}");
+    let why = f["rx_fallback"].as_str().unwrap_or_default();
+    assert!(why.contains("chunk"), "{f}");
+    assert_eq!(f["frames_at_driver"], f["frames_sent"], "{f}");
+    assert_eq!(run["summary"]["packets_received"], f["frames_sent"], "{f}");
+}
+
 /// A paced `xdp` test sends through an AF_XDP socket per stream, each on a transmit queue of its
 /// own: two streams on a one-queue veth are refused before the server is asked, in one line
 /// naming the queues and both ways out; two transmit queues on the client's veth need two

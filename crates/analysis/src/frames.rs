@@ -35,6 +35,7 @@ pub fn frame_summary(raw: &RawRun, summary: &Summary) -> Option<FrameSummary> {
         engine,
         tx_path,
         rx_path: driver.rx_path,
+        rx_fallback: driver.rx_fallback.clone(),
         rx_queues: (driver.rx_queues > 0).then_some(driver.rx_queues),
         rx_socket_dropped: (driver.rx_queues > 0).then_some(driver.rx_socket_dropped),
         interface: driver.interface.clone(),

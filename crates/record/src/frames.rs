@@ -23,6 +23,10 @@ pub struct FrameSummary {
     /// field, whose receiver was the stack's sockets).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rx_path: Option<FrameRxPath>,
+    /// Why an `xdp` test's receiver took the stack's path rather than AF_XDP sockets (absent:
+    /// it did not, or a record or server before the field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx_fallback: Option<String>,
     /// Receive queues with an AF_XDP socket, queue 0 up (absent on the stack's path).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rx_queues: Option<u32>,

@@ -170,6 +170,7 @@ fn every_shape() -> Vec<(&'static str, Flat)> {
         tx_path: Some(wire::spec::FramePath::XdpLive),
         rx_path: None,
         rx_queues: None,
+        rx_fallback: None,
         rx_socket_dropped: None,
         interface: "veth1".into(),
         frames_sent: 10,

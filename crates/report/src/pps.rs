@@ -122,6 +122,7 @@ mod tests {
             tx_path: Some(wire::spec::FramePath::XdpLive),
             rx_path: None,
             rx_queues: None,
+            rx_fallback: None,
             rx_socket_dropped: None,
             interface: "vb".into(),
             frames_sent: 1000,

@@ -31,6 +31,11 @@ pub struct DriverCounts {
     /// full, no free chunk, invalid descriptor): lost in the receiving host.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub rx_socket_dropped: u64,
+    /// Why an `xdp` test's frames went up the stack (`rx_path` `sockets`) instead of to AF_XDP
+    /// sockets: the interface's queues, the frame size, a socket the kernel refused (absent:
+    /// they did not, or a server before the field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx_fallback: Option<String>,
     /// `frames` by flow (absent: a server before the field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flows: Option<FlowSpread>,

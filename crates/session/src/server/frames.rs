@@ -96,6 +96,8 @@ pub(super) struct FrameCounter {
     counter: XdpCounter,
     interface: String,
     rx: Option<Arc<FrameRx>>,
+    /// Why an `xdp` test's frames went up the stack instead of to AF_XDP sockets.
+    rx_fallback: Option<String>,
     /// The port block's sockets while AF_XDP sockets take the frames: held, so no other
     /// socket can bind the counter's ports.
     _held: Vec<Conn>,
@@ -137,6 +139,7 @@ impl FrameCounter {
             counter,
             interface,
             rx: None,
+            rx_fallback: None,
             _held: Vec::new(),
         }))
     }
@@ -150,8 +153,15 @@ impl FrameCounter {
             return (None, sockets(conns));
         };
         let payload = spec.udp().map_or(0, |u| u.payload_len_bytes);
-        let Some(rx) = counter.open_receiver(spec.flows().len(), payload) else {
+        if counter.counter.xsk_map().is_none() {
             return (Some(counter), sockets(conns));
+        }
+        let rx = match counter.open_receiver(spec.flows().len(), payload) {
+            Ok(rx) => rx,
+            Err(why) => {
+                counter.rx_fallback = Some(why);
+                return (Some(counter), sockets(conns));
+            }
         };
         let mut ends = Vec::with_capacity(conns.len());
         for ((_, flow), conn) in spec.flows().into_iter().zip(conns) {
@@ -167,26 +177,47 @@ impl FrameCounter {
         (Some(counter), ends)
     }
 
-    /// AF_XDP sockets on every receive queue of the interface, in the counter's XSKMAP; `None`
-    /// (the frames then pass up the stack to the test's sockets, its slots being empty) when
-    /// the interface has more than [`MAX_XSK_QUEUES`] or an unknown count, its frames can be
-    /// larger than a socket's chunk takes, or a socket could not be opened.
-    fn open_receiver(&self, streams: usize, payload: u32) -> Option<Arc<FrameRx>> {
-        let map = self.counter.xsk_map()?;
-        let index = frames::xdp::ifindex(&self.interface).ok()?;
+    /// AF_XDP sockets on every receive queue of the interface, in the counter's XSKMAP; or
+    /// why not (the frames then pass up the stack to the test's sockets, its slots being
+    /// empty): the interface has more than [`MAX_XSK_QUEUES`] or an unknown count, its frames
+    /// can be larger than a socket's chunk takes, or a socket could not be opened.
+    fn open_receiver(&self, streams: usize, payload: u32) -> Result<Arc<FrameRx>, String> {
+        let ifname = &self.interface;
+        let map = (self.counter.xsk_map()).ok_or("the counter has no socket map")?;
+        let index = frames::xdp::ifindex(ifname).map_err(|e| e.to_string())?;
         // Every queue must get a socket (a frame on a queue without one would pass up to
         // sockets nobody reads), and every frame must fit a chunk.
-        let queues = frames::xdp_query::queues(&self.interface)?.rx;
+        let queues = (frames::xdp_query::queues(ifname))
+            .ok_or_else(|| format!("{ifname}'s receive queues are not readable here"))?
+            .rx;
+        if queues > MAX_XSK_QUEUES {
+            return Err(format!(
+                "{ifname} has {queues} receive queues, more than the {MAX_XSK_QUEUES} the receiver opens AF_XDP sockets on"
+            ));
+        }
         // Received without the FCS; IPv6's headers, the larger.
         let largest = payload as usize + frames::frame::overhead(true) - frames::frame::FCS_LEN;
-        if queues > MAX_XSK_QUEUES || largest > frames::af_xdp::MAX_RX_FRAME {
-            return None;
+        if largest > frames::af_xdp::MAX_RX_FRAME {
+            return Err(format!(
+                "frames of up to {largest} bytes, more than an AF_XDP socket's chunk takes ({})",
+                frames::af_xdp::MAX_RX_FRAME
+            ));
         }
         let socks = (0..queues)
             .map(|q| XskRx::open(index, q, Mode::Auto, map))
             .collect::<Result<Vec<_>, _>>()
-            .ok()?;
-        Some(Arc::new(FrameRx::new(socks, streams, payload as usize)))
+            .map_err(|e| format!("an AF_XDP socket on {ifname}: {e}"))?;
+        Ok(Arc::new(FrameRx::new(socks, streams, payload as usize)))
+    }
+
+    /// The interface the counter is on (the one holding the control connection's address).
+    pub(super) fn interface(&self) -> &str {
+        &self.interface
+    }
+
+    /// Why an `xdp` test's frames go up the stack rather than to AF_XDP sockets, if they do.
+    pub(super) fn rx_fallback(&self) -> Option<&str> {
+        self.rx_fallback.as_deref()
     }
 
     /// What it counted so far (the counter stays attached until dropped), with how the
@@ -209,6 +240,7 @@ impl FrameCounter {
             rx_queues: self.rx.as_ref().map_or(0, |rx| rx.queues()),
             rx_socket_dropped: self.rx.as_ref().map_or(0, |rx| rx.stats().rx_lost()),
             flows: Some(FlowSpread::of(flows.keys, &flows.frames)),
+            rx_fallback: self.rx_fallback.clone(),
         })
     }
 }

@@ -57,12 +57,20 @@ pub(super) fn run_streams(
     shared: &Shared,
     begin_by: Instant,
 ) -> Result<ServerResults, SessionError> {
-    let interface = ctrl
-        .local_addr()
-        .and_then(|a| measure::host::interface_for_ip(a.ip()));
     // A frame engine's test: its counter on since its ports opened (frames.rs); an `xdp`
     // test's AF_XDP receiver opens now, before `Begin`.
     let (frames, ends) = FrameCounter::ends(frames, spec, conns);
+    if let Some(why) = frames.as_ref().and_then(FrameCounter::rx_fallback) {
+        (shared.log)(format!(
+            "{}: frame test: its frames go up the stack to its sockets, not to AF_XDP sockets: {why}",
+            ctrl.peer()
+        ));
+    }
+    // The test's interface: the frame counter's, or found as it found it.
+    let interface = match &frames {
+        Some(f) => Some(f.interface().to_string()),
+        None => (ctrl.local_addr()).and_then(|a| measure::host::interface_for_ip(a.ip())),
+    };
     let left = begin_by.saturating_duration_since(Instant::now());
     let begin = recv::<ClientMsg>(ctrl, left.max(Duration::from_millis(1))).map_err(|e| {
         if Instant::now() >= begin_by {

@@ -217,6 +217,7 @@ mod tests {
             tx_path: None,
             rx_path: None,
             rx_queues: None,
+            rx_fallback: None,
             rx_socket_dropped: None,
             interface: "vb".into(),
             frames_sent: 1000,
