@@ -185,9 +185,20 @@ fn one_slot(handshake: Duration, setup: Duration, drain: Duration) -> TestServer
     })
 }
 
-/// A real client's short test passes: the hostile one's slot is free again.
+/// A real client's short test passes: the hostile one's slot is free again. The slot is given
+/// back as the hostile session's thread ends, just after it sent its last message, so a
+/// "server busy" within the first second is asked again (at most 20 times).
 fn real_client_passes(server: &TestServer) {
-    let result = run(server.addr, spec(Direction::Send, 1, 300));
+    let mut result = run(server.addr, spec(Direction::Send, 1, 300));
+    for _ in 0..20 {
+        match &result {
+            Err(e) if format!("{e:?}").contains("server busy") => {
+                std::thread::sleep(Duration::from_millis(50));
+                result = run(server.addr, spec(Direction::Send, 1, 300));
+            }
+            _ => break,
+        }
+    }
     assert!(result.is_ok(), "{result:?}\n{}", server.log_text());
 }
 

@@ -150,6 +150,28 @@ fn common() -> Flat {
     }
 }
 
+/// A frame engine's `summary.frames`, live frames out, with a per-flow spread.
+fn frames() -> FrameSummary {
+    FrameSummary {
+        engine: wire::spec::UdpEngine::Xdp,
+        tx_path: Some(wire::spec::FramePath::XdpLive),
+        rx_path: None,
+        rx_queues: None,
+        rx_fallback: None,
+        rx_socket_dropped: None,
+        interface: "veth1".into(),
+        frames_sent: 10,
+        frames_refused: 0,
+        frames_at_driver: 10,
+        bytes_at_driver: 640,
+        frames_per_queue: None,
+        flows_at_driver: Some(wire::msg::FlowSpread::of(2, &[6, 4])),
+        lost_on_path: 0,
+        lost_in_receiver: 1,
+        pps_at_driver: 5.0,
+    }
+}
+
 /// One summary of every family and shape its producers make, named by the family it reads as.
 fn every_shape() -> Vec<(&'static str, Flat)> {
     let tcp = Flat {
@@ -164,24 +186,6 @@ fn every_shape() -> Vec<(&'static str, Flat)> {
         loss_pct: 10.0,
         jitter_us: 8.339,
         ..UdpSummary::default()
-    };
-    let frames = FrameSummary {
-        engine: wire::spec::UdpEngine::Xdp,
-        tx_path: Some(wire::spec::FramePath::XdpLive),
-        rx_path: None,
-        rx_queues: None,
-        rx_fallback: None,
-        rx_socket_dropped: None,
-        interface: "veth1".into(),
-        frames_sent: 10,
-        frames_refused: 0,
-        frames_at_driver: 10,
-        bytes_at_driver: 640,
-        frames_per_queue: None,
-        flows_at_driver: None,
-        lost_on_path: 0,
-        lost_in_receiver: 1,
-        pps_at_driver: 5.0,
     };
     vec![
         ("stream", tcp.clone()),
@@ -205,7 +209,7 @@ fn every_shape() -> Vec<(&'static str, Flat)> {
             "datagram",
             Flat {
                 udp: Some(udp),
-                frames: Some(frames),
+                frames: Some(frames()),
                 latency_under_load: Some(latency_under_load()),
                 ..common()
             },

@@ -28,6 +28,19 @@ use wire::spec::{Flow, FrameRxPath, UdpEngine};
 
 use super::SessionError;
 
+/// Why an `xdp` test's receiver has no AF_XDP sockets, its frames going up the stack.
+#[derive(Debug, thiserror::Error)]
+enum NoXskReceiver {
+    #[error("{0}'s receive queues are not readable here")]
+    QueuesUnknown(String),
+    #[error("{0} has {1} receive queues, more than the {MAX_XSK_QUEUES} the receiver opens AF_XDP sockets on")]
+    Queues(String, u32),
+    #[error("frames of up to {0} bytes, more than an AF_XDP socket's chunk takes ({max})", max = frames::af_xdp::MAX_RX_FRAME)]
+    Chunk(usize),
+    #[error("an AF_XDP socket: {0}")]
+    Socket(frames::SysError),
+}
+
 /// Tries at finding a free block of ports before giving up.
 const BLOCK_TRIES: usize = 32;
 
@@ -153,13 +166,13 @@ impl FrameCounter {
             return (None, sockets(conns));
         };
         let payload = spec.udp().map_or(0, |u| u.payload_len_bytes);
-        if counter.counter.xsk_map().is_none() {
+        let Some(map) = counter.counter.xsk_map() else {
             return (Some(counter), sockets(conns));
-        }
-        let rx = match counter.open_receiver(spec.flows().len(), payload) {
+        };
+        let rx = match counter.open_receiver(map, spec.flows().len(), payload) {
             Ok(rx) => rx,
             Err(why) => {
-                counter.rx_fallback = Some(why);
+                counter.rx_fallback = Some(why.to_string());
                 return (Some(counter), sockets(conns));
             }
         };
@@ -177,36 +190,34 @@ impl FrameCounter {
         (Some(counter), ends)
     }
 
-    /// AF_XDP sockets on every receive queue of the interface, in the counter's XSKMAP; or
-    /// why not (the frames then pass up the stack to the test's sockets, its slots being
-    /// empty): the interface has more than [`MAX_XSK_QUEUES`] or an unknown count, its frames
-    /// can be larger than a socket's chunk takes, or a socket could not be opened.
-    fn open_receiver(&self, streams: usize, payload: u32) -> Result<Arc<FrameRx>, String> {
+    /// AF_XDP sockets on every receive queue of the interface, in the counter's XSKMAP `map`;
+    /// or why not (the frames then pass up the stack to the test's sockets, its slots being
+    /// empty).
+    fn open_receiver(
+        &self,
+        map: &std::os::fd::OwnedFd,
+        streams: usize,
+        payload: u32,
+    ) -> Result<Arc<FrameRx>, NoXskReceiver> {
         let ifname = &self.interface;
-        let map = (self.counter.xsk_map()).ok_or("the counter has no socket map")?;
-        let index = frames::xdp::ifindex(ifname).map_err(|e| e.to_string())?;
+        let index = frames::xdp::ifindex(ifname).map_err(NoXskReceiver::Socket)?;
         // Every queue must get a socket (a frame on a queue without one would pass up to
         // sockets nobody reads), and every frame must fit a chunk.
         let queues = (frames::xdp_query::queues(ifname))
-            .ok_or_else(|| format!("{ifname}'s receive queues are not readable here"))?
+            .ok_or_else(|| NoXskReceiver::QueuesUnknown(ifname.clone()))?
             .rx;
         if queues > MAX_XSK_QUEUES {
-            return Err(format!(
-                "{ifname} has {queues} receive queues, more than the {MAX_XSK_QUEUES} the receiver opens AF_XDP sockets on"
-            ));
+            return Err(NoXskReceiver::Queues(ifname.clone(), queues));
         }
         // Received without the FCS; IPv6's headers, the larger.
         let largest = payload as usize + frames::frame::overhead(true) - frames::frame::FCS_LEN;
         if largest > frames::af_xdp::MAX_RX_FRAME {
-            return Err(format!(
-                "frames of up to {largest} bytes, more than an AF_XDP socket's chunk takes ({})",
-                frames::af_xdp::MAX_RX_FRAME
-            ));
+            return Err(NoXskReceiver::Chunk(largest));
         }
         let socks = (0..queues)
             .map(|q| XskRx::open(index, q, Mode::Auto, map))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("an AF_XDP socket on {ifname}: {e}"))?;
+            .map_err(NoXskReceiver::Socket)?;
         Ok(Arc::new(FrameRx::new(socks, streams, payload as usize)))
     }
 

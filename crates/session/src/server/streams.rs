@@ -57,20 +57,7 @@ pub(super) fn run_streams(
     shared: &Shared,
     begin_by: Instant,
 ) -> Result<ServerResults, SessionError> {
-    // A frame engine's test: its counter on since its ports opened (frames.rs); an `xdp`
-    // test's AF_XDP receiver opens now, before `Begin`.
-    let (frames, ends) = FrameCounter::ends(frames, spec, conns);
-    if let Some(why) = frames.as_ref().and_then(FrameCounter::rx_fallback) {
-        (shared.log)(format!(
-            "{}: frame test: its frames go up the stack to its sockets, not to AF_XDP sockets: {why}",
-            ctrl.peer()
-        ));
-    }
-    // The test's interface: the frame counter's, or found as it found it.
-    let interface = match &frames {
-        Some(f) => Some(f.interface().to_string()),
-        None => (ctrl.local_addr()).and_then(|a| measure::host::interface_for_ip(a.ip())),
-    };
+    let (frames, ends, interface) = ends_and_interface(ctrl, spec, conns, frames, shared);
     let left = begin_by.saturating_duration_since(Instant::now());
     let begin = recv::<ClientMsg>(ctrl, left.max(Duration::from_millis(1))).map_err(|e| {
         if Instant::now() >= begin_by {
@@ -134,6 +121,31 @@ pub(super) fn run_streams(
     };
     shared.send(ctrl, &ServerMsg::Results(results.clone()))?;
     Ok(results)
+}
+
+/// The workers' ends, the frame counter and the test's interface. A frame engine's test has
+/// its counter on since its ports opened (frames.rs), and its interface is the counter's; an
+/// `xdp` test's AF_XDP receiver opens now, before `Begin` (the log says why it did not, if
+/// not). Any other test's interface is the one holding the control connection's address.
+fn ends_and_interface(
+    ctrl: &Conn,
+    spec: &TestSpec,
+    conns: Vec<Conn>,
+    frames: Option<FrameCounter>,
+    shared: &Shared,
+) -> (Option<FrameCounter>, Vec<Endpoint>, Option<String>) {
+    let (frames, ends) = FrameCounter::ends(frames, spec, conns);
+    if let Some(why) = frames.as_ref().and_then(FrameCounter::rx_fallback) {
+        (shared.log)(format!(
+            "{}: frame test: its frames go up the stack to its sockets, not to AF_XDP sockets: {why}",
+            ctrl.peer()
+        ));
+    }
+    let interface = match &frames {
+        Some(f) => Some(f.interface().to_string()),
+        None => (ctrl.local_addr()).and_then(|a| measure::host::interface_for_ip(a.ip())),
+    };
+    (frames, ends, interface)
 }
 
 /// What a connection test's listener turned away, in the log (nothing when it turned away
