@@ -83,12 +83,18 @@ pub struct XdpCounter {
     /// `None`: loaded, not attached (the tests run it with `BPF_PROG_RUN`).
     _link: Option<OwnedFd>,
     prog: OwnedFd,
+    /// Per receive queue: frames and bytes per CPU.
     counters: OwnedFd,
+    /// Per flow key: frames per CPU, `held` keys.
     flows: OwnedFd,
+    /// Per stream: its first source port, which the program learns from the stream's probe.
     _bases: OwnedFd,
     xsks: Option<OwnedFd>,
+    /// Flow keys the test's frames can have ([`Matching::flow_keys`]).
     keys: u32,
+    /// Of them, the keys `flows` holds ([`flow_keys_held`]): the first `held`.
     held: u32,
+    /// Possible CPUs: the slots of a per-CPU value.
     cpus: usize,
 }
 
@@ -369,8 +375,8 @@ mod tests {
     }
 
     /// With two streams of 10,000 flows, each frame is counted under its own (stream, source
-    /// port, destination port) key once the stream's probe gave its base; before it, or from a
-    /// source port outside the stream's, per queue only.
+    /// port, destination port) key once the stream's first probe gave its base; before it, per
+    /// queue only.
     #[test]
     fn each_flow_of_each_stream_has_its_own_count() {
         if crate::caps::require_xdp().is_err() {
@@ -391,7 +397,11 @@ mod tests {
         // Before stream 1's probe: counted per queue only.
         run(&c, &[frame(src, dst, all, 1, 5)]);
         let picked = [(0, 0), (0, 1), (0, 9_999), (1, 250), (1, 250), (1, 9_999)];
-        let mut frames = vec![probe(src, dst, all, 0), probe(src, dst, all, 1)];
+        // A later probe from another source port (flow 100's: source offset 1) does not move
+        // the stream's base.
+        let mut late = frame(src, dst, all, 0, 100);
+        late[44] = wire::datagram::FLAG_PROBE;
+        let mut frames = vec![probe(src, dst, all, 0), probe(src, dst, all, 1), late];
         frames.extend(picked.iter().map(|&(s, i)| frame(src, dst, all, s, i)));
         run(&c, &frames);
         let per_flow = c.per_flow().unwrap();

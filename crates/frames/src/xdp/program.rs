@@ -11,8 +11,8 @@
 //!
 //! The maps: `counters`, per receive queue (`{frames, bytes}` per CPU); `flows`, frames per
 //! flow key (one u64 per CPU); `bases`, each stream's first source port, which the program
-//! learns from the stream's probes (they come before its frames, from the stream's socket)
-//! and nobody else writes. A frame whose stream has no base yet, or whose source port is
+//! learns from the stream's first probe (probes come before its frames, from the stream's
+//! socket) and nothing else writes. A frame whose stream has no base yet, or whose source port is
 //! outside its stream's, or whose key is past the map, is counted per queue only.
 
 use crate::bpf::asm::{Asm, Cond, Insn, Label, Size, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9};
@@ -214,13 +214,15 @@ fn source_is<'a>(a: &'a mut Asm, at: i16, octets: &[u8], pass: Label) -> &'a mut
 }
 
 /// A probe (r9 set; r5 its port's offset in the block, r8 its source port): its stream's
-/// base is its source port; then `goto pass` (a probe is never counted).
+/// base is its source port, the first probe's (a later one changes nothing); then `goto pass`
+/// (a probe is never counted).
 fn learn_base(a: &mut Asm, m: &Matching, bases: i32, pass: Label) {
     let data = a.new_label();
     a.jump_imm(Cond::Eq, R9, 0, data);
     a.mov(R1, R5);
     stream_of(a, m, R1);
     a.lookup_reg(bases, R1, pass);
+    a.load(Size::W, R1, R0, 0).jump_imm(Cond::Ne, R1, 0, pass);
     a.be16(R8).store(Size::W, R0, 0, R8).goto(pass);
     a.label(data);
 }

@@ -37,6 +37,8 @@ enum NoXskReceiver {
     Queues(String, u32),
     #[error("frames of up to {0} bytes, more than an AF_XDP socket's chunk takes ({max})", max = frames::af_xdp::MAX_RX_FRAME)]
     Chunk(usize),
+    #[error("the interface: {0}")]
+    Interface(frames::SysError),
     #[error("an AF_XDP socket: {0}")]
     Socket(frames::SysError),
 }
@@ -108,6 +110,8 @@ pub(super) fn matching(
 pub(super) struct FrameCounter {
     counter: XdpCounter,
     interface: String,
+    /// Whether the test's frames are IPv6 (the control connection's family).
+    ipv6: bool,
     rx: Option<Arc<FrameRx>>,
     /// Why an `xdp` test's frames went up the stack instead of to AF_XDP sockets.
     rx_fallback: Option<String>,
@@ -151,6 +155,7 @@ impl FrameCounter {
         Ok(Some(Self {
             counter,
             interface,
+            ipv6: client.is_some_and(|c| c.is_ipv6()),
             rx: None,
             rx_fallback: None,
             _held: Vec::new(),
@@ -200,7 +205,7 @@ impl FrameCounter {
         payload: u32,
     ) -> Result<Arc<FrameRx>, NoXskReceiver> {
         let ifname = &self.interface;
-        let index = frames::xdp::ifindex(ifname).map_err(NoXskReceiver::Socket)?;
+        let index = frames::xdp::ifindex(ifname).map_err(NoXskReceiver::Interface)?;
         // Every queue must get a socket (a frame on a queue without one would pass up to
         // sockets nobody reads), and every frame must fit a chunk.
         let queues = (frames::xdp_query::queues(ifname))
@@ -209,8 +214,9 @@ impl FrameCounter {
         if queues > MAX_XSK_QUEUES {
             return Err(NoXskReceiver::Queues(ifname.clone(), queues));
         }
-        // Received without the FCS; IPv6's headers, the larger.
-        let largest = payload as usize + frames::frame::overhead(true) - frames::frame::FCS_LEN;
+        // Received without the FCS, with the headers of the test's family.
+        let overhead = frames::frame::overhead(self.ipv6) - frames::frame::FCS_LEN;
+        let largest = payload as usize + overhead;
         if largest > frames::af_xdp::MAX_RX_FRAME {
             return Err(NoXskReceiver::Chunk(largest));
         }

@@ -16,44 +16,59 @@
 //! no UDP checksum (0, which IPv4 allows); an IPv6 frame's, which IPv6 requires, the program
 //! computes per frame from the sum of what never changes and the words it writes.
 //!
+//! A kernel run costs a set-up in which nothing is sent (16 to 24 ms here), so runs are long
+//! ([`RUN_FRAMES`]) and the test's end cuts the last one short: the watcher raises the stop
+//! word, then signals the runner thread (SIGURG, a no-op handler) until its run returns
+//! EINTR, within a batch.
+//!
 //! Invariants: the program reads and writes only inside the bounds the verifier checked; it
 //! redirects nothing once the stop word is set or the frame limit reached, and the watching
-//! thread sets the stop word within 2 ms of the run's time or its stop, so the last frame
-//! leaves within a few ms of the test's end; a kernel run is at most [`RUN_FRAMES`] frames and
-//! the runner thread is joined before `send` returns.
+//! thread sets the stop word within 2 ms of the run's time, its frame count or its stop, so
+//! the last frame leaves within a few ms of the test's end; the runner is cut within
+//! 2 s and joined before `send` returns.
 //!
 //! Paced ([`Control::frames_per_s`]): the program keeps the schedule itself. Frame `seq` leaves
-//! once `seq × pace <= now − start` (the pace in picoseconds, so 1,488,095 frames/s is
-//! 672,000 ps and not a rounded 672 ns); a frame not yet due is dropped unsent and its
+//! once `seq × pace_ps <= (now − start) × 1000` (the pace in picoseconds, so 1,488,095
+//! frames/s is 672,000 ps and not a rounded 672 ns; the clock in ns), the start the first
+//! frame's time (after the first run's set-up); a frame not yet due is dropped unsent and its
 //! sequence number kept for the next, so the frames sent are the schedule's to within the
-//! kernel's batch (64 frames of the run, a few microseconds), and a stall is caught up as the
-//! socket engines' loop catches it up. The runner spins its core whatever the rate.
+//! kernel's batch (64 runs of the program, a few microseconds) while a run lasts. A stall is
+//! caught up as the socket engines' loop catches it up: the frames due in a later run's
+//! set-up (every [`RUN_FRAMES`] runs, 4.6 s of them when most are early) leave back to back
+//! when it starts. The runner spins its core whatever the rate.
 
-use crate::bpf::asm::{Asm, Cond, Size, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9};
 use crate::bpf::sys;
+mod program;
 use crate::error::SysError;
 use crate::frame::Frames;
 use crate::send::{Control, Progress, TxCounts};
 use measure::cpu::{CpuTime, ThreadClock};
+#[cfg(test)]
+use program::XDP_DROP;
+use program::{constant_sum, program};
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Frames per kernel run at most (paced: frames sent and early ones dropped unsent; a third
-/// of a second at a veth's live-frames rate): each run
-/// costs the kernel a page pool set up and torn down (tens of ms), so runs are long, and a
-/// stop ends one from the program's side (the stop word), not by waiting it out.
-pub const RUN_FRAMES: u64 = 1 << 21;
+/// Runs of the program per kernel run at most (frames sent, and paced, early ones dropped
+/// unsent): about 20 s at a veth's live-frames rate, 4.6 s of dropped runs. A kernel run costs
+/// a set-up of 16 to 24 ms here (measured with a run of 2: a run of 1 takes 5 µs, any longer
+/// one that much more), in which nothing is sent, so runs are long and the test's end cuts
+/// the last one short (SIGURG to the runner thread).
+pub const RUN_FRAMES: u64 = 1 << 27;
+/// The signal that cuts a kernel run short: sent to the runner thread alone
+/// (`pthread_kill`), its handler does nothing, and the kernel ends the run at its next batch
+/// with EINTR. SIGURG: nothing else in linerate uses it, and its default disposition ignores
+/// it, so one that strays anywhere else does nothing.
+const CUT: libc::c_int = libc::SIGURG;
+/// The longest the watcher cuts at a runner that does not end (a kernel that ignored the
+/// signal would finish the run's [`RUN_FRAMES`] on its own).
+const CUT_WAIT: Duration = Duration::from_secs(2);
 /// The largest frame a live run carries (a page less the kernel's head and tail room).
 pub const MAX_FRAME: usize = 3000;
 /// How often the watching thread reads the count and asks whether to stop.
 const WATCH: Duration = Duration::from_millis(2);
-/// BPF_MAP_TYPE_ARRAY.
-const MAP_ARRAY: u32 = 2;
-const HELPER_KTIME_GET_NS: i32 = 5;
-const HELPER_REDIRECT: i32 = 23;
-const XDP_DROP: i32 = 1;
 /// The state map's values: at key [`STATE`], seq (the next sequence number), the clock offset,
 /// the pace (ps between frames; 0: unpaced), the frame limit, the pace's start
 /// (CLOCK_MONOTONIC ns); at key [`STOP`], the stop word (its own element, so that raising it
@@ -80,13 +95,14 @@ impl LiveTx {
     /// A sender of `frames` out of interface `ifindex`.
     pub fn open(ifindex: u32, frames: &Frames) -> Result<Self, SysError> {
         crate::caps::require_xdp()?;
+        install_cut()?;
         if !fits(frames) {
             return Err(SysError::Slot {
                 len: frames.built_len(),
                 slot: MAX_FRAME,
             });
         }
-        let state = sys::map_create(MAP_ARRAY, 4, STATE_LEN as u32, 2, "lr_live")?;
+        let state = sys::map_create(sys::MAP_ARRAY, 4, STATE_LEN as u32, 2, "lr_live")?;
         let mut frame = vec![0u8; frames.built_len()];
         frames.write(&mut frame, 0, 0, 0);
         let csum = frames.udp_at() + 6;
@@ -131,25 +147,32 @@ impl LiveTx {
         let now = measure::clock::now_ns();
         let offset = now.wrapping_sub(clock());
         self.write(STOP, [0; WORDS])?;
+        // The pace's start: 0, for the program to take its first frame's time.
         self.write(
             STATE,
-            [0, offset, pace_ps(ctl.frames_per_s), ctl.limit.frames, now],
+            [0, offset, pace_ps(ctl.frames_per_s), ctl.limit.frames, 0],
         )?;
         let start = Instant::now();
         let done = AtomicBool::new(false);
+        // The runner's pthread id, for [`CUT`] (0 until it has started).
+        let tid = AtomicU64::new(0);
         // The runner's CPU clock while it runs (taken away, under the lock, before it ends, so
         // a reading never names a thread that is gone).
         let clock = Mutex::new(None::<ThreadClock>);
         let (ran, cpu) = std::thread::scope(|s| {
             let runner = s.spawn(|| {
+                unblock_cut();
+                // SAFETY: pthread_self has no preconditions.
+                tid.store(unsafe { libc::pthread_self() } as u64, Ordering::Release);
                 *lock(&clock) = ThreadClock::current().ok();
                 let cpu0 = CpuTime::thread_now();
-                let ran = self.run_until_done(ctl.limit.frames, &done);
+                let ran = self.run_until_done(&done);
                 let used = CpuTime::thread_now().since(cpu0);
                 *lock(&clock) = None;
                 (ran, used)
             });
             let watched = self.watch(&ctl, start, &runner, &clock);
+            cut_until_done(&runner, &tid);
             done.store(true, Ordering::Relaxed);
             let (ran, cpu) = runner.join().unwrap_or_else(|_| {
                 let panicked = SysError::Call {
@@ -178,7 +201,8 @@ impl LiveTx {
     }
 
     /// Every [`WATCH`]: tells the count and the runner's CPU (its `clock`), and raises the
-    /// program's stop word at the run's time, at `ctl.stop`, or when the runner has ended.
+    /// program's stop word at the run's time, at its frame count, at `ctl.stop`, or when the
+    /// runner has ended.
     fn watch(
         &self,
         ctl: &Control,
@@ -201,23 +225,24 @@ impl LiveTx {
                     helper_cpu,
                 });
             }
-            let stop = ctl.stop.is_some_and(|stop| stop()) || Instant::now() >= end;
+            let stop = ctl.stop.is_some_and(|stop| stop())
+                || Instant::now() >= end
+                || seq >= ctl.limit.frames;
             if stop || runner.is_finished() {
-                // The stop word: the program redirects nothing more and the run ends fast.
+                // The stop word: the program redirects nothing more (the run is cut next).
                 return self.write(STOP, [1, 0, 0, 0, 0]);
             }
         }
     }
 
-    /// Runs the program until the frame limit, the stop word, or `done`.
-    fn run_until_done(&self, limit: u64, done: &AtomicBool) -> Result<(), SysError> {
+    /// Runs the program until the stop word or `done` (the frame limit is the program's, and
+    /// the watcher's, which then raises the stop word and cuts the run).
+    fn run_until_done(&self, done: &AtomicBool) -> Result<(), SysError> {
         while !done.load(Ordering::Relaxed) {
-            let (seq, stop) = (self.read(STATE)?[0], self.read(STOP)?[0]);
-            let left = limit.saturating_sub(seq);
-            if stop != 0 || left == 0 {
+            if self.read(STOP)?[0] != 0 {
                 return Ok(());
             }
-            let n = u32::try_from(left.min(RUN_FRAMES)).unwrap_or(u32::MAX);
+            let n = u32::try_from(RUN_FRAMES).unwrap_or(u32::MAX);
             match sys::prog_test_run_live(&self.prog, &self.frame, n) {
                 // A signal cut the run short: the program's count holds what it sent.
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
@@ -234,77 +259,53 @@ impl LiveTx {
     }
 }
 
+/// Sends [`CUT`] to the runner (`tid`) every millisecond until it has ended, at most
+/// [`CUT_WAIT`]: one that lands between two kernel runs cuts nothing, one inside a run ends it
+/// within a batch. The runner is joined after this, so its pthread id stays valid meanwhile.
+fn cut_until_done<T>(runner: &std::thread::ScopedJoinHandle<'_, T>, tid: &AtomicU64) {
+    let give_up = Instant::now() + CUT_WAIT;
+    while !runner.is_finished() && Instant::now() < give_up {
+        let t = tid.load(Ordering::Acquire);
+        if t != 0 {
+            // SAFETY: `t` is the pthread id of a thread not yet joined (see above).
+            unsafe { libc::pthread_kill(t as libc::pthread_t, CUT) };
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Does nothing: [`CUT`]'s delivery alone ends the kernel run (EINTR).
+extern "C" fn on_cut(_: libc::c_int) {}
+
+/// Installs [`on_cut`] for [`CUT`], without SA_RESTART so the run's syscall returns EINTR.
+/// The same disposition each time: installing it again changes nothing.
+fn install_cut() -> Result<(), SysError> {
+    // SAFETY: a zeroed sigaction is a valid value; the handler is async-signal-safe (it does
+    // nothing); sa_mask is initialised before the call.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_cut as extern "C" fn(libc::c_int) as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        if libc::sigaction(CUT, &sa, std::ptr::null_mut()) != 0 {
+            return Err(SysError::last("sigaction(SIGURG) for cutting live runs"));
+        }
+    }
+    Ok(())
+}
+
+/// Unblocks [`CUT`] on this thread (a thread inherits its creator's mask).
+fn unblock_cut() {
+    // SAFETY: the set is initialised before use; pthread_sigmask only reads it.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, CUT);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The program: nothing when the stop word is set or the limit reached; else `seq =
-/// state.seq++`, the data header's sequence number and send time, for several flows flow
-/// `seq % flows`'s ports (and stream field), with `sum` (IPv6) the UDP checksum from that
-/// constant sum and the words that vary, and a redirect to `ifindex`.
-fn program(
-    frames: &Frames,
-    ifindex: u32,
-    state: i32,
-    sum: Option<u32>,
-) -> Option<Vec<crate::bpf::asm::Insn>> {
-    let mut a = Asm::new();
-    let drop = a.new_label();
-    let head = frames.udp_at() + crate::frame::UDP_LEN;
-    let end = i32::try_from(head + wire::datagram::HEADER_LEN).ok()?;
-    // The stop word, then the frame limit: past either, redirect nothing.
-    a.mov(R6, R1).lookup(state, STOP, drop);
-    a.load(Size::DW, R1, R0, 0).jump_imm(Cond::Ne, R1, 0, drop);
-    a.lookup(state, STATE, drop).mov(R7, R0);
-    a.load(Size::DW, R8, R7, 0)
-        .load(Size::DW, R1, R7, 24)
-        .jump_reg(Cond::Ge, R8, R1, drop);
-    a.call(HELPER_KTIME_GET_NS).mov(R9, R0);
-    paced(&mut a, drop);
-    a.mov(R1, R8).add_imm(R1, 1).store(Size::DW, R7, 0, R1);
-    a.load(Size::DW, R1, R7, 8).sub(R9, R1);
-    // Bounds: the data header must lie inside the frame.
-    a.load(Size::W, R2, R6, 0).load(Size::W, R3, R6, 4);
-    a.mov(R4, R2)
-        .add_imm(R4, end)
-        .jump_reg(Cond::Gt, R4, R3, drop);
-    let head = i16::try_from(head).ok()?;
-    // The 40-bit sequence number, big-endian, at bytes 3..8 of the data header.
-    for k in 0..5i16 {
-        a.mov(R1, R8).rsh_imm(R1, i32::from(8 * (4 - k)));
-        a.store(Size::B, R2, head + 3 + k, R1);
-    }
-    if let Some(sum) = sum {
-        sum_of_stamps(&mut a, i32::try_from(sum).ok()?);
-    }
-    a.be64(R9).store(Size::DW, R2, head + 8, R9);
-    flows(&mut a, frames, head, sum.is_some());
-    if sum.is_some() {
-        store_checksum(&mut a, i16::try_from(frames.udp_at() + 6).ok()?);
-    }
-    a.mov_imm(R1, ifindex as i32)
-        .mov_imm(R2, 0)
-        .call(HELPER_REDIRECT)
-        .exit();
-    a.label(drop);
-    a.mov_imm(R0, XDP_DROP).exit();
-    a.finish()
-}
-
-/// Paced (the state's pace, r7 the state, non-zero): frame `seq` (r8) leaves once
-/// `seq × pace_ps <= (now − start) × 1000` (r9 now), the schedule from the pace's start, as
-/// the socket engines' send loop keeps it; before that, `goto drop` (nothing sent, the count
-/// unmoved, the run goes on to its next frame).
-fn paced(a: &mut Asm, drop: crate::bpf::asm::Label) {
-    let go = a.new_label();
-    a.load(Size::DW, R1, R7, 16).jump_imm(Cond::Eq, R1, 0, go);
-    a.mul(R1, R8);
-    a.mov(R2, R9)
-        .load(Size::DW, R3, R7, 32)
-        .sub(R2, R3)
-        .mul_imm(R2, 1000)
-        .jump_reg(Cond::Gt, R1, R2, drop);
-    a.label(go);
 }
 
 /// Picoseconds between frames at `frames_per_s` (0: unpaced, or a rate that is not one).
@@ -312,99 +313,6 @@ fn pace_ps(frames_per_s: Option<f64>) -> u64 {
     match frames_per_s {
         Some(r) if r.is_finite() && r > 0.0 => (1e12 / r).round().max(1.0) as u64,
         _ => 0,
-    }
-}
-
-/// The frame's UDP checksum sum without the words a live frame changes (its ports and stream
-/// field where they vary, its sequence number and send time): the template's (flow 0,
-/// sequence 0, time 0; its checksum `!sum`) less flow 0's varying words, one's complement.
-fn constant_sum(frames: &Frames, template: &[u8]) -> u32 {
-    let at = frames.udp_at() + 6;
-    let csum = u16::from_be_bytes([template[at], template[at + 1]]);
-    let (pattern, (src, dst)) = frames.pattern();
-    let (s, d) = pattern.sides();
-    let varying = [(s > 1, src), (d > 1, dst)];
-    let mut sum = u32::from(!csum);
-    for (_, w) in varying.iter().filter(|(v, _)| *v) {
-        sum += u32::from(!*w);
-    }
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    sum
-}
-
-/// r5 = `sum` plus the 16-bit words of the sequence number (r8: its top byte of the 40 the
-/// header carries, beside the zero flags byte, then two words) and the send time (r9, four
-/// words).
-fn sum_of_stamps(a: &mut Asm, sum: i32) {
-    a.mov_imm(R5, sum);
-    let words = [(R8, 32, 0xff), (R8, 16, 0xffff), (R8, 0, 0xffff)];
-    let time = [
-        (R9, 48, 0xffff),
-        (R9, 32, 0xffff),
-        (R9, 16, 0xffff),
-        (R9, 0, 0xffff),
-    ];
-    for (reg, shift, mask) in words.into_iter().chain(time) {
-        a.mov(R1, reg)
-            .rsh_imm(R1, shift)
-            .and_imm(R1, mask)
-            .add(R5, R1);
-    }
-}
-
-/// Folds r5 (under 2^24) to 16 bits, complements it (0 sent as 0xffff) and stores it
-/// big-endian at `at` of the frame (r2).
-fn store_checksum(a: &mut Asm, at: i16) {
-    for _ in 0..3 {
-        a.mov(R1, R5)
-            .rsh_imm(R1, 16)
-            .and_imm(R5, 0xffff)
-            .add(R5, R1);
-    }
-    let nonzero = a.new_label();
-    a.mov_imm(R1, 0xffff).sub(R1, R5);
-    a.jump_imm(Cond::Ne, R1, 0, nonzero).mov_imm(R1, 0xffff);
-    a.label(nonzero);
-    a.be16(R1).store(Size::H, R2, at, R1);
-}
-
-/// For several flows: flow = seq % count into r1; the ports that vary and (when the frames
-/// carry no test stream) the stream field, as `Frames::write` writes flow `flow`, each added
-/// to the checksum's sum in r5 when `sum`. R2 = data.
-fn flows(a: &mut Asm, frames: &Frames, head: i16, sum: bool) {
-    let (pattern, (src, dst)) = frames.pattern();
-    let count = pattern.count() as i32;
-    if count <= 1 {
-        return;
-    }
-    let (s, d) = pattern.sides();
-    let udp = frames.udp_at() as i16;
-    a.mov(R1, R8).mod_imm(R1, count);
-    let add = |a: &mut Asm| {
-        if sum {
-            a.add(R5, R4);
-        }
-    };
-    if frames.stream().is_none() {
-        a.mov(R4, R1);
-        add(a);
-        a.be16(R4).store(Size::H, R2, head, R4);
-    }
-    if d > 1 {
-        a.mov(R4, R1)
-            .mod_imm(R4, i32::from(d))
-            .add_imm(R4, i32::from(dst));
-        add(a);
-        a.be16(R4).store(Size::H, R2, udp + 2, R4);
-    }
-    if s > 1 {
-        a.mov(R4, R1)
-            .div_imm(R4, i32::from(d))
-            .add_imm(R4, i32::from(src));
-        add(a);
-        a.be16(R4).store(Size::H, R2, udp, R4);
     }
 }
 
@@ -519,6 +427,15 @@ mod tests {
         let second = 1_000_000_000_000u64;
         let now = measure::clock::now_ns();
         let mut out = vec![0u8; 128];
+        // Paced with no start yet: the first frame's time becomes the start, and it leaves.
+        tx.write(STATE, [0, 0, second, 250, 0]).unwrap();
+        let (got, _) = sys::prog_test_run(&tx.prog, &tx.frame, &mut out).unwrap();
+        let state = tx.read(STATE).unwrap();
+        assert_eq!((got, state[0]), (4, 1), "the first frame");
+        assert!(
+            state[4] >= now,
+            "the start is the first frame's time: {state:?}"
+        );
         // Frame 10 at one a second is due 10 s after the start.
         for (started_ago_s, ret, counted) in [
             (0, XDP_DROP as u32, 10),
