@@ -29,6 +29,7 @@ mod efficiency_text;
 mod error;
 mod export;
 mod format;
+mod frames_text;
 pub mod headline;
 pub mod html;
 mod html_trend;

@@ -62,6 +62,13 @@ pub fn test_words(spec: &TestSpec) -> String {
                 (false, true) => "no GSO, GRO where available",
                 (false, false) => "no GSO/GRO",
             };
+            if udp.engine.sends_frames() {
+                return format!(
+                    "{}-byte datagrams at {rate} per stream, each in an Ethernet frame built here ({} engine)",
+                    udp.payload_len_bytes,
+                    udp.engine.name()
+                );
+            }
             format!(
                 "{}-byte datagrams at {rate} per stream, {} per syscall, {offload}",
                 udp.payload_len_bytes, udp.batch_packets
@@ -346,6 +353,9 @@ pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
         for f in &s.flows {
             write_flow(w, f)?;
         }
+    }
+    for line in crate::frames_text::frame_lines(s) {
+        writeln!(w, "{line}")?;
     }
     if s.flows.len() > 1 {
         writeln!(

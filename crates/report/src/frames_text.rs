@@ -1,0 +1,165 @@
+//! A frame engine's run in text (`udp --engine packet|xdp`, `summary.frames`), in the full
+//! summary (`-v`): how the frames left the client and reached the server, the loss split at
+//! the two drivers (on the path, in the receiving host), and how they spread over receive
+//! queues and flows at the server's driver.
+
+use record::{FrameSummary, Summary};
+use wire::spec::{FramePath, FrameRxPath};
+
+/// The lines for `s`'s frames; none for a socket engine's run.
+pub fn frame_lines(s: &Summary) -> Vec<String> {
+    let Some(f) = s.frames() else {
+        return Vec::new();
+    };
+    let received = s.udp().map_or(0, |u| u.packets_received);
+    let mut lines = vec![
+        format!(
+            "frames     {} engine: sent through {}, received {} on {}",
+            f.engine.name(),
+            sent_through(f.tx_path),
+            received_through(f),
+            f.interface
+        ),
+        path_line(f),
+        format!(
+            "  receiver   at the driver {} = received {received} + lost in the receiving host {}{}",
+            f.frames_at_driver,
+            f.lost_in_receiver,
+            match f.rx_socket_dropped {
+                Some(n) if n > 0 => format!(" ({n} dropped by the AF_XDP sockets, rings full)"),
+                _ => String::new(),
+            }
+        ),
+    ];
+    if let Some(q) = f.frames_per_queue.as_ref().filter(|q| q.len() > 1) {
+        let each: Vec<String> = q.iter().map(u64::to_string).collect();
+        lines.push(format!(
+            "  queues     {} frames at the driver by receive queue, queue 0 up",
+            each.join(", ")
+        ));
+    }
+    if let Some(spread) = f.flows_at_driver {
+        let counted = match spread.counted < spread.flows {
+            true => format!(" (of {} counted one by one)", spread.counted),
+            false => String::new(),
+        };
+        lines.push(format!(
+            "  flows      {} of {} arrived{counted}, {} to {} frames each",
+            spread.seen, spread.flows, spread.min_frames, spread.max_frames
+        ));
+    }
+    lines
+}
+
+/// `  path       sent 1000 = at the server's driver 990 + lost on the path 10; 99000 frames/s
+/// there`, with the frames the sending driver refused when any.
+fn path_line(f: &FrameSummary) -> String {
+    let refused = match f.frames_refused {
+        0 => String::new(),
+        n => format!("; {n} refused by the sending driver (each sent again)"),
+    };
+    format!(
+        "  path       sent {} = at the server's driver {} + lost on the path {}; {:.0} frames/s there{refused}",
+        f.frames_sent, f.frames_at_driver, f.lost_on_path, f.pps_at_driver
+    )
+}
+
+fn sent_through(path: Option<FramePath>) -> &'static str {
+    match path {
+        Some(FramePath::PacketRing) => "an AF_PACKET TX ring",
+        Some(FramePath::XdpCopy) => "an AF_XDP socket (copy mode)",
+        Some(FramePath::XdpZeroCopy) => "an AF_XDP socket (zero-copy)",
+        Some(FramePath::XdpLive) => "XDP live frames",
+        None => "the engine's sender",
+    }
+}
+
+fn received_through(f: &FrameSummary) -> String {
+    let queues = f.rx_queues.unwrap_or(0);
+    let sockets = |mode: &str| match queues {
+        1 => format!("on 1 AF_XDP socket ({mode})"),
+        n => format!("on {n} AF_XDP sockets ({mode}), one per receive queue"),
+    };
+    match f.rx_path {
+        Some(FrameRxPath::XdpCopy) => sockets("copy mode"),
+        Some(FrameRxPath::XdpZeroCopy) => sockets("zero-copy"),
+        Some(FrameRxPath::Sockets) | None => match &f.rx_fallback {
+            Some(why) => format!("up the stack to the test's sockets (not AF_XDP: {why})"),
+            None => "up the stack to the test's sockets".into(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wire::msg::FlowSpread;
+    use wire::spec::UdpEngine;
+
+    fn frames() -> FrameSummary {
+        FrameSummary {
+            engine: UdpEngine::Xdp,
+            tx_path: Some(FramePath::XdpLive),
+            rx_path: Some(FrameRxPath::XdpCopy),
+            rx_fallback: None,
+            rx_queues: Some(2),
+            rx_socket_dropped: Some(3),
+            interface: "vb".into(),
+            frames_sent: 1000,
+            frames_refused: 0,
+            frames_at_driver: 990,
+            bytes_at_driver: 59_400,
+            frames_per_queue: Some(vec![500, 490]),
+            flows_at_driver: Some(FlowSpread::of(100, &[10; 99])),
+            lost_on_path: 10,
+            lost_in_receiver: 3,
+            pps_at_driver: 990.0,
+        }
+    }
+
+    #[test]
+    fn each_figure_of_a_frame_run_is_in_words_with_where_it_was_counted() {
+        let lines = lines_of(frames());
+        assert_eq!(
+            lines,
+            [
+                "frames     xdp engine: sent through XDP live frames, received on 2 AF_XDP sockets (copy mode), one per receive queue on vb",
+                "  path       sent 1000 = at the server's driver 990 + lost on the path 10; 990 frames/s there",
+                "  receiver   at the driver 990 = received 987 + lost in the receiving host 3 (3 dropped by the AF_XDP sockets, rings full)",
+                "  queues     500, 490 frames at the driver by receive queue, queue 0 up",
+                "  flows      99 of 100 arrived (of 99 counted one by one), 10 to 10 frames each",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_receiver_that_fell_back_to_the_stack_says_why() {
+        let f = FrameSummary {
+            rx_path: Some(FrameRxPath::Sockets),
+            rx_fallback: Some("vb has 16 receive queues".into()),
+            rx_queues: None,
+            rx_socket_dropped: None,
+            frames_per_queue: None,
+            flows_at_driver: None,
+            frames_refused: 2,
+            ..frames()
+        };
+        let lines = lines_of(f);
+        assert!(lines[0].ends_with(
+            "received up the stack to the test's sockets (not AF_XDP: vb has 16 receive queues) on vb"
+        ));
+        assert!(lines[1].ends_with("; 2 refused by the sending driver (each sent again)"));
+        assert_eq!(lines.len(), 3);
+    }
+
+    /// The lines of a datagram summary with `f` and 987 datagrams received.
+    fn lines_of(f: FrameSummary) -> Vec<String> {
+        let mut run = analysis::testing::udp_trial(1000.0, 987.0, 1.0, 18);
+        let record::Family::Datagram(d) = &mut run.summary.family else {
+            panic!("a udp trial is of the datagram family");
+        };
+        d.udp.packets_received = 987;
+        d.frames = Some(f);
+        frame_lines(&run.summary)
+    }
+}
