@@ -300,6 +300,37 @@ fn fold(mut sum: u32) -> u16 {
     sum as u16
 }
 
+/// Test frames' ends, one set for every test of this crate that builds frames.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::Endpoints;
+    use std::net::IpAddr;
+
+    /// A source and destination in the benchmarking ranges: 198.18.0.0/15 (IPv4) and
+    /// 2001:2::/48 (IPv6, RFC 5180).
+    pub(crate) fn pair(v6: bool) -> (IpAddr, IpAddr) {
+        match v6 {
+            false => ([198, 18, 0, 1].into(), [198, 18, 0, 2].into()),
+            true => (
+                [0x2001, 2, 0, 0, 0, 0, 0, 1].into(),
+                [0x2001, 2, 0, 0, 0, 0, 0, 2].into(),
+            ),
+        }
+    }
+
+    /// Frames from `src`:`src_port` to `dst`:`dst_port` between two locally administered MACs.
+    pub(crate) fn endpoints(src: IpAddr, dst: IpAddr, src_port: u16, dst_port: u16) -> Endpoints {
+        Endpoints {
+            src_mac: [2, 0, 0, 0, 0, 1],
+            dst_mac: [2, 0, 0, 0, 0, 2],
+            src,
+            dst,
+            src_port,
+            dst_port,
+        }
+    }
+}
+
 #[cfg(test)]
 #[path = "frame_tests.rs"]
 mod tests;

@@ -3,29 +3,11 @@
 
 use super::*;
 use std::collections::HashSet;
-use std::net::{Ipv4Addr, Ipv6Addr};
 use wire::datagram::DatagramPacket;
 
 fn endpoints(v6: bool) -> Endpoints {
-    let (src, dst) = if v6 {
-        (
-            IpAddr::V6(Ipv6Addr::new(0x2001, 0x2, 0, 0, 0, 0, 0, 1)),
-            IpAddr::V6(Ipv6Addr::new(0x2001, 0x2, 0, 0, 0, 0, 0, 2)),
-        )
-    } else {
-        (
-            IpAddr::V4(Ipv4Addr::new(198, 18, 38, 1)),
-            IpAddr::V4(Ipv4Addr::new(198, 18, 38, 2)),
-        )
-    };
-    Endpoints {
-        src_mac: [2, 0, 0, 0, 0, 1],
-        dst_mac: [2, 0, 0, 0, 0, 2],
-        src,
-        dst,
-        src_port: 40000,
-        dst_port: 9000,
-    }
+    let (src, dst) = testing::pair(v6);
+    testing::endpoints(src, dst, 40000, 9000)
 }
 
 fn frames(v6: bool, size: usize, flows: FlowPattern) -> Result<Frames, FrameError> {

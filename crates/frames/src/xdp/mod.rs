@@ -262,7 +262,7 @@ impl XdpCounter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Endpoints, FlowPattern, FrameSpec, Frames};
+    use crate::{FlowPattern, FrameSpec, Frames};
     use std::net::IpAddr;
 
     const NEEDS: &str = "skipped: loading BPF needs CAP_BPF (or CAP_SYS_ADMIN) and CAP_NET_ADMIN";
@@ -302,14 +302,12 @@ mod tests {
     fn frame(src: IpAddr, dst: IpAddr, flows: FlowPattern, stream: u16, flow: usize) -> Vec<u8> {
         let (_, per_dst) = flows.sides();
         let spec = FrameSpec {
-            endpoints: Endpoints {
-                src_mac: [2, 0, 0, 0, 0, 1],
-                dst_mac: [2, 0, 0, 0, 0, 2],
+            endpoints: crate::frame::testing::endpoints(
                 src,
                 dst,
-                src_port: 40000 + 1000 * stream,
-                dst_port: 9000 + per_dst * stream,
-            },
+                40000 + 1000 * stream,
+                9000 + per_dst * stream,
+            ),
             frame_size: 128,
             mtu: 1500,
             flows,

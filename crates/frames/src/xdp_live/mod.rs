@@ -336,26 +336,12 @@ mod tests {
             assert_eq!(pace_ps(unpaced), 0, "{unpaced:?}");
         }
     }
-    use crate::{Endpoints, FlowPattern, FrameSpec};
-    use std::net::{IpAddr, Ipv4Addr};
+    use crate::{FlowPattern, FrameSpec};
 
     fn frames(flows: FlowPattern, v6: bool) -> Frames {
-        let (src, dst): (IpAddr, IpAddr) = match v6 {
-            false => (Ipv4Addr::new(198, 18, 0, 1).into(), [198, 18, 0, 2].into()),
-            true => (
-                [0x2001, 2, 0, 0, 0, 0, 0, 1].into(),
-                [0x2001, 2, 0, 0, 0, 0, 0, 2].into(),
-            ),
-        };
+        let (src, dst) = crate::frame::testing::pair(v6);
         let spec = FrameSpec {
-            endpoints: Endpoints {
-                src_mac: [2, 0, 0, 0, 0, 1],
-                dst_mac: [2, 0, 0, 0, 0, 2],
-                src,
-                dst,
-                src_port: 40000,
-                dst_port: 9000,
-            },
+            endpoints: crate::frame::testing::endpoints(src, dst, 40000, 9000),
             frame_size: if v6 { 90 } else { 64 },
             mtu: 1500,
             flows,
