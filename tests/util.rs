@@ -29,7 +29,7 @@ impl TestServer {
         if config.dialects.is_empty() {
             config.dialects.push(::iperf3::Dialect::plugged(false));
         }
-        let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let std_listener = listener_with_its_udp_port_free();
         let addr = std_listener.local_addr().unwrap();
         let log = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&log);
@@ -45,6 +45,20 @@ impl TestServer {
     pub fn log_text(&self) -> String {
         self.log.lock().unwrap().join("\n")
     }
+}
+
+/// A loopback listener on an ephemeral port whose UDP twin is free too, so the server's iperf3
+/// UDP door (the same port number) opens: another test's UDP socket may hold the number the
+/// TCP listener drew (at most 20 draws).
+fn listener_with_its_udp_port_free() -> std::net::TcpListener {
+    for _ in 0..20 {
+        let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = tcp.local_addr().unwrap().port();
+        if std::net::UdpSocket::bind(("127.0.0.1", port)).is_ok() {
+            return tcp;
+        }
+    }
+    panic!("no loopback port free for both TCP and UDP in 20 draws")
 }
 
 /// A short test spec.
