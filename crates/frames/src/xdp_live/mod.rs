@@ -172,8 +172,10 @@ impl LiveTx {
                 (ran, used)
             });
             let watched = self.watch(&ctl, start, &runner, &clock);
-            cut_until_done(&runner, &tid);
+            // Done before the cut: a watcher that failed before raising the stop word still
+            // ends the runner at its cut run, not after another whole one.
             done.store(true, Ordering::Relaxed);
+            cut_until_done(&runner, &tid);
             let (ran, cpu) = runner.join().unwrap_or_else(|_| {
                 let panicked = SysError::Call {
                     call: "live frames runner".into(),
