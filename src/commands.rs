@@ -305,11 +305,26 @@ pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<RunOutcome> {
         (true, _) => {}
         (false, true) => sweep_output::write_json(&mut out, &run)?,
         (false, false) => {
-            report::run_text::write_pps(&mut out, &reached.label, link, &run.matrix.cells)?
+            report::run_text::write_pps(&mut out, &reached.label, link, &run.matrix.cells)?;
+            for r in &run.refused {
+                writeln!(
+                    out,
+                    "refused {:>4} B, {} flows: {}",
+                    r.frame_bytes, r.flows, r.reason
+                )?;
+            }
         }
     }
     out.flush()?;
     let outcome = RunOutcome::stopped(run.stopped)?;
+    if let Some(first) = run.refused.first() {
+        bail!(
+            "{} of {} cells refused, the others ran; the first: {}",
+            run.refused.len(),
+            cells.len(),
+            first.reason
+        );
+    }
     run.last
         .context("interrupted before the first cell finished")
         .map(|record| RunOutcome {

@@ -29,15 +29,16 @@ pub struct PpsArgs {
     /// Datagrams per sendmmsg/recvmmsg call.
     #[arg(long, value_name = "N", default_value_t = 64)]
     pub batch: u16,
-    /// Do not use UDP GSO.
-    #[arg(long)]
+    /// Accepted from older scripts and ignored: a cell always sends each frame as a datagram
+    /// of its own (no UDP GSO), so every datagram counted is one frame on the wire.
+    #[arg(long, hide = true)]
     pub no_gso: bool,
     /// Do not use UDP GRO.
     #[arg(long)]
     pub no_gro: bool,
-    /// How datagrams are sent, as `udp --engine`: with packet or xdp each cell's frames are
-    /// built here and counted at the server's driver (serve --frames; 10000 flows are 100
-    /// source × 100 destination ports: serve --max-flows-dst 100).
+    /// How frames are sent, as `udp --engine`: with packet or xdp each cell's frames are
+    /// built here and also counted at the server's driver (serve --frames; 10000 flows are 100
+    /// source × 100 destination ports).
     #[arg(long, value_name = "ENGINE", default_value = "socket")]
     pub engine: wire::spec::UdpEngine,
 }
@@ -94,7 +95,9 @@ impl PpsArgs {
                     flows: src,
                     flows_dst: dst,
                     engine: self.engine,
-                    no_gso: self.no_gso,
+                    // One datagram per frame, as pkt-gen sends: with GSO a virtual link
+                    // (veth, lo) carries a batch of datagrams as one packet, never as frames.
+                    no_gso: true,
                     no_gro: self.no_gro,
                     iperf3: false,
                     latency: LatencyArgs {

@@ -8,6 +8,7 @@ mod bidir_rates;
 mod budgets;
 mod cli;
 mod crr_netns;
+mod datagrams_frames_netns;
 mod delay_line;
 mod deploy;
 mod disk;

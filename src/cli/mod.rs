@@ -114,8 +114,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "BYTES", default_value = "8M")]
     pub max_length: String,
     /// Most UDP destination ports (--flows-dst) per stream a client may ask for: each is one
-    /// socket of the server's.
-    #[arg(long, value_name = "N", default_value_t = 64)]
+    /// socket of the server's (100: pkt-gen's 100-destination and 10,000-flow patterns).
+    #[arg(long, value_name = "N", default_value_t = 100)]
     pub max_flows_dst: u32,
     /// Count frame engines' frames (`udp --engine packet|xdp`) at this host's driver: an XDP
     /// program on the test's interface for each such test (needs CAP_NET_ADMIN and CAP_BPF).

@@ -59,13 +59,13 @@ pub struct Rfc2544Args {
     /// Datagrams per sendmmsg/recvmmsg call (a paced sender sends a batch back to back).
     #[arg(long, value_name = "N", default_value_t = 64)]
     pub batch: u16,
-    /// Send every frame as its own datagram through the stack (no UDP GSO): a qdisc or a NIC
-    /// then sees and counts each frame, not batches of them.
-    #[arg(long)]
+    /// Accepted from older scripts and ignored: every trial sends each frame as a datagram of
+    /// its own (no UDP GSO), so a qdisc, a NIC and the counts see frames, not batches of them.
+    #[arg(long, hide = true)]
     pub no_gso: bool,
     /// How each trial sends, as `pps --engine`: with packet or xdp its frames are built here
-    /// and counted at the server's driver (serve --frames), and a trial's loss is the frames
-    /// that never reached that driver.
+    /// and also counted at the server's driver (serve --frames), which splits a trial's loss
+    /// into the path's and the receiving host's.
     #[arg(long, value_name = "ENGINE", default_value = "socket")]
     pub engine: wire::spec::UdpEngine,
     /// Skip the latency run at each answer.
@@ -148,7 +148,7 @@ impl Rfc2544Args {
         a.common.link_speed = self.link_speed.clone();
         a.rate = Some("max".into());
         a.batch = self.batch;
-        a.no_gso = self.no_gso;
+        a.no_gso = true;
         a.engine = self.engine;
         base_of(MeasuringArgs::Udp(a))
     }

@@ -105,7 +105,12 @@ impl ClientRunner {
 
 impl PointRunner for ClientRunner {
     fn run(&mut self, point: &Point) -> Result<Measured, RunError> {
-        self.run_and_store(point).map_err(Into::into)
+        // A refusal keeps its type, so an executor tells it from a run that failed.
+        self.run_and_store(point)
+            .map_err(|e| match e.downcast::<client::ClientError>() {
+                Ok(refusal) => Box::new(refusal) as RunError,
+                Err(e) => e.into(),
+            })
     }
 
     fn target(&self) -> String {

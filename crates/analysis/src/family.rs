@@ -81,6 +81,7 @@ mod tests {
             local_system_cpu: None,
             local_cores: Vec::new(),
             local_drops: None,
+            local_link: None,
             server: ServerResults {
                 wall_us: 1_000_000,
                 window_us: 1_000_000,

@@ -1,8 +1,11 @@
 //! A frame engine's run (`udp --engine packet|xdp`): the sender's driver counts, the server's
 //! XDP counter and the receiver's sockets, into `summary.frames` (see
-//! `record::frames::FrameSummary`: the loss split on the path and in the receiving host); and
-//! what a UDP run delivered where pkt-gen and RFC 2544 count ([`delivered`]), the one reading
-//! rfc2544's trials and the pps matrix's cells share.
+//! `record::frames::FrameSummary`: the loss split on the path and in the receiving host).
+//!
+//! These counts are stages of the run's one loss, not a second received count: a frame run is
+//! received, as every UDP run is, at the test's receiving sockets (`summary.udp`'s
+//! `packets_received`; an `xdp` receiver's AF_XDP sockets are its sockets), and the frames at the
+//! receiver's driver are where that loss splits (docs/RESULTS.md, "Datagram accounting").
 
 use record::{FrameSummary, Summary};
 
@@ -53,47 +56,4 @@ pub fn frame_summary(raw: &RawRun, summary: &Summary) -> Option<FrameSummary> {
             0.0
         },
     })
-}
-
-/// A UDP run as the path delivered it, where pkt-gen's receiver and RFC 2544 count.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Delivered {
-    /// Frames or datagrams sent.
-    pub sent: u64,
-    /// Those that did not arrive.
-    pub lost: u64,
-    /// Send rate the sender achieved, per second.
-    pub sent_pps: f64,
-    /// Rate that arrived, per second.
-    pub received_pps: f64,
-    /// `lost` % of `sent` (a socket run: its `loss_pct`).
-    pub loss_pct: f64,
-}
-
-/// What `summary`'s run delivered. A frame engine's run counts at the receiver's driver: sent
-/// is what the sending driver accepted (frames it refused were sent again, never offered to
-/// the path), lost is what never reached the server's driver; what the receiving host's stack
-/// lost above its driver is the tester's own and stays in `summary.frames.lost_in_receiver`.
-/// A socket run counts its datagrams at the sockets.
-pub fn delivered(summary: &Summary) -> Delivered {
-    let u = summary.udp().copied().unwrap_or_default();
-    match summary.frames() {
-        Some(f) => Delivered {
-            sent: f.frames_sent,
-            lost: f.lost_on_path,
-            sent_pps: u.pps_sent,
-            received_pps: f.pps_at_driver,
-            loss_pct: match f.frames_sent {
-                0 => 0.0,
-                n => f.lost_on_path as f64 * 100.0 / n as f64,
-            },
-        },
-        None => Delivered {
-            sent: u.packets_sent,
-            lost: u.packets_lost,
-            sent_pps: u.pps_sent,
-            received_pps: u.pps_received,
-            loss_pct: u.loss_pct,
-        },
-    }
 }

@@ -30,6 +30,7 @@ pub mod change_points;
 pub mod cost;
 mod family;
 pub mod frames;
+pub mod interface_frames;
 pub mod intervals;
 pub mod link;
 pub mod loss;

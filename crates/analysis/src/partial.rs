@@ -182,6 +182,7 @@ mod tests {
             local_system_cpu: None,
             local_cores: Vec::new(),
             local_drops: None,
+            local_link: None,
             server: server_results_up_to(Some(&last)),
             server_lost: Some("the server went away mid-test (polling it: reset)".into()),
             window_start: None,

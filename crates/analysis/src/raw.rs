@@ -6,6 +6,7 @@ use std::time::Duration;
 use measure::cpu::{CoreCpu, CpuTime, SystemCpu};
 use measure::drops::HostDrops;
 use measure::latency::Latency;
+use measure::link_counts::LinkCounts;
 use measure::tcp_info::TcpInfo;
 use wire::msg::{ServerResults, StreamCounts};
 use wire::TestSpec;
@@ -76,6 +77,9 @@ pub struct RawRun {
     pub local_cores: Vec<CoreCpu>,
     /// UDP stream tests: what the client host's drop counters added over `local_wall`.
     pub local_drops: Option<HostDrops>,
+    /// UDP stream tests: what the client's interface for the test counted over `local_wall`:
+    /// its frames, all traffic (`None`: not read).
+    pub local_link: Option<LinkCounts>,
     /// The server's figures; when it went away (`server_lost`), those of its last answered
     /// poll (`partial::server_results_up_to`), or none.
     pub server: ServerResults,

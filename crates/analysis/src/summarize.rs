@@ -100,6 +100,7 @@ mod tests {
             local_system_cpu: None,
             local_cores: Vec::new(),
             local_drops: None,
+            local_link: None,
             server: ServerResults {
                 streams: vec![StreamEnd {
                     at_stop: moved,

@@ -223,6 +223,7 @@ pub(crate) fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
         // The two ends' figures cover different times: no cost or efficiency from them.
         crate::partial::add_server_cpu(&raw.server, &mut flows, &mut remote_cpu);
     } else {
+        crate::interface_frames::add_interface_frames(raw, &mut flows);
         crate::cost::add_service_demand(raw, &mut flows);
         crate::cost::add_efficiency(raw.spec.kind(), &mut flows);
     }
@@ -301,6 +302,7 @@ fn empty_flow(flow: Flow) -> FlowSummary {
         stream_spread: None,
         receive: None,
         send_mode: None,
+        interface_frames: None,
         streams: Vec::new(),
     }
 }
@@ -405,6 +407,7 @@ mod tests {
             window_start: None,
             local_cores: Vec::new(),
             local_drops: None,
+            local_link: None,
             local_wall: Duration::from_secs(2),
             local_streams: vec![LocalStream {
                 at_stop: sent(2000),
@@ -454,6 +457,7 @@ mod tests {
             window_start: None,
             local_cores: Vec::new(),
             local_drops: None,
+            local_link: None,
             local_wall: Duration::from_secs(2),
             local_streams: vec![
                 LocalStream {
@@ -534,6 +538,7 @@ mod tests {
             window_start: None,
             local_cores: Vec::new(),
             local_drops: None,
+            local_link: None,
             local_wall: Duration::from_secs(1),
             local_streams: vec![LocalStream {
                 at_stop: bytes(100),

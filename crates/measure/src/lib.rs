@@ -10,6 +10,7 @@ pub mod drops;
 pub mod host;
 pub mod latency;
 pub mod line_rate;
+pub mod link_counts;
 #[cfg(target_os = "linux")]
 pub mod netlink;
 pub mod nic;

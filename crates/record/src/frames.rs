@@ -62,3 +62,32 @@ pub struct FrameSummary {
     /// `frames_at_driver` over the receiver's window, frames/s: the rate the path delivered.
     pub pps_at_driver: f64,
 }
+
+/// `summary.flows[].interface_frames`: a UDP direction's frames as the interfaces at its two
+/// ends counted them over the test (issue 47). The datagrams at the sockets
+/// (`packets_sent`, `packets_received`) are not frames: with UDP GSO a sender hands the kernel
+/// up to 128 datagrams as one buffer, and a virtual link (veth, loopback) carries it as one
+/// packet, never cut into frames. These counts are the interfaces' own, of all they carried
+/// over the test (the control connection, ARP, with `--bidir` the other direction), so they are
+/// at least the test's frames on a link that cut nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InterfaceFrames {
+    /// The sending end's interface for the test.
+    pub sender_interface: String,
+    /// Frames that interface sent over the test (`tx_packets`).
+    pub sender_tx_frames: u64,
+    /// Their bytes (`tx_bytes`).
+    pub sender_tx_bytes: u64,
+    /// The receiving end's interface for the test.
+    pub receiver_interface: String,
+    /// Frames that interface received over the test (`rx_packets`).
+    pub receiver_rx_frames: u64,
+    /// Their bytes (`rx_bytes`).
+    pub receiver_rx_bytes: u64,
+    /// Whether either interface is a software link (veth, loopback, bridge): it has no line
+    /// rate, and it carries a GSO buffer as one packet.
+    pub virtual_link: bool,
+    /// Whether both ends counted on one interface (loopback): each count then holds both
+    /// directions' packets.
+    pub one_interface: bool,
+}

@@ -30,7 +30,7 @@ mod summary_tests;
 pub mod tags;
 
 pub use efficiency::Efficiency;
-pub use frames::FrameSummary;
+pub use frames::{FrameSummary, InterfaceFrames};
 pub use limits::{LimitedBy, LossBounds, LossCauses, LossRange, Shaper, Verdict};
 pub use link_speed::LinkSpeedSource;
 pub use measure::host::HostFacts;

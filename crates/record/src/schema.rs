@@ -393,6 +393,10 @@ pub struct FlowSummary {
     /// `tcp_stream`: the send mode that ran, when every stream that says ran the same one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send_mode: Option<SendMode>,
+    /// `udp_stream`: the frames the two ends' interfaces counted over the test, beside the
+    /// datagrams at the sockets (absent: not read, or a record made before the field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface_frames: Option<crate::InterfaceFrames>,
     /// Per-stream totals.
     pub streams: Vec<StreamSummary>,
 }
@@ -504,12 +508,13 @@ pub struct PpsCell {
     pub flows: u32,
     /// `link_speed_bps / 8 / (frame_bytes + 20)`, when a link speed was given.
     pub line_rate_pps: Option<f64>,
-    /// Distinct datagrams received per second over the window (a frame engine's cell: frames
-    /// at the receiver's driver, `summary.frames.pps_at_driver`).
+    /// Distinct frames received per second over the window at the test's receiving sockets:
+    /// the run's `pps_received`, its one received count (a cell sends one datagram per frame;
+    /// a frame engine's frames at the receiver's driver are a stage of its loss).
     pub pps_received: f64,
-    /// Datagrams sent per second.
+    /// Frames sent per second (one datagram each).
     pub pps_sent: f64,
-    /// Lost datagrams, % of sent (a frame engine's cell: `lost_on_path`, % of `frames_sent`).
+    /// Lost frames, % of sent: the run's `loss_pct`, whose stages (`loss_causes`) say where.
     pub loss_pct: f64,
     /// `pps_received / line_rate_pps`.
     pub line_rate_ratio: Option<f64>,

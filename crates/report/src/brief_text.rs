@@ -94,7 +94,7 @@ fn flow_line(f: &FlowSummary, s: &Summary) -> String {
     let mut parts = vec![format!("{:>11} goodput", bps(f.throughput_bps))];
     if let Some(u) = &f.udp {
         parts.push(format!(
-            "lost {}/{} ({:.3} %)",
+            "lost {}/{} datagrams ({:.3} %)",
             u.packets_lost, u.packets_sent, u.loss_pct
         ));
         parts.push(format!("jitter {:.1} us", u.jitter_us));
@@ -214,7 +214,7 @@ fn stream_result(r: &RunRecord) -> String {
     };
     if let Some(u) = s.udp() {
         line.push_str(&format!(
-            ", lost {}/{} ({:.3} %)",
+            ", lost {}/{} datagrams ({:.3} %)",
             u.packets_lost, u.packets_sent, u.loss_pct
         ));
     } else if let Some(retr) = s.retransmits() {

@@ -10,7 +10,7 @@ use std::io::Write;
 use measure::units::format_bits_per_sec as bps;
 use record::{Efficiency, FlowSummary};
 
-/// One end's figures: `48.1 Gbit/s per core, 0.166 CPU s/GB` (with `, 1.05 Mpps per core`
+/// One end's figures: `48.1 Gbit/s per core, 0.166 CPU s/GB` (with `, 1.05 M datagrams/s per core`
 /// between for UDP).
 fn end_words(
     bps_per_core: Option<f64>,
@@ -22,7 +22,8 @@ fn end_words(
     };
     let mut words = format!("{} per core", bps(rate));
     if let Some(pps) = pps_per_core {
-        words.push_str(&format!(", {:.3} Mpps per core", pps / 1e6));
+        // Datagrams received per second, not frames: with GSO they may cross in far fewer.
+        words.push_str(&format!(", {:.3} M datagrams/s per core", pps / 1e6));
     }
     if let Some(s) = s_per_gb {
         words.push_str(&format!(", {s:.3} CPU s/GB"));
@@ -156,7 +157,7 @@ mod tests {
         let line = text(Some(e));
         assert!(
             line.contains(
-                "sender (client) 2.50 Gbit/s per core, 1.250 Mpps per core, 3.200 CPU s/GB;"
+                "sender (client) 2.50 Gbit/s per core, 1.250 M datagrams/s per core, 3.200 CPU s/GB;"
             ),
             "{line}"
         );

@@ -33,6 +33,7 @@ mod frames_text;
 pub mod headline;
 pub mod html;
 mod html_trend;
+mod interface_frames_text;
 mod json;
 mod labeled;
 pub mod live_table;

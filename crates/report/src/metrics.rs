@@ -122,7 +122,7 @@ use MetricId as M;
 /// An efficiency figure's unit, which way is better, and base units per unit.
 type EfficiencyUnit = (&'static str, Better, f64);
 const GBIT_PER_CORE: EfficiencyUnit = ("Gbit/s per core", Higher, 1e9);
-const MPPS_PER_CORE: EfficiencyUnit = ("Mpps per core", Higher, 1e6);
+const MDATAGRAMS_PER_CORE: EfficiencyUnit = ("M datagrams/s per core", Higher, 1e6);
 const CPU_S_PER_GB: EfficiencyUnit = ("CPU s/GB", Lower, 1.0);
 
 /// One end's efficiency row (`efficiency`), not summarized over repetitions.
@@ -216,10 +216,10 @@ static METRICS: [Metric; 37] = [
     per_end(M::ReceiverEfficiencyDown, GBIT_PER_CORE, |r| {
         efficiency(flow(r, Flow::ServerToClient))?.receiver_goodput_bps_per_core
     }),
-    per_end(M::SenderPpsPerCore, MPPS_PER_CORE, |r| {
+    per_end(M::SenderPpsPerCore, MDATAGRAMS_PER_CORE, |r| {
         efficiency(only_flow(r))?.sender_pps_per_core
     }),
-    per_end(M::ReceiverPpsPerCore, MPPS_PER_CORE, |r| {
+    per_end(M::ReceiverPpsPerCore, MDATAGRAMS_PER_CORE, |r| {
         efficiency(only_flow(r))?.receiver_pps_per_core
     }),
     per_end(M::SenderCpuPerGb, CPU_S_PER_GB, |r| {

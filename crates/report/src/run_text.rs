@@ -250,6 +250,13 @@ fn write_flow_detail(
             "  rate       {:.0} datagrams/s sent, {:.0} received; jitter {:.1} us (RFC 3550)",
             u.pps_sent, u.pps_received, u.jitter_us
         )?;
+        if let Some(i) = &f.interface_frames {
+            writeln!(
+                w,
+                "  frames     {}",
+                crate::interface_frames_text::line(i, u)
+            )?;
+        }
         if let Some(c) = f.loss_causes.as_ref().filter(|_| u.packets_lost > 0) {
             writeln!(w, "  lost at    {}", crate::loss_text::line(c))?;
         }

@@ -9,11 +9,12 @@ use events::Observer;
 use record::RunRecord;
 use report::{pps_cell as cell, MatrixKind, PpsMatrix};
 use serde::Serialize;
+use session::client::ClientError;
 use wire::TestSpec;
 
 use crate::interrupt::Interrupt;
 use crate::result::Stopped;
-use crate::run::{one_line, Point, PointRunner};
+use crate::run::{one_line, Point, PointRunner, RunError};
 
 /// One cell to measure: its frame size and flows, and the test that measures them.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,13 +39,27 @@ impl PpsCellPlan {
     }
 }
 
-/// A matrix as measured: the document `--json` prints (the matrix), the last cell's run (for
-/// the exit code) and why it stopped early, if it did.
+/// A cell that did not run: refused before its test began, by the server or the client.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PpsRefused {
+    /// Ethernet frame size, FCS included, bytes.
+    pub frame_bytes: u32,
+    /// Its flows as `--flows` names them (`100`, `100d`).
+    pub flows: String,
+    /// Why, in one line (the refusal's own words).
+    pub reason: String,
+}
+
+/// A matrix as measured: the document `--json` prints (the matrix and the refused cells), the
+/// last cell's run (for the exit code) and why it stopped early, if it did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PpsRun {
     /// The finished cells.
     #[serde(flatten)]
     pub matrix: PpsMatrix,
+    /// The cells refused before their test began, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<PpsRefused>,
     /// The last cell's run.
     #[serde(skip)]
     pub last: Option<RunRecord>,
@@ -72,6 +87,7 @@ pub fn run_pps(
             link_speed_bps: link_bps,
             cells: Vec::new(),
         },
+        refused: Vec::new(),
         last: None,
         stopped: None,
     };
@@ -96,6 +112,16 @@ pub fn run_pps(
             Err(_) if interrupt.is_raised() => {
                 out.stopped = Some(Stopped::Interrupted);
                 break;
+            }
+            Err(e) if is_refusal(&e) => {
+                let reason = one_line(&e);
+                progress.note(&format!("{label}: refused: {reason}"));
+                out.refused.push(PpsRefused {
+                    frame_bytes: c.frame_bytes,
+                    flows: c.flows.to_string(),
+                    reason,
+                });
+                continue;
             }
             Err(e) => {
                 out.stopped = Some(Stopped::Failed {
@@ -127,6 +153,15 @@ pub fn run_pps(
     }
     progress.finish();
     out
+}
+
+/// Whether `e` turned a cell away before its test began (the server's refusal, or the client's
+/// own check of the test), rather than ending a test that ran or losing the server.
+fn is_refusal(e: &RunError) -> bool {
+    matches!(
+        e.downcast_ref::<ClientError>(),
+        Some(ClientError::Refused(_) | ClientError::Input(_))
+    )
 }
 
 #[cfg(test)]
@@ -174,6 +209,37 @@ mod tests {
         let json = serde_json::to_value(&run).unwrap();
         assert_eq!(json["kind"], "udp_pps_matrix");
         assert_eq!(json["cells"][1]["frame_bytes"], 1518);
+    }
+
+    /// Issue 47: a cell the server refuses is kept, with its reason, and the rest still run.
+    #[test]
+    fn issue47_a_refused_cell_never_costs_the_others() {
+        let mut runner =
+            MockRunner::new(|_: &TestSpec| analysis::testing::udp_trial(1e6, 1e6, 1.0, 18));
+        runner.refuse_at = Some(1);
+        let cells = [plan(64, 1), plan(64, 10_000), plan(1518, 1)];
+        let run = run_pps(
+            &cells,
+            None,
+            &mut runner,
+            &AtomicBool::new(false),
+            &mut events::Silent,
+        );
+        assert_eq!(run.stopped, None);
+        assert_eq!(runner.asked.len(), 3, "every cell was asked for");
+        assert_eq!(run.matrix.cells.len(), 2);
+        assert_eq!(run.refused.len(), 1);
+        assert_eq!(
+            (run.refused[0].frame_bytes, run.refused[0].flows.as_str()),
+            (64, "10000")
+        );
+        assert!(
+            run.refused[0].reason.contains("serve --max-flows-dst"),
+            "{:?}",
+            run.refused
+        );
+        let json = serde_json::to_value(&run).unwrap();
+        assert_eq!(json["refused"][0]["flows"], "10000");
     }
 
     #[test]

@@ -41,6 +41,8 @@ pub struct MockRunner<F: FnMut(&TestSpec) -> RunRecord> {
     pub asked: Vec<Point>,
     /// Fail the run with this index (0-based), if set.
     pub fail_at: Option<usize>,
+    /// Have the server refuse the run with this index (0-based), if set.
+    pub refuse_at: Option<usize>,
     /// Raise this interrupt flag after the run with this index.
     pub interrupt_after: Option<(usize, Arc<AtomicBool>)>,
 }
@@ -52,6 +54,7 @@ impl<F: FnMut(&TestSpec) -> RunRecord> MockRunner<F> {
             figures,
             asked: Vec::new(),
             fail_at: None,
+            refuse_at: None,
             interrupt_after: None,
         }
     }
@@ -63,6 +66,10 @@ impl<F: FnMut(&TestSpec) -> RunRecord> PointRunner for MockRunner<F> {
         self.asked.push(point.clone());
         if self.fail_at == Some(index) {
             return Err("cannot connect to 192.0.2.1:5301: connection refused".into());
+        }
+        if self.refuse_at == Some(index) {
+            let why = "--flows-dst 100: more than this server's 64 (serve --max-flows-dst)";
+            return Err(Box::new(session::client::ClientError::Refused(why.into())));
         }
         let mut record = (self.figures)(&point.spec);
         record.kind = point.spec.kind();

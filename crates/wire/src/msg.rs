@@ -9,7 +9,7 @@
 
 use measure::{
     cpu::CoreCpu, cpu::CpuSoFar, cpu::CpuTime, cpu::SystemCpu, drops::HostDrops, host::HostFacts,
-    qdisc::Qdisc, tcp_info::TcpInfo, udp_stats::UdpCounts,
+    link_counts::LinkCounts, qdisc::Qdisc, tcp_info::TcpInfo, udp_stats::UdpCounts,
 };
 use serde::{Deserialize, Serialize};
 
@@ -333,6 +333,12 @@ pub struct ServerResults {
     /// counted of the test's frames over the session (protocol 16).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver: Option<Box<DriverCounts>>,
+    /// UDP stream tests: what the server's interface for the test (the one holding the control
+    /// connection's local address) counted over `wall_us`: the frames it received and sent,
+    /// every one of them, not only the test's (absent: a server before the field, or an
+    /// interface without counters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<LinkCounts>,
 }
 
 #[cfg(test)]

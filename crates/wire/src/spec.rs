@@ -171,7 +171,7 @@ impl Default for SpecLimits {
             max_write_len_bytes: 8 << 20,
             // Each is a socket of the server's: 10,000 per stream would let two requests hold
             // 20,000 descriptors.
-            max_flows_dst: 64,
+            max_flows_dst: 100,
             max_rate_bps: None,
             frames: false,
         }

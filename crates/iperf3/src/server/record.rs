@@ -74,6 +74,7 @@ pub(super) fn build(
         local_system_cpu: None,
         local_cores: Vec::new(),
         local_drops: None,
+        local_link: None,
         server: receivers_at_test_end(spec, server),
         server_lost: None,
         // An iperf3 client's omitted seconds are out of the counts already (`run.rs`).

@@ -169,6 +169,7 @@ impl Start {
             cpu_at_stop: None,
             qdiscs: None,
             driver: None,
+            link: None,
         }
     }
 }

@@ -10,6 +10,7 @@ use analysis::{
 use engine::{Endpoint, Role, StreamEngine, Workers};
 use measure::cpu::{CpuSoFar, CpuTime, SystemCpuSnapshot};
 use measure::drops::DropSnapshot;
+use measure::link_counts::LinkCounts;
 use record::IntervalSample;
 use wire::msg::{ServerResults, StreamCounts};
 use wire::spec::Flow;
@@ -44,6 +45,8 @@ struct Running {
     sys0: Option<SystemCpuSnapshot>,
     /// UDP stream tests: the drop counters at the start, with the test interface.
     drops0: Option<(DropSnapshot, Option<String>)>,
+    /// UDP stream tests: the test interface's own frame counts at the start (issue 47).
+    link0: Option<LinkCounts>,
 }
 
 impl Running {
@@ -119,6 +122,10 @@ fn start(
             .and_then(|a| measure::host::interface_for_ip(a.ip()));
         (DropSnapshot::now(interface.as_deref()), interface)
     });
+    // The interface's own frame counts beside the sockets' datagrams (issue 47).
+    let link0 = drops0
+        .as_ref()
+        .and_then(|(_, i)| LinkCounts::now(i.as_deref()?));
     remote.begin()?;
     // A frame test's senders start once the server's window is open (`Begun`): a frame sent
     // before would count at its driver but fall outside its window. Socket tests start at
@@ -142,6 +149,7 @@ fn start(
         t0,
         cpu0,
         sys0,
+        link0,
         drops0,
     })
 }
@@ -282,6 +290,7 @@ fn finish(
         cpu0,
         sys0,
         drops0,
+        link0,
     } = running;
     let interrupted = matches!(
         end,
@@ -307,6 +316,7 @@ fn finish(
     let local_wall = t0.elapsed();
     let sys = sys0.zip(SystemCpuSnapshot::now());
     let local_drops = drops0.map(|(d0, ifc)| DropSnapshot::now(ifc.as_deref()).since(&d0));
+    let local_link = link0.and_then(|l0| Some(LinkCounts::now(&l0.interface)?.since(&l0)));
     let (last_local, last_server) = last_counts(config, &server, &outcomes, &local_at_stop);
     let mut sample = tracker.sample(window, &last_local, &last_server);
     tracker.add_cpu(&mut sample, local_cpu, server.cpu_at_stop);
@@ -334,6 +344,7 @@ fn finish(
         local_system_cpu: sys.as_ref().map(|(a, b)| b.since(a)),
         local_cores: sys.map(|(a, b)| b.cores_since(&a)).unwrap_or_default(),
         local_drops,
+        local_link,
         server,
         // The record keeps the words: its `incomplete` note.
         server_lost: server_lost.map(|why| why.to_string()),

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use engine::{engine_for, Conn, CrrListener, Endpoint, Role, WorkerOutcome, Workers};
 use measure::cpu::{CpuSoFar, CpuTime, SystemCpuSnapshot};
 use measure::drops::DropSnapshot;
+use measure::link_counts::LinkCounts;
 use measure::qdisc::QdiscWatch;
 use wire::msg::{ServerResults, StreamCounts, StreamEnd};
 use wire::spec::Flow;
@@ -77,6 +78,10 @@ pub(super) fn run_streams(
     }
     let drops0 = (spec.kind() == TestKind::UdpStream)
         .then(|| (DropSnapshot::now(interface.as_deref()), interface.clone()));
+    // The interface's own frame counts beside the sockets' datagrams (issue 47).
+    let link0 = drops0
+        .as_ref()
+        .and_then(|(_, i)| LinkCounts::now(i.as_deref()?));
     // Every test's: the qdiscs of the interface, for the record's `hosts.server.qdiscs`.
     let qdiscs0 = QdiscWatch::start(interface);
     let crr = ends.iter().find_map(|c| match c {
@@ -118,6 +123,7 @@ pub(super) fn run_streams(
         cpu_at_stop: Some(window.cpu),
         qdiscs: qdiscs0.finish(),
         driver: frames.map(|f| f.counts().map(Box::new)).transpose()?,
+        link: link0.and_then(|l0| Some(LinkCounts::now(&l0.interface)?.since(&l0))),
     };
     shared.send(ctrl, &ServerMsg::Results(results.clone()))?;
     Ok(results)
