@@ -302,16 +302,6 @@ impl VethPair {
             .unwrap()
     }
 
-    /// Interface `dev`'s counter `name` (`rx_packets`, `tx_bytes`…) in namespace `ns`: the
-    /// interface's own count, which linerate does not own.
-    pub fn link_stat(&self, ns: &str, dev: &str, name: &str) -> u64 {
-        let path = format!("/sys/class/net/{dev}/statistics/{name}");
-        sh(&format!("ip netns exec {ns} cat {path}"))
-            .trim()
-            .parse()
-            .unwrap()
-    }
-
     /// Runs `linerate ARGS 198.18.0.2 --json` in namespace `a` against the server in `b`.
     pub fn client_json(&self, args: &[&str]) -> serde_json::Value {
         let all: Vec<&str> = args

@@ -154,7 +154,7 @@ fn udp_says_loss_of_sent_and_jitter() {
     let text = brief(&r);
     let lines = lines(&text, 4);
     let lost = format!(
-        "lost {}/{} ({:.3} %)",
+        "lost {}/{} datagrams ({:.3} %)",
         u.packets_lost, u.packets_sent, u.loss_pct
     );
     assert!(lines[1].contains(&lost), "{text}");

@@ -533,6 +533,13 @@ pub(crate) fn flow_pattern(c: &PpsCell) -> String {
     }
 }
 
+/// The receiving interface of a cell that crossed a software link (veth, loopback, bridge).
+fn virtual_interface(c: &PpsCell) -> Option<&str> {
+    let frames = c.run.summary.flows.iter().filter_map(|f| f.interface_frames.as_ref());
+    let virtual_link = frames.filter(|i| i.virtual_link).last()?;
+    Some(&virtual_link.receiver_interface)
+}
+
 /// Writes a `linerate pps` matrix: one row per (frame, flows) cell.
 pub fn write_pps(
     w: &mut dyn Write,
@@ -546,10 +553,17 @@ pub fn write_pps(
             "packet rate to {target}; line rate = {} / 8 / (frame + 20)",
             bps(l as f64)
         )?,
-        None => writeln!(
-            w,
-            "packet rate to {target}; give --link-speed to compare with the line rate"
-        )?,
+        None => match cells.iter().find_map(virtual_interface) {
+            Some(name) => writeln!(
+                w,
+                "packet rate to {target}; {name} is a virtual link, which has no line rate: \
+                 give --link-speed for a % line"
+            )?,
+            None => writeln!(
+                w,
+                "packet rate to {target}; give --link-speed to compare with the line rate"
+            )?,
+        },
     }
     writeln!(
         w,
