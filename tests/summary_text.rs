@@ -116,7 +116,7 @@ fn udp_prints_loss_of_sent_as_the_stored_record_counts_it() {
     let v = stored(&p.id, &db);
     let s = &v["summary"];
     let lost = format!(
-        "lost {}/{} ({:.3} %)",
+        "lost {}/{} datagrams ({:.3} %)",
         s["packets_lost"],
         s["packets_sent"],
         num(&s["loss_pct"])

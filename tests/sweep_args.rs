@@ -327,9 +327,10 @@ fn rfc2544_plan() {
         (f.spec.kind(), f.spec.duration_ms),
         (TestKind::UdpStream, 2000)
     );
+    // Frames, not GSO buffers: one datagram a frame (issue 47).
     assert_eq!(
         f.spec.udp().map(|u| (u.rate, u.gso)),
-        Some((UdpRate::Max, true))
+        Some((UdpRate::Max, false))
     );
     assert_eq!(p.plan.loss_ratio, 0.0);
     assert_eq!(p.plan.resolution, 0.005);

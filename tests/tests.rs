@@ -44,6 +44,7 @@ mod mesh_netns;
 mod metrics;
 mod netns;
 mod netns_errors;
+mod one_truth_netns;
 mod pg_store;
 mod plan;
 mod plan_check;

@@ -262,7 +262,7 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::Received,
-        unit: "packets/s",
+        unit: "datagrams/s",
         better: Higher,
         base: |r| r.summary.udp().map(|u| u.pps_received),
         per_unit: 1.0,
@@ -278,7 +278,7 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::OutOfOrder,
-        unit: "packets",
+        unit: "datagrams",
         better: Lower,
         base: |r| r.summary.udp().map(|u| u.packets_out_of_order as f64),
         per_unit: 1.0,

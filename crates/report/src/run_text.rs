@@ -535,7 +535,12 @@ pub(crate) fn flow_pattern(c: &PpsCell) -> String {
 
 /// The receiving interface of a cell that crossed a software link (veth, loopback, bridge).
 fn virtual_interface(c: &PpsCell) -> Option<&str> {
-    let frames = c.run.summary.flows.iter().filter_map(|f| f.interface_frames.as_ref());
+    let frames = c
+        .run
+        .summary
+        .flows
+        .iter()
+        .filter_map(|f| f.interface_frames.as_ref());
     let virtual_link = frames.filter(|i| i.virtual_link).last()?;
     Some(&virtual_link.receiver_interface)
 }
