@@ -305,7 +305,7 @@ pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<RunOutcome> {
         (true, _) => {}
         (false, true) => sweep_output::write_json(&mut out, &run)?,
         (false, false) => {
-            report::run_text::write_pps(&mut out, &reached.label, link, &run.matrix.cells)?;
+            report::pps_text::write_pps(&mut out, &reached.label, link, &run.matrix.cells)?;
             for r in &run.refused {
                 writeln!(
                     out,

@@ -67,7 +67,7 @@ fn pps_cells(m: &PpsMatrix) -> Cells {
                 vec![
                     c.frame_bytes.to_string(),
                     c.payload_bytes.to_string(),
-                    crate::run_text::flow_pattern(c),
+                    crate::pps_text::flow_pattern(c),
                     format!("{:.0}", c.pps_sent),
                     format!("{:.0}", c.pps_received),
                     format!("{:.3}", c.loss_pct),

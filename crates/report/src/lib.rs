@@ -43,6 +43,7 @@ mod markdown;
 pub mod mesh;
 mod metrics;
 mod pps;
+pub mod pps_text;
 mod qdisc_text;
 mod receive_text;
 pub mod rpm_brief;

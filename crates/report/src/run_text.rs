@@ -7,7 +7,7 @@ use std::io::Write;
 use measure::cpu::CoreCpu;
 use measure::tcp_info::TcpInfo;
 use measure::units::{format_bits_per_sec as bps, format_bytes};
-use record::{CpuSummary, End, FlowSummary, PpsCell, RunRecord};
+use record::{CpuSummary, End, FlowSummary, RunRecord};
 use wire::spec::{Flow, Shape, UdpRate};
 use wire::TestSpec;
 
@@ -519,78 +519,6 @@ fn write_latency_under_load(
         writeln!(
             w,
             "           the load added {p50:+.1} us at p50, {p99:+.1} us at p99"
-        )?;
-    }
-    Ok(())
-}
-
-/// A cell's flows as `pps --flows` names them, from its run's ports (`100d`: 100 destination
-/// ports from one source port).
-pub(crate) fn flow_pattern(c: &PpsCell) -> String {
-    match c.run.spec.udp() {
-        Some(u) => wire::spec::PpsFlows::of_ports(u.flows, u.flows_dst).to_string(),
-        None => c.flows.to_string(),
-    }
-}
-
-/// The receiving interface of a cell that crossed a software link (veth, loopback, bridge).
-fn virtual_interface(c: &PpsCell) -> Option<&str> {
-    let frames = c
-        .run
-        .summary
-        .flows
-        .iter()
-        .filter_map(|f| f.interface_frames.as_ref());
-    let virtual_link = frames.filter(|i| i.virtual_link).last()?;
-    Some(&virtual_link.receiver_interface)
-}
-
-/// Writes a `linerate pps` matrix: one row per (frame, flows) cell.
-pub fn write_pps(
-    w: &mut dyn Write,
-    target: &str,
-    link_bps: Option<u64>,
-    cells: &[PpsCell],
-) -> std::io::Result<()> {
-    match link_bps {
-        Some(l) => writeln!(
-            w,
-            "packet rate to {target}; line rate = {} / 8 / (frame + 20)",
-            bps(l as f64)
-        )?,
-        None => match cells.iter().find_map(virtual_interface) {
-            Some(name) => writeln!(
-                w,
-                "packet rate to {target}; {name} is a virtual link, which has no line rate: \
-                 give --link-speed for a % line"
-            )?,
-            None => writeln!(
-                w,
-                "packet rate to {target}; give --link-speed to compare with the line rate"
-            )?,
-        },
-    }
-    writeln!(
-        w,
-        "{:>6} {:>8} {:>6} {:>12} {:>12} {:>8} {:>12} {:>7}",
-        "frame", "payload", "flows", "sent pps", "recv pps", "loss %", "line pps", "% line"
-    )?;
-    for c in cells {
-        let (line, ratio) = match (c.line_rate_pps, c.line_rate_ratio) {
-            (Some(l), Some(r)) => (format!("{l:.0}"), format!("{:.1}", r * 100.0)),
-            _ => ("-".into(), "-".into()),
-        };
-        writeln!(
-            w,
-            "{:>6} {:>8} {:>6} {:>12.0} {:>12.0} {:>8.3} {:>12} {:>7}",
-            c.frame_bytes,
-            c.payload_bytes,
-            flow_pattern(c),
-            c.pps_sent,
-            c.pps_received,
-            c.loss_pct,
-            line,
-            ratio
         )?;
     }
     Ok(())
