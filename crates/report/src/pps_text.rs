@@ -17,13 +17,13 @@ pub(crate) fn flow_pattern(c: &PpsCell) -> String {
 
 /// The receiving interface of a cell that crossed a software link (veth, loopback, bridge).
 fn virtual_interface(c: &PpsCell) -> Option<&str> {
-    let frames = c
+    let mut frames = c
         .run
         .summary
         .flows
         .iter()
         .filter_map(|f| f.interface_frames.as_ref());
-    let virtual_link = frames.filter(|i| i.virtual_link).last()?;
+    let virtual_link = frames.rfind(|i| i.virtual_link)?;
     Some(&virtual_link.receiver_interface)
 }
 
