@@ -56,7 +56,7 @@ mod table;
 pub mod trend;
 
 pub use compare::{left_out_notes, Column, Comparison, Row};
-pub use differences::{differences, differences_cells, Difference};
+pub use differences::{differences, differences_cells, settings, Difference};
 pub use error::Error;
 pub use export::{export_runs, write_comparison, write_comparisons, CompareFormat, ExportFormat};
 pub use json::write_test_run;
