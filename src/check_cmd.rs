@@ -1,6 +1,6 @@
 //! `linerate check BASELINE CANDIDATE`: is the candidate's group of stored runs worse than the
-//! baseline's, metric by metric? Exit 0 when nothing regressed (or too few runs to say, unless
-//! `--strict`), 1 when a metric regressed, 2 on bad input (through `main`'s error path).
+//! baseline's, metric by metric? Exit 0 when nothing regressed, 1 when a metric regressed, 2 on
+//! bad input or, after the check is printed, too few runs to decide (`--allow-undecided`: 0).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -35,9 +35,9 @@ pub struct CheckArgs {
     /// Confidence of the intervals, percent.
     #[arg(long, value_name = "PCT", default_value_t = 95.0, value_parser = parse_level)]
     pub confidence: f64,
-    /// Too few runs to decide fails (exit 1) instead of passing with a note.
+    /// Too few runs to decide passes (exit 0) instead of exit 2, naming the runs needed.
     #[arg(long)]
-    pub strict: bool,
+    pub allow_undecided: bool,
     /// Only runs of this kind on each side.
     #[arg(long, value_name = "KIND", value_parser = crate::store_args::record_kinds())]
     pub kind: Option<String>,
@@ -118,11 +118,10 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;
-    Ok(match c.decision {
-        Decision::Regressed => ExitCode::from(1),
-        Decision::NotEnoughRuns if args.strict => ExitCode::from(1),
-        _ => ExitCode::SUCCESS,
-    })
+    match c.undecided() {
+        Some(why) if !args.allow_undecided => bail!("{why}"),
+        _ => Ok(ExitCode::from(u8::from(c.decision == Decision::Regressed))),
+    }
 }
 
 /// A side's runs, without those that did not run whole unless asked.

@@ -1,7 +1,7 @@
 //! `plan --check-against TAGS`: once a plan's steps have run, each step's runs of this
 //! execution are checked against the baseline's runs of the same step, as `linerate check`
 //! checks two groups: one check per step, kind and mesh cell (`from`, `to`), so a side is
-//! always one test.
+//! always one test. Too few runs to decide is exit 2 (unless `--allow-undecided`), as there.
 
 use anyhow::{anyhow, bail, Result};
 use pgstore::Access;
@@ -25,15 +25,16 @@ pub fn baseline_tags(against: &str) -> Result<Tags> {
 }
 
 /// Checks every step's runs started since `since_ms` against `baseline`'s runs of the step;
-/// prints each check and returns whether one regressed.
+/// prints each check; whether one regressed, else an error if one could not decide.
 pub fn check_steps(
     plan: &Plan,
     db: &StoreLocation,
     baseline: &Tags,
     since_ms: u64,
+    allow_undecided: bool,
 ) -> Result<bool> {
     let mut store = pgstore::open(db, Access::Read).map_err(|e| anyhow!("{e}"))?;
-    let mut regressed = false;
+    let (mut regressed, mut undecided) = (false, None);
     for step in &plan.steps {
         let step_tags =
             Tags::parse([format!("plan={}", plan.name), format!("step={}", step.name)])?;
@@ -67,11 +68,18 @@ pub fn check_steps(
             };
             let result = check(&b, &c, &opts);
             regressed |= result.decision == Decision::Regressed;
+            let why = result
+                .undecided()
+                .map(|why| format!("step {} ({test}): {why}", step.name));
+            undecided = undecided.or(why);
             println!("step {} ({test}):", step.name);
             print!("{}", report::check_text::check_text(&result));
         }
     }
-    Ok(regressed)
+    match undecided {
+        Some(why) if !regressed && !allow_undecided => bail!("{why}"),
+        _ => Ok(regressed),
+    }
 }
 
 fn tag(key: &str, value: &str) -> Tag {

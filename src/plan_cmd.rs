@@ -45,9 +45,13 @@ pub struct PlanArgs {
     #[arg(long = "tag", value_name = "KEY=VALUE")]
     pub tags: Vec<String>,
     /// At the end, check each step's runs against the runs of the same step carrying these
-    /// tags (e.g. commit=abc), as `linerate check` does; exit 1 when a metric regressed.
+    /// tags (e.g. commit=abc), as `linerate check` does; exit 1 when a metric regressed, 2
+    /// when a check had too few runs to decide.
     #[arg(long, value_name = "TAGSET", conflicts_with = "check")]
     pub check_against: Option<String>,
+    /// With --check-against: a step with too few runs to decide passes instead of failing.
+    #[arg(long, requires = "check_against")]
+    pub allow_undecided: bool,
     /// Results database every step stores into (default: $LINERATE_DB, else
     /// $XDG_DATA_HOME/linerate/results.sqlite).
     #[arg(long, value_name = "PATH")]
@@ -120,7 +124,7 @@ pub fn plan(args: &PlanArgs, interrupt: Signal) -> Result<RunOutcome> {
         write_report(&plan, &db, out)?;
     }
     let regressed = match &baseline {
-        Some(tags) => check_steps(&plan, &db, tags, since_ms)?,
+        Some(tags) => check_steps(&plan, &db, tags, since_ms, args.allow_undecided)?,
         None => false,
     };
     let failed = ended

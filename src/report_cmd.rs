@@ -72,7 +72,7 @@ pub struct ReportArgs {
     /// Columns, as `linerate compare` takes them (12, #12, driver=a or driver=a,mtu=9000);
     /// none: every stored run that passes --tag, --kind and --since, grouped into one column per
     /// kind and tag set (an untagged run is a column of its own; `linerate pps` cells go to the
-    /// packet-rate matrix instead).
+    /// packet-rate matrices instead, one per execution and engine).
     #[arg(value_name = "RUN_OR_TAGSET")]
     pub items: Vec<String>,
     #[command(flatten)]
@@ -270,23 +270,23 @@ pub fn chart(args: &ChartArgs) -> Result<()> {
     }
     let columns = select::columns(&args.items, &Filter::default(), args.db.as_deref())?;
     let labeled: Vec<_> = columns.iter().map(select::labeled).collect();
-    let matrix = PpsMatrix::of_cells(columns.iter().flat_map(|c| &c.runs));
+    let matrices = PpsMatrix::of_cells(columns.iter().flat_map(|c| &c.runs));
     let kind = match args.kind {
         Some(k) => ChartKind::from(k),
         None if chart::all_rpm(&labeled) => ChartKind::Rpm,
         None => chart::applicable(&labeled)
             .first()
             .copied()
-            .or(matrix.as_ref().map(|_| ChartKind::Pps))
+            .or((!matrices.is_empty()).then_some(ChartKind::Pps))
             .ok_or_else(|| anyhow!("{}: nothing to chart in these runs", args.items.join(" ")))?,
     };
-    let drawn = match (kind, &matrix) {
-        (ChartKind::Pps, Some(m)) => chart::pps_chart(m)?,
-        (ChartKind::Pps, None) => bail!(
+    let drawn = match kind {
+        ChartKind::Pps if !matrices.is_empty() => chart::pps_chart(&matrices)?,
+        ChartKind::Pps => bail!(
             "--kind pps: none of these runs is a `linerate pps` cell (tagged frame_bytes and \
              flows); give the cells' tags, e.g. `linerate chart flows=1 --kind pps`"
         ),
-        (k, _) => chart::render(k, &labeled)?,
+        k => chart::render(k, &labeled)?,
     };
     let bytes = match format {
         ImageFormat::Svg => drawn.svg.into_bytes(),
@@ -296,10 +296,10 @@ pub fn chart(args: &ChartArgs) -> Result<()> {
 }
 
 /// `linerate report`: one self-contained HTML file (inline CSS and SVG, no external URL) with
-/// the comparison, the runs, every chart they support and the packet-rate matrix.
+/// the comparison, the runs, every chart they support and the packet-rate matrices.
 pub fn report(args: &ReportArgs) -> Result<()> {
     let filter = args.filter.filter()?;
-    let (columns, cells, db) = if args.items.is_empty() {
+    let (mut columns, cells, db) = if args.items.is_empty() {
         select::grouped(&filter, args.db.as_deref())?
     } else {
         let db = crate::store_args::resolve_db(args.db.as_deref())?;
@@ -309,9 +309,12 @@ pub fn report(args: &ReportArgs) -> Result<()> {
             db,
         )
     };
+    let matrices = PpsMatrix::of_cells(columns.iter().flat_map(|c| &c.runs).chain(&cells));
+    if args.filter.pps_only() {
+        columns.clear();
+    }
     let labeled: Vec<_> = columns.iter().map(select::labeled).collect();
     note_left_out(&Comparison::by_kind(&labeled, args.include_incomplete));
-    let matrix = PpsMatrix::of_cells(columns.iter().flat_map(|c| &c.runs).chain(&cells));
     let meshes = report::MeshMatrix::of_runs(columns.iter().flat_map(|c| &c.runs));
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -321,7 +324,7 @@ pub fn report(args: &ReportArgs) -> Result<()> {
         title: &args.title,
         subtitle: Some(&subtitle),
         columns: &labeled,
-        pps: matrix.as_ref(),
+        pps: &matrices,
         meshes: &meshes,
         include_unfinished: args.include_incomplete,
     })?;

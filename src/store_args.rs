@@ -42,8 +42,8 @@ pub struct RunFilterArgs {
     /// Only runs with this tag (repeatable: runs must carry all of them).
     #[arg(long = "tag", value_name = "KEY=VALUE")]
     pub tag: Vec<String>,
-    /// Only runs of this kind.
-    #[arg(long, value_name = "KIND", value_parser = record_kinds())]
+    /// Only runs of this kind (`pps`: the cells of `linerate pps`, each execution apart).
+    #[arg(long, value_name = "KIND", value_parser = listing_kinds())]
     pub kind: Option<String>,
     /// Only runs started at or after DATE: YYYY-MM-DD (local midnight), YYYY-MM-DDTHH:MM or
     /// YYYY-MM-DDTHH:MM:SS (local time, or UTC with a Z, or with an offset such as +02:00).
@@ -56,7 +56,11 @@ impl RunFilterArgs {
     pub fn filter(&self) -> Result<Filter> {
         Ok(Filter {
             tags: parse_tags(&self.tag)?,
-            kind: parse_kind_arg(self.kind.as_deref())?,
+            // `linerate pps`'s cells are UDP runs; `runs` and `report` keep only the cells.
+            kind: match self.pps_only() {
+                true => Some(wire::TestKind::UdpStream),
+                false => parse_kind_arg(self.kind.as_deref())?,
+            },
             since_unix_ms: self
                 .since
                 .as_deref()
@@ -64,6 +68,11 @@ impl RunFilterArgs {
                 .transpose()?,
             last: None,
         })
+    }
+
+    /// Whether `--kind pps` asks for `linerate pps`'s cells only.
+    pub fn pps_only(&self) -> bool {
+        self.kind.as_deref() == Some("pps")
     }
 }
 
@@ -130,6 +139,12 @@ pub(crate) fn store_error(e: StoreError, storing: bool) -> anyhow::Error {
         ""
     };
     anyhow!("{e}{hint}")
+}
+
+/// A listing's `--kind`: a stored run's kind, or `pps` for `linerate pps`'s cells.
+fn listing_kinds() -> clap::builder::PossibleValuesParser {
+    let kinds = wire::TestKind::ALL.map(wire::TestKind::as_str);
+    clap::builder::PossibleValuesParser::new(kinds.into_iter().chain(["pps"]))
 }
 
 /// `--kind`: a stored run's kind (`tcp_stream`, …), every one `wire::TestKind` has.

@@ -64,8 +64,9 @@ pub fn runs(args: &RunsArgs) -> Result<()> {
 
 /// [`runs`] into `out`.
 pub fn runs_to(args: &RunsArgs, out: &mut dyn Write) -> Result<()> {
+    let pps = args.filter.pps_only();
     let filter = Filter {
-        last: args.limit,
+        last: args.limit.filter(|_| !pps),
         ..args.filter.filter()?
     };
     let location = resolve_db(args.db.as_deref())?;
@@ -76,6 +77,10 @@ pub fn runs_to(args: &RunsArgs, out: &mut dyn Write) -> Result<()> {
             Vec::new()
         }
         Err(e) => return Err(store_error(e, false)),
+    };
+    let rows = match pps {
+        true => report::pps::cells_of(rows, args.limit),
+        false => rows,
     };
     if args.json {
         write_json(out, &rows)?;

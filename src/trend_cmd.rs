@@ -1,6 +1,7 @@
 //! `linerate trend [ITEM…]`: each series' history of one metric with its change points. A
-//! series is an item's runs of one kind (items as `compare` takes them), or, without items,
-//! every stored run of one kind to one target; in time order, or in a tag's order (`--by`).
+//! series is an item's runs (items as `compare` takes them), or, without items, every stored
+//! run to one target, of one kind and the same settings (`report::trend::series_by_kind`); in
+//! time order, or in a tag's order (`--by`).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -16,7 +17,9 @@ use crate::report_cmd::select;
 #[derive(Debug, Clone, Args)]
 pub struct TrendArgs {
     /// Series: tag sets (host=a, or kernel=6.1,mtu=9000) or runs, as `compare` takes them, one
-    /// series per item and kind. Without items: every stored run, a series per kind and target.
+    /// series per item, kind and settings. Without items: every stored run, a series per kind,
+    /// target and settings (direction, streams, lengths, rates, engine, send and receive
+    /// modes…: a change of settings starts a new series, never a change point).
     #[arg(value_name = "TAGSET")]
     pub items: Vec<String>,
     /// The metric (`compare`'s row names: throughput, transactions, "latency p99", loss, rpm…);
@@ -70,13 +73,7 @@ pub fn run(args: &TrendArgs) -> Result<()> {
             && (args.include_incomplete || RunStatus::of(&r.record).is_ok())
     };
     let runs = series_by_kind(series(args)?, keep, args.by.as_deref());
-    let input: Vec<SeriesRuns> = runs
-        .iter()
-        .map(|(key, rs)| SeriesRuns {
-            key: key.clone(),
-            runs: rs.iter().map(|r| (r.id.0, &r.record)).collect(),
-        })
-        .collect();
+    let input = SeriesRuns::of_stored(&runs);
     if input.iter().all(|s| s.runs.len() < 2) {
         bail!("no series with two runs or more to draw a trend from (see `linerate runs`)");
     }
@@ -106,13 +103,8 @@ fn series(args: &TrendArgs) -> Result<Vec<(String, Vec<StoredRun>)>> {
         let columns = select::columns(&args.items, &filter, args.db.as_deref())?;
         return Ok(columns.into_iter().map(|c| (c.label, c.runs)).collect());
     }
-    let mut by_target: Vec<(String, Vec<StoredRun>)> = Vec::new();
-    for r in select::stored(&[], args.db.as_deref())? {
-        let key = format!("to {}", report::headline::target_host(&r.record.target));
-        match by_target.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, runs)) => runs.push(r),
-            None => by_target.push((key, vec![r])),
-        }
-    }
-    Ok(by_target)
+    Ok(report::trend::by_target(select::stored(
+        &[],
+        args.db.as_deref(),
+    )?))
 }

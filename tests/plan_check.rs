@@ -1,8 +1,9 @@
 //! `plan --check-against TAGS`: the plan's new runs of each step checked against the stored
 //! baseline of that step. The baseline is a real loopback run copied four times with its
 //! goodput set far above (a regression the plan must report, exit 1) or far below (none, exit
-//! 0) what the plan's own loopback runs measure; `--tag` puts the commit on the new runs. Mesh
-//! runs make a trend per cell.
+//! 0) what the plan's own loopback runs measure; `--tag` puts the commit on the new runs; one
+//! run where four are needed is exit 2 (0 with `--allow-undecided`). Mesh runs make a trend per
+//! cell.
 
 use std::path::Path;
 
@@ -93,4 +94,33 @@ fn a_plan_faster_than_its_baseline_exits_0_and_a_run_is_no_baseline() {
         err.contains("--check-against #1: give the baseline's tags"),
         "{err}"
     );
+}
+
+/// Issue 47: a step with too few runs to decide is no pass: exit 2 naming the step and the
+/// runs a side needs, or exit 0 with `--allow-undecided`.
+#[test]
+fn a_plan_too_short_to_decide_exits_2_unless_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = baseline(dir.path(), 1e3);
+    let file = dir.path().join("once.toml");
+    let once = PLAN.replace(" --repeat 4", "");
+    std::fs::write(&file, once).unwrap();
+    let file = file.display().to_string();
+    let args = ["plan", &file, "--db", &db, "--check-against", "commit=base"];
+    let out = linerate().args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("step send (tcp_stream): not enough runs"),
+        "{err}"
+    );
+    assert!(err.contains("check needs 4 on each side"), "{err}");
+    let out = linerate()
+        .args(args)
+        .arg("--allow-undecided")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("not enough runs"), "{said}");
 }

@@ -57,6 +57,7 @@ mod relay;
 mod report_cli;
 mod rpm;
 mod rr;
+mod run_groups;
 mod rx_modes;
 mod self_probes;
 mod send_modes;

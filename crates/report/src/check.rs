@@ -194,6 +194,22 @@ impl Check {
             .filter(|m| m.result.finding == Finding::Regressed)
     }
 
+    /// Why nothing could be decided, when nothing could (a check that decided nothing is no
+    /// pass: `linerate check` and `plan --check-against` exit 2 with this unless
+    /// `--allow-undecided`): how many runs the fewer side had and how many the method needs.
+    pub fn undecided(&self) -> Option<String> {
+        (self.decision == Decision::NotEnoughRuns).then(|| {
+            format!(
+                "not enough runs to decide: {} on the fewer side, and check needs {} on each \
+                 side (run each side with --repeat {} or store more runs under its tags; \
+                 --allow-undecided passes anyway)",
+                self.fewest_runs(),
+                self.need_runs,
+                self.need_runs
+            )
+        })
+    }
+
     /// The fewest runs a checked metric had on either side.
     pub fn fewest_runs(&self) -> usize {
         self.metrics

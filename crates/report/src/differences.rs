@@ -69,7 +69,6 @@ pub fn differences(columns: &[LabeledRuns]) -> Vec<Difference> {
     let kinds_differ = kinds.len() > 1;
     names
         .into_iter()
-        .filter(|name| !NOT_SETTINGS.contains(&name.as_str()))
         .filter(|name| {
             !kinds_differ
                 || name.as_str() == "spec.params.kind"
@@ -93,14 +92,36 @@ fn join(values: &BTreeSet<String>) -> String {
     values.iter().cloned().collect::<Vec<_>>().join(" | ")
 }
 
+/// A run's settings: its test's whole configuration as named values, the host it ran to
+/// (`target`) and every setting of its spec (`spec.streams`, `spec.params.kind`,
+/// `spec.params.stream.direction`, `spec.params.udp.engine`, …, as [`differences`] names them;
+/// not `spec.interval_ms`). Runs with the same settings are one test, run again: `linerate
+/// trend`'s series are keyed by them, so a change of settings starts a new series.
+pub fn settings(run: &record::RunRecord) -> BTreeMap<String, String> {
+    let target = crate::headline::target_host(&run.target);
+    let mut flat = vec![("target".to_string(), target)];
+    spec_values(&run.spec, &mut flat);
+    flat.into_iter().collect()
+}
+
+/// The settings of `spec`, flattened under `spec.`.
+fn spec_values(spec: &wire::TestSpec, out: &mut Vec<(String, String)>) {
+    let mut flat = Vec::new();
+    if let Ok(spec) = serde_json::to_value(spec) {
+        flatten("spec", &spec, &mut flat);
+    }
+    out.extend(
+        flat.into_iter()
+            .filter(|(name, _)| !NOT_SETTINGS.contains(&name.as_str())),
+    );
+}
+
 /// Every named value of a column's runs.
 fn column_values(column: &LabeledRuns) -> BTreeMap<String, BTreeSet<String>> {
     let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for run in &column.runs {
         let mut flat = Vec::new();
-        if let Ok(spec) = serde_json::to_value(&run.spec) {
-            flatten("spec", &spec, &mut flat);
-        }
+        spec_values(&run.spec, &mut flat);
         if let Some(hosts) = &run.hosts {
             let ends = [
                 ("client", Some(&hosts.client)),
@@ -256,7 +277,7 @@ mod tests {
             title: "t",
             subtitle: None,
             columns: &columns,
-            pps: None,
+            pps: &[],
             meshes: &[],
             include_unfinished: false,
         })

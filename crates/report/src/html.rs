@@ -29,8 +29,9 @@ pub struct Report<'a> {
     pub subtitle: Option<&'a str>,
     /// The columns compared; their runs are listed and charted.
     pub columns: &'a [LabeledRuns],
-    /// A packet-rate matrix to tabulate and chart.
-    pub pps: Option<&'a PpsMatrix>,
+    /// Packet-rate matrices to tabulate and chart, each apart (one per `linerate pps`
+    /// execution and engine, as [`PpsMatrix::of_cells`] gathers them).
+    pub pps: &'a [PpsMatrix],
     /// The meshes among the runs (`linerate mesh`), each a table and a heatmap.
     pub meshes: &'a [MeshMatrix],
     /// Keep runs that did not run whole in their groups' medians (`--include-incomplete`).
@@ -78,6 +79,23 @@ fn pps_cells(m: &PpsMatrix) -> Cells {
             .collect(),
         text_columns: 0,
     }
+}
+
+/// A packet-rate matrix as the template shows it: what tells it from the others (engine,
+/// start), its table and its chart; `index` (1-based) makes the ids (`pps`, `pps-2`, …).
+fn pps_view(m: &PpsMatrix, index: usize) -> Result<Value> {
+    let charts = match m.cells.is_empty() {
+        true => Vec::new(),
+        false => vec![chart::pps_chart(std::slice::from_ref(m))?],
+    };
+    Ok(context! {
+        id => if index <= 1 { "pps".to_string() } else { format!("pps-{index}") },
+        caption => m.caption(),
+        target => m.target.clone(),
+        link => m.link_speed_bps.map(|l| measure::units::format_bits_per_sec(l as f64)),
+        table => Value::from(Serde(pps_cells(m))),
+        charts => chart_views(charts, index),
+    })
 }
 
 /// A mesh as the template shows it: its table and its heatmap.
@@ -279,18 +297,9 @@ pub fn render(report: &Report<'_>) -> Result<String> {
         .collect::<Result<Vec<_>>>()?;
     let in_sections: Vec<LabeledRuns> = sections.into_iter().flat_map(|s| s.columns).collect();
     let runs = RunsTable::new(&in_sections);
-    let mut pps_charts = Vec::new();
-    if let Some(m) = report.pps.filter(|m| !m.cells.is_empty()) {
-        pps_charts.push(chart::pps_chart(m)?);
-    }
-    let pps_charts = chart_views(pps_charts, 0);
-    let pps = report.pps.map(|m| {
-        context! {
-            target => m.target.clone(),
-            link => m.link_speed_bps.map(|l| measure::units::format_bits_per_sec(l as f64)),
-            table => Value::from(Serde(pps_cells(m))),
-        }
-    });
+    let pps = (report.pps.iter().enumerate())
+        .map(|(i, m)| pps_view(m, i + 1))
+        .collect::<Result<Vec<_>>>()?;
     let meshes = report
         .meshes
         .iter()
@@ -303,7 +312,6 @@ pub fn render(report: &Report<'_>) -> Result<String> {
         sections => views,
         runs => Value::from(Serde(runs)),
         pps => pps,
-        pps_charts => pps_charts,
         meshes => meshes,
         rpms => rpms,
     })?;
@@ -333,7 +341,7 @@ mod tests {
             title: "t",
             subtitle: None,
             columns: &columns,
-            pps: None,
+            pps: &[],
             meshes: &[],
             include_unfinished: false,
         })

@@ -137,7 +137,7 @@ mod tests {
             title: "t",
             subtitle: None,
             columns,
-            pps: None,
+            pps: &[],
             meshes: &[],
             include_unfinished: false,
         })

@@ -1,11 +1,13 @@
 //! `linerate trend`: a metric's history per series of stored runs, with its change points
 //! (`analysis::change_points`, E-divisive means), as text and JSON.
 //!
-//! Invariants: a series holds runs of one kind, in the order given (time, or a tag's order);
+//! Invariants: a series holds runs of one kind and one set of settings (the test's whole
+//! configuration, `differences::settings`), in the order given (time, or a tag's order);
 //! a point is a run that has the metric; each change point names the run where the new level
 //! starts, and says whether the change is for the worse given the metric's direction.
 
 use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
 
 use analysis::change_points::{change_points, ChangePoint, Threshold};
 use analysis::metric_id::MetricId;
@@ -13,9 +15,13 @@ use record::StoredRun;
 use serde::Serialize;
 use wire::TestKind;
 
+use crate::differences::settings;
 use crate::format::value;
 use crate::metrics::metric as metric_of;
 use crate::{Better, Metric};
+
+/// A run's settings by name ([`settings`]).
+type Settings = BTreeMap<String, String>;
 
 /// A series before analysis: its key and its runs (id, record) in order.
 pub struct SeriesRuns<'a> {
@@ -23,6 +29,18 @@ pub struct SeriesRuns<'a> {
     pub key: String,
     /// The runs, in the series' order.
     pub runs: Vec<(i64, &'a record::RunRecord)>,
+}
+
+impl<'a> SeriesRuns<'a> {
+    /// Each of `series` (key, stored runs in order) as [`trend`] takes it.
+    pub fn of_stored(series: &'a [(String, Vec<StoredRun>)]) -> Vec<SeriesRuns<'a>> {
+        (series.iter())
+            .map(|(key, rs)| SeriesRuns {
+                key: key.clone(),
+                runs: rs.iter().map(|r| (r.id.0, &r.record)).collect(),
+            })
+            .collect()
+    }
 }
 
 /// One point of a series.
@@ -202,26 +220,73 @@ pub fn trend_text(t: &Trend) -> String {
 }
 
 /// Each group's runs that pass `keep`, in order (time, or `by`'s value: see [`order`]), split
-/// by kind and, for a mesh's runs, by cell: the series `linerate trend` draws, keyed `KIND
-/// GROUP` (`KIND GROUP, FROM → TO` for a cell, so a nightly mesh's cells each get a trend);
-/// empty series left out.
+/// by kind, by settings (the test's whole configuration, [`settings`]: target, direction,
+/// streams, lengths, rates, engine, send and receive modes…) and, for a mesh's runs, by cell:
+/// the series `linerate trend` draws, so a change of settings starts a new series rather than
+/// making a change point. Keyed `KIND GROUP` (`KIND GROUP, FROM → TO` for a mesh's cell), with
+/// the settings that differ among the series of that key in brackets (`tcp_stream to
+/// 127.0.0.1 (streams=4)`); empty series left out.
 pub fn series_by_kind(
     groups: Vec<(String, Vec<StoredRun>)>,
     keep: impl Fn(&StoredRun) -> bool,
     by: Option<&str>,
 ) -> Vec<(String, Vec<StoredRun>)> {
-    let mut out: Vec<(String, Vec<StoredRun>)> = Vec::new();
+    let mut out: Vec<(String, Settings, Vec<StoredRun>)> = Vec::new();
     for (key, group) in groups {
         let first = out.len();
         for r in order(group.into_iter().filter(|r| keep(r)).collect(), by) {
-            let series = format!("{} {key}{}", r.record.kind.as_str(), cell_of(&r));
-            match out[first..].iter_mut().find(|(k, _)| *k == series) {
-                Some((_, runs)) => runs.push(r),
-                None => out.push((series, vec![r])),
+            let test = format!("{} {key}{}", r.record.kind.as_str(), cell_of(&r));
+            let set = settings(&r.record);
+            match out[first..]
+                .iter_mut()
+                .find(|(t, s, _)| *t == test && *s == set)
+            {
+                Some((_, _, runs)) => runs.push(r),
+                None => out.push((test, set, vec![r])),
             }
         }
     }
-    out
+    let labels: Vec<String> = (out.iter())
+        .map(|(test, set, _)| {
+            let others = (out.iter())
+                .filter(|(t, _, _)| t == test)
+                .map(|(_, s, _)| s);
+            series_label(test, set, others)
+        })
+        .collect();
+    labels
+        .into_iter()
+        .zip(out)
+        .map(|(label, (_, _, runs))| (label, runs))
+        .collect()
+}
+
+/// `test`, and the settings of `set` that are not the same in every one of `all` (the settings
+/// of the series of `test`, `set`'s among them), in brackets: `streams=4, direction=receive`.
+/// A setting is named by the last part of its name (`spec.params.stream.direction`:
+/// `direction`) unless two of those named share it.
+fn series_label<'a>(test: &str, set: &Settings, all: impl Iterator<Item = &'a Settings>) -> String {
+    let all: Vec<&Settings> = all.collect();
+    let names: BTreeSet<&String> = all.iter().flat_map(|s| s.keys()).collect();
+    let varying: Vec<&String> = (names.into_iter())
+        .filter(|n| all.iter().any(|s| s.get(*n) != set.get(*n)))
+        .collect();
+    if varying.is_empty() {
+        return test.to_string();
+    }
+    let last = |n: &str| n.rsplit('.').next().unwrap_or(n).to_string();
+    let parts: Vec<String> = (varying.iter())
+        .map(|n| {
+            let short = last(n);
+            let shared = varying.iter().filter(|m| last(m) == short).count() > 1;
+            let name = match shared {
+                true => n.trim_start_matches("spec.").trim_start_matches("params."),
+                false => short.as_str(),
+            };
+            format!("{name}={}", set.get(*n).map_or("-", String::as_str))
+        })
+        .collect();
+    format!("{test} ({})", parts.join(", "))
 }
 
 /// `, FROM → TO` for a mesh's run (it carries the mesh's id and its cell), else nothing: what
@@ -237,6 +302,20 @@ pub fn cell_of(run: &StoredRun) -> String {
 /// The test a run is of: its kind, and its mesh cell when it has one (`tcp_stream, a → b`).
 pub fn test_of(run: &StoredRun) -> String {
     format!("{}{}", run.record.kind.as_str(), cell_of(run))
+}
+
+/// `runs` split by the host they ran to, keyed `to HOST`, in order of first appearance: the
+/// groups `linerate trend` without items splits into series ([`series_by_kind`]).
+pub fn by_target(runs: Vec<StoredRun>) -> Vec<(String, Vec<StoredRun>)> {
+    let mut out: Vec<(String, Vec<StoredRun>)> = Vec::new();
+    for r in runs {
+        let key = format!("to {}", crate::headline::target_host(&r.record.target));
+        match out.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, runs)) => runs.push(r),
+            None => out.push((key, vec![r])),
+        }
+    }
+    out
 }
 
 /// `runs` split by test ([`test_of`]), in order of first appearance.
@@ -329,6 +408,72 @@ mod tests {
                 ("tcp_stream nightly=1, b → a", vec![2, 5]),
                 ("tcp_stream nightly=1", vec![3]),
             ]
+        );
+    }
+
+    /// Issue 47: runs of one kind to one target with other settings (-P 1 and -P 4, another
+    /// engine) are series of their own, each labelled by the settings that tell it from the
+    /// others; alternating them makes no change point.
+    #[test]
+    fn issue47_a_change_of_settings_starts_a_series_not_a_change_point() {
+        let runs: Vec<record::RunRecord> =
+            serde_json::from_str(include_str!("../tests/fixtures/tcp_runs.json")).unwrap();
+        let run = |id: i64, streams: u16, goodput: f64| {
+            let mut record = runs[0].clone();
+            record.started_at_unix_ms = 1000 * id as u64;
+            record.spec.streams = streams;
+            record.summary.throughput_bps = goodput;
+            StoredRun {
+                id: record::RunId(id),
+                stored_at_unix_ms: 0,
+                tags: record::Tags::new(),
+                host: Default::default(),
+                record,
+            }
+        };
+        let group: Vec<StoredRun> = (1..=12)
+            .map(|i| match i % 2 {
+                0 => run(i, 4, 40e9 + i as f64),
+                _ => run(i, 1, 10e9 + i as f64),
+            })
+            .collect();
+        let series = series_by_kind(vec![("to a".into(), group)], |_| true, None);
+        let keys: Vec<&str> = series.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            keys,
+            ["tcp_stream to a (streams=1)", "tcp_stream to a (streams=4)"]
+        );
+        let t = trend(&SeriesRuns::of_stored(&series), None, Threshold::default()).unwrap();
+        assert!(t.series.iter().all(|s| s.change_points.is_empty()));
+        assert_eq!(t.series[0].points.len(), 6);
+        // One setting per series of a key: no brackets.
+        let same = series_by_kind(vec![("to a".into(), vec![run(1, 1, 1.0)])], |_| true, None);
+        assert_eq!(same[0].0, "tcp_stream to a");
+    }
+
+    /// Two varying settings named alike are named by their whole path.
+    #[test]
+    fn a_label_names_only_what_varies_and_each_setting_once() {
+        let set = |pairs: &[(&str, &str)]| -> Settings {
+            (pairs.iter())
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let a = set(&[
+            ("spec.streams", "1"),
+            ("spec.params.a.rate", "1"),
+            ("spec.params.b.rate", "2"),
+            ("target", "h"),
+        ]);
+        let b = set(&[
+            ("spec.streams", "1"),
+            ("spec.params.a.rate", "3"),
+            ("spec.params.b.rate", "4"),
+            ("target", "h"),
+        ]);
+        assert_eq!(
+            series_label("udp_stream x", &a, [&a, &b].into_iter()),
+            "udp_stream x (a.rate=1, b.rate=2)"
         );
     }
 

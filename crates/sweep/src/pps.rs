@@ -1,20 +1,22 @@
 //! `linerate pps`'s executor: the packet-rate matrix, every (frame size, flow count) cell in
 //! turn through a [`PointRunner`] (which runs the cell's UDP test and stores it, tagged
-//! `frame_bytes` and `flows`: `100d` for 100 destination ports), each set against the line rate; the finished cells are kept
-//! whatever stops the matrix (Ctrl-C, a failed cell).
+//! `frame_bytes` and `flows`: `100d` for 100 destination ports, and `pps_id`, the execution's
+//! start in Unix ms, so one matrix's cells stay together; the engine is the stored spec's),
+//! each set against the line rate; the finished cells are kept whatever stops the matrix
+//! (Ctrl-C, a failed cell).
 
 use std::time::Instant;
 
 use events::Observer;
 use record::RunRecord;
-use report::{pps_cell as cell, MatrixKind, PpsMatrix};
+use report::{pps_cell as cell, MatrixKind, PpsMatrix, PPS_ID_TAG};
 use serde::Serialize;
 use session::client::ClientError;
 use wire::TestSpec;
 
 use crate::interrupt::Interrupt;
 use crate::result::Stopped;
-use crate::run::{one_line, Point, PointRunner, RunError};
+use crate::run::{now_unix_ms, one_line, Point, PointRunner, RunError};
 
 /// One cell to measure: its frame size and flows, and the test that measures them.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,6 +38,21 @@ impl PpsCellPlan {
             "{}-byte frames ({}-byte payload), {} flow(s)",
             self.frame_bytes, self.payload_bytes, self.flows
         )
+    }
+}
+
+impl PpsCellPlan {
+    /// The cell's test, tagged with its frame, flows and the execution's id (`pps_id`).
+    fn point(&self, pps_id: u64) -> Point {
+        Point {
+            spec: self.spec.clone(),
+            tags: vec![
+                ("frame_bytes".into(), self.frame_bytes.to_string()),
+                ("flows".into(), self.flows.to_string()),
+                (PPS_ID_TAG.into(), pps_id.to_string()),
+            ],
+            probe: None,
+        }
     }
 }
 
@@ -81,12 +98,7 @@ pub fn run_pps(
         .collect();
     progress.begin("linerate pps", &planned, &[]);
     let mut out = PpsRun {
-        matrix: PpsMatrix {
-            kind: MatrixKind::UdpPpsMatrix,
-            target: runner.target(),
-            link_speed_bps: link_bps,
-            cells: Vec::new(),
-        },
+        matrix: begun(cells, runner.target(), link_bps),
         refused: Vec::new(),
         last: None,
         stopped: None,
@@ -99,15 +111,7 @@ pub fn run_pps(
         let label = c.label();
         progress.point_started(i, &label);
         let started = Instant::now();
-        let point = Point {
-            spec: c.spec.clone(),
-            tags: vec![
-                ("frame_bytes".into(), c.frame_bytes.to_string()),
-                ("flows".into(), c.flows.to_string()),
-            ],
-            probe: None,
-        };
-        let measured = match runner.run(&point) {
+        let measured = match runner.run(&c.point(out.matrix.started_at_unix_ms)) {
             Ok(m) => m,
             Err(_) if interrupt.is_raised() => {
                 out.stopped = Some(Stopped::Interrupted);
@@ -155,6 +159,24 @@ pub fn run_pps(
     out
 }
 
+/// The matrix of `cells` to `target` before its first cell: its id (its start) and engine.
+fn begun(cells: &[PpsCellPlan], target: String, link_bps: Option<u64>) -> PpsMatrix {
+    let started_at_unix_ms = now_unix_ms();
+    let engine = (cells.first())
+        .and_then(|c| c.spec.udp())
+        .map(|u| u.engine)
+        .unwrap_or_default();
+    PpsMatrix {
+        kind: MatrixKind::UdpPpsMatrix,
+        target,
+        link_speed_bps: link_bps,
+        pps_id: Some(started_at_unix_ms.to_string()),
+        engine,
+        started_at_unix_ms,
+        cells: Vec::new(),
+    }
+}
+
 /// Whether `e` turned a cell away before its test began (the server's refusal, or the client's
 /// own check of the test), rather than ending a test that ran or losing the server.
 fn is_refusal(e: &RunError) -> bool {
@@ -197,17 +219,23 @@ mod tests {
         assert_eq!(run.stopped, None);
         assert_eq!(run.matrix.cells.len(), 2);
         let tags: Vec<_> = runner.asked.iter().map(|p| p.tags.clone()).collect();
+        let id = run.matrix.pps_id.clone().unwrap();
         assert_eq!(
             tags[1],
             [
                 ("frame_bytes".into(), "1518".into()),
-                ("flows".into(), "100".into())
+                ("flows".into(), "100".into()),
+                ("pps_id".into(), id.clone()),
             ]
         );
+        assert_eq!(tags[0][2].1, id, "one id for every cell of the execution");
+        assert_eq!(run.matrix.engine, wire::spec::UdpEngine::Socket);
         let line = run.matrix.cells[0].line_rate_pps.unwrap();
         assert!((line - 1_488_095.2).abs() < 0.1, "{line}");
         let json = serde_json::to_value(&run).unwrap();
         assert_eq!(json["kind"], "udp_pps_matrix");
+        assert_eq!(json["engine"], "socket");
+        assert_eq!(json["pps_id"], id.as_str());
         assert_eq!(json["cells"][1]["frame_bytes"], 1518);
     }
 

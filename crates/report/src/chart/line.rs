@@ -33,6 +33,18 @@ pub(crate) struct LinePlot<'a> {
 
 /// Draws `p` as an SVG document.
 pub(crate) fn draw(p: LinePlot<'_>) -> Result<String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(draw_error(p.kind))?;
+        draw_on(&root, &p, p.kind.title())?;
+        root.present().map_err(draw_error(p.kind))?;
+    }
+    Ok(svg)
+}
+
+/// Draws `p` on `area`, captioned `title` (one panel of a chart of several).
+pub(crate) fn draw_on(area: &Area<'_>, p: &LinePlot<'_>, title: &str) -> Result<()> {
     let err = draw_error(p.kind);
     let x_ticks =
         p.x.ticks
@@ -42,58 +54,55 @@ pub(crate) fn draw(p: LinePlot<'_>) -> Result<String> {
         p.y.ticks
             .clone()
             .unwrap_or_else(|| scale::linear_ticks(&p.y.range, 8));
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-        root.fill(&WHITE).map_err(&err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(p.kind.title(), (FONT, 20))
-            .margin(14)
-            .x_label_area_size(46)
-            .y_label_area_size(70)
-            .build_cartesian_2d(
-                scale::Ticked::new(p.x.range.clone(), x_ticks),
-                scale::Ticked::new(p.y.range.clone(), y_ticks),
-            )
-            .map_err(&err)?;
-        chart
-            .configure_mesh()
-            .x_desc(p.x.desc.as_str())
-            .y_desc(p.y.desc.as_str())
-            .x_label_formatter(p.x.format)
-            .y_label_formatter(p.y.format)
-            .label_style((FONT, 12))
-            .axis_desc_style((FONT, 14))
-            .bold_line_style(RGBColor(225, 225, 225))
-            .draw()
-            .map_err(&err)?;
-        for (i, s) in p.series.iter().enumerate() {
-            draw_series(&mut chart, i, s, p.markers).map_err(&err)?;
-        }
-        if let Some(r) = p.reference {
-            chart
-                .draw_series(DashedLineSeries::new(
-                    r.points.iter().copied(),
-                    6,
-                    4,
-                    BLACK.stroke_width(1),
-                ))
-                .map_err(&err)?
-                .label(r.label.as_str())
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
-        }
-        chart
-            .configure_series_labels()
-            .position(p.legend)
-            .label_font((FONT, 12))
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(160, 160, 160))
-            .draw()
-            .map_err(&err)?;
-        root.present().map_err(&err)?;
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, (FONT, 20))
+        .margin(14)
+        .x_label_area_size(46)
+        .y_label_area_size(70)
+        .build_cartesian_2d(
+            scale::Ticked::new(p.x.range.clone(), x_ticks),
+            scale::Ticked::new(p.y.range.clone(), y_ticks),
+        )
+        .map_err(&err)?;
+    chart
+        .configure_mesh()
+        .x_desc(p.x.desc.as_str())
+        .y_desc(p.y.desc.as_str())
+        .x_label_formatter(p.x.format)
+        .y_label_formatter(p.y.format)
+        .label_style((FONT, 12))
+        .axis_desc_style((FONT, 14))
+        .bold_line_style(RGBColor(225, 225, 225))
+        .draw()
+        .map_err(&err)?;
+    for (i, s) in p.series.iter().enumerate() {
+        draw_series(&mut chart, i, s, p.markers).map_err(&err)?;
     }
-    Ok(svg)
+    if let Some(r) = p.reference {
+        chart
+            .draw_series(DashedLineSeries::new(
+                r.points.iter().copied(),
+                6,
+                4,
+                BLACK.stroke_width(1),
+            ))
+            .map_err(&err)?
+            .label(r.label.as_str())
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
+    }
+    chart
+        .configure_series_labels()
+        .position(p.legend.clone())
+        .label_font((FONT, 12))
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(160, 160, 160))
+        .draw()
+        .map_err(&err)?;
+    Ok(())
 }
+
+/// Where a line chart is drawn: the whole image, or one panel of it.
+pub(crate) type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
 
 type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<scale::Ticked, scale::Ticked>>;
 type DrawResult = std::result::Result<(), DrawingAreaErrorKind<std::io::Error>>;

@@ -209,12 +209,13 @@ pub fn load_chart(curve: &LoadCurve) -> Result<Chart> {
     })
 }
 
-/// Draws the packet rate of `matrix` per frame size, one series per flow count, against the
-/// line-rate curve when the matrix has a link speed.
-pub fn pps_chart(matrix: &PpsMatrix) -> Result<Chart> {
+/// Draws the packet rate of each of `matrices` per frame size, one series per flow count,
+/// against the line-rate curve when the matrix has a link speed: a panel per matrix, one above
+/// the other, captioned with its engine and start ([`PpsMatrix::caption`]).
+pub fn pps_chart(matrices: &[PpsMatrix]) -> Result<Chart> {
     Ok(Chart {
         kind: ChartKind::Pps,
-        svg: pps::draw(matrix)?,
+        svg: pps::draw(matrices)?,
     })
 }
 

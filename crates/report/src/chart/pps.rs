@@ -1,13 +1,16 @@
 //! Packets/s received per frame size, one series per flow count, against the line rate
-//! `link / 8 / (frame + 20)` of the matrix's link speed.
+//! `link / 8 / (frame + 20)` of the matrix's link speed: one panel per matrix (a `linerate
+//! pps` execution with one engine), stacked, each captioned with its engine and start.
 
 use std::collections::BTreeMap;
 
 use plotters::chart::SeriesLabelPosition;
 
+use plotters::prelude::*;
+
 use super::line::{self, Axis, LinePlot};
 use super::scale::{decimal_unit, max_of, short, upto};
-use super::{ChartKind, Series};
+use super::{draw_error, ChartKind, Series, HEIGHT, WIDTH};
 use crate::{Error, PpsMatrix, Result};
 
 /// One series per flow count: `(frame bytes, packets/s received)` in frame order.
@@ -47,7 +50,31 @@ fn line_rate(link_bps: u64, lo: u32, hi: u32) -> Series {
     }
 }
 
-pub(crate) fn draw(m: &PpsMatrix) -> Result<String> {
+/// Draws `ms` one panel each, [`HEIGHT`] high, one above the other.
+pub(crate) fn draw(ms: &[PpsMatrix]) -> Result<String> {
+    let err = draw_error(ChartKind::Pps);
+    if ms.is_empty() {
+        return Err(Error::NoData {
+            chart: ChartKind::Pps.name(),
+            reason: "no matrix".into(),
+        });
+    }
+    let mut svg = String::new();
+    {
+        let size = (WIDTH, HEIGHT * ms.len() as u32);
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        root.fill(&WHITE).map_err(&err)?;
+        for (m, area) in ms.iter().zip(root.split_evenly((ms.len(), 1))) {
+            let title = format!("{}: {}", ChartKind::Pps.title(), m.caption());
+            panel(&area, m, &title)?;
+        }
+        root.present().map_err(&err)?;
+    }
+    Ok(svg)
+}
+
+/// One matrix's panel on `area`.
+fn panel(area: &line::Area<'_>, m: &PpsMatrix, title: &str) -> Result<()> {
     let mut series = series(m);
     let frames: Vec<u32> = {
         let mut f: Vec<u32> = m.cells.iter().map(|c| c.frame_bytes).collect();
@@ -78,7 +105,7 @@ pub(crate) fn draw(m: &PpsMatrix) -> Result<String> {
     let pad = f64::from(hi - lo).max(100.0) * 0.04;
     let x_fmt = |v: &f64| short(*v);
     let y_fmt = |v: &f64| short(*v);
-    line::draw(LinePlot {
+    let plot = LinePlot {
         kind: ChartKind::Pps,
         x: Axis {
             desc: "frame size (bytes, FCS included)".into(),
@@ -96,5 +123,6 @@ pub(crate) fn draw(m: &PpsMatrix) -> Result<String> {
         reference: reference.as_ref(),
         markers: true,
         legend: SeriesLabelPosition::UpperRight,
-    })
+    };
+    line::draw_on(area, &plot, title)
 }

@@ -30,7 +30,7 @@ fn render_report() -> String {
         title: "Drivers <compared>",
         subtitle: Some("fixed synthetic runs"),
         columns: &columns,
-        pps: Some(&pps),
+        pps: std::slice::from_ref(&pps),
         meshes: &[],
         include_unfinished: false,
     })
@@ -226,7 +226,7 @@ fn mixed_report() -> String {
         title: "Mixed kinds",
         subtitle: None,
         columns: &columns,
-        pps: None,
+        pps: &[],
         meshes: &[],
         include_unfinished: false,
     })

@@ -180,7 +180,7 @@ fn every_chart_names_its_axes_units_and_series() {
             assert!(svg.contains(w), "{kind:?} lacks {w:?}");
         }
     }
-    let pps = chart::pps_chart(&fixtures::pps_matrix()).unwrap().svg;
+    let pps = chart::pps_chart(&[fixtures::pps_matrix()]).unwrap().svg;
     for w in [
         "frame size (bytes",
         "Mpackets/s",
