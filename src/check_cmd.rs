@@ -38,6 +38,9 @@ pub struct CheckArgs {
     /// Too few runs to decide passes (exit 0) instead of exit 2, naming the runs needed.
     #[arg(long)]
     pub allow_undecided: bool,
+    /// Accepted from older scripts: too few runs fails by default now.
+    #[arg(long, hide = true, conflicts_with = "allow_undecided")]
+    pub strict: bool,
     /// Only runs of this kind on each side.
     #[arg(long, value_name = "KIND", value_parser = crate::store_args::record_kinds())]
     pub kind: Option<String>,
