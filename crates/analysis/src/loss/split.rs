@@ -84,8 +84,9 @@ fn ip_drops(i: &LossInputs) -> Option<(u64, bool)> {
     Some((dropped, r.ip_in_receives? >= i.received))
 }
 
-/// The parts taken as ranges: the sockets' batches, then the IP layer's coalesced packets.
-fn ranges(i: &LossInputs, s: &mut Split, sock: &Socket, bounds: &mut LossBounds) {
+/// The parts taken as ranges: the sockets' batches, then the IP layer's coalesced packets;
+/// the IP layer's part when its range is a single figure (then a count, not in `bounds`).
+fn ranges(i: &LossInputs, s: &mut Split, sock: &Socket, bounds: &mut LossBounds) -> Option<u64> {
     if let Socket::Batches(b) = *sock {
         s.notes.push(format!(
             "the receiving sockets dropped {b} coalesced (GRO) batches, which the kernel counts once each: receiver_socket_buffer is what the other counters left, up to {} datagrams a batch (bounds gives the range; --no-gro counts datagrams)",
@@ -93,13 +94,20 @@ fn ranges(i: &LossInputs, s: &mut Split, sock: &Socket, bounds: &mut LossBounds)
         ));
         bounds.receiver_socket_buffer = Some(s.packets(b, i.per_batch));
     }
-    if let Some((n, false)) = ip_drops(i).filter(|&(n, _)| n > 0) {
-        s.notes.push(format!(
-            "the receiving host's IP layer dropped {n} packets holding several datagrams each (GSO across a virtual link, or GRO): receiver_ip is what the other counters left, up to {} datagrams a packet (bounds gives the range)",
-            i.per_batch
-        ));
-        bounds.receiver_ip = Some(s.packets(n, i.per_batch));
+    let Some((n, false)) = ip_drops(i).filter(|&(n, _)| n > 0) else {
+        return None;
+    };
+    let range = s.packets(n, i.per_batch);
+    if range.at_least == range.at_most {
+        // Nothing to attribute (a few packets of other traffic, nothing left): a count.
+        return Some(range.at_most);
     }
+    s.notes.push(format!(
+        "the receiving host's IP layer dropped {n} packets holding several datagrams each (GSO across a virtual link, or GRO): receiver_ip is what the other counters left, up to {} datagrams a packet (bounds gives the range)",
+        i.per_batch
+    ));
+    bounds.receiver_ip = Some(range);
+    None
 }
 
 /// An IP-layer part that is a count of datagrams, noted as host-wide.
@@ -152,7 +160,7 @@ fn socket_engine(i: &LossInputs) -> LossCauses {
         (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
     };
     let mut bounds = LossBounds::default();
-    ranges(i, &mut s, &sock, &mut bounds);
+    let ip_exact = ip_exact.or(ranges(i, &mut s, &sock, &mut bounds));
     if !bounds.is_empty() {
         let unsure = [bounds.receiver_socket_buffer, bounds.receiver_ip]
             .iter()
@@ -201,7 +209,7 @@ fn at_driver(i: &LossInputs, at: u64) -> LossCauses {
     };
     let ip_exact = ip_count(i, &mut after);
     let mut bounds = LossBounds::default();
-    ranges(i, &mut after, &sock, &mut bounds);
+    let ip_exact = ip_exact.or(ranges(i, &mut after, &sock, &mut bounds));
     after.notes.push(format!(
         "{at} frames reached the receiving driver: sender_host and network are before it, the receiver's parts after it, and receiver_host is the rest there"
     ));

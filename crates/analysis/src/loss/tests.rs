@@ -198,6 +198,15 @@ fn coalesced_ip_packets_are_a_range() {
     assert_eq!(c.network, Some(0));
     assert_eq!(c.bounds.network.unwrap().at_most, 630);
     assert_eq!(c.total(), 640);
+    // A few packets of other traffic with nothing left to explain: a count, no range.
+    let i = LossInputs {
+        refused: refused(640, 10),
+        ..i
+    };
+    let c = attribute(&i);
+    assert_eq!((c.sender_host, c.receiver_ip), (Some(640), Some(0)));
+    assert!(c.bounds.is_empty(), "{c:?}");
+    assert!(!c.note.contains("several datagrams"), "{}", c.note);
 }
 
 /// A frame engine's driver count cuts the loss in two exact halves: the sender's refused
