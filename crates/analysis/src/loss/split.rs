@@ -94,7 +94,7 @@ fn ranges(i: &LossInputs, s: &mut Split, sock: &Socket, bounds: &mut LossBounds)
         ));
         bounds.receiver_socket_buffer = Some(s.packets(b, i.per_batch));
     }
-    let Some((n, false)) = ip_drops(i).filter(|&(n, _)| n > 0) else {
+    let (n, false) = ip_drops(i)? else {
         return None;
     };
     let range = s.packets(n, i.per_batch);

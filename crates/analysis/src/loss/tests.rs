@@ -207,6 +207,12 @@ fn coalesced_ip_packets_are_a_range() {
     assert_eq!((c.sender_host, c.receiver_ip), (Some(640), Some(0)));
     assert!(c.bounds.is_empty(), "{c:?}");
     assert!(!c.note.contains("several datagrams"), "{}", c.note);
+    // Coalesced packets, none dropped at IP: a count of 0, not unknown.
+    let c = attribute(&LossInputs {
+        receiver: Some(ip_host(1_000, 0)),
+        ..i
+    });
+    assert_eq!(c.receiver_ip, Some(0));
 }
 
 /// A frame engine's driver count cuts the loss in two exact halves: the sender's refused
