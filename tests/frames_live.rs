@@ -2,7 +2,7 @@
 //! between two namespaces (198.18.0.1 ↔ 198.18.0.2) whose server end runs the counter, so the
 //! client's veth transmits redirected frames: an unpaced IPv4 test takes it and says so in the
 //! record, every frame the program sent is at the server's driver or counted by the kernel as
-//! dropped on the way into the receiving veth's full ring (`lost_on_path`, the veth's own
+//! dropped on the way into the receiving veth's full ring (`loss_causes.network`, the veth's own
 //! count), and the driver's count splits
 //! exactly into what the receiver's AF_XDP socket received and what that socket says it dropped;
 //! each frame carries its own sequence number (the receiver sees no duplicate and no
@@ -60,12 +60,16 @@ fn an_unpaced_xdp_test_sends_live_frames_each_counted_once_at_the_servers_driver
         // Lost on the path: the frames the receiving veth's ring had no room for (unpaced, on
         // a busy host the ring fills), as the veth driver counts them.
         let ring = xmit_errors(&pair.a) - errors0;
-        assert_eq!(f["lost_on_path"], ring, "{f} vs the ring's {ring}");
+        let c = &s["flows"][0]["loss_causes"];
+        assert_eq!(c["network"], ring, "{c} vs the ring's {ring}");
         let at_driver = f["frames_at_driver"].as_u64().unwrap();
         assert_eq!(at_driver + ring, sent, "{f}");
+        assert_eq!(c["at_driver"], at_driver, "{c}");
         let received = s["packets_received"].as_u64().unwrap();
-        let in_receiver = f["lost_in_receiver"].as_u64().unwrap();
-        assert_eq!(received + in_receiver, at_driver, "{f}");
+        let stage = |n: &str| c[n].as_u64().unwrap();
+        let in_receiver =
+            stage("receiver_socket_buffer") + stage("receiver_ip") + stage("receiver_host");
+        assert_eq!(received + in_receiver, at_driver, "{c}");
         assert_eq!(f["frames_per_queue"], serde_json::json!([at_driver]), "{f}");
         // Each of the flows arrived, each frame counted under its flow.
         let spread = &f["flows_at_driver"];
@@ -167,7 +171,7 @@ fn a_paced_xdp_test_at_a_high_rate_sends_live_frames_on_schedule() {
         "{sent} frames in {window} s: {rate} frames/s, not 300,000"
     );
     assert_eq!(f["frames_at_driver"], sent, "{f}");
-    assert_eq!(f["lost_on_path"], 0, "{f}");
+    assert_eq!(s["flows"][0]["loss_causes"]["network"], 0, "{s}");
 }
 
 /// Two receive queues on the server's veth (`ethtool -L vb rx 2`): the server opens an AF_XDP

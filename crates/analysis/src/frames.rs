@@ -1,11 +1,12 @@
 //! A frame engine's run (`udp --engine packet|xdp`): the sender's driver counts, the server's
 //! XDP counter and the receiver's sockets, into `summary.frames` (see
-//! `record::frames::FrameSummary`: the loss split on the path and in the receiving host).
+//! `record::frames::FrameSummary`: counts, not a breakdown).
 //!
 //! These counts are stages of the run's one loss, not a second received count: a frame run is
 //! received, as every UDP run is, at the test's receiving sockets (`summary.udp`'s
 //! `packets_received`; an `xdp` receiver's AF_XDP sockets are its sockets), and the frames at the
-//! receiver's driver are where that loss splits (docs/RESULTS.md, "Datagram accounting").
+//! receiver's driver are where that loss splits: the flow's one breakdown, `loss_causes`, takes
+//! them (`crate::loss`, docs/RESULTS.md "Datagram accounting").
 
 use record::{FrameSummary, Summary};
 
@@ -29,7 +30,6 @@ pub fn frame_summary(raw: &RawRun, summary: &Summary) -> Option<FrameSummary> {
         refused += counts.send_drops.map_or(0, |d| d.datagrams);
     }
     let frames_sent = used.saturating_sub(refused);
-    let received = summary.udp().map_or(0, |u| u.packets_received);
     let window = summary
         .flows
         .first()
@@ -48,8 +48,6 @@ pub fn frame_summary(raw: &RawRun, summary: &Summary) -> Option<FrameSummary> {
         bytes_at_driver: driver.bytes,
         frames_per_queue: (!driver.queue_frames.is_empty()).then(|| driver.queue_frames.clone()),
         flows_at_driver: driver.flows,
-        lost_on_path: frames_sent.saturating_sub(driver.frames),
-        lost_in_receiver: driver.frames.saturating_sub(received),
         pps_at_driver: if window > 0.0 {
             driver.frames as f64 / window
         } else {

@@ -10,6 +10,12 @@
 //!   software link such as a veth: its transmit drops are its peer's backlog drops, below);
 //! - `/proc/net/softnet_stat`, second column, summed over CPUs: packets dropped because a CPU's
 //!   input backlog was full (`net.core.netdev_max_backlog`). Machine-wide.
+//! - `/proc/net/snmp` `Ip:` `InReceives`, `InDelivers`, `ForwDatagrams`, `InDiscards`, with
+//!   `/proc/net/snmp6`'s `Ip6InReceives`, `Ip6InDelivers`, `Ip6OutForwDatagrams`,
+//!   `Ip6InDiscards` added: what reached the IP layer and what it handed up. A packet that
+//!   reached it and was neither delivered nor forwarded was dropped there: a firewall rule
+//!   (netfilter keeps no counter of its own here), a bad header, no route, a discard. These count
+//!   IP packets: a coalesced (GRO) or unsegmented GSO packet holding many datagrams counts once.
 
 use std::path::Path;
 
@@ -22,6 +28,7 @@ pub struct DropSnapshot {
     nic_rx: Option<u64>,
     nic_tx: Option<u64>,
     backlog: Option<u64>,
+    ip: Option<[u64; 4]>,
 }
 
 /// What the counters added between two readings.
@@ -49,6 +56,30 @@ pub struct HostDrops {
     /// Input backlog drops over all CPUs (`/proc/net/softnet_stat`, machine-wide).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backlog_drops: Option<u64>,
+    /// `Ip: InReceives` (+ `Ip6InReceives`): IP packets that reached the IP layer, every
+    /// interface of the network namespace. A coalesced (GRO) packet counts once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_in_receives: Option<u64>,
+    /// `Ip: InDelivers` (+ `Ip6InDelivers`): IP packets handed to a transport protocol.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_in_delivers: Option<u64>,
+    /// `Ip: ForwDatagrams` (+ `Ip6OutForwDatagrams`): IP packets forwarded, not for this host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_forw_datagrams: Option<u64>,
+    /// `Ip: InDiscards` (+ `Ip6InDiscards`): IP packets discarded for want of resources (one
+    /// of the reasons in [`HostDrops::ip_dropped`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_in_discards: Option<u64>,
+}
+
+impl HostDrops {
+    /// IP packets that reached the IP layer and were neither delivered nor forwarded:
+    /// `InReceives − InDelivers − ForwDatagrams`, dropped in the host's IP layer (a firewall
+    /// rule, a discard, a bad header or address). Packets, not datagrams, under GRO.
+    pub fn ip_dropped(&self) -> Option<u64> {
+        let passed = self.ip_in_delivers? + self.ip_forw_datagrams?;
+        Some(self.ip_in_receives?.saturating_sub(passed))
+    }
 }
 
 impl DropSnapshot {
@@ -77,6 +108,11 @@ impl DropSnapshot {
             // backlog refused: counted once, as the receiving host's backlog drops.
             nic_tx: stat("tx_dropped").filter(|_| !is_virtual(root, interface)),
             backlog: read("proc/net/softnet_stat").and_then(|t| backlog_drops(&t)),
+            ip: read("proc/net/snmp").and_then(|t| {
+                let v6 = read("proc/net/snmp6").and_then(|t6| ip6_counters(&t6));
+                let v4 = ip_counters(&t)?;
+                Some(std::array::from_fn(|i| v4[i] + v6.map_or(0, |v| v[i])))
+            }),
         }
     }
 
@@ -84,6 +120,7 @@ impl DropSnapshot {
     pub fn since(&self, earlier: &DropSnapshot) -> HostDrops {
         let d = |now: Option<u64>, then: Option<u64>| Some(now?.saturating_sub(then?));
         let udp = |i: usize| d(self.udp.map(|u| u[i]), earlier.udp.map(|u| u[i]));
+        let ip = |i: usize| d(self.ip.map(|u| u[i]), earlier.ip.map(|u| u[i]));
         HostDrops {
             udp_rcvbuf_errors: udp(0),
             udp_sndbuf_errors: udp(1),
@@ -91,6 +128,10 @@ impl DropSnapshot {
             nic_rx_dropped: d(self.nic_rx, earlier.nic_rx),
             nic_tx_dropped: d(self.nic_tx, earlier.nic_tx),
             backlog_drops: d(self.backlog, earlier.backlog),
+            ip_in_receives: ip(0),
+            ip_in_delivers: ip(1),
+            ip_forw_datagrams: ip(2),
+            ip_in_discards: ip(3),
         }
     }
 }
@@ -116,6 +157,40 @@ pub fn udp_counters(snmp: &str) -> Option<[u64; 3]> {
     Some([get("RcvbufErrors")?, get("SndbufErrors")?, get("InErrors")?])
 }
 
+/// `InReceives`, `InDelivers`, `ForwDatagrams`, `InDiscards` from the text of /proc/net/snmp.
+pub fn ip_counters(snmp: &str) -> Option<[u64; 4]> {
+    let mut lines = snmp.lines().filter(|l| l.starts_with("Ip:"));
+    let names: Vec<&str> = lines.next()?.split_whitespace().collect();
+    let values: Vec<&str> = lines.next()?.split_whitespace().collect();
+    let get = |name: &str| -> Option<u64> {
+        let at = names.iter().position(|n| *n == name)?;
+        values.get(at)?.parse().ok()
+    };
+    let names = ["InReceives", "InDelivers", "ForwDatagrams", "InDiscards"];
+    Some([
+        get(names[0])?,
+        get(names[1])?,
+        get(names[2])?,
+        get(names[3])?,
+    ])
+}
+
+/// The same four from the text of /proc/net/snmp6 (a name and a value per line).
+pub fn ip6_counters(snmp6: &str) -> Option<[u64; 4]> {
+    let get = |name: &str| -> Option<u64> {
+        let line = snmp6
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    };
+    Some([
+        get("Ip6InReceives")?,
+        get("Ip6InDelivers")?,
+        get("Ip6OutForwDatagrams")?,
+        get("Ip6InDiscards")?,
+    ])
+}
+
 /// The second column of /proc/net/softnet_stat (hexadecimal), summed over CPUs.
 pub fn backlog_drops(softnet: &str) -> Option<u64> {
     softnet
@@ -128,7 +203,8 @@ pub fn backlog_drops(softnet: &str) -> Option<u64> {
 mod tests {
     use super::*;
 
-    const SNMP: &str = "Ip: Forwarding DefaultTTL\nIp: 1 64\n\
+    const SNMP: &str = "Ip: Forwarding DefaultTTL InReceives InDiscards InDelivers ForwDatagrams\n\
+        Ip: 1 64 1000 2 900 10\n\
         Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors InCsumErrors\n\
         Udp: 100 2 30 90 25 4 0\n\
         UdpLite: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors InCsumErrors\n\
@@ -138,6 +214,9 @@ mod tests {
     fn parses_the_udp_line_by_name() {
         assert_eq!(udp_counters(SNMP), Some([25, 4, 30]));
         assert_eq!(udp_counters("Ip: a\nIp: 1\n"), None);
+        assert_eq!(ip_counters(SNMP), Some([1000, 900, 10, 2]));
+        let v6 = "Ip6InReceives 50\nIp6InDelivers 40\nIp6OutForwDatagrams 1\nIp6InDiscards 0\n";
+        assert_eq!(ip6_counters(v6), Some([50, 40, 1, 0]));
     }
 
     #[test]
@@ -172,7 +251,9 @@ mod tests {
         write(
             9,
             3,
-            &SNMP.replace("100 2 30 90 25 4 0", "150 2 40 95 35 6 0"),
+            &SNMP
+                .replace("100 2 30 90 25 4 0", "150 2 40 95 35 6 0")
+                .replace("1 64 1000 2 900 10", "1 64 1300 2 1150 10"),
             "0 0000000a 0\n",
         );
         let d = DropSnapshot::read_from(root, Some("eth0")).since(&before);
@@ -182,6 +263,9 @@ mod tests {
         assert_eq!(d.nic_rx_dropped, Some(4));
         assert_eq!(d.nic_tx_dropped, Some(2));
         assert_eq!(d.backlog_drops, Some(8));
+        assert_eq!((d.ip_in_receives, d.ip_in_delivers), (Some(300), Some(250)));
+        // 300 reached IP, 250 were delivered, none forwarded: 50 dropped there.
+        assert_eq!(d.ip_dropped(), Some(50));
         // A software link's transmit drops are its peer's backlog drops: not counted twice.
         std::fs::create_dir_all(root.join("sys/devices/virtual/net")).unwrap();
         std::fs::rename(

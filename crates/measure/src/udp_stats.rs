@@ -73,6 +73,12 @@ pub struct UdpCounts {
     /// dropped batches, not datagrams.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub socket_drops_batched: bool,
+    /// The sender's count of data datagrams, carried by the first end-of-test (FIN) datagram
+    /// the receiver got (set when the receiver ends; `None` before that, when no FIN came, or
+    /// for a receiver that does not read FINs). With it the receiver knows its loss as the
+    /// client computes it: [`UdpCounts::lost`]`(sender_total)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_total: Option<u64>,
 }
 
 impl UdpCounts {
@@ -189,6 +195,7 @@ impl SeqTracker {
             has_packets: self.has_packets,
             socket_drops: None,
             socket_drops_batched: false,
+            sender_total: None,
         }
     }
 

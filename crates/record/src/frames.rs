@@ -2,8 +2,10 @@
 //! at both drivers. The sender counts the frames its driver accepted and refused; the server's
 //! XDP counter counts those that reached its driver; the receiver's sockets count those that
 //! climbed its stack (or, for the `xdp` engine, those its AF_XDP sockets took from the
-//! counter). So the loss splits exactly: on the path (accepted by the sender's driver, never at
-//! the receiver's) and in the receiving host (at its driver, not at the socket).
+//! counter). These are counts, not a breakdown: the run's one loss breakdown is its flow's
+//! `loss_causes`, whose stages the driver count splits exactly (on the path: accepted by the
+//! sender's driver, never at the receiver's; in the receiving host: at its driver, not at the
+//! socket), with the driver count beside them as `loss_causes.at_driver`.
 
 use serde::{Deserialize, Serialize};
 use wire::msg::FlowSpread;
@@ -30,7 +32,7 @@ pub struct FrameSummary {
     /// Receive queues with an AF_XDP socket, queue 0 up (absent on the stack's path).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rx_queues: Option<u32>,
-    /// Of `lost_in_receiver`, the frames the AF_XDP sockets had no room for, as they count
+    /// Of the frames lost in the receiving host, those the AF_XDP sockets had no room for, as they count
     /// them (absent on the stack's path, whose sockets count theirs in `socket_drops`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rx_socket_dropped: Option<u64>,
@@ -53,12 +55,6 @@ pub struct FrameSummary {
     /// the field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flows_at_driver: Option<FlowSpread>,
-    /// `frames_sent − frames_at_driver`: lost between the two drivers (the link, a switch, a
-    /// full receive ring before XDP).
-    pub lost_on_path: u64,
-    /// `frames_at_driver − packets_received`: lost in the receiving host above its driver
-    /// (its stack, a full socket buffer).
-    pub lost_in_receiver: u64,
     /// `frames_at_driver` over the receiver's window, frames/s: the rate the path delivered.
     pub pps_at_driver: f64,
 }

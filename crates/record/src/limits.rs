@@ -94,35 +94,56 @@ impl Shaper {
     }
 }
 
-/// Where a UDP direction's lost datagrams went, from the counters the kernel keeps. The parts
-/// add up to `packets_lost`: the exact per-test figures first (the receiving sockets' drops, the
-/// sends the sender's host refused), then each host's host-wide counters, each at most what is
-/// left, then the receiving sockets' coalesced (GRO) batches by elimination, and the rest is the
-/// network's. A part whose figure is not a count but an attribution within a range says so in
-/// `bounds`.
+/// Where a UDP direction's lost datagrams went: the one loss breakdown of a direction
+/// (docs/RESULTS.md, "Datagram accounting"), one list of stages along the path, whatever the
+/// engine. The stages always add up to `packets_lost`:
+///
+/// `sender_host + network + receiver_host + receiver_ip + receiver_socket_buffer = packets_lost`
+///
+/// The exact per-test figures are taken first (the receiving sockets' drops, the sends the
+/// sender's host refused, and with a frame engine the frames at the receiving driver,
+/// `at_driver`), then each host's host-wide counters, each at most what is left, then the
+/// parts counted in coalesced packets by elimination; the rest is the network's (the socket
+/// engine) or the receiving host's (a frame engine: past its driver). A part whose figure is an
+/// attribution within a range says so in `bounds`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LossCauses {
     /// Dropped at the receiving sockets' full buffers: the sockets' own drop counter (what
-    /// `SO_RXQ_OVFL` reports), this test's sockets only; exact unless the receiver got
-    /// coalesced (GRO) batches, which the kernel drops and counts whole: then the datagrams
-    /// the other counters left, at most what the batches can hold, and `bounds` gives the
-    /// range. Where the kernel gives no per-socket count, the receiving host's
-    /// `Udp: RcvbufErrors` instead (host-wide; `note` says so).
+    /// `SO_RXQ_OVFL` reports; an `xdp` receiver's AF_XDP sockets' full rings), this test's
+    /// sockets only; exact unless the receiver got coalesced (GRO) batches, which the kernel
+    /// drops and counts whole: then the datagrams the other counters left, at most what the
+    /// batches can hold, and `bounds` gives the range. Where the kernel gives no per-socket
+    /// count, the receiving host's `Udp: RcvbufErrors` instead (host-wide; `note` says so).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receiver_socket_buffer: Option<u64>,
-    /// Dropped by the receiving host before any socket: its interface's receive drops (NIC,
-    /// driver) and its CPUs' input backlog drops. Host-wide.
+    /// Dropped in the receiving host's IP layer: packets that reached it and were neither
+    /// delivered nor forwarded (`IpInReceives − IpInDelivers − IpForwDatagrams`): a firewall
+    /// rule (nft, iptables), a discard, a bad header. Host-wide. Under GSO or GRO the counters
+    /// count packets of up to `per_batch` datagrams: then an attribution within `bounds`.
+    /// Absent in records made before it (their `network` held it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver_ip: Option<u64>,
+    /// Dropped by the receiving host elsewhere: the socket engine's, its interface's receive
+    /// drops (NIC, driver) and its CPUs' input backlog drops (host-wide); a frame engine's, the
+    /// frames at its driver that no socket took, less the socket and IP parts (exact).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receiver_host: Option<u64>,
     /// Dropped by the sending host: the datagrams of the sends it refused (`ENOBUFS`, counted
-    /// by the sender: exact, this test only), then its host-wide UDP send errors and its
-    /// interface's transmit drops.
+    /// by the sender; a frame engine's frames its driver refused: exact, this test only), then
+    /// (the socket engine) its host-wide UDP send errors and its interface's transmit drops.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sender_host: Option<u64>,
-    /// The rest: lost between the two hosts. Absent only in records from before bounds, when
-    /// the receiving sockets' count was of coalesced batches.
+    /// Lost between the two hosts: the socket engine's, the rest; a frame engine's, the frames
+    /// the sending driver accepted that never reached the receiving driver (exact). Absent only
+    /// in records from before bounds, when the receiving sockets' count was of coalesced
+    /// batches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<u64>,
+    /// Not a stage: a frame engine's count of the test's frames at the receiving driver (its
+    /// XDP counter), the point between the stages before it (`sender_host`, `network`) and
+    /// those after (`receiver_*`). Absent for the socket engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_driver: Option<u64>,
     /// The parts that are attributions within a range rather than counts: the range each one's
     /// true figure lies in. A part not named here is a count.
     #[serde(default, skip_serializing_if = "LossBounds::is_empty")]
@@ -131,12 +152,39 @@ pub struct LossCauses {
     pub note: String,
 }
 
+impl LossCauses {
+    /// The stages in the order a datagram meets them, each with its name in JSON and its
+    /// bound if it is one; they add up to the direction's `packets_lost`.
+    pub fn stages(&self) -> [(&'static str, Option<u64>, Option<LossRange>); 5] {
+        let b = &self.bounds;
+        [
+            ("sender_host", self.sender_host, b.sender_host),
+            ("network", self.network, b.network),
+            ("receiver_host", self.receiver_host, None),
+            ("receiver_ip", self.receiver_ip, b.receiver_ip),
+            (
+                "receiver_socket_buffer",
+                self.receiver_socket_buffer,
+                b.receiver_socket_buffer,
+            ),
+        ]
+    }
+
+    /// The sum of the stages that are known.
+    pub fn total(&self) -> u64 {
+        self.stages().iter().filter_map(|(_, n, _)| *n).sum()
+    }
+}
+
 /// The range of each `loss_causes` part that is a bound (absent: a count).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct LossBounds {
     /// See [`LossCauses::receiver_socket_buffer`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receiver_socket_buffer: Option<LossRange>,
+    /// See [`LossCauses::receiver_ip`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver_ip: Option<LossRange>,
     /// See [`LossCauses::sender_host`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sender_host: Option<LossRange>,
@@ -149,6 +197,7 @@ impl LossBounds {
     /// Whether every part is a count.
     pub fn is_empty(&self) -> bool {
         self.receiver_socket_buffer.is_none()
+            && self.receiver_ip.is_none()
             && self.sender_host.is_none()
             && self.network.is_none()
     }

@@ -166,8 +166,6 @@ fn frames() -> FrameSummary {
         bytes_at_driver: 640,
         frames_per_queue: None,
         flows_at_driver: Some(wire::msg::FlowSpread::of(2, &[6, 4])),
-        lost_on_path: 0,
-        lost_in_receiver: 1,
         pps_at_driver: 5.0,
     }
 }

@@ -1,7 +1,7 @@
 //! A frame engine's run in text (`udp --engine packet|xdp`, `summary.frames`), in the full
-//! summary (`-v`): how the frames left the client and reached the server, the loss split at
-//! the two drivers (on the path, in the receiving host), and how they spread over receive
-//! queues and flows at the server's driver.
+//! summary (`-v`): how the frames left the client and reached the server, the counts at the
+//! two drivers and the sockets (counts only: the loss's one breakdown is the `lost at` line,
+//! `loss_text`), and how they spread over receive queues and flows at the server's driver.
 
 use record::{FrameSummary, Summary};
 use wire::spec::{FramePath, FrameRxPath};
@@ -20,16 +20,7 @@ pub fn frame_lines(s: &Summary) -> Vec<String> {
             received_through(f),
             f.interface
         ),
-        path_line(f),
-        format!(
-            "  receiver   at the driver {} = received {received} + lost in the receiving host {}{}",
-            f.frames_at_driver,
-            f.lost_in_receiver,
-            match f.rx_socket_dropped {
-                Some(n) if n > 0 => format!(" ({n} dropped by the AF_XDP sockets, rings full)"),
-                _ => String::new(),
-            }
-        ),
+        counts_line(f, received),
     ];
     if let Some(q) = f.frames_per_queue.as_ref().filter(|q| q.len() > 1) {
         let each: Vec<String> = q.iter().map(u64::to_string).collect();
@@ -51,16 +42,17 @@ pub fn frame_lines(s: &Summary) -> Vec<String> {
     lines
 }
 
-/// `  path       sent 1000 = at the server's driver 990 + lost on the path 10; 99000 frames/s
-/// there`, with the frames the sending driver refused when any.
-fn path_line(f: &FrameSummary) -> String {
+/// `  counted    1000 sent by the client's driver, 990 at the server's driver (990 frames/s
+/// there), 987 received; the loss by stage: "lost at"`, with the frames the sending driver
+/// refused when any.
+fn counts_line(f: &FrameSummary, received: u64) -> String {
     let refused = match f.frames_refused {
         0 => String::new(),
-        n => format!("; {n} refused by the sending driver (each sent again)"),
+        n => format!(" ({n} more refused by it, each sent again)"),
     };
     format!(
-        "  path       sent {} = at the server's driver {} + lost on the path {}; {:.0} frames/s there{refused}",
-        f.frames_sent, f.frames_at_driver, f.lost_on_path, f.pps_at_driver
+        "  counted    {} sent by the client's driver{refused}, {} at the server's driver ({:.0} frames/s there), {received} received; the loss by stage: \"lost at\"",
+        f.frames_sent, f.frames_at_driver, f.pps_at_driver
     )
 }
 
@@ -111,8 +103,6 @@ mod tests {
             bytes_at_driver: 59_400,
             frames_per_queue: Some(vec![500, 490]),
             flows_at_driver: Some(FlowSpread::of(100, &[10; 99])),
-            lost_on_path: 10,
-            lost_in_receiver: 3,
             pps_at_driver: 990.0,
         }
     }
@@ -124,8 +114,7 @@ mod tests {
             lines,
             [
                 "frames     xdp engine: sent through XDP live frames, received on 2 AF_XDP sockets (copy mode), one per receive queue on vb",
-                "  path       sent 1000 = at the server's driver 990 + lost on the path 10; 990 frames/s there",
-                "  receiver   at the driver 990 = received 987 + lost in the receiving host 3 (3 dropped by the AF_XDP sockets, rings full)",
+                "  counted    1000 sent by the client's driver, 990 at the server's driver (990 frames/s there), 987 received; the loss by stage: \"lost at\"",
                 "  queues     500, 490 frames at the driver by receive queue, queue 0 up",
                 "  flows      99 of 100 arrived (of 99 counted one by one), 10 to 10 frames each",
             ]
@@ -148,8 +137,8 @@ mod tests {
         assert!(lines[0].ends_with(
             "received up the stack to the test's sockets (not AF_XDP: vb has 16 receive queues) on vb"
         ));
-        assert!(lines[1].ends_with("; 2 refused by the sending driver (each sent again)"));
-        assert_eq!(lines.len(), 3);
+        assert!(lines[1].contains(" (2 more refused by it, each sent again), "));
+        assert_eq!(lines.len(), 2);
     }
 
     /// The lines of a datagram summary with `f` and 987 datagrams received.

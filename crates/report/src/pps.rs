@@ -267,8 +267,6 @@ mod tests {
             bytes_at_driver: 990 * 60,
             frames_per_queue: None,
             flows_at_driver: None,
-            lost_on_path: 10,
-            lost_in_receiver: 90,
             pps_at_driver: 990.0,
         });
         let u = run.summary.udp().copied().unwrap();

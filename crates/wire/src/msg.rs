@@ -317,8 +317,9 @@ pub struct ServerResults {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cores: Vec<CoreCpu>,
     /// UDP stream tests: what the server's drop counters added over `wall_us` (host-wide).
+    /// Boxed: the largest message's size is what every `ServerMsg` takes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub drops: Option<HostDrops>,
+    pub drops: Option<Box<HostDrops>>,
     /// The session's CPU on the server when its window closed (as `Counters.cpu`), for the
     /// last interval, which ends there.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -205,6 +205,8 @@ struct Facts<'a> {
     zero_copy: bool,
     /// What the hints may suggest for this run.
     advice: Advice,
+    /// The socket buffer size the user asked for (`-w`), if any.
+    window_bytes: Option<u32>,
 }
 
 impl<'a> Facts<'a> {
@@ -242,6 +244,7 @@ impl<'a> Facts<'a> {
             missing,
             zero_copy: flow.sent_zero_copy(spec),
             advice: Advice::of(spec, Client::Linerate),
+            window_bytes: spec.window_bytes,
         }
     }
 
@@ -556,8 +559,14 @@ fn unknown(f: &Facts) -> LimitedBy {
         if let Some((socket, network)) =
             causes.and_then(|c| Some((c.receiver_socket_buffer?, c.network?)))
         {
+            let ip = causes
+                .and_then(|c| c.receiver_ip)
+                .filter(|&n| n > 0)
+                .map_or(String::new(), |n| {
+                    format!(", {n} in the receiving host's IP layer (a firewall)")
+                });
             evidence.push_str(&format!(
-                " ({socket} at the receiving sockets' buffers, {network} in the network: see loss_causes)"
+                " ({socket} at the receiving sockets' buffers{ip}, {network} in the network: see loss_causes)"
             ));
         }
     }

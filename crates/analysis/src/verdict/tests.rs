@@ -344,9 +344,11 @@ fn udp_run(lost: u64, socket: Option<u64>, network: Option<u64>) -> RunRecord {
     u.loss_pct = lost as f64 / 1e4;
     f.loss_causes = Some(record::LossCauses {
         receiver_socket_buffer: socket,
+        receiver_ip: Some(0),
         receiver_host: Some(0),
         sender_host: Some(0),
         network,
+        at_driver: None,
         bounds: Default::default(),
         note: String::new(),
     });
@@ -386,6 +388,26 @@ fn udp_loss_is_named_where_the_counters_put_it() {
         judge(udp_run(200_000, None, None)).verdict,
         Verdict::Unknown
     );
+}
+
+/// Issue 47: `udp -b max -w 16K` lost at the receiving sockets with the reader at 44 % of a
+/// core while a core of the (shared) host was full: the buffer -w shrank, named so, not the
+/// receiver's CPU. Only a saturated reader's thread makes it the CPU.
+#[test]
+fn issue47_a_small_w_is_the_receive_window_naming_it_not_the_cpu() {
+    let mut r = udp_run(200_000, Some(199_000), Some(1_000));
+    r.spec.window_bytes = Some(16 << 10);
+    r.summary.flows[0].receiver_cpu_pct = 44.0;
+    // The host's busiest core full (the sender's, on one host), as the issue saw.
+    r.summary.remote_cores = vec![core(0, 100.0)];
+    r.summary.local_cores = vec![core(0, 100.0)];
+    let v = judge(r.clone());
+    assert_eq!(v.verdict, Verdict::ReceiveWindow, "{}", v.evidence);
+    assert!(v.evidence.contains("-w 16.0 KiB"), "{}", v.evidence);
+    assert!(v.evidence.contains("reader at 44 %"), "{}", v.evidence);
+    assert!(v.hint.contains("raise -w"), "{}", v.hint);
+    r.summary.flows[0].receiver_cpu_pct = 95.0;
+    assert_eq!(judge(r).verdict, Verdict::ReceiverCpu);
 }
 
 /// A client host whose `va` holds a tbf at 100 Mbit/s that dropped and held back `held`.

@@ -429,6 +429,7 @@ impl UdpStream {
             .map(|&fd| crate::udp_socket::socket_drops(fd))
             .sum();
         rx.socket_drops_batched = intake.coalesced;
+        rx.sender_total = intake.fin.as_ref().map(|f| f.total);
         ctl.counter.publish_rx(rx);
         Ok(receiver_report(rx))
     }
@@ -553,5 +554,7 @@ mod tests {
         let got = receive(&seqs, 100, false);
         assert_eq!(got.unique, 99);
         assert!(started.elapsed() >= AFTER_FIN, "{:?}", started.elapsed());
+        // The FIN's total gives the receiver the client's loss: 100 sent − 99 unique.
+        assert_eq!(got.sender_total.map(|t| got.lost(t)), Some(1));
     }
 }

@@ -165,7 +165,7 @@ impl Start {
             drops: self
                 .drops0
                 .as_ref()
-                .map(|(d0, ifc)| DropSnapshot::now(ifc.as_deref()).since(d0)),
+                .map(|(d0, ifc)| Box::new(DropSnapshot::now(ifc.as_deref()).since(d0))),
             cpu_at_stop: None,
             qdiscs: None,
             driver: None,

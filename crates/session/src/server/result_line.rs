@@ -44,23 +44,7 @@ pub fn line(
         let part = match (kind, flow) {
             (k, _) if k.connects_per_transaction() => format!("{per_s:.0} connections/s"),
             (k, _) if k.is_rr() => format!("{per_s:.0} transactions/s"),
-            (TestKind::UdpStream, Flow::ClientToServer) => {
-                let lost: u64 = (ours.iter())
-                    .map(|(_, _, end)| end.rx.map_or(0, |r| r.lost_so_far))
-                    .sum();
-                let got: u64 = (ours.iter())
-                    .map(|(_, _, end)| end.rx.map_or(0, |r| r.unique))
-                    .sum();
-                let pct = if got + lost > 0 {
-                    lost as f64 * 100.0 / (got + lost) as f64
-                } else {
-                    0.0
-                };
-                format!(
-                    "c->s {rate} received, {pct:.2} % lost ({lost} of {})",
-                    got + lost
-                )
-            }
+            (TestKind::UdpStream, Flow::ClientToServer) => udp_received(&rate, &ours),
             (_, Flow::ClientToServer) => format!("c->s {rate} received"),
             (_, Flow::ServerToClient) => format!("s->c {rate} sent"),
         };
@@ -74,6 +58,34 @@ pub fn line(
         kind.command(),
         parts.join(", ")
     )
+}
+
+/// A UDP direction the server received: its loss as the client computes it (docs/RESULTS.md,
+/// "Datagram accounting": sent − unique received), the sent count from each stream's
+/// end-of-test (FIN) datagram. A stream whose FIN never came leaves the sent count to the
+/// client: the line then gives the gaps in the sequence numbers, and says so.
+fn udp_received(rate: &str, ours: &[&(Flow, StreamCounts, StreamCounts)]) -> String {
+    let ends: Vec<_> = ours.iter().filter_map(|(_, _, end)| end.rx).collect();
+    let got: u64 = ends.iter().map(|r| r.unique).sum();
+    let totals: Option<u64> = match ends.len() == ours.len() {
+        true => ends.iter().map(|r| r.sender_total).sum(),
+        false => None,
+    };
+    let Some(sent) = totals else {
+        let gaps: u64 = ends.iter().map(|r| r.lost_so_far).sum();
+        return format!(
+            "c->s {rate} received, {got} datagrams, {gaps} missing in the sequence (no end-of-test datagram: the client holds the sent count and the loss)"
+        );
+    };
+    let lost: u64 = ends
+        .iter()
+        .filter_map(|r| Some(r.lost(r.sender_total?)))
+        .sum();
+    let pct = match sent {
+        0 => 0.0,
+        n => lost as f64 * 100.0 / n as f64,
+    };
+    format!("c->s {rate} received, {pct:.3} % lost ({lost} of {sent})")
 }
 
 #[cfg(test)]
@@ -105,6 +117,40 @@ mod tests {
         assert_eq!(
             line,
             "tcp bidir, 2 streams, 2.00 s: c->s 5.00 Gbit/s received, s->c 2.50 Gbit/s sent"
+        );
+    }
+
+    /// Issue 47: the server's line said 4.02 % lost where the client said 1.193 %: it counted
+    /// gaps in the sequence numbers. It now takes the sent count from the FIN, as the client
+    /// does (sent − unique received), and says what it counts when no FIN came.
+    #[test]
+    fn issue47_a_udp_loss_is_the_clients_definition() {
+        let spec = TestSpec::new(Params::defaults(TestKind::UdpStream), 1, 1000);
+        let rx = |sender_total| measure::udp_stats::UdpCounts {
+            unique: 988_070,
+            // Gaps open when the receiver ended: a count of its own, not the loss.
+            lost_so_far: 41_000,
+            sender_total,
+            ..Default::default()
+        };
+        let end = |total| StreamCounts {
+            bytes: 1000,
+            rx: Some(rx(total)),
+            ..Default::default()
+        };
+        let line_of = |total| {
+            let s = [(Flow::ClientToServer, end(total), end(total))];
+            line(&spec, &s, Duration::from_secs(1))
+        };
+        assert!(
+            line_of(Some(1_000_000)).ends_with("1.193 % lost (11930 of 1000000)"),
+            "{}",
+            line_of(Some(1_000_000))
+        );
+        let without = line_of(None);
+        assert!(
+            without.contains("988070 datagrams, 41000 missing in the sequence (no end-of-test datagram: the client holds the sent count and the loss)"),
+            "{without}"
         );
     }
 

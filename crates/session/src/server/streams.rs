@@ -119,7 +119,7 @@ pub(super) fn run_streams(
         cores: sys.map(|(a, b)| b.cores_since(&a)).unwrap_or_default(),
         drops: running
             .drops0
-            .map(|(d0, ifc)| DropSnapshot::now(ifc.as_deref()).since(&d0)),
+            .map(|(d0, ifc)| Box::new(DropSnapshot::now(ifc.as_deref()).since(&d0))),
         cpu_at_stop: Some(window.cpu),
         qdiscs: qdiscs0.finish(),
         driver: frames.map(|f| f.counts().map(Box::new)).transpose()?,

@@ -228,8 +228,6 @@ mod tests {
             bytes_at_driver: 990 * 60,
             frames_per_queue: None,
             flows_at_driver: None,
-            lost_on_path: 10,
-            lost_in_receiver: 40,
             pps_at_driver: 990.0,
         });
         let f = trial_counts(&r.summary);
