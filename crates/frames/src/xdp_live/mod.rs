@@ -9,7 +9,7 @@
 //! What "sent" means: the frames the program redirected, each one sequence number, counted by
 //! the program itself in its state map (so a run cut short by a signal or a stop still has an
 //! exact count). A driver that cannot take a redirected frame drops it after the program, so
-//! such a loss shows at the receiver's counter as `lost_on_path`, never as a frame missing from
+//! such a loss shows at the receiver's counter as the `network` stage of the loss, never as a frame missing from
 //! the count: a veth counts them on its peer, the frames the peer's receive ring had no room
 //! for, as the peer's `rx_dropped`, exactly that figure (`tests/frames_live.rs`). The engine uses this sender only where the interface says it transmits redirected
 //! frames (`crate::xdp_features`), and frames up to [`MAX_FRAME`] bytes. An IPv4 frame carries
