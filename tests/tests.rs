@@ -55,6 +55,7 @@ mod regressions;
 mod relay;
 mod report_cli;
 mod rpm;
+mod rpm_netns;
 mod rr;
 mod rx_modes;
 mod self_probes;
