@@ -8,7 +8,8 @@
 //! /proc/PID/net/dev of a process in its namespace: payload = bytes − packets × 66 (Ethernet
 //! 14 + IPv4 20 + TCP with timestamps 32), right whether a packet is one segment or a GSO
 //! train (its headers count once either way). A tbf on each sending end keeps the rate steady,
-//! so a few milliseconds' misalignment between the two clocks costs well under 1 %.
+//! so a few milliseconds' misalignment between the two clocks costs well under 1 %; up's is
+//! halved after its second second, so a reading a second late would be off by half.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -128,11 +129,13 @@ fn each_second_and_the_stored_goodput_are_the_bytes_the_veth_carried() {
     // A short queue (20 ms at most behind the bucket): data that waits on a lost segment's
     // retransmission is read a round trip after it crossed the veth, so a deep queue would
     // move bytes from one second into the next (3 % was seen with tbf's 100 ms).
-    for (ns, dev) in [(&pair.a, "va"), (&pair.b, "vb")] {
+    let shape = |ns: &str, dev: &str, rate: &str| {
         sh(&format!(
-            "ip netns exec {ns} tc qdisc replace dev {dev} root tbf rate 300mbit burst 256kb latency 20ms"
-        ));
-    }
+            "ip netns exec {ns} tc qdisc replace dev {dev} root tbf rate {rate} burst 256kb latency 20ms"
+        ))
+    };
+    shape(&pair.a, "va", "300mbit");
+    shape(&pair.b, "vb", "300mbit");
     let server = pair.serve();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("rpm.sqlite").display().to_string();
@@ -152,11 +155,15 @@ fn each_second_and_the_stored_goodput_are_the_bytes_the_veth_carried() {
     for line in BufReader::new(client.stdout.take().unwrap()).lines() {
         let e: Value = serde_json::from_str(&line.unwrap()).unwrap();
         match e["event"].as_str() {
-            Some("tick") => ticks.push((
-                Instant::now(),
-                e["direction"].as_str().unwrap().to_string(),
-                num(&e["data"]["t_s"]),
-            )),
+            Some("tick") => {
+                let (way, t_s) = (e["direction"].as_str().unwrap(), num(&e["data"]["t_s"]));
+                ticks.push((Instant::now(), way.to_string(), t_s));
+                // Up's rate halves in its third second: a reading a second late would be
+                // off by half in the seconds after.
+                if (way, t_s) == ("up", 2.0) {
+                    shape(&pair.a, "va", "150mbit");
+                }
+            }
             Some("end") => doc = e["data"].clone(),
             _ => {}
         }
@@ -172,6 +179,13 @@ fn each_second_and_the_stored_goodput_are_the_bytes_the_veth_carried() {
     };
     let ds = doc["directions"].as_array().unwrap();
     check("up", &ds[0], &of("up"), &up);
+    let up_seconds: Vec<f64> = (ds[0]["timeline"].as_array().unwrap().iter())
+        .map(|t| num(&t["goodput_bps"]))
+        .collect();
+    assert!(
+        up_seconds[up_seconds.len() - 1] < up_seconds[0] * 0.6,
+        "the halved rate is in the readings: {up_seconds:?}"
+    );
     check("down", &ds[1], &of("down"), &down);
     // Stored and shown as measured: the record's goodput is the direction's, its bytes those
     // over the window, and `show` says what each rate is over.
