@@ -94,7 +94,11 @@ fn the_whole_run_ends_within_its_time_limit_and_prints_as_tcp_does() {
     let lines: Vec<&str> = stdout.lines().collect();
     assert!(lines[0].starts_with("linerate rpm to "), "{stdout}");
     assert!(lines[0].contains("at most 4 s in all (-t)"), "{stdout}");
-    assert!(lines[1].starts_with("up "), "a live row: {stdout}");
+    assert!(
+        lines[1].starts_with("goodput = the bytes "),
+        "what the rates are: {stdout}"
+    );
+    assert!(lines[2].starts_with("up "), "a live row: {stdout}");
     assert!(lines.iter().any(|l| l.starts_with("down ")));
     let summary = lines
         .iter()

@@ -56,6 +56,7 @@ mod regressions;
 mod relay;
 mod report_cli;
 mod rpm;
+mod rpm_netns;
 mod rr;
 mod run_groups;
 mod rx_modes;

@@ -87,6 +87,7 @@ pub fn config(addr: SocketAddr, spec: TestSpec) -> ClientConfig {
         drain_timeout: Duration::from_secs(5),
         key: None,
         relay: None,
+        interval_grid: None,
     }
 }
 

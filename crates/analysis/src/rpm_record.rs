@@ -7,15 +7,19 @@
 //!   connections that left a record (those running at the end, less any that failed: as many
 //!   as the flow's `streams`) and `spec.duration_ms` the direction's length;
 //! - one flow per direction of data whose `streams` are every connection's stream, in the order
-//!   they were added (renumbered from 0), byte counts summed over them;
-//! - the direction's goodput (`RpmDirection::goodput_bps`, the moving average) as the summary's
-//!   and the flow's `throughput_bps`, the direction's CPU figures, `interrupted` from the rpm
-//!   run (a load connection is always stopped, so its own record's flag says nothing);
+//!   they were added (renumbered from 0), each over its own connection's life;
+//! - the load's flow over the direction's goodput window (the last MAD intervals of its grid,
+//!   `RpmDirection::window_s`): `bytes_received` and `bytes_sent` the bytes read and written in
+//!   it, `throughput_bps` (as the summary's) and `sender_throughput_bps` those over `window_s`,
+//!   so that "received B over its W s window = G" holds; `bytes_in_flight`,
+//!   `bytes_received_after_drain` and `reconciled` summed over the connections' whole lives
+//!   (what the drain checks); the direction's CPU figures, `interrupted` from the rpm run (a
+//!   load connection is always stopped, so its own record's flag says nothing);
 //! - the link speed the first connection's record found (a real NIC's or `--link-speed`, never
 //!   a veth's) and the Performance Index by `link::set_performance_index`'s rule (none above
 //!   the link's speed); the rpm run's overall figure in `summary.rpm.overall`;
-//! - no `intervals`: the direction's time series is `summary.rpm.direction.timeline`, whose
-//!   goodput is a sum of each connection's latest rate, not bytes counted in one window.
+//! - no `intervals`: the direction's time series is `summary.rpm.direction.timeline`, each
+//!   interval's goodput the bytes every connection read in it over ID.
 
 use measure::stats::Spread;
 use record::rpm::{RpmDirection, RpmResult, RpmWay, StoredRpm};
@@ -65,8 +69,9 @@ fn flow_of(way: RpmWay) -> Flow {
     }
 }
 
-/// One flow per direction of data over every connection: streams in connection order, byte
-/// counts summed, the goodput and CPU the direction's.
+/// One flow per direction of data over every connection: streams in connection order, the
+/// drain's byte counts summed; the load's flow's bytes and rates over the goodput window, its
+/// CPU the direction's.
 fn merged_flows(d: &RpmDirection, loads: &[RunRecord], duration_s: f64) -> Vec<FlowSummary> {
     let mut flows: Vec<FlowSummary> = Vec::new();
     for f in loads.iter().flat_map(|r| &r.summary.flows) {
@@ -90,7 +95,13 @@ fn merged_flows(d: &RpmDirection, loads: &[RunRecord], duration_s: f64) -> Vec<F
         f.tcp_time = None;
         f.stream_spread = None;
         if f.flow == flow_of(d.direction) {
+            f.window_s = d.window_s;
+            (f.bytes_received, f.bytes_sent) = (d.received_bytes, d.sent_bytes);
             f.throughput_bps = d.goodput_bps;
+            f.sender_throughput_bps = match d.window_s > 0.0 {
+                true => d.sent_bytes as f64 * 8.0 / d.window_s,
+                false => 0.0,
+            };
             let (local, remote) = (
                 d.local_cpu_pct.unwrap_or(0.0),
                 d.remote_cpu_pct.unwrap_or(0.0),
@@ -231,9 +242,9 @@ mod tests {
         let mut t = DirectionTracker::new(Params::default());
         for (i, _) in loads.iter().enumerate() {
             for (conn, r) in loads[..=i].iter().enumerate() {
-                t.interval(conn as u16, &r.intervals[0]);
+                t.interval(conn as u16, i, &r.intervals[0]);
             }
-            t.tick((i + 1) as f64, (i + 1) as u16);
+            t.tick((i + 1) as u16);
         }
         let mut d = t.finish(
             RpmWay::Up,
@@ -295,12 +306,25 @@ mod tests {
             !s.interrupted,
             "the load connections' own flag is not copied"
         );
-        let sent: u64 = loads.iter().map(|l| l.summary.bytes_sent).sum();
-        assert_eq!((s.bytes_sent, s.duration_s), (sent, 3.0));
+        // Over the goodput window (the 3 intervals, 1 + 2 + 3 connections' first intervals):
+        // received bytes over the window's seconds are the goodput, as the text says.
+        let first = |l: &RunRecord| l.intervals[0].flows[0].receiver_bytes;
+        let received: u64 = (0..3)
+            .map(|i| loads[..=i].iter().map(first).sum::<u64>())
+            .sum();
+        let f = &s.flows[0];
+        assert_eq!((s.bytes_received, f.bytes_received), (received, received));
+        assert_eq!((f.window_s, s.duration_s), (3.0, 3.0));
         assert_eq!(s.throughput_bps, d.goodput_bps);
+        assert_eq!(f.throughput_bps, received as f64 * 8.0 / 3.0);
+        assert_eq!(f.sender_throughput_bps, s.bytes_sent as f64 * 8.0 / 3.0);
+        // The drain's figures stay the connections' whole lives'.
+        let drained: u64 = (loads.iter())
+            .map(|l| l.summary.flows[0].bytes_received_after_drain)
+            .sum();
+        assert_eq!(f.bytes_received_after_drain, drained);
         assert_eq!((s.local_cpu_pct, s.remote_cpu_pct), (120.0, 90.0));
         assert_eq!(s.flows.len(), 1, "one flow: the direction's");
-        let f = &s.flows[0];
         assert_eq!((f.sender_cpu_pct, f.receiver_cpu_pct), (120.0, 90.0));
         let ids: Vec<u16> = f.streams.iter().map(|s| s.stream).collect();
         assert_eq!(ids, [0, 1, 2]);

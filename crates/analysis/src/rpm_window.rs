@@ -1,10 +1,17 @@
-//! One direction of `linerate rpm`, interval by interval: what the load-generating connections'
-//! interval samples and the foreign probes brought in each interval of the orchestrator's clock,
-//! the goodput's and the responsiveness' stability ([`rpm::Stability`]), and the direction's
-//! figures over the last MAD intervals ([`DirectionTracker::finish`]). Pure arithmetic: the
-//! session crate feeds it and reads the clock.
+//! One direction of `linerate rpm`, interval by interval: the bytes the load-generating
+//! connections' receivers read in each interval of the direction's grid, what their samples and
+//! the foreign probes brought in, the goodput's and the responsiveness' stability
+//! ([`rpm::Stability`]), and the direction's figures over the last MAD intervals
+//! ([`DirectionTracker::finish`]). Pure arithmetic: the sweep crate feeds it and reads the clock.
+//!
+//! Invariant: every goodput is bytes over time on one grid. Each connection's intervals end on
+//! the direction's ticks (`ClientConfig::interval_grid`), so interval `i`'s goodput is the bytes
+//! every connection read in it × 8 / ID, and the direction's goodput the bytes read in its last
+//! MAD intervals × 8 / their length: the mean of their goodputs, the draft's moving average.
+//! Bytes that arrive after their interval closed (a late report) still count in it: the
+//! timeline and the direction's figures are made from the final counts at [`DirectionTracker::finish`].
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 use record::rpm::{IdleBaseline, RpmDirection, RpmEnd, RpmTick, RpmWay};
 use record::IntervalSample;
@@ -32,11 +39,20 @@ pub struct DirectionTracker {
     /// The timeline's index of each responsiveness pushed to `rpm`.
     rpm_at: Vec<usize>,
     current: Tick,
-    /// Each connection's latest goodput, bits/s, and the interval it came in.
-    rates: BTreeMap<u16, (f64, usize)>,
+    /// Bytes read and written in each interval of the grid, with who reported them.
+    bytes: Vec<IntervalBytes>,
     /// The lowest minimum RTT the kernel reported on any load connection, ms: the path's
     /// round trip without queues (the first connection's is taken on the idle path).
     path_min_rtt_ms: Option<f64>,
+}
+
+/// The bytes of one interval of the grid, over every connection.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct IntervalBytes {
+    received: u64,
+    sent: u64,
+    /// The connections whose sample for this interval came in.
+    reported: BTreeSet<u16>,
 }
 
 /// What the latest interval decided.
@@ -55,7 +71,7 @@ impl DirectionTracker {
             params,
             goodput: Stability::new(&params),
             rpm: Stability::of_averages(&params),
-            rates: BTreeMap::new(),
+            bytes: Vec::new(),
             path_min_rtt_ms: None,
             ticks: Vec::new(),
             timeline: Vec::new(),
@@ -64,14 +80,17 @@ impl DirectionTracker {
         }
     }
 
-    /// Load-generating connection `conn`'s interval arrived.
-    pub fn interval(&mut self, conn: u16, sample: &IntervalSample) {
-        let secs = sample.end_s - sample.start_s;
-        let bytes: u64 = sample.flows.iter().map(|f| f.receiver_bytes).sum();
-        if secs > 0.0 {
-            let rate = bytes as f64 * 8.0 / secs;
-            self.rates.insert(conn, (rate, self.ticks.len()));
+    /// Load-generating connection `conn`'s sample for interval `index` of the grid (0: the
+    /// first, ending ID after the direction began) arrived: its bytes count in that interval,
+    /// its probes, RTTs and CPU in the one open now.
+    pub fn interval(&mut self, conn: u16, index: usize, sample: &IntervalSample) {
+        if self.bytes.len() <= index {
+            self.bytes.resize_with(index + 1, IntervalBytes::default);
         }
+        let b = &mut self.bytes[index];
+        b.received += sample.flows.iter().map(|f| f.receiver_bytes).sum::<u64>();
+        b.sent += sample.flows.iter().map(|f| f.sender_bytes).sum::<u64>();
+        b.reported.insert(conn);
         let t = &mut self.current;
         for f in &sample.flows {
             let ms = f.self_probe_round_trips_us.iter().map(|us| us / 1000.0);
@@ -99,16 +118,29 @@ impl DirectionTracker {
         self.current.probes.foreign_rr_ms.push(rr_ms);
     }
 
-    /// Closes the interval that ended at `t_s` (seconds since the direction began), with
-    /// `connections` running. Its goodput is the sum of each connection's latest rate (each
-    /// over its own interval, whenever its sample arrived), leaving out a connection silent
-    /// for two intervals.
-    pub fn tick(&mut self, t_s: f64, connections: u16) -> TickOutcome {
+    /// How many connections' samples for interval `index` came in.
+    pub fn reported(&self, index: usize) -> usize {
+        self.bytes.get(index).map_or(0, |b| b.reported.len())
+    }
+
+    /// The interval open now (0-based): the next [`DirectionTracker::tick`] closes it.
+    pub fn open_interval(&self) -> usize {
+        self.ticks.len()
+    }
+
+    /// Interval `index`'s bytes read × 8 / ID.
+    fn goodput_of(&self, index: usize) -> (u64, f64) {
+        let bytes = self.bytes.get(index).map_or(0, |b| b.received);
+        (bytes, bytes as f64 * 8.0 / self.params.interval_s)
+    }
+
+    /// Closes the open interval, with `connections` running: its goodput is the bytes every
+    /// connection read in it over ID; it ends at (index + 1) × ID on the grid.
+    pub fn tick(&mut self, connections: u16) -> TickOutcome {
         let tick = std::mem::take(&mut self.current);
-        let now = self.ticks.len();
-        self.rates.retain(|_, (_, at)| now.saturating_sub(*at) < 2);
-        // `+ 0.0`: the sum of no rates is -0.0.
-        let goodput_bps: f64 = self.rates.values().map(|(r, _)| r).sum::<f64>() + 0.0;
+        let index = self.ticks.len();
+        let t_s = (index + 1) as f64 * self.params.interval_s;
+        let (received_bytes, goodput_bps) = self.goodput_of(index);
         let was_stable = self.goodput.stable_at().is_some();
         let goodput_stable = self.goodput.push(goodput_bps);
         let median = |v: &[f64]| (!v.is_empty()).then(|| rpm::spread(v).p50);
@@ -116,6 +148,7 @@ impl DirectionTracker {
             t_s,
             connections,
             goodput_bps,
+            received_bytes,
             moving_average_bps: self.goodput.average().unwrap_or(0.0),
             self_p50_ms: median(&tick.probes.self_ms),
             foreign_p50_ms: median(&tick.probes.foreign_rr_ms),
@@ -164,6 +197,32 @@ impl DirectionTracker {
         rpm::responsiveness(&self.window(), self.params.trimmed_keep)
     }
 
+    /// The goodput's window, the last MAD intervals closed: its length, s, and the bytes read
+    /// and written in it.
+    fn goodput_window(&self) -> (f64, u64, u64) {
+        let n = self.ticks.len();
+        let from = n.saturating_sub(self.params.moving_average_intervals);
+        let in_window = self.bytes.iter().take(n).skip(from);
+        let (received, sent) = in_window.fold((0, 0), |(r, s), b| (r + b.received, s + b.sent));
+        ((n - from) as f64 * self.params.interval_s, received, sent)
+    }
+
+    /// The timeline with each interval's goodput and moving average from the final byte
+    /// counts (a report that came after its interval closed counts in it here).
+    fn final_timeline(&self) -> Vec<RpmTick> {
+        let mad = self.params.moving_average_intervals.max(1);
+        let goodputs: Vec<f64> = (0..self.timeline.len())
+            .map(|i| self.goodput_of(i).1)
+            .collect();
+        let mut timeline = self.timeline.clone();
+        for (i, t) in timeline.iter_mut().enumerate() {
+            (t.received_bytes, t.goodput_bps) = self.goodput_of(i);
+            let last = &goodputs[(i + 1).saturating_sub(mad)..=i];
+            t.moving_average_bps = last.iter().sum::<f64>() / last.len() as f64;
+        }
+        timeline
+    }
+
     /// The direction's figures over the last MAD intervals, `ended` as the caller stopped it
     /// (stable whenever the responsiveness was); `notes` say what to know.
     pub fn finish(
@@ -190,9 +249,16 @@ impl DirectionTracker {
             .stable_at()
             .and_then(|i| self.rpm_at.get(i))
             .map(|&i| self.timeline[i].t_s);
+        let (window_s, received_bytes, sent_bytes) = self.goodput_window();
         RpmDirection {
             direction: way,
-            goodput_bps: self.goodput.average().unwrap_or(0.0),
+            goodput_bps: match window_s > 0.0 {
+                true => received_bytes as f64 * 8.0 / window_s,
+                false => 0.0,
+            },
+            window_s,
+            received_bytes,
+            sent_bytes,
             connections: self.timeline.last().map_or(0, |t| t.connections),
             goodput_stable_s: self.goodput.stable_at().map(|i| self.timeline[i].t_s),
             goodput_confidence: self.goodput.confidence(),
@@ -220,7 +286,7 @@ impl DirectionTracker {
             // Each interval's readings summed: every connection's (one each, about).
             local_cpu_pct: cpu(&|t| (t.cpu_readings > 0).then_some(t.local_cpu_pct)),
             remote_cpu_pct: cpu(&|t| t.remote_cpu_pct),
-            timeline: self.timeline,
+            timeline: self.final_timeline(),
             notes,
         }
     }
@@ -263,11 +329,11 @@ mod tests {
         let mut outcome = None;
         for i in 0..20u32 {
             // 1.25 MB a second (10 Mbit/s); self probes 50 ms, kernel 20 ms, foreign 10 + 10 ms.
-            d.interval(0, &sample(1_250_000, &[50_000.0; 10], 20_000));
+            d.interval(0, i as usize, &sample(1_250_000, &[50_000.0; 10], 20_000));
             for _ in 0..10 {
                 d.foreign(10.0, 10.0);
             }
-            let o = d.tick(f64::from(i + 1), 1);
+            let o = d.tick(1);
             if o.done {
                 outcome = Some(i);
                 break;
@@ -309,8 +375,8 @@ mod tests {
             for (i, min) in min_rtt_us.iter().enumerate() {
                 let mut s = sample(1_250_000, &[], 20_000);
                 s.flows[0].tcp_info.as_mut().unwrap().min_rtt_us = *min;
-                d.interval(i as u16, &s);
-                d.tick(i as f64 + 1.0, i as u16 + 1);
+                d.interval(i as u16, i, &s);
+                d.tick(i as u16 + 1);
             }
             let idle = IdleBaseline {
                 rr_ms: rpm::spread(&[idle_ms; 10]),
@@ -332,8 +398,12 @@ mod tests {
     fn a_load_that_never_settles_has_low_confidence_and_no_rpm_stage() {
         let mut d = DirectionTracker::new(Params::default());
         for i in 0..6u32 {
-            d.interval(0, &sample(u64::from(i + 1) * 1_000_000, &[], 1000));
-            assert!(!d.tick(f64::from(i + 1), (i + 1) as u16).goodput_stable);
+            d.interval(
+                0,
+                i as usize,
+                &sample(u64::from(i + 1) * 1_000_000, &[], 1000),
+            );
+            assert!(!d.tick((i + 1) as u16).goodput_stable);
         }
         let r = d.finish(
             RpmWay::Down,
@@ -348,5 +418,52 @@ mod tests {
         assert_eq!((r.rpm_stable_s, r.rpm_intervals), (None, 0));
         assert_eq!(r.ended, RpmEnd::Interrupted);
         assert!(r.notes.is_empty(), "the confidence says it: {:?}", r.notes);
+    }
+
+    /// The issue 47 case: each connection's intervals on the direction's grid, the second
+    /// connection added in the second interval, a report that came after its interval closed.
+    #[test]
+    fn each_interval_is_its_bytes_over_id_and_the_goodput_the_windows_bytes() {
+        let mut d = DirectionTracker::new(Params::default());
+        let mb = |n: u64| sample(n * 125_000, &[], 1000);
+        // Interval 0: connection 1 started 20 ms in, so 0.98 of a second's bytes (98 Mbit/s).
+        d.interval(1, 0, &mb(98));
+        assert_eq!((d.open_interval(), d.reported(0), d.reported(1)), (0, 1, 0));
+        assert!(!d.tick(1).goodput_stable);
+        assert_eq!(d.last_tick().unwrap().goodput_bps, 98e6, "no false 0");
+        // Interval 1: connection 1 whole, connection 2 from 30 ms in; they share the path.
+        d.interval(1, 1, &mb(50));
+        d.interval(2, 1, &mb(48));
+        d.tick(2);
+        // Interval 2: connection 2's report comes late, after the tick.
+        d.interval(1, 2, &mb(50));
+        d.tick(2);
+        assert_eq!(d.last_tick().unwrap().goodput_bps, 50e6, "as it stood live");
+        d.interval(2, 2, &mb(50));
+        d.interval(1, 3, &mb(50));
+        d.interval(2, 3, &mb(50));
+        assert_eq!(d.reported(3), 2);
+        d.tick(2);
+        // Past the end: not in any closed interval.
+        d.interval(1, 4, &mb(50));
+        let r = d.finish(
+            RpmWay::Up,
+            &IdleBaseline::default(),
+            RpmEnd::TimeLimit,
+            Vec::new(),
+        );
+        let per_s: Vec<f64> = r.timeline.iter().map(|t| t.goodput_bps).collect();
+        assert_eq!(
+            per_s,
+            [98e6, 98e6, 100e6, 100e6],
+            "the late bytes in their interval"
+        );
+        let ends: Vec<f64> = r.timeline.iter().map(|t| t.t_s).collect();
+        assert_eq!(ends, [1.0, 2.0, 3.0, 4.0], "on the grid");
+        assert_eq!(r.timeline[3].moving_average_bps, 99e6);
+        // The window: the last MAD (4) intervals, 396 Mbit read in 4 s.
+        assert_eq!((r.window_s, r.received_bytes), (4.0, 396 * 125_000));
+        assert_eq!(r.sent_bytes, r.received_bytes, "the sample's sender bytes");
+        assert_eq!(r.goodput_bps, 99e6);
     }
 }

@@ -41,6 +41,7 @@ fn tick() -> RpmTick {
         t_s: 1.0,
         connections: 4,
         goodput_bps: 9.5e8,
+        received_bytes: 118_750_000,
         rpm: Some(1200.0),
         ..RpmTick::default()
     }
@@ -100,7 +101,7 @@ fn every_event() -> Vec<(Event<'static>, String)> {
                 direction: RpmWay::Up,
                 data: Cow::Owned(tick()),
             },
-            r#"{"event":"tick","direction":"up","data":{"t_s":1.0,"connections":4,"goodput_bps":950000000.0,"moving_average_bps":0.0,"self_p50_ms":null,"foreign_p50_ms":null,"kernel_rtt_ms":null,"rpm":1200.0}}"#.into(),
+            r#"{"event":"tick","direction":"up","data":{"t_s":1.0,"connections":4,"goodput_bps":950000000.0,"received_bytes":118750000,"moving_average_bps":0.0,"self_p50_ms":null,"foreign_p50_ms":null,"kernel_rtt_ms":null,"rpm":1200.0}}"#.into(),
         ),
         (
             Event::Note {

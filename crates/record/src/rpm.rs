@@ -120,8 +120,13 @@ pub struct RpmTick {
     pub t_s: f64,
     /// Load-generating connections running.
     pub connections: u16,
-    /// Goodput of all of them in the interval, bits/s (the receivers' bytes).
+    /// Goodput of all of them in the interval, bits/s: `received_bytes` × 8 / the interval.
     pub goodput_bps: f64,
+    /// Bytes the load connections' receivers read in the interval (every connection's
+    /// intervals fall on the direction's one grid of ID seconds); 0 in documents written
+    /// before it was kept.
+    #[serde(default)]
+    pub received_bytes: u64,
     /// Its moving average over MAD intervals.
     pub moving_average_bps: f64,
     /// Self probes' median in the interval, ms.
@@ -159,8 +164,19 @@ impl RpmWay {
 pub struct RpmDirection {
     /// Which way the load went.
     pub direction: RpmWay,
-    /// The goodput's last moving average, bits/s.
+    /// The goodput's last moving average, bits/s: `received_bytes` × 8 / `window_s`, the
+    /// bytes read in the last MAD intervals over their length.
     pub goodput_bps: f64,
+    /// The goodput's window, seconds: the last MAD intervals (fewer when fewer ran); 0 in
+    /// documents written before it was kept.
+    #[serde(default)]
+    pub window_s: f64,
+    /// Bytes the load connections' receivers read in the window.
+    #[serde(default)]
+    pub received_bytes: u64,
+    /// Bytes the load connections' senders wrote in the window.
+    #[serde(default)]
+    pub sent_bytes: u64,
     /// Load-generating connections at the end.
     pub connections: u16,
     /// Seconds from the direction's start until goodput was stable (absent: never).

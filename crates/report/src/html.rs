@@ -152,8 +152,8 @@ fn rpm_cells(s: &StoredRpm) -> Cells {
         (
             "goodput",
             format!(
-                "{} over {} connections (confidence {})",
-                measure::units::format_bits_per_sec(d.goodput_bps),
+                "{} by {} connections (confidence {})",
+                crate::rpm_text::goodput_words(d),
                 d.connections,
                 conf(d.goodput_confidence)
             ),

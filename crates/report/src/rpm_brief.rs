@@ -67,8 +67,13 @@ fn direction_line(d: &RpmDirection, mad: usize) -> String {
             "a kind of probe has no sample".into(),
         ),
     };
+    // The goodput with its window: the bytes read in the last MAD intervals over their length.
+    let window = match d.window_s > 0.0 {
+        true => format!(" in the last {:.0} s", d.window_s),
+        false => String::new(),
+    };
     format!(
-        "{:<6}RPM {rpm}  {:>11} over {} conn{}  {trips}  confidence {}",
+        "{:<6}RPM {rpm}  {:>11}{window} over {} conn{}  {trips}  confidence {}",
         d.direction.as_str(),
         bps(d.goodput_bps),
         d.connections,

@@ -3,8 +3,11 @@
 //! direction its RPM, the probes' figures beside the idle path's, where the delay sat; and one
 //! direction as its stored run keeps it (`linerate show`).
 //!
-//! Invariant: a direction has one confidence statement, its RPM's ([`confidence_words`]), with
-//! why; the goodput's stability is said as a fact, never with a second confidence.
+//! Invariants: a direction has one confidence statement, its RPM's ([`confidence_words`]), with
+//! why; the goodput's stability is said as a fact, never with a second confidence. Every rate
+//! says what it is computed from (issue 47): an interval's goodput is the bytes read in it over
+//! its length, a direction's the bytes read in its window (the last MAD intervals) over the
+//! window's length ([`goodput_words`]); runs stored before that say what theirs were.
 
 use std::io::{self, Write};
 
@@ -13,7 +16,8 @@ use record::rpm::{
     RpmWay, Spread, StoredRpm,
 };
 
-use measure::units::format_bits_per_sec as bps;
+use measure::units::{format_bits_per_sec as bps, format_bytes};
+use record::{End, FlowSummary};
 
 /// A direction in words: `up (client -> server)`.
 pub(crate) fn way(w: RpmWay) -> &'static str {
@@ -36,15 +40,40 @@ fn opt_ms(v: Option<f64>) -> String {
     v.map_or("-".into(), |v| format!("{v:.2} ms"))
 }
 
-/// The line above the live rows: where, what in which order, and the whole run's limit.
+/// The line above the live rows: where, what in which order, and the whole run's limit; then
+/// what the rows' rates are ([`TIMELINE_WORDS`]).
 pub fn live_header(target: &str, ways: &[RpmWay], time_limit_s: f64) -> String {
     let order: Vec<&str> = std::iter::once("the idle path")
         .chain(ways.iter().map(|w| way(*w)))
         .collect();
     format!(
-        "linerate rpm to {target}: {}; at most {time_limit_s} s in all (-t)",
+        "linerate rpm to {target}: {}; at most {time_limit_s} s in all (-t)\n{TIMELINE_WORDS}",
         order.join(", then ")
     )
+}
+
+/// What a timeline row's rates are, above the rows (live and `linerate show`).
+pub const TIMELINE_WORDS: &str = "goodput = the bytes every load connection read in the interval x 8 / its length; avg = the mean of the last MAD intervals' goodput";
+
+/// What `TCP time` says for an rpm direction, which keeps none on purpose.
+pub(crate) const TCP_TIME_LEFT_OUT: &str = "not summed for an rpm direction: each connection's kernel keeps busy and limited times over its own life, not over the direction's window";
+
+/// A direction's goodput and what it is: `27.2 Gbit/s: 12.7 GiB read in the last 4.00 s`; a
+/// direction stored before issue 47 kept the moving average of its intervals' rates, each a
+/// sum of the connections' latest rates, and says so.
+pub(crate) fn goodput_words(d: &RpmDirection) -> String {
+    match d.window_s > 0.0 {
+        true => format!(
+            "{}: {} read in the last {:.2} s",
+            bps(d.goodput_bps),
+            format_bytes(d.received_bytes),
+            d.window_s
+        ),
+        false => format!(
+            "{} (the moving average of the intervals' sums of each connection's latest rate)",
+            bps(d.goodput_bps)
+        ),
+    }
 }
 
 /// One interval as it closes: `up    3.0 s  3 conns  9.41 Gbit/s (avg …)  self 1.20 ms …`.
@@ -153,8 +182,8 @@ fn write_direction(w: &mut dyn Write, d: &RpmDirection, mad: usize) -> io::Resul
         .map_or("not stable".into(), |s| format!("stable after {s:.1} s"));
     writeln!(
         w,
-        "  goodput {} over {} connections, {stable}",
-        bps(d.goodput_bps),
+        "  goodput {} by {} connections, {stable}",
+        goodput_words(d),
         d.connections,
     )?;
     spread_line(w, "self probes (in band)", &d.self_ms)?;
@@ -233,6 +262,100 @@ pub fn write_stored(w: &mut dyn Write, s: &StoredRpm) -> io::Result<()> {
     }
     write_idle(w, &s.idle)?;
     write_direction(w, &s.direction, s.params.moving_average_intervals)
+}
+
+/// The load's flow of a stored rpm direction (`linerate show`), each rate with what it is
+/// computed from: the bytes written and read in the goodput's window over its length, the
+/// drain over the connections' whole lives; then the detail every run's flow has.
+pub(crate) fn write_flow(w: &mut dyn Write, f: &FlowSummary, rpm: &StoredRpm) -> io::Result<()> {
+    let (sender, receiver) = match f.sender {
+        End::Client => ("client", "server"),
+        End::Server => ("server", "client"),
+    };
+    let n = f.streams.len();
+    writeln!(
+        w,
+        "{}  {sender} -> {receiver}, {n} load connection{}, each a stream (below: each over its own life)",
+        f.flow.label(),
+        if n == 1 { "" } else { "s" }
+    )?;
+    write_rates(w, f, rpm, sender, receiver)?;
+    let drained = match f.reconciled {
+        true => "all delivered".to_string(),
+        false => "NOT all of what was sent".to_string(),
+    };
+    writeln!(
+        w,
+        "  drained    {} read by the {receiver} over the connections' whole lives, {drained}; {} in flight when they stopped",
+        format_bytes(f.bytes_received_after_drain),
+        format_bytes(f.bytes_in_flight)
+    )?;
+    if let Some(line) = crate::send_text::line(f) {
+        writeln!(w, "  send       {line}")?;
+    }
+    if let Some(line) = crate::receive_text::line(f) {
+        writeln!(w, "  receive    {line}")?;
+    }
+    crate::run_text::write_flow_detail(w, f, sender, receiver, Some(TCP_TIME_LEFT_OUT))
+}
+
+/// The flow's sent, received and interval rates, each with what it is over: the goodput's
+/// window, or for a direction stored before issue 47 what its figures were.
+fn write_rates(
+    w: &mut dyn Write,
+    f: &FlowSummary,
+    rpm: &StoredRpm,
+    sender: &str,
+    receiver: &str,
+) -> io::Result<()> {
+    let (d, p) = (&rpm.direction, &rpm.params);
+    let sp = &f.interval_throughput_bps;
+    let spread = format!(
+        "cur {}  avg {}  min {}  max {}",
+        bps(sp.cur),
+        bps(sp.avg),
+        bps(sp.min),
+        bps(sp.max)
+    );
+    if d.window_s > 0.0 {
+        let intervals = (d.window_s / p.interval_s).round();
+        writeln!(
+            w,
+            "  sent       {:>11} by {sender:<6} = {} over the goodput's {:.2} s window (the last {intervals} intervals)",
+            format_bytes(f.bytes_sent),
+            bps(f.sender_throughput_bps),
+            f.window_s
+        )?;
+        writeln!(
+            w,
+            "  received   {:>11} by {receiver:<6} = {} goodput over the same window",
+            format_bytes(f.bytes_received),
+            bps(f.throughput_bps)
+        )?;
+        writeln!(
+            w,
+            "  intervals  {spread}: each {} s interval's bytes read over its length",
+            p.interval_s
+        )?;
+    } else {
+        writeln!(
+            w,
+            "  sent       {:>11} by {sender:<6} over the connections' lives; their average rates summed {}",
+            format_bytes(f.bytes_sent),
+            bps(f.sender_throughput_bps)
+        )?;
+        writeln!(
+            w,
+            "  received   {:>11} by {receiver:<6} over the connections' lives; goodput {}",
+            format_bytes(f.bytes_received),
+            goodput_words(d)
+        )?;
+        writeln!(
+            w,
+            "  intervals  {spread}: each the sum of the connections' latest rates"
+        )?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -28,6 +28,10 @@ fn run() -> RpmResult {
         rpm_stable_s: Some(8.0),
         rpm_intervals: 4,
         ended: RpmEnd::Stable,
+        // Kept since issue 47: the goodput's window and its bytes (14.2 Gbit/s over 4 s).
+        window_s: 4.0,
+        received_bytes: 7_100_000_000,
+        sent_bytes: 7_100_400_000,
         ..up.clone()
     };
     if let Some(r) = down.responsiveness.as_mut() {
@@ -158,4 +162,60 @@ fn an_idle_only_run_has_no_overall_and_says_why() {
         "{text}"
     );
     assert!(!full(&r).contains("not measured"));
+}
+
+/// `linerate show` of a stored direction: each rate says what it is over, the bytes and the
+/// window agree with the goodput, and the TCP time left out on purpose is not blamed on the
+/// kernel (issue 47). Stored before issue 47 (the fixture as it is): its figures say what
+/// they were.
+#[test]
+fn show_says_what_each_rate_of_a_stored_direction_is_over() {
+    let shown = |r: &record::RunRecord| {
+        let mut out = Vec::new();
+        crate::run_text::write_summary(&mut out, r).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let old: record::RunRecord =
+        serde_json::from_str(include_str!("../tests/fixtures/rpm_run.json")).unwrap();
+    let text = shown(&old);
+    assert!(
+        text.contains("over the connections' lives; their average rates summed"),
+        "{text}"
+    );
+    assert!(
+        text.contains("each the sum of the connections' latest rates"),
+        "{text}"
+    );
+    assert!(!text.contains("not kept by the sender's kernel"), "{text}");
+    let mut new = old.clone();
+    let s = &mut new.summary;
+    let f = &mut s.flows[0];
+    (f.window_s, f.bytes_received, f.bytes_sent) = (3.0, 3_000_000_000, 3_000_250_000);
+    (f.throughput_bps, f.sender_throughput_bps) = (8e9, 8.000_666_666_666_667e9);
+    if let record::Family::Rpm(rpm) = &mut s.family {
+        let d = &mut rpm.rpm.direction;
+        (d.window_s, d.received_bytes, d.goodput_bps) = (3.0, 3_000_000_000, 8e9);
+    }
+    let text = shown(&new);
+    let line = |start: &str| {
+        text.lines()
+            .find(|l| l.starts_with(start))
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        line("  sent "),
+        "  sent          2.79 GiB by client = 8.00 Gbit/s over the goodput's 3.00 s window (the last 3 intervals)"
+    );
+    assert_eq!(
+        line("  received "),
+        "  received      2.79 GiB by server = 8.00 Gbit/s goodput over the same window"
+    );
+    assert!(line("  intervals ").ends_with("each 1 s interval's bytes read over its length"));
+    assert!(line("  drained ").contains("over the connections' whole lives, all delivered"));
+    assert!(line("  TCP time ").contains("not summed for an rpm direction"));
+    assert!(
+        text.contains("goodput 8.00 Gbit/s: 2.79 GiB read in the last 3.00 s by 3 connections"),
+        "{text}"
+    );
 }

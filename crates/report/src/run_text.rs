@@ -1,12 +1,13 @@
 //! A finished run as text: the summary block `linerate tcp`/`udp`/`rr`/`crr` print at the end
 //! and `linerate show` prints for a stored run, the words a live table's header uses for a
-//! test, and the `linerate pps` matrix. Every figure names its unit and the end that measured it.
+//! test. Every figure names its unit and the end that measured it.
 
 use std::io::Write;
 
 use measure::cpu::CoreCpu;
 use measure::tcp_info::TcpInfo;
 use measure::units::{format_bits_per_sec as bps, format_bytes};
+use record::rpm::StoredRpm;
 use record::{CpuSummary, End, FlowSummary, RunRecord};
 use wire::spec::{Flow, Shape, UdpRate};
 use wire::TestSpec;
@@ -115,8 +116,12 @@ fn cpu_line(c: &CpuSummary) -> String {
     s
 }
 
-/// One direction of a run: who sent, what arrived, the intervals' spread, what was in flight.
-fn write_flow(w: &mut dyn Write, f: &FlowSummary) -> std::io::Result<()> {
+/// One direction of a run: who sent, what arrived, the intervals' spread, what was in flight;
+/// an rpm direction's as `rpm_text` says what each of its figures is over.
+fn write_flow(w: &mut dyn Write, f: &FlowSummary, rpm: Option<&StoredRpm>) -> std::io::Result<()> {
+    if let Some(rpm) = rpm {
+        return crate::rpm_text::write_flow(w, f, rpm);
+    }
     let sender = end_name(f.sender);
     let receiver = end_name(other(f.sender));
     writeln!(
@@ -172,7 +177,7 @@ fn write_flow(w: &mut dyn Write, f: &FlowSummary) -> std::io::Result<()> {
     if let Some(line) = crate::receive_text::line(f) {
         writeln!(w, "  receive    {line}")?;
     }
-    write_flow_detail(w, f, sender, receiver)?;
+    write_flow_detail(w, f, sender, receiver, None)?;
     write_limited_by(w, f)
 }
 
@@ -231,12 +236,13 @@ fn write_tcp_time(w: &mut dyn Write, f: &FlowSummary, first: &TcpInfo) -> std::i
 }
 
 /// A direction's UDP accounting, TCP_INFO, CPU and (with several streams or an error) its
-/// streams.
-fn write_flow_detail(
+/// streams; `tcp_time_left_out`: why the run keeps no TCP time, when on purpose.
+pub(crate) fn write_flow_detail(
     w: &mut dyn Write,
     f: &FlowSummary,
     sender: &str,
     receiver: &str,
+    tcp_time_left_out: Option<&str>,
 ) -> std::io::Result<()> {
     if let Some(u) = &f.udp {
         writeln!(
@@ -271,7 +277,10 @@ fn write_flow_detail(
             t.snd_mss_bytes,
             t.pmtu_bytes
         )?;
-        write_tcp_time(w, f, &t)?;
+        match tcp_time_left_out.filter(|_| f.tcp_time.is_none()) {
+            Some(why) => writeln!(w, "  TCP time   {why}")?,
+            None => write_tcp_time(w, f, &t)?,
+        }
     }
     writeln!(
         w,
@@ -358,7 +367,7 @@ pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
         write_rr(w, rr, s.duration_s)?;
     } else {
         for f in &s.flows {
-            write_flow(w, f)?;
+            write_flow(w, f, s.rpm())?;
         }
     }
     for line in crate::frames_text::frame_lines(s) {

@@ -247,6 +247,7 @@ pub fn write_stored(w: &mut dyn Write, run: &StoredRun) -> std::io::Result<()> {
     writeln!(w, "intervals")?;
     if let Some(rpm) = r.as_rpm() {
         // A `linerate rpm` direction keeps its time series in its own timeline.
+        writeln!(w, "  {}", crate::rpm_text::TIMELINE_WORDS)?;
         for t in &rpm.direction.timeline {
             writeln!(
                 w,

@@ -31,6 +31,18 @@ fn wait_before_next_look(elapsed: Duration, next_tick: Duration, duration: Durat
     until.saturating_sub(elapsed).min(Duration::from_millis(50))
 }
 
+/// The first interval tick, as time since the test's start `t0`: one interval after it, or
+/// with a `grid` the first of its ticks (`grid` + k × `interval`) after it.
+fn first_tick(grid: Option<Instant>, t0: Instant, interval: Duration) -> Duration {
+    let Some(anchor) = grid.filter(|_| !interval.is_zero()) else {
+        return interval;
+    };
+    // Whole intervals of the grid before the start, then the next tick.
+    let before = t0.saturating_duration_since(anchor);
+    let k = (before.as_nanos() / interval.as_nanos()) as u32 + 1;
+    (anchor + interval * k).saturating_duration_since(t0)
+}
+
 /// The intervals and the raw figures of both ends, for the summary.
 pub struct Measured {
     pub intervals: Vec<IntervalSample>,
@@ -219,7 +231,7 @@ fn poll_until_end(
     let duration = Duration::from_millis(spec.duration_ms);
     let interval = Duration::from_millis(spec.interval_ms);
     let omit = Duration::from_millis(spec.omit_ms);
-    let mut next_tick = interval;
+    let mut next_tick = first_tick(config.interval_grid, t0, interval);
     let mut seq = 0u64;
     loop {
         if config.interrupt.is_raised() {
@@ -445,5 +457,27 @@ mod tests {
         // A tick due within 10 ms of the end is skipped: sleep toward the end (this subtraction
         // overflowed once, panicking the client at the end of a run).
         assert_eq!(wait_before_next_look(ms(2995), ms(2993), ms(3000)), ms(5));
+    }
+
+    #[test]
+    fn a_grid_puts_the_ticks_on_its_own_seconds() {
+        let (ms, anchor) = (Duration::from_millis, Instant::now());
+        assert_eq!(first_tick(None, anchor + ms(30), ms(1000)), ms(1000));
+        // Started 30 ms into the grid's first interval: its first tick is at the grid's 1 s.
+        assert_eq!(first_tick(Some(anchor), anchor + ms(30), ms(1000)), ms(970));
+        // Started 2.3 s in: at 3 s; on a tick: the next one.
+        assert_eq!(
+            first_tick(Some(anchor), anchor + ms(2300), ms(1000)),
+            ms(700)
+        );
+        assert_eq!(
+            first_tick(Some(anchor), anchor + ms(2000), ms(1000)),
+            ms(1000)
+        );
+        // A grid that begins after the start (never, but): its first tick.
+        assert_eq!(
+            first_tick(Some(anchor + ms(500)), anchor, ms(1000)),
+            ms(1500)
+        );
     }
 }

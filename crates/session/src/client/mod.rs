@@ -53,6 +53,12 @@ pub struct ClientConfig {
     /// `--from`: `target` is a relay (`serve --relay`), which runs the test towards this
     /// server as its client; `None`: this host is the client.
     pub relay: Option<RelayTo>,
+    /// Where the interval ticks fall: every `spec.interval_ms` from this instant rather than
+    /// from the test's own start (`None`), so that several sessions' intervals share one grid
+    /// and each interval's bytes add up across them (`linerate rpm`'s load connections, each
+    /// started a tick later than the one before). The first interval runs from the start to
+    /// the first tick after it.
+    pub interval_grid: Option<std::time::Instant>,
 }
 
 impl ClientConfig {
@@ -68,6 +74,7 @@ impl ClientConfig {
             drain_timeout: Duration::from_secs(10),
             key: None,
             relay: None,
+            interval_grid: None,
         }
     }
 }

@@ -8,7 +8,9 @@
 //! the load the whole time. Once the goodput is stable, the responsiveness over the last MAD
 //! intervals is tracked until it is stable too, or the direction's share of the time limit
 //! passes. The arithmetic is `analysis::rpm_window::DirectionTracker`'s; this module runs the
-//! connections and the clock.
+//! connections and the clock, [`collect`] gathers their reports on the direction's one grid of
+//! intervals (each interval's goodput is the bytes read in it), [`probes`] runs the foreign
+//! probes.
 //!
 //! The time limit is the whole run's ([`RpmSetup::time_limit`], from [`RpmSetup::began`]): each
 //! direction gets an equal share of what is left when it starts (a direction that stabilises
@@ -21,20 +23,25 @@
 //! Each one's `RunRecord` is kept ([`RpmRun::records_by_direction`]): the binary stores each
 //! direction as one run built from them (`analysis::rpm_record`).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+mod collect;
+mod probes;
+
+use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use analysis::rpm::{self, Params};
 use analysis::rpm_window::DirectionTracker;
 use events::{Observer, Signal};
 use record::rpm::{IdleBaseline, RpmDirection, RpmDocument, RpmEnd, RpmParams, RpmResult, RpmWay};
-use record::{IntervalSample, RunRecord};
+use record::RunRecord;
 use session::auth::ClientKey;
-use session::client::{self, foreign_probe, ClientConfig, ClientError};
+use session::client::{foreign_probe, ClientConfig, ClientError};
 use session::target::Target;
 use wire::spec::{Direction, Params as SpecParams, StreamParams, TcpOptions};
 use wire::TestSpec;
+
+use collect::{collect, load_connection, Grid, Ramp};
+use probes::{foreign_loop, ProbeRate};
 
 /// Foreign probes measuring the idle path.
 pub const IDLE_PROBES: usize = 20;
@@ -70,24 +77,6 @@ pub struct RpmSetup {
     pub interrupt: Signal,
 }
 
-/// What the load connections and the foreign prober report.
-enum Event {
-    Interval(u16, Box<IntervalSample>),
-    Foreign { connect_ms: f64, rr_ms: f64 },
-    Failed(String),
-}
-
-/// Hands a load connection's intervals to the orchestrator.
-struct Forward(u16, Sender<Event>);
-
-impl Observer for Forward {
-    fn interval(&mut self, sample: &IntervalSample) {
-        let _ = self
-            .1
-            .send(Event::Interval(self.0, Box::new(sample.clone())));
-    }
-}
-
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
@@ -121,9 +110,15 @@ impl RpmSetup {
         };
         let duration_ms = (self.time_limit + Duration::from_secs(10)).as_millis() as u64;
         TestSpec {
-            interval_ms: (self.params.interval_s * 1000.0).round().max(1.0) as u64,
+            interval_ms: self.interval().as_millis() as u64,
             ..TestSpec::new(params, 1, duration_ms)
         }
+    }
+
+    /// The draft's ID, whole milliseconds (at least one): the load connections' interval and
+    /// the direction's grid.
+    fn interval(&self) -> Duration {
+        Duration::from_millis((self.params.interval_s * 1000.0).round().max(1.0) as u64)
     }
 
     /// The foreign probes' connection settings (the server and its key; the spec is unused:
@@ -238,92 +233,6 @@ fn idle_baseline(setup: &RpmSetup) -> Result<IdleBaseline, ClientError> {
     })
 }
 
-/// The foreign probes' rate: the one asked for, lowered so that the probes of both kinds stay
-/// within the draft's share of the capacity once the goodput is known.
-struct ProbeRate {
-    asked: f64,
-    millihertz: AtomicU64,
-}
-
-impl ProbeRate {
-    fn new(asked: f64) -> Self {
-        Self {
-            asked,
-            millihertz: AtomicU64::new((asked * 1000.0) as u64),
-        }
-    }
-
-    fn per_s(&self) -> f64 {
-        (self.millihertz.load(Ordering::Relaxed) as f64 / 1000.0).max(0.1)
-    }
-
-    /// Caps the rate for a path of `capacity_bps` (its moving average); the rate when it is
-    /// below the one asked for.
-    fn cap(&self, params: &Params, capacity_bps: f64) -> Option<f64> {
-        if capacity_bps <= 0.0 {
-            return None;
-        }
-        let allowed = rpm::probe_rate(params, &rpm::ProbeCost::default(), capacity_bps);
-        let rate = self.asked.min(allowed).max(0.1);
-        self.millihertz
-            .store((rate * 1000.0) as u64, Ordering::Relaxed);
-        (rate < self.asked).then_some(rate)
-    }
-}
-
-/// Foreign probes in flight at most: a loaded path holds each for several round trips, so
-/// they are launched on the schedule, not one after another.
-const MAX_FOREIGN_IN_FLIGHT: usize = 64;
-
-/// Foreign probes launched at `rate` until `stop`, each on a thread of its own (at most
-/// [`MAX_FOREIGN_IN_FLIGHT`] at once; a launch that would pass it is skipped), each waiting for
-/// its answer [`PROBE_TIMEOUT`] at most and not past `end_by` (the direction's end, so that
-/// its teardown does not wait on them); the first failure is said.
-fn foreign_loop(
-    setup: &RpmSetup,
-    rate: &ProbeRate,
-    stop: &Signal,
-    end_by: Instant,
-    tx: Sender<Event>,
-) {
-    let config = setup.probe_config();
-    let in_flight = AtomicU64::new(0);
-    let failed = std::sync::atomic::AtomicBool::new(false);
-    std::thread::scope(|s| {
-        let mut next = Instant::now();
-        while !stop.is_raised() {
-            if in_flight.load(Ordering::Relaxed) < MAX_FOREIGN_IN_FLIGHT as u64 {
-                in_flight.fetch_add(1, Ordering::Relaxed);
-                let (config, tx, in_flight, failed) = (&config, tx.clone(), &in_flight, &failed);
-                let timeout = end_by
-                    .saturating_duration_since(Instant::now())
-                    .clamp(Duration::from_millis(1), PROBE_TIMEOUT);
-                s.spawn(move || {
-                    let event = match foreign_probe(config, timeout) {
-                        Ok(p) => Some(Event::Foreign {
-                            connect_ms: ms(p.connect),
-                            rr_ms: ms(p.request),
-                        }),
-                        Err(_) if stop.is_raised() => None,
-                        Err(e) => (!failed.swap(true, Ordering::Relaxed)).then(|| {
-                            Event::Failed(format!(
-                                "a foreign probe failed (later failures not noted): {e}"
-                            ))
-                        }),
-                    };
-                    if let Some(event) = event {
-                        let _ = tx.send(event);
-                    }
-                    in_flight.fetch_sub(1, Ordering::Relaxed);
-                });
-            }
-            let every = Duration::from_secs_f64(1.0 / rate.per_s());
-            next = (next + every).max(Instant::now());
-            std::thread::sleep(next.saturating_duration_since(Instant::now()));
-        }
-    });
-}
-
 /// One direction: the ramp, the probes, the intervals, until stable or its `share` of the time
 /// limit is out (the last whole interval that fits in it less [`TEARDOWN`], at least one);
 /// with the records of its load connections that finished.
@@ -349,7 +258,10 @@ fn run_direction(
         let end_by = t0 + share;
         s.spawn(move || foreign_loop(setup, rate_ref, stop_ref, end_by, foreign_tx));
         let mut ramp = Ramp::default();
-        let interval = Duration::from_secs_f64(setup.params.interval_s);
+        let grid = Grid {
+            t0,
+            every: setup.interval(),
+        };
         for n in 1u32.. {
             if ramp.adding && ramp.running < setup.params.max_connections {
                 // A connection added after the 5 % cap lowered the probes carries fewer.
@@ -358,14 +270,16 @@ fn run_direction(
                     self_lowered_to = Some(self_lowered_to.map_or(per, |p: u32| p.min(per)));
                 }
                 let spec = setup.load_spec(way, per);
-                let (config, tx) = (setup.config(spec, stop.clone()), tx.clone());
-                let conn = n as u16;
+                let config = ClientConfig {
+                    interval_grid: Some(t0),
+                    ..setup.config(spec, stop.clone())
+                };
+                let (conn, tx) = (n as u16, tx.clone());
                 loads.push(s.spawn(move || load_connection(conn, &config, tx)));
                 ramp.running += 1;
             }
-            collect(&rx, t0 + interval * n, &mut tracker, &mut ramp, &mut notes);
-            let now = Instant::now();
-            let outcome = tracker.tick(now.duration_since(t0).as_secs_f64(), ramp.running);
+            collect(&rx, grid, &mut tracker, &mut ramp, &mut notes);
+            let outcome = tracker.tick(ramp.running);
             ramp.adding &= !outcome.goodput_stable;
             if let Some(tick) = tracker.last_tick() {
                 progress.tick(way, tick);
@@ -374,8 +288,9 @@ fn run_direction(
                     lowered_to = Some(lowered_to.map_or(r, |l: f64| l.min(r)));
                 }
             }
-            // Another interval would end past the share, less what the end takes.
-            let out_of_time = t0.elapsed() + interval > share.saturating_sub(TEARDOWN);
+            // The next interval would end past the share, less what the end takes.
+            let next_end = grid.end_of(tracker.open_interval());
+            let out_of_time = next_end > t0 + share.saturating_sub(TEARDOWN);
             if outcome.done || out_of_time || setup.interrupt.is_raised() {
                 break;
             }
@@ -400,60 +315,6 @@ fn run_direction(
         false => RpmEnd::TimeLimit,
     };
     (tracker.finish(way, idle, ended, notes), records)
-}
-
-/// How many load connections run, and whether more are added.
-struct Ramp {
-    running: u16,
-    adding: bool,
-}
-
-impl Default for Ramp {
-    fn default() -> Self {
-        Self {
-            running: 0,
-            adding: true,
-        }
-    }
-}
-
-/// A load connection: a `tcp_stream` session with self probes until `config.interrupt`; its
-/// record, unless it failed (said on `tx`).
-fn load_connection(conn: u16, config: &ClientConfig, tx: Sender<Event>) -> Option<RunRecord> {
-    let mut forward = Forward(conn, tx.clone());
-    match client::run(config, &mut forward) {
-        Ok(record) => Some(record),
-        Err(e) => {
-            let _ = tx.send(Event::Failed(format!("a load connection failed: {e}")));
-            None
-        }
-    }
-}
-
-/// Feeds the tracker until `until`.
-fn collect(
-    rx: &Receiver<Event>,
-    until: Instant,
-    tracker: &mut DirectionTracker,
-    ramp: &mut Ramp,
-    notes: &mut Vec<String>,
-) {
-    loop {
-        let wait = until.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(wait) {
-            Ok(Event::Interval(conn, sample)) => tracker.interval(conn, &sample),
-            Ok(Event::Foreign { connect_ms, rr_ms }) => tracker.foreign(connect_ms, rr_ms),
-            Ok(Event::Failed(why)) => {
-                // A refused or broken connection: no more are added; it no longer counts.
-                if why.starts_with("a load connection") {
-                    ramp.adding = false;
-                    ramp.running = ramp.running.saturating_sub(1);
-                }
-                notes.push(why);
-            }
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => break,
-        }
-    }
 }
 
 #[cfg(test)]
@@ -501,18 +362,5 @@ mod tests {
         // A capped rate of 6.25 pairs a second: one self probe per connection added then.
         assert_eq!(setup(4).self_probes_per_connection(6.25), 1);
         assert_eq!(setup(1).self_probes_per_connection(6.25), 6);
-    }
-
-    #[test]
-    fn foreign_probes_are_lowered_on_a_slow_path_only() {
-        let params = Params::default();
-        let rate = ProbeRate::new(50.0);
-        assert_eq!(rate.cap(&params, 10e9), None);
-        assert_eq!(rate.per_s(), 50.0);
-        // 1 Mbit/s: 5 % is 50 kbit/s, 8000 bits a pair of probes.
-        assert_eq!(rate.cap(&params, 1e6), Some(6.25));
-        assert_eq!(rate.per_s(), 6.25);
-        assert_eq!(rate.cap(&params, 0.0), None, "no capacity yet: unchanged");
-        assert_eq!(rate.per_s(), 6.25);
     }
 }
