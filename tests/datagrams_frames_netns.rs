@@ -29,30 +29,42 @@ fn issue47_a_udp_run_holds_its_datagrams_and_the_frames_its_interfaces_counted()
         return skip("no network namespaces here: the veth frame counts are not compared");
     }
     let pair = gso_pair("df");
+    sh(&format!(
+        "ip netns exec {} ethtool -K vb tx-udp-segmentation on",
+        pair.b
+    ));
     let _server = pair.serve();
-    let rx0 = dev_stat(&pair.b, "vb", "rx_packets");
-    let run = pair.client_json(&["udp", "-b", "max", "-l", "18", "-t", "1", "-i", "0"]);
-    let rx = dev_stat(&pair.b, "vb", "rx_packets") - rx0;
-    let flow = &run["summary"]["flows"][0];
-    let frames = &flow["interface_frames"];
-    assert_eq!(frames["receiver_interface"], "vb", "{frames}");
-    assert_eq!(frames["sender_interface"], "va", "{frames}");
-    let counted = frames["receiver_rx_frames"].as_u64().unwrap();
-    // The record counts over the test's window, this test over the whole client process: the
-    // control connection's handshake, its messages before and after the window, ARP and IPv6
-    // neighbour traffic fall outside the record's count (62 packets once under load), so the
-    // record is at most the veth's count and within 1 % of it.
-    assert!(
-        counted <= rx && counted + rx / 100 + 50 >= rx,
-        "record {counted}, veth {rx}"
-    );
-    let datagrams = flow["packets_received"].as_u64().unwrap();
-    assert!(datagrams > 0 && datagrams <= flow["packets_sent"].as_u64().unwrap());
-    let text = pair.client(&["show", &run["stored_run_id"].to_string()]);
-    let text = String::from_utf8_lossy(&text.stdout);
-    assert!(text.contains("received by vb"), "{text}");
-    if datagrams as f64 > 1.5 * counted as f64 {
-        assert!(text.contains("datagrams a frame"), "{text}");
+    // Each direction: (its flags, receiving namespace and interface, sending interface).
+    let (up, down): (&[&str], &[&str]) = (&[], &["-R"]);
+    for (flag, ns, rx_dev, tx_dev) in [(up, &pair.b, "vb", "va"), (down, &pair.a, "va", "vb")] {
+        let rx0 = dev_stat(ns, rx_dev, "rx_packets");
+        let args = ["udp", "-b", "max", "-l", "18", "-t", "1", "-i", "0"];
+        let run = pair.client_json(&[&args[..], flag].concat());
+        let rx = dev_stat(ns, rx_dev, "rx_packets") - rx0;
+        let flow = &run["summary"]["flows"][0];
+        let frames = &flow["interface_frames"];
+        assert_eq!(frames["receiver_interface"], rx_dev, "{flag:?}: {frames}");
+        assert_eq!(frames["sender_interface"], tx_dev, "{flag:?}: {frames}");
+        let counted = frames["receiver_rx_frames"].as_u64().unwrap();
+        // The record counts over the test's window, this test over the whole client process:
+        // the control connection's handshake, its messages before and after the window, ARP
+        // and IPv6 neighbour traffic fall outside the record's count (62 packets once under
+        // load), so the record is at most the veth's count and within 1 % of it.
+        assert!(
+            counted <= rx && counted + rx / 100 + 50 >= rx,
+            "{flag:?}: record {counted}, veth {rx}"
+        );
+        let datagrams = flow["packets_received"].as_u64().unwrap();
+        assert!(datagrams > 0 && datagrams <= flow["packets_sent"].as_u64().unwrap());
+        let text = pair.client(&["show", &run["stored_run_id"].to_string()]);
+        let text = String::from_utf8_lossy(&text.stdout);
+        assert!(
+            text.contains(&format!("received by {rx_dev}")),
+            "{flag:?}: {text}"
+        );
+        if datagrams as f64 > 1.5 * counted as f64 {
+            assert!(text.contains("datagrams a frame"), "{flag:?}: {text}");
+        }
     }
 }
 

@@ -1,4 +1,5 @@
 //! Issue 47, "one truth per run": for a stored UDP run of each engine (socket, packet, xdp)
+//! (and a TCP stream's goodput and a request/response test's rate)
 //! over a veth pair with an nft rule dropping 3 % of the data datagrams in the receiving
 //! namespace, every place that shows the run's received and lost figures shows the same ones:
 //! the client's `--json`, `show --json`, `show`'s text, `runs --json`, the HTML report, and
@@ -145,5 +146,27 @@ fn issue47_every_view_of_a_run_shows_one_received_count_and_one_loss() {
             "{engine}: the run is its one flow"
         );
         every_view_agrees(&pair, &ui, engine, id, s);
+    }
+    // The other kinds' one figure: goodput, transactions.
+    for (args, key) in [
+        (&["tcp", "-t", "1", "-i", "0"][..], "throughput_bps"),
+        (&["rr", "-t", "1", "-i", "0"][..], "transactions_per_s"),
+    ] {
+        let run = pair.client_json(args);
+        let (id, figure) = (&run["stored_run_id"], &run["summary"][key]);
+        assert!(figure.is_f64(), "{args:?}: {run}");
+        let stored = stored_json(&pair, &["show", &id.to_string(), "--json"]);
+        assert_eq!(&stored["record"]["summary"][key], figure, "{args:?}: show");
+        let listed = stored_json(&pair, &["runs", "--json"]);
+        let row = listed.as_array().unwrap().iter().find(|r| r["id"] == *id);
+        assert_eq!(&row.unwrap()[key], figure, "{args:?}: runs");
+        let ui_rows = ui.get_json("/api/runs");
+        let ui_row = ui_rows.as_array().unwrap().iter().find(|r| r["id"] == *id);
+        assert_eq!(&ui_row.unwrap()[key], figure, "{args:?}: UI list");
+        let ui_run = ui.get_json(&format!("/api/runs/{id}"));
+        assert_eq!(
+            &ui_run["record"]["summary"][key], figure,
+            "{args:?}: UI run"
+        );
     }
 }
