@@ -166,9 +166,13 @@ fn a_paced_xdp_test_at_a_high_rate_sends_live_frames_on_schedule() {
     let sent = f["frames_sent"].as_u64().unwrap();
     let window = s["flows"][0]["window_s"].as_f64().unwrap();
     let rate = sent as f64 / window;
+    // Never ahead of the schedule. Behind it only when the sending core was taken (another
+    // process on a 2-core host once held it to 281,154 frames/s): then the record must not
+    // claim the rate asked for.
+    let verdict = &s["flows"][0]["limited_by"]["verdict"];
     assert!(
-        (rate / 300_000.0 - 1.0).abs() < 0.02,
-        "{sent} frames in {window} s: {rate} frames/s, not 300,000"
+        rate < 300_000.0 * 1.02 && (rate > 300_000.0 * 0.98 || verdict != "application"),
+        "{sent} frames in {window} s: {rate} frames/s, not 300,000, yet {verdict}"
     );
     assert_eq!(f["frames_at_driver"], sent, "{f}");
     assert_eq!(s["flows"][0]["loss_causes"]["network"], 0, "{s}");

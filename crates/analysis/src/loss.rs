@@ -1,6 +1,6 @@
 //! Where a UDP direction's lost datagrams went: the one loss breakdown of a direction
 //! (`record::LossCauses`, docs/RESULTS.md "Datagram accounting"), for every engine. The
-//! sequence numbers give the exact number lost; [`split`] takes the stages out of it, each at
+//! sequence numbers give the exact number lost; `split` takes the stages out of it, each at
 //! most what is left, so they always add up to it. This module gathers the inputs from a run.
 
 use measure::drops::HostDrops;

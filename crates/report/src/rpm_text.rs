@@ -7,7 +7,7 @@
 //! why; the goodput's stability is said as a fact, never with a second confidence. Every rate
 //! says what it is computed from (issue 47): an interval's goodput is the bytes read in it over
 //! its length, a direction's the bytes read in its window (the last MAD intervals) over the
-//! window's length ([`goodput_words`]); runs stored before that say what theirs were.
+//! window's length (`goodput_words`); runs stored before that say what theirs were.
 
 use std::io::{self, Write};
 

@@ -8,8 +8,8 @@
 //! the load the whole time. Once the goodput is stable, the responsiveness over the last MAD
 //! intervals is tracked until it is stable too, or the direction's share of the time limit
 //! passes. The arithmetic is `analysis::rpm_window::DirectionTracker`'s; this module runs the
-//! connections and the clock, [`collect`] gathers their reports on the direction's one grid of
-//! intervals (each interval's goodput is the bytes read in it), [`probes`] runs the foreign
+//! connections and the clock, `collect` gathers their reports on the direction's one grid of
+//! intervals (each interval's goodput is the bytes read in it), `probes` runs the foreign
 //! probes.
 //!
 //! The time limit is the whole run's ([`RpmSetup::time_limit`], from [`RpmSetup::began`]): each
