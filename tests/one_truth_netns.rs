@@ -59,24 +59,31 @@ fn stored_json(pair: &VethPair, args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// Run `id`'s row in `runs --json` and in the UI's `/api/runs`, each with its name.
+fn list_rows(pair: &VethPair, ui: &Ui, id: &Value) -> [(&'static str, Value); 2] {
+    let find = |list: Value| {
+        let row = list.as_array().unwrap().iter().find(|r| r["id"] == *id);
+        row.cloned().unwrap()
+    };
+    [
+        ("runs --json", find(stored_json(pair, &["runs", "--json"]))),
+        ("UI list", find(ui.get_json("/api/runs"))),
+    ]
+}
+
 /// Every view of stored run `id` against the client's own `--json` summary `s`.
 fn every_view_agrees(pair: &VethPair, ui: &Ui, engine: &str, id_json: &Value, s: &Value) {
     let id = &id_json.to_string();
     let stored = stored_json(pair, &["show", id, "--json"]);
     let summary = &stored["record"]["summary"];
     assert_eq!(figures(summary), figures(s), "{engine}: show --json");
-    let listed = stored_json(pair, &["runs", "--json"]);
-    let row = listed
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["id"] == *id_json)
-        .unwrap();
-    assert_eq!(
-        (&row["loss_pct"], &row["pps_received"]),
-        (&s["loss_pct"], &s["pps_received"]),
-        "{engine}: runs"
-    );
+    for (view, row) in list_rows(pair, ui, id_json) {
+        assert_eq!(
+            (&row["loss_pct"], &row["pps_received"]),
+            (&s["loss_pct"], &s["pps_received"]),
+            "{engine}: {view}"
+        );
+    }
     let line = format!(
         "datagrams  sent {} = received {} + lost {} ({:.3} %)",
         s["packets_sent"],
@@ -88,18 +95,6 @@ fn every_view_agrees(pair: &VethPair, ui: &Ui, engine: &str, id_json: &Value, s:
     assert!(
         text.contains(&line),
         "{engine}: show's text, not {line}:\n{text}"
-    );
-    let ui_row = ui.get_json("/api/runs");
-    let ui_row = ui_row
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["id"] == *id_json)
-        .unwrap();
-    assert_eq!(
-        (&ui_row["loss_pct"], &ui_row["pps_received"]),
-        (&s["loss_pct"], &s["pps_received"]),
-        "{engine}: UI list"
     );
     let ui_run = ui.get_json(&format!("/api/runs/{id}"));
     assert_eq!(
@@ -157,12 +152,9 @@ fn issue47_every_view_of_a_run_shows_one_received_count_and_one_loss() {
         assert!(figure.is_f64(), "{args:?}: {run}");
         let stored = stored_json(&pair, &["show", &id.to_string(), "--json"]);
         assert_eq!(&stored["record"]["summary"][key], figure, "{args:?}: show");
-        let listed = stored_json(&pair, &["runs", "--json"]);
-        let row = listed.as_array().unwrap().iter().find(|r| r["id"] == *id);
-        assert_eq!(&row.unwrap()[key], figure, "{args:?}: runs");
-        let ui_rows = ui.get_json("/api/runs");
-        let ui_row = ui_rows.as_array().unwrap().iter().find(|r| r["id"] == *id);
-        assert_eq!(&ui_row.unwrap()[key], figure, "{args:?}: UI list");
+        for (view, row) in list_rows(&pair, &ui, id) {
+            assert_eq!(&row[key], figure, "{args:?}: {view}");
+        }
         let ui_run = ui.get_json(&format!("/api/runs/{id}"));
         assert_eq!(
             &ui_run["record"]["summary"][key], figure,

@@ -17,17 +17,7 @@ use crate::skip;
 
 /// `linerate check ARGS --db DB`: (exit code, stdout, stderr).
 fn check(db: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = linerate()
-        .arg("check")
-        .args(args)
-        .args(["--db", &db.display().to_string()])
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    linerate_at(db, &[&["check"][..], args].concat())
 }
 
 /// Stores one loopback run of `kind` with `tags` in `db`.

@@ -17,20 +17,6 @@ use std::path::Path;
 
 use super::*;
 
-/// `linerate ARGS --db DB`: (exit code, stdout, stderr).
-fn linerate_at(db: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = linerate()
-        .args(args)
-        .args(["--db", &db.display().to_string()])
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 /// `linerate ARGS --db DB`, which must succeed: its stdout.
 fn ok_at(db: &Path, args: &[&str]) -> String {
     let (code, out, err) = linerate_at(db, args);

@@ -102,6 +102,20 @@ pub fn linerate() -> Command {
     c
 }
 
+/// `linerate ARGS --db DB`: (exit code, stdout, stderr).
+pub fn linerate_at(db: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+    let out = linerate()
+        .args(args)
+        .args(["--db", &db.display().to_string()])
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// The results database every run of this test process stores into (never the user's): under
 /// `target/tmp`, so `cargo clean` takes the databases of earlier test processes with it.
 pub fn test_db() -> std::path::PathBuf {

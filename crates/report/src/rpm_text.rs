@@ -290,12 +290,7 @@ pub(crate) fn write_flow(w: &mut dyn Write, f: &FlowSummary, rpm: &StoredRpm) ->
         format_bytes(f.bytes_received_after_drain),
         format_bytes(f.bytes_in_flight)
     )?;
-    if let Some(line) = crate::send_text::line(f) {
-        writeln!(w, "  send       {line}")?;
-    }
-    if let Some(line) = crate::receive_text::line(f) {
-        writeln!(w, "  receive    {line}")?;
-    }
+    crate::run_text::write_send_receive(w, f)?;
     crate::run_text::write_flow_detail(w, f, sender, receiver, Some(TCP_TIME_LEFT_OUT))
 }
 

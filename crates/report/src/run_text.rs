@@ -171,12 +171,7 @@ fn write_flow(w: &mut dyn Write, f: &FlowSummary, rpm: Option<&StoredRpm>) -> st
             format_bytes(f.bytes_in_flight)
         )?;
     }
-    if let Some(line) = crate::send_text::line(f) {
-        writeln!(w, "  send       {line}")?;
-    }
-    if let Some(line) = crate::receive_text::line(f) {
-        writeln!(w, "  receive    {line}")?;
-    }
+    write_send_receive(w, f)?;
     write_flow_detail(w, f, sender, receiver, None)?;
     write_limited_by(w, f)
 }
@@ -233,6 +228,17 @@ fn write_tcp_time(w: &mut dyn Write, f: &FlowSummary, first: &TcpInfo) -> std::i
         line.push_str(&format!("; unsent {}", format_bytes(b)));
     }
     writeln!(w, "{line}")
+}
+
+/// How a direction's senders wrote and its receivers read (`send`, `receive` lines), where known.
+pub(crate) fn write_send_receive(w: &mut dyn Write, f: &FlowSummary) -> std::io::Result<()> {
+    if let Some(line) = crate::send_text::line(f) {
+        writeln!(w, "  send       {line}")?;
+    }
+    if let Some(line) = crate::receive_text::line(f) {
+        writeln!(w, "  receive    {line}")?;
+    }
+    Ok(())
 }
 
 /// A direction's UDP accounting, TCP_INFO, CPU and (with several streams or an error) its
