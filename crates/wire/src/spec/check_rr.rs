@@ -1,6 +1,7 @@
 //! The request/response kinds' part of [`TestSpec::check`](super::TestSpec::check): warm-up,
-//! transaction rate, busy-poll time, response length, and a server's rate limit, which a request/response test
-//! meets by its transaction rate (its larger message, that many times a second).
+//! transaction rate, busy-poll time, response length, and a server's rate limit, which a
+//! request/response test meets by its transaction rate (its larger message, that many times a
+//! second).
 
 use super::check::SpecError;
 use super::{RrParams, SpecLimits};
