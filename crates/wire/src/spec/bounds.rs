@@ -72,7 +72,8 @@ mod tests {
         }
         assert_eq!(
             check_interval(1, 35_000).unwrap_err().to_string(),
-            "interval 1 ms outside 50..=35000 ms (--interval: at least 0.05 s, at most the test duration)"
+            "interval 1 ms outside 50..=35000 ms (--interval: at least 0.05 s, at most the test \
+             duration)"
         );
     }
 
