@@ -98,10 +98,8 @@ impl RrArgs {
         let mut rr = RrParams::new(request, response);
         let mut plan = self.common.plan(params(rr))?;
         rr.omit_ms = warm_up(&self.common, &plan)?;
-        if self.busy_poll == Some(0) {
-            return Err(anyhow::anyhow!(
-                "--busy-poll 0: give the busy-poll time in µs, e.g. --busy-poll 50"
-            ));
+        if let Some(us) = self.busy_poll {
+            wire::spec::bounds::check_busy_poll(us, wire::spec::bounds::MAX_BUSY_POLL_US)?;
         }
         rr.busy_poll_us = self.busy_poll;
         rr.transactions_per_sec = tps(self.tps.as_deref())?;

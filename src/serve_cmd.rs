@@ -117,6 +117,10 @@ fn config(args: &ServeArgs) -> Result<ServerConfig> {
             max_write_len_bytes: max_length(args)?,
             max_flows_dst: args.max_flows_dst,
             frames: args.frames,
+            max_busy_poll_us: match args.allow_busy_poll {
+                true => wire::spec::bounds::MAX_BUSY_POLL_US,
+                false => wire::spec::bounds::SERVER_BUSY_POLL_US,
+            },
         },
         budget: budget(args)?,
         max_sessions: if args.one_off { 1 } else { args.max_sessions },

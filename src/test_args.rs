@@ -15,8 +15,8 @@ use clap::Args;
 use measure::units::{parse_bits_per_sec, parse_bytes};
 use wire::datagram::HEADER_LEN;
 use wire::spec::{
-    rates, Direction, Params, RxMode, SendMode, StreamParams, TcpOptions, Transport, UdpEngine,
-    UdpParams, UdpRate,
+    bounds::MIN_INTERVAL_MS, rates, Direction, Params, RxMode, SendMode, StreamParams, TcpOptions,
+    Transport, UdpEngine, UdpParams, UdpRate,
 };
 use wire::TestSpec;
 
@@ -373,10 +373,11 @@ impl CommonArgs {
                 self.parallel
             ));
         }
+        let min_s = MIN_INTERVAL_MS as f64 / 1e3;
         let interval = if self.interval == 0.0 {
             duration
         } else {
-            seconds("--interval", self.interval, 0.05, 3600.0)?
+            seconds("--interval", self.interval, min_s, 3600.0)?
         };
         let window = match &self.conn.window {
             None => None,

@@ -26,7 +26,7 @@ fn connect_from(source: [u8; 4], port: u16) -> TcpStream {
 /// A hostile client's `start`, written by hand: hello, the greeting read, the frame; returns
 /// the connection (held open: a session that never begins keeps what it drew until its setup
 /// timeout) and the server's answer.
-fn start(port: u16, spec: TestSpec) -> (TcpStream, ServerMsg) {
+pub(crate) fn start(port: u16, spec: TestSpec) -> (TcpStream, ServerMsg) {
     let mut c = connect_from([127, 0, 0, 1], port);
     c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     c.write_all(&Hello::ours().emit()).unwrap();
@@ -38,7 +38,7 @@ fn start(port: u16, spec: TestSpec) -> (TcpStream, ServerMsg) {
     (c, answer)
 }
 
-fn refusal_text(answer: &ServerMsg) -> String {
+pub(crate) fn refusal_text(answer: &ServerMsg) -> String {
     match answer {
         ServerMsg::Error { message } => message.clone(),
         other => panic!("expected a refusal, got {other:?}"),

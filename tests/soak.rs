@@ -36,7 +36,7 @@ fn nth_spec(n: usize) -> wire::TestSpec {
         _ => Params::defaults(TestKind::TcpCrr),
     };
     wire::TestSpec {
-        interval_ms: 20,
+        interval_ms: 50,
         ..wire::TestSpec::new(params, 1 + (n % 2) as u16, 40)
     }
 }

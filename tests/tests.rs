@@ -21,6 +21,7 @@ mod frames_netns;
 mod fuzz;
 mod habits;
 mod harness;
+mod hostile_bounds;
 mod hostile_budgets;
 mod hostile_deadlines;
 mod hostile_hygiene;

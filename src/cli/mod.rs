@@ -121,6 +121,10 @@ pub struct ServeArgs {
     /// program on the test's interface for each such test (needs CAP_NET_ADMIN and CAP_BPF).
     #[arg(long)]
     pub frames: bool,
+    /// Let clients busy-poll (`rr --busy-poll`) up to 10,000 µs per receive, not 100: each
+    /// receive may then spin a core that long.
+    #[arg(long)]
+    pub allow_busy_poll: bool,
     /// Sockets all running tests may hold at once (data connections, UDP sockets, control
     /// connections); a test beyond it is refused before any is opened. Default: half the
     /// open-files limit, less 64.

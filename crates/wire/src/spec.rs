@@ -10,6 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod bounds;
 mod check;
 mod check_frames;
 mod check_rr;
@@ -158,6 +159,9 @@ pub struct SpecLimits {
     /// Whether the server counts a frame engine's frames at its driver (`serve --frames`):
     /// it attaches an XDP program to its interface for such a test.
     pub frames: bool,
+    /// Longest `SO_BUSY_POLL` time a client may ask for, µs: [`bounds::SERVER_BUSY_POLL_US`],
+    /// or [`bounds::MAX_BUSY_POLL_US`] with `serve --allow-busy-poll`.
+    pub max_busy_poll_us: u32,
 }
 
 impl Default for SpecLimits {
@@ -174,6 +178,7 @@ impl Default for SpecLimits {
             max_flows_dst: 100,
             max_rate_bps: None,
             frames: false,
+            max_busy_poll_us: bounds::SERVER_BUSY_POLL_US,
         }
     }
 }
@@ -186,6 +191,7 @@ impl SpecLimits {
         Self {
             max_write_len_bytes: 64 << 20,
             max_flows_dst: check::MAX_UDP_FLOWS,
+            max_busy_poll_us: bounds::MAX_BUSY_POLL_US,
             ..Self::default()
         }
     }

@@ -62,13 +62,21 @@ pub enum SpecError {
         /// Asked.
         len_bytes: u32,
     },
-    /// Live interval.
-    #[error("interval {interval_ms} ms outside 1..={max_ms} ms (at most the test duration)")]
+    /// Live interval ([`super::bounds::check_interval`]).
+    #[error("interval {interval_ms} ms outside {}..={max_ms} ms (--interval: at least 0.05 s, at most the test duration)", super::bounds::MIN_INTERVAL_MS)]
     Interval {
         /// Asked.
         interval_ms: u64,
         /// The test duration, at least 1 s.
         max_ms: u64,
+    },
+    /// `SO_BUSY_POLL` time ([`super::bounds::check_busy_poll`]).
+    #[error("busy-poll {us} µs (--busy-poll) outside 1..={max_us} µs{}", super::bounds::busy_poll_words(*.max_us))]
+    BusyPoll {
+        /// Asked.
+        us: u32,
+        /// The protocol's or this server's limit.
+        max_us: u32,
     },
     /// A frame engine's test this server or spec cannot run.
     #[error(transparent)]
@@ -235,14 +243,7 @@ impl TestSpec {
         if let Some(rr) = self.rr() {
             check_rr(rr, self.duration_ms, limits, data)?;
         }
-        let max_ms = self.duration_ms.max(1000);
-        if self.interval_ms == 0 || self.interval_ms > max_ms {
-            return Err(SpecError::Interval {
-                interval_ms: self.interval_ms,
-                max_ms,
-            });
-        }
-        Ok(())
+        super::bounds::check_interval(self.interval_ms, self.duration_ms)
     }
 }
 

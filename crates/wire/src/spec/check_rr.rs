@@ -1,6 +1,7 @@
 //! The request/response kinds' part of [`TestSpec::check`](super::TestSpec::check): warm-up,
-//! transaction rate, response length, and a server's rate limit, which a request/response test
-//! meets by its transaction rate (its larger message, that many times a second).
+//! transaction rate, busy-poll time, response length, and a server's rate limit, which a
+//! request/response test meets by its transaction rate (its larger message, that many times a
+//! second).
 
 use super::check::SpecError;
 use super::{RrParams, SpecLimits};
@@ -31,6 +32,9 @@ pub(super) fn check_rr(
         .filter(|r| !(1..=MAX_TRANSACTIONS_PER_SEC).contains(r))
     {
         return Err(SpecError::RequestRate(rate));
+    }
+    if let Some(us) = rr.busy_poll_us {
+        super::bounds::check_busy_poll(us, limits.max_busy_poll_us)?;
     }
     // A transaction without data (`tcp_cc`) has no response; every other one has one.
     let response_ok = match carries_data {
