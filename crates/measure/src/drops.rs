@@ -21,6 +21,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::link_counts::{is_virtual, statistic};
+
 /// One reading of the counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct DropSnapshot {
@@ -91,10 +93,7 @@ impl DropSnapshot {
     /// Reads the counters under `root` (`/` on a live system).
     pub fn read_from(root: &Path, interface: Option<&str>) -> Self {
         let read = |p: &str| std::fs::read_to_string(root.join(p)).ok();
-        let stat = |name: &str| -> Option<u64> {
-            let path = format!("sys/class/net/{}/statistics/{name}", interface?);
-            read(&path)?.trim().parse().ok()
-        };
+        let stat = |name: &str| statistic(root, interface?, name);
         let rx_names = [
             "rx_dropped",
             "rx_missed_errors",
@@ -106,7 +105,7 @@ impl DropSnapshot {
             nic_rx: rx_names.iter().map(|n| stat(n)).sum(),
             // A software link (veth) counts as its transmit drops what its peer's input
             // backlog refused: counted once, as the receiving host's backlog drops.
-            nic_tx: stat("tx_dropped").filter(|_| !is_virtual(root, interface)),
+            nic_tx: stat("tx_dropped").filter(|_| !interface.is_some_and(|i| is_virtual(root, i))),
             backlog: read("proc/net/softnet_stat").and_then(|t| backlog_drops(&t)),
             ip: read("proc/net/snmp").and_then(|t| {
                 let v6 = read("proc/net/snmp6").and_then(|t6| ip6_counters(&t6));
@@ -134,14 +133,6 @@ impl DropSnapshot {
             ip_in_discards: ip(3),
         }
     }
-}
-
-/// Whether `interface` is a software one (its /sys/class/net entry points under
-/// `devices/virtual`).
-fn is_virtual(root: &Path, interface: Option<&str>) -> bool {
-    interface
-        .and_then(|i| std::fs::read_link(root.join("sys/class/net").join(i)).ok())
-        .is_some_and(|target| target.to_string_lossy().contains("/virtual/"))
 }
 
 /// `RcvbufErrors`, `SndbufErrors`, `InErrors` from the text of /proc/net/snmp (a header line

@@ -45,21 +45,21 @@ impl LinkCounts {
         if interface.is_empty() || interface.contains('/') || interface.starts_with('.') {
             return None;
         }
-        let dir = root.join("sys/class/net").join(interface);
-        let stat = |name: &str| -> Option<u64> {
-            let text = std::fs::read_to_string(dir.join("statistics").join(name)).ok()?;
-            text.trim().parse().ok()
-        };
-        let virtual_link = std::fs::read_link(&dir)
-            .is_ok_and(|target| target.to_string_lossy().contains("/virtual/"));
+        let stat = |name: &str| statistic(root, interface, name);
         Some(Self {
             interface: interface.to_string(),
-            virtual_link,
+            virtual_link: is_virtual(root, interface),
             rx_packets: stat("rx_packets")?,
             tx_packets: stat("tx_packets")?,
             rx_bytes: stat("rx_bytes")?,
             tx_bytes: stat("tx_bytes")?,
         })
+    }
+
+    /// What each counter has added since these counts were read; `None` when the interface
+    /// is gone.
+    pub fn added_until_now(&self) -> Option<LinkCounts> {
+        Some(Self::now(&self.interface)?.since(self))
     }
 
     /// What each counter added since `earlier` (a counter that went backwards reads 0).
@@ -73,6 +73,23 @@ impl LinkCounts {
             tx_bytes: self.tx_bytes.saturating_sub(earlier.tx_bytes),
         }
     }
+}
+
+/// Counter `name` of `interface` under `root`: `sys/class/net/IF/statistics/NAME`.
+pub(crate) fn statistic(root: &Path, interface: &str, name: &str) -> Option<u64> {
+    let path = root
+        .join("sys/class/net")
+        .join(interface)
+        .join("statistics")
+        .join(name);
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// Whether `interface` is a software one (its /sys/class/net entry points under
+/// `devices/virtual`).
+pub(crate) fn is_virtual(root: &Path, interface: &str) -> bool {
+    std::fs::read_link(root.join("sys/class/net").join(interface))
+        .is_ok_and(|target| target.to_string_lossy().contains("/virtual/"))
 }
 
 #[cfg(test)]

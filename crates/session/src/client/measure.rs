@@ -328,7 +328,7 @@ fn finish(
     let local_wall = t0.elapsed();
     let sys = sys0.zip(SystemCpuSnapshot::now());
     let local_drops = drops0.map(|(d0, ifc)| DropSnapshot::now(ifc.as_deref()).since(&d0));
-    let local_link = link0.and_then(|l0| Some(LinkCounts::now(&l0.interface)?.since(&l0)));
+    let local_link = link0.and_then(|l0| l0.added_until_now());
     let (last_local, last_server) = last_counts(config, &server, &outcomes, &local_at_stop);
     let mut sample = tracker.sample(window, &last_local, &last_server);
     tracker.add_cpu(&mut sample, local_cpu, server.cpu_at_stop);

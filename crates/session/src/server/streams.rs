@@ -123,7 +123,7 @@ pub(super) fn run_streams(
         cpu_at_stop: Some(window.cpu),
         qdiscs: qdiscs0.finish(),
         driver: frames.map(|f| f.counts().map(Box::new)).transpose()?,
-        link: link0.and_then(|l0| Some(LinkCounts::now(&l0.interface)?.since(&l0))),
+        link: link0.and_then(|l0| l0.added_until_now()),
     };
     shared.send(ctrl, &ServerMsg::Results(results.clone()))?;
     Ok(results)
