@@ -64,7 +64,7 @@ impl RrArgs {
         let (min, max) = if self.udp {
             (HEADER_LEN as u64, 65_507)
         } else {
-            (1, 64 << 20)
+            (1, wire::spec::bounds::MAX_WRITE_LEN_BYTES as u64)
         };
         let request = length(&self.length, min, max, "a request")?;
         let response = match &self.response {

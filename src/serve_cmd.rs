@@ -96,11 +96,19 @@ fn config(args: &ServeArgs) -> Result<ServerConfig> {
     if args.max_sessions_per_address == Some(0) {
         bail!("--max-sessions-per-address 0: must be at least 1");
     }
-    if args.max_streams == 0 {
-        bail!("--max-streams 0: must be at least 1");
+    use wire::spec::bounds::{MAX_DURATION_MS, MAX_STREAMS};
+    if !(1..=MAX_STREAMS).contains(&args.max_streams) {
+        bail!(
+            "--max-streams {}: must be 1 to {MAX_STREAMS}",
+            args.max_streams
+        );
     }
-    if !args.max_time.is_finite() || args.max_time <= 0.0 {
-        bail!("--max-time {}: must be above 0 seconds", args.max_time);
+    let max_s = MAX_DURATION_MS as f64 / 1e3;
+    if !args.max_time.is_finite() || args.max_time <= 0.0 || args.max_time > max_s {
+        bail!(
+            "--max-time {}: must be above 0 and at most {max_s} seconds",
+            args.max_time
+        );
     }
     Ok(ServerConfig {
         limits: SpecLimits {
@@ -155,7 +163,7 @@ fn max_length(args: &ServeArgs) -> Result<u32> {
     let bytes =
         measure::units::parse_bytes(v).map_err(|e| anyhow::anyhow!("--max-length {v}: {e}"))?;
     match u32::try_from(bytes) {
-        Ok(b) if (1..=64 << 20).contains(&b) => Ok(b),
+        Ok(b) if (1..=wire::spec::bounds::MAX_WRITE_LEN_BYTES).contains(&b) => Ok(b),
         _ => bail!("--max-length {v}: must be between 1 byte and 64M"),
     }
 }

@@ -15,8 +15,9 @@ use clap::Args;
 use measure::units::{parse_bits_per_sec, parse_bytes};
 use wire::datagram::HEADER_LEN;
 use wire::spec::{
-    bounds::MIN_INTERVAL_MS, rates, Direction, Params, RxMode, SendMode, StreamParams, TcpOptions,
-    Transport, UdpEngine, UdpParams, UdpRate,
+    bounds::{MAX_DURATION_MS, MAX_INTERVAL_MS, MAX_STREAMS, MAX_WRITE_LEN_BYTES, MIN_INTERVAL_MS},
+    rates, Direction, Params, RxMode, SendMode, StreamParams, TcpOptions, Transport, UdpEngine,
+    UdpParams, UdpRate,
 };
 use wire::TestSpec;
 
@@ -363,21 +364,22 @@ impl CommonArgs {
     /// Validates the shared flags into a plan for a test with `params`.
     pub fn plan(&self, params: Params) -> anyhow::Result<RunPlan> {
         // `-t 0` (iperf3's "until stopped"): as long as a test may last; Ctrl-C ends it.
+        let max_s = MAX_DURATION_MS as f64 / 1e3;
         let duration = match self.time {
-            0.0 => Duration::from_secs(86_400),
-            t => seconds("--time", t, 0.1, 86_400.0)?,
+            0.0 => Duration::from_millis(MAX_DURATION_MS),
+            t => seconds("--time", t, 0.1, max_s)?,
         };
-        if self.parallel == 0 || self.parallel > 128 {
+        if self.parallel == 0 || self.parallel > u32::from(MAX_STREAMS) {
             return Err(anyhow::anyhow!(
-                "--parallel {}: must be between 1 and 128 streams",
+                "--parallel {}: must be between 1 and {MAX_STREAMS} streams",
                 self.parallel
             ));
         }
-        let min_s = MIN_INTERVAL_MS as f64 / 1e3;
+        let (min_s, max_s) = (MIN_INTERVAL_MS as f64 / 1e3, MAX_INTERVAL_MS as f64 / 1e3);
         let interval = if self.interval == 0.0 {
             duration
         } else {
-            seconds("--interval", self.interval, min_s, 3600.0)?
+            seconds("--interval", self.interval, min_s, max_s)?
         };
         let window = match &self.conn.window {
             None => None,
@@ -426,7 +428,8 @@ impl CommonArgs {
 impl TcpArgs {
     /// Validates the flags into a plan.
     pub fn plan(&self) -> anyhow::Result<RunPlan> {
-        let len = length(&self.length, 1, 64 << 20, "the write length")?;
+        let max = MAX_WRITE_LEN_BYTES as u64;
+        let len = length(&self.length, 1, max, "the write length")?;
         let stream = StreamParams {
             write_len_bytes: len,
             ..StreamParams::new(self.common.direction())

@@ -496,6 +496,14 @@ fn bad_key_files_are_one_line_and_exit_2() {
     );
     fails_in_one_line(&["serve", "--max-streams", "0"], "--max-streams 0");
     fails_in_one_line(
+        &["serve", "--max-streams", "129"],
+        "--max-streams 129: must be 1 to 128",
+    );
+    fails_in_one_line(
+        &["serve", "--max-time", "86401"],
+        "--max-time 86401: must be above 0",
+    );
+    fails_in_one_line(
         &["tcp", "127.0.0.1", "-p", "1", "--auth-key", &s(&missing)],
         "--auth-key: cannot read key file",
     );

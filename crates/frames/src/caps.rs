@@ -156,7 +156,7 @@ mod tests {
     #[test]
     fn a_thread_without_cap_bpf_and_cap_net_admin_is_refused_in_one_line_naming_both() {
         if require_xdp().is_err() {
-            eprintln!("skipped: needs CAP_NET_ADMIN and CAP_BPF to drop them");
+            crate::skip::skip("needs CAP_NET_ADMIN and CAP_BPF to drop them");
             return;
         }
         let err = std::thread::spawn(|| {

@@ -48,6 +48,10 @@ pub mod packet_tx;
 pub mod route;
 #[cfg(target_os = "linux")]
 pub mod send;
+// The workspace's one runtime-skip helper (std only), shared with every test binary.
+#[cfg(test)]
+#[path = "../../../tests/skip.rs"]
+mod skip;
 #[cfg(target_os = "linux")]
 pub mod xdp;
 #[cfg(target_os = "linux")]

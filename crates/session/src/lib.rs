@@ -25,6 +25,10 @@ pub mod client;
 mod control;
 pub mod relay;
 pub mod server;
+// The workspace's one runtime-skip helper (std only), shared with every test binary.
+#[cfg(test)]
+#[path = "../../../tests/skip.rs"]
+mod skip;
 pub mod target;
 
 pub use control::{ReadBy, HANDSHAKE_TIMEOUT};

@@ -167,8 +167,8 @@ pub struct SpecLimits {
 impl Default for SpecLimits {
     fn default() -> Self {
         Self {
-            max_duration_ms: 24 * 3600 * 1000,
-            max_streams: 128,
+            max_duration_ms: bounds::MAX_DURATION_MS,
+            max_streams: bounds::MAX_STREAMS,
             // A sender's buffer is at most 4 MiB whatever the length (engine's
             // `MAX_SEND_BUF`); responses and requests are held whole, so they are bounded here,
             // at the top of a default size sweep (`sweep size`: 8M).
@@ -189,7 +189,7 @@ impl SpecLimits {
     /// peers would only refuse what the user asked of their own machine.
     pub fn protocol() -> Self {
         Self {
-            max_write_len_bytes: 64 << 20,
+            max_write_len_bytes: bounds::MAX_WRITE_LEN_BYTES,
             max_flows_dst: check::MAX_UDP_FLOWS,
             max_busy_poll_us: bounds::MAX_BUSY_POLL_US,
             ..Self::default()

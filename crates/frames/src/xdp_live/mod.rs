@@ -360,7 +360,7 @@ mod tests {
     #[test]
     fn each_frame_the_program_stamps_is_the_one_frames_write_builds() {
         if crate::caps::require_xdp().is_err() {
-            eprintln!("skipped: no CAP_BPF/CAP_NET_ADMIN to load the live-frames program");
+            crate::skip::skip("no CAP_BPF/CAP_NET_ADMIN to load the live-frames program");
             return;
         }
         for (pattern, v6) in FlowPattern::ALL
@@ -408,7 +408,7 @@ mod tests {
     #[test]
     fn a_paced_frame_leaves_only_once_the_schedule_has_reached_it() {
         if crate::caps::require_xdp().is_err() {
-            eprintln!("skipped: no CAP_BPF/CAP_NET_ADMIN to load the live-frames program");
+            crate::skip::skip("no CAP_BPF/CAP_NET_ADMIN to load the live-frames program");
             return;
         }
         let tx = LiveTx::open(1, &frames(FlowPattern::One, false)).unwrap();

@@ -141,7 +141,7 @@ mod tests {
     fn a_file_owned_by_another_user_is_refused() {
         // SAFETY: no arguments, cannot fail.
         if unsafe { libc::geteuid() } != 0 {
-            eprintln!("skipped: chown to another user needs root");
+            crate::skip::skip("chown to another user needs root");
             return;
         }
         let dir = dir("owner");

@@ -4,6 +4,22 @@
 
 use super::check::SpecError;
 
+/// Most streams per direction the protocol carries (`-P`; a server's `--max-streams` may
+/// lower it): each is a thread and a socket at both ends.
+pub const MAX_STREAMS: u16 = 128;
+
+/// Longest test the protocol carries, ms (a day: `-t 0` runs this long; a server's
+/// `--max-time` may lower it).
+pub const MAX_DURATION_MS: u64 = 86_400_000;
+
+/// Largest write length, request or response the protocol carries, bytes (64 MiB: `-l`,
+/// `--response`, `serve --max-length`): a request or response is held whole at both ends.
+pub const MAX_WRITE_LEN_BYTES: u32 = 64 << 20;
+
+/// Longest live interval the command line takes, ms (`-i 3600`; `-i 0` asks for one interval
+/// as long as the test, which the server's check allows too).
+pub const MAX_INTERVAL_MS: u64 = 3_600_000;
+
 /// Shortest live interval, ms (`-i 0.05`): interval samples are kept for the whole test, so a
 /// shorter one would let a client grow a server's memory with time outside every budget.
 pub const MIN_INTERVAL_MS: u64 = 50;
