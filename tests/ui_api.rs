@@ -32,10 +32,22 @@ impl Drop for Ui {
 impl Ui {
     /// `linerate ui --listen 127.0.0.1:0 --db DB [extra]`, once it has printed its URL.
     pub(crate) fn start(db: &std::path::Path, extra: &[&str]) -> Ui {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_linerate"))
+        Ui::start_with(db, extra, |_| {})
+    }
+
+    /// [`Ui::start`], with `setup` given the command before it is spawned.
+    pub(crate) fn start_with(
+        db: &std::path::Path,
+        extra: &[&str],
+        setup: impl FnOnce(&mut Command),
+    ) -> Ui {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_linerate"));
+        command
             .args(["ui", "--listen", "127.0.0.1:0", "--db"])
             .arg(db)
-            .args(extra)
+            .args(extra);
+        setup(&mut command);
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -55,6 +67,11 @@ impl Ui {
             addr,
             _dir: None,
         }
+    }
+
+    /// The UI's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// A UI over a new, empty database of its own.

@@ -5,8 +5,14 @@
 //!   the cookie, or `Authorization: Bearer KEY`. Keys are compared in constant time.
 //! - Without one (loopback only): the `Host` must be a loopback name or address, so a web page
 //!   elsewhere cannot reach the UI by pointing its own name at 127.0.0.1 (DNS rebinding).
-//! - Always: a request that changes something (`POST`) from a page of another origin is
-//!   refused (its `Origin` must be this UI's own).
+//! - Always: a request that changes something (`POST`) or starts work (every `/api/` route:
+//!   a comparison, trend or report runs a child, a run is read from the store, an event stream
+//!   holds a connection) from a page of another origin is refused: its `Origin` must be this
+//!   UI's own or, without one, its `Sec-Fetch-Site` `same-origin` (or `none`). A client that is
+//!   no browser sends neither and passes; the page itself (`/`, its scripts) stays open to a
+//!   link from anywhere. No answer of the API is readable by another site anyway (no CORS), so
+//!   the rule costs the API nothing.
+//! - Every refusal closes its connection, so a refused client holds no connection.
 
 use std::sync::Arc;
 
@@ -73,6 +79,13 @@ fn carried(request: &Request) -> (Option<String>, bool) {
     (cookie.or(bearer), false)
 }
 
+/// Whether `request` changes something or starts work: what another site may not ask for.
+/// Every `/api/` route, so one added later is covered the day it is added.
+fn starts_work(request: &Request) -> bool {
+    let reads = request.method() == Method::GET || request.method() == Method::HEAD;
+    !reads || request.uri().path().starts_with("/api/")
+}
+
 /// Refuses what [`Guard`] does not allow; otherwise passes the request on.
 fn refusal(guard: &Guard, request: &Request) -> Result<bool, ApiError> {
     let headers = request.headers();
@@ -92,7 +105,7 @@ fn refusal(guard: &Guard, request: &Request) -> Result<bool, ApiError> {
             }
         }
     }
-    if request.method() != Method::GET && request.method() != Method::HEAD {
+    if starts_work(request) {
         if let Some(origin) = header(headers, header::ORIGIN) {
             let from = origin.split_once("://").map_or(origin, |(_, a)| a);
             if host != Some(from) {
@@ -133,7 +146,12 @@ pub async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next
 
 async fn answer(guard: &Guard, request: Request, next: Next) -> Response {
     match refusal(guard, &request) {
-        Err(e) => e.into_response(),
+        Err(e) => {
+            let mut response = e.into_response();
+            let close = HeaderValue::from_static("close");
+            response.headers_mut().insert(header::CONNECTION, close);
+            response
+        }
         Ok(set_cookie) => {
             let mut response = next.run(request).await;
             if let (true, Some(key)) = (set_cookie, &guard.key) {

@@ -11,8 +11,13 @@
 //! through `linerate compare` and `linerate report`, `guard` checks the key and where requests
 //! come from, `assets` is the page, embedded in the binary. [`metrics`] is a separate small
 //! endpoint on the same HTTP stack: `serve --metrics`, the server's counters for a scraper.
+//! Both accept through [`bounded`]: a cap on connections and a deadline on each request, before
+//! anything else (the key included) is looked at.
 //!
-//! Invariants: the UI listens on loopback unless it has a key; at most
+//! Invariants: the UI listens on loopback unless it has a key; at most [`POLICY`]'s
+//! connections are open at once, the oldest still waiting for its request giving way to a
+//! newcomer, and each request's head and body arrive within its deadline (from the accept, or
+//! from the end of the last answer) or the connection is closed; at most
 //! [`Limits::max_running`] tests run at once; a test stopped from the page (or by the UI's
 //! own shutdown) gets SIGINT, as Ctrl-C, and keeps and stores what it measured; every child
 //! is reaped; nothing here formats a measurement (the page does, from the JSON).
@@ -20,6 +25,7 @@
 pub mod accept;
 mod api;
 mod assets;
+pub mod bounded;
 mod child;
 mod error;
 mod events;
@@ -45,6 +51,16 @@ pub use error::{ApiError, UiError};
 pub use guard::is_loopback_host;
 pub use registry::Limits;
 pub use request::{words, RequestError, SOURCE_TAG};
+
+/// The UI's connections: at most 64 open, the oldest still waiting for its request giving way
+/// to a newcomer; each request (head and body) within 5 s of the accept or of the end of the
+/// connection's last answer. An answer (a test's event stream) is not cut.
+pub const POLICY: bounded::Policy = bounded::Policy {
+    slots: 64,
+    deadline: Duration::from_secs(5),
+    whole_life: false,
+    max_read: None,
+};
 
 /// The default `--listen`.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -210,7 +226,9 @@ pub fn serve(listener: TcpListener, config: UiConfig, shutdown: Signal) -> Resul
         .merge(assets::routes())
         .fallback(assets::not_found)
         .with_state(Arc::clone(&shared))
-        .layer(axum::middleware::from_fn_with_state(guard, guard::check));
+        .layer(axum::middleware::from_fn_with_state(guard, guard::check))
+        .layer(axum::middleware::from_fn(bounded::track))
+        .into_make_service_with_connect_info::<bounded::Handle>();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -219,6 +237,7 @@ pub fn serve(listener: TcpListener, config: UiConfig, shutdown: Signal) -> Resul
     listener
         .set_nonblocking(true)
         .map_err(io("the listening socket"))?;
+    bounded::deepen_backlog(&listener).map_err(io("the listening socket"))?;
     let stopping = Arc::clone(&shared);
     runtime.block_on(async move {
         let listener =
@@ -230,7 +249,7 @@ pub fn serve(listener: TcpListener, config: UiConfig, shutdown: Signal) -> Resul
             // Running tests end (and their event streams with them), so the server can close.
             let _ = tokio::task::spawn_blocking(move || stopping.registry.stop_all()).await;
         };
-        axum::serve(listener, app)
+        axum::serve(bounded::Bounded::new(listener, POLICY), app)
             .with_graceful_shutdown(stop)
             .await
             .map_err(io("serving the UI"))

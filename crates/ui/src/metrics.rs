@@ -12,14 +12,14 @@
 //! connection past those takes the slot of the oldest one still sending its request (a
 //! scraper's request arrives in one segment, a trickler's never does), so a flood does not
 //! keep a real scrape waiting. A request is read up to [`MAX_REQUEST`] bytes, its body never.
+//! The slots and the deadline are `crate::bounded`'s, the UI's own, under this endpoint's
+//! [`POLICY`].
 
-use std::collections::VecDeque;
-use std::future::{Future, IntoFuture};
+use std::future::IntoFuture;
 use std::io;
 use std::net::SocketAddr;
-use std::pin::{pin, Pin};
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
+use std::pin::pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::State;
@@ -27,10 +27,9 @@ use axum::http::{header, HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use events::Signal;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
-use tokio::time::Sleep;
+use tokio::net::TcpListener;
+
+use crate::bounded::{self, Bounded, Handle, Policy};
 
 /// Most connections open at once.
 pub const MAX_SCRAPES: usize = 64;
@@ -38,8 +37,15 @@ pub const MAX_SCRAPES: usize = 64;
 pub const DEADLINE: Duration = Duration::from_secs(5);
 /// Most bytes read from one connection; a longer request is closed unanswered.
 pub const MAX_REQUEST: usize = 8192;
-/// How often the shutdown signal is looked at, and the pause after a failed accept (out of
-/// descriptors, say) before the next.
+/// The endpoint's connections: [`MAX_SCRAPES`], each closed [`DEADLINE`] after its accept
+/// whatever it is doing, read up to [`MAX_REQUEST`] bytes.
+pub const POLICY: Policy = Policy {
+    slots: MAX_SCRAPES,
+    deadline: DEADLINE,
+    whole_life: true,
+    max_read: Some(MAX_REQUEST),
+};
+/// How often the shutdown signal is looked at.
 const TICK: Duration = Duration::from_millis(100);
 
 /// The answer to a scrape, given its `Accept` header (`None`: none): the `Content-Type` and
@@ -56,13 +62,7 @@ where
     let listener = std::net::TcpListener::bind(addr)?;
     let bound = listener.local_addr()?;
     listener.set_nonblocking(true)?;
-    // A deep accept queue: a burst of connections waits there for the slots' rule (the
-    // oldest trickler gives way) rather than overflowing into the kernel's retransmissions,
-    // which would hold a client seconds past any deadline of ours.
-    // SAFETY: listen on our own listening socket only changes its backlog.
-    if unsafe { libc::listen(std::os::fd::AsRawFd::as_raw_fd(&listener), BACKLOG) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    bounded::deepen_backlog(&listener)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -77,14 +77,15 @@ where
     Ok(bound)
 }
 
-/// Connections the kernel holds for us before they are accepted.
-const BACKLOG: libc::c_int = 1024;
-
 /// Serves until `shutdown`; returning drops the listener, and the runtime's end (the thread's)
 /// drops every open connection.
 async fn serve(listener: TcpListener, page: Arc<Page>, shutdown: Signal) {
-    let app = Router::new().fallback(answer).with_state(page);
-    let serving = axum::serve(Bounded::new(listener), app).into_future();
+    let app = Router::new()
+        .fallback(answer)
+        .with_state(page)
+        .layer(axum::middleware::from_fn(bounded::track))
+        .into_make_service_with_connect_info::<Handle>();
+    let serving = axum::serve(Bounded::new(listener, POLICY), app).into_future();
     let stop = async {
         while !shutdown.is_raised() {
             tokio::time::sleep(TICK).await;
@@ -119,201 +120,6 @@ async fn answer(
     let accept = (!accept.is_empty()).then(|| accept.join(","));
     let (kind, body) = page(accept.as_deref());
     (StatusCode::OK, [(header::CONTENT_TYPE, kind), close], body).into_response()
-}
-
-/// The listening socket with its slots: [`Listener::accept`](axum::serve::Listener::accept)
-/// hands on a connection only with a slot, a free one or the one it takes from the oldest
-/// connection still sending its request.
-struct Bounded {
-    listener: TcpListener,
-    slots: Arc<Semaphore>,
-    sending: Arc<Mutex<Sending>>,
-}
-
-/// The connections still sending their request, oldest first, each with the sender that
-/// closes it; a connection leaves when it starts its answer or closes.
-#[derive(Default)]
-struct Sending {
-    next: u64,
-    queue: VecDeque<(u64, oneshot::Sender<()>)>,
-}
-
-impl Sending {
-    /// Enters a connection; its number and what tells it to close.
-    fn enter(this: &Mutex<Sending>) -> (u64, oneshot::Receiver<()>) {
-        let (tx, rx) = oneshot::channel();
-        let mut s = this.lock().unwrap_or_else(|p| p.into_inner());
-        let id = s.next;
-        s.next += 1;
-        s.queue.push_back((id, tx));
-        (id, rx)
-    }
-
-    /// Takes connection `id` out (it answers now, or it closed).
-    fn leave(this: &Mutex<Sending>, id: u64) {
-        let mut s = this.lock().unwrap_or_else(|p| p.into_inner());
-        s.queue.retain(|(i, _)| *i != id);
-    }
-
-    /// Tells the oldest connection still sending its request to close; false if there is none.
-    fn evict_oldest(this: &Mutex<Sending>) -> bool {
-        let oldest = this
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .queue
-            .pop_front();
-        oldest.is_some_and(|(_, tx)| {
-            let _ = tx.send(());
-            true
-        })
-    }
-}
-
-impl Bounded {
-    fn new(listener: TcpListener) -> Bounded {
-        Bounded {
-            listener,
-            slots: Arc::new(Semaphore::new(MAX_SCRAPES)),
-            sending: Arc::default(),
-        }
-    }
-
-    /// A slot for a connection just accepted: a free one, or the oldest sender's (waiting
-    /// for it to close); with every slot answering, the first to end (within [`DEADLINE`]).
-    async fn slot(&self) -> Option<OwnedSemaphorePermit> {
-        if let Ok(slot) = Arc::clone(&self.slots).try_acquire_owned() {
-            return Some(slot);
-        }
-        Sending::evict_oldest(&self.sending);
-        Arc::clone(&self.slots).acquire_owned().await.ok()
-    }
-}
-
-impl axum::serve::Listener for Bounded {
-    type Io = Scrape;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Scrape, SocketAddr) {
-        loop {
-            let (conn, peer) = match self.listener.accept().await {
-                Ok(accepted) => accepted,
-                Err(_) => {
-                    tokio::time::sleep(TICK).await;
-                    continue;
-                }
-            };
-            let Some(slot) = self.slot().await else {
-                continue;
-            };
-            let (id, evicted) = Sending::enter(&self.sending);
-            let scrape = Scrape {
-                conn,
-                deadline: Box::pin(tokio::time::sleep(DEADLINE)),
-                evicted: Some(evicted),
-                id,
-                read: 0,
-                sending: Arc::clone(&self.sending),
-                _slot: slot,
-            };
-            return (scrape, peer);
-        }
-    }
-
-    fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.listener.local_addr()
-    }
-}
-
-/// One connection with its deadline and its slot: every read and write fails once the
-/// deadline has passed or the connection was told to make room, which ends its serving.
-struct Scrape {
-    conn: TcpStream,
-    deadline: Pin<Box<Sleep>>,
-    /// Fires when a newer connection takes this slot; `None` once the answer has begun.
-    evicted: Option<oneshot::Receiver<()>>,
-    id: u64,
-    /// Bytes read so far.
-    read: usize,
-    sending: Arc<Mutex<Sending>>,
-    _slot: OwnedSemaphorePermit,
-}
-
-impl Scrape {
-    /// Why this connection must end now, if it must (registering to be woken when it must).
-    fn cut(&mut self, cx: &mut Context<'_>) -> Option<io::Error> {
-        if self.deadline.as_mut().poll(cx).is_ready() {
-            return Some(io::Error::new(io::ErrorKind::TimedOut, "past its deadline"));
-        }
-        let evicted = self
-            .evicted
-            .as_mut()
-            .is_some_and(|rx| Pin::new(rx).poll(cx).is_ready());
-        evicted.then(|| io::Error::other("closed to make room for a newer connection"))
-    }
-}
-
-impl Drop for Scrape {
-    fn drop(&mut self) {
-        if self.evicted.is_some() {
-            Sending::leave(&self.sending, self.id);
-        }
-    }
-}
-
-impl AsyncRead for Scrape {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        if let Some(e) = this.cut(cx) {
-            return Poll::Ready(Err(e));
-        }
-        let room = (MAX_REQUEST - this.read).min(buf.remaining());
-        if room == 0 && buf.remaining() > 0 {
-            let e = io::Error::new(io::ErrorKind::InvalidData, "request too long");
-            return Poll::Ready(Err(e));
-        }
-        let mut chunk = [0u8; 2048];
-        let mut part = ReadBuf::new(&mut chunk[..room.min(2048)]);
-        let polled = Pin::new(&mut this.conn).poll_read(cx, &mut part);
-        if let Poll::Ready(Ok(())) = polled {
-            this.read += part.filled().len();
-            buf.put_slice(part.filled());
-        }
-        polled
-    }
-}
-
-impl AsyncWrite for Scrape {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        data: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        if let Some(e) = this.cut(cx) {
-            return Poll::Ready(Err(e));
-        }
-        // The answer has begun: no newer connection takes this slot now.
-        if this.evicted.take().is_some() {
-            Sending::leave(&this.sending, this.id);
-        }
-        Pin::new(&mut this.conn).poll_write(cx, data)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        if let Some(e) = this.cut(cx) {
-            return Poll::Ready(Err(e));
-        }
-        Pin::new(&mut this.conn).poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().conn).poll_shutdown(cx)
-    }
 }
 
 #[cfg(test)]
