@@ -60,7 +60,7 @@ const RETRY: Duration = Duration::from_millis(100);
 /// Connections the kernel holds for us before they are accepted.
 const BACKLOG: libc::c_int = 1024;
 
-/// Deepens `listener`'s accept queue to [`BACKLOG`]: a burst of connections waits there for
+/// Deepens `listener`'s accept queue to 1,024 connections: a burst of connections waits there for
 /// the slots' rule (the oldest waiting connection gives way) rather than overflowing into the
 /// kernel's retransmissions, which would hold a client seconds past any deadline of ours.
 pub fn deepen_backlog(listener: &std::net::TcpListener) -> io::Result<()> {
@@ -406,5 +406,99 @@ impl AsyncWrite for Conn {
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.get_mut().conn).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    /// A short deadline, so the tests wait little; the handler's sleep is three of them.
+    const POLICY: Policy = Policy {
+        slots: 4,
+        deadline: Duration::from_millis(300),
+        whole_life: false,
+        max_read: None,
+    };
+
+    /// A server under [`POLICY`] for at most 10 s: `GET /slow` answers after three deadlines,
+    /// `POST /echo` answers its body.
+    fn server() -> SocketAddr {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+        let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+        listener
+            .set_nonblocking(true)
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap_or_else(|e| panic!("{e}"));
+            runtime.block_on(async move {
+                let listener = TcpListener::from_std(listener).unwrap_or_else(|e| panic!("{e}"));
+                let slow = || async {
+                    tokio::time::sleep(3 * POLICY.deadline).await;
+                    "done"
+                };
+                let app = axum::Router::new()
+                    .route("/slow", axum::routing::get(slow))
+                    .route("/echo", axum::routing::post(|body: String| async { body }))
+                    .layer(axum::middleware::from_fn(track))
+                    .into_make_service_with_connect_info::<Handle>();
+                let serving = std::future::IntoFuture::into_future(axum::serve(
+                    Bounded::new(listener, POLICY),
+                    app,
+                ));
+                let _ = tokio::time::timeout(Duration::from_secs(10), serving).await;
+            });
+        });
+        addr
+    }
+
+    fn connect(addr: SocketAddr) -> std::net::TcpStream {
+        let conn = std::net::TcpStream::connect(addr).unwrap_or_else(|e| panic!("{e}"));
+        conn.set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap_or_else(|e| panic!("{e}"));
+        conn
+    }
+
+    #[test]
+    fn a_handlers_own_time_is_not_cut_but_a_body_that_trickles_past_the_deadline_is() {
+        let addr = server();
+        let mut conn = connect(addr);
+        let _ = conn.write_all(b"GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        let mut text = String::new();
+        let _ = conn.read_to_string(&mut text);
+        assert!(
+            text.starts_with("HTTP/1.1 200") && text.ends_with("done"),
+            "{text:?}"
+        );
+
+        // The head at once, the body's first byte, then nothing: closed unanswered.
+        let mut conn = connect(addr);
+        let began = std::time::Instant::now();
+        let head = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\na";
+        let _ = conn.write_all(head.as_bytes());
+        let mut text = String::new();
+        let _ = conn.read_to_string(&mut text);
+        let took = began.elapsed();
+        assert!(!text.contains(" 200 "), "{text:?}");
+        assert!(
+            took >= POLICY.deadline - Duration::from_millis(50) && took < Duration::from_secs(3),
+            "closed after {took:?}"
+        );
+
+        // A body that comes in time is answered.
+        let mut conn = connect(addr);
+        let post =
+            "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nConnection: close\r\n\r\nabcd";
+        let _ = conn.write_all(post.as_bytes());
+        let mut text = String::new();
+        let _ = conn.read_to_string(&mut text);
+        assert!(
+            text.starts_with("HTTP/1.1 200") && text.ends_with("abcd"),
+            "{text:?}"
+        );
     }
 }
