@@ -75,7 +75,7 @@ impl Drop for Pair {
 
 /// Runs `f` on a thread that has entered namespace `ns` (sockets and links made there stay
 /// there; the thread ends with `f`).
-fn in_netns<T: Send>(ns: &str, f: impl FnOnce() -> T + Send) -> T {
+pub(crate) fn in_netns<T: Send>(ns: &str, f: impl FnOnce() -> T + Send) -> T {
     std::thread::scope(|s| {
         s.spawn(|| {
             let file = std::fs::File::open(format!("/run/netns/{ns}")).unwrap();

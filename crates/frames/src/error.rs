@@ -111,6 +111,14 @@ pub enum SysError {
         /// How many.
         count: u16,
     },
+    /// A counter's source and destination addresses of two families: no frame has both.
+    #[error("the XDP counter's source {from} and destination {to} are of two address families; a frame has one")]
+    Families {
+        /// The source address.
+        from: IpAddr,
+        /// The destination address.
+        to: IpAddr,
+    },
     /// A frame larger than a ring slot.
     #[error("frame of {len} bytes does not fit a TX ring slot of {slot} bytes; use frames of at most {slot} bytes")]
     Slot {

@@ -16,7 +16,8 @@
 //!   pace, a stop raised from outside, the frames accepted so far.
 //! - [`caps`]: the capabilities each part needs, checked up front.
 //! - [`route`]: the path to a peer (interface, source address, the next hop's MAC), asked of
-//!   the kernel over rtnetlink (`measure::netlink`) as `ip route get` and `ip neigh` do.
+//!   the kernel over rtnetlink (`measure::netlink`) as `ip route get` and `ip neigh` do; and
+//!   the interface an accepted connection arrived on ([`route::arrived_on`]).
 //! - [`xdp_live`]: the `xdp` engine's sender where the driver has no zero-copy: XDP live
 //!   frames (`BPF_PROG_RUN` redirecting each frame to `ndo_xdp_xmit`), where the driver takes
 //!   redirected frames ([`xdp_features`]).

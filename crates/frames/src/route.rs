@@ -7,8 +7,14 @@
 //! The neighbour entry must already be there: the control connection to the peer made it (its
 //! TCP handshake resolved the next hop). An entry that is missing, incomplete or failed is an
 //! error naming the next hop, never a guess.
+//!
+//! And the other way, the interface a peer's packets arrive on ([`arrived_on`]): what the
+//! kernel recorded for an accepted TCP connection from its SYN, which is not always the
+//! interface holding the connection's local address (a peer may route to one address of this
+//! host through another interface).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::os::fd::{AsRawFd, BorrowedFd};
 
 use crate::error::{PathError, SysError};
 use measure::netlink::{ask, attr, attrs, request};
@@ -216,9 +222,99 @@ fn parse_neighbour(payload: &[u8], ifindex: u32, ip: IpAddr) -> Option<[u8; 6]> 
     attr(&a, libc::NDA_LLADDR)?.try_into().ok()
 }
 
+/// The index of the interface an accepted TCP connection `sock` arrived on: the kernel keeps
+/// its SYN's incoming interface with the connection (`tcp_v4_syn_recv_sock` sets `mc_index`,
+/// `tcp_v6_syn_recv_sock` `mcast_oif`, from the SYN's `inet_iif`/`tcp_v6_iif`), and gives it as
+/// the `IP_PKTINFO` control message of `getsockopt(IP_PKTOPTIONS)` (`ipi_ifindex`), for IPv6
+/// `IPV6_PKTINFO` of `IPV6_2292PKTOPTIONS` (`ipi6_ifindex`), while the socket asks for packet
+/// info; asked here, then the option set back off. `ipv6`: the connection's family (an IPv4
+/// peer on a dual-stack socket, `::ffff:a.b.c.d`, is IPv4: its socket answers at `SOL_IP`).
+///
+/// A connection over loopback to `127.0.0.1` or `::1` arrived on `lo`; one from this host to
+/// another of its addresses, on the interface holding that address (the kernel's `rt_iif` for a
+/// local route). Nothing here reads a packet or changes what the socket receives.
+pub fn arrived_on(sock: BorrowedFd<'_>, ipv6: bool) -> Result<u32, SysError> {
+    let (level, ask, options, info) = if ipv6 {
+        let l = libc::IPPROTO_IPV6;
+        (
+            l,
+            libc::IPV6_RECVPKTINFO,
+            libc::IPV6_2292PKTOPTIONS,
+            libc::IPV6_PKTINFO,
+        )
+    } else {
+        let l = libc::IPPROTO_IP;
+        (l, libc::IP_PKTINFO, libc::IP_PKTOPTIONS, libc::IP_PKTINFO)
+    };
+    let fd = sock.as_raw_fd();
+    let set = |on: libc::c_int, what: &str| {
+        // SAFETY: a c_int option value of the size given, on a descriptor the caller holds.
+        let r = unsafe {
+            libc::setsockopt(
+                fd,
+                level,
+                ask,
+                (&on as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(SysError::last(what))
+        }
+    };
+    set(1, "setsockopt(packet info on the control connection)")?;
+    // Room for one pktinfo message of either family, with its header, several times over.
+    let mut buf = [0u64; 32];
+    let mut len = std::mem::size_of_val(&buf) as libc::socklen_t;
+    // SAFETY: `buf` is writable for `len` bytes; the kernel writes at most that and sets `len`.
+    let r = unsafe { libc::getsockopt(fd, level, options, buf.as_mut_ptr().cast(), &mut len) };
+    let got = (r == 0).then_some(()).ok_or_else(|| {
+        SysError::last("getsockopt(IP_PKTOPTIONS/IPV6_2292PKTOPTIONS on the control connection)")
+    });
+    set(0, "setsockopt(packet info off on the control connection)")?;
+    got?;
+    let bytes: Vec<u8> = buf.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    let data = control_message(&bytes[..(len as usize).min(bytes.len())], level, info);
+    // in_pktinfo: ipi_ifindex (int) first; in6_pktinfo: the address (16 bytes), then ifindex.
+    let at = if ipv6 { 16 } else { 0 };
+    let index = data
+        .and_then(|d| d.get(at..at + 4))
+        .and_then(|b| b.try_into().ok())
+        .map(u32::from_ne_bytes)
+        .filter(|&i| i != 0);
+    index.ok_or_else(|| SysError::Call {
+        call: "getsockopt(IP_PKTOPTIONS/IPV6_2292PKTOPTIONS on the control connection)".into(),
+        source: std::io::Error::other("the kernel named no interface the connection arrived on"),
+    })
+}
+
+/// The data of the first control message of `level` and `kind` in `buf` (a `msg_control`
+/// buffer: `cmsghdr` headers, each message padded to the next `size_t`).
+fn control_message(buf: &[u8], level: libc::c_int, kind: libc::c_int) -> Option<&[u8]> {
+    let word = std::mem::size_of::<usize>();
+    let header = std::mem::size_of::<libc::cmsghdr>();
+    let mut at = 0usize;
+    while at + header <= buf.len() {
+        let len = usize::from_ne_bytes(buf.get(at..at + word)?.try_into().ok()?);
+        let l = i32::from_ne_bytes(buf.get(at + word..at + word + 4)?.try_into().ok()?);
+        let k = i32::from_ne_bytes(buf.get(at + word + 4..at + word + 8)?.try_into().ok()?);
+        if len < header {
+            return None;
+        }
+        if l == level && k == kind {
+            return buf.get(at + header..at + len);
+        }
+        at += len.div_ceil(word) * word;
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::AsFd;
 
     fn attr(t: u16, v: &[u8]) -> Vec<u8> {
         let mut out = ((4 + v.len()) as u16).to_ne_bytes().to_vec();
@@ -283,5 +379,65 @@ mod tests {
         let err = path_to(IpAddr::from([127, 0, 0, 1])).unwrap_err();
         assert!(matches!(err, PathError::Local(_)), "{err}");
         assert!(err.to_string().contains("two namespaces"), "{err}");
+    }
+
+    /// A control message buffer: one IP_TTL message, then IP_PKTINFO with ifindex 7.
+    #[test]
+    fn the_pktinfo_message_is_found_after_another() {
+        let word = std::mem::size_of::<usize>();
+        let msg = |level: i32, kind: i32, data: &[u8]| {
+            let mut m = (word + 8 + data.len()).to_ne_bytes()[..word].to_vec();
+            m.extend(level.to_ne_bytes());
+            m.extend(kind.to_ne_bytes());
+            m.extend_from_slice(data);
+            m.resize(m.len().div_ceil(word) * word, 0);
+            m
+        };
+        let mut buf = msg(libc::IPPROTO_IP, libc::IP_TTL, &64i32.to_ne_bytes());
+        let mut info = 7i32.to_ne_bytes().to_vec();
+        info.extend([198, 18, 0, 2, 198, 18, 0, 2]);
+        buf.extend(msg(libc::IPPROTO_IP, libc::IP_PKTINFO, &info));
+        let found = control_message(&buf, libc::IPPROTO_IP, libc::IP_PKTINFO);
+        assert_eq!(found, Some(&info[..]));
+        assert_eq!(
+            control_message(&buf, libc::IPPROTO_IPV6, libc::IPV6_PKTINFO),
+            None
+        );
+        // A header claiming less than itself ends the walk.
+        assert_eq!(
+            control_message(&[0u8; 32], libc::IPPROTO_IP, libc::IP_TTL),
+            None
+        );
+    }
+
+    /// A connection accepted over loopback arrived on `lo`, for both families (the IPv4 one on
+    /// a dual-stack listener too, as `serve` listens), and asking leaves the socket working.
+    #[test]
+    fn a_loopback_connection_arrived_on_lo() {
+        use std::io::{Read, Write};
+        let lo = crate::xdp::ifindex("lo").unwrap();
+        let cases = [
+            ("127.0.0.1:0", "127.0.0.1", false),
+            ("[::]:0", "127.0.0.1", false),
+            ("[::1]:0", "::1", true),
+        ];
+        for (listen, to, ipv6) in cases {
+            let Ok(listener) = std::net::TcpListener::bind(listen) else {
+                continue; // no IPv6 here
+            };
+            let port = listener.local_addr().unwrap().port();
+            let to: IpAddr = to.parse().unwrap();
+            let mut client = std::net::TcpStream::connect((to, port)).unwrap();
+            let (mut server, _) = listener.accept().unwrap();
+            assert_eq!(
+                arrived_on(server.as_fd(), ipv6).unwrap(),
+                lo,
+                "{listen} ← {to}"
+            );
+            client.write_all(b"x").unwrap();
+            let mut b = [0u8; 1];
+            server.read_exact(&mut b).unwrap();
+            assert_eq!(&b, b"x");
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! The receiver's counter: an XDP program ([`program`], written with [`crate::bpf::asm`]) that
 //! counts the test's frames (UDP to a destination-port range, over IPv4 or IPv6, from one
-//! source address when given: [`XdpCounter::attach_from`]; not the probe handshake's
+//! source address and to one destination address when given: [`XdpCounter::attach_from`]; not
+//! the probe handshake's
 //! datagrams, whose data header says probe) per receive queue and per flow in per-CPU arrays,
 //! and drops, passes or redirects them; every other frame passes untouched.
 //!
@@ -23,7 +24,7 @@ use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 mod program;
-pub use program::{program, Action, Maps, Matching, PortRange, XSK_SLOTS};
+pub use program::{program, Action, Family, Maps, Matching, PortRange, XSK_SLOTS};
 
 /// Frames and bytes counted, summed over CPUs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -108,6 +109,19 @@ pub fn ifindex(ifname: &str) -> Result<u32, SysError> {
     }
 }
 
+/// The name of interface `index` in this thread's network namespace.
+pub fn ifname(index: u32) -> Result<String, SysError> {
+    let mut name = [0 as libc::c_char; libc::IF_NAMESIZE];
+    // SAFETY: `name` has the IF_NAMESIZE bytes if_indextoname writes at most.
+    let named = unsafe { libc::if_indextoname(index, name.as_mut_ptr()) };
+    if named.is_null() {
+        return Err(SysError::NoInterface(format!("index {index}")));
+    }
+    // SAFETY: on success `name` holds a NUL-terminated string.
+    let name = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) };
+    Ok(name.to_string_lossy().into_owned())
+}
+
 /// `prog` attached to `ifname` through a BPF link; an interface with a program already is
 /// refused by name, with the holder when known.
 fn attach_link(prog: &OwnedFd, ifname: &str, index: u32) -> Result<OwnedFd, SysError> {
@@ -138,7 +152,8 @@ impl XdpCounter {
     }
 
     /// [`XdpCounter::attach`] for the frames `m` matches: a test's frames are its client's
-    /// (`m.from`), and anyone else's to the same ports pass uncounted.
+    /// (`m.from`) to the server's address (`m.to`), and anyone else's to the same ports, or
+    /// the client's to another address of the host, pass uncounted.
     pub fn attach_from(ifname: &str, m: &Matching, action: Action) -> Result<Self, SysError> {
         let index = ifindex(ifname)?;
         let mut counter = Self::load(m, action)?;
@@ -149,6 +164,9 @@ impl XdpCounter {
     /// The program for `m` and `action` and its maps, loaded, attached nowhere.
     fn load(m: &Matching, action: Action) -> Result<Self, SysError> {
         crate::caps::require_xdp()?;
+        if let Err((from, to)) = m.family() {
+            return Err(SysError::Families { from, to });
+        }
         let ports = m.ports;
         let streams_fit = m.dst_per_stream > 0 && ports.count % m.dst_per_stream == 0;
         if ports.count == 0
@@ -268,7 +286,7 @@ mod tests {
     const NEEDS: &str = "skipped: loading BPF needs CAP_BPF (or CAP_SYS_ADMIN) and CAP_NET_ADMIN";
 
     #[test]
-    fn the_kernels_verifier_accepts_every_action_and_family() {
+    fn the_kernels_verifier_accepts_every_action_family_and_address() {
         if crate::caps::require_xdp().is_err() {
             return eprintln!("{NEEDS}");
         }
@@ -278,10 +296,17 @@ mod tests {
             Some(IpAddr::from([0x2001, 0xdb8, 0, 0, 0, 0, 0, 0xc8])),
         ];
         for action in [Action::Drop, Action::Pass, Action::Redirect] {
-            for from in sources {
+            // Every source with every destination of its family (or none).
+            let pairs = sources
+                .iter()
+                .flat_map(|&f| sources.iter().map(move |&t| (f, t)));
+            let pairs =
+                pairs.filter(|(f, t)| f.zip(*t).is_none_or(|(f, t)| f.is_ipv4() == t.is_ipv4()));
+            for (from, to) in pairs {
                 for (d, s) in [(1, 1), (100, 100)] {
                     let m = Matching {
                         from,
+                        to,
                         dst_per_stream: d,
                         src_per_stream: s,
                         ..Matching::ports(PortRange {
@@ -290,7 +315,7 @@ mod tests {
                         })
                     };
                     if let Err(e) = XdpCounter::load(&m, action) {
-                        panic!("{action:?} from {from:?}, {s}×{d}: {e}");
+                        panic!("{action:?} from {from:?} to {to:?}, {s}×{d}: {e}");
                     }
                 }
             }
@@ -370,6 +395,49 @@ mod tests {
             // Its flow's count starts at the probe, which gave the stream's base.
             assert_eq!(c.per_flow().unwrap().frames, vec![1], "{client}");
         }
+    }
+
+    /// A counter for the client's frames to one address of the host (the server's end of the
+    /// control connection) counts those and passes the client's frames to another address of
+    /// the host at the same port uncounted, for both families (issue 48: an `xdp` test's
+    /// counter redirected them away from the sockets holding that address and port). A
+    /// source and a destination of two families are refused.
+    #[test]
+    fn a_counter_for_one_destination_passes_frames_to_another_address_uncounted() {
+        if crate::caps::require_xdp().is_err() {
+            return eprintln!("{NEEDS}");
+        }
+        let v4 = |d: u8| IpAddr::from([198, 18, 0, d]);
+        let v6 = |d: u16| IpAddr::from([0x2001, 0xdb8, 0, 0, 0, 0, 0, d]);
+        let one = FlowPattern::One;
+        for (client, dst, other) in [(v4(1), v4(2), v4(3)), (v6(1), v6(2), v6(3))] {
+            let m = Matching {
+                from: Some(client),
+                to: Some(dst),
+                ..Matching::ports(PortRange {
+                    first: 9000,
+                    count: 1,
+                })
+            };
+            let c = XdpCounter::load(&m, Action::Pass).unwrap();
+            let frames = [
+                frame(client, dst, one, 0, 0),
+                frame(client, other, one, 0, 0),
+                frame(client, other, one, 0, 0),
+            ];
+            run(&c, &frames);
+            assert_eq!(c.counts().unwrap().frames, 1, "only {client} → {dst}");
+        }
+        let mixed = Matching {
+            from: Some(v4(1)),
+            to: Some(v6(2)),
+            ..Matching::ports(PortRange {
+                first: 9000,
+                count: 1,
+            })
+        };
+        let err = XdpCounter::load(&mixed, Action::Pass).unwrap_err();
+        assert!(matches!(err, SysError::Families { .. }), "{err}");
     }
 
     /// With two streams of 10,000 flows, each frame is counted under its own (stream, source

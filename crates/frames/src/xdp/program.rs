@@ -2,8 +2,10 @@
 //! ([`Matching`]), the counts it keeps for them, and what it does with them ([`Action`]).
 //!
 //! A test frame is UDP to a destination port in the test's block, over IPv4 (no options, not a
-//! later fragment) or IPv6 (no extension headers), from one source address when given, and not
-//! a probe (the data header's flag). The block holds the test's streams one after another,
+//! later fragment) or IPv6 (no extension headers), from one source address and to one
+//! destination address when given, and not a probe (the data header's flag). A frame to
+//! another address of the host at the same ports is not the test's: it passes untouched, to
+//! whatever socket holds that address and port. The block holds the test's streams one after another,
 //! [`Matching::dst_per_stream`] ports each; a stream's source ports run from its probe's
 //! source port up, [`Matching::src_per_stream`] of them. So a frame's flow key is
 //! `(port − first) × src_per_stream + (source port − its stream's base)`, every
@@ -56,6 +58,9 @@ pub struct Matching {
     pub ports: PortRange,
     /// The only source address counted (`None`: any).
     pub from: Option<IpAddr>,
+    /// The only destination address counted (`None`: any); of `from`'s family when both are
+    /// given ([`Matching::family`]).
+    pub to: Option<IpAddr>,
     /// Destination ports per stream (1 or the flow pattern's 100); divides `ports.count`.
     pub dst_per_stream: u16,
     /// Source ports per stream, from the stream's base up (1 or the pattern's 100).
@@ -68,6 +73,7 @@ impl Matching {
         Self {
             ports,
             from: None,
+            to: None,
             dst_per_stream: 1,
             src_per_stream: 1,
         }
@@ -78,10 +84,38 @@ impl Matching {
         u32::from(self.ports.count) / u32::from(self.dst_per_stream.max(1))
     }
 
+    /// The one family `from` and `to` are of: `Ok(None)` when neither is given (frames of both
+    /// families match), `Err` when they differ (no frame could match).
+    pub fn family(&self) -> Result<Option<Family>, (IpAddr, IpAddr)> {
+        match (self.from, self.to) {
+            (None, None) => Ok(None),
+            (Some(IpAddr::V4(f)), None) => Ok(Some(Family::V4(Some(f.octets()), None))),
+            (None, Some(IpAddr::V4(t))) => Ok(Some(Family::V4(None, Some(t.octets())))),
+            (Some(IpAddr::V4(f)), Some(IpAddr::V4(t))) => {
+                Ok(Some(Family::V4(Some(f.octets()), Some(t.octets()))))
+            }
+            (Some(IpAddr::V6(f)), None) => Ok(Some(Family::V6(Some(f.octets()), None))),
+            (None, Some(IpAddr::V6(t))) => Ok(Some(Family::V6(None, Some(t.octets())))),
+            (Some(IpAddr::V6(f)), Some(IpAddr::V6(t))) => {
+                Ok(Some(Family::V6(Some(f.octets()), Some(t.octets()))))
+            }
+            (Some(f), Some(t)) => Err((f, t)),
+        }
+    }
+
     /// Flow keys the test's frames can have: every stream's source × destination ports.
     pub fn flow_keys(&self) -> u32 {
         u32::from(self.ports.count) * u32::from(self.src_per_stream.max(1))
     }
+}
+
+/// The family a counter's addresses are of, with them as bytes (source, destination).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// IPv4.
+    V4(Option<[u8; 4]>, Option<[u8; 4]>),
+    /// IPv6.
+    V6(Option<[u8; 16]>, Option<[u8; 16]>),
 }
 
 /// The maps the program uses, by descriptor.
@@ -100,7 +134,7 @@ pub struct Maps {
 }
 
 /// The program for `m` and `action` with `maps`; `None` if a jump is unresolved (a bug here,
-/// caught by the tests).
+/// caught by the tests) or `m`'s addresses are of two families ([`Matching::family`]).
 pub fn program(m: &Matching, action: Action, maps: &Maps) -> Option<Vec<Insn>> {
     let mut a = Asm::new();
     let (pass, v4, port, act) = (a.new_label(), a.new_label(), a.new_label(), a.new_label());
@@ -115,23 +149,23 @@ pub fn program(m: &Matching, action: Action, maps: &Maps) -> Option<Vec<Insn>> {
         .jump_reg(Cond::Gt, R4, R3, pass);
     a.load(Size::H, R5, R2, 12).be16(R5);
     // Each family's block leaves the destination port in r5, the source port in r8 (both in
-    // network order) and the probe flag in r9. With a source address, only its family's
-    // block is there (the other's would be unreachable code, which the verifier refuses).
-    match m.from {
+    // network order) and the probe flag in r9. With an address, only its family's block is
+    // there (the other's would be unreachable code, which the verifier refuses).
+    match m.family().ok()? {
         None => {
             a.jump_imm(Cond::Eq, R5, 0x0800, v4);
             a.jump_imm(Cond::Ne, R5, 0x86dd, pass);
-            ipv6(&mut a, None, pass).goto(port);
+            ipv6(&mut a, (None, None), pass).goto(port);
             a.label(v4);
-            ipv4(&mut a, None, pass);
+            ipv4(&mut a, (None, None), pass);
         }
-        Some(IpAddr::V6(src)) => {
+        Some(Family::V6(from, to)) => {
             a.jump_imm(Cond::Ne, R5, 0x86dd, pass);
-            ipv6(&mut a, Some(src.octets()), pass);
+            ipv6(&mut a, (from, to), pass);
         }
-        Some(IpAddr::V4(src)) => {
+        Some(Family::V4(from, to)) => {
             a.jump_imm(Cond::Ne, R5, 0x0800, pass);
-            ipv4(&mut a, Some(src.octets()), pass);
+            ipv4(&mut a, (from, to), pass);
         }
     }
     // port - first, unsigned: below first wraps to a huge value, so one compare checks both ends.
@@ -161,15 +195,18 @@ pub fn program(m: &Matching, action: Action, maps: &Maps) -> Option<Vec<Insn>> {
 }
 
 /// IPv6: 14 + 40 + 8 + 3 = 65 bytes; next header UDP (no extension headers: test frames
-/// have none); the source address at 22 when `from`; the probe flag (at 64) into r9; the
-/// source and destination ports at 14 + 40 into r8 and r5.
-fn ipv6(a: &mut Asm, from: Option<[u8; 16]>, pass: Label) -> &mut Asm {
+/// have none); the source address at 22 when `from`, the destination at 38 when `to`; the
+/// probe flag (at 64) into r9; the source and destination ports at 14 + 40 into r8 and r5.
+fn ipv6(a: &mut Asm, (from, to): Addresses<16>, pass: Label) -> &mut Asm {
     a.mov(R4, R2)
         .add_imm(R4, 65)
         .jump_reg(Cond::Gt, R4, R3, pass);
     a.load(Size::B, R5, R2, 20).jump_imm(Cond::Ne, R5, 17, pass);
     if let Some(src) = from {
-        source_is(a, 22, &src, pass);
+        address_is(a, 22, &src, pass);
+    }
+    if let Some(dst) = to {
+        address_is(a, 38, &dst, pass);
     }
     probe_flag(a, 64);
     a.load(Size::H, R8, R2, 54).load(Size::H, R5, R2, 56)
@@ -183,9 +220,10 @@ fn probe_flag(a: &mut Asm, at: i16) {
 }
 
 /// IPv4: header length 5 words (test frames have no options), protocol UDP, not a later
-/// fragment (whose "port" bytes would be payload); the source address at 26 when `from`; the
-/// probe flag (at 44) into r9; the source and destination ports at 14 + 20 into r8 and r5.
-fn ipv4(a: &mut Asm, from: Option<[u8; 4]>, pass: Label) -> &mut Asm {
+/// fragment (whose "port" bytes would be payload); the source address at 26 when `from`, the
+/// destination at 30 when `to`; the probe flag (at 44) into r9; the source and destination
+/// ports at 14 + 20 into r8 and r5.
+fn ipv4(a: &mut Asm, (from, to): Addresses<4>, pass: Label) -> &mut Asm {
     a.load(Size::B, R5, R2, 14)
         .and_imm(R5, 0x0f)
         .jump_imm(Cond::Ne, R5, 5, pass);
@@ -195,15 +233,21 @@ fn ipv4(a: &mut Asm, from: Option<[u8; 4]>, pass: Label) -> &mut Asm {
         .and_imm(R5, 0x1fff)
         .jump_imm(Cond::Ne, R5, 0, pass);
     if let Some(src) = from {
-        source_is(a, 26, &src, pass);
+        address_is(a, 26, &src, pass);
+    }
+    if let Some(dst) = to {
+        address_is(a, 30, &dst, pass);
     }
     probe_flag(a, 44);
     a.load(Size::H, R8, R2, 34).load(Size::H, R5, R2, 36)
 }
 
-/// `if the source address at byte `at` of the frame (r2) is not `octets` goto pass`, a 32-bit
-/// word at a time (each compared as loaded: the words of `octets` in host order, zero-extended).
-fn source_is<'a>(a: &'a mut Asm, at: i16, octets: &[u8], pass: Label) -> &'a mut Asm {
+/// A frame's source and destination addresses to match, of one family (`N` bytes each).
+type Addresses<const N: usize> = (Option<[u8; N]>, Option<[u8; N]>);
+
+/// `if the address at byte `at` of the frame (r2) is not `octets` goto pass`, a 32-bit word at
+/// a time (each compared as loaded: the words of `octets` in host order, zero-extended).
+fn address_is<'a>(a: &'a mut Asm, at: i16, octets: &[u8], pass: Label) -> &'a mut Asm {
     for (i, word) in octets.chunks_exact(4).enumerate() {
         let w = u32::from_ne_bytes([word[0], word[1], word[2], word[3]]);
         a.load(Size::W, R5, R2, at + 4 * i as i16)

@@ -134,8 +134,19 @@ pub enum SessionError {
     /// The XDP counter of a frame engine's test could not be attached or read.
     #[error("frame counter: {0}")]
     Frames(#[from] frames::SysError),
-    /// A frame engine's test whose control connection is on no interface the counter can use.
-    #[error("frame counter: the control connection's local address is on no interface of this host; frame tests need an Ethernet interface between the hosts")]
+    /// Another XDP program holds the interface a frame test's counter would go on. The client
+    /// is told the interface (`busy`, its holder left out); which program it is, `holder`, is
+    /// for the server's log alone ([`SessionError::log_detail`]).
+    #[error("frame counter: {busy}")]
+    FramesBusy {
+        /// The refusal, naming no program.
+        busy: frames::SysError,
+        /// The program in the way, as " (program id N, name NAME)", or empty if unknown.
+        holder: String,
+    },
+    /// A frame engine's test whose control connection arrived on no interface the counter can
+    /// use.
+    #[error("frame counter: the interface the control connection arrived on is not known here; frame tests need an IP control connection over an Ethernet interface between the hosts")]
     FramesInterface,
     /// The UDP probe handshake or a socket call after it failed.
     #[error("UDP setup: {0}")]
@@ -194,6 +205,15 @@ pub enum SessionError {
 }
 
 impl SessionError {
+    /// What the server's log adds to the refusal the client is told: which XDP program holds
+    /// a frame test's interface (the client learns nothing of other programs on this host).
+    pub fn log_detail(&self) -> &str {
+        match self {
+            Self::FramesBusy { holder, .. } => holder,
+            _ => "",
+        }
+    }
+
     /// The refusal's reason as `serve --metrics` counts it.
     pub fn reason(&self) -> Refusal {
         match self {

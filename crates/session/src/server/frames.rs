@@ -1,5 +1,6 @@
 //! A frame engine's test at the server (`serve --frames`): the test's UDP ports are one
-//! contiguous block, so that the XDP counter on the server's interface matches exactly them;
+//! contiguous block, so that the XDP counter on the interface the control connection arrived
+//! on matches exactly them;
 //! the counter is attached as the block opens, before `Accepted` (its frames counted at the
 //! driver; the probe handshake's datagrams are not), and detached when the session drops it,
 //! also when the server is killed (a BPF link, pinned nowhere). After
@@ -8,14 +9,21 @@
 //! (`engine::frame_rx` keeps the same accounting without an skb per frame), unless a queue
 //! could not get one: then they pass up the stack too, and the record says which.
 //!
-//! Invariants: only the test's own ports are counted (the block is held by the session's
-//! sockets, so no other socket has them), and only frames from the client's address (the
-//! control connection's peer), so another host's frames to those ports are not the test's; an
+//! Invariants: the counter goes on the interface the control connection arrived on (the
+//! kernel's record of its SYN's incoming interface, `frames::route::arrived_on`), never the one
+//! holding the address it arrived at: a client routing to one address of the server through
+//! another interface gets the interface its packets use, not that address's. Only the test's
+//! own ports are counted (the block is held by the session's sockets, so no other socket has
+//! them) at the address the control connection arrived at, and only frames from the client's
+//! address (the control connection's peer): another host's frames to those ports, and the
+//! client's to another address of this host, are not the test's and pass untouched. An
 //! interface that already has an XDP program is refused, never replaced
-//! (`frames::SysError::XdpBusy`); at most [`MAX_XSK_QUEUES`] AF_XDP sockets per test, counted
-//! in its budget (`budget.rs`).
+//! (`frames::SysError::XdpBusy`), and the client is not told which program it is (the server's
+//! log says); at most [`MAX_XSK_QUEUES`] AF_XDP sockets per test, counted in its budget
+//! (`budget.rs`).
 
 use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::os::fd::AsFd;
 use std::sync::Arc;
 
 use engine::frame_rx::FrameRx;
@@ -105,8 +113,8 @@ pub(super) fn matching(
     }
 }
 
-/// The counter of one test: on the interface holding the control connection's local address,
-/// with the test's AF_XDP receiver when it has one.
+/// The counter of one test: on the interface the control connection arrived on, with the
+/// test's AF_XDP receiver when it has one.
 pub(super) struct FrameCounter {
     counter: XdpCounter,
     interface: String,
@@ -120,6 +128,40 @@ pub(super) struct FrameCounter {
     _held: Vec<Conn>,
 }
 
+/// The name of the interface the control connection `ctrl` arrived on (its SYN's incoming
+/// interface, as the kernel kept it), for a client at `client`.
+fn arrival_interface(ctrl: &Conn, client: Option<IpAddr>) -> Result<String, SessionError> {
+    let Conn::Tcp(tcp) = ctrl else {
+        return Err(SessionError::FramesInterface);
+    };
+    let ipv6 = client.is_some_and(|c| c.is_ipv6());
+    let index = frames::route::arrived_on(tcp.as_fd(), ipv6)?;
+    Ok(frames::xdp::ifname(index)?)
+}
+
+/// An attach refused because another XDP program holds the interface, as the client is told
+/// it: naming the interface, not the program (which [`SessionError::FramesBusy`] keeps for the
+/// server's log).
+fn unnamed(e: frames::SysError) -> SessionError {
+    match e {
+        frames::SysError::XdpBusy {
+            ifname,
+            ifindex,
+            holder,
+            source,
+        } => SessionError::FramesBusy {
+            busy: frames::SysError::XdpBusy {
+                ifname,
+                ifindex,
+                holder: String::new(),
+                source,
+            },
+            holder,
+        },
+        other => SessionError::Frames(other),
+    }
+}
+
 /// A test's ends for its workers, with its frame counter (`None`: not a frame test).
 pub(super) type Ends = (Option<FrameCounter>, Vec<Endpoint>);
 
@@ -127,8 +169,8 @@ impl FrameCounter {
     /// The counter of `spec`'s test when it is a frame engine's, attached as the test's ports
     /// open (`ports`), before `Accepted`: so a client sets its senders up knowing the counter
     /// is on (a veth transmits redirected frames only while its peer has an XDP program), and
-    /// every frame after the probes is counted. On the interface holding the control
-    /// connection's local address, counting frames from its peer's address only (canonical: a
+    /// every frame after the probes is counted. On the interface the control connection arrived
+    /// on, counting frames from its peer's address to its local address only (canonical: a
     /// dual-stack listener sees an IPv4 client as ::ffff:a.b.c.d, its frames as IPv4).
     pub(super) fn for_ports(
         ctrl: &Conn,
@@ -138,11 +180,8 @@ impl FrameCounter {
         let Some(udp) = spec.udp().filter(|u| u.engine.sends_frames()) else {
             return Ok(None);
         };
-        let interface = ctrl
-            .local_addr()
-            .and_then(|a| measure::host::interface_for_ip(a.ip()))
-            .ok_or(SessionError::FramesInterface)?;
         let client = ctrl.peer_addr().map(|a| a.ip().to_canonical());
+        let interface = arrival_interface(ctrl, client)?;
         let (Some(&first), Some(&last)) = (ports.iter().min(), ports.iter().max()) else {
             return Err(SessionError::FramesInterface);
         };
@@ -150,8 +189,11 @@ impl FrameCounter {
             UdpEngine::Xdp => Action::Redirect,
             _ => Action::Pass,
         };
-        let counter =
-            XdpCounter::attach_from(&interface, &matching(udp, first, last, client), action)?;
+        let m = Matching {
+            to: ctrl.local_addr().map(|a| a.ip().to_canonical()),
+            ..matching(udp, first, last, client)
+        };
+        let counter = XdpCounter::attach_from(&interface, &m, action).map_err(unnamed)?;
         Ok(Some(Self {
             counter,
             interface,

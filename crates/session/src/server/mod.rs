@@ -260,7 +260,8 @@ impl Shared {
 fn refuse(conn: &mut Conn, shared: &Shared, peer: &str, why: SessionError) {
     shared.count(|m| m.refused(why.reason()));
     let message = why.to_string();
-    (shared.log)(format!("{peer}: refused: {message}"));
+    let detail = why.log_detail();
+    (shared.log)(format!("{peer}: refused: {message}{detail}"));
     let _ = shared.send(conn, &ServerMsg::Error { message });
 }
 
