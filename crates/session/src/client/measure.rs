@@ -5,7 +5,8 @@
 use std::time::{Duration, Instant};
 
 use analysis::{
-    IntervalTracker, LastPoll, LocalStream, RawRun, StreamFailure, WindowStart, WorkerReport,
+    BoundedIntervals, IntervalTracker, LastPoll, LocalStream, RawRun, StreamFailure, WindowStart,
+    WorkerReport,
 };
 use engine::{Endpoint, Role, StreamEngine, Workers};
 use measure::cpu::{CpuSoFar, CpuTime, SystemCpuSnapshot};
@@ -45,6 +46,8 @@ fn first_tick(grid: Option<Instant>, t0: Instant, interval: Duration) -> Duratio
 
 /// The intervals and the raw figures of both ends, for the summary.
 pub struct Measured {
+    /// The intervals as the record keeps them: every one shown as it happened, at most
+    /// `record::bounds::MAX_INTERVALS` kept ([`BoundedIntervals`]).
     pub intervals: Vec<IntervalSample>,
     pub raw: RawRun,
 }
@@ -69,16 +72,27 @@ impl Running {
     }
 }
 
-/// Runs the test on `conns` against `remote` and returns what both ends measured.
+/// Runs the test on `conns` against `remote` and returns what both ends measured: each
+/// interval goes to `progress` as it happens and into the record's bounded intervals.
 pub fn measure_streams(
     config: &ClientConfig,
     remote: &mut dyn Remote,
     conns: Vec<Endpoint>,
     progress: &mut dyn Observer,
 ) -> Result<Measured, ClientError> {
+    measure_keeping(config, remote, conns, progress, BoundedIntervals::default())
+}
+
+/// [`measure_streams`], its intervals kept in `intervals` (a smaller bound in tests).
+fn measure_keeping(
+    config: &ClientConfig,
+    remote: &mut dyn Remote,
+    conns: Vec<Endpoint>,
+    progress: &mut dyn Observer,
+    mut intervals: BoundedIntervals,
+) -> Result<Measured, ClientError> {
     let running = start(config, remote, conns)?;
     let mut tracker = IntervalTracker::new(&config.spec);
-    let mut intervals = Vec::new();
     let mut last_poll = None;
     let mut start = None;
     let end = poll_until_end(
@@ -108,7 +122,10 @@ pub fn measure_streams(
     raw.window_start = start;
     progress.interval(&sample);
     intervals.push(sample);
-    Ok(Measured { intervals, raw })
+    Ok(Measured {
+        intervals: intervals.into_vec(),
+        raw,
+    })
 }
 
 /// Starts a worker per stream and the test on both ends (`Begin`, `Begun`).
@@ -447,6 +464,103 @@ fn worker_report(r: engine::StreamReport) -> WorkerReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::target::Target;
+    use engine::{mock::MockEngine, Conn};
+    use wire::msg::{ServerResults, StreamEnd};
+    use wire::spec::{Direction, Params, StreamParams};
+
+    /// A far end that stands in with this end's counts (as a stock iperf3 server does).
+    struct Mirror;
+
+    impl Remote for Mirror {
+        fn local_addr(&self) -> Option<std::net::SocketAddr> {
+            None
+        }
+        fn engine(&self, _: &wire::TestSpec) -> Box<dyn StreamEngine> {
+            Box::new(MockEngine {
+                bytes_per_stream: 10_000,
+            })
+        }
+        fn begin(&mut self) -> Result<(), ClientError> {
+            Ok(())
+        }
+        fn begun(&mut self) -> Result<(), ClientError> {
+            Ok(())
+        }
+        fn counts(
+            &mut self,
+            _: u64,
+            local: &[StreamCounts],
+        ) -> Result<Result<super::super::remote::FarCounts, FarEndLost>, ClientError> {
+            let counts = local.to_vec();
+            let (cpu, stand_in) = (None, true);
+            Ok(Ok(super::super::remote::FarCounts {
+                counts,
+                cpu,
+                stand_in,
+            }))
+        }
+        fn results(
+            &mut self,
+            local: &[StreamCounts],
+            _: CpuTime,
+            _: Duration,
+        ) -> Result<Result<ServerResults, FarEndLost>, ClientError> {
+            let streams = (local.iter())
+                .map(|&c| StreamEnd {
+                    at_stop: c,
+                    total: c,
+                    ..StreamEnd::default()
+                })
+                .collect();
+            Ok(Ok(ServerResults {
+                streams,
+                ..ServerResults::default()
+            }))
+        }
+    }
+
+    /// Issue 48: a run of many more intervals than the record keeps (every millisecond for
+    /// half a second) keeps at most its bound, every one still shown, every byte still in
+    /// the kept intervals.
+    #[test]
+    fn a_run_of_more_intervals_than_the_bound_keeps_the_bound_and_every_byte() {
+        let stream = StreamParams::new(Direction::Send);
+        let tcp = Default::default();
+        let mut spec = wire::TestSpec::new(Params::TcpStream { stream, tcp }, 1, 500);
+        spec.interval_ms = 1;
+        let target = Target::Tcp {
+            addr: ([127, 0, 0, 1], 9).into(),
+            bind: None,
+        };
+        let config = ClientConfig::new(target, "mirror".into(), spec, engine::Signal::new());
+        let (ours, _theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        let conns = vec![Endpoint::Socket(Conn::Unix(ours))];
+        let mut shown = Counted(0);
+        let kept = BoundedIntervals::new(8, 100);
+        let m = measure_keeping(&config, &mut Mirror, conns, &mut shown, kept).unwrap();
+        // At most 1 ms apart (and 50 ms when the machine is busy) for 500 ms.
+        assert!(shown.0 > 16, "{} intervals shown", shown.0);
+        assert!(m.intervals.len() <= 8, "{} kept", m.intervals.len());
+        let sum = |f: fn(&record::FlowInterval) -> u64| -> u64 {
+            m.intervals.iter().map(|s| f(&s.flows[0])).sum()
+        };
+        assert_eq!(
+            (sum(|f| f.sender_bytes), sum(|f| f.receiver_bytes)),
+            (10_000, 10_000)
+        );
+        assert_eq!(m.intervals[0].start_s, 0.0);
+        assert!(m.intervals.windows(2).all(|w| w[0].end_s == w[1].start_s));
+    }
+
+    /// Counts the intervals shown.
+    struct Counted(usize);
+
+    impl Observer for Counted {
+        fn interval(&mut self, _: &IntervalSample) {
+            self.0 += 1;
+        }
+    }
 
     #[test]
     fn the_polling_loop_never_waits_past_a_tick_or_the_end() {
