@@ -24,6 +24,7 @@ mod harness;
 mod hostile_bounds;
 mod hostile_budgets;
 mod hostile_deadlines;
+mod hostile_growth;
 mod hostile_hygiene;
 mod hostile_metrics;
 mod hostile_relay;
