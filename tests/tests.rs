@@ -25,6 +25,7 @@ mod hostile_bounds;
 mod hostile_budgets;
 mod hostile_deadlines;
 mod hostile_frames;
+mod hostile_growth;
 mod hostile_hygiene;
 mod hostile_metrics;
 mod hostile_relay;

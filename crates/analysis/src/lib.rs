@@ -2,7 +2,9 @@
 //! socket, runs a test, reads a clock or prints, so every formula is unit-tested.
 //!
 //! - [`raw`]: everything one run measured, as the client collected it;
-//! - [`intervals`]: successive counter snapshots into interval samples;
+//! - [`intervals`]: successive counter snapshots into interval samples, kept by
+//!   [`BoundedIntervals`], at most a fixed number, adjacent pairs merged
+//!   ([`intervals_merge`]) when full;
 //! - [`summarize()`]: the one entry from what a run measured to its summary, which runs
 //!   [`summary`] (goodput, reconciliation, CPU, TCP_INFO, the performance index; the datagram
 //!   and request/response parts in `udp_rr`), [`link`] and [`verdict`] in turn;
@@ -32,6 +34,10 @@ mod family;
 pub mod frames;
 pub mod interface_frames;
 pub mod intervals;
+mod intervals_bounded;
+#[cfg(test)]
+mod intervals_bounded_tests;
+pub mod intervals_merge;
 pub mod link;
 pub mod loss;
 pub mod metric_id;
@@ -52,6 +58,7 @@ pub mod verdict;
 pub mod window;
 
 pub use intervals::{add_latency, IntervalTracker};
+pub use intervals_bounded::BoundedIntervals;
 pub use link::performance_index;
 pub use partial::LastPoll;
 pub use raw::{LocalStream, RawRun, StreamFailure, WorkerReport};

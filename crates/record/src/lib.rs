@@ -4,6 +4,9 @@
 //! field's unit is in its name; docs/RESULTS.md says what each one means and which end
 //! measured it.
 //!
+//! How large a record may grow, and what bounds its intervals so that it does not, is
+//! [`bounds`]'s.
+//!
 //! Types and their pure logic only: no database, no I/O. The stores (`results::store` on
 //! SQLite, `pgstore` on PostgreSQL) sit above this crate, so a crate that only reads or builds
 //! records (analysis, events, sweeps, reports) compiles no database driver.
@@ -13,6 +16,7 @@
 //! current one ([`layout_v1`]); the JSON layout is the stores' on-disk format, so a change
 //! here is a [`SCHEMA_VERSION`] change.
 
+pub mod bounds;
 pub mod efficiency;
 pub mod frames;
 pub mod layout_v1;

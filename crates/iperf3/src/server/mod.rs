@@ -15,6 +15,7 @@
 mod gate;
 mod output;
 mod record;
+mod rows;
 mod run;
 mod udp;
 

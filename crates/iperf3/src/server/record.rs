@@ -26,7 +26,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::protocol::{stream_ids, Results, StreamResults};
-use analysis::{IntervalTracker, LocalStream, RawRun, WorkerReport};
+use analysis::{LocalStream, RawRun, WorkerReport};
 use measure::cpu::CpuTime;
 use measure::host::HostFacts;
 use record::{Hosts, IntervalSample, RunRecord, Tag, Tags};
@@ -52,18 +52,17 @@ pub(super) struct About<'a> {
     pub host: HostFacts,
 }
 
-/// The record of a finished test and its tags, from this server's results, its `samples` of
-/// every stream's counts (the last at `TEST_END`) and the client's results; `Err` names what the
-/// client's results lack.
+/// The record of a finished test and its tags, from this server's results, its interval
+/// rows (`rows.rs`, the last ending at `TEST_END`) and the client's results; `Err` names what
+/// the client's results lack.
 pub(super) fn build(
     about: About<'_>,
     server: ServerResults,
-    samples: &[(Duration, Vec<StreamCounts>)],
+    intervals: Vec<IntervalSample>,
     theirs: &Results,
 ) -> Result<ServedRun, NotKept> {
     let spec = about.spec;
     let client = client_side(spec, theirs)?;
-    let intervals = intervals(spec, samples);
     let raw = RawRun {
         spec: spec.clone(),
         window: client.window,
@@ -112,17 +111,6 @@ pub(super) fn build(
         });
     }
     Ok(ServedRun { record, tags: set })
-}
-
-/// The interval rows: iperf3's client reports nothing while the test runs, so this server's
-/// counts stand for both ends of every stream (as a linerate client's rows against an iperf3
-/// server are its own counts alone), on this server's clock.
-fn intervals(spec: &TestSpec, samples: &[(Duration, Vec<StreamCounts>)]) -> Vec<IntervalSample> {
-    let mut tracker = IntervalTracker::new(spec);
-    samples
-        .iter()
-        .map(|(at, counts)| tracker.sample(*at, counts, counts))
-        .collect()
 }
 
 /// Why an iperf3 client's finished test is not kept as a record (the log says so after the
@@ -278,8 +266,9 @@ mod tests {
             r#"{"cpu_util_total":50,"cpu_util_user":10,"cpu_util_system":40,"sender_has_retransmits":1,
                 "streams":[{"id":1,"bytes":1000,"retransmits":4,"jitter":0,"errors":0,"packets":0,"start_time":0,"end_time":2.0}]}"#,
         );
-        let samples = [(Duration::from_secs(2), vec![bytes(900)])];
-        let run = build(about(&spec, &info), server, &samples, &client).unwrap();
+        let rows = super::super::rows::Rows::new(&spec, false, Default::default());
+        let intervals = rows.finish(Duration::from_secs(2), &[bytes(900)], None);
+        let run = build(about(&spec, &info), server, intervals.clone(), &client).unwrap();
         let f = &run.record.summary.flows[0];
         assert_eq!(
             (f.flow, f.sender),
@@ -306,7 +295,7 @@ mod tests {
             r#"{"streams":[{"id":3,"bytes":1,"retransmits":-1,"jitter":0,"errors":0,"packets":0}]}"#,
         );
         let server = ServerResults::default();
-        assert!(build(about(&spec, &info), server, &samples, &missing).is_err());
+        assert!(build(about(&spec, &info), server, intervals, &missing).is_err());
     }
 
     #[test]
@@ -339,7 +328,7 @@ mod tests {
             r#"{"cpu_util_total":1,"cpu_util_user":0,"cpu_util_system":1,"sender_has_retransmits":-1,
                 "streams":[{"id":1,"bytes":189000,"retransmits":-1,"jitter":0.00002,"errors":2,"packets":191,"start_time":0,"end_time":1.0}]}"#,
         );
-        let run = build(about(&spec, &info), server, &[], &client).unwrap();
+        let run = build(about(&spec, &info), server, Vec::new(), &client).unwrap();
         let f = &run.record.summary.flows[0];
         assert_eq!(
             (f.flow, f.sender),

@@ -27,6 +27,7 @@ use wire::msg::{ServerResults, StreamCounts, StreamEnd};
 use wire::spec::Flow;
 use wire::{TestKind, TestSpec};
 
+use super::rows::{Omitted, Rows};
 use super::udp::UdpClaim;
 use super::{engine_of, gone, output, read_state, record, send_state, Refusal};
 use session::server::{
@@ -105,12 +106,6 @@ fn merge(
         .collect()
 }
 
-/// What the streams counted by the end of the omitted seconds (`-O`).
-struct Omitted {
-    at: Duration,
-    counts: Vec<StreamCounts>,
-}
-
 /// One iperf3 test: what the client asked for, and who it is.
 pub(super) struct Test<'a> {
     pub spec: &'a TestSpec,
@@ -183,8 +178,8 @@ struct Ran {
     wall: Duration,
     /// From the start to when the senders were told to stop.
     send_wall: Duration,
-    /// Every stream's counts each interval (when the run is kept), in connection order.
-    samples: Vec<(Duration, Vec<StreamCounts>)>,
+    /// The interval rows so far (when the run is kept; at most the record's bound).
+    rows: Rows,
 }
 
 /// When to take the next interval's counts: every `spec.interval_ms` from the start, when the
@@ -289,7 +284,7 @@ pub(super) fn run_test(
     count_moved(test, &order, &whole, ran.wall, shared);
     if let Some(sink) = &shared.config().records {
         let streams = server_streams(&order, sent, received, ran.omitted.as_ref());
-        match keep(test, &start, &ran, streams, counts, &theirs, shared) {
+        match keep(test, &start, ran, streams, counts, &theirs, shared) {
             Ok(run) => (sink.0)(run),
             Err(why) => return Ok(format!("{line}; not kept: {why}")),
         }
@@ -407,12 +402,12 @@ fn our_results(
     ours
 }
 
-/// The finished run as a record: this server's `streams` and the interval samples up to
+/// The finished run as a record: this server's `streams` and the interval rows up to
 /// `last` (every stream's counts at `TestEnd`), all from the end of the omitted seconds.
 fn keep(
     test: &Test<'_>,
     start: &Start,
-    ran: &Ran,
+    ran: Ran,
     streams: Vec<StreamEnd>,
     last: Vec<StreamCounts>,
     theirs: &Results,
@@ -420,20 +415,7 @@ fn keep(
 ) -> Result<ServedRun, record::NotKept> {
     let omitted = ran.omitted.as_ref();
     let omit_at = omitted.map_or(Duration::ZERO, |o| o.at);
-    let less_omitted = |counts: &[StreamCounts]| -> Vec<StreamCounts> {
-        let before = |i: usize| omitted.and_then(|o| o.counts.get(i)).map_or(0, |c| c.bytes);
-        (counts.iter().enumerate())
-            .map(|(i, c)| StreamCounts {
-                bytes: c.bytes.saturating_sub(before(i)),
-                ..*c
-            })
-            .collect()
-    };
-    let samples = (ran.samples.iter())
-        .filter(|(at, _)| *at > omit_at)
-        .chain(std::iter::once(&(ran.wall, last)))
-        .map(|(at, counts)| (*at - omit_at, less_omitted(counts)))
-        .collect::<Vec<_>>();
+    let intervals = ran.rows.finish(ran.wall, &last, omitted);
     let about = record::About {
         spec: test.spec,
         client_version: test.params.client_version.as_deref(),
@@ -443,7 +425,7 @@ fn keep(
         host: test.host.clone().unwrap_or_default(),
     };
     let window = ran.wall.saturating_sub(omit_at);
-    record::build(about, start.results(streams, window), &samples, theirs)
+    record::build(about, start.results(streams, window), intervals, theirs)
 }
 
 /// Runs the streams until the client's `TestEnd` (`Err`: why none came): the senders stop when
@@ -462,11 +444,11 @@ fn run_streams(
     let longest = time_up + shared.config().handshake_timeout;
     let (mut omitted, mut senders_done) = (None, None);
     let mut ticks = Ticks::new(test.spec, shared.config().records.is_some());
-    let mut samples = Vec::new();
+    let mut rows = Rows::new(test.spec, !omit.is_zero(), Default::default());
     let end = loop {
         let now = Instant::now();
         if ticks.take(now - t0) {
-            samples.push((now - t0, ends.snapshot()));
+            rows.tick(now - t0, &ends.snapshot(), omitted.as_ref());
         }
         if omitted.is_none() && !omit.is_zero() && now >= t0 + omit {
             omitted = Some(Omitted {
@@ -510,7 +492,7 @@ fn run_streams(
         received,
         wall,
         send_wall: senders_done.unwrap_or(wall),
-        samples,
+        rows,
     };
     (end, ran)
 }

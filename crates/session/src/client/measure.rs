@@ -5,7 +5,8 @@
 use std::time::{Duration, Instant};
 
 use analysis::{
-    IntervalTracker, LastPoll, LocalStream, RawRun, StreamFailure, WindowStart, WorkerReport,
+    BoundedIntervals, IntervalTracker, LastPoll, LocalStream, RawRun, StreamFailure, WindowStart,
+    WorkerReport,
 };
 use engine::{Endpoint, Role, StreamEngine, Workers};
 use measure::cpu::{CpuSoFar, CpuTime, SystemCpuSnapshot};
@@ -45,6 +46,8 @@ fn first_tick(grid: Option<Instant>, t0: Instant, interval: Duration) -> Duratio
 
 /// The intervals and the raw figures of both ends, for the summary.
 pub struct Measured {
+    /// The intervals as the record keeps them: every one shown as it happened, at most
+    /// `record::bounds::MAX_INTERVALS` kept ([`BoundedIntervals`]).
     pub intervals: Vec<IntervalSample>,
     pub raw: RawRun,
 }
@@ -69,16 +72,27 @@ impl Running {
     }
 }
 
-/// Runs the test on `conns` against `remote` and returns what both ends measured.
+/// Runs the test on `conns` against `remote` and returns what both ends measured: each
+/// interval goes to `progress` as it happens and into the record's bounded intervals.
 pub fn measure_streams(
     config: &ClientConfig,
     remote: &mut dyn Remote,
     conns: Vec<Endpoint>,
     progress: &mut dyn Observer,
 ) -> Result<Measured, ClientError> {
+    measure_keeping(config, remote, conns, progress, BoundedIntervals::default())
+}
+
+/// [`measure_streams`], its intervals kept in `intervals` (a smaller bound in tests).
+fn measure_keeping(
+    config: &ClientConfig,
+    remote: &mut dyn Remote,
+    conns: Vec<Endpoint>,
+    progress: &mut dyn Observer,
+    mut intervals: BoundedIntervals,
+) -> Result<Measured, ClientError> {
     let running = start(config, remote, conns)?;
     let mut tracker = IntervalTracker::new(&config.spec);
-    let mut intervals = Vec::new();
     let mut last_poll = None;
     let mut start = None;
     let end = poll_until_end(
@@ -108,7 +122,10 @@ pub fn measure_streams(
     raw.window_start = start;
     progress.interval(&sample);
     intervals.push(sample);
-    Ok(Measured { intervals, raw })
+    Ok(Measured {
+        intervals: intervals.into_vec(),
+        raw,
+    })
 }
 
 /// Starts a worker per stream and the test on both ends (`Begin`, `Begun`).
@@ -445,39 +462,4 @@ fn worker_report(r: engine::StreamReport) -> WorkerReport {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_polling_loop_never_waits_past_a_tick_or_the_end() {
-        let ms = Duration::from_millis;
-        assert_eq!(wait_before_next_look(ms(990), ms(1000), ms(3000)), ms(10));
-        assert_eq!(wait_before_next_look(ms(100), ms(1000), ms(3000)), ms(50));
-        assert_eq!(wait_before_next_look(ms(2990), ms(4000), ms(3000)), ms(10));
-        // A tick due within 10 ms of the end is skipped: sleep toward the end (this subtraction
-        // overflowed once, panicking the client at the end of a run).
-        assert_eq!(wait_before_next_look(ms(2995), ms(2993), ms(3000)), ms(5));
-    }
-
-    #[test]
-    fn a_grid_puts_the_ticks_on_its_own_seconds() {
-        let (ms, anchor) = (Duration::from_millis, Instant::now());
-        assert_eq!(first_tick(None, anchor + ms(30), ms(1000)), ms(1000));
-        // Started 30 ms into the grid's first interval: its first tick is at the grid's 1 s.
-        assert_eq!(first_tick(Some(anchor), anchor + ms(30), ms(1000)), ms(970));
-        // Started 2.3 s in: at 3 s; on a tick: the next one.
-        assert_eq!(
-            first_tick(Some(anchor), anchor + ms(2300), ms(1000)),
-            ms(700)
-        );
-        assert_eq!(
-            first_tick(Some(anchor), anchor + ms(2000), ms(1000)),
-            ms(1000)
-        );
-        // A grid that begins after the start (never, but): its first tick.
-        assert_eq!(
-            first_tick(Some(anchor + ms(500)), anchor, ms(1000)),
-            ms(1500)
-        );
-    }
-}
+mod tests;

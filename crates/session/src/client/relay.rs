@@ -4,11 +4,13 @@
 //! Invariants: the controller never measures anything itself (every figure is the relay's or
 //! the far server's, each on its own clock); Ctrl-C here becomes a `stop` to the relay, whose
 //! partial record comes back like a local interrupted run's; a relay that goes silent past the
-//! test's time and a margin is an error, never a hang.
+//! test's time and a margin is an error, never a hang; the record keeps at most
+//! `record::bounds::MAX_INTERVALS` of the relay's intervals, as a local run's does.
 
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
+use analysis::BoundedIntervals;
 use engine::sockopt::SocketOptions;
 use engine::sys_io::poll_readable;
 use engine::Conn;
@@ -70,13 +72,20 @@ pub(super) fn run(
             other => return Err(unexpected(&relay, &other)),
         }
     };
+    // The relay's intervals, kept as a local run keeps its own: at most the record's bound,
+    // however many it sends.
+    let mut kept = BoundedIntervals::default();
+    std::mem::take(&mut record.intervals)
+        .into_iter()
+        .for_each(|s| kept.push(s));
     loop {
         match waiting.next(config)? {
-            RelayMsg::Intervals { samples } => record.intervals.extend(samples),
+            RelayMsg::Intervals { samples } => samples.into_iter().for_each(|s| kept.push(s)),
             RelayMsg::Done => break,
             other => return Err(unexpected(&relay, &other)),
         }
     }
+    record.intervals = kept.into_vec();
     record.target = format!("{} from {relay}", record.target);
     Ok(record)
 }

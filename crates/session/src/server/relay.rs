@@ -13,7 +13,8 @@
 //! far end's bytes, never refused apart from timed out, and "unreachable" never sooner than
 //! the connect timeout), while the relay's log says more; a relayed test holds a session slot
 //! like any other; a controller that goes away or sends `stop` ends the test early, never
-//! leaves it running.
+//! leaves it running; the intervals it holds and sends back are the client's, at most
+//! `record::bounds::MAX_INTERVALS` however long the test runs (`analysis::BoundedIntervals`).
 
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
