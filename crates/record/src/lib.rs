@@ -13,6 +13,7 @@
 //! current one ([`layout_v1`]); the JSON layout is the stores' on-disk format, so a change
 //! here is a [`SCHEMA_VERSION`] change.
 
+pub mod bounds;
 pub mod efficiency;
 pub mod frames;
 pub mod layout_v1;
