@@ -27,6 +27,7 @@ mod hostile_deadlines;
 mod hostile_hygiene;
 mod hostile_metrics;
 mod hostile_relay;
+mod hostile_store;
 mod interval_cpu;
 mod iperf3;
 mod iperf3_bad;
