@@ -11,7 +11,7 @@ use report::check::{check, CheckOptions, Decision};
 use report::trend::{by_test, test_of};
 use results::store::{Item, Selection, StoreLocation};
 
-use crate::report_cmd::select::labeled;
+use crate::report_cmd::select::{labeled, noted};
 
 /// The baseline's tags, checked before any step runs: a tag set, not a run.
 pub fn baseline_tags(against: &str) -> Result<Tags> {
@@ -38,14 +38,14 @@ pub fn check_steps(
     for step in &plan.steps {
         let step_tags =
             Tags::parse([format!("plan={}", plan.name), format!("step={}", step.name)])?;
-        let ours: Vec<StoredRun> = (store.find(&step_tags)?.into_iter())
+        let ours: Vec<StoredRun> = (noted(store.find(&step_tags)?).into_iter())
             .filter(|r| r.record.started_at_unix_ms >= since_ms)
             .collect();
         let mut theirs_tags = step_tags;
         for (key, value) in baseline.iter() {
             theirs_tags.insert(tag(key, value))?;
         }
-        let theirs = store.find(&theirs_tags)?;
+        let theirs = noted(store.find(&theirs_tags)?);
         for (test, candidate) in by_test(ours) {
             let baseline_runs = (theirs.iter())
                 .filter(|r| test_of(r) == test && !candidate.iter().any(|c| c.id == r.id))
@@ -56,6 +56,7 @@ pub fn check_steps(
                     label,
                     tags: Tags::new(),
                     runs,
+                    skipped: vec![],
                 };
                 labeled(&selection).leave_out_unfinished()
             };

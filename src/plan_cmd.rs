@@ -208,7 +208,7 @@ fn step_command(args: &PlanArgs, plan: &Plan, step: &Step, db: &StoreLocation) -
 
 fn has_runs(store: &mut dyn ResultStore, plan: &Plan, step: &Step) -> Result<bool> {
     let tags = Tags::parse([format!("plan={}", plan.name), format!("step={}", step.name)])?;
-    Ok(!store.find(&tags)?.is_empty())
+    Ok(!store.find(&tags)?.rows.is_empty())
 }
 
 /// `[=====>    ] 2/5  3m12s  step NAME: WORDS` on stderr before each step.

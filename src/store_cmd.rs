@@ -15,6 +15,7 @@ use record::{RunId, StoredRun};
 use report::stored::{write_csv, write_json, write_stored, write_table};
 use results::store::{Filter, StoreError};
 
+use crate::report_cmd::select::noted;
 use crate::store_args::{resolve_db, store_error, RunFilterArgs};
 
 /// `linerate runs`.
@@ -71,7 +72,7 @@ pub fn runs_to(args: &RunsArgs, out: &mut dyn Write) -> Result<()> {
     };
     let location = resolve_db(args.db.as_deref())?;
     let rows = match pgstore::open(&location, Access::Read) {
-        Ok(mut store) => store.list(&filter).map_err(|e| store_error(e, false))?,
+        Ok(mut store) => noted(store.list(&filter).map_err(|e| store_error(e, false))?),
         Err(StoreError::Missing { .. }) => {
             eprintln!("linerate: no runs stored yet ({location} does not exist)");
             Vec::new()
@@ -105,22 +106,15 @@ pub struct ImportArgs {
 }
 
 /// `linerate import`: every run of the files, each in its own transaction, keeping its tags,
-/// host facts and time of storing (ids are the new database's). Every line is read and checked
-/// before the first is stored.
+/// host facts and time of storing (ids are the new database's). Every line is read (each to a
+/// bound) and checked, an over-limit run refused, before the first is stored.
 pub fn import(args: &ImportArgs) -> Result<()> {
     let mut runs: Vec<StoredRun> = Vec::new();
     for file in &args.files {
-        let text = std::fs::read_to_string(file)
+        let text = std::fs::File::open(file)
             .map_err(|e| anyhow!("{}: cannot read it: {e}", file.display()))?;
-        for (n, line) in text
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty())
-        {
-            let run = serde_json::from_str(line).map_err(|e| {
-                anyhow!("{} line {}: not a stored run (`linerate export --format stored` writes them): {e}", file.display(), n + 1)
-            })?;
-            runs.push(run);
+        for run in results::store::read_stored(std::io::BufReader::new(text)) {
+            runs.push(run.map_err(|e| anyhow!("{} {e}", file.display()))?);
         }
     }
     let location = resolve_db(args.db.as_deref())?;

@@ -134,7 +134,7 @@ fn stores_and_lists_through_the_flags() {
     };
     assert_eq!(store_run(&none, &record).unwrap(), None);
     let store = Store::open_existing(&db).unwrap();
-    let rows = store.list(&Filter::default()).unwrap();
+    let rows = store.list(&Filter::default()).unwrap().rows;
     assert_eq!(rows.len(), 1);
     let mut out = Vec::new();
     write_stored(&mut out, &store.get(RunId(1)).unwrap()).unwrap();

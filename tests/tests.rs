@@ -29,6 +29,7 @@ mod hostile_growth;
 mod hostile_hygiene;
 mod hostile_metrics;
 mod hostile_relay;
+mod hostile_store;
 mod hostile_ui;
 mod interval_cpu;
 mod iperf3;

@@ -7,7 +7,7 @@ use anyhow::{anyhow, Result};
 use pgstore::Access;
 use record::StoredRun;
 use report::{LabeledRuns, PpsMatrix};
-use results::store::{Filter, Item, ResultStore, StoreLocation};
+use results::store::{BadRow, Filter, Item, Listing, ResultStore, StoreLocation};
 
 use crate::store_args::resolve_db;
 
@@ -45,11 +45,25 @@ fn open(items: &[String], db: Option<&Path>) -> Result<(Vec<Item>, Box<dyn Resul
     Ok((parsed, store))
 }
 
+/// A listing's rows; each run it left out named on stderr.
+pub fn noted<T>(listing: Listing<T>) -> Vec<T> {
+    note_skipped(&listing.skipped);
+    listing.rows
+}
+
+/// `linerate: skipped run #5: …` on stderr for each run that could not be read.
+pub fn note_skipped(skipped: &[BadRow]) {
+    skipped
+        .iter()
+        .for_each(|bad| eprintln!("linerate: skipped {bad}"));
+}
+
 /// One column per item, in order.
 pub fn columns(items: &[String], filter: &Filter, db: Option<&Path>) -> Result<Vec<Column>> {
     let (parsed, mut store) = open(items, db)?;
     (parsed.iter())
         .map(|i| results::store::select(store.as_mut(), i, filter).map_err(|e| anyhow!("{e}")))
+        .inspect(|c| c.iter().for_each(|c| note_skipped(&c.skipped)))
         .collect()
 }
 
@@ -57,7 +71,9 @@ pub fn columns(items: &[String], filter: &Filter, db: Option<&Path>) -> Result<V
 /// what `export --format stored` writes.
 pub fn stored(items: &[String], db: Option<&Path>) -> Result<Vec<StoredRun>> {
     let (parsed, mut store) = open(items, db)?;
-    results::store::distinct(store.as_mut(), &parsed).map_err(|e| anyhow!("{e}"))
+    Ok(noted(
+        results::store::distinct(store.as_mut(), &parsed).map_err(|e| anyhow!("{e}"))?,
+    ))
 }
 
 /// A report's columns when no items are given: every stored run that passes `filter`, one
@@ -70,7 +86,8 @@ pub fn grouped(
     let path = resolve_db(db)?;
     let (_, mut store) = open(&[], db)?;
     let is_cell = |r: &StoredRun| PpsMatrix::cell_key(r).is_some();
-    let (columns, cells) =
+    let grouped =
         results::store::grouped(store.as_mut(), filter, is_cell).map_err(|e| anyhow!("{e}"))?;
-    Ok((columns, cells, path))
+    note_skipped(&grouped.skipped);
+    Ok((grouped.selections, grouped.apart, path))
 }

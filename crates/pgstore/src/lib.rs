@@ -22,9 +22,13 @@ pub mod testing;
 #[cfg(test)]
 mod tests;
 
+use postgres::fallible_iterator::FallibleIterator;
 use postgres::Client;
 use record::{HostFacts, RunId, RunRecord, RunRow, StoredRun, Tags};
-use results::store::{Figures, Filter, ResultStore, Store, StoreError, StoreLocation};
+use results::store::{
+    encode_bounded, BadRow, Figures, Filter, Listing, RawStored, ResultStore, RowFault, Store,
+    StoreError, StoreLocation,
+};
 
 pub use connect::PgTarget;
 pub use run_store::{storing_hint, RunStore, Unsaved};
@@ -95,8 +99,8 @@ impl ResultStore for PgStore {
         host: &HostFacts,
         stored_at_unix_ms: u64,
     ) -> Result<RunId, StoreError> {
-        let record_json = serde_json::to_string(record).map_err(StoreError::Encode)?;
-        let host_json = serde_json::to_string(host).map_err(StoreError::Encode)?;
+        let record_json = encode_bounded(record, "record")?;
+        let host_json = encode_bounded(host, "host facts")?;
         let f = Figures::of(record);
         let location = self.location.clone();
         let fail = |e: postgres::Error| connect::server_error(&location, &e);
@@ -116,13 +120,13 @@ impl ResultStore for PgStore {
     }
 
     fn get(&mut self, id: RunId) -> Result<StoredRun, StoreError> {
-        let query = format!("SELECT {} FROM runs WHERE id = $1", sql::STORED_COLUMNS);
+        let query = format!("SELECT {} FROM runs WHERE id = $2", sql::STORED_COLUMNS);
         let row = self
             .client
-            .query_opt(&query, &[&id.0])
+            .query_opt(&query, &[&sql::LIMIT, &id.0])
             .map_err(self.fail())?;
         match row {
-            Some(row) => sql::raw_stored(&row).decode(),
+            Some(row) => Ok(sql::raw_stored(&row)?.decode()?),
             None => Err(StoreError::UnknownRun {
                 id,
                 location: self.location.clone(),
@@ -130,35 +134,73 @@ impl ResultStore for PgStore {
         }
     }
 
-    fn list(&mut self, filter: &Filter) -> Result<Vec<RunRow>, StoreError> {
-        let (clause, params) = sql::where_clause(filter);
+    fn list(&mut self, filter: &Filter) -> Result<Listing<RunRow>, StoreError> {
+        let (clause, params) = sql::where_clause(filter, true);
         let query = format!(
             "SELECT {} FROM runs{clause} ORDER BY started_at_unix_ms, id",
             sql::ROW_COLUMNS
         );
-        let rows = self
-            .client
-            .query(&query, &params.as_refs())
-            .map_err(self.fail())?;
-        rows.iter()
-            .map(|r| sql::run_row(r, &self.location))
-            .collect()
+        match self.client.query(&query, &params.as_refs()) {
+            Ok(rows) => Listing::gather(rows.iter().map(|r| Ok(sql::run_row(r)))),
+            // A record that is not JSON fails the statement: list row by row instead.
+            Err(e) if e.as_db_error().is_some() => self.list_row_by_row(filter),
+            Err(e) => Err(connect::server_error(&self.location, &e)),
+        }
     }
 
-    fn find(&mut self, tags: &Tags) -> Result<Vec<StoredRun>, StoreError> {
+    fn find(&mut self, tags: &Tags) -> Result<Listing<StoredRun>, StoreError> {
         let filter = Filter {
             tags: tags.clone(),
             ..Filter::default()
         };
-        let (clause, params) = sql::where_clause(&filter);
+        let (clause, params) = sql::where_clause(&filter, true);
         let query = format!(
             "SELECT {} FROM runs{clause} ORDER BY started_at_unix_ms, id",
             sql::STORED_COLUMNS
         );
-        let rows = self
-            .client
-            .query(&query, &params.as_refs())
+        let location = self.location.clone();
+        let fail = |e: postgres::Error| connect::server_error(&location, &e);
+        // Row by row as they arrive: one run's JSON is held at a time.
+        let rows = (self.client.query_raw(&query, params.as_refs()))
+            .map_err(fail)?
+            .iterator();
+        Listing::gather(rows.map(|row| {
+            let row = row.map_err(fail)?;
+            Ok(sql::raw_stored(&row).and_then(RawStored::decode))
+        }))
+    }
+}
+
+impl PgStore {
+    /// [`ResultStore::list`] one run at a time, each run's failure its own.
+    fn list_row_by_row(&mut self, filter: &Filter) -> Result<Listing<RunRow>, StoreError> {
+        let (clause, params) = sql::where_clause(filter, false);
+        let ids = (self.client)
+            .query(
+                &format!("SELECT id FROM runs{clause} ORDER BY started_at_unix_ms, id"),
+                &params.as_refs(),
+            )
             .map_err(self.fail())?;
-        rows.iter().map(|r| sql::raw_stored(r).decode()).collect()
+        let query = format!("SELECT {} FROM runs WHERE id = $2", sql::ROW_COLUMNS);
+        let mut rows = Vec::new();
+        for id in ids.iter().map(|r| RunId(r.get(0))) {
+            let row = match self.client.query_opt(&query, &[&sql::LIMIT, &id.0]) {
+                Ok(Some(row)) => Ok(sql::run_row(&row)),
+                // Deleted since the ids were read.
+                Ok(None) => continue,
+                Err(e) => match e.as_db_error() {
+                    Some(db) => Ok(Err(BadRow {
+                        id,
+                        fault: RowFault::Malformed {
+                            what: "record",
+                            detail: db.message().to_string(),
+                        },
+                    })),
+                    None => Err(connect::server_error(&self.location, &e)),
+                },
+            };
+            rows.push(row);
+        }
+        Listing::gather(rows)
     }
 }

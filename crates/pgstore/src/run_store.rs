@@ -1,7 +1,8 @@
 //! Storing finished runs as the measuring commands do: an open store of either kind and the
 //! user's tags, opened before a test starts (so a bad database is reported before any time is
 //! spent measuring); each run stored with its client host's facts; a run the store refuses
-//! (disk full, file system gone read-only) kept as a JSON file so nothing measured is lost.
+//! (disk full, file system gone read-only, a record over `record::bounds::MAX_RECORD_BYTES`)
+//! kept as a JSON file so nothing measured is lost.
 //!
 //! Invariants: where a key is both the user's and a caller's extra tag, the user's value wins;
 //! a refused run's record is written whole to the temporary directory before the error is
@@ -66,6 +67,9 @@ pub fn storing_hint(e: &StoreError) -> &'static str {
         | StoreError::ForeignTables { .. } => {
             " (--db PATH stores elsewhere, --no-store skips storing)"
         }
+        StoreError::TooLarge { .. } => {
+            " (fewer intervals make a smaller one: a longer --interval, or a shorter --time)"
+        }
         _ => "",
     }
 }
@@ -122,9 +126,12 @@ fn keep(record: &RunRecord) -> Result<PathBuf, (PathBuf, std::io::Error)> {
         "linerate-unsaved-{stamp}-{}.json",
         std::process::id()
     ));
-    let written = serde_json::to_vec_pretty(record)
-        .map_err(std::io::Error::other)
-        .and_then(|bytes| std::fs::write(&path, bytes));
+    // Streamed to the file: a record too large to store is not held twice.
+    let written = std::fs::File::create(&path).and_then(|file| {
+        let mut out = std::io::BufWriter::new(file);
+        serde_json::to_writer_pretty(&mut out, record).map_err(std::io::Error::other)?;
+        std::io::Write::flush(&mut out)
+    });
     match written {
         Ok(()) => Ok(path),
         Err(e) => Err((path, e)),
@@ -153,6 +160,20 @@ mod tests {
             kept: Err(("/full/x.json".into(), std::io::Error::other("no space"))),
             ..unsaved
         };
+        let large = Unsaved {
+            error: StoreError::TooLarge {
+                what: "record",
+                bytes: 104_857_600,
+            },
+            kept: Ok("/tmp/linerate-unsaved-1-2.json".into()),
+        };
+        assert_eq!(
+            large.to_string(),
+            "the run was printed but not stored: the run's record is 104857600 bytes as JSON, \
+             over the limit of 16777216 bytes (16 MiB) a results store keeps per run (fewer \
+             intervals make a smaller one: a longer --interval, or a shorter --time); its \
+             record (JSON) is in /tmp/linerate-unsaved-1-2.json"
+        );
         assert!(lost.to_string().ends_with(
             "nor could its record be written to /full/x.json (no space): the output above is \
              all that is left"

@@ -1,10 +1,11 @@
 //! The statements of the PostgreSQL store and the conversions between its rows and results'
 //! types. The columns are the SQLite store's (`results::store`), in PostgreSQL's types.
 
-use postgres::types::ToSql;
+use postgres::types::{FromSql, ToSql};
 use postgres::Row;
+use record::bounds::MAX_RECORD_BYTES;
 use record::{parse_kind, RunId, RunRecord, RunRow, RunShape};
-use results::store::{parse_tags, Figures, Filter, RawStored, StoreError};
+use results::store::{parse_tags, BadRow, Figures, Filter, RawStored, RowFault, Stored};
 
 /// Inserts a run, returning its id.
 pub(crate) const INSERT_RUN: &str = "INSERT INTO runs (stored_at_unix_ms, started_at_unix_ms, \
@@ -17,21 +18,77 @@ pub(crate) const INSERT_RUN: &str = "INSERT INTO runs (stored_at_unix_ms, starte
 /// Inserts one tag of a run.
 pub(crate) const INSERT_TAG: &str = "INSERT INTO run_tags (run_id, key, value) VALUES ($1, $2, $3)";
 
-/// Columns read into a [`RunRow`].
+/// Columns read into a [`RunRow`], in the SQLite store's order (`results::store`): the
+/// figures, hostname, tags, the pieces of the record the shape is read from, then what judges
+/// the row first (the stored lengths, whether its JSON is JSON, its layout). `$1` is
+/// [`MAX_RECORD_BYTES`]: no record over it is parsed. A record that is not JSON fails the
+/// whole statement (PostgreSQL before 16 cannot test it in a query): the store then lists
+/// row by row (`PgStore::list`), so that it fails only itself.
 pub(crate) const ROW_COLUMNS: &str = "id, started_at_unix_ms, kind, target, interrupted, \
     duration_s, throughput_bps, local_cpu_pct, remote_cpu_pct, retransmits, rtt_us, \
     transactions_per_s, p50_us, p99_us, loss_pct, pps_received, \
     coalesce(host_json->>'hostname', ''), \
     (SELECT json_object_agg(key, value)::text FROM run_tags WHERE run_id = runs.id), \
+    CASE WHEN octet_length(record_json)::bigint <= $1 THEN \
     (SELECT jsonb_build_array(j->'schema_version', j->'spec', j#>'{summary,interrupted}', \
         j#>'{summary,incomplete}', \
         jsonb_path_exists(j, '$.summary.flows[*].streams[*].error ? (@.type() == \"string\")'), \
         j#>'{summary,until_stopped}')::text \
-     FROM (SELECT record_json::jsonb AS j) AS rec)";
+     FROM (SELECT record_json::jsonb AS j) AS rec) END, \
+    octet_length(record_json)::bigint, octet_length(host_json::text)::bigint, true, \
+    record_schema_version, true";
 
-/// Columns read into a [`RawStored`].
-pub(crate) const STORED_COLUMNS: &str = "id, stored_at_unix_ms, host_json::text, record_json, \
-    (SELECT json_object_agg(key, value)::text FROM run_tags WHERE run_id = runs.id)";
+/// What each of [`ROW_COLUMNS`] reads, for a message naming one that does not.
+const ROW_LABELS: [&str; 24] = [
+    "id",
+    "started_at_unix_ms",
+    "kind",
+    "target",
+    "interrupted",
+    "duration_s",
+    "throughput_bps",
+    "local_cpu_pct",
+    "remote_cpu_pct",
+    "retransmits",
+    "rtt_us",
+    "transactions_per_s",
+    "p50_us",
+    "p99_us",
+    "loss_pct",
+    "pps_received",
+    "host_json",
+    "run_tags",
+    "record_json",
+    "record_json",
+    "host_json",
+    "record_json",
+    "record_schema_version",
+    "host_json",
+];
+
+/// Columns read into a [`RawStored`]: the JSON only when its stored length is at most `$1`
+/// ([`MAX_RECORD_BYTES`]; PostgreSQL reads a text's length without detoasting it).
+pub(crate) const STORED_COLUMNS: &str = "id, stored_at_unix_ms, \
+    CASE WHEN octet_length(host_json::text)::bigint <= $1 THEN host_json::text END, \
+    CASE WHEN octet_length(record_json)::bigint <= $1 THEN record_json END, \
+    (SELECT json_object_agg(key, value)::text FROM run_tags WHERE run_id = runs.id), \
+    octet_length(host_json::text)::bigint, octet_length(record_json)::bigint, \
+    record_schema_version";
+
+/// What each of [`STORED_COLUMNS`] reads.
+const STORED_LABELS: [&str; 8] = [
+    "id",
+    "stored_at_unix_ms",
+    "host_json",
+    "record_json",
+    "run_tags",
+    "host_json",
+    "record_json",
+    "record_schema_version",
+];
+
+/// `$1` of a bounded statement.
+pub(crate) const LIMIT: i64 = MAX_RECORD_BYTES as i64;
 
 /// Owned statement parameters.
 pub(crate) struct Params(Vec<Box<dyn ToSql + Sync>>);
@@ -83,10 +140,14 @@ pub(crate) fn run_params(
     ])
 }
 
-/// `WHERE …` for a filter, with `$n` placeholders, and its parameters.
-pub(crate) fn where_clause(filter: &Filter) -> (String, Params) {
+/// `WHERE …` for a filter, with `$n` placeholders, and its parameters; `bounded`: after
+/// [`LIMIT`] as `$1`.
+pub(crate) fn where_clause(filter: &Filter, bounded: bool) -> (String, Params) {
     let mut conds = Vec::new();
     let mut params: Vec<Box<dyn ToSql + Sync>> = Vec::new();
+    if bounded {
+        params.push(Box::new(LIMIT));
+    }
     if let Some(kind) = filter.kind {
         params.push(Box::new(kind.as_str().to_string()));
         conds.push(format!("kind = ${}", params.len()));
@@ -124,48 +185,78 @@ pub(crate) fn where_clause(filter: &Filter) -> (String, Params) {
     (clause, Params(params))
 }
 
-/// A row of [`ROW_COLUMNS`].
-pub(crate) fn run_row(r: &Row, location: &str) -> Result<RunRow, StoreError> {
-    let kind: String = r.get(2);
-    let kind = parse_kind(&kind).map_err(|e| StoreError::Server {
-        location: location.to_string(),
+/// Column `i` of a row, or what is wrong with it, named by `labels[i]`.
+fn cell<'a, T: FromSql<'a>>(r: &'a Row, i: usize, labels: &[&'static str]) -> Result<T, RowFault> {
+    r.try_get(i).map_err(|e| RowFault::Column {
+        column: labels.get(i).copied().unwrap_or("?"),
+        detail: e.to_string(),
+    })
+}
+
+/// A row of [`ROW_COLUMNS`]: the run, or why it cannot be listed.
+pub(crate) fn run_row(r: &Row) -> Result<RunRow, BadRow> {
+    let id = RunId(r.get(0));
+    row_of(r, id).map_err(|fault| BadRow { id, fault })
+}
+
+fn row_of(r: &Row, id: RunId) -> Result<RunRow, RowFault> {
+    let l = &ROW_LABELS;
+    let stored = Stored {
+        record_bytes: cell(r, 19, l)?,
+        host_bytes: cell(r, 20, l)?,
+        layout: cell(r, 22, l)?,
+    };
+    stored.check(id).map_err(|bad| bad.fault)?;
+    let kind: String = cell(r, 2, l)?;
+    let kind = parse_kind(&kind).map_err(|e| RowFault::Column {
+        column: "kind",
         detail: e.to_string(),
     })?;
-    let tags: Option<String> = r.get(17);
-    let shape: Option<String> = r.get(18);
+    let tags: Option<String> = cell(r, 17, l)?;
+    let shape: Option<String> = cell(r, 18, l)?;
     let shape = RunShape::from_extract(shape.as_deref().unwrap_or("[]"));
     Ok(RunRow {
-        id: RunId(r.get(0)),
-        started_at_unix_ms: to_u64(r.get(1)),
+        id,
+        started_at_unix_ms: to_u64(cell(r, 1, l)?),
         kind,
-        target: r.get(3),
-        interrupted: r.get(4),
+        target: cell(r, 3, l)?,
+        interrupted: cell(r, 4, l)?,
         direction: shape.direction,
         streams: shape.streams,
         status: shape.status,
-        duration_s: r.get(5),
-        throughput_bps: r.get(6),
-        local_cpu_pct: r.get(7),
-        remote_cpu_pct: r.get(8),
-        retransmits: r.get::<_, Option<i64>>(9).map(to_u64),
-        rtt_us: r.get::<_, Option<i64>>(10).map(to_u64),
-        transactions_per_s: r.get(11),
-        p50_us: r.get(12),
-        p99_us: r.get(13),
-        loss_pct: r.get(14),
-        pps_received: r.get(15),
-        hostname: r.get(16),
+        duration_s: cell(r, 5, l)?,
+        throughput_bps: cell(r, 6, l)?,
+        local_cpu_pct: cell(r, 7, l)?,
+        remote_cpu_pct: cell(r, 8, l)?,
+        retransmits: cell::<Option<i64>>(r, 9, l)?.map(to_u64),
+        rtt_us: cell::<Option<i64>>(r, 10, l)?.map(to_u64),
+        transactions_per_s: cell(r, 11, l)?,
+        p50_us: cell(r, 12, l)?,
+        p99_us: cell(r, 13, l)?,
+        loss_pct: cell(r, 14, l)?,
+        pps_received: cell(r, 15, l)?,
+        hostname: cell(r, 16, l)?,
         tags: parse_tags(tags.as_deref()),
     })
 }
 
-/// A row of [`STORED_COLUMNS`].
-pub(crate) fn raw_stored(r: &Row) -> RawStored {
-    RawStored {
-        id: RunId(r.get(0)),
-        stored_at_unix_ms: to_u64(r.get(1)),
-        host_json: r.get(2),
-        record_json: r.get(3),
-        tags_json: r.get(4),
-    }
+/// A row of [`STORED_COLUMNS`], or why it cannot be read.
+pub(crate) fn raw_stored(r: &Row) -> Result<RawStored, BadRow> {
+    let id = RunId(r.get(0));
+    let l = &STORED_LABELS;
+    let raw = || -> Result<RawStored, RowFault> {
+        Ok(RawStored {
+            id,
+            stored_at_unix_ms: to_u64(cell(r, 1, l)?),
+            host_json: cell(r, 2, l)?,
+            record_json: cell(r, 3, l)?,
+            tags_json: cell(r, 4, l)?,
+            stored: Stored {
+                host_bytes: cell(r, 5, l)?,
+                record_bytes: cell(r, 6, l)?,
+                layout: cell(r, 7, l)?,
+            },
+        })
+    };
+    raw().map_err(|fault| BadRow { id, fault })
 }

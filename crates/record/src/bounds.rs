@@ -1,4 +1,5 @@
-//! How large a record may grow: the byte limit a stored record is held to, and the bounds on
+//! How large a record may grow: the byte limit a stored record is held to (by both results
+//! stores and by `linerate import`), and the bounds on
 //! what grows with a run's length (its intervals, their listed round trips) that keep any
 //! record of the protocol's widest test under it.
 //!
@@ -9,7 +10,12 @@
 //! builds that record). The producers keep their intervals through
 //! `analysis::BoundedIntervals`, which holds both bounds, so no run of any length stores more.
 
-/// Largest record a results store takes, bytes (16 MiB): the JSON of one run as stored.
+/// Largest record a results store takes, bytes (16 MiB): the JSON of one run as stored (and,
+/// apart, its host facts). Both stores (SQLite and PostgreSQL) refuse to write a larger one
+/// (the measuring commands keep it as a JSON file instead) and refuse to read one whose stored
+/// length is over it, naming its id, without loading it; `linerate import` holds a file's runs
+/// to it too. Reading a record decodes it through a JSON tree about twelve times its size, so
+/// this bounds what one `show`, or each run of a `report`, takes to a few hundred MB.
 pub const MAX_RECORD_BYTES: usize = 16 << 20;
 
 /// Most intervals a record keeps (1,024). A run with more keeps its whole span at a coarser

@@ -214,7 +214,7 @@ fn the_version_1_store_fixture_reads_as_layout_2() {
     let path = dir.path().join("copy.sqlite");
     std::fs::copy(fixture_dir().join("store-v1.sqlite"), &path).unwrap();
     let store = Store::open_existing(&path).unwrap();
-    let rows = store.list(&Filter::default()).unwrap();
+    let rows = store.list(&Filter::default()).unwrap().rows;
     let spec_of = |kind: &str| {
         let row = rows.iter().find(|r| r.kind.as_str() == kind).unwrap();
         store.get(row.id).unwrap().record.spec

@@ -18,7 +18,13 @@ fn record(name: &str) -> RunRecord {
 }
 
 fn ids(store: &Store, filter: Filter) -> Vec<RunId> {
-    store.list(&filter).unwrap().iter().map(|r| r.id).collect()
+    store
+        .list(&filter)
+        .unwrap()
+        .rows
+        .iter()
+        .map(|r| r.id)
+        .collect()
 }
 
 /// `linerate runs` tells runs apart by direction, streams and how they ended: each read from
@@ -83,7 +89,7 @@ fn a_listed_row_says_direction_streams_and_how_the_run_ended() {
             .insert(&r, &Tags::new(), &HostFacts::default())
             .unwrap();
     }
-    let rows = store.list(&Filter::default()).unwrap();
+    let rows = store.list(&Filter::default()).unwrap().rows;
     assert_eq!(rows.len(), runs.len());
     for (row, (r, direction, streams, status)) in rows.iter().zip(&runs) {
         assert_eq!(row.direction, *direction, "{}", row.id);
@@ -116,7 +122,7 @@ fn rows_of_the_first_store_version_read_their_shape() {
     let path = dir.path().join("v1.sqlite");
     std::fs::copy(fixture_dir().join("store-v1.sqlite"), &path).unwrap();
     let store = Store::open(&path).unwrap();
-    let rows = store.list(&Filter::default()).unwrap();
+    let rows = store.list(&Filter::default()).unwrap().rows;
     assert!(!rows.is_empty());
     for row in &rows {
         assert!(row.streams >= 1, "{row:?}");

@@ -57,8 +57,11 @@ fn an_item_selects_its_run_or_the_runs_carrying_its_tags_oldest_first() {
     let set = select(&mut store, &Item::parse("a=1").unwrap(), &tcp).unwrap();
     assert_eq!(ids(&set.runs), vec![1, 3]);
     let items = [Item::parse("a=1").unwrap(), Item::Run(RunId(3))];
-    assert_eq!(ids(&distinct(&mut store, &items).unwrap()), vec![1, 2, 3]);
-    assert_eq!(ids(&distinct(&mut store, &[]).unwrap()).len(), 5);
+    assert_eq!(
+        ids(&distinct(&mut store, &items).unwrap().rows),
+        vec![1, 2, 3]
+    );
+    assert_eq!(ids(&distinct(&mut store, &[]).unwrap().rows).len(), 5);
 }
 
 #[test]
@@ -103,7 +106,11 @@ fn an_item_that_selects_nothing_is_one_line_naming_it() {
 fn without_items_runs_group_by_kind_and_tags_and_the_ones_set_apart_stay_apart() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = store(dir.path());
-    let (groups, apart) = grouped(&mut store, &Filter::default(), |r| r.id.0 == 5).unwrap();
+    let results::store::Grouped {
+        selections: groups,
+        apart,
+        ..
+    } = grouped(&mut store, &Filter::default(), |r| r.id.0 == 5).unwrap();
     let got: Vec<(String, Vec<i64>)> = groups
         .iter()
         .map(|g| (g.label.clone(), ids(&g.runs)))

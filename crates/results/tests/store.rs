@@ -66,7 +66,13 @@ fn store_samples(store: &mut Store) -> [RunId; 3] {
 }
 
 fn ids(store: &Store, filter: Filter) -> Vec<RunId> {
-    store.list(&filter).unwrap().iter().map(|r| r.id).collect()
+    store
+        .list(&filter)
+        .unwrap()
+        .rows
+        .iter()
+        .map(|r| r.id)
+        .collect()
 }
 
 /// The file's bytes, and which files SQLite keeps beside it exist.
@@ -122,7 +128,7 @@ fn round_trip_insert_get_list() {
     assert_eq!(store.get(udp).unwrap().record, record("udp"));
     assert_eq!(store.get(rr).unwrap().record, record("rr"));
 
-    let rows = store.list(&Filter::default()).unwrap();
+    let rows = store.list(&Filter::default()).unwrap().rows;
     assert_eq!(rows.len(), 3);
     let t = &rows.iter().find(|r| r.id == tcp).unwrap();
     let rec = record("tcp");
@@ -179,7 +185,7 @@ fn round_trip_insert_get_list() {
     assert!(starts.windows(2).all(|w| w[0] <= w[1]), "{starts:?}");
 
     // find: the full records of a tag group.
-    let group = store.find(&tags(&["driver=velocityget"])).unwrap();
+    let group = store.find(&tags(&["driver=velocityget"])).unwrap().rows;
     assert_eq!(group.len(), 2);
     assert!(group
         .iter()
@@ -188,7 +194,7 @@ fn round_trip_insert_get_list() {
     // Reopened, everything is still there.
     drop(store);
     let store = Store::open_existing(&path).unwrap();
-    assert_eq!(store.list(&Filter::default()).unwrap().len(), 3);
+    assert_eq!(store.list(&Filter::default()).unwrap().rows.len(), 3);
     assert_eq!(store.get(rr).unwrap().record, record("rr"));
 }
 
@@ -201,7 +207,7 @@ fn interrupted_runs_are_marked() {
     let id = store
         .insert(&rec, &Tags::new(), &HostFacts::default())
         .unwrap();
-    let rows = store.list(&Filter::default()).unwrap();
+    let rows = store.list(&Filter::default()).unwrap().rows;
     assert!(rows[0].interrupted);
     assert!(rows[0].tags.is_empty());
     assert!(store.get(id).unwrap().record.summary.interrupted);
@@ -352,7 +358,7 @@ fn read_only_file_is_refused_for_writing_and_read_as_it_is() {
     assert!(err.to_string().contains("read-only"), "{err}");
     // Reading still works, and writing through a reader is refused.
     let mut reader = Store::open_existing(&path).unwrap();
-    assert_eq!(reader.list(&Filter::default()).unwrap().len(), 3);
+    assert_eq!(reader.list(&Filter::default()).unwrap().rows.len(), 3);
     assert_eq!(reader.get(RunId(1)).unwrap().record, record("tcp"));
     let err = reader
         .insert(&record("tcp"), &Tags::new(), &HostFacts::default())
@@ -376,7 +382,7 @@ fn write_many(path: &Path, name: &str) {
 
 fn assert_all_written(path: &Path, writers: &[&str]) {
     let store = Store::open_existing(path).unwrap();
-    let rows = store.list(&Filter::default()).unwrap();
+    let rows = store.list(&Filter::default()).unwrap().rows;
     assert_eq!(rows.len(), WRITES * writers.len());
     let mut ids: Vec<RunId> = rows.iter().map(|r| r.id).collect();
     ids.sort();
@@ -388,7 +394,8 @@ fn assert_all_written(path: &Path, writers: &[&str]) {
                 tags: tags(&[&format!("writer={w}")]),
                 ..Filter::default()
             })
-            .unwrap();
+            .unwrap()
+            .rows;
         assert_eq!(mine.len(), WRITES, "writer {w}");
         for row in &mine {
             assert_eq!(store.get(row.id).unwrap().record, record("tcp"));
@@ -496,13 +503,13 @@ fn fixture_of_every_version_loads() {
         }
         let mut store = Store::open(&path).unwrap();
         assert_eq!(store.version().unwrap(), STORE_VERSION);
-        let rows = store.list(&Filter::default()).unwrap();
+        let rows = store.list(&Filter::default()).unwrap().rows;
         assert_eq!(rows.len(), 3, "v{version}");
         let kinds: Vec<&str> = rows.iter().map(|r| r.kind.as_str()).collect();
         for kind in ["tcp_stream", "udp_stream", "tcp_rr"] {
             assert!(kinds.contains(&kind), "v{version}: {kinds:?}");
         }
-        let velocity = store.find(&tags(&["driver=velocityget"])).unwrap();
+        let velocity = store.find(&tags(&["driver=velocityget"])).unwrap().rows;
         assert_eq!(velocity.len(), 2, "v{version}");
         for name in ["tcp", "udp", "rr"] {
             let want = record(name);

@@ -113,7 +113,7 @@ async fn list_runs(
     let filter = filter(&params)?;
     let db = shared.db.clone();
     let rows = blocking(move || match pgstore::open(&db, Access::Read) {
-        Ok(mut store) => store.list(&filter),
+        Ok(mut store) => store.list(&filter).map(|listing| listing.rows),
         Err(StoreError::Missing { .. }) => Ok(Vec::new()),
         Err(e) => Err(e),
     })

@@ -7,14 +7,17 @@ use std::path::PathBuf;
 
 use record::{HostFacts, RunId, RunRecord, RunRow, StoredRun, Tags};
 
-use super::{Filter, Store, StoreError};
+use super::{Filter, Listing, Store, StoreError};
 
 /// A results store: runs with their tags and host facts, listed and found by tags.
 ///
 /// Every implementation keeps the same records (the whole [`RunRecord`] as JSON, so nothing is
 /// lost), the same tags and the same headline figures ([`super::Figures`]), writes a run in
 /// one transaction, brings its schema up to date once (and refuses a newer one), and lists
-/// runs oldest first.
+/// runs oldest first. Every one holds a run's JSON to [`record::bounds::MAX_RECORD_BYTES`]:
+/// a longer one is refused when written ([`StoreError::TooLarge`]) and left unread when
+/// stored ([`super::RowFault::TooLarge`]); and one bad row is reported by id, never fatal to
+/// a listing.
 pub trait ResultStore: Send {
     /// The store as messages name it: the file, or the server's URL without its password.
     fn location(&self) -> String;
@@ -43,12 +46,17 @@ pub trait ResultStore: Send {
     fn insert_stored(&mut self, run: &StoredRun) -> Result<RunId, StoreError> {
         self.insert_at(&run.record, &run.tags, &run.host, run.stored_at_unix_ms)
     }
-    /// The full stored run `id`.
+    /// The full stored run `id`. A run that cannot be read is [`StoreError::BadRow`] naming
+    /// it: one whose stored JSON is longer than [`record::bounds::MAX_RECORD_BYTES`] is judged
+    /// by its stored length and never loaded.
     fn get(&mut self, id: RunId) -> Result<StoredRun, StoreError>;
-    /// The runs that match `filter`, oldest first.
-    fn list(&mut self, filter: &Filter) -> Result<Vec<RunRow>, StoreError>;
-    /// Every run carrying all of `tags`, full records, oldest first.
-    fn find(&mut self, tags: &Tags) -> Result<Vec<StoredRun>, StoreError>;
+    /// The runs that match `filter`, oldest first; a run that cannot be listed (JSON that is
+    /// not JSON, a column of the wrong type or an unknown kind, a newer layout, over the
+    /// limit) is skipped and named in [`Listing::skipped`], never failing the others.
+    fn list(&mut self, filter: &Filter) -> Result<Listing<RunRow>, StoreError>;
+    /// Every run carrying all of `tags`, full records, oldest first; a run that cannot be
+    /// read is skipped and named as by [`ResultStore::list`].
+    fn find(&mut self, tags: &Tags) -> Result<Listing<StoredRun>, StoreError>;
 }
 
 impl ResultStore for Store {
@@ -70,10 +78,10 @@ impl ResultStore for Store {
     fn get(&mut self, id: RunId) -> Result<StoredRun, StoreError> {
         Store::get(self, id)
     }
-    fn list(&mut self, filter: &Filter) -> Result<Vec<RunRow>, StoreError> {
+    fn list(&mut self, filter: &Filter) -> Result<Listing<RunRow>, StoreError> {
         Store::list(self, filter)
     }
-    fn find(&mut self, tags: &Tags) -> Result<Vec<StoredRun>, StoreError> {
+    fn find(&mut self, tags: &Tags) -> Result<Listing<StoredRun>, StoreError> {
         Store::find(self, tags)
     }
 }

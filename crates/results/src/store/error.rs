@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use rusqlite::ErrorCode;
 
+use record::bounds::MAX_RECORD_BYTES;
+
 use super::RunId;
 
 /// A store error.
@@ -102,15 +104,17 @@ pub enum StoreError {
         /// The server's URL without its password.
         location: String,
     },
-    /// A stored run whose JSON this build cannot read.
-    #[error("run {id}: the stored {what} cannot be read by this linerate: {source}")]
-    BadRecord {
-        /// The run.
-        id: RunId,
+    /// A stored run this build cannot read (listings skip it and name it instead).
+    #[error(transparent)]
+    BadRow(#[from] BadRow),
+    /// A run whose record (or host facts) is larger as JSON than a store keeps: refused
+    /// before anything is written.
+    #[error("the run's {what} is {bytes} bytes as JSON, over the limit of {limit} bytes ({mib} MiB) a results store keeps per run", limit = MAX_RECORD_BYTES, mib = MAX_RECORD_BYTES >> 20)]
+    TooLarge {
         /// `record` or `host facts`.
         what: &'static str,
-        /// Why.
-        source: serde_json::Error,
+        /// Its length as JSON.
+        bytes: u64,
     },
     /// The record could not be turned into JSON.
     #[error("cannot encode the run record: {0}")]
@@ -138,6 +142,52 @@ pub enum StoreError {
         path: PathBuf,
         /// SQLite's error.
         source: rusqlite::Error,
+    },
+}
+
+/// One stored run that cannot be read, by id: `get` fails with it, a listing skips the run
+/// and names it ([`super::Listing::skipped`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("run {id}: {fault}")]
+pub struct BadRow {
+    /// The run.
+    pub id: RunId,
+    /// What is wrong with it.
+    pub fault: RowFault,
+}
+
+/// What is wrong with a stored run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RowFault {
+    /// Its stored JSON is longer than [`MAX_RECORD_BYTES`]: left unread.
+    #[error("its stored {what} is {bytes} bytes, over the limit of {limit} bytes ({mib} MiB) a results store reads; it was left unread", limit = MAX_RECORD_BYTES, mib = MAX_RECORD_BYTES >> 20)]
+    TooLarge {
+        /// `record` or `host facts`.
+        what: &'static str,
+        /// Its stored length.
+        bytes: u64,
+    },
+    /// Its stored JSON does not decode.
+    #[error("its stored {what} cannot be read by this linerate: {detail}")]
+    Malformed {
+        /// `record` or `host facts`.
+        what: &'static str,
+        /// Why, in the decoder's (or the server's) words.
+        detail: String,
+    },
+    /// Its record is of a layout newer than this build reads.
+    #[error("its record is of layout {found}, newer than this linerate reads (layout {supported}); use a newer linerate", supported = record::SCHEMA_VERSION)]
+    NewerLayout {
+        /// The stored layout (`record_schema_version`).
+        found: i64,
+    },
+    /// A column holds a value of the wrong type, or one this build does not know.
+    #[error("its {column} column cannot be read: {detail}")]
+    Column {
+        /// The column.
+        column: &'static str,
+        /// Why.
+        detail: String,
     },
 }
 

@@ -21,6 +21,7 @@
 //!   and left byte-for-byte as it was.
 
 mod backend;
+mod bounded;
 mod error;
 mod filter;
 mod item;
@@ -29,6 +30,7 @@ pub mod migrations;
 mod open;
 mod select;
 mod sql;
+mod stored_lines;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -36,17 +38,19 @@ use std::path::{Path, PathBuf};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 
 pub use backend::{has_password, redact, ResultStore, StoreLocation};
+pub use bounded::{encode_bounded, json_len, Listing, Stored};
 pub(crate) use error::classify;
-pub use error::{StoreError, BUSY_TIMEOUT_S};
+pub use error::{BadRow, RowFault, StoreError, BUSY_TIMEOUT_S};
 pub use filter::Filter;
 pub use item::{Item, ItemError};
 use migrations::{probe, Verdict};
 pub use migrations::{APPLICATION_ID, STORE_VERSION};
 use open::{check_header, enable_wal, newer, open_conn, refuse_unless_ours};
 use record::{HostFacts, RunId, RunRecord, RunRow, StoredRun, Tags};
-pub use select::{distinct, grouped, select, SelectError, Selection};
+pub use select::{distinct, grouped, select, Grouped, SelectError, Selection};
 pub use sql::{now_unix_ms, parse_tags, Figures, RawStored};
 use sql::{read_row, to_i64, where_clause};
+pub use stored_lines::{read_stored, LineError, MAX_LINE_BYTES};
 
 /// An open results database.
 pub struct Store {
@@ -66,24 +70,45 @@ impl fmt::Debug for Store {
 
 /// Columns of `runs` read into a [`RunRow`] (tags and hostname appended by the query; then
 /// the pieces of the record [`record::RunShape::from_extract`] reads, decoded by SQLite so the
-/// listing never decodes whole records).
+/// listing never decodes whole records; then what judges the row first: the stored lengths,
+/// whether the JSON is JSON, the layout). `?1` is [`record::bounds::MAX_RECORD_BYTES`]: no JSON function runs
+/// on a value over it, or on one that is not JSON text, so one bad row fails only itself.
 const ROW_COLUMNS: &str = "id, started_at_unix_ms, kind, target, interrupted, duration_s, \
     throughput_bps, local_cpu_pct, remote_cpu_pct, retransmits, rtt_us, transactions_per_s, \
     p50_us, p99_us, loss_pct, pps_received, \
-    coalesce(json_extract(host_json, '$.hostname'), ''), \
+    coalesce(CASE WHEN octet_length(host_json) <= ?1 AND typeof(host_json) = 'text' \
+        AND json_valid(host_json) THEN json_extract(host_json, '$.hostname') END, ''), \
     (SELECT json_group_object(key, value) FROM run_tags WHERE run_id = runs.id), \
-    json_array(json_extract(record_json, '$.schema_version'), \
+    CASE WHEN octet_length(record_json) <= ?1 AND typeof(record_json) = 'text' \
+        AND json_valid(record_json) THEN json_array( \
+        json_extract(record_json, '$.schema_version'), \
         json(json_extract(record_json, '$.spec')), \
         json_extract(record_json, '$.summary.interrupted'), \
         json_extract(record_json, '$.summary.incomplete'), \
         EXISTS (SELECT 1 FROM json_each(record_json, '$.summary.flows') AS f, \
             json_each(f.value, '$.streams') AS s \
             WHERE json_type(s.value, '$.error') = 'text'), \
-        json_extract(record_json, '$.summary.until_stopped'))";
+        json_extract(record_json, '$.summary.until_stopped')) END, \
+    octet_length(record_json), octet_length(host_json), \
+    CASE WHEN octet_length(record_json) <= ?1 AND typeof(record_json) = 'text' \
+        THEN json_valid(record_json) END, \
+    record_schema_version, \
+    CASE WHEN octet_length(host_json) <= ?1 AND typeof(host_json) = 'text' \
+        THEN json_valid(host_json) END";
 
-/// Columns of `runs` read into a [`StoredRun`].
-const STORED_COLUMNS: &str = "id, stored_at_unix_ms, host_json, record_json, \
-    (SELECT json_group_object(key, value) FROM run_tags WHERE run_id = runs.id)";
+/// Columns of `runs` read into a [`StoredRun`]: the JSON only when its stored length is at
+/// most `?1` ([`record::bounds::MAX_RECORD_BYTES`]); SQLite reads that length without loading the value.
+const STORED_COLUMNS: &str = "id, stored_at_unix_ms, \
+    CASE WHEN octet_length(host_json) <= ?1 THEN host_json END, \
+    CASE WHEN octet_length(record_json) <= ?1 THEN record_json END, \
+    (SELECT json_group_object(key, value) FROM run_tags WHERE run_id = runs.id), \
+    octet_length(host_json), octet_length(record_json), record_schema_version";
+
+/// A query's parameters: the limit (`?1`), then `rest`.
+fn bounded(rest: Vec<rusqlite::types::Value>) -> Vec<rusqlite::types::Value> {
+    let limit = rusqlite::types::Value::Integer(bounded::LIMIT_PARAM);
+    std::iter::once(limit).chain(rest).collect()
+}
 
 impl Store {
     /// Opens the database at `path` for writing, creating it (and its directory) if missing and
@@ -221,8 +246,8 @@ impl Store {
                 path: self.path.clone(),
             });
         }
-        let record_json = serde_json::to_string(record).map_err(StoreError::Encode)?;
-        let host_json = serde_json::to_string(host).map_err(StoreError::Encode)?;
+        let record_json = encode_bounded(record, "record")?;
+        let host_json = encode_bounded(host, "host facts")?;
         let f = Figures::of(record);
         let path = self.path.clone();
         let sql = |e| classify(&path, e);
@@ -273,20 +298,21 @@ impl Store {
         Ok(RunId(id))
     }
 
-    /// The full stored run `id`.
+    /// The full stored run `id`; a run over the limit, of a newer layout or that does not
+    /// decode is [`StoreError::BadRow`], judged before its JSON is loaded.
     pub fn get(&self, id: RunId) -> Result<StoredRun, StoreError> {
         let sql = |e| classify(&self.path, e);
         let raw = self
             .conn
             .query_row(
-                &format!("SELECT {STORED_COLUMNS} FROM runs WHERE id = ?1"),
-                [id.0],
+                &format!("SELECT {STORED_COLUMNS} FROM runs WHERE id = ?2"),
+                params![bounded::LIMIT_PARAM, id.0],
                 RawStored::read,
             )
             .optional()
             .map_err(sql)?;
         match raw {
-            Some(raw) => raw.decode(),
+            Some(raw) => Ok(raw?.decode()?),
             None => Err(StoreError::UnknownRun {
                 id,
                 location: self.path.display().to_string(),
@@ -294,8 +320,8 @@ impl Store {
         }
     }
 
-    /// The runs that match `filter`, oldest first.
-    pub fn list(&self, filter: &Filter) -> Result<Vec<RunRow>, StoreError> {
+    /// The runs that match `filter`, oldest first, and those that cannot be listed.
+    pub fn list(&self, filter: &Filter) -> Result<Listing<RunRow>, StoreError> {
         let (clause, values) = where_clause(filter);
         let sql = |e| classify(&self.path, e);
         let mut stmt = self
@@ -305,14 +331,14 @@ impl Store {
             ))
             .map_err(sql)?;
         let rows = stmt
-            .query_map(rusqlite::params_from_iter(values), read_row)
+            .query_map(rusqlite::params_from_iter(bounded(values)), read_row)
             .map_err(sql)?;
-        rows.collect::<Result<_, _>>().map_err(sql)
+        Listing::gather(rows).map_err(sql)
     }
 
     /// Every run that carries all of `tags` (with the same values), full records, oldest
-    /// first: the groups a comparison puts side by side.
-    pub fn find(&self, tags: &Tags) -> Result<Vec<StoredRun>, StoreError> {
+    /// first: the groups a comparison puts side by side; and those that cannot be read.
+    pub fn find(&self, tags: &Tags) -> Result<Listing<StoredRun>, StoreError> {
         let filter = Filter {
             tags: tags.clone(),
             ..Filter::default()
@@ -326,11 +352,10 @@ impl Store {
             ))
             .map_err(sql)?;
         let raws = stmt
-            .query_map(rusqlite::params_from_iter(values), RawStored::read)
-            .map_err(sql)?
-            .collect::<Result<Vec<_>, _>>()
+            .query_map(rusqlite::params_from_iter(bounded(values)), RawStored::read)
             .map_err(sql)?;
-        raws.into_iter().map(RawStored::decode).collect()
+        // Each run decoded as it is read: a bad one is skipped, and only one is held as JSON.
+        Listing::gather(raws.map(|raw| raw.map(|raw| raw.and_then(RawStored::decode)))).map_err(sql)
     }
 }
 

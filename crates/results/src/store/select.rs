@@ -4,14 +4,16 @@
 //! select through here.
 //!
 //! Invariants: a selection is never empty (an item that matches nothing is an error naming
-//! it); runs in a selection are oldest first; a tag-set selection is labeled with its tags in
+//! it); a run of a tag set or of the whole store that cannot be read is left out and named
+//! beside the runs (`skipped`), while a run named by its id that cannot be read is an error
+//! naming it; runs in a selection are oldest first; a tag-set selection is labeled with its tags in
 //! key order, as `linerate runs` prints them, so a label can be pasted back as an item.
 
 use std::collections::HashMap;
 
 use record::{StoredRun, Tags};
 
-use super::{Filter, Item, ResultStore, StoreError};
+use super::{BadRow, Filter, Item, Listing, ResultStore, StoreError};
 
 /// Stored runs under one label: a column of a comparison, chart or report.
 #[derive(Debug, Clone)]
@@ -22,6 +24,8 @@ pub struct Selection {
     pub tags: Tags,
     /// The runs, oldest first; never empty.
     pub runs: Vec<StoredRun>,
+    /// The runs of its tag set that could not be read, left out.
+    pub skipped: Vec<BadRow>,
 }
 
 /// Why an item selects nothing; one line naming it and what to look at.
@@ -47,6 +51,16 @@ pub enum SelectError {
         total: usize,
         /// The filter as flags.
         flags: String,
+    },
+    /// Runs that carry the item's tags, none of which can be read.
+    #[error("{label}: none of its {total} stored run(s) can be read; {first}")]
+    NoneReadable {
+        /// The item, or the database.
+        label: String,
+        /// How many it has.
+        total: usize,
+        /// The first of them.
+        first: BadRow,
     },
     /// Nothing stored at all.
     #[error("{location}: no runs stored yet")]
@@ -95,13 +109,24 @@ pub fn select(
     filter: &Filter,
 ) -> Result<Selection, SelectError> {
     let label = item.label();
-    let (tags, runs) = match item {
+    let (tags, runs, skipped) = match item {
         Item::Run(id) => {
             let run = store.get(*id)?;
-            (run.tags.clone(), vec![run])
+            (run.tags.clone(), vec![run], vec![])
         }
         Item::Tags(tags) => {
-            let runs = store.find(tags)?;
+            let Listing {
+                rows: runs,
+                skipped,
+            } = store.find(tags)?;
+            if let (true, Some(first)) = (runs.is_empty(), skipped.first()) {
+                let (total, first) = (skipped.len(), first.clone());
+                return Err(SelectError::NoneReadable {
+                    label,
+                    total,
+                    first,
+                });
+            }
             if runs.is_empty() {
                 let flags = Filter {
                     tags: tags.clone(),
@@ -112,7 +137,7 @@ pub fn select(
                     flags: flags.flags(),
                 });
             }
-            (tags.clone(), runs)
+            (tags.clone(), runs, skipped)
         }
     };
     let total = runs.len();
@@ -125,40 +150,73 @@ pub fn select(
             flags,
         });
     }
-    Ok(Selection { label, tags, runs })
+    Ok(Selection {
+        label,
+        tags,
+        runs,
+        skipped,
+    })
 }
 
-/// The runs of `items` in order, each run once; every stored run without items.
+/// The runs of `items` in order, each run once; every stored run without items; and the runs
+/// of their tag sets that could not be read.
 pub fn distinct(
     store: &mut dyn ResultStore,
     items: &[Item],
-) -> Result<Vec<StoredRun>, SelectError> {
+) -> Result<Listing<StoredRun>, SelectError> {
     if items.is_empty() {
         return Ok(store.find(&Tags::new())?);
     }
-    let mut runs: Vec<StoredRun> = Vec::new();
+    let mut out: Listing<StoredRun> = Listing {
+        rows: Vec::new(),
+        skipped: Vec::new(),
+    };
     for item in items {
-        for run in select(store, item, &Filter::default())?.runs {
-            if !runs.iter().any(|r| r.id == run.id) {
-                runs.push(run);
+        let selection = select(store, item, &Filter::default())?;
+        for run in selection.runs {
+            if !out.rows.iter().any(|r| r.id == run.id) {
+                out.rows.push(run);
+            }
+        }
+        for bad in selection.skipped {
+            if !out.skipped.iter().any(|b| b.id == bad.id) {
+                out.skipped.push(bad);
             }
         }
     }
-    Ok(runs)
+    Ok(out)
+}
+
+/// What [`grouped`] returns.
+#[derive(Debug, Clone)]
+pub struct Grouped {
+    /// One selection per (kind, tag set), in order of first appearance.
+    pub selections: Vec<Selection>,
+    /// The runs set apart.
+    pub apart: Vec<StoredRun>,
+    /// The runs that could not be read, left out.
+    pub skipped: Vec<BadRow>,
 }
 
 /// Every stored run that passes `filter`, one selection per (kind, tag set) in order of first
 /// appearance, an untagged run in a selection of its own; the runs `apart` picks (a `pps`
-/// matrix's cells, say) are returned beside the selections instead. Nothing stored, or
-/// nothing passing, is an error saying which.
+/// matrix's cells, say) are returned beside the selections instead, and the runs that could
+/// not be read (skipped) last. Nothing stored, nothing readable, or nothing passing, is an
+/// error saying which.
 pub fn grouped(
     store: &mut dyn ResultStore,
     filter: &Filter,
     apart: impl Fn(&StoredRun) -> bool,
-) -> Result<(Vec<Selection>, Vec<StoredRun>), SelectError> {
-    let runs: Vec<StoredRun> = (store.find(&filter.tags)?.into_iter())
-        .filter(|r| filter.passes(r))
-        .collect();
+) -> Result<Grouped, SelectError> {
+    let Listing { rows, skipped } = store.find(&filter.tags)?;
+    if let (true, Some(first)) = (rows.is_empty(), skipped.first()) {
+        return Err(SelectError::NoneReadable {
+            label: store.location(),
+            total: skipped.len(),
+            first: first.clone(),
+        });
+    }
+    let runs: Vec<StoredRun> = rows.into_iter().filter(|r| filter.passes(r)).collect();
     if runs.is_empty() {
         let flags = filter.flags();
         return Err(match flags.is_empty() {
@@ -177,6 +235,7 @@ pub fn grouped(
                 label: run.id.to_string(),
                 tags: Tags::new(),
                 runs: vec![run],
+                skipped: vec![],
             });
             continue;
         }
@@ -189,9 +248,14 @@ pub fn grouped(
                     label: key.0,
                     tags: run.tags.clone(),
                     runs: vec![run],
+                    skipped: vec![],
                 });
             }
         }
     }
-    Ok((out, set_apart))
+    Ok(Grouped {
+        selections: out,
+        apart: set_apart,
+        skipped,
+    })
 }

@@ -3,12 +3,12 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use rusqlite::types::Value;
+use rusqlite::types::{FromSql, Value};
 use rusqlite::Row;
 
-use record::{parse_kind, RunId, RunRecord, RunRow, RunShape, StoredRun, Tags, TestKind};
+use record::{parse_kind, RunId, RunRecord, RunRow, RunShape, StoredRun, Tags};
 
-use super::{Filter, StoreError};
+use super::{BadRow, Filter, RowFault, Stored};
 
 /// `WHERE …` for a filter, and its parameters.
 pub(super) fn where_clause(filter: &Filter) -> (String, Vec<Value>) {
@@ -46,84 +46,169 @@ pub(super) fn where_clause(filter: &Filter) -> (String, Vec<Value>) {
     }
 }
 
-pub(super) fn read_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
-    let tags: Option<String> = r.get(17)?;
-    let shape: Option<String> = r.get(18)?;
-    let shape = RunShape::from_extract(shape.as_deref().unwrap_or("[]"));
+/// What each of [`super::ROW_COLUMNS`] reads, for a message naming one that does not.
+const ROW_LABELS: [&str; 24] = [
+    "id",
+    "started_at_unix_ms",
+    "kind",
+    "target",
+    "interrupted",
+    "duration_s",
+    "throughput_bps",
+    "local_cpu_pct",
+    "remote_cpu_pct",
+    "retransmits",
+    "rtt_us",
+    "transactions_per_s",
+    "p50_us",
+    "p99_us",
+    "loss_pct",
+    "pps_received",
+    "host_json",
+    "run_tags",
+    "record_json",
+    "record_json",
+    "host_json",
+    "record_json",
+    "record_schema_version",
+    "host_json",
+];
+
+/// Column `i` of a row, or what is wrong with it, named by `labels[i]`.
+fn cell<T: FromSql>(r: &Row<'_>, i: usize, labels: &[&'static str]) -> Result<T, RowFault> {
+    r.get(i).map_err(|e| RowFault::Column {
+        column: labels.get(i).copied().unwrap_or("?"),
+        detail: e.to_string(),
+    })
+}
+
+/// A row of [`super::ROW_COLUMNS`]: the run, or why it cannot be listed (only a failure of the
+/// database itself is the query's error).
+pub(super) fn read_row(r: &Row<'_>) -> rusqlite::Result<Result<RunRow, BadRow>> {
+    let id = RunId(r.get(0)?);
+    Ok(row_of(r, id).map_err(|fault| BadRow { id, fault }))
+}
+
+fn row_of(r: &Row<'_>, id: RunId) -> Result<RunRow, RowFault> {
+    let get = |i| cell(r, i, &ROW_LABELS);
+    let opt = |i| cell::<Option<f64>>(r, i, &ROW_LABELS);
+    let int = |i| cell::<Option<i64>>(r, i, &ROW_LABELS).map(|x| x.map(to_u64));
+    let text = |i| cell::<Option<String>>(r, i, &ROW_LABELS);
+    let stored = Stored {
+        record_bytes: get(19)?,
+        host_bytes: get(20)?,
+        layout: get(22)?,
+    };
+    stored.check(id).map_err(|bad| bad.fault)?;
+    for (i, what) in [(21, "record"), (23, "host facts")] {
+        if cell::<Option<bool>>(r, i, &ROW_LABELS)? != Some(true) {
+            let detail = "not JSON text".to_string();
+            return Err(RowFault::Malformed { what, detail });
+        }
+    }
+    let shape = RunShape::from_extract(text(18)?.as_deref().unwrap_or("[]"));
+    let kind: String = cell(r, 2, &ROW_LABELS)?;
+    let kind = parse_kind(&kind).map_err(|e| RowFault::Column {
+        column: "kind",
+        detail: e.to_string(),
+    })?;
     Ok(RunRow {
-        id: RunId(r.get(0)?),
-        started_at_unix_ms: to_u64(r.get(1)?),
-        kind: read_kind(r, 2)?,
-        target: r.get(3)?,
-        interrupted: r.get(4)?,
+        id,
+        started_at_unix_ms: to_u64(get(1)?),
+        kind,
+        target: cell(r, 3, &ROW_LABELS)?,
+        interrupted: cell(r, 4, &ROW_LABELS)?,
         direction: shape.direction,
         streams: shape.streams,
         status: shape.status,
-        duration_s: r.get(5)?,
-        throughput_bps: r.get(6)?,
-        local_cpu_pct: r.get(7)?,
-        remote_cpu_pct: r.get(8)?,
-        retransmits: r.get::<_, Option<i64>>(9)?.map(to_u64),
-        rtt_us: r.get::<_, Option<i64>>(10)?.map(to_u64),
-        transactions_per_s: r.get(11)?,
-        p50_us: r.get(12)?,
-        p99_us: r.get(13)?,
-        loss_pct: r.get(14)?,
-        pps_received: r.get(15)?,
-        hostname: r.get(16)?,
-        tags: parse_tags(tags.as_deref()),
+        duration_s: opt(5)?,
+        throughput_bps: opt(6)?,
+        local_cpu_pct: opt(7)?,
+        remote_cpu_pct: opt(8)?,
+        retransmits: int(9)?,
+        rtt_us: int(10)?,
+        transactions_per_s: opt(11)?,
+        p50_us: opt(12)?,
+        p99_us: opt(13)?,
+        loss_pct: opt(14)?,
+        pps_received: opt(15)?,
+        hostname: cell(r, 16, &ROW_LABELS)?,
+        tags: parse_tags(text(17)?.as_deref()),
     })
 }
 
-/// The kind column: a name this linerate knows (it wrote it).
-fn read_kind(r: &Row<'_>, column: usize) -> rusqlite::Result<TestKind> {
-    let name: String = r.get(column)?;
-    parse_kind(&name).map_err(|e| {
-        rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, Box::new(e))
-    })
-}
+/// Labels of [`super::STORED_COLUMNS`].
+const STORED_LABELS: [&str; 8] = [
+    "id",
+    "stored_at_unix_ms",
+    "host_json",
+    "record_json",
+    "run_tags",
+    "host_json",
+    "record_json",
+    "record_schema_version",
+];
 
-/// A `runs` row as read, before its JSON is decoded (every store keeps these columns).
+/// A `runs` row as read, before its JSON is decoded (every store keeps these columns): what
+/// the store says of its lengths and layout, and its JSON unless that is over the limit.
 #[derive(Debug, Clone)]
 pub struct RawStored {
     /// The run's id.
     pub id: RunId,
     /// When it was stored, Unix epoch ms.
     pub stored_at_unix_ms: u64,
-    /// The host facts as stored (JSON).
-    pub host_json: String,
-    /// The record as stored (JSON).
-    pub record_json: String,
+    /// The host facts as stored (JSON); `None` when over the limit (left unread).
+    pub host_json: Option<String>,
+    /// The record as stored (JSON); `None` when over the limit (left unread).
+    pub record_json: Option<String>,
     /// The tags as one JSON object, `None` without tags.
     pub tags_json: Option<String>,
+    /// The stored lengths and layout, judged before anything is decoded.
+    pub stored: Stored,
 }
 
 impl RawStored {
-    pub(super) fn read(r: &Row<'_>) -> rusqlite::Result<RawStored> {
-        Ok(RawStored {
-            id: RunId(r.get(0)?),
-            stored_at_unix_ms: to_u64(r.get(1)?),
-            host_json: r.get(2)?,
-            record_json: r.get(3)?,
-            tags_json: r.get(4)?,
-        })
+    /// A row of [`super::STORED_COLUMNS`], or why it cannot be read.
+    pub(super) fn read(r: &Row<'_>) -> rusqlite::Result<Result<RawStored, BadRow>> {
+        let id = RunId(r.get(0)?);
+        let l = &STORED_LABELS;
+        let raw = || -> Result<RawStored, RowFault> {
+            Ok(RawStored {
+                id,
+                stored_at_unix_ms: to_u64(cell(r, 1, l)?),
+                host_json: cell(r, 2, l)?,
+                record_json: cell(r, 3, l)?,
+                tags_json: cell(r, 4, l)?,
+                stored: Stored {
+                    host_bytes: cell(r, 5, l)?,
+                    record_bytes: cell(r, 6, l)?,
+                    layout: cell(r, 7, l)?,
+                },
+            })
+        };
+        Ok(raw().map_err(|fault| BadRow { id, fault }))
     }
 
-    /// The run, its JSON decoded (an older record layout converted).
-    pub fn decode(self) -> Result<StoredRun, StoreError> {
+    /// The run, its JSON decoded (an older record layout converted), unless its stored length
+    /// or layout says it cannot be: then, without decoding, why.
+    pub fn decode(self) -> Result<StoredRun, BadRow> {
+        let id = self.id;
+        self.stored.check(id)?;
         let bad = |what| {
-            move |source| StoreError::BadRecord {
-                id: self.id,
-                what,
-                source,
+            move |detail: String| BadRow {
+                id,
+                fault: RowFault::Malformed { what, detail },
             }
         };
+        let text = |json: Option<String>, what| json.ok_or_else(|| bad(what)("missing".into()));
+        let host = text(self.host_json, "host facts")?;
+        let record = text(self.record_json, "record")?;
         Ok(StoredRun {
-            id: self.id,
+            id,
             stored_at_unix_ms: self.stored_at_unix_ms,
             tags: parse_tags(self.tags_json.as_deref()),
-            host: serde_json::from_str(&self.host_json).map_err(bad("host facts"))?,
-            record: serde_json::from_str(&self.record_json).map_err(bad("record"))?,
+            host: serde_json::from_str(&host).map_err(|e| bad("host facts")(e.to_string()))?,
+            record: serde_json::from_str(&record).map_err(|e| bad("record")(e.to_string()))?,
         })
     }
 }
