@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace. As root it also runs the network-namespace accuracy tests,
 # installing iproute2 (ip, tc), nftables and ethtool first when they are missing, sockperf for
-# the latency comparison, iperf3 as an interop partner, Chromium for the HTML report test,
+# the latency comparison, iperf3 as an interop partner, GNU time for peak memory, Chromium for the HTML report test,
 # DejaVu fonts for PNG text, promtool (Debian's prometheus package), PostgreSQL (a server each store test starts of its own) and
 # kubectl (kustomize renders the manifests). Tests that compare timings with a peer tool (`quiet::`) run last,
 # on their own and one at a time, so nothing else loads the cores meanwhile. Tests that cannot
@@ -16,6 +16,8 @@ command -v ethtool >/dev/null 2>&1 || missing+=(ethtool)
 command -v sockperf >/dev/null 2>&1 || missing+=(sockperf)
 command -v iperf3 >/dev/null 2>&1 || missing+=(iperf3)
 command -v taskset >/dev/null 2>&1 || missing+=(util-linux)
+# GNU time reads a command's peak memory (tests/hostile_store.rs).
+[ -x /usr/bin/time ] || missing+=(time)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)

@@ -187,11 +187,13 @@ fn an_xdp_tests_counter_leaves_the_clients_datagrams_to_another_address_of_the_h
 }
 
 /// The lowest UDP port the server in `b` holds on 198.18.0.2 (the test's block), at most 10 s
-/// after the client started (panics with the client's stderr if it ends first).
+/// after the client started (panics with the client's stderr if it ends first). Sockets in
+/// every state: the server connects the block's sockets to the client once its probes are
+/// in, so a listening-only view sees them for milliseconds.
 fn test_port(pair: &VethPair, child: &mut std::process::Child) -> u16 {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let ss = sh(&format!("ip netns exec {} ss -Hunl src 198.18.0.2", pair.b));
+        let ss = sh(&format!("ip netns exec {} ss -Huan src 198.18.0.2", pair.b));
         let ports = ss
             .split_whitespace()
             .filter_map(|w| w.strip_prefix("198.18.0.2:"));

@@ -22,6 +22,8 @@ fn fixture(name: &str) -> RunRecord {
 
 /// The large record's padding: 32 MiB of bytes as 64 MiB of hex digits.
 const PAD_BYTES: usize = 32 << 20;
+// The padded record (hex doubles it) is over the stores' limit.
+const _: () = assert!(2 * PAD_BYTES > MAX_RECORD_BYTES);
 
 /// #1 tcp, #2 udp, #3 rr (good), #4 a record that is not JSON, #5 a tcp record with 64 MiB of
 /// padding (a valid record this linerate would read, were it not over the limit); all `a=1`.
@@ -160,7 +162,6 @@ fn show_of_a_bad_row_fails_naming_it_and_never_reads_one_over_the_limit() {
         ),
         None => super::skip::skip("no /usr/bin/time to measure show's peak memory with"),
     }
-    assert!(2 * PAD_BYTES > MAX_RECORD_BYTES);
     // The good runs still show.
     let (code, out, err) = linerate_at(&db, &["show", "2"]);
     assert_eq!(code, 0, "{err}");

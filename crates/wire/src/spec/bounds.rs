@@ -20,8 +20,9 @@ pub const MAX_WRITE_LEN_BYTES: u32 = 64 << 20;
 /// as long as the test, which the server's check allows too).
 pub const MAX_INTERVAL_MS: u64 = 3_600_000;
 
-/// Shortest live interval, ms (`-i 0.05`): interval samples are kept for the whole test, so a
-/// shorter one would let a client grow a server's memory with time outside every budget.
+/// Shortest live interval, ms (`-i 0.05`): each one costs both ends a sample and a frame on
+/// the control connection; a record keeps at most `record::bounds::MAX_INTERVALS` of them,
+/// merging pairs as a run grows, so this bounds the work per second, not the memory.
 pub const MIN_INTERVAL_MS: u64 = 50;
 
 /// Longest `SO_BUSY_POLL` time a spec may ask for, µs (10 ms, longer than a round trip on any
