@@ -46,7 +46,8 @@ LINERATE_SKIP_LOG=$(mktemp)
 export LINERATE_SKIP_LOG
 trap 'rm -f "$log" "$LINERATE_SKIP_LOG"' EXIT
 set +e
-cargo test --workspace --release "$@" -- --skip quiet:: 2>&1 | tee "$log"
+# Every test binary runs even after one fails, so one red test never hides another.
+cargo test --workspace --release --no-fail-fast "$@" -- --skip quiet:: 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 if [ "$status" = 0 ]; then
   # The same cargo invocation as above (so nothing is rebuilt), filtered to the quiet tests.

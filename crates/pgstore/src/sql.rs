@@ -5,7 +5,9 @@ use postgres::types::{FromSql, ToSql};
 use postgres::Row;
 use record::bounds::MAX_RECORD_BYTES;
 use record::{parse_kind, RunId, RunRecord, RunRow, RunShape};
-use results::store::{parse_tags, BadRow, Figures, Filter, RawStored, RowFault, Stored};
+use results::store::{
+    parse_tags, BadRow, Figures, Filter, RawStored, RowFault, Stored, ROW_LABELS, STORED_LABELS,
+};
 
 /// Inserts a run, returning its id.
 pub(crate) const INSERT_RUN: &str = "INSERT INTO runs (stored_at_unix_ms, started_at_unix_ms, \
@@ -38,34 +40,6 @@ pub(crate) const ROW_COLUMNS: &str = "id, started_at_unix_ms, kind, target, inte
     octet_length(record_json)::bigint, octet_length(host_json::text)::bigint, true, \
     record_schema_version, true";
 
-/// What each of [`ROW_COLUMNS`] reads, for a message naming one that does not.
-const ROW_LABELS: [&str; 24] = [
-    "id",
-    "started_at_unix_ms",
-    "kind",
-    "target",
-    "interrupted",
-    "duration_s",
-    "throughput_bps",
-    "local_cpu_pct",
-    "remote_cpu_pct",
-    "retransmits",
-    "rtt_us",
-    "transactions_per_s",
-    "p50_us",
-    "p99_us",
-    "loss_pct",
-    "pps_received",
-    "host_json",
-    "run_tags",
-    "record_json",
-    "record_json",
-    "host_json",
-    "record_json",
-    "record_schema_version",
-    "host_json",
-];
-
 /// Columns read into a [`RawStored`]: the JSON only when its stored length is at most `$1`
 /// ([`MAX_RECORD_BYTES`]; PostgreSQL reads a text's length without detoasting it).
 pub(crate) const STORED_COLUMNS: &str = "id, stored_at_unix_ms, \
@@ -74,18 +48,6 @@ pub(crate) const STORED_COLUMNS: &str = "id, stored_at_unix_ms, \
     (SELECT json_object_agg(key, value)::text FROM run_tags WHERE run_id = runs.id), \
     octet_length(host_json::text)::bigint, octet_length(record_json)::bigint, \
     record_schema_version";
-
-/// What each of [`STORED_COLUMNS`] reads.
-const STORED_LABELS: [&str; 8] = [
-    "id",
-    "stored_at_unix_ms",
-    "host_json",
-    "record_json",
-    "run_tags",
-    "host_json",
-    "record_json",
-    "record_schema_version",
-];
 
 /// `$1` of a bounded statement.
 pub(crate) const LIMIT: i64 = MAX_RECORD_BYTES as i64;

@@ -48,7 +48,7 @@ pub use migrations::{APPLICATION_ID, STORE_VERSION};
 use open::{check_header, enable_wal, newer, open_conn, refuse_unless_ours};
 use record::{HostFacts, RunId, RunRecord, RunRow, StoredRun, Tags};
 pub use select::{distinct, grouped, select, Grouped, SelectError, Selection};
-pub use sql::{now_unix_ms, parse_tags, Figures, RawStored};
+pub use sql::{now_unix_ms, parse_tags, Figures, RawStored, ROW_LABELS, STORED_LABELS};
 use sql::{read_row, to_i64, where_clause};
 pub use stored_lines::{read_stored, LineError, MAX_LINE_BYTES};
 
