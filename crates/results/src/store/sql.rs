@@ -46,8 +46,8 @@ pub(super) fn where_clause(filter: &Filter) -> (String, Vec<Value>) {
     }
 }
 
-/// What each of [`super::ROW_COLUMNS`] reads, for a message naming one that does not (every
-/// store reads these columns in this order).
+/// What each of the columns a `runs` listing reads holds, for a message naming one that does
+/// not (every store reads these columns in this order).
 pub const ROW_LABELS: [&str; 24] = [
     "id",
     "started_at_unix_ms",
@@ -138,7 +138,7 @@ fn row_of(r: &Row<'_>, id: RunId) -> Result<RunRow, RowFault> {
     })
 }
 
-/// Labels of [`super::STORED_COLUMNS`].
+/// What each of the columns read into a [`RawStored`] holds, for a message naming one that does not.
 pub const STORED_LABELS: [&str; 8] = [
     "id",
     "stored_at_unix_ms",
