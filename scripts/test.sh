@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace. As root it also runs the network-namespace accuracy tests,
-# installing iproute2 (ip, tc), nftables and ethtool first when they are missing, sockperf for
-# the latency comparison, iperf3 as an interop partner, GNU time for peak memory, Chromium for the HTML report test,
+# installing iproute2 (ip, tc), nftables and ethtool first when they are missing, iperf3 as an
+# interop partner, GNU time for peak memory, Chromium for the HTML report test,
 # DejaVu fonts for PNG text, promtool (Debian's prometheus package), PostgreSQL (a server each store test starts of its own) and
-# kubectl (kustomize renders the manifests). Tests that compare timings with a peer tool (`quiet::`) run last,
+# kubectl (kustomize renders the manifests). Tests whose figures are timings (`quiet::`) run last,
 # on their own and one at a time, so nothing else loads the cores meanwhile. Tests that cannot
 # run here count as skipped, listed with their reasons above the closing `tests: N passed, N
 # failed, N skipped`.
@@ -13,7 +13,6 @@ missing=()
 command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1 || missing+=(iproute2)
 command -v nft >/dev/null 2>&1 || missing+=(nftables)
 command -v ethtool >/dev/null 2>&1 || missing+=(ethtool)
-command -v sockperf >/dev/null 2>&1 || missing+=(sockperf)
 command -v iperf3 >/dev/null 2>&1 || missing+=(iperf3)
 command -v taskset >/dev/null 2>&1 || missing+=(util-linux)
 # GNU time reads a command's peak memory (tests/hostile_store.rs).

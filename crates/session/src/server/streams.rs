@@ -59,6 +59,7 @@ pub(super) fn run_streams(
     begin_by: Instant,
 ) -> Result<ServerResults, SessionError> {
     let (frames, ends, interface) = ends_and_interface(ctrl, spec, conns, frames, shared);
+    let (drops0, link0, qdiscs0) = counters_before_begin(spec, interface);
     let left = begin_by.saturating_duration_since(Instant::now());
     let begin = recv::<ClientMsg>(ctrl, left.max(Duration::from_millis(1))).map_err(|e| {
         if Instant::now() >= begin_by {
@@ -76,14 +77,6 @@ pub(super) fn run_streams(
             })
         }
     }
-    let drops0 = (spec.kind() == TestKind::UdpStream)
-        .then(|| (DropSnapshot::now(interface.as_deref()), interface.clone()));
-    // The interface's own frame counts beside the sockets' datagrams (issue 47).
-    let link0 = drops0
-        .as_ref()
-        .and_then(|(_, i)| LinkCounts::now(i.as_deref()?));
-    // Every test's: the qdiscs of the interface, for the record's `hosts.server.qdiscs`.
-    let qdiscs0 = QdiscWatch::start(interface);
     let crr = ends.iter().find_map(|c| match c {
         Endpoint::Socket(Conn::CrrListener(l)) => Some(std::sync::Arc::clone(l)),
         _ => None,
@@ -127,6 +120,29 @@ pub(super) fn run_streams(
     };
     shared.send(ctrl, &ServerMsg::Results(results.clone()))?;
     Ok(results)
+}
+
+/// The host's counters a test's results report the change of, read before `Begin` is
+/// awaited, not after: the client sends its data as soon as it has sent `Begin`, and a
+/// datagram that crossed the interface before a later first read would be in the sockets'
+/// count but not the interface's (a busy server read them 15 ms late once: 1,059 frames at
+/// 71 kpps). Read first, their span holds the whole window. The drop counters and the
+/// interface's own frame counts (issue 47) for a UDP stream test; every test's qdiscs, for the
+/// record's `hosts.server.qdiscs`.
+fn counters_before_begin(
+    spec: &TestSpec,
+    interface: Option<String>,
+) -> (
+    Option<(DropSnapshot, Option<String>)>,
+    Option<LinkCounts>,
+    QdiscWatch,
+) {
+    let drops0 = (spec.kind() == TestKind::UdpStream)
+        .then(|| (DropSnapshot::now(interface.as_deref()), interface.clone()));
+    let link0 = drops0
+        .as_ref()
+        .and_then(|(_, i)| LinkCounts::now(i.as_deref()?));
+    (drops0, link0, QdiscWatch::start(interface))
 }
 
 /// The workers' ends, the frame counter and the test's interface. A frame engine's test has
