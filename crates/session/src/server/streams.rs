@@ -28,7 +28,7 @@ pub(super) struct Running {
     pub cpu0: CpuTime,
     sys0: Option<SystemCpuSnapshot>,
     /// UDP stream tests: the drop counters at the start, with the test interface.
-    drops0: Option<(DropSnapshot, Option<String>)>,
+    drops0: DropsAt,
 }
 
 impl Running {
@@ -122,6 +122,9 @@ pub(super) fn run_streams(
     Ok(results)
 }
 
+/// The drop counters at a UDP stream test's start, with the interface they were read on.
+type DropsAt = Option<(DropSnapshot, Option<String>)>;
+
 /// The host's counters a test's results report the change of, read before `Begin` is
 /// awaited, not after: the client sends its data as soon as it has sent `Begin`, and a
 /// datagram that crossed the interface before a later first read would be in the sockets'
@@ -132,11 +135,7 @@ pub(super) fn run_streams(
 fn counters_before_begin(
     spec: &TestSpec,
     interface: Option<String>,
-) -> (
-    Option<(DropSnapshot, Option<String>)>,
-    Option<LinkCounts>,
-    QdiscWatch,
-) {
+) -> (DropsAt, Option<LinkCounts>, QdiscWatch) {
     let drops0 = (spec.kind() == TestKind::UdpStream)
         .then(|| (DropSnapshot::now(interface.as_deref()), interface.clone()));
     let link0 = drops0
