@@ -47,7 +47,7 @@ pub fn serve(args: &ServeArgs, shutdown: Signal) -> Result<()> {
             .with_context(|| format!("--metrics {addr}"))?;
         eprintln!("linerate serve: OpenMetrics at http://{bound}/metrics");
     }
-    eprintln!(
+    let listening = format!(
         "linerate serve: listening on {} (protocol {}, up to {} tests at once{}{})",
         listener.describe(),
         wire::PROTOCOL_VERSION,
@@ -67,9 +67,9 @@ pub fn serve(args: &ServeArgs, shutdown: Signal) -> Result<()> {
             ""
         }
     );
-    match &stored_in {
-        Some(path) => eprintln!(
-            "linerate serve: iperf3 clients' runs are stored in {}{}",
+    let stored = match &stored_in {
+        Some(path) => format!(
+            "\nlinerate serve: iperf3 clients' runs are stored in {}{}",
             path,
             if config.auth.is_some() && args.iperf3_open {
                 " (--iperf3-open: iperf3 clients run without a key)"
@@ -78,13 +78,15 @@ pub fn serve(args: &ServeArgs, shutdown: Signal) -> Result<()> {
             }
         ),
         None if config.auth.is_some() && args.iperf3_open => {
-            eprintln!("linerate serve: --iperf3-open: iperf3 clients run without a key")
+            "\nlinerate serve: --iperf3-open: iperf3 clients run without a key".to_string()
         }
-        None => {}
-    }
+        None => String::new(),
+    };
     // A server runs for weeks: what its busiest moment allocated goes back to the system.
     engine::sys_io::bound_freed_memory_kept();
-    server::serve(listener, shutdown, config, stderr_log());
+    // Said once every port is open: a script may connect as soon as it reads `listening`.
+    let ready = move || eprintln!("{listening}{stored}");
+    server::serve(listener, shutdown, config, stderr_log(), ready);
     Ok(())
 }
 

@@ -99,7 +99,16 @@ fn an_iperf3_clients_run_of_many_streams_is_stored_with_its_rows_intact() {
         "-t",
         "3",
     ];
-    linerate_ok(&[&args[..], &["--no-store"]].concat());
+    let out = crate::util::linerate()
+        .args([&args[..], &["--no-store"]].concat())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}\nthe server's log:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        crate::proc::serve_log(port.parse().unwrap())
+    );
     let runs = stored(&db, Some("client=iperf3"), 1);
     assert_eq!(runs.len(), 1, "the server stored the run");
     // This server's rows every second (its interval), the last at the client's TEST_END; its

@@ -7,25 +7,49 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::util::{linerate, wait_listening, ServerProcess};
+use crate::util::{linerate, ServerProcess};
 
-/// A loopback port nothing listens on now.
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
-}
-
-/// A `linerate serve --bind 127.0.0.1` process with `args` on a free port, its log discarded.
+/// A `linerate serve --bind 127.0.0.1` process with `args` on the port the kernel hands it
+/// (`-p 0`, read from its first log line: a port picked free beforehand can be taken by another
+/// test's server before this one binds it), its log kept in [`serve_log`]'s file.
 pub fn serve_child(args: &[&str]) -> (ServerProcess, u16) {
-    let port = free_port();
-    let child = linerate()
-        .args(["serve", "--bind", "127.0.0.1", "-p", &port.to_string()])
+    let mut child = linerate()
+        .args(["serve", "--bind", "127.0.0.1", "-p", "0"])
         .args(args)
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_listening("", port);
-    (ServerProcess(child), port)
+    let mut log = std::io::BufReader::new(child.stderr.take().unwrap());
+    let server = ServerProcess(child);
+    // Its lines up to `listening on 127.0.0.1:PORT`, or all of them if it ended first (its
+    // exit ends the read).
+    let (mut head, mut port) = (String::new(), None);
+    while port.is_none() {
+        let mut line = String::new();
+        if std::io::BufRead::read_line(&mut log, &mut line).unwrap() == 0 {
+            panic!("the server ended before it listened: {head}");
+        }
+        port = line
+            .split_whitespace()
+            .skip_while(|&w| w != "on")
+            .find_map(|w| w.strip_prefix("127.0.0.1:")?.parse::<u16>().ok());
+        head.push_str(&line);
+    }
+    let port = port.unwrap();
+    let mut file = std::fs::File::create(log_path(port)).unwrap();
+    std::io::Write::write_all(&mut file, head.as_bytes()).unwrap();
+    // The rest of the log, copied as it comes, so the server never waits on a full pipe.
+    std::thread::spawn(move || std::io::copy(&mut log, &mut file));
+    (server, port)
+}
+
+fn log_path(port: u16) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("serve-{port}.log"))
+}
+
+/// What the [`serve_child`] on `port` has logged so far.
+pub fn serve_log(port: u16) -> String {
+    std::fs::read_to_string(log_path(port)).unwrap_or_default()
 }
 
 /// A field of `/proc/PID/status` as a number (`Threads`, `VmRSS` in kB).

@@ -173,8 +173,15 @@ struct Shared {
     finished: Signal,
 }
 
-/// Serves until `shutdown` is raised (or, with `one_off`, after one session).
-pub fn serve(listener: Listener, shutdown: Signal, config: ServerConfig, log: Log) {
+/// Serves until `shutdown` is raised (or, with `one_off`, after one session); `ready` runs
+/// once every port (the listener's, each dialect's) is open, before the first accept.
+pub fn serve(
+    listener: Listener,
+    shutdown: Signal,
+    config: ServerConfig,
+    log: Log,
+    ready: impl FnOnce(),
+) {
     let log = escaping(log);
     let dialects = (config.dialects.iter())
         .map(|d| d.start(listener.tcp_addr(), &log))
@@ -192,6 +199,7 @@ pub fn serve(listener: Listener, shutdown: Signal, config: ServerConfig, log: Lo
         (shared.log)(format!("cannot poll listener: {e}"));
         return;
     }
+    ready();
     let done =
         || shared.shutdown.is_raised() || (shared.config.one_off && shared.finished.is_raised());
     gate::run(&listener, &shared, done);

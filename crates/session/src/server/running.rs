@@ -45,7 +45,7 @@ impl ServerThread {
         let s = shutdown.clone();
         let handle = std::thread::Builder::new()
             .name("lr-server".into())
-            .spawn(move || serve(listener, s, config, log))?;
+            .spawn(move || serve(listener, s, config, log, || ()))?;
         Ok(Self {
             shutdown,
             handle: Some(handle),
