@@ -164,15 +164,24 @@ fn a_paced_xdp_test_at_a_high_rate_sends_live_frames_on_schedule() {
     let (f, s) = (&run["summary"]["frames"], &run["summary"]);
     assert_eq!(f["tx_path"], "xdp_live", "{f}");
     let sent = f["frames_sent"].as_u64().unwrap();
-    let window = s["flows"][0]["window_s"].as_f64().unwrap();
+    // The sender's rate over the sender's window (the client's `duration_s`).
+    let window = s["duration_s"].as_f64().unwrap();
     let rate = sent as f64 / window;
-    // Never ahead of the schedule. Behind it only when the sending core was taken (another
-    // process on a 2-core host once held it to 281,154 frames/s): then the record must not
-    // claim the rate asked for.
+    // Never ahead of the schedule, and the record says the rate it reached: a paced sender
+    // skips the slots it missed while its core was taken (another process on a 2-core host
+    // once held it to 281,154 frames/s, a busy CI run to 294,656 in 1 s), so behind the
+    // schedule is what a loaded host gives, and the record must say so: `pps_sent` is the
+    // frames over the window, and the verdict claims the pacing (`application`) only at 90 %
+    // of the rate asked for or more (the verdict's RATE_REACHED, METHODOLOGY section 19).
     let verdict = &s["flows"][0]["limited_by"]["verdict"];
     assert!(
-        rate < 300_000.0 * 1.02 && (rate > 300_000.0 * 0.98 || verdict != "application"),
+        rate < 300_000.0 * 1.02 && (rate >= 300_000.0 * 0.90 || verdict != "application"),
         "{sent} frames in {window} s: {rate} frames/s, not 300,000, yet {verdict}"
+    );
+    let pps_sent = s["flows"][0]["pps_sent"].as_f64().unwrap();
+    assert!(
+        (pps_sent - rate).abs() <= 1e-6 * rate,
+        "{pps_sent} against {rate}"
     );
     assert_eq!(f["frames_at_driver"], sent, "{f}");
     assert_eq!(s["flows"][0]["loss_causes"]["network"], 0, "{s}");
