@@ -23,19 +23,20 @@ pub fn serve_child(args: &[&str]) -> (ServerProcess, u16) {
     let server = ServerProcess(child);
     // Its lines up to `listening on 127.0.0.1:PORT`, or all of them if it ended first (its
     // exit ends the read).
-    let (mut head, mut port) = (String::new(), None);
-    while port.is_none() {
+    let mut head = String::new();
+    let port = loop {
         let mut line = String::new();
         if std::io::BufRead::read_line(&mut log, &mut line).unwrap() == 0 {
             panic!("the server ended before it listened: {head}");
         }
-        port = line
-            .split_whitespace()
+        head.push_str(&line);
+        let listening = (line.split_whitespace())
             .skip_while(|&w| w != "on")
             .find_map(|w| w.strip_prefix("127.0.0.1:")?.parse::<u16>().ok());
-        head.push_str(&line);
-    }
-    let port = port.unwrap();
+        if let Some(port) = listening {
+            break port;
+        }
+    };
     let mut file = std::fs::File::create(log_path(port)).unwrap();
     std::io::Write::write_all(&mut file, head.as_bytes()).unwrap();
     // The rest of the log, copied as it comes, so the server never waits on a full pipe.
