@@ -45,8 +45,11 @@ LINERATE_SKIP_LOG=$(mktemp)
 export LINERATE_SKIP_LOG
 trap 'rm -f "$log" "$LINERATE_SKIP_LOG"' EXIT
 set +e
-# Every test binary runs even after one fails, so one red test never hides another.
-cargo test --workspace --release --no-fail-fast "$@" -- --skip quiet:: 2>&1 | tee "$log"
+# Every test binary runs even after one fails, so one red test never hides another. Four tests
+# at a time on two cores: most of a test's time is spent waiting (on a peer, a shaper, a
+# timer), each test has its own ports, namespaces and addresses, and every figure these tests
+# check holds under load (the timing-sensitive ones are `quiet::`, below).
+cargo test --workspace --release --no-fail-fast "$@" -- --skip quiet:: --test-threads=4 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 if [ "$status" = 0 ]; then
   # The same cargo invocation as above (so nothing is rebuilt), filtered to the quiet tests.

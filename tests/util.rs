@@ -274,8 +274,14 @@ impl VethPair {
     /// without losing tokens, which would push the link below its rate; its initial burst adds
     /// at most 256 KiB over a test, under 1.5 % of a 3 s run at 50 Mbit/s.
     pub fn shape(&self, ns: &str, dev: &str, rate: &str) {
+        self.shape_with_burst(ns, dev, rate, "256kb");
+    }
+
+    /// [`VethPair::shape`] with a bucket of `burst` (tc syntax, e.g. `2500kb`): a sender or
+    /// receiver held off the cores for up to burst ÷ rate catches up on the tokens saved meanwhile.
+    pub fn shape_with_burst(&self, ns: &str, dev: &str, rate: &str, burst: &str) {
         sh(&format!(
-            "ip netns exec {ns} tc qdisc replace dev {dev} root tbf rate {rate} burst 256kb latency 100ms"
+            "ip netns exec {ns} tc qdisc replace dev {dev} root tbf rate {rate} burst {burst} latency 100ms"
         ));
     }
 }

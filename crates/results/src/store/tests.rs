@@ -1,5 +1,5 @@
 //! Unit tests of the store's parsing and query building; the database itself is exercised
-//! through the public API in `tests/store.rs`.
+//! through the public API in `tests/api/` (one test binary).
 
 use super::*;
 use rusqlite::types::Value;

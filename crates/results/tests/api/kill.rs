@@ -7,15 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use record::{HostFacts, RunId, RunRecord, Tags};
+use record::{HostFacts, RunId, Tags};
 use results::store::Store;
 
-const KILLS: usize = 200;
+use crate::common::record;
 
-fn record() -> RunRecord {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tcp.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
+const KILLS: usize = 200;
 
 /// Not a test on its own: the writer `kills_at_random_moments_leave_the_store_whole` kills.
 /// It stores runs until killed and prints each id once its transaction has committed.
@@ -26,7 +23,7 @@ fn killed_writer() {
         return;
     };
     let mut store = Store::open(Path::new(&path)).unwrap();
-    let rec = record();
+    let rec = record("tcp");
     let mut out = std::io::stdout().lock();
     for i in 0.. {
         let tags = Tags::parse([format!("i={i}")]).unwrap();
@@ -55,7 +52,7 @@ fn integrity(path: &PathBuf) -> String {
 fn kills_at_random_moments_leave_the_store_whole() {
     let dir = tempfile::tempdir().unwrap();
     let exe = std::env::current_exe().unwrap();
-    let rec = record();
+    let rec = record("tcp");
     let mut rng = 0x2545_f491_4f6c_dd1du64;
     let mut all: Vec<RunId> = Vec::new();
     let mut total = 0;
@@ -72,7 +69,7 @@ fn kills_at_random_moments_leave_the_store_whole() {
         let mut child = Command::new(&exe)
             .args([
                 "--exact",
-                "killed_writer",
+                "kill::killed_writer",
                 "--ignored",
                 "--test-threads=1",
                 "--nocapture",

@@ -5,19 +5,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use record::{HostFacts, RunId, RunRecord, Tags};
+use record::{HostFacts, RunId, Tags};
 use results::store::{Filter, Store, StoreError, APPLICATION_ID, STORE_VERSION};
 use wire::TestKind;
 
-fn fixture_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-/// A run record captured from `linerate tcp|udp|rr --json`.
-fn record(name: &str) -> RunRecord {
-    let text = std::fs::read_to_string(fixture_dir().join(format!("{name}.json"))).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
+use crate::common::{fixture_dir, listed_ids as ids, record};
 
 fn tags(items: &[&str]) -> Tags {
     Tags::parse(items).unwrap()
@@ -63,16 +55,6 @@ fn store_samples(store: &mut Store) -> [RunId; 3] {
             )
             .unwrap(),
     ]
-}
-
-fn ids(store: &Store, filter: Filter) -> Vec<RunId> {
-    store
-        .list(&filter)
-        .unwrap()
-        .rows
-        .iter()
-        .map(|r| r.id)
-        .collect()
 }
 
 /// The file's bytes, and which files SQLite keeps beside it exist.
@@ -439,7 +421,12 @@ fn two_writer_processes_at_once() {
         .iter()
         .map(|name| {
             Command::new(&exe)
-                .args(["--exact", "child_writer", "--ignored", "--test-threads=1"])
+                .args([
+                    "--exact",
+                    "store::child_writer",
+                    "--ignored",
+                    "--test-threads=1",
+                ])
                 .env("LINERATE_TEST_STORE", &path)
                 .env("LINERATE_TEST_WRITER", name)
                 .output_spawn()

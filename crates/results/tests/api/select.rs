@@ -1,17 +1,13 @@
 //! Which runs an item selects: a run id, a tag set, or (for a report without items) every run
 //! grouped by kind and tags; and the errors that name an item selecting nothing.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use record::{HostFacts, RunId, RunRecord, Tags};
+use record::{HostFacts, RunId, Tags};
 use results::store::{distinct, grouped, select, Filter, Item, ResultStore, Store};
 use wire::TestKind;
 
-fn record(name: &str) -> RunRecord {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let text = std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
+use crate::common::{ids_of as ids, record};
 
 /// A store of, in order of start: #1 tcp a=1, #2 rr a=1, #3 tcp a=1, #4 tcp untagged, #5 tcp
 /// a=2.
@@ -35,10 +31,6 @@ fn store(dir: &Path) -> Store {
         store.insert(&r, &tags(tag), &HostFacts::default()).unwrap();
     }
     store
-}
-
-fn ids(runs: &[record::StoredRun]) -> Vec<i64> {
-    runs.iter().map(|r| r.id.0).collect()
 }
 
 #[test]

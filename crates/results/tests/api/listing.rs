@@ -1,31 +1,11 @@
 //! What `linerate runs` lists of each stored run besides its figures: direction, streams and
 //! how it ended, read from the stored record (of either layout), and the newest N.
 
-use std::path::{Path, PathBuf};
-
-use record::{HostFacts, RunId, RunRecord, Tags};
+use record::{HostFacts, RunId, Tags};
 use results::store::{Filter, Store};
 use wire::TestKind;
 
-fn fixture_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-/// A run record captured from `linerate tcp|udp|rr --json`.
-fn record(name: &str) -> RunRecord {
-    let text = std::fs::read_to_string(fixture_dir().join(format!("{name}.json"))).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
-fn ids(store: &Store, filter: Filter) -> Vec<RunId> {
-    store
-        .list(&filter)
-        .unwrap()
-        .rows
-        .iter()
-        .map(|r| r.id)
-        .collect()
-}
+use crate::common::{fixture_dir, listed_ids as ids, record};
 
 /// `linerate runs` tells runs apart by direction, streams and how they ended: each read from
 /// the stored record, whatever it was stored with.

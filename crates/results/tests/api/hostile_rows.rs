@@ -12,11 +12,7 @@ use results::store::{
     distinct, grouped, read_stored, select, Filter, Item, LineError, RowFault, Store, StoreError,
 };
 
-fn record(name: &str) -> RunRecord {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let text = std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
+use crate::common::{ids_of, record};
 
 /// A tcp record whose JSON is just over the limit (by less than one interval): its intervals
 /// repeated.
@@ -67,10 +63,6 @@ fn hostile_store(dir: &Path) -> PathBuf {
         assert_eq!(conn.execute(sql, []).unwrap(), 1, "{sql}");
     }
     path
-}
-
-fn ids_of(runs: &[StoredRun]) -> Vec<i64> {
-    runs.iter().map(|r| r.id.0).collect()
 }
 
 fn bad_ids() -> Vec<i64> {

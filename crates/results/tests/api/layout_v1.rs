@@ -4,7 +4,7 @@
 //! sample runs as that build stored them.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use record::{HostFacts, RunRecord, Tags, SCHEMA_VERSION};
 use results::store::{Filter, Store};
@@ -13,9 +13,7 @@ use wire::spec::{
 };
 use wire::TestKind;
 
-fn fixture_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
+use crate::common::fixture_dir;
 
 /// The layout-1 records, by name, as JSON and as read.
 fn records_v1() -> BTreeMap<String, (serde_json::Value, RunRecord)> {
