@@ -53,10 +53,13 @@ pub fn spawn(exe: &Path, words: &[String], db: &str, key: Option<&Path>) -> io::
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    // SAFETY: the closure runs in the child between fork and exec and calls only prctl(2),
-    // getppid(2) and raise(3), which are async-signal-safe.
+    // SAFETY: the closure runs in the child between fork and exec and calls only signal(2),
+    // prctl(2), getppid(2) and raise(3), which are async-signal-safe.
     unsafe {
         command.pre_exec(move || {
+            // The UI's Stop is a SIGINT: the child must not inherit it ignored (as everything
+            // started in the background by a non-interactive shell does, `linerate ui &`).
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGHUP) != 0 {
                 return Err(io::Error::last_os_error());
             }
@@ -385,11 +388,8 @@ mod tests {
 
     #[test]
     fn a_signal_reaches_a_child_until_it_is_reaped() {
-        let mut child = Command::new("sleep")
-            .arg("30")
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
+        // Through `spawn`, so the child takes SIGINT however this process was started.
+        let mut child = spawn(Path::new("sleep"), &["30".into()], "db", None).unwrap();
         let proc = Proc::of(&child);
         proc.interrupt();
         assert!(proc.interrupted());

@@ -184,14 +184,25 @@ pub fn run_command(
         run.spawn_error = Some("empty command".into());
         return run;
     };
-    let spawned = Command::new(program)
+    let mut command = Command::new(program);
+    command
         .args(args)
         .env("LINERATE_VALUE", value)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn();
+        .process_group(0);
+    // Ctrl-C is passed on as SIGINT, so the command must not inherit it ignored (as a sweep
+    // started in the background by a non-interactive shell would hand it on: a shell cannot
+    // even trap a signal ignored at its start).
+    // SAFETY: between fork and exec the closure calls only signal(2), async-signal-safe.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        })
+    };
+    let spawned = command.spawn();
     let mut child = match spawned {
         Ok(child) => child,
         Err(e) => {
