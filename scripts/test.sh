@@ -49,33 +49,41 @@ set +e
 # at a time on two cores: most of a test's time is spent waiting (on a peer, a shaper, a
 # timer), each test has its own ports, namespaces and addresses, and every figure these tests
 # check holds under load (the timing-sensitive ones are `quiet::`, below).
+started=$SECONDS
 cargo test --workspace --release --no-fail-fast "$@" -- --skip quiet:: --test-threads=4 >"$log" 2>&1 &
 tests=$!
 tail -n +1 -f --pid="$tests" "$log" &
 shown=$!
-# LINERATE_TEST_BESIDE (.ci/run sets it to its lints) runs beside these tests once cargo runs the
-# first test binary: the build is done and cargo has let go of the build directory's lock.
+# Cargo runs the first test binary once every one is built, and has let go of the build
+# directory's lock by then: LINERATE_TEST_BESIDE (.ci/run sets it to its lints) starts there.
+while kill -0 "$tests" 2>/dev/null && ! grep -q '^     Running ' "$log"; do sleep 1; done
+built=$SECONDS
 beside_status=0
 if [ -n "${LINERATE_TEST_BESIDE:-}" ]; then
   beside_log=$(mktemp)
-  while kill -0 "$tests" 2>/dev/null && ! grep -q '^     Running ' "$log"; do sleep 1; done
   bash -c "$LINERATE_TEST_BESIDE" >"$beside_log" 2>&1 &
   beside=$!
 fi
 wait "$tests"
 status=$?
 wait "$shown"
+ran=$SECONDS
 if [ -n "${LINERATE_TEST_BESIDE:-}" ]; then
   wait "$beside"
   beside_status=$?
   cat "$beside_log"
   rm -f "$beside_log"
 fi
+quiet_from=$SECONDS
 if [ "$status" = 0 ]; then
   # The same cargo invocation as above (so nothing is rebuilt), filtered to the quiet tests.
   cargo test --workspace --release "$@" -- --test-threads=1 quiet:: 2>&1 | tee -a "$log"
   status=${PIPESTATUS[0]}
 fi
+# Where the time went, on stderr: the build, the tests four at a time, the wait for what ran
+# beside them, the timing tests alone.
+echo "test.sh: build $((built - started)) s, parallel $((ran - built)) s," \
+  "beside $((quiet_from - ran)) s more, quiet $((SECONDS - quiet_from)) s" >&2
 set -e
 [ "$status" = 0 ] && status=$beside_status
 # The skipped tests and their reasons, then one closing line over every test binary (cargo

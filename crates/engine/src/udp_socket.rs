@@ -212,7 +212,12 @@ pub fn accept_probes(
         let fds: Vec<std::os::fd::RawFd> = socks.iter().map(|s| s.as_raw_fd()).collect();
         crate::sys_io::poll_readable(&fds, left.min(Duration::from_millis(100)));
         for (i, s) in socks.iter().enumerate() {
-            while let Ok((n, from)) = s.recv_from(&mut buf) {
+            // Up to the stream's probe and no further: what comes after it (the client may
+            // start sending as soon as the echo arrives) is the test's, and stays queued.
+            while done[i].is_none() {
+                let Ok((n, from)) = s.recv_from(&mut buf) else {
+                    break;
+                };
                 let probe = DatagramRepr::parse(&buf[..n])
                     .filter(|r| r.flags & FLAG_PROBE != 0 && usize::from(r.stream) == i);
                 if probe.is_none() || from.ip() != peer_ip {
@@ -260,6 +265,32 @@ mod tests {
         });
         assert_eq!(sources, vec![client.local_addr().unwrap()]);
         assert!(max_payload_to(to).unwrap() >= 1472);
+    }
+
+    /// The client starts its stream when the echo arrives, which can be before the server has
+    /// left `accept_probes` (a busy host): a datagram behind the probe is the test's first and
+    /// must stay queued for it. Before, the server read it and dropped it, and `rr --udp`
+    /// counted a lost request it never saw.
+    #[test]
+    fn a_datagram_right_behind_the_probe_stays_for_the_test() {
+        let (server, client, to) = pair();
+        let mut probe = [0u8; HEADER_LEN];
+        write_header(&mut probe, 0, FLAG_PROBE, 0, 0);
+        let mut first = [0u8; HEADER_LEN];
+        write_header(&mut first, 0, 0, 0, 1);
+        client.send_to(&probe, to).unwrap();
+        client.send_to(&first, to).unwrap();
+        let peer: IpAddr = "127.0.0.1".parse().unwrap();
+        let sources = accept_probes(std::slice::from_ref(&server), peer, Duration::from_secs(3));
+        assert_eq!(sources.unwrap(), vec![client.local_addr().unwrap()]);
+        server
+            .set_read_timeout(Some(Duration::from_secs(1)))
+            .unwrap();
+        let mut buf = [0u8; 64];
+        let n = server
+            .recv(&mut buf)
+            .expect("the first datagram is still queued");
+        assert_eq!(&buf[..n], &first);
     }
 
     #[test]
