@@ -2,52 +2,37 @@
 
 use super::*;
 
-/// Goodput a tbf rate allows for full-sized TCP segments: payload 1448 B (MSS with
-/// timestamps at MTU 1500) of each 1514-byte frame tbf counts (Ethernet header included).
-fn tbf_goodput_bps(rate_bps: f64) -> f64 {
-    rate_bps * 1448.0 / 1514.0
-}
+use crate::lab_util::tbf_goodput_bps;
 
-/// Goodput against a shaped rate needs both ends on time: run alone (`quiet::`).
-mod quiet {
-    use super::*;
-
-    #[test]
-    fn tbf_shaped_veth_goodput_within_3_percent() {
-        if !can_use_netns() {
-            return;
-        }
-        let pair = VethPair::new("tbf");
-        pair.shape(&pair.a, "va", "100mbit");
-        pair.shape(&pair.b, "vb", "100mbit");
-        let _server = pair.serve();
-        let expected = tbf_goodput_bps(100e6);
-        // Steal time on a VM can make tbf's dequeue timer fire late, so the shaped link
-        // itself runs below its rate now and then (seen once in CI: -7.8 % in one direction,
-        // the next eight runs within 0.5 %): a direction gets a second run before failing.
-        for dir in [None, Some("-R")] {
-            let mut args = vec!["tcp", "-t", "4"];
-            args.extend(dir);
-            let mut errors = Vec::new();
-            for _attempt in 0..2 {
-                let v = pair.client_json(&args);
-                assert_eq!(v["summary"]["flows"][0]["reconciled"], true);
-                let got = v["summary"]["throughput_bps"].as_f64().unwrap();
-                let err = (got / expected - 1.0).abs();
-                eprintln!(
-                    "{dir:?}: {got:.0} bit/s vs {expected:.0} expected ({:.2} %)",
-                    err * 100.0
-                );
-                errors.push(err);
-                if err < 0.03 {
-                    break;
-                }
-            }
-            assert!(
-                errors.iter().any(|e| *e < 0.03),
-                "{dir:?}: off by {errors:?} of {expected} bit/s"
-            );
-        }
+/// Each direction's goodput through a tbf at 100 Mbit/s within 3 % of what the rate carries,
+/// however loaded the host. A bucket of 1 MB holds 80 ms of tokens: tbf's own timer firing
+/// late (steal time on a VM; once -7.8 % over a run with a 21 ms bucket) or a receiver held off
+/// the cores that long loses none of them, and a sender held off is covered by the 100 ms
+/// queue in front of the bucket. The bucket is full when a run starts, so the first 0.5 s
+/// (which spend it) are left out (-O). What the bucket can still hold unspent at either edge
+/// of the 3.5 s window is at most 1 MB, 2.3 % of it.
+#[test]
+fn tbf_shaped_veth_goodput_within_3_percent() {
+    if !can_use_netns() {
+        return;
+    }
+    let pair = VethPair::new("tbf");
+    pair.shape_with_burst(&pair.a, "va", "100mbit", "1000kb");
+    pair.shape_with_burst(&pair.b, "vb", "100mbit", "1000kb");
+    let _server = pair.serve();
+    let expected = tbf_goodput_bps(100e6);
+    for dir in [None, Some("-R")] {
+        let mut args = vec!["tcp", "-t", "4", "-O", "0.5"];
+        args.extend(dir);
+        let v = pair.client_json(&args);
+        assert_eq!(v["summary"]["flows"][0]["reconciled"], true);
+        let got = v["summary"]["throughput_bps"].as_f64().unwrap();
+        let err = (got / expected - 1.0).abs();
+        assert!(
+            err < 0.03,
+            "{dir:?}: {got:.0} bit/s against {expected:.0} ({:.2} % off)",
+            err * 100.0
+        );
     }
 }
 
