@@ -4,29 +4,21 @@
 //! dropped.
 
 use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
-use super::util::{sh, wait_listening, ServerProcess};
+use super::util::{sh, tbf_bucket_bytes, wait_listening, ServerProcess};
 
 /// Full-sized TCP segments' goodput through a tbf rate: 1448 B of each 1514-byte frame.
 pub fn tbf_goodput_bps(rate_bps: f64) -> f64 {
     rate_bps * 1448.0 / 1514.0
 }
 
-/// The bucket each host's tbf holds: 80 ms of tokens at its `rate` (tc syntax, `100mbit` or
-/// `1gbit`), in bytes. tbf's timer firing late (steal time on a VM) or a receiver held off the
-/// cores for up to 80 ms loses none of them, so a run through it is the shaped rate however
-/// the host is loaded; a sender held off is covered by the 100 ms queue in front. The bucket
-/// is full when a test starts and may be left unspent at its end: at most 80 ms of the rate,
-/// 2.7 % of a 3 s test either way.
-fn bucket_bytes(rate: &str) -> u64 {
-    let (digits, unit) = rate.split_at(rate.find(|c: char| !c.is_ascii_digit()).unwrap());
-    let scale = match unit {
-        "mbit" => 1e6,
-        "gbit" => 1e9,
-        other => panic!("tbf rate unit {other}: give mbit or gbit"),
-    };
-    (digits.parse::<f64>().unwrap() * scale / 8.0 * 0.080) as u64
-}
+/// What each host's tbf bucket holds: 80 ms of tokens at its rate. tbf's timer firing late
+/// (steal time on a VM) or a receiver held off the cores for up to 80 ms loses none of them, so
+/// a run through it is the shaped rate however the host is loaded; a sender held off is covered
+/// by the 100 ms queue in front. The bucket is full when a test starts and may be left unspent
+/// at its end: at most 80 ms of the rate, 2.7 % of a 3 s test either way.
+pub const BUCKET_HOLDS: Duration = Duration::from_millis(80);
 
 pub struct Lab {
     /// The controller's namespace.
@@ -66,7 +58,7 @@ impl Lab {
             ));
         }
         for (ns, rate) in lab.hosts.iter().zip(rates) {
-            let burst = bucket_bytes(rate);
+            let burst = tbf_bucket_bytes(rate, BUCKET_HOLDS);
             sh(&format!(
                 "ip netns exec {ns} tc qdisc replace dev eth0 root tbf rate {rate} \
                  burst {burst} latency 100ms"

@@ -21,7 +21,7 @@ fn db(tag: &str) -> (tempfile::TempDir, String) {
 }
 
 /// Within 5 % of the sender's shaped goodput: the lab's buckets move a 3 s test's figure by at
-/// most 2.7 % either way (`lab_util::bucket_bytes`).
+/// most 2.7 % either way (`lab_util::BUCKET_HOLDS`).
 fn near(got: f64, rate_bps: f64) -> bool {
     (got / tbf_goodput_bps(rate_bps) - 1.0).abs() < 0.05
 }

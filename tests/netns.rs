@@ -17,8 +17,9 @@ fn tbf_shaped_veth_goodput_within_3_percent() {
         return;
     }
     let pair = VethPair::new("tbf");
-    pair.shape_with_burst(&pair.a, "va", "100mbit", "1000kb");
-    pair.shape_with_burst(&pair.b, "vb", "100mbit", "1000kb");
+    let hold = Duration::from_millis(80);
+    pair.shape_with_bucket(&pair.a, "va", "100mbit", hold);
+    pair.shape_with_bucket(&pair.b, "vb", "100mbit", hold);
     let _server = pair.serve();
     let expected = tbf_goodput_bps(100e6);
     for dir in [None, Some("-R")] {

@@ -106,12 +106,12 @@ fn a_ten_percent_slower_shaper_is_a_change_point_and_a_goodput_regression_and_an
     // Six runs per tag set given, through a tbf at `rate` on the client's side. The series
     // must be the shaper's rate, not the host's load: a run whose sender or receiver is held off
     // the cores (the suite runs four tests at a time on two) loses (hold - burst ÷ rate) × rate
-    // bytes, so the bucket holds 100 ms of tokens at 200 Mbit/s (2.5 MB; 111 ms at 180) and a
-    // hold that short is caught up in the same run. A full bucket at the start also lets
-    // 2.5 MB through at once (10 % of a second): the first 0.2 s, which spends it, is left out
-    // (-O), so each run's goodput is one second at the shaped rate.
+    // bytes, so the bucket holds 100 ms of tokens at the run's rate (2.5 MB at 200 Mbit/s) and
+    // a hold that short is caught up in the same run. A full bucket at the start also lets
+    // 100 ms of the rate through at once (10 % of a second): the first 0.2 s, which spends it,
+    // is left out (-O), so each run's goodput is one second at the shaped rate.
     let runs = |rate: &str, tag_sets: &[&[&str]]| {
-        pair.shape_with_burst(&pair.a, "va", rate, "2500kb");
+        pair.shape_with_bucket(&pair.a, "va", rate, Duration::from_millis(100));
         for tags in tag_sets {
             for _ in 0..6 {
                 let mut args = vec![

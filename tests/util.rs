@@ -274,16 +274,33 @@ impl VethPair {
     /// without losing tokens, which would push the link below its rate; its initial burst adds
     /// at most 256 KiB over a test, under 1.5 % of a 3 s run at 50 Mbit/s.
     pub fn shape(&self, ns: &str, dev: &str, rate: &str) {
-        self.shape_with_burst(ns, dev, rate, "256kb");
+        self.tbf(ns, dev, rate, "256kb");
     }
 
-    /// [`VethPair::shape`] with a bucket of `burst` (tc syntax, e.g. `2500kb`): a sender or
-    /// receiver held off the cores for up to burst ÷ rate catches up on the tokens saved meanwhile.
-    pub fn shape_with_burst(&self, ns: &str, dev: &str, rate: &str, burst: &str) {
+    /// [`VethPair::shape`] with a bucket that holds `hold` of tokens at `rate`
+    /// ([`tbf_bucket_bytes`]): a sender or receiver held off the cores, or tbf's own timer
+    /// late, for up to `hold` catches up on the tokens saved meanwhile.
+    pub fn shape_with_bucket(&self, ns: &str, dev: &str, rate: &str, hold: Duration) {
+        self.tbf(ns, dev, rate, &tbf_bucket_bytes(rate, hold).to_string());
+    }
+
+    fn tbf(&self, ns: &str, dev: &str, rate: &str, burst: &str) {
         sh(&format!(
             "ip netns exec {ns} tc qdisc replace dev {dev} root tbf rate {rate} burst {burst} latency 100ms"
         ));
     }
+}
+
+/// The bytes of a tbf bucket that holds `hold` of tokens at `rate` (tc syntax, `100mbit` or
+/// `1gbit`).
+pub fn tbf_bucket_bytes(rate: &str, hold: Duration) -> u64 {
+    let (digits, unit) = rate.split_at(rate.find(|c: char| !c.is_ascii_digit()).unwrap());
+    let scale = match unit {
+        "mbit" => 1e6,
+        "gbit" => 1e9,
+        other => panic!("tbf rate unit {other}: give mbit or gbit"),
+    };
+    (digits.parse::<f64>().unwrap() * scale / 8.0 * hold.as_secs_f64()) as u64
 }
 
 impl VethPair {
