@@ -306,6 +306,7 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, admission: Admission, shared: &Sh
         Ok(opened) => opened,
         Err(why) => return refuse(&mut ctrl, shared, peer, why),
     };
+    let before = streams::CountersAtSetup::read(&ctrl, &spec, frames.as_ref());
     let info = ServerInfo {
         host: Some(Box::new(measure::host::HostFacts::collect(
             ctrl.local_addr().map(|a| a.ip()),
@@ -320,7 +321,9 @@ fn run_session(mut ctrl: Conn, spec: TestSpec, admission: Admission, shared: &Sh
             setup::data_connections(&mut ctrl, &spec, sockets, &attached, shared, begin_by)
         })
         .inspect(|_| guard.close_registration())
-        .and_then(|conns| streams::run_streams(&mut ctrl, &spec, conns, frames, shared, begin_by));
+        .and_then(|conns| {
+            streams::run_streams(&mut ctrl, &spec, conns, frames, before, shared, begin_by)
+        });
     match outcome {
         Ok(results) => {
             let client = ctrl.peer_addr().map(|a| a.ip().to_canonical());

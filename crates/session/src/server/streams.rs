@@ -55,11 +55,16 @@ pub(super) fn run_streams(
     spec: &TestSpec,
     conns: Vec<Conn>,
     frames: Option<FrameCounter>,
+    before: CountersAtSetup,
     shared: &Shared,
     begin_by: Instant,
 ) -> Result<ServerResults, SessionError> {
-    let (frames, ends, interface) = ends_and_interface(ctrl, spec, conns, frames, shared);
-    let (drops0, link0, qdiscs0) = counters_before_begin(spec, interface);
+    let CountersAtSetup {
+        drops0,
+        link0,
+        qdiscs0,
+    } = before;
+    let (frames, ends) = frame_ends(ctrl, spec, conns, frames, shared);
     let left = begin_by.saturating_duration_since(Instant::now());
     let begin = recv::<ClientMsg>(ctrl, left.max(Duration::from_millis(1))).map_err(|e| {
         if Instant::now() >= begin_by {
@@ -125,36 +130,50 @@ pub(super) fn run_streams(
 /// The drop counters at a UDP stream test's start, with the interface they were read on.
 type DropsAt = Option<(DropSnapshot, Option<String>)>;
 
-/// The host's counters a test's results report the change of, read before `Begin` is
-/// awaited, not after: the client sends its data as soon as it has sent `Begin`, and a
-/// datagram that crossed the interface before a later first read would be in the sockets'
-/// count but not the interface's (a busy server read them 15 ms late once: 1,059 frames at
-/// 71 kpps). Read first, their span holds the whole window. The drop counters and the
-/// interface's own frame counts (issue 47) for a UDP stream test; every test's qdiscs, for the
-/// record's `hosts.server.qdiscs`.
-fn counters_before_begin(
-    spec: &TestSpec,
-    interface: Option<String>,
-) -> (DropsAt, Option<LinkCounts>, QdiscWatch) {
-    let drops0 = (spec.kind() == TestKind::UdpStream)
-        .then(|| (DropSnapshot::now(interface.as_deref()), interface.clone()));
-    let link0 = drops0
-        .as_ref()
-        .and_then(|(_, i)| LinkCounts::now(i.as_deref()?));
-    (drops0, link0, QdiscWatch::start(interface))
+/// The host's counters a test's results report the change of: the drop counters and the
+/// interface's own frame counts (issue 47) for a UDP stream test, every test's qdiscs (the
+/// record's `hosts.server.qdiscs`).
+pub(super) struct CountersAtSetup {
+    drops0: DropsAt,
+    link0: Option<LinkCounts>,
+    qdiscs0: QdiscWatch,
 }
 
-/// The workers' ends, the frame counter and the test's interface. A frame engine's test has
-/// its counter on since its ports opened (frames.rs), and its interface is the counter's; an
-/// `xdp` test's AF_XDP receiver opens now, before `Begin` (the log says why it did not, if
-/// not). Any other test's interface is the one holding the control connection's address.
-fn ends_and_interface(
+impl CountersAtSetup {
+    /// Read before the server accepts the test, when the client can have sent nothing yet: it
+    /// sends its data as soon as its UDP probes are echoed and it has sent `Begin`, so a read
+    /// any later (a busy server once read them 15 ms after `Begin`: 1,059 frames at 71 kpps;
+    /// once after the last probe's echo: 918 frames) misses datagrams its sockets count. Their
+    /// span holds the whole test, its setup too. The test's interface is its frame counter's
+    /// (a frame engine's test), or the one holding the control connection's address.
+    pub(super) fn read(ctrl: &Conn, spec: &TestSpec, frames: Option<&FrameCounter>) -> Self {
+        let interface = match frames {
+            Some(f) => Some(f.interface().to_string()),
+            None => (ctrl.local_addr()).and_then(|a| measure::host::interface_for_ip(a.ip())),
+        };
+        let drops0 = (spec.kind() == TestKind::UdpStream)
+            .then(|| (DropSnapshot::now(interface.as_deref()), interface.clone()));
+        let link0 = drops0
+            .as_ref()
+            .and_then(|(_, i)| LinkCounts::now(i.as_deref()?));
+        Self {
+            drops0,
+            link0,
+            qdiscs0: QdiscWatch::start(interface),
+        }
+    }
+}
+
+/// The workers' ends and the frame counter. A frame engine's test has its counter on since
+/// its ports opened (frames.rs); an `xdp` test's AF_XDP receiver opens now, before `Begin` (the
+/// log says why it did not, if not).
+fn frame_ends(
     ctrl: &Conn,
     spec: &TestSpec,
     conns: Vec<Conn>,
     frames: Option<FrameCounter>,
     shared: &Shared,
-) -> (Option<FrameCounter>, Vec<Endpoint>, Option<String>) {
+) -> (Option<FrameCounter>, Vec<Endpoint>) {
     let (frames, ends) = FrameCounter::ends(frames, spec, conns);
     if let Some(why) = frames.as_ref().and_then(FrameCounter::rx_fallback) {
         (shared.log)(format!(
@@ -162,11 +181,7 @@ fn ends_and_interface(
             ctrl.peer()
         ));
     }
-    let interface = match &frames {
-        Some(f) => Some(f.interface().to_string()),
-        None => (ctrl.local_addr()).and_then(|a| measure::host::interface_for_ip(a.ip())),
-    };
-    (frames, ends, interface)
+    (frames, ends)
 }
 
 /// What a connection test's listener turned away, in the log (nothing when it turned away
