@@ -285,24 +285,52 @@ fn first_frames(
         .collect()
 }
 
-/// How many of `conns` the server still holds open (a read times out rather than ending).
-fn still_open(conns: &mut [TcpStream]) -> usize {
-    conns
-        .iter_mut()
-        .filter(|c| {
-            let mut c: &TcpStream = c;
-            c.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
-            let mut buf = [0u8; 256];
-            // Our greeting may come first; then the connection's fate.
-            loop {
-                match c.read(&mut buf) {
-                    Ok(0) => return false,
-                    Ok(_) => continue,
-                    Err(e) => return matches!(e.kind(), std::io::ErrorKind::WouldBlock),
-                }
+/// How many of `conns` the server still holds open once at most `at_most` are, or when
+/// `within` has passed: the server works through the connections as it accepts them, later on
+/// a loaded host, so the count is read when it has come down to the bound, not after a fixed
+/// sleep. Open is a read that would block (after our greeting, which may come first); closed
+/// is its end or an error.
+fn open_once_at_most(conns: &mut [TcpStream], at_most: usize, within: Duration) -> usize {
+    let deadline = Instant::now() + within;
+    let mut open: Vec<&mut TcpStream> = conns.iter_mut().collect();
+    for c in &open {
+        c.set_nonblocking(true).unwrap();
+    }
+    let mut buf = [0u8; 256];
+    loop {
+        open.retain_mut(|c| loop {
+            match c.read(&mut buf) {
+                Ok(0) => return false,
+                Ok(_) => continue,
+                Err(e) => return e.kind() == std::io::ErrorKind::WouldBlock,
             }
-        })
-        .count()
+        });
+        if open.len() <= at_most || Instant::now() >= deadline {
+            return open.len();
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Waits (at most `within`) until the server on `port` has read every byte its connections
+/// from `source` sent: each one's receive queue, as `ss` shows it, empty.
+fn read_by_server(port: u16, source: &str, within: Duration) {
+    let deadline = Instant::now() + within;
+    let filter = format!("( sport = :{port} and dst {source} )");
+    loop {
+        let out = sh(&format!("ss -Htn state established '{filter}'"));
+        let queued: u64 = (out.lines())
+            .filter_map(|l| l.split_whitespace().next()?.parse::<u64>().ok())
+            .sum();
+        if queued == 0 {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{queued} bytes from {source} still unread after {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// Row 7: 300 handshakes each one byte short of a 64 KiB first frame cost ~70 KiB each. Now a
@@ -313,15 +341,18 @@ fn large_first_frames_are_refused_at_their_prefix_and_one_address_holds_at_most_
     let (server, port) = serve_child(&[]);
     let pid = server.0.id();
     let base = (rss_kib(pid), fds(pid));
+    // Within 5 s, half the handshake deadline (10 s) that would close every one of them.
+    let within = Duration::from_secs(5);
     let mut big = first_frames(port, [127, 0, 0, 2], 300, (64 << 10) - 1, (64 << 10) - 2);
-    std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(still_open(&mut big), 0, "a 64 KiB first frame was kept");
+    let open = open_once_at_most(&mut big, 0, within);
+    assert_eq!(open, 0, "a 64 KiB first frame was kept");
     drop(big);
     // Just under the limit: the per-address cap keeps 256 of 400, and drops the rest.
     let mut near = first_frames(port, [127, 0, 0, 3], 400, (8 << 10) - 1, (8 << 10) - 2);
-    std::thread::sleep(Duration::from_millis(500));
+    let open = open_once_at_most(&mut near, 256, within);
+    // What it grew by holding them, once it holds all they sent.
+    read_by_server(port, "127.0.0.3", within);
     let grew = rss_kib(pid).saturating_sub(base.0);
-    let open = still_open(&mut near);
     println!("400 first frames of 8 KiB - 1 from one address: {open} kept, RSS +{grew} KiB");
     assert_eq!(open, 256, "handshakes with bytes from one address");
     // 256 x 8 KiB, and the rest's sockets.
