@@ -8,19 +8,20 @@
 //! [`rule`]. The inputs are the summary's own figures: both ends' thread CPU and host cores,
 //! the senders' TCP_INFO and chrono times, the link speed, and a UDP test's `loss_causes`.
 
-use measure::cpu::CoreCpu;
 use measure::tcp_info::TcpInfo;
 use measure::units::{format_bits_per_sec, format_bytes};
 use record::{End, FlowSummary, Hosts, LimitedBy, Summary, Verdict};
 use wire::spec::{Flow, Transport};
 use wire::{TestKind, TestSpec};
 
+mod end_cpu;
 mod hints;
 mod losses;
 mod pacing;
 mod shaper;
 mod udp;
 
+use end_cpu::{core_words, saturation, EndCpu};
 use hints::Advice;
 pub use hints::Client;
 use losses::{congestion, reordering_hint, Retrans};
@@ -133,54 +134,6 @@ fn real_link_bps(summary: &Summary, hosts: &Hosts) -> Option<u64> {
     summary.link_speed_bps.filter(|_| from_flag || !nominal)
 }
 
-/// One end's CPU as the rules see it.
-struct EndCpu {
-    /// Its data threads, % of one core per stream.
-    thread_pct: f64,
-    /// Its data threads, % of each core they can occupy: one per stream, at most the host's
-    /// cores (with more streams than cores, the streams share them).
-    core_share_pct: f64,
-    /// Its host's busiest core.
-    busiest: Option<CoreCpu>,
-    /// Its host's cores (0: not known).
-    cores: usize,
-}
-
-impl EndCpu {
-    fn of(threads_pct: f64, streams: usize, cores: &[CoreCpu]) -> Self {
-        Self {
-            thread_pct: threads_pct / streams.max(1) as f64,
-            core_share_pct: threads_pct / streams.min(cores.len()).max(1) as f64,
-            busiest: cores
-                .iter()
-                .copied()
-                .max_by(|a, b| a.busy_pct.total_cmp(&b.busy_pct)),
-            cores: cores.len(),
-        }
-    }
-
-    fn thread_saturated(&self) -> bool {
-        self.thread_pct >= rule::THREAD_PCT
-    }
-
-    /// `; the NAME's host: core N at …`, the evidence's clause on its busiest core, if known.
-    fn busiest_words(&self, name: &str) -> String {
-        let core = self.busiest.map(|c| core_words(&c));
-        core.map_or_else(String::new, |c| format!("; the {name}'s host: {c}"))
-    }
-
-    /// The busiest core when it is saturated with this end's work: its threads run there, or
-    /// the core is busy with receive processing. A core busy with other work is not this
-    /// end's limit.
-    fn core_saturated(&self) -> Option<CoreCpu> {
-        self.busiest.filter(|c| {
-            c.busy_pct >= rule::CORE_PCT
-                && (self.core_share_pct >= rule::CORE_THREAD_PCT
-                    || c.irq_pct + c.softirq_pct >= rule::CORE_IRQ_PCT)
-        })
-    }
-}
-
 /// A direction's figures the rules read.
 struct Facts<'a> {
     flow: &'a FlowSummary,
@@ -211,9 +164,19 @@ struct Facts<'a> {
 
 impl<'a> Facts<'a> {
     fn of(flow: &'a FlowSummary, s: &Summary, spec: &TestSpec, link_bps: Option<u64>) -> Self {
-        let (snd_cores, rcv_cores) = match flow.sender {
-            End::Client => (&s.local_cores, &s.remote_cores),
-            End::Server => (&s.remote_cores, &s.local_cores),
+        let (snd_cores, rcv_cores, snd_pin, rcv_pin) = match flow.sender {
+            End::Client => (
+                &s.local_cores,
+                &s.remote_cores,
+                spec.client_cpu,
+                spec.server_cpu,
+            ),
+            End::Server => (
+                &s.remote_cores,
+                &s.local_cores,
+                spec.server_cpu,
+                spec.client_cpu,
+            ),
         };
         let n = flow.streams.len();
         let infos: Vec<TcpInfo> = flow.streams.iter().filter_map(|x| x.tcp_info).collect();
@@ -233,8 +196,8 @@ impl<'a> Facts<'a> {
         Self {
             flow,
             target_bps: target_bps(spec, flow.flow).map(|b| b * n as f64),
-            sender: EndCpu::of(flow.sender_cpu_pct, n, snd_cores),
-            receiver: EndCpu::of(flow.receiver_cpu_pct, n, rcv_cores),
+            sender: EndCpu::of(flow.sender_cpu_pct, n, snd_cores, snd_pin),
+            receiver: EndCpu::of(flow.receiver_cpu_pct, n, rcv_cores, rcv_pin),
             payload_share: payload_share(spec, &infos),
             qdisc_share: shaper::qdisc_share(spec, &infos),
             shapers: Vec::new(),
@@ -397,7 +360,8 @@ fn receive_window(f: &Facts) -> Option<LimitedBy> {
     }
     if let Some(core) = f.receiver.core_saturated().filter(|_| large) {
         evidence.push_str(&format!(
-            "; the receiver's busiest core, {}, with its work, could not read faster",
+            "; the receiver's {}, {}, with its work, could not read faster",
+            f.receiver.core_name(),
             core_words(&core)
         ));
         return Some(limited(
@@ -436,26 +400,6 @@ fn send_buffer(f: &Facts) -> Option<LimitedBy> {
         return Some(limited(Verdict::SendBuffer, evidence, HINT));
     }
     None
-}
-
-/// How strongly an end is CPU-bound: its thread saturated beats one of its host's cores.
-fn saturation(end: &EndCpu) -> Option<(u8, f64)> {
-    if end.thread_saturated() {
-        Some((2, end.thread_pct))
-    } else {
-        end.core_saturated().map(|_| (1, end.core_share_pct))
-    }
-}
-
-fn core_words(c: &CoreCpu) -> String {
-    format!(
-        "core {} at {} busy ({} system, {} softirq, {} irq)",
-        c.core,
-        pct(c.busy_pct),
-        pct(c.system_pct),
-        pct(c.softirq_pct),
-        pct(c.irq_pct)
-    )
 }
 
 /// A saturated data thread or host core on one end; where both are, the stronger.
@@ -533,8 +477,13 @@ fn path(f: &Facts) -> Option<LimitedBy> {
 /// No rule fired: what was checked.
 fn unknown(f: &Facts) -> LimitedBy {
     let busiest = |e: &EndCpu| e.busiest.map_or("?".into(), |c| pct(c.busy_pct));
+    let cores = match (f.sender.pinned, f.receiver.pinned) {
+        (false, false) => "busiest cores",
+        (true, true) => "pinned cores",
+        (true, false) | (false, true) => "cores (pinned or busiest)",
+    };
     let mut evidence = format!(
-        "no end saturated (threads: sender {}, receiver {} of a core per stream; busiest cores {} and {})",
+        "no end saturated (threads: sender {}, receiver {} of a core per stream; {cores} {} and {})",
         pct(f.sender.thread_pct),
         pct(f.receiver.thread_pct),
         busiest(&f.sender),

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::testing::record_with;
+use measure::cpu::CoreCpu;
 use measure::host::HostFacts;
 use record::{Hosts, RunRecord, StreamSummary, TcpTime};
 use wire::spec::SendMode;
@@ -190,6 +191,36 @@ fn a_saturated_thread_or_core_names_its_end() {
     r.summary.local_cores[0].softirq_pct = 70.0;
     r.summary.remote_cores[0].softirq_pct = 70.0;
     assert_eq!(judge(r).verdict, Verdict::SenderCpu);
+}
+
+/// Both ends pinned to core 0 (`-A 0,0`) while another process fills core 1 (a fresh-clone CI
+/// run beside a spinning process named core 1, the spinner's, as the receiver's limit): the
+/// core judged is the one the threads were pinned to, and the evidence says so.
+#[test]
+fn a_pinned_end_is_judged_on_its_core_not_on_a_busier_one() {
+    let mut r = run(23.0);
+    (
+        r.summary.flows[0].sender_cpu_pct,
+        r.summary.flows[0].receiver_cpu_pct,
+    ) = (35.0, 51.0);
+    r.summary.local_cores = vec![core(0, 99.0), core(1, 100.0)];
+    r.summary.remote_cores = r.summary.local_cores.clone();
+    (r.spec.client_cpu, r.spec.server_cpu) = (Some(0), Some(0));
+    let v = judge(r.clone());
+    assert_eq!(v.verdict, Verdict::ReceiverCpu, "{}", v.evidence);
+    assert!(
+        v.evidence.contains("pinned core: core 0 at 99 %"),
+        "{}",
+        v.evidence
+    );
+    // Unpinned, the host's busiest core is the one judged, as before.
+    (r.spec.client_cpu, r.spec.server_cpu) = (None, None);
+    let v = judge(r);
+    assert!(
+        v.evidence.contains("host: core 1 at 100 %"),
+        "{}",
+        v.evidence
+    );
 }
 
 #[test]
