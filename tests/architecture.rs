@@ -1,7 +1,8 @@
 //! The architecture's map held against the code, as `budgets` holds the sizes: the crate graph
 //! in docs/ARCHITECTURE.md is generated from `cargo metadata` and must match it, and the
 //! graph's budgets of issue 37 hold: no crate depends on another for a single item (`uses`),
-//! and no `Result<_, String>` outside tests (`string_errors`).
+//! and no `Result<_, String>` outside tests (`string_errors`); and issue 50's: what depends on
+//! a test's kind is read from the kind table (`kind_reads`).
 //!
 //! The graph is the workspace's crates and their normal `[dependencies]` on each other
 //! (dev-dependencies apart: they do not ship). Each crate's role is the first sentence of its
@@ -10,6 +11,7 @@
 //! expected one; `LINERATE_WRITE_DOCS=1 cargo test --release --test tests architecture::`
 //! writes it. Runs `cargo metadata --offline --no-deps`: no network, no build.
 
+mod kind_reads;
 mod source;
 mod string_errors;
 mod uses;
@@ -246,6 +248,22 @@ fn no_result_with_a_string_error_outside_tests() {
     assert!(
         problems.is_empty(),
         "`Result<_, String>` outside tests (docs/ARCHITECTURE.md, Budgets and checks):\n{}",
+        problems.join("\n")
+    );
+}
+
+/// A test's kind is read from its row in the kind table, not decided again wherever it
+/// matters (issue 50): see `kind_reads`.
+#[test]
+fn kind_decisions_stay_in_the_kind_table() {
+    let files: Vec<source::Source> = crates()
+        .iter()
+        .flat_map(|c| source::sources(&root(), &c.src))
+        .collect();
+    let problems = kind_reads::check(&files);
+    assert!(
+        problems.is_empty(),
+        "the kind table's budget (docs/ARCHITECTURE.md, Budgets and checks):\n{}",
         problems.join("\n")
     );
 }

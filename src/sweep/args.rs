@@ -509,7 +509,7 @@ impl LoadArgs {
         let values = parse_values(&self.values, ValueUnit::Percent)?;
         let mut base = parse_base_test(self.host.as_deref(), &self.test)?;
         let kind = base.plan.spec.kind();
-        if base.probe.is_none() && !kind.is_rr() {
+        if base.probe.is_none() && kind.row().family != wire::spec::FamilyId::Transaction {
             let mut probes: crate::latency_args::LatencyArgs = defaults()?;
             probes.latency = Some("udp".into());
             base.probe = probes.plan()?;

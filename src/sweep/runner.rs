@@ -144,7 +144,7 @@ mod tests {
             stream.send_mode = SendMode::Write;
         }
         if let Some(tcp) = s.tcp_mut() {
-            tcp.no_delay = kind.is_rr();
+            tcp.no_delay = kind.row().family == wire::spec::FamilyId::Transaction;
         }
         s
     }

@@ -4,7 +4,7 @@
 //! `code_of`), so a doc comment's `[engine::Signal]` or a message's words never count as code.
 //! Test code is left out: files under a `tests/` directory and `tests.rs` files, items under
 //! `#[cfg(test)]` or `#[cfg(any(test, feature = "testing"))]` (a block to its closing brace,
-//! or a `mod x;` line, whose file is then left out too). Lines keep their numbers, so a finding
+//! or a `mod x;` line, whose file, or the one its `#[path]` names, is then left out too). Lines keep their numbers, so a finding
 //! can name the function around it.
 
 use std::collections::BTreeSet;
@@ -64,9 +64,16 @@ fn is_test_attribute(line: &str) -> bool {
     t == "#[cfg(test)]" || t.starts_with("#[cfg(any(test,")
 }
 
+/// The file a `#[path = "x.rs"]` attribute names (`raw` is the line as written: `code_of`
+/// blanks the string), beside the file that holds it.
+fn path_attribute(file: &Path, raw: &str) -> Option<PathBuf> {
+    let named = raw.trim().strip_prefix("#[path")?.split('"').nth(1)?;
+    Some(file.parent().unwrap_or(Path::new("")).join(named))
+}
+
 /// `lines` with every test-only item blanked; the files of test-only `mod x;` lines are
-/// added to `skipped` (as `dir/x.rs` and `dir/x/`).
-fn strip_tests(file: &Path, lines: &mut [String], skipped: &mut BTreeSet<PathBuf>) {
+/// added to `skipped` (as `dir/x.rs` and `dir/x/`, or the file a `#[path]` names).
+fn strip_tests(file: &Path, raw: &[&str], lines: &mut [String], skipped: &mut BTreeSet<PathBuf>) {
     let mut i = 0;
     while i < lines.len() {
         if !is_test_attribute(&lines[i]) {
@@ -88,6 +95,8 @@ fn strip_tests(file: &Path, lines: &mut [String], skipped: &mut BTreeSet<PathBuf
                     let dir = module_dir(file);
                     skipped.insert(dir.join(format!("{name}.rs")));
                     skipped.insert(dir.join(name));
+                    let attributes = raw.get(i..j).unwrap_or_default();
+                    skipped.extend(attributes.iter().filter_map(|a| path_attribute(file, a)));
                 }
                 break;
             }
@@ -120,8 +129,9 @@ pub fn sources(root: &Path, dir: &Path) -> Vec<Source> {
     let mut read = Vec::new();
     for path in files.into_iter().filter(|p| !is_test_file(p)) {
         let text = std::fs::read_to_string(&path).unwrap_or_default();
-        let mut lines: Vec<String> = text.lines().map(code_of).collect();
-        strip_tests(&path, &mut lines, &mut skipped);
+        let raw: Vec<&str> = text.lines().collect();
+        let mut lines: Vec<String> = raw.iter().map(|l| code_of(l)).collect();
+        strip_tests(&path, &raw, &mut lines, &mut skipped);
         read.push((path, lines));
     }
     read.into_iter()

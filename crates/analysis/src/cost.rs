@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use measure::cpu::SystemCpu;
 use record::{Efficiency, FlowSummary};
-use wire::spec::Flow;
+use wire::spec::{FamilyId, Flow};
 use wire::TestKind;
 
 use crate::RawRun;
@@ -94,7 +94,7 @@ pub fn efficiency(f: &FlowSummary) -> Option<Efficiency> {
 /// Each direction's efficiency, for the stream kinds (a request/response test's bytes are
 /// not its point, and its CPU mostly waits).
 pub(crate) fn add_efficiency(kind: TestKind, flows: &mut [FlowSummary]) {
-    if matches!(kind, TestKind::TcpStream | TestKind::UdpStream) {
+    if kind.row().family != FamilyId::Transaction {
         for f in flows {
             f.efficiency = efficiency(f);
         }

@@ -5,7 +5,7 @@
 //! its record's kind has; the frames and the latency under load are added by later passes.
 
 use record::{DatagramFamily, Family, FlowSummary, StreamFamily, TcpFigures, TransactionFamily};
-use wire::TestKind;
+use wire::spec::FamilyId;
 
 use crate::raw::RawRun;
 use crate::udp_rr::{rr_summary, udp_total};
@@ -22,8 +22,8 @@ pub(crate) fn of(raw: &RawRun, secs: f64, flows: &[FlowSummary]) -> Family {
         rtt_us: (!all_infos.is_empty())
             .then(|| all_infos.iter().map(|t| t.rtt_us).sum::<u32>() / all_infos.len() as u32),
     };
-    match raw.spec.kind() {
-        TestKind::TcpStream => Family::Stream(StreamFamily {
+    match raw.spec.kind().row().family {
+        FamilyId::Stream => Family::Stream(StreamFamily {
             tcp,
             self_probes: raw
                 .spec
@@ -34,17 +34,15 @@ pub(crate) fn of(raw: &RawRun, secs: f64, flows: &[FlowSummary]) -> Family {
         }),
         // Every stream of a UDP test has its accounting, so the total is there (zeros
         // without streams).
-        TestKind::UdpStream => Family::Datagram(DatagramFamily {
+        FamilyId::Datagram => Family::Datagram(DatagramFamily {
             udp: udp_total(flows.iter().filter_map(|f| f.udp.as_ref())).unwrap_or_default(),
             frames: None,
             latency_under_load: None,
         }),
-        TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr | TestKind::TcpCc => {
-            Family::Transaction(TransactionFamily {
-                rr: rr_summary(raw, secs),
-                tcp,
-            })
-        }
+        FamilyId::Transaction => Family::Transaction(TransactionFamily {
+            rr: rr_summary(raw, secs),
+            tcp,
+        }),
     }
 }
 
@@ -63,7 +61,7 @@ mod tests {
     use record::{Hosts, RunRecord};
     use wire::msg::{ServerInfo, ServerResults};
     use wire::spec::Params;
-    use wire::TestSpec;
+    use wire::{TestKind, TestSpec};
 
     use super::*;
     use crate::verdict::Client;

@@ -7,7 +7,7 @@
 use measure::link_counts::LinkCounts;
 use record::{FlowSummary, InterfaceFrames};
 use wire::spec::Flow;
-use wire::TestKind;
+use wire::spec::Loss;
 
 use crate::RawRun;
 
@@ -30,7 +30,7 @@ pub fn of(sender: &LinkCounts, receiver: &LinkCounts) -> InterfaceFrames {
 /// Sets `interface_frames` on every flow of a UDP stream test whose two ends both read their
 /// interface's counters.
 pub(crate) fn add_interface_frames(raw: &RawRun, flows: &mut [FlowSummary]) {
-    if raw.spec.kind() != TestKind::UdpStream {
+    if raw.spec.kind().row().loss != Loss::Datagrams {
         return;
     }
     let (Some(client), Some(server)) = (&raw.local_link, &raw.server.link) else {

@@ -11,8 +11,9 @@ use measure::tcp_info::TcpInfo;
 use measure::units::bits_per_sec;
 use record::{FlowInterval, IntervalCpu, IntervalSample, IntervalTcp, RrInterval, UdpInterval};
 use wire::msg::StreamCounts;
+use wire::spec::FamilyId;
 use wire::spec::Flow;
-use wire::{TestKind, TestSpec};
+use wire::TestSpec;
 
 use crate::per_sec;
 
@@ -41,8 +42,8 @@ impl IntervalTracker {
         let n = flows.len();
         Self {
             flows,
-            udp: spec.kind() == TestKind::UdpStream,
-            rr: spec.kind().is_rr(),
+            udp: spec.kind().row().family == FamilyId::Datagram,
+            rr: spec.kind().row().family == FamilyId::Transaction,
             prev_local: vec![StreamCounts::default(); n],
             prev_server: vec![StreamCounts::default(); n],
             prev_retransmits: vec![0; n],

@@ -7,7 +7,7 @@ use measure::drops::HostDrops;
 use record::FlowSummary;
 use wire::msg::{SendDrops, StreamCounts};
 use wire::spec::Flow;
-use wire::TestKind;
+use wire::spec::Loss;
 
 use crate::RawRun;
 
@@ -112,7 +112,7 @@ fn own_counts(raw: &RawRun, flow: Flow) -> (Option<SocketDrops>, Option<SendDrop
 
 /// Sets `loss_causes` on every flow of a UDP stream test.
 pub(crate) fn add_loss_causes(raw: &RawRun, flows: &mut [FlowSummary]) {
-    if raw.spec.kind() != TestKind::UdpStream {
+    if raw.spec.kind().row().loss != Loss::Datagrams {
         return;
     }
     let payload = raw.spec.params.udp().map_or(1, |u| u.payload_len_bytes);

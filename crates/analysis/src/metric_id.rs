@@ -10,6 +10,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use wire::spec::Headline;
 use wire::TestKind;
 
 /// A comparable figure of a run.
@@ -166,12 +167,13 @@ impl MetricId {
     }
 
     /// The metric that leads a kind's summary, decides `--until-ci` and a trend's default:
-    /// transactions for request/response kinds, goodput otherwise.
+    /// transactions for request/response kinds, goodput otherwise. A kind whose transaction
+    /// is a connection has as many transactions as connections a second, and its series were
+    /// stored and compared by transactions, so they stay so.
     pub fn headline(kind: TestKind) -> MetricId {
-        if kind.is_rr() {
-            M::Transactions
-        } else {
-            M::Throughput
+        match kind.row().headline {
+            Headline::Throughput => M::Throughput,
+            Headline::Transactions | Headline::Connections => M::Transactions,
         }
     }
 }

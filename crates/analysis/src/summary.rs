@@ -13,8 +13,7 @@ use measure::cpu::{CpuTime, SystemCpu};
 use measure::stats::Spread;
 use measure::units::bits_per_sec;
 use record::{CpuSummary, End, FlowSummary, IntervalSample, StreamSummary, Summary};
-use wire::spec::Flow;
-use wire::TestKind;
+use wire::spec::{DataPath, Flow, Loss};
 
 use crate::family::sum_opt;
 use crate::raw::RawRun;
@@ -74,7 +73,7 @@ fn stream_part(raw: &RawRun, i: usize, (stream, flow): (u16, Flow), w: Windows) 
     };
     let [snd, rcv_stop, rcv_end] = from_start(raw, i, flow, [snd, rcv_stop, rcv_end]);
     let (sent, received) = (snd.bytes, rcv_stop.bytes);
-    let udp = (raw.spec.kind() == TestKind::UdpStream).then(|| {
+    let udp = (raw.spec.kind().row().loss == Loss::Datagrams).then(|| {
         udp_stream_summary(
             snd.packets,
             rcv_end.rx.unwrap_or_default(),
@@ -202,7 +201,7 @@ pub(crate) fn build(raw: &RawRun, intervals: &[IntervalSample]) -> Summary {
     }
     // Datagram tests may lose data by design; for them "reconciled" means every stream ended
     // cleanly (stream sockets must deliver every byte).
-    let datagrams = raw.spec.kind().is_udp();
+    let datagrams = raw.spec.kind().row().path == DataPath::Udp;
     let intervals = crate::partial::answered(raw, intervals);
     for f in &mut flows {
         finish_flow(f, datagrams, w, intervals);

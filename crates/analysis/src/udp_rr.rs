@@ -7,7 +7,7 @@
 use measure::latency::Latency;
 use measure::udp_stats::UdpCounts;
 use record::{RrSummary, UdpSummary};
-use wire::TestKind;
+use wire::spec::Loss;
 
 use crate::per_sec;
 use crate::raw::RawRun;
@@ -87,13 +87,13 @@ pub(crate) fn rr_summary(raw: &RawRun, secs: f64) -> RrSummary {
         transactions: latency.len(),
         transactions_per_s: per_sec(latency.len(), secs - omit_s),
         omit_s,
-        lost_transactions: (raw.spec.kind() == TestKind::UdpRr).then_some(lost),
+        lost_transactions: (raw.spec.kind().row().loss == Loss::Transactions).then_some(lost),
         slots_missed: raw
             .spec
             .rr()
             .is_some_and(|rr| rr.transactions_per_sec.is_some())
             .then_some(missed),
-        connections_per_s: (raw.spec.kind().connects_per_transaction())
+        connections_per_s: (raw.spec.kind().row().connects)
             .then(|| per_sec(latency.len(), secs - omit_s)),
         latency_us: latency.summary(),
     }

@@ -5,7 +5,6 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::Shutdown;
 
 use measure::cpu::CpuTime;
-use wire::TestKind;
 
 use crate::{
     Endpoint, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL,
@@ -19,8 +18,8 @@ pub struct MockEngine {
 }
 
 impl StreamEngine for MockEngine {
-    fn kind(&self) -> TestKind {
-        TestKind::TcpStream
+    fn name(&self) -> &'static str {
+        "mock"
     }
 
     fn run(
@@ -29,7 +28,7 @@ impl StreamEngine for MockEngine {
         role: Role,
         ctl: StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
-        let mut conn = end.into_socket(self.kind())?;
+        let mut conn = end.into_socket(self.name())?;
         conn.set_read_timeout(Some(POLL_INTERVAL))?;
         let mut total = 0u64;
         match role {

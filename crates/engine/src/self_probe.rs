@@ -26,7 +26,6 @@ use std::time::{Duration, Instant};
 
 use measure::cpu::CpuTime;
 use measure::latency::Latency;
-use wire::TestKind;
 
 use crate::{is_retry, pattern, Conn, Endpoint, EngineError, Role, StreamControl, StreamReport};
 
@@ -112,8 +111,8 @@ impl SelfProbe {
 }
 
 impl crate::StreamEngine for SelfProbe {
-    fn kind(&self) -> TestKind {
-        TestKind::TcpStream
+    fn name(&self) -> &'static str {
+        "self_probe"
     }
 
     fn run(
@@ -122,7 +121,7 @@ impl crate::StreamEngine for SelfProbe {
         role: Role,
         ctl: StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
-        let mut conn = end.into_socket(self.kind())?;
+        let mut conn = end.into_socket(self.name())?;
         // Short waits both ways: an answer that arrived is picked up within READ_WAIT, not
         // after a write that blocks until its whole buffer is taken.
         conn.set_write_timeout(Some(READ_WAIT))?;

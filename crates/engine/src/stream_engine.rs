@@ -4,7 +4,7 @@ use measure::{cpu::CpuTime, tcp_info::TcpInfo};
 use wire::msg::StreamCounts;
 use wire::spec::Flow;
 use wire::spec::Shape;
-use wire::{TestKind, TestSpec};
+use wire::TestSpec;
 
 use crate::{Abort, Endpoint, EngineError, Signal, StreamCounters};
 
@@ -53,8 +53,8 @@ pub struct StreamReport {
 
 /// Drives one data connection of a test kind. One implementation per file.
 pub trait StreamEngine: Send + Sync {
-    /// The test kind this engine runs.
-    fn kind(&self) -> TestKind;
+    /// The engine's name in messages: its file's (`tcp_rr`, `udp_frames`).
+    fn name(&self) -> &'static str;
 
     /// Runs `end` (a socket, or a `tcp_crr` requester's target) as `role` until the stream
     /// ends (see [`StreamControl`]).
@@ -112,9 +112,7 @@ pub fn engine_for(spec: &TestSpec, sends: Flow) -> Box<dyn StreamEngine> {
         Shape::UdpStream { udp } => Box::new(crate::udp_stream::UdpStream::new(udp, sends)),
         Shape::TcpRr { rr, .. } => Box::new(crate::tcp_rr::TcpRr::new(RrShape::of(rr))),
         // A connection per transaction (`tcp_crr`; `tcp_cc`, whose transaction is empty).
-        Shape::TcpConnect { rr, .. } => {
-            Box::new(crate::tcp_crr::TcpCrr::new(RrShape::of(rr)).of_kind(spec.kind()))
-        }
+        Shape::TcpConnect { rr, .. } => Box::new(crate::tcp_crr::TcpCrr::new(RrShape::of(rr))),
         Shape::UdpRr { rr } => {
             Box::new(crate::udp_rr::UdpRr::new(RrShape::of(rr)).with_busy_poll(rr.busy_poll_us))
         }

@@ -14,7 +14,6 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use measure::cpu::CpuTime;
-use wire::TestKind;
 
 use crate::answer_rate::AnswerRate;
 use crate::pace::Pace;
@@ -36,32 +35,23 @@ const DEFER_ACCEPT_S: i32 = 1;
 /// How long one connection may take to open.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// The `tcp_crr` engine.
+/// The engine of a new connection per transaction: `tcp_crr`, and `tcp_cc`, whose empty
+/// transaction is connect and close.
 #[derive(Debug, Clone)]
 pub struct TcpCrr {
     shape: RrShape,
-    kind: TestKind,
 }
 
 impl TcpCrr {
-    /// Repeats `shape`'s transaction, each on a new connection (`tcp_crr`).
+    /// Repeats `shape`'s transaction, each on a new connection.
     pub fn new(shape: RrShape) -> Self {
-        Self {
-            shape,
-            kind: TestKind::TcpCrr,
-        }
-    }
-
-    /// The same engine for another kind of this shape: `tcp_cc`, whose empty transaction is
-    /// connect and close.
-    pub fn of_kind(self, kind: TestKind) -> Self {
-        Self { kind, ..self }
+        Self { shape }
     }
 }
 
 impl StreamEngine for TcpCrr {
-    fn kind(&self) -> TestKind {
-        self.kind
+    fn name(&self) -> &'static str {
+        "tcp_crr"
     }
 
     fn run(

@@ -11,7 +11,6 @@ use std::os::fd::AsRawFd;
 use std::time::Instant;
 
 use measure::cpu::CpuTime;
-use wire::TestKind;
 
 use crate::answer_rate::AnswerRate;
 use crate::pace::Pace;
@@ -103,8 +102,8 @@ pub(crate) fn write_message_with(
 }
 
 impl StreamEngine for TcpRr {
-    fn kind(&self) -> TestKind {
-        TestKind::TcpRr
+    fn name(&self) -> &'static str {
+        "tcp_rr"
     }
 
     /// Two socket calls per transaction on each end: see `crate::fd_table`.
@@ -118,7 +117,7 @@ impl StreamEngine for TcpRr {
         role: Role,
         ctl: StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
-        let mut conn = end.into_socket(self.kind())?;
+        let mut conn = end.into_socket(self.name())?;
         // Reads block without a timeout, which would arm a kernel timer at every wait, twice
         // per transaction (see `crate::abort`); raising abort shuts the socket down instead.
         conn.set_read_timeout(None)?;

@@ -25,7 +25,6 @@ use std::os::fd::AsRawFd;
 
 use measure::cpu::CpuTime;
 use wire::spec::{RxMode, SendMode};
-use wire::TestKind;
 
 use crate::splice_source::SpliceSource;
 use crate::tcp_receive::receive;
@@ -76,8 +75,8 @@ impl TcpStream {
 }
 
 impl StreamEngine for TcpStream {
-    fn kind(&self) -> TestKind {
-        TestKind::TcpStream
+    fn name(&self) -> &'static str {
+        "tcp_stream"
     }
 
     fn run(
@@ -86,7 +85,7 @@ impl StreamEngine for TcpStream {
         role: Role,
         ctl: StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
-        let mut conn = end.into_socket(self.kind())?;
+        let mut conn = end.into_socket(self.name())?;
         conn.set_read_timeout(Some(POLL_INTERVAL))?;
         conn.set_write_timeout(Some(POLL_INTERVAL))?;
         let cpu_start = CpuTime::thread_now();

@@ -30,7 +30,6 @@ use measure::clock::now_ns;
 use measure::cpu::CpuTime;
 use wire::msg::{SendDrops, StreamCounts};
 use wire::spec::{Flow, FramePath, UdpEngine, UdpParams};
-use wire::TestKind;
 
 use crate::{Conn, Endpoint, EngineError, Role, StreamControl, StreamEngine, StreamReport};
 
@@ -199,7 +198,7 @@ impl UdpFrames {
     /// `end`'s sender for `stream`, set up: its frames from the socket's address and port to
     /// the server's block, and the engine's sender on the route's interface.
     fn prepared(&self, end: Endpoint, role: Role, stream: u16) -> Result<Prepared, EngineError> {
-        let (sock, extra_dst) = match (role, end.into_socket(self.kind())?) {
+        let (sock, extra_dst) = match (role, end.into_socket(self.name())?) {
             (Role::Sender, Conn::Udp(sock)) => (sock, Vec::new()),
             (Role::Sender, Conn::UdpMulti(m)) => (m.sock, m.extra_dst),
             _ => {
@@ -233,8 +232,8 @@ fn check_block(peer: SocketAddr, extra_dst: &[SocketAddr]) -> Result<(), EngineE
 }
 
 impl StreamEngine for UdpFrames {
-    fn kind(&self) -> TestKind {
-        TestKind::UdpStream
+    fn name(&self) -> &'static str {
+        "udp_frames"
     }
 
     fn prepare(&self, end: Endpoint, role: Role, stream: u16) -> Result<Endpoint, EngineError> {

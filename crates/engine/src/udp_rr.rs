@@ -21,7 +21,6 @@ use std::time::{Duration, Instant};
 use measure::clock::now_ns;
 use measure::cpu::CpuTime;
 use wire::datagram::{write_header, DatagramRepr, FLAG_FIN, HEADER_LEN};
-use wire::TestKind;
 
 use crate::answer_rate::AnswerRate;
 use crate::pace::Pace;
@@ -108,8 +107,8 @@ fn is_timeout(e: &io::Error) -> bool {
 }
 
 impl StreamEngine for UdpRr {
-    fn kind(&self) -> TestKind {
-        TestKind::UdpRr
+    fn name(&self) -> &'static str {
+        "udp_rr"
     }
 
     fn run(
@@ -118,7 +117,7 @@ impl StreamEngine for UdpRr {
         role: Role,
         ctl: StreamControl<'_>,
     ) -> Result<StreamReport, EngineError> {
-        let Conn::Udp(sock) = end.into_socket(self.kind())? else {
+        let Conn::Udp(sock) = end.into_socket(self.name())? else {
             return Err(io::Error::new(
                 ErrorKind::InvalidInput,
                 "udp_rr needs a connected UDP socket",

@@ -405,8 +405,8 @@ mod tests {
     }
 
     impl StreamEngine for OwnTable {
-        fn kind(&self) -> wire::TestKind {
-            wire::TestKind::TcpRr
+        fn name(&self) -> &'static str {
+            "own_table"
         }
 
         fn run(

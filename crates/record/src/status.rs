@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use wire::spec::{Direction, TestKind, TestSpec};
+use wire::spec::{Direction, FamilyId, TestSpec};
 
 use crate::schema::RunRecord;
 
@@ -147,7 +147,7 @@ impl RunShape {
 
 /// The direction of a stream test; `None` for request/response, which has none.
 fn direction_of(spec: &TestSpec) -> Option<Direction> {
-    matches!(spec.kind(), TestKind::TcpStream | TestKind::UdpStream).then(|| spec.direction())
+    (spec.kind().row().family != FamilyId::Transaction).then(|| spec.direction())
 }
 
 /// A direction as listings print it: `send`, `reverse`, `bidir`.

@@ -7,6 +7,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 use wire::spec::Direction;
+use wire::spec::KINDS;
 use wire::TestKind;
 
 use measure::host::HostFacts;
@@ -55,13 +56,11 @@ pub struct KindError {
 
 /// Parses a test kind as stored (`tcp_stream`, `udp_rr`, …).
 pub fn parse_kind(s: &str) -> Result<TestKind, KindError> {
-    use serde::de::IntoDeserializer;
-    let de: serde::de::value::StrDeserializer<'_, serde::de::value::Error> = s.into_deserializer();
-    TestKind::deserialize(de).map_err(|e| {
-        let e = e.to_string();
+    TestKind::of_name(s).ok_or_else(|| {
+        let names: Vec<String> = KINDS.iter().map(|r| format!("`{}`", r.name)).collect();
         KindError {
             input: s.to_string(),
-            expected: e.find("expected").map_or(e.clone(), |i| e[i..].to_string()),
+            expected: format!("expected one of {}", names.join(", ")),
         }
     })
 }

@@ -12,6 +12,7 @@
 
 use measure::cpu::CoreCpu;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use wire::spec::FamilyId;
 use wire::TestKind;
 
 use crate::rpm::StoredRpm;
@@ -152,10 +153,15 @@ pub struct NotCarried {
 impl Family {
     /// Whether a run of `kind` has this family: an rpm direction is a `tcp_stream` run.
     pub fn fits(&self, kind: TestKind) -> bool {
+        self.id() == kind.row().family
+    }
+
+    /// Which of the kind table's families this is (an rpm direction's is `Stream`).
+    pub fn id(&self) -> FamilyId {
         match self {
-            Family::Stream(_) | Family::Rpm(_) => kind == TestKind::TcpStream,
-            Family::Datagram(_) => kind == TestKind::UdpStream,
-            Family::Transaction(_) => kind.is_rr(),
+            Family::Stream(_) | Family::Rpm(_) => FamilyId::Stream,
+            Family::Datagram(_) => FamilyId::Datagram,
+            Family::Transaction(_) => FamilyId::Transaction,
         }
     }
 

@@ -228,8 +228,8 @@ fn stream_result(r: &RunRecord) -> String {
 
 /// "transactions/s" or, for a connection per transaction (crr, cc), "connections/s".
 fn rate_words(kind: TestKind, rr: &RrSummary) -> String {
-    match (kind, rr.connections_per_s) {
-        (k, Some(c)) if k.connects_per_transaction() => format!("{c:.0} connections/s"),
+    match (kind.row().connects, rr.connections_per_s) {
+        (true, Some(c)) => format!("{c:.0} connections/s"),
         _ => format!("{:.0} transactions/s", rr.transactions_per_s),
     }
 }
@@ -237,10 +237,11 @@ fn rate_words(kind: TestKind, rr: &RrSummary) -> String {
 /// A request/response run's one line: its rate, round trips, losses and both ends' CPU.
 fn rr_line(kind: TestKind, rr: &RrSummary, s: &Summary) -> String {
     let mut parts = vec![rate_words(kind, rr)];
-    let what = match kind {
-        k if !k.carries_data() => "connect",
-        k if k.connects_per_transaction() => "connect + transaction",
-        _ => "round trip",
+    let row = kind.row();
+    let what = match (row.carries_data, row.connects) {
+        (false, _) => "connect",
+        (true, true) => "connect + transaction",
+        (true, false) => "round trip",
     };
     match rr.latency_us {
         Some(l) => parts.push(format!("{what} p50 {:.1} us, p99 {:.1} us", l.p50, l.p99)),

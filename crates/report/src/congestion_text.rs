@@ -1,7 +1,7 @@
 //! The run summary's `congestion` line: which TCP congestion control the data connections ran.
 
 use record::RunRecord;
-use wire::spec::Flow;
+use wire::spec::{FamilyId, Flow};
 use wire::Direction;
 
 /// Which congestion control a run's data connections ran, as far as the record says.
@@ -28,7 +28,7 @@ fn run_congestion(r: &RunRecord) -> Option<RunCongestion<'_>> {
     let hosts = r.hosts.as_ref()?;
     let client = hosts.congestion_of(&r.spec, Flow::ClientToServer);
     let server = hosts.congestion_of(&r.spec, Flow::ServerToClient);
-    if r.kind.is_rr() || r.spec.direction() == Direction::Bidir {
+    if r.kind.row().family == FamilyId::Transaction || r.spec.direction() == Direction::Bidir {
         return (client.is_some() || server.is_some())
             .then_some(RunCongestion::EachHost(client, server));
     }

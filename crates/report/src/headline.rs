@@ -9,7 +9,7 @@
 use measure::units::format_bits_per_sec;
 use record::RunRow;
 use serde::Serialize;
-use wire::spec::Direction;
+use wire::spec::{Direction, FamilyId};
 use wire::TestKind;
 
 /// A run's headline figure: what its kind measures first.
@@ -33,10 +33,10 @@ impl Headline {
         pps_received: Option<f64>,
         transactions_per_s: Option<f64>,
     ) -> Option<Headline> {
-        let (figure, value, unit) = match kind {
-            TestKind::UdpStream if pps_cell => ("packet rate", pps_received?, "packets/s"),
-            k if !k.is_rr() => ("throughput", throughput_bps?, "bit/s"),
-            _ => ("transactions", transactions_per_s?, "transactions/s"),
+        let (figure, value, unit) = match kind.row().family {
+            FamilyId::Datagram if pps_cell => ("packet rate", pps_received?, "packets/s"),
+            FamilyId::Stream | FamilyId::Datagram => ("throughput", throughput_bps?, "bit/s"),
+            FamilyId::Transaction => ("transactions", transactions_per_s?, "transactions/s"),
         };
         value.is_finite().then_some(Headline {
             figure,

@@ -8,7 +8,8 @@ use events::Observer;
 use measure::units::{format_bits_per_sec as bps, format_bytes};
 use record::IntervalSample;
 use wire::msg::ServerInfo;
-use wire::{TestKind, TestSpec};
+use wire::spec::FamilyId;
+use wire::TestSpec;
 
 /// Prints live rows to a writer (stdout in the binary).
 ///
@@ -93,13 +94,14 @@ impl<W: Write> LiveTable<W> {
                 server.version, server.cores
             )?;
         }
-        if spec.kind().is_rr() {
+        let family = spec.kind().row().family;
+        if family == FamilyId::Transaction {
             writeln!(
                 self.out,
                 "{:>15}  {:>12}  {:>10}  {:>10}",
                 "interval s", "trans/s", "p50 us", "p99 us"
             )
-        } else if spec.kind() == TestKind::UdpStream {
+        } else if family == FamilyId::Datagram {
             writeln!(
                 self.out,
                 "{:>15}  {:<4}  {:>13}  {:>13}  {:>10}  {:>10}  {:>7}  {:>6}  {:>6}  {:>8}",

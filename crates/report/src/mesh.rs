@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use analysis::metric_id::MetricId;
 use record::{RunId, RunRecord, StoredRun};
 use serde::{Deserialize, Serialize};
+use wire::spec::{FamilyId, Headline, Loss};
 use wire::TestKind;
 
 use crate::table::{Align, TableStyle, TextTable};
@@ -49,12 +50,12 @@ impl MeshCell {
     pub fn of_run(from: &str, to: &str, record: &RunRecord, run: Option<RunId>) -> Self {
         // The figures as the one metric list reads them (`metrics.rs`), in base units.
         let figure = |id: MetricId| (crate::metrics::metric(id).base)(record);
-        let stream = matches!(record.kind, TestKind::TcpStream | TestKind::UdpStream);
+        let stream = record.kind.row().family != FamilyId::Transaction;
         Self {
             from: from.into(),
             to: to.into(),
             throughput_bps: figure(MetricId::Throughput).filter(|_| stream),
-            loss_pct: figure(MetricId::Loss).filter(|_| record.kind == TestKind::UdpStream),
+            loss_pct: figure(MetricId::Loss).filter(|_| record.kind.row().loss == Loss::Datagrams),
             rtt_p50_us: figure(MetricId::LatencyP50),
             connections_per_s: figure(MetricId::Connections),
             run,
@@ -92,10 +93,10 @@ pub enum MeshFigure {
 impl MeshFigure {
     /// The figure a mesh of `kind` shows.
     pub fn of_kind(kind: TestKind) -> Self {
-        match kind {
-            k if k.connects_per_transaction() => Self::ConnectionsPerS,
-            k if k.is_rr() => Self::RttP50Us,
-            _ => Self::ThroughputBps,
+        match kind.row().headline {
+            Headline::Connections => Self::ConnectionsPerS,
+            Headline::Transactions => Self::RttP50Us,
+            Headline::Throughput => Self::ThroughputBps,
         }
     }
 
@@ -212,12 +213,12 @@ impl MeshMatrix {
     /// What the matrix shows, with its unit and which way is better; a UDP mesh's cells add
     /// their loss.
     pub fn caption(&self) -> String {
-        match self.test {
-            TestKind::UdpStream => format!(
+        match self.test.row().loss {
+            Loss::Datagrams => format!(
                 "{}; datagrams lost, % of sent (lower is better)",
                 self.figure.caption()
             ),
-            _ => self.figure.caption().into(),
+            Loss::None | Loss::Transactions => self.figure.caption().into(),
         }
     }
 

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use record::{PpsCell, RunRecord, RunRow, StoredRun, Tags};
 use serde::{Deserialize, Serialize};
-use wire::spec::{PpsFlows, UdpEngine};
+use wire::spec::{FamilyId, PpsFlows, UdpEngine};
 use wire::TestKind;
 
 /// The tag every stored cell of one `linerate pps` execution carries: its start, Unix ms.
@@ -53,7 +53,9 @@ pub struct PpsMatrix {
 /// Whether a stored run of `kind` with `tags` is a `linerate pps` cell: a UDP run tagged with
 /// its frame size and flows (`linerate runs --kind pps` lists these).
 pub fn is_cell(kind: TestKind, tags: &Tags) -> bool {
-    kind == TestKind::UdpStream && tags.get("frame_bytes").is_some() && tags.get("flows").is_some()
+    kind.row().family == FamilyId::Datagram
+        && tags.get("frame_bytes").is_some()
+        && tags.get("flows").is_some()
 }
 
 /// The rows of `rows` that are `linerate pps` cells ([`is_cell`]), the newest `last` of them

@@ -9,7 +9,7 @@ use measure::tcp_info::TcpInfo;
 use measure::units::{format_bits_per_sec as bps, format_bytes};
 use record::rpm::StoredRpm;
 use record::{CpuSummary, End, FlowSummary, RunRecord};
-use wire::spec::{Flow, Shape, UdpRate};
+use wire::spec::{FamilyId, Flow, Shape, UdpRate};
 use wire::TestSpec;
 
 /// Which way the data flows, in words.
@@ -24,7 +24,7 @@ pub fn direction_word(spec: &TestSpec) -> &'static str {
 /// What each stream does, e.g. "128 KiB per call, send mode write".
 pub fn test_words(spec: &TestSpec) -> String {
     match spec.params.shape() {
-        Shape::TcpConnect { .. } if !spec.kind().carries_data() => {
+        Shape::TcpConnect { .. } if !spec.kind().row().carries_data => {
             "a new connection per transaction, connect and close, no data".into()
         }
         Shape::TcpConnect { rr, .. } => format!(
@@ -400,7 +400,8 @@ pub fn write_summary(w: &mut dyn Write, r: &RunRecord) -> std::io::Result<()> {
     for line in crate::qdisc_text::qdisc_lines(r) {
         writeln!(w, "{line}")?;
     }
-    if r.spec.client_cpu.is_some() || r.spec.server_cpu.is_some() || r.kind.is_rr() {
+    let transactions = r.kind.row().family == FamilyId::Transaction;
+    if r.spec.client_cpu.is_some() || r.spec.server_cpu.is_some() || transactions {
         let on = |cpu: Option<u32>| cpu.map_or("unpinned".to_string(), |c| format!("CPU {c}"));
         writeln!(
             w,

@@ -17,7 +17,7 @@
 use events::Observer;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
-use wire::spec::{Direction, TestKind, UdpRate};
+use wire::spec::{Direction, FamilyId, TestKind, UdpRate};
 use wire::TestSpec;
 
 use crate::interrupt::Interrupt;
@@ -70,10 +70,9 @@ pub enum LoadUnit {
 impl LoadUnit {
     /// The unit of a `kind` test's load.
     pub fn of(kind: TestKind) -> Self {
-        if kind.is_rr() {
-            LoadUnit::TransactionsPerS
-        } else {
-            LoadUnit::BitsPerS
+        match kind.row().family {
+            FamilyId::Transaction => LoadUnit::TransactionsPerS,
+            FamilyId::Stream | FamilyId::Datagram => LoadUnit::BitsPerS,
         }
     }
 
@@ -125,7 +124,7 @@ impl LoadPlan {
             return Err(LoadError::Capacity(c.to_string()));
         }
         // A request/response test's own transactions are its round trips.
-        let rr = base.kind().is_rr();
+        let rr = base.kind().row().family == FamilyId::Transaction;
         Ok(Self {
             base,
             loads,
@@ -157,7 +156,7 @@ pub fn unpaced(spec: &TestSpec) -> TestSpec {
 pub fn paced(spec: &TestSpec, total: f64) -> TestSpec {
     let per_stream = (total / f64::from(spec.streams.max(1))).round().max(1.0) as u64;
     let mut s = unpaced(spec);
-    if s.kind().is_rr() {
+    if s.kind().row().family == FamilyId::Transaction {
         if let Some(rr) = s.params.rr_mut() {
             rr.transactions_per_sec = Some(per_stream);
         }

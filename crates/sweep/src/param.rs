@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 use wire::datagram::HEADER_LEN;
-use wire::spec::{TestKind, UdpRate};
+use wire::spec::{DataPath, FamilyId, TestKind, UdpRate};
 use wire::TestSpec;
 
 use crate::values::{SweepValue, ValueUnit};
@@ -69,8 +69,12 @@ impl Parameter {
     /// Whether the parameter means anything for a `kind` test; the error says what to run.
     pub fn check_kind(self, kind: TestKind) -> Result<(), ParamError> {
         match self {
-            Parameter::Mss if kind.is_udp() => Err(ParamError::MssOverUdp { kind }),
-            Parameter::Rate if kind != TestKind::UdpStream => Err(ParamError::RateNotUdp { kind }),
+            Parameter::Mss if kind.row().path == DataPath::Udp => {
+                Err(ParamError::MssOverUdp { kind })
+            }
+            Parameter::Rate if kind.row().family != FamilyId::Datagram => {
+                Err(ParamError::RateNotUdp { kind })
+            }
             _ => Ok(()),
         }
     }
@@ -115,15 +119,16 @@ impl Parameter {
                 }
             }
             Parameter::Payload => {
-                let (lo, hi) = if s.kind().is_udp() {
+                let row = s.kind().row();
+                let (lo, hi) = if row.path == DataPath::Udp {
                     (HEADER_LEN as f64, 65_507.0)
                 } else {
                     (1.0, f64::from(64u32 << 20))
                 };
-                let what = match s.kind() {
-                    TestKind::UdpStream => "a UDP payload (bytes)",
-                    k if k.is_rr() => "a request (bytes)",
-                    _ => "a write length (bytes)",
+                let what = match row.family {
+                    FamilyId::Datagram => "a UDP payload (bytes)",
+                    FamilyId::Transaction => "a request (bytes)",
+                    FamilyId::Stream => "a write length (bytes)",
                 };
                 s.set_message_len_bytes(within(lo, hi, what)? as u32);
             }

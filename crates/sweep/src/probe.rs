@@ -17,7 +17,7 @@ use record::schema::LatencyUnderLoad;
 use record::{IntervalSample, RrInterval, RunRecord};
 use session::client::{self, ClientConfig, ClientError};
 use wire::msg::ServerInfo;
-use wire::spec::{Params, RrParams, TcpOptions, TestKind};
+use wire::spec::{DataPath, Params, RrParams, TcpOptions, TestKind};
 use wire::TestSpec;
 
 /// A validated `--latency` request.
@@ -45,10 +45,9 @@ fn probe_spec(bulk: &TestSpec, plan: &ProbePlan, duration: Duration) -> TestSpec
         tos: bulk.tcp().and_then(|t| t.tos),
         ..TcpOptions::no_delay()
     };
-    let params = if plan.kind == TestKind::TcpRr {
-        Params::TcpRr { rr, tcp }
-    } else {
-        Params::UdpRr { rr }
+    let params = match plan.kind.row().path {
+        DataPath::Tcp => Params::TcpRr { rr, tcp },
+        DataPath::Udp => Params::UdpRr { rr },
     };
     TestSpec {
         interval_ms: bulk.interval_ms.min(duration_ms),

@@ -14,6 +14,7 @@
 
 use record::RunRecord;
 use serde::{Deserialize, Serialize};
+use wire::spec::FamilyId;
 use wire::TestKind;
 
 use crate::knob::{KnobPlan, KnobRun};
@@ -232,8 +233,8 @@ impl SweepPoint {
                     .collect(),
             )
         };
-        let stream = |k: TestKind| !k.is_rr();
-        let rr = |k: TestKind| k.is_rr();
+        let stream = |k: TestKind| k.row().family != FamilyId::Transaction;
+        let rr = |k: TestKind| k.row().family == FamilyId::Transaction;
         let any = |_: TestKind| true;
         Self {
             throughput_bps: of(stream, |r| Some(r.summary.throughput_bps)),
@@ -399,7 +400,7 @@ impl SweepResult {
             .iter()
             .filter(|p| !p.interrupted)
             .flat_map(|p| p.runs.iter())
-            .filter(|r| !r.record.kind.is_rr())
+            .filter(|r| r.record.kind.row().family != FamilyId::Transaction)
             .map(|r| r.record.clone())
             .collect()
     }

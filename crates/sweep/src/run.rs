@@ -22,6 +22,7 @@ use events::Observer;
 use record::RunRecord;
 use report::summarized_figures;
 use serde::{Deserialize, Serialize};
+use wire::spec::{DataPath, FamilyId};
 use wire::TestSpec;
 
 use crate::interrupt::Interrupt;
@@ -230,7 +231,7 @@ pub fn run_repeated(
 fn fit_to_path(plan: &SweepPlan, runner: &dyn PointRunner) -> (SweepPlan, Vec<String>) {
     let mut plan = plan.clone();
     let mut notes = Vec::new();
-    if plan.kind == SweepKind::Size && plan.test().is_some_and(|k| k.is_udp()) {
+    if plan.kind == SweepKind::Size && plan.test().is_some_and(|k| k.row().path == DataPath::Udp) {
         if let Some(limit) = runner.max_udp_payload() {
             let before = plan.points.len();
             plan.points
@@ -397,7 +398,9 @@ fn run_tests(
         let point = Point {
             spec: spec.clone(),
             tags: tags.to_vec(),
-            probe: plan.probe.filter(|_| !spec.kind().is_rr()),
+            probe: plan
+                .probe
+                .filter(|_| spec.kind().row().family != FamilyId::Transaction),
         };
         let out = repeat_runs(&point, &plan.repeat, runner, interrupt, &mut |_, _, _| {});
         runs.extend(out.runs);

@@ -8,8 +8,8 @@
 //! Invariant: a hint names only flags and settings that exist for the run's kind and client;
 //! `tests/hints.rs` checks every (kind, verdict) pair against that.
 
-use wire::spec::{SendMode, Transport};
-use wire::{TestKind, TestSpec};
+use wire::spec::{DataPath, SendMode, Transport};
+use wire::TestSpec;
 
 /// Who ran the test's client end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -47,10 +47,10 @@ enum Data {
 impl Advice {
     pub(super) fn of(spec: &TestSpec, client: Client) -> Self {
         let stream = spec.stream();
-        let data = match (spec.kind(), stream.map(|s| s.transport)) {
-            (TestKind::UdpStream | TestKind::UdpRr, _) => Data::Udp,
-            (_, Some(Transport::Unix)) => Data::Unix,
-            _ => Data::Tcp,
+        let data = match (spec.kind().row().path, stream.map(|s| s.transport)) {
+            (DataPath::Udp, _) => Data::Udp,
+            (DataPath::Tcp, Some(Transport::Unix)) => Data::Unix,
+            (DataPath::Tcp, Some(Transport::Tcp) | None) => Data::Tcp,
         };
         Self {
             data,

@@ -11,8 +11,8 @@
 use measure::tcp_info::TcpInfo;
 use measure::units::{format_bits_per_sec, format_bytes};
 use record::{End, FlowSummary, Hosts, LimitedBy, Summary, Verdict};
-use wire::spec::{Flow, Transport};
-use wire::{TestKind, TestSpec};
+use wire::spec::{DataPath, FamilyId, Flow, Transport};
+use wire::TestSpec;
 
 mod end_cpu;
 mod hints;
@@ -93,7 +93,7 @@ pub(crate) fn add_verdicts_for(
     hosts: &Hosts,
     client: Client,
 ) {
-    if spec.kind().is_rr() {
+    if spec.kind().row().family == FamilyId::Transaction {
         return;
     }
 
@@ -112,7 +112,7 @@ pub(crate) fn add_verdicts_for(
             verdict(&facts)
         })
         .collect();
-    let tcp = spec.kind() == TestKind::TcpStream && advice.tcp();
+    let tcp = spec.kind().row().family == FamilyId::Stream && advice.tcp();
     // Each note's hint is said once per run, on the first direction it applies to.
     let mut said = pacing::Said::default();
     for (f, mut v) in summary.flows.iter_mut().zip(verdicts) {
@@ -233,7 +233,7 @@ fn target_bps(spec: &TestSpec, flow: Flow) -> Option<f64> {
 /// Payload bytes per byte on an Ethernet wire: TCP `mss / (pmtu + 38)` from the senders'
 /// TCP_INFO; UDP `payload / (payload + 28 + 38)` (IPv4). `None` over a Unix socket.
 fn payload_share(spec: &TestSpec, infos: &[TcpInfo]) -> Option<f64> {
-    if spec.kind() == TestKind::UdpStream {
+    if spec.kind().row().path == DataPath::Udp {
         let p = f64::from(spec.params.udp()?.payload_len_bytes);
         return Some(p / (p + 28.0 + ETHERNET_OVERHEAD_BYTES));
     }

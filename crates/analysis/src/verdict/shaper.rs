@@ -10,8 +10,8 @@ use measure::qdisc::QdiscCounts;
 use measure::tcp_info::TcpInfo;
 use measure::units::format_bits_per_sec;
 use record::{End, Hosts, LimitedBy, Shaper, Verdict};
-use wire::spec::Transport;
-use wire::{TestKind, TestSpec};
+use wire::spec::{DataPath, Transport};
+use wire::TestSpec;
 
 use super::{limited, pct, rule, Facts};
 
@@ -54,7 +54,7 @@ pub(super) fn candidates(hosts: &Hosts, sender: End) -> Vec<Candidate> {
 /// `mss / (pmtu + 14)` from the senders' TCP_INFO (IPv4 headers; IPv6's 20 more bytes a
 /// packet are within the rule's tolerance). `None` over a Unix socket.
 pub(super) fn qdisc_share(spec: &TestSpec, infos: &[TcpInfo]) -> Option<f64> {
-    if spec.kind() == TestKind::UdpStream {
+    if spec.kind().row().path == DataPath::Udp {
         let p = f64::from(spec.params.udp()?.payload_len_bytes);
         return Some(p / (p + 28.0 + 14.0));
     }

@@ -22,7 +22,6 @@ use measure::udp_stats::SeqTracker;
 use wire::datagram::{write_header, FLAG_FIN, HEADER_LEN};
 use wire::msg::StreamCounts;
 use wire::spec::{Flow, UdpParams};
-use wire::TestKind;
 
 mod batch;
 mod framing;
@@ -97,8 +96,8 @@ impl UdpStream {
 }
 
 impl StreamEngine for UdpStream {
-    fn kind(&self) -> TestKind {
-        TestKind::UdpStream
+    fn name(&self) -> &'static str {
+        "udp_stream"
     }
 
     fn run(
@@ -113,7 +112,7 @@ impl StreamEngine for UdpStream {
             report.cpu = CpuTime::thread_now().since(cpu_start);
             return Ok(report);
         }
-        let (sock, only_from, extra_recv, extra_dst) = match end.into_socket(self.kind())? {
+        let (sock, only_from, extra_recv, extra_dst) = match end.into_socket(self.name())? {
             Conn::Udp(sock) => (sock, None, Vec::new(), Vec::new()),
             Conn::UdpFrom(sock, ip) => (sock, Some(ip), Vec::new(), Vec::new()),
             Conn::UdpMulti(m) => (m.sock, m.only_from, m.extra_recv, m.extra_dst),

@@ -16,8 +16,8 @@ use measure::cpu::CpuTime;
 use measure::host::HostFacts;
 use record::{Hosts, RunRecord};
 use wire::msg::{ServerInfo, ServerResults, StreamCounts, StreamEnd};
-use wire::spec::{Direction, Flow, Params as SpecParams, Transport};
-use wire::{TestKind, TestSpec, WireError};
+use wire::spec::{DataPath, Direction, Flow, Loss, Params as SpecParams, Transport};
+use wire::{TestSpec, WireError};
 
 use session::client::measure::measure_streams;
 use session::client::remote::{FarCounts, FarEndLost, Remote};
@@ -61,7 +61,7 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Progress) -> Result<RunReco
     let opts = SocketOptions::from_spec(spec);
     let mut conns = Vec::new();
     for _ in spec.flows() {
-        if spec.kind() == TestKind::UdpStream {
+        if spec.kind().row().path == DataPath::Udp {
             conns.push(udp::connect(addr, bind, spec.window_bytes)?);
             continue;
         }
@@ -118,9 +118,7 @@ fn check_supported(spec: &TestSpec) -> Result<(), ClientError> {
              against a linerate server for two (-b A,B)"
                 .into(),
         )),
-        (_, Some(s)) if spec.kind() == TestKind::TcpStream && s.transport == Transport::Tcp => {
-            Ok(())
-        }
+        (_, Some(s)) if s.transport == Transport::Tcp => Ok(()),
         (SpecParams::UdpStream { udp }, _) if udp.flows <= 1 && udp.flows_dst <= 1 => Ok(()),
         (SpecParams::UdpStream { .. }, _) => Err(ClientError::Input(
             "--iperf3: an iperf3 stream is one flow; drop --flows and --flows-dst".into(),
@@ -305,7 +303,7 @@ impl Remote for Iperf3Server {
         wall: Duration,
     ) -> Result<Result<ServerResults, FarEndLost>, ClientError> {
         let ctrl = &mut self.ctrl;
-        let udp_sender = self.spec.kind() == TestKind::UdpStream
+        let udp_sender = self.spec.kind().row().path == DataPath::Udp
             && self
                 .spec
                 .flows()
@@ -353,9 +351,9 @@ fn server_results(spec: &TestSpec, r: &Results) -> Result<ServerResults, ClientE
         let s = r.streams.iter().find(|s| s.id == id).ok_or_else(|| {
             ClientError::Protocol(format!("the iperf3 server's results have no stream {id}"))
         })?;
-        let counts = match spec.kind() {
-            TestKind::UdpStream => udp::counts(s, spec.flows()[i].1 == Flow::ClientToServer),
-            _ => StreamCounts {
+        let counts = match spec.kind().row().loss {
+            Loss::Datagrams => udp::counts(s, spec.flows()[i].1 == Flow::ClientToServer),
+            Loss::None | Loss::Transactions => StreamCounts {
                 bytes: s.bytes,
                 ..StreamCounts::default()
             },

@@ -33,9 +33,10 @@ use engine::udp_stream::{Framing, UdpStream};
 use engine::{engine_for, Conn, StreamEngine};
 use measure::host::HostFacts;
 use wire::spec::{
-    Direction, Flow, Params as SpecParams, SpecError, StreamParams, TcpOptions, UdpParams, UdpRate,
+    DataPath, Direction, Flow, Params as SpecParams, SpecError, StreamParams, TcpOptions,
+    UdpParams, UdpRate,
 };
-use wire::{TestKind, TestSpec};
+use wire::TestSpec;
 
 use session::server::{Server, Started};
 use udp::UdpClaim;
@@ -233,7 +234,7 @@ fn udp_claim<'a>(
     spec: &TestSpec,
     here: &'a Served,
 ) -> Result<Option<UdpClaim<'a>>, Refusal> {
-    if spec.kind() != TestKind::UdpStream {
+    if spec.kind().row().path != DataPath::Udp {
         return Ok(None);
     }
     let claim = ctrl

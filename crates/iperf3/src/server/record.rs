@@ -31,8 +31,8 @@ use measure::cpu::CpuTime;
 use measure::host::HostFacts;
 use record::{Hosts, IntervalSample, RunRecord, Tag, Tags};
 use wire::msg::{ServerInfo, ServerResults, StreamCounts};
-use wire::spec::Flow;
-use wire::{TestKind, TestSpec};
+use wire::spec::{Flow, Loss};
+use wire::TestSpec;
 
 use session::server::ServedRun;
 
@@ -139,7 +139,7 @@ fn client_side(spec: &TestSpec, theirs: &Results) -> Result<ClientSide, NotKept>
     let most = Duration::from_millis(spec.duration_ms) + Duration::from_secs(60);
     let window = theirs.window(most);
     let (process_cpu, per_stream) = theirs.cpu_shares(window, flows.len());
-    let udp = spec.kind() == TestKind::UdpStream;
+    let udp = spec.kind().row().loss == Loss::Datagrams;
     let retransmits = theirs.sender_has_retransmits == 1;
     let mut streams = Vec::with_capacity(flows.len());
     for ((_, flow), id) in flows.iter().zip(stream_ids(flows.len())) {
@@ -198,7 +198,7 @@ fn client_counts(s: &StreamResults, flow: Flow, udp: bool) -> StreamCounts {
 /// counts are the ones iperf3 prints, in both directions. TCP receivers keep their drained
 /// totals, which reconcile a `client_to_server` flow.
 fn receivers_at_test_end(spec: &TestSpec, mut server: ServerResults) -> ServerResults {
-    if spec.kind() == TestKind::UdpStream {
+    if spec.kind().row().loss == Loss::Datagrams {
         for (end, (_, flow)) in server.streams.iter_mut().zip(spec.flows()) {
             if flow == Flow::ClientToServer {
                 end.total = end.at_stop;

@@ -24,8 +24,8 @@ use measure::cpu::{CpuTime, SystemCpuSnapshot};
 use measure::drops::DropSnapshot;
 use measure::host::HostFacts;
 use wire::msg::{ServerResults, StreamCounts, StreamEnd};
-use wire::spec::Flow;
-use wire::{TestKind, TestSpec};
+use wire::spec::{Flow, Loss};
+use wire::TestSpec;
 
 use super::rows::{Omitted, Rows};
 use super::udp::UdpClaim;
@@ -129,7 +129,7 @@ struct Start {
 impl Start {
     /// The clocks now; the host's counters too when the run is `kept`.
     fn now(ctrl: &Conn, spec: &TestSpec, kept: bool) -> Self {
-        let drops0 = (kept && spec.kind() == TestKind::UdpStream).then(|| {
+        let drops0 = (kept && spec.kind().row().loss == Loss::Datagrams).then(|| {
             let interface = ctrl
                 .local_addr()
                 .and_then(|a| measure::host::interface_for_ip(a.ip()));
@@ -248,7 +248,7 @@ pub(super) fn run_test(
     // receiver waits for the client to close, which it does only after the results: its
     // figures are its counts at TEST_END.
     let mut receivers = Some(receivers);
-    let udp_received = (spec.kind() == TestKind::UdpStream)
+    let udp_received = (spec.kind().row().loss == Loss::Datagrams)
         .then(|| receivers.take().map(|r| r.join(drain)))
         .flatten();
     if let Some(outcomes) = &udp_received {
@@ -395,7 +395,7 @@ fn our_results(
     let mut ours = results(order, counts, ran.omitted.as_ref(), cpu, times);
     if test.params.get_server_output {
         let sends: Vec<bool> = order.iter().map(|&(s, _)| s).collect();
-        let udp = test.spec.kind() == TestKind::UdpStream;
+        let udp = test.spec.kind().row().loss == Loss::Datagrams;
         let text = output::text(&shared.info().version, &ours, &sends, udp);
         ours.server_output_text = Some(text);
     }

@@ -14,8 +14,7 @@ use measure::drops::DropSnapshot;
 use measure::link_counts::LinkCounts;
 use record::IntervalSample;
 use wire::msg::{ServerResults, StreamCounts};
-use wire::spec::Flow;
-use wire::TestKind;
+use wire::spec::{Flow, Loss};
 
 use super::remote::{FarEndLost, Remote};
 use super::{ClientConfig, ClientError, Observer};
@@ -145,7 +144,7 @@ fn start(
     };
     let mut workers = Workers::new(engine);
     workers.pin_to(spec.client_cpu.map(|c| c as usize));
-    let drops0 = (spec.kind() == TestKind::UdpStream).then(|| {
+    let drops0 = (spec.kind().row().loss == Loss::Datagrams).then(|| {
         let interface = remote
             .local_addr()
             .and_then(|a| measure::host::interface_for_ip(a.ip()));

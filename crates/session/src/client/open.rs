@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use engine::sockopt::SocketOptions;
 use engine::udp_socket::{max_payload_to, probe, udp_socket};
 use engine::{Conn, CrrTarget, Endpoint, UdpMulti};
-use wire::spec::Flow;
+use wire::spec::{DataPath, Flow};
 use wire::{ClientMsg, ServerMsg, TestSpec};
 
 use super::{connect, protocol, unexpected, ClientConfig, ClientError};
@@ -48,7 +48,7 @@ pub(super) fn endpoints(
             .iter()
             .map(|_| Endpoint::Connect(target.clone()))
             .collect())
-    } else if spec.kind().is_udp() {
+    } else if spec.kind().row().path == DataPath::Udp {
         let conns = open_udp(config, &offered.udp_ports, &offered.udp_extra_ports)?;
         announce_udp_ports(ctrl, spec, &conns)?;
         Ok(conns.into_iter().map(Endpoint::Socket).collect())

@@ -92,7 +92,7 @@ impl Needs {
             needs.sockets = needs.sockets.saturating_add(sockets);
             needs.buffer_bytes = needs.buffer_bytes.saturating_add(bytes);
         }
-        if spec.kind().connects_per_transaction() {
+        if spec.kind().row().connects {
             // The session's listener.
             needs.sockets += 1;
         }

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use measure::units::{bits_per_sec, format_bits_per_sec};
 use wire::msg::StreamCounts;
-use wire::spec::{Direction, Flow};
-use wire::{TestKind, TestSpec};
+use wire::spec::{Direction, FamilyId, Flow, Headline, Loss};
+use wire::TestSpec;
 
 /// `spec`'s test, done: `streams` are this server's ends (each with its flow: counts when its
 /// window closed, and at the end), `window` that window's length by its clock.
@@ -22,10 +22,11 @@ pub fn line(
 ) -> String {
     let secs = window.as_secs_f64();
     let n = spec.streams;
-    let kind = spec.kind();
+    let row = spec.kind().row();
+    let transactions = row.family == FamilyId::Transaction;
     // Request/response tests have one shape: requests from the client.
     let direction = match spec.direction() {
-        _ if kind.is_rr() => "",
+        _ if transactions => "",
         Direction::Send => " send",
         Direction::Reverse => " reverse",
         Direction::Bidir => " bidir",
@@ -41,21 +42,24 @@ pub fn line(
         let count: u64 = ours.iter().map(|(_, stop, _)| stop.packets).sum();
         let rate = format_bits_per_sec(bits_per_sec(bytes, secs));
         let per_s = if secs > 0.0 { count as f64 / secs } else { 0.0 };
-        let part = match (kind, flow) {
-            (k, _) if k.connects_per_transaction() => format!("{per_s:.0} connections/s"),
-            (k, _) if k.is_rr() => format!("{per_s:.0} transactions/s"),
-            (TestKind::UdpStream, Flow::ClientToServer) => udp_received(&rate, &ours),
-            (_, Flow::ClientToServer) => format!("c->s {rate} received"),
-            (_, Flow::ServerToClient) => format!("s->c {rate} sent"),
+        let part = match (row.headline, row.loss, flow) {
+            (Headline::Transactions | Headline::Connections, ..) => {
+                format!("{per_s:.0} {}", row.headline.unit())
+            }
+            (Headline::Throughput, Loss::Datagrams, Flow::ClientToServer) => {
+                udp_received(&rate, &ours)
+            }
+            (Headline::Throughput, _, Flow::ClientToServer) => format!("c->s {rate} received"),
+            (Headline::Throughput, _, Flow::ServerToClient) => format!("s->c {rate} sent"),
         };
         parts.push(part);
-        if kind.is_rr() {
+        if transactions {
             break;
         }
     }
     format!(
         "{}{direction}, {n} stream{plural}, {secs:.2} s: {}",
-        kind.command(),
+        row.command,
         parts.join(", ")
     )
 }
@@ -92,6 +96,7 @@ fn udp_received(rate: &str, ours: &[&(Flow, StreamCounts, StreamCounts)]) -> Str
 mod tests {
     use super::*;
     use wire::spec::Params;
+    use wire::TestKind;
 
     fn bytes(b: u64) -> StreamCounts {
         StreamCounts {

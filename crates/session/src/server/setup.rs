@@ -11,7 +11,7 @@ use std::time::Instant;
 use engine::udp_socket::{accept_probes, udp_socket};
 use engine::{sockopt::SocketOptions, Conn, CrrListener, UdpMulti};
 use socket2::{Domain, Protocol, Socket, Type};
-use wire::spec::{Flow, SpecLimits};
+use wire::spec::{DataPath, Flow, SpecLimits};
 use wire::{ClientMsg, ServerMsg, TestSpec};
 
 use wire::auth::Mac;
@@ -83,7 +83,7 @@ pub(super) fn data_connections(
     shared: &Shared,
     begin_by: Instant,
 ) -> Result<Vec<Conn>, SessionError> {
-    if spec.kind().is_udp() {
+    if spec.kind().row().path == DataPath::Udp {
         connect_udp(ctrl, spec, sockets.udp, shared, begin_by)
     } else if let Some(listener) = sockets.crr {
         let listener = Arc::new(listener);
@@ -102,7 +102,7 @@ pub(super) fn data_connections(
 /// address (`engine::CrrListener`, which makes it listen once its options are set: a
 /// connection takes the listener's options when the kernel makes it).
 fn open_crr_listener(ctrl: &Conn, spec: &TestSpec) -> Result<Option<CrrListener>, SessionError> {
-    if !spec.kind().connects_per_transaction() {
+    if !spec.kind().row().connects {
         return Ok(None);
     }
     let local = ctrl
@@ -118,7 +118,7 @@ fn open_crr_listener(ctrl: &Conn, spec: &TestSpec) -> Result<Option<CrrListener>
     // Transactions only from the client's address: anyone else is closed unanswered.
     let only_from = ctrl.peer_addr().map(|a| a.ip().to_canonical());
     let crr = CrrListener::new(listener, only_from, 1024).map_err(SessionError::CrrListener)?;
-    if !spec.kind().carries_data() {
+    if !spec.kind().row().carries_data {
         crr.accept_at_handshake()
             .map_err(SessionError::CrrListener)?;
     }
@@ -131,7 +131,7 @@ fn open_udp(
     ctrl: &Conn,
     spec: &TestSpec,
 ) -> Result<Vec<(UdpSocket, Vec<UdpSocket>)>, SessionError> {
-    if !spec.kind().is_udp() {
+    if spec.kind().row().path != DataPath::Udp {
         return Ok(Vec::new());
     }
     // Only `udp_stream` spreads over ports; `udp_rr` has one socket each way.

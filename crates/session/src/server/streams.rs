@@ -11,8 +11,8 @@ use measure::drops::DropSnapshot;
 use measure::link_counts::LinkCounts;
 use measure::qdisc::QdiscWatch;
 use wire::msg::{ServerResults, StreamCounts, StreamEnd};
-use wire::spec::Flow;
-use wire::{ClientMsg, ServerMsg, TestKind, TestSpec};
+use wire::spec::{Flow, Loss};
+use wire::{ClientMsg, ServerMsg, TestSpec};
 
 use super::frames::FrameCounter;
 use super::{wait_readable, SessionError, Shared};
@@ -151,7 +151,7 @@ impl CountersAtSetup {
             Some(f) => Some(f.interface().to_string()),
             None => (ctrl.local_addr()).and_then(|a| measure::host::interface_for_ip(a.ip())),
         };
-        let drops0 = (spec.kind() == TestKind::UdpStream)
+        let drops0 = (spec.kind().row().loss == Loss::Datagrams)
             .then(|| (DropSnapshot::now(interface.as_deref()), interface.clone()));
         let link0 = drops0
             .as_ref()

@@ -37,7 +37,7 @@ fn size_plan(sizes: &[u32]) -> SweepPlan {
 /// A path of 1 Gbit/s with 20 µs of fixed round trip: small writes are per-call bound.
 fn netpipe_like(s: &TestSpec) -> RunRecord {
     let size = f64::from(s.message_len_bytes());
-    if s.kind().is_rr() {
+    if s.kind().row().family == FamilyId::Transaction {
         rr_with_rtt(20.0 + size * 8.0 / 1e3)
     } else {
         record_with("tcp", (size * 8.0 * 1e6).min(1e9))
@@ -97,7 +97,8 @@ fn an_interrupted_run_is_kept_flagged() {
     let plan = size_plan(&[1, 2]);
     let mut runner = MockRunner::new(|s: &TestSpec| {
         let mut r = netpipe_like(s);
-        r.summary.interrupted = s.message_len_bytes() == 2 && !s.kind().is_rr();
+        r.summary.interrupted =
+            s.message_len_bytes() == 2 && !(s.kind().row().family == FamilyId::Transaction);
         r
     });
     let r = run_sweep(&plan, &mut runner, &calm(), &mut Silent);
@@ -307,7 +308,7 @@ fn udp_size_sweeps_leave_out_sizes_the_path_would_fragment() {
         p.specs[1] = spec(TestKind::UdpRr, len);
     }
     let mut runner = Mtu1500(MockRunner::new(|s: &TestSpec| {
-        if s.kind().is_rr() {
+        if s.kind().row().family == FamilyId::Transaction {
             rr_with_rtt(30.0)
         } else {
             record_with("udp", 1e8)

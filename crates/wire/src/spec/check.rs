@@ -207,7 +207,7 @@ impl TestSpec {
         }
         let len = self.message_len_bytes();
         // A kind whose transaction is the connection (`tcp_cc`) sends nothing: its lengths are 0.
-        let data = self.kind().carries_data();
+        let data = self.kind().row().carries_data;
         if (data && len == 0) || len > limits.max_write_len_bytes || (!data && len != 0) {
             return Err(SpecError::WriteLength {
                 len_bytes: len,

@@ -1,7 +1,8 @@
 //! The test kinds: [`TestKind`], the name every kind goes by, and [`Params`], whose variant is
-//! the kind and holds its own parameters (the structs of [`super::params`]). Everything that
-//! depends on the kind alone is a `match` here, so a new kind shaped like an existing one adds
-//! its variant to both enums and its arms in this file, and nowhere else in this crate.
+//! the kind and holds its own parameters (the structs of [`super::params`]). What depends on
+//! the kind alone is its row in [`super::kinds`]; what depends on its parameters is a `match`
+//! here, so a new kind shaped like an existing one adds its variant to both enums, its arms in
+//! this file and its row, and nowhere else in this crate.
 
 use serde::{Deserialize, Serialize};
 
@@ -38,53 +39,14 @@ impl TestKind {
         TestKind::TcpCc,
     ];
 
-    /// The shared vocabulary name, e.g. `tcp_stream`.
+    /// The shared vocabulary name, e.g. `tcp_stream` (the row's).
     pub fn as_str(self) -> &'static str {
-        match self {
-            TestKind::TcpStream => "tcp_stream",
-            TestKind::UdpStream => "udp_stream",
-            TestKind::TcpRr => "tcp_rr",
-            TestKind::UdpRr => "udp_rr",
-            TestKind::TcpCrr => "tcp_crr",
-            TestKind::TcpCc => "tcp_cc",
-        }
+        self.row().name
     }
 
-    /// The command a user types for it: `tcp`, `rr --udp`, `cc`.
+    /// The command a user types for it: `tcp`, `rr --udp`, `cc` (the row's).
     pub fn command(self) -> &'static str {
-        match self {
-            TestKind::TcpStream => "tcp",
-            TestKind::UdpStream => "udp",
-            TestKind::TcpRr => "rr",
-            TestKind::UdpRr => "rr --udp",
-            TestKind::TcpCrr => "crr",
-            TestKind::TcpCc => "cc",
-        }
-    }
-
-    /// Whether the data path is UDP.
-    pub fn is_udp(self) -> bool {
-        matches!(self, TestKind::UdpStream | TestKind::UdpRr)
-    }
-
-    /// Whether this is a request/response test.
-    pub fn is_rr(self) -> bool {
-        matches!(
-            self,
-            TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr | TestKind::TcpCc
-        )
-    }
-
-    /// Whether the test moves data (every kind but `tcp_cc`, whose transaction is the
-    /// connection): a kind without has request and response lengths of 0.
-    pub fn carries_data(self) -> bool {
-        self != TestKind::TcpCc
-    }
-
-    /// Whether every transaction is a new connection (`tcp_crr`, `tcp_cc`): what the test
-    /// rates is connections.
-    pub fn connects_per_transaction(self) -> bool {
-        matches!(self, TestKind::TcpCrr | TestKind::TcpCc)
+        self.row().command
     }
 }
 
