@@ -155,19 +155,29 @@ mod quiet {
         let doc = linerate_json(&["tcp", "-t", "1", "-A", "1,1", "--json", "--no-store"]);
         let cores = doc["summary"]["local_cores"].as_array().unwrap();
         let busy = |c: &serde_json::Value| num(&c["busy_pct"]);
-        let busiest = cores
+        // Loopback TCP is the kernel's copying, so both ends' work is kernel time, and it lands
+        // on the core they are pinned to. Another process may fill a core too (a fresh-clone CI
+        // run beside a spinning process saw core 0 at 100 %, all of it user time): the busiest
+        // core need not be theirs, the one with the most kernel time is.
+        let kernel = |c: &serde_json::Value| {
+            ["system_pct", "irq_pct", "softirq_pct"]
+                .iter()
+                .map(|k| num(&c[*k]))
+                .sum::<f64>()
+        };
+        let theirs = cores
             .iter()
-            .max_by(|a, b| busy(a).total_cmp(&busy(b)))
+            .max_by(|a, b| kernel(a).total_cmp(&kernel(b)))
             .unwrap();
-        assert_eq!(busiest["core"], 1, "{cores:?}");
-        assert!(busy(busiest) > 80.0, "{cores:?}");
+        assert_eq!(theirs["core"], 1, "{cores:?}");
+        assert!(busy(theirs) > 80.0 && kernel(theirs) > 50.0, "{cores:?}");
         let split: f64 = ["user_pct", "system_pct", "irq_pct", "softirq_pct"]
             .iter()
-            .map(|k| num(&busiest[*k]))
+            .map(|k| num(&theirs[*k]))
             .sum();
         assert!(
-            split <= busy(busiest) + 0.01,
-            "the split stays within busy: {busiest}"
+            split <= busy(theirs) + 0.01,
+            "the split stays within busy: {theirs}"
         );
     }
 }
