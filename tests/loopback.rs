@@ -155,10 +155,13 @@ mod quiet {
         let doc = linerate_json(&["tcp", "-t", "1", "-A", "1,1", "--json", "--no-store"]);
         let cores = doc["summary"]["local_cores"].as_array().unwrap();
         let busy = |c: &serde_json::Value| num(&c["busy_pct"]);
-        // Loopback TCP is the kernel's copying, so both ends' work is kernel time, and it lands
-        // on the core they are pinned to. Another process may fill a core too (a fresh-clone CI
-        // run beside a spinning process saw core 0 at 100 %, all of it user time): the busiest
-        // core need not be theirs, the one with the most kernel time is.
+        // Loopback TCP is the kernel's copying, so both ends' work is mostly kernel time, and it
+        // lands on the core they are pinned to, which they keep busy. Another process may fill a
+        // core too (fresh-clone CI runs beside a spinning process saw core 0 at 100 %, all of it
+        // user time, and the spinner sharing core 1 for 57 % of it): the busiest core need not
+        // be theirs, the one with the most kernel time is. Sharing their core with one more
+        // runnable task, the two ends keep at least about half of it, most of that in the
+        // kernel, against the spinner's core's few % (its timer ticks).
         let kernel = |c: &serde_json::Value| {
             ["system_pct", "irq_pct", "softirq_pct"]
                 .iter()
@@ -170,7 +173,7 @@ mod quiet {
             .max_by(|a, b| kernel(a).total_cmp(&kernel(b)))
             .unwrap();
         assert_eq!(theirs["core"], 1, "{cores:?}");
-        assert!(busy(theirs) > 80.0 && kernel(theirs) > 50.0, "{cores:?}");
+        assert!(busy(theirs) > 80.0, "{cores:?}");
         let split: f64 = ["user_pct", "system_pct", "irq_pct", "softirq_pct"]
             .iter()
             .map(|k| num(&theirs[*k]))
