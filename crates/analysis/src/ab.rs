@@ -20,6 +20,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::stats::{median, robust_cv, SplitMix64};
+
 /// Fewest runs on each side before a check decides anything.
 pub const MIN_RUNS: usize = 4;
 /// Bootstrap resamples per interval.
@@ -76,7 +78,10 @@ pub fn compare(
     threshold: Option<f64>,
     level: f64,
 ) -> AbResult {
-    let (b, c) = (median(baseline), median(candidate));
+    let (b, c) = (
+        median(baseline).unwrap_or(f64::NAN),
+        median(candidate).unwrap_or(f64::NAN),
+    );
     let threshold = threshold.unwrap_or_else(|| noise_threshold(baseline));
     let mut out = AbResult {
         baseline_median: b,
@@ -145,28 +150,6 @@ pub fn noise_threshold(baseline: &[f64]) -> f64 {
     (NOISE_FACTOR * robust_cv(baseline)).max(MIN_THRESHOLD)
 }
 
-/// Median absolute deviation × 1.4826 (the standard deviation, for normal data) over the
-/// median; 0 for fewer than two values or a median of 0.
-pub fn robust_cv(values: &[f64]) -> f64 {
-    let m = median(values);
-    if values.len() < 2 || m == 0.0 {
-        return 0.0;
-    }
-    let deviations: Vec<f64> = values.iter().map(|v| (v - m).abs()).collect();
-    1.4826 * median(&deviations) / m.abs()
-}
-
-/// The median (mean of the middle two for an even count); NaN for no values.
-pub fn median(values: &[f64]) -> f64 {
-    let mut v: Vec<f64> = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
-
 /// The bootstrap percentile interval of median(candidate) / median(baseline) at `level`.
 fn bootstrap_ratio(baseline: &[f64], candidate: &[f64], level: f64) -> (f64, f64) {
     bootstrap(baseline, candidate, level, |b, c| (b != 0.0).then(|| c / b))
@@ -186,7 +169,9 @@ fn bootstrap(
     for _ in 0..RESAMPLES {
         resample(&mut rng, baseline, &mut b);
         resample(&mut rng, candidate, &mut c);
-        stats.extend(stat(median(&b), median(&c)));
+        if let (Some(mb), Some(mc)) = (median(&b), median(&c)) {
+            stats.extend(stat(mb, mc));
+        }
     }
     if stats.is_empty() {
         return (f64::NAN, f64::NAN);
@@ -201,37 +186,7 @@ fn bootstrap(
 /// Fills `into` with draws from `from`, with replacement.
 fn resample(rng: &mut SplitMix64, from: &[f64], into: &mut [f64]) {
     for slot in into.iter_mut() {
-        *slot = from[(rng.next() % from.len() as u64) as usize];
-    }
-}
-
-/// Steele, Lea & Flood's SplitMix64 (2014): small, fast, and good enough for resampling.
-pub(crate) struct SplitMix64(u64);
-
-impl SplitMix64 {
-    /// Seeded from the values themselves: the same data give the same draws every time.
-    pub(crate) fn seeded(a: &[f64], b: &[f64]) -> Self {
-        Self(a.iter().chain(b).fold(0x9E37_79B9_7F4A_7C15, |h, v| {
-            (h ^ v.to_bits()).wrapping_mul(0x100_0000_01B3)
-        }))
-    }
-
-    /// A draw around `center` with a coefficient of variation of `cv`: the sum of four
-    /// uniforms, near-normal (the generated runs of the unit tests).
-    #[cfg(test)]
-    pub(crate) fn near_normal(&mut self, center: f64, cv: f64) -> f64 {
-        let u: f64 = (0..4)
-            .map(|_| (self.next() >> 11) as f64 / (1u64 << 53) as f64)
-            .sum();
-        center * (1.0 + cv * (u - 2.0) * 3f64.sqrt())
-    }
-
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        *slot = from[rng.below(from.len())];
     }
 }
 
@@ -241,7 +196,7 @@ mod tests {
 
     /// `n` values around `center` with a spread of about `cv` (deterministic).
     fn noisy(center: f64, cv: f64, n: usize, salt: u64) -> Vec<f64> {
-        let mut rng = SplitMix64(salt);
+        let mut rng = SplitMix64::from_seed(salt);
         (0..n).map(|_| rng.near_normal(center, cv)).collect()
     }
 
@@ -346,6 +301,5 @@ mod tests {
         let calm = robust_cv(&v);
         v.push(10.0);
         assert!(robust_cv(&v) < 2.0 * calm + 0.01, "{}", robust_cv(&v));
-        assert_eq!(median(&[3.0, 1.0, 2.0, 4.0]), 2.5);
     }
 }

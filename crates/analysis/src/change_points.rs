@@ -20,6 +20,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::stats::{median, SplitMix64};
+
 /// Shuffles per significance test.
 pub const PERMUTATIONS: usize = 199;
 /// The significance `trend` uses by default.
@@ -95,7 +97,7 @@ pub struct ChangePoint {
 pub fn change_points(values: &[f64], threshold: Threshold) -> Vec<ChangePoint> {
     let mut found: Vec<(usize, f64)> = Vec::new();
     let mut segments = vec![(0, values.len())];
-    let mut rng = crate::ab::SplitMix64::seeded(values, &[]);
+    let mut rng = SplitMix64::seeded(values, &[]);
     while let Some((lo, hi)) = segments.pop() {
         let x = &values[lo..hi];
         let Some((at, confidence)) = best_split(x, threshold.alpha, &mut rng) else {
@@ -117,8 +119,8 @@ pub fn change_points(values: &[f64], threshold: Threshold) -> Vec<ChangePoint> {
         .iter()
         .enumerate()
         .map(|(i, &(index, confidence))| {
-            let before = crate::ab::median(&values[bounds[i]..index]);
-            let after = crate::ab::median(&values[index..bounds[i + 2]]);
+            let before = median(&values[bounds[i]..index]).unwrap_or(f64::NAN);
+            let after = median(&values[index..bounds[i + 2]]).unwrap_or(f64::NAN);
             ChangePoint {
                 index,
                 before,
@@ -132,12 +134,15 @@ pub fn change_points(values: &[f64], threshold: Threshold) -> Vec<ChangePoint> {
 
 /// Whether the medians of `before` and `after` are at least `min_pct` percent apart.
 fn far_enough(before: &[f64], after: &[f64], min_pct: f64) -> bool {
-    let (b, a) = (crate::ab::median(before), crate::ab::median(after));
+    let (b, a) = (
+        median(before).unwrap_or(f64::NAN),
+        median(after).unwrap_or(f64::NAN),
+    );
     b == 0.0 && a != 0.0 || (a - b).abs() >= min_pct / 100.0 * b.abs()
 }
 
 /// The most divergent split of `x` and its confidence, when significant at `alpha`.
-fn best_split(x: &[f64], alpha: f64, rng: &mut crate::ab::SplitMix64) -> Option<(usize, f64)> {
+fn best_split(x: &[f64], alpha: f64, rng: &mut SplitMix64) -> Option<(usize, f64)> {
     if x.len() < 2 * MIN_SEGMENT {
         return None;
     }
@@ -192,9 +197,9 @@ fn scan(x: &[f64]) -> Option<(usize, f64)> {
 }
 
 /// Fisher–Yates.
-fn shuffle(x: &mut [f64], rng: &mut crate::ab::SplitMix64) {
+fn shuffle(x: &mut [f64], rng: &mut SplitMix64) {
     for i in (1..x.len()).rev() {
-        let j = (rng.next() % (i as u64 + 1)) as usize;
+        let j = rng.below(i + 1);
         x.swap(i, j);
     }
 }
@@ -211,7 +216,7 @@ mod tests {
     }
 
     fn series(levels: &[(f64, usize)], cv: f64, salt: u64) -> Vec<f64> {
-        let mut rng = crate::ab::SplitMix64::seeded(&[salt as f64], &[]);
+        let mut rng = SplitMix64::seeded(&[salt as f64], &[]);
         levels
             .iter()
             .flat_map(|&(center, n)| std::iter::repeat_n(center, n))

@@ -47,6 +47,7 @@ pub mod repeat;
 pub mod rpm;
 pub mod rpm_record;
 pub mod rpm_window;
+pub mod stats;
 pub mod streams;
 mod summarize;
 pub mod summary;

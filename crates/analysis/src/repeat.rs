@@ -251,11 +251,7 @@ impl RepeatStats {
         }
         let mut sorted = values.to_vec();
         sorted.sort_by(f64::total_cmp);
-        let median = if n % 2 == 1 {
-            sorted[n / 2]
-        } else {
-            0.5 * (sorted[n / 2 - 1] + sorted[n / 2])
-        };
+        let median = crate::stats::median(&sorted)?;
         let mean = values.iter().sum::<f64>() / n as f64;
         let stddev = if n > 1 {
             (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()

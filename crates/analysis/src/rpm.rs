@@ -236,7 +236,7 @@ pub fn spread(values: &[f64]) -> Spread {
         return Spread::default();
     }
     v.sort_by(f64::total_cmp);
-    let at = |q: f64| v[((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+    let at = |q: f64| crate::stats::nearest_rank(&v, q);
     Spread {
         samples: v.len() as u64,
         p50: at(0.50),

@@ -124,17 +124,8 @@ impl LabeledRuns {
 /// The median of `values` (the mean of the middle two for an even count); `None` when empty.
 /// NaNs are left out.
 pub(crate) fn median(values: impl IntoIterator<Item = f64>) -> Option<f64> {
-    let mut v: Vec<f64> = values.into_iter().filter(|x| !x.is_nan()).collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let mid = v.len() / 2;
-    Some(if v.len() % 2 == 1 {
-        v[mid]
-    } else {
-        (v[mid - 1] + v[mid]) / 2.0
-    })
+    let v: Vec<f64> = values.into_iter().filter(|x| !x.is_nan()).collect();
+    analysis::stats::median(&v)
 }
 
 #[cfg(test)]

@@ -207,31 +207,17 @@ pub struct SweepPoint {
     pub interrupted: bool,
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    })
-}
-
 impl SweepPoint {
     /// A point for `value` with its figures computed from `runs`.
     pub fn new(value: SweepValue, runs: Vec<PointRun>) -> Self {
         let records: Vec<&RunRecord> = runs.iter().map(|r| &r.record).collect();
         let of = |keep: fn(TestKind) -> bool, f: fn(&RunRecord) -> Option<f64>| {
-            median(
-                records
-                    .iter()
-                    .filter(|r| keep(r.kind))
-                    .filter_map(|r| f(r))
-                    .collect(),
-            )
+            let values: Vec<f64> = records
+                .iter()
+                .filter(|r| keep(r.kind))
+                .filter_map(|r| f(r))
+                .collect();
+            analysis::stats::median(&values)
         };
         let stream = |k: TestKind| k.row().family != FamilyId::Transaction;
         let rr = |k: TestKind| k.row().family == FamilyId::Transaction;
