@@ -153,6 +153,33 @@ fn a_rate_limit_refuses_request_response_tests_that_would_outrun_it_naming_the_r
     }
 }
 
+/// `serve --max-rate` holds every kind of the kind table by construction (issue 50): each kind
+/// at its defaults (as fast as it goes) is refused naming the limit, and each paced well within
+/// it (`sweep::load::paced`, the one way to pace a test of any kind) runs. A kind added to the
+/// table is in this loop without a line here.
+#[test]
+fn every_kind_of_the_kind_table_is_held_to_the_rate_limit() {
+    use ::sweep::load::{paced, LoadUnit};
+    let server = limited_server();
+    for row in wire::spec::KINDS {
+        let spec = wire::TestSpec::new(Params::defaults(row.kind), 1, 500);
+        let err = run(server.addr, spec.clone()).expect_err(row.name);
+        let err = err.to_string();
+        assert!(
+            err.contains("10000000 bit/s (serve --max-rate)"),
+            "{}: {err}",
+            row.name
+        );
+        // 1 Mbit/s, or 100 transactions a second of 64 bytes each way (51 kbit/s).
+        let total = match LoadUnit::of(row.kind) {
+            LoadUnit::BitsPerS => 1e6,
+            LoadUnit::TransactionsPerS => 100.0,
+        };
+        let record = run(server.addr, paced(&spec, total));
+        assert!(record.is_ok(), "{}: {record:?}", row.name);
+    }
+}
+
 #[test]
 fn a_requester_flooding_a_paced_tcp_rr_test_gets_answers_no_faster_than_the_limit() {
     let server = limited_server();

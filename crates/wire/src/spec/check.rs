@@ -4,8 +4,8 @@
 
 use super::check_rr::{check_rr, rr_max_rate, rr_rate_words};
 use super::{
-    Direction, Flow, Params, Shape, SpecLimits, StreamParams, TcpOptions, TestSpec, Transport,
-    UdpParams, UdpRate,
+    Direction, Flow, Shape, SpecLimits, StreamParams, TcpOptions, TestSpec, Transport, UdpParams,
+    UdpRate,
 };
 
 /// The largest UDP payload over IPv4: 65535 − 20 (IP) − 8 (UDP).
@@ -222,12 +222,16 @@ impl TestSpec {
                 return Err(SpecError::RxMode { mode, why });
             }
         }
-        match &self.params {
-            Params::UdpStream { udp } => check_udp(udp, limits)?,
-            Params::TcpStream { stream, tcp } if stream.transport == Transport::Tcp => {
-                check_pacing(tcp, limits)?
-            }
-            Params::UdpRr { rr } => {
+        // Each shape's rate under the server's limit, and its own lengths: every kind has a
+        // shape, so a new kind is held to `--max-rate` by its shape's arm.
+        match self.params.shape() {
+            Shape::UdpStream { udp } => check_udp(udp, limits)?,
+            // A Unix-domain socket's data never leaves the host: no rate to hold.
+            Shape::TcpStream { stream, tcp } => match stream.transport {
+                Transport::Tcp => check_pacing(tcp, limits)?,
+                Transport::Unix => {}
+            },
+            Shape::UdpRr { rr } => {
                 for (which, len_bytes) in [
                     ("request", rr.request_len_bytes),
                     ("response", rr.response_len_bytes),
@@ -236,12 +240,11 @@ impl TestSpec {
                         return Err(SpecError::UdpRrLength { which, len_bytes });
                     }
                 }
+                check_rr(rr, self.duration_ms, limits, data)?;
             }
-            _ => {}
-        }
-        // Every request/response kind, whatever its transport.
-        if let Some(rr) = self.rr() {
-            check_rr(rr, self.duration_ms, limits, data)?;
+            Shape::TcpRr { rr, .. } | Shape::TcpConnect { rr, .. } => {
+                check_rr(rr, self.duration_ms, limits, data)?
+            }
         }
         super::bounds::check_interval(self.interval_ms, self.duration_ms)
     }
@@ -362,7 +365,7 @@ fn check_udp(udp: &UdpParams, limits: &SpecLimits) -> Result<(), SpecError> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{sample, Direction, TestKind};
+    use super::super::{sample, Direction, Params, TestKind};
     use super::*;
 
     #[test]
