@@ -25,7 +25,12 @@ pub fn accepts() -> Accepts {
             Some(CommandRule::from_clap(command, names, kind.ui_options()))
         })
         .collect();
-    let kinds = wire::TestKind::ALL.map(|k| k.as_str().to_string()).to_vec();
+    let kinds = (wire::spec::KINDS.iter())
+        .map(|row| ui::RecordKind {
+            name: row.name.to_string(),
+            family: row.family.as_str().to_string(),
+        })
+        .collect();
     Accepts { commands, kinds }.with_fields(|words| {
         let line = std::iter::once("linerate").chain(words.iter().map(String::as_str));
         MeasuringCli::try_parse_from(line).is_ok_and(|cli| cli.command.check().is_ok())

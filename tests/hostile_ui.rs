@@ -251,6 +251,7 @@ fn another_sites_requests_to_the_api_are_refused_before_any_work_and_the_pages_o
         "/api/tests",
         "/api/tests/1",
         "/api/kinds",
+        "/api/record-kinds",
     ];
     let evil = "Origin: http://evil.example";
     let cross_site: [&[&str]; 3] = [

@@ -13,7 +13,7 @@ use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// A running `linerate ui`, killed when dropped.
 pub(crate) struct Ui {
@@ -304,6 +304,27 @@ fn bad_requests_are_400s_that_say_why() {
         "{head}"
     );
     assert_eq!(ui.get_json("/api/runs"), serde_json::json!([]));
+}
+
+/// `GET /api/record-kinds`: the kinds a stored run may be of, the kind table's, each with its
+/// family of figures (the page's filters and charts: a `tcp_cc` run charts as transactions).
+#[test]
+fn the_stored_kinds_are_the_kind_tables_with_their_families() {
+    let ui = Ui::fresh();
+    let kinds = ui.get_json("/api/record-kinds");
+    let names: Vec<&str> = (kinds.as_array().unwrap().iter())
+        .filter_map(|k| k["kind"].as_str())
+        .collect();
+    let table: Vec<&str> = wire::spec::KINDS.iter().map(|r| r.name).collect();
+    assert_eq!(names, table);
+    assert!(kinds
+        .as_array()
+        .unwrap()
+        .contains(&json!({"kind": "tcp_cc", "family": "transaction"})));
+    assert!(kinds
+        .as_array()
+        .unwrap()
+        .contains(&json!({"kind": "udp_stream", "family": "datagram"})));
 }
 
 #[test]

@@ -122,6 +122,16 @@ fn the_page_runs_a_test_live_then_compares_and_reports_the_stored_runs() {
         "document.querySelectorAll('#runs tbody tr').length === 2",
         Duration::from_secs(10),
     );
+    // The kind filters offer every stored kind, as the kind table has them (tcp_cc too).
+    let names: Vec<&str> = std::iter::once("any")
+        .chain(wire::spec::KINDS.iter().map(|r| r.name))
+        .collect();
+    let offered = "[...document.querySelectorAll('.record-kinds option')]\
+                   .map(o => o.textContent).join(',')";
+    assert_eq!(
+        b.eval(offered),
+        json!([names.join(","), names.join(",")].join(","))
+    );
     b.eval(
         "for (const id of [1, 2]) document.querySelector(`#runs input[data-run='${id}']`).click();
          document.querySelector(\"#runs tr[data-run='2'] td:nth-child(2)\").click()",

@@ -168,10 +168,8 @@ impl Family {
     /// The family's name, as messages say it: `stream`, `datagram`, `transaction`, `rpm`.
     pub fn name(&self) -> &'static str {
         match self {
-            Family::Stream(_) => "stream",
-            Family::Datagram(_) => "datagram",
-            Family::Transaction(_) => "transaction",
             Family::Rpm(_) => "rpm",
+            Family::Stream(_) | Family::Datagram(_) | Family::Transaction(_) => self.id().as_str(),
         }
     }
 }

@@ -121,10 +121,24 @@ pub struct Accepts {
     /// In the order the UI lists them.
     pub commands: Vec<CommandRule>,
     /// The kinds a stored run may be of (`tcp_stream`, …), for queries that name one.
-    pub kinds: Vec<String>,
+    pub kinds: Vec<RecordKind>,
+}
+
+/// A kind a stored run may be of, as the page filters and charts it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordKind {
+    /// Its name in a record and in `--kind`: `tcp_stream`.
+    pub name: String,
+    /// Its family of figures: `stream`, `datagram` or `transaction`.
+    pub family: String,
 }
 
 impl Accepts {
+    /// The stored kinds' names, for `--kind`'s check.
+    pub fn kind_names(&self) -> Vec<String> {
+        self.kinds.iter().map(|k| k.name.clone()).collect()
+    }
+
     /// The command named `word` (its command-line name).
     pub fn command(&self, word: &str) -> Option<&CommandRule> {
         self.commands

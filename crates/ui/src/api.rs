@@ -53,6 +53,7 @@ pub fn routes() -> Router<Arc<Shared>> {
         .route("/api/runs/{id}", get(get_run))
         .route("/api/runs/{id}/text", get(get_run_text))
         .route("/api/kinds", get(list_kinds))
+        .route("/api/record-kinds", get(list_record_kinds))
         .route("/api/tests", get(list_tests).post(start_test))
         .route("/api/tests/{id}", get(get_test))
         .route("/api/tests/{id}/events", get(test_events))
@@ -235,6 +236,13 @@ async fn list_kinds(State(shared): AppState) -> Json<Vec<Value>> {
     let kinds = shared.accepts.commands.iter().map(|c| {
         json!({"kind": c.names.first(), "names": c.names, "options": c.options, "fields": c.fields})
     });
+    Json(kinds.collect())
+}
+
+/// `GET /api/record-kinds`: the kinds a stored run may be of, each with its family of figures
+/// (which charts and columns it has), for the page's kind filters and charts.
+async fn list_record_kinds(State(shared): AppState) -> Json<Vec<Value>> {
+    let kinds = (shared.accepts.kinds.iter()).map(|k| json!({"kind": k.name, "family": k.family}));
     Json(kinds.collect())
 }
 

@@ -46,7 +46,7 @@ use std::time::Duration;
 use ::events::Signal;
 use results::store::StoreLocation;
 
-pub use accept::{Accepts, CommandRule, FlagRule};
+pub use accept::{Accepts, CommandRule, FlagRule, RecordKind};
 pub use error::{ApiError, UiError};
 pub use guard::is_loopback_host;
 pub use registry::Limits;

@@ -227,7 +227,7 @@ pub async fn trend(
     State(shared): State<Arc<Shared>>,
     Query(params): Query<Vec<(String, String)>>,
 ) -> Result<Response, ApiError> {
-    let words = trend_words(&params, &shared.accepts.kinds)?;
+    let words = trend_words(&params, &shared.accepts.kind_names())?;
     let out = run(&shared, words, COMPARE_BYTES).await?;
     Ok(([(header::CONTENT_TYPE, "application/json")], out.stdout).into_response())
 }

@@ -4,12 +4,13 @@
 // stored runs, trend.js draws their trends, views.js switches between the views. Charts are SVG
 // drawn by chart.js.
 
-import { $, api } from "./util.js";
+import { $, api, el } from "./util.js";
 import { startTest, stopTest, follow } from "./run.js";
 import { kindChanged, kindsLoaded } from "./form.js";
 import { loadRuns, showRun, showCompare, setUpRuns, idsOf } from "./runs.js";
 import { showView, onShow } from "./views.js";
 import { showTrend, trendQuery } from "./trend.js";
+import { recordKindsLoaded } from "./live.js";
 
 onShow("runs", (id) => {
   loadRuns();
@@ -30,6 +31,13 @@ $("#stop").addEventListener("click", stopTest);
 setUpRuns();
 kindChanged();
 kindsLoaded.then(kindChanged);
+// The stored kinds the runs and trend filters offer (GET /api/record-kinds).
+recordKindsLoaded.then((kinds) => {
+  for (const select of document.querySelectorAll("select.record-kinds")) {
+    const offered = new Set([...select.options].map((o) => o.value));
+    select.append(...kinds.filter((k) => !offered.has(k.kind)).map((k) => el("option", {}, k.kind)));
+  }
+});
 
 // #runs lists the stored runs, #runs/ID shows one, #compare/12,13 compares, #trend/QUERY draws
 // a trend: links can be kept.

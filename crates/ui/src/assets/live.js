@@ -3,16 +3,24 @@
 // intervals do not carry (CPU from an older server, jitter, the latency probe) stays hidden.
 // Live, only the last WINDOW intervals are kept: the charts and the table never grow past it.
 
-import { el, flowLabel, axis, si, bps, num, int, us, WINDOW } from "./util.js";
+import { api, el, flowLabel, axis, si, bps, num, int, us, WINDOW } from "./util.js";
 import { drawLines, usAxis } from "./chart.js";
 
 const val = (v) => (typeof v === "number" ? v : NaN);
 
-/** `stream`, `udp` or `rr`, from a record's kind. */
+// Each stored kind's charts, from its family of figures (GET /api/record-kinds, the kind
+// table's); a kind not known (yet) is told by its samples (familyOfSample).
+const CHARTS_OF = { stream: "stream", datagram: "udp", transaction: "rr" };
+const FAMILY = {};
+/** Settles, with the stored kinds, once they are known (or could not be: none). */
+export const recordKindsLoaded = api("/api/record-kinds").then((kinds) => {
+  for (const k of kinds) FAMILY[k.kind] = CHARTS_OF[k.family];
+  return kinds;
+}).catch(() => []);
+
+/** `stream`, `udp` or `rr`, from a record's kind; null when the kind is not known. */
 export function familyOfKind(kind) {
-  if (kind === "udp_stream") return "udp";
-  if (kind === "tcp_rr" || kind === "udp_rr" || kind === "tcp_crr") return "rr";
-  return kind ? "stream" : null;
+  return FAMILY[kind] || null;
 }
 
 /** The family an interval sample belongs to, from what its flows carry. */

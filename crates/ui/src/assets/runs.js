@@ -4,7 +4,7 @@
 // and the trend (trend.js) of the tag typed in or of the tags the ticked runs share.
 
 import { $, el, api, apiText, bps, num, us, when, download, figure } from "./util.js";
-import { ChartSet, familyOfKind } from "./live.js";
+import { ChartSet, familyOfKind, familyOfSample, recordKindsLoaded } from "./live.js";
 import { showSummary } from "./summary.js";
 import { showView } from "./views.js";
 
@@ -72,7 +72,10 @@ export async function showRun(id, row) {
     $("#run-detail").hidden = false;
     $("#detail-title").textContent = "run #" + run.id + ": " + rec.kind + " to " + rec.target + ", " + when(rec.started_at_unix_ms);
     detailCharts = detailCharts || new ChartSet($("#detail-charts"));
-    detailCharts.draw(familyOfKind(rec.kind), rec.intervals || []);
+    await recordKindsLoaded;
+    const intervals = rec.intervals || [];
+    const family = familyOfKind(rec.kind) || (intervals.length ? familyOfSample(intervals[0]) : "stream");
+    detailCharts.draw(family, intervals);
     showSummary($("#detail-summary"), rec.summary);
     $("#detail-text").textContent = "";
     const text = await apiText("/api/runs/" + id + "/text");

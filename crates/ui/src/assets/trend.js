@@ -22,6 +22,9 @@ export function trendQuery(form) {
 
 function fillForm(form, query) {
   form.elements.namedItem("runs").value = query.getAll("runs").join("; ");
+  // A kind the filter does not offer yet (its kinds still on their way) is offered now.
+  const kind = form.elements.namedItem("kind"), wanted = query.get("kind");
+  if (wanted && ![...kind.options].some((o) => o.value === wanted)) kind.append(el("option", {}, wanted));
   for (const name of ["metric", "by", "kind"]) form.elements.namedItem(name).value = query.get(name) || "";
 }
 

@@ -18,6 +18,18 @@ pub enum FamilyId {
     Transaction,
 }
 
+impl FamilyId {
+    /// The family's name, as messages and the web UI say it: `stream`, `datagram`,
+    /// `transaction`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FamilyId::Stream => "stream",
+            FamilyId::Datagram => "datagram",
+            FamilyId::Transaction => "transaction",
+        }
+    }
+}
+
 /// What carries the test's data (a `tcp_stream` over a Unix-domain socket is a stream option).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DataPath {
