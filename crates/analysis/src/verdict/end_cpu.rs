@@ -14,8 +14,8 @@ pub(super) struct EndCpu {
     pub(super) core_share_pct: f64,
     /// The core its work is judged on: the one its data threads were pinned to (`-A`), else
     /// its host's busiest (a busier core than the pinned one holds other work).
-    pub(super) busiest: Option<CoreCpu>,
-    /// Whether `busiest` is the core its threads were pinned to.
+    pub(super) judged: Option<CoreCpu>,
+    /// Whether `judged` is the core its threads were pinned to.
     pub(super) pinned: bool,
     /// Its host's cores (0: not known).
     pub(super) cores: usize,
@@ -34,7 +34,7 @@ impl EndCpu {
         Self {
             thread_pct: threads_pct / streams.max(1) as f64,
             core_share_pct: threads_pct / streams.min(cores.len()).max(1) as f64,
-            busiest: pinned.or_else(|| {
+            judged: pinned.or_else(|| {
                 (cores.iter().copied()).max_by(|a, b| a.busy_pct.total_cmp(&b.busy_pct))
             }),
             pinned: pinned.is_some(),
@@ -42,7 +42,7 @@ impl EndCpu {
         }
     }
 
-    /// How the evidence names [`Self::busiest`]: `busiest core` or `pinned core`.
+    /// How the evidence names [`Self::judged`]: `busiest core` or `pinned core`.
     pub(super) fn core_name(&self) -> &'static str {
         if self.pinned {
             "pinned core"
@@ -57,17 +57,17 @@ impl EndCpu {
 
     /// `; the NAME's host: core N at …` (`the NAME's pinned core: …`), the evidence's clause
     /// on its core, if known.
-    pub(super) fn busiest_words(&self, name: &str) -> String {
-        let core = self.busiest.map(|c| core_words(&c));
+    pub(super) fn core_clause(&self, name: &str) -> String {
+        let core = self.judged.map(|c| core_words(&c));
         let whose = if self.pinned { "pinned core" } else { "host" };
         core.map_or_else(String::new, |c| format!("; the {name}'s {whose}: {c}"))
     }
 
-    /// The busiest core when it is saturated with this end's work: its threads run there, or
+    /// The judged core when it is saturated with this end's work: its threads run there, or
     /// the core is busy with receive processing. A core busy with other work is not this
     /// end's limit.
     pub(super) fn core_saturated(&self) -> Option<CoreCpu> {
-        self.busiest.filter(|c| {
+        self.judged.filter(|c| {
             c.busy_pct >= rule::CORE_PCT
                 && (self.core_share_pct >= rule::CORE_THREAD_PCT
                     || c.irq_pct + c.softirq_pct >= rule::CORE_IRQ_PCT)

@@ -351,7 +351,7 @@ fn receive_window(f: &Facts) -> Option<LimitedBy> {
             "; the receiver's thread at {} of a core could not read faster",
             pct(f.receiver.thread_pct)
         ));
-        evidence.push_str(&f.receiver.busiest_words("receiver"));
+        evidence.push_str(&f.receiver.core_clause("receiver"));
         return Some(limited(
             Verdict::ReceiverCpu,
             evidence,
@@ -434,7 +434,7 @@ fn cpu(f: &Facts) -> Option<LimitedBy> {
             pct(end.core_share_pct)
         ));
     }
-    evidence.push_str(&end.busiest_words(name));
+    evidence.push_str(&end.core_clause(name));
     Some(limited(verdict, evidence, &hint))
 }
 
@@ -476,7 +476,7 @@ fn path(f: &Facts) -> Option<LimitedBy> {
 
 /// No rule fired: what was checked.
 fn unknown(f: &Facts) -> LimitedBy {
-    let busiest = |e: &EndCpu| e.busiest.map_or("?".into(), |c| pct(c.busy_pct));
+    let busiest = |e: &EndCpu| e.judged.map_or("?".into(), |c| pct(c.busy_pct));
     let cores = match (f.sender.pinned, f.receiver.pinned) {
         (false, false) => "busiest cores",
         (true, true) => "pinned cores",
