@@ -91,8 +91,6 @@ pub struct KindRow {
     pub name: &'static str,
     /// The command a user types for it: `tcp`, `rr --udp`, `cc`.
     pub command: &'static str,
-    /// What the test measures, in a few words, for a menu.
-    pub title: &'static str,
     /// The family of figures its runs have.
     pub family: FamilyId,
     /// What carries its data.
@@ -126,7 +124,6 @@ pub const KINDS: [KindRow; 6] = [
         kind: TestKind::TcpStream,
         name: "tcp_stream",
         command: "tcp",
-        title: "TCP throughput",
         family: FamilyId::Stream,
         path: DataPath::Tcp,
         carries_data: true,
@@ -139,7 +136,6 @@ pub const KINDS: [KindRow; 6] = [
         kind: TestKind::UdpStream,
         name: "udp_stream",
         command: "udp",
-        title: "UDP throughput and loss",
         family: FamilyId::Datagram,
         path: DataPath::Udp,
         carries_data: true,
@@ -152,7 +148,6 @@ pub const KINDS: [KindRow; 6] = [
         kind: TestKind::TcpRr,
         name: "tcp_rr",
         command: "rr",
-        title: "TCP request/response latency",
         family: FamilyId::Transaction,
         path: DataPath::Tcp,
         carries_data: true,
@@ -165,7 +160,6 @@ pub const KINDS: [KindRow; 6] = [
         kind: TestKind::UdpRr,
         name: "udp_rr",
         command: "rr --udp",
-        title: "UDP request/response latency",
         family: FamilyId::Transaction,
         path: DataPath::Udp,
         carries_data: true,
@@ -178,7 +172,6 @@ pub const KINDS: [KindRow; 6] = [
         kind: TestKind::TcpCrr,
         name: "tcp_crr",
         command: "crr",
-        title: "TCP connect, request, response, close",
         family: FamilyId::Transaction,
         path: DataPath::Tcp,
         carries_data: true,
@@ -191,7 +184,6 @@ pub const KINDS: [KindRow; 6] = [
         kind: TestKind::TcpCc,
         name: "tcp_cc",
         command: "cc",
-        title: "TCP connect and close",
         family: FamilyId::Transaction,
         path: DataPath::Tcp,
         carries_data: false,
