@@ -97,23 +97,6 @@ fn readable(fd: i32, wait: Duration) -> bool {
     unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) > 0 }
 }
 
-/// Makes the calling thread real-time (`SCHED_FIFO`): a wire does not wait for a CPU. A line
-/// thread of the normal class that wakes when a frame is due can wait behind a busy core's
-/// task for a scheduler slice, which adds a millisecond or more to a few round trips (a CI run
-/// beside a spinning process: an idle RPM 13 % under the rr round trip's). Panics if the host
-/// refuses (the tests run as root).
-fn real_time() {
-    let param = libc::sched_param { sched_priority: 10 };
-    // SAFETY: 0 is the calling thread; param is a valid sched_param.
-    let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
-    assert_eq!(
-        rc,
-        0,
-        "SCHED_FIFO for the delay line: {}",
-        std::io::Error::last_os_error()
-    );
-}
-
 /// Forwards frames arriving at `from` out of `to` after `delay`, until `stop`; says on `ready`
 /// once its sockets are bound.
 fn forward(
@@ -124,7 +107,6 @@ fn forward(
     ready: std::sync::mpsc::Sender<()>,
 ) {
     enter(&ns);
-    real_time();
     let (rx, _) = packet_socket(&from, libc::ETH_P_ALL as u16);
     let (tx, _) = packet_socket(&to, 0);
     let _ = ready.send(());
