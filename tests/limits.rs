@@ -18,8 +18,15 @@ fn paced(spec: wire::TestSpec, bps: Option<u64>) -> wire::TestSpec {
     }
 }
 
-/// Goodput against the paced rate needs the ends on time: run alone (`quiet::`); under the
-/// parallel suite's load a 2 s run once delivered 0.89 of the rate.
+/// The kernel paces by earliest departure time: each segment leaves no sooner than the last
+/// one's time plus its length at the rate, so no interval can run over the rate (beyond the
+/// unpaced first window and one segment of timer slack), and time the host took from the
+/// sender is lost, never caught up. A stall therefore shows as one or two low intervals, not
+/// as a wrong rate: a fresh-clone CI run delivered 0.898 of 400M over 2 s (about 200 ms lost)
+/// where 28 runs here, quiet and beside up to six spinning processes, delivered 0.997-1.003,
+/// and the 10 whose intervals were read stayed within 0.97-1.06 in each. So the rate is read
+/// where pacing sets it, the median interval, and the ceiling in every interval. Run alone
+/// (`quiet::`): the parallel suite would take whole intervals from the sender.
 mod quiet {
     use super::*;
 
@@ -31,12 +38,30 @@ mod quiet {
             (Direction::Reverse, 400_000_000),
         ] {
             let r = run(server.addr, paced(spec(direction, 1, 2000), Some(bps))).unwrap();
-            let got = r.summary.throughput_bps;
-            let ratio = got / bps as f64;
-            // Pacing counts headers too, so goodput sits a little under the rate, never above it.
+            let rates: Vec<f64> = r
+                .intervals
+                .iter()
+                .filter(|i| i.end_s - i.start_s > 0.2)
+                .map(|i| i.flows[0].throughput_bps / bps as f64)
+                .collect();
+            let median = analysis::stats::median(&rates).unwrap_or(0.0);
+            let summary = r.summary.throughput_bps / bps as f64;
+            // Pacing counts headers too (64 KiB segments on loopback: 0.1 %), so goodput sits
+            // at the rate or a little under it.
             assert!(
-                (0.90..=1.02).contains(&ratio),
-                "{direction:?}: {got} of {bps}"
+                (0.95..=1.02).contains(&median),
+                "{direction:?}: median interval {median} of the rate ({rates:?})"
+            );
+            // The first interval also carries the initial window (ten 64 KiB segments, sent
+            // before pacing starts: 21 Mbit/s over 250 ms); the rest at most one segment late.
+            let over = rates
+                .iter()
+                .enumerate()
+                .find(|&(n, &x)| x > if n == 0 { 1.12 } else { 1.05 });
+            assert!(over.is_none(), "{direction:?}: over the rate {rates:?}");
+            assert!(
+                summary <= 1.02 && rates.len() >= 7,
+                "{direction:?}: {summary} of the rate over {rates:?}"
             );
         }
     }
