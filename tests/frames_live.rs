@@ -149,7 +149,7 @@ fn a_paced_xdp_test_takes_the_af_xdp_socket_and_a_packet_test_its_ring() {
 
 /// A paced `xdp` test at 100,000 frames/s per stream or more takes live frames, the program
 /// keeping the schedule: the frames sent are the rate's over the test's time, and every one
-/// reaches the server's driver.
+/// reaches the server's driver or is counted lost on the way where the veth counts it.
 #[test]
 fn a_paced_xdp_test_at_a_high_rate_sends_live_frames_on_schedule() {
     if !can_use_netns() {
@@ -160,7 +160,9 @@ fn a_paced_xdp_test_at_a_high_rate_sends_live_frames_on_schedule() {
     let args = [
         "udp", "--engine", "xdp", "-l", "18", "--pps", "300000", "-t", "1",
     ];
+    let errors0 = xmit_errors(&pair.a);
     let run = pair.client_json(&args);
+    let ring = xmit_errors(&pair.a) - errors0;
     let (f, s) = (&run["summary"]["frames"], &run["summary"]);
     assert_eq!(f["tx_path"], "xdp_live", "{f}");
     let sent = f["frames_sent"].as_u64().unwrap();
@@ -183,8 +185,12 @@ fn a_paced_xdp_test_at_a_high_rate_sends_live_frames_on_schedule() {
         (pps_sent - rate).abs() <= 1e-6 * rate,
         "{pps_sent} against {rate}"
     );
-    assert_eq!(f["frames_at_driver"], sent, "{f}");
-    assert_eq!(s["flows"][0]["loss_causes"]["network"], 0, "{s}");
+    // Every frame sent reached the server's driver or was one the receiving veth's ring had no
+    // room for, as the veth driver counts them: paced too, the ring (256 frames, under 1 ms at
+    // this rate) overflows when the host keeps the receiver's NAPI from running (a CI run
+    // beside a spinning process and a build: 5,550 of 291,737).
+    assert_eq!(f["frames_at_driver"].as_u64().unwrap() + ring, sent, "{f}");
+    assert_eq!(s["flows"][0]["loss_causes"]["network"], ring, "{s}");
 }
 
 /// Two receive queues on the server's veth (`ethtool -L vb rx 2`): the server opens an AF_XDP
