@@ -18,15 +18,18 @@ fn paced(spec: wire::TestSpec, bps: Option<u64>) -> wire::TestSpec {
     }
 }
 
-/// The kernel paces by earliest departure time: each segment leaves no sooner than the last
-/// one's time plus its length at the rate, so no interval can run over the rate (beyond the
-/// unpaced first window and one segment of timer slack), and time the host took from the
-/// sender is lost, never caught up. A stall therefore shows as one or two low intervals, not
-/// as a wrong rate: a fresh-clone CI run delivered 0.898 of 400M over 2 s (about 200 ms lost)
-/// where 28 runs here, quiet and beside up to six spinning processes, delivered 0.997-1.003,
-/// and the 10 whose intervals were read stayed within 0.97-1.06 in each. So the rate is read
-/// where pacing sets it, the median interval, and the ceiling in every interval. Run alone
-/// (`quiet::`): the parallel suite would take whole intervals from the sender.
+/// The ground truth is the kernel's: the pacing rate the sending socket reports
+/// (`tcpi_pacing_rate`, in the record's `tcp_time`) is the rate asked for, to the bit. What it
+/// delivers follows the kernel's earliest-departure-time pacing: each segment leaves no sooner
+/// than the last one's time plus its length at the rate, so no interval can run over the rate
+/// (beyond the unpaced first window and a segment of timer slack), and time the host keeps
+/// from the sender is lost, never caught up: the goodput reaches the rate only as far as the
+/// host lets the sender run. 28 runs here, quiet and beside up to six spinning processes,
+/// delivered 0.997-1.003 of it; fresh-clone CI runs 0.898 over 2 s (a stall of about 200 ms),
+/// and beside a spinning process intervals of 0.88-0.995 (median 0.948). So the median
+/// interval is held to 0.85 of the rate: what a loaded host takes, and far from what a rate
+/// set wrong or not at all would give (8 times off, or loopback's 30 Gbit/s). Run alone
+/// (`quiet::`): the parallel suite would take more than that from the sender.
 mod quiet {
     use super::*;
 
@@ -38,6 +41,13 @@ mod quiet {
             (Direction::Reverse, 400_000_000),
         ] {
             let r = run(server.addr, paced(spec(direction, 1, 2000), Some(bps))).unwrap();
+            let flow = &r.summary.flows[0];
+            let kernel = flow.tcp_time.and_then(|t| t.pacing_rate_bps);
+            assert_eq!(
+                kernel,
+                Some(bps),
+                "{direction:?}: the sender's tcpi_pacing_rate"
+            );
             let rates: Vec<f64> = r
                 .intervals
                 .iter()
@@ -45,11 +55,10 @@ mod quiet {
                 .map(|i| i.flows[0].throughput_bps / bps as f64)
                 .collect();
             let median = analysis::stats::median(&rates).unwrap_or(0.0);
-            let summary = r.summary.throughput_bps / bps as f64;
             // Pacing counts headers too (64 KiB segments on loopback: 0.1 %), so goodput sits
-            // at the rate or a little under it.
+            // at the rate or under it.
             assert!(
-                (0.95..=1.02).contains(&median),
+                (0.85..=1.02).contains(&median),
                 "{direction:?}: median interval {median} of the rate ({rates:?})"
             );
             // The first interval also carries the initial window (ten 64 KiB segments, sent
@@ -59,6 +68,7 @@ mod quiet {
                 .enumerate()
                 .find(|&(n, &x)| x > if n == 0 { 1.12 } else { 1.05 });
             assert!(over.is_none(), "{direction:?}: over the rate {rates:?}");
+            let summary = r.summary.throughput_bps / bps as f64;
             assert!(
                 summary <= 1.02 && rates.len() >= 7,
                 "{direction:?}: {summary} of the rate over {rates:?}"
