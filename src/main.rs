@@ -63,7 +63,7 @@ fn run() -> anyhow::Result<ExitCode> {
         Command::Keygen { name } => {
             done(linerate::serve_cmd::keygen(name).map(|key| println!("{key}")))?
         }
-        Command::Measuring(m) => m.run(interrupt)?,
+        Command::Measuring(m) => m.command().run(interrupt)?,
         Command::Plan(args) => linerate::plan_cmd::plan(args, interrupt)?,
         Command::Ui(args) => return linerate::ui_cmd::ui(args, interrupt),
         Command::Runs(args) => done(linerate::store_cmd::runs(args))?,

@@ -1,17 +1,17 @@
-//! The measuring commands' flags as one clap subcommand enum, [`MeasuringArgs`], a variant per
-//! entry of the registry (`plan::Measuring`), and what each does: [`MeasuringArgs::run`]
-//! (main's and a plan step's dispatch), [`MeasuringArgs::check`] (a plan's `--check`),
-//! [`MeasuringArgs::base_test`] (the test a sweep's point or a mesh's pair runs). `cli::Command`
-//! flattens it, so these are `linerate`'s own subcommands; [`MeasuringCli`] parses one alone,
-//! as a sweep or mesh reads its test after `--`. tests/registry.rs holds the enum against the
-//! registry.
+//! The list of measuring commands, once: [`MeasuringArgs`], one clap subcommand per entry of the
+//! registry (`plan::Measuring`), each variant's flags implementing [`Measure`] in its module
+//! under `commands/`. What the rest of the binary asks of a command goes through that trait
+//! ([`MeasuringArgs::command`]: `run` is main's and a plan step's dispatch), and two checks
+//! every command gets: [`MeasuringArgs::check`] (a plan's `--check`) and
+//! [`MeasuringArgs::base_test`] (the test a sweep's point or a mesh's pair runs). `cli::Command` flattens it, so these are `linerate`'s own subcommands;
+//! [`MeasuringCli`] parses one alone, as a sweep or mesh reads its test after `--`.
+//! tests/registry.rs holds the list against the registry.
 
 use anyhow::{bail, Result};
 use clap::{Parser, Subcommand};
-use engine::Signal;
 use plan::Measuring;
 
-use crate::commands::{self, RunOutcome};
+use crate::commands::Measure;
 use crate::sweep::args::BaseTest;
 
 /// One measuring command, parsed alone (the first word is the program name): a sweep's or
@@ -24,9 +24,36 @@ pub struct MeasuringCli {
     pub command: MeasuringArgs,
 }
 
-/// The commands that measure: their help text is the doc comment of each variant.
-#[derive(Debug, Subcommand)]
-pub enum MeasuringArgs {
+/// Declares [`MeasuringArgs`], a variant per command (its help text the variant's doc
+/// comment) named as its registry entry, and the two matches over it: [`MeasuringArgs::kind`]
+/// and [`MeasuringArgs::command`], which reaches each command's [`Measure`].
+macro_rules! measuring_commands {
+    ($($(#[doc = $doc:literal])* $variant:ident($args:ty),)*) => {
+        /// The commands that measure: their help text is the doc comment of each variant.
+        #[derive(Debug, Subcommand)]
+        pub enum MeasuringArgs {
+            $($(#[doc = $doc])* $variant($args),)*
+        }
+
+        impl MeasuringArgs {
+            /// The registry's entry of this command: the variant's namesake.
+            pub fn kind(&self) -> Measuring {
+                match self {
+                    $(MeasuringArgs::$variant(_) => Measuring::$variant,)*
+                }
+            }
+
+            /// The command's flags, as its module (`commands::…`) implements them.
+            pub fn command(&self) -> &dyn Measure {
+                match self {
+                    $(MeasuringArgs::$variant(a) => a,)*
+                }
+            }
+        }
+    };
+}
+
+measuring_commands! {
     /// Bulk TCP (or Unix-socket) throughput: send, reverse or both ways, N parallel streams.
     Tcp(crate::test_args::TcpArgs),
     /// UDP at a target rate: loss, reordering, duplicates and jitter, exactly accounted.
@@ -35,7 +62,7 @@ pub enum MeasuringArgs {
     Rr(crate::rr_args::RrArgs),
     /// Connect, request, response, close, repeat: connections per second and connect +
     /// transaction latency percentiles.
-    Crr(crate::rr_args::RrArgs),
+    Crr(crate::rr_args::CrrArgs),
     /// Connect and close, repeat, no data (netperf's TCP_CC): connections per second and
     /// connect latency percentiles.
     Cc(crate::rr_args::CcArgs),
@@ -51,115 +78,39 @@ pub enum MeasuringArgs {
     /// Every ordered pair of hosts (each a `serve --relay` server) runs the test, the first
     /// as the client: a matrix of throughput (or p50 round trip, connections/s), each cell a
     /// stored run.
-    Mesh(crate::mesh_cmd::MeshArgs),
+    Mesh(crate::commands::mesh::MeshArgs),
     /// Responsiveness under working conditions (RPM, the IETF draft): load connections added
     /// one per second until goodput is stable, foreign and in-band self probes beside them,
     /// where the delay sits (socket buffers, network queues), per direction.
-    Rpm(crate::rpm_cmd::RpmArgs),
+    Rpm(crate::commands::rpm::RpmArgs),
 }
 
 impl MeasuringArgs {
-    /// The registry's entry of this command.
-    pub fn kind(&self) -> Measuring {
-        match self {
-            MeasuringArgs::Tcp(_) => Measuring::Tcp,
-            MeasuringArgs::Udp(_) => Measuring::Udp,
-            MeasuringArgs::Pps(_) => Measuring::Pps,
-            MeasuringArgs::Rr(_) => Measuring::Rr,
-            MeasuringArgs::Crr(_) => Measuring::Crr,
-            MeasuringArgs::Cc(_) => Measuring::Cc,
-            MeasuringArgs::Sweep(_) => Measuring::Sweep,
-            MeasuringArgs::Rfc2544(_) => Measuring::Rfc2544,
-            MeasuringArgs::Mesh(_) => Measuring::Mesh,
-            MeasuringArgs::Rpm(_) => Measuring::Rpm,
-        }
-    }
-
-    /// Runs the command to its end (or Ctrl-C), printing and storing what it measured.
-    pub fn run(&self, interrupt: Signal) -> Result<RunOutcome> {
-        match self {
-            MeasuringArgs::Tcp(a) => commands::tcp(a, interrupt),
-            MeasuringArgs::Udp(a) => commands::udp(a, interrupt),
-            MeasuringArgs::Pps(a) => commands::pps(a, interrupt),
-            MeasuringArgs::Rr(a) => commands::rr(a.plan()?, &a.common, &a.repeat, interrupt),
-            MeasuringArgs::Crr(a) => commands::rr(a.crr_plan()?, &a.common, &a.repeat, interrupt),
-            MeasuringArgs::Cc(a) => commands::rr(a.plan()?, &a.common, &a.repeat, interrupt),
-            MeasuringArgs::Sweep(a) => commands::sweep(a, interrupt),
-            MeasuringArgs::Rfc2544(a) => commands::rfc2544(a, interrupt),
-            MeasuringArgs::Mesh(a) => crate::mesh_cmd::mesh(a, interrupt),
-            MeasuringArgs::Rpm(a) => crate::rpm_cmd::rpm(a, interrupt),
-        }
-    }
-
     /// Checks the flags as the command does before it runs anything (a plan's `--check`).
     pub fn check(&self) -> Result<()> {
-        if self
-            .test_flags()
-            .is_some_and(|(common, _)| common.time == 0.0)
-        {
+        if (self.command().test_flags()).is_some_and(|(common, _)| common.time == 0.0) {
             bail!(
                 "-t 0 runs until Ctrl-C, which would hold the plan at this step: give it a duration"
             );
         }
-        match self {
-            MeasuringArgs::Tcp(a) => a.plan().map(drop),
-            MeasuringArgs::Udp(a) => a.plan().map(drop),
-            MeasuringArgs::Rr(a) => a.plan().map(drop),
-            MeasuringArgs::Crr(a) => a.crr_plan().map(drop),
-            MeasuringArgs::Cc(a) => a.plan().map(drop),
-            MeasuringArgs::Pps(a) => a.plan().map(drop),
-            MeasuringArgs::Sweep(a) => a.plan().map(drop),
-            MeasuringArgs::Rfc2544(a) => a.plan().map(drop),
-            MeasuringArgs::Mesh(a) => crate::mesh_cmd::check(a).map(drop),
-            MeasuringArgs::Rpm(a) => crate::rpm_cmd::check(a),
-        }
-    }
-
-    /// The shared and repetition flags of a single test (`None`: not one test).
-    pub fn test_flags(
-        &self,
-    ) -> Option<(
-        &crate::test_args::CommonArgs,
-        &crate::repeat_args::RepeatArgs,
-    )> {
-        match self {
-            MeasuringArgs::Tcp(a) => Some((&a.common, &a.repeat)),
-            MeasuringArgs::Udp(a) => Some((&a.common, &a.repeat)),
-            MeasuringArgs::Rr(a) | MeasuringArgs::Crr(a) => Some((&a.common, &a.repeat)),
-            MeasuringArgs::Cc(a) => Some((&a.common, &a.repeat)),
-            _ => None,
-        }
+        self.command().check()
     }
 
     /// The single test validated into what a sweep's point or a mesh's pair runs; an error
     /// for a command that is not one test ([`Measuring::is_test`]).
-    pub fn base_test(self) -> Result<BaseTest> {
-        let (common, plan, unix, probe) = match self {
-            MeasuringArgs::Tcp(a) => (
-                a.common.clone(),
-                a.plan()?,
-                a.unix.clone(),
-                a.latency.plan()?,
-            ),
-            MeasuringArgs::Udp(a) => (a.common.clone(), a.plan()?, None, a.latency.plan()?),
-            MeasuringArgs::Rr(a) => (a.common.clone(), a.plan()?, None, None),
-            MeasuringArgs::Crr(a) => (a.common.clone(), a.crr_plan()?, None, None),
-            MeasuringArgs::Cc(a) => (a.common.clone(), a.plan()?, None, None),
-            other => bail!(
+    pub fn base_test(&self) -> Result<BaseTest> {
+        let Some(base) = self.command().base_test() else {
+            bail!(
                 "{}: not one test; give one of {}",
-                other.kind(),
+                self.kind(),
                 Measuring::list(Measuring::tests())
-            ),
+            );
         };
-        if plan.iperf3 {
+        let base = base?;
+        if base.plan.iperf3 {
             bail!("--iperf3 runs one test: not in a sweep or mesh");
         }
-        Ok(BaseTest {
-            common,
-            plan,
-            unix,
-            probe,
-        })
+        Ok(base)
     }
 }
 

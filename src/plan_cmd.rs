@@ -243,7 +243,7 @@ fn run_step(step: &Step, cli: &Cli, interrupt: &Signal) -> Ended {
     let mut interrupted = false;
     if failure.is_none() {
         let outcome = match &cli.command {
-            Command::Measuring(m) => m.run(interrupt.clone()),
+            Command::Measuring(m) => m.command().run(interrupt.clone()),
             _ => Err(anyhow!("not a measuring command")),
         };
         match outcome {

@@ -43,16 +43,34 @@ pub struct RrArgs {
     pub repeat: RepeatArgs,
 }
 
+/// `linerate crr`: `rr`'s flags, a TCP connection per transaction.
+#[derive(Debug, Args)]
+pub struct CrrArgs {
+    /// The flags, as `rr` takes them.
+    #[command(flatten)]
+    pub rr: RrArgs,
+}
+
+impl CrrArgs {
+    /// `linerate crr`'s flags validated into a plan: a TCP connection per transaction.
+    pub fn plan(&self) -> anyhow::Result<RunPlan> {
+        self.rr.plan_of(true)
+    }
+}
+
+impl std::ops::Deref for CrrArgs {
+    type Target = RrArgs;
+
+    fn deref(&self) -> &RrArgs {
+        &self.rr
+    }
+}
+
 impl RrArgs {
     /// `linerate rr`'s flags validated into a plan (over UDP with `--udp`). TCP_NODELAY is
     /// always on: a request/response test measures the round trip, not Nagle's algorithm.
     pub fn plan(&self) -> anyhow::Result<RunPlan> {
         self.plan_of(false)
-    }
-
-    /// `linerate crr`'s flags validated into a plan: a TCP connection per transaction.
-    pub fn crr_plan(&self) -> anyhow::Result<RunPlan> {
-        self.plan_of(true)
     }
 
     fn plan_of(&self, crr: bool) -> anyhow::Result<RunPlan> {

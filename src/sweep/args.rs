@@ -60,6 +60,21 @@ impl OutputArgs {
     }
 }
 
+/// What every sweep takes of its points: how often each runs, how the result is printed, and
+/// where every run is stored.
+#[derive(Debug, Args)]
+pub struct PointArgs {
+    /// Repetitions of each point.
+    #[command(flatten)]
+    pub repeat: RepeatArgs,
+    /// Output format.
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Results database.
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
 /// `linerate sweep`.
 #[derive(Debug, Args)]
 pub struct SweepArgs {
@@ -109,15 +124,9 @@ pub struct LoadArgs {
     /// over all streams for rr and crr.
     #[arg(long, value_name = "RATE")]
     pub capacity: Option<String>,
-    /// Repetitions of each point.
+    /// Repetitions of each point, the output, the results database.
     #[command(flatten)]
-    pub repeat: RepeatArgs,
-    /// Output format.
-    #[command(flatten)]
-    pub output: OutputArgs,
-    /// Results database.
-    #[command(flatten)]
-    pub store: StoreArgs,
+    pub points: PointArgs,
     /// The load, as its own command: `-- udp HOST -l 1200` (default: tcp). Its rate is the
     /// sweep's to set.
     #[arg(last = true, value_name = "TEST")]
@@ -167,15 +176,9 @@ pub struct SizeArgs {
     /// Throughput only: skip the request/response test at each size.
     #[arg(long)]
     pub no_latency: bool,
-    /// Repetitions.
+    /// Repetitions of each point, the output, the results database.
     #[command(flatten)]
-    pub repeat: RepeatArgs,
-    /// Output format.
-    #[command(flatten)]
-    pub output: OutputArgs,
-    /// Results database.
-    #[command(flatten)]
-    pub store: StoreArgs,
+    pub points: PointArgs,
 }
 
 /// `linerate sweep streams|window|mss|rate|payload`.
@@ -188,15 +191,9 @@ pub struct ParamArgs {
     /// bits/s).
     #[arg(long, value_name = "V1,V2,...", allow_hyphen_values = true)]
     pub values: String,
-    /// Repetitions of each point.
+    /// Repetitions of each point, the output, the results database.
     #[command(flatten)]
-    pub repeat: RepeatArgs,
-    /// Output format.
-    #[command(flatten)]
-    pub output: OutputArgs,
-    /// Results database.
-    #[command(flatten)]
-    pub store: StoreArgs,
+    pub points: PointArgs,
     /// The test to run at each point, as its own command: `-- tcp HOST -t 5` (default: tcp).
     #[arg(last = true, value_name = "TEST")]
     pub test: Vec<String>,
@@ -224,15 +221,9 @@ pub struct KnobArgs {
     /// process group, and the sweep stops: 120s, 500ms, 30 (seconds).
     #[arg(long, value_name = "DURATION", default_value = "120s")]
     pub knob_timeout: String,
-    /// Repetitions of each point.
+    /// Repetitions of each point, the output, the results database.
     #[command(flatten)]
-    pub repeat: RepeatArgs,
-    /// Output format.
-    #[command(flatten)]
-    pub output: OutputArgs,
-    /// Results database.
-    #[command(flatten)]
-    pub store: StoreArgs,
+    pub points: PointArgs,
     /// The test to run at each point, as its own command: `-- tcp HOST` (default: tcp).
     #[arg(last = true, value_name = "TEST")]
     pub test: Vec<String>,
@@ -289,7 +280,7 @@ pub(crate) fn parse_test(words: &[String], context: Option<&str>) -> Result<Base
             None => anyhow!("{first}"),
         }
     })?;
-    let Some((common, repeat)) = cli.command.test_flags() else {
+    let Some((common, repeat)) = cli.command.command().test_flags() else {
         bail!("-- {first}: not one test");
     };
     // Repetition, output and storage belong to the sweep (or mesh), which repeats every point,
@@ -366,31 +357,17 @@ impl SweepArgs {
         }
     }
 
-    /// The results-database flags.
-    pub fn store(&self) -> &StoreArgs {
+    /// The repetition, output and results-database flags.
+    pub fn points(&self) -> &PointArgs {
         match &self.what {
-            SweepCommand::Size(a) => &a.store,
-            SweepCommand::Knob(a) => &a.store,
-            SweepCommand::Load(a) => &a.store,
+            SweepCommand::Size(a) => &a.points,
+            SweepCommand::Knob(a) => &a.points,
+            SweepCommand::Load(a) => &a.points,
             SweepCommand::Streams(a)
             | SweepCommand::Window(a)
             | SweepCommand::Mss(a)
             | SweepCommand::Rate(a)
-            | SweepCommand::Payload(a) => &a.store,
-        }
-    }
-
-    /// The output flags.
-    pub fn output(&self) -> &OutputArgs {
-        match &self.what {
-            SweepCommand::Size(a) => &a.output,
-            SweepCommand::Knob(a) => &a.output,
-            SweepCommand::Load(a) => &a.output,
-            SweepCommand::Streams(a)
-            | SweepCommand::Window(a)
-            | SweepCommand::Mss(a)
-            | SweepCommand::Rate(a)
-            | SweepCommand::Payload(a) => &a.output,
+            | SweepCommand::Payload(a) => &a.points,
         }
     }
 }
@@ -435,7 +412,7 @@ impl SizeArgs {
             plan: SweepPlan {
                 kind: SweepKind::Size,
                 points,
-                repeat: self.repeat.plan()?,
+                repeat: self.points.repeat.plan()?,
                 knob: None,
                 probe: None,
             },
@@ -464,7 +441,7 @@ impl ParamArgs {
             plan: SweepPlan {
                 kind: SweepKind::from(parameter),
                 points,
-                repeat: self.repeat.plan()?,
+                repeat: self.points.repeat.plan()?,
                 knob: None,
                 probe: base.probe,
             },
@@ -493,7 +470,7 @@ impl KnobArgs {
             plan: SweepPlan {
                 kind: SweepKind::Knob,
                 points,
-                repeat: self.repeat.plan()?,
+                repeat: self.points.repeat.plan()?,
                 knob: Some(knob),
                 probe: base.probe,
             },
@@ -525,7 +502,7 @@ impl LoadArgs {
             base.plan.spec.clone(),
             values,
             capacity,
-            self.repeat.plan()?,
+            self.points.repeat.plan()?,
             base.probe,
         )?;
         Ok(PreparedSweep {

@@ -6,15 +6,15 @@
 //! - [`args`], [`rfc2544_args`]: the clap definitions and their validation into plans (all
 //!   bad input is refused there, before anything runs);
 //! - [`runner`]: the real [`sweep::PointRunner`], which runs `client::run` and stores every
-//!   run;
-//! - [`progress`]: the progress bar on stderr (the writers of tables, CSV and JSON are
-//!   `sweep::output`).
+//!   run.
+//!
+//! The progress bar on stderr is `report::live_bar`'s; the writers of tables, CSV and JSON are
+//! `sweep::output`.
 //!
 //! Invariants: every point is a stored run, tagged with the sweep and its value; measurement
 //! and formatting stay apart (the executors return numbers, `sweep::output` formats them).
 
 pub mod args;
-pub mod progress;
 pub mod rfc2544_args;
 pub mod runner;
 

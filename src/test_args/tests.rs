@@ -129,7 +129,7 @@ fn rr_plan(args: &[&str]) -> Result<RunPlan, String> {
         MeasuringCli::try_parse_from(["linerate"].iter().chain(args)).map_err(|e| e.to_string())?;
     match cli.command {
         MeasuringArgs::Rr(r) => r.plan().map_err(|e| e.to_string()),
-        MeasuringArgs::Crr(r) => r.crr_plan().map_err(|e| e.to_string()),
+        MeasuringArgs::Crr(r) => r.plan().map_err(|e| e.to_string()),
         _ => unreachable!(),
     }
 }

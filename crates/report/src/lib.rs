@@ -36,6 +36,7 @@ mod html_trend;
 mod interface_frames_text;
 mod json;
 mod labeled;
+pub mod live_bar;
 pub mod live_table;
 pub mod local_time;
 mod loss_text;

@@ -17,10 +17,10 @@ use report::{MeshCell, MeshMatrix};
 use session::target::resolve;
 use sweep::mesh::{run_mesh, Cell, CellOutcome, MeshPlan, PairError, RelayPairs};
 
-use crate::commands::RunOutcome;
+use crate::commands::{Measure, RunOutcome};
 use crate::store_args::{RunStore, StoreArgs};
 use crate::sweep::args::{parse_test, BaseTest};
-use crate::sweep::progress::StderrBar;
+use report::live_bar::StderrBar;
 
 /// `linerate mesh`.
 #[derive(Debug, Args)]
@@ -113,9 +113,19 @@ impl Cells {
     }
 }
 
+impl Measure for MeshArgs {
+    fn run(&self, interrupt: Signal) -> Result<RunOutcome> {
+        mesh(self, interrupt)
+    }
+
+    fn check(&self) -> Result<()> {
+        check(self).map(drop)
+    }
+}
+
 /// The mesh and its test, validated (nothing resolved or run): what `mesh` runs and `plan
 /// --check` checks.
-pub fn check(args: &MeshArgs) -> Result<(MeshPlan, BaseTest)> {
+fn check(args: &MeshArgs) -> Result<(MeshPlan, BaseTest)> {
     let mut hosts = args.hosts.clone();
     if let Some(name) = &args.dns {
         let found = session::target::resolve_all(name).with_context(|| format!("--dns {name}"))?;
@@ -143,7 +153,7 @@ pub fn check(args: &MeshArgs) -> Result<(MeshPlan, BaseTest)> {
 }
 
 /// `linerate mesh`.
-pub fn mesh(args: &MeshArgs, interrupt: Signal) -> Result<RunOutcome> {
+fn mesh(args: &MeshArgs, interrupt: Signal) -> Result<RunOutcome> {
     let (plan, base) = check(args)?;
     let conn = &base.common.conn;
     let port = conn.port(false);

@@ -16,7 +16,7 @@ use record::rpm::{RpmResult, RpmTick, RpmWay};
 use record::Tags;
 use sweep::rpm::{RpmRun, RpmSetup};
 
-use crate::commands::RunOutcome;
+use crate::commands::{Measure, RunOutcome};
 use crate::connection_args::ConnectionArgs;
 use crate::store_args::{RunStore, StoreArgs};
 
@@ -113,8 +113,18 @@ impl Observer for Progress {
     }
 }
 
+impl Measure for RpmArgs {
+    fn run(&self, interrupt: Signal) -> Result<RunOutcome> {
+        rpm(self, interrupt)
+    }
+
+    fn check(&self) -> Result<()> {
+        check(self)
+    }
+}
+
 /// Refuses flags out of range or that do not go together, naming the flag.
-pub fn check(args: &RpmArgs) -> Result<()> {
+fn check(args: &RpmArgs) -> Result<()> {
     if !(1..=64).contains(&args.parallel) {
         bail!(
             "-P {}: between 1 and 64 load-generating connections",
@@ -148,7 +158,7 @@ pub fn check(args: &RpmArgs) -> Result<()> {
 }
 
 /// `linerate rpm`: the idle path, then each direction until stable or out of time.
-pub fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
+fn rpm(args: &RpmArgs, interrupt: Signal) -> Result<RunOutcome> {
     let began = Instant::now();
     check(args)?;
     let mut store = args.store.open()?;

@@ -1,28 +1,59 @@
-//! Glue for each subcommand: build listeners and targets from validated flags, run, print.
+//! One module per measuring command: each implements [`Measure`] for its flags (what it runs,
+//! how it checks them, whether it is one test and what a sweep or mesh runs of it), and
+//! `measuring.rs` lists the commands once. Here also what they share: running a validated test
+//! against its target with its progress, storing and printing its run.
 
 use std::io::Write;
 use std::path::Path;
 
+use ::sweep::{run_repeated, Point, ProbePlan, Stopped};
 use analysis::repeat::RepeatPlan;
 use anyhow::{bail, Context, Result};
 use engine::Signal;
 use measure::units::format_bytes;
 use record::RunRecord;
-use sweep::pps::{run_pps, PpsCellPlan};
-use sweep::{run_repeated, run_rfc2544, run_sweep, Point, ProbePlan, Stopped};
 
 use crate::output;
-use crate::pps_args::PpsArgs;
 use crate::reach::target_for;
 use crate::repeat_args::RepeatArgs;
-use crate::sweep::progress::StderrBar;
-use crate::sweep::{Rfc2544Args, SweepArgs};
-use crate::test_args::{CommonArgs, RunPlan, TcpArgs, UdpArgs};
+use crate::sweep::args::BaseTest;
+use crate::test_args::{CommonArgs, RunPlan};
+use ::sweep::output as sweep_output;
+use ::sweep::probe;
 use events::{JsonLines, Observer};
 use report::chart::ImageFormat;
+use report::live_bar::StderrBar;
 use session::client::{self, Silent};
-use sweep::output::{self as sweep_output, Format};
-use sweep::probe;
+
+pub mod mesh;
+pub mod pps;
+pub mod rfc2544;
+pub mod rpm;
+pub mod rr;
+pub mod sweep;
+pub mod tcp;
+pub mod udp;
+
+/// A measuring command's flags, as its module implements it (which command it is,
+/// `plan::Measuring`, is its variant's name in `measuring.rs`).
+pub trait Measure {
+    /// Runs the command to its end (or Ctrl-C), printing and storing what it measured.
+    fn run(&self, interrupt: Signal) -> Result<RunOutcome>;
+
+    /// Checks the flags as the command does before it runs anything (a plan's `--check`).
+    fn check(&self) -> Result<()>;
+
+    /// One test's shared and repetition flags; `None` for a command that is not one test.
+    fn test_flags(&self) -> Option<(&CommonArgs, &RepeatArgs)> {
+        None
+    }
+
+    /// The test validated into what a sweep's point or a mesh's pair runs; `None` for a
+    /// command that is not one test.
+    fn base_test(&self) -> Option<Result<BaseTest>> {
+        None
+    }
+}
 
 /// How a client command ended (for the exit code).
 #[derive(Debug, Default)]
@@ -46,7 +77,7 @@ impl RunOutcome {
 
     /// A sweep, repeat or rfc2544 ending: a failed point is an error (after the finished
     /// points were printed).
-    fn stopped(stopped: Option<Stopped>) -> Result<Self> {
+    pub(crate) fn stopped(stopped: Option<Stopped>) -> Result<Self> {
         match stopped {
             None => Ok(Self::default()),
             Some(Stopped::Interrupted) => Ok(Self {
@@ -58,52 +89,10 @@ impl RunOutcome {
     }
 }
 
-/// `linerate tcp`.
-pub fn tcp(args: &TcpArgs, interrupt: Signal) -> Result<RunOutcome> {
-    let plan = args.plan()?;
-    if let Some(name) = plan.spec.tcp().and_then(|t| t.congestion.as_ref()) {
-        engine::sockopt::check_congestion(name)?;
-    }
-    if args.unix.is_some() {
-        engine::sockopt::SocketOptions::from_spec(&plan.spec).check_unix()?;
-    }
-    let (probe, repeat) = (args.latency.plan()?, args.repeat.plan()?);
-    let unix = args.unix.as_deref();
-    run_client(&plan, &args.common, unix, probe, &repeat, interrupt)
-}
-
-/// A request/response test (`rr`, `crr`, `cc`) of `plan`, with its shared and repetition
-/// flags.
-pub fn rr(
-    plan: RunPlan,
-    common: &CommonArgs,
-    repeat: &RepeatArgs,
-    interrupt: Signal,
-) -> Result<RunOutcome> {
-    if let Some(us) = plan.spec.rr().and_then(|rr| rr.busy_poll_us) {
-        let granted = engine::sockopt::granted_busy_poll(us)?;
-        if granted != us {
-            eprintln!(
-                "linerate: note: --busy-poll {us}: this host keeps {granted} us (0: ignored); \
-                 the round trips below are measured without it"
-            );
-        }
-    }
-    run_client(&plan, common, None, None, &repeat.plan()?, interrupt)
-}
-
-/// `linerate udp`.
-pub fn udp(args: &UdpArgs, interrupt: Signal) -> Result<RunOutcome> {
-    let plan = args.plan()?;
-    let (probe, repeat) = (args.latency.plan()?, args.repeat.plan()?);
-    warn_buffer_cap(None, plan.spec.window_bytes.is_none())?;
-    run_client(&plan, &args.common, None, probe, &repeat, interrupt)
-}
-
 /// Says when this host grants less socket buffer than a test asks for: `--window` (a
 /// warning), or with none given linerate's default UDP buffer, which high packet rates need
 /// (a note; stock kernels allow 208 KiB).
-fn warn_buffer_cap(window: Option<u32>, udp: bool) -> Result<()> {
+pub(crate) fn warn_buffer_cap(window: Option<u32>, udp: bool) -> Result<()> {
     let Some(want) = window.or(udp.then_some(engine::udp_socket::DEFAULT_UDP_BUFFER)) else {
         return Ok(());
     };
@@ -128,7 +117,7 @@ fn warn_buffer_cap(window: Option<u32>, udp: bool) -> Result<()> {
 }
 
 /// Runs a validated plan against HOST, a Unix socket, or an in-process server, and prints it.
-fn run_client(
+pub(crate) fn run_client(
     plan: &RunPlan,
     common: &CommonArgs,
     unix: Option<&Path>,
@@ -251,9 +240,9 @@ fn save_run(
 
 /// Runs `f` with the progress asked for: `--json-stream`'s events on stdout (ending with the
 /// result as `end`: true is returned, the result is printed) or a bar on stderr.
-fn with_progress<R: serde::Serialize>(
+pub(crate) fn with_progress<R: serde::Serialize>(
     stream: bool,
-    f: impl FnOnce(&mut dyn sweep::SweepProgress) -> R,
+    f: impl FnOnce(&mut dyn ::sweep::SweepProgress) -> R,
 ) -> Result<(R, bool)> {
     if !stream {
         return Ok((f(&mut StderrBar::new()), false));
@@ -279,106 +268,6 @@ fn print_record(record: &RunRecord, common: &CommonArgs, stored_run_id: Option<i
     .context("writing the summary to stdout")
 }
 
-/// `linerate pps`: every (frame, flows) cell in turn (`sweep::pps`), then one table or JSON
-/// document of the finished cells, also after Ctrl-C or a failed cell.
-pub fn pps(args: &PpsArgs, interrupt: Signal) -> Result<RunOutcome> {
-    let plan = args.plan()?;
-    let first = &plan.cells.first().context("no cells")?.3;
-    let store = args.common.store.open()?;
-    let reached = target_for(first.route(), &args.common.conn, None)?;
-    let link = first.spec.link_speed_bps;
-    let cells: Vec<PpsCellPlan> = (plan.cells.iter())
-        .map(|(frame, payload, flows, cell)| PpsCellPlan {
-            frame_bytes: *frame,
-            payload_bytes: *payload,
-            flows: *flows,
-            spec: cell.spec.clone(),
-        })
-        .collect();
-    let stream = args.common.json_stream;
-    let mut runner = reached.runner(interrupt.clone(), store, stream);
-    let (run, streamed) = with_progress(stream, |progress| {
-        run_pps(&cells, link, &mut runner, &interrupt.flag(), progress)
-    })?;
-    let mut out = std::io::stdout().lock();
-    match (streamed, args.common.json) {
-        (true, _) => {}
-        (false, true) => sweep_output::write_json(&mut out, &run)?,
-        (false, false) => {
-            report::pps_text::write_pps(&mut out, &reached.label, link, &run.matrix.cells)?;
-            for r in &run.refused {
-                writeln!(
-                    out,
-                    "refused {:>4} B, {} flows: {}",
-                    r.frame_bytes, r.flows, r.reason
-                )?;
-            }
-        }
-    }
-    out.flush()?;
-    let outcome = RunOutcome::stopped(run.stopped)?;
-    if let Some(first) = run.refused.first() {
-        bail!(
-            "{} of {} cells refused, the others ran; the first: {}",
-            run.refused.len(),
-            cells.len(),
-            first.reason
-        );
-    }
-    run.last
-        .context("interrupted before the first cell finished")
-        .map(|record| RunOutcome {
-            incomplete: record.summary.incomplete.is_some(),
-            ..outcome
-        })
-}
-
-/// `linerate sweep …`: every point a stored run; the table (or JSON/CSV) of the finished
-/// points, also after Ctrl-C or a failed point.
-pub fn sweep(args: &SweepArgs, interrupt: Signal) -> Result<RunOutcome> {
-    let p = args.plan()?;
-    if let Some(path) = &args.output().chart {
-        chart_format(path)?;
-    }
-    if !p.base.common.store.tag.is_empty()
-        || p.base.common.store.db.is_some()
-        || p.base.common.store.no_store
-    {
-        bail!("--tag/--db/--no-store after --: give them before --, to the sweep");
-    }
-    let store = args.store().open()?;
-    let reached = target_for(
-        p.base.plan.route(),
-        &p.base.common.conn,
-        p.base.unix.as_deref(),
-    )?;
-    let mut runner = reached.runner(interrupt.clone(), store, args.output().json_stream);
-    let (r, streamed) = with_progress(args.output().json_stream, |progress| match &p.load {
-        Some(load) => sweep::run_load(load, &mut runner, &interrupt.flag(), progress),
-        None => run_sweep(&p.plan, &mut runner, &interrupt.flag(), progress),
-    })?;
-    let mut out = std::io::stdout().lock();
-    match args.output().format() {
-        _ if streamed => {}
-        Format::Table => sweep_output::write_sweep_table(&mut out, &r)?,
-        Format::Json => sweep_output::write_json(&mut out, &r)?,
-        Format::Csv => sweep_output::write_sweep_csv(&mut out, &r)?,
-    }
-    out.flush()?;
-    if let Some(path) = &args.output().chart {
-        // A sweep that stopped early keeps its own outcome; a chart of too little is said.
-        match sweep_output::chart(&r)
-            .map_err(Into::into)
-            .and_then(|c| write_chart(path, c))
-        {
-            Ok(()) => eprintln!("linerate: chart written to {}", path.display()),
-            Err(e) if r.stopped.is_some() => eprintln!("linerate: no chart: {e:#}"),
-            Err(e) => return Err(e),
-        }
-    }
-    RunOutcome::stopped(r.stopped)
-}
-
 /// Draws a sweep: throughput by message size for `sweep size`, by swept value otherwise.
 /// The image format `--chart PATH` names by its extension (.svg or .png, either case).
 pub fn chart_format(path: &Path) -> Result<ImageFormat> {
@@ -392,25 +281,4 @@ pub fn write_chart(path: &Path, chart: report::chart::Chart) -> Result<()> {
         ImageFormat::Svg => chart.svg.into_bytes(),
     };
     std::fs::write(path, bytes).with_context(|| format!("--chart {}", path.display()))
-}
-
-/// `linerate rfc2544`: the zero-loss (or allowed-loss) rate per frame size by binary search.
-pub fn rfc2544(args: &Rfc2544Args, interrupt: Signal) -> Result<RunOutcome> {
-    let p = args.plan()?;
-    let store = args.store.open()?;
-    warn_buffer_cap(None, p.base.plan.spec.window_bytes.is_none())?;
-    let reached = target_for(p.base.plan.route(), &p.base.common.conn, None)?;
-    let mut runner = reached.runner(interrupt.clone(), store, args.output.json_stream);
-    let (r, streamed) = with_progress(args.output.json_stream, |progress| {
-        run_rfc2544(&p.plan, &mut runner, &interrupt.flag(), progress)
-    })?;
-    let mut out = std::io::stdout().lock();
-    match args.output.format() {
-        _ if streamed => {}
-        Format::Table => sweep_output::write_rfc2544_table(&mut out, &r)?,
-        Format::Json => sweep_output::write_json(&mut out, &r)?,
-        Format::Csv => sweep_output::write_rfc2544_csv(&mut out, &r)?,
-    }
-    out.flush()?;
-    RunOutcome::stopped(r.stopped)
 }

@@ -1,0 +1,39 @@
+//! `linerate rfc2544`: the zero-loss throughput search per frame size.
+
+use std::io::Write;
+
+use anyhow::Result;
+use engine::Signal;
+use sweep::output::{self as sweep_output, Format};
+use sweep::run_rfc2544;
+
+use super::{warn_buffer_cap, with_progress, Measure, RunOutcome};
+use crate::reach::target_for;
+use crate::sweep::Rfc2544Args;
+
+impl Measure for Rfc2544Args {
+    /// `linerate rfc2544`: the zero-loss (or allowed-loss) rate per frame size by binary search.
+    fn run(&self, interrupt: Signal) -> Result<RunOutcome> {
+        let p = self.plan()?;
+        let store = self.store.open()?;
+        warn_buffer_cap(None, p.base.plan.spec.window_bytes.is_none())?;
+        let reached = target_for(p.base.plan.route(), &p.base.common.conn, None)?;
+        let mut runner = reached.runner(interrupt.clone(), store, self.output.json_stream);
+        let (r, streamed) = with_progress(self.output.json_stream, |progress| {
+            run_rfc2544(&p.plan, &mut runner, &interrupt.flag(), progress)
+        })?;
+        let mut out = std::io::stdout().lock();
+        match self.output.format() {
+            _ if streamed => {}
+            Format::Table => sweep_output::write_rfc2544_table(&mut out, &r)?,
+            Format::Json => sweep_output::write_json(&mut out, &r)?,
+            Format::Csv => sweep_output::write_rfc2544_csv(&mut out, &r)?,
+        }
+        out.flush()?;
+        RunOutcome::stopped(r.stopped)
+    }
+
+    fn check(&self) -> Result<()> {
+        self.plan().map(drop)
+    }
+}
