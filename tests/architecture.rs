@@ -2,7 +2,8 @@
 //! in docs/ARCHITECTURE.md is generated from `cargo metadata` and must match it, and the
 //! graph's budgets of issue 37 hold: no crate depends on another for a single item (`uses`),
 //! and no `Result<_, String>` outside tests (`string_errors`); and issue 50's: what depends on
-//! a test's kind is read from the kind table (`kind_reads`).
+//! a test's kind is read from the kind table (`kind_reads`), and every path and `crate::item`
+//! the doc names exists (`doc_names`).
 //!
 //! The graph is the workspace's crates and their normal `[dependencies]` on each other
 //! (dev-dependencies apart: they do not ship). Each crate's role is the first sentence of its
@@ -11,6 +12,7 @@
 //! expected one; `LINERATE_WRITE_DOCS=1 cargo test --release --test tests architecture::`
 //! writes it. Runs `cargo metadata --offline --no-deps`: no network, no build.
 
+mod doc_names;
 mod kind_reads;
 mod source;
 mod string_errors;
@@ -249,6 +251,35 @@ fn no_result_with_a_string_error_outside_tests() {
         problems.is_empty(),
         "`Result<_, String>` outside tests (docs/ARCHITECTURE.md, Budgets and checks):\n{}",
         problems.join("\n")
+    );
+}
+
+/// Every path and `crate::item` docs/ARCHITECTURE.md names exists (issue 50): see `doc_names`.
+#[test]
+fn what_the_architecture_doc_names_exists() {
+    let doc = std::fs::read_to_string(root().join(DOC)).expect("docs/ARCHITECTURE.md");
+    let mut missing: Vec<String> = (doc_names::paths(&doc).into_iter())
+        .filter(|p| !root().join(p).exists())
+        .collect();
+    let crates = crates();
+    let names = crates.iter().map(|c| c.name.clone()).collect();
+    let src_of = |name: &str| {
+        crates
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| c.src.clone())
+    };
+    let files_of = |dir: &Path| {
+        let mut files = Vec::new();
+        crate::budgets::rust_files(dir, &mut files);
+        files
+    };
+    let items = doc_names::items(&doc, &names);
+    missing.extend(doc_names::missing_items(&items, src_of, files_of));
+    assert!(
+        missing.is_empty(),
+        "named in docs/ARCHITECTURE.md, not found:\n{}",
+        missing.join("\n")
     );
 }
 
