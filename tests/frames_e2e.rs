@@ -197,7 +197,13 @@ fn a_frame_sender_without_cap_net_raw_is_refused_up_front_naming_it() {
 /// path). tbf at 8 Mbit/s passes 16,667 64-byte frames/s (60 bytes each at the qdisc, FCS
 /// off); its 3,000-byte bucket and 20 ms queue let a 2 s trial pass at most about 1.5 % above
 /// that without loss, and the search stops within 5 %: the answer is at most 8 % above the tbf
-/// rate, and (the search found the shaper, not the sender's ceiling) at least half of it.
+/// rate, and (the search found the shaper, not the sender's ceiling) at least half of it. A
+/// trial below the tbf rate loses nothing on the path however the host is loaded: a sender
+/// held up makes up at most 10 ms of its schedule (`frames::send::CATCH_UP`), 167 frames at
+/// this rate, where the bucket and the queue hold 50 + 333 (it once made up all of it, so a
+/// stall of more than about 24 ms became a burst the shaper dropped below its rate). A host
+/// too loaded to offer the rate ends the search `sender_limited`, and the test holds it to
+/// that. How long the search took is the host's, not the tool's: the trials are counted.
 #[test]
 fn rfc2544_with_the_packet_engine_finds_the_tbf_rate_on_the_path_at_most() {
     if !can_use_netns() {
@@ -209,7 +215,6 @@ fn rfc2544_with_the_packet_engine_finds_the_tbf_rate_on_the_path_at_most() {
         "ip netns exec {mid} tc qdisc replace dev mb root tbf rate 8mbit burst 3000 latency 20ms"
     ));
     let _server = pair.serve_with(&["--frames"]);
-    let started = std::time::Instant::now();
     let r = pair.client_json(&[
         "rfc2544",
         "--engine",
@@ -229,19 +234,23 @@ fn rfc2544_with_the_packet_engine_finds_the_tbf_rate_on_the_path_at_most() {
     let tbf_fps = 8e6 / (60.0 * 8.0);
     let row = &r["frames"][0];
     let fps = num(&row["throughput_fps"]);
-    assert!(
-        fps <= tbf_fps * 1.08 && fps >= tbf_fps * 0.5,
-        "{fps} vs tbf {tbf_fps}: {row}"
-    );
+    let trials = row["trials"].as_array().unwrap();
+    assert!(fps <= tbf_fps * 1.08, "{fps} vs tbf {tbf_fps}: {row}");
+    if row["end"] == "sender_limited" {
+        // A host too loaded to offer the rate (CPU taken by other tests: a spinner at a
+        // higher priority left the sender 7,500 frames/s) is named, never passed off as the
+        // path: the answer is what the sender sent, more than 2 % short of its offer.
+        let last = trials.last().unwrap();
+        assert_eq!(fps, num(&last["sent_pps"]), "{row}");
+        assert!(fps < 0.98 * num(&last["offer"]["pps"]), "{row}");
+    } else {
+        // The search found the shaper, not the sender's ceiling.
+        assert!(fps >= tbf_fps * 0.5, "{fps} vs tbf {tbf_fps}: {row}");
+    }
     eprintln!("rfc2544 --engine packet: {fps:.0} frames/s through tbf {tbf_fps:.0}: {row}");
     let (_, dropped) = qdisc_packets(&mid, "mb");
-    assert!(
-        dropped > 0,
-        "the first trial, at the 20 Mbit/s line rate, overran tbf"
-    );
-    assert!(
-        started.elapsed() < Duration::from_secs(30),
-        "{:?}",
-        started.elapsed()
-    );
+    if num(&trials[0]["sent_pps"]) > tbf_fps * 1.02 {
+        assert!(dropped > 0, "the first trial overran tbf: {row}");
+    }
+    assert!(trials.len() <= 8, "{row}");
 }

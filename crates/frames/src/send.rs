@@ -10,7 +10,11 @@
 //! A run stops at the first of: its frame count, its time, or [`Control::stop`] saying so (the
 //! test's end, an interrupt, raised by another thread). [`Control::sent`] is told the frames
 //! accepted so far, for a live interval, and [`Control::frames_per_s`] paces the frames put on
-//! the ring.
+//! the ring: frame `n` is due `n / rate` after the start. A paced run that was held up (the
+//! host gave its core to another task) sends the frames it owes at once when it runs again, but
+//! never more than [`CATCH_UP`] of them: past that the schedule moves on, so a stall never
+//! becomes a burst longer than that at the line rate, and what the stall cost shows as a send
+//! rate short of the offer instead.
 //! Every wait is bounded: a run lasts at most its time plus [`DRAIN`] after it stops.
 
 use std::time::{Duration, Instant};
@@ -20,6 +24,12 @@ use crate::frame::Frames;
 
 /// How long the sender waits at the end for frames still in the kernel's hands.
 pub const DRAIN: Duration = Duration::from_secs(2);
+
+/// The most of its schedule a paced run makes up after a stall: the frames due in up to 10 ms
+/// leave back to back, later ones keep their spacing. At 16,667 frames/s that is 167 frames,
+/// well within what a shaper's queue of tens of milliseconds absorbs; an offer of a steady rate
+/// must not arrive as a burst the path was never offered.
+pub const CATCH_UP: Duration = Duration::from_millis(10);
 
 /// When a run stops: after `frames` frames accepted or after `time`, whichever comes first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,6 +108,32 @@ pub trait FrameTx {
     fn wait(&self);
 }
 
+/// A paced run's schedule: frame `n` is due at `origin + n / rate`.
+struct Schedule {
+    origin: Instant,
+    rate: f64,
+}
+
+impl Schedule {
+    /// Frame 0 at `origin`, `rate` frames/s.
+    fn new(origin: Instant, rate: f64) -> Self {
+        Schedule { origin, rate }
+    }
+
+    /// When frame `n` is due.
+    fn at(&self, n: u64) -> Instant {
+        self.origin + Duration::from_secs_f64(n as f64 / self.rate)
+    }
+
+    /// How many frames are due by `now`, one ahead; `submitted` were sent. A schedule more
+    /// than [`CATCH_UP`] behind moves on first, so the owed frames are at most that many.
+    fn due(&mut self, now: Instant, submitted: u64) -> u64 {
+        let late = now.saturating_duration_since(self.at(submitted));
+        self.origin += late.saturating_sub(CATCH_UP);
+        (self.rate * now.duration_since(self.origin).as_secs_f64()) as u64 + 1
+    }
+}
+
 /// Sends `frames`' frames, flow after flow, on `tx` as `ctl` says; `clock` gives each frame's
 /// send time in ns (the data header's `sent_ns`).
 pub fn send(
@@ -114,6 +150,7 @@ pub fn send(
         });
     }
     let start = Instant::now();
+    let mut schedule = ctl.frames_per_s.map(|rate| Schedule::new(start, rate));
     let mut end = start + ctl.limit.time;
     let mut c = TxCounts::default();
     let (mut submitted, mut completed) = (0u64, 0u64);
@@ -139,9 +176,8 @@ pub fn send(
             .frames
             .saturating_sub(accepted + in_flight)
             .min(tx.room());
-        if let Some(rate) = ctl.frames_per_s {
-            let due = (rate * now.duration_since(start).as_secs_f64()) as u64 + 1;
-            want = want.min(due.saturating_sub(submitted));
+        if let Some(s) = &mut schedule {
+            want = want.min(s.due(now, submitted).saturating_sub(submitted));
         }
         let n = if now < end {
             tx.queue(frames, want, submitted, clock)
@@ -157,11 +193,10 @@ pub fn send(
             break;
         }
         if n == 0 {
-            match ctl.frames_per_s {
+            match &schedule {
                 // Paced and ahead: sleep toward the next frame's time (at most 1 ms).
-                Some(rate) if want == 0 && in_flight == 0 => {
-                    let next = Duration::from_secs_f64(submitted as f64 / rate);
-                    let ahead = (start + next).saturating_duration_since(Instant::now());
+                Some(s) if want == 0 && in_flight == 0 => {
+                    let ahead = s.at(submitted).saturating_duration_since(Instant::now());
                     std::thread::sleep(ahead.min(Duration::from_millis(1)));
                 }
                 _ => tx.wait(),
@@ -194,6 +229,8 @@ mod tests {
         kicks: u64,
         drop_every: u64,
         written: u64,
+        /// The most frames one `queue` call took.
+        most_at_once: u64,
     }
 
     impl FrameTx for Fake {
@@ -210,6 +247,7 @@ mod tests {
             let n = n.min(self.room());
             self.held += n;
             self.written += n;
+            self.most_at_once = self.most_at_once.max(n);
             n
         }
         fn kick(&mut self) -> Result<bool, SysError> {
@@ -243,6 +281,7 @@ mod tests {
             kicks: 0,
             drop_every,
             written: 0,
+            most_at_once: 0,
         }
     }
 
@@ -303,5 +342,37 @@ mod tests {
         let c = send(&mut fake(0), &frames(), ctl, &|| 0).unwrap();
         // 3,000 due in 0.3 s (one ahead); a late start can only make it fewer.
         assert!((2_000..=3_001).contains(&c.sent), "{}", c.sent);
+    }
+
+    /// A sender held up for 60 ms (its progress callback sleeps once, as a descheduled thread
+    /// would) sends at most `CATCH_UP` of the frames it owes at once, then keeps the rate: the
+    /// 50 ms beyond `CATCH_UP` are not made up, however long the stall really took.
+    #[test]
+    fn a_stalled_paced_run_makes_up_at_most_catch_up_of_its_schedule() {
+        let stalled = AtomicBool::new(false);
+        let stall = |p: Progress| {
+            if p.accepted >= 500 && !stalled.swap(true, Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(60));
+            }
+        };
+        let ctl = Control {
+            limit: SendLimit {
+                frames: u64::MAX,
+                time: Duration::from_millis(300),
+            },
+            frames_per_s: Some(10_000.0),
+            stop: None,
+            sent: Some(&stall),
+        };
+        let mut tx = Fake {
+            slots: 4096,
+            ..fake(0)
+        };
+        let c = send(&mut tx, &frames(), ctl, &|| 0).unwrap();
+        // 10 ms at 10,000 frames/s, and the one frame a schedule lets go ahead.
+        assert!(tx.most_at_once <= 101, "{}", tx.most_at_once);
+        assert!(stalled.load(Ordering::Relaxed));
+        // 3,001 due in 0.3 s without the stall; it cost at least 50 ms of them.
+        assert!(c.sent <= 2_501, "{}", c.sent);
     }
 }

@@ -33,9 +33,10 @@
 //! frame's time (after the first run's set-up); a frame not yet due is dropped unsent and its
 //! sequence number kept for the next, so the frames sent are the schedule's to within the
 //! kernel's batch (64 runs of the program, a few microseconds) while a run lasts. A stall is
-//! caught up as the socket engines' loop catches it up: the frames due in a later run's
-//! set-up (every [`RUN_FRAMES`] runs, 4.6 s of them when most are early) leave back to back
-//! when it starts. The runner spins its core whatever the rate.
+//! made up in full: the frames whose time passed while the runner was held up (a later run's
+//! set-up, every [`RUN_FRAMES`] runs, 4.6 s of them when most are early, or the host taking
+//! its core) leave back to back when it runs again. The ring engines' loop makes up at most
+//! [`crate::send::CATCH_UP`] of its schedule; this program does not yet. The runner spins its core whatever the rate.
 
 use crate::bpf::sys;
 mod program;
