@@ -17,11 +17,12 @@ use crate::RawRun;
 pub fn frame_summary(raw: &RawRun, summary: &Summary) -> Option<FrameSummary> {
     let engine = raw.spec.udp()?.engine;
     let driver = raw.server.driver.as_ref()?;
-    let (mut used, mut refused, mut tx_path) = (0u64, 0u64, None);
+    let (mut used, mut refused, mut tx_path, mut tx_fallback) = (0u64, 0u64, None, None);
     for s in &raw.local_streams {
         let counts = match &s.result {
             Some(Ok(report)) => {
                 tx_path = tx_path.or(report.frame_path);
+                tx_fallback = tx_fallback.or(report.frame_fallback.clone());
                 &report.counts
             }
             _ => &s.now,
@@ -37,6 +38,7 @@ pub fn frame_summary(raw: &RawRun, summary: &Summary) -> Option<FrameSummary> {
     Some(FrameSummary {
         engine,
         tx_path,
+        tx_fallback,
         rx_path: driver.rx_path,
         rx_fallback: driver.rx_fallback.clone(),
         rx_queues: (driver.rx_queues > 0).then_some(driver.rx_queues),

@@ -72,6 +72,7 @@ impl StreamEngine for MockEngine {
             lost_transactions: 0,
             slots_missed: 0,
             frame_path: None,
+            frame_fallback: None,
             counts: wire::msg::StreamCounts {
                 bytes: total,
                 ..Default::default()

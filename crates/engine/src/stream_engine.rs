@@ -49,6 +49,8 @@ pub struct StreamReport {
     pub slots_missed: u64,
     /// A frame engine's sender: how its frames reached the driver.
     pub frame_path: Option<wire::spec::FramePath>,
+    /// Why that is not the path the engine would have taken (the kernel refused it).
+    pub frame_fallback: Option<String>,
 }
 
 /// Drives one data connection of a test kind. One implementation per file.

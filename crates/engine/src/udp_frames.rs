@@ -93,19 +93,31 @@ impl UdpFrames {
     /// test is unpaced or paced at [`LIVE_PACED_MIN_PPS`] or more per stream
     /// (`frames::xdp_live`: no skb per frame); else an AF_XDP socket in
     /// copy mode. An AF_XDP socket takes a transmit queue of its own: stream *i*'s queue *i*.
-    fn open(&self, path: &Path, frames: &Frames, stream: u16) -> Result<Sender, EngineError> {
+    /// A kernel that refuses live frames gets the socket instead: the sender, and why it is
+    /// not the one the test would have taken.
+    fn open(
+        &self,
+        path: &Path,
+        frames: &Frames,
+        stream: u16,
+    ) -> Result<(Sender, Option<String>), EngineError> {
         let ifindex = path.ifindex;
         if self.engine != UdpEngine::Xdp {
             let ring = RingSize::for_frames(frames.built_len());
             let tx = PacketTx::open(ifindex, ring).map_err(sys)?;
-            return Ok(Sender::Ring(Box::new(tx), FramePath::PacketRing));
+            return Ok((Sender::Ring(Box::new(tx), FramePath::PacketRing), None));
         }
         let features = frames::xdp_features::of(ifindex);
         let live = features.is_some_and(|f| f.ndo_xmit() && !f.zero_copy())
             && live_at(self.target_pps)
             && frames::xdp_live::fits(frames);
+        let mut fallback = None;
         if live {
-            return Ok(Sender::Live(LiveTx::open(ifindex, frames).map_err(sys)?));
+            match LiveTx::open(ifindex, frames) {
+                Ok(tx) => return Ok((Sender::Live(tx), None)),
+                Err(e) if LiveTx::refused(&e) => fallback = Some(e.to_string()),
+                Err(e) => return Err(sys(e)),
+            }
         }
         let queue = u32::from(stream);
         if let Some(q) = frames::xdp_query::queues(&path.ifname).filter(|q| queue >= q.tx) {
@@ -116,7 +128,7 @@ impl UdpFrames {
             Granted::ZeroCopy => FramePath::XdpZeroCopy,
             Granted::Copy => FramePath::XdpCopy,
         };
-        Ok(Sender::Ring(Box::new(tx), path))
+        Ok((Sender::Ring(Box::new(tx), path), fallback))
     }
 }
 
@@ -126,6 +138,8 @@ impl UdpFrames {
 pub struct Prepared {
     frames: Frames,
     sender: Sender,
+    /// Why the sender is not the one the test would have taken.
+    fallback: Option<String>,
     _sock: UdpSocket,
 }
 
@@ -209,10 +223,11 @@ impl UdpFrames {
         };
         check_block(sock.peer_addr()?, &extra_dst)?;
         let (frames, path) = self.frames(&sock, stream)?;
-        let sender = self.open(&path, &frames, stream)?;
+        let (sender, fallback) = self.open(&path, &frames, stream)?;
         Ok(Prepared {
             frames,
             sender,
+            fallback,
             _sock: sock,
         })
     }
@@ -251,6 +266,7 @@ impl StreamEngine for UdpFrames {
         let Prepared {
             frames,
             mut sender,
+            fallback,
             _sock,
         } = match end {
             Endpoint::FrameSender(prepared) => *prepared,
@@ -291,6 +307,7 @@ impl StreamEngine for UdpFrames {
             counts,
             cpu: CpuTime::thread_now().since(cpu_start).plus(runner_cpu),
             frame_path: Some(path),
+            frame_fallback: fallback,
             ..Default::default()
         })
     }

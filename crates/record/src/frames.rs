@@ -20,6 +20,11 @@ pub struct FrameSummary {
     /// or zero-copy mode, or XDP live frames (absent: a record made before the field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tx_path: Option<FramePath>,
+    /// Why the sender is not the one the engine would have taken: the kernel refused it (an
+    /// `xdp` test sends through an AF_XDP socket where live frames are refused; absent: it
+    /// took its own, or a record made before the field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tx_fallback: Option<String>,
     /// How the receiver took the frames from its driver: up the stack to the test's sockets,
     /// or AF_XDP sockets in copy or zero-copy mode (absent: a record or server before the
     /// field, whose receiver was the stack's sockets).

@@ -155,6 +155,7 @@ fn frames() -> FrameSummary {
     FrameSummary {
         engine: wire::spec::UdpEngine::Xdp,
         tx_path: Some(wire::spec::FramePath::XdpLive),
+        tx_fallback: None,
         rx_path: None,
         rx_queues: None,
         rx_fallback: None,

@@ -16,7 +16,7 @@ pub fn frame_lines(s: &Summary) -> Vec<String> {
         format!(
             "frames     {} engine: sent through {}, received {} on {}",
             f.engine.name(),
-            sent_through(f.tx_path),
+            sent_by(f),
             received_through(f),
             f.interface
         ),
@@ -56,6 +56,14 @@ fn counts_line(f: &FrameSummary, received: u64) -> String {
     )
 }
 
+/// The sender, and why it is not the engine's own where the kernel refused that.
+fn sent_by(f: &FrameSummary) -> String {
+    match &f.tx_fallback {
+        Some(why) => format!("{} (not XDP live frames: {why})", sent_through(f.tx_path)),
+        None => sent_through(f.tx_path).into(),
+    }
+}
+
 fn sent_through(path: Option<FramePath>) -> &'static str {
     match path {
         Some(FramePath::PacketRing) => "an AF_PACKET TX ring",
@@ -92,6 +100,7 @@ mod tests {
         FrameSummary {
             engine: UdpEngine::Xdp,
             tx_path: Some(FramePath::XdpLive),
+            tx_fallback: None,
             rx_path: Some(FrameRxPath::XdpCopy),
             rx_fallback: None,
             rx_queues: Some(2),
@@ -122,7 +131,7 @@ mod tests {
     }
 
     #[test]
-    fn a_receiver_that_fell_back_to_the_stack_says_why() {
+    fn a_sender_and_a_receiver_that_fell_back_say_why() {
         let f = FrameSummary {
             rx_path: Some(FrameRxPath::Sockets),
             rx_fallback: Some("vb has 16 receive queues".into()),
@@ -131,9 +140,14 @@ mod tests {
             frames_per_queue: None,
             flows_at_driver: None,
             frames_refused: 2,
+            tx_path: Some(FramePath::XdpCopy),
+            tx_fallback: Some("bpf(BPF_PROG_RUN, live frames): Operation not permitted".into()),
             ..frames()
         };
         let lines = lines_of(f);
+        assert!(lines[0].contains(
+            "sent through an AF_XDP socket (copy mode) (not XDP live frames: bpf(BPF_PROG_RUN, live frames): Operation not permitted), "
+        ));
         assert!(lines[0].ends_with(
             "received up the stack to the test's sockets (not AF_XDP: vb has 16 receive queues) on vb"
         ));

@@ -258,6 +258,7 @@ mod tests {
         d.frames = Some(FrameSummary {
             engine: wire::spec::UdpEngine::Xdp,
             tx_path: Some(wire::spec::FramePath::XdpLive),
+            tx_fallback: None,
             rx_path: None,
             rx_queues: None,
             rx_fallback: None,

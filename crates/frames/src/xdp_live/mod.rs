@@ -79,6 +79,8 @@ const STATE_LEN: usize = 40;
 const WORDS: usize = STATE_LEN / 8;
 const STATE: u32 = 0;
 const STOP: u32 = 1;
+/// The call a kernel run is, in errors.
+const LIVE_RUN: &str = "bpf(BPF_PROG_RUN, live frames)";
 
 /// A live-frames sender on one interface.
 pub struct LiveTx {
@@ -93,8 +95,15 @@ pub fn fits(frames: &Frames) -> bool {
 }
 
 impl LiveTx {
-    /// A sender of `frames` out of interface `ifindex`.
+    /// A sender of `frames` out of interface `ifindex`, the kernel's live runs tried first.
     pub fn open(ifindex: u32, frames: &Frames) -> Result<Self, SysError> {
+        let tx = Self::load(ifindex, frames)?;
+        tx.probe()?;
+        Ok(tx)
+    }
+
+    /// The program and its state loaded for `frames` out of `ifindex`, not yet run.
+    fn load(ifindex: u32, frames: &Frames) -> Result<Self, SysError> {
         crate::caps::require_xdp()?;
         install_cut()?;
         if !fits(frames) {
@@ -117,6 +126,25 @@ impl LiveTx {
         // IPv4: no UDP checksum (0), which it allows; IPv6's the program writes per frame.
         frame[csum..csum + 2].fill(0);
         Ok(Self { prog, state, frame })
+    }
+
+    /// One kernel run of one frame with the stop word up, so nothing leaves: a kernel that
+    /// loads the program but refuses to run it on live frames (EPERM where the host withholds
+    /// that from root: a sandbox here did) says so before the test, as [`LiveTx::refused`].
+    fn probe(&self) -> Result<(), SysError> {
+        self.write(STOP, [1, 0, 0, 0, 0])?;
+        let run = sys::prog_test_run_live(&self.prog, &self.frame, 1);
+        self.write(STOP, [0; WORDS])?;
+        run.map_err(|source| SysError::Call {
+            call: LIVE_RUN.into(),
+            source,
+        })
+    }
+
+    /// Whether `e`, from [`LiveTx::open`], is the kernel refusing live frames (another sender
+    /// can go instead), rather than a missing capability or a frame too large.
+    pub fn refused(e: &SysError) -> bool {
+        matches!(e, SysError::Call { call, .. } if call == LIVE_RUN)
     }
 
     fn read(&self, key: u32) -> Result<[u64; WORDS], SysError> {
@@ -251,7 +279,7 @@ impl LiveTx {
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
                 Err(source) => {
                     return Err(SysError::Call {
-                        call: "bpf(BPF_PROG_RUN, live frames)".into(),
+                        call: LIVE_RUN.into(),
                         source,
                     })
                 }
@@ -369,7 +397,7 @@ mod tests {
             .flat_map(|p| [(p, false), (p, true)])
         {
             let f = frames(pattern, v6);
-            let tx = LiveTx::open(1, &f).unwrap();
+            let tx = LiveTx::load(1, &f).unwrap();
             tx.write(STATE, [0, 0, 0, 250, 0]).unwrap();
             let head = f.udp_at() + 8;
             for seq in [0u64, 1, 99, 101, 249, 250] {
@@ -404,6 +432,24 @@ mod tests {
         }
     }
 
+    /// Opening runs the program once on live frames with the stop word up: nothing leaves and
+    /// nothing is counted, and a kernel that refuses live runs is told apart from any other
+    /// failure (the engine sends through a socket then, and says why).
+    #[test]
+    fn opening_tries_a_live_run_that_sends_nothing() {
+        if crate::caps::require_xdp().is_err() {
+            crate::skip::skip("no CAP_BPF/CAP_NET_ADMIN to load the live-frames program");
+            return;
+        }
+        match LiveTx::open(1, &frames(FlowPattern::One, false)) {
+            Ok(tx) => {
+                assert_eq!(tx.read(STATE).unwrap()[0], 0, "counted");
+                assert_eq!(tx.read(STOP).unwrap()[0], 0, "the stop word left up");
+            }
+            Err(e) => assert!(LiveTx::refused(&e), "{e}"),
+        }
+    }
+
     /// Paced: a frame not yet due by the schedule is dropped unsent with the count unmoved;
     /// once due, it is sent and counted.
     #[test]
@@ -412,7 +458,7 @@ mod tests {
             crate::skip::skip("no CAP_BPF/CAP_NET_ADMIN to load the live-frames program");
             return;
         }
-        let tx = LiveTx::open(1, &frames(FlowPattern::One, false)).unwrap();
+        let tx = LiveTx::load(1, &frames(FlowPattern::One, false)).unwrap();
         let second = 1_000_000_000_000u64;
         let now = measure::clock::now_ns();
         let mut out = vec![0u8; 128];

@@ -457,6 +457,7 @@ fn worker_report(r: engine::StreamReport) -> WorkerReport {
         lost_transactions: r.lost_transactions,
         slots_missed: r.slots_missed,
         frame_path: r.frame_path,
+        frame_fallback: r.frame_fallback,
     }
 }
 

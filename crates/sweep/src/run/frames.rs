@@ -217,6 +217,7 @@ mod tests {
         d.frames = Some(FrameSummary {
             engine: UdpEngine::Packet,
             tx_path: None,
+            tx_fallback: None,
             rx_path: None,
             rx_queues: None,
             rx_fallback: None,
