@@ -21,8 +21,8 @@ pub fn accepts() -> Accepts {
         .into_iter()
         .filter_map(|kind| {
             let command = cli.find_subcommand(kind.as_str())?;
-            let names = kind.ui_names().map(str::to_string).collect();
-            Some(CommandRule::from_clap(command, names, kind.ui_options()))
+            let (names, options, summary) = (kind.ui_names(), kind.ui_options(), kind.summary());
+            Some(CommandRule::from_clap(command, names, options, summary))
         })
         .collect();
     let kinds = (wire::spec::KINDS.iter())

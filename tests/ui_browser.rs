@@ -104,6 +104,16 @@ fn the_page_runs_a_test_live_then_compares_and_reports_the_stored_runs() {
     let ui = Ui::fresh();
     let started = Instant::now();
     b.open(&format!("http://{}/", ui.addr));
+    // The choice of test is the registry of measuring commands, each said in its few words.
+    let mut want: Vec<String> = (plan::Measuring::ALL.iter())
+        .map(|k| format!("{k}: {}", k.summary()))
+        .collect();
+    let choices =
+        "[...document.querySelectorAll('#run-form [name=kind] option')].map(o => o.textContent)";
+    let mut offered: Vec<String> = serde_json::from_value(b.eval(choices)).unwrap();
+    want.sort();
+    offered.sort();
+    assert_eq!(offered, want);
     first_test_live(&mut b);
 
     // A second run, from the form again.

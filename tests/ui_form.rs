@@ -34,8 +34,8 @@ fn attr<'a>(text: &'a str, attr: &str) -> Option<&'a str> {
     text[start..].split('"').next()
 }
 
-/// The run form's fields, and the kinds it runs as options (its "One test" group).
-fn form(html: &str) -> (Vec<String>, Vec<Field>) {
+/// The run form's fields.
+fn form(html: &str) -> Vec<Field> {
     let start = html.find("<form id=\"run-form\"").expect("the run form");
     let form = &html[start..start + html[start..].find("</form>").expect("its end")];
     let fields: Vec<Field> = form
@@ -60,17 +60,29 @@ fn form(html: &str) -> (Vec<String>, Vec<Field>) {
             })
         })
         .collect();
-    let group = form
-        .find("label=\"One test\"")
-        .expect("the single tests' kinds");
-    let group = &form[group..group + form[group..].find("</optgroup>").unwrap()];
-    let kinds = group
-        .split("<option")
+    fields
+}
+
+/// The kinds the form runs as options (its "One test" group): those `GET /api/kinds` says the
+/// options form takes, but for the ones form.js sends as words (its `SERIES`), in the API's
+/// order, as form.js puts them in the page.
+fn single_tests(ui: &Ui, taken: &BTreeMap<String, Vec<String>>) -> Vec<String> {
+    let (status, _, js) = ui.call("GET", "/form.js", &[], "");
+    assert_eq!(status, 200);
+    let start = js
+        .find("export const SERIES = {")
+        .expect("form.js's SERIES");
+    let series: Vec<&str> = js[start..start + js[start..].find("};").unwrap()]
+        .lines()
         .skip(1)
-        .filter_map(|o| attr(o, "value"))
-        .map(String::from)
+        .filter_map(|l| l.trim().split(':').next())
         .collect();
-    (kinds, fields)
+    let kinds = ui.get_json("/api/kinds");
+    let names = kinds.as_array().expect("a list of kinds").iter();
+    names
+        .map(|k| k["kind"].as_str().unwrap().to_string())
+        .filter(|k| taken.contains_key(k) && !series.contains(&k.as_str()))
+        .collect()
 }
 
 /// What field `name` at `value` adds to a request for `kind`, as form.js makes it; `None`: a
@@ -170,12 +182,10 @@ fn every_field_the_run_form_shows_for_each_kind_is_taken_by_the_api_and_no_other
     let ui = Ui::fresh();
     let (status, _, html) = ui.call("GET", "/", &[], "");
     assert_eq!(status, 200);
-    let (kinds, fields) = form(&html);
-    assert_eq!(
-        kinds,
-        ["tcp", "udp", "rr", "crr", "cc", "rpm"],
-        "{fields:?}"
-    );
+    let fields = form(&html);
+    let taken = kinds_fields(&ui);
+    let kinds = single_tests(&ui, &taken);
+    assert_eq!(kinds, ["tcp", "udp", "rr", "crr", "cc", "rpm"]);
     let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
     // What the UI refuses from a page never is a field of its own page.
     assert!(
@@ -192,7 +202,6 @@ fn every_field_the_run_form_shows_for_each_kind_is_taken_by_the_api_and_no_other
         ui::form::FIELDS.map(|f| f.name),
         "the page's fields"
     );
-    let taken = kinds_fields(&ui);
     // What the commands' own checks refuse, though clap parses it, is no field of theirs.
     assert!(!taken["rr"].contains(&"direction".into()), "{taken:?}");
     assert!(!taken["cc"].contains(&"length".into()), "{taken:?}");

@@ -219,7 +219,8 @@ impl Browser {
     pub(super) fn open(&mut self, url: &str) {
         self.send("Page.navigate", json!({ "url": url }));
         self.wait(
-            "document.readyState === 'complete' && !!document.querySelector('#run-form')",
+            // The form's choice of test comes from GET /api/kinds.
+            "document.readyState === 'complete' && !!document.querySelector('#run-form [name=kind] option')",
             Duration::from_secs(20),
         );
     }

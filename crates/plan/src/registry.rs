@@ -51,24 +51,74 @@ struct Entry {
     record_kinds: &'static [&'static str],
     /// Whether the UI takes it as options (`{"kind":"tcp",…}`), not only as words.
     ui_options: bool,
+    /// What it measures, in a few words: the page's choice of test says it beside the name.
+    summary: &'static str,
 }
 
 /// The registry, in the order messages list the commands.
 const ENTRIES: [Entry; 10] = [
-    entry(Measuring::Tcp, "tcp", true, &["tcp_stream"]),
-    entry(Measuring::Udp, "udp", true, &["udp_stream"]),
-    entry(Measuring::Rr, "rr", true, &["tcp_rr"]),
-    entry(Measuring::Crr, "crr", true, &["tcp_crr"]),
-    entry(Measuring::Cc, "cc", true, &["tcp_cc"]),
-    entry(Measuring::Pps, "pps", false, &["udp_pps"]),
+    entry(
+        Measuring::Tcp,
+        "tcp",
+        true,
+        &["tcp_stream"],
+        "bulk throughput",
+    ),
+    entry(
+        Measuring::Udp,
+        "udp",
+        true,
+        &["udp_stream"],
+        "rate, loss, jitter",
+    ),
+    entry(
+        Measuring::Rr,
+        "rr",
+        true,
+        &["tcp_rr"],
+        "request/response latency",
+    ),
+    entry(
+        Measuring::Crr,
+        "crr",
+        true,
+        &["tcp_crr"],
+        "connect/request/response",
+    ),
+    entry(Measuring::Cc, "cc", true, &["tcp_cc"], "connect/close"),
+    entry(
+        Measuring::Pps,
+        "pps",
+        false,
+        &["udp_pps"],
+        "packet rate matrix",
+    ),
     Entry {
         words: 2,
         ui_options: false,
-        ..entry(Measuring::Sweep, "sweep", false, &[])
+        ..entry(
+            Measuring::Sweep,
+            "sweep",
+            false,
+            &[],
+            "a parameter's values",
+        )
     },
-    entry(Measuring::Rfc2544, "rfc2544", false, &[]),
-    entry(Measuring::Mesh, "mesh", false, &[]),
-    entry(Measuring::Rpm, "rpm", false, &[]),
+    entry(
+        Measuring::Rfc2544,
+        "rfc2544",
+        false,
+        &[],
+        "throughput search",
+    ),
+    entry(Measuring::Mesh, "mesh", false, &[], "every pair of hosts"),
+    entry(
+        Measuring::Rpm,
+        "rpm",
+        false,
+        &[],
+        "responsiveness under load",
+    ),
 ];
 
 const fn entry(
@@ -76,6 +126,7 @@ const fn entry(
     name: &'static str,
     test: bool,
     record_kinds: &'static [&'static str],
+    summary: &'static str,
 ) -> Entry {
     Entry {
         kind,
@@ -84,6 +135,7 @@ const fn entry(
         words: 1,
         record_kinds,
         ui_options: true,
+        summary,
     }
 }
 
@@ -128,6 +180,11 @@ impl Measuring {
     /// shape options do not fit, it takes as words only.
     pub fn ui_options(self) -> bool {
         self.entry().ui_options
+    }
+
+    /// What it measures, in a few words (`bulk throughput`), beside its name on the page.
+    pub fn summary(self) -> &'static str {
+        self.entry().summary
     }
 
     /// The names a UI request's `kind` may give it by: the command's, then its record kinds'

@@ -32,6 +32,8 @@ pub struct CommandRule {
     pub names: Vec<String>,
     /// Whether the options form takes it (a sweep only comes as words).
     pub options: bool,
+    /// What it measures, in a few words: the page's choice of test shows it by the name.
+    pub summary: String,
     /// Its subcommands the UI refuses whole (`sweep knob`, which needs a command to run).
     pub refused_subcommands: Vec<String>,
     /// Its flags (with those of its subcommands), by spelling: `--time`, `-t`, aliases too.
@@ -43,10 +45,15 @@ pub struct CommandRule {
 
 impl CommandRule {
     /// The rule of clap's `command` (built, so every argument has its value parser), named
-    /// `names`: every flag of it and its subcommands by each spelling, refused where
+    /// `names` and said in a few words by `summary`: every flag of it and its subcommands by each spelling, refused where
     /// [`is_local`]; a subcommand that needs such a flag (`sweep knob --pre`) is refused whole.
     /// No fields yet ([`Accepts::with_fields`] finds them).
-    pub fn from_clap(command: &clap::Command, names: Vec<String>, options: bool) -> CommandRule {
+    pub fn from_clap(
+        command: &clap::Command,
+        names: impl IntoIterator<Item = &'static str>,
+        options: bool,
+        summary: &str,
+    ) -> CommandRule {
         let refused_subcommands = command
             .get_subcommands()
             .filter(|s| {
@@ -58,8 +65,9 @@ impl CommandRule {
         let mut flags = BTreeMap::new();
         flags_of(command, &mut flags);
         CommandRule {
-            names,
+            names: names.into_iter().map(String::from).collect(),
             options,
+            summary: summary.to_string(),
             refused_subcommands,
             flags,
             fields: Vec::new(),

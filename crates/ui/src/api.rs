@@ -229,12 +229,14 @@ async fn start_test(
     Ok((StatusCode::CREATED, Json(json!({"id": entry.id}))))
 }
 
-/// `GET /api/kinds`: the measuring commands the UI runs, each with the names a request's `kind`
-/// gives it by, whether the options form takes it, and the run form's fields it takes (the page
-/// shows and sends only those).
+/// `GET /api/kinds`: the measuring commands the UI runs, in the registry's order, each with the
+/// names a request's `kind` gives it by, what it measures in a few words, whether the options
+/// form takes it, and the run form's fields it takes (the page offers these commands, and shows
+/// and sends only those fields).
 async fn list_kinds(State(shared): AppState) -> Json<Vec<Value>> {
     let kinds = shared.accepts.commands.iter().map(|c| {
-        json!({"kind": c.names.first(), "names": c.names, "options": c.options, "fields": c.fields})
+        let kind = c.names.first();
+        json!({"kind": kind, "names": c.names, "summary": c.summary, "options": c.options, "fields": c.fields})
     });
     Json(kinds.collect())
 }

@@ -349,6 +349,7 @@ mod tests {
         let rule = |names: &[&str], options: bool, local: &[&str]| CommandRule {
             names: names.iter().map(|n| n.to_string()).collect(),
             options,
+            summary: String::new(),
             refused_subcommands: if names[0] == "sweep" {
                 vec!["knob".into()]
             } else {

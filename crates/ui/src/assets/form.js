@@ -23,10 +23,15 @@ let FIELDS = null;
 /** Settles once the kinds' fields are known (or could not be). */
 export const kindsLoaded = api("/api/kinds").then((kinds) => {
   FIELDS = {};
+  const [one, series] = document.querySelectorAll("#run-form [name=kind] optgroup");
   for (const k of kinds) {
     FIELDS[k.kind] = k.fields;
     for (const name of k.names) KINDS[name] = k.kind;
+    const option = new Option(k.kind + ": " + k.summary, k.kind);
+    (k.kind in SERIES ? series : one).append(option);
   }
+  // The first single test is the form's first choice, as a hand-written list had it.
+  document.querySelector("#run-form [name=kind]").value = one.firstElementChild?.value ?? "";
 }).catch(() => {});
 // The fields sent as they are (text or number), and the short options that mean the same.
 const TEXT = ["host", "rate", "length", "latency"];
