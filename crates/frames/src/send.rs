@@ -328,18 +328,22 @@ mod tests {
         assert_eq!(sent.load(Ordering::Relaxed), c.sent);
     }
 
-    #[test]
-    fn a_paced_run_puts_its_rate_on_the_ring_not_more() {
-        let ctl = Control {
+    /// 0.3 s at 10,000 frames/s, each pass of the loop told to `sent`.
+    fn paced(sent: Option<&dyn Fn(Progress)>) -> Control<'_> {
+        Control {
             limit: SendLimit {
                 frames: u64::MAX,
                 time: Duration::from_millis(300),
             },
             frames_per_s: Some(10_000.0),
             stop: None,
-            sent: None,
-        };
-        let c = send(&mut fake(0), &frames(), ctl, &|| 0).unwrap();
+            sent,
+        }
+    }
+
+    #[test]
+    fn a_paced_run_puts_its_rate_on_the_ring_not_more() {
+        let c = send(&mut fake(0), &frames(), paced(None), &|| 0).unwrap();
         // 3,000 due in 0.3 s (one ahead); a late start can only make it fewer.
         assert!((2_000..=3_001).contains(&c.sent), "{}", c.sent);
     }
@@ -355,15 +359,7 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(60));
             }
         };
-        let ctl = Control {
-            limit: SendLimit {
-                frames: u64::MAX,
-                time: Duration::from_millis(300),
-            },
-            frames_per_s: Some(10_000.0),
-            stop: None,
-            sent: Some(&stall),
-        };
+        let ctl = paced(Some(&stall));
         let mut tx = Fake {
             slots: 4096,
             ..fake(0)
