@@ -96,7 +96,16 @@ mod quiet {
         let _server = pair.serve();
         let v = pair.client_json(&["tcp", "-t", "2"]);
         assert_verdict(&v, &["congestion"]);
-        assert!(limited_by(&v).1.contains("repaired losses"));
+        // The evidence is the drops: nft drops 3 in 100 data segments, each retransmitted
+        // (and 3 in 100 retransmissions again), so retransmits are about 3.1 % of segments,
+        // plus the few D-SACK says were spurious (0 to 0.2 % here, when any it says so and
+        // what share repaired losses). 2 % to 4.5 % leaves room for the pure ACKs a sender's
+        // count holds and for how random 3 in 100 falls over 0.5-1 M segments.
+        let evidence = limited_by(&v).1;
+        let share: f64 = (evidence.strip_prefix("retransmits "))
+            .and_then(|e| e.split(' ').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("{evidence}"));
+        assert!((2.0..=4.5).contains(&share), "{evidence}");
     }
 
     #[test]

@@ -17,6 +17,9 @@ pub(super) struct EndCpu {
     pub(super) judged: Option<CoreCpu>,
     /// Whether `judged` is the core its threads were pinned to.
     pub(super) pinned: bool,
+    /// Whether every core of its host was saturated: only then had an unpinned thread no idle
+    /// core to be moved to, so that other work on its core could hold it back.
+    pub(super) host_full: bool,
     /// Its host's cores (0: not known).
     pub(super) cores: usize,
 }
@@ -38,6 +41,7 @@ impl EndCpu {
                 (cores.iter().copied()).max_by(|a, b| a.busy_pct.total_cmp(&b.busy_pct))
             }),
             pinned: pinned.is_some(),
+            host_full: !cores.is_empty() && cores.iter().all(|c| c.busy_pct >= rule::CORE_PCT),
             cores: cores.len(),
         }
     }
@@ -63,13 +67,17 @@ impl EndCpu {
         core.map_or_else(String::new, |c| format!("; the {name}'s {whose}: {c}"))
     }
 
-    /// The judged core when it is saturated with this end's work: its threads run there, or
-    /// the core is busy with receive processing. A core busy with other work is not this
-    /// end's limit.
+    /// The judged core when it is saturated with this end's work: its threads run there (the
+    /// core they were pinned to, or any core of a host whose every core is full), or the core
+    /// is busy with receive processing. A core busy with other work is not this end's limit:
+    /// an unpinned thread that waits for it is moved to an idle core, so with one idle core
+    /// on the host a full core is someone else's (a spinning process took core 0 of a CI run
+    /// and a receiver at 31 % of a core was called CPU-bound).
     pub(super) fn core_saturated(&self) -> Option<CoreCpu> {
+        let threads_held = self.pinned || self.host_full;
         self.judged.filter(|c| {
             c.busy_pct >= rule::CORE_PCT
-                && (self.core_share_pct >= rule::CORE_THREAD_PCT
+                && ((self.core_share_pct >= rule::CORE_THREAD_PCT && threads_held)
                     || c.irq_pct + c.softirq_pct >= rule::CORE_IRQ_PCT)
         })
     }

@@ -36,8 +36,10 @@ fn run(gbps: f64) -> RunRecord {
     r
 }
 
-/// `r` with core 0 of a 2-core host saturated and core 1 idle, at both ends (one host).
+/// `r` with both ends pinned to core 0 (`-A 0,0`) of a 2-core host, core 0 saturated and
+/// core 1 idle, at both ends (one host).
 fn both_ends_on_core_zero(mut r: RunRecord) -> RunRecord {
+    (r.spec.client_cpu, r.spec.server_cpu) = (Some(0), Some(0));
     r.summary.local_cores = vec![core(0, 100.0), core(1, 0.0)];
     r.summary.remote_cores = r.summary.local_cores.clone();
     r
@@ -191,6 +193,21 @@ fn a_saturated_thread_or_core_names_its_end() {
     r.summary.local_cores[0].softirq_pct = 70.0;
     r.summary.remote_cores[0].softirq_pct = 70.0;
     assert_eq!(judge(r).verdict, Verdict::SenderCpu);
+}
+
+/// Unpinned ends on a host where another process fills core 0 and core 1 has room: the
+/// scheduler moves a thread that waits to the idle core, so the full core is not the
+/// receiver's limit (a CI run beside a spinning process called a receiver at 31 % of a core
+/// CPU-bound); with every core full it is.
+#[test]
+fn an_unpinned_end_is_not_held_by_a_core_another_process_fills() {
+    let mut r = run(23.0);
+    r.summary.flows[0].receiver_cpu_pct = 31.0;
+    r.summary.remote_cores = vec![core(0, 100.0), core(1, 40.0)];
+    let v = judge(r.clone());
+    assert_ne!(v.verdict, Verdict::ReceiverCpu, "{}", v.evidence);
+    r.summary.remote_cores[1] = core(1, 99.0);
+    assert_names_core_zero(judge(r));
 }
 
 /// Both ends pinned to core 0 (`-A 0,0`) while another process fills core 1 (a fresh-clone CI
