@@ -4,6 +4,8 @@
 //! Its progress is `--json-stream`'s events, or the sweeps' bar on stderr (cells done, time
 //! left; a plain line per cell when stderr is not a terminal).
 
+pub use MeshArgs as Flags;
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -1,6 +1,6 @@
 //! One module per measuring command: each implements [`Measure`] for its flags (what it runs,
-//! how it checks them, whether it is one test and what a sweep or mesh runs of it), and
-//! `measuring.rs` lists the commands once. Here also what they share: running a validated test
+//! how it checks them, whether it is one test and what a sweep or mesh runs of it), its flags
+//! named `Flags` there, and `plan::measuring_commands!` lists the commands once. Here also what they share: running a validated test
 //! against its target with its progress, storing and printing its run.
 
 use std::io::Write;
@@ -25,6 +25,8 @@ use report::chart::ImageFormat;
 use report::live_bar::StderrBar;
 use session::client::{self, Silent};
 
+pub mod cc;
+pub mod crr;
 pub mod mesh;
 pub mod pps;
 pub mod rfc2544;

@@ -1,5 +1,7 @@
 //! `linerate pps`: the packet-rate matrix.
 
+pub use crate::pps_args::PpsArgs as Flags;
+
 use std::io::Write;
 
 use anyhow::{bail, Context, Result};

@@ -1,5 +1,7 @@
 //! `linerate rfc2544`: the zero-loss throughput search per frame size.
 
+pub use crate::sweep::Rfc2544Args as Flags;
+
 use std::io::Write;
 
 use anyhow::Result;

@@ -5,6 +5,8 @@
 //! tagged `rpm_id` and `rpm_direction`, and drawn with `--chart` (`report::chart::rpm_chart`).
 //! `-t` is the whole run's limit, counted from this command's start.
 
+pub use RpmArgs as Flags;
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

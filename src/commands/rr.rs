@@ -1,5 +1,7 @@
 //! `linerate rr`, `linerate crr` and `linerate cc`: the request/response tests, one runner.
 
+pub use crate::rr_args::RrArgs as Flags;
+
 use anyhow::Result;
 use engine::Signal;
 

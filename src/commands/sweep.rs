@@ -1,5 +1,7 @@
 //! `linerate sweep …`: message sizes, a test parameter or a knob, every point a stored run.
 
+pub use crate::sweep::SweepArgs as Flags;
+
 use std::io::Write;
 
 use anyhow::Result;

@@ -1,5 +1,7 @@
 //! `linerate tcp`: bulk TCP (or Unix-socket) throughput.
 
+pub use crate::test_args::TcpArgs as Flags;
+
 use anyhow::Result;
 use engine::Signal;
 

@@ -1,5 +1,7 @@
 //! `linerate udp`: UDP at a target rate.
 
+pub use crate::test_args::UdpArgs as Flags;
+
 use anyhow::Result;
 use engine::Signal;
 

@@ -1,162 +1,111 @@
-//! The registry of measuring commands: [`Measuring`], one variant per linerate command that
-//! measures (runs tests and stores them), with what the rest of the program needs to know of
-//! it. Everything else that lists the measuring commands is derived from here: the binary's
-//! clap subcommands are checked against [`Measuring::ALL`] by a test and dispatched by an
-//! exhaustive `match`, a plan step's first word is parsed here, the web UI accepts the
-//! commands and the record kinds [`Measuring::ui_names`] gives, and a mesh or sweep runs the
-//! ones [`Measuring::is_test`] says are one test.
+//! The registry of measuring commands: [`measuring_commands!`], the one list of linerate's
+//! commands that measure (run tests and store them), and [`Measuring`], the enum it makes here,
+//! with what the rest of the program needs to know of each. The binary makes its clap
+//! subcommands and their dispatch from the same list (src/measuring.rs), so a command is in
+//! both or in neither; a plan step's first word is parsed here, the web UI accepts the
+//! commands and the record kinds [`Measuring::ui_names`] gives and offers their
+//! [`Measuring::summary`], and a mesh or sweep runs the ones [`Measuring::is_test`] says are
+//! one test.
 //!
-//! Adding a command shaped like an existing one is a variant here, a variant of the binary's
-//! `MeasuringArgs` (src/measuring.rs), its args file, its engine or method, and its text.
+//! Adding a command shaped like an existing one is an entry of the list, its module in the
+//! binary's `commands/` (its flags and their `commands::Measure`), and its engine if it needs
+//! a new one.
 
 use std::fmt;
 use std::str::FromStr;
 
 use thiserror::Error;
 
-/// A linerate command that measures, named by the first word of its command line.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub enum Measuring {
-    /// `linerate tcp`: bulk TCP throughput.
-    Tcp,
-    /// `linerate udp`: UDP at a target rate.
-    Udp,
-    /// `linerate rr`: request/response over TCP.
-    Rr,
-    /// `linerate crr`: connect, request, response, close.
-    Crr,
-    /// `linerate cc`: connect and close, no data.
-    Cc,
-    /// `linerate pps`: the packet-rate matrix.
-    Pps,
-    /// `linerate sweep …`: message sizes, a test parameter or a knob.
-    Sweep,
-    /// `linerate rfc2544`: the zero-loss throughput search.
-    Rfc2544,
-    /// `linerate mesh`: tests between every pair of hosts.
-    Mesh,
-    /// `linerate rpm`: responsiveness under working conditions (a run per direction).
-    Rpm,
+/// The one list of measuring commands, in the order messages list them: passes it to the
+/// macro named, which this crate's [`Measuring`] and the binary's subcommands are made by.
+/// Each entry is the command's help text (its doc comment), its variant, its name (the first
+/// word of its command line and the binary's `commands::<name>` module) and its facts: whether
+/// it is one test (`test`: what a sweep's point or a mesh's pair runs), how many words name it
+/// (`words`: `sweep size` is two), whether the web UI takes it as options (`ui_options`), the
+/// record kinds a UI request may also name it by (`record_kinds`), and what it measures in a
+/// few words (`summary`, beside its name on the page).
+#[macro_export]
+macro_rules! measuring_commands {
+    ($then:ident) => {
+        $then! {
+            /// Bulk TCP (or Unix-socket) throughput: send, reverse or both ways, N parallel streams.
+            Tcp tcp { test: true, words: 1, ui_options: true, record_kinds: &["tcp_stream"],
+                summary: "bulk throughput" }
+            /// UDP at a target rate: loss, reordering, duplicates and jitter, exactly accounted.
+            Udp udp { test: true, words: 1, ui_options: true, record_kinds: &["udp_stream"],
+                summary: "rate, loss, jitter" }
+            /// Request/response over TCP: transactions per second and round-trip latency percentiles.
+            Rr rr { test: true, words: 1, ui_options: true, record_kinds: &["tcp_rr"],
+                summary: "request/response latency" }
+            /// Connect, request, response, close, repeat: connections per second and connect +
+            /// transaction latency percentiles.
+            Crr crr { test: true, words: 1, ui_options: true, record_kinds: &["tcp_crr"],
+                summary: "connect/request/response" }
+            /// Connect and close, repeat, no data (netperf's TCP_CC): connections per second and
+            /// connect latency percentiles.
+            Cc cc { test: true, words: 1, ui_options: true, record_kinds: &["tcp_cc"],
+                summary: "connect/close" }
+            /// Packet rate matrix: frame sizes x flow counts at max rate, against the line rate
+            /// link_bps / 8 / (frame + 20).
+            Pps pps { test: false, words: 1, ui_options: true, record_kinds: &["udp_pps"],
+                summary: "packet rate matrix" }
+            /// Sweep message sizes (NetPIPE-style), a test parameter or your own setting (a command
+            /// run before each point); every point a stored run.
+            Sweep sweep { test: false, words: 2, ui_options: false, record_kinds: &[],
+                summary: "a parameter's values" }
+            /// RFC 2544 throughput: per frame size, the highest rate with loss within --loss, by
+            /// binary search over trials, with latency at that rate and the line rate beside it.
+            Rfc2544 rfc2544 { test: false, words: 1, ui_options: true, record_kinds: &[],
+                summary: "throughput search" }
+            /// Every ordered pair of hosts (each a `serve --relay` server) runs the test, the first
+            /// as the client: a matrix of throughput (or p50 round trip, connections/s), each cell a
+            /// stored run.
+            Mesh mesh { test: false, words: 1, ui_options: true, record_kinds: &[],
+                summary: "every pair of hosts" }
+            /// Responsiveness under working conditions (RPM, the IETF draft): load connections added
+            /// one per second until goodput is stable, foreign and in-band self probes beside them,
+            /// where the delay sits (socket buffers, network queues), per direction.
+            Rpm rpm { test: false, words: 1, ui_options: true, record_kinds: &[],
+                summary: "responsiveness under load" }
+        }
+    };
 }
 
-/// What a command is, beyond its name.
+/// What a command is, beyond its name (the facts of its entry in [`measuring_commands!`]).
 struct Entry {
-    kind: Measuring,
     name: &'static str,
-    /// One test, one stored run per invocation: what a sweep or mesh runs per point.
     test: bool,
-    /// Words that name it on the command line (`sweep size`: two).
     words: usize,
-    /// The record kinds (`tcp_stream`) the UI also takes for it in a request's `kind`.
     record_kinds: &'static [&'static str],
-    /// Whether the UI takes it as options (`{"kind":"tcp",…}`), not only as words.
     ui_options: bool,
-    /// What it measures, in a few words: the page's choice of test says it beside the name.
     summary: &'static str,
 }
 
-/// The registry, in the order messages list the commands.
-const ENTRIES: [Entry; 10] = [
-    entry(
-        Measuring::Tcp,
-        "tcp",
-        true,
-        &["tcp_stream"],
-        "bulk throughput",
-    ),
-    entry(
-        Measuring::Udp,
-        "udp",
-        true,
-        &["udp_stream"],
-        "rate, loss, jitter",
-    ),
-    entry(
-        Measuring::Rr,
-        "rr",
-        true,
-        &["tcp_rr"],
-        "request/response latency",
-    ),
-    entry(
-        Measuring::Crr,
-        "crr",
-        true,
-        &["tcp_crr"],
-        "connect/request/response",
-    ),
-    entry(Measuring::Cc, "cc", true, &["tcp_cc"], "connect/close"),
-    entry(
-        Measuring::Pps,
-        "pps",
-        false,
-        &["udp_pps"],
-        "packet rate matrix",
-    ),
-    Entry {
-        words: 2,
-        ui_options: false,
-        ..entry(
-            Measuring::Sweep,
-            "sweep",
-            false,
-            &[],
-            "a parameter's values",
-        )
-    },
-    entry(
-        Measuring::Rfc2544,
-        "rfc2544",
-        false,
-        &[],
-        "throughput search",
-    ),
-    entry(Measuring::Mesh, "mesh", false, &[], "every pair of hosts"),
-    entry(
-        Measuring::Rpm,
-        "rpm",
-        false,
-        &[],
-        "responsiveness under load",
-    ),
-];
+/// Makes [`Measuring`] and its table, [`ENTRIES`], from the list.
+macro_rules! registry {
+    ($($(#[doc = $doc:literal])* $variant:ident $name:ident { $($fact:ident: $value:expr),* })*) => {
+        /// A linerate command that measures, named by the first word of its command line; each
+        /// variant's text is the command's help.
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+        pub enum Measuring {
+            $($(#[doc = $doc])* $variant,)*
+        }
 
-const fn entry(
-    kind: Measuring,
-    name: &'static str,
-    test: bool,
-    record_kinds: &'static [&'static str],
-    summary: &'static str,
-) -> Entry {
-    Entry {
-        kind,
-        name,
-        test,
-        words: 1,
-        record_kinds,
-        ui_options: true,
-        summary,
-    }
+        /// The registry, in [`Measuring`]'s order.
+        const ENTRIES: &[Entry] = &[$(Entry { name: stringify!($name), $($fact: $value),* },)*];
+
+        impl Measuring {
+            /// Every measuring command, in the order messages list them.
+            pub const ALL: [Measuring; ENTRIES.len()] = [$(Measuring::$variant,)*];
+        }
+    };
 }
+
+measuring_commands!(registry);
 
 impl Measuring {
-    /// Every measuring command, in the order messages list them.
-    pub const ALL: [Measuring; ENTRIES.len()] = {
-        let mut all = [Measuring::Tcp; ENTRIES.len()];
-        let mut i = 0;
-        while i < ENTRIES.len() {
-            all[i] = ENTRIES[i].kind;
-            i += 1;
-        }
-        all
-    };
-
     fn entry(self) -> &'static Entry {
-        // Every variant has its entry: `registry_is_whole` holds it.
-        ENTRIES
-            .iter()
-            .find(|e| e.kind == self)
-            .unwrap_or(&ENTRIES[0])
+        &ENTRIES[self as usize]
     }
 
     /// The command's name, as the first word of a command line spells it: `tcp`, `rfc2544`, ….
@@ -244,14 +193,8 @@ mod tests {
     #[test]
     fn registry_is_whole() {
         for (i, kind) in Measuring::ALL.into_iter().enumerate() {
-            assert_eq!(ENTRIES[i].kind, kind);
-            assert_eq!(
-                ENTRIES.iter().filter(|e| e.kind == kind).count(),
-                1,
-                "{kind:?}"
-            );
+            assert_eq!(kind as usize, i);
         }
-        // A variant missing from ENTRIES would show as a duplicate of another in ALL.
         let names: std::collections::HashSet<&str> =
             Measuring::ALL.iter().map(|k| k.as_str()).collect();
         assert_eq!(names.len(), ENTRIES.len());
