@@ -2,14 +2,12 @@
 //! baseline's, metric by metric? Exit 0 when nothing regressed, 1 when a metric regressed, 2 on
 //! bad input or, after the check is printed, too few runs to decide (`--allow-undecided`: 0).
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 use report::check::{check, metric_names, CheckOptions, Decision};
-use report::check_text::{check_junit, check_text};
 
 use crate::report_cmd::select::{self, Column};
 
@@ -113,14 +111,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
         level: args.confidence / 100.0,
     };
     let c = check(&baseline, &candidate, &opts);
-    let text = match args.format {
-        CheckFormat::Table => check_text(&c),
-        CheckFormat::Json => serde_json::to_string_pretty(&c)? + "\n",
-        CheckFormat::Junit => check_junit(&c),
-    };
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
+    crate::output::print(&c, crate::output::format_of(args.format)?, None)?;
     match c.undecided() {
         Some(why) if !args.allow_undecided => bail!("{why}"),
         _ => Ok(ExitCode::from(u8::from(c.decision == Decision::Regressed))),

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use anyhow::{anyhow, bail, Result};
 use clap::{Args, ValueEnum};
 use report::chart::{self, ChartKind, ImageFormat};
-use report::{CompareFormat, Comparison, ExportFormat, PpsMatrix};
+use report::{Comparison, PpsMatrix};
 use results::store::Filter;
 
 use report::local_time::format_local;
@@ -213,15 +213,8 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
     let columns = select::columns(&args.items, &filter, args.db.as_deref())?;
     let labeled: Vec<_> = columns.iter().map(select::labeled).collect();
     let cmps = Comparison::by_kind(&labeled, args.include_incomplete);
-    let format = match args.format {
-        CompareFormatArg::Table => CompareFormat::Table,
-        CompareFormatArg::Markdown => CompareFormat::Markdown,
-        CompareFormatArg::Csv => CompareFormat::Csv,
-        CompareFormatArg::Json => CompareFormat::Json,
-    };
-    let mut stdout = std::io::stdout().lock();
-    report::write_comparisons(&mut stdout, &cmps, format, terminal_width())?;
-    stdout.flush()?;
+    let format = crate::output::format_of(args.format)?;
+    crate::output::print(&report::Comparisons(&cmps), format, terminal_width())?;
     note_left_out(&cmps);
     Ok(())
 }
@@ -240,13 +233,8 @@ pub fn export(args: &ExportArgs) -> Result<()> {
         }
         let columns = select::columns(&args.items, &Filter::default(), args.db.as_deref())?;
         let labeled: Vec<_> = columns.iter().map(select::labeled).collect();
-        let format = match args.format {
-            ExportFormatArg::Json => ExportFormat::Json,
-            ExportFormatArg::Jsonl => ExportFormat::JsonLines,
-            ExportFormatArg::Csv => ExportFormat::Csv,
-            _ => ExportFormat::Markdown,
-        };
-        report::export_runs(&mut buf, &labeled, format)?;
+        let format = crate::output::format_of(args.format)?;
+        report::write(&mut buf, &report::Runs(&labeled), format, None)?;
     }
     match &args.out {
         Some(path) => write_atomically(path, &buf),

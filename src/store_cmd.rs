@@ -12,7 +12,8 @@ use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use pgstore::Access;
 use record::{RunId, StoredRun};
-use report::stored::{write_csv, write_json, write_stored, write_table};
+use report::stored::RunList;
+use report::Format;
 use results::store::{Filter, StoreError};
 
 use crate::report_cmd::select::noted;
@@ -83,14 +84,12 @@ pub fn runs_to(args: &RunsArgs, out: &mut dyn Write) -> Result<()> {
         true => report::pps::cells_of(rows, args.limit),
         false => rows,
     };
-    if args.json {
-        write_json(out, &rows)?;
-    } else if args.csv {
-        write_csv(out, &rows)?;
-    } else {
-        write_table(out, &rows)?;
-    }
-    Ok(())
+    let format = match (args.json, args.csv) {
+        (true, _) => Format::Json,
+        (_, true) => Format::Csv,
+        _ => Format::Table,
+    };
+    Ok(report::write(out, &RunList(&rows), format, None)?)
 }
 
 /// `linerate import`.
@@ -158,11 +157,10 @@ pub fn show_to(args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
         Err(e) => return Err(store_error(e, false)),
     };
     let run = store.get(id).map_err(|e| store_error(e, false))?;
-    if args.json {
-        serde_json::to_writer_pretty(&mut *out, &run)?;
-        writeln!(out)?;
+    let format = if args.json {
+        Format::Json
     } else {
-        write_stored(out, &run)?;
-    }
-    Ok(())
+        Format::Table
+    };
+    Ok(report::write(out, &run, format, None)?)
 }

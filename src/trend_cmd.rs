@@ -3,13 +3,12 @@
 //! run to one target, of one kind and the same settings (`report::trend::series_by_kind`); in
 //! time order, or in a tag's order (`--by`).
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 use record::{RunStatus, StoredRun};
-use report::trend::{series_by_kind, trend, trend_text, SeriesRuns};
+use report::trend::{series_by_kind, trend, SeriesRuns};
 
 use crate::report_cmd::select;
 
@@ -87,13 +86,7 @@ pub fn run(args: &TrendArgs) -> Result<()> {
     if let Some(path) = &args.chart {
         crate::commands::write_chart(path, report::chart::trend_chart(&t)?)?;
     }
-    let text = match args.format {
-        TrendFormat::Table => trend_text(&t),
-        TrendFormat::Json => serde_json::to_string_pretty(&t)? + "\n",
-    };
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    Ok(out.flush()?)
+    crate::output::print(&t, crate::output::format_of(args.format)?, None)
 }
 
 /// The series' runs by key: one per item, or per target without items.

@@ -365,3 +365,29 @@ fn report_over_mixed_kinds_has_a_section_per_kind_with_legends() {
         "legend"
     );
 }
+
+/// Every `--format` value of compare, export, check and trend names one of the documents'
+/// formats (`report::Format`), but export's `stored`, which writes the stored rows, not a
+/// document.
+#[test]
+fn every_format_flag_names_a_format() {
+    use clap::ValueEnum;
+    use linerate::output::format_of;
+    use linerate::report_cmd::{CompareFormatArg, ExportFormatArg};
+    for v in CompareFormatArg::value_variants() {
+        format_of(*v).unwrap();
+    }
+    for v in ExportFormatArg::value_variants() {
+        assert_eq!(
+            format_of(*v).is_ok(),
+            *v != ExportFormatArg::Stored,
+            "{v:?}"
+        );
+    }
+    for v in linerate::check_cmd::CheckFormat::value_variants() {
+        format_of(*v).unwrap();
+    }
+    for v in linerate::trend_cmd::TrendFormat::value_variants() {
+        format_of(*v).unwrap();
+    }
+}

@@ -18,11 +18,11 @@ use crate::reach::target_for;
 use crate::repeat_args::RepeatArgs;
 use crate::sweep::args::BaseTest;
 use crate::test_args::{CommonArgs, RunPlan};
-use ::sweep::output as sweep_output;
 use ::sweep::probe;
 use events::{JsonLines, Observer};
 use report::chart::ImageFormat;
 use report::live_bar::StderrBar;
+use report::Format;
 use session::client::{self, Silent};
 
 pub mod cc;
@@ -145,10 +145,13 @@ pub(crate) fn run_client(
             run_repeated(&point, repeat, &mut runner, &interrupt.flag(), p)
         })?;
         let mut out = std::io::stdout().lock();
-        match (streamed, common.json) {
-            (true, _) => {}
-            (false, true) => sweep_output::write_json(&mut out, &r)?,
-            (false, false) => sweep_output::write_repeat_table(&mut out, &r)?,
+        if !streamed {
+            let format = if common.json {
+                Format::Json
+            } else {
+                Format::Table
+            };
+            report::write(&mut out, &r, format, None)?;
         }
         out.flush()?;
         return RunOutcome::stopped(r.stopped);

@@ -6,7 +6,6 @@ use std::io::Write;
 
 use anyhow::{bail, Context, Result};
 use engine::Signal;
-use sweep::output as sweep_output;
 use sweep::pps::{run_pps, PpsCellPlan};
 
 use super::{with_progress, Measure, RunOutcome};
@@ -38,7 +37,7 @@ impl Measure for PpsArgs {
         let mut out = std::io::stdout().lock();
         match (streamed, self.common.json) {
             (true, _) => {}
-            (false, true) => sweep_output::write_json(&mut out, &run)?,
+            (false, true) => report::pretty_json(&mut out, &run)?,
             (false, false) => {
                 report::pps_text::write_pps(&mut out, &reached.label, link, &run.matrix.cells)?;
                 for r in &run.refused {

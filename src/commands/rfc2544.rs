@@ -6,7 +6,6 @@ use std::io::Write;
 
 use anyhow::Result;
 use engine::Signal;
-use sweep::output::{self as sweep_output, Format};
 use sweep::run_rfc2544;
 
 use super::{warn_buffer_cap, with_progress, Measure, RunOutcome};
@@ -25,11 +24,8 @@ impl Measure for Rfc2544Args {
             run_rfc2544(&p.plan, &mut runner, &interrupt.flag(), progress)
         })?;
         let mut out = std::io::stdout().lock();
-        match self.output.format() {
-            _ if streamed => {}
-            Format::Table => sweep_output::write_rfc2544_table(&mut out, &r)?,
-            Format::Json => sweep_output::write_json(&mut out, &r)?,
-            Format::Csv => sweep_output::write_rfc2544_csv(&mut out, &r)?,
+        if !streamed {
+            report::write(&mut out, &r, self.output.format(), None)?;
         }
         out.flush()?;
         RunOutcome::stopped(r.stopped)

@@ -6,7 +6,7 @@ use std::io::Write;
 
 use anyhow::Result;
 use engine::Signal;
-use sweep::output::{self as sweep_output, Format};
+use sweep::output as sweep_output;
 use sweep::run_sweep;
 
 use super::{chart_format, with_progress, write_chart, Measure, RunOutcome};
@@ -35,11 +35,8 @@ impl Measure for SweepArgs {
                 None => run_sweep(&p.plan, &mut runner, &interrupt.flag(), progress),
             })?;
         let mut out = std::io::stdout().lock();
-        match self.points().output.format() {
-            _ if streamed => {}
-            Format::Table => sweep_output::write_sweep_table(&mut out, &r)?,
-            Format::Json => sweep_output::write_json(&mut out, &r)?,
-            Format::Csv => sweep_output::write_sweep_csv(&mut out, &r)?,
+        if !streamed {
+            report::write(&mut out, &r, self.points().output.format(), None)?;
         }
         out.flush()?;
         if let Some(path) = &self.points().output.chart {

@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum, ValueHint};
+use report::Format;
 use sweep::knob::KnobPlan;
 use sweep::ladder::sweep_sizes;
-use sweep::output::Format;
 use sweep::param::{ParamError, Parameter};
 use sweep::plan::{PlannedPoint, SweepPlan};
 use sweep::result::SweepKind;

@@ -7,7 +7,30 @@ use analysis::ab::Finding;
 
 use crate::check::{Check, Decision, MetricCheck};
 use crate::format::value;
-use crate::{Align, TableStyle, TextTable};
+use crate::{pretty_json, Align, Exporter, Format, TableStyle, TextTable};
+
+/// `linerate check`'s document: [`check_text`], JSON, [`check_junit`].
+impl Exporter for Check {
+    fn name(&self) -> &'static str {
+        "a check"
+    }
+
+    fn formats(&self) -> &'static [Format] {
+        &[Format::Table, Format::Json, Format::Junit]
+    }
+
+    fn json(&self, w: &mut dyn std::io::Write) -> crate::Result<()> {
+        pretty_json(w, self)
+    }
+
+    fn table(&self, w: &mut dyn std::io::Write, _width: Option<u16>) -> crate::Result<()> {
+        Ok(w.write_all(check_text(self).as_bytes())?)
+    }
+
+    fn junit(&self, w: &mut dyn std::io::Write) -> crate::Result<()> {
+        Ok(w.write_all(check_junit(self).as_bytes())?)
+    }
+}
 
 /// The table of metrics, then the one-line answer.
 pub fn check_text(c: &Check) -> String {

@@ -39,6 +39,16 @@ pub enum Error {
         /// The kinds, comma-separated.
         kinds: String,
     },
+    /// A format asked of a document that is not written in it.
+    #[error("--format {format}: {document} is written as {formats}")]
+    NoFormat {
+        /// What was to be written: `a comparison`.
+        document: &'static str,
+        /// The format asked for.
+        format: &'static str,
+        /// The formats it has, comma-separated.
+        formats: String,
+    },
     /// The HTML template failed to render (a bug in the template).
     #[error("rendering the HTML report: {0}")]
     Template(#[from] minijinja::Error),

@@ -1,5 +1,5 @@
-//! JSON: the comparison as it is held (numbers, not text), runs with their labels, and a
-//! test's record as its `--json` prints it (with the id it was stored under).
+//! JSON: runs with their labels, and a test's record as its `--json` prints it (with the id
+//! it was stored under).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -7,21 +7,7 @@ use std::io::Write;
 use record::RunRecord;
 use serde::Serialize;
 
-use crate::{Comparison, LabeledRuns, Result};
-
-/// Writes the comparison, pretty-printed, with a trailing newline.
-pub(crate) fn comparison(w: &mut dyn Write, cmp: &Comparison) -> Result<()> {
-    serde_json::to_writer_pretty(&mut *w, cmp)?;
-    writeln!(w)?;
-    Ok(())
-}
-
-/// Writes comparisons of several kinds as one pretty-printed JSON array, each with its `kind`.
-pub(crate) fn comparisons(w: &mut dyn Write, cmps: &[Comparison]) -> Result<()> {
-    serde_json::to_writer_pretty(&mut *w, cmps)?;
-    writeln!(w)?;
-    Ok(())
-}
+use crate::{LabeledRuns, Result};
 
 /// One exported run: the record as stored, with the label and tags it was asked for under.
 #[derive(Serialize)]

@@ -5,9 +5,10 @@
 //! measures and nothing touches the store. The binary loads runs (by id or tag set), wraps each
 //! column of a comparison in a [`LabeledRuns`], and hands them to:
 //!
-//! - [`Comparison::new`] then [`write_comparison`] for `linerate compare` (table, Markdown,
-//!   CSV, JSON);
-//! - [`export_runs`] for `linerate export` (JSON, JSON Lines, per-interval CSV, Markdown);
+//! - [`write()`], the one writer of every document in every [`Format`] (its [`Exporter`]):
+//!   [`Comparison::by_kind`] into [`Comparisons`] for `linerate compare` (table, Markdown,
+//!   CSV, JSON), [`Runs`] for `linerate export` (JSON, JSON Lines, per-interval CSV,
+//!   Markdown), a check, a trend, a list of runs or one run;
 //! - [`chart::render`] / [`chart::pps_chart`] and [`chart::Chart::to_png`] for `linerate chart`;
 //! - [`html::render`] for `linerate report`;
 //! - [`brief_text::write_brief`] (the default) and [`run_text::write_summary`] (`-v`, `linerate
@@ -60,7 +61,7 @@ pub mod trend;
 pub use compare::{left_out_notes, Column, Comparison, Row};
 pub use differences::{differences, differences_cells, settings, Difference};
 pub use error::Error;
-pub use export::{export_runs, write_comparison, write_comparisons, CompareFormat, ExportFormat};
+pub use export::{pretty_json, write, Comparisons, Exporter, Format, Runs};
 pub use json::write_test_run;
 pub use labeled::LabeledRuns;
 pub use mesh::{MeshCell, MeshFigure, MeshMatrix};

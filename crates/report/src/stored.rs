@@ -10,7 +10,52 @@ use serde::Serialize;
 use crate::headline::{direction_cell, target_label, Headline};
 
 use crate::local_time::format_local;
-use crate::{Align, TableStyle, TextTable};
+use crate::{pretty_json, Align, Exporter, Format, TableStyle, TextTable};
+
+/// `linerate runs`' document: the listed runs as [`write_table`], [`write_json`] or
+/// [`write_csv`] writes them.
+pub struct RunList<'a>(pub &'a [RunRow]);
+
+impl Exporter for RunList<'_> {
+    fn name(&self) -> &'static str {
+        "a list of runs"
+    }
+
+    fn formats(&self) -> &'static [Format] {
+        &[Format::Table, Format::Json, Format::Csv]
+    }
+
+    fn json(&self, w: &mut dyn Write) -> crate::Result<()> {
+        write_json(w, self.0)
+    }
+
+    fn table(&self, w: &mut dyn Write, _width: Option<u16>) -> crate::Result<()> {
+        Ok(write_table(w, self.0)?)
+    }
+
+    fn csv(&self, w: &mut dyn Write) -> crate::Result<()> {
+        write_csv(w, self.0)
+    }
+}
+
+/// `linerate show`'s document: one run in full ([`write_stored`]), or as stored (JSON).
+impl Exporter for StoredRun {
+    fn name(&self) -> &'static str {
+        "a run"
+    }
+
+    fn formats(&self) -> &'static [Format] {
+        &[Format::Table, Format::Json]
+    }
+
+    fn json(&self, w: &mut dyn Write) -> crate::Result<()> {
+        pretty_json(w, self)
+    }
+
+    fn table(&self, w: &mut dyn Write, _width: Option<u16>) -> crate::Result<()> {
+        Ok(write_stored(w, self)?)
+    }
+}
 
 fn opt<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
     v.map_or_else(|| "-".to_string(), f)

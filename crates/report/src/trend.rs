@@ -18,7 +18,7 @@ use wire::TestKind;
 use crate::differences::settings;
 use crate::format::value;
 use crate::metrics::metric as metric_of;
-use crate::{Better, Metric};
+use crate::{pretty_json, Better, Exporter, Format, Metric};
 
 /// A run's settings by name ([`settings`]).
 type Settings = BTreeMap<String, String>;
@@ -168,6 +168,25 @@ fn one_series(s: &SeriesRuns, test: Option<TestKind>, m: &Metric, at: Threshold)
         better: m.better,
         points,
         change_points,
+    }
+}
+
+/// `linerate trend`'s document: [`trend_text`] or JSON.
+impl Exporter for Trend {
+    fn name(&self) -> &'static str {
+        "a trend"
+    }
+
+    fn formats(&self) -> &'static [Format] {
+        &[Format::Table, Format::Json]
+    }
+
+    fn json(&self, w: &mut dyn std::io::Write) -> crate::Result<()> {
+        pretty_json(w, self)
+    }
+
+    fn table(&self, w: &mut dyn std::io::Write, _width: Option<u16>) -> crate::Result<()> {
+        Ok(w.write_all(trend_text(self).as_bytes())?)
     }
 }
 

@@ -1,54 +1,19 @@
 //! Writers for sweep, repetition and rfc2544 results: a plain-text table (the one renderer,
 //! `report::TextTable`), CSV (via the csv crate) and JSON (the result types as serde
-//! serializes them). Writers only format: every figure was computed in `result.rs`,
+//! serializes them), each result a `report::Exporter` (`documents.rs`). Writers only format: every figure was computed in `result.rs`,
 //! `analysis::repeat` or `rfc2544.rs`, and no executor formats. Output is deterministic for the
 //! same result, so it can be compared in tests.
 
 use std::io::Write;
 
 use measure::units::format_bits_per_sec as bps;
-use report::{Align, TableStyle, TextTable};
-use serde::Serialize;
+use report::{Align, Result, TableStyle, TextTable};
 
 use crate::knob::Phase;
 use crate::result::{Stopped, SweepKind, SweepParameter, SweepPoint, SweepResult};
 use crate::run::RepeatResult;
 use analysis::metric_id::MetricId;
 use analysis::repeat::RepeatStats;
-
-/// A writer that failed: the output stream, or the CSV or JSON encoder.
-#[derive(Debug, thiserror::Error)]
-pub enum WriteError {
-    /// Writing to the output failed.
-    #[error(transparent)]
-    Io(#[from] std::io::Error),
-    /// The CSV writer failed.
-    #[error(transparent)]
-    Csv(#[from] csv::Error),
-    /// The JSON encoder failed.
-    #[error(transparent)]
-    Json(#[from] serde_json::Error),
-}
-
-type Result<T> = std::result::Result<T, WriteError>;
-
-/// Which writer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// Aligned columns for people.
-    Table,
-    /// One pretty-printed JSON document.
-    Json,
-    /// A header line, then one line per point.
-    Csv,
-}
-
-/// Writes `value` as pretty JSON and a newline.
-pub fn write_json<T: Serialize>(w: &mut dyn Write, value: &T) -> Result<()> {
-    serde_json::to_writer_pretty(&mut *w, value)?;
-    writeln!(w)?;
-    Ok(())
-}
 
 /// A plain table (the one renderer, `report::TextTable`): `right` marks the columns of figures.
 fn table(
@@ -579,6 +544,7 @@ pub fn write_repeat_csv(w: &mut dyn Write, r: &RepeatResult) -> Result<()> {
 }
 
 mod chart;
+mod documents;
 mod load;
 mod rfc2544;
 #[cfg(test)]

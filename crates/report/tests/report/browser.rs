@@ -273,8 +273,9 @@ fn a_mixed_kind_report_renders_in_chromium_with_a_screenshot() {
     let loaded = load(&browser, &page, &dir.path().join("profile"));
     assert!(loaded.console.is_empty(), "{}", loaded.console.join("\n"));
     assert_eq!(loaded.dom.matches("<section class=\"kind\"").count(), 3);
-    let shot =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/report-mixed-kinds.png");
+    // The build directory's (target/ unless CARGO_TARGET_DIR says otherwise; its tmp/ is
+    // CARGO_TARGET_TMPDIR), which exists wherever the tests were built.
+    let shot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("../report-mixed-kinds.png");
     let status = Command::new(&browser)
         .args([
             "--headless",

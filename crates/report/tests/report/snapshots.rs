@@ -3,27 +3,27 @@
 
 use report::chart::{self, ChartKind};
 use report::{
-    comparison_table, export_runs, runs_table, write_comparison, write_comparisons, CompareFormat,
-    Comparison, Error, ExportFormat, LabeledRuns,
+    comparison_table, runs_table, write, Comparison, Comparisons, Error, Format, LabeledRuns, Runs,
 };
 
 use crate::fixtures;
 
-fn compare(columns: &[LabeledRuns], format: CompareFormat) -> String {
+fn compare(columns: &[LabeledRuns], format: Format) -> String {
     let mut out = Vec::new();
-    write_comparison(&mut out, &Comparison::new(columns), format, None).unwrap();
+    let one = [Comparison::new(columns)];
+    write(&mut out, &Comparisons(&one), format, None).unwrap();
     String::from_utf8(out).unwrap()
 }
 
-fn export(columns: &[LabeledRuns], format: ExportFormat) -> String {
+fn export(columns: &[LabeledRuns], format: Format) -> String {
     let mut out = Vec::new();
-    export_runs(&mut out, columns, format).unwrap();
+    write(&mut out, &Runs(columns), format, None).unwrap();
     String::from_utf8(out).unwrap()
 }
 
 #[test]
 fn compare_tag_groups_as_a_table() {
-    insta::assert_snapshot!(compare(&fixtures::driver_columns(), CompareFormat::Table));
+    insta::assert_snapshot!(compare(&fixtures::driver_columns(), Format::Table));
 }
 
 /// Three kinds: a section each, and no ratio between runs of two kinds.
@@ -32,7 +32,7 @@ fn compare_runs_of_three_kinds_as_a_table() {
     let cmps = Comparison::by_kind(&fixtures::mixed_columns(), false);
     assert_eq!(cmps.len(), 3);
     let mut out = Vec::new();
-    write_comparisons(&mut out, &cmps, CompareFormat::Table, None).unwrap();
+    write(&mut out, &Comparisons(&cmps), Format::Table, None).unwrap();
     let text = String::from_utf8(out).unwrap();
     for kind in ["== tcp_stream ==", "== udp_stream ==", "== tcp_rr =="] {
         assert_eq!(text.matches(kind).count(), 1, "{text}");
@@ -42,13 +42,13 @@ fn compare_runs_of_three_kinds_as_a_table() {
         .iter()
         .all(|c| c.rows.iter().all(|r| r.ratios.iter().all(Option::is_none))));
     // CSV holds one kind: refused, naming them.
-    let err = write_comparisons(&mut Vec::new(), &cmps, CompareFormat::Csv, None).unwrap_err();
+    let err = write(&mut Vec::new(), &Comparisons(&cmps), Format::Csv, None).unwrap_err();
     assert!(
         err.to_string().contains("tcp_stream, udp_stream, tcp_rr"),
         "{err}"
     );
     let mut json = Vec::new();
-    write_comparisons(&mut json, &cmps, CompareFormat::Json, None).unwrap();
+    write(&mut json, &Comparisons(&cmps), Format::Json, None).unwrap();
     let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
     assert_eq!(json[2]["kind"], "tcp_rr");
     insta::assert_snapshot!(text);
@@ -67,17 +67,17 @@ fn compare_table_wraps_to_a_given_width() {
 
 #[test]
 fn compare_as_markdown() {
-    insta::assert_snapshot!(compare(&fixtures::rr_columns(), CompareFormat::Markdown));
+    insta::assert_snapshot!(compare(&fixtures::rr_columns(), Format::Markdown));
 }
 
 #[test]
 fn compare_as_csv() {
-    insta::assert_snapshot!(compare(&fixtures::driver_columns(), CompareFormat::Csv));
+    insta::assert_snapshot!(compare(&fixtures::driver_columns(), Format::Csv));
 }
 
 #[test]
 fn compare_as_json() {
-    insta::assert_snapshot!(compare(&fixtures::rr_columns(), CompareFormat::Json));
+    insta::assert_snapshot!(compare(&fixtures::rr_columns(), Format::Json));
 }
 
 #[test]
@@ -103,19 +103,19 @@ fn run_list_as_a_table() {
 
 #[test]
 fn export_as_markdown() {
-    insta::assert_snapshot!(export(&fixtures::driver_columns(), ExportFormat::Markdown));
+    insta::assert_snapshot!(export(&fixtures::driver_columns(), Format::Markdown));
 }
 
 #[test]
 fn export_as_csv() {
-    insta::assert_snapshot!(export(&fixtures::mixed_columns(), ExportFormat::Csv));
+    insta::assert_snapshot!(export(&fixtures::mixed_columns(), Format::Csv));
 }
 
 #[test]
 fn export_as_json_keeps_the_records() {
     let columns = fixtures::mixed_columns();
     let parsed: Vec<serde_json::Value> =
-        serde_json::from_str(&export(&columns, ExportFormat::Json)).unwrap();
+        serde_json::from_str(&export(&columns, Format::Json)).unwrap();
     assert_eq!(parsed.len(), 3);
     for (value, column) in parsed.iter().zip(&columns) {
         assert_eq!(value["label"], column.label.as_str());
@@ -123,7 +123,7 @@ fn export_as_json_keeps_the_records() {
         let run: record::RunRecord = serde_json::from_value(value["run"].clone()).unwrap();
         assert_eq!(run, column.runs[0]);
     }
-    let lines = export(&columns, ExportFormat::JsonLines);
+    let lines = export(&columns, Format::JsonLines);
     assert_eq!(lines.lines().count(), 3);
 }
 

@@ -160,7 +160,7 @@ fn load_sweep_table_offers_and_marks_the_knee() {
 #[test]
 fn json_round_trips() {
     let r = size_sweep();
-    let t = text(|o| write_json(o, &r).unwrap());
+    let t = text(|o| report::pretty_json(o, &r).unwrap());
     let back: SweepResult = serde_json::from_str(&t).unwrap();
     assert_eq!(back, r);
     let v: serde_json::Value = serde_json::from_str(&t).unwrap();
