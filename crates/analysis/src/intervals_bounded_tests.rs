@@ -13,8 +13,10 @@ use crate::BoundedIntervals;
 fn interval(i: usize, len: f64, streams: usize, bytes: u64, round_trips: usize) -> IntervalSample {
     let flow = |flow| FlowInterval {
         flow,
-        sender_bytes: bytes * streams as u64 + 1,
-        receiver_bytes: bytes * streams as u64,
+        // Saturating: the widest record's `u64::MAX / 3` a stream would wrap (release) or
+        // overflow (debug) here; the sum of its streams is still the widest number.
+        sender_bytes: (bytes.saturating_mul(streams as u64)).saturating_add(1),
+        receiver_bytes: bytes.saturating_mul(streams as u64),
         throughput_bps: 0.0,
         stream_receiver_bytes: vec![bytes; streams],
         udp: Some(UdpInterval {

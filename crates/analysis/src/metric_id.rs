@@ -1,9 +1,9 @@
-//! The one list of metrics a run is compared, checked, trended and summarized by: [`MetricId`],
-//! with each one's row name (what `--metric` takes and tables print) and, for the figures
-//! repetitions summarize, its key in base units (the repeat statistics' JSON names,
-//! `throughput_bps`). How each is read from a record, its unit and which way is better are the
-//! report's metric table (`report::metrics`), one entry per id; which one leads a kind's
-//! summary is [`MetricId::headline`].
+//! The one table of metrics a run is compared, checked, trended and summarized by: [`MetricId`]
+//! names each, and its row in the table ([`metric`], `table.rs`) holds the rest: its row name
+//! (what `--metric` takes and tables print), for the figures repetitions summarize its key in
+//! base units (the repeat statistics' JSON names, `throughput_bps`), its unit, which way is
+//! better, and how it is read from a record. Which one leads a kind's summary is
+//! [`MetricId::headline`].
 //!
 //! Names are part of the command line and the JSON: never renamed, only added.
 
@@ -12,6 +12,11 @@ use std::str::FromStr;
 
 use wire::spec::Headline;
 use wire::TestKind;
+
+mod table;
+
+use table::TABLE;
+pub use table::{metric, metrics, summarized_figures, Better, Metric};
 
 /// A comparable figure of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -94,76 +99,26 @@ pub enum MetricId {
 
 use MetricId as M;
 
-/// (id, row name, summarized key) in row order.
-const TABLE: [(MetricId, &str, Option<&str>); 37] = [
-    (M::Throughput, "throughput", Some("throughput_bps")),
-    (M::ThroughputUp, "throughput c->s", None),
-    (M::ThroughputDown, "throughput s->c", None),
-    (M::ClientCpu, "client CPU", Some("local_cpu_pct")),
-    (M::ServerCpu, "server CPU", Some("remote_cpu_pct")),
-    (M::SenderCpu, "sender CPU", None),
-    (M::ReceiverCpu, "receiver CPU", None),
-    (M::SenderEfficiency, "sender efficiency", None),
-    (M::ReceiverEfficiency, "receiver efficiency", None),
-    (M::SenderEfficiencyUp, "sender efficiency c->s", None),
-    (M::ReceiverEfficiencyUp, "receiver efficiency c->s", None),
-    (M::SenderEfficiencyDown, "sender efficiency s->c", None),
-    (M::ReceiverEfficiencyDown, "receiver efficiency s->c", None),
-    (M::SenderPpsPerCore, "sender pps per core", None),
-    (M::ReceiverPpsPerCore, "receiver pps per core", None),
-    (M::SenderCpuPerGb, "sender CPU per GB", None),
-    (M::ReceiverCpuPerGb, "receiver CPU per GB", None),
-    (M::PerformanceIndex, "PI", None),
-    (M::Retransmits, "retransmits", Some("retransmits")),
-    (M::Rtt, "RTT", None),
-    (M::Loss, "loss", Some("loss_pct")),
-    (M::Received, "received", Some("pps_received")),
-    (M::Jitter, "jitter", None),
-    (M::OutOfOrder, "out of order", None),
-    (M::Transactions, "transactions", Some("transactions_per_s")),
-    (M::Connections, "connections", None),
-    (M::LostTransactions, "lost transactions", None),
-    (M::LatencyP50, "latency p50", Some("rtt_p50_us")),
-    (M::LatencyP90, "latency p90", None),
-    (M::LatencyP99, "latency p99", Some("rtt_p99_us")),
-    (M::LatencyP999, "latency p99.9", None),
-    (M::LatencyP9999, "latency p99.99", None),
-    (M::LatencyMax, "latency max", None),
-    (
-        M::LoadedLatencyP50,
-        "loaded latency p50",
-        Some("loaded_rtt_p50_us"),
-    ),
-    (M::Rpm, "rpm", None),
-    (M::RpmSelfP50, "rpm self p50", None),
-    (M::RpmForeignP50, "rpm foreign p50", None),
-];
-
 impl MetricId {
     /// Every metric, in row order.
     pub const ALL: [MetricId; 37] = {
         let mut all = [M::Throughput; 37];
         let mut i = 0;
         while i < TABLE.len() {
-            all[i] = TABLE[i].0;
+            all[i] = TABLE[i].id;
             i += 1;
         }
         all
     };
 
-    fn entry(self) -> &'static (MetricId, &'static str, Option<&'static str>) {
-        // Every id has its row: `the_table_holds_every_id_once` says so.
-        &TABLE[self as usize]
-    }
-
     /// The row name, as `--metric` takes it (`throughput`, `latency p99`).
     pub fn name(self) -> &'static str {
-        self.entry().1
+        metric(self).name
     }
 
     /// The figure's name in base units where repetitions summarize it (`throughput_bps`).
     pub fn key(self) -> Option<&'static str> {
-        self.entry().2
+        metric(self).key
     }
 
     /// The metric that leads a kind's summary, decides `--until-ci` and a trend's default:
@@ -193,10 +148,10 @@ impl FromStr for MetricId {
     type Err = UnknownMetric;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        TABLE
+        metrics()
             .iter()
-            .find(|e| e.1 == s)
-            .map(|e| e.0)
+            .find(|m| m.name == s)
+            .map(|m| m.id)
             .ok_or_else(|| UnknownMetric(s.to_string()))
     }
 }
@@ -207,12 +162,12 @@ mod tests {
 
     #[test]
     fn the_table_holds_every_id_once_at_its_own_index() {
-        for (i, e) in TABLE.iter().enumerate() {
-            assert_eq!(e.0 as usize, i, "{:?}", e.0);
-            assert_eq!(e.1.parse::<MetricId>(), Ok(e.0));
+        for (i, m) in metrics().iter().enumerate() {
+            assert_eq!(m.id as usize, i, "{:?}", m.id);
+            assert_eq!(m.name.parse::<MetricId>(), Ok(m.id));
         }
-        let names: std::collections::HashSet<_> = TABLE.iter().map(|e| e.1).collect();
-        assert_eq!(names.len(), TABLE.len());
+        let names: std::collections::HashSet<_> = metrics().iter().map(|m| m.name).collect();
+        assert_eq!(names.len(), metrics().len());
         assert_eq!(MetricId::ALL[36], M::RpmForeignP50);
         assert!("speed".parse::<MetricId>().is_err());
     }

@@ -286,7 +286,7 @@ pub fn primary_metric(kind: TestKind) -> &'static str {
 
 /// Reads the figures of one run that repetitions summarize: `(name with unit, value)`, e.g.
 /// `("throughput_bps", 9.4e9)`, leaving out what the run does not have. The list of figures is
-/// the report's metric list (`report::summarized_figures`), handed in by the caller, so this
+/// the report's metric list (`metric_id::summarized_figures`), handed in by the caller, so this
 /// crate computes statistics without naming figures of its own.
 pub type Figures = fn(&RunRecord) -> Vec<(&'static str, f64)>;
 

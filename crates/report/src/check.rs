@@ -7,11 +7,11 @@
 //! otherwise. Text, JSON and JUnit XML are written in `check_text`.
 
 use analysis::ab::{self, AbResult, Finding};
-use analysis::metric_id::MetricId;
+use analysis::metric_id::{metrics, Better, Metric, MetricId};
 use serde::Serialize;
 use wire::TestKind;
 
-use crate::{metrics, Better, LabeledRuns, Metric};
+use crate::LabeledRuns;
 
 /// The metrics checked when the command line names none: the figures a regression is about
 /// (goodput, the cost of a byte, loss, transaction rate, latency, responsiveness), not every

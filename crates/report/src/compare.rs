@@ -4,10 +4,10 @@
 
 use std::collections::BTreeMap;
 
+use analysis::metric_id::{metrics, Better};
 use serde::{Deserialize, Serialize};
 
 use crate::labeled::median;
-use crate::metrics::{metrics, Better};
 use crate::LabeledRuns;
 
 /// One column: a run or a group of runs.
@@ -50,7 +50,7 @@ pub struct Comparison {
     pub kind: Option<wire::TestKind>,
     /// The columns, the first being the baseline of every ratio.
     pub columns: Vec<Column>,
-    /// One row per metric that at least one column has (see [`crate::Metric::repeats`]).
+    /// One row per metric that at least one column has (see [`analysis::metric_id::Metric::repeats`]).
     pub rows: Vec<Row>,
     /// The settings and host facts that are not the same in every column.
     #[serde(default)]

@@ -21,8 +21,8 @@ pub(crate) fn comparison(w: &mut dyn Write, cmp: &Comparison) -> Result<()> {
     out.write_record(&header)?;
     for row in &cmp.rows {
         let better = match row.better {
-            crate::Better::Higher => "higher",
-            crate::Better::Lower => "lower",
+            analysis::metric_id::Better::Higher => "higher",
+            analysis::metric_id::Better::Lower => "lower",
         };
         let mut rec = vec![row.metric.clone(), row.unit.clone(), better.to_string()];
         for (i, v) in row.values.iter().enumerate() {

@@ -48,8 +48,8 @@ pub struct MeshCell {
 impl MeshCell {
     /// The cell of a run of `from` towards `to`.
     pub fn of_run(from: &str, to: &str, record: &RunRecord, run: Option<RunId>) -> Self {
-        // The figures as the one metric list reads them (`metrics.rs`), in base units.
-        let figure = |id: MetricId| (crate::metrics::metric(id).base)(record);
+        // The figures as the one metric list reads them (`analysis::metric_id::metric`), in base units.
+        let figure = |id: MetricId| (analysis::metric_id::metric(id).base)(record);
         let stream = record.kind.row().family != FamilyId::Transaction;
         Self {
             from: from.into(),

@@ -8,8 +8,8 @@ use serde::Serialize;
 use crate::congestion_text::congestion_cell;
 use crate::format::{opt_value, utc};
 use crate::headline::target_label;
-use crate::metrics::metric;
 use crate::LabeledRuns;
+use analysis::metric_id::metric;
 use analysis::metric_id::MetricId;
 
 /// One line per run, as text cells; columns no run has are left out.

@@ -10,15 +10,14 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
 use analysis::change_points::{change_points, ChangePoint, Threshold};
-use analysis::metric_id::MetricId;
+use analysis::metric_id::{metric as metric_of, Better, Metric, MetricId};
 use record::StoredRun;
 use serde::Serialize;
 use wire::TestKind;
 
 use crate::differences::settings;
 use crate::format::value;
-use crate::metrics::metric as metric_of;
-use crate::{pretty_json, Better, Exporter, Format, Metric};
+use crate::{pretty_json, Exporter, Format};
 
 /// A run's settings by name ([`settings`]).
 type Settings = BTreeMap<String, String>;

@@ -17,10 +17,10 @@
 use std::error::Error;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use analysis::metric_id::summarized_figures;
 use analysis::repeat::{primary_metric, RepeatPlan, RepeatSummary};
 use events::Observer;
 use record::RunRecord;
-use report::summarized_figures;
 use serde::{Deserialize, Serialize};
 use wire::spec::{DataPath, FamilyId};
 use wire::TestSpec;

@@ -180,7 +180,8 @@ fn knob_sweep_with_repeats_stopped_by_a_failure() {
         .map(|(i, &b)| run(i as i64 + 1, record_with("tcp", b)))
         .collect();
     let records: Vec<&record::RunRecord> = runs.iter().map(|r| &r.record).collect();
-    let summary = RepeatSummary::of(&records, &plan, report::summarized_figures).unwrap();
+    let summary =
+        RepeatSummary::of(&records, &plan, analysis::metric_id::summarized_figures).unwrap();
     let mut p1 = SweepPoint::new(
         SweepValue {
             label: "1".into(),
@@ -258,7 +259,7 @@ fn repeat_table_says_whether_the_interval_was_reached() {
         kind: crate::run::RepeatDocument::Repeat,
         test: wire::TestKind::TcpStream,
         target: "h:5301".into(),
-        summary: RepeatSummary::of(&records, &plan, report::summarized_figures),
+        summary: RepeatSummary::of(&records, &plan, analysis::metric_id::summarized_figures),
         runs,
         stopped: None,
     };

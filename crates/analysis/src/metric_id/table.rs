@@ -9,7 +9,7 @@
 //! sends), so a figure does not show twice under two names. The `rpm` rows read a `linerate
 //! rpm` direction's stored run (`summary.rpm`) only.
 
-use analysis::metric_id::MetricId;
+use super::MetricId;
 use record::{FlowSummary, RunRecord};
 use serde::{Deserialize, Serialize};
 use wire::spec::Flow;
@@ -29,6 +29,12 @@ pub enum Better {
 pub struct Metric {
     /// Which metric.
     pub id: MetricId,
+    /// Its row name, as `--metric` takes it and tables print it (`throughput`, `latency
+    /// p99`): never renamed, only added.
+    pub name: &'static str,
+    /// The figure's name in base units where repetitions summarize it (`throughput_bps`, the
+    /// repeat statistics' JSON names); `None` where they do not.
+    pub key: Option<&'static str>,
     /// Unit of the value, e.g. `Mbit/s`.
     pub unit: &'static str,
     /// Which way is better.
@@ -46,13 +52,13 @@ pub struct Metric {
 impl Metric {
     /// Its row name, e.g. `throughput`.
     pub fn name(&self) -> &'static str {
-        self.id.name()
+        self.name
     }
 
     /// The figure's name in base units where repetitions summarize it (`throughput_bps`,
     /// `rtt_p50_us`: the names of the repeat statistics' JSON); `None` where they do not.
     pub fn key(&self) -> Option<&'static str> {
-        self.id.key()
+        self.key
     }
 
     /// The figure of `r` in `unit`; `None` when it does not apply.
@@ -128,11 +134,14 @@ const CPU_S_PER_GB: EfficiencyUnit = ("CPU s/GB", Lower, 1.0);
 /// One end's efficiency row (`efficiency`), not summarized over repetitions.
 const fn per_end(
     id: MetricId,
+    name: &'static str,
     (unit, better, per_unit): EfficiencyUnit,
     base: fn(&RunRecord) -> Option<f64>,
 ) -> Metric {
     Metric {
         id,
+        name,
+        key: None,
         unit,
         better,
         base,
@@ -141,9 +150,12 @@ const fn per_end(
     }
 }
 
-static METRICS: [Metric; 37] = [
+/// The table, in [`MetricId`]'s order: [`MetricId::ALL`] is its ids.
+pub(super) const TABLE: [Metric; 37] = [
     Metric {
         id: M::Throughput,
+        name: "throughput",
+        key: Some("throughput_bps"),
         unit: "Mbit/s",
         better: Higher,
         base: |r| Some(r.summary.throughput_bps),
@@ -152,6 +164,8 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::ThroughputUp,
+        name: "throughput c->s",
+        key: None,
         unit: "Mbit/s",
         better: Higher,
         base: |r| flow(r, Flow::ClientToServer).map(|f| f.throughput_bps),
@@ -160,6 +174,8 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::ThroughputDown,
+        name: "throughput s->c",
+        key: None,
         unit: "Mbit/s",
         better: Higher,
         base: |r| flow(r, Flow::ServerToClient).map(|f| f.throughput_bps),
@@ -168,6 +184,8 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::ClientCpu,
+        name: "client CPU",
+        key: Some("local_cpu_pct"),
         unit: "%",
         better: Lower,
         base: |r| Some(r.summary.local_cpu_pct),
@@ -176,6 +194,8 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::ServerCpu,
+        name: "server CPU",
+        key: Some("remote_cpu_pct"),
         unit: "%",
         better: Lower,
         base: |r| Some(r.summary.remote_cpu_pct),
@@ -184,6 +204,8 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::SenderCpu,
+        name: "sender CPU",
+        key: None,
         unit: "%",
         better: Lower,
         base: |r| only_flow(r).map(|f| f.sender_cpu_pct),
@@ -192,44 +214,75 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::ReceiverCpu,
+        name: "receiver CPU",
+        key: None,
         unit: "%",
         better: Lower,
         base: |r| only_flow(r).map(|f| f.receiver_cpu_pct),
         per_unit: 1.0,
         repeats: &[M::ClientCpu, M::ServerCpu],
     },
-    per_end(M::SenderEfficiency, GBIT_PER_CORE, |r| {
-        efficiency(only_flow(r))?.sender_goodput_bps_per_core
-    }),
-    per_end(M::ReceiverEfficiency, GBIT_PER_CORE, |r| {
-        efficiency(only_flow(r))?.receiver_goodput_bps_per_core
-    }),
-    per_end(M::SenderEfficiencyUp, GBIT_PER_CORE, |r| {
-        efficiency(flow(r, Flow::ClientToServer))?.sender_goodput_bps_per_core
-    }),
-    per_end(M::ReceiverEfficiencyUp, GBIT_PER_CORE, |r| {
-        efficiency(flow(r, Flow::ClientToServer))?.receiver_goodput_bps_per_core
-    }),
-    per_end(M::SenderEfficiencyDown, GBIT_PER_CORE, |r| {
-        efficiency(flow(r, Flow::ServerToClient))?.sender_goodput_bps_per_core
-    }),
-    per_end(M::ReceiverEfficiencyDown, GBIT_PER_CORE, |r| {
-        efficiency(flow(r, Flow::ServerToClient))?.receiver_goodput_bps_per_core
-    }),
-    per_end(M::SenderPpsPerCore, MDATAGRAMS_PER_CORE, |r| {
-        efficiency(only_flow(r))?.sender_pps_per_core
-    }),
-    per_end(M::ReceiverPpsPerCore, MDATAGRAMS_PER_CORE, |r| {
-        efficiency(only_flow(r))?.receiver_pps_per_core
-    }),
-    per_end(M::SenderCpuPerGb, CPU_S_PER_GB, |r| {
+    per_end(
+        M::SenderEfficiency,
+        "sender efficiency",
+        GBIT_PER_CORE,
+        |r| efficiency(only_flow(r))?.sender_goodput_bps_per_core,
+    ),
+    per_end(
+        M::ReceiverEfficiency,
+        "receiver efficiency",
+        GBIT_PER_CORE,
+        |r| efficiency(only_flow(r))?.receiver_goodput_bps_per_core,
+    ),
+    per_end(
+        M::SenderEfficiencyUp,
+        "sender efficiency c->s",
+        GBIT_PER_CORE,
+        |r| efficiency(flow(r, Flow::ClientToServer))?.sender_goodput_bps_per_core,
+    ),
+    per_end(
+        M::ReceiverEfficiencyUp,
+        "receiver efficiency c->s",
+        GBIT_PER_CORE,
+        |r| efficiency(flow(r, Flow::ClientToServer))?.receiver_goodput_bps_per_core,
+    ),
+    per_end(
+        M::SenderEfficiencyDown,
+        "sender efficiency s->c",
+        GBIT_PER_CORE,
+        |r| efficiency(flow(r, Flow::ServerToClient))?.sender_goodput_bps_per_core,
+    ),
+    per_end(
+        M::ReceiverEfficiencyDown,
+        "receiver efficiency s->c",
+        GBIT_PER_CORE,
+        |r| efficiency(flow(r, Flow::ServerToClient))?.receiver_goodput_bps_per_core,
+    ),
+    per_end(
+        M::SenderPpsPerCore,
+        "sender pps per core",
+        MDATAGRAMS_PER_CORE,
+        |r| efficiency(only_flow(r))?.sender_pps_per_core,
+    ),
+    per_end(
+        M::ReceiverPpsPerCore,
+        "receiver pps per core",
+        MDATAGRAMS_PER_CORE,
+        |r| efficiency(only_flow(r))?.receiver_pps_per_core,
+    ),
+    per_end(M::SenderCpuPerGb, "sender CPU per GB", CPU_S_PER_GB, |r| {
         efficiency(only_flow(r))?.sender_cpu_s_per_gb
     }),
-    per_end(M::ReceiverCpuPerGb, CPU_S_PER_GB, |r| {
-        efficiency(only_flow(r))?.receiver_cpu_s_per_gb
-    }),
+    per_end(
+        M::ReceiverCpuPerGb,
+        "receiver CPU per GB",
+        CPU_S_PER_GB,
+        |r| efficiency(only_flow(r))?.receiver_cpu_s_per_gb,
+    ),
     Metric {
         id: M::PerformanceIndex,
+        name: "PI",
+        key: None,
         unit: "T/C×T/L",
         better: Higher,
         base: |r| r.summary.performance_index,
@@ -238,6 +291,8 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::Retransmits,
+        name: "retransmits",
+        key: Some("retransmits"),
         unit: "segments",
         better: Lower,
         base: |r| r.summary.retransmits().map(f64::from),
@@ -246,6 +301,8 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::Rtt,
+        name: "RTT",
+        key: None,
         unit: "µs",
         better: Lower,
         base: |r| r.summary.rtt_us().map(f64::from),
@@ -254,6 +311,8 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::Loss,
+        name: "loss",
+        key: Some("loss_pct"),
         unit: "%",
         better: Lower,
         base: |r| r.summary.udp().map(|u| u.loss_pct),
@@ -262,6 +321,8 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::Received,
+        name: "received",
+        key: Some("pps_received"),
         unit: "datagrams/s",
         better: Higher,
         base: |r| r.summary.udp().map(|u| u.pps_received),
@@ -270,6 +331,8 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::Jitter,
+        name: "jitter",
+        key: None,
         unit: "µs",
         better: Lower,
         base: |r| r.summary.udp().map(|u| u.jitter_us),
@@ -278,6 +341,8 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::OutOfOrder,
+        name: "out of order",
+        key: None,
         unit: "datagrams",
         better: Lower,
         base: |r| r.summary.udp().map(|u| u.packets_out_of_order as f64),
@@ -286,6 +351,8 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::Transactions,
+        name: "transactions",
+        key: Some("transactions_per_s"),
         unit: "1/s",
         better: Higher,
         base: |r| r.summary.rr().map(|rr| rr.transactions_per_s),
@@ -294,6 +361,8 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::Connections,
+        name: "connections",
+        key: None,
         unit: "1/s",
         better: Higher,
         base: |r| r.summary.rr().and_then(|rr| rr.connections_per_s),
@@ -302,6 +371,8 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::LostTransactions,
+        name: "lost transactions",
+        key: None,
         unit: "transactions",
         better: Lower,
         base: |r| {
@@ -315,6 +386,8 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::LatencyP50,
+        name: "latency p50",
+        key: Some("rtt_p50_us"),
         unit: "µs",
         better: Lower,
         base: |r| latency(r).map(|l| l.p50),
@@ -323,6 +396,8 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::LatencyP90,
+        name: "latency p90",
+        key: None,
         unit: "µs",
         better: Lower,
         base: |r| latency(r).map(|l| l.p90),
@@ -331,6 +406,8 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::LatencyP99,
+        name: "latency p99",
+        key: Some("rtt_p99_us"),
         unit: "µs",
         better: Lower,
         base: |r| latency(r).map(|l| l.p99),
@@ -339,6 +416,8 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::LatencyP999,
+        name: "latency p99.9",
+        key: None,
         unit: "µs",
         better: Lower,
         base: |r| latency(r).map(|l| l.p999),
@@ -347,6 +426,8 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::LatencyP9999,
+        name: "latency p99.99",
+        key: None,
         unit: "µs",
         better: Lower,
         base: |r| latency(r).map(|l| l.p9999),
@@ -355,6 +436,8 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::LatencyMax,
+        name: "latency max",
+        key: None,
         unit: "µs",
         better: Lower,
         base: |r| latency(r).map(|l| l.max),
@@ -363,6 +446,8 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::LoadedLatencyP50,
+        name: "loaded latency p50",
+        key: Some("loaded_rtt_p50_us"),
         unit: "µs",
         better: Lower,
         base: |r| {
@@ -376,6 +461,8 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::Rpm,
+        name: "rpm",
+        key: None,
         unit: "round trips/min",
         better: Higher,
         base: |r| rpm(r)?.responsiveness.map(|x| x.rpm),
@@ -384,6 +471,8 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::RpmSelfP50,
+        name: "rpm self p50",
+        key: None,
         unit: "ms",
         better: Lower,
         base: |r| rpm_p50(&rpm(r)?.self_ms),
@@ -392,6 +481,8 @@ static METRICS: [Metric; 37] = [
     },
     Metric {
         id: M::RpmForeignP50,
+        name: "rpm foreign p50",
+        key: None,
         unit: "ms",
         better: Lower,
         base: |r| rpm_p50(&rpm(r)?.foreign_rr_ms),
@@ -399,6 +490,8 @@ static METRICS: [Metric; 37] = [
         repeats: &[],
     },
 ];
+
+static METRICS: [Metric; 37] = TABLE;
 
 #[cfg(test)]
 mod tests {
@@ -417,7 +510,8 @@ mod tests {
     #[test]
     fn efficiency_rows_read_each_ends_figures_in_their_units() {
         let runs: Vec<RunRecord> =
-            serde_json::from_str(include_str!("../tests/fixtures/tcp_runs.json")).unwrap();
+            serde_json::from_str(include_str!("../../../report/tests/fixtures/tcp_runs.json"))
+                .unwrap();
         let mut r = runs[0].clone();
         assert_eq!(value("sender efficiency", &r), None, "older record: no row");
         r.summary.flows[0].efficiency = Some(record::Efficiency {
@@ -452,7 +546,8 @@ mod tests {
     #[test]
     fn rpm_metrics_read_an_rpm_direction_only() {
         let rpm: RunRecord =
-            serde_json::from_str(include_str!("../tests/fixtures/rpm_run.json")).unwrap();
+            serde_json::from_str(include_str!("../../../report/tests/fixtures/rpm_run.json"))
+                .unwrap();
         let d = &rpm.summary.rpm().unwrap().direction;
         let expected = [
             ("rpm", d.responsiveness.map(|r| r.rpm)),
@@ -468,7 +563,8 @@ mod tests {
         assert_eq!(m("rpm self p50").better, Lower);
         assert_eq!(m("rpm foreign p50").unit, "ms");
         let tcp: Vec<RunRecord> =
-            serde_json::from_str(include_str!("../tests/fixtures/tcp_runs.json")).unwrap();
+            serde_json::from_str(include_str!("../../../report/tests/fixtures/tcp_runs.json"))
+                .unwrap();
         for name in ["rpm", "rpm self p50", "rpm foreign p50"] {
             assert_eq!(value(name, &tcp[0]), None, "{name} of a tcp run");
         }
