@@ -16,7 +16,6 @@ pub mod pps_args;
 pub mod reach;
 pub mod repeat_args;
 pub mod report_cmd;
-pub mod rr_args;
 pub mod serve_cmd;
 pub mod shutdown;
 pub mod store_args;

@@ -21,10 +21,10 @@ use wire::spec::{
 };
 use wire::TestSpec;
 
+pub use crate::commands::rr::RrArgs;
 use crate::connection_args::ConnectionArgs;
 use crate::latency_args::LatencyArgs;
 use crate::repeat_args::RepeatArgs;
-pub use crate::rr_args::RrArgs;
 use crate::store_args::StoreArgs;
 use session::target::Family;
 

@@ -1,4 +1,5 @@
 use super::*;
+use crate::commands::rr::RequestResponse;
 use crate::measuring::{MeasuringArgs, MeasuringCli};
 use clap::Parser;
 use wire::spec::{RrParams, TestKind};
