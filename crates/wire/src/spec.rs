@@ -18,12 +18,12 @@ mod check_rr;
 pub use check::SpecError;
 pub use check_frames::{frame_flows, pps_flows, FramesRefusal, PpsFlows, PpsFlowsError};
 pub mod kind;
-pub mod kinds;
+pub mod kind_row;
 pub mod params;
 pub mod rates;
 
-pub use kind::{Params, Shape, TestKind};
-pub use kinds::{DataPath, Directions, FamilyId, Headline, KindRow, Loss, KINDS};
+pub use kind::{Params, Shape, TestKind, KINDS};
+pub use kind_row::{DataPath, Directions, FamilyId, Headline, KindRow, Loss};
 pub use params::{
     FramePath, FrameRxPath, RrParams, RxMode, StreamParams, TcpOptions, UdpEngine, UdpParams,
     UdpRate,

@@ -1,11 +1,14 @@
-//! The test kinds: [`TestKind`], the name every kind goes by, and [`Params`], whose variant is
-//! the kind and holds its own parameters (the structs of [`super::params`]). What depends on
-//! the kind alone is its row in [`super::kinds`]; what depends on its parameters is a `match`
-//! here, so a new kind shaped like an existing one adds its variant to both enums, its arms in
-//! this file and its row, and nowhere else in this crate.
+//! The test kinds: [`TestKind`], the name every kind goes by, [`Params`], whose variant is the
+//! kind and holds its own parameters (the structs of [`super::params`]), and the kind table,
+//! [`KINDS`]: everything about a kind that does not depend on one test's parameters, one row
+//! per kind (what a row says is [`super::kind_row`]), read through [`TestKind::row`]. What
+//! depends on its parameters is a `match` here, so a new kind shaped like an existing one adds
+//! its variant to both enums, its arms and its row in this file, and nowhere else in this
+//! crate; the tests at its foot hold every row to its kind.
 
 use serde::{Deserialize, Serialize};
 
+use super::kind_row::{DataPath, FamilyId, Headline, KindRow, Loss, BOTH_WAYS, CLIENT_ASKS};
 use super::params::{RrParams, StreamParams, TcpOptions, UdpParams};
 use super::Direction;
 
@@ -29,15 +32,16 @@ pub enum TestKind {
 }
 
 impl TestKind {
-    /// Every kind, in the order messages list them.
-    pub const ALL: [TestKind; 6] = [
-        TestKind::TcpStream,
-        TestKind::UdpStream,
-        TestKind::TcpRr,
-        TestKind::UdpRr,
-        TestKind::TcpCrr,
-        TestKind::TcpCc,
-    ];
+    /// Every kind, in the order messages list them: the kind table's.
+    pub const ALL: [TestKind; KINDS.len()] = {
+        let mut all = [TestKind::TcpStream; KINDS.len()];
+        let mut i = 0;
+        while i < KINDS.len() {
+            all[i] = KINDS[i].kind;
+            i += 1;
+        }
+        all
+    };
 
     /// The shared vocabulary name, e.g. `tcp_stream` (the row's).
     pub fn as_str(self) -> &'static str {
@@ -303,6 +307,153 @@ impl Params {
             | Params::TcpCrr { tcp, .. }
             | Params::TcpCc { tcp, .. } => Some(tcp),
             Params::UdpStream { .. } | Params::UdpRr { .. } => None,
+        }
+    }
+}
+
+/// The kind table: every kind's row, in the order messages list them, each at its kind's
+/// index (the tests below hold it).
+pub const KINDS: [KindRow; 6] = [
+    KindRow {
+        kind: TestKind::TcpStream,
+        name: "tcp_stream",
+        command: "tcp",
+        family: FamilyId::Stream,
+        path: DataPath::Tcp,
+        carries_data: true,
+        connects: false,
+        loss: Loss::None,
+        headline: Headline::Throughput,
+        directions: BOTH_WAYS,
+    },
+    KindRow {
+        kind: TestKind::UdpStream,
+        name: "udp_stream",
+        command: "udp",
+        family: FamilyId::Datagram,
+        path: DataPath::Udp,
+        carries_data: true,
+        connects: false,
+        loss: Loss::Datagrams,
+        headline: Headline::Throughput,
+        directions: BOTH_WAYS,
+    },
+    KindRow {
+        kind: TestKind::TcpRr,
+        name: "tcp_rr",
+        command: "rr",
+        family: FamilyId::Transaction,
+        path: DataPath::Tcp,
+        carries_data: true,
+        connects: false,
+        loss: Loss::None,
+        headline: Headline::Transactions,
+        directions: CLIENT_ASKS,
+    },
+    KindRow {
+        kind: TestKind::UdpRr,
+        name: "udp_rr",
+        command: "rr --udp",
+        family: FamilyId::Transaction,
+        path: DataPath::Udp,
+        carries_data: true,
+        connects: false,
+        loss: Loss::Transactions,
+        headline: Headline::Transactions,
+        directions: CLIENT_ASKS,
+    },
+    KindRow {
+        kind: TestKind::TcpCrr,
+        name: "tcp_crr",
+        command: "crr",
+        family: FamilyId::Transaction,
+        path: DataPath::Tcp,
+        carries_data: true,
+        connects: true,
+        loss: Loss::None,
+        headline: Headline::Connections,
+        directions: CLIENT_ASKS,
+    },
+    KindRow {
+        kind: TestKind::TcpCc,
+        name: "tcp_cc",
+        command: "cc",
+        family: FamilyId::Transaction,
+        path: DataPath::Tcp,
+        carries_data: false,
+        connects: true,
+        loss: Loss::None,
+        headline: Headline::Connections,
+        directions: CLIENT_ASKS,
+    },
+];
+
+impl TestKind {
+    /// The kind's row in the kind table.
+    pub fn row(self) -> &'static KindRow {
+        &KINDS[self as usize]
+    }
+
+    /// The kind a stored or typed name (`tcp_stream`) is, if any.
+    pub fn of_name(name: &str) -> Option<TestKind> {
+        KINDS.iter().find(|r| r.name == name).map(|r| r.kind)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_is_its_kinds_and_names_it_as_serde_does() {
+        for (i, kind) in TestKind::ALL.into_iter().enumerate() {
+            let row = kind.row();
+            assert_eq!((row.kind, KINDS[i].kind), (kind, kind));
+            let json = serde_json::to_string(&kind).unwrap();
+            assert_eq!(json, format!("\"{}\"", row.name));
+            assert_eq!(TestKind::of_name(row.name), Some(kind));
+        }
+        assert_eq!(TestKind::of_name("udp_pps"), None);
+    }
+
+    /// The row agrees with the kind's parameters: a row is data, and these are the facts the
+    /// parameters hold too.
+    #[test]
+    fn every_row_agrees_with_its_kinds_parameters() {
+        for kind in TestKind::ALL {
+            let row = kind.row();
+            let params = Params::defaults(kind);
+            assert_eq!(params.kind(), kind);
+            assert_eq!(
+                row.family == FamilyId::Transaction,
+                params.rr().is_some(),
+                "{kind:?}"
+            );
+            assert_eq!(
+                row.family == FamilyId::Datagram,
+                params.udp().is_some(),
+                "{kind:?}"
+            );
+            assert_eq!(
+                row.path == DataPath::Tcp,
+                params.tcp().is_some(),
+                "{kind:?}"
+            );
+            assert_eq!(row.carries_data, params.message_len_bytes() > 0, "{kind:?}");
+            assert_eq!(
+                row.connects,
+                row.headline == Headline::Connections,
+                "{kind:?}"
+            );
+            let rr = row.family == FamilyId::Transaction;
+            assert_eq!(row.directions == CLIENT_ASKS, rr, "{kind:?}");
+            assert_eq!(row.headline == Headline::Throughput, !rr, "{kind:?}");
+            let lossy = row.path == DataPath::Udp;
+            assert_eq!(row.loss != Loss::None, lossy, "{kind:?}");
+            assert_eq!(
+                row.command.split(' ').count(),
+                1 + usize::from(kind == TestKind::UdpRr)
+            );
         }
     }
 }
