@@ -110,7 +110,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
         threshold: args.threshold,
         level: args.confidence / 100.0,
     };
-    let c = check(&baseline, &candidate, &opts);
+    let c = check(&baseline, &candidate, &opts)?;
     crate::output::print(&c, crate::output::format_of(args.format)?, None)?;
     match c.undecided() {
         Some(why) if !args.allow_undecided => bail!("{why}"),

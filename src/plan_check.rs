@@ -67,7 +67,7 @@ pub fn check_steps(
                 threshold: None,
                 level: 0.95,
             };
-            let result = check(&b, &c, &opts);
+            let result = check(&b, &c, &opts)?;
             regressed |= result.decision == Decision::Regressed;
             let why = result
                 .undecided()

@@ -76,13 +76,7 @@ pub fn run(args: &TrendArgs) -> Result<()> {
     if input.iter().all(|s| s.runs.len() < 2) {
         bail!("no series with two runs or more to draw a trend from (see `linerate runs`)");
     }
-    let Some(t) = trend(&input, args.metric.as_deref(), at) else {
-        let names = report::check::metric_names().join(", ");
-        bail!(
-            "--metric {}: no such metric; one of: {names}",
-            args.metric.as_deref().unwrap_or("")
-        );
-    };
+    let t = trend(&input, args.metric.as_deref(), at)?;
     if let Some(path) = &args.chart {
         crate::commands::write_chart(path, report::chart::trend_chart(&t)?)?;
     }

@@ -2,7 +2,8 @@
 //! names each, and its row in the table ([`metric`], `table.rs`) holds the rest: its row name
 //! (what `--metric` takes and tables print), for the figures repetitions summarize its key in
 //! base units (the repeat statistics' JSON names, `throughput_bps`), its unit, which way is
-//! better, and how it is read from a record. Which one leads a kind's summary is
+//! better, which kinds of test have it, and how it is read from a record. What a row is,
+//! [`Metric`], is here with the lookups; the rows and their readers are `table.rs`. Which one leads a kind's summary is
 //! [`MetricId::headline`].
 //!
 //! Names are part of the command line and the JSON: never renamed, only added.
@@ -15,8 +16,10 @@ use wire::TestKind;
 
 mod table;
 
-use table::TABLE;
-pub use table::{metric, metrics, summarized_figures, Better, Metric};
+use record::RunRecord;
+use serde::{Deserialize, Serialize};
+use table::{METRICS, TABLE};
+use wire::spec::{DataPath, FamilyId, KindRow, Loss, KINDS};
 
 /// A comparable figure of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -98,6 +101,118 @@ pub enum MetricId {
 }
 
 use MetricId as M;
+
+/// Which way a metric improves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Better {
+    /// More is better (throughput, transactions/s).
+    Higher,
+    /// Less is better (CPU, loss, latency).
+    Lower,
+}
+
+/// One comparable figure of a run: how [`MetricId`] reads and shows.
+#[derive(Debug, Clone, Copy)]
+pub struct Metric {
+    /// Which metric.
+    pub id: MetricId,
+    /// Its row name, as `--metric` takes it and tables print it (`throughput`, `latency
+    /// p99`): never renamed, only added.
+    pub name: &'static str,
+    /// The figure's name in base units where repetitions summarize it (`throughput_bps`, the
+    /// repeat statistics' JSON names); `None` where they do not.
+    pub key: Option<&'static str>,
+    /// Which kinds of test have it, by their rows: a named metric a kind lacks is refused
+    /// for its runs (`check`, `trend`), where reading it would give nothing. A run of a kind
+    /// that has it may still lack it (an older record, a direction it did not run).
+    pub kinds: fn(&KindRow) -> bool,
+    /// Unit of the value, e.g. `Mbit/s`.
+    pub unit: &'static str,
+    /// Which way is better.
+    pub better: Better,
+    /// Reads the figure from a run in its base unit (bit/s, %, µs, 1/s); `None` when it does
+    /// not apply. [`Metric::value`] gives it in `unit`.
+    pub base: fn(&RunRecord) -> Option<f64>,
+    /// Base units per `unit` (1e6 for Mbit/s over bit/s, else 1).
+    pub per_unit: f64,
+    /// Earlier metrics this one may only repeat: a comparison leaves this row out when its
+    /// values equal one of theirs in every column.
+    pub repeats: &'static [MetricId],
+}
+
+impl Metric {
+    /// Its row name, e.g. `throughput`.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The figure's name in base units where repetitions summarize it (`throughput_bps`,
+    /// `rtt_p50_us`: the names of the repeat statistics' JSON); `None` where they do not.
+    pub fn key(&self) -> Option<&'static str> {
+        self.key
+    }
+
+    /// Whether runs of `kind` have it.
+    pub fn applies(&self, kind: TestKind) -> bool {
+        (self.kinds)(kind.row())
+    }
+
+    /// The kinds that have it, for messages: `udp_stream`.
+    pub fn kinds_having(&self) -> String {
+        let names: Vec<&str> = (KINDS.iter())
+            .filter(|row| (self.kinds)(row))
+            .map(|row| row.name)
+            .collect();
+        names.join(", ")
+    }
+
+    /// The figure of `r` in `unit`; `None` when it does not apply.
+    pub fn value(&self, r: &RunRecord) -> Option<f64> {
+        (self.base)(r).map(|v| v / self.per_unit)
+    }
+}
+
+/// Every metric, in row order ([`MetricId::ALL`]'s).
+pub fn metrics() -> &'static [Metric] {
+    &METRICS
+}
+
+/// How `id` reads and shows.
+pub fn metric(id: MetricId) -> &'static Metric {
+    // METRICS is in MetricId order: `the_table_is_in_metric_id_order` holds it.
+    &METRICS[id as usize]
+}
+
+/// The figures of `r` that repetitions summarize, by key and in base units, in row order; a
+/// figure the run does not have (no retransmits over UDP) is left out.
+pub fn summarized_figures(r: &RunRecord) -> Vec<(&'static str, f64)> {
+    METRICS
+        .iter()
+        .filter_map(|m| Some((m.key()?, (m.base)(r)?)))
+        .collect()
+}
+
+/// Which kinds have a metric, read from their rows.
+const ANY: fn(&KindRow) -> bool = |_| true;
+/// Kinds that carry data (not `tcp_cc`, whose transaction is the connection).
+const DATA: fn(&KindRow) -> bool = |k| k.carries_data;
+/// Kinds that run both ways at once (`--bidir`): the per-direction rows.
+const BIDIR: fn(&KindRow) -> bool = |k| k.directions.bidir;
+/// Kinds whose data go one way, in a stream (the loaded-latency probes run beside them).
+const ONE_WAY_DATA: fn(&KindRow) -> bool = |k| k.family != FamilyId::Transaction;
+/// Bytes in a stream (`tcp_stream`; `linerate rpm` stores its directions as such runs).
+const STREAM: fn(&KindRow) -> bool = |k| k.family == FamilyId::Stream;
+/// Datagrams counted by the receiver (`udp_stream`).
+const DATAGRAMS: fn(&KindRow) -> bool = |k| k.loss == Loss::Datagrams;
+/// Kinds over TCP (retransmits, round trip).
+const TCP: fn(&KindRow) -> bool = |k| k.path == DataPath::Tcp;
+/// Request/response kinds: transactions and their round trips.
+const TRANSACTIONS: fn(&KindRow) -> bool = |k| k.family == FamilyId::Transaction;
+/// Kinds whose transaction is a new connection.
+const CONNECTIONS: fn(&KindRow) -> bool = |k| k.connects;
+/// Kinds that count unanswered requests (`udp_rr`).
+const LOST_TRANSACTIONS: fn(&KindRow) -> bool = |k| k.loss == Loss::Transactions;
 
 impl MetricId {
     /// Every metric, in row order.

@@ -109,8 +109,29 @@ pub fn metric_names() -> Vec<&'static str> {
 
 /// Checks `candidate` against `baseline` (each already without its unfinished runs, as
 /// [`LabeledRuns::leave_out_unfinished`] gives them). Unknown metric names are the caller's to
-/// refuse (see [`metric_names`]).
-pub fn check(baseline: &LabeledRuns, candidate: &LabeledRuns, opts: &CheckOptions) -> Check {
+/// refuse (see [`metric_names`]); a metric named that the runs' kind does not have is refused
+/// here ([`crate::Error::NotOfKind`]).
+pub fn check(
+    baseline: &LabeledRuns,
+    candidate: &LabeledRuns,
+    opts: &CheckOptions,
+) -> crate::Result<Check> {
+    let test = baseline
+        .runs
+        .iter()
+        .chain(&candidate.runs)
+        .next()
+        .map(|r| r.kind);
+    if let Some(kind) = test {
+        let named = |m: &&Metric| opts.metrics.iter().any(|n| n == m.name);
+        if let Some(m) = metrics().iter().filter(named).find(|m| !m.applies(kind)) {
+            return Err(crate::Error::NotOfKind {
+                metric: m.name,
+                kind: kind.as_str(),
+                kinds: m.kinds_having(),
+            });
+        }
+    }
     let wanted = |m: &Metric| match opts.metrics.is_empty() {
         true => DEFAULT_METRICS.contains(&m.id),
         false => opts.metrics.iter().any(|n| n == m.name()),
@@ -133,7 +154,7 @@ pub fn check(baseline: &LabeledRuns, candidate: &LabeledRuns, opts: &CheckOption
     } else {
         Decision::Pass
     };
-    Check {
+    Ok(Check {
         kind: "check",
         test: baseline.runs.first().map(|r| r.kind),
         baseline: side(baseline),
@@ -141,7 +162,7 @@ pub fn check(baseline: &LabeledRuns, candidate: &LabeledRuns, opts: &CheckOption
         need_runs: ab::MIN_RUNS,
         metrics: figures,
         decision,
-    }
+    })
 }
 
 fn side(l: &LabeledRuns) -> CheckSide {
@@ -226,4 +247,36 @@ pub fn kinds_of<'a>(runs: impl Iterator<Item = &'a record::RunRecord>) -> Vec<&'
     kinds.sort_unstable();
     kinds.dedup();
     kinds
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A metric named that the runs' kind lacks is refused by name, where it would have read
+    /// "not enough runs: 0".
+    #[test]
+    fn a_metric_the_runs_kind_lacks_is_refused_by_name() {
+        let runs: Vec<record::RunRecord> =
+            serde_json::from_str(include_str!("../tests/fixtures/tcp_runs.json")).unwrap();
+        let (a, b) = (
+            LabeledRuns::new("a", runs[..2].to_vec()),
+            LabeledRuns::new("b", runs[2..4].to_vec()),
+        );
+        let opts = |metrics| CheckOptions {
+            metrics,
+            threshold: None,
+            level: 0.95,
+        };
+        let loss = ["loss".to_string()];
+        let err = check(&a, &b, &opts(&loss)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--metric loss: tcp_stream runs have no loss; it is a figure of udp_stream"
+        );
+        let throughput = ["throughput".to_string()];
+        let c = check(&a, &b, &opts(&throughput)).unwrap();
+        assert_eq!(c.metrics.len(), 1);
+        assert!(check(&a, &b, &opts(&[])).is_ok());
+    }
 }

@@ -39,6 +39,24 @@ pub enum Error {
         /// The kinds, comma-separated.
         kinds: String,
     },
+    /// A metric named that has no such name.
+    #[error("--metric {name}: no such metric; one of: {names}")]
+    UnknownMetric {
+        /// The name as given.
+        name: String,
+        /// Every metric's name, comma-separated.
+        names: String,
+    },
+    /// A metric named for runs of a kind that has no such figure (`loss` of TCP runs).
+    #[error("--metric {metric}: {kind} runs have no {metric}; it is a figure of {kinds}")]
+    NotOfKind {
+        /// The metric's name.
+        metric: &'static str,
+        /// The runs' kind.
+        kind: &'static str,
+        /// The kinds that have it, comma-separated.
+        kinds: String,
+    },
     /// A format asked of a document that is not written in it.
     #[error("--format {format}: {document} is written as {formats}")]
     NoFormat {

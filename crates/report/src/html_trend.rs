@@ -50,7 +50,7 @@ fn trend_view(column: &LabeledRuns, id: &str) -> Result<Option<Value>> {
             .collect(),
     }];
     let at = analysis::change_points::Threshold::default();
-    let Some(t) = trend(&input, None, at) else {
+    let Ok(t) = trend(&input, None, at) else {
         return Ok(None);
     };
     let Some(s) = t.series.first().filter(|s| s.points.len() >= MIN_RUNS) else {

@@ -110,20 +110,48 @@ pub fn default_metric(kind: TestKind) -> MetricId {
 }
 
 /// Each series' history in `metric` (`None`: the kind's headline) and its change points by
-/// `threshold`. A metric name not in `compare`'s list gives `None`.
-pub fn trend(series: &[SeriesRuns], metric: Option<&str>, threshold: Threshold) -> Option<Trend> {
-    let find = |name: &str| name.parse().ok().map(metric_of);
+/// `threshold`. A metric named leaves out the series of kinds that do not have it, and is
+/// refused when none has it or it is no metric's name.
+pub fn trend(
+    series: &[SeriesRuns],
+    metric: Option<&str>,
+    threshold: Threshold,
+) -> crate::Result<Trend> {
+    let named = match metric {
+        None => None,
+        Some(name) => {
+            Some(
+                name.parse()
+                    .map(metric_of)
+                    .map_err(|_| crate::Error::UnknownMetric {
+                        name: name.to_string(),
+                        names: crate::check::metric_names().join(", "),
+                    })?,
+            )
+        }
+    };
     let mut out = Vec::new();
     for s in series {
         let kind = s.runs.first().map(|(_, r)| r.kind);
-        let headline = kind.map_or(MetricId::Throughput, default_metric);
-        let m = match metric {
-            Some(name) => find(name)?,
-            None => metric_of(headline),
+        let m = match named {
+            Some(m) if kind.is_some_and(|k| !m.applies(k)) => continue,
+            Some(m) => m,
+            None => metric_of(kind.map_or(MetricId::Throughput, default_metric)),
         };
         out.push(one_series(s, kind, m, threshold));
     }
-    Some(Trend {
+    let first_kind = series
+        .iter()
+        .find_map(|s| s.runs.first())
+        .map(|(_, r)| r.kind);
+    if let (Some(m), true, Some(kind)) = (named, out.is_empty(), first_kind) {
+        return Err(crate::Error::NotOfKind {
+            metric: m.name,
+            kind: kind.as_str(),
+            kinds: m.kinds_having(),
+        });
+    }
+    Ok(Trend {
         kind: "trend",
         alpha: threshold.alpha,
         min_change_pct: threshold.min_change_pct,
@@ -193,6 +221,10 @@ impl Exporter for Trend {
 pub fn trend_text(t: &Trend) -> String {
     let mut out = String::new();
     for s in &t.series {
+        if s.points.is_empty() {
+            out.push_str(&format!("{}: no run has {}\n", s.key, s.metric));
+            continue;
+        }
         let lo = s
             .points
             .iter()
@@ -391,6 +423,43 @@ pub fn natural(a: &str, b: &str) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A metric named draws the series of kinds that have it and leaves out the others; one
+    /// that no series' kind has, or that is no metric, is refused by name. A series with no
+    /// run that has it says so, not a range from infinity to minus infinity.
+    #[test]
+    fn a_metric_named_draws_only_the_kinds_that_have_it() {
+        let tcp: Vec<record::RunRecord> =
+            serde_json::from_str(include_str!("../tests/fixtures/tcp_runs.json")).unwrap();
+        let udp: record::RunRecord =
+            serde_json::from_str(include_str!("../tests/fixtures/udp_run.json")).unwrap();
+        fn series<'a>(runs: &[&'a record::RunRecord]) -> SeriesRuns<'a> {
+            SeriesRuns {
+                key: runs[0].kind.as_str().to_string(),
+                runs: runs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| (i as i64, *r))
+                    .collect(),
+            }
+        }
+        let both = [series(&[&tcp[0], &tcp[1]]), series(&[&udp, &udp])];
+        let t = trend(&both, Some("jitter"), Threshold::default()).unwrap();
+        let keys: Vec<&str> = t.series.iter().map(|s| s.key.as_str()).collect();
+        assert_eq!(keys, ["udp_stream"]);
+        let err = trend(&both[..1], Some("jitter"), Threshold::default()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--metric jitter: tcp_stream runs have no jitter; it is a figure of udp_stream"
+        );
+        let err = trend(&both, Some("speed"), Threshold::default()).unwrap_err();
+        assert!(err
+            .to_string()
+            .starts_with("--metric speed: no such metric; one of: throughput"));
+        let mut t = trend(&both[..1], None, Threshold::default()).unwrap();
+        t.series[0].points.clear();
+        assert_eq!(trend_text(&t), "tcp_stream: no run has throughput\n");
+    }
 
     /// Two nightly meshes of two hosts: each cell is a series of its own, in time order, and
     /// a run outside any mesh stays in its group's series.

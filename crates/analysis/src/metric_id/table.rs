@@ -9,83 +9,11 @@
 //! sends), so a figure does not show twice under two names. The `rpm` rows read a `linerate
 //! rpm` direction's stored run (`summary.rpm`) only.
 
-use super::MetricId;
+use super::{Better, Metric, MetricId};
+use super::{ANY, BIDIR, CONNECTIONS, DATA, DATAGRAMS, LOST_TRANSACTIONS, ONE_WAY_DATA};
+use super::{STREAM, TCP, TRANSACTIONS};
 use record::{FlowSummary, RunRecord};
-use serde::{Deserialize, Serialize};
-use wire::spec::Flow;
-
-/// Which way a metric improves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Better {
-    /// More is better (throughput, transactions/s).
-    Higher,
-    /// Less is better (CPU, loss, latency).
-    Lower,
-}
-
-/// One comparable figure of a run: how [`MetricId`] reads and shows.
-#[derive(Debug, Clone, Copy)]
-pub struct Metric {
-    /// Which metric.
-    pub id: MetricId,
-    /// Its row name, as `--metric` takes it and tables print it (`throughput`, `latency
-    /// p99`): never renamed, only added.
-    pub name: &'static str,
-    /// The figure's name in base units where repetitions summarize it (`throughput_bps`, the
-    /// repeat statistics' JSON names); `None` where they do not.
-    pub key: Option<&'static str>,
-    /// Unit of the value, e.g. `Mbit/s`.
-    pub unit: &'static str,
-    /// Which way is better.
-    pub better: Better,
-    /// Reads the figure from a run in its base unit (bit/s, %, µs, 1/s); `None` when it does
-    /// not apply. [`Metric::value`] gives it in `unit`.
-    pub base: fn(&RunRecord) -> Option<f64>,
-    /// Base units per `unit` (1e6 for Mbit/s over bit/s, else 1).
-    pub per_unit: f64,
-    /// Earlier metrics this one may only repeat: a comparison leaves this row out when its
-    /// values equal one of theirs in every column.
-    pub repeats: &'static [MetricId],
-}
-
-impl Metric {
-    /// Its row name, e.g. `throughput`.
-    pub fn name(&self) -> &'static str {
-        self.name
-    }
-
-    /// The figure's name in base units where repetitions summarize it (`throughput_bps`,
-    /// `rtt_p50_us`: the names of the repeat statistics' JSON); `None` where they do not.
-    pub fn key(&self) -> Option<&'static str> {
-        self.key
-    }
-
-    /// The figure of `r` in `unit`; `None` when it does not apply.
-    pub fn value(&self, r: &RunRecord) -> Option<f64> {
-        (self.base)(r).map(|v| v / self.per_unit)
-    }
-}
-
-/// Every metric, in row order ([`MetricId::ALL`]'s).
-pub fn metrics() -> &'static [Metric] {
-    &METRICS
-}
-
-/// How `id` reads and shows.
-pub fn metric(id: MetricId) -> &'static Metric {
-    // METRICS is in MetricId order: `the_table_is_in_metric_id_order` holds it.
-    &METRICS[id as usize]
-}
-
-/// The figures of `r` that repetitions summarize, by key and in base units, in row order; a
-/// figure the run does not have (no retransmits over UDP) is left out.
-pub fn summarized_figures(r: &RunRecord) -> Vec<(&'static str, f64)> {
-    METRICS
-        .iter()
-        .filter_map(|m| Some((m.key()?, (m.base)(r)?)))
-        .collect()
-}
+use wire::spec::{Flow, KindRow};
 
 const MBIT: f64 = 1e6;
 
@@ -135,6 +63,7 @@ const CPU_S_PER_GB: EfficiencyUnit = ("CPU s/GB", Lower, 1.0);
 const fn per_end(
     id: MetricId,
     name: &'static str,
+    kinds: fn(&KindRow) -> bool,
     (unit, better, per_unit): EfficiencyUnit,
     base: fn(&RunRecord) -> Option<f64>,
 ) -> Metric {
@@ -142,6 +71,7 @@ const fn per_end(
         id,
         name,
         key: None,
+        kinds,
         unit,
         better,
         base,
@@ -156,6 +86,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::Throughput,
         name: "throughput",
         key: Some("throughput_bps"),
+        kinds: ANY,
         unit: "Mbit/s",
         better: Higher,
         base: |r| Some(r.summary.throughput_bps),
@@ -166,6 +97,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::ThroughputUp,
         name: "throughput c->s",
         key: None,
+        kinds: BIDIR,
         unit: "Mbit/s",
         better: Higher,
         base: |r| flow(r, Flow::ClientToServer).map(|f| f.throughput_bps),
@@ -176,6 +108,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::ThroughputDown,
         name: "throughput s->c",
         key: None,
+        kinds: BIDIR,
         unit: "Mbit/s",
         better: Higher,
         base: |r| flow(r, Flow::ServerToClient).map(|f| f.throughput_bps),
@@ -186,6 +119,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::ClientCpu,
         name: "client CPU",
         key: Some("local_cpu_pct"),
+        kinds: ANY,
         unit: "%",
         better: Lower,
         base: |r| Some(r.summary.local_cpu_pct),
@@ -196,6 +130,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::ServerCpu,
         name: "server CPU",
         key: Some("remote_cpu_pct"),
+        kinds: ANY,
         unit: "%",
         better: Lower,
         base: |r| Some(r.summary.remote_cpu_pct),
@@ -206,6 +141,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::SenderCpu,
         name: "sender CPU",
         key: None,
+        kinds: ANY,
         unit: "%",
         better: Lower,
         base: |r| only_flow(r).map(|f| f.sender_cpu_pct),
@@ -216,6 +152,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::ReceiverCpu,
         name: "receiver CPU",
         key: None,
+        kinds: ANY,
         unit: "%",
         better: Lower,
         base: |r| only_flow(r).map(|f| f.receiver_cpu_pct),
@@ -225,57 +162,70 @@ pub(super) const TABLE: [Metric; 37] = [
     per_end(
         M::SenderEfficiency,
         "sender efficiency",
+        DATA,
         GBIT_PER_CORE,
         |r| efficiency(only_flow(r))?.sender_goodput_bps_per_core,
     ),
     per_end(
         M::ReceiverEfficiency,
         "receiver efficiency",
+        DATA,
         GBIT_PER_CORE,
         |r| efficiency(only_flow(r))?.receiver_goodput_bps_per_core,
     ),
     per_end(
         M::SenderEfficiencyUp,
         "sender efficiency c->s",
+        BIDIR,
         GBIT_PER_CORE,
         |r| efficiency(flow(r, Flow::ClientToServer))?.sender_goodput_bps_per_core,
     ),
     per_end(
         M::ReceiverEfficiencyUp,
         "receiver efficiency c->s",
+        BIDIR,
         GBIT_PER_CORE,
         |r| efficiency(flow(r, Flow::ClientToServer))?.receiver_goodput_bps_per_core,
     ),
     per_end(
         M::SenderEfficiencyDown,
         "sender efficiency s->c",
+        BIDIR,
         GBIT_PER_CORE,
         |r| efficiency(flow(r, Flow::ServerToClient))?.sender_goodput_bps_per_core,
     ),
     per_end(
         M::ReceiverEfficiencyDown,
         "receiver efficiency s->c",
+        BIDIR,
         GBIT_PER_CORE,
         |r| efficiency(flow(r, Flow::ServerToClient))?.receiver_goodput_bps_per_core,
     ),
     per_end(
         M::SenderPpsPerCore,
         "sender pps per core",
+        DATAGRAMS,
         MDATAGRAMS_PER_CORE,
         |r| efficiency(only_flow(r))?.sender_pps_per_core,
     ),
     per_end(
         M::ReceiverPpsPerCore,
         "receiver pps per core",
+        DATAGRAMS,
         MDATAGRAMS_PER_CORE,
         |r| efficiency(only_flow(r))?.receiver_pps_per_core,
     ),
-    per_end(M::SenderCpuPerGb, "sender CPU per GB", CPU_S_PER_GB, |r| {
-        efficiency(only_flow(r))?.sender_cpu_s_per_gb
-    }),
+    per_end(
+        M::SenderCpuPerGb,
+        "sender CPU per GB",
+        DATA,
+        CPU_S_PER_GB,
+        |r| efficiency(only_flow(r))?.sender_cpu_s_per_gb,
+    ),
     per_end(
         M::ReceiverCpuPerGb,
         "receiver CPU per GB",
+        DATA,
         CPU_S_PER_GB,
         |r| efficiency(only_flow(r))?.receiver_cpu_s_per_gb,
     ),
@@ -283,6 +233,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::PerformanceIndex,
         name: "PI",
         key: None,
+        kinds: ANY,
         unit: "T/C×T/L",
         better: Higher,
         base: |r| r.summary.performance_index,
@@ -293,6 +244,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::Retransmits,
         name: "retransmits",
         key: Some("retransmits"),
+        kinds: TCP,
         unit: "segments",
         better: Lower,
         base: |r| r.summary.retransmits().map(f64::from),
@@ -303,6 +255,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::Rtt,
         name: "RTT",
         key: None,
+        kinds: TCP,
         unit: "µs",
         better: Lower,
         base: |r| r.summary.rtt_us().map(f64::from),
@@ -313,6 +266,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::Loss,
         name: "loss",
         key: Some("loss_pct"),
+        kinds: DATAGRAMS,
         unit: "%",
         better: Lower,
         base: |r| r.summary.udp().map(|u| u.loss_pct),
@@ -323,6 +277,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::Received,
         name: "received",
         key: Some("pps_received"),
+        kinds: DATAGRAMS,
         unit: "datagrams/s",
         better: Higher,
         base: |r| r.summary.udp().map(|u| u.pps_received),
@@ -333,6 +288,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::Jitter,
         name: "jitter",
         key: None,
+        kinds: DATAGRAMS,
         unit: "µs",
         better: Lower,
         base: |r| r.summary.udp().map(|u| u.jitter_us),
@@ -343,6 +299,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::OutOfOrder,
         name: "out of order",
         key: None,
+        kinds: DATAGRAMS,
         unit: "datagrams",
         better: Lower,
         base: |r| r.summary.udp().map(|u| u.packets_out_of_order as f64),
@@ -353,6 +310,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::Transactions,
         name: "transactions",
         key: Some("transactions_per_s"),
+        kinds: TRANSACTIONS,
         unit: "1/s",
         better: Higher,
         base: |r| r.summary.rr().map(|rr| rr.transactions_per_s),
@@ -363,6 +321,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::Connections,
         name: "connections",
         key: None,
+        kinds: CONNECTIONS,
         unit: "1/s",
         better: Higher,
         base: |r| r.summary.rr().and_then(|rr| rr.connections_per_s),
@@ -373,6 +332,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::LostTransactions,
         name: "lost transactions",
         key: None,
+        kinds: LOST_TRANSACTIONS,
         unit: "transactions",
         better: Lower,
         base: |r| {
@@ -388,6 +348,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::LatencyP50,
         name: "latency p50",
         key: Some("rtt_p50_us"),
+        kinds: TRANSACTIONS,
         unit: "µs",
         better: Lower,
         base: |r| latency(r).map(|l| l.p50),
@@ -398,6 +359,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::LatencyP90,
         name: "latency p90",
         key: None,
+        kinds: TRANSACTIONS,
         unit: "µs",
         better: Lower,
         base: |r| latency(r).map(|l| l.p90),
@@ -408,6 +370,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::LatencyP99,
         name: "latency p99",
         key: Some("rtt_p99_us"),
+        kinds: TRANSACTIONS,
         unit: "µs",
         better: Lower,
         base: |r| latency(r).map(|l| l.p99),
@@ -418,6 +381,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::LatencyP999,
         name: "latency p99.9",
         key: None,
+        kinds: TRANSACTIONS,
         unit: "µs",
         better: Lower,
         base: |r| latency(r).map(|l| l.p999),
@@ -428,6 +392,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::LatencyP9999,
         name: "latency p99.99",
         key: None,
+        kinds: TRANSACTIONS,
         unit: "µs",
         better: Lower,
         base: |r| latency(r).map(|l| l.p9999),
@@ -438,6 +403,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::LatencyMax,
         name: "latency max",
         key: None,
+        kinds: TRANSACTIONS,
         unit: "µs",
         better: Lower,
         base: |r| latency(r).map(|l| l.max),
@@ -448,6 +414,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::LoadedLatencyP50,
         name: "loaded latency p50",
         key: Some("loaded_rtt_p50_us"),
+        kinds: ONE_WAY_DATA,
         unit: "µs",
         better: Lower,
         base: |r| {
@@ -463,6 +430,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::Rpm,
         name: "rpm",
         key: None,
+        kinds: STREAM,
         unit: "round trips/min",
         better: Higher,
         base: |r| rpm(r)?.responsiveness.map(|x| x.rpm),
@@ -473,6 +441,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::RpmSelfP50,
         name: "rpm self p50",
         key: None,
+        kinds: STREAM,
         unit: "ms",
         better: Lower,
         base: |r| rpm_p50(&rpm(r)?.self_ms),
@@ -483,6 +452,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::RpmForeignP50,
         name: "rpm foreign p50",
         key: None,
+        kinds: STREAM,
         unit: "ms",
         better: Lower,
         base: |r| rpm_p50(&rpm(r)?.foreign_rr_ms),
@@ -491,11 +461,13 @@ pub(super) const TABLE: [Metric; 37] = [
     },
 ];
 
-static METRICS: [Metric; 37] = TABLE;
+pub(super) static METRICS: [Metric; 37] = TABLE;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metric_id::{metric, metrics};
+    use wire::TestKind;
 
     #[test]
     fn the_table_is_in_metric_id_order() {
@@ -505,6 +477,41 @@ mod tests {
 
     fn value(name: &str, r: &RunRecord) -> Option<f64> {
         metric(name.parse().ok()?).value(r)
+    }
+
+    /// A kind's metrics never hide a figure its runs have: every metric a fixture run reads
+    /// applies to the run's kind, and every kind has its headline and its CPU.
+    #[test]
+    fn a_metric_applies_to_every_kind_whose_runs_have_it() {
+        let lists = [
+            include_str!("../../../report/tests/fixtures/tcp_runs.json"),
+            include_str!("../../../report/tests/fixtures/rr_runs.json"),
+            include_str!("../../../report/tests/fixtures/msg_size_runs.json"),
+        ];
+        let ones = [
+            include_str!("../../../report/tests/fixtures/udp_run.json"),
+            include_str!("../../../report/tests/fixtures/rpm_run.json"),
+            include_str!("../../../results/tests/fixtures/tcp.json"),
+            include_str!("../../../results/tests/fixtures/udp.json"),
+            include_str!("../../../results/tests/fixtures/rr.json"),
+        ];
+        let mut runs: Vec<RunRecord> = lists
+            .iter()
+            .flat_map(|t| serde_json::from_str::<Vec<RunRecord>>(t).unwrap())
+            .collect();
+        runs.extend(ones.iter().map(|t| serde_json::from_str(t).unwrap()));
+        for r in &runs {
+            for m in metrics().iter().filter(|m| m.value(r).is_some()) {
+                assert!(m.applies(r.kind), "{} of a {} run", m.name, r.kind.as_str());
+            }
+        }
+        for kind in TestKind::ALL {
+            for id in [MetricId::headline(kind), M::ClientCpu, M::ServerCpu] {
+                assert!(metric(id).applies(kind), "{kind:?} {id}");
+            }
+        }
+        assert_eq!(metric(M::Loss).kinds_having(), "udp_stream");
+        assert_eq!(metric(M::Connections).kinds_having(), "tcp_crr, tcp_cc");
     }
 
     #[test]
