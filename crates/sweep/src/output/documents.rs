@@ -11,71 +11,35 @@ use crate::result::SweepResult;
 use crate::rfc2544::Rfc2544Result;
 use crate::run::RepeatResult;
 
-/// The formats of every result here.
-const FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Csv];
+/// A result as a document: its name, then its table and CSV writers (JSON is its serde form).
+macro_rules! document {
+    ($($result:ty: $name:literal, $table:ident, $csv:ident;)*) => {$(
+        impl Exporter for $result {
+            fn name(&self) -> &'static str {
+                $name
+            }
 
-impl Exporter for SweepResult {
-    fn name(&self) -> &'static str {
-        "a sweep"
-    }
+            fn formats(&self) -> &'static [Format] {
+                &[Format::Table, Format::Json, Format::Csv]
+            }
 
-    fn formats(&self) -> &'static [Format] {
-        FORMATS
-    }
+            fn json(&self, w: &mut dyn Write) -> Result<()> {
+                pretty_json(w, self)
+            }
 
-    fn json(&self, w: &mut dyn Write) -> Result<()> {
-        pretty_json(w, self)
-    }
+            fn table(&self, w: &mut dyn Write, _width: Option<u16>) -> Result<()> {
+                Ok($table(w, self)?)
+            }
 
-    fn table(&self, w: &mut dyn Write, _width: Option<u16>) -> Result<()> {
-        Ok(write_sweep_table(w, self)?)
-    }
-
-    fn csv(&self, w: &mut dyn Write) -> Result<()> {
-        write_sweep_csv(w, self)
-    }
+            fn csv(&self, w: &mut dyn Write) -> Result<()> {
+                $csv(w, self)
+            }
+        }
+    )*};
 }
 
-impl Exporter for RepeatResult {
-    fn name(&self) -> &'static str {
-        "a repetitions summary"
-    }
-
-    fn formats(&self) -> &'static [Format] {
-        FORMATS
-    }
-
-    fn json(&self, w: &mut dyn Write) -> Result<()> {
-        pretty_json(w, self)
-    }
-
-    fn table(&self, w: &mut dyn Write, _width: Option<u16>) -> Result<()> {
-        Ok(write_repeat_table(w, self)?)
-    }
-
-    fn csv(&self, w: &mut dyn Write) -> Result<()> {
-        write_repeat_csv(w, self)
-    }
-}
-
-impl Exporter for Rfc2544Result {
-    fn name(&self) -> &'static str {
-        "an rfc2544 search"
-    }
-
-    fn formats(&self) -> &'static [Format] {
-        FORMATS
-    }
-
-    fn json(&self, w: &mut dyn Write) -> Result<()> {
-        pretty_json(w, self)
-    }
-
-    fn table(&self, w: &mut dyn Write, _width: Option<u16>) -> Result<()> {
-        Ok(write_rfc2544_table(w, self)?)
-    }
-
-    fn csv(&self, w: &mut dyn Write) -> Result<()> {
-        write_rfc2544_csv(w, self)
-    }
+document! {
+    SweepResult: "a sweep", write_sweep_table, write_sweep_csv;
+    RepeatResult: "a repetitions summary", write_repeat_table, write_repeat_csv;
+    Rfc2544Result: "an rfc2544 search", write_rfc2544_table, write_rfc2544_csv;
 }
