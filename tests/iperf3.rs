@@ -154,6 +154,21 @@ fn a_busy_or_absent_iperf3_server_is_one_clear_line() {
     );
 }
 
+/// A linerate client at a stock iperf3 server without `--iperf3` hears nothing (the server
+/// waits for the cookie an iperf3 client sends first): the handshake's error, once its 10 s
+/// are up, says what such a silence may be and names `--iperf3`.
+#[test]
+fn a_linerate_client_at_a_stock_iperf3_server_is_pointed_to_iperf3() {
+    let Some(_server) = Iperf3Server::start(15217) else {
+        return;
+    };
+    fails_in_one_line(
+        &["tcp", "127.0.0.1", "-p", "15217", "-t", "1"],
+        "peer sent nothing for 10s: a linerate server greets at once; an iperf3 server \
+         (`iperf3 -s`) waits like this (add --iperf3 to talk to one)",
+    );
+}
+
 /// `iperf3 -c` against the server at `port` with `args`; its JSON, or `None` without iperf3.
 pub(crate) fn iperf3_client(port: u16, args: &[&str]) -> Option<(bool, serde_json::Value, String)> {
     let out = Command::new("iperf3")

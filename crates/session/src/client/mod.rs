@@ -97,7 +97,7 @@ pub enum ClientError {
         hint: &'static str,
     },
     /// The peer is not a (compatible) linerate server.
-    #[error("{target}: {reason}")]
+    #[error("{target}: {reason}{}", silent_hint(.reason))]
     Handshake {
         /// Where.
         target: String,
@@ -124,6 +124,18 @@ pub enum ClientError {
     /// The user interrupted before the test began.
     #[error("interrupted before the test began")]
     Interrupted,
+}
+
+/// What a server that says nothing after the connection opens may be: a linerate server
+/// greets at once, and a stock iperf3 server waits for a cookie it is never sent.
+fn silent_hint(reason: &WireError) -> &'static str {
+    match reason {
+        WireError::Timeout(_) => {
+            ": a linerate server greets at once; an iperf3 server (`iperf3 -s`) waits like this \
+             (add --iperf3 to talk to one)"
+        }
+        _ => "",
+    }
 }
 
 fn protocol(context: &str) -> impl Fn(WireError) -> ClientError + '_ {
