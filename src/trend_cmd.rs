@@ -72,11 +72,10 @@ pub fn run(args: &TrendArgs) -> Result<()> {
             && (args.include_incomplete || RunStatus::of(&r.record).is_ok())
     };
     let runs = series_by_kind(series(args)?, keep, args.by.as_deref());
-    let input = SeriesRuns::of_stored(&runs);
-    if input.iter().all(|s| s.runs.len() < 2) {
+    let t = trend(&SeriesRuns::of_stored(&runs), args.metric.as_deref(), at)?;
+    if t.series.iter().all(|s| s.points.len() < 2) {
         bail!("no series with two runs or more to draw a trend from (see `linerate runs`)");
     }
-    let t = trend(&input, args.metric.as_deref(), at)?;
     if let Some(path) = &args.chart {
         crate::commands::write_chart(path, report::chart::trend_chart(&t)?)?;
     }

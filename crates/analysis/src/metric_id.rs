@@ -195,12 +195,12 @@ pub fn summarized_figures(r: &RunRecord) -> Vec<(&'static str, f64)> {
 
 /// Which kinds have a metric, read from their rows.
 const ANY: fn(&KindRow) -> bool = |_| true;
-/// Kinds that carry data (not `tcp_cc`, whose transaction is the connection).
-const DATA: fn(&KindRow) -> bool = |k| k.carries_data;
 /// Kinds that run both ways at once (`--bidir`): the per-direction rows.
 const BIDIR: fn(&KindRow) -> bool = |k| k.directions.bidir;
-/// Kinds whose data go one way, in a stream (the loaded-latency probes run beside them).
-const ONE_WAY_DATA: fn(&KindRow) -> bool = |k| k.family != FamilyId::Transaction;
+/// The streaming kinds, not request/response (`tcp_stream`, `udp_stream`): goodput per core
+/// and CPU per GB (`cost.rs`), the performance index (`link.rs`) and the loaded-latency probes
+/// that run beside them are theirs.
+const STREAMING: fn(&KindRow) -> bool = |k| k.family != FamilyId::Transaction;
 /// Bytes in a stream (`tcp_stream`; `linerate rpm` stores its directions as such runs).
 const STREAM: fn(&KindRow) -> bool = |k| k.family == FamilyId::Stream;
 /// Datagrams counted by the receiver (`udp_stream`).

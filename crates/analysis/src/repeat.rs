@@ -285,9 +285,9 @@ pub fn primary_metric(kind: TestKind) -> &'static str {
 }
 
 /// Reads the figures of one run that repetitions summarize: `(name with unit, value)`, e.g.
-/// `("throughput_bps", 9.4e9)`, leaving out what the run does not have. The list of figures is
-/// the report's metric list (`metric_id::summarized_figures`), handed in by the caller, so this
-/// crate computes statistics without naming figures of its own.
+/// `("throughput_bps", 9.4e9)`, leaving out what the run does not have: in production the
+/// metric table's keyed figures (`metric_id::summarized_figures`), handed in by the caller so
+/// that the statistics here are tested on figures of the tests' own choosing.
 pub type Figures = fn(&RunRecord) -> Vec<(&'static str, f64)>;
 
 /// One named metric's statistics.
@@ -495,7 +495,7 @@ mod tests {
         assert!(!fixed.wants_another(&[1.0, 1.0, 1.0]));
     }
 
-    /// A few figures, as the report's metric list names them.
+    /// A few figures, as the metric table names them.
     fn figures(r: &RunRecord) -> Vec<(&'static str, f64)> {
         let s = &r.summary;
         let mut m = vec![

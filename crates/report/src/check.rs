@@ -127,7 +127,7 @@ pub fn check(
         if let Some(m) = metrics().iter().filter(named).find(|m| !m.applies(kind)) {
             return Err(crate::Error::NotOfKind {
                 metric: m.name,
-                kind: kind.as_str(),
+                kind: kind.as_str().to_string(),
                 kinds: m.kinds_having(),
             });
         }

@@ -5,14 +5,15 @@ use thiserror::Error;
 /// Why an export, chart or report could not be written.
 #[derive(Debug, Error)]
 pub enum Error {
-    /// Writing to the output failed.
-    #[error("writing the output: {0}")]
+    /// Writing to the output failed. (Each of the three says the cause as its source, so
+    /// `{:#}` names it once and a closed pipe is found in the chain.)
+    #[error("writing the output")]
     Io(#[from] std::io::Error),
     /// The CSV writer failed.
-    #[error("writing CSV: {0}")]
+    #[error("writing CSV")]
     Csv(#[from] csv::Error),
     /// The JSON writer failed.
-    #[error("writing JSON: {0}")]
+    #[error("writing JSON")]
     Json(#[from] serde_json::Error),
     /// A chart was asked of runs that hold none of what it shows.
     #[error("{chart} chart: {reason}")]
@@ -47,13 +48,13 @@ pub enum Error {
         /// Every metric's name, comma-separated.
         names: String,
     },
-    /// A metric named for runs of a kind that has no such figure (`loss` of TCP runs).
+    /// A metric named for runs of kinds that have no such figure (`loss` of TCP runs).
     #[error("--metric {metric}: {kind} runs have no {metric}; it is a figure of {kinds}")]
     NotOfKind {
         /// The metric's name.
         metric: &'static str,
-        /// The runs' kind.
-        kind: &'static str,
+        /// The runs' kinds, comma-separated.
+        kind: String,
         /// The kinds that have it, comma-separated.
         kinds: String,
     },

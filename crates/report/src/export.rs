@@ -1,9 +1,10 @@
-//! The output formats and the one trait every document linerate prints implements,
+//! The output formats and the one trait the documents linerate prints implement,
 //! [`Exporter`] (hyperfine's `Exporter`, turned by the document: linerate prints several kinds
 //! of document where hyperfine prints one, so each document says how it reads in each format it
-//! has). [`write()`] is the one place a format is chosen: `compare`, `export`, `check`, `trend`,
-//! `runs`, `show`, a sweep's, rfc2544's and repetitions' results all go through it. Here also
-//! the two documents of the comparison and export commands.
+//! has). [`write()`] is the one place a format is chosen for them: `compare`, `export`,
+//! `check`, `trend`, `runs`, `show`, a sweep's, rfc2544's and repetitions' results. (A single
+//! test's `--json`, and `pps`', `mesh`'s and `rpm`'s, still choose between their text and
+//! JSON themselves.) Here also the two documents of the comparison and export commands.
 
 use std::io::Write;
 

@@ -5,7 +5,7 @@
 //! measures and nothing touches the store. The binary loads runs (by id or tag set), wraps each
 //! column of a comparison in a [`LabeledRuns`], and hands them to:
 //!
-//! - [`write()`], the one writer of every document in every [`Format`] (its [`Exporter`]):
+//! - [`write()`], which writes a document in one of its [`Format`]s (its [`Exporter`]):
 //!   [`Comparison::by_kind`] into [`Comparisons`] for `linerate compare` (table, Markdown,
 //!   CSV, JSON), [`Runs`] for `linerate export` (JSON, JSON Lines, per-interval CSV,
 //!   Markdown), a check, a trend, a list of runs or one run;

@@ -140,16 +140,18 @@ pub fn trend(
         };
         out.push(one_series(s, kind, m, threshold));
     }
-    let first_kind = series
-        .iter()
-        .find_map(|s| s.runs.first())
-        .map(|(_, r)| r.kind);
-    if let (Some(m), true, Some(kind)) = (named, out.is_empty(), first_kind) {
-        return Err(crate::Error::NotOfKind {
-            metric: m.name,
-            kind: kind.as_str(),
-            kinds: m.kinds_having(),
-        });
+    if let (Some(m), true) = (named, out.is_empty()) {
+        let mut kinds: Vec<&str> = (series.iter())
+            .filter_map(|s| Some(s.runs.first()?.1.kind.as_str()))
+            .collect();
+        kinds.dedup();
+        if !kinds.is_empty() {
+            return Err(crate::Error::NotOfKind {
+                metric: m.name,
+                kind: kinds.join(", "),
+                kinds: m.kinds_having(),
+            });
+        }
     }
     Ok(Trend {
         kind: "trend",

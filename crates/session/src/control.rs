@@ -22,7 +22,11 @@ pub fn exchange_hello(conn: &mut Conn, timeout: Duration) -> Result<(Hello, Nonc
     conn.set_write_timeout(Some(timeout))?;
     conn.write_all(&Hello::ours().emit())?;
     let mut buf = [0u8; HELLO_LEN];
-    frame::read_full(conn, &mut buf, false, timeout)?;
+    frame::read_full(conn, &mut buf[..1], false, timeout).map_err(|e| match e {
+        WireError::Timeout(idle) => WireError::Silent(idle),
+        e => e,
+    })?;
+    frame::read_full(conn, &mut buf[1..], true, timeout)?;
     let hello = Hello::parse(&buf)?;
     hello.check_version()?;
     let mut nonce = [0u8; NONCE_LEN];

@@ -43,9 +43,12 @@ pub enum WireError {
         /// Whether some bytes of a frame had arrived.
         mid_frame: bool,
     },
-    /// The peer did not send anything in time.
+    /// The peer sent nothing for this long: no next message, or no rest of one.
     #[error("peer sent nothing for {0:?}")]
     Timeout(std::time::Duration),
+    /// The peer sent nothing at all, for this long, where it speaks first (a server's hello).
+    #[error("peer sent nothing for {0:?}")]
+    Silent(std::time::Duration),
     /// An I/O error while reading or writing.
     #[error("control connection: {0}")]
     Io(#[from] std::io::Error),

@@ -10,8 +10,8 @@
 //! rpm` direction's stored run (`summary.rpm`) only.
 
 use super::{Better, Metric, MetricId};
-use super::{ANY, BIDIR, CONNECTIONS, DATA, DATAGRAMS, LOST_TRANSACTIONS, ONE_WAY_DATA};
-use super::{STREAM, TCP, TRANSACTIONS};
+use super::{ANY, BIDIR, CONNECTIONS, DATAGRAMS, LOST_TRANSACTIONS, STREAM, STREAMING};
+use super::{TCP, TRANSACTIONS};
 use record::{FlowSummary, RunRecord};
 use wire::spec::{Flow, KindRow};
 
@@ -162,14 +162,14 @@ pub(super) const TABLE: [Metric; 37] = [
     per_end(
         M::SenderEfficiency,
         "sender efficiency",
-        DATA,
+        STREAMING,
         GBIT_PER_CORE,
         |r| efficiency(only_flow(r))?.sender_goodput_bps_per_core,
     ),
     per_end(
         M::ReceiverEfficiency,
         "receiver efficiency",
-        DATA,
+        STREAMING,
         GBIT_PER_CORE,
         |r| efficiency(only_flow(r))?.receiver_goodput_bps_per_core,
     ),
@@ -218,14 +218,14 @@ pub(super) const TABLE: [Metric; 37] = [
     per_end(
         M::SenderCpuPerGb,
         "sender CPU per GB",
-        DATA,
+        STREAMING,
         CPU_S_PER_GB,
         |r| efficiency(only_flow(r))?.sender_cpu_s_per_gb,
     ),
     per_end(
         M::ReceiverCpuPerGb,
         "receiver CPU per GB",
-        DATA,
+        STREAMING,
         CPU_S_PER_GB,
         |r| efficiency(only_flow(r))?.receiver_cpu_s_per_gb,
     ),
@@ -233,7 +233,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::PerformanceIndex,
         name: "PI",
         key: None,
-        kinds: ANY,
+        kinds: STREAMING,
         unit: "T/C×T/L",
         better: Higher,
         base: |r| r.summary.performance_index,
@@ -414,7 +414,7 @@ pub(super) const TABLE: [Metric; 37] = [
         id: M::LoadedLatencyP50,
         name: "loaded latency p50",
         key: Some("loaded_rtt_p50_us"),
-        kinds: ONE_WAY_DATA,
+        kinds: STREAMING,
         unit: "µs",
         better: Lower,
         base: |r| {
@@ -511,6 +511,15 @@ mod tests {
             }
         }
         assert_eq!(metric(M::Loss).kinds_having(), "udp_stream");
+        // What analysis fills for the streaming kinds only (cost.rs's efficiency, link.rs's
+        // performance index) is not offered for request/response runs.
+        for id in [
+            M::SenderEfficiency,
+            M::ReceiverCpuPerGb,
+            M::PerformanceIndex,
+        ] {
+            assert_eq!(metric(id).kinds_having(), "tcp_stream, udp_stream", "{id}");
+        }
         assert_eq!(metric(M::Connections).kinds_having(), "tcp_crr, tcp_cc");
     }
 

@@ -130,7 +130,7 @@ pub enum ClientError {
 /// greets at once, and a stock iperf3 server waits for a cookie it is never sent.
 fn silent_hint(reason: &WireError) -> &'static str {
     match reason {
-        WireError::Timeout(_) => {
+        WireError::Silent(_) => {
             ": a linerate server greets at once; an iperf3 server (`iperf3 -s`) waits like this \
              (add --iperf3 to talk to one)"
         }

@@ -407,6 +407,10 @@ mod tests {
     #[test]
     fn every_row_is_its_kinds_and_names_it_as_serde_does() {
         for (i, kind) in TestKind::ALL.into_iter().enumerate() {
+            assert_eq!(
+                kind as usize, i,
+                "{kind:?}: the rows are in the variants' order"
+            );
             let row = kind.row();
             assert_eq!((row.kind, KINDS[i].kind), (kind, kind));
             let json = serde_json::to_string(&kind).unwrap();
