@@ -62,6 +62,27 @@ fn bad_input_is_one_clear_error_with_exit_2() {
     );
 }
 
+/// A misspelt command or flag is named with the nearest one clap finds, on the one line.
+#[test]
+fn a_misspelt_command_or_flag_names_the_nearest() {
+    for (args, line) in [
+        (
+            &["tcp", "--paralel", "2"][..],
+            "unexpected argument '--paralel' found; did you mean --parallel?",
+        ),
+        (
+            &["compare", "--formt", "json"],
+            "unexpected argument '--formt' found; did you mean --format?",
+        ),
+        (
+            &["sweep", "sizes"],
+            "unrecognized subcommand 'sizes'; did you mean size?",
+        ),
+    ] {
+        fails_in_one_line(args, line);
+    }
+}
+
 #[test]
 fn refused_connection_says_what_to_do() {
     // Port 1 on loopback: nothing listens there.

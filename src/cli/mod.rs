@@ -183,8 +183,10 @@ pub struct ServeArgs {
 }
 
 /// A clap usage error as one line, without clap's `error: ` and usage lines: the message and
-/// what it lists (the missing arguments, say), joined.
+/// what it lists (the missing arguments, say), joined, then the command or flag clap finds
+/// nearest a misspelt one (`--paralel`: did you mean --parallel?).
 pub fn usage_error_line(e: &clap::Error) -> String {
+    use clap::error::{ContextKind as K, ContextValue as V};
     let rendered = e.render().to_string();
     let words: Vec<&str> = rendered
         .lines()
@@ -193,11 +195,19 @@ pub fn usage_error_line(e: &clap::Error) -> String {
         .filter(|l| !l.is_empty() && !l.starts_with("tip:"))
         .collect();
     let line = words.join(" ");
-    match line.strip_prefix("error: ") {
+    let line = match line.strip_prefix("error: ") {
         Some(rest) => rest.to_string(),
         None if line.is_empty() => "invalid command line".into(),
         None => line,
-    }
+    };
+    let near = [K::SuggestedSubcommand, K::SuggestedArg].map(|k| match e.get(k) {
+        Some(V::String(s)) => Some(s.clone()),
+        Some(V::Strings(v)) => v.first().cloned(),
+        _ => None,
+    });
+    let near = near.into_iter().flatten().next();
+    near.map(|n| format!("{line}; did you mean {n}?"))
+        .unwrap_or(line)
 }
 
 #[cfg(test)]

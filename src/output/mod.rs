@@ -10,9 +10,8 @@ pub fn bold_on_stdout() -> bool {
 /// The format a command's `--format` value names (its clap name is the format's: `jsonl`).
 pub fn format_of(value: impl clap::ValueEnum) -> anyhow::Result<report::Format> {
     let name = value.to_possible_value().map(|v| v.get_name().to_owned());
-    let name = name.unwrap_or_default();
-    report::Format::named(&name)
-        .ok_or_else(|| anyhow::anyhow!("--format {name}: not an output format"))
+    let format = name.as_deref().and_then(report::Format::named);
+    format.ok_or_else(|| anyhow::anyhow!("--format {}: no output format", name.unwrap_or_default()))
 }
 
 /// Writes `doc` to stdout in `format` (a table at most `width` wide), flushed.
