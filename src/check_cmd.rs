@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
-use report::check::{check, metric_names, CheckOptions, Decision};
+use report::check::{check, CheckOptions, Decision};
 
 use crate::report_cmd::select::{self, Column};
 
@@ -83,12 +83,8 @@ fn parse_level(s: &str) -> Result<f64> {
 
 /// Runs the check and prints it; the exit code is the answer.
 pub fn run(args: &CheckArgs) -> Result<ExitCode> {
-    let known = metric_names();
-    if let Some(bad) = args.metrics.iter().find(|m| !known.contains(&m.as_str())) {
-        bail!(
-            "--metric {bad}: no such metric; one of: {}",
-            known.join(", ")
-        );
+    for name in &args.metrics {
+        report::check::find_metric(name)?;
     }
     let filter = results::store::Filter {
         kind: crate::store_args::parse_kind_arg(args.kind.as_deref())?,

@@ -1,7 +1,7 @@
-//! One module per measuring command: each implements [`Measure`] for its flags (what it runs,
-//! how it checks them, whether it is one test and what a sweep or mesh runs of it), its flags
-//! named `Flags` there, and `plan::measuring_commands!` lists the commands once. Here also what they share: running a validated test
-//! against its target with its progress, storing and printing its run.
+//! One module per measuring command, its flags named `Flags` there, each a [`Measure`] (what it
+//! runs, how it checks them, whether it is one test and what a sweep or mesh runs of it);
+//! `plan::measuring_commands!` lists the commands once. Here also what they share: running a
+//! validated test against its target with its progress, storing and printing its run.
 
 use std::io::Write;
 use std::path::Path;

@@ -107,6 +107,15 @@ pub fn metric_names() -> Vec<&'static str> {
     MetricId::ALL.iter().map(|m| m.name()).collect()
 }
 
+/// The metric `--metric NAME` names, or the refusal that lists every name.
+pub fn find_metric(name: &str) -> crate::Result<&'static Metric> {
+    let id: MetricId = name.parse().map_err(|_| crate::Error::UnknownMetric {
+        name: name.to_string(),
+        names: metric_names().join(", "),
+    })?;
+    Ok(analysis::metric_id::metric(id))
+}
+
 /// Checks `candidate` against `baseline` (each already without its unfinished runs, as
 /// [`LabeledRuns::leave_out_unfinished`] gives them). Unknown metric names are the caller's to
 /// refuse (see [`metric_names`]); a metric named that the runs' kind does not have is refused

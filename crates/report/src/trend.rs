@@ -117,19 +117,7 @@ pub fn trend(
     metric: Option<&str>,
     threshold: Threshold,
 ) -> crate::Result<Trend> {
-    let named = match metric {
-        None => None,
-        Some(name) => {
-            Some(
-                name.parse()
-                    .map(metric_of)
-                    .map_err(|_| crate::Error::UnknownMetric {
-                        name: name.to_string(),
-                        names: crate::check::metric_names().join(", "),
-                    })?,
-            )
-        }
-    };
+    let named = metric.map(crate::check::find_metric).transpose()?;
     let mut out = Vec::new();
     for s in series {
         let kind = s.runs.first().map(|(_, r)| r.kind);
@@ -141,10 +129,11 @@ pub fn trend(
         out.push(one_series(s, kind, m, threshold));
     }
     if let (Some(m), true) = (named, out.is_empty()) {
-        let mut kinds: Vec<&str> = (series.iter())
+        // Each kind once, however the series interleave them.
+        let kinds: BTreeSet<&str> = (series.iter())
             .filter_map(|s| Some(s.runs.first()?.1.kind.as_str()))
             .collect();
-        kinds.dedup();
+        let kinds: Vec<&str> = kinds.into_iter().collect();
         if !kinds.is_empty() {
             return Err(crate::Error::NotOfKind {
                 metric: m.name,
