@@ -166,7 +166,12 @@ mod quiet {
             let tps = num(&s["transactions_per_s"]);
             // Never above the rate; below it only by slots a descheduled requester skipped (it
             // does not catch up in a burst), which a busy 2-core machine does cost: those are
-            // counted, and with the slots taken they make up the schedule.
+            // counted, and with the slots taken they make up the schedule. The schedule runs
+            // from the window's start to the instant stop was raised, and the slots that opened
+            // in it, taken or missed, number ceil(500 * window): within one of 500 *
+            // duration_s, which ends a moment after the stop (beside a spinner, slots that
+            // opened while the requester's thread was starting or finishing its last request
+            // were once neither, and it came out 2-3 short).
             let (taken, missed) = (num(&s["transactions"]), num(&s["slots_missed"]));
             let slots = 500.0 * num(&s["duration_s"]);
             eprintln!("{proto:?}: {tps:.1}/s, {taken} taken + {missed} missed of {slots:.1} slots");
@@ -175,7 +180,7 @@ mod quiet {
                 "{proto:?}: {tps} per second"
             );
             assert!(
-                (slots - 2.0..=slots + 1.0).contains(&(taken + missed)),
+                (slots - 1.0..=slots + 1.0).contains(&(taken + missed)),
                 "{proto:?}: {taken} taken + {missed} missed vs {slots} slots"
             );
         }

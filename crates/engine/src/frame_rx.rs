@@ -292,6 +292,7 @@ mod tests {
             counter: &counter,
             stop: &stop,
             abort,
+            origin: std::time::Instant::now(),
         };
         let rx = FrameRx::new(Vec::new(), 2, 18);
         assert!(matches!(

@@ -3,7 +3,11 @@
 //! latency probe or sockperf's `--mps` does. A requester that falls behind (a round trip longer
 //! than the gap, a late wake-up) starts the next request at once in the latest slot that has
 //! opened and counts the slots before it as missed, so it never sends a catch-up burst and every
-//! slot of the schedule is either taken or counted.
+//! slot of the schedule is either taken or counted. The schedule runs from the test's start
+//! (the worker set's clock, not the requester's first wake-up) to the instant `stop` was
+//! raised: slots that opened while the requester was still starting, or busy with the last
+//! request when the test ended, are counted missed too, so taken + missed is the window's
+//! slots (`rate * duration`).
 
 use std::time::{Duration, Instant};
 
@@ -34,15 +38,16 @@ pub(crate) struct Pace {
 }
 
 impl Pace {
-    /// Requests `gap` apart (the first at once); `None` for back to back. Call it on the
-    /// requesting thread: a gap under [`FINE_SLACK_BELOW`] tightens that thread's timer slack.
-    pub(crate) fn new(gap: Option<Duration>) -> Self {
+    /// Requests `gap` apart, the first at `origin` (the test's start); `None` for back to
+    /// back. Call it on the requesting thread: a gap under [`FINE_SLACK_BELOW`] tightens that
+    /// thread's timer slack.
+    pub(crate) fn new(gap: Option<Duration>, origin: Instant) -> Self {
         if gap.is_some_and(|g| g < FINE_SLACK_BELOW) {
             fine_timer_slack();
         }
         Self {
             gap,
-            next: Instant::now(),
+            next: origin,
             missed: 0,
         }
     }
@@ -82,9 +87,23 @@ impl Pace {
     }
 
     /// Slots that opened and passed without a request (the requester was late by a gap or
-    /// more); 0 when unpaced.
-    pub(crate) fn missed(&self) -> u64 {
-        self.missed
+    /// more), up to `stop` (when the test ended: the slots that opened before it; `None`
+    /// counts none after the last request); 0 when unpaced.
+    pub(crate) fn missed(&self, stop: Option<Instant>) -> u64 {
+        let tail = match (self.gap, stop) {
+            (Some(gap), Some(stop)) if stop > self.next => {
+                let late = (stop - self.next).as_nanos();
+                ((late - 1) / gap.as_nanos().max(1)) as u64 + 1
+            }
+            _ => 0,
+        };
+        self.missed + tail
+    }
+
+    /// [`Pace::missed`] at the end of a requester's loop: up to the instant `ctl.stop` was
+    /// raised.
+    pub(crate) fn missed_by_stop(&self, ctl: &StreamControl<'_>) -> u64 {
+        self.missed(ctl.stop.raised_at())
     }
 
     /// When the next slot opens.
@@ -117,8 +136,9 @@ mod tests {
             counter: &counter,
             stop: &stop,
             abort: &abort,
+            origin: Instant::now(),
         };
-        let mut pace = Pace::new(gap_for(Some(200)));
+        let mut pace = Pace::new(gap_for(Some(200)), ctl.origin);
         let t0 = Instant::now();
         for _ in 0..20 {
             assert!(pace.wait(&ctl));
@@ -136,8 +156,9 @@ mod tests {
     #[test]
     fn slots_follow_the_schedule_and_a_late_requester_skips_missed_slots() {
         let ms = Duration::from_millis;
-        let mut pace = Pace::new(Some(ms(10)));
-        let t0 = pace.next();
+        let t0 = Instant::now();
+        let mut pace = Pace::new(Some(ms(10)), t0);
+        assert_eq!(pace.next(), t0);
         // On time, and late by less than a gap: the schedule stays t0 + 10 n.
         assert!(pace.due(t0));
         assert!(!pace.due(t0 + ms(9)));
@@ -145,19 +166,36 @@ mod tests {
         assert!(pace.due(t0 + ms(27))); // slot 20, 7 ms late
         assert_eq!(pace.next(), t0 + ms(30));
         assert!(!pace.due(t0 + ms(29)));
-        assert_eq!(pace.missed(), 0);
+        assert_eq!(pace.missed(None), 0);
         // Late by more than a gap: one request now in the latest open slot (50), the two
         // before it (30, 40) counted missed, the next at 60 (no catch-up burst).
         assert!(pace.due(t0 + ms(55)));
-        assert_eq!((pace.next(), pace.missed()), (t0 + ms(60), 2));
+        assert_eq!((pace.next(), pace.missed(None)), (t0 + ms(60), 2));
         assert!(!pace.due(t0 + ms(59)));
         assert!(pace.due(t0 + ms(60)));
         // Late by exactly a gap: slot 70 is missed, 80 taken.
         assert!(pace.due(t0 + ms(80)));
-        assert_eq!((pace.next(), pace.missed()), (t0 + ms(90), 3));
-        // Back to back: always due.
-        let mut free = Pace::new(None);
+        assert_eq!((pace.next(), pace.missed(None)), (t0 + ms(90), 3));
+        // Stopped as slot 90 opened: none more missed (the window is up to the stop). Stopped
+        // at 105, while the last request ran late: slots 90 and 100 opened untaken, and count.
+        assert_eq!(pace.missed(Some(t0 + ms(89))), 3);
+        assert_eq!(pace.missed(Some(t0 + ms(90))), 3);
+        assert_eq!(pace.missed(Some(t0 + ms(90) + Duration::from_nanos(1))), 4);
+        assert_eq!(pace.missed(Some(t0 + ms(105))), 5);
+        // Back to back: always due, nothing missed.
+        let mut free = Pace::new(None, t0);
         assert!(free.due(t0) && free.due(t0));
+        assert_eq!(free.missed(Some(t0 + ms(100))), 0);
+    }
+
+    #[test]
+    fn a_requester_that_starts_late_misses_the_slots_since_the_start() {
+        let ms = Duration::from_millis;
+        let t0 = Instant::now();
+        let mut pace = Pace::new(Some(ms(10)), t0);
+        // First look 25 ms after the test started: slot 20 taken, 0 and 10 missed.
+        assert!(pace.due(t0 + ms(25)));
+        assert_eq!((pace.next(), pace.missed(None)), (t0 + ms(30), 2));
     }
 
     #[test]

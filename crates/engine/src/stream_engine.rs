@@ -1,5 +1,7 @@
 //! The engine trait: how one data connection is driven for a test kind.
 
+use std::time::Instant;
+
 use measure::{cpu::CpuTime, tcp_info::TcpInfo};
 use wire::msg::StreamCounts;
 use wire::spec::Flow;
@@ -28,6 +30,9 @@ pub struct StreamControl<'a> {
     pub stop: &'a Signal,
     /// Raised to give up at once (peer gone, drain took too long, shutdown).
     pub abort: &'a Abort,
+    /// When the test's window opened ([`crate::Workers::start_clock`]): a paced requester's
+    /// schedule starts here, however late its thread first ran.
+    pub origin: Instant,
 }
 
 /// What a worker reports when its connection is done.

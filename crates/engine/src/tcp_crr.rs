@@ -88,7 +88,7 @@ impl TcpCrr {
         let request: Vec<u8> = crate::pattern(self.shape.request);
         let mut response = vec![0u8; self.shape.response];
         let mut trips = RoundTrips::new(self.shape.omit, self.shape.bytes_per_transaction());
-        let mut pace = Pace::new(self.shape.gap);
+        let mut pace = Pace::new(self.shape.gap, ctl.origin);
         while !ctl.stop.is_raised() && pace.wait(ctl) {
             let start = Instant::now();
             let abort = || ctl.abort.is_raised();
@@ -139,7 +139,7 @@ impl TcpCrr {
         if ctl.abort.is_raised() {
             return Err(EngineError::Aborted);
         }
-        Ok(trips.finish(ctl, 0, pace.missed()))
+        Ok(trips.finish(ctl, 0, pace.missed_by_stop(ctl)))
     }
 
     fn respond_loop(

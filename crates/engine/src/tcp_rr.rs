@@ -142,7 +142,7 @@ impl TcpRr {
         let request: Vec<u8> = crate::pattern(self.shape.request);
         let mut response = vec![0u8; self.shape.response];
         let mut trips = RoundTrips::new(self.shape.omit, self.shape.bytes_per_transaction());
-        let mut pace = Pace::new(self.shape.gap);
+        let mut pace = Pace::new(self.shape.gap, ctl.origin);
         while !ctl.stop.is_raised() && pace.wait(ctl) {
             let start = Instant::now();
             write_message(conn, &request, ctl)?;
@@ -159,7 +159,7 @@ impl TcpRr {
         // The responder closes after our end of stream.
         let mut scratch = [0u8; 1];
         while read_message(conn, &mut scratch, ctl)? {}
-        Ok(trips.finish(ctl, 0, pace.missed()))
+        Ok(trips.finish(ctl, 0, pace.missed_by_stop(ctl)))
     }
 
     fn respond_loop(

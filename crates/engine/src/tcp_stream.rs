@@ -355,6 +355,7 @@ mod tests {
                     counter: &sent,
                     stop: &stop,
                     abort: &abort,
+                    origin: std::time::Instant::now(),
                 };
                 engine.run(Conn::Tcp(a).into(), Role::Sender, ctl)
             });
@@ -368,6 +369,7 @@ mod tests {
                     counter: &received,
                     stop: &stop,
                     abort: &abort,
+                    origin: std::time::Instant::now(),
                 };
                 engine.run(Conn::Tcp(b).into(), Role::Receiver, ctl)
             });
@@ -392,6 +394,7 @@ mod tests {
             counter: &counter,
             stop: &stop,
             abort: &abort,
+            origin: std::time::Instant::now(),
         };
         assert!(matches!(
             engine.run(Conn::Unix(a).into(), Role::Receiver, ctl),

@@ -31,6 +31,7 @@ pub(crate) fn run_pair(
         counter,
         stop: &stop,
         abort: &abort,
+        origin: std::time::Instant::now(),
     };
     let t0 = std::time::Instant::now();
     let mut ran_for = run_for;

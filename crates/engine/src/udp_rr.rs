@@ -156,7 +156,7 @@ impl UdpRr {
         let mut answer = vec![0u8; self.shape.response.max(self.shape.request) + 1];
         let mut trips = RoundTrips::new(self.shape.omit, self.shape.bytes_per_transaction());
         let (mut seq, mut lost) = (0u64, 0u64);
-        let mut pace = Pace::new(self.shape.gap);
+        let mut pace = Pace::new(self.shape.gap, ctl.origin);
         // One clock reading at the start and one at the answer per transaction, as sockperf
         // takes: the header's send time (CLOCK_MONOTONIC ns) is derived from the start.
         let (t0, t0_ns) = (Instant::now(), now_ns());
@@ -196,7 +196,7 @@ impl UdpRr {
             return Err(EngineError::Aborted);
         }
         send_fins(sock, ctl.stream, seq);
-        Ok(trips.finish(ctl, lost, pace.missed()))
+        Ok(trips.finish(ctl, lost, pace.missed_by_stop(ctl)))
     }
 
     /// Requests on schedule, several in flight; see the module docs.
@@ -212,7 +212,7 @@ impl UdpRr {
         // Requests not yet answered or given up on, oldest first: (seq, sent at).
         let mut waiting: VecDeque<(u64, Instant)> = VecDeque::new();
         let (mut seq, mut lost) = (0u64, 0u64);
-        let mut pace = Pace::new(self.shape.gap);
+        let mut pace = Pace::new(self.shape.gap, ctl.origin);
         let mut stopped_at: Option<Instant> = None;
         loop {
             if ctl.abort.is_raised() {
@@ -274,7 +274,7 @@ impl UdpRr {
             }
         }
         send_fins(sock, ctl.stream, seq);
-        Ok(trips.finish(ctl, lost, pace.missed()))
+        Ok(trips.finish(ctl, lost, pace.missed_by_stop(ctl)))
     }
 
     fn respond_loop(

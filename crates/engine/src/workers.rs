@@ -123,6 +123,8 @@ pub struct Workers {
     done_rx: Receiver<Done>,
     /// The hard stop of [`Workers::stop_by`], disarmed with the set.
     watchdog: Option<crate::Watchdog>,
+    /// When the test's window opened: [`Workers::start_clock`], else the first spawn.
+    origin: Option<Instant>,
 }
 
 impl Workers {
@@ -141,7 +143,14 @@ impl Workers {
             done_tx,
             done_rx,
             watchdog: None,
+            origin: None,
         }
+    }
+
+    /// Opens the test's window now and returns its instant, the origin every worker spawned
+    /// after is given ([`StreamControl::origin`]); without it, the first spawn opens it.
+    pub fn start_clock(&mut self) -> Instant {
+        *self.origin.insert(Instant::now())
     }
 
     /// A hard stop that holds whatever the caller is doing (blocked in a write to a peer that
@@ -179,6 +188,7 @@ impl Workers {
         let thread_cpu = Arc::clone(&cpu_used);
         let (engine, tx) = (Arc::clone(&self.engine), self.done_tx.clone());
         let cpu = self.cpu;
+        let origin = *self.origin.get_or_insert_with(Instant::now);
         std::thread::Builder::new()
             .name(thread_name)
             .spawn(move || {
@@ -206,6 +216,7 @@ impl Workers {
                     counter: &c,
                     stop: &s,
                     abort: &a,
+                    origin,
                 };
                 let result = engine.run(end, role, ctl).map_err(WorkerError::from);
                 let used = CpuTime::thread_now().since(rusage0);

@@ -26,6 +26,7 @@ fn run(
         counter,
         stop: &stop,
         abort: &abort,
+        origin: std::time::Instant::now(),
     };
     let (s, r) = std::thread::scope(|scope| {
         let s = scope.spawn(|| sender.run(a.into(), Role::Sender, ctl(&tx)));
@@ -136,6 +137,7 @@ fn a_peer_flooding_requests_is_refused_not_queued() {
         counter: &counter,
         stop: &stop,
         abort: &abort,
+        origin: std::time::Instant::now(),
     };
     // Keep reading so the sender is never stuck on a full buffer.
     let reader = std::thread::spawn(move || {

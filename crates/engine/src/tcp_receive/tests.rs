@@ -81,6 +81,7 @@ fn a_refused_zerocopy_receiver_copies_and_says_why() {
         counter: &counter,
         stop: &stop,
         abort: &abort,
+        origin: std::time::Instant::now(),
     };
     let mut counts = ReceiveCounts {
         mode: RxMode::Zerocopy,

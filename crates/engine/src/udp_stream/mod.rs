@@ -525,6 +525,7 @@ mod tests {
             counter: &counter,
             stop: &stop,
             abort: &abort,
+            origin: std::time::Instant::now(),
         };
         let report = engine.receive(&[&rx], None, ctl).unwrap();
         report.counts.rx.unwrap()

@@ -161,7 +161,8 @@ fn start(
     if frames {
         remote.begun()?;
     }
-    let t0 = Instant::now();
+    // The window opens here: a paced requester's schedule starts at this instant too.
+    let t0 = workers.start_clock();
     let cpu0 = CpuTime::process_now();
     let sys0 = SystemCpuSnapshot::now();
     for (&(index, flow), conn) in spec.flows().iter().zip(conns) {
