@@ -48,9 +48,11 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = CheckFormat::Table)]
     pub format: CheckFormat,
+    #[command(flatten)]
+    pub json: crate::output::JsonFlag,
     /// Results database, a file or postgresql://USER@HOST/DB (default: $LINERATE_DB, else
     /// $XDG_DATA_HOME/linerate/results.sqlite).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 }
 
@@ -107,7 +109,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
         level: args.confidence / 100.0,
     };
     let c = check(&baseline, &candidate, &opts)?;
-    crate::output::print(&c, crate::output::format_of(args.format)?, None)?;
+    crate::output::print(&c, crate::output::format_of(args.format, args.json)?, None)?;
     match c.undecided() {
         Some(why) if !args.allow_undecided => bail!("{why}"),
         _ => Ok(ExitCode::from(u8::from(c.decision == Decision::Regressed))),

@@ -28,7 +28,8 @@ pub struct LatencyArgs {
     /// Seconds of idle probing before the load starts.
     #[arg(
         long,
-        value_name = "SECONDS",
+        value_name = "DURATION",
+        value_parser = measure::units::parse_seconds,
         default_value_t = 2.0,
         requires = "latency"
     )]

@@ -54,7 +54,7 @@ pub struct PlanArgs {
     pub allow_undecided: bool,
     /// Results database every step stores into (default: $LINERATE_DB, else
     /// $XDG_DATA_HOME/linerate/results.sqlite).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 }
 

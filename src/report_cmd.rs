@@ -6,7 +6,7 @@
 //! `driver=velocityget,mtu=9000`) into labeled columns of stored runs, and the `report` crate
 //! formats them. Invariants: every item is parsed before the database is opened, so a bad item
 //! is reported without touching it; the database is only read (opened as `linerate runs` opens
-//! it); a file named by `--out` is written whole or not at all ([`out::write_atomically`]);
+//! it); a file named by `--out` is written whole or not at all (`output::write_file`);
 //! stdout carries only the output, stderr only warnings.
 
 use std::io::Write;
@@ -20,10 +20,8 @@ use results::store::Filter;
 
 use report::local_time::format_local;
 
-mod out;
 pub mod select;
 
-pub use out::write_atomically;
 pub use select::Column;
 
 /// `linerate compare`.
@@ -37,6 +35,8 @@ pub struct CompareArgs {
     /// Output format.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = CompareFormatArg::Table)]
     pub format: CompareFormatArg,
+    #[command(flatten)]
+    pub json: crate::output::JsonFlag,
     /// Only runs of this kind within each column (without it, each kind is compared in a
     /// section of its own).
     #[arg(long, value_name = "KIND", value_parser = crate::store_args::record_kinds())]
@@ -47,7 +47,7 @@ pub struct CompareArgs {
     pub include_incomplete: bool,
     /// Results database, a file or postgresql://USER@HOST/DB (default: $LINERATE_DB, else
     /// $XDG_DATA_HOME/linerate/results.sqlite).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 }
 
@@ -89,7 +89,7 @@ pub struct ReportArgs {
     pub include_incomplete: bool,
     /// Results database, a file or postgresql://USER@HOST/DB (default: $LINERATE_DB, else
     /// $XDG_DATA_HOME/linerate/results.sqlite).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 }
 
@@ -102,8 +102,8 @@ pub struct ChartArgs {
     pub items: Vec<String>,
     /// Which chart (default: the first of these the runs have data for, rpm when every run
     /// is a `linerate rpm` direction; pps needs `linerate pps` cells).
-    #[arg(long, value_enum, value_name = "CHART")]
-    pub kind: Option<ChartKindArg>,
+    #[arg(long = "type", value_enum, value_name = "CHART")]
+    pub chart_type: Option<ChartKindArg>,
     /// The image to write: .svg, or .png (the SVG rasterised with the system's fonts).
     #[arg(long, short = 'o', value_name = "PATH")]
     pub out: PathBuf,
@@ -112,7 +112,7 @@ pub struct ChartArgs {
     pub scale: f32,
     /// Results database, a file or postgresql://USER@HOST/DB (default: $LINERATE_DB, else
     /// $XDG_DATA_HOME/linerate/results.sqlite).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 }
 
@@ -157,12 +157,14 @@ pub struct ExportArgs {
     /// Output format.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = ExportFormatArg::Json)]
     pub format: ExportFormatArg,
+    #[command(flatten)]
+    pub json: crate::output::JsonFlag,
     /// Write to this file (replaced whole, never half-written) instead of stdout.
     #[arg(long, short = 'o', value_name = "PATH")]
     pub out: Option<PathBuf>,
     /// Results database, a file or postgresql://USER@HOST/DB (default: $LINERATE_DB, else
     /// $XDG_DATA_HOME/linerate/results.sqlite).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 }
 
@@ -213,7 +215,7 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
     let columns = select::columns(&args.items, &filter, args.db.as_deref())?;
     let labeled: Vec<_> = columns.iter().map(select::labeled).collect();
     let cmps = Comparison::by_kind(&labeled, args.include_incomplete);
-    let format = crate::output::format_of(args.format)?;
+    let format = crate::output::format_of(args.format, args.json)?;
     crate::output::print(&report::Comparisons(&cmps), format, terminal_width())?;
     note_left_out(&cmps);
     Ok(())
@@ -222,7 +224,7 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
 /// `linerate export`: the items' full runs, to stdout or `--out`.
 pub fn export(args: &ExportArgs) -> Result<()> {
     let mut buf = Vec::new();
-    if args.format == ExportFormatArg::Stored {
+    if args.format == ExportFormatArg::Stored && !args.json.json {
         for run in select::stored(&args.items, args.db.as_deref())? {
             serde_json::to_writer(&mut buf, &run)?;
             buf.push(b'\n');
@@ -233,11 +235,11 @@ pub fn export(args: &ExportArgs) -> Result<()> {
         }
         let columns = select::columns(&args.items, &Filter::default(), args.db.as_deref())?;
         let labeled: Vec<_> = columns.iter().map(select::labeled).collect();
-        let format = crate::output::format_of(args.format)?;
+        let format = crate::output::format_of(args.format, args.json)?;
         report::write(&mut buf, &report::Runs(&labeled), format, None)?;
     }
     match &args.out {
-        Some(path) => write_atomically(path, &buf),
+        Some(path) => crate::output::write_file("--out", path, &buf),
         None => {
             let mut stdout = std::io::stdout().lock();
             stdout.write_all(&buf)?;
@@ -259,7 +261,7 @@ pub fn chart(args: &ChartArgs) -> Result<()> {
     let columns = select::columns(&args.items, &Filter::default(), args.db.as_deref())?;
     let labeled: Vec<_> = columns.iter().map(select::labeled).collect();
     let matrices = PpsMatrix::of_cells(columns.iter().flat_map(|c| &c.runs));
-    let kind = match args.kind {
+    let kind = match args.chart_type {
         Some(k) => ChartKind::from(k),
         None if chart::all_rpm(&labeled) => ChartKind::Rpm,
         None => chart::applicable(&labeled)
@@ -280,7 +282,7 @@ pub fn chart(args: &ChartArgs) -> Result<()> {
         ImageFormat::Svg => drawn.svg.into_bytes(),
         ImageFormat::Png => drawn.to_png(args.scale)?,
     };
-    write_atomically(&args.out, &bytes)
+    crate::output::write_file("--out", &args.out, &bytes)
 }
 
 /// `linerate report`: one self-contained HTML file (inline CSS and SVG, no external URL) with
@@ -316,5 +318,5 @@ pub fn report(args: &ReportArgs) -> Result<()> {
         meshes: &meshes,
         include_unfinished: args.include_incomplete,
     })?;
-    write_atomically(&args.out, html.as_bytes())
+    crate::output::write_file("--out", &args.out, html.as_bytes())
 }

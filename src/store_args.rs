@@ -24,7 +24,7 @@ use report::local_time::parse_since;
 pub struct StoreArgs {
     /// Results database, a file or postgresql://USER@HOST/DB (default: $LINERATE_DB, else
     /// $XDG_DATA_HOME/linerate/results.sqlite, i.e. ~/.local/share/linerate/results.sqlite).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
     /// Do not store this run in the results database.
     #[arg(long, conflicts_with = "tag")]

@@ -16,26 +16,35 @@ use report::stored::RunList;
 use report::Format;
 use results::store::{Filter, StoreError};
 
+use crate::output::TableFormat;
 use crate::report_cmd::select::noted;
 use crate::store_args::{resolve_db, store_error, RunFilterArgs};
 
 /// `linerate runs`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct RunsArgs {
+    /// Only runs carrying every tag of these tag sets (driver=a, or driver=a,mtu=9000), as
+    /// compare names them: the same as --tag for each tag.
+    #[arg(value_name = "TAGSET")]
+    pub tagsets: Vec<String>,
     #[command(flatten)]
     pub filter: RunFilterArgs,
-    /// Print a JSON array instead of the table.
-    #[arg(long, conflicts_with = "csv")]
+    /// Output format.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TableFormat::Table)]
+    pub format: TableFormat,
+    /// Print a JSON array instead of the table: the same as --format json.
+    #[arg(long, conflicts_with_all = ["csv", "format"])]
     pub json: bool,
-    /// Print CSV (a header line, then one line per run) instead of the table.
-    #[arg(long)]
+    /// Print CSV (a header line, then one line per run) instead of the table: the same as
+    /// --format csv.
+    #[arg(long, conflicts_with = "format")]
     pub csv: bool,
     /// Only the newest N runs that match (still listed oldest first).
     #[arg(long, visible_alias = "last", value_name = "N")]
     pub limit: Option<usize>,
     /// Results database, a file or postgresql://USER@HOST/DB (default: $LINERATE_DB, else
     /// $XDG_DATA_HOME/linerate/results.sqlite).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 }
 
@@ -50,7 +59,7 @@ pub struct ShowArgs {
     pub json: bool,
     /// Results database, a file or postgresql://USER@HOST/DB (default: $LINERATE_DB, else
     /// $XDG_DATA_HOME/linerate/results.sqlite).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 }
 
@@ -67,10 +76,16 @@ pub fn runs(args: &RunsArgs) -> Result<()> {
 /// [`runs`] into `out`.
 pub fn runs_to(args: &RunsArgs, out: &mut dyn Write) -> Result<()> {
     let pps = args.filter.pps_only();
-    let filter = Filter {
+    let mut filter = Filter {
         last: args.limit.filter(|_| !pps),
         ..args.filter.filter()?
     };
+    let sets = args.tagsets.iter().flat_map(|set| set.split(','));
+    let words: Vec<String> = (args.filter.tag.iter().map(String::as_str))
+        .chain(sets)
+        .map(str::to_owned)
+        .collect();
+    filter.tags = crate::store_args::parse_tags(&words)?;
     let location = resolve_db(args.db.as_deref())?;
     let rows = match pgstore::open(&location, Access::Read) {
         Ok(mut store) => noted(store.list(&filter).map_err(|e| store_error(e, false))?),
@@ -84,11 +99,7 @@ pub fn runs_to(args: &RunsArgs, out: &mut dyn Write) -> Result<()> {
         true => report::pps::cells_of(rows, args.limit),
         false => rows,
     };
-    let format = match (args.json, args.csv) {
-        (true, _) => Format::Json,
-        (_, true) => Format::Csv,
-        _ => Format::Table,
-    };
+    let format = args.format.with(args.json, args.csv);
     Ok(report::write(out, &RunList(&rows), format, None)?)
 }
 

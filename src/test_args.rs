@@ -34,21 +34,24 @@ pub struct CommonArgs {
     /// Where to connect.
     #[command(flatten)]
     pub conn: ConnectionArgs,
-    /// Test duration; 0 runs until Ctrl-C (at most 24 h, or the server's --max-time).
+    /// Test duration: seconds, or with a unit (500ms, 2s, 5m); 0 runs until Ctrl-C (at most
+    /// 24 h, or the server's --max-time).
     #[arg(
         long = "time",
         short = 't',
-        value_name = "SECONDS",
+        value_name = "DURATION",
+        value_parser = measure::units::parse_seconds,
         default_value_t = 10.0,
         allow_negative_numbers = true
     )]
     pub time: f64,
-    /// Warm-up: the first SECONDS of --time shown but left out of the summary, as iperf3 -O
+    /// Warm-up: the first DURATION of --time shown but left out of the summary, as iperf3 -O
     /// (default 0; rr and crr: the first interval of a test over two intervals long).
     #[arg(
         long,
         short = 'O',
-        value_name = "SECONDS",
+        value_name = "DURATION",
+        value_parser = measure::units::parse_seconds,
         allow_negative_numbers = true
     )]
     pub omit: Option<f64>,
@@ -70,7 +73,8 @@ pub struct CommonArgs {
     #[arg(
         long,
         short = 'i',
-        value_name = "SECONDS",
+        value_name = "DURATION",
+        value_parser = measure::units::parse_seconds,
         default_value_t = 1.0,
         allow_negative_numbers = true
     )]
@@ -171,7 +175,7 @@ pub struct UdpArgs {
     #[arg(
         long = "length",
         short = 'l',
-        value_name = "PAYLOAD_BYTES",
+        value_name = "BYTES",
         default_value = "1472"
     )]
     pub length: String,

@@ -45,12 +45,14 @@ pub struct TrendArgs {
     /// Output format.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TrendFormat::Table)]
     pub format: TrendFormat,
+    #[command(flatten)]
+    pub json: crate::output::JsonFlag,
     /// Also draw the series and their change points to this image: .svg, or .png.
     #[arg(long, value_name = "PATH")]
     pub chart: Option<PathBuf>,
     /// Results database, a file or postgresql://USER@HOST/DB (default: $LINERATE_DB, else
     /// $XDG_DATA_HOME/linerate/results.sqlite).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 }
 
@@ -79,7 +81,7 @@ pub fn run(args: &TrendArgs) -> Result<()> {
     if let Some(path) = &args.chart {
         crate::commands::write_chart(path, report::chart::trend_chart(&t)?)?;
     }
-    crate::output::print(&t, crate::output::format_of(args.format)?, None)
+    crate::output::print(&t, crate::output::format_of(args.format, args.json)?, None)
 }
 
 /// The series' runs by key: one per item, or per target without items.

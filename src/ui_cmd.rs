@@ -15,7 +15,7 @@ pub struct UiArgs {
     #[arg(long, value_name = "ADDR:PORT", default_value = ui::DEFAULT_LISTEN)]
     pub listen: String,
     /// Results database to list and store tests in (default: as the test commands').
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
     /// File with the key every request must carry (one word, 16+ characters, chmod 600).
     #[arg(long, value_name = "FILE")]

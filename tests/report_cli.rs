@@ -146,7 +146,7 @@ fn compare_export_chart_and_report_stored_runs() {
             "chart",
             &first,
             "driver=b",
-            "--kind",
+            "--type",
             "throughput-cpu",
             "--out",
             &png_path.display().to_string(),
@@ -205,7 +205,7 @@ fn bad_report_input_is_one_line_and_the_database_is_kept() {
     );
     fails(
         &db,
-        &["chart", "driver=a", "--kind", "pps", "--out", &svg],
+        &["chart", "driver=a", "--type", "pps", "--out", &svg],
         "--kind pps",
     );
     fails(
@@ -375,19 +375,19 @@ fn every_format_flag_names_a_format() {
     use linerate::output::format_of;
     use linerate::report_cmd::{CompareFormatArg, ExportFormatArg};
     for v in CompareFormatArg::value_variants() {
-        format_of(*v).unwrap();
+        format_of(*v, Default::default()).unwrap();
     }
     for v in ExportFormatArg::value_variants() {
         assert_eq!(
-            format_of(*v).is_ok(),
+            format_of(*v, Default::default()).is_ok(),
             *v != ExportFormatArg::Stored,
             "{v:?}"
         );
     }
     for v in linerate::check_cmd::CheckFormat::value_variants() {
-        format_of(*v).unwrap();
+        format_of(*v, Default::default()).unwrap();
     }
     for v in linerate::trend_cmd::TrendFormat::value_variants() {
-        format_of(*v).unwrap();
+        format_of(*v, Default::default()).unwrap();
     }
 }

@@ -169,7 +169,7 @@ fn issue47_pps_executions_and_engines_are_matrices_of_their_own() {
         &[
             "chart",
             "flows=1",
-            "--kind",
+            "--type",
             "pps",
             "--out",
             &svg.display().to_string(),
@@ -183,7 +183,7 @@ fn issue47_pps_executions_and_engines_are_matrices_of_their_own() {
         &[
             "chart",
             &first,
-            "--kind",
+            "--type",
             "pps",
             "--out",
             &svg.display().to_string(),

@@ -157,6 +157,16 @@ fn stores_and_lists_through_the_flags() {
     assert!(list(|a| a.filter.tag = vec!["mtu=9000".into()])
         .unwrap()
         .contains("#1 "));
+    // A tag set given as compare names one (`runs mtu=9000`) selects as --tag does.
+    assert!(list(|a| a.tagsets = vec!["mtu=9000".into()])
+        .unwrap()
+        .contains("#1 "));
+    assert!(!list(|a| a.tagsets = vec!["mtu=1500".into()])
+        .unwrap()
+        .contains("#1 "));
+    assert!(list(|a| a.format = linerate::output::TableFormat::Json)
+        .unwrap()
+        .starts_with('['));
     assert_eq!(
         list(|a| a.filter.tag = vec!["mtu=1500".into()]).unwrap(),
         "no runs\n"

@@ -83,6 +83,7 @@ mod ui_form;
 mod ui_trend;
 mod util;
 mod verdict_netns;
+mod vocabulary;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -96,7 +96,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 16)]
     pub max_sessions: usize,
     /// Longest test a client may ask for.
-    #[arg(long, value_name = "SECONDS", default_value_t = 86_400.0)]
+    #[arg(long, value_name = "DURATION",
+        value_parser = measure::units::parse_seconds, default_value_t = 86_400.0)]
     pub max_time: f64,
     /// Highest UDP rate per stream a client may ask for (bits/s; K, M, G, T); default: none,
     /// so clients may ask for `--rate max`.
@@ -158,7 +159,7 @@ pub struct ServeArgs {
     /// $XDG_DATA_HOME/linerate/results.sqlite, i.e. ~/.local/share/linerate/results.sqlite,
     /// as the test commands use; none for a --unix server unless given). Read them with
     /// `linerate runs --tag client=iperf3`.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
     /// Do not store iperf3 clients' runs.
     #[arg(long, conflicts_with = "db")]

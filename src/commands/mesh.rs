@@ -42,7 +42,8 @@ pub struct MeshArgs {
     #[arg(
         long = "time",
         short = 't',
-        value_name = "SECONDS",
+        value_name = "DURATION",
+        value_parser = measure::units::parse_seconds,
         default_value_t = 10.0
     )]
     pub time: f64,

@@ -285,5 +285,5 @@ pub fn write_chart(path: &Path, chart: report::chart::Chart) -> Result<()> {
         ImageFormat::Png => chart.to_png(2.0)?,
         ImageFormat::Svg => chart.svg.into_bytes(),
     };
-    std::fs::write(path, bytes).with_context(|| format!("--chart {}", path.display()))
+    crate::output::write_file("--chart", path, &bytes)
 }

@@ -43,7 +43,12 @@ pub struct RpmArgs {
     pub conn: ConnectionArgs,
     /// Load-generating connections at most (the draft's MNP); each is a session, so the
     /// server must allow as many (serve --max-sessions, 16 by default).
-    #[arg(long = "parallel", short = 'P', value_name = "N", default_value_t = 16)]
+    #[arg(
+        long = "parallel",
+        short = 'P',
+        value_name = "STREAMS",
+        default_value_t = 16
+    )]
     pub parallel: u16,
     /// Longest the whole run may take, stable or not, seconds: the idle path and every
     /// direction together (each direction an equal share of what is left when it starts),
@@ -51,7 +56,8 @@ pub struct RpmArgs {
     #[arg(
         long = "time",
         short = 't',
-        value_name = "SECONDS",
+        value_name = "DURATION",
+        value_parser = measure::units::parse_seconds,
         default_value_t = 30.0
     )]
     pub time: f64,

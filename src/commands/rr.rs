@@ -71,7 +71,7 @@ pub struct RrArgs {
     #[arg(
         long = "length",
         short = 'l',
-        value_name = "REQUEST_BYTES",
+        value_name = "BYTES",
         default_value = "64"
     )]
     pub length: String,

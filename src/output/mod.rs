@@ -1,5 +1,5 @@
-//! The terminal's say on bold, and a document printed in the format a flag names; live rows,
-//! summaries and the documents' formats are `report`'s.
+//! The terminal's say on bold, a document printed in the format a flag names, and a file a flag
+//! names written whole; live rows, summaries and the documents' formats are `report`'s.
 
 /// Whether `RESULT` may be bold: stdout is a terminal, `NO_COLOR` unset or empty (no-color.org).
 pub fn bold_on_stdout() -> bool {
@@ -7,8 +7,44 @@ pub fn bold_on_stdout() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
-/// The format a command's `--format` value names (its clap name is the format's: `jsonl`).
-pub fn format_of(value: impl clap::ValueEnum) -> anyhow::Result<report::Format> {
+/// `--json`, beside `--format` on every command that has it: the same as `--format json`.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct JsonFlag {
+    /// Print JSON: the same as --format json.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+}
+
+/// A listing's formats (`runs`, a sweep's points): `--format`, with `--json` and `--csv` for
+/// two of them (clap lets at most one of the three be given).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum TableFormat {
+    /// A terminal table.
+    #[default]
+    Table,
+    /// One JSON document.
+    Json,
+    /// A header line, then one line per row.
+    Csv,
+}
+
+impl TableFormat {
+    /// The format `--format`, `--json` and `--csv` name together.
+    pub fn with(self, json: bool, csv: bool) -> report::Format {
+        match (json, csv, self) {
+            (true, _, _) | (_, _, Self::Json) => report::Format::Json,
+            (_, true, _) | (_, _, Self::Csv) => report::Format::Csv,
+            _ => report::Format::Table,
+        }
+    }
+}
+
+/// The format a command's `--format` value names (its clap name is the format's: `jsonl`),
+/// or JSON with `--json`.
+pub fn format_of(value: impl clap::ValueEnum, json: JsonFlag) -> anyhow::Result<report::Format> {
+    if json.json {
+        return Ok(report::Format::Json);
+    }
     let name = value.to_possible_value().map(|v| v.get_name().to_owned());
     let format = name.as_deref().and_then(report::Format::named);
     format.ok_or_else(|| anyhow::anyhow!("--format {}: no output format", name.unwrap_or_default()))
@@ -24,4 +60,12 @@ pub fn print(
     let mut out = std::io::stdout().lock();
     report::write(&mut out, doc, format, width)?;
     Ok(out.flush()?)
+}
+
+/// Writes `bytes` to the file `flag PATH` names, whole or not at all (report::file).
+pub fn write_file(flag: &str, path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+    report::file::write_whole(path, bytes).map_err(|e| match e.kind() {
+        std::io::ErrorKind::InvalidInput => anyhow::anyhow!("{flag} {}: {e}", path.display()),
+        _ => anyhow::anyhow!("{flag} {}: cannot write it: {e}", path.display()),
+    })
 }

@@ -24,6 +24,7 @@ use sweep::{LoadPlan, ProbePlan};
 
 use crate::connection_args::ConnectionArgs;
 use crate::measuring::{MeasuringArgs, MeasuringCli};
+use crate::output::TableFormat;
 use crate::repeat_args::RepeatArgs;
 use crate::store_args::StoreArgs;
 use crate::test_args::{CommonArgs, RrArgs, RunPlan, SendModeArg, TcpArgs, UdpArgs};
@@ -32,14 +33,18 @@ use plan::Measuring;
 /// How results are printed.
 #[derive(Debug, Clone, Default, Args)]
 pub struct OutputArgs {
-    /// Print one JSON document instead of the table.
-    #[arg(long, conflicts_with = "csv")]
+    /// Output format.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TableFormat::Table)]
+    pub format: TableFormat,
+    /// Print one JSON document instead of the table: the same as --format json.
+    #[arg(long, conflicts_with_all = ["csv", "format"])]
     pub json: bool,
     /// Print JSON events as points finish, one per line, the last one the --json document.
-    #[arg(long, conflicts_with_all = ["csv", "json"])]
+    #[arg(long, conflicts_with_all = ["csv", "json", "format"])]
     pub json_stream: bool,
-    /// Print CSV (a header line, then one line per point) instead of the table.
-    #[arg(long)]
+    /// Print CSV (a header line, then one line per point) instead of the table: the same as
+    /// --format csv.
+    #[arg(long, conflicts_with = "format")]
     pub csv: bool,
     /// Also draw the result as a chart: throughput against message size (log x axis) for
     /// `sweep size`, against the swept value for the others; .svg or .png by the extension.
@@ -50,13 +55,7 @@ pub struct OutputArgs {
 impl OutputArgs {
     /// The format the flags ask for.
     pub fn format(&self) -> Format {
-        if self.json {
-            Format::Json
-        } else if self.csv {
-            Format::Csv
-        } else {
-            Format::Table
-        }
+        self.format.with(self.json, self.csv)
     }
 }
 
@@ -169,7 +168,8 @@ pub struct SizeArgs {
     #[arg(
         long = "time",
         short = 't',
-        value_name = "SECONDS",
+        value_name = "DURATION",
+        value_parser = measure::units::parse_seconds,
         default_value_t = 1.0
     )]
     pub time: f64,
@@ -307,7 +307,7 @@ pub(crate) fn parse_test(words: &[String], context: Option<&str>) -> Result<Base
 pub(super) fn base_of(command: MeasuringArgs) -> Result<BaseTest> {
     let base = command.base_test()?;
     if base.common.time == 0.0 {
-        bail!("--time 0: a sweep's tests need an end; give --time SECONDS");
+        bail!("--time 0: a sweep's tests need an end; give --time DURATION");
     }
     Ok(base)
 }

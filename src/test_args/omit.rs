@@ -1,4 +1,4 @@
-//! `-O/--omit SECONDS`: a warm-up within `--time` (unlike iperf3's: `-O 1 -t 3` sums the last
+//! `-O/--omit DURATION`: a warm-up within `--time` (unlike iperf3's: `-O 1 -t 3` sums the last
 //! 2 s), shown but left out of the summary, whose window starts at its end (`analysis::window`).
 
 use wire::TestSpec;

@@ -45,6 +45,29 @@ pub fn parse_duration(input: &str) -> Result<std::time::Duration, UnitError> {
         .ok_or(UnitError::NotADuration)
 }
 
+/// Parses a command-line duration in seconds: a number alone is seconds (`2`, `0.5`, as iperf3
+/// takes `-t`), or it carries a unit: `500ms`, `2s`, `5m`, `1h`. Zero and negative numbers
+/// are returned as given, for the flag to say what it allows (`-t 0` runs until Ctrl-C).
+pub fn parse_seconds(input: &str) -> Result<f64, UnitError> {
+    let t = input.trim();
+    if t.is_empty() {
+        return Err(UnitError::Empty);
+    }
+    let (num, scale) = [("ms", 0.001), ("s", 1.0), ("m", 60.0), ("h", 3600.0)]
+        .iter()
+        .find_map(|&(unit, scale)| Some((t.strip_suffix(unit)?, scale)))
+        .unwrap_or((t, 1.0));
+    let value: f64 = (num.trim().parse().ok())
+        .filter(|v: &f64| v.is_finite())
+        .ok_or_else(|| UnitError::UnknownSuffix {
+            suffix: t
+                .trim_start_matches(|c: char| c.is_ascii_digit() || ".-+".contains(c))
+                .to_string(),
+            allowed: "seconds, or a unit: 500ms, 2s, 5m, 1h",
+        })?;
+    Ok(value * scale)
+}
+
 fn split_number(input: &str) -> Result<(f64, &str), UnitError> {
     let s = input.trim();
     if s.is_empty() {
@@ -227,6 +250,25 @@ mod tests {
         assert_eq!(format_bits_per_sec(0.0), "0.00 bit/s");
         assert_eq!(format_bytes(1536), "1.50 KiB");
         assert_eq!(format_bytes(12), "12 B");
+    }
+
+    #[test]
+    fn durations_take_seconds_or_a_unit() {
+        assert_eq!(parse_seconds("2"), Ok(2.0));
+        assert_eq!(parse_seconds("2s"), Ok(2.0));
+        assert_eq!(parse_seconds(" 1.5s "), Ok(1.5));
+        assert_eq!(parse_seconds("500ms"), Ok(0.5));
+        assert_eq!(parse_seconds("5m"), Ok(300.0));
+        assert_eq!(parse_seconds("1h"), Ok(3600.0));
+        assert_eq!(parse_seconds("0"), Ok(0.0));
+        assert_eq!(parse_seconds("-1"), Ok(-1.0));
+        assert_eq!(parse_seconds(""), Err(UnitError::Empty));
+        let err = parse_seconds("2x").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "unknown suffix 'x'; use seconds, or a unit: 500ms, 2s, 5m, 1h"
+        );
+        assert!(parse_seconds("s").is_err() && parse_seconds("nan").is_err());
     }
 
     #[test]

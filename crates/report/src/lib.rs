@@ -29,6 +29,7 @@ mod differences;
 mod efficiency_text;
 mod error;
 mod export;
+pub mod file;
 mod format;
 mod frames_text;
 pub mod headline;
