@@ -104,35 +104,13 @@ impl Way {
     fn open(from: &str, to: &str) -> Self {
         let (rx, _) = packet_socket(from, libc::ETH_P_ALL as u16);
         let (tx, _) = packet_socket(to, 0);
-        let on: libc::c_int = 1;
-        // SAFETY: rx is a valid socket; the option's value is an int of the length given.
-        let rc = unsafe {
-            libc::setsockopt(
-                rx.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_TIMESTAMPNS,
-                (&on as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as u32,
-            )
-        };
-        assert_eq!(rc, 0, "SO_TIMESTAMPNS: {}", std::io::Error::last_os_error());
+        socket_option(&rx, libc::SO_TIMESTAMPNS, 1, "SO_TIMESTAMPNS");
         // A wire drops nothing it was given. With the default receive buffer (212,992 bytes,
         // charged at each frame's truesize, about 4.3 KB for a 1,514-byte frame off a veth)
         // the line held 49 frames between its wake-ups and dropped the rest of a burst: a
         // cubic sender's window of 77 KB lost 4-6 % of its segments on an otherwise idle
         // line. 16 MiB holds 0.13 s of a 1 Gbit/s line.
-        let size: libc::c_int = 16 << 20;
-        // SAFETY: rx is a valid socket; the option's value is an int of the length given.
-        let rc = unsafe {
-            libc::setsockopt(
-                rx.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_RCVBUFFORCE,
-                (&size as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as u32,
-            )
-        };
-        assert_eq!(rc, 0, "SO_RCVBUFFORCE: {}", std::io::Error::last_os_error());
+        socket_option(&rx, libc::SO_RCVBUFFORCE, 16 << 20, "SO_RCVBUFFORCE");
         Self {
             rx,
             tx,
@@ -182,6 +160,22 @@ impl Way {
             unsafe { libc::send(self.tx.as_raw_fd(), frame.as_ptr().cast(), frame.len(), 0) };
         }
     }
+}
+
+/// Sets the `SOL_SOCKET` option `name` (called `what` in a failure) of `socket` to `value`;
+/// panics if the kernel refuses (these tests run as root).
+fn socket_option(socket: &OwnedFd, name: libc::c_int, value: libc::c_int, what: &str) {
+    // SAFETY: socket is a valid socket; the option's value is an int of the length given.
+    let rc = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            name,
+            (&value as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as u32,
+        )
+    };
+    assert_eq!(rc, 0, "{what}: {}", std::io::Error::last_os_error());
 }
 
 /// When the kernel took in the frame `msg` was read into (its `SCM_TIMESTAMPNS`, on the

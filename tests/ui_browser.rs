@@ -193,7 +193,67 @@ fn the_page_runs_a_test_live_then_compares_and_reports_the_stored_runs() {
     let html = std::fs::read_to_string(&report).unwrap();
     assert!(html.to_ascii_lowercase().contains("<html"), "{report:?}");
     rpm_live(&mut b);
+    stopped_live(&mut b);
     println!("the page's whole walk took {:?}", started.elapsed());
+}
+
+/// A rate the table shows (`200.00 Mbit/s`), in bit/s.
+fn rate_of(cell: &str) -> f64 {
+    let (n, unit) = cell.split_once(' ').unwrap_or((cell, ""));
+    let scale = match unit.chars().next() {
+        Some('k') => 1e3,
+        Some('M') => 1e6,
+        Some('G') => 1e9,
+        _ => 1.0,
+    };
+    n.parse::<f64>().unwrap_or(f64::NAN) * scale
+}
+
+/// Stop, pressed as soon as a row arrives: the test ends as Ctrl-C ends it, its last row at
+/// least 0.2 s long (session's MIN_STOPPED_INTERVAL) and at the paced rate as the others are,
+/// never a sliver of an interval drawn as a spike (24 Gbit/s on a 1 Gbit/s test, once).
+fn stopped_live(b: &mut Browser) {
+    start_test(
+        b,
+        &json!({"kind": "tcp", "time": "30", "parallel": "1", "rate": "200M",
+                "tags": "case=stop", "extra": "{\"interval\": 0.5}"}),
+    );
+    b.wait(&format!("{ROWS} >= 2"), Duration::from_secs(30));
+    let clicked = b.eval(
+        "new Promise((done) => {
+            const body = document.querySelector('#intervals tbody');
+            const n = body.rows.length;
+            const seen = new MutationObserver(() => {
+                if (body.rows.length <= n) return;
+                seen.disconnect();
+                document.querySelector('#stop').click();
+                done(true);
+            });
+            seen.observe(body, { childList: true });
+        })",
+    );
+    assert_eq!(clicked, json!(true));
+    b.wait(
+        &format!("{STATE}.includes('stopped early')"),
+        Duration::from_secs(30),
+    );
+    // Newest first: the span, the direction, sent, received, rate.
+    let rows = b.eval(
+        "[...document.querySelectorAll('#intervals tbody tr')]
+            .map((r) => [...r.cells].map((c) => c.textContent))",
+    );
+    let rows: Vec<Vec<String>> = serde_json::from_value(rows).unwrap();
+    let span = |r: &[String]| -> f64 {
+        let (a, b) = r[0].split_once(" – ").unwrap();
+        b.parse::<f64>().unwrap() - a.parse::<f64>().unwrap()
+    };
+    let last = &rows[0];
+    assert!(span(last) >= 0.19, "the stopped test's last row: {last:?}");
+    for r in &rows {
+        let rate = rate_of(&r[4]);
+        assert!((160e6..=240e6).contains(&rate), "{r:?} of {rows:?}");
+    }
+    b.screenshot("13-stopped");
 }
 
 /// `linerate rpm` from the form (its download direction): its charts grow with each interval,

@@ -217,4 +217,9 @@ impl<W: Write> Observer for LiveTable<W> {
     fn interval(&mut self, s: &IntervalSample) {
         self.emit(|t| t.write_rows(s));
     }
+
+    /// A line for the user: on stderr, as the live bar says it, so stdout stays the rows.
+    fn note(&mut self, line: &str) {
+        eprintln!("{line}");
+    }
 }

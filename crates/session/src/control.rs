@@ -14,24 +14,55 @@ use wire::{frame, Hello, WireError, HELLO_LEN};
 /// How long either side waits for the peer during setup.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long a server may say nothing before the client is told what it may be: a linerate
+/// server greets at once, a stock iperf3 server waits for a cookie it is never sent. The wait
+/// itself goes on to the handshake's timeout (a loaded server may be slow to greet).
+pub const SILENCE_NOTICE_AFTER: Duration = Duration::from_secs(1);
+
 /// Sends our hello and reads the server's greeting: its hello (magic and version checked
 /// before anything else is read, so an older server's is reported as a version mismatch),
-/// then its nonce.
-pub fn exchange_hello(conn: &mut Conn, timeout: Duration) -> Result<(Hello, Nonce), WireError> {
-    conn.set_read_timeout(Some(timeout))?;
+/// then its nonce. A server silent for [`SILENCE_NOTICE_AFTER`] is told to `on_silence`, once.
+pub fn exchange_hello(
+    conn: &mut Conn,
+    timeout: Duration,
+    on_silence: &mut dyn FnMut(Duration),
+) -> Result<(Hello, Nonce), WireError> {
     conn.set_write_timeout(Some(timeout))?;
     conn.write_all(&Hello::ours().emit())?;
     let mut buf = [0u8; HELLO_LEN];
-    frame::read_full(conn, &mut buf[..1], false, timeout).map_err(|e| match e {
-        WireError::Timeout(idle) => WireError::Silent(idle),
-        e => e,
-    })?;
+    first_byte(conn, &mut buf[..1], timeout, on_silence)?;
     frame::read_full(conn, &mut buf[1..], true, timeout)?;
     let hello = Hello::parse(&buf)?;
     hello.check_version()?;
     let mut nonce = [0u8; NONCE_LEN];
     frame::read_full(conn, &mut nonce, true, timeout)?;
     Ok((hello, Nonce(nonce)))
+}
+
+/// The greeting's first byte, within `timeout` (else [`WireError::Silent`]); after
+/// [`SILENCE_NOTICE_AFTER`] without it, `on_silence` is told and the wait goes on. Leaves the
+/// read timeout at `timeout`.
+fn first_byte(
+    conn: &mut Conn,
+    byte: &mut [u8],
+    timeout: Duration,
+    on_silence: &mut dyn FnMut(Duration),
+) -> Result<(), WireError> {
+    let notice = SILENCE_NOTICE_AFTER.min(timeout);
+    conn.set_read_timeout(Some(notice))?;
+    let first = frame::read_full(conn, byte, false, notice);
+    conn.set_read_timeout(Some(timeout))?;
+    match first {
+        Err(WireError::Timeout(_)) if notice < timeout => {
+            on_silence(notice);
+            frame::read_full(conn, byte, false, timeout - notice)
+        }
+        other => other,
+    }
+    .map_err(|e| match e {
+        WireError::Timeout(_) => WireError::Silent(timeout),
+        e => e,
+    })
 }
 
 /// Sends one message, waiting as long as the socket's write timeout allows per write.

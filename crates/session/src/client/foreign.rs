@@ -31,7 +31,7 @@ pub fn foreign_probe(
     let started = Instant::now();
     let mut conn = handshake::open(config, &SocketOptions::default())?;
     let connect = started.elapsed();
-    let proving = handshake::greet(config, &mut conn)?;
+    let proving = handshake::greet(config, &mut conn, &mut |_| {})?;
     let asked = Instant::now();
     send(
         &mut conn,

@@ -7,6 +7,7 @@
 //! line saying how to pass one.
 
 use std::os::unix::net::UnixStream;
+use std::time::Duration;
 
 use engine::sockopt::{connect_tcp, ConnectError, SocketOptions};
 use engine::Conn;
@@ -93,9 +94,10 @@ impl Proving {
 pub(super) fn connect(
     config: &ClientConfig,
     opts: &SocketOptions,
+    on_silence: &mut dyn FnMut(Duration),
 ) -> Result<(Conn, Proving), ClientError> {
     let mut conn = open(config, opts)?;
-    let proving = greet(config, &mut conn)?;
+    let proving = greet(config, &mut conn, on_silence)?;
     Ok((conn, proving))
 }
 
@@ -131,14 +133,21 @@ pub(super) fn open(config: &ClientConfig, opts: &SocketOptions) -> Result<Conn, 
     Ok(conn)
 }
 
-/// Reads the server's greeting on a fresh connection and, for a server that asks for a key,
-/// prepares this connection's proof.
-pub(super) fn greet(config: &ClientConfig, conn: &mut Conn) -> Result<Proving, ClientError> {
+/// Reads the server's greeting on a fresh connection (telling `on_silence` of a server that
+/// stays silent a while) and, for a server that asks for a key, prepares this connection's
+/// proof.
+pub(super) fn greet(
+    config: &ClientConfig,
+    conn: &mut Conn,
+    on_silence: &mut dyn FnMut(Duration),
+) -> Result<Proving, ClientError> {
     let target = config.target.describe();
     let (hello, challenge) =
-        exchange_hello(conn, HANDSHAKE_TIMEOUT).map_err(|reason| ClientError::Handshake {
-            target: target.clone(),
-            reason,
+        exchange_hello(conn, HANDSHAKE_TIMEOUT, on_silence).map_err(|reason| {
+            ClientError::Handshake {
+                target: target.clone(),
+                reason,
+            }
         })?;
     let proving = match (&config.key, hello.requires_key) {
         (None, false) => Proving::NoKey,

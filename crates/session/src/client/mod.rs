@@ -138,6 +138,17 @@ fn silent_hint(reason: &WireError) -> &'static str {
     }
 }
 
+/// The note for a server silent `after` the connection opened, said while the client waits
+/// on: what it may be, a second in, where the handshake's error would come only at its end.
+pub(crate) fn silence_note(config: &ClientConfig, after: Duration) -> String {
+    format!(
+        "linerate: note: {} has sent nothing {} s after the connection opened: a linerate server \
+         greets at once; if it is an iperf3 server (iperf3 -s), add --iperf3",
+        config.target.describe(),
+        after.as_secs_f64()
+    )
+}
+
 fn protocol(context: &str) -> impl Fn(WireError) -> ClientError + '_ {
     move |e| ClientError::Protocol(format!("{context}: {e}"))
 }
@@ -153,7 +164,8 @@ pub fn run(config: &ClientConfig, progress: &mut dyn Observer) -> Result<RunReco
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
-    let (mut ctrl, auth) = connect(config, &SocketOptions::default())?;
+    let mut on_silence = |after| progress.note(&silence_note(config, after));
+    let (mut ctrl, auth) = connect(config, &SocketOptions::default(), &mut on_silence)?;
     if let Target::Tcp { addr, .. } = &config.target {
         frames_path::check(spec, addr.ip())?;
     }

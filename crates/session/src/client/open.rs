@@ -67,7 +67,9 @@ fn open_stream(
     session: u64,
     stream: u16,
 ) -> Result<Conn, ClientError> {
-    let (mut conn, auth) = connect(config, opts)?;
+    // The control connection has said what a silent server may be; a data connection's
+    // server is the same one.
+    let (mut conn, auth) = connect(config, opts, &mut |_| {})?;
     let attach = ClientMsg::Attach {
         session,
         stream,

@@ -35,7 +35,8 @@ pub(super) fn run(
     progress: &mut dyn Observer,
 ) -> Result<RunRecord, ClientError> {
     let relay = config.target.describe();
-    let (mut ctrl, auth) = connect(config, &SocketOptions::default())?;
+    let mut on_silence = |after| progress.note(&super::silence_note(config, after));
+    let (mut ctrl, auth) = connect(config, &SocketOptions::default(), &mut on_silence)?;
     let ask = ClientMsg::Relay {
         to: to.host.clone(),
         port: to.port,

@@ -131,3 +131,16 @@ fn a_grid_puts_the_ticks_on_its_own_seconds() {
         ms(1500)
     );
 }
+
+#[test]
+fn an_interrupt_right_after_a_tick_ends_the_test_no_sooner_than_the_floor() {
+    let ms = Duration::from_millis;
+    // Ctrl-C 1 ms after the tick at 3 s: the test ends at 3.2 s, not at 3.001 s.
+    assert_eq!(interrupted_end(ms(3001), ms(3000), ms(1000)), ms(3200));
+    // Later than the floor: at once.
+    assert_eq!(interrupted_end(ms(3500), ms(3000), ms(1000)), ms(3500));
+    // Intervals shorter than the floor: one interval after the last tick.
+    assert_eq!(interrupted_end(ms(3001), ms(3000), ms(50)), ms(3050));
+    // Before the first tick, the floor counts from the start.
+    assert_eq!(interrupted_end(ms(10), Duration::ZERO, ms(1000)), ms(200));
+}
