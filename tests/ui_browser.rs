@@ -194,7 +194,29 @@ fn the_page_runs_a_test_live_then_compares_and_reports_the_stored_runs() {
     assert!(html.to_ascii_lowercase().contains("<html"), "{report:?}");
     rpm_live(&mut b);
     stopped_live(&mut b);
+    failed_pps(&mut b);
     println!("the page's whole walk took {:?}", started.elapsed());
+}
+
+/// A packet-rate matrix to a host where nothing listens: the typed host is the one tried, and
+/// the page says why the command failed as the command line does, beside its exit code.
+fn failed_pps(b: &mut Browser) {
+    start_test(
+        b,
+        &json!({"kind": "pps", "host": "127.0.0.1", "time": "1", "direction": "", "rate": "",
+                "tags": "case=failed", "extra": "{\"port\": 1}"}),
+    );
+    let state = b.wait(
+        &format!("{STATE}.includes('exit code') && {STATE}"),
+        Duration::from_secs(30),
+    );
+    let state = state.as_str().unwrap();
+    assert!(
+        state.contains("ended with exit code 2: ")
+            && state.contains("cannot connect to 127.0.0.1:1: Connection refused"),
+        "{state}"
+    );
+    b.screenshot("14-failed");
 }
 
 /// A rate the table shows (`200.00 Mbit/s`), in bit/s.
@@ -466,7 +488,7 @@ fn a_sweep_a_repetition_and_a_matrix_fill_their_points_and_a_mesh_its_matrix() {
     // A packet rate matrix: a cell per frame size, its rate the figure charted.
     start_test(
         &mut b,
-        &json!({"kind": "pps", "args": "--frame 64,1518 --flows 1 -t 0.3"}),
+        &json!({"kind": "pps", "time": "0.3", "args": "--frame 64,1518 --flows 1"}),
     );
     b.wait(
         &format!("{STATE}.includes('stored as runs')"),

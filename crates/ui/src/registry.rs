@@ -134,7 +134,11 @@ impl TestEntry {
         let mut log = self.log();
         let (name, data, end) = match log.take_end_doc() {
             Some(doc) => {
-                let data = stream::summary(self.id, &doc, &log.run_ids, stopped, code);
+                // A command that wrote its result and then failed says why on stderr.
+                let failed = !stopped && code.is_some_and(|c| c != 0);
+                let error = failed.then(|| child::error_message(stderr, status));
+                let ended = (code, error.as_deref());
+                let data = stream::summary(self.id, &doc, &log.run_ids, stopped, ended);
                 ("summary", data, End::Finished)
             }
             None => {

@@ -142,13 +142,15 @@ fn end_doc(data: &str, single: bool) -> EndDoc {
 }
 
 /// The `summary` event's data: test `id` ended with `end` after storing `run_ids`; `stopped`:
-/// the UI interrupted it; `exit_code`: the command's, if it exited.
+/// the UI interrupted it; `exit_code`: the command's, if it exited; `error`: what it said on
+/// stderr when it failed after writing its result (a sweep whose point failed), as the command
+/// line shows it.
 pub fn summary(
     id: u64,
     end: &EndDoc,
     run_ids: &[i64],
     stopped: bool,
-    exit_code: Option<i32>,
+    (exit_code, error): (Option<i32>, Option<&str>),
 ) -> String {
     match end {
         EndDoc::Run {
@@ -166,15 +168,17 @@ pub fn summary(
                 "interrupted": interrupted,
                 "summary": summary,
                 "exit_code": exit_code,
+                "error": error,
             })
             .to_string()
         }
         // Written around the document, which may be large, rather than parsed again.
         EndDoc::Document { raw, interrupted } => format!(
-            r#"{{"id":{id},"run_ids":{},"interrupted":{},"exit_code":{},"document":{raw}}}"#,
+            r#"{{"id":{id},"run_ids":{},"interrupted":{},"exit_code":{},"error":{},"document":{raw}}}"#,
             json!(run_ids),
             interrupted.unwrap_or(stopped),
             json!(exit_code),
+            json!(error),
         ),
     }
 }
@@ -267,22 +271,34 @@ mod tests {
             "intervals":[{"start_s":0}],"summary":{"interrupted":true,"duration_s":1.5}}}"#
             .replace('\n', "");
         let Parsed::End(end) = p(&run) else { panic!() };
-        let data = value(&summary(3, &end, &[7], true, Some(130)));
+        let data = value(&summary(3, &end, &[7], true, (Some(130), None)));
         assert_eq!(
             data,
             json!({"id":3,"run_id":7,"run_ids":[7],"kind":"tcp_stream","target":"t",
                    "interrupted":true,"summary":{"interrupted":true,"duration_s":1.5},
-                   "exit_code":130})
+                   "exit_code":130,"error":null})
         );
         let sweep = r#"{"event":"end","data":{"title":"s","points":[{"a":1},{"a":2}]}}"#;
         let Parsed::End(end) = parse(sweep, 4, &[], false) else {
             panic!()
         };
-        let data = value(&summary(4, &end, &[8, 9], false, Some(0)));
+        let data = value(&summary(4, &end, &[8, 9], false, (Some(0), None)));
         assert_eq!(
             data,
-            json!({"id":4,"run_ids":[8,9],"interrupted":false,"exit_code":0,
+            json!({"id":4,"run_ids":[8,9],"interrupted":false,"exit_code":0,"error":null,
                    "document":{"title":"s","points":[{"a":1},{"a":2}]}})
+        );
+        // A command that failed after its result (a sweep's point) says why beside it.
+        let failed = value(&summary(
+            4,
+            &end,
+            &[8],
+            false,
+            (Some(2), Some("point 2 failed")),
+        ));
+        assert_eq!(
+            (failed["exit_code"].clone(), failed["error"].clone()),
+            (json!(2), json!("point 2 failed"))
         );
         // A record after a `begin` (one run of repetitions) is still the document.
         let Parsed::End(EndDoc::Document { interrupted, .. }) = parse(&run, 4, &[], false) else {
@@ -294,7 +310,7 @@ mod tests {
             panic!()
         };
         assert_eq!(
-            value(&summary(3, &end, &[], true, None))["interrupted"],
+            value(&summary(3, &end, &[], true, (None, None)))["interrupted"],
             true
         );
     }

@@ -38,6 +38,15 @@ const TEXT = ["host", "rate", "length", "latency"];
 const NUMBER = ["time", "parallel", "repeat"];
 const SHORT = { t: "time", P: "parallel", b: "rate", l: "length", R: "reverse" };
 
+/**
+ * Whether `kind` is given only as its command's words: it takes none of the form's fields
+ * (sweep). A series that takes fields (pps, rfc2544: the host, the time, …) shows them; until
+ * the kinds are known every series is words.
+ */
+function wordsOnly(kind) {
+  return FIELDS ? !(FIELDS[kind] || []).length : kind in SERIES;
+}
+
 /** Whether field `name` of `form` is one kind `kind` takes (its label's `data-field`). */
 function takes(form, name, kind) {
   const field = form.elements.namedItem(name)?.closest("label")?.dataset.field;
@@ -73,7 +82,7 @@ export function requestOf(form) {
   const tags = tagsOf(text("tags"));
   const words = splitWords(text("args"));
   const withTags = (request) => (Object.keys(tags).length ? Object.assign(request, { tags }) : request);
-  if (kind in SERIES) {
+  if (wordsOnly(kind)) {
     if (!words.length) throw new Error("Arguments: " + kind + " needs its words, e.g. " + SERIES[kind]);
     return withTags({ args: [kind, ...words] });
   }
@@ -100,8 +109,8 @@ export function kindChanged() {
   const form = $("#run-form");
   const kind = form.elements.namedItem("kind").value;
   for (const label of form.querySelectorAll("label[data-field]")) {
-    // A series is given as its words.
-    label.hidden = kind in SERIES || !takes(form, label.dataset.field, kind);
+    // A kind that takes no fields is given as its words.
+    label.hidden = wordsOnly(kind) || !takes(form, label.dataset.field, kind);
   }
   form.elements.namedItem("args").placeholder = kind in SERIES ? SERIES[kind] : TEST_EXAMPLE;
 }
@@ -144,7 +153,7 @@ export function fillForm(request) {
   for (const [key, value] of Object.entries(request)) {
     const name = SHORT[key] || key.replace(/-/g, "_");
     if (key === "kind" || key === "tags" || key === "tag" || value === null || value === false) continue;
-    if (kind in SERIES) {
+    if (wordsOnly(kind)) {
       // A series asked for as options: its words, hosts first.
       if (name === "host" || name === "hosts") words.unshift(...[].concat(value).map(String));
       else words.push(...optionWords({ [key]: value }));

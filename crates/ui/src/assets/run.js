@@ -130,7 +130,8 @@ function ended(source, result, error) {
   $("#start").disabled = false;
   if (error) { setState(error, true); return; }
   run.live.drawSoon();
-  const how = result.interrupted ? "stopped early; " : result.exit_code ? "ended with exit code " + result.exit_code + "; " : "finished; ";
+  const failed = result.exit_code ? "ended with exit code " + result.exit_code + (result.error ? ": " + result.error : "") + "; " : null;
+  const how = result.interrupted ? "stopped early; " : failed || "finished; ";
   if (result.summary) {
     setState(how + "stored as run #" + result.run_id);
     showSummary($("#summary"), result.summary);
