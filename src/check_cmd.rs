@@ -42,6 +42,8 @@ pub struct CheckArgs {
     /// Only runs of this kind on each side.
     #[arg(long, value_name = "KIND", value_parser = crate::store_args::record_kinds())]
     pub kind: Option<String>,
+    #[command(flatten)]
+    pub tags: crate::store_args::TagArgs,
     /// Keep interrupted and incomplete runs (left out by default: they would read low).
     #[arg(long)]
     pub include_incomplete: bool,
@@ -88,10 +90,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     for name in &args.metrics {
         report::check::find_metric(name)?;
     }
-    let filter = results::store::Filter {
-        kind: crate::store_args::parse_kind_arg(args.kind.as_deref())?,
-        ..Default::default()
-    };
+    let filter = args.tags.filter(args.kind.as_deref())?;
     let items = [args.baseline.clone(), args.candidate.clone()];
     let columns = select::columns(&items, &filter, args.db.as_deref())?;
     let [baseline, candidate] = [&columns[0], &columns[1]].map(|c| side(c, args));

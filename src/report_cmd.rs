@@ -16,7 +16,6 @@ use anyhow::{anyhow, bail, Result};
 use clap::{Args, ValueEnum};
 use report::chart::{self, ChartKind, ImageFormat};
 use report::{Comparison, PpsMatrix};
-use results::store::Filter;
 
 use report::local_time::format_local;
 
@@ -41,6 +40,8 @@ pub struct CompareArgs {
     /// section of its own).
     #[arg(long, value_name = "KIND", value_parser = crate::store_args::record_kinds())]
     pub kind: Option<String>,
+    #[command(flatten)]
+    pub tags: crate::store_args::TagArgs,
     /// Keep interrupted and incomplete runs (and runs with a failed stream) in their tag
     /// groups' medians; by default they are left out, and each column says how many.
     #[arg(long)]
@@ -104,6 +105,8 @@ pub struct ChartArgs {
     /// is a `linerate rpm` direction; pps needs `linerate pps` cells).
     #[arg(long = "type", value_enum, value_name = "CHART")]
     pub chart_type: Option<ChartKindArg>,
+    #[command(flatten)]
+    pub tags: crate::store_args::TagArgs,
     /// The image to write: .svg, or .png (the SVG rasterised with the system's fonts).
     #[arg(long, short = 'o', value_name = "PATH")]
     pub out: PathBuf,
@@ -159,6 +162,8 @@ pub struct ExportArgs {
     pub format: ExportFormatArg,
     #[command(flatten)]
     pub json: crate::output::JsonFlag,
+    #[command(flatten)]
+    pub tags: crate::store_args::TagArgs,
     /// Write to this file (replaced whole, never half-written) instead of stdout.
     #[arg(long, short = 'o', value_name = "PATH")]
     pub out: Option<PathBuf>,
@@ -200,18 +205,10 @@ fn note_left_out(cmps: &[Comparison]) {
     }
 }
 
-/// Parses `--kind` into a filter.
-fn kind_filter(kind: Option<&str>) -> Result<Filter> {
-    Ok(Filter {
-        kind: crate::store_args::parse_kind_arg(kind)?,
-        ..Filter::default()
-    })
-}
-
 /// `linerate compare`: the items side by side, metric by metric, each later column also as a
 /// ratio to the first.
 pub fn compare(args: &CompareArgs) -> Result<()> {
-    let filter = kind_filter(args.kind.as_deref())?;
+    let filter = args.tags.filter(args.kind.as_deref())?;
     let columns = select::columns(&args.items, &filter, args.db.as_deref())?;
     let labeled: Vec<_> = columns.iter().map(select::labeled).collect();
     let cmps = Comparison::by_kind(&labeled, args.include_incomplete);
@@ -233,7 +230,7 @@ pub fn export(args: &ExportArgs) -> Result<()> {
         if args.items.is_empty() {
             bail!("name the runs or tag sets to export (--format stored exports every run)");
         }
-        let columns = select::columns(&args.items, &Filter::default(), args.db.as_deref())?;
+        let columns = select::columns(&args.items, &args.tags.filter(None)?, args.db.as_deref())?;
         let labeled: Vec<_> = columns.iter().map(select::labeled).collect();
         let format = crate::output::format_of(args.format, args.json)?;
         report::write(&mut buf, &report::Runs(&labeled), format, None)?;
@@ -258,7 +255,7 @@ pub fn chart(args: &ChartArgs) -> Result<()> {
             args.scale
         );
     }
-    let columns = select::columns(&args.items, &Filter::default(), args.db.as_deref())?;
+    let columns = select::columns(&args.items, &args.tags.filter(None)?, args.db.as_deref())?;
     let labeled: Vec<_> = columns.iter().map(select::labeled).collect();
     let matrices = PpsMatrix::of_cells(columns.iter().flat_map(|c| &c.runs));
     let kind = match args.chart_type {

@@ -35,6 +35,26 @@ pub struct StoreArgs {
     pub tag: Vec<String>,
 }
 
+/// `--tag` on the commands that compare or chart stored runs (`compare`, `check`, `trend`,
+/// `chart`, `export`): only runs that also carry these tags, in every column.
+#[derive(Debug, Clone, Default, Args)]
+pub struct TagArgs {
+    /// Only runs that also carry this tag, in every column (repeatable: all of them).
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    pub tag: Vec<String>,
+}
+
+impl TagArgs {
+    /// The store's filter of these tags and `kind`; a bad value is an error naming its flag.
+    pub fn filter(&self, kind: Option<&str>) -> Result<Filter> {
+        Ok(Filter {
+            tags: parse_tags(&self.tag)?,
+            kind: parse_kind_arg(kind)?,
+            ..Filter::default()
+        })
+    }
+}
+
 /// Which stored runs a listing takes: `--tag`, `--kind`, `--since` (`linerate runs` and
 /// `linerate report`).
 #[derive(Debug, Clone, Default, Args)]

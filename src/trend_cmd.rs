@@ -39,6 +39,8 @@ pub struct TrendArgs {
     /// Only runs of this kind.
     #[arg(long, value_name = "KIND", value_parser = crate::store_args::record_kinds())]
     pub kind: Option<String>,
+    #[command(flatten)]
+    pub tags: crate::store_args::TagArgs,
     /// Keep interrupted and incomplete runs (left out by default: they would read low).
     #[arg(long)]
     pub include_incomplete: bool,
@@ -86,13 +88,12 @@ pub fn run(args: &TrendArgs) -> Result<()> {
 
 /// The series' runs by key: one per item, or per target without items.
 fn series(args: &TrendArgs) -> Result<Vec<(String, Vec<StoredRun>)>> {
+    let filter = args.tags.filter(None)?;
     if !args.items.is_empty() {
-        let filter = results::store::Filter::default();
         let columns = select::columns(&args.items, &filter, args.db.as_deref())?;
         return Ok(columns.into_iter().map(|c| (c.label, c.runs)).collect());
     }
-    Ok(report::trend::by_target(select::stored(
-        &[],
-        args.db.as_deref(),
-    )?))
+    let mut runs = select::stored(&[], args.db.as_deref())?;
+    runs.retain(|r| filter.passes(r));
+    Ok(report::trend::by_target(runs))
 }

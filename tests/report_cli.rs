@@ -85,6 +85,23 @@ fn compare_export_chart_and_report_stored_runs() {
     assert_eq!(json["rows"][0]["metric"], "throughput", "{json}");
     assert!(json["rows"][0]["ratios"][1].as_f64().unwrap() > 0.0);
 
+    // --json is --format json, on every command with --format.
+    assert_eq!(
+        ok(&db, &["compare", "driver=a", "driver=b", "--json"]),
+        ok(
+            &db,
+            &["compare", "driver=a", "driver=b", "--format", "json"]
+        )
+    );
+    // --tag keeps, in every column, the runs that also carry it.
+    let tagged: serde_json::Value =
+        serde_json::from_str(&ok(&db, &["export", "driver=b", "--tag", "driver=b"])).unwrap();
+    assert_eq!(tagged.as_array().unwrap().len(), 2, "{tagged}");
+    fails(
+        &db,
+        &["export", "driver=b", "--tag", "driver=a"],
+        "driver=a",
+    );
     let exported: serde_json::Value =
         serde_json::from_str(&ok(&db, &["export", "driver=a", "driver=b"])).unwrap();
     let exported = exported.as_array().unwrap();

@@ -16,23 +16,7 @@ pub type Column = results::store::Selection;
 
 /// The column as the report crate takes it.
 pub fn labeled(column: &Column) -> LabeledRuns {
-    let tags = (column.tags.iter())
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    // A run stored before records carried both hosts' facts has the client's beside it.
-    let runs = (column.runs.iter())
-        .map(|r| {
-            let mut record = r.record.clone();
-            if record.hosts.is_none() && r.host != record::HostFacts::default() {
-                record.hosts = Some(record::Hosts {
-                    client: r.host.clone(),
-                    server: None,
-                });
-            }
-            record
-        })
-        .collect();
-    LabeledRuns::new(column.label.clone(), runs).with_tags(tags)
+    LabeledRuns::of_stored(column.label.clone(), &column.tags, &column.runs)
 }
 
 /// Every item parsed, then the database opened for reading; one line when an item is bad or

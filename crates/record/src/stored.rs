@@ -133,6 +133,21 @@ pub struct StoredRun {
     pub record: RunRecord,
 }
 
+impl StoredRun {
+    /// The record, with the client's facts stored beside it as its hosts where the record
+    /// predates carrying both hosts' facts (`hosts` absent).
+    pub fn record_with_hosts(&self) -> RunRecord {
+        let mut record = self.record.clone();
+        if record.hosts.is_none() && self.host != HostFacts::default() {
+            record.hosts = Some(crate::Hosts {
+                client: self.host.clone(),
+                server: None,
+            });
+        }
+        record
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

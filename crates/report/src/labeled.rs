@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use record::{RunRecord, RunStatus};
+use record::{RunRecord, RunStatus, StoredRun, Tags};
 use serde::{Deserialize, Serialize};
 
 /// Runs under one label: `#12` for a single stored run, `driver=velocityget` for the runs
@@ -77,6 +77,14 @@ impl LabeledRuns {
             }
         }
         marks
+    }
+
+    /// A column of stored runs: `label`, the `tags` its runs share, their records (with the
+    /// host facts stored beside an older one, [`StoredRun::record_with_hosts`]).
+    pub fn of_stored(label: impl Into<String>, tags: &Tags, runs: &[StoredRun]) -> Self {
+        let tags = tags.iter().map(|(k, v)| (k.to_string(), v.to_string()));
+        let runs = runs.iter().map(StoredRun::record_with_hosts).collect();
+        Self::new(label, runs).with_tags(tags.collect())
     }
 
     /// The same column with `tags`.
