@@ -39,7 +39,8 @@ pub struct StoreArgs {
 /// `chart`, `export`): only runs that also carry these tags, in every column.
 #[derive(Debug, Clone, Default, Args)]
 pub struct TagArgs {
-    /// Only runs that also carry this tag, in every column (repeatable: all of them).
+    /// Only runs that carry this tag (repeatable: all of them; in every column where a command
+    /// takes tag sets).
     #[arg(long = "tag", value_name = "KEY=VALUE")]
     pub tag: Vec<String>,
 }
@@ -59,9 +60,8 @@ impl TagArgs {
 /// `linerate report`).
 #[derive(Debug, Clone, Default, Args)]
 pub struct RunFilterArgs {
-    /// Only runs with this tag (repeatable: runs must carry all of them).
-    #[arg(long = "tag", value_name = "KEY=VALUE")]
-    pub tag: Vec<String>,
+    #[command(flatten)]
+    pub tags: TagArgs,
     /// Only runs of this kind (`pps`: the cells of `linerate pps`, each execution apart).
     #[arg(long, value_name = "KIND", value_parser = listing_kinds())]
     pub kind: Option<String>,
@@ -74,19 +74,18 @@ pub struct RunFilterArgs {
 impl RunFilterArgs {
     /// The store's filter; a bad value is an error naming its flag.
     pub fn filter(&self) -> Result<Filter> {
+        // `linerate pps`'s cells are UDP runs; `runs` and `report` keep only the cells.
+        let kind = match self.pps_only() {
+            true => Some(wire::TestKind::UdpStream.row().name),
+            false => self.kind.as_deref(),
+        };
         Ok(Filter {
-            tags: parse_tags(&self.tag)?,
-            // `linerate pps`'s cells are UDP runs; `runs` and `report` keep only the cells.
-            kind: match self.pps_only() {
-                true => Some(wire::TestKind::UdpStream),
-                false => parse_kind_arg(self.kind.as_deref())?,
-            },
             since_unix_ms: self
                 .since
                 .as_deref()
                 .map(|s| parse_since(s).map_err(|e| anyhow!("--since {s}: {e}")))
                 .transpose()?,
-            last: None,
+            ..self.tags.filter(kind)?
         })
     }
 

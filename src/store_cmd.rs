@@ -81,7 +81,7 @@ pub fn runs_to(args: &RunsArgs, out: &mut dyn Write) -> Result<()> {
         ..args.filter.filter()?
     };
     let sets = args.tagsets.iter().flat_map(|set| set.split(','));
-    let words: Vec<String> = (args.filter.tag.iter().map(String::as_str))
+    let words: Vec<String> = (args.filter.tags.tag.iter().map(String::as_str))
         .chain(sets)
         .map(str::to_owned)
         .collect();

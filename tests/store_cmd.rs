@@ -154,7 +154,7 @@ fn stores_and_lists_through_the_flags() {
         runs_to(&a, &mut out).map(|()| String::from_utf8(out).unwrap())
     };
     assert!(list(|_| {}).unwrap().contains("#1 "));
-    assert!(list(|a| a.filter.tag = vec!["mtu=9000".into()])
+    assert!(list(|a| a.filter.tags.tag = vec!["mtu=9000".into()])
         .unwrap()
         .contains("#1 "));
     // A tag set given as compare names one (`runs mtu=9000`) selects as --tag does.
@@ -168,7 +168,7 @@ fn stores_and_lists_through_the_flags() {
         .unwrap()
         .starts_with('['));
     assert_eq!(
-        list(|a| a.filter.tag = vec!["mtu=1500".into()]).unwrap(),
+        list(|a| a.filter.tags.tag = vec!["mtu=1500".into()]).unwrap(),
         "no runs\n"
     );
     assert_eq!(
