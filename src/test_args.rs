@@ -304,36 +304,6 @@ fn parse_tos(s: &str) -> anyhow::Result<u8> {
     parsed.map_err(|_| anyhow::anyhow!("--tos {s}: must be a byte, 0 to 255 (or 0x00 to 0xff)"))
 }
 
-/// `--affinity CLIENT[,SERVER]`: CPU numbers; the client's is checked against this host.
-fn parse_affinity(value: &str) -> anyhow::Result<(Option<u32>, Option<u32>)> {
-    let cpu = |v: &str| -> anyhow::Result<Option<u32>> {
-        let v = v.trim();
-        if v.is_empty() {
-            return Ok(None);
-        }
-        v.parse::<u32>().map(Some).map_err(|_| {
-            anyhow::anyhow!("--affinity {value}: '{v}' is not a CPU number; e.g. --affinity 0,1")
-        })
-    };
-    let (client, server) = match value.split_once(',') {
-        Some((c, s)) => (cpu(c)?, cpu(s)?),
-        None => (cpu(value)?, None),
-    };
-    if client.is_none() && server.is_none() {
-        return Err(anyhow::anyhow!(
-            "--affinity {value}: give a CPU for this end and/or the server, e.g. --affinity 0,1"
-        ));
-    }
-    let cpus = engine::affinity::online_cpus();
-    if let Some(c) = client.filter(|&c| c as usize >= cpus) {
-        return Err(anyhow::anyhow!(
-            "--affinity {value}: this host has {cpus} CPUs (0 to {}); CPU {c} is not one of them",
-            cpus - 1
-        ));
-    }
-    Ok((client, server))
-}
-
 pub(crate) fn length(flag_value: &str, min: u64, max: u64, what: &str) -> anyhow::Result<u32> {
     let v = parse_bytes(flag_value).map_err(|e| anyhow::anyhow!("--length {flag_value}: {e}"))?;
     if v < min || v > max {
@@ -409,7 +379,8 @@ impl CommonArgs {
         let route = self.conn.route()?;
         let (client_cpu, server_cpu) = match &self.conn.affinity {
             None => (None, None),
-            Some(a) => parse_affinity(a)?,
+            Some(a) => (engine::affinity::parse_placement(a))
+                .map_err(|e| anyhow::anyhow!("--affinity {a}: {e}"))?,
         };
         let spec = TestSpec {
             interval_ms: interval.as_millis().max(1) as u64,

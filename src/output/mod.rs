@@ -30,12 +30,10 @@ pub enum TableFormat {
 
 impl TableFormat {
     /// The format `--format`, `--json` and `--csv` name together.
+    /// `--json` decides as [`format_of`] does for every other `--format`.
     pub fn with(self, json: bool, csv: bool) -> report::Format {
-        match (json, csv, self) {
-            (true, _, _) | (_, _, Self::Json) => report::Format::Json,
-            (_, true, _) | (_, _, Self::Csv) => report::Format::Csv,
-            _ => report::Format::Table,
-        }
+        let value = if csv { Self::Csv } else { self };
+        format_of(value, JsonFlag { json }).expect("each listing format names a report format")
     }
 }
 
@@ -68,4 +66,30 @@ pub fn write_file(flag: &str, path: &std::path::Path, bytes: &[u8]) -> anyhow::R
         std::io::ErrorKind::InvalidInput => anyhow::anyhow!("{flag} {}: {e}", path.display()),
         _ => anyhow::anyhow!("{flag} {}: cannot write it: {e}", path.display()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TableFormat::{Csv, Json, Table};
+    use report::Format;
+
+    #[test]
+    fn a_listings_flags_name_one_format_as_every_other_format_flag_does() {
+        let cases = [
+            (Table, false, false, Format::Table),
+            (Json, false, false, Format::Json),
+        ];
+        let flags = [
+            (Csv, false, false, Format::Csv),
+            (Table, true, false, Format::Json),
+        ];
+        for (value, json, csv, want) in cases.into_iter().chain(flags) {
+            assert_eq!(
+                value.with(json, csv),
+                want,
+                "{value:?} json={json} csv={csv}"
+            );
+        }
+        assert_eq!(Table.with(false, true), Format::Csv);
+    }
 }
