@@ -88,6 +88,10 @@ fn first_test_live(b: &mut Browser) {
         Duration::from_secs(5),
     );
     assert!(points.as_u64().unwrap() <= 5, "{points}");
+    // Byte counts in the command line's units: binary multiples (GiB), never decimal ones (GB).
+    let cells = b.eval("document.querySelector('#intervals tbody').rows[0].cells[2].textContent");
+    let sent = cells.as_str().unwrap_or_default();
+    assert!(sent.ends_with("iB") && sent.contains(' '), "{cells}");
     for chart in ["retransmits", "cwnd", "rtt"] {
         assert!(chart_shown(b, chart), "the {chart} chart of a tcp test");
     }

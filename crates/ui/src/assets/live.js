@@ -3,7 +3,7 @@
 // intervals do not carry (CPU from an older server, jitter, the latency probe) stays hidden.
 // Live, only the last WINDOW intervals are kept: the charts and the table never grow past it.
 
-import { api, el, flowLabel, axis, si, bps, num, int, us, WINDOW } from "./util.js";
+import { api, el, flowLabel, axis, bps, bytes, num, int, us, WINDOW } from "./util.js";
 import { drawLines, usAxis } from "./chart.js";
 
 const val = (v) => (typeof v === "number" ? v : NaN);
@@ -146,7 +146,7 @@ export function tableRows(family, s) {
       return [...head, bps(f.throughput_bps), int(u.pps_sent), int(u.pps_received), u.packets_lost ?? "–", u.packets_out_of_order ?? "–", cpuCell(s)];
     }
     const t = f.tcp_info || {};
-    return [...head, si(f.sender_bytes, "B"), si(f.receiver_bytes, "B"), bps(f.throughput_bps), t.retransmits ?? "–", t.snd_cwnd_segments ?? "–", us(t.rtt_us), cpuCell(s)];
+    return [...head, bytes(f.sender_bytes), bytes(f.receiver_bytes), bps(f.throughput_bps), t.retransmits ?? "–", t.snd_cwnd_segments ?? "–", us(t.rtt_us), cpuCell(s)];
   });
 }
 

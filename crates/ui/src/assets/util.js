@@ -38,6 +38,17 @@ export function si(v, unit) {
 }
 export const bps = (v) => si(v, "bit/s");
 
+const BINARY = ["Ki", "Mi", "Gi", "Ti"];
+/** A byte count as the command line writes it (measure::units::format_bytes): binary
+ * multiples to three figures, 1.94 GiB, 12.5 MiB, 512 B. */
+export function bytes(v) {
+  if (!finite(v)) return "–";
+  let [x, p] = [v, ""];
+  for (const next of BINARY) if (Math.abs(x) >= 1024) [x, p] = [x / 1024, next];
+  if (!p) return Math.round(v) + " B";
+  return x.toFixed(Math.abs(x) >= 100 ? 0 : Math.abs(x) >= 10 ? 1 : 2) + " " + p + "B";
+}
+
 /** An axis label: three significant digits at most. */
 export function axis(v, unit) {
   for (const [n, p] of STEPS) if (Math.abs(v) >= n) return +(v / n).toPrecision(3) + " " + p + unit;
