@@ -57,7 +57,7 @@ plan::measuring_commands!(measuring_args);
 impl MeasuringArgs {
     /// Checks the flags as the command does before it runs anything (a plan's `--check`).
     pub fn check(&self) -> Result<()> {
-        if (self.command().test_flags()).is_some_and(|(common, _)| common.time == 0.0) {
+        if (self.command().test_flags()).is_some_and(|(common, _)| common.time == Some(0.0)) {
             bail!(
                 "-t 0 runs until Ctrl-C, which would hold the plan at this step: give it a duration"
             );

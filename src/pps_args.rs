@@ -100,6 +100,7 @@ impl PpsArgs {
                     no_gso: true,
                     no_gro: self.no_gro,
                     iperf3: false,
+                    amount: Default::default(),
                     latency: LatencyArgs {
                         latency: None,
                         latency_rate: 100,

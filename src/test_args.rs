@@ -34,17 +34,17 @@ pub struct CommonArgs {
     /// Where to connect.
     #[command(flatten)]
     pub conn: ConnectionArgs,
-    /// Test duration: seconds, or with a unit (500ms, 2s, 5m); 0 runs until Ctrl-C (at most
-    /// 24 h, or the server's --max-time).
+    /// Test duration: seconds, or with a unit (500ms, 2s, 5m); default 10 s; 0 runs until
+    /// Ctrl-C (at most 24 h, or the server's --max-time). With -n or -k, the longest the
+    /// amount may take (default: until it has moved).
     #[arg(
         long = "time",
         short = 't',
         value_name = "DURATION",
         value_parser = measure::units::parse_seconds,
-        default_value_t = 10.0,
         allow_negative_numbers = true
     )]
-    pub time: f64,
+    pub time: Option<f64>,
     /// Warm-up: the first DURATION of --time shown but left out of the summary, as iperf3 -O
     /// (default 0; rr and crr: the first interval of a test over two intervals long).
     #[arg(
@@ -156,6 +156,9 @@ pub struct TcpArgs {
     /// protocol: linerate's own data plane and figures, the iperf3 server's byte counts.
     #[arg(long, requires = "host", conflicts_with_all = ["unix", "auth_key"])]
     pub iperf3: bool,
+    /// A fixed amount.
+    #[command(flatten)]
+    pub amount: amount::AmountArgs,
     /// Latency under load.
     #[command(flatten)]
     pub latency: LatencyArgs,
@@ -226,6 +229,9 @@ pub struct UdpArgs {
     /// server's datagram counts, loss and jitter.
     #[arg(long, requires = "host", conflicts_with_all = ["auth_key"])]
     pub iperf3: bool,
+    /// A fixed amount.
+    #[command(flatten)]
+    pub amount: amount::AmountArgs,
     /// Latency under load.
     #[command(flatten)]
     pub latency: LatencyArgs,
@@ -304,23 +310,18 @@ fn parse_tos(s: &str) -> anyhow::Result<u8> {
     parsed.map_err(|_| anyhow::anyhow!("--tos {s}: must be a byte, 0 to 255 (or 0x00 to 0xff)"))
 }
 
-pub(crate) fn length(flag_value: &str, min: u64, max: u64, what: &str) -> anyhow::Result<u32> {
-    let v = parse_bytes(flag_value).map_err(|e| anyhow::anyhow!("--length {flag_value}: {e}"))?;
-    if v < min || v > max {
-        return Err(anyhow::anyhow!(
-            "--length {flag_value}: {what} must be between {min} and {max} bytes"
-        ));
+/// A byte count of `flag` (`--length`, `--window`): `what` must be `min..=max` bytes.
+pub(crate) fn length(v: &str, min: u64, max: u64, flag: &str, what: &str) -> anyhow::Result<u32> {
+    let n = parse_bytes(v).map_err(|e| anyhow::anyhow!("{flag} {v}: {e}"))?;
+    match (min..=max).contains(&n) {
+        true => Ok(n as u32),
+        false => anyhow::bail!("{flag} {v}: {what} must be between {min} and {max} bytes"),
     }
-    Ok(v as u32)
 }
 
 /// `--notsent-lowat BYTES`: 1 B to 64 MiB.
-pub fn notsent_lowat(flag_value: &str) -> anyhow::Result<u32> {
-    match parse_bytes(flag_value) {
-        Ok(v) if (1..=64 << 20).contains(&v) => Ok(v as u32),
-        Ok(_) => anyhow::bail!("--notsent-lowat {flag_value}: between 1 byte and 64M"),
-        Err(e) => anyhow::bail!("--notsent-lowat {flag_value}: {e}"),
-    }
+pub fn notsent_lowat(v: &str) -> anyhow::Result<u32> {
+    length(v, 1, 64 << 20, "--notsent-lowat", "a TCP_NOTSENT_LOWAT")
 }
 
 impl CommonArgs {
@@ -339,7 +340,7 @@ impl CommonArgs {
     pub fn plan(&self, params: Params) -> anyhow::Result<RunPlan> {
         // `-t 0` (iperf3's "until stopped"): as long as a test may last; Ctrl-C ends it.
         let max_s = MAX_DURATION_MS as f64 / 1e3;
-        let duration = match self.time {
+        let duration = match self.time.unwrap_or(10.0) {
             0.0 => Duration::from_millis(MAX_DURATION_MS),
             t => seconds("--time", t, 0.1, max_s)?,
         };
@@ -357,13 +358,7 @@ impl CommonArgs {
         };
         let window = match &self.conn.window {
             None => None,
-            Some(w) => {
-                let v = parse_bytes(w).map_err(|e| anyhow::anyhow!("--window {w}: {e}"))?;
-                if !(2048..=(1 << 30)).contains(&v) {
-                    return Err(anyhow::anyhow!("--window {w}: must be between 2K and 1G"));
-                }
-                Some(v as u32)
-            }
+            Some(w) => Some(length(w, 2048, 1 << 30, "--window", "a socket buffer")?),
         };
         let link_speed_bps = match &self.link_speed {
             None => None,
@@ -404,7 +399,7 @@ impl TcpArgs {
     /// Validates the flags into a plan.
     pub fn plan(&self) -> anyhow::Result<RunPlan> {
         let max = MAX_WRITE_LEN_BYTES as u64;
-        let len = length(&self.length, 1, max, "the write length")?;
+        let len = length(&self.length, 1, max, "--length", "the write length")?;
         let stream = StreamParams {
             write_len_bytes: len,
             ..StreamParams::new(self.common.direction())
@@ -467,6 +462,8 @@ impl TcpArgs {
         };
         plan.spec.params = Params::TcpStream { stream, tcp };
         plan.spec.omit_ms = omit::omit_ms(self.common.omit, &plan.spec, self.iperf3)?;
+        let (bytes, blocks) = (self.amount.bytes.as_deref(), self.amount.blocks.as_deref());
+        (plan.spec).by_amount(bytes, blocks, self.common.time.is_some())?;
         let probes = self.latency.plan()?.is_some();
         if probes && self.unix.is_some() {
             anyhow::bail!("--latency with --unix: the probes need an IP server; omit one of them");
@@ -494,7 +491,13 @@ impl TcpArgs {
 impl UdpArgs {
     /// Validates the flags into a plan.
     pub fn plan(&self) -> anyhow::Result<RunPlan> {
-        let len = length(&self.length, HEADER_LEN as u64, 65_507, "a UDP payload")?;
+        let len = length(
+            &self.length,
+            HEADER_LEN as u64,
+            65_507,
+            "--length",
+            "a UDP payload",
+        )?;
         let mut udp = UdpParams {
             payload_len_bytes: len,
             ..UdpParams::new(self.common.direction())
@@ -527,6 +530,8 @@ impl UdpArgs {
         udp.engine = self.engine;
         plan.spec.params = Params::UdpStream { udp };
         plan.spec.omit_ms = omit::omit_ms(self.common.omit, &plan.spec, self.iperf3)?;
+        let (bytes, blocks) = (self.amount.bytes.as_deref(), self.amount.blocks.as_deref());
+        (plan.spec).by_amount(bytes, blocks, self.common.time.is_some())?;
         let probes = self.latency.plan()?.is_some();
         plan.iperf3 = one_iperf3_test(self.iperf3, probes, &self.repeat)?;
         Ok(plan)
@@ -549,6 +554,7 @@ fn one_iperf3_test(iperf3: bool, probes: bool, repeat: &RepeatArgs) -> anyhow::R
     Ok(iperf3)
 }
 
+pub(crate) mod amount;
 pub(crate) mod omit;
 #[cfg(test)]
 mod tests;

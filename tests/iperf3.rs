@@ -72,7 +72,7 @@ pub(crate) fn flow<'a>(v: &'a serde_json::Value, name: &str) -> &'a serde_json::
         .unwrap_or_else(|| panic!("no {name} flow in {v}"))
 }
 
-fn u(v: &serde_json::Value) -> u64 {
+pub(crate) fn u(v: &serde_json::Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
 }
 
@@ -296,8 +296,10 @@ fn two_iperf3_clients_and_a_linerate_client_at_once_all_complete() {
 fn what_linerate_serve_does_not_run_is_iperf3s_error_and_the_server_goes_on() {
     let server = test_server();
     let port = server.addr.port();
-    // (iperf3 3.12 exits 0 after printing an error in JSON mode: its words are the test.)
-    let Some((_, v, text)) = iperf3_client(port, &["-n", "1M"]) else {
+    // (iperf3 3.12 exits 0 after printing an error in JSON mode: its words are the test.) A
+    // congestion control this host lacks: iperf3's client sets it only on its data sockets, after
+    // the server took its parameters.
+    let Some((_, v, text)) = iperf3_client(port, &["-C", "nosuchcc", "-t", "1"]) else {
         return;
     };
     assert!(
@@ -307,10 +309,7 @@ fn what_linerate_serve_does_not_run_is_iperf3s_error_and_the_server_goes_on() {
             .contains("not implemented yet"),
         "{text}"
     );
-    wait_for_log(
-        &server,
-        "a test by bytes or blocks (-n, -k): linerate serve runs iperf3's TCP and UDP tests only",
-    );
+    wait_for_log(&server, "nosuchcc");
     assert!(run(server.addr, spec(Direction::Send, 1, 300)).is_ok());
 }
 

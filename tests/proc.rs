@@ -1,6 +1,7 @@
 //! A `linerate serve` process on loopback and what /proc says about it: threads, open
 //! descriptors, resident memory, for the tests that check a server returns to its baseline.
 
+use std::net::SocketAddr;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -13,8 +14,13 @@ use crate::util::{linerate, ServerProcess};
 /// (`-p 0`, read from its first log line: a port picked free beforehand can be taken by another
 /// test's server before this one binds it), its log kept in [`serve_log`]'s file.
 pub fn serve_child(args: &[&str]) -> (ServerProcess, u16) {
+    serve_child_at("127.0.0.1", args)
+}
+
+/// [`serve_child`] bound to `bind` (`::` for both families).
+pub fn serve_child_at(bind: &str, args: &[&str]) -> (ServerProcess, u16) {
     let mut child = linerate()
-        .args(["serve", "--bind", "127.0.0.1", "-p", "0"])
+        .args(["serve", "--bind", bind, "-p", "0"])
         .args(args)
         .stderr(Stdio::piped())
         .spawn()
@@ -32,7 +38,8 @@ pub fn serve_child(args: &[&str]) -> (ServerProcess, u16) {
         head.push_str(&line);
         let listening = (line.split_whitespace())
             .skip_while(|&w| w != "on")
-            .find_map(|w| w.strip_prefix("127.0.0.1:")?.parse::<u16>().ok());
+            .find_map(|w| w.trim_end_matches([',', ';']).parse::<SocketAddr>().ok())
+            .map(|a| a.port());
         if let Some(port) = listening {
             break port;
         }

@@ -217,7 +217,7 @@ fn bad_input_names_the_flag() {
     fails_in_one_line(&["rpm", "--probes", "80"], "--probes 80: between 1 and 50");
     fails_in_one_line(
         &["rpm", "--notsent-lowat", "0"],
-        "--notsent-lowat 0: between 1 byte",
+        "--notsent-lowat 0: a TCP_NOTSENT_LOWAT must be between 1 and 67108864 bytes",
     );
     fails_in_one_line(&["tcp", "--notsent-lowat", "1X"], "--notsent-lowat 1X");
     fails_in_one_line(&["rpm", "--chart", "x.jpg"], "--chart x.jpg");

@@ -133,7 +133,7 @@ fn bad_input_is_one_line_before_anything_runs() {
         ),
         (
             &["streams", "--values", "1", "--", "tcp", "-w", "1"],
-            "--window 1: must be between",
+            "--window 1: a socket buffer must be between",
         ),
         (
             &["streams", "--values", "1", "--", "tcp", "--repeat", "3"],

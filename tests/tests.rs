@@ -2,6 +2,7 @@
 //! namespaces, protocol abuse, bad input through the binary, and Ctrl-C.
 
 mod abuse;
+mod amount;
 mod architecture;
 mod auth;
 mod bidir_rates;
@@ -34,6 +35,7 @@ mod hostile_ui;
 mod interval_cpu;
 mod iperf3;
 mod iperf3_bad;
+mod iperf3_commands;
 mod iperf3_netns;
 mod iperf3_store;
 mod iperf3_udp;

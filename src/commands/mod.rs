@@ -10,7 +10,6 @@ use ::sweep::{run_repeated, Point, ProbePlan, Stopped};
 use analysis::repeat::RepeatPlan;
 use anyhow::{bail, Context, Result};
 use engine::Signal;
-use measure::units::format_bytes;
 use record::RunRecord;
 
 use crate::output;
@@ -99,21 +98,8 @@ pub(crate) fn warn_buffer_cap(window: Option<u32>, udp: bool) -> Result<()> {
         return Ok(());
     };
     let granted = engine::sockopt::granted_window(want)?;
-    let (granted_text, want_text) = (
-        format_bytes(u64::from(granted)),
-        format_bytes(u64::from(want)),
-    );
-    match (granted < want, window) {
-        (false, _) => {}
-        (true, Some(_)) => eprintln!(
-            "linerate: warning: --window: this host grants {granted_text} of the {want_text} asked \
-             for (net.core.rmem_max / wmem_max cap it; raise them with sysctl)"
-        ),
-        (true, None) => eprintln!(
-            "linerate: note: UDP socket buffers are capped at {granted_text} (net.core.rmem_max / \
-             wmem_max); at high packet rates datagrams may be dropped at the receiving socket \
-             (counted as lost)"
-        ),
+    if let Some(line) = report::buffer_note::line(granted, want, window.is_some()) {
+        eprintln!("linerate: {line}");
     }
     Ok(())
 }
@@ -188,7 +174,7 @@ fn run_once(
         Some(p) => probe::run_with_probes(&config, p, progress)?,
     };
     // `-t 0` runs until Ctrl-C: that stop is its planned end, and its status says `ok`.
-    record.summary.until_stopped = common.time == 0.0;
+    record.summary.until_stopped = common.time == Some(0.0);
     // Stored before its summary is printed, so that `--json` can carry its id; a failed write
     // to stdout fails the command only once the run is stored, and a refused run is printed.
     let live_done = live

@@ -119,7 +119,7 @@ impl RrArgs {
         } else {
             (1, wire::spec::bounds::MAX_WRITE_LEN_BYTES as u64)
         };
-        let request = length(&self.length, min, max, "a request")?;
+        let request = length(&self.length, min, max, "--length", "a request")?;
         let response = match &self.response {
             None => request,
             Some(r) => {

@@ -306,7 +306,7 @@ pub(crate) fn parse_test(words: &[String], context: Option<&str>) -> Result<Base
 /// A test command validated into the test a sweep runs.
 pub(super) fn base_of(command: MeasuringArgs) -> Result<BaseTest> {
     let base = command.base_test()?;
-    if base.common.time == 0.0 {
+    if base.common.time == Some(0.0) {
         bail!("--time 0: a sweep's tests need an end; give --time DURATION");
     }
     Ok(base)
@@ -325,7 +325,7 @@ impl CommonArgs {
     /// per test, no live rows.
     pub(super) fn share(&mut self, conn: &ConnectionArgs, seconds: f64) {
         self.conn = conn.clone();
-        self.time = seconds;
+        self.time = Some(seconds);
         self.interval = 0.0;
     }
 }

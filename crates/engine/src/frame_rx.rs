@@ -293,6 +293,7 @@ mod tests {
             stop: &stop,
             abort,
             origin: std::time::Instant::now(),
+            budget: None,
         };
         let rx = FrameRx::new(Vec::new(), 2, 18);
         assert!(matches!(

@@ -11,6 +11,7 @@
 pub mod abort;
 pub mod affinity;
 mod answer_rate;
+pub mod budget;
 mod congestion;
 pub mod conn;
 pub mod counters;

@@ -137,6 +137,7 @@ mod tests {
             stop: &stop,
             abort: &abort,
             origin: Instant::now(),
+            budget: None,
         };
         let mut pace = Pace::new(gap_for(Some(200)), ctl.origin);
         let t0 = Instant::now();

@@ -65,8 +65,9 @@ impl SpliceSource {
         })
     }
 
-    /// Sends up to one pattern's worth of bytes to `sock`; returns how many it took.
-    pub(crate) fn send(&mut self, sock: RawFd) -> io::Result<usize> {
+    /// Sends up to one pattern's worth of bytes, at most `max`, to `sock`; returns how many it
+    /// took.
+    pub(crate) fn send(&mut self, sock: RawFd, max: usize) -> io::Result<usize> {
         if self.queued == 0 {
             self.refill()?;
         }
@@ -77,7 +78,7 @@ impl SpliceSource {
                 std::ptr::null_mut(),
                 sock,
                 std::ptr::null_mut(),
-                self.queued,
+                self.queued.min(max),
                 0,
             )
         };
@@ -162,7 +163,7 @@ mod tests {
         let sender = std::thread::spawn(move || {
             let (mut sent, mut calls, mut partial) = (0, 0, 0);
             while sent < want {
-                match source.send(tx.as_raw_fd()) {
+                match source.send(tx.as_raw_fd(), usize::MAX) {
                     Ok(n) => {
                         sent += n;
                         calls += 1;

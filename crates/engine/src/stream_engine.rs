@@ -33,6 +33,9 @@ pub struct StreamControl<'a> {
     /// When the test's window opened ([`crate::Workers::start_clock`]): a paced requester's
     /// schedule starts here, however late its thread first ran.
     pub origin: Instant,
+    /// A test by amount: what this end's senders have left to send, shared among them
+    /// (`None`: a test by time, or a receiver).
+    pub budget: Option<&'a crate::budget::Budget>,
 }
 
 /// What a worker reports when its connection is done.

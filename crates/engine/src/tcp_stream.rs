@@ -26,6 +26,7 @@ use std::os::fd::AsRawFd;
 use measure::cpu::CpuTime;
 use wire::spec::{RxMode, SendMode};
 
+use crate::budget::Quota;
 use crate::splice_source::SpliceSource;
 use crate::tcp_receive::receive;
 use crate::{
@@ -115,7 +116,10 @@ impl TcpStream {
         };
         let (mut report, ran) = if mode == SendMode::Write {
             let buf = pattern(unit);
-            (send(conn, ctl, |c| c.write(&buf))?, SendMode::Write)
+            (
+                send(conn, ctl, unit, |c, max| c.write(&buf[..max]))?,
+                SendMode::Write,
+            )
         } else {
             let source = PatternFile::new(unit)?;
             // A pipe that cannot hold the pattern (above /proc/sys/fs/pipe-max-size without
@@ -128,11 +132,11 @@ impl TcpStream {
             };
             match spliced {
                 Some(mut pipe) => (
-                    send(conn, ctl, |c| pipe.send(c.as_raw_fd()))?,
+                    send(conn, ctl, unit, |c, max| pipe.send(c.as_raw_fd(), max))?,
                     SendMode::Splice,
                 ),
                 None => (
-                    send(conn, ctl, |c| source.send(c, unit))?,
+                    send(conn, ctl, unit, |c, max| source.send(c, max))?,
                     SendMode::Sendfile,
                 ),
             }
@@ -209,20 +213,28 @@ impl PatternFile {
     }
 }
 
-/// Calls `put` (one send of the pattern) until told to stop, counting what the socket took.
+/// Calls `put` (one send of at most `max` bytes of the pattern, `max` at most `unit`) until
+/// told to stop or, by amount, until its share is sent, counting what the socket took.
 fn send(
     conn: &mut Conn,
     ctl: StreamControl<'_>,
-    mut put: impl FnMut(&mut Conn) -> std::io::Result<usize>,
+    unit: usize,
+    mut put: impl FnMut(&mut Conn, usize) -> std::io::Result<usize>,
 ) -> Result<StreamReport, EngineError> {
     let mut total = 0u64;
+    let mut quota = Quota::new(ctl.budget);
     while !ctl.stop.is_raised() {
         if ctl.abort.is_raised() {
             return Err(EngineError::Aborted);
         }
-        match put(conn) {
+        let max = quota.next(unit as u64) as usize;
+        if max == 0 {
+            break;
+        }
+        match put(conn, max) {
             Ok(n) => {
                 total += n as u64;
+                quota.sent(n as u64);
                 ctl.counter.publish(total);
             }
             Err(e) if is_retry(e.kind()) => {}
@@ -317,6 +329,32 @@ mod tests {
     }
 
     #[test]
+    fn by_amount_each_send_mode_sends_exactly_it_and_both_ends_end_on_their_own() {
+        for mode in [SendMode::Write, SendMode::Splice, SendMode::Sendfile] {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let a = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            let (b, _) = listener.accept().unwrap();
+            // Not a whole number of writes, so the last one is cut to what is left.
+            let amount = 3 * 100_000 + 12_345;
+            let budget = crate::budget::Budget::new(amount);
+            let run = crate::testing::run_pair_by_amount(
+                &TcpStream::new(100_000, mode),
+                Conn::Tcp(a),
+                Conn::Tcp(b),
+                &budget,
+                Duration::from_secs(20),
+            );
+            assert!(
+                run.ran_for < Duration::from_secs(20),
+                "{mode:?} did not end"
+            );
+            assert_eq!(run.sender.bytes_total, amount, "{mode:?}");
+            assert_eq!(run.receiver.bytes_total, amount, "{mode:?}");
+            assert_eq!(budget.take(1), 0, "{mode:?}");
+        }
+    }
+
+    #[test]
     fn a_splice_sender_holds_its_whole_write_alone_and_a_share_of_512_kib_among_several() {
         assert_eq!(splice_held_len(4 << 20, 1), 4 << 20);
         assert_eq!(splice_held_len(100_000, 1), 100_000);
@@ -356,6 +394,7 @@ mod tests {
                     stop: &stop,
                     abort: &abort,
                     origin: std::time::Instant::now(),
+                    budget: None,
                 };
                 engine.run(Conn::Tcp(a).into(), Role::Sender, ctl)
             });
@@ -370,6 +409,7 @@ mod tests {
                     stop: &stop,
                     abort: &abort,
                     origin: std::time::Instant::now(),
+                    budget: None,
                 };
                 engine.run(Conn::Tcp(b).into(), Role::Receiver, ctl)
             });
@@ -395,6 +435,7 @@ mod tests {
             stop: &stop,
             abort: &abort,
             origin: std::time::Instant::now(),
+            budget: None,
         };
         assert!(matches!(
             engine.run(Conn::Unix(a).into(), Role::Receiver, ctl),

@@ -11,6 +11,7 @@
 //! is dropped, in a thread that waits for them).
 
 use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,6 +19,7 @@ use std::time::{Duration, Instant};
 use measure::cpu::CpuTime;
 use wire::msg::StreamCounts;
 
+use crate::budget::Budget;
 use crate::{
     Abort, Conn, Endpoint, EngineError, Role, Signal, StreamControl, StreamCounters, StreamEngine,
     StreamReport, ThreadCpu,
@@ -82,6 +84,8 @@ impl Done {
 struct Report {
     /// Taken by the one send.
     tx: Option<Sender<Done>>,
+    /// The set's count of workers that have ended, raised by the one send.
+    ended: Arc<AtomicUsize>,
     index: usize,
     shared_copy: Option<RawFd>,
 }
@@ -89,6 +93,7 @@ struct Report {
 impl Report {
     fn send(&mut self, result: Result<StreamReport, WorkerError>, cpu: CpuTime) {
         if let Some(tx) = self.tx.take() {
+            self.ended.fetch_add(1, Ordering::Release);
             let _ = tx.send(Done {
                 index: self.index,
                 result,
@@ -125,6 +130,10 @@ pub struct Workers {
     watchdog: Option<crate::Watchdog>,
     /// When the test's window opened: [`Workers::start_clock`], else the first spawn.
     origin: Option<Instant>,
+    /// Workers that have ended (their engine returned, or they panicked).
+    ended: Arc<AtomicUsize>,
+    /// A test by amount: what the senders of this set have left to send.
+    budget: Option<Arc<Budget>>,
 }
 
 impl Workers {
@@ -144,7 +153,21 @@ impl Workers {
             done_rx,
             watchdog: None,
             origin: None,
+            ended: Arc::default(),
+            budget: None,
         }
+    }
+
+    /// A test by amount: the senders started from now on share `units` to send
+    /// ([`StreamControl::budget`]); `None` for a test by time.
+    pub fn share_budget(&mut self, units: Option<u64>) {
+        self.budget = units.map(|u| Arc::new(Budget::new(u)));
+    }
+
+    /// Whether every worker started has ended: by amount, each sender has sent its share (a
+    /// TCP sender once its receiver has read it all) and each receiver has seen its stream end.
+    pub fn all_ended(&self) -> bool {
+        self.ended.load(Ordering::Acquire) == self.counters.len()
     }
 
     /// Opens the test's window now and returns its instant, the origin every worker spawned
@@ -189,11 +212,16 @@ impl Workers {
         let (engine, tx) = (Arc::clone(&self.engine), self.done_tx.clone());
         let cpu = self.cpu;
         let origin = *self.origin.get_or_insert_with(Instant::now);
+        let ended = Arc::clone(&self.ended);
+        let budget = (role == Role::Sender)
+            .then(|| self.budget.clone())
+            .flatten();
         std::thread::Builder::new()
             .name(thread_name)
             .spawn(move || {
                 let mut report = Report {
                     tx: Some(tx),
+                    ended,
                     index,
                     shared_copy: None,
                 };
@@ -217,6 +245,7 @@ impl Workers {
                     stop: &s,
                     abort: &a,
                     origin,
+                    budget: budget.as_deref(),
                 };
                 let result = engine.run(end, role, ctl).map_err(WorkerError::from);
                 let used = CpuTime::thread_now().since(rusage0);

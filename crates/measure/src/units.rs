@@ -7,7 +7,7 @@
 use thiserror::Error;
 
 /// A size or rate that could not be parsed.
-#[derive(Debug, Error, PartialEq, Eq)]
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
 pub enum UnitError {
     /// Nothing was given.
     #[error("empty value")]

@@ -175,6 +175,7 @@ impl From<SpecV1> for TestSpec {
             server_cpu: old.server_cpu,
             client_cpu: old.client_cpu,
             omit_ms: 0,
+            amount: None,
             params,
         }
     }

@@ -13,7 +13,7 @@ use std::io::Write;
 use measure::cpu::CoreCpu;
 use measure::units::format_bits_per_sec as bps;
 use record::{End, FlowSummary, LimitedBy, RrSummary, RunRecord, Summary, Verdict};
-use wire::spec::TestKind;
+use wire::spec::{Amount, AmountUnit, TestKind};
 
 const BOLD: &str = "\x1b[1m";
 const RESET: &str = "\x1b[0m";
@@ -24,10 +24,10 @@ pub fn write_brief(w: &mut dyn Write, r: &RunRecord, bold: bool) -> std::io::Res
     let s = &r.summary;
     writeln!(
         w,
-        "--- summary: {} to {}, {:.2} s{}; -v for the full report ---",
+        "--- summary: {} to {}, {}{}; -v for the full report ---",
         r.kind.as_str(),
         r.target,
-        s.duration_s,
+        took(r),
         status_note(s, true)
     )?;
     let result = match s.rr() {
@@ -183,6 +183,44 @@ fn advice(s: &Summary) -> Vec<String> {
     out
 }
 
+/// How long the run's window was: `3.00 s`; by amount, what moved and the time it took to
+/// three figures (`5.00 MiB in 0.0421 s`, `1024 datagrams in 1.20 s`).
+fn took(r: &RunRecord) -> String {
+    let secs = r.summary.duration_s;
+    let Some(amount) = r.spec.amount else {
+        return format!("{secs:.2} s");
+    };
+    let what = match (amount, r.spec.amount_unit()) {
+        (Amount::Bytes(n), _) => measure::units::format_bytes(n),
+        (Amount::Blocks(k), Some(AmountUnit::Datagrams)) => format!("{k} datagrams"),
+        (Amount::Blocks(k), _) => {
+            let len = r.spec.message_len_bytes();
+            format!(
+                "{k} writes of {}",
+                measure::units::format_bytes(u64::from(len))
+            )
+        }
+    };
+    let digits = match secs > 0.0 {
+        true => (2 - (secs.log10().floor() as i32).max(-9)).clamp(0, 6) as usize,
+        false => 2,
+    };
+    // A direction whose senders had not sent it all when the test ended (at -t, or stopped).
+    let len = u64::from(r.spec.message_len_bytes());
+    let needed = match r.spec.amount_unit() {
+        Some(AmountUnit::Datagrams) => r.spec.amount_units().map(|n| n.saturating_mul(len)),
+        _ => r.spec.amount_units(),
+    };
+    let least = r.summary.flows.iter().map(|f| f.bytes_sent).min();
+    match least.zip(needed).filter(|(sent, needed)| sent < needed) {
+        Some((sent, _)) => format!(
+            "cut short: {} of {what} in {secs:.digits$} s",
+            measure::units::format_bytes(sent)
+        ),
+        None => format!("{what} in {secs:.digits$} s"),
+    }
+}
+
 /// "1 stream" or "4 streams", with "each way" for a bidirectional run.
 fn streams_words(n: usize, flows: usize) -> String {
     let each = if flows > 1 { " each way" } else { "" };
@@ -193,11 +231,7 @@ fn streams_words(n: usize, flows: usize) -> String {
 fn stream_result(r: &RunRecord) -> String {
     let s = &r.summary;
     let streams = s.flows.first().map_or(0, |f| f.streams.len());
-    let run = format!(
-        "({}, {:.2} s)",
-        streams_words(streams, s.flows.len()),
-        s.duration_s
-    );
+    let run = format!("({}, {})", streams_words(streams, s.flows.len()), took(r));
     let mut line = match s.flows.as_slice() {
         [f] => format!("{} {} {run}", bps(f.throughput_bps), f.flow.label()),
         flows => {

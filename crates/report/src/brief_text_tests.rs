@@ -81,6 +81,33 @@ fn one_tcp_direction_is_a_header_a_line_and_the_result() {
 }
 
 #[test]
+fn by_amount_the_header_and_result_say_what_moved_and_the_time_it_took() {
+    let mut r = tcp();
+    r.spec.amount = Some(wire::spec::Amount::Bytes(5 << 20));
+    r.summary.duration_s = 0.004_213;
+    r.summary.flows[0].bytes_sent = 5 << 20;
+    let text = brief(&r);
+    assert!(
+        text.contains("tcp_stream to 10.0.0.2:5201, 5.00 MiB in 0.00421 s;"),
+        "{text}"
+    );
+    assert!(text.contains("(1 stream, 5.00 MiB in 0.00421 s)"), "{text}");
+    r.spec.amount = Some(wire::spec::Amount::Blocks(3));
+    r.spec.set_message_len_bytes(128 << 10);
+    r.summary.duration_s = 12.5;
+    let f = &mut r.summary.flows[0];
+    f.bytes_sent = 3 << 17;
+    assert!(
+        brief(&r).contains("(1 stream, 3 writes of 128 KiB in 12.5 s)"),
+        "{}",
+        brief(&r)
+    );
+    r.summary.flows[0].bytes_sent = 1 << 17;
+    let cut = "(1 stream, cut short: 128 KiB of 3 writes of 128 KiB in 12.5 s)";
+    assert!(brief(&r).contains(cut), "{}", brief(&r));
+}
+
+#[test]
 fn a_cpu_verdict_is_a_few_words_and_one_line_of_its_hints_first_clause() {
     let mut r = tcp();
     r.summary.flows[0].limited_by = Some(sender_cpu());

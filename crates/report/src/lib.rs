@@ -19,6 +19,7 @@
 //! deterministic for the same input (no clocks, no random ids), so it can be snapshot-tested.
 
 pub mod brief_text;
+pub mod buffer_note;
 pub mod chart;
 pub mod check;
 pub mod check_text;

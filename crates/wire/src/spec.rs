@@ -10,11 +10,13 @@
 
 use serde::{Deserialize, Serialize};
 
+mod amount;
 pub mod bounds;
 mod check;
 mod check_frames;
 mod check_rr;
 
+pub use amount::{Amount, AmountError, AmountUnit};
 pub use check::SpecError;
 pub use check_frames::{frame_flows, pps_flows, FramesRefusal, PpsFlows, PpsFlowsError};
 pub mod kind;
@@ -136,6 +138,10 @@ pub struct TestSpec {
     /// not act on it. Absent: none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub omit_ms: u64,
+    /// A test by amount (`-n`, `-k`): each direction moves this much and the test ends once it
+    /// has, `duration_ms` being the longest it may take. Absent: a test by time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amount: Option<Amount>,
     /// The kind and its own parameters.
     pub params: Params,
 }
@@ -212,6 +218,7 @@ impl TestSpec {
             server_cpu: None,
             client_cpu: None,
             omit_ms: 0,
+            amount: None,
             params,
         }
     }

@@ -27,6 +27,7 @@ fn run(
         stop: &stop,
         abort: &abort,
         origin: std::time::Instant::now(),
+        budget: None,
     };
     let (s, r) = std::thread::scope(|scope| {
         let s = scope.spawn(|| sender.run(a.into(), Role::Sender, ctl(&tx)));
@@ -138,6 +139,7 @@ fn a_peer_flooding_requests_is_refused_not_queued() {
         stop: &stop,
         abort: &abort,
         origin: std::time::Instant::now(),
+        budget: None,
     };
     // Keep reading so the sender is never stuck on a full buffer.
     let reader = std::thread::spawn(move || {

@@ -82,6 +82,7 @@ fn a_refused_zerocopy_receiver_copies_and_says_why() {
         stop: &stop,
         abort: &abort,
         origin: std::time::Instant::now(),
+        budget: None,
     };
     let mut counts = ReceiveCounts {
         mode: RxMode::Zerocopy,

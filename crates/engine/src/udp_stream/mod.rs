@@ -37,6 +37,7 @@ use batch::{
 use intake::{Intake, Readiness};
 use refused::Refusals;
 
+use crate::budget::Quota;
 use crate::udp_socket::flow_socket;
 use crate::{
     Conn, Endpoint, EngineError, Role, StreamControl, StreamEngine, StreamReport, POLL_INTERVAL,
@@ -212,6 +213,7 @@ impl UdpStream {
             .target_pps
             .map(|pps| Pacer::new(pps, self.burst, self.batch));
         let mut seq = 0u64;
+        let mut quota = Quota::new(ctl.budget);
         while !ctl.stop.is_raised() {
             if ctl.abort.is_raised() {
                 return Err(EngineError::Aborted);
@@ -223,11 +225,12 @@ impl UdpStream {
             if n == 0 {
                 continue;
             }
-            let stamp = now_ns();
-            for i in 0..n {
-                self.framing
-                    .write(batch.datagram_mut(i), ctl.stream, seq + i as u64, stamp);
-            }
+            // By amount: the datagrams this stream still owes or takes, none once all are sent.
+            let n = match quota.next(n as u64) as usize {
+                0 => break,
+                n => n,
+            };
+            let stamp = self.frame(&mut batch, n, ctl.stream, seq);
             let out = fds[flow];
             flow = (flow + 1) % fds.len();
             let single = n == 1 && self.batch == 1;
@@ -265,6 +268,7 @@ impl UdpStream {
                 Err(e) => return Err(e.into()),
             };
             if advanced > 0 {
+                quota.sent(advanced as u64);
                 seq += advanced as u64;
                 ctl.counter.publish_packets(seq * self.payload as u64, seq);
             }
@@ -273,6 +277,15 @@ impl UdpStream {
             send_fin(sock, ctl.stream, seq);
         }
         Ok(self.sender_report(seq, refusals))
+    }
+
+    /// Frames the batch's first `n` datagrams from sequence number `seq`, stamped now; the stamp.
+    fn frame(&self, batch: &mut Batch, n: usize, stream: u16, seq: u64) -> u64 {
+        let stamp = now_ns();
+        for i in 0..n {
+            (self.framing).write(batch.datagram_mut(i), stream, seq + i as u64, stamp);
+        }
+        stamp
     }
 
     /// A sender's final report: `seq` datagrams sent (refused ones included).
@@ -526,6 +539,7 @@ mod tests {
             stop: &stop,
             abort: &abort,
             origin: std::time::Instant::now(),
+            budget: None,
         };
         let report = engine.receive(&[&rx], None, ctl).unwrap();
         report.counts.rx.unwrap()

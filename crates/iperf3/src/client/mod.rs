@@ -16,7 +16,7 @@ use measure::cpu::CpuTime;
 use measure::host::HostFacts;
 use record::{Hosts, RunRecord};
 use wire::msg::{ServerInfo, ServerResults, StreamCounts, StreamEnd};
-use wire::spec::{DataPath, Direction, Flow, Loss, Params as SpecParams, Transport};
+use wire::spec::{Amount, DataPath, Direction, Flow, Loss, Params as SpecParams, Transport};
 use wire::{TestSpec, WireError};
 
 use session::client::measure::measure_streams;
@@ -157,8 +157,16 @@ fn params(spec: &TestSpec) -> Params {
     let stream = spec.params.stream().copied();
     let tcp = spec.params.tcp().cloned().unwrap_or_default();
     let direction = spec.params.direction();
+    // By amount, iperf3's client sends no time (its -n and -t exclude each other).
+    let (time, num, blockcount) = match spec.amount {
+        None => (spec.duration_ms.div_ceil(1000), 0, 0),
+        Some(Amount::Bytes(n)) => (0, n, 0),
+        Some(Amount::Blocks(n)) => (0, 0, n),
+    };
     let base = Params {
-        time: spec.duration_ms.div_ceil(1000),
+        time,
+        num,
+        blockcount,
         parallel: u32::from(spec.streams),
         reverse: (direction == Direction::Reverse).then_some(true),
         bidirectional: (direction == Direction::Bidir).then_some(true),
@@ -260,6 +268,12 @@ struct Iperf3Server {
 impl Remote for Iperf3Server {
     fn local_addr(&self) -> Option<SocketAddr> {
         self.ctrl.local_addr().ok()
+    }
+
+    /// By amount: an iperf3 server ends its streams only at the test's end, so this end judges
+    /// by its own counts, as iperf3's client does.
+    fn amount_moved(&self, spec: &TestSpec, workers: &engine::Workers) -> bool {
+        session::client::remote::amount_counted(spec, &workers.snapshot())
     }
 
     fn engine(&self, spec: &TestSpec) -> Box<dyn engine::StreamEngine> {

@@ -33,7 +33,7 @@ use engine::udp_stream::{Framing, UdpStream};
 use engine::{engine_for, Conn, StreamEngine};
 use measure::host::HostFacts;
 use wire::spec::{
-    DataPath, Direction, Flow, Params as SpecParams, SpecError, StreamParams, TcpOptions,
+    Amount, DataPath, Direction, Flow, Params as SpecParams, SpecError, StreamParams, TcpOptions,
     UdpParams, UdpRate,
 };
 use wire::TestSpec;
@@ -283,9 +283,6 @@ fn spec_from(p: &Params, here: &Served, shared: &Server<'_>) -> Result<TestSpec,
     if p.authtoken.is_some() {
         return Err(refusal(code::AUTH, "iperf3's RSA authentication"));
     }
-    if p.num > 0 || p.blockcount > 0 {
-        return Err(unsupported("a test by bytes or blocks (-n, -k)"));
-    }
     let direction = match (p.reverse, p.bidirectional) {
         (_, Some(true)) => Direction::Bidir,
         (Some(true), _) => Direction::Reverse,
@@ -302,15 +299,27 @@ fn spec_from(p: &Params, here: &Served, shared: &Server<'_>) -> Result<TestSpec,
         tcp_params(p, direction)
     };
     let streams = u16::try_from(p.parallel).unwrap_or(u16::MAX);
+    // By amount (-n, -k) iperf3's client sends no time and ends the test itself once the
+    // amount is written or read; this server's senders run until its TEST_END, as iperf3's
+    // do, and the longest test this server runs bounds it.
+    let amount = match (p.num, p.blockcount) {
+        (0, 0) => None,
+        (n, 0) => Some(Amount::Bytes(n)),
+        (_, k) => Some(Amount::Blocks(k)),
+    };
     // A peer's numbers: a sum past any clock is refused as too long, not wrapped.
-    let duration_ms = p
-        .time
-        .checked_add(p.omit)
-        .and_then(|s| s.max(1).checked_mul(1000))
-        .filter(|_| p.omit <= u64::from(u32::MAX))
-        .ok_or_else(|| refusal(code::DURATION, "its time and omitted seconds overflow"))?;
+    let duration_ms = match amount {
+        Some(_) if p.time == 0 => shared.config().limits.max_duration_ms,
+        _ => p
+            .time
+            .checked_add(p.omit)
+            .and_then(|s| s.max(1).checked_mul(1000))
+            .filter(|_| p.omit <= u64::from(u32::MAX))
+            .ok_or_else(|| refusal(code::DURATION, "its time and omitted seconds overflow"))?,
+    };
     let spec = TestSpec {
         window_bytes: p.window,
+        amount,
         ..TestSpec::new(params, streams, duration_ms)
     };
     spec.check(&shared.config().limits).map_err(|e| {

@@ -24,7 +24,7 @@ use measure::cpu::{CpuTime, SystemCpuSnapshot};
 use measure::drops::DropSnapshot;
 use measure::host::HostFacts;
 use wire::msg::{ServerResults, StreamCounts, StreamEnd};
-use wire::spec::{Flow, Loss};
+use wire::spec::{AmountUnit, Flow, Loss};
 use wire::TestSpec;
 
 use super::rows::{Omitted, Rows};
@@ -235,6 +235,9 @@ pub(super) fn run_test(
     let start = Start::now(ctrl, spec, shared.config().records.is_some());
     let ends = begin(ctrl, test, conns, start.t0, shared)?;
     let (end, mut ran) = run_streams(ctrl, &ends, test, start.t0, shared);
+    if end.is_ok() && await_amount(&ends.receivers, spec, shared.config().drain_timeout) {
+        ran.received = ends.receivers.snapshot();
+    }
     let Ends {
         senders,
         receivers,
@@ -290,6 +293,22 @@ pub(super) fn run_test(
         }
     }
     Ok(line)
+}
+
+/// By amount (`-n`, `-k`), a TCP test's bytes still on their way to this end's receivers at
+/// `TEST_END` (iperf3's client ends the test once it has written the amount, not once it has
+/// arrived): waits, at most `drain`, until the receivers hold the amount, so that their counts
+/// are what arrived, every byte of it. Whether it waited.
+fn await_amount(receivers: &Workers, spec: &TestSpec, drain: Duration) -> bool {
+    let (Some(units), Some(AmountUnit::Bytes)) = (spec.amount_units(), spec.amount_unit()) else {
+        return false;
+    };
+    let until = Instant::now() + drain;
+    let held = || receivers.snapshot().iter().map(|c| c.bytes).sum::<u64>();
+    while !receivers.snapshot().is_empty() && held() < units && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    true
 }
 
 /// The log's line for the finished test: what each way moved, as a linerate client's test

@@ -159,6 +159,7 @@ fn start(
     };
     let mut workers = Workers::new(engine);
     workers.pin_to(spec.client_cpu.map(|c| c as usize));
+    workers.share_budget(spec.amount_units());
     let drops0 = (spec.kind().row().loss == Loss::Datagrams).then(|| {
         let interface = remote
             .local_addr()
@@ -220,12 +221,16 @@ fn role(flow: Flow) -> Role {
     }
 }
 
+/// How often a test by amount looks whether it has all moved (an atomic load, or by a stock
+/// iperf3 server one snapshot of this end's counts): a 1 ms share of the time it took.
+const AMOUNT_LOOK: Duration = Duration::from_millis(1);
+
 /// How long the client's streams get to end once the server is gone.
 const LOST_DRAIN: Duration = Duration::from_secs(2);
 
 /// How the polling loop ended.
 enum PollEnd {
-    /// The test time is up.
+    /// The test time is up, or by amount everything has moved.
     TimeUp,
     /// The user interrupted.
     Interrupted,
@@ -245,8 +250,8 @@ enum Ended {
     ServerLost(FarEndLost, Option<LastPoll>),
 }
 
-/// Polls the server each interval until the test time is up, the user interrupts or the
-/// server is gone, handing every interval sample to `emit` with the poll it came from (when
+/// Polls the server each interval until the test time is up (by amount: everything has moved,
+/// [`Remote::amount_moved`]), the user interrupts or the server is gone, handing every interval sample to `emit` with the poll it came from (when
 /// the far end's figures are its own). A tick within 10 ms of the end is left to the last
 /// interval, which ends at `Stop`; an interrupt ends the test no sooner than
 /// [`interrupted_end`] says. With a warm-up (`-O`) one poll is at its end, whatever the
@@ -267,13 +272,14 @@ fn poll_until_end(
     let mut next_tick = first_tick(config.interval_grid, t0, interval);
     let mut seq = 0u64;
     let (mut last_end, mut stop_at) = (Duration::ZERO, None);
+    let by_amount = spec.amount.is_some();
     loop {
         let elapsed = t0.elapsed();
         if config.interrupt.is_raised() && stop_at.is_none() {
             stop_at = Some(interrupted_end(elapsed, last_end, interval));
         }
         let end = stop_at.map_or(duration, |at: Duration| at.min(duration));
-        if elapsed >= end {
+        if elapsed >= end || (by_amount && remote.amount_moved(spec, workers)) {
             return Ok(match stop_at {
                 Some(_) => PollEnd::Interrupted,
                 None => PollEnd::TimeUp,
@@ -317,7 +323,13 @@ fn poll_until_end(
             None if !omit.is_zero() => next_tick.min(omit),
             _ => next_tick,
         };
-        std::thread::sleep(wait_before_next_look(elapsed, wake, end));
+        // By amount, the end is looked for every millisecond: its time is the figure.
+        let most = if by_amount {
+            AMOUNT_LOOK
+        } else {
+            Duration::MAX
+        };
+        std::thread::sleep(wait_before_next_look(elapsed, wake, end).min(most));
     }
 }
 

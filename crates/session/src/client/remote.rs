@@ -9,6 +9,7 @@ use std::time::Duration;
 use engine::Conn;
 use measure::cpu::{CpuSoFar, CpuTime};
 use wire::msg::{ServerResults, StreamCounts};
+use wire::spec::Flow;
 use wire::{ClientMsg, ServerMsg};
 
 use super::{protocol, unexpected, ClientError};
@@ -47,6 +48,13 @@ pub trait Remote {
         seq: u64,
         local: &[StreamCounts],
     ) -> Result<Result<FarCounts, FarEndLost>, ClientError>;
+    /// A test by amount: whether it has all moved, by this end's `workers`. A linerate server
+    /// ends its streams once the amount has arrived each way (a TCP sender returns once its
+    /// receiver has read everything and closed; a receiver once its stream ended), so this
+    /// end's workers having all ended says so.
+    fn amount_moved(&self, _spec: &wire::TestSpec, workers: &engine::Workers) -> bool {
+        workers.all_ended()
+    }
     /// Ends the test and returns the far end's figures (`Ok(Err(why))`: it went away).
     /// `local_at_stop` and `cpu` are this end's counters and process CPU at the stop, over
     /// `wall`.
@@ -84,6 +92,28 @@ pub enum FarEndLost {
 }
 
 /// The control connection to a linerate server failed while `doing`.
+/// Whether this end's counts `local` (one per stream of `spec`) hold the amount each way it
+/// flows, in the senders' unit: what a far end that ends its streams only at the test's end (a
+/// stock iperf3 server) leaves this end to judge by, as iperf3's client does (everything
+/// written, or everything received).
+pub fn amount_counted(spec: &wire::TestSpec, local: &[StreamCounts]) -> bool {
+    let (Some(units), Some(unit)) = (spec.amount_units(), spec.amount_unit()) else {
+        return false;
+    };
+    let count = |c: &StreamCounts| match unit {
+        wire::spec::AmountUnit::Bytes => c.bytes,
+        wire::spec::AmountUnit::Datagrams => c.packets,
+    };
+    let flows = spec.flows();
+    [Flow::ClientToServer, Flow::ServerToClient]
+        .into_iter()
+        .all(|way| {
+            let of_way = flows.iter().zip(local).filter(|((_, f), _)| *f == way);
+            let mut of_way = of_way.peekable();
+            of_way.peek().is_none() || of_way.map(|(_, c)| count(c)).sum::<u64>() >= units
+        })
+}
+
 fn lost(doing: &'static str, error: wire::WireError) -> FarEndLost {
     FarEndLost::Linerate { doing, error }
 }

@@ -202,6 +202,7 @@ fn log_turned_away(crr: &CrrListener, ctrl: &Conn, shared: &Shared) {
 pub(super) fn start_workers(spec: &TestSpec, ends: Vec<Endpoint>) -> Result<Running, SessionError> {
     let mut workers = Workers::new(engine_for(spec, Flow::ServerToClient));
     workers.pin_to(spec.server_cpu.map(|c| c as usize));
+    workers.share_budget(spec.amount_units());
     let t0 = Instant::now();
     let cpu0 = CpuTime::process_now();
     let sys0 = SystemCpuSnapshot::now();

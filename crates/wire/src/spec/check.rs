@@ -132,6 +132,9 @@ pub enum SpecError {
         /// The test duration.
         duration_ms: u64,
     },
+    /// A test by amount its kind cannot run.
+    #[error(transparent)]
+    Amount(#[from] super::AmountError),
     /// Transactions per second per stream.
     #[error("request rate {0} per second outside 1..=10000000")]
     RequestRate(u64),
@@ -205,6 +208,7 @@ impl TestSpec {
                 duration_ms: self.duration_ms,
             });
         }
+        self.check_amount()?;
         let len = self.message_len_bytes();
         // A kind whose transaction is the connection (`tcp_cc`) sends nothing: its lengths are 0.
         let data = self.kind().row().carries_data;
