@@ -10,6 +10,7 @@
 
 mod cdp;
 mod follow;
+mod labels;
 mod trend;
 
 use std::net::TcpStream;
@@ -21,13 +22,15 @@ use serde_json::{json, Value};
 use crate::ui_api::Ui;
 use cdp::{wait_until, Browser};
 
-/// Fills the run form's fields (name → value) and clicks Start.
+/// Chooses the kind, then fills the run form's other fields (name → value), as a user does,
+/// and clicks Start.
 fn start_test(b: &mut Browser, fields: &Value) {
     b.eval(&format!(
         "(() => {{
-            const form = document.querySelector('#run-form');
-            for (const [name, value] of Object.entries({fields})) form.elements.namedItem(name).value = value;
+            const form = document.querySelector('#run-form'), fields = {fields};
+            form.elements.namedItem('kind').value = fields.kind;
             form.elements.namedItem('kind').dispatchEvent(new Event('change'));
+            for (const [name, value] of Object.entries(fields)) form.elements.namedItem(name).value = value;
             document.querySelector('#start').click();
             return true;
         }})()"
@@ -475,6 +478,16 @@ fn a_sweep_a_repetition_and_a_matrix_fill_their_points_and_a_mesh_its_matrix() {
     // The live charts showed each point's test; the last one's interval is still drawn.
     b.wait(&format!("{POINTS} >= 1"), Duration::from_secs(5));
     b.screenshot("6-sweep");
+    // Each kind keeps its own words: the sweep's are not left for tcp, and come back with sweep.
+    let mut args_of = |kind: &str| {
+        b.eval(&format!(
+            "(() => {{ const f = document.querySelector('#run-form'), k = f.elements.namedItem('kind');
+                k.value = '{kind}'; k.dispatchEvent(new Event('change'));
+                return f.elements.namedItem('args').value; }})()"
+        ))
+    };
+    assert_eq!(args_of("tcp"), "");
+    assert_eq!(args_of("sweep"), "streams --values 1,2 -- tcp -t 0.5");
 
     // A repeated test: its runs are the points, each run's intervals the live charts.
     start_test(

@@ -2,7 +2,9 @@
 //! twelve runs at 200 Mbit/s, then twelve at 180): from the stored runs, a tag set typed in
 //! opens the trend; its chart has one dashed change-point marker, between the twelfth and the
 //! thirteenth run's dots, labelled "−10.0 % at #13" in the warning colour, and the table one
-//! row for it; ticking two runs draws the same series, from the tags they share.
+//! row for it; the browser's Back returns to the stored runs and Forward to the trend, and a
+//! hash edited by hand shows the view it names without a reload; ticking two runs draws the
+//! same series, from the tags they share.
 
 use std::time::Duration;
 
@@ -67,6 +69,7 @@ fn the_trend_view_marks_the_one_change_point_of_the_stored_runs() {
     }
     assert_eq!(b.eval("location.hash"), "#trend/runs=series%3Ds");
     b.screenshot("20-trend");
+    back_forward_and_a_typed_hash(&mut b, &expected, (ids[0], ids[1]));
 
     // Two runs ticked: the tags both carry (series=s) are the series.
     b.eval("document.querySelector('#trend-back').click()");
@@ -86,4 +89,35 @@ fn the_trend_view_marks_the_one_change_point_of_the_stored_runs() {
         Duration::from_secs(20),
     );
     assert_eq!(markers, expected);
+}
+
+/// Which of the page's views is shown, and the URL's hash.
+const SHOWN: &str = "[location.hash, [...document.querySelectorAll('.view')].filter(v => !v.hidden).map(v => v.id)]";
+
+/// The history walks the views as the user went (Back to the stored runs, Forward to the same
+/// trend, its marker redrawn), and a hash typed into the address bar shows its view at once.
+fn back_forward_and_a_typed_hash(b: &mut Browser, markers: &serde_json::Value, two: (i64, i64)) {
+    b.eval("history.back()");
+    let runs = json!(["#runs", ["view-runs"]]);
+    b.wait(
+        &format!("JSON.stringify({SHOWN}) === '{runs}'"),
+        Duration::from_secs(10),
+    );
+    b.eval("history.forward()");
+    let redrawn = b.wait(
+        &format!("location.hash === '#trend/runs=series%3Ds' && !document.querySelector('#view-trend').hidden && {MARKERS}"),
+        Duration::from_secs(20),
+    );
+    assert_eq!(&redrawn, markers);
+    b.eval(&format!("location.hash = '#compare/{},{}'", two.0, two.1));
+    let rows = b.wait(
+        "!document.querySelector('#view-compare').hidden && document.querySelectorAll('#compare-table tbody tr').length",
+        Duration::from_secs(20),
+    );
+    assert!(rows.as_u64().unwrap() >= 1, "{rows}");
+    b.eval("history.back()");
+    b.wait(
+        "location.hash === '#trend/runs=series%3Ds' && !document.querySelector('#view-trend').hidden",
+        Duration::from_secs(10),
+    );
 }

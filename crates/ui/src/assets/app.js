@@ -8,13 +8,14 @@ import { $, api, el } from "./util.js";
 import { startTest, stopTest, follow } from "./run.js";
 import { kindChanged, kindsLoaded } from "./form.js";
 import { loadRuns, showRun, showCompare, setUpRuns, idsOf } from "./runs.js";
-import { showView, onShow } from "./views.js";
+import { showView, onShow, route } from "./views.js";
 import { showTrend, trendQuery } from "./trend.js";
 import { recordKindsLoaded } from "./live.js";
 
 onShow("runs", (id) => {
   loadRuns();
   if (id) showRun(id, null);
+  else $("#run-detail").hidden = true;
 });
 onShow("compare", (arg) => showCompare(idsOf(arg)));
 onShow("trend", (arg) => showTrend(arg));
@@ -40,9 +41,8 @@ recordKindsLoaded.then((kinds) => {
 });
 
 // #runs lists the stored runs, #runs/ID shows one, #compare/12,13 compares, #trend/QUERY draws
-// a trend: links can be kept.
-const [view, arg] = location.hash.slice(1).split("/");
-if (view === "runs" || view === "compare" || view === "trend") showView(view, arg);
+// a trend: links can be kept, and Back returns to the view before.
+route();
 
 // After a reload (or in a new tab) the run view shows the last test: one still running (the
 // newest), else the last to end, with its result and its settings (the UI keeps a finished

@@ -1,6 +1,7 @@
 // Charts drawn in SVG by hand (no library, so the page works offline): a line chart of series
 // over time (or over any x, with its own ticks), and a bar chart of one figure per labelled
-// point. Both draw into an <svg> whose viewBox is W×H and replace what it held.
+// point. Both draw into an <svg> whose viewBox is W×H (a bar chart taller by its labels' extra
+// lines) and replace what it held.
 
 import { el, axis } from "./util.js";
 
@@ -90,7 +91,9 @@ export function drawLines(svg, series, format, from = Infinity, empty = "waiting
   return { sx, sy };
 }
 
-/** A bar chart: one bar per `[label, value]`, in order; `format` labels the values. */
+/** A bar chart: one bar per `[label, value]`, in order; `format` labels the values. Labels are
+ * written whole, wrapped at spaces under their bar (the chart grows to hold their lines); where
+ * a word would not fit under its bar, every second (third, …) bar is labelled instead. */
 export function drawBars(svg, bars, format) {
   svg.replaceChildren();
   const values = bars.map(([, v]) => v).filter((v) => isFinite(v));
@@ -99,9 +102,10 @@ export function drawBars(svg, bars, format) {
   const top = niceMax(Math.max(...values, 0) * 1.1);
   const sy = yGrid(svg, top, format);
   const slot = (W - L - R) / bars.length;
-  const fit = Math.max(4, Math.floor((slot * Math.ceil(bars.length / 16)) / 7)); // characters a label may have
-  const every = Math.ceil(bars.length / 16); // at most 16 labels under the axis
-  bars.forEach(([label, v], i) => {
+  const { every, lines } = barLabels(bars.map(([label]) => String(label)), slot);
+  const rows = Math.max(1, ...lines.filter(Boolean).map((l) => l.length));
+  svg.setAttribute("viewBox", `0 0 ${W} ${H + (rows - 1) * LINE}`);
+  bars.forEach(([, v], i) => {
     const x = L + i * slot;
     if (isFinite(v)) {
       const y = sy(Math.max(v, 0));
@@ -114,8 +118,39 @@ export function drawBars(svg, bars, format) {
       }
     }
     if (i % every === 0) {
-      const text = String(label);
-      svg.append(el("svg:text", { x: x + slot / 2, y: H - B + 16, "text-anchor": "middle" }, text.length > fit ? text.slice(0, fit - 1) + "…" : text));
+      const text = el("svg:text", { x: x + slot / 2, y: H - B + 16, "text-anchor": "middle", class: "bar-label" });
+      lines[i].forEach((line, n) => text.append(el("svg:tspan", { x: x + slot / 2, dy: n ? LINE : 0 }, line)));
+      svg.append(text);
     }
   });
+}
+
+/** The height of a label's line, and the width of one of its characters (11 px text), in the
+ * viewBox's units. */
+const LINE = 12, CHAR = 6.5;
+
+/** Which bars are labelled (every `every`-th, at most 16) and each one's lines: words joined
+ * while they fit the width of `every` slots (less, near the chart's edges: a label is centred
+ * on its bar and stays inside the chart), at most three lines. */
+function barLabels(labels, slot) {
+  for (let every = Math.ceil(labels.length / 16); ; every++) {
+    const fits = (i) => {
+      const x = L + (i + 0.5) * slot;
+      return Math.floor(Math.min(slot * every * 0.95, 2 * (W - 2 - x), 2 * (x - 2)) / CHAR);
+    };
+    const lines = labels.map((label, i) => (i % every === 0 ? wrap(label, fits(i)) : null));
+    const ok = lines.every((l, i) => !l || (l.length <= 3 && l.every((line) => line.length <= fits(i))));
+    if (ok || every >= labels.length) return { every, lines };
+  }
+}
+
+/** `text`'s words in lines of at most `fit` characters (a longer word on a line of its own). */
+function wrap(text, fit) {
+  const lines = [];
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    const last = lines.length - 1;
+    if (last >= 0 && lines[last].length + 1 + word.length <= fit) lines[last] += " " + word;
+    else lines.push(word);
+  }
+  return lines.length ? lines : [""];
 }

@@ -104,10 +104,22 @@ export function requestOf(form) {
   return withTags({ args: [kind, ...(test.host ? [test.host] : []), ...optionWords(test), ...words] });
 }
 
-/** Shows only the fields the chosen kind takes. */
+// The arguments typed for each kind, kept while another is chosen: one command's words are not
+// another's (a sweep's left in the field would be sent to tcp), and choosing a kind again gives
+// back what was typed for it.
+const ARGS = {};
+let argsKind = null;
+
+/** Shows only the fields the chosen kind takes, and the arguments typed for it. */
 export function kindChanged() {
   const form = $("#run-form");
   const kind = form.elements.namedItem("kind").value;
+  const args = form.elements.namedItem("args");
+  if (argsKind !== null && argsKind !== kind) {
+    ARGS[argsKind] = args.value;
+    args.value = ARGS[kind] ?? "";
+  }
+  argsKind = kind;
   for (const label of form.querySelectorAll("label[data-field]")) {
     // A kind that takes no fields is given as its words.
     label.hidden = wordsOnly(kind) || !takes(form, label.dataset.field, kind);
@@ -143,6 +155,7 @@ export function fillForm(request) {
     const [first, ...rest] = request.args;
     if (known(first)) set("kind", first);
     set("args", rest.map(quoted).join(" "));
+    argsKind = kindSelect.value;
     kindChanged();
     return;
   }
@@ -166,5 +179,6 @@ export function fillForm(request) {
   }
   if (words.length) set("args", words.map(quoted).join(" "));
   if (Object.keys(extra).length) set("extra", JSON.stringify(extra));
+  argsKind = kindSelect.value;
   kindChanged();
 }
