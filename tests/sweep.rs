@@ -100,6 +100,44 @@ fn sweeps_and_repeats_store_every_point() {
 mod quiet {
     use super::*;
 
+    /// A series takes about the time it planned (issue 51: a matrix planned at `~42s` took
+    /// 22 s): four cells of 1 s are planned at their duration and a setup each
+    /// (`sweep::plan::SETUP_S`), which their own `done in` times and the whole run match
+    /// within 20 %.
+    #[test]
+    fn a_series_takes_the_time_it_planned() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("p.sqlite").display().to_string();
+        let started = std::time::Instant::now();
+        let out = linerate()
+            .args([
+                "pps", "--frame", "64,1518", "--flows", "1,2", "-t", "1", "--db", &db,
+            ])
+            .output()
+            .unwrap();
+        let took = started.elapsed().as_secs_f64();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        let planned = 4.0 * (1.0 + ::sweep::plan::SETUP_S);
+        let said = format!(
+            "4 points, ~{} planned",
+            report::live_bar::format_left(std::time::Duration::from_secs_f64(planned),)
+        );
+        assert!(stderr.contains(&said), "{said}: {stderr}");
+        let done: Vec<f64> = stderr
+            .lines()
+            .filter_map(|l| l.split(" done in ").nth(1)?.split(' ').next()?.parse().ok())
+            .collect();
+        assert_eq!(done.len(), 4, "{stderr}");
+        let cells: f64 = done.iter().sum();
+        for real in [cells, took] {
+            assert!(
+                (real / planned - 1.0).abs() <= 0.2,
+                "planned {planned} s, took {real} s: {stderr}"
+            );
+        }
+    }
+
     /// tbf at 100 Mbit/s carries 100e6 × 1448/1514 bit/s of TCP goodput (1448-byte segments in
     /// 1514-byte frames with timestamps): the sweep's peak is within 3 % of it.
     #[test]

@@ -9,6 +9,19 @@ use crate::result::SweepKind;
 use crate::values::SweepValue;
 use analysis::repeat::RepeatPlan;
 
+/// What a test takes beyond its duration, as planned: its control connection, the hello and
+/// the exchange of results. A test on loopback took 0.03-0.06 s more than its duration; 0.1 s
+/// leaves a network's round trips room. (At 1 s, a `pps` matrix of 21 one-second cells was
+/// planned at ~42 s and took 22 s.) The time left shown while points run is scaled by what
+/// the points so far really took (`report::live_bar::Eta`).
+pub const SETUP_S: f64 = 0.1;
+
+/// The seconds a test of `spec` is planned to take: its duration (a warm-up is within it) and
+/// its setup.
+pub fn planned_test_seconds(spec: &TestSpec) -> f64 {
+    spec.duration_ms as f64 / 1000.0 + SETUP_S
+}
+
 /// One value of a sweep and the tests it runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlannedPoint {
@@ -43,7 +56,7 @@ impl SweepPlan {
     }
 
     /// Planned seconds per point: test durations × the runs expected (the minimum for
-    /// `--until-ci`), plus a second of setup per run.
+    /// `--until-ci`), plus each run's setup ([`SETUP_S`]).
     pub fn planned_seconds(&self) -> Vec<f64> {
         let runs = match self.repeat.ci {
             Some(_) => f64::from(self.repeat.runs.min(analysis::repeat::MIN_RUNS_FOR_CI)),
@@ -55,7 +68,7 @@ impl SweepPlan {
             .map(|p| {
                 p.specs
                     .iter()
-                    .map(|s| (s.duration_ms as f64 / 1000.0 + 1.0 + probe_idle) * runs)
+                    .map(|s| (planned_test_seconds(s) + probe_idle) * runs)
                     .sum()
             })
             .collect()
@@ -96,13 +109,13 @@ impl Rfc2544Plan {
     /// Planned seconds per frame size: about eight trials and the latency run.
     pub fn planned_seconds(&self) -> Vec<f64> {
         let latency = self.latency.map_or(0.0, |(p, ms)| {
-            p.idle.as_secs_f64() + ms as f64 / 1000.0 + 1.0
+            p.idle.as_secs_f64() + ms as f64 / 1000.0 + SETUP_S
         });
         self.frames
             .iter()
             .map(|f| {
                 let trials = if f.line_rate_pps.is_some() { 6.0 } else { 7.0 };
-                trials * (f.spec.duration_ms as f64 / 1000.0 + 1.0) + latency
+                trials * planned_test_seconds(&f.spec) + latency
             })
             .collect()
     }

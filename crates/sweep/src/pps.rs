@@ -94,7 +94,7 @@ pub fn run_pps(
     progress: &mut dyn Observer,
 ) -> PpsRun {
     let planned: Vec<f64> = (cells.iter())
-        .map(|c| c.spec.duration_ms as f64 / 1000.0 + 1.0)
+        .map(|c| crate::plan::planned_test_seconds(&c.spec))
         .collect();
     progress.begin("linerate pps", &planned, &[]);
     let mut out = PpsRun {

@@ -199,7 +199,7 @@ pub fn run_repeated(
     interrupt: &dyn Interrupt,
     progress: &mut dyn Observer,
 ) -> RepeatResult {
-    let per_run = point.spec.duration_ms as f64 / 1000.0 + 1.0;
+    let per_run = crate::plan::planned_test_seconds(&point.spec);
     progress.begin(
         &format!("linerate {} x{}", point.spec.kind().as_str(), plan.runs),
         &vec![per_run; plan.runs as usize],
