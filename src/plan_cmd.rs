@@ -149,7 +149,11 @@ fn print_programs(plan: &Plan, commands: &[Cli]) {
         let hooks = [("pre", &step.pre), ("post", &step.post)];
         for (hook, words) in hooks {
             if let Some(words) = words {
-                lines.push(format!("step {}: {hook}: {}", step.name, quoted(words)));
+                lines.push(format!(
+                    "step {}: {hook}: {}",
+                    step.name,
+                    plan::join_words(words)
+                ));
             }
         }
         if let Command::Measuring(MeasuringArgs::Sweep(sweep)) = &cli.command {
@@ -171,21 +175,6 @@ fn print_programs(plan: &Plan, commands: &[Cli]) {
     for line in lines {
         println!("  {}", wire::escape::escape_controls(&line));
     }
-}
-
-/// Words as they would be typed: quoted with `'` when they hold a space or a quote.
-fn quoted(words: &[String]) -> String {
-    words
-        .iter()
-        .map(|w| {
-            if w.is_empty() || w.chars().any(|c| c.is_whitespace() || "'\"\\".contains(c)) {
-                format!("'{}'", w.replace('\'', "'\\''"))
-            } else {
-                w.clone()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// The step's command line as the runner gives it (its words, then the plan's database and

@@ -55,7 +55,7 @@ pub struct CompareArgs {
 /// How `linerate compare` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CompareFormatArg {
-    /// A terminal table ($COLUMNS wide when set).
+    /// A terminal table (as wide as the terminal, or $COLUMNS when set).
     Table,
     /// A Markdown table.
     Markdown,
@@ -189,15 +189,6 @@ pub enum ExportFormatArg {
     Stored,
 }
 
-/// The width a terminal table may take: `$COLUMNS` when it is a number, else none (the
-/// table's natural width, as pipes get).
-fn terminal_width() -> Option<u16> {
-    std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.trim().parse::<u16>().ok())
-        .filter(|w| *w > 0)
-}
-
 /// Says (stderr) how many runs each section's groups left out of their medians.
 fn note_left_out(cmps: &[Comparison]) {
     for line in report::left_out_notes(cmps) {
@@ -213,7 +204,11 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
     let labeled: Vec<_> = columns.iter().map(select::labeled).collect();
     let cmps = Comparison::by_kind(&labeled, args.include_incomplete);
     let format = crate::output::format_of(args.format, args.json)?;
-    crate::output::print(&report::Comparisons(&cmps), format, terminal_width())?;
+    crate::output::print(
+        &report::Comparisons(&cmps),
+        format,
+        report::fold::terminal_width(),
+    )?;
     note_left_out(&cmps);
     Ok(())
 }
@@ -275,11 +270,7 @@ pub fn chart(args: &ChartArgs) -> Result<()> {
         ),
         k => chart::render(k, &labeled)?,
     };
-    let bytes = match format {
-        ImageFormat::Svg => drawn.svg.into_bytes(),
-        ImageFormat::Png => drawn.to_png(args.scale)?,
-    };
-    crate::output::write_file("--out", &args.out, &bytes)
+    crate::output::write_file("--out", &args.out, &drawn.encoded(format, args.scale)?)
 }
 
 /// `linerate report`: one self-contained HTML file (inline CSS and SVG, no external URL) with

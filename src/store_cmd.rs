@@ -145,8 +145,7 @@ pub fn import(args: &ImportArgs) -> Result<()> {
 
 /// `linerate show RUN`: one stored run in full.
 pub fn show(args: &ShowArgs) -> Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = crate::output::stdout(!args.json);
     show_to(args, &mut out)?;
     out.flush()?;
     Ok(())

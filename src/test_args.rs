@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use measure::units::{parse_bits_per_sec, parse_bytes};
+use measure::units::{parse_bits_per_sec, parse_bytes, seconds_within};
 use wire::datagram::HEADER_LEN;
 use wire::spec::{
     bounds::{MAX_DURATION_MS, MAX_INTERVAL_MS, MAX_STREAMS, MAX_WRITE_LEN_BYTES, MIN_INTERVAL_MS},
@@ -292,15 +292,6 @@ impl RunPlan {
     }
 }
 
-fn seconds(flag: &str, value: f64, min: f64, max: f64) -> anyhow::Result<Duration> {
-    if !value.is_finite() || value < min || value > max {
-        return Err(anyhow::anyhow!(
-            "{flag} {value}: must be between {min} and {max} seconds"
-        ));
-    }
-    Ok(Duration::from_secs_f64(value))
-}
-
 fn parse_tos(s: &str) -> anyhow::Result<u8> {
     let t = s.trim();
     let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
@@ -342,7 +333,7 @@ impl CommonArgs {
         let max_s = MAX_DURATION_MS as f64 / 1e3;
         let duration = match self.time.unwrap_or(10.0) {
             0.0 => Duration::from_millis(MAX_DURATION_MS),
-            t => seconds("--time", t, 0.1, max_s)?,
+            t => seconds_within(t, 0.1, max_s).map_err(|e| anyhow::anyhow!("--time {t}: {e}"))?,
         };
         if self.parallel == 0 || self.parallel > u32::from(MAX_STREAMS) {
             return Err(anyhow::anyhow!(
@@ -354,7 +345,8 @@ impl CommonArgs {
         let interval = if self.interval == 0.0 {
             duration
         } else {
-            seconds("--interval", self.interval, min_s, max_s)?
+            let i = self.interval;
+            seconds_within(i, min_s, max_s).map_err(|e| anyhow::anyhow!("--interval {i}: {e}"))?
         };
         let window = match &self.conn.window {
             None => None,

@@ -62,7 +62,7 @@ fn bad_input_is_one_clear_error_with_exit_2() {
     );
 }
 
-/// A misspelt command or flag is named with the nearest one clap finds, on the one line.
+/// A misspelt command or flag is named with the nearest one, on the one line.
 #[test]
 fn a_misspelt_command_or_flag_names_the_nearest() {
     for (args, line) in [
@@ -77,6 +77,11 @@ fn a_misspelt_command_or_flag_names_the_nearest() {
         (
             &["sweep", "sizes"],
             "unrecognized subcommand 'sizes'; did you mean size?",
+        ),
+        // Two letters swapped, which clap's own measure leaves without a suggestion.
+        (
+            &["tpc", "198.18.0.2"],
+            "unrecognized subcommand 'tpc'; did you mean tcp?",
         ),
     ] {
         fails_in_one_line(args, line);

@@ -214,3 +214,45 @@ fn json_carries_the_id_the_run_was_stored_under() {
     assert!(v["stored_run_id"].is_null(), "{}", v["stored_run_id"]);
     assert!(v["summary"]["flows"].is_array());
 }
+
+/// At a terminal's width ($COLUMNS 80 here; a terminal's own size otherwise) every line of the
+/// live rows, the short summary and the full report fits it (report::fold: long lines fold at
+/// spaces), where a pipe without a width gets them whole and wider.
+#[test]
+fn text_fits_the_terminals_width() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.sqlite").display().to_string();
+    let mut widest_whole = 0;
+    for args in [
+        &["tcp", "-t", "1"][..],
+        &["tcp", "-t", "1", "-v"],
+        &["udp", "-t", "1", "-b", "50M"],
+    ] {
+        let folded = linerate()
+            .env("COLUMNS", "80")
+            .args(args)
+            .args(["--db", &db])
+            .output()
+            .unwrap();
+        assert!(folded.status.success(), "{args:?}");
+        let text = String::from_utf8(folded.stdout).unwrap();
+        assert!(text.lines().count() >= 5, "{text}");
+        let wide: Vec<&str> = text.lines().filter(|l| l.chars().count() > 80).collect();
+        assert!(
+            wide.is_empty(),
+            "{args:?}: lines wider than 80:\n{}",
+            wide.join("\n")
+        );
+        let whole = run(args, &db).stdout;
+        widest_whole = whole
+            .lines()
+            .map(|l| l.chars().count())
+            .max()
+            .unwrap()
+            .max(widest_whole);
+    }
+    assert!(
+        widest_whole > 80,
+        "a pipe gets lines whole: {widest_whole} columns at most"
+    );
+}

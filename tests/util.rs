@@ -99,6 +99,8 @@ pub fn run(addr: SocketAddr, spec: TestSpec) -> Result<RunRecord, ClientError> {
 pub fn linerate() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_linerate"));
     c.env("LINERATE_DB", test_db());
+    // Lines whole, as a pipe gets them: a $COLUMNS the tests inherit would fold them.
+    c.env_remove("COLUMNS");
     c
 }
 

@@ -207,9 +207,29 @@ pub fn usage_error_line(e: &clap::Error) -> String {
         Some(V::Strings(v)) => v.first().cloned(),
         _ => None,
     });
-    let near = near.into_iter().flatten().next();
+    let near = near
+        .into_iter()
+        .flatten()
+        .next()
+        .or_else(|| nearest_command(e));
     near.map(|n| format!("{line}; did you mean {n}?"))
         .unwrap_or(line)
+}
+
+/// The command one edit from a mistyped one (a letter changed, added, dropped or two swapped:
+/// `tpc`), where clap's similarity, which weighs swapped letters lightly, finds none.
+fn nearest_command(e: &clap::Error) -> Option<String> {
+    use clap::{error::ContextKind, error::ContextValue, CommandFactory};
+    let Some(ContextValue::String(typed)) = e.get(ContextKind::InvalidSubcommand) else {
+        return None;
+    };
+    let names: Vec<String> = Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().into())
+        .collect();
+    names
+        .into_iter()
+        .find(|name| strsim::osa_distance(name, typed) == 1)
 }
 
 #[cfg(test)]

@@ -210,7 +210,7 @@ fn mesh(args: &MeshArgs, interrupt: Signal) -> Result<RunOutcome> {
 
 /// Prints (and draws) the matrix; the outcome says whether every pair ran.
 fn finish(args: &MeshArgs, m: &MeshMatrix, interrupted: bool) -> Result<RunOutcome> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout(!args.json);
     if args.json {
         serde_json::to_writer_pretty(&mut out, m)?;
         writeln!(out)?;

@@ -1,6 +1,6 @@
 //! One module per measuring command, its flags named `Flags` there, each a [`Measure`] (what it
 //! runs, how it checks them, whether it is one test and what a sweep or mesh runs of it);
-//! `plan::measuring_commands!` lists the commands once. Here also what they share: running a
+//! `plan::measuring_commands!` lists the commands once, and declares their modules here. Here also what they share: running a
 //! validated test against its target with its progress, storing and printing its run.
 
 use std::io::Write;
@@ -24,16 +24,15 @@ use report::live_bar::StderrBar;
 use report::Format;
 use session::client::{self, Silent};
 
-pub mod cc;
-pub mod crr;
-pub mod mesh;
-pub mod pps;
-pub mod rfc2544;
-pub mod rpm;
-pub mod rr;
-pub mod sweep;
-pub mod tcp;
-pub mod udp;
+/// A module per entry of the list, named as its command (`commands::tcp`): a new command is its
+/// entry and its file, with no line here. (rustfmt does not follow a module a macro declares,
+/// so .ci/run checks these files' format by name.)
+macro_rules! command_modules {
+    ($($(#[doc = $doc:literal])* $variant:ident $name:ident { $($facts:tt)* })*) => {
+        $(pub mod $name;)*
+    };
+}
+plan::measuring_commands!(command_modules);
 
 /// A measuring command's flags, as its module implements it (which command it is,
 /// `plan::Measuring`, is its variant's name in `measuring.rs`).
@@ -130,7 +129,7 @@ pub(crate) fn run_client(
         let (r, streamed) = with_progress(common.json_stream, |p| {
             run_repeated(&point, repeat, &mut runner, &interrupt.flag(), p)
         })?;
-        let mut out = std::io::stdout().lock();
+        let mut out = output::stdout(!common.json);
         if !streamed {
             let format = if common.json {
                 Format::Json
@@ -161,7 +160,7 @@ fn run_once(
         .then(|| JsonLines::new(std::io::stdout()));
     let mut live = plan
         .live_rows
-        .then(|| report::live_table::LiveTable::new(std::io::stdout(), label));
+        .then(|| report::live_table::LiveTable::new(output::stdout(true), label));
     let mut silent = Silent;
     let progress: &mut dyn client::Progress = match (events.as_mut(), live.as_mut()) {
         (Some(events), _) => events,
@@ -247,7 +246,7 @@ pub(crate) fn with_progress<R: serde::Serialize>(
 /// Writes a run's summary to stdout: the short one, the full report (`-v`), or the JSON
 /// record with the id it was stored under (`--json`).
 fn print_record(record: &RunRecord, common: &CommonArgs, stored_run_id: Option<i64>) -> Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = output::stdout(!common.json);
     if common.json {
         report::write_test_run(&mut out, record, stored_run_id)
     } else if common.verbose {
@@ -259,7 +258,6 @@ fn print_record(record: &RunRecord, common: &CommonArgs, stored_run_id: Option<i
     .context("writing the summary to stdout")
 }
 
-/// Draws a sweep: throughput by message size for `sweep size`, by swept value otherwise.
 /// The image format `--chart PATH` names by its extension (.svg or .png, either case).
 pub fn chart_format(path: &Path) -> Result<ImageFormat> {
     ImageFormat::of(path).map_err(|e| anyhow::anyhow!("--chart {e}"))
@@ -267,9 +265,5 @@ pub fn chart_format(path: &Path) -> Result<ImageFormat> {
 
 /// Writes `chart` to `--chart PATH`: PNG (at twice its size) or SVG by the extension.
 pub fn write_chart(path: &Path, chart: report::chart::Chart) -> Result<()> {
-    let bytes = match chart_format(path)? {
-        ImageFormat::Png => chart.to_png(2.0)?,
-        ImageFormat::Svg => chart.svg.into_bytes(),
-    };
-    crate::output::write_file("--chart", path, &bytes)
+    crate::output::write_file("--chart", path, &chart.encoded(chart_format(path)?, 2.0)?)
 }

@@ -34,7 +34,7 @@ impl Measure for PpsArgs {
         let (run, streamed) = with_progress(stream, |progress| {
             run_pps(&cells, link, &mut runner, &interrupt.flag(), progress)
         })?;
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::output::stdout(!self.common.json);
         match (streamed, self.common.json) {
             (true, _) => {}
             (false, true) => report::pretty_json(&mut out, &run)?,

@@ -23,9 +23,10 @@ impl Measure for Rfc2544Args {
         let (r, streamed) = with_progress(self.output.json_stream, |progress| {
             run_rfc2544(&p.plan, &mut runner, &interrupt.flag(), progress)
         })?;
-        let mut out = std::io::stdout().lock();
+        let format = self.output.format();
+        let mut out = crate::output::stdout(format == report::Format::Table);
         if !streamed {
-            report::write(&mut out, &r, self.output.format(), None)?;
+            report::write(&mut out, &r, format, None)?;
         }
         out.flush()?;
         RunOutcome::stopped(r.stopped)

@@ -110,7 +110,7 @@ impl Observer for Progress {
         match self {
             Progress::Lines(error @ None) => {
                 let line = report::rpm_text::tick_line(way, tick);
-                let mut out = std::io::stdout().lock();
+                let mut out = crate::output::stdout(true);
                 if let Err(e) = writeln!(out, "{line}").and_then(|()| out.flush()) {
                     *error = Some(e);
                 }
@@ -245,7 +245,7 @@ fn output(args: &RpmArgs, progress: Progress, result: &RpmResult) -> Result<()> 
 
 /// The result on stdout (text or `--json`), and `--chart`.
 fn print(args: &RpmArgs, result: &RpmResult) -> Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout(!args.json);
     if args.json {
         serde_json::to_writer_pretty(&mut out, result)?;
         writeln!(out)?;

@@ -34,9 +34,10 @@ impl Measure for SweepArgs {
                 Some(load) => ::sweep::run_load(load, &mut runner, &interrupt.flag(), progress),
                 None => run_sweep(&p.plan, &mut runner, &interrupt.flag(), progress),
             })?;
-        let mut out = std::io::stdout().lock();
+        let format = self.points().output.format();
+        let mut out = crate::output::stdout(format == report::Format::Table);
         if !streamed {
-            report::write(&mut out, &r, self.points().output.format(), None)?;
+            report::write(&mut out, &r, format, None)?;
         }
         out.flush()?;
         if let Some(path) = &self.points().output.chart {

@@ -7,6 +7,17 @@ pub fn bold_on_stdout() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
+/// Stdout for what a command prints: text folded at the terminal's width (report::fold), JSON
+/// and the other formats as written.
+pub fn stdout(text: bool) -> report::fold::Fold<std::io::Stdout> {
+    let width = if text {
+        report::fold::terminal_width()
+    } else {
+        None
+    };
+    report::fold::Fold::new(std::io::stdout(), width)
+}
+
 /// `--json`, beside `--format` on every command that has it: the same as `--format json`.
 #[derive(Debug, Clone, Copy, Default, clap::Args)]
 pub struct JsonFlag {

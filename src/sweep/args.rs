@@ -516,8 +516,6 @@ impl LoadArgs {
 /// Parses a duration of 0.1 s to a day: `10s`, `500ms`, `1.5s`, `30` (seconds).
 pub fn parse_duration(flag: &str, text: &str) -> anyhow::Result<Duration> {
     let d = measure::units::parse_duration(text).map_err(|e| anyhow!("{flag} {text}: {e}"))?;
-    if !(0.1..=86_400.0).contains(&d.as_secs_f64()) {
-        bail!("{flag} {text}: must be between 0.1 and 86400 seconds");
-    }
-    Ok(d)
+    let within = measure::units::seconds_within(d.as_secs_f64(), 0.1, 86_400.0);
+    within.map_err(|e| anyhow!("{flag} {text}: {e}"))
 }

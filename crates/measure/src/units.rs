@@ -29,6 +29,26 @@ pub enum UnitError {
     /// Not a positive duration.
     #[error("give a duration, e.g. 10s, 500ms or 30")]
     NotADuration,
+    /// Outside what a flag allows.
+    #[error("must be between {} and {} seconds", *min_ms as f64 / 1e3, *max_ms as f64 / 1e3)]
+    OutsideSeconds {
+        /// The least allowed, milliseconds.
+        min_ms: u64,
+        /// The most allowed, milliseconds.
+        max_ms: u64,
+    },
+}
+
+/// `seconds` as a duration where it lies within `min..=max` seconds, what a flag allows (to the
+/// millisecond).
+pub fn seconds_within(seconds: f64, min: f64, max: f64) -> Result<std::time::Duration, UnitError> {
+    match seconds.is_finite() && (min..=max).contains(&seconds) {
+        true => Ok(std::time::Duration::from_secs_f64(seconds)),
+        false => Err(UnitError::OutsideSeconds {
+            min_ms: (min * 1e3).round() as u64,
+            max_ms: (max * 1e3).round() as u64,
+        }),
+    }
 }
 
 /// Parses a duration above zero: `10s`, `500ms`, `1.5s`, `30` (seconds).

@@ -6,7 +6,8 @@
 //! - [`parse`] and [`load`] turn a file into a [`Plan`] of [`Step`]s, or a [`PlanError`] whose
 //!   `Display` names the file, line and column and says what to do (the document walk is
 //!   `read`, one step is `step`);
-//! - [`split_words`] splits a command string as a POSIX shell splits words, without a shell;
+//! - [`split_words`] splits a command string as a POSIX shell splits words, without a shell,
+//!   and [`join_words`] writes words back as one such string;
 //! - [`Measuring`]: the registry of measuring commands, the commands a step runs.
 //!
 //! Invariants of a [`Plan`]: it has at least one step; step names are unique and 1 to 64 of
@@ -30,7 +31,7 @@ mod tests;
 
 pub use error::{CommandKey, Expected, Location, Place, PlanError, PlanWord, Position, Problem};
 pub use registry::{Measuring, UnknownKind};
-pub use words::{split_words, SplitError};
+pub use words::{join_words, split_words, SplitError};
 
 /// A validated plan: its name and tags, and its steps in the file's order.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -109,6 +109,29 @@ fn double_quoted(chars: &mut std::str::Chars<'_>, word: &mut String) -> Result<(
     }
 }
 
+/// `words` as one string that [`split_words`] splits back into them, as a user would type it:
+/// a word that is empty or holds whitespace, a quote, a backslash or shell syntax goes in single
+/// quotes (a `'` within it as `'\''`), every other word as it is.
+pub fn join_words(words: &[String]) -> String {
+    let plain = |w: &str| {
+        !w.is_empty()
+            && !w
+                .chars()
+                .any(|c| c.is_whitespace() || "'\"\\|;&<>$`".contains(c))
+    };
+    words
+        .iter()
+        .map(|w| {
+            if plain(w) {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,6 +148,23 @@ mod tests {
         );
         assert_eq!(words(""), Vec::<String>::new());
         assert_eq!(words(" \t\n "), Vec::<String>::new());
+    }
+
+    #[test]
+    fn joined_words_split_back_into_themselves() {
+        let cases: [&[&str]; 4] = [
+            &["tcp", "198.18.0.2", "-t", "10"],
+            &["set-dma {value}", "", "it's", r#"a "b" \c"#],
+            &["a|b", "x;y", "$HOME", "`id`", "<in", "&"],
+            &[],
+        ];
+        for case in cases {
+            let words: Vec<String> = case.iter().map(|w| w.to_string()).collect();
+            let joined = join_words(&words);
+            assert_eq!(split_words(&joined).unwrap(), words, "{joined}");
+        }
+        assert_eq!(join_words(&words("tcp -t 10")), "tcp -t 10");
+        assert_eq!(join_words(&["it's".into()]), r"'it'\''s'");
     }
 
     #[test]

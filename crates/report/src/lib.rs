@@ -31,6 +31,7 @@ mod efficiency_text;
 mod error;
 mod export;
 pub mod file;
+pub mod fold;
 mod format;
 mod frames_text;
 pub mod headline;

@@ -119,7 +119,7 @@ impl<W: Write> LiveTable<W> {
         } else {
             writeln!(
                 self.out,
-                "{:>15}  {:<4}  {:>11}  {:>11}  {:>13}  {:>6}  {:>6}  {:>8}",
+                "{:>15}  {:<4}  {:>9}  {:>9}  {:>12}  {:>5}  {:>5}  {:>7}",
                 "interval s", "dir", "sent", "received", "rate", "retr", "cwnd", "rtt us"
             )
         }
@@ -177,7 +177,8 @@ impl<W: Write> LiveTable<W> {
             );
             writeln!(
                 self.out,
-                "{:>6.2} - {:>6.2}  {:<4}  {:>11}  {:>11}  {:>13}  {:>6}  {:>6}  {:>8}{}",
+                // 80 columns: a row fits a terminal's default width.
+                "{:>6.2} - {:>6.2}  {:<4}  {:>9}  {:>9}  {:>12}  {:>5}  {:>5}  {:>7}{}",
                 s.start_s,
                 s.end_s,
                 f.flow.label(),

@@ -144,6 +144,14 @@ impl Chart {
     pub fn to_png(&self, scale: f32) -> Result<Vec<u8>> {
         png::render(&self.svg, scale)
     }
+
+    /// The chart's file in `format`: its SVG text, or PNG at `scale` × its size.
+    pub fn encoded(self, format: ImageFormat, scale: f32) -> Result<Vec<u8>> {
+        match format {
+            ImageFormat::Svg => Ok(self.svg.into_bytes()),
+            ImageFormat::Png => self.to_png(scale),
+        }
+    }
 }
 
 /// Draws `kind` over `columns`. Fails with [`Error::NoData`] when the runs hold nothing the

@@ -251,11 +251,11 @@ enum Ended {
 }
 
 /// Polls the server each interval until the test time is up (by amount: everything has moved,
-/// [`Remote::amount_moved`]), the user interrupts or the server is gone, handing every interval sample to `emit` with the poll it came from (when
-/// the far end's figures are its own). A tick within 10 ms of the end is left to the last
-/// interval, which ends at `Stop`; an interrupt ends the test no sooner than
-/// [`interrupted_end`] says. With a warm-up (`-O`) one poll is at its end, whatever the
-/// interval: both ends' counts there are `start`, the summary's window's.
+/// [`Remote::amount_moved`]), the user interrupts or the server is gone, handing every interval
+/// sample to `emit` with the poll it came from (when the far end's figures are its own). A tick
+/// within 10 ms of the end is left to the last interval, which ends at `Stop`; an interrupt
+/// ends the test no sooner than [`interrupted_end`] says. With a warm-up (`-O`) one poll is at
+/// its end, whatever the interval: both ends' counts there are `start`, the summary's window's.
 fn poll_until_end(
     config: &ClientConfig,
     remote: &mut dyn Remote,
