@@ -9,7 +9,7 @@
 # this host can show".
 #
 # Usage: bench/ab.sh A_BIN B_BIN [linerate tcp arguments, e.g. -P 2]
-# Env:   REPS (7), RUN_SECONDS (3)
+# Env:   REPS (7), RUN_SECONDS (3), KIND (tcp; udp runs `linerate udp`, e.g. with -b max -l 18)
 # Example (the build before a change against the current one):
 #   git worktree add /tmp/lr-old <rev> && cargo build --release --manifest-path /tmp/lr-old/Cargo.toml
 #   bench/ab.sh /tmp/lr-old/target/release/linerate target/release/linerate -P 1
@@ -20,7 +20,7 @@ a=$1 b=$2
 shift 2
 for bin in "$a" "$b"; do [[ -x $bin ]] || { echo "ab.sh: $bin is not an executable" >&2; exit 2; }; done
 command -v jq >/dev/null || { echo "ab.sh: needs jq (apt-get install jq)" >&2; exit 2; }
-reps=${REPS:-7} secs=${RUN_SECONDS:-3}
+reps=${REPS:-7} secs=${RUN_SECONDS:-3} kind=${KIND:-tcp}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -28,14 +28,14 @@ trap 'rm -rf "$tmp"' EXIT
 run() {
   local bin=$1
   shift
-  LINERATE_DB=$tmp/runs.db "$bin" tcp -t "$secs" --json "$@" 2>/dev/null \
+  LINERATE_DB=$tmp/runs.db "$bin" "$kind" -t "$secs" --json "$@" 2>/dev/null \
     | jq -r '.summary | [.throughput_bps,
         (.local_cpu.process_pct / 100 * .duration_s / (.bytes_received / 1e9))] | @tsv'
 }
 
 echo "A: $a"
 echo "B: $b"
-echo "linerate tcp -t $secs $*, $reps pairs, order alternating"
+echo "linerate $kind -t $secs $*, $reps pairs, order alternating"
 : >"$tmp/pairs"
 for ((i = 1; i <= reps; i++)); do
   if ((i % 2)); then

@@ -182,9 +182,10 @@ fn write_direction(w: &mut dyn Write, d: &RpmDirection, mad: usize) -> io::Resul
         .map_or("not stable".into(), |s| format!("stable after {s:.1} s"));
     writeln!(
         w,
-        "  goodput {} by {} connections, {stable}",
+        "  goodput {} by {} connection{}, {stable}",
         goodput_words(d),
         d.connections,
+        if d.connections == 1 { "" } else { "s" },
     )?;
     spread_line(w, "self probes (in band)", &d.self_ms)?;
     spread_line(w, "kernel RTT (TCP_INFO)", &d.kernel_rtt_ms)?;
