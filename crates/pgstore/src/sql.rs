@@ -10,12 +10,12 @@ use results::store::{
 };
 
 /// Inserts a run, returning its id.
-pub(crate) const INSERT_RUN: &str = "INSERT INTO runs (stored_at_unix_ms, started_at_unix_ms, \
-    kind, target, interrupted, record_schema_version, duration_s, throughput_bps, \
-    local_cpu_pct, remote_cpu_pct, retransmits, rtt_us, transactions_per_s, p50_us, p99_us, \
-    loss_pct, pps_received, host_json, record_json) \
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
-    $18::text::jsonb, $19) RETURNING id";
+pub(crate) const INSERT_RUN: &str = concat!(
+    "INSERT INTO runs (",
+    results::insert_columns!(),
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
+    $18::text::jsonb, $19) RETURNING id"
+);
 
 /// Inserts one tag of a run.
 pub(crate) const INSERT_TAG: &str = "INSERT INTO run_tags (run_id, key, value) VALUES ($1, $2, $3)";
@@ -26,10 +26,10 @@ pub(crate) const INSERT_TAG: &str = "INSERT INTO run_tags (run_id, key, value) V
 /// [`MAX_RECORD_BYTES`]: no record over it is parsed. A record that is not JSON fails the
 /// whole statement (PostgreSQL before 16 cannot test it in a query): the store then lists
 /// row by row (`PgStore::list`), so that it fails only itself.
-pub(crate) const ROW_COLUMNS: &str = "id, started_at_unix_ms, kind, target, interrupted, \
-    duration_s, throughput_bps, local_cpu_pct, remote_cpu_pct, retransmits, rtt_us, \
-    transactions_per_s, p50_us, p99_us, loss_pct, pps_received, \
-    coalesce(host_json->>'hostname', ''), \
+pub(crate) const ROW_COLUMNS: &str = concat!(
+    "id, started_at_unix_ms, kind, target, interrupted, ",
+    results::figure_columns!(),
+    ", coalesce(host_json->>'hostname', ''), \
     (SELECT json_object_agg(key, value)::text FROM run_tags WHERE run_id = runs.id), \
     CASE WHEN octet_length(record_json)::bigint <= $1 THEN \
     (SELECT jsonb_build_array(j->'schema_version', j->'spec', j#>'{summary,interrupted}', \
@@ -38,7 +38,8 @@ pub(crate) const ROW_COLUMNS: &str = "id, started_at_unix_ms, kind, target, inte
         j#>'{summary,until_stopped}')::text \
      FROM (SELECT record_json::jsonb AS j) AS rec) END, \
     octet_length(record_json)::bigint, octet_length(host_json::text)::bigint, true, \
-    record_schema_version, true";
+    record_schema_version, true"
+);
 
 /// Columns read into a [`RawStored`]: the JSON only when its stored length is at most `$1`
 /// ([`MAX_RECORD_BYTES`]; PostgreSQL reads a text's length without detoasting it).

@@ -73,10 +73,10 @@ impl fmt::Debug for Store {
 /// listing never decodes whole records; then what judges the row first: the stored lengths,
 /// whether the JSON is JSON, the layout). `?1` is [`record::bounds::MAX_RECORD_BYTES`]: no JSON function runs
 /// on a value over it, or on one that is not JSON text, so one bad row fails only itself.
-const ROW_COLUMNS: &str = "id, started_at_unix_ms, kind, target, interrupted, duration_s, \
-    throughput_bps, local_cpu_pct, remote_cpu_pct, retransmits, rtt_us, transactions_per_s, \
-    p50_us, p99_us, loss_pct, pps_received, \
-    coalesce(CASE WHEN octet_length(host_json) <= ?1 AND typeof(host_json) = 'text' \
+const ROW_COLUMNS: &str = concat!(
+    "id, started_at_unix_ms, kind, target, interrupted, ",
+    crate::figure_columns!(),
+    ", coalesce(CASE WHEN octet_length(host_json) <= ?1 AND typeof(host_json) = 'text' \
         AND json_valid(host_json) THEN json_extract(host_json, '$.hostname') END, ''), \
     (SELECT json_group_object(key, value) FROM run_tags WHERE run_id = runs.id), \
     CASE WHEN octet_length(record_json) <= ?1 AND typeof(record_json) = 'text' \
@@ -94,7 +94,8 @@ const ROW_COLUMNS: &str = "id, started_at_unix_ms, kind, target, interrupted, du
         THEN json_valid(record_json) END, \
     record_schema_version, \
     CASE WHEN octet_length(host_json) <= ?1 AND typeof(host_json) = 'text' \
-        THEN json_valid(host_json) END";
+        THEN json_valid(host_json) END"
+);
 
 /// Columns of `runs` read into a [`StoredRun`]: the JSON only when its stored length is at
 /// most `?1` ([`record::bounds::MAX_RECORD_BYTES`]); SQLite reads that length without loading the value.
@@ -256,12 +257,12 @@ impl Store {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(sql)?;
         tx.execute(
-            "INSERT INTO runs (stored_at_unix_ms, started_at_unix_ms, kind, target, interrupted, \
-             record_schema_version, duration_s, throughput_bps, local_cpu_pct, remote_cpu_pct, \
-             retransmits, rtt_us, transactions_per_s, p50_us, p99_us, loss_pct, pps_received, \
-             host_json, record_json) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
-             ?18, ?19)",
+            concat!(
+                "INSERT INTO runs (",
+                crate::insert_columns!(),
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
+             ?18, ?19)"
+            ),
             params![
                 to_i64(stored_at_unix_ms),
                 to_i64(record.started_at_unix_ms),

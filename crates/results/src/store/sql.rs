@@ -46,6 +46,31 @@ pub(super) fn where_clause(filter: &Filter) -> (String, Vec<Value>) {
     }
 }
 
+/// A run's figures as the `runs` table holds them, in [`Figures`]' order, so a listing reads them
+/// without decoding a record: one list for the statements of both stores (this one and
+/// `pgstore`), whose SQL differs only where their dialects do.
+#[macro_export]
+macro_rules! figure_columns {
+    () => {
+        "duration_s, throughput_bps, local_cpu_pct, remote_cpu_pct, retransmits, rtt_us, \
+         transactions_per_s, p50_us, p99_us, loss_pct, pps_received"
+    };
+}
+
+/// The columns a run is stored with, in the order both stores bind them: when, the run's own,
+/// its figures ([`figure_columns!`]), its host facts and its record.
+#[macro_export]
+macro_rules! insert_columns {
+    () => {
+        concat!(
+            "stored_at_unix_ms, started_at_unix_ms, kind, target, interrupted, \
+             record_schema_version, ",
+            $crate::figure_columns!(),
+            ", host_json, record_json"
+        )
+    };
+}
+
 /// What each of the columns a `runs` listing reads holds, for a message naming one that does
 /// not (every store reads these columns in this order).
 pub const ROW_LABELS: [&str; 24] = [

@@ -47,3 +47,16 @@ fn the_last_n_are_the_newest_of_those_the_other_conditions_pass() {
         vec![Value::Text("tcp_rr".into()), Value::Integer(3)]
     );
 }
+
+/// The figures a listing reads are the columns a run is stored with, and the labels its
+/// messages name them by, in one order.
+#[test]
+fn the_figure_columns_are_the_stored_and_the_labelled_ones() {
+    let figures: Vec<&str> = crate::figure_columns!().split(", ").collect();
+    assert_eq!(figures, ROW_LABELS[5..5 + figures.len()]);
+    let inserted: Vec<&str> = crate::insert_columns!().split(", ").collect();
+    assert_eq!(inserted[6..6 + figures.len()], figures[..]);
+    assert!(
+        ROW_COLUMNS.starts_with("id, started_at_unix_ms, kind, target, interrupted, duration_s, ")
+    );
+}
