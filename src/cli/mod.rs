@@ -223,13 +223,11 @@ fn nearest_command(e: &clap::Error) -> Option<String> {
     let Some(ContextValue::String(typed)) = e.get(ContextKind::InvalidSubcommand) else {
         return None;
     };
-    let names: Vec<String> = Cli::command()
-        .get_subcommands()
-        .map(|c| c.get_name().into())
-        .collect();
+    let command = Cli::command();
+    let mut names = command.get_subcommands().map(|c| c.get_name());
     names
-        .into_iter()
         .find(|name| strsim::osa_distance(name, typed) == 1)
+        .map(str::to_string)
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! One module per measuring command, its flags named `Flags` there, each a [`Measure`] (what it
 //! runs, how it checks them, whether it is one test and what a sweep or mesh runs of it);
-//! `plan::measuring_commands!` lists the commands once, and declares their modules here. Here also what they share: running a
-//! validated test against its target with its progress, storing and printing its run.
+//! `plan::measuring_commands!` lists the commands once, and declares their modules here. Here
+//! also what they share: running a validated test against its target with its progress,
+//! storing and printing its run.
 
 use std::io::Write;
 use std::path::Path;

@@ -91,7 +91,6 @@ pub enum FarEndLost {
     },
 }
 
-/// The control connection to a linerate server failed while `doing`.
 /// Whether this end's counts `local` (one per stream of `spec`) hold the amount each way it
 /// flows, in the senders' unit: what a far end that ends its streams only at the test's end (a
 /// stock iperf3 server) leaves this end to judge by, as iperf3's client does (everything
@@ -114,6 +113,7 @@ pub fn amount_counted(spec: &wire::TestSpec, local: &[StreamCounts]) -> bool {
         })
 }
 
+/// The control connection to a linerate server failed while `doing`.
 fn lost(doing: &'static str, error: wire::WireError) -> FarEndLost {
     FarEndLost::Linerate { doing, error }
 }
